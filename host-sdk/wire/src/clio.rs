@@ -1,0 +1,617 @@
+//! The Clio packet: a fixed 40-byte header in front of every request,
+//! response and NACK, carried as the payload of an Ethernet/IPv4/UDP frame.
+//!
+//! Every packet is self-contained (rule 1 of the design): it names the
+//! process (PID), the request, the VA, the whole request's length and where
+//! its own payload sits within it, so a memory node can execute packets of a
+//! multi-packet write independently and in any order. Multi-byte fields are
+//! big-endian (network order).
+//!
+//! ```text
+//!  0      1      2      3      4             8             12
+//! +------+------+------+------+-------------+-------------+-------------+
+//! | ver  |opcode|flags |status|    pid      |   req_id    |  retry_of   |
+//! +------+------+------+------+-------------+-------------+-------------+
+//! 16                          24            28            32     34     36
+//! +---------------------------+-------------+-------------+------+------+------+
+//! |           va              |  total_len  |   offset    | plen | rsvd | crc  |
+//! +---------------------------+-------------+-------------+------+------+------+
+//! ```
+//! The CRC32C covers the header (with the `crc` field taken as zero) and the
+//! payload.
+
+use crate::crc::Crc32c;
+use crate::enums::wire_enum;
+use crate::error::bytes::{be16, be32, be64, set_be16, set_be32, set_be64};
+use crate::{Error, ErrorKind, Result};
+
+/// Current header version.
+pub const VERSION: u8 = 1;
+/// Header length in bytes.
+pub const HEADER_LEN: usize = 40;
+/// Largest payload a single packet may carry (jumbo frames included); the
+/// MTU in force comes from the board config and is never above this.
+pub const MAX_PAYLOAD: usize = 9000 - HEADER_LEN - 28;
+
+/// Byte offsets of the header fields (shared with the RTL via the generated package).
+pub mod field {
+    /// Version byte.
+    pub const VERSION: usize = 0;
+    /// Opcode byte.
+    pub const OPCODE: usize = 1;
+    /// Flags byte.
+    pub const FLAGS: usize = 2;
+    /// Status byte.
+    pub const STATUS: usize = 3;
+    /// Global process id, u32.
+    pub const PID: usize = 4;
+    /// Request id, u32.
+    pub const REQ_ID: usize = 8;
+    /// Id of the request this one retries (0 = none), u32.
+    pub const RETRY_OF: usize = 12;
+    /// Virtual address of the request's first byte, u64.
+    pub const VA: usize = 16;
+    /// Length of the whole request's data, u32.
+    pub const TOTAL_LEN: usize = 24;
+    /// Offset of this packet's payload within the request, u32.
+    pub const OFFSET: usize = 28;
+    /// This packet's payload length, u16.
+    pub const PAYLOAD_LEN: usize = 32;
+    /// Reserved, must be zero, u16.
+    pub const RESERVED: usize = 34;
+    /// CRC32C over header and payload, u32.
+    pub const CRC: usize = 36;
+}
+
+wire_enum! {
+    /// What a packet asks for or answers. Responses are the request's value
+    /// with the top bit set ([`Opcode::response`]); `Nack` answers a packet that
+    /// failed its integrity check.
+    pub enum Opcode: u8 as "clio.opcode" {
+        /// Allocate a VA range (slow path).
+        Alloc = 0x01 => "ALLOC",
+        /// Free a VA range (slow path).
+        Free = 0x02 => "FREE",
+        /// Read `total_len` bytes at `va`.
+        Read = 0x03 => "READ",
+        /// Write the payload at `va + offset`.
+        Write = 0x04 => "WRITE",
+        /// Test-and-set the 8-byte word at `va` (old value returned).
+        TestAndSet = 0x05 => "TAS",
+        /// Compare-and-swap the 8-byte word at `va`.
+        CompareAndSwap = 0x06 => "CAS",
+        /// Fetch-and-add on the 8-byte word at `va`.
+        FetchAndAdd = 0x07 => "FAA",
+        /// Acquire the lock word at `va` (test-and-set on the sync unit).
+        Lock = 0x08 => "LOCK",
+        /// Release the lock word at `va`.
+        Unlock = 0x09 => "UNLOCK",
+        /// Order: later requests of this PID wait until earlier ones finish.
+        Fence = 0x0a => "FENCE",
+        /// Extend path: follow a linked structure in remote memory.
+        PointerChase = 0x0b => "POINTER_CHASE",
+        /// Extend path: call an offload by id.
+        OffloadCall = 0x0c => "OFFLOAD_CALL",
+        /// Board identity and versions.
+        Info = 0x0d => "INFO",
+        /// Response to [`Opcode::Alloc`].
+        AllocResp = 0x81 => "ALLOC_RESP",
+        /// Response to [`Opcode::Free`].
+        FreeResp = 0x82 => "FREE_RESP",
+        /// Response to [`Opcode::Read`], carrying data.
+        ReadResp = 0x83 => "READ_RESP",
+        /// Response to [`Opcode::Write`] (the ACK of one packet).
+        WriteResp = 0x84 => "WRITE_RESP",
+        /// Response to [`Opcode::TestAndSet`].
+        TestAndSetResp = 0x85 => "TAS_RESP",
+        /// Response to [`Opcode::CompareAndSwap`].
+        CompareAndSwapResp = 0x86 => "CAS_RESP",
+        /// Response to [`Opcode::FetchAndAdd`].
+        FetchAndAddResp = 0x87 => "FAA_RESP",
+        /// Response to [`Opcode::Lock`].
+        LockResp = 0x88 => "LOCK_RESP",
+        /// Response to [`Opcode::Unlock`].
+        UnlockResp = 0x89 => "UNLOCK_RESP",
+        /// Response to [`Opcode::Fence`].
+        FenceResp = 0x8a => "FENCE_RESP",
+        /// Response to [`Opcode::PointerChase`].
+        PointerChaseResp = 0x8b => "POINTER_CHASE_RESP",
+        /// Response to [`Opcode::OffloadCall`].
+        OffloadCallResp = 0x8c => "OFFLOAD_CALL_RESP",
+        /// Response to [`Opcode::Info`].
+        InfoResp = 0x8d => "INFO_RESP",
+        /// The packet named by `req_id` arrived corrupted; retry the request.
+        Nack = 0xff => "NACK",
+    }
+}
+
+/// Bit that marks a response opcode.
+pub const RESPONSE_BIT: u8 = 0x80;
+
+impl Opcode {
+    /// Whether this opcode is a response (or NACK).
+    pub const fn is_response(self) -> bool {
+        self.raw() & RESPONSE_BIT != 0
+    }
+
+    /// The response opcode answering this request (`None` for responses).
+    pub const fn response(self) -> Option<Opcode> {
+        if self.is_response() {
+            return None;
+        }
+        match Opcode::parse(self.raw() | RESPONSE_BIT) {
+            Ok(op) => Some(op),
+            Err(_) => None,
+        }
+    }
+
+    /// The request a response answers (`None` for requests and NACK).
+    pub const fn request(self) -> Option<Opcode> {
+        if !self.is_response() || matches!(self, Opcode::Nack) {
+            return None;
+        }
+        match Opcode::parse(self.raw() & !RESPONSE_BIT) {
+            Ok(op) => Some(op),
+            Err(_) => None,
+        }
+    }
+
+    /// Requests handled by the ARM slow path (forwarded over the RX ring).
+    pub const fn is_slow_path(self) -> bool {
+        matches!(self, Opcode::Alloc | Opcode::Free)
+    }
+
+    /// Requests handled by the extend path (offloads).
+    pub const fn is_extend_path(self) -> bool {
+        matches!(self, Opcode::PointerChase | Opcode::OffloadCall)
+    }
+
+    /// Non-idempotent requests, remembered in the dedup buffer so that a
+    /// retry is answered rather than executed twice.
+    pub const fn is_non_idempotent(self) -> bool {
+        matches!(
+            self,
+            Opcode::Write
+                | Opcode::TestAndSet
+                | Opcode::CompareAndSwap
+                | Opcode::FetchAndAdd
+                | Opcode::Lock
+                | Opcode::Unlock
+                | Opcode::Alloc
+                | Opcode::Free
+                | Opcode::OffloadCall
+        )
+    }
+}
+
+wire_enum! {
+    /// Outcome carried in the `status` byte of a response.
+    pub enum Status: u8 as "clio.status" {
+        /// Success.
+        Ok = 0 => "OK",
+        /// The PID has no session at this memory node.
+        BadPid = 1 => "BAD_PID",
+        /// The page's permissions forbid this access.
+        Permission = 2 => "PERMISSION",
+        /// The VA is not inside an allocated range of this PID.
+        Unmapped = 3 => "UNMAPPED",
+        /// No physical memory (or VA space) is left.
+        OutOfMemory = 4 => "OUT_OF_MEMORY",
+        /// The request's fields are invalid.
+        Malformed = 5 => "MALFORMED",
+        /// Temporarily unable (lock held, FIFO empty, ring full): retry later.
+        Busy = 6 => "BUSY",
+        /// Integrity check failed (carried by NACKs).
+        Corrupt = 7 => "CORRUPT",
+        /// Opcode or offload not supported by this board.
+        Unsupported = 8 => "UNSUPPORTED",
+    }
+}
+
+/// Bits of the `flags` byte.
+pub mod flags {
+    /// `Alloc`: place the range exactly at `va` if possible (the board may
+    /// move it and says so in the response).
+    pub const FIXED_VA: u8 = 0x01;
+    /// Response: the range was placed away from the requested fixed VA.
+    pub const MOVED: u8 = 0x02;
+    /// Response: served from the dedup buffer (request was a duplicate).
+    pub const DUPLICATE: u8 = 0x04;
+    /// All defined bits.
+    pub const ALL: u8 = FIXED_VA | MOVED | DUPLICATE;
+}
+
+/// Zero-copy view of a Clio packet in a byte buffer.
+#[derive(Debug, Clone)]
+pub struct Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// Wrap a buffer without checking it; accessors may then panic on short
+    /// buffers. Use [`Packet::new_checked`] on untrusted input.
+    pub const fn new_unchecked(buffer: T) -> Self {
+        Packet { buffer }
+    }
+
+    /// Wrap a buffer after [`Packet::check_len`].
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let p = Packet { buffer };
+        p.check_len()?;
+        Ok(p)
+    }
+
+    /// Check that the buffer holds the header and the payload it declares.
+    pub fn check_len(&self) -> Result<()> {
+        let b = self.buffer.as_ref();
+        if b.len() < HEADER_LEN {
+            return Err(Error::truncated("clio.header", HEADER_LEN, b.len()));
+        }
+        let need = HEADER_LEN + self.payload_len() as usize;
+        if b.len() < need {
+            return Err(Error::truncated("clio.payload_len", need, b.len()));
+        }
+        Ok(())
+    }
+
+    /// Consume the view.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    /// `version` field.
+    pub fn version(&self) -> u8 {
+        self.buffer.as_ref()[field::VERSION]
+    }
+    /// Raw `opcode` field.
+    pub fn opcode_raw(&self) -> u8 {
+        self.buffer.as_ref()[field::OPCODE]
+    }
+    /// `flags` field.
+    pub fn flags(&self) -> u8 {
+        self.buffer.as_ref()[field::FLAGS]
+    }
+    /// Raw `status` field.
+    pub fn status_raw(&self) -> u8 {
+        self.buffer.as_ref()[field::STATUS]
+    }
+    /// `pid` field.
+    pub fn pid(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::PID)
+    }
+    /// `req_id` field.
+    pub fn req_id(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::REQ_ID)
+    }
+    /// `retry_of` field.
+    pub fn retry_of(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::RETRY_OF)
+    }
+    /// `va` field.
+    pub fn va(&self) -> u64 {
+        be64(self.buffer.as_ref(), field::VA)
+    }
+    /// `total_len` field.
+    pub fn total_len(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::TOTAL_LEN)
+    }
+    /// `offset` field.
+    pub fn offset(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::OFFSET)
+    }
+    /// `payload_len` field.
+    pub fn payload_len(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::PAYLOAD_LEN)
+    }
+    /// `reserved` field.
+    pub fn reserved(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::RESERVED)
+    }
+    /// `crc` field.
+    pub fn crc(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::CRC)
+    }
+
+    /// The payload bytes (after [`Packet::check_len`]).
+    pub fn payload(&self) -> &[u8] {
+        let n = self.payload_len() as usize;
+        &self.buffer.as_ref()[HEADER_LEN..HEADER_LEN + n]
+    }
+
+    /// CRC32C over header (crc field as zero) and payload.
+    pub fn compute_crc(&self) -> u32 {
+        let b = self.buffer.as_ref();
+        let mut c = Crc32c::new();
+        c.update(&b[..field::CRC]);
+        c.update_zeros(4);
+        c.update(self.payload());
+        c.finish()
+    }
+
+    /// Verify the integrity check.
+    pub fn verify_crc(&self) -> Result<()> {
+        let carried = self.crc();
+        let computed = self.compute_crc();
+        if carried != computed {
+            return Err(Error::new("clio.crc", ErrorKind::Checksum { carried, computed }));
+        }
+        Ok(())
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    fn b(&mut self) -> &mut [u8] {
+        self.buffer.as_mut()
+    }
+    /// Set `version`.
+    pub fn set_version(&mut self, v: u8) {
+        self.b()[field::VERSION] = v;
+    }
+    /// Set `opcode`.
+    pub fn set_opcode(&mut self, v: Opcode) {
+        self.b()[field::OPCODE] = v.raw();
+    }
+    /// Set `flags`.
+    pub fn set_flags(&mut self, v: u8) {
+        self.b()[field::FLAGS] = v;
+    }
+    /// Set `status`.
+    pub fn set_status(&mut self, v: Status) {
+        self.b()[field::STATUS] = v.raw();
+    }
+    /// Set `pid`.
+    pub fn set_pid(&mut self, v: u32) {
+        set_be32(self.b(), field::PID, v)
+    }
+    /// Set `req_id`.
+    pub fn set_req_id(&mut self, v: u32) {
+        set_be32(self.b(), field::REQ_ID, v)
+    }
+    /// Set `retry_of`.
+    pub fn set_retry_of(&mut self, v: u32) {
+        set_be32(self.b(), field::RETRY_OF, v)
+    }
+    /// Set `va`.
+    pub fn set_va(&mut self, v: u64) {
+        set_be64(self.b(), field::VA, v)
+    }
+    /// Set `total_len`.
+    pub fn set_total_len(&mut self, v: u32) {
+        set_be32(self.b(), field::TOTAL_LEN, v)
+    }
+    /// Set `offset`.
+    pub fn set_offset(&mut self, v: u32) {
+        set_be32(self.b(), field::OFFSET, v)
+    }
+    /// Set `payload_len`.
+    pub fn set_payload_len(&mut self, v: u16) {
+        set_be16(self.b(), field::PAYLOAD_LEN, v)
+    }
+    /// Set `reserved`.
+    pub fn set_reserved(&mut self, v: u16) {
+        set_be16(self.b(), field::RESERVED, v)
+    }
+    /// Set `crc`.
+    pub fn set_crc(&mut self, v: u32) {
+        set_be32(self.b(), field::CRC, v)
+    }
+    /// Mutable payload bytes (length from `payload_len`).
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        let n = self.payload_len() as usize;
+        &mut self.b()[HEADER_LEN..HEADER_LEN + n]
+    }
+    /// Compute and store the CRC over header and payload.
+    pub fn fill_crc(&mut self) {
+        let c = self.compute_crc();
+        self.set_crc(c);
+    }
+}
+
+/// The header of a Clio packet as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Header {
+    /// What the packet asks for or answers.
+    pub opcode: Opcode,
+    /// [`flags`] bits.
+    pub flags: u8,
+    /// Outcome (responses); `Ok` in requests.
+    pub status: Status,
+    /// Global process id (protection domain).
+    pub pid: u32,
+    /// Request id, unique per PID among in-flight requests; never 0.
+    pub req_id: u32,
+    /// The request id this one retries (0 = first attempt).
+    pub retry_of: u32,
+    /// VA of the request's first byte (alloc: hint or fixed address).
+    pub va: u64,
+    /// Length of the whole request's data.
+    pub total_len: u32,
+    /// Offset of this packet's payload within the request.
+    pub offset: u32,
+    /// This packet's payload length.
+    pub payload_len: u16,
+}
+
+impl Header {
+    /// Parse and validate a header, without the checksum (see
+    /// [`Header::parse_verified`]). The payload length is checked against the
+    /// buffer, and `offset + payload_len` against `total_len` for the
+    /// opcodes whose payload is a slice of the request's data.
+    pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Header> {
+        p.check_len()?;
+        if p.version() != VERSION {
+            return Err(Error::new("clio.version", ErrorKind::Unknown(p.version() as u64)));
+        }
+        let opcode = Opcode::parse(p.opcode_raw())?;
+        let status = Status::parse(p.status_raw())?;
+        if p.flags() & !flags::ALL != 0 {
+            return Err(Error::new("clio.flags", ErrorKind::Reserved(p.flags() as u64)));
+        }
+        if p.reserved() != 0 {
+            return Err(Error::new("clio.reserved", ErrorKind::Reserved(p.reserved() as u64)));
+        }
+        if p.payload_len() as usize > MAX_PAYLOAD {
+            return Err(Error::new(
+                "clio.payload_len",
+                ErrorKind::OutOfRange { value: p.payload_len() as u64, max: MAX_PAYLOAD as u64 },
+            ));
+        }
+        let h = Header {
+            opcode,
+            flags: p.flags(),
+            status,
+            pid: p.pid(),
+            req_id: p.req_id(),
+            retry_of: p.retry_of(),
+            va: p.va(),
+            total_len: p.total_len(),
+            offset: p.offset(),
+            payload_len: p.payload_len(),
+        };
+        if h.carries_data_slice() {
+            let end = h.offset as u64 + h.payload_len as u64;
+            if end > h.total_len as u64 {
+                return Err(Error::new("clio.offset", ErrorKind::Inconsistent));
+            }
+        }
+        if h.va.checked_add(h.total_len as u64).is_none() {
+            return Err(Error::new("clio.total_len", ErrorKind::Inconsistent));
+        }
+        Ok(h)
+    }
+
+    /// Parse and verify the CRC; corruption is reported on `clio.crc`.
+    pub fn parse_verified<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Header> {
+        p.check_len()?;
+        p.verify_crc()?;
+        Header::parse(p)
+    }
+
+    /// Whether the payload is a slice `[offset, offset + payload_len)` of
+    /// the request's data (writes and read responses).
+    pub const fn carries_data_slice(&self) -> bool {
+        matches!(self.opcode, Opcode::Write | Opcode::ReadResp)
+    }
+
+    /// Bytes the header plus payload occupy.
+    pub const fn buffer_len(&self) -> usize {
+        HEADER_LEN + self.payload_len as usize
+    }
+
+    /// Write the header into `p` (the CRC is left for [`Packet::fill_crc`],
+    /// since it covers the payload too).
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, p: &mut Packet<T>) {
+        p.set_version(VERSION);
+        p.set_opcode(self.opcode);
+        p.set_flags(self.flags);
+        p.set_status(self.status);
+        p.set_pid(self.pid);
+        p.set_req_id(self.req_id);
+        p.set_retry_of(self.retry_of);
+        p.set_va(self.va);
+        p.set_total_len(self.total_len);
+        p.set_offset(self.offset);
+        p.set_payload_len(self.payload_len);
+        p.set_reserved(0);
+        p.set_crc(0);
+    }
+
+    /// Emit header and payload into `buf` and fill the CRC; returns the
+    /// packet length. `payload.len()` must equal `payload_len`.
+    pub fn emit_with_payload(&self, buf: &mut [u8], payload: &[u8]) -> Result<usize> {
+        let len = self.buffer_len();
+        if payload.len() != self.payload_len as usize {
+            return Err(Error::new("clio.payload_len", ErrorKind::Inconsistent));
+        }
+        if buf.len() < len {
+            return Err(Error::truncated("clio.buffer", len, buf.len()));
+        }
+        let mut p = Packet::new_unchecked(&mut buf[..len]);
+        self.emit(&mut p);
+        p.payload_mut().copy_from_slice(payload);
+        p.fill_crc();
+        Ok(len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Header {
+        Header {
+            opcode: Opcode::Write,
+            flags: 0,
+            status: Status::Ok,
+            pid: 0x0102_0304,
+            req_id: 7,
+            retry_of: 0,
+            va: 0x0000_1234_5678_9000,
+            total_len: 3000,
+            offset: 1450,
+            payload_len: 4,
+        }
+    }
+
+    #[test]
+    fn golden_bytes() {
+        let mut buf = [0u8; 44];
+        let n = sample().emit_with_payload(&mut buf, b"abcd").unwrap();
+        assert_eq!(n, 44);
+        let expect_head: [u8; 36] = [
+            1, 0x04, 0, 0, 1, 2, 3, 4, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 0x90,
+            0x00, 0, 0, 0x0b, 0xb8, 0, 0, 0x05, 0xaa, 0, 4, 0, 0,
+        ];
+        assert_eq!(&buf[..36], &expect_head);
+        // CRC32C of the header with a zero crc field followed by the payload.
+        let mut zeroed = buf;
+        zeroed[36..40].fill(0);
+        assert_eq!(u32::from_be_bytes(buf[36..40].try_into().unwrap()), crate::crc32c(&zeroed));
+        assert_eq!(&buf[36..40], &[0xed, 0xeb, 0x9c, 0x78]);
+        assert_eq!(&buf[40..], b"abcd");
+    }
+
+    #[test]
+    fn round_trip_and_corruption() {
+        let mut buf = [0u8; 44];
+        sample().emit_with_payload(&mut buf, b"abcd").unwrap();
+        let p = Packet::new_checked(&buf[..]).unwrap();
+        assert_eq!(Header::parse_verified(&p).unwrap(), sample());
+        let mut bad = buf;
+        bad[42] ^= 1;
+        let e = Header::parse_verified(&Packet::new_unchecked(&bad[..])).unwrap_err();
+        assert_eq!(e.field, "clio.crc");
+    }
+
+    #[test]
+    fn each_field_error_is_named() {
+        let mut buf = [0u8; 44];
+        sample().emit_with_payload(&mut buf, b"abcd").unwrap();
+        let err = |f: &dyn Fn(&mut [u8; 44])| {
+            let mut b = buf;
+            f(&mut b);
+            Header::parse(&Packet::new_unchecked(&b[..])).unwrap_err().field
+        };
+        assert_eq!(err(&|b| b[0] = 9), "clio.version");
+        assert_eq!(err(&|b| b[1] = 0x55), "clio.opcode");
+        assert_eq!(err(&|b| b[2] = 0x80), "clio.flags");
+        assert_eq!(err(&|b| b[3] = 200), "clio.status");
+        assert_eq!(err(&|b| b[35] = 1), "clio.reserved");
+        assert_eq!(err(&|b| b[33] = 5), "clio.payload_len");
+        assert_eq!(err(&|b| b[26] = 0), "clio.offset");
+        let short = Header::parse(&Packet::new_unchecked(&buf[..10])).unwrap_err();
+        assert_eq!(short.field, "clio.header");
+        assert_eq!(short.kind, ErrorKind::Truncated { need: 40, have: 10 });
+    }
+
+    #[test]
+    fn opcode_pairs() {
+        for &op in Opcode::ALL {
+            if let Some(r) = op.response() {
+                assert_eq!(r.request(), Some(op));
+            }
+        }
+        assert_eq!(Opcode::Read.response(), Some(Opcode::ReadResp));
+        assert_eq!(Opcode::Nack.request(), None);
+    }
+}

@@ -1,0 +1,36 @@
+//! One definition of every wire and ring format in the stack.
+//!
+//! In the smoltcp style each format has a zero-copy view (`Packet<T: AsRef<[u8]>>`
+//! and friends) with checked field accessors, plus a plain `Repr` with `parse`
+//! and `emit`. Malformed input becomes an [`Error`] naming the field at fault;
+//! nothing here panics on input bytes and nothing allocates.
+//!
+//! - [`clio`]: the per-packet Clio header, opcodes, status codes.
+//! - [`payload`]: fixed payloads of control, atomic, extend-path and info packets.
+//! - [`ring`]: the FPGA <-> ARM ring header and descriptors.
+//! - [`pte`]: PTE and bucket layout of the hash page table, and its hash.
+//! - [`edm`]: EDM's 66-bit PHY blocks and memory messages.
+//! - [`crc`]: CRC32C, the integrity check of packets and descriptors.
+//! - `svgen` (feature `std`): the generated SystemVerilog packages.
+#![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
+
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod clio;
+pub mod crc;
+pub mod edm;
+mod enums;
+mod error;
+pub mod payload;
+pub mod pte;
+pub mod ring;
+#[cfg(feature = "std")]
+pub mod svgen;
+
+pub use clio::{Header, Opcode, Packet, Status};
+pub use crc::crc32c;
+pub use error::{Error, ErrorKind, Result};
+pub use pte::{bucket_index, Pte, TableGeometry};
+pub use ring::Descriptor;

@@ -1,0 +1,636 @@
+//! The FPGA <-> ARM ring buffers in shared board DRAM.
+//!
+//! Two single-producer single-consumer rings: RX carries work from the fast
+//! path to the slow path (forwarded alloc/free requests, PA-consumed
+//! notices, error reports); TX carries commands back (PTE writes and
+//! removes, TLB invalidations, free-PA pushes, replies). Each ring is a
+//! 128-byte header followed by `slot_count` fixed 64-byte slots. Indices are
+//! free-running `u32`s (slot = index mod slot_count, slot_count a power of
+//! two): empty when `head == tail`, full when `head - tail == slot_count`.
+//! Producer and consumer fields sit on separate 64-byte lines so neither
+//! side writes the other's cache line. Fields are little-endian.
+//!
+//! ```text
+//! header +0   magic u32 | version u16 | slot_size u16 | slot_count u32 | rsvd u32
+//!        +16  head u32 (producer)     | doorbell u32 (producer bumps after publishing)
+//!        +64  tail u32 (consumer)     | rejected u32 (malformed slots the consumer skipped)
+//! slot   +0   kind u8 | flags u8 | page_shift u8 | status u8 | pid u32 | tag u32 | req_id u32
+//!        +16  a u64 | b u64 | c u64 | d u64 | e u64 | f u32 | crc32c u32 (over bytes 0..60)
+//! ```
+//! Which of `a..f` a kind uses is fixed by [`Descriptor`]'s emit/parse.
+
+use crate::crc::crc32c;
+use crate::enums::wire_enum;
+use crate::error::bytes::{le16, le32, le64, set_le16, set_le32, set_le64};
+use crate::pte::{Pte, PTE_LEN};
+use crate::{Error, ErrorKind, Result};
+
+mod engine;
+pub use engine::{init, Consumer, Producer, PushError, RingFull, RingMemory};
+
+/// Ring magic, "CLRG" little-endian.
+pub const MAGIC: u32 = 0x4752_4C43;
+/// Ring format version.
+pub const VERSION: u16 = 1;
+/// Bytes of the ring header.
+pub const HEADER_LEN: usize = 128;
+/// Bytes of one descriptor slot.
+pub const SLOT_LEN: usize = 64;
+
+/// Byte offsets of ring-header fields.
+pub mod header_field {
+    /// Magic, u32.
+    pub const MAGIC: usize = 0;
+    /// Version, u16.
+    pub const VERSION: usize = 4;
+    /// Slot size in bytes, u16.
+    pub const SLOT_SIZE: usize = 6;
+    /// Slot count, u32.
+    pub const SLOT_COUNT: usize = 8;
+    /// Producer index, u32.
+    pub const HEAD: usize = 16;
+    /// Doorbell counter, u32.
+    pub const DOORBELL: usize = 20;
+    /// Consumer index, u32.
+    pub const TAIL: usize = 64;
+    /// Count of malformed slots the consumer rejected, u32.
+    pub const REJECTED: usize = 68;
+}
+
+/// Byte offsets of descriptor fields.
+pub mod slot_field {
+    /// Kind, u8.
+    pub const KIND: usize = 0;
+    /// Flags, u8.
+    pub const FLAGS: usize = 1;
+    /// Page shift, u8.
+    pub const PAGE_SHIFT: usize = 2;
+    /// Status, u8.
+    pub const STATUS: usize = 3;
+    /// PID, u32.
+    pub const PID: usize = 4;
+    /// Fast-path context tag, echoed in replies, u32.
+    pub const TAG: usize = 8;
+    /// Client request id, u32.
+    pub const REQ_ID: usize = 12;
+    /// Operand a, u64.
+    pub const A: usize = 16;
+    /// Operand b, u64.
+    pub const B: usize = 24;
+    /// Operand c, u64.
+    pub const C: usize = 32;
+    /// Operand d, u64.
+    pub const D: usize = 40;
+    /// Operand e, u64.
+    pub const E: usize = 48;
+    /// Operand f, u32.
+    pub const F: usize = 56;
+    /// CRC32C over bytes 0..60, u32.
+    pub const CRC: usize = 60;
+}
+
+/// Bits of a descriptor's flags byte.
+pub mod desc_flags {
+    /// `AllocReq`: fixed-address request. `Reply`: range was moved.
+    pub const FIXED_OR_MOVED: u8 = 0x01;
+    /// `PteWrite`: update of an existing slot rather than an insert.
+    pub const UPDATE: u8 = 0x02;
+    /// All defined bits.
+    pub const ALL: u8 = FIXED_OR_MOVED | UPDATE;
+}
+
+wire_enum! {
+    /// Descriptor kinds. RX kinds (FPGA -> ARM) are below 0x80, TX kinds
+    /// (ARM -> FPGA) above.
+    pub enum Kind: u8 as "ring.kind" {
+        /// RX: an `Alloc` request forwarded by the fast path.
+        AllocReq = 0x01 => "ALLOC_REQ",
+        /// RX: a `Free` request forwarded by the fast path.
+        FreeReq = 0x02 => "FREE_REQ",
+        /// RX: the fast path took a free PA for a first touch and mapped it.
+        PaConsumed = 0x03 => "PA_CONSUMED",
+        /// RX: the fast path reports an error it saw.
+        ErrorReport = 0x04 => "ERROR_REPORT",
+        /// TX: write a PTE into a page-table slot (insert or update).
+        PteWrite = 0x81 => "PTE_WRITE",
+        /// TX: clear a page-table slot.
+        PteRemove = 0x82 => "PTE_REMOVE",
+        /// TX: drop TLB entries of a page range.
+        TlbInvalidate = 0x83 => "TLB_INVALIDATE",
+        /// TX: push a reserved free physical page into the fault FIFO.
+        FreePaPush = 0x84 => "FREE_PA_PUSH",
+        /// TX: the answer to a forwarded request.
+        Reply = 0x85 => "REPLY",
+    }
+}
+
+impl Kind {
+    /// Whether the kind travels FPGA -> ARM.
+    pub const fn is_rx(self) -> bool {
+        (self as u8) < 0x80
+    }
+}
+
+/// Which ring a descriptor is parsed from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// FPGA -> ARM.
+    Rx,
+    /// ARM -> FPGA.
+    Tx,
+}
+
+/// A descriptor as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Descriptor {
+    /// Forwarded `Alloc`.
+    AllocReq {
+        /// Fast-path context tag (echoed in the reply).
+        tag: u32,
+        /// Requesting process.
+        pid: u32,
+        /// Client request id.
+        req_id: u32,
+        /// Requested or hinted VA.
+        va: u64,
+        /// Bytes requested.
+        size: u64,
+        /// Permission bits.
+        perms: u8,
+        /// log2 page size (0 = default).
+        page_shift: u8,
+        /// Fixed-address request.
+        fixed: bool,
+    },
+    /// Forwarded `Free`.
+    FreeReq {
+        /// Fast-path context tag.
+        tag: u32,
+        /// Requesting process.
+        pid: u32,
+        /// Client request id.
+        req_id: u32,
+        /// First VA of the range.
+        va: u64,
+        /// Bytes to free.
+        size: u64,
+    },
+    /// A free PA was consumed by a first-touch fault and mapped at `(bucket, slot)`.
+    PaConsumed {
+        /// Faulting process.
+        pid: u32,
+        /// Faulting VPN.
+        vpn: u64,
+        /// PPN taken from the FIFO.
+        ppn: u32,
+        /// Page size of the FIFO it came from.
+        page_shift: u8,
+        /// Bucket of the PTE that now maps it.
+        bucket: u32,
+        /// Slot within the bucket.
+        slot: u32,
+    },
+    /// An error the fast path saw (for counters and logs).
+    ErrorReport {
+        /// Status it answered with.
+        status: u8,
+        /// Process involved.
+        pid: u32,
+        /// VA involved.
+        va: u64,
+        /// Opcode of the failing request.
+        opcode: u8,
+        /// Errors of this kind since the last report.
+        count: u32,
+    },
+    /// Write a PTE into `(bucket, slot)`.
+    PteWrite {
+        /// Bucket index.
+        bucket: u32,
+        /// Slot within the bucket.
+        slot: u32,
+        /// Update of a live slot (the TLB entry is refreshed) vs insert.
+        update: bool,
+        /// The entry.
+        pte: Pte,
+    },
+    /// Clear `(bucket, slot)`, which must hold `(pid, vpn)`.
+    PteRemove {
+        /// Bucket index.
+        bucket: u32,
+        /// Slot within the bucket.
+        slot: u32,
+        /// Owner expected in the slot.
+        pid: u32,
+        /// VPN expected in the slot.
+        vpn: u64,
+    },
+    /// Invalidate TLB entries of `pages` pages from `vpn`.
+    TlbInvalidate {
+        /// Process.
+        pid: u32,
+        /// First VPN.
+        vpn: u64,
+        /// Number of pages.
+        pages: u32,
+    },
+    /// Push a free physical page for first-touch faults.
+    FreePaPush {
+        /// Page size (selects the FIFO).
+        page_shift: u8,
+        /// The reserved physical page.
+        ppn: u32,
+    },
+    /// Answer to a forwarded request.
+    Reply {
+        /// Tag of the request answered.
+        tag: u32,
+        /// Process.
+        pid: u32,
+        /// Client request id.
+        req_id: u32,
+        /// Outcome (a [`crate::Status`] value).
+        status: u8,
+        /// Placed VA (alloc) or freed VA.
+        va: u64,
+        /// Bytes reserved or freed.
+        size: u64,
+        /// Allocation retries.
+        retries: u32,
+        /// The range was placed away from the fixed VA asked for.
+        moved: bool,
+    },
+}
+
+impl Descriptor {
+    /// The kind of this descriptor.
+    pub const fn kind(&self) -> Kind {
+        match self {
+            Descriptor::AllocReq { .. } => Kind::AllocReq,
+            Descriptor::FreeReq { .. } => Kind::FreeReq,
+            Descriptor::PaConsumed { .. } => Kind::PaConsumed,
+            Descriptor::ErrorReport { .. } => Kind::ErrorReport,
+            Descriptor::PteWrite { .. } => Kind::PteWrite,
+            Descriptor::PteRemove { .. } => Kind::PteRemove,
+            Descriptor::TlbInvalidate { .. } => Kind::TlbInvalidate,
+            Descriptor::FreePaPush { .. } => Kind::FreePaPush,
+            Descriptor::Reply { .. } => Kind::Reply,
+        }
+    }
+
+    /// Encode into a 64-byte slot, CRC included.
+    pub fn emit(&self, s: &mut [u8]) -> Result<()> {
+        if s.len() < SLOT_LEN {
+            return Err(Error::truncated("ring.slot", SLOT_LEN, s.len()));
+        }
+        let s = &mut s[..SLOT_LEN];
+        s.fill(0);
+        s[slot_field::KIND] = self.kind().raw();
+        use slot_field::*;
+        match *self {
+            Descriptor::AllocReq { tag, pid, req_id, va, size, perms, page_shift, fixed } => {
+                s[FLAGS] = if fixed { desc_flags::FIXED_OR_MOVED } else { 0 };
+                s[PAGE_SHIFT] = page_shift;
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, req_id);
+                set_le64(s, A, va);
+                set_le64(s, B, size);
+                s[C] = perms;
+            }
+            Descriptor::FreeReq { tag, pid, req_id, va, size } => {
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, req_id);
+                set_le64(s, A, va);
+                set_le64(s, B, size);
+            }
+            Descriptor::PaConsumed { pid, vpn, ppn, page_shift, bucket, slot } => {
+                s[PAGE_SHIFT] = page_shift;
+                set_le32(s, PID, pid);
+                set_le64(s, A, vpn);
+                set_le64(s, B, ppn as u64);
+                set_le64(s, C, bucket as u64);
+                set_le32(s, F, slot);
+            }
+            Descriptor::ErrorReport { status, pid, va, opcode, count } => {
+                s[STATUS] = status;
+                set_le32(s, PID, pid);
+                set_le64(s, A, va);
+                s[B] = opcode;
+                set_le32(s, F, count);
+            }
+            Descriptor::PteWrite { bucket, slot, update, pte } => {
+                s[FLAGS] = if update { desc_flags::UPDATE } else { 0 };
+                pte.emit(&mut s[A..A + PTE_LEN]).map_err(|e| Error::new("ring.pte", e.kind))?;
+                set_le64(s, C, bucket as u64);
+                set_le32(s, F, slot);
+            }
+            Descriptor::PteRemove { bucket, slot, pid, vpn } => {
+                set_le32(s, PID, pid);
+                set_le64(s, A, vpn);
+                set_le64(s, C, bucket as u64);
+                set_le32(s, F, slot);
+            }
+            Descriptor::TlbInvalidate { pid, vpn, pages } => {
+                set_le32(s, PID, pid);
+                set_le64(s, A, vpn);
+                set_le32(s, F, pages);
+            }
+            Descriptor::FreePaPush { page_shift, ppn } => {
+                s[PAGE_SHIFT] = page_shift;
+                set_le64(s, B, ppn as u64);
+            }
+            Descriptor::Reply { tag, pid, req_id, status, va, size, retries, moved } => {
+                s[FLAGS] = if moved { desc_flags::FIXED_OR_MOVED } else { 0 };
+                s[STATUS] = status;
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, req_id);
+                set_le64(s, A, va);
+                set_le64(s, B, size);
+                set_le32(s, F, retries);
+            }
+        }
+        let crc = crc32c(&s[..CRC]);
+        set_le32(s, CRC, crc);
+        Ok(())
+    }
+
+    /// Decode a slot read from the ring of `dir`. The CRC, the kind's
+    /// direction, unused operands (must be zero) and ranges are checked, so a
+    /// torn or corrupt slot is an error naming the field, never a command.
+    pub fn parse(s: &[u8], dir: Direction) -> Result<Descriptor> {
+        use slot_field::*;
+        if s.len() < SLOT_LEN {
+            return Err(Error::truncated("ring.slot", SLOT_LEN, s.len()));
+        }
+        let carried = le32(s, CRC);
+        let computed = crc32c(&s[..CRC]);
+        if carried != computed {
+            return Err(Error::new("ring.crc", ErrorKind::Checksum { carried, computed }));
+        }
+        let kind = Kind::parse(s[KIND])?;
+        if kind.is_rx() != (dir == Direction::Rx) {
+            return Err(Error::new("ring.kind", ErrorKind::Inconsistent));
+        }
+        let flags = s[FLAGS];
+        if flags & !desc_flags::ALL != 0 {
+            return Err(Error::new("ring.flags", ErrorKind::Reserved(flags as u64)));
+        }
+        let u32_of = |field: &'static str, at: usize| -> Result<u32> {
+            let v = le64(s, at);
+            u32::try_from(v).map_err(|_| {
+                Error::new(field, ErrorKind::OutOfRange { value: v, max: u32::MAX as u64 })
+            })
+        };
+        let d = match kind {
+            Kind::AllocReq => Descriptor::AllocReq {
+                tag: le32(s, TAG),
+                pid: le32(s, PID),
+                req_id: le32(s, REQ_ID),
+                va: le64(s, A),
+                size: le64(s, B),
+                perms: s[C],
+                page_shift: s[PAGE_SHIFT],
+                fixed: flags & desc_flags::FIXED_OR_MOVED != 0,
+            },
+            Kind::FreeReq => Descriptor::FreeReq {
+                tag: le32(s, TAG),
+                pid: le32(s, PID),
+                req_id: le32(s, REQ_ID),
+                va: le64(s, A),
+                size: le64(s, B),
+            },
+            Kind::PaConsumed => Descriptor::PaConsumed {
+                pid: le32(s, PID),
+                vpn: le64(s, A),
+                ppn: u32_of("ring.pa_consumed.ppn", B)?,
+                page_shift: s[PAGE_SHIFT],
+                bucket: u32_of("ring.pa_consumed.bucket", C)?,
+                slot: le32(s, F),
+            },
+            Kind::ErrorReport => Descriptor::ErrorReport {
+                status: s[STATUS],
+                pid: le32(s, PID),
+                va: le64(s, A),
+                opcode: s[B],
+                count: le32(s, F),
+            },
+            Kind::PteWrite => Descriptor::PteWrite {
+                bucket: u32_of("ring.pte_write.bucket", C)?,
+                slot: le32(s, F),
+                update: flags & desc_flags::UPDATE != 0,
+                pte: Pte::parse(&s[A..A + PTE_LEN]).map_err(|e| Error::new("ring.pte", e.kind))?,
+            },
+            Kind::PteRemove => Descriptor::PteRemove {
+                bucket: u32_of("ring.pte_remove.bucket", C)?,
+                slot: le32(s, F),
+                pid: le32(s, PID),
+                vpn: le64(s, A),
+            },
+            Kind::TlbInvalidate => {
+                Descriptor::TlbInvalidate { pid: le32(s, PID), vpn: le64(s, A), pages: le32(s, F) }
+            }
+            Kind::FreePaPush => Descriptor::FreePaPush {
+                page_shift: s[PAGE_SHIFT],
+                ppn: u32_of("ring.free_pa_push.ppn", B)?,
+            },
+            Kind::Reply => Descriptor::Reply {
+                tag: le32(s, TAG),
+                pid: le32(s, PID),
+                req_id: le32(s, REQ_ID),
+                status: s[STATUS],
+                va: le64(s, A),
+                size: le64(s, B),
+                retries: le32(s, F),
+                moved: flags & desc_flags::FIXED_OR_MOVED != 0,
+            },
+        };
+        // Re-encode and compare: any byte the kind does not use must be zero,
+        // so two encodings of one command never differ.
+        let mut canon = [0u8; SLOT_LEN];
+        d.emit(&mut canon)?;
+        if let Some(i) = (0..CRC).find(|&i| canon[i] != s[i]) {
+            return Err(Error::new(slot_field_name(i), ErrorKind::Reserved(s[i] as u64)));
+        }
+        Ok(d)
+    }
+}
+
+/// Name of the descriptor field that holds byte `i` (for error messages).
+pub const fn slot_field_name(i: usize) -> &'static str {
+    use slot_field::*;
+    match i {
+        KIND => "ring.kind",
+        FLAGS => "ring.flags",
+        PAGE_SHIFT => "ring.page_shift",
+        STATUS => "ring.status",
+        4..=7 => "ring.pid",
+        8..=11 => "ring.tag",
+        12..=15 => "ring.req_id",
+        16..=23 => "ring.a",
+        24..=31 => "ring.b",
+        32..=39 => "ring.c",
+        40..=47 => "ring.d",
+        48..=55 => "ring.e",
+        56..=59 => "ring.f",
+        _ => "ring.crc",
+    }
+}
+
+/// Zero-copy view of a ring header.
+#[derive(Debug, Clone)]
+pub struct RingHeader<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> RingHeader<T> {
+    /// Wrap a buffer of at least [`HEADER_LEN`] bytes.
+    pub fn new_checked(buffer: T) -> Result<Self> {
+        let n = buffer.as_ref().len();
+        if n < HEADER_LEN {
+            return Err(Error::truncated("ring.header", HEADER_LEN, n));
+        }
+        Ok(RingHeader { buffer })
+    }
+    /// Magic.
+    pub fn magic(&self) -> u32 {
+        le32(self.buffer.as_ref(), header_field::MAGIC)
+    }
+    /// Version.
+    pub fn version(&self) -> u16 {
+        le16(self.buffer.as_ref(), header_field::VERSION)
+    }
+    /// Slot size.
+    pub fn slot_size(&self) -> u16 {
+        le16(self.buffer.as_ref(), header_field::SLOT_SIZE)
+    }
+    /// Slot count.
+    pub fn slot_count(&self) -> u32 {
+        le32(self.buffer.as_ref(), header_field::SLOT_COUNT)
+    }
+    /// Producer index.
+    pub fn head(&self) -> u32 {
+        le32(self.buffer.as_ref(), header_field::HEAD)
+    }
+    /// Doorbell counter.
+    pub fn doorbell(&self) -> u32 {
+        le32(self.buffer.as_ref(), header_field::DOORBELL)
+    }
+    /// Consumer index.
+    pub fn tail(&self) -> u32 {
+        le32(self.buffer.as_ref(), header_field::TAIL)
+    }
+    /// Rejected-slot counter.
+    pub fn rejected(&self) -> u32 {
+        le32(self.buffer.as_ref(), header_field::REJECTED)
+    }
+    /// Validate magic, version, slot size and count; returns the count.
+    pub fn check(&self) -> Result<u32> {
+        if self.magic() != MAGIC {
+            return Err(Error::new("ring.magic", ErrorKind::Unknown(self.magic() as u64)));
+        }
+        if self.version() != VERSION {
+            return Err(Error::new("ring.version", ErrorKind::Unknown(self.version() as u64)));
+        }
+        if self.slot_size() as usize != SLOT_LEN {
+            return Err(Error::new("ring.slot_size", ErrorKind::Unknown(self.slot_size() as u64)));
+        }
+        let n = self.slot_count();
+        if n == 0 || !n.is_power_of_two() {
+            return Err(Error::new("ring.slot_count", ErrorKind::Unknown(n as u64)));
+        }
+        let used = self.head().wrapping_sub(self.tail());
+        if used > n {
+            return Err(Error::new("ring.head", ErrorKind::OutOfRange { value: used as u64, max: n as u64 }));
+        }
+        Ok(n)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> RingHeader<T> {
+    /// Initialise an empty ring of `slot_count` slots.
+    pub fn init(&mut self, slot_count: u32) -> Result<()> {
+        if slot_count == 0 || !slot_count.is_power_of_two() {
+            return Err(Error::new("ring.slot_count", ErrorKind::Unknown(slot_count as u64)));
+        }
+        let b = self.buffer.as_mut();
+        b[..HEADER_LEN].fill(0);
+        set_le32(b, header_field::MAGIC, MAGIC);
+        set_le16(b, header_field::VERSION, VERSION);
+        set_le16(b, header_field::SLOT_SIZE, SLOT_LEN as u16);
+        set_le32(b, header_field::SLOT_COUNT, slot_count);
+        Ok(())
+    }
+    /// Set the producer index.
+    pub fn set_head(&mut self, v: u32) {
+        set_le32(self.buffer.as_mut(), header_field::HEAD, v)
+    }
+    /// Set the doorbell counter.
+    pub fn set_doorbell(&mut self, v: u32) {
+        set_le32(self.buffer.as_mut(), header_field::DOORBELL, v)
+    }
+    /// Set the consumer index.
+    pub fn set_tail(&mut self, v: u32) {
+        set_le32(self.buffer.as_mut(), header_field::TAIL, v)
+    }
+    /// Set the rejected counter.
+    pub fn set_rejected(&mut self, v: u32) {
+        set_le32(self.buffer.as_mut(), header_field::REJECTED, v)
+    }
+}
+
+/// Bytes of a ring of `slot_count` slots, header included.
+pub const fn ring_bytes(slot_count: u32) -> usize {
+    HEADER_LEN + slot_count as usize * SLOT_LEN
+}
+
+/// Byte offset of slot `index` (free-running) within a ring.
+pub const fn slot_offset(index: u32, slot_count: u32) -> usize {
+    HEADER_LEN + (index & (slot_count - 1)) as usize * SLOT_LEN
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_init_and_check() {
+        let mut b = [0u8; HEADER_LEN];
+        let mut h = RingHeader::new_checked(&mut b[..]).unwrap();
+        h.init(8).unwrap();
+        assert_eq!(h.check().unwrap(), 8);
+        h.set_head(9);
+        assert_eq!(h.check().unwrap_err().field, "ring.head");
+        assert_eq!(&b[..12], &[0x43, 0x4c, 0x52, 0x47, 1, 0, 64, 0, 8, 0, 0, 0]);
+        assert_eq!(RingHeader::new_checked(&mut b[..]).unwrap().init(6).unwrap_err().field, "ring.slot_count");
+    }
+
+    #[test]
+    fn descriptor_direction_and_reserved() {
+        let d = Descriptor::FreePaPush { page_shift: 22, ppn: 77 };
+        let mut s = [0u8; SLOT_LEN];
+        d.emit(&mut s).unwrap();
+        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), d);
+        assert_eq!(Descriptor::parse(&s, Direction::Rx).unwrap_err().field, "ring.kind");
+        // A stray byte in an unused operand, with a fixed-up CRC, is rejected by name.
+        s[44] = 1;
+        let crc = crc32c(&s[..60]);
+        s[60..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap_err().field, "ring.d");
+        s[44] = 0;
+        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap_err().field, "ring.crc");
+    }
+
+    #[test]
+    fn golden_reply() {
+        let d = Descriptor::Reply { tag: 5, pid: 2, req_id: 9, status: 0, va: 0x40_0000, size: 0x80_0000, retries: 3, moved: true };
+        let mut s = [0u8; SLOT_LEN];
+        d.emit(&mut s).unwrap();
+        assert_eq!(&s[..16], &[0x85, 1, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0]);
+        assert_eq!(&s[16..32], &[0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0]);
+        assert_eq!(&s[56..60], &[3, 0, 0, 0]);
+        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), d);
+    }
+}
