@@ -333,7 +333,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
         let carried = self.crc();
         let computed = self.compute_crc();
         if carried != computed {
-            return Err(Error::new("clio.crc", ErrorKind::Checksum { carried, computed }));
+            return Err(Error::new(
+                "clio.crc",
+                ErrorKind::Checksum { carried, computed },
+            ));
         }
         Ok(())
     }
@@ -440,20 +443,32 @@ impl Header {
     pub fn parse<T: AsRef<[u8]>>(p: &Packet<T>) -> Result<Header> {
         p.check_len()?;
         if p.version() != VERSION {
-            return Err(Error::new("clio.version", ErrorKind::Unknown(p.version() as u64)));
+            return Err(Error::new(
+                "clio.version",
+                ErrorKind::Unknown(p.version() as u64),
+            ));
         }
         let opcode = Opcode::parse(p.opcode_raw())?;
         let status = Status::parse(p.status_raw())?;
         if p.flags() & !flags::ALL != 0 {
-            return Err(Error::new("clio.flags", ErrorKind::Reserved(p.flags() as u64)));
+            return Err(Error::new(
+                "clio.flags",
+                ErrorKind::Reserved(p.flags() as u64),
+            ));
         }
         if p.reserved() != 0 {
-            return Err(Error::new("clio.reserved", ErrorKind::Reserved(p.reserved() as u64)));
+            return Err(Error::new(
+                "clio.reserved",
+                ErrorKind::Reserved(p.reserved() as u64),
+            ));
         }
         if p.payload_len() as usize > MAX_PAYLOAD {
             return Err(Error::new(
                 "clio.payload_len",
-                ErrorKind::OutOfRange { value: p.payload_len() as u64, max: MAX_PAYLOAD as u64 },
+                ErrorKind::OutOfRange {
+                    value: p.payload_len() as u64,
+                    max: MAX_PAYLOAD as u64,
+                },
             ));
         }
         let h = Header {
@@ -566,7 +581,10 @@ mod tests {
         // CRC32C of the header with a zero crc field followed by the payload.
         let mut zeroed = buf;
         zeroed[36..40].fill(0);
-        assert_eq!(u32::from_be_bytes(buf[36..40].try_into().unwrap()), crate::crc32c(&zeroed));
+        assert_eq!(
+            u32::from_be_bytes(buf[36..40].try_into().unwrap()),
+            crate::crc32c(&zeroed)
+        );
         assert_eq!(&buf[36..40], &[0xed, 0xeb, 0x9c, 0x78]);
         assert_eq!(&buf[40..], b"abcd");
     }
@@ -590,7 +608,9 @@ mod tests {
         let err = |f: &dyn Fn(&mut [u8; 44])| {
             let mut b = buf;
             f(&mut b);
-            Header::parse(&Packet::new_unchecked(&b[..])).unwrap_err().field
+            Header::parse(&Packet::new_unchecked(&b[..]))
+                .unwrap_err()
+                .field
         };
         assert_eq!(err(&|b| b[0] = 9), "clio.version");
         assert_eq!(err(&|b| b[1] = 0x55), "clio.opcode");

@@ -147,12 +147,17 @@ impl fmt::Display for Error {
             }
             Error::BadSync { value } => write!(f, "block `sync` header {value:#04b} is invalid"),
             Error::NotControl { expected } => {
-                write!(f, "expected a control block of `type` {expected:#04x}, found a data block")
+                write!(
+                    f,
+                    "expected a control block of `type` {expected:#04x}, found a data block"
+                )
             }
             Error::BadBlockType { found, expected } => {
                 write!(f, "block `type` {found:#04x} where {expected} was expected")
             }
-            Error::BadField { field, value } => write!(f, "field `{field}` = {value} is out of range"),
+            Error::BadField { field, value } => {
+                write!(f, "field `{field}` = {value} is out of range")
+            }
         }
     }
 }
@@ -173,17 +178,28 @@ pub struct Block66 {
 
 impl Block66 {
     /// The standard idle block (type 0x1e, eight /I/ characters): what the encoder emits in the IFG.
-    pub const IDLE: Block66 = Block66 { sync: SYNC_CTRL, payload: block_type::IDLE as u64 };
+    pub const IDLE: Block66 = Block66 {
+        sync: SYNC_CTRL,
+        payload: block_type::IDLE as u64,
+    };
 
     /// A data block with these 8 bytes (byte 0 transmitted first).
     pub const fn data(bytes: [u8; 8]) -> Block66 {
-        Block66 { sync: SYNC_DATA, payload: u64::from_le_bytes(bytes) }
+        Block66 {
+            sync: SYNC_DATA,
+            payload: u64::from_le_bytes(bytes),
+        }
     }
 
     /// A control block of type `ty` with payload bytes 1..=7 from `rest`.
     pub const fn control(ty: u8, rest: [u8; 7]) -> Block66 {
-        let b = [ty, rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6]];
-        Block66 { sync: SYNC_CTRL, payload: u64::from_le_bytes(b) }
+        let b = [
+            ty, rest[0], rest[1], rest[2], rest[3], rest[4], rest[5], rest[6],
+        ];
+        Block66 {
+            sync: SYNC_CTRL,
+            payload: u64::from_le_bytes(b),
+        }
     }
 
     /// True for a data sync header.
@@ -225,7 +241,10 @@ impl Block66 {
 
     /// Inverse of [`Block66::to_u128`]; bits above 65 are ignored.
     pub const fn from_u128(v: u128) -> Block66 {
-        Block66 { sync: (v & 0b11) as u8, payload: (v >> 2) as u64 }
+        Block66 {
+            sync: (v & 0b11) as u8,
+            payload: (v >> 2) as u64,
+        }
     }
 
     /// What kind of block this is, judged from this block alone.
@@ -289,7 +308,14 @@ impl BlockClass {
 
     /// True for EDM's own block classes (/MS/ /MT/ /MST/ /N/ /G/).
     pub fn is_edm(&self) -> bool {
-        matches!(self, BlockClass::Ms | BlockClass::Mt | BlockClass::Mst | BlockClass::Notify | BlockClass::Grant)
+        matches!(
+            self,
+            BlockClass::Ms
+                | BlockClass::Mt
+                | BlockClass::Mst
+                | BlockClass::Notify
+                | BlockClass::Grant
+        )
     }
 }
 
@@ -320,7 +346,11 @@ impl<T: AsRef<[u8]>> BlockView<T> {
     pub fn check_len(&self) -> Result<()> {
         let have = self.buffer.as_ref().len();
         if have < BLOCK_BYTES {
-            return Err(Error::Truncated { field: "block", need: BLOCK_BYTES, have });
+            return Err(Error::Truncated {
+                field: "block",
+                need: BLOCK_BYTES,
+                have,
+            });
         }
         Ok(())
     }
@@ -345,7 +375,10 @@ impl<T: AsRef<[u8]>> BlockView<T> {
 
     /// The block as a value.
     pub fn block(&self) -> Block66 {
-        Block66 { sync: self.sync(), payload: self.payload() }
+        Block66 {
+            sync: self.sync(),
+            payload: self.payload(),
+        }
     }
 
     /// Consume the view, returning the buffer.
@@ -389,7 +422,10 @@ impl MsgKind {
         MsgKind::ALL
             .get(code as usize)
             .copied()
-            .ok_or(Error::BadField { field: "msg.kind", value: code as u64 })
+            .ok_or(Error::BadField {
+                field: "msg.kind",
+                value: code as u64,
+            })
     }
 
     /// Short upper-case name.
@@ -427,7 +463,10 @@ impl RmwOp {
         RmwOp::ALL
             .get(code as usize)
             .copied()
-            .ok_or(Error::BadField { field: "msg.op", value: code as u64 })
+            .ok_or(Error::BadField {
+                field: "msg.op",
+                value: code as u64,
+            })
     }
 
     /// Operand bytes following the address in the RMWREQ body.
@@ -508,7 +547,14 @@ pub mod field {
 impl MsgHeader {
     /// A read request for `len` bytes.
     pub const fn rreq(peer: u16, id: u8, len: u16) -> MsgHeader {
-        MsgHeader { kind: MsgKind::Rreq, last: true, op: None, peer, id, len }
+        MsgHeader {
+            kind: MsgKind::Rreq,
+            last: true,
+            op: None,
+            peer,
+            id,
+            len,
+        }
     }
 
     /// Body length in bytes implied by the header.
@@ -529,27 +575,52 @@ impl MsgHeader {
     /// Check field consistency; the error names the field.
     pub fn check(&self) -> Result<()> {
         match (self.kind, self.op) {
-            (MsgKind::Rmwreq, None) => return Err(Error::BadField { field: "msg.op", value: 0xff }),
+            (MsgKind::Rmwreq, None) => {
+                return Err(Error::BadField {
+                    field: "msg.op",
+                    value: 0xff,
+                })
+            }
             (MsgKind::Rmwreq, Some(op)) => {
                 if self.len != op.response_bytes() {
-                    return Err(Error::BadField { field: "msg.len", value: self.len as u64 });
+                    return Err(Error::BadField {
+                        field: "msg.len",
+                        value: self.len as u64,
+                    });
                 }
                 if !self.last {
-                    return Err(Error::BadField { field: "msg.last", value: 0 });
+                    return Err(Error::BadField {
+                        field: "msg.last",
+                        value: 0,
+                    });
                 }
             }
-            (_, Some(op)) => return Err(Error::BadField { field: "msg.op", value: op as u64 }),
+            (_, Some(op)) => {
+                return Err(Error::BadField {
+                    field: "msg.op",
+                    value: op as u64,
+                })
+            }
             (MsgKind::Rreq, None) => {
                 if self.len == 0 {
-                    return Err(Error::BadField { field: "msg.len", value: 0 });
+                    return Err(Error::BadField {
+                        field: "msg.len",
+                        value: 0,
+                    });
                 }
                 if !self.last {
-                    return Err(Error::BadField { field: "msg.last", value: 0 });
+                    return Err(Error::BadField {
+                        field: "msg.last",
+                        value: 0,
+                    });
                 }
             }
             (MsgKind::Wreq, None) => {
                 if self.len == 0 {
-                    return Err(Error::BadField { field: "msg.len", value: 0 });
+                    return Err(Error::BadField {
+                        field: "msg.len",
+                        value: 0,
+                    });
                 }
             }
             (MsgKind::Rres, None) => {}
@@ -565,7 +636,10 @@ impl MsgHeader {
         let op = if kind == MsgKind::Rmwreq {
             Some(RmwOp::from_code(op_code)?)
         } else if op_code != 0 {
-            return Err(Error::BadField { field: "msg.op", value: op_code as u64 });
+            return Err(Error::BadField {
+                field: "msg.op",
+                value: op_code as u64,
+            });
         } else {
             None
         };
@@ -586,7 +660,14 @@ impl MsgHeader {
         let op = self.op.map_or(0, |o| o as u8);
         let p = self.peer.to_le_bytes();
         let l = self.len.to_le_bytes();
-        [(self.kind as u8) | ((self.last as u8) << 3) | (op << 4), p[0], p[1], self.id, l[0], l[1]]
+        [
+            (self.kind as u8) | ((self.last as u8) << 3) | (op << 4),
+            p[0],
+            p[1],
+            self.id,
+            l[0],
+            l[1],
+        ]
     }
 }
 
@@ -607,15 +688,33 @@ pub fn emit_message(header: &MsgHeader, body: &[u8], out: &mut [Block66]) -> Res
     header.check()?;
     let want = header.body_len();
     if body.len() != want {
-        return Err(Error::BadField { field: "msg.body_len", value: body.len() as u64 });
+        return Err(Error::BadField {
+            field: "msg.body_len",
+            value: body.len() as u64,
+        });
     }
     let n = message_blocks(want);
     if out.len() < n {
-        return Err(Error::Truncated { field: "blocks", need: n, have: out.len() });
+        return Err(Error::Truncated {
+            field: "blocks",
+            need: n,
+            have: out.len(),
+        });
     }
     let h = header.to_bytes();
     let first = |ty: u8| {
-        Block66::control(ty, [h[0], h[1], h[2], h[3], h[4], h[5], body.first().copied().unwrap_or(0)])
+        Block66::control(
+            ty,
+            [
+                h[0],
+                h[1],
+                h[2],
+                h[3],
+                h[4],
+                h[5],
+                body.first().copied().unwrap_or(0),
+            ],
+        )
     };
     if n == 1 {
         out[0] = first(block_type::MST);
@@ -639,25 +738,49 @@ pub fn emit_message(header: &MsgHeader, body: &[u8], out: &mut [Block66]) -> Res
 /// Parse a whole message from `blocks` (which must start with /MS/ or /MST/); copies the
 /// body into `body_out` and returns the header, the body length and the blocks consumed.
 pub fn parse_message(blocks: &[Block66], body_out: &mut [u8]) -> Result<(MsgHeader, usize, usize)> {
-    let first = blocks.first().ok_or(Error::Truncated { field: "blocks", need: 1, have: 0 })?;
+    let first = blocks.first().ok_or(Error::Truncated {
+        field: "blocks",
+        need: 1,
+        have: 0,
+    })?;
     let ty = match first.class() {
         BlockClass::Ms => block_type::MS,
         BlockClass::Mst => block_type::MST,
-        BlockClass::Data => return Err(Error::NotControl { expected: block_type::MS }),
+        BlockClass::Data => {
+            return Err(Error::NotControl {
+                expected: block_type::MS,
+            })
+        }
         BlockClass::BadSync(v) => return Err(Error::BadSync { value: v }),
-        _ => return Err(Error::BadBlockType { found: first.payload as u8, expected: "/MS/ or /MST/" }),
+        _ => {
+            return Err(Error::BadBlockType {
+                found: first.payload as u8,
+                expected: "/MS/ or /MST/",
+            })
+        }
     };
     let header = MsgHeader::parse_payload(first.payload)?;
     let body = header.body_len();
     let n = message_blocks(body);
     if (n == 1) != (ty == block_type::MST) {
-        return Err(Error::BadField { field: "msg.len", value: header.len as u64 });
+        return Err(Error::BadField {
+            field: "msg.len",
+            value: header.len as u64,
+        });
     }
     if blocks.len() < n {
-        return Err(Error::Truncated { field: "blocks", need: n, have: blocks.len() });
+        return Err(Error::Truncated {
+            field: "blocks",
+            need: n,
+            have: blocks.len(),
+        });
     }
     if body_out.len() < body {
-        return Err(Error::Truncated { field: "body", need: body, have: body_out.len() });
+        return Err(Error::Truncated {
+            field: "body",
+            need: body,
+            have: body_out.len(),
+        });
     }
     let b0 = first.bytes()[7];
     if n == 1 {
@@ -672,7 +795,12 @@ pub fn parse_message(blocks: &[Block66], body_out: &mut [u8]) -> Result<(MsgHead
         match blk.class() {
             BlockClass::Data => {}
             BlockClass::BadSync(v) => return Err(Error::BadSync { value: v }),
-            _ => return Err(Error::BadBlockType { found: blk.payload as u8, expected: "/MD/" }),
+            _ => {
+                return Err(Error::BadBlockType {
+                    found: blk.payload as u8,
+                    expected: "/MD/",
+                })
+            }
         }
         body_out[pos..pos + 8].copy_from_slice(&blk.bytes());
         pos += 8;
@@ -680,9 +808,18 @@ pub fn parse_message(blocks: &[Block66], body_out: &mut [u8]) -> Result<(MsgHead
     let last = &blocks[n - 1];
     match last.class() {
         BlockClass::Mt => {}
-        BlockClass::Data => return Err(Error::NotControl { expected: block_type::MT }),
+        BlockClass::Data => {
+            return Err(Error::NotControl {
+                expected: block_type::MT,
+            })
+        }
         BlockClass::BadSync(v) => return Err(Error::BadSync { value: v }),
-        _ => return Err(Error::BadBlockType { found: last.payload as u8, expected: "/MT/" }),
+        _ => {
+            return Err(Error::BadBlockType {
+                found: last.payload as u8,
+                expected: "/MT/",
+            })
+        }
     }
     let rest = body - pos;
     body_out[pos..body].copy_from_slice(&last.bytes()[1..1 + rest]);
@@ -707,9 +844,16 @@ impl NotifyRepr {
         let b = block.bytes();
         let size = u16::from_le_bytes([b[4], b[5]]);
         if size == 0 {
-            return Err(Error::BadField { field: "notify.size", value: 0 });
+            return Err(Error::BadField {
+                field: "notify.size",
+                value: 0,
+            });
         }
-        Ok(NotifyRepr { peer: u16::from_le_bytes([b[1], b[2]]), id: b[3], size })
+        Ok(NotifyRepr {
+            peer: u16::from_le_bytes([b[1], b[2]]),
+            id: b[3],
+            size,
+        })
     }
 
     /// Emit as an /N/ block.
@@ -738,22 +882,39 @@ impl GrantRepr {
     pub fn parse(block: &Block66) -> Result<GrantRepr> {
         expect_type(block, block_type::G, "/G/")?;
         let b = block.bytes();
-        let kind = MsgKind::from_code(b[6]).map_err(|_| Error::BadField { field: "grant.kind", value: b[6] as u64 })?;
+        let kind = MsgKind::from_code(b[6]).map_err(|_| Error::BadField {
+            field: "grant.kind",
+            value: b[6] as u64,
+        })?;
         if !matches!(kind, MsgKind::Wreq | MsgKind::Rres) {
-            return Err(Error::BadField { field: "grant.kind", value: b[6] as u64 });
+            return Err(Error::BadField {
+                field: "grant.kind",
+                value: b[6] as u64,
+            });
         }
         let len = u16::from_le_bytes([b[4], b[5]]);
         if len == 0 {
-            return Err(Error::BadField { field: "grant.len", value: 0 });
+            return Err(Error::BadField {
+                field: "grant.len",
+                value: 0,
+            });
         }
-        Ok(GrantRepr { peer: u16::from_le_bytes([b[1], b[2]]), id: b[3], len, kind })
+        Ok(GrantRepr {
+            peer: u16::from_le_bytes([b[1], b[2]]),
+            id: b[3],
+            len,
+            kind,
+        })
     }
 
     /// Emit as a /G/ block.
     pub fn emit(&self) -> Block66 {
         let p = self.peer.to_le_bytes();
         let l = self.len.to_le_bytes();
-        Block66::control(block_type::G, [p[0], p[1], self.id, l[0], l[1], self.kind as u8, 0])
+        Block66::control(
+            block_type::G,
+            [p[0], p[1], self.id, l[0], l[1], self.kind as u8, 0],
+        )
     }
 }
 
@@ -762,7 +923,10 @@ fn expect_type(block: &Block66, ty: u8, name: &'static str) -> Result<()> {
         BlockClass::Data => Err(Error::NotControl { expected: ty }),
         BlockClass::BadSync(v) => Err(Error::BadSync { value: v }),
         _ if block.payload as u8 == ty => Ok(()),
-        _ => Err(Error::BadBlockType { found: block.payload as u8, expected: name }),
+        _ => Err(Error::BadBlockType {
+            found: block.payload as u8,
+            expected: name,
+        }),
     }
 }
 
@@ -773,12 +937,27 @@ pub fn sv_package() -> std::string::String {
     use core::fmt::Write;
     use std::string::String;
     let mut s = String::new();
-    let _ = writeln!(s, "// edm_pkg: EDM 64b/66b block types and message field offsets.");
-    let _ = writeln!(s, "// GENERATED from clio-wire (host-sdk/wire/src/edm.rs); do not edit.");
-    let _ = writeln!(s, "// Regenerate: cargo run -p edm --bin edm-report -- --write-pkg ip/edm/rtl/edm_pkg.sv");
+    let _ = writeln!(
+        s,
+        "// edm_pkg: EDM 64b/66b block types and message field offsets."
+    );
+    let _ = writeln!(
+        s,
+        "// GENERATED from clio-wire (host-sdk/wire/src/edm.rs); do not edit."
+    );
+    let _ = writeln!(
+        s,
+        "// Regenerate: cargo run -p edm --bin edm-report -- --write-pkg ip/edm/rtl/edm_pkg.sv"
+    );
     let _ = writeln!(s, "`default_nettype none\n\npackage edm_pkg;\n");
-    let _ = writeln!(s, "    localparam logic [1:0] SYNC_DATA = 2'b{SYNC_DATA:02b};");
-    let _ = writeln!(s, "    localparam logic [1:0] SYNC_CTRL = 2'b{SYNC_CTRL:02b};\n");
+    let _ = writeln!(
+        s,
+        "    localparam logic [1:0] SYNC_DATA = 2'b{SYNC_DATA:02b};"
+    );
+    let _ = writeln!(
+        s,
+        "    localparam logic [1:0] SYNC_CTRL = 2'b{SYNC_CTRL:02b};\n"
+    );
     let types: [(&str, u8); 20] = {
         use block_type::*;
         [
@@ -809,7 +988,12 @@ pub fn sv_package() -> std::string::String {
     }
     let _ = writeln!(s);
     for k in MsgKind::ALL {
-        let _ = writeln!(s, "    localparam logic [2:0] MSG_KIND_{:<6} = 3'd{};", k.name(), k as u8);
+        let _ = writeln!(
+            s,
+            "    localparam logic [2:0] MSG_KIND_{:<6} = 3'd{};",
+            k.name(),
+            k as u8
+        );
     }
     for o in RmwOp::ALL {
         let _ = writeln!(
@@ -866,7 +1050,14 @@ mod tests {
         let h = MsgHeader::rreq(5, 7, 64);
         assert_eq!(h.wire_blocks(), 2);
         roundtrip(h, &0x1122_3344_5566_7788u64.to_le_bytes());
-        let r = MsgHeader { kind: MsgKind::Rres, last: true, op: None, peer: 9, id: 7, len: 64 };
+        let r = MsgHeader {
+            kind: MsgKind::Rres,
+            last: true,
+            op: None,
+            peer: 9,
+            id: 7,
+            len: 64,
+        };
         assert_eq!(r.wire_blocks(), 9);
         let body: [u8; 64] = core::array::from_fn(|i| i as u8);
         roundtrip(r, &body);
@@ -876,22 +1067,50 @@ mod tests {
     fn all_body_lengths_roundtrip() {
         let data: [u8; 300] = core::array::from_fn(|i| (i * 7 + 3) as u8);
         for len in 0..=200u16 {
-            let r = MsgHeader { kind: MsgKind::Rres, last: len % 2 == 0, op: None, peer: 511, id: 255, len };
+            let r = MsgHeader {
+                kind: MsgKind::Rres,
+                last: len % 2 == 0,
+                op: None,
+                peer: 511,
+                id: 255,
+                len,
+            };
             roundtrip(r, &data[..len as usize]);
         }
         for len in 1..=100u16 {
-            let w = MsgHeader { kind: MsgKind::Wreq, last: true, op: None, peer: 3, id: 1, len };
+            let w = MsgHeader {
+                kind: MsgKind::Wreq,
+                last: true,
+                op: None,
+                peer: 3,
+                id: 1,
+                len,
+            };
             roundtrip(w, &data[..8 + len as usize]);
         }
         for op in RmwOp::ALL {
-            let h = MsgHeader { kind: MsgKind::Rmwreq, last: true, op: Some(op), peer: 1, id: 2, len: op.response_bytes() };
+            let h = MsgHeader {
+                kind: MsgKind::Rmwreq,
+                last: true,
+                op: Some(op),
+                peer: 1,
+                id: 2,
+                len: op.response_bytes(),
+            };
             roundtrip(h, &data[..8 + op.operand_bytes()]);
         }
     }
 
     #[test]
     fn mst_used_for_tiny_bodies() {
-        let r = MsgHeader { kind: MsgKind::Rres, last: true, op: None, peer: 1, id: 1, len: 1 };
+        let r = MsgHeader {
+            kind: MsgKind::Rres,
+            last: true,
+            op: None,
+            peer: 1,
+            id: 1,
+            len: 1,
+        };
         let mut b = [Block66::default(); 2];
         assert_eq!(emit_message(&r, &[1], &mut b).unwrap(), 1);
         assert_eq!(b[0].class(), BlockClass::Mst);
@@ -900,24 +1119,67 @@ mod tests {
     #[test]
     fn errors_name_fields() {
         let mut b = [Block66::default(); 4];
-        let bad = MsgHeader { kind: MsgKind::Rreq, last: true, op: None, peer: 1, id: 1, len: 0 };
-        assert_eq!(emit_message(&bad, &[0; 8], &mut b), Err(Error::BadField { field: "msg.len", value: 0 }));
+        let bad = MsgHeader {
+            kind: MsgKind::Rreq,
+            last: true,
+            op: None,
+            peer: 1,
+            id: 1,
+            len: 0,
+        };
+        assert_eq!(
+            emit_message(&bad, &[0; 8], &mut b),
+            Err(Error::BadField {
+                field: "msg.len",
+                value: 0
+            })
+        );
         let h = MsgHeader::rreq(1, 1, 8);
-        assert!(matches!(emit_message(&h, &[0; 7], &mut b), Err(Error::BadField { field: "msg.body_len", .. })));
+        assert!(matches!(
+            emit_message(&h, &[0; 7], &mut b),
+            Err(Error::BadField {
+                field: "msg.body_len",
+                ..
+            })
+        ));
         let n = emit_message(&h, &[0; 8], &mut b).unwrap();
         let mut out = [0u8; 16];
-        assert_eq!(parse_message(&b[..n - 1], &mut out), Err(Error::Truncated { field: "blocks", need: 2, have: 1 }));
+        assert_eq!(
+            parse_message(&b[..n - 1], &mut out),
+            Err(Error::Truncated {
+                field: "blocks",
+                need: 2,
+                have: 1
+            })
+        );
         let mut bad_kind = b;
         bad_kind[0].payload = (bad_kind[0].payload & !0x0700) | 0x0700;
-        assert_eq!(parse_message(&bad_kind[..n], &mut out), Err(Error::BadField { field: "msg.kind", value: 7 }));
+        assert_eq!(
+            parse_message(&bad_kind[..n], &mut out),
+            Err(Error::BadField {
+                field: "msg.kind",
+                value: 7
+            })
+        );
         let mut no_mt = b;
         no_mt[1] = Block66::IDLE;
-        assert!(matches!(parse_message(&no_mt[..n], &mut out), Err(Error::BadBlockType { expected: "/MT/", .. })));
-        let e = Error::BadField { field: "grant.kind", value: 9 };
+        assert!(matches!(
+            parse_message(&no_mt[..n], &mut out),
+            Err(Error::BadBlockType {
+                expected: "/MT/",
+                ..
+            })
+        ));
+        let e = Error::BadField {
+            field: "grant.kind",
+            value: 9,
+        };
         let mut s = [0u8; 64];
         let mut w = Buf(&mut s, 0);
         core::fmt::write(&mut w, format_args!("{e}")).unwrap();
-        assert!(core::str::from_utf8(&w.0[..w.1]).unwrap().contains("grant.kind"));
+        assert!(core::str::from_utf8(&w.0[..w.1])
+            .unwrap()
+            .contains("grant.kind"));
     }
 
     struct Buf<'a>(&'a mut [u8], usize);
@@ -932,20 +1194,57 @@ mod tests {
 
     #[test]
     fn notify_and_grant_roundtrip() {
-        let n = NotifyRepr { peer: 300, id: 9, size: 4096 };
+        let n = NotifyRepr {
+            peer: 300,
+            id: 9,
+            size: 4096,
+        };
         assert_eq!(NotifyRepr::parse(&n.emit()), Ok(n));
-        let g = GrantRepr { peer: 511, id: 200, len: 256, kind: MsgKind::Rres };
+        let g = GrantRepr {
+            peer: 511,
+            id: 200,
+            len: 256,
+            kind: MsgKind::Rres,
+        };
         assert_eq!(GrantRepr::parse(&g.emit()), Ok(g));
-        assert!(matches!(GrantRepr::parse(&n.emit()), Err(Error::BadBlockType { expected: "/G/", .. })));
+        assert!(matches!(
+            GrantRepr::parse(&n.emit()),
+            Err(Error::BadBlockType {
+                expected: "/G/",
+                ..
+            })
+        ));
         let mut bad = g.emit();
         bad.payload = (bad.payload & !(0xff << 48)) | (0x02 << 48);
-        assert!(matches!(GrantRepr::parse(&bad), Err(Error::BadField { field: "grant.kind", .. })));
+        assert!(matches!(
+            GrantRepr::parse(&bad),
+            Err(Error::BadField {
+                field: "grant.kind",
+                ..
+            })
+        ));
     }
 
     #[test]
     fn edm_types_are_unused_and_far_from_standard() {
         use block_type::*;
-        let std_types = [IDLE, CTRL_OS4, CTRL_START4, OS0_START4, OS0_OS4, START0, OS0_CTRL, TERM0, TERM1, TERM2, TERM3, TERM4, TERM5, TERM6, TERM7];
+        let std_types = [
+            IDLE,
+            CTRL_OS4,
+            CTRL_START4,
+            OS0_START4,
+            OS0_OS4,
+            START0,
+            OS0_CTRL,
+            TERM0,
+            TERM1,
+            TERM2,
+            TERM3,
+            TERM4,
+            TERM5,
+            TERM6,
+            TERM7,
+        ];
         for e in [MS, MT, MST, N, G] {
             for s in std_types {
                 assert!((e ^ s).count_ones() >= 3, "{e:#x} vs {s:#x}");
@@ -956,15 +1255,31 @@ mod tests {
 
     #[test]
     fn view_and_u128_forms() {
-        let g = GrantRepr { peer: 2, id: 3, len: 64, kind: MsgKind::Wreq }.emit();
+        let g = GrantRepr {
+            peer: 2,
+            id: 3,
+            len: 64,
+            kind: MsgKind::Wreq,
+        }
+        .emit();
         let bytes = g.to_bytes();
         let v = BlockView::new_checked(&bytes[..]).unwrap();
         assert_eq!(v.block(), g);
         assert_eq!(v.block_type(), block_type::G);
         assert_eq!(Block66::from_u128(g.to_u128()), g);
-        assert_eq!(BlockView::new_checked(&bytes[..8]).unwrap_err(), Error::Truncated { field: "block", need: 9, have: 8 });
+        assert_eq!(
+            BlockView::new_checked(&bytes[..8]).unwrap_err(),
+            Error::Truncated {
+                field: "block",
+                need: 9,
+                have: 8
+            }
+        );
         let mut bad = bytes;
         bad[0] = 0b11;
-        assert_eq!(BlockView::new_checked(&bad[..]).unwrap_err(), Error::BadSync { value: 3 });
+        assert_eq!(
+            BlockView::new_checked(&bad[..]).unwrap_err(),
+            Error::BadSync { value: 3 }
+        );
     }
 }

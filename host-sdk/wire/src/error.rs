@@ -62,7 +62,11 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             ErrorKind::Truncated { need, have } => {
-                write!(f, "{}: buffer too short ({have} bytes, need {need})", self.field)
+                write!(
+                    f,
+                    "{}: buffer too short ({have} bytes, need {need})",
+                    self.field
+                )
             }
             ErrorKind::Unknown(v) => write!(f, "{}: unknown value {v:#x}", self.field),
             ErrorKind::OutOfRange { value, max } => {

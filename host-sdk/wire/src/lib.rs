@@ -10,6 +10,7 @@
 //! - [`ring`]: the FPGA <-> ARM ring header and descriptors.
 //! - [`pte`]: PTE and bucket layout of the hash page table, and its hash.
 //! - [`edm`]: EDM's 66-bit PHY blocks and memory messages.
+//! - [`xdma`]: the user-BAR register map and packet slots of the PCIe (XDMA) path.
 //! - [`crc`]: CRC32C, the integrity check of packets and descriptors.
 //! - `svgen` (feature `std`): the generated SystemVerilog packages.
 #![cfg_attr(not(test), no_std)]
@@ -28,6 +29,7 @@ pub mod pte;
 pub mod ring;
 #[cfg(feature = "std")]
 pub mod svgen;
+pub mod xdma;
 
 pub use clio::{Header, Opcode, Packet, Status};
 pub use crc::crc32c;

@@ -53,14 +53,21 @@ impl AllocReq {
         if page_shift != 0 && !(12..=30).contains(&page_shift) {
             return Err(Error::new(
                 "alloc.page_shift",
-                ErrorKind::OutOfRange { value: page_shift as u64, max: 30 },
+                ErrorKind::OutOfRange {
+                    value: page_shift as u64,
+                    max: 30,
+                },
             ));
         }
         let rsvd = be16(b, 10) as u64 | (be32(b, 12) as u64) << 16;
         if rsvd != 0 {
             return Err(Error::new("alloc.reserved", ErrorKind::Reserved(rsvd)));
         }
-        Ok(AllocReq { size: be64(b, 0), perms, page_shift })
+        Ok(AllocReq {
+            size: be64(b, 0),
+            perms,
+            page_shift,
+        })
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
@@ -89,7 +96,10 @@ impl AllocResp {
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("alloc_resp.payload", b, Self::LEN)?;
-        Ok(AllocResp { size: be64(b, 0), retries: be32(b, 8) })
+        Ok(AllocResp {
+            size: be64(b, 0),
+            retries: be32(b, 8),
+        })
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
@@ -149,7 +159,10 @@ impl AtomicArgs {
     /// Parse the operands of a CAS.
     pub fn parse_cas(b: &[u8]) -> Result<Self> {
         need("cas.payload", b, Self::CAS_LEN)?;
-        Ok(AtomicArgs::CompareAndSwap { expected: be64(b, 0), new: be64(b, 8) })
+        Ok(AtomicArgs::CompareAndSwap {
+            expected: be64(b, 0),
+            new: be64(b, 8),
+        })
     }
     /// Parse the operand of an FAA.
     pub fn parse_faa(b: &[u8]) -> Result<Self> {
@@ -238,7 +251,10 @@ impl ChaseReq {
         if r.value_len > Self::MAX_VALUE {
             return Err(Error::new(
                 "chase.value_len",
-                ErrorKind::OutOfRange { value: r.value_len as u64, max: Self::MAX_VALUE as u64 },
+                ErrorKind::OutOfRange {
+                    value: r.value_len as u64,
+                    max: Self::MAX_VALUE as u64,
+                },
             ));
         }
         Ok(r)
@@ -278,7 +294,11 @@ impl ChaseResp {
             1 => true,
             v => return Err(Error::new("chase_resp.found", ErrorKind::Unknown(v as u64))),
         };
-        Ok(ChaseResp { node_va: be64(b, 0), hops: be32(b, 8), found })
+        Ok(ChaseResp {
+            node_va: be64(b, 0),
+            hops: be32(b, 8),
+            found,
+        })
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
@@ -303,7 +323,9 @@ impl OffloadReq {
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("offload.payload", b, Self::LEN)?;
-        Ok(OffloadReq { offload: be32(b, 0) })
+        Ok(OffloadReq {
+            offload: be32(b, 0),
+        })
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
@@ -345,7 +367,11 @@ impl InfoResp {
 
     /// The board name as text (up to the first NUL), if it is ASCII.
     pub fn board_name(&self) -> Result<&str> {
-        let end = self.board.iter().position(|&c| c == 0).unwrap_or(self.board.len());
+        let end = self
+            .board
+            .iter()
+            .position(|&c| c == 0)
+            .unwrap_or(self.board.len());
         let s = &self.board[..end];
         if !s.is_ascii() {
             return Err(Error::new("info.board", ErrorKind::Inconsistent));
@@ -381,7 +407,10 @@ impl InfoResp {
         r.board_name()?;
         let rsvd = be32(b, 56);
         if rsvd != 0 {
-            return Err(Error::new("info.reserved", ErrorKind::Reserved(rsvd as u64)));
+            return Err(Error::new(
+                "info.reserved",
+                ErrorKind::Reserved(rsvd as u64),
+            ));
         }
         Ok(r)
     }

@@ -148,8 +148,15 @@ pub struct Pte {
 
 impl Pte {
     /// The empty slot.
-    pub const EMPTY: Pte =
-        Pte { pid: 0, vpn: 0, ppn: 0, perms: 0, allocated: false, valid: false, page_shift: 0 };
+    pub const EMPTY: Pte = Pte {
+        pid: 0,
+        vpn: 0,
+        ppn: 0,
+        perms: 0,
+        allocated: false,
+        valid: false,
+        page_shift: 0,
+    };
 
     /// Parse a slot; an empty (all-zero flags) slot parses as [`Pte::EMPTY`]-like.
     pub fn parse(b: &[u8]) -> Result<Pte> {
@@ -159,7 +166,10 @@ impl Pte {
             return Err(Error::new("pte.flags", ErrorKind::Reserved(flags as u64)));
         }
         if v.perms() & !perms::ALL != 0 {
-            return Err(Error::new("pte.perms", ErrorKind::Reserved(v.perms() as u64)));
+            return Err(Error::new(
+                "pte.perms",
+                ErrorKind::Reserved(v.perms() as u64),
+            ));
         }
         let page_shift = flags >> pte_flags::PAGE_SHIFT_SHIFT;
         let allocated = flags & pte_flags::ALLOCATED != 0;
@@ -167,20 +177,36 @@ impl Pte {
         if allocated && !(MIN_PAGE_SHIFT..=MAX_PAGE_SHIFT).contains(&page_shift) {
             return Err(Error::new(
                 "pte.page_shift",
-                ErrorKind::OutOfRange { value: page_shift as u64, max: MAX_PAGE_SHIFT as u64 },
+                ErrorKind::OutOfRange {
+                    value: page_shift as u64,
+                    max: MAX_PAGE_SHIFT as u64,
+                },
             ));
         }
         if valid && !allocated {
             return Err(Error::new("pte.flags", ErrorKind::Inconsistent));
         }
-        Ok(Pte { pid: v.pid(), vpn: v.vpn(), ppn: v.ppn(), perms: v.perms(), allocated, valid, page_shift })
+        Ok(Pte {
+            pid: v.pid(),
+            vpn: v.vpn(),
+            ppn: v.ppn(),
+            perms: v.perms(),
+            allocated,
+            valid,
+            page_shift,
+        })
     }
 
     /// The flags byte this PTE encodes to.
     pub const fn flags_byte(&self) -> u8 {
-        (self.allocated as u8) * pte_flags::ALLOCATED
-            | (self.valid as u8) * pte_flags::VALID
-            | (self.page_shift << pte_flags::PAGE_SHIFT_SHIFT)
+        let mut f = self.page_shift << pte_flags::PAGE_SHIFT_SHIFT;
+        if self.allocated {
+            f |= pte_flags::ALLOCATED;
+        }
+        if self.valid {
+            f |= pte_flags::VALID;
+        }
+        f
     }
 
     /// Encode into a 16-byte slot.
@@ -189,15 +215,26 @@ impl Pte {
             return Err(Error::truncated("pte", PTE_LEN, b.len()));
         }
         if self.vpn > VPN_MAX {
-            return Err(Error::new("pte.vpn", ErrorKind::OutOfRange { value: self.vpn, max: VPN_MAX }));
+            return Err(Error::new(
+                "pte.vpn",
+                ErrorKind::OutOfRange {
+                    value: self.vpn,
+                    max: VPN_MAX,
+                },
+            ));
         }
         if self.page_shift > 31 {
             return Err(Error::new(
                 "pte.page_shift",
-                ErrorKind::OutOfRange { value: self.page_shift as u64, max: MAX_PAGE_SHIFT as u64 },
+                ErrorKind::OutOfRange {
+                    value: self.page_shift as u64,
+                    max: MAX_PAGE_SHIFT as u64,
+                },
             ));
         }
-        let mut v = PteView { buffer: &mut b[..PTE_LEN] };
+        let mut v = PteView {
+            buffer: &mut b[..PTE_LEN],
+        };
         v.set_pid(self.pid);
         v.set_ppn(self.ppn);
         v.set_vpn(self.vpn);
@@ -314,7 +351,9 @@ impl<T: AsRef<[u8]>> Bucket<T> {
     }
     /// View of slot `i`.
     pub fn slot(&self, i: usize) -> PteView<&[u8]> {
-        PteView { buffer: &self.buffer.as_ref()[i * PTE_LEN..(i + 1) * PTE_LEN] }
+        PteView {
+            buffer: &self.buffer.as_ref()[i * PTE_LEN..(i + 1) * PTE_LEN],
+        }
     }
     /// The slot holding `(pid, vpn)`, comparing every tag as the hardware
     /// does in parallel.
@@ -327,7 +366,9 @@ impl<T: AsRef<[u8]>> Bucket<T> {
     }
     /// Number of allocated slots.
     pub fn used(&self) -> usize {
-        (0..self.slots()).filter(|&i| self.slot(i).allocated()).count()
+        (0..self.slots())
+            .filter(|&i| self.slot(i).allocated())
+            .count()
     }
 }
 
@@ -337,7 +378,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Bucket<T> {
         if i >= self.slots() {
             return Err(Error::new(
                 "bucket.slot",
-                ErrorKind::OutOfRange { value: i as u64, max: self.slots() as u64 - 1 },
+                ErrorKind::OutOfRange {
+                    value: i as u64,
+                    max: self.slots() as u64 - 1,
+                },
             ));
         }
         pte.emit(&mut self.buffer.as_mut()[i * PTE_LEN..(i + 1) * PTE_LEN])
@@ -351,7 +395,11 @@ mod tests {
     #[test]
     fn hash_vectors() {
         for &(pid, vpn, bits, want) in HASH_VECTORS {
-            assert_eq!(bucket_index(pid, vpn, bits), want, "pid {pid} vpn {vpn:#x} bits {bits}");
+            assert_eq!(
+                bucket_index(pid, vpn, bits),
+                want,
+                "pid {pid} vpn {vpn:#x} bits {bits}"
+            );
             assert!(want < (1 << bits));
         }
     }
@@ -369,11 +417,22 @@ mod tests {
 
     #[test]
     fn pte_golden_and_round_trip() {
-        let pte = Pte { pid: 0x11223344, vpn: 0x0000_a1b2_c3d4_e5f6, ppn: 0x55667788, perms: 3, allocated: true, valid: true, page_shift: 22 };
+        let pte = Pte {
+            pid: 0x11223344,
+            vpn: 0x0000_a1b2_c3d4_e5f6,
+            ppn: 0x55667788,
+            perms: 3,
+            allocated: true,
+            valid: true,
+            page_shift: 22,
+        };
         let b = pte.to_bytes();
         assert_eq!(
             b,
-            [0x44, 0x33, 0x22, 0x11, 0x88, 0x77, 0x66, 0x55, 0xf6, 0xe5, 0xd4, 0xc3, 0xb2, 0xa1, 3, 0xb3]
+            [
+                0x44, 0x33, 0x22, 0x11, 0x88, 0x77, 0x66, 0x55, 0xf6, 0xe5, 0xd4, 0xc3, 0xb2, 0xa1,
+                3, 0xb3
+            ]
         );
         assert_eq!(Pte::parse(&b).unwrap(), pte);
         let mut bad = b;
@@ -389,7 +448,15 @@ mod tests {
     fn bucket_find() {
         let mut raw = [0u8; 4 * PTE_LEN];
         let mut bk = Bucket::new_checked(&mut raw[..], 4).unwrap();
-        let pte = Pte { pid: 3, vpn: 9, ppn: 1, perms: 1, allocated: true, valid: false, page_shift: 12 };
+        let pte = Pte {
+            pid: 3,
+            vpn: 9,
+            ppn: 1,
+            perms: 1,
+            allocated: true,
+            valid: false,
+            page_shift: 12,
+        };
         bk.write(2, &pte).unwrap();
         assert_eq!(bk.find(3, 9), Some(2));
         assert_eq!(bk.find(4, 9), None);

@@ -21,7 +21,11 @@ impl Pkg {
         let _ = writeln!(self.out, "  localparam int {name} = {v};");
     }
     fn bits(&mut self, name: &str, width: u32, v: u64) {
-        let _ = writeln!(self.out, "  localparam logic [{}:0] {name} = {width}'h{v:x};", width - 1);
+        let _ = writeln!(
+            self.out,
+            "  localparam logic [{}:0] {name} = {width}'h{v:x};",
+            width - 1
+        );
     }
 }
 
@@ -94,7 +98,10 @@ pub fn clio_pkg() -> String {
     p.int("PTE_OFF_FLAGS", pte::field::FLAGS as u64);
     p.bits("PTE_FLAG_ALLOCATED", 8, pte::pte_flags::ALLOCATED as u64);
     p.bits("PTE_FLAG_VALID", 8, pte::pte_flags::VALID as u64);
-    p.int("PTE_PAGE_SHIFT_SHIFT", pte::pte_flags::PAGE_SHIFT_SHIFT as u64);
+    p.int(
+        "PTE_PAGE_SHIFT_SHIFT",
+        pte::pte_flags::PAGE_SHIFT_SHIFT as u64,
+    );
 
     p.section("Bucket hash: ((vpn ^ rotl64(pid, ROTATE)) * MULTIPLIER) >> (64 - bucket_bits)");
     p.bits("HASH_MULTIPLIER", 64, pte::HASH_MULTIPLIER);
@@ -138,12 +145,44 @@ pub fn clio_pkg() -> String {
     for k in ring::Kind::ALL {
         p.bits(&std::format!("DESC_{}", k.name()), 8, k.raw() as u64);
     }
-    p.bits("DESC_FLAG_FIXED_OR_MOVED", 8, ring::desc_flags::FIXED_OR_MOVED as u64);
+    p.bits(
+        "DESC_FLAG_FIXED_OR_MOVED",
+        8,
+        ring::desc_flags::FIXED_OR_MOVED as u64,
+    );
     p.bits("DESC_FLAG_UPDATE", 8, ring::desc_flags::UPDATE as u64);
+
+    p.section("PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots");
+    p.bits("XDMA_ID", 32, crate::xdma::ID as u64);
+    p.int("XDMA_VERSION", crate::xdma::VERSION as u64);
+    for (name, off) in [
+        ("ID", crate::xdma::reg::ID),
+        ("VERSION", crate::xdma::reg::VERSION),
+        ("H2C_HEAD", crate::xdma::reg::H2C_HEAD),
+        ("H2C_TAIL", crate::xdma::reg::H2C_TAIL),
+        ("C2H_HEAD", crate::xdma::reg::C2H_HEAD),
+        ("C2H_TAIL", crate::xdma::reg::C2H_TAIL),
+        ("SLOT_BYTES", crate::xdma::reg::SLOT_BYTES),
+        ("SLOT_COUNT", crate::xdma::reg::SLOT_COUNT),
+        ("H2C_BASE", crate::xdma::reg::H2C_BASE),
+        ("C2H_BASE", crate::xdma::reg::C2H_BASE),
+        ("STATUS", crate::xdma::reg::STATUS),
+        ("ERRORS", crate::xdma::reg::ERRORS),
+    ] {
+        p.int(&std::format!("XDMA_REG_{name}"), off);
+    }
+    p.int("XDMA_SLOT_HEADER_LEN", crate::xdma::SLOT_HEADER_LEN as u64);
+    p.bits("XDMA_STATUS_READY", 32, crate::xdma::status::READY as u64);
+    p.bits(
+        "XDMA_STATUS_LINK_UP",
+        32,
+        crate::xdma::status::LINK_UP as u64,
+    );
 
     p.section("Integrity check");
     p.bits("CRC32C_POLY_REFLECTED", 32, crate::crc::POLY as u64);
 
-    p.out.push_str("\nendpackage : clio_pkg\n\n`default_nettype wire\n");
+    p.out
+        .push_str("\nendpackage : clio_pkg\n\n`default_nettype wire\n");
     p.out
 }

@@ -40,26 +40,115 @@ prop_compose! {
 
 fn descriptor() -> impl Strategy<Value = Descriptor> {
     prop_oneof![
-        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>(), any::<u8>(), any::<u8>(), any::<bool>())
-            .prop_map(|(tag, pid, req_id, va, size, perms, page_shift, fixed)| Descriptor::AllocReq {
-                tag, pid, req_id, va, size, perms, page_shift, fixed
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u8>(),
+            any::<u8>(),
+            any::<bool>()
+        )
+            .prop_map(|(tag, pid, req_id, va, size, perms, page_shift, fixed)| {
+                Descriptor::AllocReq {
+                    tag,
+                    pid,
+                    req_id,
+                    va,
+                    size,
+                    perms,
+                    page_shift,
+                    fixed,
+                }
             }),
-        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>())
-            .prop_map(|(tag, pid, req_id, va, size)| Descriptor::FreeReq { tag, pid, req_id, va, size }),
-        (any::<u32>(), any::<u64>(), any::<u32>(), any::<u8>(), any::<u32>(), any::<u32>()).prop_map(
-            |(pid, vpn, ppn, page_shift, bucket, slot)| Descriptor::PaConsumed { pid, vpn, ppn, page_shift, bucket, slot }
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>()
+        )
+            .prop_map(|(tag, pid, req_id, va, size)| Descriptor::FreeReq {
+                tag,
+                pid,
+                req_id,
+                va,
+                size
+            }),
+        (
+            any::<u32>(),
+            any::<u64>(),
+            any::<u32>(),
+            any::<u8>(),
+            any::<u32>(),
+            any::<u32>()
+        )
+            .prop_map(
+                |(pid, vpn, ppn, page_shift, bucket, slot)| Descriptor::PaConsumed {
+                    pid,
+                    vpn,
+                    ppn,
+                    page_shift,
+                    bucket,
+                    slot
+                }
+            ),
+        (
+            any::<u8>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u8>(),
+            any::<u32>()
+        )
+            .prop_map(|(status, pid, va, opcode, count)| Descriptor::ErrorReport {
+                status,
+                pid,
+                va,
+                opcode,
+                count
+            }),
+        (any::<u32>(), any::<u32>(), any::<bool>(), pte()).prop_map(
+            |(bucket, slot, update, pte)| Descriptor::PteWrite {
+                bucket,
+                slot,
+                update,
+                pte
+            }
         ),
-        (any::<u8>(), any::<u32>(), any::<u64>(), any::<u8>(), any::<u32>())
-            .prop_map(|(status, pid, va, opcode, count)| Descriptor::ErrorReport { status, pid, va, opcode, count }),
-        (any::<u32>(), any::<u32>(), any::<bool>(), pte())
-            .prop_map(|(bucket, slot, update, pte)| Descriptor::PteWrite { bucket, slot, update, pte }),
-        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>())
-            .prop_map(|(bucket, slot, pid, vpn)| Descriptor::PteRemove { bucket, slot, pid, vpn }),
-        (any::<u32>(), any::<u64>(), any::<u32>()).prop_map(|(pid, vpn, pages)| Descriptor::TlbInvalidate { pid, vpn, pages }),
-        (any::<u8>(), any::<u32>()).prop_map(|(page_shift, ppn)| Descriptor::FreePaPush { page_shift, ppn }),
-        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u8>(), any::<u64>(), any::<u64>(), any::<u32>(), any::<bool>())
-            .prop_map(|(tag, pid, req_id, status, va, size, retries, moved)| Descriptor::Reply {
-                tag, pid, req_id, status, va, size, retries, moved
+        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u64>()).prop_map(
+            |(bucket, slot, pid, vpn)| Descriptor::PteRemove {
+                bucket,
+                slot,
+                pid,
+                vpn
+            }
+        ),
+        (any::<u32>(), any::<u64>(), any::<u32>())
+            .prop_map(|(pid, vpn, pages)| Descriptor::TlbInvalidate { pid, vpn, pages }),
+        (any::<u8>(), any::<u32>())
+            .prop_map(|(page_shift, ppn)| Descriptor::FreePaPush { page_shift, ppn }),
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u8>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u32>(),
+            any::<bool>()
+        )
+            .prop_map(|(tag, pid, req_id, status, va, size, retries, moved)| {
+                Descriptor::Reply {
+                    tag,
+                    pid,
+                    req_id,
+                    status,
+                    va,
+                    size,
+                    retries,
+                    moved,
+                }
             }),
     ]
 }
@@ -180,4 +269,5 @@ fn clio_wire_fuzz_all(bytes: &[u8]) {
         let _ = b.used();
     }
     named(clio_wire::ring::RingHeader::new_checked(bytes).and_then(|h| h.check()));
+    named(clio_wire::xdma::parse_slot(bytes));
 }

@@ -8,14 +8,18 @@ fn check(generated: String, rel: &str) {
         std::fs::write(&path, &generated).unwrap();
         return;
     }
-    let on_disk = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run CLIO_BLESS=1 cargo test -p clio-wire", path.display()));
+    let on_disk = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run CLIO_BLESS=1 cargo test -p clio-wire",
+            path.display()
+        )
+    });
     if on_disk != generated {
         let line = on_disk
             .lines()
             .zip(generated.lines())
             .position(|(a, b)| a != b)
-            .map_or_else(|| on_disk.lines().count().min(generated.lines().count()), |i| i);
+            .unwrap_or_else(|| on_disk.lines().count().min(generated.lines().count()));
         panic!(
             "{} differs from the wire crate at line {}; run CLIO_BLESS=1 cargo test -p clio-wire",
             path.display(),
@@ -26,5 +30,8 @@ fn check(generated: String, rel: &str) {
 
 #[test]
 fn clio_pkg_matches_crate() {
-    check(clio_wire::svgen::clio_pkg(), "../../ip/fastpath/rtl/clio_pkg.sv");
+    check(
+        clio_wire::svgen::clio_pkg(),
+        "../../ip/fastpath/rtl/clio_pkg.sv",
+    );
 }

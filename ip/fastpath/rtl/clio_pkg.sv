@@ -135,6 +135,25 @@ package clio_pkg;
   localparam logic [7:0] DESC_FLAG_FIXED_OR_MOVED = 8'h1;
   localparam logic [7:0] DESC_FLAG_UPDATE = 8'h2;
 
+  // PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots
+  localparam logic [31:0] XDMA_ID = 32'h4f494c43;
+  localparam int XDMA_VERSION = 1;
+  localparam int XDMA_REG_ID = 0;
+  localparam int XDMA_REG_VERSION = 4;
+  localparam int XDMA_REG_H2C_HEAD = 8;
+  localparam int XDMA_REG_H2C_TAIL = 12;
+  localparam int XDMA_REG_C2H_HEAD = 16;
+  localparam int XDMA_REG_C2H_TAIL = 20;
+  localparam int XDMA_REG_SLOT_BYTES = 24;
+  localparam int XDMA_REG_SLOT_COUNT = 28;
+  localparam int XDMA_REG_H2C_BASE = 32;
+  localparam int XDMA_REG_C2H_BASE = 40;
+  localparam int XDMA_REG_STATUS = 48;
+  localparam int XDMA_REG_ERRORS = 52;
+  localparam int XDMA_SLOT_HEADER_LEN = 4;
+  localparam logic [31:0] XDMA_STATUS_READY = 32'h1;
+  localparam logic [31:0] XDMA_STATUS_LINK_UP = 32'h2;
+
   // Integrity check
   localparam logic [31:0] CRC32C_POLY_REFLECTED = 32'h82f63b78;
 

@@ -56,7 +56,10 @@ impl RingMemory for [u8] {
 /// by whoever owns the memory at boot).
 pub fn init<M: RingMemory + ?Sized>(mem: &mut M, slot_count: u32) -> Result<()> {
     if slot_count == 0 || !slot_count.is_power_of_two() {
-        return Err(Error::new("ring.slot_count", ErrorKind::Unknown(slot_count as u64)));
+        return Err(Error::new(
+            "ring.slot_count",
+            ErrorKind::Unknown(slot_count as u64),
+        ));
     }
     let need = ring_bytes(slot_count);
     if mem.len() < need {
@@ -77,7 +80,11 @@ fn attach<M: RingMemory + ?Sized>(mem: &M) -> Result<u32> {
     mem.read(0, &mut h);
     let count = super::RingHeader::new_checked(&h[..])?.check()?;
     if mem.len() < ring_bytes(count) {
-        return Err(Error::truncated("ring.memory", ring_bytes(count), mem.len()));
+        return Err(Error::truncated(
+            "ring.memory",
+            ring_bytes(count),
+            mem.len(),
+        ));
     }
     Ok(count)
 }
@@ -96,7 +103,10 @@ pub struct Producer {
 impl Producer {
     /// Attach to an initialised ring that carries `dir` descriptors.
     pub fn attach<M: RingMemory + ?Sized>(mem: &M, dir: Direction) -> Result<Self> {
-        Ok(Producer { count: attach(mem)?, dir })
+        Ok(Producer {
+            count: attach(mem)?,
+            dir,
+        })
     }
 
     /// Slots in the ring.
@@ -113,18 +123,30 @@ impl Producer {
 
     /// Publish one descriptor. A descriptor of the wrong direction is a
     /// programming error reported as `ring.kind`, never written.
-    pub fn push<M: RingMemory + ?Sized>(&mut self, mem: &mut M, d: &Descriptor) -> core::result::Result<(), PushError> {
+    pub fn push<M: RingMemory + ?Sized>(
+        &mut self,
+        mem: &mut M,
+        d: &Descriptor,
+    ) -> core::result::Result<(), PushError> {
         if d.kind().is_rx() != (self.dir == Direction::Rx) {
-            return Err(PushError::Invalid(Error::new("ring.kind", ErrorKind::Inconsistent)));
+            return Err(PushError::Invalid(Error::new(
+                "ring.kind",
+                ErrorKind::Inconsistent,
+            )));
         }
         let mut slot = [0u8; SLOT_LEN];
         d.emit(&mut slot).map_err(PushError::Invalid)?;
-        self.push_raw(mem, &slot).map_err(|RingFull| PushError::Full)
+        self.push_raw(mem, &slot)
+            .map_err(|RingFull| PushError::Full)
     }
 
     /// Publish a raw slot image as is (used by tests and fault injection to
     /// place a deliberately corrupt descriptor).
-    pub fn push_raw<M: RingMemory + ?Sized>(&mut self, mem: &mut M, slot: &[u8; SLOT_LEN]) -> core::result::Result<(), RingFull> {
+    pub fn push_raw<M: RingMemory + ?Sized>(
+        &mut self,
+        mem: &mut M,
+        slot: &[u8; SLOT_LEN],
+    ) -> core::result::Result<(), RingFull> {
         let head = mem.load_u32(header_field::HEAD);
         let tail = mem.load_u32(header_field::TAIL);
         if head.wrapping_sub(tail) >= self.count {
@@ -157,7 +179,10 @@ pub struct Consumer {
 impl Consumer {
     /// Attach to an initialised ring that carries `dir` descriptors.
     pub fn attach<M: RingMemory + ?Sized>(mem: &M, dir: Direction) -> Result<Self> {
-        Ok(Consumer { count: attach(mem)?, dir })
+        Ok(Consumer {
+            count: attach(mem)?,
+            dir,
+        })
     }
 
     /// Slots in the ring.
@@ -187,7 +212,10 @@ impl Consumer {
             // that holds no descriptors.
             return Some(Err(Error::new(
                 "ring.head",
-                ErrorKind::OutOfRange { value: used as u64, max: self.count as u64 },
+                ErrorKind::OutOfRange {
+                    value: used as u64,
+                    max: self.count as u64,
+                },
             )));
         }
         let mut slot = [0u8; SLOT_LEN];
@@ -216,29 +244,70 @@ mod tests {
         // Many laps around a 4-slot ring.
         for round in 0..10u32 {
             for i in 0..4 {
-                p.push(&mut mem[..], &Descriptor::FreePaPush { page_shift: 12, ppn: round * 4 + i }).unwrap();
+                p.push(
+                    &mut mem[..],
+                    &Descriptor::FreePaPush {
+                        page_shift: 12,
+                        ppn: round * 4 + i,
+                    },
+                )
+                .unwrap();
             }
-            assert_eq!(p.push(&mut mem[..], &Descriptor::FreePaPush { page_shift: 12, ppn: 0 }), Err(PushError::Full));
+            assert_eq!(
+                p.push(
+                    &mut mem[..],
+                    &Descriptor::FreePaPush {
+                        page_shift: 12,
+                        ppn: 0
+                    }
+                ),
+                Err(PushError::Full)
+            );
             for i in 0..4 {
                 assert_eq!(
                     c.pop(&mut mem[..]).unwrap().unwrap(),
-                    Descriptor::FreePaPush { page_shift: 12, ppn: round * 4 + i }
+                    Descriptor::FreePaPush {
+                        page_shift: 12,
+                        ppn: round * 4 + i
+                    }
                 );
             }
             assert!(c.pop(&mut mem[..]).is_none());
         }
         // A corrupt slot is consumed, counted and named; the next one is fine.
         let mut bad = [0u8; SLOT_LEN];
-        Descriptor::FreePaPush { page_shift: 12, ppn: 1 }.emit(&mut bad).unwrap();
+        Descriptor::FreePaPush {
+            page_shift: 12,
+            ppn: 1,
+        }
+        .emit(&mut bad)
+        .unwrap();
         bad[25] ^= 0x40;
         p.push_raw(&mut mem[..], &bad).unwrap();
-        p.push(&mut mem[..], &Descriptor::TlbInvalidate { pid: 1, vpn: 2, pages: 3 }).unwrap();
+        p.push(
+            &mut mem[..],
+            &Descriptor::TlbInvalidate {
+                pid: 1,
+                vpn: 2,
+                pages: 3,
+            },
+        )
+        .unwrap();
         assert_eq!(c.pop(&mut mem[..]).unwrap().unwrap_err().field, "ring.crc");
         assert_eq!(mem[..].load_u32(header_field::REJECTED), 1);
         assert!(c.pop(&mut mem[..]).unwrap().is_ok());
         // Wrong direction is refused before anything is written.
         assert!(matches!(
-            p.push(&mut mem[..], &Descriptor::FreeReq { tag: 0, pid: 1, req_id: 1, va: 0, size: 1 }),
+            p.push(
+                &mut mem[..],
+                &Descriptor::FreeReq {
+                    tag: 0,
+                    pid: 1,
+                    req_id: 1,
+                    va: 0,
+                    size: 1
+                }
+            ),
             Err(PushError::Invalid(_))
         ));
     }

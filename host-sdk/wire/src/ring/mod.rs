@@ -288,7 +288,16 @@ impl Descriptor {
         s[slot_field::KIND] = self.kind().raw();
         use slot_field::*;
         match *self {
-            Descriptor::AllocReq { tag, pid, req_id, va, size, perms, page_shift, fixed } => {
+            Descriptor::AllocReq {
+                tag,
+                pid,
+                req_id,
+                va,
+                size,
+                perms,
+                page_shift,
+                fixed,
+            } => {
                 s[FLAGS] = if fixed { desc_flags::FIXED_OR_MOVED } else { 0 };
                 s[PAGE_SHIFT] = page_shift;
                 set_le32(s, PID, pid);
@@ -298,14 +307,27 @@ impl Descriptor {
                 set_le64(s, B, size);
                 s[C] = perms;
             }
-            Descriptor::FreeReq { tag, pid, req_id, va, size } => {
+            Descriptor::FreeReq {
+                tag,
+                pid,
+                req_id,
+                va,
+                size,
+            } => {
                 set_le32(s, PID, pid);
                 set_le32(s, TAG, tag);
                 set_le32(s, REQ_ID, req_id);
                 set_le64(s, A, va);
                 set_le64(s, B, size);
             }
-            Descriptor::PaConsumed { pid, vpn, ppn, page_shift, bucket, slot } => {
+            Descriptor::PaConsumed {
+                pid,
+                vpn,
+                ppn,
+                page_shift,
+                bucket,
+                slot,
+            } => {
                 s[PAGE_SHIFT] = page_shift;
                 set_le32(s, PID, pid);
                 set_le64(s, A, vpn);
@@ -313,20 +335,37 @@ impl Descriptor {
                 set_le64(s, C, bucket as u64);
                 set_le32(s, F, slot);
             }
-            Descriptor::ErrorReport { status, pid, va, opcode, count } => {
+            Descriptor::ErrorReport {
+                status,
+                pid,
+                va,
+                opcode,
+                count,
+            } => {
                 s[STATUS] = status;
                 set_le32(s, PID, pid);
                 set_le64(s, A, va);
                 s[B] = opcode;
                 set_le32(s, F, count);
             }
-            Descriptor::PteWrite { bucket, slot, update, pte } => {
+            Descriptor::PteWrite {
+                bucket,
+                slot,
+                update,
+                pte,
+            } => {
                 s[FLAGS] = if update { desc_flags::UPDATE } else { 0 };
-                pte.emit(&mut s[A..A + PTE_LEN]).map_err(|e| Error::new("ring.pte", e.kind))?;
+                pte.emit(&mut s[A..A + PTE_LEN])
+                    .map_err(|e| Error::new("ring.pte", e.kind))?;
                 set_le64(s, C, bucket as u64);
                 set_le32(s, F, slot);
             }
-            Descriptor::PteRemove { bucket, slot, pid, vpn } => {
+            Descriptor::PteRemove {
+                bucket,
+                slot,
+                pid,
+                vpn,
+            } => {
                 set_le32(s, PID, pid);
                 set_le64(s, A, vpn);
                 set_le64(s, C, bucket as u64);
@@ -341,7 +380,16 @@ impl Descriptor {
                 s[PAGE_SHIFT] = page_shift;
                 set_le64(s, B, ppn as u64);
             }
-            Descriptor::Reply { tag, pid, req_id, status, va, size, retries, moved } => {
+            Descriptor::Reply {
+                tag,
+                pid,
+                req_id,
+                status,
+                va,
+                size,
+                retries,
+                moved,
+            } => {
                 s[FLAGS] = if moved { desc_flags::FIXED_OR_MOVED } else { 0 };
                 s[STATUS] = status;
                 set_le32(s, PID, pid);
@@ -368,7 +416,10 @@ impl Descriptor {
         let carried = le32(s, CRC);
         let computed = crc32c(&s[..CRC]);
         if carried != computed {
-            return Err(Error::new("ring.crc", ErrorKind::Checksum { carried, computed }));
+            return Err(Error::new(
+                "ring.crc",
+                ErrorKind::Checksum { carried, computed },
+            ));
         }
         let kind = Kind::parse(s[KIND])?;
         if kind.is_rx() != (dir == Direction::Rx) {
@@ -381,7 +432,13 @@ impl Descriptor {
         let u32_of = |field: &'static str, at: usize| -> Result<u32> {
             let v = le64(s, at);
             u32::try_from(v).map_err(|_| {
-                Error::new(field, ErrorKind::OutOfRange { value: v, max: u32::MAX as u64 })
+                Error::new(
+                    field,
+                    ErrorKind::OutOfRange {
+                        value: v,
+                        max: u32::MAX as u64,
+                    },
+                )
             })
         };
         let d = match kind {
@@ -429,9 +486,11 @@ impl Descriptor {
                 pid: le32(s, PID),
                 vpn: le64(s, A),
             },
-            Kind::TlbInvalidate => {
-                Descriptor::TlbInvalidate { pid: le32(s, PID), vpn: le64(s, A), pages: le32(s, F) }
-            }
+            Kind::TlbInvalidate => Descriptor::TlbInvalidate {
+                pid: le32(s, PID),
+                vpn: le64(s, A),
+                pages: le32(s, F),
+            },
             Kind::FreePaPush => Descriptor::FreePaPush {
                 page_shift: s[PAGE_SHIFT],
                 ppn: u32_of("ring.free_pa_push.ppn", B)?,
@@ -452,7 +511,10 @@ impl Descriptor {
         let mut canon = [0u8; SLOT_LEN];
         d.emit(&mut canon)?;
         if let Some(i) = (0..CRC).find(|&i| canon[i] != s[i]) {
-            return Err(Error::new(slot_field_name(i), ErrorKind::Reserved(s[i] as u64)));
+            return Err(Error::new(
+                slot_field_name(i),
+                ErrorKind::Reserved(s[i] as u64),
+            ));
         }
         Ok(d)
     }
@@ -529,13 +591,22 @@ impl<T: AsRef<[u8]>> RingHeader<T> {
     /// Validate magic, version, slot size and count; returns the count.
     pub fn check(&self) -> Result<u32> {
         if self.magic() != MAGIC {
-            return Err(Error::new("ring.magic", ErrorKind::Unknown(self.magic() as u64)));
+            return Err(Error::new(
+                "ring.magic",
+                ErrorKind::Unknown(self.magic() as u64),
+            ));
         }
         if self.version() != VERSION {
-            return Err(Error::new("ring.version", ErrorKind::Unknown(self.version() as u64)));
+            return Err(Error::new(
+                "ring.version",
+                ErrorKind::Unknown(self.version() as u64),
+            ));
         }
         if self.slot_size() as usize != SLOT_LEN {
-            return Err(Error::new("ring.slot_size", ErrorKind::Unknown(self.slot_size() as u64)));
+            return Err(Error::new(
+                "ring.slot_size",
+                ErrorKind::Unknown(self.slot_size() as u64),
+            ));
         }
         let n = self.slot_count();
         if n == 0 || !n.is_power_of_two() {
@@ -543,7 +614,13 @@ impl<T: AsRef<[u8]>> RingHeader<T> {
         }
         let used = self.head().wrapping_sub(self.tail());
         if used > n {
-            return Err(Error::new("ring.head", ErrorKind::OutOfRange { value: used as u64, max: n as u64 }));
+            return Err(Error::new(
+                "ring.head",
+                ErrorKind::OutOfRange {
+                    value: used as u64,
+                    max: n as u64,
+                },
+            ));
         }
         Ok(n)
     }
@@ -553,7 +630,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> RingHeader<T> {
     /// Initialise an empty ring of `slot_count` slots.
     pub fn init(&mut self, slot_count: u32) -> Result<()> {
         if slot_count == 0 || !slot_count.is_power_of_two() {
-            return Err(Error::new("ring.slot_count", ErrorKind::Unknown(slot_count as u64)));
+            return Err(Error::new(
+                "ring.slot_count",
+                ErrorKind::Unknown(slot_count as u64),
+            ));
         }
         let b = self.buffer.as_mut();
         b[..HEADER_LEN].fill(0);
@@ -604,32 +684,66 @@ mod tests {
         h.set_head(9);
         assert_eq!(h.check().unwrap_err().field, "ring.head");
         assert_eq!(&b[..12], &[0x43, 0x4c, 0x52, 0x47, 1, 0, 64, 0, 8, 0, 0, 0]);
-        assert_eq!(RingHeader::new_checked(&mut b[..]).unwrap().init(6).unwrap_err().field, "ring.slot_count");
+        assert_eq!(
+            RingHeader::new_checked(&mut b[..])
+                .unwrap()
+                .init(6)
+                .unwrap_err()
+                .field,
+            "ring.slot_count"
+        );
     }
 
     #[test]
     fn descriptor_direction_and_reserved() {
-        let d = Descriptor::FreePaPush { page_shift: 22, ppn: 77 };
+        let d = Descriptor::FreePaPush {
+            page_shift: 22,
+            ppn: 77,
+        };
         let mut s = [0u8; SLOT_LEN];
         d.emit(&mut s).unwrap();
         assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), d);
-        assert_eq!(Descriptor::parse(&s, Direction::Rx).unwrap_err().field, "ring.kind");
+        assert_eq!(
+            Descriptor::parse(&s, Direction::Rx).unwrap_err().field,
+            "ring.kind"
+        );
         // A stray byte in an unused operand, with a fixed-up CRC, is rejected by name.
         s[44] = 1;
         let crc = crc32c(&s[..60]);
         s[60..].copy_from_slice(&crc.to_le_bytes());
-        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap_err().field, "ring.d");
+        assert_eq!(
+            Descriptor::parse(&s, Direction::Tx).unwrap_err().field,
+            "ring.d"
+        );
         s[44] = 0;
-        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap_err().field, "ring.crc");
+        assert_eq!(
+            Descriptor::parse(&s, Direction::Tx).unwrap_err().field,
+            "ring.crc"
+        );
     }
 
     #[test]
     fn golden_reply() {
-        let d = Descriptor::Reply { tag: 5, pid: 2, req_id: 9, status: 0, va: 0x40_0000, size: 0x80_0000, retries: 3, moved: true };
+        let d = Descriptor::Reply {
+            tag: 5,
+            pid: 2,
+            req_id: 9,
+            status: 0,
+            va: 0x40_0000,
+            size: 0x80_0000,
+            retries: 3,
+            moved: true,
+        };
         let mut s = [0u8; SLOT_LEN];
         d.emit(&mut s).unwrap();
-        assert_eq!(&s[..16], &[0x85, 1, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0]);
-        assert_eq!(&s[16..32], &[0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            &s[..16],
+            &[0x85, 1, 0, 0, 2, 0, 0, 0, 5, 0, 0, 0, 9, 0, 0, 0]
+        );
+        assert_eq!(
+            &s[16..32],
+            &[0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0, 0x80, 0, 0, 0, 0, 0]
+        );
         assert_eq!(&s[56..60], &[3, 0, 0, 0]);
         assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), d);
     }
