@@ -1,0 +1,572 @@
+//! The board configuration types and every derived value.
+//!
+//! All types are plain `Copy` data that can be built in a `const` context, so a
+//! `no_std` firmware can hold its board as a `const` generated at build time.
+//! Derived values (page-table geometry, dedup entries, ...) are computed here
+//! and nowhere else, so the fast path, the slow path, the emulator and the host
+//! tool never disagree on them.
+
+use core::fmt;
+
+/// Bytes in one page-table entry, from the PTE layout in `clio-wire` (16 B).
+pub const PTE_BYTES: u64 = clio_wire::pte::PTE_LEN as u64;
+
+/// Bytes of one ring descriptor slot, from the ring format in `clio-wire` (64 B).
+pub const RING_SLOT_BYTES: u64 = clio_wire::ring::SLOT_LEN as u64;
+
+/// Longest board name, in bytes.
+pub const NAME_CAPACITY: usize = 32;
+
+/// A short ASCII-or-UTF-8 name stored inline, so it is `Copy` and `const`-constructible.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Name {
+    bytes: [u8; NAME_CAPACITY],
+    len: u8,
+}
+
+impl Name {
+    /// Builds a name; `None` if `s` is longer than [`NAME_CAPACITY`] bytes.
+    pub const fn try_new(s: &str) -> Option<Self> {
+        let src = s.as_bytes();
+        if src.len() > NAME_CAPACITY {
+            return None;
+        }
+        let mut bytes = [0u8; NAME_CAPACITY];
+        let mut i = 0;
+        while i < src.len() {
+            bytes[i] = src[i];
+            i += 1;
+        }
+        Some(Self {
+            bytes,
+            len: src.len() as u8,
+        })
+    }
+
+    /// Builds a name in a `const` context; a name longer than [`NAME_CAPACITY`]
+    /// bytes is a compile-time error there (and a panic at run time).
+    pub const fn new(s: &str) -> Self {
+        match Self::try_new(s) {
+            Some(name) => name,
+            None => panic!("board name longer than NAME_CAPACITY bytes"),
+        }
+    }
+
+    /// The name as a string slice.
+    pub fn as_str(&self) -> &str {
+        // Built from a `&str` prefix of whole characters, so always valid UTF-8.
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+impl fmt::Debug for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self.as_str(), f)
+    }
+}
+
+impl fmt::Display for Name {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Which kind of board a configuration describes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BoardKind {
+    /// Xilinx ZCU106 (Zynq UltraScale+ MPSoC): FPGA fast path + ARM slow path.
+    Zcu106,
+    /// Xilinx Alveo U200 PCIe card reached over XDMA (EDM fabric).
+    AlveoU200,
+    /// The emulated board process (fast-path model + slow-path library).
+    Emulator,
+}
+
+impl BoardKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [BoardKind; 3] = [BoardKind::Zcu106, BoardKind::AlveoU200, BoardKind::Emulator];
+
+    /// The spelling used in the TOML files (`board.kind`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            BoardKind::Zcu106 => "zcu106",
+            BoardKind::AlveoU200 => "alveo-u200",
+            BoardKind::Emulator => "emulator",
+        }
+    }
+
+    /// Parses the TOML spelling.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// Physical form of the board's network ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PortKind {
+    /// 10G SFP+ cages (ZCU106).
+    SfpPlus,
+    /// 100G QSFP28 cages (Alveo U200).
+    Qsfp28,
+    /// No physical port: UDP over the host's loopback or a network namespace.
+    Loopback,
+}
+
+impl PortKind {
+    /// Every kind, in a fixed order.
+    pub const ALL: [PortKind; 3] = [PortKind::SfpPlus, PortKind::Qsfp28, PortKind::Loopback];
+
+    /// The spelling used in the TOML files (`network.port_kind`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            PortKind::SfpPlus => "sfp+",
+            PortKind::Qsfp28 => "qsfp28",
+            PortKind::Loopback => "loopback",
+        }
+    }
+
+    /// Parses the TOML spelling.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// A contiguous range of board physical addresses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Region {
+    /// First byte.
+    pub base: u64,
+    /// Length in bytes.
+    pub size: u64,
+}
+
+impl Region {
+    /// One past the last byte (saturating, so a malformed region never wraps).
+    pub const fn end(&self) -> u64 {
+        self.base.saturating_add(self.size)
+    }
+
+    /// Whether `other` lies entirely inside `self`.
+    pub const fn contains(&self, other: &Region) -> bool {
+        other.base >= self.base && other.end() <= self.end()
+    }
+
+    /// Whether the two regions share at least one byte.
+    pub const fn overlaps(&self, other: &Region) -> bool {
+        self.size != 0 && other.size != 0 && self.base < other.end() && other.base < self.end()
+    }
+}
+
+impl fmt::Display for Region {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:#x}..{:#x}", self.base, self.end())
+    }
+}
+
+/// Set of supported page sizes: bit `n` set means pages of `2^n` bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PageSizes(pub u64);
+
+impl PageSizes {
+    /// The empty set.
+    pub const EMPTY: PageSizes = PageSizes(0);
+
+    /// Adds `bytes` (must be a power of two below 2^64).
+    pub const fn with(self, bytes: u64) -> Self {
+        PageSizes(self.0 | bytes)
+    }
+
+    /// Whether pages of `bytes` are supported.
+    pub const fn contains(&self, bytes: u64) -> bool {
+        bytes.is_power_of_two() && self.0 & bytes != 0
+    }
+
+    /// Number of sizes in the set.
+    pub const fn len(&self) -> u32 {
+        self.0.count_ones()
+    }
+
+    /// Whether the set is empty.
+    pub const fn is_empty(&self) -> bool {
+        self.0 == 0
+    }
+
+    /// Smallest size in bytes, 0 if empty.
+    pub const fn smallest(&self) -> u64 {
+        self.0 & self.0.wrapping_neg()
+    }
+
+    /// Largest size in bytes, 0 if empty.
+    pub const fn largest(&self) -> u64 {
+        if self.0 == 0 {
+            0
+        } else {
+            1u64 << (63 - self.0.leading_zeros())
+        }
+    }
+
+    /// The sizes in bytes, smallest first.
+    pub fn iter(&self) -> impl Iterator<Item = u64> {
+        let bits = self.0;
+        (0..64).map(|s| 1u64 << s).filter(move |b| bits & b != 0)
+    }
+}
+
+/// Board identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Board {
+    /// Human name, e.g. `zcu106`.
+    pub name: Name,
+    /// Which hardware (or the emulator) this is.
+    pub kind: BoardKind,
+}
+
+/// Board DRAM reachable by the fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dram {
+    /// Physical base address.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+impl Dram {
+    /// The DRAM as a region.
+    pub const fn region(&self) -> Region {
+        Region {
+            base: self.base,
+            size: self.size,
+        }
+    }
+}
+
+/// How board DRAM is carved up. Regions lie inside DRAM and never overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Regions {
+    /// Reserved for the slow-path firmware image, its stack and heap.
+    pub firmware: Region,
+    /// The FPGA↔ARM ring buffers ([`Rings`] locates each ring inside).
+    pub rings: Region,
+    /// Packet buffers of the fast-path network stack.
+    pub net_buffers: Region,
+    /// The hash page table (must hold [`BoardConfig::page_table_bytes`]).
+    pub page_table: Region,
+    /// Physical pages handed out to applications.
+    pub data: Region,
+}
+
+impl Regions {
+    /// Every region with its dotted key, in address-layout order of the shipped files.
+    pub const fn named(&self) -> [(&'static str, Region); 5] {
+        [
+            ("regions.firmware", self.firmware),
+            ("regions.rings", self.rings),
+            ("regions.net_buffers", self.net_buffers),
+            ("regions.page_table", self.page_table),
+            ("regions.data", self.data),
+        ]
+    }
+}
+
+/// Supported page sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pages {
+    /// Every size the board can map.
+    pub sizes: PageSizes,
+    /// The size used when an allocation does not ask for one (4 MiB in the prototype).
+    pub default_size: u64,
+}
+
+/// Hash page-table geometry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PageTable {
+    /// PTE slots per bucket, fetched in one DRAM access (prototype: 16).
+    pub slots_per_bucket: u32,
+    /// Slots per physical page of the smallest size (2: the table is twice the pages).
+    pub slot_factor: u32,
+}
+
+/// Fast-path TLB.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tlb {
+    /// CAM entries (prototype: 64).
+    pub entries: u32,
+}
+
+/// Free physical-page FIFOs the ARM keeps topped up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FreePaFifo {
+    /// Entries per page size (prototype: 32).
+    pub depth: u32,
+}
+
+/// One ring buffer in the ring region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Ring {
+    /// Physical address of slot 0.
+    pub base: u64,
+    /// Number of slots (a power of two, so indices wrap by mask).
+    pub slots: u32,
+}
+
+/// The FPGA↔ARM rings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Rings {
+    /// Bytes per descriptor slot.
+    pub slot_bytes: u32,
+    /// FPGA → ARM (allocation requests, PA-consumed notices, errors).
+    pub rx: Ring,
+    /// ARM → FPGA (PTE inserts/removes, TLB shootdowns, free PAs, replies).
+    pub tx: Ring,
+}
+
+/// Fast-path datapath.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FastPath {
+    /// Clock in MHz (250 on ZCU106).
+    pub clock_mhz: u32,
+    /// Datapath width in bits (512).
+    pub datapath_bits: u32,
+}
+
+/// Network identity and ports.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Network {
+    /// Board MAC address.
+    pub mac: [u8; 6],
+    /// Board IPv4 address.
+    pub ipv4: [u8; 4],
+    /// UDP port the board serves.
+    pub udp_port: u16,
+    /// Largest UDP payload per packet in bytes (1450 in the prototype).
+    pub mtu_payload: u32,
+    /// Number of network ports.
+    pub ports: u32,
+    /// Line rate of each port in Gbit/s.
+    pub port_gbps: u32,
+    /// Physical form of the ports.
+    pub port_kind: PortKind,
+}
+
+/// Dedup buffer of recently executed non-idempotent requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dedup {
+    /// Buffer capacity in bytes (≈ 3 × TIMEOUT × bandwidth; 30 KiB).
+    pub buffer_bytes: u64,
+    /// Bytes per remembered request.
+    pub entry_bytes: u32,
+}
+
+/// Request-level timeouts used by the host SDK against this board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Timeouts {
+    /// Give up on a request (all retries included) after this many µs.
+    pub request_us: u64,
+    /// Lower bound of the retransmission timeout in µs.
+    pub rto_min_us: u64,
+    /// Upper bound of the retransmission timeout in µs.
+    pub rto_max_us: u64,
+    /// Retries per request before reporting failure.
+    pub retry_budget: u32,
+}
+
+/// Virtual address space served by the board.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct VaSpace {
+    /// VA width in bits (50).
+    pub bits: u32,
+    /// Size of a vRegion, the unit of distribution across boards (1 GiB).
+    pub vregion_bytes: u64,
+    /// Largest number of concurrently open PIDs.
+    pub max_pids: u32,
+}
+
+/// PCIe/XDMA attachment of a card (Alveo U200 only).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Pcie {
+    /// PCI vendor id.
+    pub vendor_id: u16,
+    /// PCI device id.
+    pub device_id: u16,
+    /// BAR carrying the user AXI-Lite registers.
+    pub user_bar: u8,
+    /// Offset of the EDM control registers inside the user BAR.
+    pub user_offset: u64,
+    /// Host-to-card DMA channels.
+    pub h2c_channels: u8,
+    /// Card-to-host DMA channels.
+    pub c2h_channels: u8,
+    /// XDMA driver instance: device files are `/dev/xdma<N>_*`.
+    pub xdma_instance: u32,
+}
+
+/// A complete, resolved board configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BoardConfig {
+    /// Identity.
+    pub board: Board,
+    /// DRAM.
+    pub dram: Dram,
+    /// DRAM layout.
+    pub regions: Regions,
+    /// Page sizes.
+    pub pages: Pages,
+    /// Page-table geometry.
+    pub page_table: PageTable,
+    /// TLB.
+    pub tlb: Tlb,
+    /// Free-PA FIFOs.
+    pub free_pa_fifo: FreePaFifo,
+    /// FPGA↔ARM rings.
+    pub rings: Rings,
+    /// Fast-path clock and width.
+    pub fastpath: FastPath,
+    /// Network identity.
+    pub network: Network,
+    /// Dedup buffer.
+    pub dedup: Dedup,
+    /// Timeouts.
+    pub timeouts: Timeouts,
+    /// VA space.
+    pub va: VaSpace,
+    /// PCIe attachment (present exactly for Alveo U200).
+    pub pcie: Option<Pcie>,
+}
+
+/// The derived values, in one place.
+impl BoardConfig {
+    /// Physical pages of `page_bytes` in the data region (0 if the size is not supported).
+    pub const fn data_pages(&self, page_bytes: u64) -> u64 {
+        if self.pages.sizes.contains(page_bytes) {
+            self.regions.data.size / page_bytes
+        } else {
+            0
+        }
+    }
+
+    /// The page size the page table is sized for: the smallest supported one.
+    ///
+    /// Any mix of page sizes maps at most as many pages as an all-smallest
+    /// mapping, so sizing for the smallest size means the table never runs
+    /// out of slots whatever sizes applications pick.
+    pub const fn page_table_sizing_page(&self) -> u64 {
+        self.pages.sizes.smallest()
+    }
+
+    /// Slots the table must have at least: `slot_factor` × data pages of the smallest size.
+    pub const fn page_table_slots_needed(&self) -> u64 {
+        (self.page_table.slot_factor as u64)
+            .saturating_mul(self.data_pages(self.page_table_sizing_page()))
+    }
+
+    /// Number of buckets: enough for [`Self::page_table_slots_needed`], rounded up to a
+    /// power of two so the bucket index is `hash & (bucket_count - 1)`.
+    pub const fn bucket_count(&self) -> u64 {
+        let k = self.page_table.slots_per_bucket as u64;
+        if k == 0 {
+            return 0;
+        }
+        let needed = self.page_table_slots_needed().div_ceil(k);
+        let needed = if needed == 0 { 1 } else { needed };
+        match needed.checked_next_power_of_two() {
+            Some(n) => n,
+            None => u64::MAX,
+        }
+    }
+
+    /// `log2(bucket_count)`: the number of hash bits that select a bucket.
+    pub const fn bucket_index_bits(&self) -> u32 {
+        self.bucket_count().trailing_zeros()
+    }
+
+    /// Where the table lives and its shape, as the `clio-wire` bucket functions take it.
+    pub const fn page_table_geometry(&self) -> clio_wire::TableGeometry {
+        clio_wire::TableGeometry {
+            base: self.regions.page_table.base,
+            bucket_bits: self.bucket_index_bits(),
+            slots_per_bucket: self.page_table.slots_per_bucket,
+        }
+    }
+
+    /// Total PTE slots in the table.
+    pub const fn page_table_slots(&self) -> u64 {
+        self.bucket_count()
+            .saturating_mul(self.page_table.slots_per_bucket as u64)
+    }
+
+    /// Bytes of one bucket (one DRAM access).
+    pub const fn bucket_bytes(&self) -> u64 {
+        (self.page_table.slots_per_bucket as u64).saturating_mul(PTE_BYTES)
+    }
+
+    /// Bytes of the whole page table.
+    pub const fn page_table_bytes(&self) -> u64 {
+        self.bucket_count().saturating_mul(self.bucket_bytes())
+    }
+
+    /// Free-PA FIFO entries over all page sizes.
+    pub const fn free_pa_fifo_entries(&self) -> u64 {
+        (self.free_pa_fifo.depth as u64).saturating_mul(self.pages.sizes.len() as u64)
+    }
+
+    /// Bytes one ring occupies: the `clio-wire` ring header plus its slots.
+    pub const fn ring_bytes(&self, ring: &Ring) -> u64 {
+        (clio_wire::ring::HEADER_LEN as u64)
+            .saturating_add((ring.slots as u64).saturating_mul(self.rings.slot_bytes as u64))
+    }
+
+    /// The RX ring (FPGA → ARM) as a region.
+    pub const fn rx_ring_region(&self) -> Region {
+        Region {
+            base: self.rings.rx.base,
+            size: self.ring_bytes(&self.rings.rx),
+        }
+    }
+
+    /// The TX ring (ARM → FPGA) as a region.
+    pub const fn tx_ring_region(&self) -> Region {
+        Region {
+            base: self.rings.tx.base,
+            size: self.ring_bytes(&self.rings.tx),
+        }
+    }
+
+    /// Requests the dedup buffer remembers.
+    pub const fn dedup_entries(&self) -> u64 {
+        match self
+            .dedup
+            .buffer_bytes
+            .checked_div(self.dedup.entry_bytes as u64)
+        {
+            Some(n) => n,
+            None => 0,
+        }
+    }
+
+    /// Fast-path throughput in Gbit/s at one beat per cycle (II = 1).
+    pub const fn datapath_gbps(&self) -> u64 {
+        (self.fastpath.clock_mhz as u64).saturating_mul(self.fastpath.datapath_bits as u64) / 1000
+    }
+
+    /// Aggregate line rate of all ports in Gbit/s.
+    pub const fn line_rate_gbps(&self) -> u64 {
+        (self.network.ports as u64).saturating_mul(self.network.port_gbps as u64)
+    }
+
+    /// Bytes of the VA space.
+    pub const fn va_bytes(&self) -> u64 {
+        if self.va.bits >= 64 {
+            u64::MAX
+        } else {
+            1u64 << self.va.bits
+        }
+    }
+
+    /// vRegions per address space.
+    pub const fn vregion_count(&self) -> u64 {
+        match self.va_bytes().checked_div(self.va.vregion_bytes) {
+            Some(n) => n,
+            None => 0,
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! One test per error class: every message names the file, the dotted key and
+//! the allowed range or the rule.
+
+mod common;
+
+use clio_config::{load, ConfigError};
+use common::{child, zcu106_with, Files};
+
+fn with_child(text: &str) -> Files {
+    Files::shipped().with("bad.toml", &child(text))
+}
+
+#[test]
+fn out_of_range_value_names_file_key_and_range() {
+    let msg = with_child("[page_table]\nslots_per_bucket = 0\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'page_table.slots_per_bucket' = 0: \
+         must be a power of two in 1..=64"
+    );
+    let msg = with_child("[network]\nmtu_payload = 9001\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'network.mtu_payload' = 9001: must be in 256..=8932"
+    );
+    let msg = with_child("[page_table]\nslot_factor = -1\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'page_table.slot_factor' = -1: must be in 1..=8"
+    );
+    let msg = with_child("[pages]\nsizes = [\"3 KiB\"]\n").error("bad.toml");
+    assert!(msg.starts_with("board-configs/bad.toml: key 'pages.sizes' = \"3 KiB\": must be a power of two in 4096..=1073741824"), "{msg}");
+}
+
+#[test]
+fn a_bad_value_in_the_parent_names_the_parent_file() {
+    let files = Files::shipped()
+        .with("zcu106.toml", &zcu106_with("entries = 64", "entries = 0"))
+        .with("child.toml", &child("[network]\nudp_port = 1234\n"));
+    let msg = files.error("child.toml");
+    assert_eq!(
+        msg,
+        "board-configs/zcu106.toml: key 'tlb.entries' = 0: must be in 1..=4096"
+    );
+}
+
+#[test]
+fn bad_type_names_found_and_expected() {
+    let msg = with_child("[tlb]\nentries = \"sixty-four\"\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'tlb.entries' has type string: expected an integer in 1..=4096"
+    );
+    let msg = with_child("[dram]\nsize = true\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'dram.size' has type boolean: expected a byte count"
+        ),
+        "{msg}"
+    );
+    let msg = with_child("[dram]\nsize = \"2 GB\"\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'dram.size' = \"2 GB\": expected a byte count"
+        ),
+        "{msg}"
+    );
+    let msg = with_child("[network]\nipv4 = \"10.0.0.256\"\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'network.ipv4' = \"10.0.0.256\": must be an IPv4 address"
+        ),
+        "{msg}"
+    );
+    let msg = with_child("[network]\nmac = \"02:00:00:00:00\"\n").error("bad.toml");
+    assert!(
+        msg.starts_with("board-configs/bad.toml: key 'network.mac'"),
+        "{msg}"
+    );
+    let msg = with_child("[network]\nport_kind = \"rj45\"\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'network.port_kind' = \"rj45\": \
+         must be one of \"sfp+\", \"qsfp28\", \"loopback\""
+    );
+    let msg = Files::shipped()
+        .with("bad.toml", "inherit = 3\n")
+        .error("bad.toml");
+    assert!(
+        msg.starts_with("board-configs/bad.toml: key 'inherit' has type integer"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unknown_key_is_named_with_the_known_ones() {
+    let msg = with_child("[page_table]\nslot_per_bucket = 16\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: unknown key 'page_table.slot_per_bucket' \
+         (known keys here: slot_factor, slots_per_bucket)"
+    );
+    let msg = with_child("[dramm]\nsize = 1\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: unknown key 'dramm' (known keys here: inherit, board, "
+        ),
+        "{msg}"
+    );
+    let msg = with_child("[regions]\ndata = { base = 0x0800_0000, size = \"1 GiB\", align = 4 }\n")
+        .error("bad.toml");
+    assert!(msg.starts_with("board-configs/bad.toml: unknown key 'regions.data.align' (known keys here: base, size)"), "{msg}");
+}
+
+#[test]
+fn missing_key_names_the_key_and_what_it_holds() {
+    let text = zcu106_with("entries = 64\n", "");
+    let msg = Files::default().with("z.toml", &text).error("z.toml");
+    assert_eq!(
+        msg,
+        "board-configs/z.toml: missing key 'tlb.entries': expected an integer in 1..=4096"
+    );
+}
+
+#[test]
+fn overlapping_regions_name_both() {
+    let msg = with_child("[regions]\ndata = { base = 0x0700_0000 }\n").error("bad.toml");
+    assert!(
+        msg.starts_with("board-configs/bad.toml: key 'regions.data' = 0x7000000..0x7f000000: overlaps 'regions.page_table' (0x6000000..0x8000000)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn region_outside_dram_and_rings_outside_their_region() {
+    let msg = with_child("[dram]\nsize = \"1 GiB\"\n").error("bad.toml");
+    assert!(msg.starts_with("board-configs/zcu106.toml: key 'regions.data' = 0x8000000..0x80000000: must lie inside DRAM 0x0..0x40000000"), "{msg}");
+    let msg = with_child("[rings]\ntx = { base = 0x0420_0000 }\n").error("bad.toml");
+    assert!(msg.starts_with("board-configs/bad.toml: key 'rings.tx.base' = 0x4200000..0x4240080: must lie inside 'regions.rings'"), "{msg}");
+    let msg = with_child("[rings]\ntx = { base = 0x0402_0000 }\n").error("bad.toml");
+    assert!(msg.starts_with("board-configs/bad.toml: key 'rings.tx.base' = 0x4020000..0x4060080: overlaps 'rings.rx'"), "{msg}");
+}
+
+#[test]
+fn page_table_region_must_hold_the_derived_table() {
+    let msg = with_child("[regions]\npage_table = { size = \"8 MiB\" }\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'regions.page_table' = 0x6000000..0x6800000: \
+         must be at least 16777216 (bytes of the derived page table)"
+    );
+    // Dropping 4 KiB pages shrinks the table enough.
+    let ok = with_child(
+        "[regions]\npage_table = { size = \"8 MiB\" }\n[pages]\nsizes = [\"2 MiB\", \"4 MiB\"]\n",
+    );
+    // 1920 MiB / 2 MiB = 960 pages, x2 = 1920 slots, /16 = 120 -> 128 buckets of 256 B.
+    assert_eq!(ok.load("bad.toml").unwrap().page_table_bytes(), 128 * 256);
+}
+
+#[test]
+fn relations_between_keys_are_checked() {
+    let msg = with_child("[pages]\ndefault_size = \"1 GiB\"\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'pages.default_size' = 1073741824: must be one of 'pages.sizes'"
+    );
+    let msg = with_child("[timeouts]\nrto_max_us = 10\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'timeouts.rto_max_us' = 10: must be at least 20"
+        ),
+        "{msg}"
+    );
+    let msg = with_child("[pcie]\nvendor_id = 1\ndevice_id = 2\nuser_bar = 0\nuser_offset = 0\nh2c_channels = 1\nc2h_channels = 1\nxdma_instance = 0\n")
+        .error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'pcie' = present: is not allowed for board kind 'zcu106'"
+    );
+    let msg = with_child("[board]\nkind = \"alveo-u200\"\n").error("bad.toml");
+    assert!(
+        msg.ends_with("key 'pcie' = absent: is required for board kind 'alveo-u200'"),
+        "{msg}"
+    );
+    let msg = with_child("[rings]\nslot_bytes = 128\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'rings.slot_bytes' = 128: must be 64 (the ring slot of clio-wire)"
+    );
+    let msg = with_child("[board]\nname = \"has space\"\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'board.name' = \"has space\": must be 1 to 32 characters"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn missing_inherit_file_names_it() {
+    let files = Files::default().with("bad.toml", "inherit = \"nope.toml\"\n");
+    let msg = files.error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'inherit' = \"nope.toml\": cannot read board-configs/nope.toml: No such file or directory"
+    );
+}
+
+#[test]
+fn inherit_cycle_shows_the_chain() {
+    let files = Files::default()
+        .with("a.toml", "inherit = \"b.toml\"\n")
+        .with("b.toml", "inherit = \"c.toml\"\n")
+        .with("c.toml", "inherit = \"a.toml\"\n");
+    let msg = files.error("a.toml");
+    assert_eq!(
+        msg,
+        "board-configs/c.toml: key 'inherit': inheritance cycle: \
+         board-configs/a.toml -> board-configs/b.toml -> board-configs/c.toml -> board-configs/a.toml"
+    );
+    let selfish = Files::default().with("s.toml", "inherit = \"s.toml\"\n");
+    assert!(selfish.error("s.toml").contains("inheritance cycle"));
+}
+
+#[test]
+fn toml_syntax_error_names_file_and_line() {
+    let msg = with_child("[tlb\nentries = 1\n").error("bad.toml");
+    // Line 1 is the `inherit` the helper adds.
+    assert!(
+        msg.starts_with("board-configs/bad.toml: invalid TOML: at line 2, column 5: "),
+        "{msg}"
+    );
+    let msg = Files::default()
+        .with("bad.toml", "[a]\nx = \"é\" y\n")
+        .error("bad.toml");
+    assert!(
+        msg.starts_with("board-configs/bad.toml: invalid TOML: at line 2, column 9: "),
+        "{msg}"
+    );
+}
+
+#[test]
+fn errors_from_the_file_system_name_the_path() {
+    let dir = std::env::temp_dir().join(format!("clio-config-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let zcu = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("zcu106.toml");
+    std::fs::copy(zcu, dir.join("zcu106.toml")).unwrap();
+    std::fs::write(dir.join("child.toml"), child("[tlb]\nentries = 5000\n")).unwrap();
+    let err = load(dir.join("child.toml")).unwrap_err();
+    let shown = dir.join("child.toml").display().to_string();
+    assert_eq!(
+        err.to_string(),
+        format!("{shown}: key 'tlb.entries' = 5000: must be in 1..=4096")
+    );
+    assert_eq!(err.file(), shown);
+    assert_eq!(err.key(), Some("tlb.entries"));
+    let missing = load(dir.join("absent.toml")).unwrap_err();
+    assert!(matches!(missing, ConfigError::Read { .. }));
+    assert!(missing
+        .to_string()
+        .starts_with(&dir.join("absent.toml").display().to_string()));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn unknown_embedded_board_is_an_error() {
+    let err = clio_config::BoardConfig::embedded("zcu999").unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with("board-configs/zcu999.toml: cannot read file"),
+        "{err}"
+    );
+}

@@ -1,0 +1,13 @@
+//! The emulated Clio memory board.
+//!
+//! The board is the fast-path reference model plus the unchanged slow-path
+//! library, talking over real ring buffers in emulated board DRAM, behind a
+//! UDP endpoint ([`server`]) like the hardware's Ethernet/IPv4/UDP port.
+//! [`faults`] injects loss, duplication, corruption, reordering and delay
+//! in either direction for reliability tests.
+
+pub mod faults;
+pub mod server;
+
+pub use faults::{FaultConfig, FaultyLink};
+pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};

@@ -1,0 +1,1 @@
+//! Flashing boards: bitstreams and firmware through the vendor tools, driven from build manifests.

@@ -1,0 +1,1 @@
+//! PCIe transport to Alveo cards over the Xilinx XDMA driver's character devices.
