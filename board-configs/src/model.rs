@@ -479,6 +479,25 @@ impl BoardConfig {
         self.bucket_count().trailing_zeros()
     }
 
+    /// The VA-to-page-size rule of this board (class 0 = the default page
+    /// size, then the other sizes ascending; see [`clio_wire::PageClasses`]).
+    pub fn page_classes(&self) -> Result<clio_wire::PageClasses, clio_wire::Error> {
+        let mut shifts = [0u8; clio_wire::pte::MAX_PAGE_CLASSES + 1];
+        let mut n = 0;
+        for bytes in self.pages.sizes.iter() {
+            if n == shifts.len() {
+                break;
+            }
+            shifts[n] = bytes.trailing_zeros() as u8;
+            n += 1;
+        }
+        clio_wire::PageClasses::new(
+            self.pages.default_size.trailing_zeros() as u8,
+            &shifts[..n],
+            self.va.bits,
+        )
+    }
+
     /// Where the table lives and its shape, as the `clio-wire` bucket functions take it.
     pub const fn page_table_geometry(&self) -> clio_wire::TableGeometry {
         clio_wire::TableGeometry {

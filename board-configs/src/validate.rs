@@ -448,6 +448,28 @@ impl BoardConfig {
                 Reason::NotASupportedPageSize,
             );
         }
+        // Two VA bits select a page-size class, so at most four sizes, and
+        // the largest page must fit in one class's share of the VA space.
+        if c.pages.sizes.len() as usize > clio_wire::pte::MAX_PAGE_CLASSES {
+            return fail(
+                "pages.sizes",
+                Shown::Int(c.pages.sizes.len().into()),
+                Reason::TooLarge(
+                    clio_wire::pte::MAX_PAGE_CLASSES as u64,
+                    "page-size classes (two VA bits)",
+                ),
+            );
+        }
+        if c.page_classes().is_err() {
+            return fail(
+                "va.bits",
+                Shown::Int(c.va.bits.into()),
+                Reason::TooSmall(
+                    u64::from(c.pages.sizes.largest().trailing_zeros()) + 2,
+                    "bits for the largest page plus two class bits",
+                ),
+            );
+        }
         let t = &c.timeouts;
         if t.rto_max_us < t.rto_min_us {
             return fail(

@@ -949,7 +949,7 @@ pub fn sv_package() -> std::string::String {
         s,
         "// Regenerate: cargo run -p edm --bin edm-report -- --write-pkg ip/edm/rtl/edm_pkg.sv"
     );
-    let _ = writeln!(s, "`default_nettype none\n\npackage edm_pkg;\n");
+    let _ = writeln!(s, "`resetall\n`timescale 1ns / 1ps\n`default_nettype none\n\n/* verilator lint_off UNUSEDPARAM */\npackage edm_pkg;\n");
     let _ = writeln!(
         s,
         "    localparam logic [1:0] SYNC_DATA = 2'b{SYNC_DATA:02b};"
@@ -1027,7 +1027,10 @@ pub fn sv_package() -> std::string::String {
     for (name, v) in fields {
         let _ = writeln!(s, "    localparam int {name:<13} = {v};");
     }
-    let _ = writeln!(s, "\nendpackage\n\n`default_nettype wire");
+    let _ = writeln!(
+        s,
+        "\nendpackage\n/* verilator lint_on UNUSEDPARAM */\n\n`resetall"
+    );
     s
 }
 

@@ -34,5 +34,5 @@ pub mod xdma;
 pub use clio::{Header, Opcode, Packet, Status};
 pub use crc::crc32c;
 pub use error::{Error, ErrorKind, Result};
-pub use pte::{bucket_index, Pte, TableGeometry};
+pub use pte::{bucket_index, PageClasses, Pte, TableGeometry};
 pub use ring::Descriptor;

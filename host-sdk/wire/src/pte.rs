@@ -465,3 +465,172 @@ mod tests {
         assert_eq!(bk.write(4, &pte).unwrap_err().field, "bucket.slot");
     }
 }
+
+/// Largest number of page sizes a board serves at once (two VA bits).
+pub const MAX_PAGE_CLASSES: usize = 4;
+
+/// The rule that tells the page size of a VA: the top two bits of the VA
+/// space select a page-size class; class 0 holds pages of the board's
+/// default size, classes 1.. the other supported sizes in ascending order.
+/// So the fast path knows a VA's page size (and thus its VPN and bucket)
+/// before any lookup, and the slow path places each allocation in the class
+/// of its page size. One definition, used by the slow path, the fast-path
+/// model, the RTL and the SDK.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PageClasses {
+    /// Page shift of each class; 0 = class unused.
+    shifts: [u8; MAX_PAGE_CLASSES],
+    /// Bits of the VA space.
+    va_bits: u32,
+}
+
+impl PageClasses {
+    /// Classes for a board with `default_shift` and the supported shifts in
+    /// `shifts` (any order, the default among them). Errors name the field.
+    pub fn new(default_shift: u8, shifts: &[u8], va_bits: u32) -> Result<PageClasses> {
+        if !(MIN_PAGE_SHIFT..=MAX_PAGE_SHIFT).contains(&default_shift)
+            || !shifts.contains(&default_shift)
+        {
+            return Err(Error::new("pages.default_size", ErrorKind::Inconsistent));
+        }
+        if shifts.len() > MAX_PAGE_CLASSES {
+            return Err(Error::new(
+                "pages.sizes",
+                ErrorKind::OutOfRange {
+                    value: shifts.len() as u64,
+                    max: MAX_PAGE_CLASSES as u64,
+                },
+            ));
+        }
+        if !(32..=57).contains(&va_bits) {
+            return Err(Error::new(
+                "va.bits",
+                ErrorKind::OutOfRange {
+                    value: va_bits as u64,
+                    max: 57,
+                },
+            ));
+        }
+        let mut out = [0u8; MAX_PAGE_CLASSES];
+        out[0] = default_shift;
+        let mut n = 1;
+        let mut last = 0u8;
+        // Ascending order of the others, duplicates refused.
+        loop {
+            let next = shifts
+                .iter()
+                .copied()
+                .filter(|&s| s > last && s != default_shift)
+                .min();
+            let Some(s) = next else { break };
+            if !(MIN_PAGE_SHIFT..=MAX_PAGE_SHIFT).contains(&s) {
+                return Err(Error::new(
+                    "pages.sizes",
+                    ErrorKind::OutOfRange {
+                        value: s as u64,
+                        max: MAX_PAGE_SHIFT as u64,
+                    },
+                ));
+            }
+            out[n] = s;
+            n += 1;
+            last = s;
+        }
+        if shifts.iter().filter(|&&s| s == default_shift).count() > 1 || n != shifts.len() {
+            return Err(Error::new("pages.sizes", ErrorKind::Inconsistent));
+        }
+        if (out.iter().copied().max().unwrap_or(0) as u32) > va_bits - 2 {
+            return Err(Error::new("va.bits", ErrorKind::Inconsistent));
+        }
+        Ok(PageClasses {
+            shifts: out,
+            va_bits,
+        })
+    }
+
+    /// Bits of the VA space.
+    pub const fn va_bits(&self) -> u32 {
+        self.va_bits
+    }
+
+    /// Page shift of class `class`, `None` if unused.
+    pub const fn shift(&self, class: usize) -> Option<u8> {
+        if class >= MAX_PAGE_CLASSES || self.shifts[class] == 0 {
+            None
+        } else {
+            Some(self.shifts[class])
+        }
+    }
+
+    /// The default page shift (class 0).
+    pub const fn default_shift(&self) -> u8 {
+        self.shifts[0]
+    }
+
+    /// Class of pages of `1 << shift` bytes (`0` = the default).
+    pub fn class_of(&self, shift: u8) -> Option<usize> {
+        if shift == 0 {
+            return Some(0);
+        }
+        self.shifts.iter().position(|&s| s == shift && s != 0)
+    }
+
+    /// Class of `va`, `None` outside the VA space.
+    pub const fn class_of_va(&self, va: u64) -> Option<usize> {
+        if va >> self.va_bits != 0 {
+            return None;
+        }
+        Some((va >> (self.va_bits - 2)) as usize & 3)
+    }
+
+    /// Page shift of `va`, `None` outside the VA space or in an unused class.
+    pub const fn shift_of(&self, va: u64) -> Option<u8> {
+        match self.class_of_va(va) {
+            Some(c) => self.shift(c),
+            None => None,
+        }
+    }
+
+    /// First VA of class `class`.
+    pub const fn class_base(&self, class: usize) -> u64 {
+        (class as u64) << (self.va_bits - 2)
+    }
+
+    /// Bytes of VA in each class.
+    pub const fn class_bytes(&self) -> u64 {
+        1 << (self.va_bits - 2)
+    }
+}
+
+#[cfg(test)]
+mod class_tests {
+    use super::*;
+
+    #[test]
+    fn default_first_then_ascending() {
+        let c = PageClasses::new(22, &[12, 21, 22], 50).unwrap();
+        assert_eq!(
+            (c.shift(0), c.shift(1), c.shift(2), c.shift(3)),
+            (Some(22), Some(12), Some(21), None)
+        );
+        assert_eq!(c.class_of(0), Some(0));
+        assert_eq!(c.class_of(21), Some(2));
+        assert_eq!(c.shift_of(c.class_base(1) + 5), Some(12));
+        assert_eq!(c.shift_of(3 << 48), None);
+        assert_eq!(c.shift_of(1 << 50), None);
+        assert_eq!(
+            PageClasses::new(22, &[12, 21], 50).unwrap_err().field,
+            "pages.default_size"
+        );
+        assert_eq!(
+            PageClasses::new(12, &[12, 13, 14, 15, 16], 50)
+                .unwrap_err()
+                .field,
+            "pages.sizes"
+        );
+        assert_eq!(
+            PageClasses::new(12, &[12, 12], 50).unwrap_err().field,
+            "pages.sizes"
+        );
+    }
+}
