@@ -6,8 +6,10 @@
 //! [`faults`] injects loss, duplication, corruption, reordering and delay
 //! in either direction for reliability tests.
 
+pub mod board;
 pub mod faults;
 pub mod server;
 
+pub use board::{Board, BoardError, BoardStats};
 pub use faults::{FaultConfig, FaultyLink};
 pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};

@@ -1,0 +1,179 @@
+//! The board engine: the fast-path reference model and the unchanged
+//! slow-path library over real rings in emulated board DRAM.
+//!
+//! This is what the FPGA and the ARM do on a ZCU106, in one process: the
+//! fast path answers data requests and forwards alloc/free over the RX ring;
+//! the slow path (the same `clio-slowpath` code the firmware links) consumes
+//! the RX ring, places VA ranges, keeps the free-PA FIFOs full, and posts
+//! PTE writes and replies on the TX ring, which the fast path drains.
+
+use std::time::Duration;
+
+use clio_config::BoardConfig;
+use clio_fastpath::{ClientId as FpClient, FastPath, ModelOptions, Span};
+use clio_slowpath::{SlowPath, SlowPathConfig};
+
+use crate::server::{ClientId, Engine};
+
+/// Worker queues of the in-process slow path (the firmware's cores 1-3).
+pub const WORKERS: usize = 3;
+/// Capacity of each worker queue plus one.
+pub const WORKER_QUEUE: usize = 64;
+/// RX slots the slow path takes per poll round.
+const RX_BUDGET: u32 = 64;
+
+type SlowEngine = clio_slowpath::Engine<'static, WORKERS, WORKER_QUEUE>;
+
+/// Why a board could not be built, naming the config key or part at fault.
+#[derive(Debug)]
+pub struct BoardError(pub String);
+
+impl std::fmt::Display for BoardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BoardError {}
+
+/// Counters of the whole board.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BoardStats {
+    /// Fast-path counters.
+    pub fast: clio_fastpath::Stats,
+    /// Slow-path dispatcher counters.
+    pub slow: clio_slowpath::EngineCounters,
+}
+
+/// An emulated memory board with its slow path in process.
+pub struct Board {
+    fast: FastPath<Vec<u8>>,
+    slow: SlowEngine,
+    rx: Span,
+    tx: Span,
+    data: Span,
+    dram_base: u64,
+}
+
+impl std::fmt::Debug for Board {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Board").field("fast", &self.fast).finish_non_exhaustive()
+    }
+}
+
+/// Three disjoint mutable views of DRAM (RX ring, TX ring, data region).
+fn split3(mem: &mut [u8], a: Span, b: Span, c: Span) -> (&mut [u8], &mut [u8], &mut [u8]) {
+    let mut spans = [(0usize, a), (1, b), (2, c)];
+    spans.sort_by_key(|(_, s)| s.start);
+    let mut out: [Option<&mut [u8]>; 3] = [None, None, None];
+    let mut rest = mem;
+    let mut consumed = 0;
+    for (i, s) in spans {
+        let (_, tail) = rest.split_at_mut(s.start - consumed);
+        let (mine, tail) = tail.split_at_mut(s.len());
+        out[i] = Some(mine);
+        rest = tail;
+        consumed = s.end;
+    }
+    let [x, y, z] = out;
+    (x.unwrap_or_default(), y.unwrap_or_default(), z.unwrap_or_default())
+}
+
+impl Board {
+    /// Build a board from a config: format its DRAM (rings, page table) as
+    /// the FPGA does at configuration time, boot the slow path, and fill the
+    /// free-PA FIFOs.
+    pub fn new(cfg: &BoardConfig) -> Result<Board, BoardError> {
+        Self::with_options(cfg, ModelOptions::default())
+    }
+
+    /// [`Board::new`] with explicit fast-path model options.
+    pub fn with_options(cfg: &BoardConfig, opts: ModelOptions) -> Result<Board, BoardError> {
+        let dram_len = usize::try_from(cfg.dram.size)
+            .map_err(|_| BoardError(format!("dram.size = {}: larger than this host's address space", cfg.dram.size)))?;
+        let fast = FastPath::format(cfg, opts, vec![0u8; dram_len])
+            .map_err(|e| BoardError(format!("fast path: {e}")))?;
+        let lay = *fast.layout();
+        let scfg = SlowPathConfig::from_board(cfg);
+        let core = SlowPath::new_leaked(scfg).map_err(|e| BoardError(format!("slow path: {e:?}")))?;
+        let mem = fast.dram();
+        let slow = SlowEngine::new(core, &mem[lay.rx_ring.start..lay.rx_ring.end], &mem[lay.tx_ring.start..lay.tx_ring.end])
+            .map_err(|e| BoardError(format!("slow path rings: {e}")))?;
+        let data = Span {
+            start: lay.offset(cfg.regions.data.base),
+            end: lay.offset(cfg.regions.data.base) + cfg.regions.data.size as usize,
+        };
+        let mut b = Board { fast, slow, rx: lay.rx_ring, tx: lay.tx_ring, data, dram_base: lay.dram_base };
+        b.settle(&mut |_, _| {});
+        Ok(b)
+    }
+
+    /// The fast-path model (for inspection and benchmarks).
+    pub fn fast(&self) -> &FastPath<Vec<u8>> {
+        &self.fast
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> BoardStats {
+        BoardStats { fast: *self.fast.stats(), slow: *self.slow.counters() }
+    }
+
+    /// One packet from `from`; responses go to `out`. Work the packet gave
+    /// the slow path is finished before returning, so a forwarded alloc is
+    /// answered within the call, as a pipelined board answers it promptly.
+    pub fn handle(&mut self, from: u64, packet: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
+        let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+        self.fast.receive(FpClient(from), packet, &mut cb);
+        if self.slow_work_waiting() {
+            self.settle(out);
+        }
+    }
+
+    fn slow_work_waiting(&self) -> bool {
+        let mem = self.fast.dram();
+        let rx = &mem[self.rx.start..self.rx.end];
+        let head = clio_wire::ring::RingMemory::load_u32(rx, clio_wire::ring::header_field::HEAD);
+        let tail = clio_wire::ring::RingMemory::load_u32(rx, clio_wire::ring::header_field::TAIL);
+        head != tail
+    }
+
+    /// Run the slow path and the fast path's TX-ring intake until neither
+    /// has anything left to do.
+    pub fn settle(&mut self, out: &mut dyn FnMut(u64, &[u8])) {
+        // Each round moves at least one descriptor or stops; the bound only
+        // guards against a livelock bug turning into a hang.
+        for _ in 0..1_000_000 {
+            let (rx, tx, data) = split3(self.fast.dram_mut(), self.rx, self.tx, self.data);
+            // Physical address of the data slice's first byte.
+            let base = self.dram_base + self.data.start as u64;
+            let before = *self.slow.counters();
+            let o = self.slow.step(rx, tx, RX_BUDGET, |pa, len| {
+                let off = pa.wrapping_sub(base) as usize;
+                if let Some(s) = data.get_mut(off..off.saturating_add(len as usize)) {
+                    s.fill(0);
+                }
+            });
+            let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+            let s = self.fast.poll_rings(&mut cb);
+            let after = *self.slow.counters();
+            let moved = o.rx_taken > 0
+                || o.refilled > 0
+                || s.commands > 0
+                || after.worked != before.worked
+                || after.scrubbed != before.scrubbed;
+            if !moved {
+                return;
+            }
+        }
+    }
+}
+
+impl Engine for Board {
+    fn handle(&mut self, from: ClientId, packet: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+        Board::handle(self, from, packet, out)
+    }
+    fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+        self.settle(out);
+        None
+    }
+}
