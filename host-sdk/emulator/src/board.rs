@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use clio_config::BoardConfig;
-use clio_fastpath::{ClientId as FpClient, FastPath, ModelOptions, Span};
+use clio_fastpath::{ClientId as FpClient, FastPath, ModelOptions, Span, ZeroPolicy};
 use clio_slowpath::{SlowPath, SlowPathConfig};
 
 use crate::server::{ClientId, Engine};
@@ -57,7 +57,9 @@ pub struct Board {
 
 impl std::fmt::Debug for Board {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Board").field("fast", &self.fast).finish_non_exhaustive()
+        f.debug_struct("Board")
+            .field("fast", &self.fast)
+            .finish_non_exhaustive()
     }
 }
 
@@ -76,7 +78,11 @@ fn split3(mem: &mut [u8], a: Span, b: Span, c: Span) -> (&mut [u8], &mut [u8], &
         consumed = s.end;
     }
     let [x, y, z] = out;
-    (x.unwrap_or_default(), y.unwrap_or_default(), z.unwrap_or_default())
+    (
+        x.unwrap_or_default(),
+        y.unwrap_or_default(),
+        z.unwrap_or_default(),
+    )
 }
 
 impl Board {
@@ -84,26 +90,50 @@ impl Board {
     /// the FPGA does at configuration time, boot the slow path, and fill the
     /// free-PA FIFOs.
     pub fn new(cfg: &BoardConfig) -> Result<Board, BoardError> {
-        Self::with_options(cfg, ModelOptions::default())
+        // The slow path zeroes every freed page before reuse and DRAM starts
+        // zeroed, so first-touch faults need not zero (they stay 3 cycles).
+        Self::with_options(
+            cfg,
+            ModelOptions {
+                zero_policy: ZeroPolicy::BySlowPath,
+                ..ModelOptions::default()
+            },
+        )
     }
 
     /// [`Board::new`] with explicit fast-path model options.
     pub fn with_options(cfg: &BoardConfig, opts: ModelOptions) -> Result<Board, BoardError> {
-        let dram_len = usize::try_from(cfg.dram.size)
-            .map_err(|_| BoardError(format!("dram.size = {}: larger than this host's address space", cfg.dram.size)))?;
+        let dram_len = usize::try_from(cfg.dram.size).map_err(|_| {
+            BoardError(format!(
+                "dram.size = {}: larger than this host's address space",
+                cfg.dram.size
+            ))
+        })?;
         let fast = FastPath::format(cfg, opts, vec![0u8; dram_len])
             .map_err(|e| BoardError(format!("fast path: {e}")))?;
         let lay = *fast.layout();
         let scfg = SlowPathConfig::from_board(cfg);
-        let core = SlowPath::new_leaked(scfg).map_err(|e| BoardError(format!("slow path: {e:?}")))?;
+        let core =
+            SlowPath::new_leaked(scfg).map_err(|e| BoardError(format!("slow path: {e:?}")))?;
         let mem = fast.dram();
-        let slow = SlowEngine::new(core, &mem[lay.rx_ring.start..lay.rx_ring.end], &mem[lay.tx_ring.start..lay.tx_ring.end])
-            .map_err(|e| BoardError(format!("slow path rings: {e}")))?;
+        let slow = SlowEngine::new(
+            core,
+            &mem[lay.rx_ring.start..lay.rx_ring.end],
+            &mem[lay.tx_ring.start..lay.tx_ring.end],
+        )
+        .map_err(|e| BoardError(format!("slow path rings: {e}")))?;
         let data = Span {
             start: lay.offset(cfg.regions.data.base),
             end: lay.offset(cfg.regions.data.base) + cfg.regions.data.size as usize,
         };
-        let mut b = Board { fast, slow, rx: lay.rx_ring, tx: lay.tx_ring, data, dram_base: lay.dram_base };
+        let mut b = Board {
+            fast,
+            slow,
+            rx: lay.rx_ring,
+            tx: lay.tx_ring,
+            data,
+            dram_base: lay.dram_base,
+        };
         b.settle(&mut |_, _| {});
         Ok(b)
     }
@@ -115,7 +145,10 @@ impl Board {
 
     /// Counters.
     pub fn stats(&self) -> BoardStats {
-        BoardStats { fast: *self.fast.stats(), slow: *self.slow.counters() }
+        BoardStats {
+            fast: *self.fast.stats(),
+            slow: *self.slow.counters(),
+        }
     }
 
     /// One packet from `from`; responses go to `out`. Work the packet gave

@@ -41,17 +41,35 @@ fn alloc_write_read() {
     let cfg = BoardConfig::embedded("emulator").unwrap();
     let mut board = Board::new(&cfg).unwrap();
     let mut a = [0u8; AllocReq::LEN];
-    AllocReq { size: 10_000, perms: perms::RW, page_shift: 0 }.emit(&mut a).unwrap();
+    AllocReq {
+        size: 10_000,
+        perms: perms::RW,
+        page_shift: 0,
+    }
+    .emit(&mut a)
+    .unwrap();
     let (h, p) = one(&mut board, &req(Opcode::Alloc, 5, 1, 0, 0, &a));
-    assert_eq!((h.opcode, h.status), (Opcode::AllocResp, Status::Ok), "{h:?}");
+    assert_eq!(
+        (h.opcode, h.status),
+        (Opcode::AllocResp, Status::Ok),
+        "{h:?}"
+    );
     let r = AllocResp::parse(&p).unwrap();
     assert!(r.size >= 10_000);
     let va = h.va;
     let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
     let (h, _) = one(&mut board, &req(Opcode::Write, 5, 2, va + 100, 1000, &data));
-    assert_eq!((h.opcode, h.status), (Opcode::WriteResp, Status::Ok), "{h:?}");
+    assert_eq!(
+        (h.opcode, h.status),
+        (Opcode::WriteResp, Status::Ok),
+        "{h:?}"
+    );
     let (h, p) = one(&mut board, &req(Opcode::Read, 5, 3, va + 100, 1000, &[]));
-    assert_eq!((h.opcode, h.status), (Opcode::ReadResp, Status::Ok), "{h:?}");
+    assert_eq!(
+        (h.opcode, h.status),
+        (Opcode::ReadResp, Status::Ok),
+        "{h:?}"
+    );
     assert_eq!(p, data);
     // Another process cannot see it.
     let (h, _) = one(&mut board, &req(Opcode::Read, 6, 4, va + 100, 8, &[]));

@@ -1,0 +1,265 @@
+//! The ring dispatcher: the poll loop over the RX ring, the hand-off of
+//! requests to workers, and the TX side.
+//!
+//! Ring I/O is [`clio_wire::ring`]'s [`Consumer`]/[`Producer`]; this module
+//! decides what to do with each descriptor.
+//!
+//! Threading model. The slow-path state ([`SlowPath`]) has one owner at a
+//! time. One core runs [`Engine::poll`]: it finishes emitting the current
+//! request, scrubs fenced pages, tops up the free-PA FIFOs, and drains the RX
+//! ring; PA-consumed notices and error reports are handled inline (they are
+//! O(1) and keep the FIFOs full), while alloc/free requests go into
+//! per-worker SPSC queues chosen by PID, so one process's requests stay in
+//! order. [`Engine::run_worker`] takes one request from a worker's queue and
+//! runs it. On the board the worker cores call it under the spin lock that
+//! guards the `Engine` (the VA search and retries are the long part, and the
+//! poll core keeps serving notices between requests); here [`Engine::step`]
+//! is the deterministic single-thread driver that runs the poll and then each
+//! worker in turn.
+//!
+//! Malformed RX slots are consumed and counted by the ring consumer (its
+//! header's `rejected` field) and here in [`EngineCounters::malformed`]; one
+//! whose CRC fails cannot be answered (its tag is untrustworthy), so the
+//! client's request-level retry covers it. A request that parses but is
+//! invalid (bad permissions, zero size, unknown PID, ...) gets an error reply.
+
+use crate::machine::{SlowPath, TxSink};
+use clio_wire::ring::{Consumer, Descriptor, Direction, Producer, PushError, RingMemory};
+use heapless::spsc::Queue;
+
+/// PA-consumed notices handled together (one FIFO's depth on the prototype).
+pub const NOTICE_BATCH: usize = 32;
+
+/// TX sink over a ring [`Producer`].
+pub struct RingSink<'p, 'm, M: RingMemory + ?Sized> {
+    /// The producer side of the TX ring.
+    pub producer: &'p mut Producer,
+    /// The TX ring's memory.
+    pub mem: &'m mut M,
+    /// Descriptors that could not be encoded (never expected; counted, dropped).
+    pub invalid: u64,
+}
+
+impl<M: RingMemory + ?Sized> TxSink for RingSink<'_, '_, M> {
+    fn push(&mut self, d: &Descriptor) -> bool {
+        match self.producer.push(self.mem, d) {
+            Ok(()) => true,
+            Err(PushError::Full) => false,
+            Err(PushError::Invalid(_)) => {
+                self.invalid += 1;
+                true
+            }
+        }
+    }
+}
+
+/// Dispatcher counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct EngineCounters {
+    /// Poll rounds.
+    pub polls: u64,
+    /// RX descriptors parsed.
+    pub rx: u64,
+    /// RX slots rejected as malformed.
+    pub malformed: u64,
+    /// Requests handed to workers.
+    pub dispatched: u64,
+    /// Requests run by workers.
+    pub worked: u64,
+    /// Notices handled inline by the poll core.
+    pub inline: u64,
+    /// Poll rounds that stopped reading RX because a worker queue was full.
+    pub queue_full: u64,
+    /// Times emission stopped on a full TX ring.
+    pub tx_full: u64,
+    /// TX descriptors that could not be encoded.
+    pub tx_invalid: u64,
+    /// Pages zeroed and released.
+    pub scrubbed: u64,
+}
+
+/// What one poll round did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PollOutcome {
+    /// RX slots taken (parsed or rejected).
+    pub rx_taken: u32,
+    /// Free PAs pushed.
+    pub refilled: u32,
+    /// The last malformed slot's error, if any this round.
+    pub last_error: Option<clio_wire::Error>,
+}
+
+/// The dispatcher: the slow path, the two rings' ends, and `W` worker
+/// queues of `Q - 1` requests each.
+pub struct Engine<'a, const W: usize, const Q: usize> {
+    core: SlowPath<'a>,
+    rx: Consumer,
+    tx: Producer,
+    queues: [Queue<Descriptor, Q>; W],
+    counters: EngineCounters,
+}
+
+impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
+    /// Attach to initialised RX and TX rings.
+    pub fn new<R: RingMemory + ?Sized, T: RingMemory + ?Sized>(
+        core: SlowPath<'a>,
+        rx_mem: &R,
+        tx_mem: &T,
+    ) -> Result<Self, clio_wire::Error> {
+        Ok(Engine {
+            core,
+            rx: Consumer::attach(rx_mem, Direction::Rx)?,
+            tx: Producer::attach(tx_mem, Direction::Tx)?,
+            queues: core::array::from_fn(|_| Queue::new()),
+            counters: EngineCounters::default(),
+        })
+    }
+
+    /// The slow-path state.
+    pub fn core(&self) -> &SlowPath<'a> {
+        &self.core
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> &EngineCounters {
+        &self.counters
+    }
+
+    /// Requests waiting in worker `w`'s queue.
+    pub fn queued(&self, w: usize) -> usize {
+        self.queues.get(w).map_or(0, |q| q.len())
+    }
+
+    fn sink<'p, 'm, T: RingMemory + ?Sized>(
+        tx: &'p mut Producer,
+        mem: &'m mut T,
+    ) -> RingSink<'p, 'm, T> {
+        RingSink {
+            producer: tx,
+            mem,
+            invalid: 0,
+        }
+    }
+
+    fn emit_pending<T: RingMemory + ?Sized>(&mut self, tx_mem: &mut T) -> bool {
+        let mut s = Self::sink(&mut self.tx, tx_mem);
+        let done = self.core.pump(&mut s);
+        self.counters.tx_invalid += s.invalid;
+        self.counters.tx_full += !done as u64;
+        done
+    }
+
+    /// One round of the poll core: finish emission, scrub pages whose fence
+    /// the fast path has passed (`zero(pa, bytes)` clears board DRAM), refill
+    /// the FIFOs, and take up to `budget` RX slots.
+    pub fn poll<R, T, Z>(
+        &mut self,
+        rx_mem: &mut R,
+        tx_mem: &mut T,
+        budget: u32,
+        zero: Z,
+    ) -> PollOutcome
+    where
+        R: RingMemory + ?Sized,
+        T: RingMemory + ?Sized,
+        Z: FnMut(u64, u64),
+    {
+        self.counters.polls += 1;
+        let mut out = PollOutcome::default();
+        self.emit_pending(tx_mem);
+        // Everything emitted minus what still sits in the ring has been
+        // taken by the fast path.
+        let in_ring = self.tx.slot_count() - self.tx.free_slots(tx_mem);
+        let consumed = self.core.emitted().saturating_sub(in_ring as u64);
+        self.counters.scrubbed += self.core.scrub(consumed, zero);
+        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
+        let mut notices: heapless::Vec<Descriptor, NOTICE_BATCH> = heapless::Vec::new();
+        while out.rx_taken < budget {
+            if self.queues.iter().any(|q| q.is_full()) {
+                self.counters.queue_full += 1;
+                break;
+            }
+            let Some(r) = self.rx.pop(rx_mem) else { break };
+            out.rx_taken += 1;
+            match r {
+                Err(e) => {
+                    self.counters.malformed += 1;
+                    out.last_error = Some(e);
+                    // A corrupt producer index is not consumed by pop; stop
+                    // here rather than spin on it for the rest of the budget.
+                    if e.field == "ring.head" {
+                        break;
+                    }
+                }
+                Ok(d) => {
+                    self.counters.rx += 1;
+                    match d {
+                        Descriptor::AllocReq { pid, .. } | Descriptor::FreeReq { pid, .. } => {
+                            let w = pid as usize % W.max(1);
+                            // Cannot fail: fullness was checked above.
+                            let _ = self.queues[w].enqueue(d);
+                            self.counters.dispatched += 1;
+                        }
+                        Descriptor::PaConsumed { .. } => {
+                            // Batched so the shadow-slot cache misses overlap.
+                            if notices.push(d).is_err() {
+                                self.core.pa_consumed_batch(&notices);
+                                notices.clear();
+                                let _ = notices.push(d);
+                            }
+                            self.counters.inline += 1;
+                        }
+                        other => {
+                            let mut s = Self::sink(&mut self.tx, tx_mem);
+                            // Errors are counted in the slow path's stats.
+                            let _ = self.core.handle(&other, &mut s);
+                            self.counters.inline += 1;
+                        }
+                    }
+                }
+            }
+        }
+        self.core.pa_consumed_batch(&notices);
+        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
+        out
+    }
+
+    /// Run one queued request of worker `w` if the previous request's
+    /// commands are all emitted; returns whether one ran.
+    pub fn run_worker<T: RingMemory + ?Sized>(&mut self, w: usize, tx_mem: &mut T) -> bool {
+        if !self.emit_pending(tx_mem) || w >= W {
+            return false;
+        }
+        let Some(d) = self.queues[w].dequeue() else {
+            return false;
+        };
+        let mut s = Self::sink(&mut self.tx, tx_mem);
+        // The request's outcome travels in its reply; refusals are counted.
+        let _ = self.core.handle(&d, &mut s);
+        self.counters.tx_invalid += s.invalid;
+        self.counters.worked += 1;
+        true
+    }
+
+    /// Deterministic single-thread driver: one poll round, then each worker
+    /// once, then a refill for whatever the requests allocated.
+    pub fn step<R, T, Z>(
+        &mut self,
+        rx_mem: &mut R,
+        tx_mem: &mut T,
+        budget: u32,
+        zero: Z,
+    ) -> PollOutcome
+    where
+        R: RingMemory + ?Sized,
+        T: RingMemory + ?Sized,
+        Z: FnMut(u64, u64),
+    {
+        let mut out = self.poll(rx_mem, tx_mem, budget, zero);
+        for w in 0..W {
+            self.run_worker(w, tx_mem);
+        }
+        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
+        out
+    }
+}

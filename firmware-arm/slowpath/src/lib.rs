@@ -1,0 +1,38 @@
+//! The Clio slow path: what the memory board's ARM cores run.
+//!
+//! - [`SlowPathConfig`]: the numbers taken from a board config, and the size
+//!   of the one `u64` arena that holds all state (no heap).
+//! - [`SlowPath`]: the state machine. Per-PID VA allocation with the
+//!   overflow-free bucket check and retries, the [`ShadowTable`] (the ARM
+//!   copy of the board hash page table with per-bucket free counts), the
+//!   per-page-size [`PhysAlloc`], free-PA refill, and scrubbing of freed pages.
+//!   Every board-table change goes out as a TX descriptor through a [`TxSink`].
+//! - [`Engine`]: the ring dispatcher. One core polls the RX ring, handles
+//!   PA-consumed notices inline and hands alloc/free requests to per-worker
+//!   SPSC queues; workers run them against the core and emit into the TX ring.
+//! - `report` (feature `std`): the benchmark report (retry curve, latency,
+//!   refill rate, footprint) as JSON and SVG.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![forbid(unsafe_code)]
+
+mod config;
+mod engine;
+mod error;
+mod machine;
+pub mod phys;
+pub mod shadow;
+pub mod va;
+mod words;
+
+#[cfg(feature = "std")]
+pub mod report;
+
+pub use crate::config::{
+    ConfigError, Layout, SlowPathConfig, DEFAULT_MAX_RANGES, DEFAULT_MAX_RETRIES, MAX_PAGE_SIZES,
+};
+pub use crate::engine::{Engine, EngineCounters, PollOutcome, RingSink, NOTICE_BATCH};
+pub use crate::error::SlowPathError;
+pub use crate::machine::{ClassState, Placement, ReplyTo, SlowPath, Stats, TxSink};
+pub use crate::phys::PhysAlloc;
+pub use crate::shadow::ShadowTable;
+pub use crate::va::VaRange;

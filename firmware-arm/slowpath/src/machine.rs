@@ -1,0 +1,1073 @@
+//! The slow-path state machine: allocation, free, PA-consumed notices,
+//! free-PA refill and page scrubbing, with every board-table change emitted
+//! as a TX descriptor into a [`TxSink`].
+//!
+//! No I/O happens here. A request changes the shadow state at once and
+//! leaves a *job*: the TX descriptors that make the board table match,
+//! ending with the reply. [`SlowPath::pump`] emits as many as the sink takes;
+//! while a job is unfinished no new request is accepted ([`SlowPath::ready`]),
+//! so the TX stream always applies the requests in order and a reply is
+//! never sent before the commands it depends on.
+//!
+//! Zeroing policy: a page that was mapped to a process is *dirty* when its
+//! range is freed (or when a PA-consumed notice arrives for a page that was
+//! freed meanwhile). A dirty page is fenced behind the TX descriptor that
+//! invalidates its TLB entries; only after the fast path has consumed that
+//! descriptor does [`SlowPath::scrub`] hand it to a zeroing callback and
+//! return it to the allocator. So a page pushed into the free-PA FIFO is
+//! always either never-used since boot (the boot code zeroes the data
+//! region) or zeroed after its last owner lost access to it.
+
+use crate::config::{ConfigError, Layout, SlowPathConfig, MAX_PAGE_SIZES};
+use crate::phys::PhysAlloc;
+use crate::shadow::ShadowTable;
+use crate::va::{PidTable, RangeTable, VaRange};
+use crate::words::{bit, get32, set32, set_bit, take};
+use crate::SlowPathError;
+use clio_wire::payload::perms;
+use clio_wire::pte::TableGeometry;
+use clio_wire::ring::Descriptor;
+use clio_wire::{Pte, Status};
+use heapless::Deque;
+
+/// Where TX descriptors go (the TX ring, or a buffer in tests).
+pub trait TxSink {
+    /// Append one descriptor; `false` (and nothing appended) if full.
+    fn push(&mut self, d: &Descriptor) -> bool;
+}
+
+impl<const N: usize> TxSink for heapless::Vec<Descriptor, N> {
+    fn push(&mut self, d: &Descriptor) -> bool {
+        heapless::Vec::push(self, *d).is_ok()
+    }
+}
+
+#[cfg(feature = "std")]
+impl TxSink for std::vec::Vec<Descriptor> {
+    fn push(&mut self, d: &Descriptor) -> bool {
+        std::vec::Vec::push(self, *d);
+        true
+    }
+}
+
+/// Who a reply goes to (copied from the request descriptor).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReplyTo {
+    /// Fast-path context tag.
+    pub tag: u32,
+    /// Client request id.
+    pub req_id: u32,
+}
+
+/// Where an allocation was placed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// The range.
+    pub range: VaRange,
+    /// Candidates rejected because a bucket would have overflowed.
+    pub retries: u32,
+    /// A fixed-address request was placed elsewhere.
+    pub moved: bool,
+}
+
+/// Counters of one page size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClassState {
+    /// PAs pushed into the free-PA FIFO and not yet consumed.
+    pub in_fifo: u32,
+    /// Allocated virtual pages not yet backed by a PA.
+    pub untouched: u64,
+    /// Pages mapped by a first touch and still live.
+    pub mapped: u64,
+    /// Freed pages waiting for their fence and zeroing.
+    pub dirty: u64,
+}
+
+/// Event counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Stats {
+    /// Allocations placed.
+    pub allocs: u64,
+    /// Allocations refused.
+    pub alloc_errors: u64,
+    /// Frees done.
+    pub frees: u64,
+    /// Frees refused.
+    pub free_errors: u64,
+    /// Bucket-overflow retries over all allocations.
+    pub retries: u64,
+    /// Fixed-address allocations placed elsewhere.
+    pub moved: u64,
+    /// PA-consumed notices recorded.
+    pub pa_consumed: u64,
+    /// Notices for a page freed meanwhile (the PA was reclaimed as dirty).
+    pub stale_notices: u64,
+    /// Notices naming a page not in the FIFO or a bad slot.
+    pub bad_notices: u64,
+    /// Free PAs pushed.
+    pub pa_pushed: u64,
+    /// Refills that found no physical page.
+    pub refill_starved: u64,
+    /// Pages zeroed and returned to the allocator.
+    pub scrubbed: u64,
+    /// Errors the fast path reported (summed `count`).
+    pub fastpath_errors: u64,
+    /// Descriptors that do not belong on the RX ring.
+    pub misdirected: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RemoveStage {
+    Pages,
+    Tlb,
+    Reply,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Job {
+    Insert {
+        pid: u32,
+        vpn: u64,
+        pages: u64,
+        shift: u8,
+        next: u64,
+        reply: Descriptor,
+    },
+    Remove {
+        pid: u32,
+        vpn: u64,
+        pages: u64,
+        shift: u8,
+        next: u64,
+        stage: RemoveStage,
+        reply: Descriptor,
+    },
+    Reply(Descriptor),
+}
+
+/// Fence value of a dirty batch whose TLB invalidation is not emitted yet.
+const OPEN: u64 = u64::MAX;
+/// Dirty batches remembered before new ones merge into the newest.
+const FENCES: usize = 64;
+/// Recently freed ranges remembered to tell a double free from a wild one.
+const RECENT: usize = 32;
+
+/// The slow path of one memory board.
+#[derive(Debug)]
+pub struct SlowPath<'a> {
+    cfg: SlowPathConfig,
+    layout: Layout,
+    shadow: ShadowTable<'a>,
+    ranges: RangeTable<'a>,
+    pids: PidTable<'a>,
+    phys: PhysAlloc<'a>,
+    fifo_map: &'a mut [u64],
+    dirty: &'a mut [u64],
+    dirty_head: u64,
+    dirty_len: u64,
+    fences: Deque<(u64, u64), FENCES>,
+    recent: Deque<(u32, u64, u64), RECENT>,
+    classes: [ClassState; MAX_PAGE_SIZES],
+    job: Option<Job>,
+    emitted: u64,
+    stats: Stats,
+}
+
+impl<'a> SlowPath<'a> {
+    /// A slow path for `cfg` over `arena` (at least [`SlowPathConfig::arena_words`]
+    /// words; its contents are overwritten).
+    pub fn new(cfg: SlowPathConfig, arena: &'a mut [u64]) -> Result<Self, ConfigError> {
+        cfg.check()?;
+        let l = cfg.layout();
+        if (arena.len() as u64) < l.words {
+            return Err(ConfigError {
+                field: "arena",
+                reason: "fewer words than SlowPathConfig::arena_words",
+            });
+        }
+        if l.n_units >= 1 << 30 {
+            return Err(ConfigError {
+                field: "regions.data",
+                reason: "more than 2^30 smallest pages",
+            });
+        }
+        let mut rest = arena;
+        let slots = take(&mut rest, l.shadow_words);
+        let free = take(&mut rest, l.free_words);
+        let geo = TableGeometry {
+            base: cfg.table_base,
+            bucket_bits: cfg.bucket_bits,
+            slots_per_bucket: cfg.slots_per_bucket,
+        };
+        let shadow = ShadowTable::new(slots, free, geo);
+        let (ranges, pids) =
+            crate::va::carve(&mut rest, l.range_words, l.pid_words, cfg.max_pids as usize);
+        let phys = PhysAlloc::carve(&mut rest, &cfg, &l);
+        let fifo_map = take(&mut rest, l.bitmap_words);
+        fifo_map.fill(0);
+        let dirty = take(&mut rest, l.dirty_words);
+        Ok(SlowPath {
+            cfg,
+            layout: l,
+            shadow,
+            ranges,
+            pids,
+            phys,
+            fifo_map,
+            dirty,
+            dirty_head: 0,
+            dirty_len: 0,
+            fences: Deque::new(),
+            recent: Deque::new(),
+            classes: [ClassState::default(); MAX_PAGE_SIZES],
+            job: None,
+            emitted: 0,
+            stats: Stats::default(),
+        })
+    }
+
+    /// A slow path owning a leaked heap arena (for host processes that run
+    /// one board for their whole life, like the emulator).
+    #[cfg(feature = "std")]
+    pub fn new_leaked(cfg: SlowPathConfig) -> Result<SlowPath<'static>, ConfigError> {
+        let words = cfg.arena_words();
+        cfg.check()?;
+        SlowPath::new(cfg, std::vec![0u64; words].leak())
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SlowPathConfig {
+        &self.cfg
+    }
+    /// The derived layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    /// The shadow page table.
+    pub fn shadow(&self) -> &ShadowTable<'a> {
+        &self.shadow
+    }
+    /// The live ranges.
+    pub fn ranges(&self) -> &RangeTable<'a> {
+        &self.ranges
+    }
+    /// The physical allocator.
+    pub fn phys(&self) -> &PhysAlloc<'a> {
+        &self.phys
+    }
+    /// PIDs with live ranges.
+    pub fn pids(&self) -> &PidTable<'a> {
+        &self.pids
+    }
+    /// Counters of page-size class `c`.
+    pub fn class_state(&self, c: usize) -> ClassState {
+        self.classes[c]
+    }
+    /// Event counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    /// TX descriptors emitted since start.
+    pub fn emitted(&self) -> u64 {
+        self.emitted
+    }
+    /// Whether a new request can be handled (the previous one is fully emitted).
+    pub fn ready(&self) -> bool {
+        self.job.is_none()
+    }
+    /// Whether `(class, ppn)` sits in the free-PA FIFO.
+    pub fn in_fifo(&self, class: usize, ppn: u32) -> bool {
+        self.phys
+            .unit(class, ppn)
+            .is_some_and(|u| bit(self.fifo_map, u))
+    }
+    /// Freed pages not yet zeroed.
+    pub fn dirty_pages(&self) -> u64 {
+        self.dirty_len
+    }
+
+    fn emit<S: TxSink + ?Sized>(&mut self, sink: &mut S, d: &Descriptor) -> bool {
+        let ok = sink.push(d);
+        self.emitted += ok as u64;
+        ok
+    }
+
+    // ---- allocation -------------------------------------------------------
+
+    /// Bytes future first touches may still take from the pool.
+    fn owed_bytes(&self, extra_class: usize, extra_pages: u64) -> u64 {
+        self.cfg
+            .shifts()
+            .iter()
+            .enumerate()
+            .map(|(c, &s)| {
+                let st = &self.classes[c];
+                let untouched = st.untouched + if c == extra_class { extra_pages } else { 0 };
+                untouched.saturating_sub(st.in_fifo as u64) << s
+            })
+            .sum()
+    }
+
+    fn dirty_bytes(&self) -> u64 {
+        self.cfg
+            .shifts()
+            .iter()
+            .enumerate()
+            .map(|(c, &s)| self.classes[c].dirty << s)
+            .sum()
+    }
+
+    /// Reserve table slots for `pages` pages from `vpn`; on a full bucket,
+    /// undo and return the index of the page that did not fit.
+    fn try_reserve(
+        &mut self,
+        pid: u32,
+        vpn: u64,
+        pages: u64,
+        shift: u8,
+        perm: u8,
+    ) -> Result<(), u64> {
+        for i in 0..pages {
+            let pte = Pte {
+                pid,
+                vpn: vpn + i,
+                ppn: 0,
+                perms: perm,
+                allocated: true,
+                valid: false,
+                page_shift: shift,
+            };
+            if self.shadow.insert(&pte).is_none() {
+                for j in 0..i {
+                    if let Some((b, s)) = self.shadow.find(pid, vpn + j, shift) {
+                        self.shadow.remove(b, s);
+                    }
+                }
+                return Err(i);
+            }
+        }
+        Ok(())
+    }
+
+    /// Place and reserve a range; the board-table commands are left as a job.
+    ///
+    /// `va` is the fixed address (with `fixed`) or a hint (0 = none). The
+    /// overflow-free check hashes every page of a candidate into its bucket
+    /// and rejects the candidate if a bucket has no free slot; the next
+    /// candidate starts just past the page that did not fit, so it differs
+    /// from the rejected one in every page's bucket pattern up to that page.
+    #[allow(clippy::too_many_arguments)]
+    pub fn alloc(
+        &mut self,
+        to: ReplyTo,
+        pid: u32,
+        va: u64,
+        size: u64,
+        perm: u8,
+        page_shift: u8,
+        fixed: bool,
+    ) -> Result<Placement, SlowPathError> {
+        if self.job.is_some() {
+            return Err(SlowPathError::Busy);
+        }
+        let r = self.place(pid, va, size, perm, page_shift, fixed);
+        match r {
+            Ok(p) => {
+                self.stats.allocs += 1;
+                self.stats.retries += p.retries as u64;
+                self.stats.moved += p.moved as u64;
+                let reply = Descriptor::Reply {
+                    tag: to.tag,
+                    pid,
+                    req_id: to.req_id,
+                    status: Status::Ok.raw(),
+                    va: p.range.start,
+                    size: p.range.bytes(),
+                    retries: p.retries,
+                    moved: p.moved,
+                };
+                self.job = Some(Job::Insert {
+                    pid,
+                    vpn: p.range.vpn(),
+                    pages: p.range.pages,
+                    shift: p.range.page_shift,
+                    next: 0,
+                    reply,
+                });
+            }
+            Err(e) => {
+                self.stats.alloc_errors += 1;
+                let retries = if let SlowPathError::TableFull { retries } = e {
+                    retries
+                } else {
+                    0
+                };
+                self.job = Some(Job::Reply(error_reply(to, pid, va, size, e, retries)));
+            }
+        }
+        r
+    }
+
+    fn place(
+        &mut self,
+        pid: u32,
+        va: u64,
+        size: u64,
+        perm: u8,
+        page_shift: u8,
+        fixed: bool,
+    ) -> Result<Placement, SlowPathError> {
+        let shift = if page_shift == 0 {
+            self.cfg.default_shift
+        } else {
+            page_shift
+        };
+        let class = self
+            .cfg
+            .class_of(shift)
+            .ok_or(SlowPathError::UnsupportedPageSize(page_shift))?;
+        if perm == 0 || perm & !perms::ALL != 0 {
+            return Err(SlowPathError::BadPerms(perm));
+        }
+        if size == 0 {
+            return Err(SlowPathError::ZeroSize);
+        }
+        let page = 1u64 << shift;
+        let (va_base, va_end) = (self.cfg.va_base(), self.cfg.va_end());
+        let max = (va_end - va_base).min(self.cfg.pages_of(shift) << shift);
+        if size > max {
+            return Err(SlowPathError::Oversize { size, max });
+        }
+        if pid == 0 {
+            return Err(SlowPathError::UnknownPid(0));
+        }
+        let pages = size.div_ceil(page);
+        let len = pages << shift;
+        if self.owed_bytes(class, pages) > self.phys.free_bytes() + self.dirty_bytes() {
+            return Err(SlowPathError::PhysExhausted);
+        }
+        if self.ranges.len() == self.ranges.capacity() {
+            return Err(SlowPathError::RangeTableFull);
+        }
+        let pidx = self.pids.get_or_insert(pid, va_base)?;
+        let mut retries = 0u32;
+        let mut moved = false;
+        let mut placed = None;
+        if fixed {
+            let fits = va % page == 0
+                && va >= va_base
+                && va.checked_add(len).is_some_and(|e| e <= va_end)
+                && self.ranges.conflict(pid, va, len).is_none();
+            if fits
+                && self
+                    .try_reserve(pid, va >> shift, pages, shift, perm)
+                    .is_ok()
+            {
+                placed = Some(va);
+            } else {
+                retries += fits as u32;
+                moved = true;
+            }
+        }
+        let placed = match placed {
+            Some(v) => v,
+            None => {
+                let hint = if va != 0 { va } else { self.pids.cursor(pidx) };
+                match self.search(pid, hint, pages, shift, perm, &mut retries) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        if self.pids.ranges(pidx) == 0 {
+                            self.pids.remove(pid);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        let range = VaRange {
+            pid,
+            start: placed,
+            pages,
+            page_shift: shift,
+            perms: perm,
+        };
+        self.ranges.insert(&range)?;
+        self.pids.add_ranges(pidx, 1);
+        self.pids.set_cursor(pidx, range.end());
+        self.classes[class].untouched += pages;
+        // A new range over a recently freed one makes a later free of it legal again.
+        let n = self.recent.len();
+        for _ in 0..n {
+            if let Some(e) = self.recent.pop_front() {
+                let overlaps = e.0 == pid && e.1 < range.end() && range.start < e.1 + e.2;
+                if !overlaps {
+                    let _ = self.recent.push_back(e);
+                }
+            }
+        }
+        Ok(Placement {
+            range,
+            retries,
+            moved,
+        })
+    }
+
+    /// Next-fit search from `hint` for a free, overflow-free range.
+    fn search(
+        &mut self,
+        pid: u32,
+        hint: u64,
+        pages: u64,
+        shift: u8,
+        perm: u8,
+        retries: &mut u32,
+    ) -> Result<u64, SlowPathError> {
+        let page = 1u64 << shift;
+        let (va_base, va_end) = (self.cfg.va_base(), self.cfg.va_end());
+        let len = pages << shift;
+        let align = |v: u64| v.div_ceil(page) * page;
+        let start0 = align(hint.clamp(va_base, va_end));
+        let mut s = start0;
+        let mut wrapped = false;
+        loop {
+            if wrapped && s >= start0 {
+                return Err(SlowPathError::VaExhausted);
+            }
+            if s.checked_add(len).is_none_or(|e| e > va_end) {
+                if wrapped {
+                    return Err(SlowPathError::VaExhausted);
+                }
+                wrapped = true;
+                s = align(va_base);
+                continue;
+            }
+            if let Some(r) = self.ranges.conflict(pid, s, len) {
+                s = align(r.end());
+                continue;
+            }
+            match self.try_reserve(pid, s >> shift, pages, shift, perm) {
+                Ok(()) => return Ok(s),
+                Err(i) => {
+                    *retries += 1;
+                    if *retries > self.cfg.max_retries {
+                        return Err(SlowPathError::TableFull {
+                            retries: *retries - 1,
+                        });
+                    }
+                    s += (i + 1) << shift;
+                }
+            }
+        }
+    }
+
+    // ---- free -------------------------------------------------------------
+
+    /// Free whole live ranges covering exactly `[va, va + size)` (size rounded
+    /// up to the page size). The board-table commands are left as a job.
+    pub fn free(
+        &mut self,
+        to: ReplyTo,
+        pid: u32,
+        va: u64,
+        size: u64,
+    ) -> Result<VaRange, SlowPathError> {
+        if self.job.is_some() {
+            return Err(SlowPathError::Busy);
+        }
+        match self.unmap(pid, va, size) {
+            Ok(r) => {
+                self.stats.frees += 1;
+                let reply = Descriptor::Reply {
+                    tag: to.tag,
+                    pid,
+                    req_id: to.req_id,
+                    status: Status::Ok.raw(),
+                    va: r.start,
+                    size: r.bytes(),
+                    retries: 0,
+                    moved: false,
+                };
+                self.job = Some(Job::Remove {
+                    pid,
+                    vpn: r.vpn(),
+                    pages: r.pages,
+                    shift: r.page_shift,
+                    next: 0,
+                    stage: RemoveStage::Pages,
+                    reply,
+                });
+                Ok(r)
+            }
+            Err(e) => {
+                self.stats.free_errors += 1;
+                self.job = Some(Job::Reply(error_reply(to, pid, va, size, e, 0)));
+                Err(e)
+            }
+        }
+    }
+
+    fn unmap(&mut self, pid: u32, va: u64, size: u64) -> Result<VaRange, SlowPathError> {
+        let pidx = self.pids.get(pid).ok_or(SlowPathError::UnknownPid(pid))?;
+        if size == 0 {
+            return Err(SlowPathError::ZeroSize);
+        }
+        let end = va.saturating_add(size);
+        let Some(i) = self
+            .ranges
+            .first_ending_after(pid, va)
+            .filter(|&i| self.ranges.get(i).start < end)
+        else {
+            let freed_before = self
+                .recent
+                .iter()
+                .any(|&(p, v, n)| p == pid && v < end && va < v + n);
+            return Err(if freed_before {
+                SlowPathError::DoubleFree { va }
+            } else {
+                SlowPathError::NotAllocated { va }
+            });
+        };
+        let first = self.ranges.get(i);
+        if first.start != va {
+            return Err(SlowPathError::PartiallyAllocated { va });
+        }
+        let page = 1u64 << first.page_shift;
+        let end = va.saturating_add(size.div_ceil(page).saturating_mul(page));
+        let mut cover = first.end();
+        let mut n = 1;
+        while cover < end {
+            let next = (i + n < self.ranges.len()).then(|| self.ranges.get(i + n));
+            match next {
+                Some(r) if r.pid == pid && r.start == cover => {
+                    if r.perms != first.perms || r.page_shift != first.page_shift {
+                        return Err(SlowPathError::PermissionMismatch {
+                            first: first.perms,
+                            other: r.perms,
+                        });
+                    }
+                    cover = r.end();
+                    n += 1;
+                }
+                _ => return Err(SlowPathError::PartiallyAllocated { va }),
+            }
+        }
+        if cover != end {
+            return Err(SlowPathError::PartiallyAllocated { va });
+        }
+        self.ranges.remove(i, n);
+        self.pids.add_ranges(pidx, -(n as i64));
+        if self.pids.ranges(pidx) == 0 {
+            self.pids.remove(pid);
+        }
+        if self.recent.is_full() {
+            self.recent.pop_front();
+        }
+        let _ = self.recent.push_back((pid, va, end - va));
+        Ok(VaRange {
+            pid,
+            start: va,
+            pages: (end - va) >> first.page_shift,
+            page_shift: first.page_shift,
+            perms: first.perms,
+        })
+    }
+
+    // ---- PA-consumed notices and refill -------------------------------------
+
+    /// Record that the fast path mapped `ppn` (taken from the FIFO) at
+    /// `(bucket, slot)` for `(pid, vpn)`.
+    pub fn pa_consumed(
+        &mut self,
+        pid: u32,
+        vpn: u64,
+        ppn: u32,
+        page_shift: u8,
+        bucket: u32,
+        slot: u32,
+    ) -> Result<(), SlowPathError> {
+        let Some(class) = self.cfg.class_of(page_shift) else {
+            self.stats.bad_notices += 1;
+            return Err(SlowPathError::BadNotice);
+        };
+        let unit = match self.phys.unit(class, ppn) {
+            Some(u) if bit(self.fifo_map, u) && self.phys.in_use(class, ppn) => u,
+            _ => {
+                self.stats.bad_notices += 1;
+                return Err(SlowPathError::BadNotice);
+            }
+        };
+        set_bit(self.fifo_map, unit, false);
+        self.classes[class].in_fifo -= 1;
+        match self.shadow.get(bucket, slot) {
+            Some(mut p) if p.matches(pid, vpn) && p.page_shift == page_shift && !p.valid => {
+                p.valid = true;
+                p.ppn = ppn;
+                self.shadow.update(bucket, slot, &p);
+                let st = &mut self.classes[class];
+                st.untouched -= 1;
+                st.mapped += 1;
+                self.stats.pa_consumed += 1;
+                Ok(())
+            }
+            Some(p) if p.matches(pid, vpn) && p.page_shift == page_shift => {
+                // Mapped twice: the second page may hold data; reclaim it dirty.
+                let fence = self.stale_fence();
+                self.push_dirty(class, unit, fence);
+                self.stats.bad_notices += 1;
+                Err(SlowPathError::BadNotice)
+            }
+            _ => {
+                // The range was freed after the fast path mapped the page: fence
+                // the page behind the removal's TLB invalidation.
+                let fence = self.stale_fence();
+                self.push_dirty(class, unit, fence);
+                self.stats.stale_notices += 1;
+                Ok(())
+            }
+        }
+    }
+
+    /// Handle a batch of PA-consumed notices (other descriptors are
+    /// skipped). The slots are loaded first so their cache misses overlap;
+    /// then each notice is handled as [`SlowPath::pa_consumed`] does.
+    /// Returns the notices refused.
+    pub fn pa_consumed_batch(&mut self, notices: &[Descriptor]) -> u32 {
+        let mut acc = 0u64;
+        for d in notices {
+            if let Descriptor::PaConsumed { bucket, slot, .. } = *d {
+                acc ^= self.shadow.touch(bucket, slot);
+            }
+        }
+        core::hint::black_box(acc);
+        let mut refused = 0;
+        for d in notices {
+            if let Descriptor::PaConsumed {
+                pid,
+                vpn,
+                ppn,
+                page_shift,
+                bucket,
+                slot,
+            } = *d
+            {
+                refused += self
+                    .pa_consumed(pid, vpn, ppn, page_shift, bucket, slot)
+                    .is_err() as u32;
+            }
+        }
+        refused
+    }
+
+    /// Fence of a page reclaimed from a notice: behind the TLB invalidation
+    /// of a removal still being emitted, else behind everything emitted.
+    fn stale_fence(&self) -> u64 {
+        match self.job {
+            Some(Job::Remove {
+                stage: RemoveStage::Pages | RemoveStage::Tlb,
+                ..
+            }) => OPEN,
+            _ => self.emitted,
+        }
+    }
+
+    /// Top up every free-PA FIFO to `min(depth, untouched pages)` of its
+    /// size; returns the PAs pushed.
+    pub fn refill<S: TxSink + ?Sized>(&mut self, sink: &mut S) -> u32 {
+        let mut pushed = 0;
+        for c in 0..self.cfg.shifts().len() {
+            let shift = self.cfg.page_shifts[c];
+            let target = (self.cfg.fifo_depth as u64).min(self.classes[c].untouched) as u32;
+            while self.classes[c].in_fifo < target {
+                let Some(ppn) = self.phys.alloc(c) else {
+                    self.stats.refill_starved += 1;
+                    break;
+                };
+                if !self.emit(
+                    sink,
+                    &Descriptor::FreePaPush {
+                        page_shift: shift,
+                        ppn,
+                    },
+                ) {
+                    // The page was never published; give it straight back.
+                    let _ = self.phys.free(c, ppn);
+                    return pushed;
+                }
+                if let Some(u) = self.phys.unit(c, ppn) {
+                    set_bit(self.fifo_map, u, true);
+                }
+                self.classes[c].in_fifo += 1;
+                self.stats.pa_pushed += 1;
+                pushed += 1;
+            }
+        }
+        pushed
+    }
+
+    // ---- dirty pages ----------------------------------------------------------
+
+    fn push_dirty(&mut self, class: usize, unit: u64, fence: u64) {
+        let cap = self.layout.n_units;
+        let at = (self.dirty_head + self.dirty_len) % cap;
+        set32(self.dirty, at as usize, (class as u32) << 30 | unit as u32);
+        self.dirty_len += 1;
+        self.classes[class].dirty += 1;
+        let full = self.fences.is_full();
+        match self.fences.back_mut() {
+            Some(b) if b.0 == fence || full => {
+                b.0 = if b.0 == OPEN || fence == OPEN {
+                    OPEN
+                } else {
+                    b.0.max(fence)
+                };
+                b.1 += 1;
+            }
+            _ => {
+                let _ = self.fences.push_back((fence, 1));
+            }
+        }
+    }
+
+    fn close_open_batch(&mut self) {
+        let now = self.emitted;
+        for b in self.fences.iter_mut() {
+            if b.0 == OPEN {
+                b.0 = now;
+            }
+        }
+    }
+
+    /// Zero and release every dirty page whose fence the fast path has
+    /// passed: `tx_consumed` is how many TX descriptors it has taken off the
+    /// ring since start. `zero(pa, bytes)` must clear the page in board DRAM.
+    /// Returns the pages released.
+    pub fn scrub(&mut self, tx_consumed: u64, mut zero: impl FnMut(u64, u64)) -> u64 {
+        let cap = self.layout.n_units;
+        let mut done = 0;
+        while let Some(&(fence, count)) = self.fences.front() {
+            if fence == OPEN || fence > tx_consumed {
+                break;
+            }
+            for _ in 0..count {
+                let e = get32(self.dirty, self.dirty_head as usize);
+                self.dirty_head = (self.dirty_head + 1) % cap;
+                self.dirty_len -= 1;
+                let class = (e >> 30) as usize;
+                let unit = (e & ((1 << 30) - 1)) as u64;
+                let shift = self.cfg.page_shifts[class];
+                let pa = self.layout.frame_base + (unit << self.layout.unit_shift);
+                zero(pa, 1u64 << shift);
+                let _ = self.phys.free(class, (pa >> shift) as u32);
+                self.classes[class].dirty -= 1;
+                done += 1;
+            }
+            self.fences.pop_front();
+        }
+        self.stats.scrubbed += done;
+        done
+    }
+
+    // ---- emission -------------------------------------------------------------
+
+    /// Emit the pending job's descriptors into `sink` until it is done
+    /// (returns `true`) or the sink is full.
+    pub fn pump<S: TxSink + ?Sized>(&mut self, sink: &mut S) -> bool {
+        loop {
+            let Some(job) = self.job else { return true };
+            match job {
+                Job::Reply(d) => {
+                    if !self.emit(sink, &d) {
+                        return false;
+                    }
+                    self.job = None;
+                }
+                Job::Insert {
+                    pid,
+                    vpn,
+                    pages,
+                    shift,
+                    mut next,
+                    reply,
+                } => {
+                    while next < pages {
+                        let v = vpn + next;
+                        if let Some((b, s)) = self.shadow.find(pid, v, shift) {
+                            let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
+                            let d = Descriptor::PteWrite {
+                                bucket: b,
+                                slot: s,
+                                update: false,
+                                pte,
+                            };
+                            if !self.emit(sink, &d) {
+                                self.job = Some(Job::Insert {
+                                    pid,
+                                    vpn,
+                                    pages,
+                                    shift,
+                                    next,
+                                    reply,
+                                });
+                                return false;
+                            }
+                        }
+                        next += 1;
+                    }
+                    self.job = Some(Job::Reply(reply));
+                }
+                Job::Remove {
+                    pid,
+                    vpn,
+                    pages,
+                    shift,
+                    mut next,
+                    stage,
+                    reply,
+                } => {
+                    let class = self.cfg.class_of(shift).unwrap_or(0);
+                    let save = |next, stage| {
+                        Some(Job::Remove {
+                            pid,
+                            vpn,
+                            pages,
+                            shift,
+                            next,
+                            stage,
+                            reply,
+                        })
+                    };
+                    if stage == RemoveStage::Pages {
+                        while next < pages {
+                            let v = vpn + next;
+                            if let Some((b, s)) = self.shadow.find(pid, v, shift) {
+                                let d = Descriptor::PteRemove {
+                                    bucket: b,
+                                    slot: s,
+                                    pid,
+                                    vpn: v,
+                                };
+                                if !self.emit(sink, &d) {
+                                    self.job = save(next, RemoveStage::Pages);
+                                    return false;
+                                }
+                                let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
+                                if pte.valid {
+                                    if let Some(u) = self.phys.unit(class, pte.ppn) {
+                                        self.push_dirty(class, u, OPEN);
+                                    }
+                                    self.classes[class].mapped -= 1;
+                                } else {
+                                    self.classes[class].untouched -= 1;
+                                }
+                                self.shadow.remove(b, s);
+                            }
+                            next += 1;
+                        }
+                        self.job = save(next, RemoveStage::Tlb);
+                        continue;
+                    }
+                    if stage == RemoveStage::Tlb {
+                        let d = Descriptor::TlbInvalidate {
+                            pid,
+                            vpn,
+                            pages: pages.min(u32::MAX as u64) as u32,
+                        };
+                        if !self.emit(sink, &d) {
+                            return false;
+                        }
+                        self.close_open_batch();
+                        self.job = save(next, RemoveStage::Reply);
+                        continue;
+                    }
+                    if !self.emit(sink, &reply) {
+                        return false;
+                    }
+                    self.job = None;
+                }
+            }
+        }
+    }
+
+    /// Handle one RX descriptor and emit what it causes (as far as the sink
+    /// takes; the rest stays pending for [`SlowPath::pump`]). Returns
+    /// [`SlowPathError::Busy`] without consuming the descriptor if the
+    /// previous request is not fully emitted.
+    pub fn handle<S: TxSink + ?Sized>(
+        &mut self,
+        d: &Descriptor,
+        sink: &mut S,
+    ) -> Result<(), SlowPathError> {
+        let r = match *d {
+            Descriptor::AllocReq {
+                tag,
+                pid,
+                req_id,
+                va,
+                size,
+                perms,
+                page_shift,
+                fixed,
+            } => self
+                .alloc(
+                    ReplyTo { tag, req_id },
+                    pid,
+                    va,
+                    size,
+                    perms,
+                    page_shift,
+                    fixed,
+                )
+                .map(|_| ()),
+            Descriptor::FreeReq {
+                tag,
+                pid,
+                req_id,
+                va,
+                size,
+            } => self
+                .free(ReplyTo { tag, req_id }, pid, va, size)
+                .map(|_| ()),
+            Descriptor::PaConsumed {
+                pid,
+                vpn,
+                ppn,
+                page_shift,
+                bucket,
+                slot,
+            } => self.pa_consumed(pid, vpn, ppn, page_shift, bucket, slot),
+            Descriptor::ErrorReport { count, .. } => {
+                self.stats.fastpath_errors += count as u64;
+                Ok(())
+            }
+            _ => {
+                self.stats.misdirected += 1;
+                Ok(())
+            }
+        };
+        if r == Err(SlowPathError::Busy) {
+            return r;
+        }
+        self.pump(sink);
+        r
+    }
+}
+
+fn error_reply(
+    to: ReplyTo,
+    pid: u32,
+    va: u64,
+    size: u64,
+    e: SlowPathError,
+    retries: u32,
+) -> Descriptor {
+    Descriptor::Reply {
+        tag: to.tag,
+        pid,
+        req_id: to.req_id,
+        status: e.status().raw(),
+        va,
+        size,
+        retries,
+        moved: false,
+    }
+}

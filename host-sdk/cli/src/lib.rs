@@ -1,0 +1,1 @@
+//! The clio command-line tool

@@ -1,0 +1,41 @@
+//! `clio`: one front door to the disaggregated-memory stack.
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+mod board_arg;
+mod demo;
+mod logs;
+mod report;
+mod sim;
+
+/// The clio command-line tool.
+#[derive(Debug, Parser)]
+#[command(
+    name = "clio",
+    version,
+    about = "Emulated boards, demos, benchmarks, bring-up, logs and flashing for Clio memory boards and EDM fabrics"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Start an emulated board and run a visible remote-memory workload on it.
+    Demo(demo::DemoArgs),
+    /// Serve an emulated memory board over UDP.
+    Sim(sim::SimArgs),
+    /// Decode a firmware defmt log stream with its ELF.
+    Logs(logs::LogsArgs),
+}
+
+fn main() -> Result<()> {
+    let cli = Cli::parse();
+    match &cli.cmd {
+        Cmd::Demo(a) => demo::run(a),
+        Cmd::Sim(a) => sim::run(a),
+        Cmd::Logs(a) => logs::run(a),
+    }
+}

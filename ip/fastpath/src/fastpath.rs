@@ -1,0 +1,616 @@
+//! The model: state, construction, packet intake and the data operations.
+
+use clio_config::BoardConfig;
+use clio_wire::clio::{flags, HEADER_LEN, RESPONSE_BIT};
+use clio_wire::payload::{perms, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, InfoResp};
+use clio_wire::ring::{Consumer, Direction, Producer};
+use clio_wire::{Header, Opcode, Packet, Status};
+
+use crate::config::{ConfigError, Layout, ModelOptions, Span, MAX_PAGE_SIZES};
+use crate::control::{Fence, Pending};
+use crate::cycles::{beats, Trace};
+use crate::dedup::{Dedup, DedupKey};
+use crate::response::Resp;
+use crate::stats::Stats;
+use crate::tlb::Tlb;
+use crate::Dram;
+
+/// Version of the behaviour this model specifies (major << 16 | minor << 8 | patch),
+/// reported as `rtl_version` in `InfoResp`.
+pub const MODEL_VERSION: u32 = 0x0001_0000;
+
+/// Largest `max_hops` of a pointer chase (bounds the extend path's time per request).
+pub const CHASE_MAX_HOPS: u32 = 4096;
+
+/// Opaque identity of a packet's sender (e.g. a UDP address), echoed to the
+/// output callback so the shell knows where a response goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ClientId(pub u64);
+
+/// A contiguous piece of a translated access: DRAM offset and length.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Seg {
+    pub(crate) off: usize,
+    pub(crate) len: usize,
+}
+
+/// The fast-path reference model over board memory `D`.
+pub struct FastPath<D: Dram> {
+    pub(crate) lay: Layout,
+    pub(crate) opts: ModelOptions,
+    pub(crate) dram: D,
+    pub(crate) tlb: Tlb,
+    pub(crate) dedup: Dedup,
+    pub(crate) fifos: [std::collections::VecDeque<u32>; MAX_PAGE_SIZES],
+    pub(crate) pending: Vec<Pending>,
+    pub(crate) fences: Vec<Option<Fence>>,
+    /// Fences waiting (so the common case skips the scan).
+    pub(crate) fences_live: usize,
+    pub(crate) rx: Producer,
+    pub(crate) tx: Consumer,
+    pub(crate) stats: Stats,
+    pub(crate) trace: Trace,
+    pub(crate) unreported: u32,
+    pub(crate) buf: Vec<u8>,
+    pub(crate) segs: Vec<Seg>,
+    pub(crate) info: InfoResp,
+}
+
+impl<D: Dram> core::fmt::Debug for FastPath<D> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FastPath")
+            .field("layout", &self.lay)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Bytes of the response buffer: the largest response packet.
+fn buf_len(mtu: usize) -> usize {
+    HEADER_LEN
+        + mtu
+            .max(InfoResp::LEN)
+            .max(ChaseResp::LEN + ChaseReq::MAX_VALUE as usize)
+}
+
+impl<D: Dram> FastPath<D> {
+    /// Attach to board memory whose rings are already initialised (by the
+    /// firmware, or by [`FastPath::format`]).
+    pub fn new(board: &BoardConfig, opts: ModelOptions, dram: D) -> Result<Self, ConfigError> {
+        let lay = Layout::new(board, dram.bytes().len())?;
+        let ring_err = |key: &'static str, e: clio_wire::Error| ConfigError {
+            key,
+            reason: format!("ring header: {e}"),
+        };
+        let rx = Producer::attach(
+            &dram.bytes()[lay.rx_ring.start..lay.rx_ring.end],
+            Direction::Rx,
+        )
+        .map_err(|e| ring_err("rings.rx", e))?;
+        let tx = Consumer::attach(
+            &dram.bytes()[lay.tx_ring.start..lay.tx_ring.end],
+            Direction::Tx,
+        )
+        .map_err(|e| ring_err("rings.tx", e))?;
+        if rx.slot_count() != board.rings.rx.slots {
+            return Err(ConfigError {
+                key: "rings.rx.slots",
+                reason: "ring header disagrees with the config".into(),
+            });
+        }
+        if tx.slot_count() != board.rings.tx.slots {
+            return Err(ConfigError {
+                key: "rings.tx.slots",
+                reason: "ring header disagrees with the config".into(),
+            });
+        }
+        let info = InfoResp {
+            board: InfoResp::board_field(board.board.name.as_str()),
+            firmware_version: 0,
+            rtl_version: MODEL_VERSION,
+            build_id: 0,
+            config_hash: board.config_hash(),
+            dram_bytes: board.dram.size,
+            mtu: lay.mtu.min(u16::MAX as usize) as u16,
+            page_shift: lay.default_shift,
+            slots_per_bucket: lay.table.slots_per_bucket.min(255) as u8,
+            tlb_entries: lay.tlb_entries as u32,
+        };
+        Ok(FastPath {
+            tlb: Tlb::new(lay.tlb_entries),
+            dedup: Dedup::new(lay.dedup_entries),
+            fifos: core::array::from_fn(|_| {
+                std::collections::VecDeque::with_capacity(lay.fifo_depth)
+            }),
+            pending: vec![Pending::default(); opts.pending_slots.clamp(1, 1 << 16)],
+            fences: vec![None; opts.fence_slots.max(1)],
+            fences_live: 0,
+            rx,
+            tx,
+            stats: Stats::default(),
+            trace: Trace::default(),
+            unreported: 0,
+            buf: vec![0; buf_len(lay.mtu)],
+            segs: Vec::with_capacity(64),
+            info,
+            lay,
+            opts,
+            dram,
+        })
+    }
+
+    /// Boot-time formatting, then [`FastPath::new`]: both ring headers are
+    /// initialised empty and the page table is cleared.
+    pub fn format(
+        board: &BoardConfig,
+        opts: ModelOptions,
+        mut dram: D,
+    ) -> Result<Self, ConfigError> {
+        let lay = Layout::new(board, dram.bytes().len())?;
+        let mem = dram.bytes_mut();
+        let init = |mem: &mut [u8], span: Span, slots: u32, key: &'static str| {
+            clio_wire::ring::init(&mut mem[span.start..span.end], slots).map_err(|e| ConfigError {
+                key,
+                reason: e.to_string(),
+            })
+        };
+        init(mem, lay.rx_ring, board.rings.rx.slots, "rings.rx")?;
+        init(mem, lay.tx_ring, board.rings.tx.slots, "rings.tx")?;
+        let pt = lay.offset(lay.table.base);
+        mem[pt..pt + lay.table.table_bytes() as usize].fill(0);
+        Self::new(board, opts, dram)
+    }
+
+    /// Set the firmware identity reported by `Info` (the slow path knows it).
+    pub fn set_firmware_identity(&mut self, firmware_version: u32, build_id: u64) {
+        self.info.firmware_version = firmware_version;
+        self.info.build_id = build_id;
+    }
+
+    /// The resolved layout.
+    pub fn layout(&self) -> &Layout {
+        &self.lay
+    }
+    /// Cumulative counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+    /// The trace of the last `receive`.
+    pub fn last_trace(&self) -> &Trace {
+        &self.trace
+    }
+    /// The TLB (for inspection).
+    pub fn tlb(&self) -> &Tlb {
+        &self.tlb
+    }
+    /// The dedup buffer (for inspection).
+    pub fn dedup(&self) -> &Dedup {
+        &self.dedup
+    }
+    /// Board memory.
+    pub fn dram(&self) -> &D {
+        &self.dram
+    }
+    /// Board memory, writable (the slow path's and tests' view).
+    pub fn dram_mut(&mut self) -> &mut D {
+        &mut self.dram
+    }
+    /// Give the memory back.
+    pub fn into_dram(self) -> D {
+        self.dram
+    }
+    /// Free PAs queued for pages of `1 << page_shift` bytes.
+    pub fn fifo_len(&self, page_shift: u8) -> usize {
+        self.lay
+            .fifo_of(page_shift)
+            .map_or(0, |i| self.fifos[i].len())
+    }
+
+    /// Handle one incoming packet from `src`; responses go to `out`. Returns
+    /// the request's trace (also kept as [`FastPath::last_trace`]).
+    pub fn receive<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        packet: &[u8],
+        out: &mut F,
+    ) -> Trace {
+        self.trace = Trace::default();
+        self.stats.packets_in += 1;
+        self.intake(src, packet, out);
+        self.stats.cycles += self.trace.cycles;
+        self.stats.dram_accesses += u64::from(self.trace.dram_accesses);
+        self.stats.tlb_hits += u64::from(self.trace.tlb_hits);
+        self.stats.tlb_misses += u64::from(self.trace.tlb_misses);
+        self.stats.faults += u64::from(self.trace.faults);
+        self.trace
+    }
+
+    fn intake<F: FnMut(ClientId, &[u8])>(&mut self, src: ClientId, packet: &[u8], out: &mut F) {
+        if packet.len() < HEADER_LEN {
+            self.stats.runts += 1;
+            return;
+        }
+        let p = Packet::new_unchecked(packet);
+        self.trace.opcode = p.opcode_raw();
+        let c = self.opts.costs;
+        let declared = HEADER_LEN + p.payload_len() as usize;
+        let beat = self.lay.beat_bytes;
+        self.trace.cycles += u64::from(c.rx_fixed)
+            + u64::from(c.rx_per_beat) * beats(declared.min(packet.len()) as u64, beat);
+        if packet.len() < declared || p.verify_crc().is_err() {
+            self.stats.nacks += 1;
+            let r = Resp::raw(&p, Opcode::Nack, Status::Corrupt);
+            self.send(src, &r, 0, out);
+            return;
+        }
+        if p.opcode_raw() & RESPONSE_BIT != 0 {
+            self.stats.stray_responses += 1;
+            return;
+        }
+        let h = match Header::parse(&p) {
+            Ok(h) => h,
+            Err(_) => {
+                let op = Opcode::parse(p.opcode_raw())
+                    .ok()
+                    .and_then(Opcode::response)
+                    .unwrap_or(Opcode::Nack);
+                let r = Resp::raw(&p, op, Status::Malformed);
+                self.send(src, &r, 0, out);
+                return;
+            }
+        };
+        let payload = &packet[HEADER_LEN..declared];
+        if h.status != Status::Ok
+            || h.flags & !flags::FIXED_VA != 0
+            || h.payload_len as usize > self.lay.mtu
+        {
+            return self.fail(src, &h, Status::Malformed, out);
+        }
+        if h.opcode == Opcode::Info {
+            let mut r = Resp::of(&h);
+            let n = InfoResp::LEN;
+            // The buffer always holds an InfoResp (see `buf_len`).
+            let _ = self.info.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + n]);
+            r.status = Status::Ok;
+            return self.send(src, &r, n, out);
+        }
+        if h.pid == 0 || h.pid > self.lay.max_pid {
+            return self.fail(src, &h, Status::BadPid, out);
+        }
+        if h.opcode.is_slow_path() && self.retarget(src, &h) {
+            return;
+        }
+        if self.fence_waiting(h.pid) {
+            return self.fail(src, &h, Status::Busy, out);
+        }
+        if h.opcode.is_non_idempotent() && self.replay(src, &h, out) {
+            return;
+        }
+        match h.opcode {
+            Opcode::Read => self.read(src, &h, out),
+            Opcode::Write => self.write(src, &h, payload, out),
+            Opcode::TestAndSet
+            | Opcode::CompareAndSwap
+            | Opcode::FetchAndAdd
+            | Opcode::Lock
+            | Opcode::Unlock => self.atomic(src, &h, payload, out),
+            Opcode::Fence => self.fence(src, &h, out),
+            Opcode::Alloc | Opcode::Free => self.forward(src, &h, payload, out),
+            Opcode::PointerChase => self.chase(src, &h, payload, out),
+            Opcode::OffloadCall => self.fail(src, &h, Status::Unsupported, out),
+            // Info was answered above; responses were dropped above.
+            _ => self.fail(src, &h, Status::Malformed, out),
+        }
+    }
+
+    /// Answer a non-idempotent request from the dedup buffer if it (or the
+    /// request it retries) was executed; true if answered.
+    fn replay<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        out: &mut F,
+    ) -> bool {
+        let offset = if h.opcode == Opcode::Write {
+            h.offset
+        } else {
+            0
+        };
+        let own = DedupKey {
+            pid: h.pid,
+            req_id: h.req_id,
+            offset,
+            opcode: h.opcode.raw(),
+        };
+        let mut hit = self.dedup.get(&own);
+        if hit.is_none() && h.retry_of != 0 {
+            hit = self.dedup.get(&DedupKey {
+                req_id: h.retry_of,
+                ..own
+            });
+            if let Some(rec) = hit {
+                // A retry of this retry must find it too.
+                self.dedup.insert(own, rec);
+            }
+        }
+        let Some(rec) = hit else { return false };
+        self.stats.duplicates += 1;
+        self.trace.duplicate = true;
+        let n = rec.payload_len as usize;
+        self.buf[HEADER_LEN..HEADER_LEN + n].copy_from_slice(&rec.payload[..n]);
+        let r = Resp::replayed(h, &rec);
+        self.send(src, &r, n, out);
+        true
+    }
+
+    /// Send a payload-less error (or plain) response to `h`.
+    pub(crate) fn fail<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        status: Status,
+        out: &mut F,
+    ) {
+        let mut r = Resp::of(h);
+        r.status = status;
+        if h.opcode == Opcode::Read {
+            // A read response without data says so with offset 0.
+            r.offset = 0;
+        }
+        self.send(src, &r, 0, out);
+    }
+
+    /// Emit the response whose payload already sits in `buf[HEADER_LEN..]`.
+    pub(crate) fn send<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        dst: ClientId,
+        r: &Resp,
+        plen: usize,
+        out: &mut F,
+    ) {
+        let len = HEADER_LEN + plen;
+        r.emit(&mut self.buf[..len]);
+        out(dst, &self.buf[..len]);
+        let c = self.opts.costs;
+        self.trace.cycles += u64::from(c.tx_fixed)
+            + u64::from(c.tx_per_beat) * beats(len as u64, self.lay.beat_bytes);
+        self.trace.packets_out += 1;
+        self.trace.status = Some(r.status);
+        self.stats.packets_out += 1;
+        match r.status {
+            Status::Malformed => self.stats.malformed += 1,
+            Status::BadPid => self.stats.bad_pid += 1,
+            Status::Unmapped => self.stats.unmapped += 1,
+            Status::Permission => self.stats.permission += 1,
+            Status::Busy => self.stats.busy += 1,
+            Status::Unsupported => self.stats.unsupported += 1,
+            _ => {}
+        }
+    }
+
+    /// Account one DRAM read burst of `bytes` (latency + beats).
+    #[inline]
+    pub(crate) fn dram_read_cost(&mut self, bytes: u64) {
+        self.trace.dram_accesses += 1;
+        self.trace.dram_bytes += bytes;
+        self.trace.cycles +=
+            u64::from(self.opts.costs.dram_read_latency) + beats(bytes, self.lay.beat_bytes);
+    }
+
+    /// Account one DRAM write burst of `bytes` (posted: latency + beats).
+    #[inline]
+    pub(crate) fn dram_write_cost(&mut self, bytes: u64) {
+        self.trace.dram_accesses += 1;
+        self.trace.dram_bytes += bytes;
+        self.trace.cycles +=
+            u64::from(self.opts.costs.dram_write_latency) + beats(bytes, self.lay.beat_bytes);
+    }
+
+    fn read<F: FnMut(ClientId, &[u8])>(&mut self, src: ClientId, h: &Header, out: &mut F) {
+        if h.payload_len != 0 || h.offset != 0 {
+            return self.fail(src, h, Status::Malformed, out);
+        }
+        if let Err(s) = self.translate_range(h.pid, h.va, u64::from(h.total_len), perms::READ) {
+            return self.fail(src, h, s, out);
+        }
+        let total = h.total_len as usize;
+        // DRAM: one read burst per page piece, issued back to back.
+        for i in 0..self.segs.len() {
+            let n = self.segs[i].len as u64;
+            self.dram_read_cost(n);
+        }
+        let mtu = self.lay.mtu;
+        let mut sent = 0usize;
+        let mut seg = 0usize;
+        let mut seg_pos = 0usize;
+        loop {
+            let n = (total - sent).min(mtu);
+            let mut filled = 0;
+            while filled < n {
+                let s = self.segs[seg];
+                let take = (s.len - seg_pos).min(n - filled);
+                let from = &self.dram.bytes()[s.off + seg_pos..s.off + seg_pos + take];
+                self.buf[HEADER_LEN + filled..HEADER_LEN + filled + take].copy_from_slice(from);
+                filled += take;
+                seg_pos += take;
+                if seg_pos == s.len {
+                    seg += 1;
+                    seg_pos = 0;
+                }
+            }
+            let mut r = Resp::of(h);
+            r.offset = sent as u32;
+            self.send(src, &r, n, out);
+            sent += n;
+            if sent >= total {
+                break;
+            }
+        }
+    }
+
+    fn write<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        payload: &[u8],
+        out: &mut F,
+    ) {
+        let va = h.va + u64::from(h.offset);
+        if let Err(s) = self.translate_range(h.pid, va, payload.len() as u64, perms::WRITE) {
+            return self.fail(src, h, s, out);
+        }
+        let mut pos = 0;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            self.dram.bytes_mut()[s.off..s.off + s.len].copy_from_slice(&payload[pos..pos + s.len]);
+            pos += s.len;
+            self.dram_write_cost(s.len as u64);
+        }
+        let r = Resp::of(h);
+        self.record(h, &r, 0);
+        self.send(src, &r, 0, out);
+    }
+
+    fn atomic<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        payload: &[u8],
+        out: &mut F,
+    ) {
+        let args = match h.opcode {
+            Opcode::CompareAndSwap if payload.len() == AtomicArgs::CAS_LEN => {
+                AtomicArgs::parse_cas(payload).ok()
+            }
+            Opcode::FetchAndAdd if payload.len() == AtomicArgs::FAA_LEN => {
+                AtomicArgs::parse_faa(payload).ok()
+            }
+            Opcode::TestAndSet | Opcode::Lock | Opcode::Unlock if payload.is_empty() => None,
+            _ => return self.fail(src, h, Status::Malformed, out),
+        };
+        if (matches!(h.opcode, Opcode::CompareAndSwap | Opcode::FetchAndAdd) && args.is_none())
+            || h.total_len != 8
+            || h.offset != 0
+            || h.va % 8 != 0
+        {
+            return self.fail(src, h, Status::Malformed, out);
+        }
+        if let Err(s) = self.translate_range(h.pid, h.va, 8, perms::WRITE) {
+            return self.fail(src, h, s, out);
+        }
+        self.trace.cycles += u64::from(self.opts.costs.sync_unit);
+        let off = self.segs[0].off;
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&self.dram.bytes()[off..off + 8]);
+        let old = u64::from_le_bytes(w);
+        self.dram_read_cost(8);
+        let (new, status) = match (h.opcode, args) {
+            (Opcode::TestAndSet, _) => (Some(1), Status::Ok),
+            (Opcode::CompareAndSwap, Some(AtomicArgs::CompareAndSwap { expected, new })) => {
+                (if old == expected { Some(new) } else { None }, Status::Ok)
+            }
+            (Opcode::FetchAndAdd, Some(AtomicArgs::FetchAndAdd { addend })) => {
+                (Some(old.wrapping_add(addend)), Status::Ok)
+            }
+            (Opcode::Lock, _) if old == 0 => (Some(1), Status::Ok),
+            (Opcode::Lock, _) => (None, Status::Busy),
+            (Opcode::Unlock, _) => (Some(0), Status::Ok),
+            _ => (None, Status::Malformed),
+        };
+        if let Some(v) = new {
+            self.dram.bytes_mut()[off..off + 8].copy_from_slice(&v.to_le_bytes());
+            self.dram_write_cost(8);
+        }
+        let n = AtomicResp::LEN;
+        // The buffer always holds 8 payload bytes.
+        let _ = AtomicResp { old }.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + n]);
+        let mut r = Resp::of(h);
+        r.status = status;
+        self.record(h, &r, n);
+        self.send(src, &r, n, out);
+    }
+
+    fn chase<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        payload: &[u8],
+        out: &mut F,
+    ) {
+        let req = match ChaseReq::parse(payload) {
+            Ok(r)
+                if payload.len() == ChaseReq::LEN
+                    && r.max_hops != 0
+                    && r.max_hops <= CHASE_MAX_HOPS
+                    && ChaseResp::LEN + r.value_len as usize <= self.lay.mtu =>
+            {
+                r
+            }
+            _ => return self.fail(src, h, Status::Malformed, out),
+        };
+        let mut cur = h.va;
+        let mut hops = 0u32;
+        let found = loop {
+            if hops == req.max_hops {
+                break None;
+            }
+            hops += 1;
+            self.trace.cycles += u64::from(self.opts.costs.chase_step);
+            let key = match self.read_word(h.pid, cur.wrapping_add(u64::from(req.key_offset))) {
+                Ok(k) => k,
+                Err(s) => return self.fail(src, h, s, out),
+            };
+            if key == req.key {
+                break Some(cur);
+            }
+            let next = match self.read_word(h.pid, cur.wrapping_add(u64::from(req.next_offset))) {
+                Ok(n) => n,
+                Err(s) => return self.fail(src, h, s, out),
+            };
+            if next == 0 {
+                break None;
+            }
+            cur = next;
+        };
+        let mut vlen = 0usize;
+        if let Some(node) = found {
+            vlen = req.value_len as usize;
+            let va = node.wrapping_add(u64::from(req.value_offset));
+            if let Err(s) = self.translate_range(h.pid, va, vlen as u64, perms::READ) {
+                return self.fail(src, h, s, out);
+            }
+            let mut at = HEADER_LEN + ChaseResp::LEN;
+            for i in 0..self.segs.len() {
+                let s = self.segs[i];
+                self.buf[at..at + s.len].copy_from_slice(&self.dram.bytes()[s.off..s.off + s.len]);
+                at += s.len;
+                self.dram_read_cost(s.len as u64);
+            }
+        }
+        let resp = ChaseResp {
+            node_va: found.unwrap_or(0),
+            hops,
+            found: found.is_some(),
+        };
+        let _ = resp.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + ChaseResp::LEN]);
+        let r = Resp::of(h);
+        self.send(src, &r, ChaseResp::LEN + vlen, out);
+    }
+
+    /// Read the little-endian word at `va` (any alignment) through translation.
+    fn read_word(&mut self, pid: u32, va: u64) -> Result<u64, Status> {
+        if va.checked_add(8).is_none() {
+            return Err(Status::Unmapped);
+        }
+        self.translate_range(pid, va, 8, perms::READ)?;
+        let mut w = [0u8; 8];
+        let mut at = 0;
+        for i in 0..self.segs.len() {
+            let s = self.segs[i];
+            w[at..at + s.len].copy_from_slice(&self.dram.bytes()[s.off..s.off + s.len]);
+            at += s.len;
+            self.dram_read_cost(s.len as u64);
+        }
+        Ok(u64::from_le_bytes(w))
+    }
+}

@@ -1,0 +1,137 @@
+//! Response formation: which header fields a response carries.
+//!
+//! A response echoes the request's `pid`, `req_id`, `retry_of`, `va`,
+//! `total_len` and `offset`; the opcode is the request's with the top bit set;
+//! flags are zero except `DUPLICATE` (replayed from the dedup buffer) and
+//! `MOVED` (alloc placed away from a fixed VA). The exceptions are listed in
+//! the README: read chunks carry their own `offset`, `AllocResp` carries the
+//! placed VA in `va`.
+
+use clio_wire::clio::{flags, HEADER_LEN, VERSION};
+use clio_wire::{Header, Opcode, Packet, Status};
+
+use crate::dedup::{DedupKey, Recorded};
+use crate::{Dram, FastPath};
+
+/// Header fields of a response (the payload length is given at emission).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Resp {
+    pub(crate) opcode: Opcode,
+    pub(crate) flags: u8,
+    pub(crate) status: Status,
+    pub(crate) pid: u32,
+    pub(crate) req_id: u32,
+    pub(crate) retry_of: u32,
+    pub(crate) va: u64,
+    pub(crate) total_len: u32,
+    pub(crate) offset: u32,
+}
+
+impl Resp {
+    /// The `Ok` response to a parsed request (opcode = its response opcode).
+    pub(crate) fn of(h: &Header) -> Resp {
+        Resp {
+            opcode: h.opcode.response().unwrap_or(Opcode::Nack),
+            flags: 0,
+            status: Status::Ok,
+            pid: h.pid,
+            req_id: h.req_id,
+            retry_of: h.retry_of,
+            va: h.va,
+            total_len: h.total_len,
+            offset: h.offset,
+        }
+    }
+
+    /// A response to a packet that failed its integrity check or did not
+    /// parse: only the ids are echoed (`va`, `total_len`, `offset` are zero,
+    /// so the answer itself always parses).
+    pub(crate) fn raw(p: &Packet<&[u8]>, opcode: Opcode, status: Status) -> Resp {
+        Resp {
+            opcode,
+            flags: 0,
+            status,
+            pid: p.pid(),
+            req_id: p.req_id(),
+            retry_of: p.retry_of(),
+            va: 0,
+            total_len: 0,
+            offset: 0,
+        }
+    }
+
+    /// A response replayed from the dedup buffer to request `h`.
+    pub(crate) fn replayed(h: &Header, rec: &Recorded) -> Resp {
+        Resp {
+            opcode: h.opcode.response().unwrap_or(Opcode::Nack),
+            flags: rec.flags | flags::DUPLICATE,
+            status: Status::parse(rec.status).unwrap_or(Status::Ok),
+            pid: h.pid,
+            req_id: h.req_id,
+            retry_of: h.retry_of,
+            va: rec.va,
+            total_len: rec.total_len,
+            offset: rec.offset,
+        }
+    }
+
+    /// Write the header into `pkt` (whose payload is already in place) and fill the CRC.
+    pub(crate) fn emit(&self, pkt: &mut [u8]) {
+        let plen = (pkt.len() - HEADER_LEN) as u16;
+        let mut p = Packet::new_unchecked(pkt);
+        p.set_version(VERSION);
+        p.set_opcode(self.opcode);
+        p.set_flags(self.flags);
+        p.set_status(self.status);
+        p.set_pid(self.pid);
+        p.set_req_id(self.req_id);
+        p.set_retry_of(self.retry_of);
+        p.set_va(self.va);
+        p.set_total_len(self.total_len);
+        p.set_offset(self.offset);
+        p.set_payload_len(plen);
+        p.set_reserved(0);
+        p.fill_crc();
+    }
+}
+
+impl<D: Dram> FastPath<D> {
+    /// Remember the response `r` (payload in `buf`) of a non-idempotent
+    /// request that completed `Ok`, under its own id and the id it retries.
+    pub(crate) fn record(&mut self, h: &Header, r: &Resp, plen: usize) {
+        if r.status != Status::Ok || !h.opcode.is_non_idempotent() {
+            return;
+        }
+        let mut rec = Recorded {
+            flags: r.flags,
+            status: r.status.raw(),
+            va: r.va,
+            total_len: r.total_len,
+            offset: r.offset,
+            payload_len: plen as u8,
+            payload: [0; 16],
+        };
+        rec.payload[..plen].copy_from_slice(&self.buf[HEADER_LEN..HEADER_LEN + plen]);
+        let offset = if h.opcode == Opcode::Write {
+            h.offset
+        } else {
+            0
+        };
+        let key = DedupKey {
+            pid: h.pid,
+            req_id: h.req_id,
+            offset,
+            opcode: h.opcode.raw(),
+        };
+        self.dedup.insert(key, rec);
+        if h.retry_of != 0 && h.retry_of != h.req_id {
+            self.dedup.insert(
+                DedupKey {
+                    req_id: h.retry_of,
+                    ..key
+                },
+                rec,
+            );
+        }
+    }
+}
