@@ -4,7 +4,9 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 mod board_arg;
+mod bringup;
 mod demo;
+mod info;
 mod logs;
 mod report;
 mod sim;
@@ -23,6 +25,10 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
+    /// Lab bring-up checks against a board: identity, MTU, memory test, faults, atomics, latency.
+    Bringup(bringup::BringupArgs),
+    /// Ask a board who it is; compare with a firmware build manifest.
+    Info(info::InfoArgs),
     /// Start an emulated board and run a visible remote-memory workload on it.
     Demo(demo::DemoArgs),
     /// Serve an emulated memory board over UDP.
@@ -34,6 +40,8 @@ enum Cmd {
 fn main() -> Result<()> {
     let cli = Cli::parse();
     match &cli.cmd {
+        Cmd::Bringup(a) => bringup::run(a),
+        Cmd::Info(a) => info::run(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),

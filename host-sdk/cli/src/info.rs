@@ -1,0 +1,209 @@
+//! `clio info`: who a board is and what it runs, optionally checked
+//! against a firmware build manifest.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use clio::{ClientConfig, Session};
+use clio_fwlog::ImageManifest;
+use clio_wire::payload::InfoResp;
+use serde::Serialize;
+
+use crate::board_arg::{connect_target, TargetArgs};
+
+/// Ask a board for its identity.
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    pub target: TargetArgs,
+    /// A firmware `manifest.json` (from firmware-arm/image/package.sh) to compare against.
+    #[arg(long)]
+    pub manifest: Option<std::path::PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The board's answer as plain fields.
+#[derive(Debug, Serialize)]
+pub struct BoardIdentity {
+    /// Board name.
+    pub board: String,
+    /// Firmware version as `major.minor.patch`.
+    pub firmware_version: String,
+    /// RTL (or model) version.
+    pub rtl_version: String,
+    /// First 8 bytes of the firmware build id, hex.
+    pub build_id: String,
+    /// Config hash, hex.
+    pub config_hash: String,
+    /// DRAM bytes.
+    pub dram_bytes: u64,
+    /// Largest payload per packet.
+    pub mtu: u16,
+    /// Default page size in bytes.
+    pub page_bytes: u64,
+    /// Page-table slots per bucket.
+    pub slots_per_bucket: u8,
+    /// TLB entries.
+    pub tlb_entries: u32,
+}
+
+fn version(v: u32) -> String {
+    format!("{}.{}.{}", v >> 16, (v >> 8) & 0xff, v & 0xff)
+}
+
+impl From<&InfoResp> for BoardIdentity {
+    fn from(i: &InfoResp) -> Self {
+        BoardIdentity {
+            board: i.board_name().unwrap_or("?").to_string(),
+            firmware_version: version(i.firmware_version),
+            rtl_version: version(i.rtl_version),
+            build_id: format!("{:016x}", i.build_id),
+            config_hash: format!("{:016x}", i.config_hash),
+            dram_bytes: i.dram_bytes,
+            mtu: i.mtu,
+            page_bytes: 1u64 << i.page_shift,
+            slots_per_bucket: i.slots_per_bucket,
+            tlb_entries: i.tlb_entries,
+        }
+    }
+}
+
+/// One comparison of the board's answer with the manifest.
+#[derive(Debug, Serialize)]
+struct Check {
+    field: &'static str,
+    board: String,
+    manifest: String,
+    ok: bool,
+}
+
+/// Compare a board's identity with a manifest. The board reports the first
+/// 8 bytes of the GNU build id (big-endian) in its 64-bit `build_id` field.
+fn compare(id: &BoardIdentity, m: &ImageManifest) -> Vec<Check> {
+    let prefix = |s: &str| s.get(..16).unwrap_or(s).to_ascii_lowercase();
+    let mut v = vec![
+        Check {
+            field: "board",
+            board: id.board.clone(),
+            manifest: m.board.clone(),
+            ok: id.board == m.board,
+        },
+        Check {
+            field: "build_id",
+            board: id.build_id.clone(),
+            manifest: m.build_id.clone(),
+            ok: id.build_id == prefix(&m.build_id),
+        },
+    ];
+    let hash = m.config_hash.trim_start_matches("0x").to_ascii_lowercase();
+    v.push(Check {
+        field: "config_hash",
+        board: id.config_hash.clone(),
+        manifest: m.config_hash.clone(),
+        ok: u64::from_str_radix(&hash, 16)
+            .ok()
+            .map(|h| format!("{h:016x}"))
+            == Some(id.config_hash.clone()),
+    });
+    v
+}
+
+/// Run `clio info`.
+pub fn run(a: &InfoArgs) -> Result<()> {
+    let (addr, cfg, _server) = connect_target(&a.target)?;
+    let mut s = Session::open(addr, ClientConfig::from_board(&cfg, a.target.pid))
+        .with_context(|| format!("opening a session with {addr}"))?;
+    let info = s
+        .info()
+        .with_context(|| format!("asking {addr} for its identity"))?;
+    let id = BoardIdentity::from(&info);
+    let checks = match &a.manifest {
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?;
+            let m: ImageManifest = serde_json::from_str(&text)
+                .with_context(|| format!("{}: not a firmware manifest", p.display()))?;
+            compare(&id, &m)
+        }
+        None => Vec::new(),
+    };
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(
+                &serde_json::json!({ "board": id, "manifest_checks": checks })
+            )?
+        );
+    } else {
+        println!("board            {}", id.board);
+        println!(
+            "firmware         {}  (build {})",
+            id.firmware_version, id.build_id
+        );
+        println!("rtl              {}", id.rtl_version);
+        println!("config hash      {}", id.config_hash);
+        println!("dram             {} MiB", id.dram_bytes >> 20);
+        println!("mtu              {} B", id.mtu);
+        println!(
+            "pages            {} KiB, {} slots/bucket, {} TLB entries",
+            id.page_bytes >> 10,
+            id.slots_per_bucket,
+            id.tlb_entries
+        );
+        for c in &checks {
+            println!(
+                "{:<6} {:<11} board {}  manifest {}",
+                if c.ok { "match" } else { "DIFF" },
+                c.field,
+                c.board,
+                c.manifest
+            );
+        }
+    }
+    let bad: Vec<_> = checks.iter().filter(|c| !c.ok).map(|c| c.field).collect();
+    if !bad.is_empty() {
+        bail!("board differs from the manifest in: {}", bad.join(", "));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifest_comparison() {
+        let id = BoardIdentity {
+            board: "zcu106".into(),
+            firmware_version: "0.1.0".into(),
+            rtl_version: "1.0.0".into(),
+            build_id: "0123456789abcdef".into(),
+            config_hash: "00000000deadbeef".into(),
+            dram_bytes: 1 << 31,
+            mtu: 1450,
+            page_bytes: 4 << 20,
+            slots_per_bucket: 16,
+            tlb_entries: 64,
+        };
+        let mut m = ImageManifest {
+            elf: "x".into(),
+            size: 1,
+            mem_size: 1,
+            entry: 0,
+            build_id: "0123456789ABCDEF00112233".into(),
+            config_hash: "0xdeadbeef".into(),
+            board: "zcu106".into(),
+            version: "0.1.0".into(),
+        };
+        assert!(compare(&id, &m).iter().all(|c| c.ok));
+        m.build_id = "ff23456789abcdef".into();
+        m.config_hash = "beef".into();
+        let bad: Vec<_> = compare(&id, &m)
+            .into_iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.field)
+            .collect();
+        assert_eq!(bad, ["build_id", "config_hash"]);
+    }
+}
