@@ -1,0 +1,383 @@
+//! Layer 3, async: [`AsyncSession`] runs the same [`Connection`] in a tokio
+//! task over a tokio `UdpSocket`.
+//!
+//! Each call submits its operation at once (when the method is called, not
+//! when the future is first polled), so call order is submission order:
+//! awaiting each call before the next gives the strict order of synchronous
+//! calls; issuing several and awaiting later gives the release order of
+//! asynchronous calls, with the same page-granularity dependency checks.
+//! Clones of a session share one connection and one ordering domain.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clio_wire::payload::InfoResp;
+use tokio::net::UdpSocket;
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+
+use crate::proto::{Allocation, Completion, Connection, OpId, Request, MAX_DATAGRAM};
+use crate::{ClientConfig, ClioError, OpKind};
+
+type Reply = oneshot::Sender<Result<Completion, ClioError>>;
+
+enum Owned {
+    Req(Request<'static>),
+    Write { va: u64, data: Vec<u8> },
+    SetMtu(usize),
+}
+
+struct Cmd {
+    op: Owned,
+    reply: Reply,
+}
+
+/// An async session of one process (PID) with one memory node.
+#[derive(Debug, Clone)]
+pub struct AsyncSession {
+    tx: mpsc::UnboundedSender<Cmd>,
+    chunk: u64,
+    info: InfoResp,
+}
+
+fn closed() -> ClioError {
+    ClioError::Transport("session driver stopped".into())
+}
+
+impl AsyncSession {
+    /// Open a session over UDP to `board`, spawning its driver task on the
+    /// current tokio runtime. Like [`crate::Session::open`], it probes the
+    /// board's info (an unreachable board fails with `Timeout`) and lowers
+    /// the MTU to the board's.
+    pub async fn open(board: SocketAddr, cfg: ClientConfig) -> Result<AsyncSession, ClioError> {
+        let local: SocketAddr = if board.is_ipv4() {
+            ([0, 0, 0, 0], 0).into()
+        } else {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        };
+        let sock = UdpSocket::bind(local)
+            .await
+            .map_err(|e| ClioError::Transport(format!("bind {local}: {e}")))?;
+        sock.connect(board)
+            .await
+            .map_err(|e| ClioError::Transport(format!("connect {board}: {e}")))?;
+        let chunk = cfg.max_request_bytes as u64;
+        let mtu = cfg.mtu_payload;
+        let conn = Connection::new(cfg)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        tokio::spawn(drive(conn, sock, rx));
+        let unknown = InfoResp {
+            board: [0; 16],
+            firmware_version: 0,
+            rtl_version: 0,
+            build_id: 0,
+            config_hash: 0,
+            dram_bytes: 0,
+            mtu: 0,
+            page_shift: 0,
+            slots_per_bucket: 0,
+            tlb_entries: 0,
+        };
+        let mut s = AsyncSession {
+            tx,
+            chunk,
+            info: unknown,
+        };
+        let info = s.info().await?;
+        if info.mtu != 0 && (info.mtu as usize) < mtu {
+            s.submit(Owned::SetMtu(info.mtu as usize)).await?;
+        }
+        s.info = info;
+        Ok(s)
+    }
+
+    /// The board's answer to the probe at open.
+    pub fn board_info(&self) -> &InfoResp {
+        &self.info
+    }
+
+    fn submit(&self, op: Owned) -> impl Future<Output = Result<Completion, ClioError>> {
+        let (reply, rx) = oneshot::channel();
+        let sent = self.tx.send(Cmd { op, reply }).is_ok();
+        async move {
+            if !sent {
+                return Err(closed());
+            }
+            rx.await.unwrap_or_else(|_| Err(closed()))
+        }
+    }
+
+    /// Allocate `size` bytes with [`clio_wire::payload::perms`] bits.
+    pub fn ralloc(
+        &self,
+        size: u64,
+        perms: u8,
+    ) -> impl Future<Output = Result<Allocation, ClioError>> {
+        let f = self.submit(Owned::Req(Request::Alloc {
+            size,
+            perms,
+            page_shift: 0,
+            fixed_va: None,
+        }));
+        async move {
+            match f.await? {
+                Completion::Allocated(a) => Ok(a),
+                _ => Err(ClioError::Protocol {
+                    op: OpKind::Alloc,
+                    field: "clio.opcode",
+                }),
+            }
+        }
+    }
+
+    /// Free `[va, va + size)`.
+    pub fn rfree(&self, va: u64, size: u64) -> impl Future<Output = Result<(), ClioError>> {
+        let f = self.submit(Owned::Req(Request::Free { va, size }));
+        async move { f.await.map(drop) }
+    }
+
+    /// Read `len` bytes at `va` (split into requests of at most
+    /// `max_request_bytes`).
+    pub fn rread(&self, va: u64, len: u64) -> impl Future<Output = Result<Vec<u8>, ClioError>> {
+        let mut parts = Vec::new();
+        let mut err = None;
+        if len == 0 {
+            err = Some(ClioError::InvalidArgument {
+                what: "len",
+                reason: "must not be zero",
+            });
+        }
+        let mut off = 0;
+        while off < len && err.is_none() {
+            let n = self.chunk.min(len - off);
+            parts.push(self.submit(Owned::Req(Request::Read {
+                va: va.wrapping_add(off),
+                len: n as u32,
+            })));
+            off += n;
+        }
+        async move {
+            if let Some(e) = err {
+                return Err(e);
+            }
+            let mut out = Vec::with_capacity(len as usize);
+            let mut first_err = None;
+            for p in parts {
+                match p.await {
+                    Ok(Completion::Read(d)) => out.extend_from_slice(&d),
+                    Ok(_) => {
+                        first_err.get_or_insert(ClioError::Protocol {
+                            op: OpKind::Read,
+                            field: "clio.opcode",
+                        });
+                    }
+                    Err(e) => {
+                        first_err.get_or_insert(e);
+                    }
+                }
+            }
+            first_err.map_or(Ok(out), Err)
+        }
+    }
+
+    /// Write `data` at `va` (copied; split like [`AsyncSession::rread`]).
+    pub fn rwrite(&self, va: u64, data: &[u8]) -> impl Future<Output = Result<(), ClioError>> {
+        let mut parts = Vec::new();
+        let empty = data.is_empty();
+        for (i, c) in data.chunks(self.chunk as usize).enumerate() {
+            let at = va.wrapping_add(i as u64 * self.chunk);
+            parts.push(self.submit(Owned::Write {
+                va: at,
+                data: c.to_vec(),
+            }));
+        }
+        async move {
+            if empty {
+                return Err(ClioError::InvalidArgument {
+                    what: "data",
+                    reason: "must not be empty",
+                });
+            }
+            let mut first_err = None;
+            for p in parts {
+                if let Err(e) = p.await {
+                    first_err.get_or_insert(e);
+                }
+            }
+            first_err.map_or(Ok(()), Err)
+        }
+    }
+
+    fn word(&self, req: Request<'static>) -> impl Future<Output = Result<u64, ClioError>> {
+        let kind = req.kind();
+        let f = self.submit(Owned::Req(req));
+        async move {
+            match f.await? {
+                Completion::Atomic { old } => Ok(old),
+                _ => Err(ClioError::Protocol {
+                    op: kind,
+                    field: "clio.opcode",
+                }),
+            }
+        }
+    }
+
+    /// Test-and-set; returns the old value.
+    pub fn tas(&self, va: u64) -> impl Future<Output = Result<u64, ClioError>> {
+        self.word(Request::TestAndSet { va })
+    }
+
+    /// Compare-and-swap; returns the old value.
+    pub fn cas(
+        &self,
+        va: u64,
+        expected: u64,
+        new: u64,
+    ) -> impl Future<Output = Result<u64, ClioError>> {
+        self.word(Request::CompareAndSwap { va, expected, new })
+    }
+
+    /// Fetch-and-add; returns the old value.
+    pub fn faa(&self, va: u64, addend: u64) -> impl Future<Output = Result<u64, ClioError>> {
+        self.word(Request::FetchAndAdd { va, addend })
+    }
+
+    fn unit(&self, req: Request<'static>) -> impl Future<Output = Result<(), ClioError>> {
+        let f = self.submit(Owned::Req(req));
+        async move { f.await.map(drop) }
+    }
+
+    /// Acquire the lock word at `va`.
+    pub fn rlock(&self, va: u64) -> impl Future<Output = Result<(), ClioError>> {
+        self.unit(Request::Lock { va })
+    }
+
+    /// Release the lock word at `va`.
+    pub fn runlock(&self, va: u64) -> impl Future<Output = Result<(), ClioError>> {
+        self.unit(Request::Unlock { va })
+    }
+
+    /// Wait for every earlier operation, then fence at the board.
+    pub fn rfence(&self) -> impl Future<Output = Result<(), ClioError>> {
+        self.unit(Request::Fence)
+    }
+
+    /// Completes when every earlier operation has completed.
+    pub fn rrelease(&self) -> impl Future<Output = Result<(), ClioError>> {
+        self.unit(Request::Release)
+    }
+
+    /// Ask the board who it is.
+    pub fn info(&self) -> impl Future<Output = Result<InfoResp, ClioError>> {
+        let f = self.submit(Owned::Req(Request::Info));
+        async move {
+            match f.await? {
+                Completion::Info(i) => Ok(i),
+                _ => Err(ClioError::Protocol {
+                    op: OpKind::Info,
+                    field: "clio.opcode",
+                }),
+            }
+        }
+    }
+}
+
+/// The driver task: owns the connection and the socket; ends when every
+/// session handle is dropped and nothing is outstanding.
+async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+    let epoch = Instant::now();
+    let ns = |t: Instant| t.duration_since(epoch).as_nanos() as u64;
+    let mut pending: HashMap<OpId, Reply> = HashMap::new();
+    let mut backlog: VecDeque<Cmd> = VecDeque::new();
+    let mut txb = vec![0u8; MAX_DATAGRAM];
+    let mut rxb = vec![0u8; MAX_DATAGRAM];
+    let mut open = true;
+    loop {
+        let now = ns(Instant::now());
+        conn.handle_timeout(now);
+        while let Some(cmd) = backlog.pop_front() {
+            let r = match &cmd.op {
+                Owned::Req(req) => conn.submit(*req),
+                Owned::Write { va, data } => conn.submit(Request::Write { va: *va, data }),
+                Owned::SetMtu(m) => {
+                    let r = conn.set_mtu(*m).map(|()| Completion::Released);
+                    let _ = cmd.reply.send(r);
+                    continue;
+                }
+            };
+            match r {
+                Ok(id) => {
+                    pending.insert(id, cmd.reply);
+                }
+                Err(ClioError::QueueFull { .. }) if conn.active() > 0 => {
+                    backlog.push_front(cmd);
+                    break;
+                }
+                Err(e) => {
+                    let _ = cmd.reply.send(Err(e));
+                }
+            }
+        }
+        while let Some(n) = conn.poll_transmit(now, &mut txb) {
+            if let Err(e) = sock.send(&txb[..n]).await {
+                if e.kind() != std::io::ErrorKind::ConnectionRefused {
+                    let err = ClioError::Transport(format!("send: {e}"));
+                    for (_, r) in pending.drain() {
+                        let _ = r.send(Err(err.clone()));
+                    }
+                    return;
+                }
+            }
+        }
+        while let Some((id, r)) = conn.poll_completion() {
+            match pending.remove(&id) {
+                Some(reply) => {
+                    let _ = reply.send(r);
+                }
+                None => {
+                    if let Ok(Completion::Read(d)) = r {
+                        conn.recycle(d);
+                    }
+                }
+            }
+        }
+        if !open && conn.active() == 0 && backlog.is_empty() {
+            return;
+        }
+        let deadline = conn
+            .poll_timeout()
+            .map(|t| epoch + Duration::from_nanos(t))
+            .unwrap_or_else(|| Instant::now() + Duration::from_nanos(conn.control().rto()));
+        tokio::select! {
+            cmd = rx.recv(), if open => match cmd {
+                Some(c) => {
+                    backlog.push_back(c);
+                    while let Ok(c) = rx.try_recv() {
+                        backlog.push_back(c);
+                    }
+                }
+                None => open = false,
+            },
+            r = sock.recv(&mut rxb) => match r {
+                Ok(n) => {
+                    conn.handle_packet(ns(Instant::now()), &rxb[..n]);
+                    // Take whatever else is already queued without waiting.
+                    while let Ok(n) = sock.try_recv(&mut rxb) {
+                        conn.handle_packet(ns(Instant::now()), &rxb[..n]);
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
+                Err(e) => {
+                    let err = ClioError::Transport(format!("recv: {e}"));
+                    for (_, r) in pending.drain() {
+                        let _ = r.send(Err(err.clone()));
+                    }
+                    return;
+                }
+            },
+            _ = tokio::time::sleep_until(deadline) => {}
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! Layer 2: datagram transports under the protocol state machine.
+//!
+//! A backend only moves whole Clio packets: [`Transport::send`] one, and
+//! [`Transport::recv`] one with a deadline. Loss, corruption and reordering
+//! are the protocol layer's business.
+//!
+//! - [`UdpTransport`]: one connected `std::net::UdpSocket` per session.
+//! - [`InProcess`]: calls a board engine in the same process through the
+//!   [`InProcessBoard`] trait (the emulator is adapted to it by a thin
+//!   adapter in a crate that depends on both).
+
+mod inproc;
+mod udp;
+
+use std::time::Instant;
+
+pub use inproc::{InProcess, InProcessBoard, SharedBoard};
+pub use udp::UdpTransport;
+
+use crate::ClioError;
+
+/// A datagram transport to one memory node.
+pub trait Transport {
+    /// Send one packet. A packet the network loses is not an error.
+    fn send(&mut self, pkt: &[u8]) -> Result<(), ClioError>;
+
+    /// Receive one packet into `buf`, waiting until `deadline` at most;
+    /// `Ok(None)` when the deadline passed first. Packets longer than `buf`
+    /// are dropped.
+    fn recv(&mut self, buf: &mut [u8], deadline: Instant) -> Result<Option<usize>, ClioError>;
+}

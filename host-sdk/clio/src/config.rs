@@ -1,0 +1,223 @@
+//! Client-side knobs: MTU, retransmission timeouts, retry budget,
+//! congestion and incast windows, dependency-tracking granularity.
+//!
+//! Times are plain nanoseconds so the protocol layer needs no clock type.
+
+use clio_config::BoardConfig;
+use clio_wire::clio::MAX_PAYLOAD;
+
+use crate::ClioError;
+
+/// Configuration of one client connection to one memory node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientConfig {
+    /// Global process id (protection domain) this client acts for. PIDs are
+    /// assigned by the cluster's controller; the SDK takes it as given.
+    pub pid: u32,
+    /// Largest payload per packet (the board's `network.mtu_payload`).
+    pub mtu_payload: usize,
+    /// RTO used before the first RTT sample.
+    pub rto_initial_ns: u64,
+    /// Lower bound of the RTO.
+    pub rto_min_ns: u64,
+    /// Upper bound of the RTO (also caps the busy backoff).
+    pub rto_max_ns: u64,
+    /// A request (all retries included) fails after this long.
+    pub request_timeout_ns: u64,
+    /// Retries after the first attempt before a request fails with `Timeout`.
+    pub retry_budget: u32,
+    /// Initial congestion window, in requests.
+    pub cwnd_init: f64,
+    /// Smallest congestion window (may be below 1: then requests are paced).
+    pub cwnd_min: f64,
+    /// Largest congestion window.
+    pub cwnd_max: f64,
+    /// Additive increase, in requests per RTT, while delay is below target.
+    pub cwnd_ai: f64,
+    /// Multiplicative-decrease gain on excess delay (Swift's beta).
+    pub cwnd_beta: f64,
+    /// Largest fractional decrease at once (also the cut on a loss).
+    pub cwnd_max_md: f64,
+    /// Target end-to-end delay; RTTs above it shrink `cwnd`.
+    pub target_delay_ns: u64,
+    /// Incast window: most response bytes expected at once.
+    pub iwnd_bytes: u64,
+    /// log2 of the dependency-tracking granularity (the board's page size).
+    pub page_shift: u8,
+    /// Operation slots (in flight, blocked or completed but not yet taken);
+    /// a power of two, at most 65536.
+    pub max_ops: usize,
+    /// Largest single request; larger reads and writes are rejected (the
+    /// blocking and async APIs split them).
+    pub max_request_bytes: u32,
+    /// First backoff after a `BUSY` answer (doubles up to `rto_max_ns`).
+    pub busy_backoff_ns: u64,
+    /// Request-id lane of this connection (threads of one process share the
+    /// PID, so each connection takes its own lane of the id space).
+    pub lane: u32,
+    /// Bits of the request id taken by the lane (0..=12).
+    pub lane_bits: u8,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        ClientConfig {
+            pid: 1,
+            mtu_payload: 1450,
+            rto_initial_ns: 1_000_000,
+            rto_min_ns: 20_000,
+            rto_max_ns: 100_000_000,
+            request_timeout_ns: 1_000_000_000,
+            retry_budget: 8,
+            cwnd_init: 16.0,
+            cwnd_min: 0.01,
+            cwnd_max: 1024.0,
+            cwnd_ai: 1.0,
+            cwnd_beta: 0.8,
+            cwnd_max_md: 0.5,
+            target_delay_ns: 100_000,
+            iwnd_bytes: 4 << 20,
+            page_shift: 22,
+            max_ops: 4096,
+            max_request_bytes: 64 << 20,
+            busy_backoff_ns: 10_000,
+            lane: 0,
+            lane_bits: 0,
+        }
+    }
+}
+
+impl ClientConfig {
+    /// Settings for a board: MTU, timeouts, retry budget and page size come
+    /// from its config; the delay target is four times the RTO floor.
+    pub fn from_board(board: &BoardConfig, pid: u32) -> ClientConfig {
+        let t = &board.timeouts;
+        let rto_min_ns = t.rto_min_us.saturating_mul(1000);
+        ClientConfig {
+            pid,
+            mtu_payload: board.network.mtu_payload as usize,
+            rto_initial_ns: (rto_min_ns * 10).clamp(rto_min_ns, t.rto_max_us.saturating_mul(1000)),
+            rto_min_ns,
+            rto_max_ns: t.rto_max_us.saturating_mul(1000),
+            request_timeout_ns: t.request_us.saturating_mul(1000),
+            retry_budget: t.retry_budget,
+            target_delay_ns: rto_min_ns.saturating_mul(4),
+            page_shift: board.pages.default_size.trailing_zeros() as u8,
+            ..ClientConfig::default()
+        }
+    }
+
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), ClioError> {
+        let bad = |field: &'static str, reason: String| Err(ClioError::Config { field, reason });
+        if self.mtu_payload < 64 || self.mtu_payload > MAX_PAYLOAD {
+            return bad(
+                "mtu_payload",
+                format!("{} not in 64..={MAX_PAYLOAD}", self.mtu_payload),
+            );
+        }
+        if self.rto_min_ns == 0 || self.rto_min_ns > self.rto_max_ns {
+            return bad(
+                "rto_min_ns",
+                format!(
+                    "{} must be in 1..=rto_max_ns ({})",
+                    self.rto_min_ns, self.rto_max_ns
+                ),
+            );
+        }
+        if !(self.rto_min_ns..=self.rto_max_ns).contains(&self.rto_initial_ns) {
+            return bad(
+                "rto_initial_ns",
+                "must lie within rto_min_ns..=rto_max_ns".into(),
+            );
+        }
+        if self.request_timeout_ns == 0 {
+            return bad("request_timeout_ns", "must be positive".into());
+        }
+        let finite_pos = |v: f64| v.is_finite() && v > 0.0;
+        if !finite_pos(self.cwnd_min) || !finite_pos(self.cwnd_max) || self.cwnd_min > self.cwnd_max
+        {
+            return bad("cwnd_min", "need 0 < cwnd_min <= cwnd_max".into());
+        }
+        if !(self.cwnd_min..=self.cwnd_max).contains(&self.cwnd_init) {
+            return bad("cwnd_init", "must lie within cwnd_min..=cwnd_max".into());
+        }
+        if !finite_pos(self.cwnd_ai) {
+            return bad("cwnd_ai", "must be positive".into());
+        }
+        if !finite_pos(self.cwnd_beta) || self.cwnd_beta > 1.0 {
+            return bad("cwnd_beta", "must be in (0, 1]".into());
+        }
+        if !finite_pos(self.cwnd_max_md) || self.cwnd_max_md >= 1.0 {
+            return bad("cwnd_max_md", "must be in (0, 1)".into());
+        }
+        if self.target_delay_ns == 0 {
+            return bad("target_delay_ns", "must be positive".into());
+        }
+        if self.iwnd_bytes == 0 {
+            return bad("iwnd_bytes", "must be positive".into());
+        }
+        if !(12..=30).contains(&self.page_shift) {
+            return bad("page_shift", format!("{} not in 12..=30", self.page_shift));
+        }
+        if !self.max_ops.is_power_of_two() || !(2..=65536).contains(&self.max_ops) {
+            return bad(
+                "max_ops",
+                format!("{} is not a power of two in 2..=65536", self.max_ops),
+            );
+        }
+        if self.max_request_bytes == 0 {
+            return bad("max_request_bytes", "must be positive".into());
+        }
+        if self.busy_backoff_ns == 0 {
+            return bad("busy_backoff_ns", "must be positive".into());
+        }
+        if self.lane_bits > 12 {
+            return bad("lane_bits", format!("{} > 12", self.lane_bits));
+        }
+        if self.lane_bits < 32 && (self.lane as u64) >= (1u64 << self.lane_bits) {
+            return bad(
+                "lane",
+                format!("{} does not fit in {} lane bits", self.lane, self.lane_bits),
+            );
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn board_defaults_are_valid() {
+        for name in BoardConfig::embedded_names() {
+            let b = BoardConfig::embedded(name).unwrap();
+            let c = ClientConfig::from_board(&b, 7);
+            c.validate().unwrap();
+            assert_eq!(c.mtu_payload, b.network.mtu_payload as usize);
+            assert_eq!(c.rto_min_ns, b.timeouts.rto_min_us * 1000);
+            assert_eq!(1u64 << c.page_shift, b.pages.default_size);
+        }
+        ClientConfig::default().validate().unwrap();
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let field = |f: &dyn Fn(&mut ClientConfig)| {
+            let mut c = ClientConfig::default();
+            f(&mut c);
+            match c.validate() {
+                Err(ClioError::Config { field, .. }) => field,
+                other => panic!("expected a config error, got {other:?}"),
+            }
+        };
+        assert_eq!(field(&|c| c.mtu_payload = 10), "mtu_payload");
+        assert_eq!(field(&|c| c.rto_min_ns = c.rto_max_ns + 1), "rto_min_ns");
+        assert_eq!(field(&|c| c.cwnd_init = 1e9), "cwnd_init");
+        assert_eq!(field(&|c| c.max_ops = 1000), "max_ops");
+        assert_eq!(field(&|c| c.page_shift = 40), "page_shift");
+        assert_eq!(field(&|c| c.lane = 4), "lane");
+        assert_eq!(field(&|c| c.cwnd_min = f64::NAN), "cwnd_min");
+    }
+}

@@ -1,0 +1,197 @@
+//! The SDK's one error type: every failure a caller can see, typed.
+
+use clio_wire::{Opcode, Status};
+
+/// Which kind of operation failed (named in errors and stats).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    /// `rread`.
+    Read,
+    /// `rwrite`.
+    Write,
+    /// `ralloc`.
+    Alloc,
+    /// `rfree`.
+    Free,
+    /// Test-and-set.
+    TestAndSet,
+    /// Compare-and-swap.
+    CompareAndSwap,
+    /// Fetch-and-add.
+    FetchAndAdd,
+    /// `rlock`.
+    Lock,
+    /// `runlock`.
+    Unlock,
+    /// `rfence`.
+    Fence,
+    /// `rrelease` (local: no packet).
+    Release,
+    /// Board info query.
+    Info,
+}
+
+impl OpKind {
+    /// The request opcode on the wire (`None` for the local `Release`).
+    pub const fn opcode(self) -> Option<Opcode> {
+        Some(match self {
+            OpKind::Read => Opcode::Read,
+            OpKind::Write => Opcode::Write,
+            OpKind::Alloc => Opcode::Alloc,
+            OpKind::Free => Opcode::Free,
+            OpKind::TestAndSet => Opcode::TestAndSet,
+            OpKind::CompareAndSwap => Opcode::CompareAndSwap,
+            OpKind::FetchAndAdd => Opcode::FetchAndAdd,
+            OpKind::Lock => Opcode::Lock,
+            OpKind::Unlock => Opcode::Unlock,
+            OpKind::Fence => Opcode::Fence,
+            OpKind::Info => Opcode::Info,
+            OpKind::Release => return None,
+        })
+    }
+
+    /// Lower-case name used in messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            OpKind::Read => "read",
+            OpKind::Write => "write",
+            OpKind::Alloc => "alloc",
+            OpKind::Free => "free",
+            OpKind::TestAndSet => "test-and-set",
+            OpKind::CompareAndSwap => "compare-and-swap",
+            OpKind::FetchAndAdd => "fetch-and-add",
+            OpKind::Lock => "lock",
+            OpKind::Unlock => "unlock",
+            OpKind::Fence => "fence",
+            OpKind::Release => "release",
+            OpKind::Info => "info",
+        }
+    }
+}
+
+impl core::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Everything that can go wrong in the SDK.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ClioError {
+    /// No valid response within the retry budget or the request deadline.
+    #[error("{op} request got no valid response after {attempts} attempts")]
+    Timeout {
+        /// The operation that failed.
+        op: OpKind,
+        /// Attempts sent (first send included).
+        attempts: u32,
+    },
+    /// The board kept answering `BUSY` (e.g. a held lock) until the request deadline.
+    #[error("{op} request still busy after {attempts} attempts")]
+    Busy {
+        /// The operation that failed.
+        op: OpKind,
+        /// Attempts sent.
+        attempts: u32,
+    },
+    /// The PID has no session at the memory node.
+    #[error("board does not know PID {pid}")]
+    BadPid {
+        /// The PID used.
+        pid: u32,
+    },
+    /// The page's permissions forbid the access.
+    #[error("{op} at {va:#x}: permission denied")]
+    Permission {
+        /// The operation.
+        op: OpKind,
+        /// Its VA.
+        va: u64,
+    },
+    /// The VA is not inside an allocated range.
+    #[error("{op} at {va:#x}: address not allocated")]
+    Unmapped {
+        /// The operation.
+        op: OpKind,
+        /// Its VA.
+        va: u64,
+    },
+    /// The board has no memory (or VA space) left.
+    #[error("{op}: board out of memory")]
+    OutOfMemory {
+        /// The operation.
+        op: OpKind,
+    },
+    /// The board found the request's fields invalid.
+    #[error("{op} at {va:#x}: board rejected the request as malformed")]
+    Malformed {
+        /// The operation.
+        op: OpKind,
+        /// Its VA.
+        va: u64,
+    },
+    /// The board does not support this request.
+    #[error("{op}: not supported by the board")]
+    Unsupported {
+        /// The operation.
+        op: OpKind,
+    },
+    /// A checksum-valid response disagrees with its request (a board bug).
+    #[error("{op}: response field {field} is inconsistent with the request")]
+    Protocol {
+        /// The operation.
+        op: OpKind,
+        /// Dotted name of the response field at fault.
+        field: &'static str,
+    },
+    /// A caller argument is invalid.
+    #[error("invalid argument {what}: {reason}")]
+    InvalidArgument {
+        /// Parameter name.
+        what: &'static str,
+        /// Why it is rejected.
+        reason: &'static str,
+    },
+    /// A [`crate::ClientConfig`] field is out of range.
+    #[error("client config {field}: {reason}")]
+    Config {
+        /// Field name.
+        field: &'static str,
+        /// Why it is rejected.
+        reason: String,
+    },
+    /// All operation slots are in use; poll completions first.
+    #[error("too many operations outstanding ({max})")]
+    QueueFull {
+        /// Slot capacity.
+        max: usize,
+    },
+    /// The handle names no outstanding operation (already taken, or foreign).
+    #[error("unknown operation handle")]
+    UnknownOp,
+    /// The backend failed (socket error, closed channel).
+    #[error("transport: {0}")]
+    Transport(String),
+}
+
+impl ClioError {
+    /// Map a non-OK response status to an error; `None` for `Ok`, `Busy` and
+    /// `Corrupt`, which the transport handles by retrying.
+    pub fn from_status(status: Status, op: OpKind, va: u64, pid: u32) -> Option<ClioError> {
+        Some(match status {
+            Status::Ok | Status::Busy | Status::Corrupt => return None,
+            Status::BadPid => ClioError::BadPid { pid },
+            Status::Permission => ClioError::Permission { op, va },
+            Status::Unmapped => ClioError::Unmapped { op, va },
+            Status::OutOfMemory => ClioError::OutOfMemory { op },
+            Status::Malformed => ClioError::Malformed { op, va },
+            Status::Unsupported => ClioError::Unsupported { op },
+        })
+    }
+}
+
+impl From<std::io::Error> for ClioError {
+    fn from(e: std::io::Error) -> Self {
+        ClioError::Transport(e.to_string())
+    }
+}

@@ -1,0 +1,25 @@
+//! Host SDK for Clio remote memory.
+//!
+//! Layered like `quinn-proto` under `quinn`:
+//! - [`proto`]: a pure, deterministic per-memory-node state machine
+//!   (request ids, MTU split and reassembly, request-level retry, RTO,
+//!   AIMD `cwnd` and incast `iwnd`, page-granularity ordering).
+//! - [`backend`]: thin datagram transports (UDP sockets, in-process boards).
+//! - [`Session`] (blocking) and [`AsyncSession`] (tokio): the `ralloc`,
+//!   `rfree`, `rread`, `rwrite`, `rpoll`, `rlock`, `runlock`, `rfence`,
+//!   `rrelease` and atomic calls of the Clio library.
+//!
+//! See `README.md` beside this crate for the semantics and algorithms.
+
+mod async_session;
+pub mod backend;
+mod config;
+mod error;
+pub mod proto;
+mod session;
+
+pub use async_session::AsyncSession;
+pub use config::ClientConfig;
+pub use error::{ClioError, OpKind};
+pub use proto::{Allocation, Completion, Connection, OpId, Request};
+pub use session::{Client, Handle, Session, CLIENT_LANE_BITS};

@@ -1,0 +1,1121 @@
+//! Layer 1: the per-memory-node connection as a pure state machine.
+//!
+//! No sockets, no clock, no threads: time comes in as nanoseconds from any
+//! fixed origin, packets come in as byte slices, and packets and completions
+//! go out. Backends (UDP, in-process) and APIs (blocking, tokio) drive it.
+//!
+//! ```text
+//! submit ─▶ ordering (deps: RAW/WAR/WAW per page, barriers, release)
+//!        ─▶ ready queue ─▶ windows (cwnd, pacing below 1, iwnd) ─▶ poll_transmit
+//! handle_packet ─▶ verify CRC ─▶ match req_id ─▶ reassemble / ack ─▶ completion
+//!               └▶ NACK / corrupt / BUSY ─▶ retry with a new req_id (retry_of = first id)
+//! handle_timeout ─▶ RTO expiry ─▶ retry, or Timeout after the retry budget
+//! ```
+//!
+//! Operation slots live in a slab sized by [`ClientConfig::max_ops`]; data
+//! buffers, range sets and dependency lists are reused, so the steady state
+//! allocates nothing per operation (read data is handed out as a `Vec` that
+//! callers may give back with [`Connection::recycle`]).
+//!
+//! A request id is `lane | counter`: the counter advances on every attempt
+//! and skips 0, so an id comes back only after 2^(32 − lane_bits) attempts
+//! of this connection (16 M with 8 lane bits), far beyond the board's dedup
+//! memory. A direct-mapped table (2 × `max_ops` entries, indexed by the low
+//! id bits) finds the slot of an answer in O(1); an id whose entry is still
+//! held by a live attempt is skipped.
+
+mod cc;
+mod deps;
+mod ranges;
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use clio_wire::clio::{flags, HEADER_LEN, MAX_PAYLOAD};
+use clio_wire::payload::{perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp};
+use clio_wire::{Header, Opcode, Packet, Status};
+
+pub use cc::Control;
+pub use deps::{Footprint, MAX_TRACKED_PAGES};
+pub use ranges::{Insert, RangeSet};
+
+use crate::{ClientConfig, ClioError, OpKind};
+
+/// Largest datagram the protocol ever emits or accepts.
+pub const MAX_DATAGRAM: usize = HEADER_LEN + MAX_PAYLOAD;
+
+/// Handle of one submitted operation (slot index and generation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct OpId(u64);
+
+impl OpId {
+    fn new(index: u32, gen: u32) -> Self {
+        OpId((gen as u64) << 32 | index as u64)
+    }
+    fn index(self) -> usize {
+        (self.0 & 0xffff_ffff) as usize
+    }
+    fn gen(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+    /// The raw value (stable while the operation is outstanding).
+    pub fn raw(self) -> u64 {
+        self.0
+    }
+}
+
+/// An operation to submit. Write data is copied into the connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Request<'a> {
+    /// Read `len` bytes at `va`.
+    Read {
+        /// First byte.
+        va: u64,
+        /// Bytes to read.
+        len: u32,
+    },
+    /// Write `data` at `va`.
+    Write {
+        /// First byte.
+        va: u64,
+        /// Bytes to write.
+        data: &'a [u8],
+    },
+    /// Allocate `size` bytes of remote virtual memory.
+    Alloc {
+        /// Bytes (the board rounds up to whole pages).
+        size: u64,
+        /// [`perms`] bits.
+        perms: u8,
+        /// log2 of the page size; 0 = the board's default.
+        page_shift: u8,
+        /// Ask for this exact VA (the board may move the range).
+        fixed_va: Option<u64>,
+    },
+    /// Free the range `[va, va + size)`.
+    Free {
+        /// Start of the range.
+        va: u64,
+        /// Its length.
+        size: u64,
+    },
+    /// Test-and-set the 8-byte word at `va`.
+    TestAndSet {
+        /// Word address (8-byte aligned).
+        va: u64,
+    },
+    /// Compare-and-swap the 8-byte word at `va`.
+    CompareAndSwap {
+        /// Word address (8-byte aligned).
+        va: u64,
+        /// Value the word must hold.
+        expected: u64,
+        /// Value stored on success.
+        new: u64,
+    },
+    /// Fetch-and-add on the 8-byte word at `va`.
+    FetchAndAdd {
+        /// Word address (8-byte aligned).
+        va: u64,
+        /// Value added (wrapping).
+        addend: u64,
+    },
+    /// Acquire the lock word at `va` (retried with backoff while held).
+    Lock {
+        /// Lock word address (8-byte aligned).
+        va: u64,
+    },
+    /// Release the lock word at `va`.
+    Unlock {
+        /// Lock word address (8-byte aligned).
+        va: u64,
+    },
+    /// Wait for all earlier operations, then order at the board: later
+    /// requests of this PID wait until earlier ones finish.
+    Fence,
+    /// Completes when every earlier operation has completed (no packet).
+    Release,
+    /// Ask the board who it is.
+    Info,
+}
+
+impl Request<'_> {
+    /// The operation kind.
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Request::Read { .. } => OpKind::Read,
+            Request::Write { .. } => OpKind::Write,
+            Request::Alloc { .. } => OpKind::Alloc,
+            Request::Free { .. } => OpKind::Free,
+            Request::TestAndSet { .. } => OpKind::TestAndSet,
+            Request::CompareAndSwap { .. } => OpKind::CompareAndSwap,
+            Request::FetchAndAdd { .. } => OpKind::FetchAndAdd,
+            Request::Lock { .. } => OpKind::Lock,
+            Request::Unlock { .. } => OpKind::Unlock,
+            Request::Fence => OpKind::Fence,
+            Request::Release => OpKind::Release,
+            Request::Info => OpKind::Info,
+        }
+    }
+}
+
+/// A placed allocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Allocation {
+    /// First byte of the range.
+    pub va: u64,
+    /// Bytes reserved (whole pages).
+    pub size: u64,
+    /// The board placed it away from the requested fixed VA.
+    pub moved: bool,
+    /// Candidate ranges the board refused for bucket overflow.
+    pub retries: u32,
+}
+
+/// The result of a successful operation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Completion {
+    /// Read data (give the `Vec` back with [`Connection::recycle`] to reuse it).
+    Read(Vec<u8>),
+    /// All bytes written.
+    Written,
+    /// A range was allocated.
+    Allocated(Allocation),
+    /// The range was freed.
+    Freed,
+    /// An atomic finished; the word's value before it.
+    Atomic {
+        /// Old value.
+        old: u64,
+    },
+    /// The lock is held by this PID.
+    Locked,
+    /// The lock was released.
+    Unlocked,
+    /// The fence completed.
+    Fenced,
+    /// Every earlier operation completed.
+    Released,
+    /// Board identity.
+    Info(InfoResp),
+}
+
+/// Counters of what the connection saw and did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Packets emitted.
+    pub packets_sent: u64,
+    /// Request attempts started (first sends and retries).
+    pub requests_sent: u64,
+    /// Attempts that were retries.
+    pub retries: u64,
+    /// Retries caused by RTO expiry.
+    pub timeouts: u64,
+    /// NACKs received for an outstanding attempt.
+    pub nacks: u64,
+    /// Packets that failed the CRC check.
+    pub corrupt: u64,
+    /// `BUSY` answers (backed off and resent).
+    pub busy: u64,
+    /// Valid packets that matched no outstanding attempt (late or stray).
+    pub stale: u64,
+    /// Response packets whose bytes had all arrived already.
+    pub duplicates: u64,
+    /// Packets too malformed to parse.
+    pub malformed: u64,
+    /// Operations completed (with success or error).
+    pub completed: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Free,
+    Blocked,
+    Ready,
+    Sending,
+    Inflight,
+    Backoff,
+    Done,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Params {
+    None,
+    Alloc { req: AllocReq, fixed: bool },
+    Free(FreeReq),
+    Atomic(AtomicArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum TimerKind {
+    Rto,
+    Backoff,
+}
+
+#[derive(Debug)]
+struct Slot {
+    gen: u32,
+    state: State,
+    kind: OpKind,
+    va: u64,
+    len: u32,
+    params: Params,
+    fp: Footprint,
+    data: Vec<u8>,
+    got: RangeSet,
+    req_id: u32,
+    orig_id: u32,
+    attempts: u32,
+    losses: u32,
+    busy: u32,
+    first_sent: u64,
+    sent_at: u64,
+    tx_off: u32,
+    resp_bytes: u64,
+    on_wire: bool,
+    blockers: u32,
+    dependents: Vec<u32>,
+    result: Option<Result<Completion, ClioError>>,
+}
+
+impl Slot {
+    fn new() -> Self {
+        Slot {
+            gen: 0,
+            state: State::Free,
+            kind: OpKind::Info,
+            va: 0,
+            len: 0,
+            params: Params::None,
+            fp: Footprint::None,
+            data: Vec::new(),
+            got: RangeSet::default(),
+            req_id: 0,
+            orig_id: 0,
+            attempts: 0,
+            losses: 0,
+            busy: 0,
+            first_sent: 0,
+            sent_at: 0,
+            tx_off: 0,
+            resp_bytes: 0,
+            on_wire: false,
+            blockers: 0,
+            dependents: Vec::new(),
+            result: None,
+        }
+    }
+}
+
+/// One client's connection-less transport and ordering state towards one
+/// memory node.
+#[derive(Debug)]
+pub struct Connection {
+    cfg: ClientConfig,
+    mtu: u32,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    counter: u32,
+    counter_mask: u32,
+    lane_prefix: u32,
+    idmap: Vec<(u32, u32)>,
+    deps: deps::Deps,
+    ready: VecDeque<u32>,
+    sending: Option<u32>,
+    pace_at: Option<u64>,
+    timers: BinaryHeap<Reverse<(u64, u32, u32, TimerKind)>>,
+    done: VecDeque<OpId>,
+    cc: Control,
+    pool: Vec<Vec<u8>>,
+    scratch: Vec<u32>,
+    active: usize,
+    stats: Stats,
+}
+
+impl Connection {
+    /// A connection with the given settings (validated).
+    pub fn new(cfg: ClientConfig) -> Result<Connection, ClioError> {
+        cfg.validate()?;
+        let lane_prefix = if cfg.lane_bits == 0 {
+            0
+        } else {
+            cfg.lane << (32 - cfg.lane_bits as u32)
+        };
+        Ok(Connection {
+            mtu: cfg.mtu_payload as u32,
+            cc: Control::new(&cfg),
+            slots: Vec::new(),
+            free: Vec::new(),
+            counter: 0,
+            counter_mask: u32::MAX >> cfg.lane_bits,
+            lane_prefix,
+            idmap: vec![(0, 0); 2 * cfg.max_ops],
+            deps: deps::Deps::default(),
+            ready: VecDeque::new(),
+            sending: None,
+            pace_at: None,
+            timers: BinaryHeap::new(),
+            done: VecDeque::new(),
+            pool: Vec::new(),
+            scratch: Vec::new(),
+            active: 0,
+            stats: Stats::default(),
+            cfg,
+        })
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &ClientConfig {
+        &self.cfg
+    }
+
+    /// Lower the payload per packet (e.g. to the board's MTU); only between
+    /// operations.
+    pub fn set_mtu(&mut self, mtu: usize) -> Result<(), ClioError> {
+        if self.active > 0 {
+            return Err(ClioError::InvalidArgument {
+                what: "mtu",
+                reason: "cannot change while operations are outstanding",
+            });
+        }
+        let mut c = self.cfg.clone();
+        c.mtu_payload = mtu;
+        c.validate()?;
+        self.cfg = c;
+        self.mtu = mtu as u32;
+        Ok(())
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Congestion and RTT state.
+    pub fn control(&self) -> &Control {
+        &self.cc
+    }
+
+    /// Operations submitted and not yet completed.
+    pub fn active(&self) -> usize {
+        self.active
+    }
+
+    /// Pages with an active reader or writer (dependency-tracking state).
+    pub fn tracked_pages(&self) -> usize {
+        self.deps.tracked_pages()
+    }
+
+    /// Smallest buffer [`Connection::poll_transmit`] accepts.
+    pub fn max_packet_len(&self) -> usize {
+        HEADER_LEN + self.mtu as usize
+    }
+
+    /// Give a read buffer back for reuse.
+    pub fn recycle(&mut self, mut buf: Vec<u8>) {
+        if self.pool.len() < self.cfg.max_ops {
+            buf.clear();
+            self.pool.push(buf);
+        }
+    }
+
+    /// Submit an operation. It is ordered after conflicting earlier ones and
+    /// sent when windows allow; its result comes from
+    /// [`Connection::poll_completion`] or [`Connection::take`].
+    pub fn submit(&mut self, req: Request<'_>) -> Result<OpId, ClioError> {
+        let kind = req.kind();
+        let shift = self.cfg.page_shift;
+        let word = |va: u64| -> Result<u64, ClioError> {
+            if va % 8 != 0 {
+                return Err(ClioError::InvalidArgument {
+                    what: "va",
+                    reason: "atomic and lock words must be 8-byte aligned",
+                });
+            }
+            Ok(va)
+        };
+        let range = |va: u64, len: u64, what: &'static str| -> Result<(), ClioError> {
+            if len == 0 {
+                return Err(ClioError::InvalidArgument {
+                    what,
+                    reason: "must not be zero",
+                });
+            }
+            if va.checked_add(len).is_none() {
+                return Err(ClioError::InvalidArgument {
+                    what: "va",
+                    reason: "range wraps the address space",
+                });
+            }
+            Ok(())
+        };
+        let max = self.cfg.max_request_bytes as u64;
+        let (va, len, params, fp, data) = match req {
+            Request::Read { va, len } => {
+                range(va, len as u64, "len")?;
+                if len as u64 > max {
+                    return Err(ClioError::InvalidArgument {
+                        what: "len",
+                        reason: "exceeds max_request_bytes",
+                    });
+                }
+                (
+                    va,
+                    len,
+                    Params::None,
+                    Footprint::range(va, len as u64, shift, false),
+                    None,
+                )
+            }
+            Request::Write { va, data } => {
+                range(va, data.len() as u64, "data")?;
+                if data.len() as u64 > max {
+                    return Err(ClioError::InvalidArgument {
+                        what: "data",
+                        reason: "exceeds max_request_bytes",
+                    });
+                }
+                let fp = Footprint::range(va, data.len() as u64, shift, true);
+                (va, data.len() as u32, Params::None, fp, Some(data))
+            }
+            Request::Alloc {
+                size,
+                perms: p,
+                page_shift,
+                fixed_va,
+            } => {
+                if size == 0 {
+                    return Err(ClioError::InvalidArgument {
+                        what: "size",
+                        reason: "must not be zero",
+                    });
+                }
+                if p == 0 || p & !perms::ALL != 0 {
+                    return Err(ClioError::InvalidArgument {
+                        what: "perms",
+                        reason: "must be a non-empty set of READ | WRITE",
+                    });
+                }
+                if page_shift != 0 && !(12..=30).contains(&page_shift) {
+                    return Err(ClioError::InvalidArgument {
+                        what: "page_shift",
+                        reason: "must be 0 or in 12..=30",
+                    });
+                }
+                let req = AllocReq {
+                    size,
+                    perms: p,
+                    page_shift,
+                };
+                match fixed_va {
+                    Some(va) => {
+                        range(va, size, "size")?;
+                        let fp = Footprint::range(va, size, shift, true);
+                        (va, 0, Params::Alloc { req, fixed: true }, fp, None)
+                    }
+                    None => (
+                        0,
+                        0,
+                        Params::Alloc { req, fixed: false },
+                        Footprint::None,
+                        None,
+                    ),
+                }
+            }
+            Request::Free { va, size } => {
+                range(va, size, "size")?;
+                (
+                    va,
+                    0,
+                    Params::Free(FreeReq { size }),
+                    Footprint::range(va, size, shift, true),
+                    None,
+                )
+            }
+            Request::TestAndSet { va } => (
+                word(va)?,
+                8,
+                Params::None,
+                Footprint::range(va, 8, shift, true),
+                None,
+            ),
+            Request::CompareAndSwap { va, expected, new } => (
+                word(va)?,
+                8,
+                Params::Atomic(AtomicArgs::CompareAndSwap { expected, new }),
+                Footprint::range(va, 8, shift, true),
+                None,
+            ),
+            Request::FetchAndAdd { va, addend } => (
+                word(va)?,
+                8,
+                Params::Atomic(AtomicArgs::FetchAndAdd { addend }),
+                Footprint::range(va, 8, shift, true),
+                None,
+            ),
+            Request::Lock { va } | Request::Unlock { va } => {
+                (word(va)?, 8, Params::None, Footprint::Barrier, None)
+            }
+            Request::Fence => (0, 0, Params::None, Footprint::Barrier, None),
+            Request::Release => (0, 0, Params::None, Footprint::Release, None),
+            Request::Info => (0, 0, Params::None, Footprint::None, None),
+        };
+
+        let idx = match self.free.pop() {
+            Some(i) => i,
+            None if self.slots.len() < self.cfg.max_ops => {
+                self.slots.push(Slot::new());
+                (self.slots.len() - 1) as u32
+            }
+            None => {
+                return Err(ClioError::QueueFull {
+                    max: self.cfg.max_ops,
+                })
+            }
+        };
+        let mtu = self.mtu as u64;
+        let resp_bytes = match kind {
+            OpKind::Read => len as u64 + HEADER_LEN as u64 * (len as u64).div_ceil(mtu),
+            OpKind::Write => HEADER_LEN as u64 * (len as u64).div_ceil(mtu),
+            OpKind::Alloc => (HEADER_LEN + AllocResp::LEN) as u64,
+            OpKind::Info => (HEADER_LEN + InfoResp::LEN) as u64,
+            _ => (HEADER_LEN + AtomicResp::LEN) as u64,
+        };
+        let pool = &mut self.pool;
+        let s = &mut self.slots[idx as usize];
+        s.state = State::Blocked;
+        s.kind = kind;
+        s.va = va;
+        s.len = len;
+        s.params = params;
+        s.fp = fp;
+        s.attempts = 0;
+        s.losses = 0;
+        s.busy = 0;
+        s.resp_bytes = resp_bytes;
+        s.on_wire = false;
+        s.blockers = 0;
+        s.result = None;
+        s.got.clear();
+        if s.data.capacity() == 0 {
+            if let Some(b) = pool.pop() {
+                s.data = b;
+            }
+        }
+        s.data.clear();
+        match (kind, data) {
+            (_, Some(d)) => s.data.extend_from_slice(d),
+            (OpKind::Read, None) => s.data.resize(len as usize, 0),
+            _ => {}
+        }
+        self.active += 1;
+
+        // Ordering: collect the active operations this one waits for.
+        let mut blockers = std::mem::take(&mut self.scratch);
+        blockers.clear();
+        self.deps.register(idx, fp, &mut blockers);
+        if fp.waits_for_all() {
+            for (i, o) in self.slots.iter().enumerate() {
+                if i as u32 != idx && !matches!(o.state, State::Free | State::Done) {
+                    blockers.push(i as u32);
+                }
+            }
+        }
+        for &b in &blockers {
+            self.slots[b as usize].dependents.push(idx);
+        }
+        self.slots[idx as usize].blockers = blockers.len() as u32;
+        let unblocked = blockers.is_empty();
+        self.scratch = blockers;
+        let id = OpId::new(idx, self.slots[idx as usize].gen);
+        if unblocked {
+            self.unblock(idx);
+        }
+        Ok(id)
+    }
+
+    /// An operation's blockers are all done: queue it (or finish a release).
+    fn unblock(&mut self, idx: u32) {
+        if self.slots[idx as usize].kind == OpKind::Release {
+            self.finish(idx, Ok(Completion::Released));
+        } else {
+            self.slots[idx as usize].state = State::Ready;
+            self.ready.push_back(idx);
+        }
+    }
+
+    /// Complete an operation and release the ones waiting for it.
+    fn finish(&mut self, idx: u32, result: Result<Completion, ClioError>) {
+        let mut work = vec![];
+        let mut next = Some((idx, result));
+        while let Some((idx, result)) = next.take() {
+            let s = &mut self.slots[idx as usize];
+            if s.on_wire {
+                s.on_wire = false;
+                self.cc.on_leave(s.resp_bytes);
+            }
+            if self.sending == Some(idx) {
+                self.sending = None;
+            }
+            s.state = State::Done;
+            s.result = Some(result);
+            let fp = s.fp;
+            let gen = s.gen;
+            let mut deps = std::mem::take(&mut s.dependents);
+            self.deps.complete(idx, fp);
+            self.active -= 1;
+            self.stats.completed += 1;
+            self.done.push_back(OpId::new(idx, gen));
+            for &d in &deps {
+                let o = &mut self.slots[d as usize];
+                o.blockers -= 1;
+                if o.blockers == 0 && o.state == State::Blocked {
+                    if o.kind == OpKind::Release {
+                        work.push(d);
+                    } else {
+                        o.state = State::Ready;
+                        self.ready.push_back(d);
+                    }
+                }
+            }
+            deps.clear();
+            self.slots[idx as usize].dependents = deps;
+            if let Some(d) = work.pop() {
+                next = Some((d, Ok(Completion::Released)));
+            }
+        }
+    }
+
+    /// The next completed operation, in completion order.
+    pub fn poll_completion(&mut self) -> Option<(OpId, Result<Completion, ClioError>)> {
+        while let Some(id) = self.done.pop_front() {
+            if let Some(r) = self.take(id) {
+                return Some((id, r));
+            }
+        }
+        None
+    }
+
+    /// The result of `id` if it has completed (removing it).
+    pub fn take(&mut self, id: OpId) -> Option<Result<Completion, ClioError>> {
+        let s = self.slots.get_mut(id.index())?;
+        if s.gen != id.gen() || s.state != State::Done {
+            return None;
+        }
+        let r = s.result.take();
+        s.state = State::Free;
+        s.gen = s.gen.wrapping_add(1);
+        self.free.push(id.index() as u32);
+        r
+    }
+
+    /// Whether `id` names an operation that is outstanding or completed and
+    /// not yet taken.
+    pub fn is_known(&self, id: OpId) -> bool {
+        self.slots
+            .get(id.index())
+            .is_some_and(|s| s.gen == id.gen() && s.state != State::Free)
+    }
+
+    /// Whether `id` has completed (its result waits to be taken).
+    pub fn is_done(&self, id: OpId) -> bool {
+        self.slots
+            .get(id.index())
+            .is_some_and(|s| s.gen == id.gen() && s.state == State::Done)
+    }
+
+    /// Emit the next packet into `buf`, if windows allow; returns its length.
+    ///
+    /// # Panics
+    /// If `buf` is shorter than [`Connection::max_packet_len`].
+    pub fn poll_transmit(&mut self, now: u64, buf: &mut [u8]) -> Option<usize> {
+        assert!(
+            buf.len() >= self.max_packet_len(),
+            "poll_transmit buffer of {} bytes is below max_packet_len {}",
+            buf.len(),
+            self.max_packet_len()
+        );
+        let idx = match self.sending {
+            Some(i) => i,
+            None => {
+                let &head = self.ready.front()?;
+                let need = self.slots[head as usize].resp_bytes;
+                match self.cc.may_send(now, need) {
+                    Ok(()) => self.pace_at = None,
+                    Err(at) => {
+                        self.pace_at = at;
+                        return None;
+                    }
+                }
+                self.ready.pop_front();
+                self.begin_attempt(head, now);
+                head
+            }
+        };
+        let n = self.emit(idx, buf);
+        self.stats.packets_sent += 1;
+        let s = &mut self.slots[idx as usize];
+        if s.state == State::Sending && s.tx_off >= s.len {
+            s.state = State::Inflight;
+            self.sending = None;
+        }
+        if s.state == State::Inflight {
+            let t = now + self.cc.rto();
+            self.timers
+                .push(Reverse((t, idx, s.req_id, TimerKind::Rto)));
+        }
+        Some(n)
+    }
+
+    fn begin_attempt(&mut self, idx: u32, now: u64) {
+        let id = self.next_id();
+        let mask = self.idmap.len() - 1;
+        self.idmap[id as usize & mask] = (id, idx);
+        let s = &mut self.slots[idx as usize];
+        s.req_id = id;
+        if s.attempts == 0 {
+            s.orig_id = s.req_id;
+            s.first_sent = now;
+        } else {
+            self.stats.retries += 1;
+        }
+        s.attempts += 1;
+        s.sent_at = now;
+        s.tx_off = 0;
+        s.got.clear();
+        s.on_wire = true;
+        self.cc.on_send(now, s.resp_bytes);
+        self.stats.requests_sent += 1;
+        if s.kind == OpKind::Write && s.len > self.mtu {
+            s.state = State::Sending;
+            self.sending = Some(idx);
+        } else {
+            s.state = State::Inflight;
+        }
+    }
+
+    /// Write the current packet of slot `idx` into `buf`.
+    fn emit(&mut self, idx: u32, buf: &mut [u8]) -> usize {
+        let pid = self.cfg.pid;
+        let mtu = self.mtu;
+        let s = &mut self.slots[idx as usize];
+        let mut h = Header {
+            // Only `Release` has no opcode, and it never reaches the wire.
+            opcode: s.kind.opcode().unwrap_or(Opcode::Fence),
+            flags: 0,
+            status: Status::Ok,
+            pid,
+            req_id: s.req_id,
+            retry_of: if s.attempts > 1 { s.orig_id } else { 0 },
+            va: s.va,
+            total_len: s.len,
+            offset: 0,
+            payload_len: 0,
+        };
+        let mut small = [0u8; 16];
+        let payload: &[u8] = match (s.kind, s.params) {
+            (OpKind::Write, _) => {
+                let off = s.tx_off;
+                let n = (s.len - off).min(mtu);
+                h.offset = off;
+                s.tx_off = off + n;
+                &s.data[off as usize..(off + n) as usize]
+            }
+            (_, Params::Alloc { req, fixed }) => {
+                if fixed {
+                    h.flags |= flags::FIXED_VA;
+                }
+                let n = req.emit(&mut small).unwrap_or(0);
+                &small[..n]
+            }
+            (_, Params::Free(f)) => {
+                let n = f.emit(&mut small).unwrap_or(0);
+                &small[..n]
+            }
+            (_, Params::Atomic(a)) => {
+                let n = a.emit(&mut small).unwrap_or(0);
+                &small[..n]
+            }
+            _ => &[],
+        };
+        if s.kind == OpKind::Read {
+            s.tx_off = s.len;
+        }
+        h.payload_len = payload.len() as u16;
+        // The buffer was checked against max_packet_len and the payload is
+        // at most one MTU, so emitting cannot fail.
+        h.emit_with_payload(buf, payload).unwrap_or(0)
+    }
+
+    /// The earliest time [`Connection::handle_timeout`] has work to do.
+    pub fn poll_timeout(&mut self) -> Option<u64> {
+        while let Some(&Reverse((t, idx, token, kind))) = self.timers.peek() {
+            if self.timer_live(idx, token, kind) {
+                return Some(match self.pace_at {
+                    Some(p) if !self.ready.is_empty() => p.min(t),
+                    _ => t,
+                });
+            }
+            self.timers.pop();
+        }
+        self.pace_at.filter(|_| !self.ready.is_empty())
+    }
+
+    fn timer_live(&self, idx: u32, token: u32, kind: TimerKind) -> bool {
+        timer_live(&self.slots, idx, token, kind)
+    }
+
+    /// Fire every timer due at `now`: retransmit timed-out requests, resend
+    /// backed-off ones.
+    pub fn handle_timeout(&mut self, now: u64) {
+        while let Some(&Reverse((t, idx, token, kind))) = self.timers.peek() {
+            if t > now {
+                break;
+            }
+            self.timers.pop();
+            if !self.timer_live(idx, token, kind) {
+                continue;
+            }
+            match kind {
+                TimerKind::Rto => {
+                    self.stats.timeouts += 1;
+                    self.lost(idx, now, true);
+                }
+                TimerKind::Backoff => {
+                    self.slots[idx as usize].state = State::Ready;
+                    self.ready.push_front(idx);
+                }
+            }
+        }
+    }
+
+    /// The current attempt of `idx` is lost: retry it or give up.
+    fn lost(&mut self, idx: u32, now: u64, timed_out: bool) {
+        self.cc.on_loss(now, timed_out);
+        let budget = self.cfg.retry_budget;
+        let deadline = self.cfg.request_timeout_ns;
+        let s = &mut self.slots[idx as usize];
+        if s.on_wire {
+            s.on_wire = false;
+            self.cc.on_leave(s.resp_bytes);
+        }
+        if self.sending == Some(idx) {
+            self.sending = None;
+        }
+        s.losses += 1;
+        if s.losses > budget || now.saturating_sub(s.first_sent) >= deadline {
+            let e = ClioError::Timeout {
+                op: s.kind,
+                attempts: s.attempts,
+            };
+            self.finish(idx, Err(e));
+        } else {
+            s.state = State::Ready;
+            self.ready.push_front(idx);
+        }
+    }
+
+    /// The board answered `BUSY`: resend after an exponential backoff, until
+    /// the request deadline.
+    fn busy(&mut self, idx: u32, now: u64) {
+        self.stats.busy += 1;
+        let deadline = self.cfg.request_timeout_ns;
+        let s = &mut self.slots[idx as usize];
+        if s.on_wire {
+            s.on_wire = false;
+            self.cc.on_leave(s.resp_bytes);
+        }
+        if self.sending == Some(idx) {
+            self.sending = None;
+        }
+        let wait = self
+            .cfg
+            .busy_backoff_ns
+            .saturating_mul(1u64 << s.busy.min(20))
+            .min(self.cfg.rto_max_ns);
+        s.busy += 1;
+        if now.saturating_add(wait).saturating_sub(s.first_sent) >= deadline {
+            let e = ClioError::Busy {
+                op: s.kind,
+                attempts: s.attempts,
+            };
+            self.finish(idx, Err(e));
+        } else {
+            s.state = State::Backoff;
+            self.timers
+                .push(Reverse((now + wait, idx, s.req_id, TimerKind::Backoff)));
+        }
+    }
+
+    /// The slot an id belongs to, if it is the current attempt of an
+    /// outstanding request.
+    fn attempt(&self, req_id: u32) -> Option<u32> {
+        let (id, idx) = self.idmap[req_id as usize & (self.idmap.len() - 1)];
+        let s = self.slots.get(idx as usize)?;
+        (req_id != 0
+            && id == req_id
+            && s.req_id == req_id
+            && matches!(s.state, State::Inflight | State::Sending))
+        .then_some(idx)
+    }
+
+    /// The next request id: never 0, and its table entry is not held by a
+    /// live attempt (at most `max_ops` entries of 2 × `max_ops` are live,
+    /// so this ends within a few steps).
+    fn next_id(&mut self) -> u32 {
+        loop {
+            self.counter = self.counter.wrapping_add(1) & self.counter_mask;
+            if self.counter == 0 {
+                continue;
+            }
+            let id = self.lane_prefix | self.counter;
+            let (held, _) = self.idmap[id as usize & (self.idmap.len() - 1)];
+            if held == 0 || self.attempt(held).is_none() {
+                return id;
+            }
+        }
+    }
+
+    /// Take in one received datagram.
+    pub fn handle_packet(&mut self, now: u64, bytes: &[u8]) {
+        let p = match Packet::new_checked(bytes) {
+            Ok(p) => p,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        if p.verify_crc().is_err() {
+            // A corrupted response counts as lost: if its (untrusted) id names
+            // an outstanding attempt, retry now rather than after the RTO.
+            self.stats.corrupt += 1;
+            if let Some(idx) = self.attempt(p.req_id()) {
+                self.lost(idx, now, false);
+            }
+            return;
+        }
+        let h = match Header::parse(&p) {
+            Ok(h) => h,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let Some(idx) = self.attempt(h.req_id) else {
+            self.stats.stale += 1;
+            return;
+        };
+        if h.pid != self.cfg.pid {
+            self.stats.stale += 1;
+            return;
+        }
+        if h.opcode == Opcode::Nack || h.status == Status::Corrupt {
+            self.stats.nacks += 1;
+            self.lost(idx, now, false);
+            return;
+        }
+        let s = &self.slots[idx as usize];
+        let kind = s.kind;
+        let expect = kind.opcode().and_then(Opcode::response);
+        if Some(h.opcode) != expect {
+            self.protocol(idx, now, "clio.opcode");
+            return;
+        }
+        if h.status == Status::Busy {
+            let rtt = now.saturating_sub(s.sent_at);
+            self.cc.on_rtt(now, rtt);
+            self.busy(idx, now);
+            return;
+        }
+        if let Some(e) = ClioError::from_status(h.status, kind, s.va, self.cfg.pid) {
+            self.complete(idx, now, Err(e));
+            return;
+        }
+        let payload = p.payload();
+        let result = match kind {
+            OpKind::Read => {
+                if h.total_len != s.len {
+                    return self.protocol(idx, now, "clio.total_len");
+                }
+                if h.va != s.va {
+                    return self.protocol(idx, now, "clio.va");
+                }
+                let s = &mut self.slots[idx as usize];
+                let (off, end) = (h.offset, h.offset + h.payload_len as u32);
+                if s.got.insert(off, end) == Insert::Duplicate {
+                    self.stats.duplicates += 1;
+                    return;
+                }
+                s.data[off as usize..end as usize].copy_from_slice(payload);
+                if !s.got.covers(s.len) {
+                    return;
+                }
+                let data = std::mem::take(&mut s.data);
+                Ok(Completion::Read(data))
+            }
+            OpKind::Write => {
+                let mtu = self.mtu;
+                let s = &mut self.slots[idx as usize];
+                if h.offset % mtu != 0 || h.offset >= s.len || h.offset >= s.tx_off {
+                    return self.protocol(idx, now, "clio.offset");
+                }
+                let end = (h.offset + mtu).min(s.len);
+                if s.got.insert(h.offset, end) == Insert::Duplicate {
+                    self.stats.duplicates += 1;
+                    return;
+                }
+                if !s.got.covers(s.len) {
+                    return;
+                }
+                Ok(Completion::Written)
+            }
+            OpKind::Alloc => match AllocResp::parse(payload) {
+                Ok(r) => Ok(Completion::Allocated(Allocation {
+                    va: h.va,
+                    size: r.size,
+                    moved: h.flags & flags::MOVED != 0,
+                    retries: r.retries,
+                })),
+                Err(e) => return self.protocol(idx, now, e.field),
+            },
+            OpKind::Free => Ok(Completion::Freed),
+            OpKind::TestAndSet | OpKind::CompareAndSwap | OpKind::FetchAndAdd => {
+                match AtomicResp::parse(payload) {
+                    Ok(r) => Ok(Completion::Atomic { old: r.old }),
+                    Err(e) => return self.protocol(idx, now, e.field),
+                }
+            }
+            OpKind::Lock => Ok(Completion::Locked),
+            OpKind::Unlock => Ok(Completion::Unlocked),
+            OpKind::Fence => Ok(Completion::Fenced),
+            OpKind::Info => match InfoResp::parse(payload) {
+                Ok(r) => Ok(Completion::Info(r)),
+                Err(e) => return self.protocol(idx, now, e.field),
+            },
+            OpKind::Release => return,
+        };
+        self.complete(idx, now, result);
+    }
+
+    fn protocol(&mut self, idx: u32, now: u64, field: &'static str) {
+        let op = self.slots[idx as usize].kind;
+        self.complete(idx, now, Err(ClioError::Protocol { op, field }));
+    }
+
+    /// A request got its answer: sample the RTT and finish it.
+    fn complete(&mut self, idx: u32, now: u64, result: Result<Completion, ClioError>) {
+        let rtt = now.saturating_sub(self.slots[idx as usize].sent_at);
+        self.cc.on_rtt(now, rtt);
+        self.finish(idx, result);
+    }
+}
+
+/// Whether a timer still refers to the current state of its slot.
+fn timer_live(slots: &[Slot], idx: u32, token: u32, kind: TimerKind) -> bool {
+    let s = &slots[idx as usize];
+    s.req_id == token
+        && match kind {
+            TimerKind::Rto => s.state == State::Inflight,
+            TimerKind::Backoff => s.state == State::Backoff,
+        }
+}

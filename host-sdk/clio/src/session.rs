@@ -1,0 +1,517 @@
+//! Layer 3, blocking: [`Session`] drives a [`Connection`] over a
+//! [`Transport`] on the calling thread (as CLib does: a synchronous call
+//! polls for its response right after sending; an asynchronous one returns
+//! a [`Handle`] and the thread polls when it calls [`Session::rpoll`]).
+//!
+//! A session is used by one thread at a time (it is `Send`, not `Sync`).
+//! Threads of one process each open their own session from a shared
+//! [`Client`], which gives every session its own socket and request-id lane
+//! under the same PID.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clio_wire::payload::InfoResp;
+
+use crate::backend::{Transport, UdpTransport};
+use crate::proto::{Allocation, Completion, Connection, OpId, Request, MAX_DATAGRAM};
+use crate::{ClientConfig, ClioError};
+
+/// An outstanding asynchronous operation of a [`Session`]. A read or write
+/// larger than `max_request_bytes` is several requests behind one handle.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Handle {
+    first: OpId,
+    rest: Vec<OpId>,
+}
+
+impl Handle {
+    fn ops(&self) -> impl Iterator<Item = OpId> + '_ {
+        std::iter::once(self.first).chain(self.rest.iter().copied())
+    }
+}
+
+/// Shared per-process state: the board's address, the settings, and the
+/// request-id lanes handed to sessions.
+#[derive(Debug, Clone)]
+pub struct Client {
+    board: SocketAddr,
+    cfg: ClientConfig,
+    next_lane: Arc<AtomicU32>,
+}
+
+/// Lane bits a [`Client`] reserves when the config asks for none.
+pub const CLIENT_LANE_BITS: u8 = 8;
+
+impl Client {
+    /// A client of the board at `board` (UDP) acting for `cfg.pid`.
+    pub fn new(board: SocketAddr, mut cfg: ClientConfig) -> Result<Client, ClioError> {
+        if cfg.lane_bits == 0 {
+            cfg.lane_bits = CLIENT_LANE_BITS;
+        }
+        cfg.validate()?;
+        Ok(Client {
+            board,
+            cfg,
+            next_lane: Arc::new(AtomicU32::new(0)),
+        })
+    }
+
+    /// Open a session with its own socket and request-id lane.
+    pub fn session(&self) -> Result<Session<UdpTransport>, ClioError> {
+        let lane = self.next_lane.fetch_add(1, Ordering::Relaxed);
+        if lane >= 1u32 << self.cfg.lane_bits {
+            return Err(ClioError::Config {
+                field: "lane_bits",
+                reason: format!(
+                    "all {} request-id lanes are in use",
+                    1u32 << self.cfg.lane_bits
+                ),
+            });
+        }
+        let cfg = ClientConfig {
+            lane,
+            ..self.cfg.clone()
+        };
+        Session::open(self.board, cfg)
+    }
+}
+
+/// A blocking session of one process (PID) with one memory node.
+#[derive(Debug)]
+pub struct Session<T: Transport> {
+    conn: Connection,
+    transport: T,
+    epoch: Instant,
+    tx: Vec<u8>,
+    rx: Vec<u8>,
+    info: Option<InfoResp>,
+}
+
+impl Session<UdpTransport> {
+    /// Open a session over UDP to the board at `board`. The PID is the
+    /// config's (PIDs are global and assigned by the cluster's controller;
+    /// the wire has no open call). Opening asks the board for its info,
+    /// so an unreachable board fails here with a clear `Timeout`, and the
+    /// MTU is lowered to the board's if that is smaller.
+    pub fn open(board: SocketAddr, cfg: ClientConfig) -> Result<Self, ClioError> {
+        Session::open_with(UdpTransport::connect(board)?, cfg)
+    }
+}
+
+impl<T: Transport> Session<T> {
+    /// Open a session over any transport (probing the board as [`Session::open`]).
+    pub fn open_with(transport: T, cfg: ClientConfig) -> Result<Self, ClioError> {
+        let mut s = Session::without_probe(transport, cfg)?;
+        let info = s.info()?;
+        if info.mtu != 0 && (info.mtu as usize) < s.conn.config().mtu_payload {
+            s.conn.set_mtu(info.mtu as usize)?;
+        }
+        s.info = Some(info);
+        Ok(s)
+    }
+
+    /// A session that sends nothing until the first call.
+    pub fn without_probe(transport: T, cfg: ClientConfig) -> Result<Self, ClioError> {
+        Ok(Session {
+            conn: Connection::new(cfg)?,
+            transport,
+            epoch: Instant::now(),
+            tx: vec![0; MAX_DATAGRAM],
+            rx: vec![0; MAX_DATAGRAM],
+            info: None,
+        })
+    }
+
+    /// The board's answer to the probe at open.
+    pub fn board_info(&self) -> Option<&InfoResp> {
+        self.info.as_ref()
+    }
+
+    /// The protocol state machine (stats, windows, config).
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    /// The transport.
+    pub fn transport_mut(&mut self) -> &mut T {
+        &mut self.transport
+    }
+
+    fn now(&self) -> u64 {
+        self.epoch.elapsed().as_nanos() as u64
+    }
+
+    /// Move packets until `done` holds. Never waits past the connection's
+    /// next timer, and every request has one, so this always ends.
+    fn drive(&mut self, done: &dyn Fn(&Connection) -> bool) -> Result<(), ClioError> {
+        let mut now = self.now();
+        loop {
+            self.conn.handle_timeout(now);
+            while let Some(n) = self.conn.poll_transmit(now, &mut self.tx) {
+                self.transport.send(&self.tx[..n])?;
+            }
+            if done(&self.conn) {
+                return Ok(());
+            }
+            let deadline = match self.conn.poll_timeout() {
+                Some(t) => t,
+                None if self.conn.active() == 0 => return Err(ClioError::UnknownOp),
+                // Only window-blocked requests remain; their windows open
+                // when answers arrive, so wait for one at most an RTO.
+                None => now + self.conn.control().rto(),
+            };
+            // The receive time is the clock for the next round, too.
+            now = self
+                .recv_until(self.epoch + Duration::from_nanos(deadline))?
+                .0;
+        }
+    }
+
+    /// Take in at most one packet; returns the time after it and whether
+    /// a packet came.
+    fn recv_until(&mut self, deadline: Instant) -> Result<(u64, bool), ClioError> {
+        let got = self.transport.recv(&mut self.rx, deadline)?;
+        let now = self.now();
+        if let Some(n) = got {
+            self.conn.handle_packet(now, &self.rx[..n]);
+        }
+        Ok((now, got.is_some()))
+    }
+
+    fn submit(&mut self, req: Request<'_>) -> Result<OpId, ClioError> {
+        loop {
+            match self.conn.submit(req) {
+                Err(ClioError::QueueFull { max }) => {
+                    // Make room: wait for some operation to complete. Results
+                    // stay in their slots, so only fail if none can free up.
+                    let before = self.conn.active();
+                    if before == 0 {
+                        return Err(ClioError::QueueFull { max });
+                    }
+                    self.drive(&|c| c.active() < before)?;
+                }
+                r => return r,
+            }
+        }
+    }
+
+    fn wait(&mut self, id: OpId) -> Result<Completion, ClioError> {
+        self.drive(&|c| c.is_done(id) || !c.is_known(id))?;
+        self.conn.take(id).unwrap_or(Err(ClioError::UnknownOp))
+    }
+
+    fn call(&mut self, req: Request<'_>) -> Result<Completion, ClioError> {
+        let id = self.submit(req)?;
+        self.wait(id)
+    }
+
+    fn chunk(&self) -> u32 {
+        self.conn.config().max_request_bytes
+    }
+
+    /// Allocate `size` bytes with [`clio_wire::payload::perms`] bits.
+    pub fn ralloc(&mut self, size: u64, perms: u8) -> Result<Allocation, ClioError> {
+        match self.call(Request::Alloc {
+            size,
+            perms,
+            page_shift: 0,
+            fixed_va: None,
+        })? {
+            Completion::Allocated(a) => Ok(a),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::Alloc,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
+    /// Allocate at a fixed VA (the board may move it: see [`Allocation::moved`]).
+    pub fn ralloc_at(&mut self, va: u64, size: u64, perms: u8) -> Result<Allocation, ClioError> {
+        match self.call(Request::Alloc {
+            size,
+            perms,
+            page_shift: 0,
+            fixed_va: Some(va),
+        })? {
+            Completion::Allocated(a) => Ok(a),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::Alloc,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
+    /// Free `[va, va + size)`.
+    pub fn rfree(&mut self, va: u64, size: u64) -> Result<(), ClioError> {
+        self.call(Request::Free { va, size }).map(drop)
+    }
+
+    /// Read `buf.len()` bytes at `va`.
+    pub fn rread(&mut self, va: u64, buf: &mut [u8]) -> Result<(), ClioError> {
+        let h = self.rread_async(va, buf.len() as u64)?;
+        self.rread_wait(h, buf)
+    }
+
+    /// Write `data` at `va`.
+    pub fn rwrite(&mut self, va: u64, data: &[u8]) -> Result<(), ClioError> {
+        let h = self.rwrite_async(va, data)?;
+        self.rpoll_one(h).map(drop)
+    }
+
+    /// Start an allocation; `rpoll` yields `Completion::Allocated`.
+    pub fn ralloc_async(&mut self, size: u64, perms: u8) -> Result<Handle, ClioError> {
+        let first = self.submit(Request::Alloc {
+            size,
+            perms,
+            page_shift: 0,
+            fixed_va: None,
+        })?;
+        Ok(Handle {
+            first,
+            rest: Vec::new(),
+        })
+    }
+
+    /// Start freeing `[va, va + size)`; `rpoll` yields `Completion::Freed`.
+    /// Later accesses to the range wait for it, earlier ones are waited for.
+    pub fn rfree_async(&mut self, va: u64, size: u64) -> Result<Handle, ClioError> {
+        let first = self.submit(Request::Free { va, size })?;
+        Ok(Handle {
+            first,
+            rest: Vec::new(),
+        })
+    }
+
+    /// Start a read of `len` bytes; reads above `max_request_bytes` become
+    /// several requests behind one handle.
+    pub fn rread_async(&mut self, va: u64, len: u64) -> Result<Handle, ClioError> {
+        if len == 0 {
+            return Err(ClioError::InvalidArgument {
+                what: "len",
+                reason: "must not be zero",
+            });
+        }
+        self.split(va, len, None)
+    }
+
+    /// Start a write (the data is copied).
+    pub fn rwrite_async(&mut self, va: u64, data: &[u8]) -> Result<Handle, ClioError> {
+        if data.is_empty() {
+            return Err(ClioError::InvalidArgument {
+                what: "data",
+                reason: "must not be empty",
+            });
+        }
+        self.split(va, data.len() as u64, Some(data))
+    }
+
+    fn split(&mut self, va: u64, len: u64, data: Option<&[u8]>) -> Result<Handle, ClioError> {
+        if va.checked_add(len).is_none() {
+            return Err(ClioError::InvalidArgument {
+                what: "va",
+                reason: "range wraps the address space",
+            });
+        }
+        let chunk = self.chunk() as u64;
+        let parts = len.div_ceil(chunk);
+        let mut first = None;
+        let mut rest = Vec::new();
+        for i in 0..parts {
+            let off = i * chunk;
+            let n = chunk.min(len - off);
+            let req = match data {
+                None => Request::Read {
+                    va: va + off,
+                    len: n as u32,
+                },
+                Some(d) => Request::Write {
+                    va: va + off,
+                    data: &d[off as usize..(off + n) as usize],
+                },
+            };
+            match self.submit(req) {
+                Ok(id) if first.is_none() => first = Some(id),
+                Ok(id) => rest.push(id),
+                Err(e) => {
+                    // Do not leave earlier parts behind an error: finish them.
+                    for id in first.into_iter().chain(rest) {
+                        let _ = self.wait(id);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        let first = first.ok_or(ClioError::InvalidArgument {
+            what: "len",
+            reason: "must not be zero",
+        })?;
+        Ok(Handle { first, rest })
+    }
+
+    /// Whether every part of `h` has completed (sends and receives what is
+    /// ready, without waiting).
+    pub fn try_rpoll(&mut self, h: &Handle) -> Result<bool, ClioError> {
+        let now = self.now();
+        self.conn.handle_timeout(now);
+        while let Some(n) = self.conn.poll_transmit(now, &mut self.tx) {
+            self.transport.send(&self.tx[..n])?;
+        }
+        // Take what has arrived, without waiting (bounded).
+        for _ in 0..1024 {
+            if !self.recv_until(Instant::now())?.1 {
+                break;
+            }
+        }
+        Ok(h.ops()
+            .all(|id| self.conn.is_done(id) || !self.conn.is_known(id)))
+    }
+
+    /// Wait for every handle and return their results in order (a split
+    /// read's parts are joined; a split operation fails with its first error).
+    pub fn rpoll(
+        &mut self,
+        handles: &[Handle],
+    ) -> Result<Vec<Result<Completion, ClioError>>, ClioError> {
+        let mut out = Vec::with_capacity(handles.len());
+        for h in handles {
+            out.push(self.rpoll_one(h.clone()));
+        }
+        Ok(out)
+    }
+
+    fn rpoll_one(&mut self, h: Handle) -> Result<Completion, ClioError> {
+        if h.rest.is_empty() {
+            return self.wait(h.first);
+        }
+        let mut joined: Option<Vec<u8>> = None;
+        let mut err = None;
+        let mut written = false;
+        for id in h.ops() {
+            match self.wait(id) {
+                Ok(Completion::Read(d)) => {
+                    joined.get_or_insert_with(Vec::new).extend_from_slice(&d);
+                    self.conn.recycle(d);
+                }
+                Ok(_) => written = true,
+                Err(e) => {
+                    err.get_or_insert(e);
+                }
+            }
+        }
+        match (err, joined) {
+            (Some(e), _) => Err(e),
+            (None, Some(d)) => Ok(Completion::Read(d)),
+            (None, None) if written => Ok(Completion::Written),
+            (None, None) => Err(ClioError::UnknownOp),
+        }
+    }
+
+    /// Wait for a read handle and copy its data into `buf` (whose length
+    /// must be the read's).
+    pub fn rread_wait(&mut self, h: Handle, buf: &mut [u8]) -> Result<(), ClioError> {
+        let mut off = 0usize;
+        let mut err = None;
+        for id in h.ops() {
+            match self.wait(id) {
+                Ok(Completion::Read(d)) => {
+                    let end = off + d.len();
+                    if end <= buf.len() {
+                        buf[off..end].copy_from_slice(&d);
+                    } else {
+                        err.get_or_insert(ClioError::InvalidArgument {
+                            what: "buf",
+                            reason: "shorter than the read",
+                        });
+                    }
+                    off = end;
+                    self.conn.recycle(d);
+                }
+                Ok(_) => {
+                    err.get_or_insert(ClioError::InvalidArgument {
+                        what: "handle",
+                        reason: "not a read",
+                    });
+                }
+                Err(e) => {
+                    err.get_or_insert(e);
+                }
+            }
+        }
+        match err {
+            Some(e) => Err(e),
+            None if off != buf.len() => Err(ClioError::InvalidArgument {
+                what: "buf",
+                reason: "longer than the read",
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn word_call(&mut self, req: Request<'_>) -> Result<u64, ClioError> {
+        let kind = req.kind();
+        match self.call(req)? {
+            Completion::Atomic { old } => Ok(old),
+            _ => Err(ClioError::Protocol {
+                op: kind,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
+    /// Test-and-set the word at `va`; returns its old value.
+    pub fn tas(&mut self, va: u64) -> Result<u64, ClioError> {
+        self.word_call(Request::TestAndSet { va })
+    }
+
+    /// Compare-and-swap the word at `va`; returns its old value (the swap
+    /// happened iff it equals `expected`).
+    pub fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, ClioError> {
+        self.word_call(Request::CompareAndSwap { va, expected, new })
+    }
+
+    /// Fetch-and-add on the word at `va`; returns its old value.
+    pub fn faa(&mut self, va: u64, addend: u64) -> Result<u64, ClioError> {
+        self.word_call(Request::FetchAndAdd { va, addend })
+    }
+
+    /// Acquire the lock word at `va` (waits, with backoff, while another
+    /// holder has it; fails with `Busy` after the request timeout).
+    pub fn rlock(&mut self, va: u64) -> Result<(), ClioError> {
+        self.call(Request::Lock { va }).map(drop)
+    }
+
+    /// Release the lock word at `va` (after every earlier operation).
+    pub fn runlock(&mut self, va: u64) -> Result<(), ClioError> {
+        self.call(Request::Unlock { va }).map(drop)
+    }
+
+    /// Wait for every earlier operation, then fence at the board.
+    pub fn rfence(&mut self) -> Result<(), ClioError> {
+        self.call(Request::Fence).map(drop)
+    }
+
+    /// Wait until every earlier operation has completed.
+    pub fn rrelease(&mut self) -> Result<(), ClioError> {
+        self.call(Request::Release).map(drop)
+    }
+
+    /// Ask the board who it is.
+    pub fn info(&mut self) -> Result<InfoResp, ClioError> {
+        match self.call(Request::Info)? {
+            Completion::Info(i) => Ok(i),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::Info,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
+    /// Release everything outstanding and close the session. Results of
+    /// handles not yet polled are dropped.
+    pub fn close(mut self) -> Result<(), ClioError> {
+        self.rrelease()
+    }
+}

@@ -1,0 +1,102 @@
+//! The tokio API over real UDP on loopback against the board double.
+
+mod common;
+
+use clio::{AsyncSession, ClientConfig, ClioError, OpKind};
+use clio_wire::payload::perms;
+use common::udp_board::UdpBoard;
+
+fn cfg() -> ClientConfig {
+    ClientConfig {
+        pid: 11,
+        rto_initial_ns: 20_000_000,
+        rto_min_ns: 20_000_000,
+        rto_max_ns: 200_000_000,
+        request_timeout_ns: 5_000_000_000,
+        retry_budget: 20,
+        page_shift: 12,
+        max_request_bytes: 8 << 10,
+        ..ClientConfig::default()
+    }
+}
+
+#[tokio::test]
+async fn async_session_workload() {
+    let board = UdpBoard::start(1000, 0);
+    let s = AsyncSession::open(board.addr, cfg()).await.unwrap();
+    assert_eq!(s.board_info().board_name().unwrap(), "fake");
+    let a = s.ralloc(64 << 10, perms::RW).await.unwrap();
+    let data: Vec<u8> = (0..30_000).map(|i| (i % 251) as u8).collect();
+    s.rwrite(a.va + 1, &data).await.unwrap();
+    assert_eq!(s.rread(a.va + 1, data.len() as u64).await.unwrap(), data);
+
+    // Issue many, await later: writes then reads of the same pages (RAW
+    // ordering is kept) and independent pages in parallel.
+    let base = a.va + 40 * 1024;
+    let writes: Vec<_> = (0..5u64)
+        .map(|i| s.rwrite(base + i * 4096, &[i as u8 + 1; 32]))
+        .collect();
+    let reads: Vec<_> = (0..5u64).map(|i| s.rread(base + i * 4096, 32)).collect();
+    let rel = s.rrelease();
+    for w in writes {
+        w.await.unwrap();
+    }
+    for (i, r) in reads.into_iter().enumerate() {
+        assert_eq!(r.await.unwrap(), vec![i as u8 + 1; 32]);
+    }
+    rel.await.unwrap();
+
+    let w = a.va + 60 * 1024;
+    assert_eq!(s.faa(w, 2).await.unwrap(), 0);
+    assert_eq!(s.cas(w, 2, 5).await.unwrap(), 2);
+    assert_eq!(s.tas(w + 8).await.unwrap(), 0);
+    s.rlock(w + 16).await.unwrap();
+    s.runlock(w + 16).await.unwrap();
+    s.rfence().await.unwrap();
+    s.rfree(a.va, a.size).await.unwrap();
+    assert_eq!(
+        s.rread(a.va, 8).await,
+        Err(ClioError::Unmapped {
+            op: OpKind::Read,
+            va: a.va
+        })
+    );
+}
+
+#[tokio::test]
+async fn async_session_survives_loss_and_times_out_cleanly() {
+    let board = UdpBoard::start(1450, 5);
+    let s = AsyncSession::open(board.addr, cfg()).await.unwrap();
+    let a = s.ralloc(4096, perms::RW).await.unwrap();
+    let futs: Vec<_> = (0..60).map(|_| s.faa(a.va, 1)).collect();
+    for f in futs {
+        f.await.unwrap();
+    }
+    // Every increment applied exactly once despite lost requests and lost
+    // responses (retries carry retry_of; the board's dedup answers them).
+    assert_eq!(s.faa(a.va, 0).await.unwrap(), 60);
+    let retried = board
+        .board
+        .lock()
+        .unwrap()
+        .requests
+        .iter()
+        .any(|h| h.retry_of != 0);
+    assert!(retried, "loss exercised retries");
+    drop(board);
+    let c = ClientConfig {
+        retry_budget: 1,
+        ..cfg()
+    };
+    let dead = std::net::UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    assert_eq!(
+        AsyncSession::open(dead, c).await.unwrap_err(),
+        ClioError::Timeout {
+            op: OpKind::Info,
+            attempts: 2
+        }
+    );
+}

@@ -1,0 +1,276 @@
+//! The blocking API over real UDP sockets on loopback and over the
+//! in-process backend, against the board double.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use clio::backend::{InProcess, InProcessBoard, SharedBoard, Transport};
+use clio::{Client, ClientConfig, ClioError, Completion, OpKind, Session};
+use clio_wire::payload::perms;
+use common::udp_board::UdpBoard;
+use common::FakeBoard;
+
+fn cfg() -> ClientConfig {
+    ClientConfig {
+        pid: 9,
+        mtu_payload: 1450,
+        // Generous floors: debug builds on a loaded machine answer slowly.
+        rto_initial_ns: 20_000_000,
+        rto_min_ns: 20_000_000,
+        rto_max_ns: 200_000_000,
+        request_timeout_ns: 5_000_000_000,
+        retry_budget: 20,
+        page_shift: 12,
+        max_request_bytes: 16 << 10,
+        ..ClientConfig::default()
+    }
+}
+
+/// For runs that must see no retransmission at all: an RTO floor far above
+/// any scheduling hiccup of a loaded test machine.
+fn cfg_clean() -> ClientConfig {
+    ClientConfig {
+        rto_initial_ns: 500_000_000,
+        rto_min_ns: 500_000_000,
+        rto_max_ns: 2_000_000_000,
+        request_timeout_ns: 20_000_000_000,
+        ..cfg()
+    }
+}
+
+fn pattern(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + 3) as u8).collect()
+}
+
+/// The same workload over any transport.
+fn workload<T: Transport>(s: &mut Session<T>) {
+    let a = s.ralloc(256 << 10, perms::RW).unwrap();
+    // Larger than max_request_bytes and than the MTU: split twice.
+    let data = pattern(100_000);
+    s.rwrite(a.va + 5, &data).unwrap();
+    let mut back = vec![0u8; data.len()];
+    s.rread(a.va + 5, &mut back).unwrap();
+    assert_eq!(back, data);
+
+    // Async: many independent reads and writes, polled together.
+    let mut hs = Vec::new();
+    for i in 0..32u64 {
+        hs.push(
+            s.rwrite_async(a.va + 128 * 1024 + i * 4096, &[i as u8; 64])
+                .unwrap(),
+        );
+    }
+    for i in 0..32u64 {
+        hs.push(s.rread_async(a.va + 128 * 1024 + i * 4096, 64).unwrap());
+    }
+    let rs = s.rpoll(&hs).unwrap();
+    for (i, r) in rs[32..].iter().enumerate() {
+        // Each read follows the write of its page (RAW).
+        assert_eq!(r, &Ok(Completion::Read(vec![i as u8; 64])));
+    }
+    assert!(rs[..32].iter().all(|r| r == &Ok(Completion::Written)));
+
+    let w = a.va + 120 * 1024;
+    assert_eq!(s.faa(w, 5).unwrap(), 0);
+    assert_eq!(s.cas(w, 5, 11).unwrap(), 5);
+    assert_eq!(s.tas(w + 8).unwrap(), 0);
+    s.rlock(w + 16).unwrap();
+    s.runlock(w + 16).unwrap();
+    s.rfence().unwrap();
+    // Non-blocking polling reaches completion without a blocking wait.
+    let h = s.rread_async(w, 8).unwrap();
+    let mut polls = 0u32;
+    while !s.try_rpoll(&h).unwrap() {
+        polls += 1;
+        assert!(polls < 1_000_000, "try_rpoll never completed");
+    }
+    let mut word = [0u8; 8];
+    s.rread_wait(h, &mut word).unwrap();
+    assert_eq!(u64::from_le_bytes(word), 11);
+    s.rrelease().unwrap();
+    assert_eq!(s.info().unwrap().board_name().unwrap(), "fake");
+    // Asynchronous metadata calls, ordered against data calls on the range.
+    let h = s.ralloc_async(4096, perms::RW).unwrap();
+    let b2 = match s.rpoll(&[h]).unwrap().remove(0) {
+        Ok(Completion::Allocated(b)) => b,
+        other => panic!("{other:?}"),
+    };
+    let w1 = s.rwrite_async(b2.va, b"gone soon").unwrap();
+    let f = s.rfree_async(b2.va, b2.size).unwrap();
+    let r = s.rread_async(b2.va, 4).unwrap();
+    let rs = s.rpoll(&[w1, f, r]).unwrap();
+    assert_eq!(rs[0], Ok(Completion::Written));
+    assert_eq!(rs[1], Ok(Completion::Freed));
+    assert_eq!(
+        rs[2],
+        Err(ClioError::Unmapped {
+            op: OpKind::Read,
+            va: b2.va
+        })
+    );
+    s.rfree(a.va, a.size).unwrap();
+    let mut b = [0u8; 8];
+    assert_eq!(
+        s.rread(a.va, &mut b),
+        Err(ClioError::Unmapped {
+            op: OpKind::Read,
+            va: a.va
+        })
+    );
+}
+
+#[test]
+fn udp_session_full_workload() {
+    let board = UdpBoard::start(1000, 0);
+    let mut s = Session::open(board.addr, cfg_clean()).unwrap();
+    // The probe lowered the MTU to the board's.
+    assert_eq!(s.connection().config().mtu_payload, 1000);
+    workload(&mut s);
+    assert_eq!(
+        s.connection().stats().retries,
+        0,
+        "{:?}",
+        s.connection().stats()
+    );
+    s.close().unwrap();
+}
+
+#[test]
+fn udp_session_survives_loss() {
+    // 3 % of the packets the board receives are lost.
+    let board = UdpBoard::start(1450, 3);
+    let mut s = Session::open(board.addr, cfg()).unwrap();
+    workload(&mut s);
+    let st = s.connection().stats();
+    assert!(st.timeouts > 0 && st.retries > 0, "{st:?}");
+}
+
+#[test]
+fn unreachable_board_gives_a_timeout_not_a_hang() {
+    // A port with nothing behind it.
+    let addr = {
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sock.local_addr().unwrap()
+    };
+    let c = ClientConfig {
+        retry_budget: 2,
+        ..cfg()
+    };
+    let t0 = Instant::now();
+    let e = Session::open(addr, c).unwrap_err();
+    assert_eq!(
+        e,
+        ClioError::Timeout {
+            op: OpKind::Info,
+            attempts: 3
+        }
+    );
+    // 20 + 40 + 80 ms of RTO, with slack.
+    assert!(t0.elapsed().as_secs_f64() < 2.0);
+}
+
+#[test]
+fn threads_share_a_pid_through_lanes() {
+    let board = UdpBoard::start(1450, 0);
+    let client = Client::new(board.addr, cfg()).unwrap();
+    let mut s = client.session().unwrap();
+    let a = s.ralloc(4096, perms::RW).unwrap();
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let client = client.clone();
+            std::thread::spawn(move || {
+                let mut s = client.session().unwrap();
+                for _ in 0..50 {
+                    s.faa(a.va, 1).unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    assert_eq!(s.faa(a.va, 0).unwrap(), 200);
+    // Five sessions, five distinct lanes in the top request-id bits.
+    let b = board.board.lock().unwrap();
+    let mut lanes: Vec<u32> = b.requests.iter().map(|h| h.req_id >> 24).collect();
+    lanes.sort_unstable();
+    lanes.dedup();
+    assert_eq!(lanes.len(), 5);
+    assert!(b.requests.iter().all(|h| h.pid == 9));
+}
+
+/// The board double behind the in-process trait.
+struct Inproc(FakeBoard);
+
+impl InProcessBoard for Inproc {
+    fn handle(&mut self, _from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
+        self.0.handle(pkt, &mut |r| out(&r));
+    }
+}
+
+#[test]
+fn in_process_session_full_workload() {
+    let t = InProcess::new(Inproc(FakeBoard::new(1450)), 1);
+    let mut s = Session::open_with(t, cfg_clean()).unwrap();
+    workload(&mut s);
+    assert_eq!(
+        s.connection().stats().retries,
+        0,
+        "{:?}",
+        s.connection().stats()
+    );
+}
+
+#[test]
+fn in_process_board_shared_by_sessions() {
+    let shared = SharedBoard(Arc::new(Mutex::new(Inproc(FakeBoard::new(1450)))));
+    let mut a = Session::open_with(InProcess::new(shared.clone(), 1), cfg()).unwrap();
+    let mut b = Session::open_with(InProcess::new(shared.clone(), 2), cfg()).unwrap();
+    let r = a.ralloc(4096, perms::RW).unwrap();
+    a.rwrite(r.va, b"shared").unwrap();
+    let mut buf = [0u8; 6];
+    b.rread(r.va, &mut buf).unwrap();
+    assert_eq!(&buf, b"shared");
+}
+
+#[test]
+fn in_process_lock_contention_ends_in_busy() {
+    let shared = SharedBoard(Arc::new(Mutex::new(Inproc(FakeBoard::new(1450)))));
+    let c = ClientConfig {
+        request_timeout_ns: 50_000_000,
+        busy_backoff_ns: 1_000_000,
+        lane_bits: 4,
+        ..cfg()
+    };
+    // Same PID: each session takes its own request-id lane.
+    let mut a = Session::open_with(
+        InProcess::new(shared.clone(), 1),
+        ClientConfig {
+            lane: 1,
+            ..c.clone()
+        },
+    )
+    .unwrap();
+    let mut b = Session::open_with(
+        InProcess::new(shared.clone(), 2),
+        ClientConfig { lane: 2, ..c },
+    )
+    .unwrap();
+    let r = a.ralloc(4096, perms::RW).unwrap();
+    a.rlock(r.va).unwrap();
+    let e = b.rlock(r.va);
+    assert!(
+        matches!(
+            e,
+            Err(ClioError::Busy {
+                op: OpKind::Lock,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    a.runlock(r.va).unwrap();
+    b.rlock(r.va).unwrap();
+}
