@@ -15,7 +15,7 @@
 #   CI_SKIP_CARGO=1        skip the cargo steps
 #   CI_SKIP_SUITES=1       skip the suites and hooks
 #   CI_SUITES="pat ..."    run only suites whose file name contains one of the words
-#   CI_STRICT=1            a suite that skips itself (exit 77) fails the run
+#   CI_STRICT=1            a suite that skips itself (exit 77) fails the run (default when CI=true)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,6 +35,10 @@ APT_TOOLS=(
 )
 FIRMWARE_TARGET="aarch64-unknown-none"
 SKIP_EXIT=77
+# In CI every suite must really run: a skip (missing tool) is a failure there.
+if [[ "${CI:-}" == true ]]; then
+    export CI_STRICT="${CI_STRICT:-1}"
+fi
 
 STEP_NAMES=()
 STEP_TIMES=()
