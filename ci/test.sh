@@ -32,6 +32,7 @@ APT_TOOLS=(
     "qemu-system-aarch64:qemu-system-arm"
     "memcached:memcached"
     "make:make"
+    "tclsh:tcl"
 )
 FIRMWARE_TARGET="aarch64-unknown-none"
 SKIP_EXIT=77

@@ -136,7 +136,10 @@ impl XdmaError {
     /// Whether the error concerns one slot only (it was consumed; the link
     /// is still usable).
     pub fn is_slot_local(&self) -> bool {
-        matches!(self, XdmaError::Slot { .. } | XdmaError::BufferTooSmall { .. })
+        matches!(
+            self,
+            XdmaError::Slot { .. } | XdmaError::BufferTooSmall { .. }
+        )
     }
 }
 

@@ -1,1 +1,27 @@
-//! PCIe transport to Alveo cards over the Xilinx XDMA driver's character devices.
+//! PCIe transport to Alveo cards over the Xilinx XDMA driver's character
+//! devices.
+//!
+//! - [`XdmaDevice`]: the driver's nodes for one card (`<prefix>_user`,
+//!   `<prefix>_h2c_N`, `<prefix>_c2h_N`, `<prefix>_control`): 32-bit
+//!   register access to the user BAR and DMA by `pwrite`/`pread` at card
+//!   addresses.
+//! - [`XdmaLink`]: the host end of the packet rings defined in
+//!   [`clio_wire::xdma`] (probe, send, receive with a deadline); it
+//!   implements the SDK's [`clio::backend::Transport`], so a
+//!   `clio::Session` runs over it.
+//! - [`card`]: [`FileCard`], a software card on stand-in files, used by the
+//!   tests (no card or driver is needed) and usable as a software card.
+//!
+//! See `README.md` beside this crate for running against a real card.
+
+pub mod card;
+mod device;
+mod error;
+mod link;
+mod node;
+mod transport;
+
+pub use card::{CardStats, CardThread, FileCard, Served};
+pub use device::{node_path, XdmaDevice};
+pub use error::{Result, XdmaError};
+pub use link::{Geometry, LinkStats, XdmaLink, DEFAULT_SEND_TIMEOUT};

@@ -25,6 +25,20 @@ impl Node {
         }
     }
 
+    /// Create (or truncate) a regular file standing in for a node.
+    pub(crate) fn create(path: PathBuf) -> Result<Node> {
+        match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+        {
+            Ok(file) => Ok(Node { file, path }),
+            Err(source) => Err(XdmaError::Open { path, source }),
+        }
+    }
+
     pub(crate) fn path(&self) -> &Path {
         &self.path
     }

@@ -1,0 +1,103 @@
+# u200.xdc -- pins and clocks of the EDM card on a Xilinx Alveo U200
+# (xcu200-fsgd2104-2-e). Port names are the contract with the board top
+# (`edm_u200_top`); ci/suites/30-bitstream.sh checks every port named here
+# exists on the top once it is written.
+#
+# Pin sources: the Alveo U200/U250 user guide (UG1289) and the card's
+# master XDC. Lines marked CHECK were not verified against the master XDC:
+# check them before the first build on a real card.
+
+# ---------------------------------------------------------------------------
+# Configuration (the card boots its shell from SPI flash at 1.8 V).
+set_property CFGBVS GND [current_design]
+set_property CONFIG_VOLTAGE 1.8 [current_design]
+set_property BITSTREAM.GENERAL.COMPRESS TRUE [current_design]
+set_property BITSTREAM.CONFIG.SPI_BUSWIDTH 4 [current_design]
+set_property BITSTREAM.CONFIG.CONFIGRATE 63.8 [current_design]
+set_property BITSTREAM.CONFIG.SPI_32BIT_ADDR YES [current_design]
+
+# ---------------------------------------------------------------------------
+# QSFP28 cage 0: GTY quad 231; EDM runs one 25G lane per port (lane 1),
+# lanes 2-4 are reserved for 4 x 25G.
+set_property PACKAGE_PIN N4 [get_ports {qsfp0_rx_p[0]}]
+set_property PACKAGE_PIN N3 [get_ports {qsfp0_rx_n[0]}]
+set_property PACKAGE_PIN N9 [get_ports {qsfp0_tx_p[0]}]
+set_property PACKAGE_PIN N8 [get_ports {qsfp0_tx_n[0]}]
+set_property PACKAGE_PIN M2 [get_ports {qsfp0_rx_p[1]}]
+set_property PACKAGE_PIN M1 [get_ports {qsfp0_rx_n[1]}]
+set_property PACKAGE_PIN M7 [get_ports {qsfp0_tx_p[1]}]
+set_property PACKAGE_PIN M6 [get_ports {qsfp0_tx_n[1]}]
+set_property PACKAGE_PIN L4 [get_ports {qsfp0_rx_p[2]}]
+set_property PACKAGE_PIN L3 [get_ports {qsfp0_rx_n[2]}]
+set_property PACKAGE_PIN L9 [get_ports {qsfp0_tx_p[2]}]
+set_property PACKAGE_PIN L8 [get_ports {qsfp0_tx_n[2]}]
+set_property PACKAGE_PIN K2 [get_ports {qsfp0_rx_p[3]}]
+set_property PACKAGE_PIN K1 [get_ports {qsfp0_rx_n[3]}]
+set_property PACKAGE_PIN K7 [get_ports {qsfp0_tx_p[3]}]
+set_property PACKAGE_PIN K6 [get_ports {qsfp0_tx_n[3]}]
+# QSFP28 cage 1: GTY quad 230.
+set_property PACKAGE_PIN U4 [get_ports {qsfp1_rx_p[0]}]
+set_property PACKAGE_PIN U3 [get_ports {qsfp1_rx_n[0]}]
+set_property PACKAGE_PIN U9 [get_ports {qsfp1_tx_p[0]}]
+set_property PACKAGE_PIN U8 [get_ports {qsfp1_tx_n[0]}]
+set_property PACKAGE_PIN T2 [get_ports {qsfp1_rx_p[1]}]
+set_property PACKAGE_PIN T1 [get_ports {qsfp1_rx_n[1]}]
+set_property PACKAGE_PIN T7 [get_ports {qsfp1_tx_p[1]}]
+set_property PACKAGE_PIN T6 [get_ports {qsfp1_tx_n[1]}]
+set_property PACKAGE_PIN R4 [get_ports {qsfp1_rx_p[2]}]
+set_property PACKAGE_PIN R3 [get_ports {qsfp1_rx_n[2]}]
+set_property PACKAGE_PIN R9 [get_ports {qsfp1_tx_p[2]}]
+set_property PACKAGE_PIN R8 [get_ports {qsfp1_tx_n[2]}]
+set_property PACKAGE_PIN P2 [get_ports {qsfp1_rx_p[3]}]
+set_property PACKAGE_PIN P1 [get_ports {qsfp1_rx_n[3]}]
+set_property PACKAGE_PIN P7 [get_ports {qsfp1_tx_p[3]}]
+set_property PACKAGE_PIN P6 [get_ports {qsfp1_tx_n[3]}]
+
+# GT reference clocks: MGTREFCLK1 of quads 231 and 230 from the SI5335
+# clock generator. With FS = 0b10 it outputs 161.1328125 MHz, the 25.78125
+# Gb/s (25GBASE-R) reference; the board top drives qsfp*_fs to 2'b10.
+set_property PACKAGE_PIN K11 [get_ports qsfp0_refclk_p]
+set_property PACKAGE_PIN K10 [get_ports qsfp0_refclk_n]
+set_property PACKAGE_PIN P11 [get_ports qsfp1_refclk_p]
+set_property PACKAGE_PIN P10 [get_ports qsfp1_refclk_n]
+create_clock -period 6.206 -name qsfp0_refclk [get_ports qsfp0_refclk_p]
+create_clock -period 6.206 -name qsfp1_refclk [get_ports qsfp1_refclk_p]
+
+# QSFP28 sideband (bank 64/65 at 1.2 V).
+set_property -dict {PACKAGE_PIN BE16 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp0_modsel_l]
+set_property -dict {PACKAGE_PIN BE17 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp0_reset_l]
+set_property -dict {PACKAGE_PIN BD18 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp0_lpmode]
+set_property -dict {PACKAGE_PIN BE20 IOSTANDARD LVCMOS12 PULLUP true} [get_ports qsfp0_modprs_l]
+set_property -dict {PACKAGE_PIN AT20 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {qsfp0_fs[0]}]
+set_property -dict {PACKAGE_PIN AU22 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {qsfp0_fs[1]}]
+set_property -dict {PACKAGE_PIN AY20 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp1_modsel_l]
+set_property -dict {PACKAGE_PIN BC18 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp1_reset_l]
+set_property -dict {PACKAGE_PIN AV22 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp1_lpmode]
+set_property -dict {PACKAGE_PIN BC19 IOSTANDARD LVCMOS12 PULLUP true} [get_ports qsfp1_modprs_l]
+set_property -dict {PACKAGE_PIN AR22 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {qsfp1_fs[0]}]
+set_property -dict {PACKAGE_PIN AU20 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {qsfp1_fs[1]}]
+set_false_path -to [get_ports {qsfp0_modsel_l qsfp0_reset_l qsfp0_lpmode qsfp0_fs[*] qsfp1_modsel_l qsfp1_reset_l qsfp1_lpmode qsfp1_fs[*]}]
+set_output_delay 0 [get_ports {qsfp0_modsel_l qsfp0_reset_l qsfp0_lpmode qsfp0_fs[*] qsfp1_modsel_l qsfp1_reset_l qsfp1_lpmode qsfp1_fs[*]}]
+set_false_path -from [get_ports {qsfp0_modprs_l qsfp1_modprs_l}]
+set_input_delay 0 [get_ports {qsfp0_modprs_l qsfp1_modprs_l}]
+
+# ---------------------------------------------------------------------------
+# PCIe (XDMA IP, Gen3 x16 at PCIE4 X1Y2). The sixteen lanes (GTY quads
+# 224-227) are placed by the XDMA IP's own constraints from its
+# `pcie_blk_locn`; only the reference clock and PERST# are ours.
+# 100 MHz PCIe reference clock: MGTREFCLK0 of quad 226 -- CHECK (UG1289 also
+# routes a second copy to quad 227).
+set_property PACKAGE_PIN AM11 [get_ports pcie_refclk_p]
+set_property PACKAGE_PIN AM10 [get_ports pcie_refclk_n]
+create_clock -period 10.000 -name pcie_refclk [get_ports pcie_refclk_p]
+set_property -dict {PACKAGE_PIN BD21 IOSTANDARD LVCMOS12 PULLUP true} [get_ports pcie_perst_n]
+set_false_path -from [get_ports pcie_perst_n]
+set_input_delay 0 [get_ports pcie_perst_n]
+
+# ---------------------------------------------------------------------------
+# User LEDs.
+set_property -dict {PACKAGE_PIN BC21 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {led[0]}]
+set_property -dict {PACKAGE_PIN BB21 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {led[1]}]
+set_property -dict {PACKAGE_PIN BA20 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {led[2]}]
+set_false_path -to [get_ports {led[*]}]
+set_output_delay 0 [get_ports {led[*]}]

@@ -1,0 +1,247 @@
+# check_flow.tcl -- checks bitstream/build.tcl without Vivado: runs it for
+# every board under tclsh with vivado_stub.tcl, and checks the flow order,
+# that every file read exists and is the expected list, that the
+# constraints parse (no pin assigned twice), the XDC ports against the board
+# top when it exists, the error paths, and the manifest.
+# Usage: tclsh bitstream/ci/check_flow.tcl   (exit status = failed checks)
+
+set ci_dir [file dirname [file normalize [info script]]]
+set root [file dirname [file dirname $ci_dir]]
+set stub [file join $ci_dir vivado_stub.tcl]
+set build [file join $root bitstream build.tcl]
+set failures 0
+set checks 0
+
+# CHECK: an expression evaluated in the caller, and what it asserts.
+proc check {cond msg} {
+    incr ::checks
+    if {[uplevel 1 [list expr $cond]]} {
+        puts "  ok   $msg"
+    } else {
+        puts "  FAIL $msg"
+        incr ::failures
+    }
+}
+
+proc slurp {path} {
+    set h [open $path]
+    set t [read $h]
+    close $h
+    return $t
+}
+
+# Run build.tcl with ARGS in a fresh interpreter holding the stubs.
+proc run_build {args} {
+    set i [interp create]
+    $i eval [list set argv $args]
+    $i eval [list set argc [llength $args]]
+    $i eval [list source $::stub]
+    # build.tcl prints progress; keep the log readable.
+    set rc [catch {$i eval [list source $::build]} err]
+    set r [dict create rc $rc error $err \
+        calls [$i eval {set ::stub::calls}] \
+        reads [$i eval {set ::stub::read_files}] \
+        xdc [$i eval {set ::stub::xdc}]]
+    if {!$rc} {
+        dict set r boards [$i eval {set BOARDS}]
+    }
+    interp delete $i
+    return $r
+}
+
+proc stub_opt_ok {call name value} {
+    set i [lsearch -exact $call $name]
+    return [expr {$i >= 0 && [lindex $call [expr {$i + 1}]] eq $value}]
+}
+
+proc first_index {calls cmd} {
+    set n 0
+    foreach c $calls {
+        if {[lindex $c 0] eq $cmd} { return $n }
+        incr n
+    }
+    return -1
+}
+
+proc last_index {calls cmd} {
+    set r -1
+    set n 0
+    foreach c $calls {
+        if {[lindex $c 0] eq $cmd} { set r $n }
+        incr n
+    }
+    return $r
+}
+
+proc module_defined {files top} {
+    foreach f $files {
+        if {[regexp -line "^\\s*module\\s+${top}\\M" [slurp $f]]} { return $f }
+    }
+    return ""
+}
+
+# Port names of module TOP in FILE (ANSI header).
+proc module_ports {file top} {
+    set text [slurp $file]
+    regexp "module\\s+${top}\\M(.*?)\\);" $text -> header
+    set ports {}
+    foreach {-> name} [regexp -all -inline {(?:input|output|inout)\s+(?:wire|logic|reg)?\s*(?:signed\s*)?(?:\[[^\]]*\]\s*)*(\w+)} $header] {
+        lappend ports $name
+    }
+    return $ports
+}
+
+# The board table, read from build.tcl itself (a run without arguments
+# stops at the usage check after defining it).
+set i [interp create]
+catch {$i eval [list set argv {}]; $i eval [list source $build]}
+set BOARDS [$i eval {set BOARDS}]
+interp delete $i
+
+# Stand-in tops for boards whose top module is not written yet: the first
+# of these the board's sources define.
+set standin {zcu106 {clio_fastpath_top} alveo-u200 {edm_phy_shim clio_fastpath_top}}
+
+puts "== argument errors"
+set r [run_build]
+check {[dict get $r rc] && [string match "*usage: build.tcl BOARD OUT_DIR*" [dict get $r error]]} "no arguments: usage error"
+set r [run_build zcu102 [file join [pwd] unused]]
+check {[dict get $r rc] && [string match "*unknown board `zcu102`*" [dict get $r error]]} "unknown board named"
+
+set tmp [file join [expr {[info exists ::env(TMPDIR)] ? $::env(TMPDIR) : "/tmp"}] clio-bitstream-check-[pid]]
+file delete -force $tmp
+file mkdir $tmp
+
+dict for {board cfg} $BOARDS {
+    puts "== $board"
+    set part [dict get $cfg part]
+    set default_top [dict get $cfg top]
+    # Expected sources: every *.sv of the RTL dirs except the simulation models.
+    set expected {}
+    set sim_only [dict get $cfg sim_only]
+    foreach dir [dict get $cfg rtl] {
+        foreach f [lsort [glob -nocomplain -directory [file join $root $dir] *.sv]] {
+            set head [lindex [split [slurp $f] \n] 0]
+            if {[string match -nocase *simulation* $head]} {
+                check {[file tail $f] in $sim_only} "[file tail $f] says it is for simulation and is listed in sim_only"
+            }
+            if {[file tail $f] ni $sim_only} { lappend expected $f }
+        }
+    }
+    foreach s $sim_only {
+        set found 0
+        foreach dir [dict get $cfg rtl] {
+            if {[file exists [file join $root $dir $s]]} { set found 1 }
+        }
+        check $found "sim_only file $s exists (no stale entry)"
+    }
+
+    set top_file [module_defined $expected $default_top]
+    if {$top_file eq ""} {
+        set r [run_build $board [file join $tmp $board-missing]]
+        check {[dict get $r rc] && [string match "*top module `$default_top`*not defined*" [dict get $r error]]} \
+            "board top `$default_top` is not written yet: build stops with an error naming it"
+        set top ""
+        foreach candidate [dict get $standin $board] {
+            if {$top eq "" && [module_defined $expected $candidate] ne ""} { set top $candidate }
+        }
+        check {$top ne ""} "a stand-in top exists among [dict get $standin $board]"
+        puts "  note board top $default_top not found in [dict get $cfg rtl]; flow checked with stand-in top $top"
+        set r [run_build $board [file join $tmp $board] $top]
+    } else {
+        set top $default_top
+        set r [run_build $board [file join $tmp $board]]
+    }
+    set r2 [run_build $board [file join $tmp $board-bad] does_not_exist]
+    check {[dict get $r2 rc] && [string match "*top module `does_not_exist`*" [dict get $r2 error]]} "unknown top named in the error"
+
+    check {![dict get $r rc]} "build.tcl runs to the end (top $top) [expr {[dict get $r rc] ? [dict get $r error] : {}}]"
+    if {[dict get $r rc]} { continue }
+    set calls [dict get $r calls]
+
+    # Flow order.
+    set order {create_project read_verilog read_xdc synth_design opt_design place_design phys_opt_design route_design report_timing_summary write_bitstream}
+    set prev -1
+    set in_order 1
+    foreach cmd $order {
+        set at [first_index $calls $cmd]
+        if {$at < 0 || $at < $prev} { set in_order 0; puts "    $cmd at $at (previous step at $prev)" }
+        set prev $at
+    }
+    check $in_order "flow order: [join $order { < }]"
+    check {[last_index $calls read_verilog] < [first_index $calls synth_design] && [last_index $calls read_xdc] < [first_index $calls synth_design]} "all sources and constraints read before synthesis"
+    check {[last_index $calls report_utilization] > [first_index $calls route_design]} "utilization reported after routing"
+    set synth [lindex $calls [first_index $calls synth_design]]
+    check {[stub_opt_ok $synth -top $top] && [stub_opt_ok $synth -part $part]} "synth_design -top $top -part $part"
+
+    # Sources: every RTL file read exactly once, packages first, plus IP wrappers.
+    set reads [dict get $r reads]
+    set rtl_reads [lsearch -all -inline -not -glob $reads [file join $tmp *]]
+    check {[lsort $rtl_reads] eq [lsort $expected]} "reads exactly the [llength $expected] RTL sources of [dict get $cfg rtl] (sim models excluded)"
+    check {[string match *_pkg.sv [lindex $rtl_reads 0]]} "a package is read first ([file tail [lindex $rtl_reads 0]])"
+    check {[lsearch -glob $rtl_reads */clio_pkg.sv] >= 0} "generated clio_pkg.sv is read"
+    set all_exist 1
+    foreach f $reads { if {![file isfile $f]} { set all_exist 0 } }
+    check $all_exist "every file read exists ([llength $reads] files)"
+
+    # Vendor IP: every IP created is synthesized, every block-design wrapper read.
+    set ips {}
+    set synthed {}
+    set wrappers 0
+    foreach c $calls {
+        switch -- [lindex $c 0] {
+            create_ip { lappend ips [lindex $c [expr {[lsearch -exact $c -module_name] + 1}]] }
+            synth_ip { lappend synthed [lindex $c end] }
+            make_wrapper { incr wrappers }
+        }
+    }
+    check {[llength $ips] > 0 && [lsort $ips] eq [lsort $synthed]} "vendor IP created and synthesized before synth_design: $ips"
+    check {[llength $reads] - [llength $rtl_reads] == $wrappers} "every block-design wrapper is read ($wrappers)"
+    check {[last_index $calls synth_ip] < [first_index $calls synth_design]} "IP synthesized before the design"
+
+    # Constraints.
+    set xdc [dict get $r xdc]
+    check {[dict size $xdc] == [llength [dict get $cfg xdc]]} "every constraints file read and parsed ([dict size $xdc])"
+    set ports {}
+    dict for {f parsed} $xdc {
+        set ports [concat $ports [dict get $parsed ports]]
+        puts "    [file tail $f]: [llength [dict get $parsed ports]] ports, [dict size [dict get $parsed pins]] pins"
+    }
+    if {$top eq $default_top} {
+        set have [module_ports $top_file $top]
+        set missing {}
+        foreach p [lsort -unique $ports] {
+            regsub {\[.*$} $p {} base
+            if {$base ni $have} { lappend missing $base }
+        }
+        check {[llength $missing] == 0} "every XDC port is a port of $top (missing: [lsort -unique $missing])"
+    }
+
+    # Outputs and manifest.
+    set out [file join $tmp $board]
+    set bit [file join $out "clio_[string map {- _} $board].bit"]
+    check {[file isfile $bit]} "bitstream written"
+    foreach rpt {utilization.rpt timing_summary.rpt} {
+        check {[file isfile [file join $out $rpt]]} "$rpt written to the out dir"
+    }
+    set mf [file join $out manifest.json]
+    check {[file isfile $mf]} "manifest.json written"
+    if {![file isfile $mf]} { continue }
+    set m [slurp $mf]
+    set values {}
+    foreach key {format board part top bitstream sha256 source_hash tool_version utilization_report timing_report} {
+        if {[regexp "\"$key\": \"(\[^\"\]*)\"" $m -> v]} { dict set values $key $v }
+    }
+    check {[dict size $values] == 10} "manifest has every key ([dict keys $values])"
+    check {[dict get $values board] eq $board && [dict get $values part] eq $part && [dict get $values top] eq $top} "manifest names board, part and top"
+    check {[dict get $values sha256] eq [lindex [exec sha256sum $bit] 0]} "manifest sha256 is the bitstream's"
+    check {[regexp {^[0-9a-f]{64}$} [dict get $values source_hash]]} "manifest source_hash is a SHA-256"
+    check {[regexp {"timing_met": true} $m]} "timing_met recorded"
+    if {[dict get $cfg xsa]} {
+        check {[first_index $calls write_hw_platform] > [first_index $calls write_bitstream]} "hardware platform (.xsa) written after the bitstream"
+    }
+}
+
+file delete -force $tmp
+puts "== $checks checks, $failures failed"
+exit [expr {$failures > 0}]
