@@ -3,9 +3,11 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+mod bench;
 mod board_arg;
 mod bringup;
 mod demo;
+mod flash;
 mod info;
 mod logs;
 mod report;
@@ -27,6 +29,8 @@ struct Cli {
 enum Cmd {
     /// Lab bring-up checks against a board: identity, MTU, memory test, faults, atomics, latency.
     Bringup(bringup::BringupArgs),
+    /// Flash a board's bitstream and firmware through the vendor tools.
+    Flash(flash::FlashArgs),
     /// Ask a board who it is; compare with a firmware build manifest.
     Info(info::InfoArgs),
     /// Start an emulated board and run a visible remote-memory workload on it.
@@ -35,6 +39,8 @@ enum Cmd {
     Sim(sim::SimArgs),
     /// Decode a firmware defmt log stream with its ELF.
     Logs(logs::LogsArgs),
+    /// Benchmarks side by side (latency vs a UDP floor, throughput, faults, scaling, memcached); slow-path report.
+    Bench(bench::BenchArgs),
 }
 
 fn main() -> Result<()> {
@@ -42,8 +48,10 @@ fn main() -> Result<()> {
     match &cli.cmd {
         Cmd::Bringup(a) => bringup::run(a),
         Cmd::Info(a) => info::run(a),
+        Cmd::Flash(a) => flash::run(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
+        Cmd::Bench(a) => bench::run(a),
     }
 }

@@ -1,0 +1,345 @@
+//! Sync `rread`/`rwrite` latency over UDP next to a bare UDP echo of the
+//! same sizes through the same I/O shells: the echo server is the board's
+//! own server loop (`clio_emu::spawn`) with an engine that sends each
+//! datagram back, and the client is the SDK's `UdpTransport`. What is left
+//! between the two is the protocol, the SDK and the board model.
+//!
+//! The series are interleaved in rounds (each round runs a batch of every
+//! series, in a rotating order), so load from other processes falls on all
+//! of them alike; one warm-up round is dropped.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clio::backend::{Transport, UdpTransport};
+use clio::{ClientConfig, Session};
+use clio_emu::{ClientId, Engine, ServeOptions};
+use clio_wire::payload::perms;
+use serde::Serialize;
+
+use super::stats::{cdf_points, ratio, Summary};
+use super::svg::{self, Axis, Series};
+use super::{bar, ns_since, Check, Ctx, Outcome, Plot, Ran};
+use crate::report::fmt_ns;
+
+/// Access sizes of the latency and peer benchmarks.
+pub const SIZES: [usize; 4] = [16, 64, 1024, 4096];
+
+/// The floor's server: every datagram goes straight back.
+struct Echo;
+
+impl Engine for Echo {
+    fn handle(&mut self, from: ClientId, packet: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+        out(from, packet)
+    }
+    fn poll(&mut self, _out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+        None
+    }
+}
+
+/// A bare UDP echo client on the SDK's transport.
+pub struct EchoClient {
+    t: UdpTransport,
+    seq: u64,
+    pkt: Vec<u8>,
+    buf: Vec<u8>,
+    /// Echoes that did not come back within a second (not counted as samples).
+    pub lost: u64,
+    _server: clio_emu::ServerHandle,
+}
+
+impl EchoClient {
+    /// Start an echo server on loopback and connect to it.
+    pub fn start() -> Result<EchoClient> {
+        let server = clio_emu::spawn(Echo, "127.0.0.1:0".parse()?, ServeOptions::default())
+            .context("starting the UDP echo server")?;
+        let t = UdpTransport::connect(server.addr())?;
+        Ok(EchoClient {
+            t,
+            seq: 0,
+            pkt: Vec::new(),
+            buf: vec![0; 65536],
+            lost: 0,
+            _server: server,
+        })
+    }
+
+    /// One round trip of a `len`-byte datagram; its time in ns, or None if lost.
+    pub fn once(&mut self, len: usize) -> Result<Option<f64>> {
+        self.seq += 1;
+        let len = len.max(8);
+        self.pkt.resize(len, 0xa5);
+        self.pkt[..8].copy_from_slice(&self.seq.to_le_bytes());
+        let t = Instant::now();
+        self.t.send(&self.pkt)?;
+        let deadline = t + Duration::from_secs(1);
+        loop {
+            match self.t.recv(&mut self.buf, deadline)? {
+                // A late echo of an earlier, lost datagram: not this one.
+                Some(n) if n != len || self.buf[..8] != self.pkt[..8] => continue,
+                Some(_) => return Ok(Some(ns_since(t))),
+                None => {
+                    self.lost += 1;
+                    return Ok(None);
+                }
+            }
+        }
+    }
+}
+
+/// Run each of `series` ops `batch` times per round for `rounds` rounds
+/// after one warm-up round, rotating the order; `op(i)` runs series `i`
+/// once and returns its time (None: no sample). Samples per series.
+pub fn interleave(
+    series: usize,
+    rounds: usize,
+    batch: usize,
+    label: &str,
+    mut op: impl FnMut(usize) -> Result<Option<f64>>,
+) -> Result<Vec<Vec<f64>>> {
+    let mut out = vec![Vec::with_capacity(rounds * batch); series];
+    let pb = bar((rounds + 1) as u64, label);
+    for round in 0..=rounds {
+        for k in 0..series {
+            let i = (k + round) % series;
+            for _ in 0..batch {
+                let t = op(i)?;
+                if let (Some(t), true) = (t, round > 0) {
+                    out[i].push(t);
+                }
+            }
+        }
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    Ok(out)
+}
+
+/// Time one call in ns.
+pub fn timed(f: impl FnOnce() -> Result<(), clio::ClioError>) -> Result<Option<f64>> {
+    let t = Instant::now();
+    f()?;
+    Ok(Some(ns_since(t)))
+}
+
+/// One access size.
+#[derive(Debug, Serialize)]
+struct Row {
+    bytes: usize,
+    /// Bare UDP echo of `bytes + 40` (a Clio header) each way.
+    echo: Summary,
+    rread: Summary,
+    rwrite: Summary,
+    /// rread p50 / echo p50.
+    rread_p50_over_floor: f64,
+    /// rwrite p50 / echo p50.
+    rwrite_p50_over_floor: f64,
+    #[serde(skip)]
+    sorted: [Vec<f64>; 3],
+}
+
+#[derive(Debug, Serialize)]
+struct Latency {
+    target: String,
+    rows: Vec<Row>,
+    echo_lost: u64,
+    /// Protocol retries during the run (losses or timeouts).
+    retries: u64,
+}
+
+/// Run the latency benchmark.
+pub fn run(ctx: &Ctx) -> Result<Ran> {
+    let p = &ctx.plan;
+    let mut echo = EchoClient::start()?;
+    let mut s = Session::open(ctx.addr, ClientConfig::from_board(&ctx.cfg, ctx.pid))
+        .with_context(|| format!("opening a session to {}", ctx.addr))?;
+    let span = *SIZES.iter().max().unwrap_or(&4096) as u64;
+    let al = s.ralloc(span, perms::RW)?;
+    // Map the page first: every measured access is a TLB hit.
+    s.rwrite(al.va, &vec![1u8; span as usize])?;
+    let data = vec![0x5au8; span as usize];
+    let mut buf = vec![0u8; span as usize];
+    let hdr = clio_wire::clio::HEADER_LEN;
+    // Series 3k, 3k+1, 3k+2: echo, rread, rwrite of SIZES[k].
+    let samples = interleave(3 * SIZES.len(), p.lat_rounds, p.lat_batch, "latency", |i| {
+        let n = SIZES[i / 3];
+        match i % 3 {
+            0 => echo.once(n + hdr),
+            1 => timed(|| s.rread(al.va, &mut buf[..n])),
+            _ => timed(|| s.rwrite(al.va, &data[..n])),
+        }
+    })?;
+    let retries = s.connection().stats().retries;
+    s.rfree(al.va, al.size)?;
+    let _ = s.close();
+    let mut samples = samples.into_iter();
+    let mut rows = Vec::new();
+    for &bytes in &SIZES {
+        let (Some(mut e), Some(mut r), Some(mut w)) =
+            (samples.next(), samples.next(), samples.next())
+        else {
+            bail!("latency: missing series");
+        };
+        let (echo_s, rread, rwrite) = (
+            Summary::of(&mut e),
+            Summary::of(&mut r),
+            Summary::of(&mut w),
+        );
+        rows.push(Row {
+            bytes,
+            echo: echo_s,
+            rread,
+            rwrite,
+            rread_p50_over_floor: ratio(rread.p50_ns, echo_s.p50_ns),
+            rwrite_p50_over_floor: ratio(rwrite.p50_ns, echo_s.p50_ns),
+            sorted: [e, r, w],
+        });
+    }
+    Ok(Ran::Done(Box::new(Latency {
+        target: ctx.addr.to_string(),
+        rows,
+        echo_lost: echo.lost,
+        retries,
+    })))
+}
+
+impl Outcome for Latency {
+    fn data(&self) -> Result<serde_json::Value> {
+        Ok(serde_json::to_value(self)?)
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        let mut c = Vec::new();
+        for r in &self.rows {
+            for (op, s, over) in [
+                ("rread", &r.rread, r.rread_p50_over_floor),
+                ("rwrite", &r.rwrite, r.rwrite_p50_over_floor),
+            ] {
+                c.push(Check::at_most(
+                    format!("{op} {} B p50 / UDP echo p50", r.bytes),
+                    over,
+                    1.5,
+                ));
+                c.push(Check::at_most(
+                    format!("{op} {} B p99 / p50", r.bytes),
+                    s.tail(),
+                    2.0,
+                ));
+            }
+        }
+        c
+    }
+
+    fn text(&self) -> String {
+        let mut o = format!(
+            "  sync over UDP to {} vs a bare UDP echo (header + size each way) on loopback\n  {:>6}  {:<7} {:>10} {:>10} {:>10} {:>8} {:>9}\n",
+            self.target, "size", "series", "p50", "p99", "p99.9", "p99/p50", "p50/floor"
+        );
+        for r in &self.rows {
+            for (name, s, over) in [
+                ("echo", &r.echo, 1.0),
+                ("rread", &r.rread, r.rread_p50_over_floor),
+                ("rwrite", &r.rwrite, r.rwrite_p50_over_floor),
+            ] {
+                o += &format!(
+                    "  {:>6}  {:<7} {:>10} {:>10} {:>10} {:>8.2} {:>9.2}\n",
+                    format!("{} B", r.bytes),
+                    name,
+                    fmt_ns(s.p50_ns),
+                    fmt_ns(s.p99_ns),
+                    fmt_ns(s.p999_ns),
+                    s.tail(),
+                    over
+                );
+            }
+        }
+        o += &format!(
+            "  {} samples per series; {} echo(es) lost; {} protocol retries\n",
+            self.rows.first().map_or(0, |r| r.rread.n),
+            self.echo_lost,
+            self.retries
+        );
+        o
+    }
+
+    fn plots(&self) -> Vec<Plot> {
+        let mut out = Vec::new();
+        for r in &self.rows {
+            let names = ["UDP echo (floor)", "rread", "rwrite"];
+            let series: Vec<Series> = names
+                .iter()
+                .zip(&r.sorted)
+                .enumerate()
+                .map(|(i, (n, v))| Series {
+                    name: (*n).into(),
+                    points: cdf_points(v, 400)
+                        .into_iter()
+                        .map(|(x, y)| (x / 1e3, y))
+                        .collect(),
+                    dashed: i == 0,
+                })
+                .collect();
+            out.push(Plot {
+                file: format!("latency-cdf-{}B.svg", r.bytes),
+                svg: svg::line_chart(
+                    &format!("Sync latency CDF, {} B, UDP loopback", r.bytes),
+                    &Axis::log("latency (µs)"),
+                    &Axis::linear("fraction of requests"),
+                    &series,
+                    true,
+                ),
+            });
+        }
+        let cats: Vec<String> = self.rows.iter().map(|r| format!("{} B", r.bytes)).collect();
+        let pick = |f: fn(&Row) -> f64| self.rows.iter().map(f).collect::<Vec<f64>>();
+        out.push(Plot {
+            file: "latency-p50.svg".into(),
+            svg: svg::bar_chart(
+                "Median sync latency by size",
+                &Axis::linear("p50 latency (µs)"),
+                &cats,
+                &[
+                    ("UDP echo (floor)".into(), pick(|r| r.echo.p50_ns / 1e3)),
+                    ("rread".into(), pick(|r| r.rread.p50_ns / 1e3)),
+                    ("rwrite".into(), pick(|r| r.rwrite.p50_ns / 1e3)),
+                ],
+            ),
+        });
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleave_rotates_and_drops_the_warm_up() {
+        let mut order = Vec::new();
+        let got = interleave(3, 2, 2, "t", |i| {
+            order.push(i);
+            Ok(Some(i as f64))
+        })
+        .unwrap();
+        // Warm-up round 0 (0,1,2), then rounds starting at 1 and 2.
+        assert_eq!(
+            order,
+            [0, 0, 1, 1, 2, 2, 1, 1, 2, 2, 0, 0, 2, 2, 0, 0, 1, 1]
+        );
+        assert_eq!(got, vec![vec![0.0; 4], vec![1.0; 4], vec![2.0; 4]]);
+        // A None is no sample; an error stops the run.
+        let none = interleave(1, 1, 3, "t", |_| Ok(None)).unwrap();
+        assert!(none[0].is_empty());
+        assert!(interleave(1, 1, 1, "t", |_| bail!("boom")).is_err());
+    }
+
+    #[test]
+    fn echo_round_trips() {
+        let mut e = EchoClient::start().unwrap();
+        for len in [8, 56, 4136] {
+            let t = e.once(len).unwrap().expect("echo on loopback");
+            assert!(t > 0.0);
+        }
+        assert_eq!(e.lost, 0);
+    }
+}

@@ -1,0 +1,621 @@
+//! `clio bench`: the stack's benchmarks, side by side in one run, with a
+//! text table, `--json` for scripts and SVG plots (`--svg DIR`).
+//!
+//! Each benchmark is a module returning an [`Outcome`]: its data (JSON),
+//! its checks against the targets, a text rendering and its plots. This
+//! module sizes the runs ([`Plan`]), runs the chosen benchmarks in order,
+//! and assembles the report. See `host-sdk/cli/BENCH.md`.
+
+mod boards;
+mod fault;
+mod inproc;
+mod latency;
+mod peer;
+mod scale;
+mod slowpath;
+mod stats;
+mod svg;
+mod throughput;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, Subcommand, ValueEnum};
+use clio_config::BoardConfig;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::board_arg::{connect_target, load_board, TargetArgs};
+
+/// Run the benchmarks (all, or those named by `--only`), or a subcommand.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct BenchArgs {
+    /// A benchmark report of its own.
+    #[command(subcommand)]
+    pub cmd: Option<BenchCmd>,
+    /// Options of the benchmark suite.
+    #[command(flatten)]
+    pub suite: SuiteArgs,
+}
+
+/// Benchmark reports with options of their own.
+#[derive(Debug, Subcommand)]
+pub enum BenchCmd {
+    /// The slow path's report: allocation retries (Clio Fig. 13),
+    /// allocation latency, free-PA refill rate, memory footprint.
+    Slowpath(slowpath::SlowpathArgs),
+}
+
+/// The benchmarks of the suite, in the order they run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Which {
+    /// Sync rread/rwrite latency over UDP next to a bare UDP echo.
+    Latency,
+    /// Pipelined 64 B async reads from one thread.
+    Async,
+    /// CPU cost of a 16 B sync read on the in-process backend.
+    Inproc,
+    /// First-touch (fault) vs TLB-hit vs TLB-miss access.
+    Fault,
+    /// Latency with 1..1000 concurrent sessions (PIDs).
+    Sessions,
+    /// Latency with up to 2^20 mapped PTEs.
+    Ptes,
+    /// The same workload against memcached (get/set).
+    Memcached,
+}
+
+impl Which {
+    const ALL: [Which; 7] = [
+        Which::Latency,
+        Which::Async,
+        Which::Inproc,
+        Which::Fault,
+        Which::Sessions,
+        Which::Ptes,
+        Which::Memcached,
+    ];
+
+    fn name(self) -> &'static str {
+        match self {
+            Which::Latency => "latency",
+            Which::Async => "async",
+            Which::Inproc => "inproc",
+            Which::Fault => "fault",
+            Which::Sessions => "sessions",
+            Which::Ptes => "ptes",
+            Which::Memcached => "memcached",
+        }
+    }
+
+    /// Whether it talks to the target board over UDP.
+    fn needs_target(self) -> bool {
+        matches!(self, Which::Latency | Which::Async | Which::Memcached)
+    }
+}
+
+/// Options of the benchmark suite.
+#[derive(Debug, Args)]
+pub struct SuiteArgs {
+    /// A smoke run of a few seconds (CI): fewer samples, smaller scales.
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the report as JSON (progress and the summary line go to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Write SVG plots (latency CDFs, bar and scaling charts) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<PathBuf>,
+    /// Run only these benchmarks (comma-separated or repeated).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub only: Vec<Which>,
+    /// Largest number of mapped 4 KiB pages in the `ptes` benchmark
+    /// (default 2^20, quick 1024; the board's DRAM is sized to match).
+    #[arg(long)]
+    pub max_ptes: Option<u64>,
+    /// Largest number of concurrent sessions in `sessions` (default 1000, quick 32).
+    #[arg(long)]
+    pub max_sessions: Option<u32>,
+    /// The board the UDP benchmarks (latency, async, memcached) talk to;
+    /// the others run on boards built in process from `--config`.
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// How much work each benchmark does.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The quick (smoke) sizes.
+    pub quick: bool,
+    /// Latency: measured rounds (after one warm-up round) and ops per
+    /// series per round.
+    pub lat_rounds: usize,
+    /// Ops per series per round.
+    pub lat_batch: usize,
+    /// Async: laps per transport and seconds per lap.
+    pub async_laps: usize,
+    /// Seconds per async lap.
+    pub async_lap_secs: f64,
+    /// Async: requests kept outstanding.
+    pub async_depth: usize,
+    /// In-process: timed batches and ops per batch.
+    pub inproc_batches: usize,
+    /// Ops per in-process batch.
+    pub inproc_batch: usize,
+    /// Fault: pages first touched (then re-read as hits and misses).
+    pub fault_pages: u64,
+    /// Sessions: the session counts.
+    pub sessions: Vec<u32>,
+    /// Sessions: sync reads measured per count.
+    pub session_samples: usize,
+    /// PTEs: the mapped-page counts.
+    pub ptes: Vec<u64>,
+    /// PTEs: random reads measured per count.
+    pub pte_samples: usize,
+    /// Memcached: rounds and ops per series per round.
+    pub peer_rounds: usize,
+    /// Ops per memcached/clio series per round.
+    pub peer_batch: usize,
+}
+
+impl Plan {
+    /// The sizes for `quick` or a full run, with the caps of the options.
+    pub fn new(quick: bool, max_ptes: Option<u64>, max_sessions: Option<u32>) -> Plan {
+        let max_ptes = max_ptes.unwrap_or(if quick { 1024 } else { 1 << 20 });
+        let max_sessions = max_sessions.unwrap_or(if quick { 32 } else { 1000 });
+        let mut ptes: Vec<u64> = [1u64, 16, 64, 256, 4096, 65536, 1 << 20]
+            .into_iter()
+            .filter(|&n| n < max_ptes)
+            .collect();
+        ptes.push(max_ptes.max(1));
+        let mut sessions: Vec<u32> = [1u32, 10, 100, 1000]
+            .into_iter()
+            .filter(|&n| n < max_sessions)
+            .collect();
+        sessions.push(max_sessions.max(1));
+        if quick {
+            Plan {
+                quick,
+                lat_rounds: 4,
+                lat_batch: 25,
+                async_laps: 3,
+                async_lap_secs: 0.05,
+                async_depth: 64,
+                inproc_batches: 40,
+                inproc_batch: 50,
+                fault_pages: 256,
+                sessions,
+                session_samples: 200,
+                ptes,
+                pte_samples: 200,
+                peer_rounds: 4,
+                peer_batch: 20,
+            }
+        } else {
+            Plan {
+                quick,
+                lat_rounds: 50,
+                lat_batch: 100,
+                async_laps: 10,
+                async_lap_secs: 0.4,
+                async_depth: 512,
+                inproc_batches: 2000,
+                inproc_batch: 200,
+                fault_pages: 8192,
+                sessions,
+                session_samples: 4000,
+                ptes,
+                pte_samples: 20_000,
+                peer_rounds: 30,
+                peer_batch: 100,
+            }
+        }
+    }
+}
+
+/// One comparison with a target.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// What is compared.
+    pub what: String,
+    /// The target, as text (`<= 1.5`).
+    pub target: String,
+    /// The measured value.
+    pub value: f64,
+    /// Whether the target is met.
+    pub met: bool,
+}
+
+impl Check {
+    /// `value <= max`.
+    pub fn at_most(what: impl Into<String>, value: f64, max: f64) -> Check {
+        Check {
+            what: what.into(),
+            target: format!("<= {max}"),
+            value,
+            met: value <= max,
+        }
+    }
+
+    /// `value >= min`.
+    pub fn at_least(what: impl Into<String>, value: f64, min: f64) -> Check {
+        Check {
+            what: what.into(),
+            target: format!(">= {min}"),
+            value,
+            met: value >= min,
+        }
+    }
+}
+
+/// An SVG file a benchmark offers.
+#[derive(Debug, Clone)]
+pub struct Plot {
+    /// File name inside the `--svg` directory.
+    pub file: String,
+    /// The document.
+    pub svg: String,
+}
+
+/// What a benchmark hands back.
+pub trait Outcome {
+    /// Its measurements as JSON.
+    fn data(&self) -> Result<serde_json::Value>;
+    /// Its comparisons with the targets.
+    fn checks(&self) -> Vec<Check>;
+    /// A human-readable table.
+    fn text(&self) -> String;
+    /// Its plots.
+    fn plots(&self) -> Vec<Plot>;
+}
+
+/// A benchmark's result: done, or skipped with the reason.
+pub enum Ran {
+    /// It ran.
+    Done(Box<dyn Outcome>),
+    /// It could not run here (e.g. a peer system is not installed).
+    Skipped(String),
+}
+
+/// What the benchmarks share: the plan and the target board.
+pub struct Ctx {
+    /// Sizes.
+    pub plan: Plan,
+    /// Board config of the target (and of in-process boards).
+    pub cfg: BoardConfig,
+    /// Name of that config as given.
+    pub config_name: String,
+    /// Where the UDP benchmarks send.
+    pub addr: SocketAddr,
+    /// Whether `addr` is a board this process started.
+    pub embedded: bool,
+    /// First PID to use; benchmarks use this and the next few.
+    pub pid: u32,
+}
+
+/// A progress bar on stderr (hidden when stderr is not a terminal).
+pub fn bar(len: u64, what: &str) -> ProgressBar {
+    let b = ProgressBar::new(len);
+    b.set_style(
+        ProgressStyle::with_template("  {prefix:<10} {bar:36} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    b.set_prefix(what.to_string());
+    b
+}
+
+/// Nanoseconds since `t`.
+pub fn ns_since(t: Instant) -> f64 {
+    t.elapsed().as_nanos() as f64
+}
+
+#[derive(Debug, Serialize)]
+struct Machine {
+    nproc: usize,
+    /// 1, 5 and 15-minute load averages (empty where /proc/loadavg is missing).
+    loadavg_start: Vec<f64>,
+    loadavg_end: Vec<f64>,
+}
+
+fn loadavg() -> Vec<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|s| {
+            s.split_whitespace()
+                .take(3)
+                .filter_map(|w| w.parse().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "lowercase")]
+enum Status {
+    Ok,
+    Skipped,
+    Failed,
+}
+
+#[derive(Debug, Serialize)]
+struct BenchResult {
+    name: &'static str,
+    status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+    seconds: f64,
+    checks: Vec<Check>,
+    plots: Vec<String>,
+    data: serde_json::Value,
+}
+
+#[derive(Debug, Serialize)]
+struct Totals {
+    ok: usize,
+    skipped: usize,
+    failed: usize,
+    targets: usize,
+    targets_met: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct SuiteReport {
+    tool: &'static str,
+    quick: bool,
+    config: String,
+    target: String,
+    machine: Machine,
+    plan: Plan,
+    seconds: f64,
+    benchmarks: Vec<BenchResult>,
+    summary: Totals,
+}
+
+/// Run `clio bench`.
+pub fn run(a: &BenchArgs) -> Result<()> {
+    match &a.cmd {
+        Some(BenchCmd::Slowpath(s)) => slowpath::run(s),
+        None => run_suite(&a.suite),
+    }
+}
+
+fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
+    match which {
+        Which::Latency => latency::run(ctx),
+        Which::Async => throughput::run(ctx),
+        Which::Inproc => inproc::run(ctx),
+        Which::Fault => fault::run(ctx),
+        Which::Sessions => scale::sessions(ctx),
+        Which::Ptes => scale::ptes(ctx),
+        Which::Memcached => peer::run(ctx),
+    }
+}
+
+fn run_suite(a: &SuiteArgs) -> Result<()> {
+    let started = Instant::now();
+    let loadavg_start = loadavg();
+    let mut which: Vec<Which> = if a.only.is_empty() {
+        Which::ALL.to_vec()
+    } else {
+        Which::ALL
+            .into_iter()
+            .filter(|w| a.only.contains(w))
+            .collect()
+    };
+    which.dedup();
+    let plan = Plan::new(a.quick, a.max_ptes, a.max_sessions);
+    // Only start (or resolve) a target when a UDP benchmark needs one.
+    let (addr, cfg, server) = if which.iter().any(|w| w.needs_target()) {
+        connect_target(&a.target)?
+    } else {
+        (
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            load_board(&a.target.config)?,
+            None,
+        )
+    };
+    let ctx = Ctx {
+        plan,
+        cfg,
+        config_name: a.target.config.clone(),
+        addr,
+        embedded: server.is_some() || a.target.addr.is_none(),
+        pid: a.target.pid,
+    };
+    if let Some(dir) = &a.svg {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--svg: creating directory {}", dir.display()))?;
+    }
+    if !a.json {
+        println!(
+            "clio bench{}: board config '{}', UDP target {}{}; {} core(s), load average {}",
+            if a.quick { " --quick" } else { "" },
+            ctx.config_name,
+            ctx.addr,
+            if server.is_some() {
+                " (emulated in this process)"
+            } else {
+                ""
+            },
+            std::thread::available_parallelism().map_or(0, |n| n.get()),
+            fmt_load(&loadavg_start),
+        );
+    }
+    let mut results = Vec::new();
+    for w in which {
+        let t = Instant::now();
+        let r = run_one(w, &ctx);
+        let seconds = t.elapsed().as_secs_f64();
+        let res = match r {
+            Ok(Ran::Done(o)) => {
+                let mut files = Vec::new();
+                if let Some(dir) = &a.svg {
+                    for p in o.plots() {
+                        let path = dir.join(&p.file);
+                        std::fs::write(&path, &p.svg)
+                            .with_context(|| format!("writing {}", path.display()))?;
+                        files.push(path.display().to_string());
+                    }
+                }
+                if !a.json {
+                    println!("\n== {} ({seconds:.1} s)", w.name());
+                    print!("{}", o.text());
+                    for c in o.checks() {
+                        println!(
+                            "  [{}] {}: {} (target {})",
+                            if c.met { "met" } else { "MISS" },
+                            c.what,
+                            fmt_value(c.value),
+                            c.target
+                        );
+                    }
+                }
+                BenchResult {
+                    name: w.name(),
+                    status: Status::Ok,
+                    reason: None,
+                    seconds,
+                    checks: o.checks(),
+                    plots: files,
+                    data: o.data()?,
+                }
+            }
+            Ok(Ran::Skipped(reason)) => {
+                if !a.json {
+                    println!("\n== {}: skipped ({reason})", w.name());
+                }
+                BenchResult {
+                    name: w.name(),
+                    status: Status::Skipped,
+                    reason: Some(reason),
+                    seconds,
+                    checks: Vec::new(),
+                    plots: Vec::new(),
+                    data: serde_json::Value::Null,
+                }
+            }
+            Err(e) => {
+                if !a.json {
+                    println!("\n== {}: FAILED: {e:#}", w.name());
+                }
+                BenchResult {
+                    name: w.name(),
+                    status: Status::Failed,
+                    reason: Some(format!("{e:#}")),
+                    seconds,
+                    checks: Vec::new(),
+                    plots: Vec::new(),
+                    data: serde_json::Value::Null,
+                }
+            }
+        };
+        results.push(res);
+    }
+    drop(server);
+    let count = |s: fn(&Status) -> bool| results.iter().filter(|r| s(&r.status)).count();
+    let checks = results.iter().flat_map(|r| r.checks.iter());
+    let summary = Totals {
+        ok: count(|s| matches!(s, Status::Ok)),
+        skipped: count(|s| matches!(s, Status::Skipped)),
+        failed: count(|s| matches!(s, Status::Failed)),
+        targets: checks.clone().count(),
+        targets_met: checks.filter(|c| c.met).count(),
+    };
+    let report = SuiteReport {
+        tool: "clio bench",
+        quick: a.quick,
+        config: ctx.config_name.clone(),
+        target: if ctx.embedded {
+            format!("emulated board on {}", ctx.addr)
+        } else {
+            ctx.addr.to_string()
+        },
+        machine: Machine {
+            nproc: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            loadavg_start,
+            loadavg_end: loadavg(),
+        },
+        plan: ctx.plan.clone(),
+        seconds: started.elapsed().as_secs_f64(),
+        summary,
+        benchmarks: results,
+    };
+    let line = format!(
+        "clio bench: {} benchmark(s): {} ok, {} skipped, {} failed; targets met {}/{}; {:.1} s, load average {} -> {}",
+        report.benchmarks.len(),
+        report.summary.ok,
+        report.summary.skipped,
+        report.summary.failed,
+        report.summary.targets_met,
+        report.summary.targets,
+        report.seconds,
+        fmt_load(&report.machine.loadavg_start),
+        fmt_load(&report.machine.loadavg_end),
+    );
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        eprintln!("{line}");
+    } else {
+        println!("\n{line}");
+    }
+    if report.summary.failed > 0 {
+        bail!("{} benchmark(s) failed", report.summary.failed);
+    }
+    Ok(())
+}
+
+fn fmt_load(l: &[f64]) -> String {
+    if l.is_empty() {
+        "unknown".into()
+    } else {
+        l.iter()
+            .map(|v| format!("{v:.2}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A check's value: integers plainly, ratios with two decimals, big
+/// numbers with SI prefixes.
+fn fmt_value(v: f64) -> String {
+    if v.abs() >= 1e4 {
+        svg::tick_label((v / 1e3).round() * 1e3)
+    } else if v.fract() == 0.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plans_scale_with_the_caps() {
+        let full = Plan::new(false, None, None);
+        assert_eq!(full.ptes, vec![1, 16, 64, 256, 4096, 65536, 1 << 20]);
+        assert_eq!(full.sessions, vec![1, 10, 100, 1000]);
+        let quick = Plan::new(true, None, None);
+        assert_eq!(quick.ptes, vec![1, 16, 64, 256, 1024]);
+        assert_eq!(quick.sessions, vec![1, 10, 32]);
+        let capped = Plan::new(false, Some(5000), Some(1));
+        assert_eq!(capped.ptes, vec![1, 16, 64, 256, 4096, 5000]);
+        assert_eq!(capped.sessions, vec![1]);
+    }
+
+    #[test]
+    fn checks_compare_both_ways() {
+        assert!(Check::at_most("x", 1.5, 1.5).met);
+        assert!(!Check::at_most("x", 1.6, 1.5).met);
+        assert!(Check::at_least("y", 1e6, 1e6).met);
+        assert!(!Check::at_least("y", 9e5, 1e6).met);
+        assert_eq!(Check::at_most("x", 1.0, 2.0).target, "<= 2");
+        assert_eq!(fmt_value(3.0), "3");
+        assert_eq!(fmt_value(1.234), "1.23");
+        assert_eq!(fmt_value(1_234_567.0), "1.235M");
+    }
+}

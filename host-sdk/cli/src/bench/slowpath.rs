@@ -1,0 +1,111 @@
+//! `clio bench slowpath`: the slow path's own report (allocation retry
+//! curve, allocation latency, free-PA refill rate, footprint), computed by
+//! `clio_slowpath::report` and printed here as text, JSON or SVG.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use clio_slowpath::report::{report, to_svg, Report, ReportOptions};
+
+use crate::board_arg::load_board;
+
+/// Options of the slow-path report. The slow path measured is the
+/// `clio-slowpath` library running on this host.
+#[derive(Debug, Args)]
+pub struct SlowpathArgs {
+    /// Board config (a TOML path or an embedded name) whose slow path is measured.
+    #[arg(long, default_value = "zcu106")]
+    pub board: String,
+    /// A quick pass (fewer probes and levels; seconds).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print the report as JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Write the retry curves as an SVG plot to this file.
+    #[arg(long, value_name = "FILE")]
+    pub svg: Option<PathBuf>,
+}
+
+/// Run `clio bench slowpath`.
+pub fn run(a: &SlowpathArgs) -> Result<()> {
+    let cfg = load_board(&a.board)?;
+    let opts = if a.quick {
+        ReportOptions::QUICK
+    } else {
+        ReportOptions::FULL
+    };
+    let r = report(&cfg, &opts);
+    if let Some(path) = &a.svg {
+        std::fs::write(path, to_svg(&r))
+            .with_context(|| format!("--svg: writing {}", path.display()))?;
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        print!("{}", text(&r));
+    }
+    Ok(())
+}
+
+/// The report as tables.
+fn text(r: &Report) -> String {
+    let mut o = String::new();
+    for c in &r.retry_curves {
+        o += &format!(
+            "retry curve: {} ({} pages, {} slots)\n  util%  pages  mean retries   max  refused  median alloc\n",
+            c.name, c.phys_pages, c.table_slots
+        );
+        for p in &c.points {
+            o += &format!(
+                "  {:5.1} {:6} {:13.3} {:5} {:8} {:>13}\n",
+                p.utilization_pct,
+                p.pages,
+                p.mean_retries,
+                p.max_retries,
+                p.refused,
+                crate::report::fmt_ns(p.median_alloc_ns)
+            );
+        }
+        o += &match c.per_retry_ns {
+            Some(ns) => format!("  time per retry: {}\n", crate::report::fmt_ns(ns)),
+            None => "  time per retry: no retries observed\n".to_string(),
+        };
+    }
+    o += &format!(
+        "allocation latency ({}):\n  pages  util%  VA median    VA p99  PA per page\n",
+        r.board
+    );
+    for l in &r.alloc_latency {
+        o += &format!(
+            "  {:5} {:6} {:>10} {:>9} {:>12}\n",
+            l.pages,
+            l.utilization_pct,
+            crate::report::fmt_ns(l.va_alloc_ns),
+            crate::report::fmt_ns(l.va_alloc_p99_ns),
+            crate::report::fmt_ns(l.pa_alloc_ns)
+        );
+    }
+    o += &format!(
+        "free-PA refill: {:.2} M PAs/s median lap, {:.2} M/s best lap, over {} PAs (target {:.2} M/s: {})\n",
+        r.refill.per_sec / 1e6,
+        r.refill.best_per_sec / 1e6,
+        r.refill.pages,
+        r.refill.target_per_sec / 1e6,
+        if r.refill.meets_target { "met" } else { "NOT met" }
+    );
+    let f = &r.footprint;
+    o += &format!(
+        "footprint ({}): shadow table {} KiB, bucket counts {} KiB, ranges {} KiB, PIDs {} KiB, phys {} KiB, dirty queue {} KiB, total {} KiB\n",
+        f.board,
+        f.shadow_table >> 10,
+        f.bucket_counts >> 10,
+        f.ranges >> 10,
+        f.pids >> 10,
+        f.phys >> 10,
+        f.dirty_queue >> 10,
+        f.total >> 10
+    );
+    o
+}

@@ -1,0 +1,121 @@
+//! `clio flash`: program a board's bitstream and firmware from build
+//! manifests through the vendor tools, with a progress bar.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use clio_flash::{Board, FlashEvent, FlashPlan, FlashRequest, ProgressTracker, Route, Toolchain};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Flash a board (ZCU106 over JTAG or to QSPI; Alveo U200 through Vivado).
+#[derive(Debug, Args)]
+pub struct FlashArgs {
+    /// Board: `zcu106` or `alveo-u200`.
+    #[arg(long)]
+    pub board: String,
+    /// Route: `jtag`, `qspi` (ZCU106) or `vivado` (U200); default per board.
+    #[arg(long)]
+    pub route: Option<String>,
+    /// Bitstream manifest written by `bitstream/build.tcl`.
+    #[arg(long)]
+    pub bitstream: Option<PathBuf>,
+    /// Firmware manifest written by `firmware-arm/image/package.sh`.
+    #[arg(long)]
+    pub firmware: Option<PathBuf>,
+    /// `psu_init.tcl` of the hardware platform (ZCU106 over JTAG with firmware).
+    #[arg(long)]
+    pub psu_init: Option<PathBuf>,
+    /// Boot image `BOOT.BIN` (ZCU106 QSPI).
+    #[arg(long)]
+    pub boot_image: Option<PathBuf>,
+    /// First-stage boot loader ELF (ZCU106 QSPI).
+    #[arg(long)]
+    pub fsbl: Option<PathBuf>,
+    /// hw_server URL.
+    #[arg(long, default_value = clio_flash::DEFAULT_HW_SERVER)]
+    pub hw_server: String,
+    /// Serial (or part of it) of the board's JTAG cable when a hw_server sees several.
+    #[arg(long)]
+    pub cable: Option<String>,
+    /// Seconds each tool run may take before it is killed.
+    #[arg(long, default_value_t = clio_flash::DEFAULT_TIMEOUT.as_secs())]
+    pub timeout_s: u64,
+    /// Check everything and print the commands and scripts, run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print tool output lines as they come.
+    #[arg(long, short)]
+    pub verbose: bool,
+    /// Print the final report as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Run `clio flash`.
+pub fn run(a: &FlashArgs) -> Result<()> {
+    let mut req = FlashRequest::new(Board::parse(&a.board)?);
+    req.route = a.route.as_deref().map(Route::parse).transpose()?;
+    req.bitstream_manifest = a.bitstream.clone();
+    req.firmware_manifest = a.firmware.clone();
+    req.psu_init = a.psu_init.clone();
+    req.boot_image = a.boot_image.clone();
+    req.fsbl = a.fsbl.clone();
+    req.hw_server = a.hw_server.clone();
+    req.jtag_cable = a.cable.clone();
+    req.timeout = Duration::from_secs(a.timeout_s);
+    let tools = Toolchain::from_env();
+    if a.dry_run {
+        let plan = FlashPlan::dry_run(&req, &tools)?;
+        print!("{}", plan.describe(&std::env::temp_dir()));
+        return Ok(());
+    }
+    let plan = FlashPlan::new(&req, &tools)?;
+    let bar = if a.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut tracker = ProgressTracker::new();
+    let report = plan
+        .run(&mut |ev: &FlashEvent| {
+            if let FlashEvent::Line { text, .. } = ev {
+                if a.verbose {
+                    bar.println(text);
+                }
+            }
+            if tracker.update(ev) {
+                bar.set_position((tracker.fraction() * 1000.0) as u64);
+                bar.set_message(tracker.label().to_string());
+            }
+        })
+        .with_context(|| format!("flashing {}", a.board))?;
+    bar.finish_and_clear();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "board": report.board.to_string(),
+                "route": format!("{:?}", report.route),
+                "bitstream_sha256": report.bitstream_sha256,
+                "firmware_build_id": report.firmware_build_id,
+                "seconds": report.elapsed.as_secs_f64(),
+            }))?
+        );
+    } else {
+        println!(
+            "flashed {} via {:?} in {:.1} s (bitstream {}, firmware {})",
+            report.board,
+            report.route,
+            report.elapsed.as_secs_f64(),
+            report.bitstream_sha256.as_deref().unwrap_or("-"),
+            report.firmware_build_id.as_deref().unwrap_or("-")
+        );
+    }
+    Ok(())
+}
