@@ -30,12 +30,13 @@ pub const MAX_INHERIT_DEPTH: usize = 8;
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     /// The file could not be read.
-    #[error("{file}: cannot read file: {source}")]
+    #[error("{file}: cannot read file: {io}")]
     Read {
         /// The file.
         file: String,
-        /// The I/O error.
-        source: io::Error,
+        /// The I/O error (in the message, not a separate cause, so a chain
+        /// printer does not say it twice).
+        io: io::Error,
     },
     /// The file is not valid TOML.
     #[error("{file}: invalid TOML: {message}")]
@@ -198,7 +199,7 @@ pub fn load_from(source: &dyn Source, path: &Path) -> Result<BoardConfig, Config
     let mut stack = Vec::new();
     let text = source.read(path).map_err(|e| ConfigError::Read {
         file: show(path),
-        source: e,
+        io: e,
     })?;
     let root = resolve(source, path, &text, &mut stack, &mut origins)?;
     let reader = Reader {

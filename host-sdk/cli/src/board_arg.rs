@@ -8,11 +8,12 @@ use clio_config::BoardConfig;
 pub fn load_board(arg: &str) -> Result<BoardConfig> {
     let path = std::path::Path::new(arg);
     if path.exists() || arg.ends_with(".toml") {
-        return clio_config::load(path).with_context(|| format!("loading board config {arg}"));
+        // The config error names the file and key already.
+        return clio_config::load(path).map_err(anyhow::Error::new);
     }
-    BoardConfig::embedded(arg).with_context(|| {
+    BoardConfig::embedded(arg).map_err(|_| {
         let names: Vec<_> = BoardConfig::embedded_names().collect();
-        format!(
+        anyhow::anyhow!(
             "board '{arg}' is neither a file nor an embedded config ({})",
             names.join(", ")
         )

@@ -43,8 +43,7 @@ enum Cmd {
     Bench(bench::BenchArgs),
 }
 
-fn main() -> Result<()> {
-    let cli = Cli::parse();
+fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
         Cmd::Bringup(a) => bringup::run(a),
         Cmd::Info(a) => info::run(a),
@@ -53,5 +52,15 @@ fn main() -> Result<()> {
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),
+    }
+}
+
+/// Errors print as one line with their causes (no backtrace noise), and
+/// the exit code is 1.
+fn main() {
+    let cli = Cli::parse();
+    if let Err(e) = dispatch(&cli) {
+        eprintln!("clio: error: {e:#}");
+        std::process::exit(1);
     }
 }
