@@ -1,8 +1,10 @@
 //! Clio memory-board firmware for the ZCU106's Cortex-A53 cluster.
 //!
 //! Boots every core into EL1, reports over a defmt log on the console UART,
-//! and reports any exception with its syndrome. See README.md for the boot
-//! flow and the memory map.
+//! and reports any exception with its syndrome; the lab image then serves
+//! the FPGA↔ARM rings with the slow-path library (core 0 polls, cores 1–3
+//! work, `service.rs`). See README.md for the boot flow, the memory map and
+//! the ring service.
 #![no_std]
 #![no_main]
 
@@ -10,12 +12,18 @@ mod apu;
 mod board;
 mod boot;
 mod buildinfo;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod cache;
 mod exceptions;
 mod logger;
 mod mmu;
 mod psci;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod ringmem;
 #[cfg(any(feature = "test-mode", feature = "fault-test"))]
 mod semihosting;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod service;
 mod timer;
 mod uart;
 
@@ -28,6 +36,9 @@ use embedded_hal::delay::DelayNs;
 pub const EXIT_FAULT: u32 = 3;
 /// Exit status of a test build after a panic.
 const EXIT_PANIC: u32 = 4;
+/// Status the ring service halts with when it cannot start.
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+pub const EXIT_SERVICE: u32 = 7;
 /// Exit status of a test build whose secondary cores did not come up.
 #[cfg(all(feature = "test-mode", not(feature = "fault-test")))]
 const EXIT_CORES: u32 = 5;
@@ -133,13 +144,20 @@ fn after_boot(online: u32) -> ! {
     semihosting::exit(0)
 }
 
-/// Release image: the primary idles until the ring service takes over.
+/// Lab image: serve the rings. Cores that did not come up leave their
+/// worker queues unserved, so the service needs all of them.
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
-fn after_boot(_online: u32) -> ! {
-    defmt::info!("primary idle");
-    loop {
-        aarch64_cpu::asm::wfe();
+fn after_boot(online: u32) -> ! {
+    let expected = all_cores_mask();
+    if online != expected {
+        defmt::error!(
+            "cores online {=u32:#b}, expected {=u32:#b}: not serving",
+            online,
+            expected
+        );
+        halt(EXIT_SERVICE);
     }
+    service::run_primary()
 }
 
 fn all_cores_mask() -> u32 {
@@ -191,6 +209,9 @@ extern "C" fn secondary_main(core: u64, entry_el: u64) -> ! {
         entry_el as u8
     );
     CORES_ONLINE.fetch_or(1 << core, Ordering::AcqRel);
+    #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+    service::run_worker(core as usize);
+    #[cfg(any(feature = "test-mode", feature = "fault-test"))]
     loop {
         aarch64_cpu::asm::wfe();
     }

@@ -58,14 +58,17 @@ impl FaultConfig {
                 .split_once('=')
                 .ok_or_else(|| format!("fault spec item '{item}': expected key=value"))?;
             let prob = |v: &str| -> Result<f64, String> {
-                let p: f64 = v.parse().map_err(|_| format!("fault spec key '{k}': '{v}' is not a number"))?;
+                let p: f64 = v
+                    .parse()
+                    .map_err(|_| format!("fault spec key '{k}': '{v}' is not a number"))?;
                 if !(0.0..=1.0).contains(&p) {
                     return Err(format!("fault spec key '{k}' = {p}: must be in 0.0..=1.0"));
                 }
                 Ok(p)
             };
             let int = |v: &str| -> Result<u64, String> {
-                v.parse().map_err(|_| format!("fault spec key '{k}': '{v}' is not a whole number"))
+                v.parse()
+                    .map_err(|_| format!("fault spec key '{k}': '{v}' is not a whole number"))
             };
             match k {
                 "drop" => c.drop = prob(v)?,
@@ -165,7 +168,13 @@ pub struct FaultyLink<A> {
 impl<A: Eq + Clone> FaultyLink<A> {
     /// A link applying `cfg`.
     pub fn new(cfg: FaultConfig) -> Self {
-        FaultyLink { rng: SplitMix64::new(cfg.seed), cfg, queue: BinaryHeap::new(), seq: 0, stats: FaultStats::default() }
+        FaultyLink {
+            rng: SplitMix64::new(cfg.seed),
+            cfg,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            stats: FaultStats::default(),
+        }
     }
 
     /// What the link has done so far.
@@ -199,7 +208,12 @@ impl<A: Eq + Clone> FaultyLink<A> {
                 due += 1 + self.rng.below(self.cfg.reorder_window_ns);
             }
             self.seq += 1;
-            self.queue.push(Pending { due, seq: self.seq, to: to.clone(), bytes: b });
+            self.queue.push(Pending {
+                due,
+                seq: self.seq,
+                to: to.clone(),
+                bytes: b,
+            });
         }
     }
 
@@ -236,7 +250,9 @@ mod tests {
 
     #[test]
     fn rates_are_applied_and_reproducible() {
-        let cfg = FaultConfig::parse("drop=0.1,dup=0.1,corrupt=0.1,reorder=0.2,window_us=50,seed=42").unwrap();
+        let cfg =
+            FaultConfig::parse("drop=0.1,dup=0.1,corrupt=0.1,reorder=0.2,window_us=50,seed=42")
+                .unwrap();
         let run = || {
             let mut l = FaultyLink::new(cfg);
             let mut out = Vec::new();
@@ -256,13 +272,19 @@ mod tests {
         assert!(s.corrupted > 500, "{s:?}");
         assert_eq!(out.len() as u64, s.offered - s.dropped + s.duplicated);
         // Some packet overtook another.
-        let ids: Vec<u32> = out.iter().map(|b| u32::from_le_bytes(b[..4].try_into().unwrap())).collect();
+        let ids: Vec<u32> = out
+            .iter()
+            .map(|b| u32::from_le_bytes(b[..4].try_into().unwrap()))
+            .collect();
         assert!(ids.windows(2).any(|w| w[0] > w[1]));
     }
 
     #[test]
     fn delivery_waits_for_its_time() {
-        let mut l = FaultyLink::new(FaultConfig { delay_ns: 500, ..FaultConfig::NONE });
+        let mut l = FaultyLink::new(FaultConfig {
+            delay_ns: 500,
+            ..FaultConfig::NONE
+        });
         l.push(100, (), b"x");
         assert_eq!(l.next_due(), Some(600));
         assert_eq!(l.pop_due(599), None);
@@ -272,7 +294,9 @@ mod tests {
     #[test]
     fn bad_specs_name_the_key() {
         assert!(FaultConfig::parse("drop=2").unwrap_err().contains("'drop'"));
-        assert!(FaultConfig::parse("lose=0.1").unwrap_err().contains("'lose'"));
+        assert!(FaultConfig::parse("lose=0.1")
+            .unwrap_err()
+            .contains("'lose'"));
         assert!(FaultConfig::parse("seed=x").unwrap_err().contains("'seed'"));
         assert!(FaultConfig::parse("").unwrap().is_none());
     }

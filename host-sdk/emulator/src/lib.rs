@@ -8,6 +8,7 @@
 
 pub mod board;
 pub mod faults;
+pub mod qemu;
 pub mod server;
 
 pub use board::{Board, BoardError, BoardStats};

@@ -41,7 +41,10 @@ pub struct ServeOptions {
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { inbound: FaultConfig::NONE, outbound: FaultConfig::NONE }
+        ServeOptions {
+            inbound: FaultConfig::NONE,
+            outbound: FaultConfig::NONE,
+        }
     }
 }
 
@@ -80,14 +83,22 @@ impl ServerHandle {
     fn stop_inner(&mut self) -> io::Result<ServeStats> {
         self.stop.store(true, Ordering::SeqCst);
         // Wake the blocking receive; the server ignores empty datagrams.
-        let waker = UdpSocket::bind(if self.addr.is_ipv4() { "127.0.0.1:0" } else { "[::1]:0" })?;
+        let waker = UdpSocket::bind(if self.addr.is_ipv4() {
+            "127.0.0.1:0"
+        } else {
+            "[::1]:0"
+        })?;
         let target = match self.addr {
-            SocketAddr::V4(a) if a.ip().is_unspecified() => SocketAddr::from(([127, 0, 0, 1], a.port())),
+            SocketAddr::V4(a) if a.ip().is_unspecified() => {
+                SocketAddr::from(([127, 0, 0, 1], a.port()))
+            }
             a => a,
         };
         waker.send_to(&[], target)?;
         match self.thread.take() {
-            Some(t) => t.join().map_err(|_| io::Error::other("board server thread panicked"))?,
+            Some(t) => t
+                .join()
+                .map_err(|_| io::Error::other("board server thread panicked"))?,
             None => Ok(ServeStats::default()),
         }
     }
@@ -102,7 +113,11 @@ impl Drop for ServerHandle {
 }
 
 /// Serve `engine` on `bind` (use port 0 for an ephemeral port) in a thread.
-pub fn spawn<E: Engine + 'static>(engine: E, bind: SocketAddr, opts: ServeOptions) -> io::Result<ServerHandle> {
+pub fn spawn<E: Engine + 'static>(
+    engine: E,
+    bind: SocketAddr,
+    opts: ServeOptions,
+) -> io::Result<ServerHandle> {
     let socket = UdpSocket::bind(bind)?;
     let addr = socket.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
@@ -110,11 +125,20 @@ pub fn spawn<E: Engine + 'static>(engine: E, bind: SocketAddr, opts: ServeOption
     let thread = std::thread::Builder::new()
         .name("clio-board".into())
         .spawn(move || serve(engine, socket, opts, &flag))?;
-    Ok(ServerHandle { addr, stop, thread: Some(thread) })
+    Ok(ServerHandle {
+        addr,
+        stop,
+        thread: Some(thread),
+    })
 }
 
 /// Serve on the current thread until `stop` is set.
-pub fn serve<E: Engine>(mut engine: E, socket: UdpSocket, opts: ServeOptions, stop: &AtomicBool) -> io::Result<ServeStats> {
+pub fn serve<E: Engine>(
+    mut engine: E,
+    socket: UdpSocket,
+    opts: ServeOptions,
+    stop: &AtomicBool,
+) -> io::Result<ServeStats> {
     let start = Instant::now();
     let now = || start.elapsed().as_nanos() as u64;
     let mut inbound = FaultyLink::<ClientId>::new(opts.inbound);
@@ -130,7 +154,10 @@ pub fn serve<E: Engine>(mut engine: E, socket: UdpSocket, opts: ServeOptions, st
     while !stop.load(Ordering::Relaxed) {
         // Sleep in the kernel until a datagram or the next owed event.
         let mut wait = engine_wait;
-        for due in [inbound.next_due(), outbound.next_due()].into_iter().flatten() {
+        for due in [inbound.next_due(), outbound.next_due()]
+            .into_iter()
+            .flatten()
+        {
             let d = Duration::from_nanos(due.saturating_sub(now()));
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
@@ -160,7 +187,11 @@ pub fn serve<E: Engine>(mut engine: E, socket: UdpSocket, opts: ServeOptions, st
                     }
                 }
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {} // ICMP from a gone client
             Err(e) => return Err(e),
         }
@@ -208,7 +239,12 @@ mod tests {
 
     #[test]
     fn serves_and_stops() {
-        let h = spawn(Reverse, "127.0.0.1:0".parse().unwrap(), ServeOptions::default()).unwrap();
+        let h = spawn(
+            Reverse,
+            "127.0.0.1:0".parse().unwrap(),
+            ServeOptions::default(),
+        )
+        .unwrap();
         let c = UdpSocket::bind("127.0.0.1:0").unwrap();
         c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
         let mut b = [0u8; 16];
@@ -224,7 +260,10 @@ mod tests {
     #[test]
     fn delayed_link_still_delivers() {
         let opts = ServeOptions {
-            outbound: FaultConfig { delay_ns: 2_000_000, ..FaultConfig::NONE },
+            outbound: FaultConfig {
+                delay_ns: 2_000_000,
+                ..FaultConfig::NONE
+            },
             ..ServeOptions::default()
         };
         let h = spawn(Reverse, "127.0.0.1:0".parse().unwrap(), opts).unwrap();

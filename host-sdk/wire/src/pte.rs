@@ -98,9 +98,14 @@ impl<T: AsRef<[u8]>> PteView<T> {
     pub fn allocated(&self) -> bool {
         self.flags() & pte_flags::ALLOCATED != 0
     }
-    /// Whether the tag matches (allocated slot of this PID and VPN).
-    pub fn matches(&self, pid: u32, vpn: u64) -> bool {
-        self.allocated() && self.pid() == pid && self.vpn() == vpn
+    /// Whether the tag matches: an allocated slot of this PID, VPN and page
+    /// shift. VPNs of different page sizes can be equal numbers for
+    /// different addresses, so the page shift is part of the tag.
+    pub fn matches(&self, pid: u32, vpn: u64, page_shift: u8) -> bool {
+        self.allocated()
+            && self.pid() == pid
+            && self.vpn() == vpn
+            && self.flags() >> pte_flags::PAGE_SHIFT_SHIFT == page_shift
     }
 }
 
@@ -256,9 +261,10 @@ impl Pte {
         b
     }
 
-    /// Whether this slot holds an allocated page of `(pid, vpn)`.
-    pub const fn matches(&self, pid: u32, vpn: u64) -> bool {
-        self.allocated && self.pid == pid && self.vpn == vpn
+    /// Whether this slot holds an allocated page of `(pid, vpn, page_shift)`
+    /// (the tag; see [`PteView::matches`]).
+    pub const fn matches(&self, pid: u32, vpn: u64, page_shift: u8) -> bool {
+        self.allocated && self.pid == pid && self.vpn == vpn && self.page_shift == page_shift
     }
 }
 
@@ -355,10 +361,10 @@ impl<T: AsRef<[u8]>> Bucket<T> {
             buffer: &self.buffer.as_ref()[i * PTE_LEN..(i + 1) * PTE_LEN],
         }
     }
-    /// The slot holding `(pid, vpn)`, comparing every tag as the hardware
-    /// does in parallel.
-    pub fn find(&self, pid: u32, vpn: u64) -> Option<usize> {
-        (0..self.slots()).find(|&i| self.slot(i).matches(pid, vpn))
+    /// The slot holding `(pid, vpn, page_shift)`, comparing every tag as the
+    /// hardware does in parallel.
+    pub fn find(&self, pid: u32, vpn: u64, page_shift: u8) -> Option<usize> {
+        (0..self.slots()).find(|&i| self.slot(i).matches(pid, vpn, page_shift))
     }
     /// The first free slot.
     pub fn free_slot(&self) -> Option<usize> {
@@ -458,10 +464,31 @@ mod tests {
             page_shift: 12,
         };
         bk.write(2, &pte).unwrap();
-        assert_eq!(bk.find(3, 9), Some(2));
-        assert_eq!(bk.find(4, 9), None);
-        assert_eq!(bk.free_slot(), Some(0));
-        assert_eq!(bk.used(), 1);
+        assert_eq!(bk.find(3, 9, 12), Some(2));
+        assert_eq!(bk.find(4, 9, 12), None);
+        // Same PID and VPN number, other page size: a different page.
+        assert_eq!(bk.find(3, 9, 21), None);
+        let big = Pte {
+            page_shift: 21,
+            ..pte
+        };
+        bk.write(0, &big).unwrap();
+        assert_eq!(bk.find(3, 9, 21), Some(0));
+        assert_eq!(bk.find(3, 9, 12), Some(2));
+        assert!(big.matches(3, 9, 21) && !big.matches(3, 9, 12));
+        assert!(bk.slot(2).matches(3, 9, 12) && !bk.slot(2).matches(3, 9, 22));
+        // A free slot matches nothing, whatever its stale tag bytes say.
+        bk.write(
+            3,
+            &Pte {
+                allocated: false,
+                ..pte
+            },
+        )
+        .unwrap();
+        assert!(!bk.slot(3).matches(3, 9, 12));
+        assert_eq!(bk.free_slot(), Some(1));
+        assert_eq!(bk.used(), 2);
         assert_eq!(bk.write(4, &pte).unwrap_err().field, "bucket.slot");
     }
 }

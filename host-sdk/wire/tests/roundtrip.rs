@@ -265,7 +265,7 @@ fn clio_wire_fuzz_all(bytes: &[u8]) {
     named(Descriptor::parse(bytes, Direction::Rx));
     named(Descriptor::parse(bytes, Direction::Tx));
     if let Ok(b) = Bucket::new_checked(bytes, bytes.len() / 16) {
-        let _ = b.find(1, 2);
+        let _ = b.find(1, 2, 12);
         let _ = b.used();
     }
     named(clio_wire::ring::RingHeader::new_checked(bytes).and_then(|h| h.check()));

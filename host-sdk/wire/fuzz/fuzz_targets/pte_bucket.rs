@@ -8,7 +8,7 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(&p.to_bytes()[..], &data[..PTE_LEN]);
     }
     if let Ok(b) = Bucket::new_checked(data, data.len() / PTE_LEN) {
-        let _ = b.find(1, 1);
+        let _ = b.find(1, 1, 12);
         let _ = b.free_slot();
     }
 });

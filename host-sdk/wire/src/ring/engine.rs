@@ -10,6 +10,7 @@
 
 use super::{header_field, ring_bytes, slot_offset, Descriptor, Direction, HEADER_LEN, SLOT_LEN};
 use crate::{Error, ErrorKind, Result};
+use core::sync::atomic::{fence, Ordering};
 
 /// Memory that holds one ring. Implementations decide how a load or store
 /// reaches the memory (plain bytes in tests and the in-process emulator,
@@ -32,6 +33,9 @@ pub trait RingMemory {
     fn write(&mut self, off: usize, buf: &[u8]);
 }
 
+/// Plain memory, possibly shared with another process (a mapped file): the
+/// fences order the index accesses against the slot accesses around them
+/// (free on x86, needed on an ARM host).
 impl RingMemory for [u8] {
     fn len(&self) -> usize {
         <[u8]>::len(self)
@@ -39,9 +43,11 @@ impl RingMemory for [u8] {
     fn load_u32(&self, off: usize) -> u32 {
         let mut a = [0u8; 4];
         a.copy_from_slice(&self[off..off + 4]);
+        fence(Ordering::Acquire);
         u32::from_le_bytes(a)
     }
     fn store_u32(&mut self, off: usize, v: u32) {
+        fence(Ordering::Release);
         self[off..off + 4].copy_from_slice(&v.to_le_bytes());
     }
     fn read(&self, off: usize, buf: &mut [u8]) {

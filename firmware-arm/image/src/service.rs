@@ -1,0 +1,357 @@
+//! The ring service: the slow path serving the fast path over the rings.
+//!
+//! Boot (primary core, after the secondaries are online):
+//! 1. zero the hash page table and the data region and clean them to DDR
+//!    (the fast path reads both behind the caches; a page pushed into the
+//!    free-PA FIFO must hold no earlier owner's data);
+//! 2. write both ring headers empty (TX first, RX last), as the owner of
+//!    board DRAM does at boot; the fast path attaches to them afterwards;
+//! 3. build the [`SlowPath`] over a static arena sized at compile time from
+//!    the board config, and the [`Engine`] over the two rings;
+//! 4. log `ring service ready`, release the workers, and start polling.
+//!
+//! Cores:
+//! - **core 0** busy-polls the RX ring's producer index (as the paper's
+//!   slow path does) and the TX ring's consumer index. When the fast path
+//!   published descriptors, consumed TX commands (fences passed: freed pages
+//!   can be scrubbed), or a worker finished a request, it runs one
+//!   [`Engine::poll`] round: emit what is pending, scrub, refill the free-PA
+//!   FIFOs, handle PA-consumed notices and error reports inline, and queue
+//!   alloc/free requests to the worker chosen by PID;
+//! - **cores 1–3** are the workers: each waits (`WFE`) for its queue flag,
+//!   then runs its queued requests ([`Engine::run_worker`]; the VA search and
+//!   bucket-overflow retries are the long part) and posts the commands and
+//!   the reply to the TX ring.
+//!
+//! The engine has one owner at a time: a ticket lock in cacheable memory
+//! serialises the poll rounds and the worker runs (the slow-path library's
+//! threading model). Hand-offs use flags plus `SEV`; every core also has the
+//! generic-timer event stream on, so a `WFE` never outlives a missed event by
+//! more than one event period.
+//!
+//! Notification path. The fast path publishes an RX descriptor by storing
+//! the ring's `head` and bumping its `doorbell` (clio-wire ring header); core 0
+//! polls `head`. The board design also routes the doorbell to the PS as
+//! `pl_ps_irq0[0]` (GIC SPI 89, interrupt ID 121), so an idle-capable image
+//! could sleep in `WFI` until it; this image keeps interrupts masked and
+//! polls. In the other direction the firmware stores the TX `head` and bumps
+//! the TX `doorbell`; the fast path polls them.
+
+use core::cell::UnsafeCell;
+use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use aarch64_cpu::asm;
+use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
+use clio_config::Region;
+use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
+use clio_wire::ring::{header_field, ring_bytes, RingMemory};
+
+use crate::board::{self, BOARD};
+use crate::ringmem::SharedRing;
+use crate::timer;
+
+/// The slow path's parameters, from the board config.
+const CFG: SlowPathConfig = SlowPathConfig::from_board(&BOARD);
+
+// The board config must suit the slow path (checked when the image builds).
+const _: () = match CFG.check() {
+    Ok(()) => (),
+    Err(_) => panic!("the board config is not usable by the slow path (SlowPathConfig::check)"),
+};
+
+/// Words of the slow path's arena.
+const ARENA_WORDS: usize = CFG.arena_words();
+
+/// Worker cores (all but core 0).
+pub const WORKERS: usize = board::NUM_CORES as usize - 1;
+
+/// Slots per worker queue (one is kept free by the SPSC queue).
+const QUEUE_SLOTS: usize = 32;
+
+/// RX descriptors taken per poll round.
+const POLL_BUDGET: u32 = 64;
+
+/// Guest-time interval between counter reports, when anything changed.
+const REPORT_INTERVAL_US: u64 = 1_000_000;
+
+/// Event-stream bit: a `WFE` wakes when this bit of the counter toggles
+/// (bit 10 at 62.5–100 MHz: every ~10–16 µs).
+const EVENT_STREAM_BIT: u64 = 10;
+
+type RingEngine = Engine<'static, WORKERS, QUEUE_SLOTS>;
+
+/// The arena: `.bss`, zeroed at boot, handed out once.
+#[repr(C, align(64))]
+struct Arena(UnsafeCell<[u64; ARENA_WORDS]>);
+
+// SAFETY: borrowed mutably once, by the primary in `start`, before any other
+// core can reach the engine.
+unsafe impl Sync for Arena {}
+
+static ARENA: Arena = Arena(UnsafeCell::new([0; ARENA_WORDS]));
+
+/// The engine, behind [`LOCK`].
+struct EngineCell(UnsafeCell<MaybeUninit<RingEngine>>);
+
+// SAFETY: written once before `READY`; afterwards only under `LOCK`.
+unsafe impl Sync for EngineCell {}
+
+static ENGINE: EngineCell = EngineCell(UnsafeCell::new(MaybeUninit::uninit()));
+
+/// Set (release) once `ENGINE` is initialised.
+static READY: AtomicBool = AtomicBool::new(false);
+
+/// Per worker: requests wait in its queue (set and cleared under `LOCK`).
+static WORK: [AtomicBool; WORKERS] = [const { AtomicBool::new(false) }; WORKERS];
+
+/// Set by a worker after a request ran: core 0 emits, refills and polls.
+static KICK: AtomicBool = AtomicBool::new(false);
+
+/// A ticket lock: fair, so a busy poll core cannot starve the workers.
+struct TicketLock {
+    next: AtomicU32,
+    serving: AtomicU32,
+}
+
+static LOCK: TicketLock = TicketLock {
+    next: AtomicU32::new(0),
+    serving: AtomicU32::new(0),
+};
+
+/// Exclusive access to the engine while held.
+struct Guard;
+
+impl TicketLock {
+    fn lock(&self) -> Guard {
+        let me = self.next.fetch_add(1, Ordering::Relaxed);
+        while self.serving.load(Ordering::Acquire) != me {
+            core::hint::spin_loop();
+        }
+        Guard
+    }
+}
+
+impl Guard {
+    fn engine(&mut self) -> &mut RingEngine {
+        // SAFETY: the guard proves the lock is held, and `READY` was set
+        // after the engine was written.
+        unsafe { (*ENGINE.0.get()).assume_init_mut() }
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        LOCK.serving.fetch_add(1, Ordering::Release);
+    }
+}
+
+/// The RX ring (fast path → slow path).
+fn rx_ring() -> SharedRing {
+    // SAFETY: the board config places the ring inside `regions.rings`,
+    // which the MMU maps non-cacheable and nothing else uses.
+    unsafe { SharedRing::new(BOARD.rings.rx.base, ring_bytes(BOARD.rings.rx.slots)) }
+}
+
+/// The TX ring (slow path → fast path).
+fn tx_ring() -> SharedRing {
+    // SAFETY: as for `rx_ring`.
+    unsafe { SharedRing::new(BOARD.rings.tx.base, ring_bytes(BOARD.rings.tx.slots)) }
+}
+
+/// Turn on this core's generic-timer event stream (bounds every `WFE`).
+pub fn enable_event_stream() {
+    CNTKCTL_EL1.modify(CNTKCTL_EL1::EVNTEN::SET + CNTKCTL_EL1::EVNTI.val(EVENT_STREAM_BIT));
+}
+
+/// Zero a DRAM region the fast path reads; logs how long it took.
+fn clear(name: &str, r: Region) {
+    let t0 = timer::micros();
+    // SAFETY: the board config reserves the region for this use, and the
+    // fast path does not run before the rings exist.
+    unsafe { crate::cache::zero_for_device(r.base, r.size) };
+    defmt::info!(
+        "cleared {=str} {=u64:#x}+{=u64:#x} in {=u64} us",
+        name,
+        r.base,
+        r.size,
+        timer::micros() - t0
+    );
+}
+
+/// Zeroing callback of the engine: a freed page whose TLB fence the fast
+/// path has passed. Refuses anything outside the data region.
+fn scrub(pa: u64, bytes: u64) {
+    let data = BOARD.regions.data;
+    let inside = pa >= data.base && pa.checked_add(bytes).is_some_and(|e| e <= data.end());
+    if inside {
+        // SAFETY: the slow path owns a freed page until it returns it to the
+        // allocator, which happens after this call.
+        unsafe { crate::cache::zero_for_device(pa, bytes) };
+    } else {
+        defmt::error!(
+            "scrub of {=u64:#x}+{=u64:#x} outside the data region refused",
+            pa,
+            bytes
+        );
+    }
+}
+
+/// Primary core: format board DRAM, build the engine, then serve forever.
+pub fn run_primary() -> ! {
+    enable_event_stream();
+    clear("page table", BOARD.regions.page_table);
+    clear("data region", BOARD.regions.data);
+    let mut rx = rx_ring();
+    let mut tx = tx_ring();
+    for (name, ring, slots) in [
+        ("tx", &mut tx, BOARD.rings.tx.slots),
+        ("rx", &mut rx, BOARD.rings.rx.slots),
+    ] {
+        if let Err(e) = clio_wire::ring::init(ring, slots) {
+            defmt::error!("ring {=str}: header init failed at {=str}", name, e.field);
+            crate::halt(crate::EXIT_SERVICE);
+        }
+    }
+
+    // SAFETY: the only mutable borrow of the arena, taken once.
+    let arena: &'static mut [u64] = unsafe { &mut *ARENA.0.get() };
+    let core = match SlowPath::new(CFG, arena) {
+        Ok(c) => c,
+        Err(e) => {
+            defmt::error!(
+                "slow path refused the config: {=str}: {=str}",
+                e.field,
+                e.reason
+            );
+            crate::halt(crate::EXIT_SERVICE)
+        }
+    };
+    let engine = match RingEngine::new(core, &rx, &tx) {
+        Ok(e) => e,
+        Err(e) => {
+            defmt::error!("engine cannot attach to the rings: {=str}", e.field);
+            crate::halt(crate::EXIT_SERVICE)
+        }
+    };
+    // SAFETY: no other core touches the engine before `READY`.
+    unsafe { (*ENGINE.0.get()).write(engine) };
+    READY.store(true, Ordering::Release);
+    asm::sev();
+    defmt::info!(
+        "ring service ready: RX {=u64:#x} x{=u32}, TX {=u64:#x} x{=u32}, {=usize} workers, arena {=usize} KiB, {=u64} pages of {=u64} KiB",
+        BOARD.rings.rx.base,
+        BOARD.rings.rx.slots,
+        BOARD.rings.tx.base,
+        BOARD.rings.tx.slots,
+        WORKERS,
+        ARENA_WORDS * 8 / 1024,
+        CFG.pages_of(CFG.default_shift),
+        (1u64 << CFG.default_shift) / 1024
+    );
+    poll_loop(rx, tx)
+}
+
+/// Core 0's loop.
+fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
+    let mut last_tx_tail = tx.load_u32(header_field::TAIL);
+    let mut reported = (EngineCounters::default(), Stats::default());
+    let mut next_report = timer::Deadline::after_micros(REPORT_INTERVAL_US);
+    loop {
+        let rx_waiting = rx.load_u32(header_field::HEAD) != rx.load_u32(header_field::TAIL);
+        let tx_tail = tx.load_u32(header_field::TAIL);
+        let kicked = KICK.swap(false, Ordering::AcqRel);
+        if rx_waiting || kicked || tx_tail != last_tx_tail {
+            last_tx_tail = tx_tail;
+            let mut g = LOCK.lock();
+            let e = g.engine();
+            let out = e.poll(&mut rx, &mut tx, POLL_BUDGET, scrub);
+            for (w, flag) in WORK.iter().enumerate() {
+                if e.queued(w) > 0 {
+                    flag.store(true, Ordering::Release);
+                }
+            }
+            let rejected = e.counters().malformed;
+            drop(g);
+            asm::sev();
+            if let Some(err) = out.last_error {
+                defmt::warn!(
+                    "RX slot rejected: {=str} ({=u64} rejected since boot)",
+                    err.field,
+                    rejected
+                );
+            }
+        } else {
+            // A hint on the board; under single-threaded emulation it lets
+            // the other cores run.
+            // SAFETY: `yield` has no architectural effect.
+            unsafe { core::arch::asm!("yield", options(nomem, nostack)) };
+        }
+        if next_report.expired() {
+            next_report = timer::Deadline::after_micros(REPORT_INTERVAL_US);
+            let mut g = LOCK.lock();
+            let now = (*g.engine().counters(), *g.engine().core().stats());
+            drop(g);
+            if now != reported {
+                report(&now.0, &now.1);
+                reported = now;
+            }
+        }
+    }
+}
+
+fn report(c: &EngineCounters, s: &Stats) {
+    defmt::info!(
+        "rings: polls {=u64} rx {=u64} malformed {=u64} dispatched {=u64} worked {=u64} inline {=u64} tx_full {=u64} scrubbed {=u64}",
+        c.polls,
+        c.rx,
+        c.malformed,
+        c.dispatched,
+        c.worked,
+        c.inline,
+        c.tx_full,
+        c.scrubbed
+    );
+    defmt::info!(
+        "slow path: allocs {=u64} (errors {=u64}, retries {=u64}) frees {=u64} (errors {=u64}) pa pushed {=u64} consumed {=u64} fast-path errors {=u64}",
+        s.allocs,
+        s.alloc_errors,
+        s.retries,
+        s.frees,
+        s.free_errors,
+        s.pa_pushed,
+        s.pa_consumed,
+        s.fastpath_errors
+    );
+}
+
+/// Worker core `core` (1..): run queued requests forever.
+pub fn run_worker(core: usize) -> ! {
+    enable_event_stream();
+    let w = core - 1;
+    while !READY.load(Ordering::Acquire) {
+        asm::wfe();
+    }
+    let mut tx = tx_ring();
+    loop {
+        if !WORK[w].load(Ordering::Acquire) {
+            asm::wfe();
+            continue;
+        }
+        let mut g = LOCK.lock();
+        let e = g.engine();
+        let ran = e.run_worker(w, &mut tx);
+        if e.queued(w) == 0 {
+            WORK[w].store(false, Ordering::Relaxed);
+        }
+        drop(g);
+        if ran {
+            KICK.store(true, Ordering::Release);
+            asm::sev();
+        } else {
+            // The previous request's commands wait for TX room; core 0
+            // emits them when the fast path frees slots.
+            asm::wfe();
+        }
+    }
+}

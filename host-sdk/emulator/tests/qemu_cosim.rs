@@ -1,0 +1,530 @@
+//! Co-simulation: the firmware image in QEMU's ZynqMP model serves the
+//! fast-path model over rings in a shared-memory file.
+//!
+//! Needs `qemu-system-aarch64` (`$QEMU` or `PATH`); without it the tests
+//! print why and pass, except under CI (`CI` set), where they fail. The
+//! image is `$CLIO_COSIM_IMAGE` (ci/suites/40-cosim-qemu.sh builds it), or
+//! built here for `board-configs/emulator.toml` in
+//! `$CLIO_COSIM_TARGET_DIR` (default `$CARGO_TARGET_DIR/cosim-image`, or
+//! `target/cosim-image`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use clio_config::BoardConfig;
+use clio_emu::qemu::{cosim_model_options, find_qemu, QemuDram, QemuOptions, QemuSlowPath};
+use clio_fastpath::{ClientId, FastPath};
+use clio_wire::clio::HEADER_LEN;
+use clio_wire::payload::{perms, AllocReq, FreeReq};
+use clio_wire::ring::{
+    header_field, slot_offset, Descriptor, Direction, Producer, RingMemory, SLOT_LEN,
+};
+use clio_wire::{Header, Opcode, Packet, Status};
+
+/// One QEMU at a time: the machine has two cores.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+const STEP: Duration = Duration::from_secs(20);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn board() -> BoardConfig {
+    clio_config::load(root().join("board-configs/emulator.toml")).expect("emulator.toml loads")
+}
+
+/// The QEMU binary, or `None` (skip) outside CI.
+fn qemu_or_skip() -> Option<PathBuf> {
+    if let Some(q) = find_qemu() {
+        return Some(q);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(!ci, "CI: qemu-system-aarch64 is required for the co-simulation tests (Debian package qemu-system-arm)");
+    eprintln!("skipping the QEMU co-simulation: qemu-system-aarch64 not found (install qemu-system-arm or set QEMU=path)");
+    None
+}
+
+/// The firmware ELF for the emulator board config.
+fn image() -> PathBuf {
+    if let Some(p) = std::env::var_os("CLIO_COSIM_IMAGE") {
+        return PathBuf::from(p);
+    }
+    // The same directory ci/suites/40-cosim-qemu.sh builds in.
+    let target_dir = std::env::var_os("CLIO_COSIM_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root().join("target"))
+                .join("cosim-image")
+        });
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(root())
+        .env(
+            "CLIO_BOARD_CONFIG",
+            root().join("board-configs/emulator.toml"),
+        )
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .args([
+            "build",
+            "-q",
+            "--manifest-path",
+            "firmware-arm/image/Cargo.toml",
+        ])
+        .args(["--target", "aarch64-unknown-none", "--release"])
+        .status()
+        .expect("running cargo to build the firmware image");
+    assert!(status.success(), "building the firmware image failed");
+    target_dir.join("aarch64-unknown-none/release/clio-firmware")
+}
+
+/// A parsed response packet.
+struct Resp {
+    h: Header,
+    payload: Vec<u8>,
+}
+
+/// The fast-path model over the QEMU-shared DRAM, with a small client.
+struct Cosim {
+    q: QemuSlowPath,
+    fp: FastPath<QemuDram>,
+    board: BoardConfig,
+    req: u32,
+}
+
+impl Cosim {
+    fn boot(qemu: PathBuf) -> Cosim {
+        let board = board();
+        let mut opts = QemuOptions::new(image(), board);
+        opts.qemu = qemu;
+        let (q, dram) = QemuSlowPath::launch(opts).unwrap_or_else(|e| panic!("{e}"));
+        let fp = FastPath::new(&board, cosim_model_options(), dram)
+            .expect("fast path attaches to the firmware's rings");
+        Cosim {
+            q,
+            fp,
+            board,
+            req: 0,
+        }
+    }
+
+    fn next_req(&mut self) -> u32 {
+        self.req += 1;
+        self.req
+    }
+
+    /// Run the TX ring until `n` responses arrived (bounded).
+    fn collect(&mut self, mut got: Vec<Resp>, n: usize, what: &str) -> Vec<Resp> {
+        let deadline = Instant::now() + STEP;
+        let mut spins = 0u32;
+        while got.len() < n {
+            self.fp.poll_rings(&mut |_, b| got.push(parse(b)));
+            spins += 1;
+            if got.len() < n && spins % 1024 == 0 {
+                self.q
+                    .check_alive()
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(
+                    Instant::now() < deadline,
+                    "{what}: no response within {STEP:?}\n{}",
+                    self.q.log_tail(20)
+                );
+            }
+        }
+        got
+    }
+
+    /// Send one packet; wait for `n` responses.
+    fn send(&mut self, pkt: &[u8], n: usize, what: &str) -> Vec<Resp> {
+        let mut got = Vec::new();
+        self.fp
+            .receive(ClientId(9), pkt, &mut |_, b| got.push(parse(b)));
+        self.collect(got, n, what)
+    }
+
+    /// Send a data packet; a `Busy` (free-PA FIFO not yet refilled by the
+    /// slow path) is retried after running the TX ring, as a client would.
+    fn send_data(&mut self, pkt: &[u8], what: &str) -> Vec<Resp> {
+        let deadline = Instant::now() + STEP;
+        loop {
+            let r = self.send(pkt, 1, what);
+            if r[0].h.status != Status::Busy {
+                return r;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{what}: still busy after {STEP:?}"
+            );
+            self.fp.poll_rings(&mut |_, _| {});
+        }
+    }
+
+    fn alloc(&mut self, pid: u32, size: u64) -> (Status, u64) {
+        let mut p = [0u8; AllocReq::LEN];
+        AllocReq {
+            size,
+            perms: perms::RW,
+            page_shift: 0,
+        }
+        .emit(&mut p)
+        .unwrap();
+        let id = self.next_req();
+        let r = self.send(&packet(Opcode::Alloc, pid, id, 0, 0, 0, &p), 1, "alloc");
+        assert_eq!(r[0].h.opcode, Opcode::AllocResp);
+        (r[0].h.status, r[0].h.va)
+    }
+
+    fn free(&mut self, pid: u32, va: u64, size: u64) -> Status {
+        let mut p = [0u8; FreeReq::LEN];
+        FreeReq { size }.emit(&mut p).unwrap();
+        let id = self.next_req();
+        let r = self.send(&packet(Opcode::Free, pid, id, va, 0, 0, &p), 1, "free");
+        assert_eq!(r[0].h.opcode, Opcode::FreeResp);
+        r[0].h.status
+    }
+
+    fn write(&mut self, pid: u32, va: u64, data: &[u8]) -> Status {
+        let mtu = self.board.network.mtu_payload as usize;
+        let id = self.next_req();
+        for (i, chunk) in data.chunks(mtu).enumerate() {
+            let pkt = packet(
+                Opcode::Write,
+                pid,
+                id,
+                va,
+                data.len() as u32,
+                (i * mtu) as u32,
+                chunk,
+            );
+            let r = self.send_data(&pkt, "write").remove(0);
+            assert_eq!(r.h.opcode, Opcode::WriteResp);
+            if r.h.status != Status::Ok {
+                return r.h.status;
+            }
+        }
+        Status::Ok
+    }
+
+    fn read(&mut self, pid: u32, va: u64, len: usize) -> (Status, Vec<u8>) {
+        let id = self.next_req();
+        let pkt = packet(Opcode::Read, pid, id, va, len as u32, 0, &[]);
+        let got = self.send_data(&pkt, "read");
+        if got[0].h.status != Status::Ok {
+            return (got[0].h.status, Vec::new());
+        }
+        // A read is answered at once, in one packet per MTU of data.
+        let pieces = len.div_ceil(self.board.network.mtu_payload as usize).max(1);
+        assert_eq!(got.len(), pieces, "read answered in {pieces} packets");
+        let mut out = vec![0u8; len];
+        for r in &got {
+            assert_eq!(r.h.opcode, Opcode::ReadResp);
+            let o = r.h.offset as usize;
+            out[o..o + r.payload.len()].copy_from_slice(&r.payload);
+        }
+        (Status::Ok, out)
+    }
+
+    fn rx_mem(&mut self) -> &mut [u8] {
+        let lay = *self.fp.layout();
+        &mut clio_fastpath::Dram::bytes_mut(self.fp.dram_mut())[lay.rx_ring.start..lay.rx_ring.end]
+    }
+
+    /// Descriptors the firmware has posted and the fast path not yet taken.
+    fn peek_tx(&self) -> Vec<Result<Descriptor, clio_wire::Error>> {
+        let lay = *self.fp.layout();
+        let mem = &clio_fastpath::Dram::bytes(self.fp.dram())[lay.tx_ring.start..lay.tx_ring.end];
+        let count = self.board.rings.tx.slots;
+        let head = mem.load_u32(header_field::HEAD);
+        let tail = mem.load_u32(header_field::TAIL);
+        (tail..head)
+            .map(|i| {
+                let o = slot_offset(i, count);
+                Descriptor::parse(&mem[o..o + SLOT_LEN], Direction::Tx)
+            })
+            .collect()
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn packet(
+    op: Opcode,
+    pid: u32,
+    req_id: u32,
+    va: u64,
+    total_len: u32,
+    offset: u32,
+    payload: &[u8],
+) -> Vec<u8> {
+    let h = Header {
+        opcode: op,
+        flags: 0,
+        status: Status::Ok,
+        pid,
+        req_id,
+        retry_of: 0,
+        va,
+        total_len,
+        offset,
+        payload_len: payload.len() as u16,
+    };
+    let mut b = vec![0u8; h.buffer_len()];
+    h.emit_with_payload(&mut b, payload).unwrap();
+    b
+}
+
+fn parse(b: &[u8]) -> Resp {
+    let p = Packet::new_checked(b).expect("response length");
+    let h = Header::parse_verified(&p).expect("response parses");
+    Resp {
+        h,
+        payload: b[HEADER_LEN..].to_vec(),
+    }
+}
+
+fn pattern(n: usize, seed: u8) -> Vec<u8> {
+    (0..n)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+#[test]
+fn end_to_end_with_the_slow_path_in_qemu() {
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = Cosim::boot(qemu);
+    let page = c.board.pages.default_size;
+
+    // Alloc two pages for PID 1.
+    let (st, va) = c.alloc(1, 2 * page);
+    assert_eq!(st, Status::Ok, "alloc\n{}", c.q.log_tail(20));
+    assert_eq!(va % page, 0);
+
+    // A write across the page boundary: two first-touch faults, each taking
+    // a PA the firmware pushed into the free-PA FIFO.
+    let faults0 = c.fp.stats().faults;
+    let data = pattern(3000, 7);
+    let at = va + page - 1000;
+    assert_eq!(c.write(1, at, &data), Status::Ok);
+    assert_eq!(
+        c.fp.stats().faults - faults0,
+        2,
+        "one fault per page touched"
+    );
+    let (st, back) = c.read(1, at, data.len());
+    assert_eq!(st, Status::Ok);
+    assert_eq!(back, data, "read back across the page boundary");
+    // The rest of the faulted pages reads as zeros (the firmware cleared the
+    // data region at boot).
+    let (st, zeros) = c.read(1, va, 4096);
+    assert_eq!(st, Status::Ok);
+    assert!(zeros.iter().all(|&b| b == 0), "a fresh page holds no data");
+
+    // A second PID: its own range works; the other's VA does not. Each PID
+    // has its own VA space, so PID 2's range may start at the same VA.
+    let (st, vb) = c.alloc(2, page);
+    assert_eq!(st, Status::Ok);
+    let other = pattern(2000, 99);
+    assert_eq!(c.write(2, vb, &other), Status::Ok);
+    assert_eq!(c.read(2, vb, other.len()), (Status::Ok, other.clone()));
+    let in_b = |x: u64| (vb..vb + page).contains(&x);
+    let probe = [at, va + page + 16]
+        .into_iter()
+        .find(|&x| !in_b(x))
+        .expect("PID 1 owns more than PID 2");
+    let (st, leaked) = c.read(2, probe, 64);
+    assert_ne!(
+        st,
+        Status::Ok,
+        "PID 2 must not read PID 1's range at {probe:#x}"
+    );
+    assert!(leaked.is_empty());
+    assert_ne!(
+        c.write(2, probe, &[0xee; 16]),
+        Status::Ok,
+        "PID 2 must not write PID 1's range"
+    );
+    if in_b(at) {
+        // The same VA in PID 2's space is PID 2's page: its bytes, not PID 1's.
+        let (st, own) = c.read(2, at, 64);
+        assert_eq!(st, Status::Ok);
+        assert_ne!(
+            &own[..],
+            &data[..64],
+            "PID 2 sees PID 1's data at the same VA"
+        );
+    }
+    if !(va..va + 2 * page).contains(&vb) {
+        assert_ne!(
+            c.read(1, vb, 16).0,
+            Status::Ok,
+            "PID 1 must not read PID 2's range"
+        );
+    }
+    assert_eq!(
+        c.read(1, at, data.len()),
+        (Status::Ok, data),
+        "PID 1's data is untouched"
+    );
+
+    // Errors from the slow path come back as error replies.
+    let (st, _) = c.alloc(1, 0);
+    assert_eq!(st, Status::Malformed, "zero-byte alloc");
+
+    // Free; the range is gone, and a second free is refused.
+    assert_eq!(c.free(1, va, 2 * page), Status::Ok);
+    assert_ne!(c.read(1, at, 16).0, Status::Ok, "read after free");
+    // PID 1 has nothing left, so the slow path no longer knows it.
+    let again = c.free(1, va, 2 * page);
+    assert!(
+        matches!(again, Status::Unmapped | Status::BadPid),
+        "double free answered {again:?}"
+    );
+    assert_eq!(c.free(2, vb, page), Status::Ok);
+
+    // The freed pages are scrubbed once the fast path has passed their TLB
+    // fence, and come back zeroed when the memory is handed out again.
+    let (st, vc) = c.alloc(3, page);
+    assert_eq!(st, Status::Ok);
+    assert_eq!(c.write(3, vc + 8, &[1, 2, 3]), Status::Ok);
+    let (st, fresh) = c.read(3, vc, 4096);
+    assert_eq!(st, Status::Ok);
+    assert_eq!(&fresh[8..11], &[1, 2, 3]);
+    assert!(
+        fresh[..8].iter().chain(&fresh[11..]).all(|&b| b == 0),
+        "reused or fresh page is zero"
+    );
+
+    c.q.check_alive().unwrap_or_else(|e| panic!("{e}"));
+    let log = c.q.log_lines();
+    assert!(log.iter().any(|l| l.message.contains("ring service ready")));
+}
+
+#[test]
+fn corrupt_ring_descriptor_is_counted_and_the_firmware_keeps_serving() {
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = Cosim::boot(qemu);
+    let page = c.board.pages.default_size;
+    assert_eq!(c.alloc(1, page).0, Status::Ok);
+
+    // A slot whose CRC does not match: consumed, counted in the RX header's
+    // `rejected` field and by the firmware, never executed or answered (its
+    // tag cannot be trusted).
+    let mut slot = [0u8; SLOT_LEN];
+    let req = Descriptor::AllocReq {
+        tag: 0xbad,
+        pid: 1,
+        req_id: 4242,
+        va: 0,
+        size: page,
+        perms: perms::RW,
+        page_shift: 0,
+        fixed: false,
+    };
+    req.emit(&mut slot).unwrap();
+    slot[20] ^= 0x10;
+    let mem = c.rx_mem();
+    let mut rx = Producer::attach(&*mem, Direction::Rx).unwrap();
+    rx.push_raw(mem, &slot).unwrap();
+    let line =
+        c.q.wait_for_line("RX slot rejected", STEP)
+            .unwrap_or_else(|e| panic!("{e}"));
+    assert!(line.message.contains("ring.crc"), "{}", line.message);
+    assert_eq!(c.rx_mem().load_u32(header_field::REJECTED), 1);
+    c.q.wait_for_line("malformed 1 ", Duration::from_secs(10))
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // A well-formed request the slow path refuses (zero bytes), under a tag
+    // the fast path never issued: the firmware answers it with an error reply.
+    let bogus_tag = 0x00ab_0000;
+    let bad = Descriptor::AllocReq {
+        tag: bogus_tag,
+        pid: 1,
+        req_id: 4243,
+        va: 0,
+        size: 0,
+        perms: perms::RW,
+        page_shift: 0,
+        fixed: false,
+    };
+    let mem = c.rx_mem();
+    rx.push(mem, &bad).unwrap();
+    let deadline = Instant::now() + STEP;
+    let reply = loop {
+        let found = c.peek_tx().into_iter().flatten().find_map(|d| match d {
+            Descriptor::Reply { tag, status, .. } if tag == bogus_tag => Some(status),
+            _ => None,
+        });
+        if let Some(st) = found {
+            break st;
+        }
+        c.q.check_alive().unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            Instant::now() < deadline,
+            "no reply to the refused request\n{}",
+            c.q.log_tail(20)
+        );
+        std::hint::spin_loop();
+    };
+    assert_eq!(reply, Status::Malformed.raw());
+    // The fast path drops a reply to a tag it never issued, and says so.
+    let rejected0 = c.fp.stats().tx_rejected;
+    c.fp.poll_rings(&mut |_, _| panic!("no response to an unknown tag"));
+    assert_eq!(c.fp.stats().tx_rejected - rejected0, 1);
+
+    // Still serving: allocate, write, read.
+    let (st, va) = c.alloc(1, page);
+    assert_eq!(st, Status::Ok, "alloc after the corrupt descriptor");
+    let data = pattern(1500, 3);
+    assert_eq!(c.write(1, va, &data), Status::Ok);
+    assert_eq!(c.read(1, va, data.len()), (Status::Ok, data));
+    c.q.check_alive().unwrap_or_else(|e| panic!("{e}"));
+}
+
+/// A stand-in for QEMU: a shell script with the given body.
+fn fake_qemu(name: &str, body: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = std::env::temp_dir().join(format!("clio-fake-qemu-{}-{name}", std::process::id()));
+    std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+#[test]
+fn qemu_that_exits_or_hangs_gives_a_clear_error() {
+    if qemu_or_skip().is_none() {
+        return;
+    }
+    let image = image();
+    let board = board();
+
+    let mut opts = QemuOptions::new(&image, board);
+    opts.qemu = fake_qemu(
+        "exits",
+        "echo 'qemu: cannot open the memory backend' >&2; exit 3",
+    );
+    let e = QemuSlowPath::launch(opts).expect_err("an exiting QEMU");
+    let msg = e.to_string();
+    assert!(msg.contains("QEMU exited"), "{msg}");
+    assert!(
+        msg.contains("cannot open the memory backend"),
+        "QEMU's output is quoted: {msg}"
+    );
+
+    // A QEMU that never boots anything: the wait ends at the timeout, and
+    // the process is killed.
+    let mut opts = QemuOptions::new(&image, board);
+    opts.qemu = fake_qemu("hangs", "exec sleep 600");
+    opts.timeout = Duration::from_millis(500);
+    let t0 = Instant::now();
+    let e = QemuSlowPath::launch(opts).expect_err("a silent QEMU");
+    assert!(t0.elapsed() < Duration::from_secs(10));
+    assert!(
+        e.to_string()
+            .contains("no firmware log line containing `ring service ready` within 0.5 s"),
+        "{e}"
+    );
+}
