@@ -37,6 +37,27 @@ echo "== co-simulation tests"
 # Under CI the tests themselves refuse to skip when QEMU is missing.
 timeout 600 cargo test -q -p clio-emu --test qemu_cosim -- --test-threads=1
 
+echo "== the SDK against the QEMU-backed board: clio sim --slow-path qemu, then bringup and info"
+cargo build -q --release -p clio-cli -p clio-fwlog
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+"$BIN/fwlog" manifest --elf "$CLIO_COSIM_IMAGE" --out "$IMAGE_TARGET_DIR/manifest.json"
+PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+SIM_LOG="$IMAGE_TARGET_DIR/sim.log"
+QEMU_AUDIO_DRV=none "$BIN/clio" sim --board "$BOARD" --slow-path qemu --image "$CLIO_COSIM_IMAGE" \
+    --listen "127.0.0.1:$PORT" >"$SIM_LOG" 2>&1 &
+SIM_PID=$!
+trap 'kill "$SIM_PID" 2>/dev/null || true' EXIT
+# The board is ready when the firmware said so (the sim prints it); bounded wait.
+for _ in $(seq 1 120); do
+    grep -q "ready in" "$SIM_LOG" && break
+    kill -0 "$SIM_PID" 2>/dev/null || { cat "$SIM_LOG" >&2; echo "FAIL: clio sim exited" >&2; exit 1; }
+    sleep 0.5
+done
+grep -q "ready in" "$SIM_LOG" || { cat "$SIM_LOG" >&2; echo "FAIL: firmware not ready" >&2; exit 1; }
+timeout 300 "$BIN/clio" bringup --addr "127.0.0.1:$PORT" --config "$BOARD" --mem-test-bytes 4194304
+timeout 60 "$BIN/clio" info --addr "127.0.0.1:$PORT" --config "$BOARD" --manifest "$IMAGE_TARGET_DIR/manifest.json"
+kill "$SIM_PID"
+
 if [[ "${COSIM_BENCH:-0}" == 1 ]]; then
     echo "== slow-path benchmark (QEMU vs in-process)"
     cargo run -q --release -p clio-emu --example slowpath_bench -- \

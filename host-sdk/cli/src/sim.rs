@@ -2,7 +2,8 @@
 
 use anyhow::{Context, Result};
 use clap::Args;
-use clio_emu::{Board, FaultConfig, ServeOptions};
+use clio_emu::qemu::QemuOptions;
+use clio_emu::{Board, FaultConfig, QemuBoard, ServeOptions};
 
 use crate::board_arg::load_board;
 
@@ -21,6 +22,23 @@ pub struct SimArgs {
     /// Faults on packets the board sends (same syntax).
     #[arg(long, default_value = "")]
     pub faults_out: String,
+    /// Where the slow path runs: in this process, or the firmware image in QEMU's ZynqMP model.
+    #[arg(long, value_enum, default_value_t = SlowPathKind::Inproc)]
+    pub slow_path: SlowPathKind,
+    /// Firmware ELF for `--slow-path qemu`, built for the same board config
+    /// (`CLIO_BOARD_CONFIG=<config> cargo build --manifest-path firmware-arm/image/Cargo.toml
+    /// --target aarch64-unknown-none --release`).
+    #[arg(long)]
+    pub image: Option<std::path::PathBuf>,
+}
+
+/// Where an emulated board's slow path runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SlowPathKind {
+    /// The slow-path library in this process.
+    Inproc,
+    /// The firmware image under qemu-system-aarch64, sharing DRAM through a file.
+    Qemu,
 }
 
 /// Run `clio sim`.
@@ -45,7 +63,6 @@ pub fn run(a: &SimArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)
             .context("--faults-out")?,
     };
-    let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
     let socket = std::net::UdpSocket::bind(addr).with_context(|| format!("binding {addr}"))?;
     eprintln!(
         "clio sim: board '{}' ({} MiB DRAM, {} KiB pages, {} TLB entries) serving on udp://{}",
@@ -56,6 +73,29 @@ pub fn run(a: &SimArgs) -> Result<()> {
         socket.local_addr()?
     );
     let stop = std::sync::atomic::AtomicBool::new(false);
-    clio_emu::server::serve(board, socket, opts, &stop)?;
+    match a.slow_path {
+        SlowPathKind::Inproc => {
+            let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
+            clio_emu::server::serve(board, socket, opts, &stop)?;
+        }
+        SlowPathKind::Qemu => {
+            let image = a
+                .image
+                .as_ref()
+                .context("--slow-path qemu needs --image (the firmware ELF)")?;
+            let mut qopts = QemuOptions::new(image, cfg);
+            if let Some(q) = clio_emu::qemu::find_qemu() {
+                qopts.qemu = q;
+            }
+            let mut board = QemuBoard::launch(qopts).map_err(anyhow::Error::msg)?;
+            eprintln!(
+                "clio sim: slow path is the firmware in QEMU, ready in {:.2} s (decode its UART with `clio logs --elf {} --input {}`)",
+                board.firmware().boot_time().as_secs_f64(),
+                image.display(),
+                board.firmware().log_path().display()
+            );
+            clio_emu::server::serve(board, socket, opts, &stop)?;
+        }
+    }
     Ok(())
 }

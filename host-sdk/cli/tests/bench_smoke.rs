@@ -83,7 +83,8 @@ fn quick_json_run_covers_every_benchmark() {
     }
 
     let lanes = by("async")["data"]["lanes"].as_array().unwrap();
-    assert_eq!(lanes.len(), 2);
+    assert_eq!(lanes.len(), 3);
+    assert_eq!(lanes[0]["transport"], "udp echo (floor)");
     for l in lanes {
         assert!(num(l, "ops_per_sec") > 100.0, "{l}");
     }

@@ -210,3 +210,79 @@ impl Engine for Board {
         None
     }
 }
+
+/// An emulated board whose slow path is the real firmware image running in
+/// QEMU's ZynqMP model, sharing board DRAM through a shared-memory file.
+pub struct QemuBoard {
+    fast: FastPath<crate::qemu::QemuDram>,
+    qemu: crate::qemu::QemuSlowPath,
+}
+
+impl std::fmt::Debug for QemuBoard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("QemuBoard")
+            .field("fast", &self.fast)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How often a QEMU-backed board looks at the TX ring while no packet
+/// arrives: the firmware answers asynchronously.
+const QEMU_POLL: Duration = Duration::from_micros(50);
+
+impl QemuBoard {
+    /// Boot the firmware (which formats DRAM and the rings, as on the
+    /// board) and attach the fast-path model to the shared memory.
+    pub fn launch(opts: crate::qemu::QemuOptions) -> Result<QemuBoard, BoardError> {
+        let board = opts.board;
+        let (qemu, dram) = crate::qemu::QemuSlowPath::launch(opts)
+            .map_err(|e| BoardError(format!("slow path in QEMU: {e}")))?;
+        let mut fast = FastPath::new(&board, crate::qemu::cosim_model_options(), dram)
+            .map_err(|e| BoardError(format!("fast path: {e}")))?;
+        // The board reports the first 8 bytes of the firmware's build id.
+        let id =
+            u64::from_str_radix(qemu.manifest().build_id.get(..16).unwrap_or("0"), 16).unwrap_or(0);
+        let v: Vec<u32> = qemu
+            .manifest()
+            .version
+            .split('.')
+            .map(|p| p.parse().unwrap_or(0))
+            .collect();
+        let version = v.first().copied().unwrap_or(0) << 16
+            | v.get(1).copied().unwrap_or(0) << 8
+            | v.get(2).copied().unwrap_or(0);
+        fast.set_firmware_identity(version, id);
+        Ok(QemuBoard { fast, qemu })
+    }
+
+    /// The firmware under QEMU (logs, boot time, manifest).
+    pub fn firmware(&mut self) -> &mut crate::qemu::QemuSlowPath {
+        &mut self.qemu
+    }
+
+    /// The fast-path model.
+    pub fn fast(&self) -> &FastPath<crate::qemu::QemuDram> {
+        &self.fast
+    }
+}
+
+impl Engine for QemuBoard {
+    fn handle(&mut self, from: ClientId, packet: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+        let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+        self.fast.receive(FpClient(from), packet, &mut cb);
+        self.fast.poll_rings(&mut cb);
+    }
+    fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+        let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+        self.fast.poll_rings(&mut cb);
+        // A dead firmware cannot be waited for; its log says why.
+        if let Err(e) = self.qemu.check_alive() {
+            eprintln!(
+                "clio-emu: slow path in QEMU stopped: {e}\n{}",
+                self.qemu.log_tail(20)
+            );
+            return None;
+        }
+        Some(QEMU_POLL)
+    }
+}

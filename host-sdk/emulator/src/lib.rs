@@ -11,6 +11,6 @@ pub mod faults;
 pub mod qemu;
 pub mod server;
 
-pub use board::{Board, BoardError, BoardStats};
+pub use board::{Board, BoardError, BoardStats, QemuBoard};
 pub use faults::{FaultConfig, FaultyLink};
 pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};

@@ -17,13 +17,17 @@ use clio_emu::{ClientId, Engine, ServeOptions};
 use clio_wire::payload::perms;
 use serde::Serialize;
 
-use super::stats::{cdf_points, ratio, Summary};
+use super::stats::{cdf_points, ratio, Proto, Summary};
 use super::svg::{self, Axis, Series};
 use super::{bar, ns_since, Check, Ctx, Outcome, Plot, Ran};
 use crate::report::fmt_ns;
 
 /// Access sizes of the latency and peer benchmarks.
 pub const SIZES: [usize; 4] = [16, 64, 1024, 4096];
+
+/// First byte of a floor datagram. It is never a Clio version, so a board
+/// sharing the server with the echo never sees one.
+const ECHO_MARK: u8 = 0xee;
 
 /// The floor's server: every datagram goes straight back.
 struct Echo;
@@ -37,6 +41,65 @@ impl Engine for Echo {
     }
 }
 
+/// An emulated board whose server thread also echoes floor datagrams, so
+/// the floor and the board share one thread, socket and CPU placement.
+struct BoardWithEcho(clio_emu::Board);
+
+impl Engine for BoardWithEcho {
+    fn handle(&mut self, from: ClientId, packet: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+        if packet.first() == Some(&ECHO_MARK) {
+            out(from, packet)
+        } else {
+            Engine::handle(&mut self.0, from, packet, out)
+        }
+    }
+    fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+        self.0.poll(out)
+    }
+}
+
+/// Where a UDP benchmark sends: the board's address, an echo client for
+/// the floor, and the server both share when the board is emulated here.
+pub struct UdpTarget {
+    /// The board.
+    pub addr: std::net::SocketAddr,
+    /// The floor.
+    pub echo: EchoClient,
+    /// What the floor is: on the board's own server thread, or beside a remote board.
+    pub floor: &'static str,
+    _server: Option<clio_emu::ServerHandle>,
+}
+
+impl UdpTarget {
+    /// A fresh emulated board (from the config) answering board requests
+    /// and floor echoes on one server thread; with `--addr`, that board
+    /// and an echo server of our own on loopback.
+    pub fn new(ctx: &Ctx) -> Result<UdpTarget> {
+        if !ctx.embedded {
+            return Ok(UdpTarget {
+                addr: ctx.addr,
+                echo: EchoClient::start()?,
+                floor: "echo server on loopback (the board is remote)",
+                _server: None,
+            });
+        }
+        let board = clio_emu::Board::new(&ctx.cfg).map_err(anyhow::Error::msg)?;
+        let server = clio_emu::spawn(
+            BoardWithEcho(board),
+            "127.0.0.1:0".parse()?,
+            ServeOptions::default(),
+        )
+        .context("starting the emulated board")?;
+        let addr = server.addr();
+        Ok(UdpTarget {
+            addr,
+            echo: EchoClient::connect(addr, None)?,
+            floor: "echo on the board's own server thread",
+            _server: Some(server),
+        })
+    }
+}
+
 /// A bare UDP echo client on the SDK's transport.
 pub struct EchoClient {
     t: UdpTransport,
@@ -45,7 +108,7 @@ pub struct EchoClient {
     buf: Vec<u8>,
     /// Echoes that did not come back within a second (not counted as samples).
     pub lost: u64,
-    _server: clio_emu::ServerHandle,
+    _server: Option<clio_emu::ServerHandle>,
 }
 
 impl EchoClient {
@@ -53,9 +116,15 @@ impl EchoClient {
     pub fn start() -> Result<EchoClient> {
         let server = clio_emu::spawn(Echo, "127.0.0.1:0".parse()?, ServeOptions::default())
             .context("starting the UDP echo server")?;
-        let t = UdpTransport::connect(server.addr())?;
+        EchoClient::connect(server.addr(), Some(server))
+    }
+
+    fn connect(
+        addr: std::net::SocketAddr,
+        server: Option<clio_emu::ServerHandle>,
+    ) -> Result<EchoClient> {
         Ok(EchoClient {
-            t,
+            t: UdpTransport::connect(addr)?,
             seq: 0,
             pkt: Vec::new(),
             buf: vec![0; 65536],
@@ -67,16 +136,17 @@ impl EchoClient {
     /// One round trip of a `len`-byte datagram; its time in ns, or None if lost.
     pub fn once(&mut self, len: usize) -> Result<Option<f64>> {
         self.seq += 1;
-        let len = len.max(8);
+        let len = len.max(9);
         self.pkt.resize(len, 0xa5);
-        self.pkt[..8].copy_from_slice(&self.seq.to_le_bytes());
+        self.pkt[0] = ECHO_MARK;
+        self.pkt[1..9].copy_from_slice(&self.seq.to_le_bytes());
         let t = Instant::now();
         self.t.send(&self.pkt)?;
         let deadline = t + Duration::from_secs(1);
         loop {
             match self.t.recv(&mut self.buf, deadline)? {
                 // A late echo of an earlier, lost datagram: not this one.
-                Some(n) if n != len || self.buf[..8] != self.pkt[..8] => continue,
+                Some(n) if n != len || self.buf[..9] != self.pkt[..9] => continue,
                 Some(_) => return Ok(Some(ns_since(t))),
                 None => {
                     self.lost += 1;
@@ -84,6 +154,41 @@ impl EchoClient {
                 }
             }
         }
+    }
+}
+
+impl EchoClient {
+    /// Keep `depth` datagrams of `len` bytes in flight for `lap`; echoes
+    /// per second. A datagram not back within 100 ms counts as lost and
+    /// frees its place.
+    pub fn pipelined(&mut self, len: usize, depth: usize, lap: Duration) -> Result<f64> {
+        self.pkt.resize(len.max(9), 0xa5);
+        self.pkt[0] = ECHO_MARK;
+        let mut out = 0usize;
+        let mut done = 0u64;
+        let t = Instant::now();
+        while t.elapsed() < lap {
+            while out < depth {
+                self.t.send(&self.pkt)?;
+                out += 1;
+            }
+            match self.t.recv(&mut self.buf, Instant::now() + Duration::from_millis(100))? {
+                Some(_) => {
+                    out -= 1;
+                    done += 1;
+                }
+                None => {
+                    self.lost += out as u64;
+                    out = 0;
+                }
+            }
+        }
+        // Take back what is still in flight so later measurements start clean.
+        let end = Instant::now() + Duration::from_millis(100);
+        while out > 0 && self.t.recv(&mut self.buf, end)?.is_some() {
+            out -= 1;
+        }
+        Ok(done as f64 / t.elapsed().as_secs_f64())
     }
 }
 
@@ -134,6 +239,10 @@ struct Row {
     rread_p50_over_floor: f64,
     /// rwrite p50 / echo p50.
     rwrite_p50_over_floor: f64,
+    /// rread p99 / echo p99 (the floor's own tail is this machine's).
+    rread_p99_over_floor_p99: f64,
+    /// rwrite p99 / echo p99.
+    rwrite_p99_over_floor_p99: f64,
     #[serde(skip)]
     sorted: [Vec<f64>; 3],
 }
@@ -141,18 +250,20 @@ struct Row {
 #[derive(Debug, Serialize)]
 struct Latency {
     target: String,
+    floor: &'static str,
     rows: Vec<Row>,
     echo_lost: u64,
-    /// Protocol retries during the run (losses or timeouts).
-    retries: u64,
+    /// The SDK session's counters over the run.
+    proto: Proto,
 }
 
 /// Run the latency benchmark.
 pub fn run(ctx: &Ctx) -> Result<Ran> {
     let p = &ctx.plan;
-    let mut echo = EchoClient::start()?;
-    let mut s = Session::open(ctx.addr, ClientConfig::from_board(&ctx.cfg, ctx.pid))
-        .with_context(|| format!("opening a session to {}", ctx.addr))?;
+    let target = UdpTarget::new(ctx)?;
+    let mut echo = target.echo;
+    let mut s = Session::open(target.addr, ClientConfig::from_board(&ctx.cfg, ctx.pid))
+        .with_context(|| format!("opening a session to {}", target.addr))?;
     let span = *SIZES.iter().max().unwrap_or(&4096) as u64;
     let al = s.ralloc(span, perms::RW)?;
     // Map the page first: every measured access is a TLB hit.
@@ -169,7 +280,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
             _ => timed(|| s.rwrite(al.va, &data[..n])),
         }
     })?;
-    let retries = s.connection().stats().retries;
+    let proto = Proto::from(s.connection().stats());
     s.rfree(al.va, al.size)?;
     let _ = s.close();
     let mut samples = samples.into_iter();
@@ -192,14 +303,17 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
             rwrite,
             rread_p50_over_floor: ratio(rread.p50_ns, echo_s.p50_ns),
             rwrite_p50_over_floor: ratio(rwrite.p50_ns, echo_s.p50_ns),
+            rread_p99_over_floor_p99: ratio(rread.p99_ns, echo_s.p99_ns),
+            rwrite_p99_over_floor_p99: ratio(rwrite.p99_ns, echo_s.p99_ns),
             sorted: [e, r, w],
         });
     }
     Ok(Ran::Done(Box::new(Latency {
-        target: ctx.addr.to_string(),
+        target: target.addr.to_string(),
+        floor: target.floor,
         rows,
         echo_lost: echo.lost,
-        retries,
+        proto,
     })))
 }
 
@@ -232,8 +346,8 @@ impl Outcome for Latency {
 
     fn text(&self) -> String {
         let mut o = format!(
-            "  sync over UDP to {} vs a bare UDP echo (header + size each way) on loopback\n  {:>6}  {:<7} {:>10} {:>10} {:>10} {:>8} {:>9}\n",
-            self.target, "size", "series", "p50", "p99", "p99.9", "p99/p50", "p50/floor"
+            "  sync over UDP to {} vs a bare UDP echo of header + size each way ({})\n  {:>6}  {:<7} {:>10} {:>10} {:>10} {:>8} {:>9}\n",
+            self.target, self.floor, "size", "series", "p50", "p99", "p99.9", "p99/p50", "p50/floor"
         );
         for r in &self.rows {
             for (name, s, over) in [
@@ -254,10 +368,10 @@ impl Outcome for Latency {
             }
         }
         o += &format!(
-            "  {} samples per series; {} echo(es) lost; {} protocol retries\n",
+            "  {} samples per series; {} echo(es) lost; SDK: {}\n",
             self.rows.first().map_or(0, |r| r.rread.n),
             self.echo_lost,
-            self.retries
+            self.proto
         );
         o
     }

@@ -35,7 +35,7 @@ impl Drop for Memcached {
     }
 }
 
-/// Why memcached cannot run here, if it cannot (not installed).
+/// The memcached binary on PATH, if it is installed.
 fn find_memcached() -> Option<std::path::PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -85,6 +85,46 @@ pub fn cdf_points(sorted: &[f64], max: usize) -> Vec<(f64, f64)> {
     out
 }
 
+/// The SDK connection's counters that explain a tail: retries and why.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Proto {
+    /// Request attempts (first sends and retries).
+    pub requests_sent: u64,
+    /// Attempts that were retries.
+    pub retries: u64,
+    /// Retries caused by RTO expiry.
+    pub timeouts: u64,
+    /// `BUSY` answers.
+    pub busy: u64,
+    /// NACKs received.
+    pub nacks: u64,
+    /// Answers that matched no outstanding attempt (late, after a retry).
+    pub stale: u64,
+}
+
+impl From<clio::proto::Stats> for Proto {
+    fn from(s: clio::proto::Stats) -> Proto {
+        Proto {
+            requests_sent: s.requests_sent,
+            retries: s.retries,
+            timeouts: s.timeouts,
+            busy: s.busy,
+            nacks: s.nacks,
+            stale: s.stale,
+        }
+    }
+}
+
+impl std::fmt::Display for Proto {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} requests, {} retries ({} on timeout, {} busy, {} NACKed), {} stale answers",
+            self.requests_sent, self.retries, self.timeouts, self.busy, self.nacks, self.stale
+        )
+    }
+}
+
 /// xorshift64: a tiny deterministic generator, so runs pick the same
 /// addresses and stay comparable.
 #[derive(Debug, Clone)]
