@@ -13,6 +13,7 @@
 
 use clio_config::BoardConfig;
 use clio_wire::pte::{MAX_PAGE_SHIFT, MIN_PAGE_SHIFT, VPN_BITS};
+use clio_wire::{ErrorKind, PageClasses};
 
 /// Most page sizes one board supports.
 pub const MAX_PAGE_SIZES: usize = 4;
@@ -135,9 +136,33 @@ impl SlowPathConfig {
         &self.page_shifts[..n]
     }
 
-    /// Index of `shift` among the supported page sizes.
-    pub fn class_of(&self, shift: u8) -> Option<usize> {
+    /// Index of `shift` among the supported page sizes, ascending: the
+    /// index of the per-size counters, FIFOs and physical allocator lists.
+    /// Not the VA class, which [`Self::page_classes`] gives.
+    pub fn size_index(&self, shift: u8) -> Option<usize> {
         self.shifts().iter().position(|&s| s == shift)
+    }
+
+    /// The VA-class rule of this board ([`PageClasses`]: class 0 = the
+    /// default size, classes 1.. = the other sizes ascending), built from
+    /// `page_shifts`, `default_shift` and `va_bits`. Errors name the field.
+    pub fn page_classes(&self) -> Result<PageClasses, ConfigError> {
+        PageClasses::new(self.default_shift, self.shifts(), self.va_bits).map_err(|e| ConfigError {
+            field: e.field,
+            reason: match e.kind {
+                ErrorKind::OutOfRange { .. } => "out of range for the page-size classes",
+                _ => "inconsistent with the page-size classes",
+            },
+        })
+    }
+
+    /// The VAs where ranges of `1 << shift`-byte pages go: `[start, end)`
+    /// inside the VA class of `shift`; `None` if the size is not supported.
+    /// Class 0 starts one largest page up, so a null pointer never maps.
+    pub fn va_window(&self, shift: u8) -> Option<(u64, u64)> {
+        let pc = self.page_classes().ok()?;
+        self.size_index(shift)?;
+        window(&pc, self.va_base(), shift)
     }
 
     /// Check every field the slow path relies on.
@@ -192,8 +217,14 @@ impl SlowPathConfig {
             return err("max_ranges", "must be at least 1");
         }
         let l = self.layout();
-        if self.va_bits <= l.frame_shift {
-            return err("va.bits", "VA space not larger than the largest page");
+        // Two top VA bits select the page-size class (`PageClasses`); a
+        // class must hold at least one largest page. `SlowPath::new` builds
+        // the `PageClasses` itself, which checks the rest.
+        if self.va_bits < l.frame_shift + 2 {
+            return err(
+                "va.bits",
+                "no room for two page-class bits above the largest page",
+            );
         }
         if l.n_frames == 0 {
             return err("regions.data", "holds no page of the largest size");
@@ -246,7 +277,7 @@ impl SlowPathConfig {
         let shadow_words = slots * 2;
         let free_words = buckets.div_ceil(8);
         let range_words = self.max_ranges as u64 * 3;
-        let pid_words = pid_cap * 2;
+        let pid_words = pid_cap * crate::va::PID_ENTRY_WORDS as u64;
         let frame_stack_words = n_frames;
         let frame_meta_words = n_frames;
         let partial_words = n_frames * n as u64;
@@ -306,6 +337,13 @@ impl SlowPathConfig {
     }
 }
 
+/// `[start, end)` of the VA class of `shift` under `pc`, not below `floor`.
+pub(crate) fn window(pc: &PageClasses, floor: u64, shift: u8) -> Option<(u64, u64)> {
+    let class = pc.class_of(shift)?;
+    let base = pc.class_base(class);
+    Some((base.max(floor), base + pc.class_bytes()))
+}
+
 /// Sizes derived from a [`SlowPathConfig`] and the split of the arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Layout {
@@ -333,7 +371,7 @@ pub struct Layout {
     pub free_words: u64,
     /// Arena words of the range table (3 per range).
     pub range_words: u64,
-    /// Arena words of the PID table (2 per entry).
+    /// Arena words of the PID table (1 + one cursor per VA class, per entry).
     pub pid_words: u64,
     /// Arena words of the free-frame stack.
     pub frame_stack_words: u64,

@@ -32,7 +32,7 @@ pub use crate::config::{
 };
 pub use crate::engine::{Engine, EngineCounters, PollOutcome, RingSink, NOTICE_BATCH};
 pub use crate::error::SlowPathError;
-pub use crate::machine::{ClassState, Placement, ReplyTo, SlowPath, Stats, TxSink};
+pub use crate::machine::{Placement, ReplyTo, SizeState, SlowPath, Stats, TxSink};
 pub use crate::phys::PhysAlloc;
 pub use crate::shadow::ShadowTable;
 pub use crate::va::VaRange;

@@ -18,7 +18,7 @@
 //! always either never-used since boot (the boot code zeroes the data
 //! region) or zeroed after its last owner lost access to it.
 
-use crate::config::{ConfigError, Layout, SlowPathConfig, MAX_PAGE_SIZES};
+use crate::config::{window, ConfigError, Layout, SlowPathConfig, MAX_PAGE_SIZES};
 use crate::phys::PhysAlloc;
 use crate::shadow::ShadowTable;
 use crate::va::{PidTable, RangeTable, VaRange};
@@ -27,7 +27,7 @@ use crate::SlowPathError;
 use clio_wire::payload::perms;
 use clio_wire::pte::TableGeometry;
 use clio_wire::ring::Descriptor;
-use clio_wire::{Pte, Status};
+use clio_wire::{PageClasses, Pte, Status};
 use heapless::Deque;
 
 /// Where TX descriptors go (the TX ring, or a buffer in tests).
@@ -72,7 +72,7 @@ pub struct Placement {
 
 /// Counters of one page size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct ClassState {
+pub struct SizeState {
     /// PAs pushed into the free-PA FIFO and not yet consumed.
     pub in_fifo: u32,
     /// Allocated virtual pages not yet backed by a PA.
@@ -167,7 +167,10 @@ pub struct SlowPath<'a> {
     dirty_len: u64,
     fences: Deque<(u64, u64), FENCES>,
     recent: Deque<(u32, u64, u64), RECENT>,
-    classes: [ClassState; MAX_PAGE_SIZES],
+    /// The VA-class rule: where each page size's ranges go.
+    classes: PageClasses,
+    /// Counters per page size (index = [`SlowPathConfig::size_index`]).
+    sizes: [SizeState; MAX_PAGE_SIZES],
     job: Option<Job>,
     emitted: u64,
     stats: Stats,
@@ -178,6 +181,7 @@ impl<'a> SlowPath<'a> {
     /// words; its contents are overwritten).
     pub fn new(cfg: SlowPathConfig, arena: &'a mut [u64]) -> Result<Self, ConfigError> {
         cfg.check()?;
+        let classes = cfg.page_classes()?;
         let l = cfg.layout();
         if (arena.len() as u64) < l.words {
             return Err(ConfigError {
@@ -219,7 +223,8 @@ impl<'a> SlowPath<'a> {
             dirty_len: 0,
             fences: Deque::new(),
             recent: Deque::new(),
-            classes: [ClassState::default(); MAX_PAGE_SIZES],
+            classes,
+            sizes: [SizeState::default(); MAX_PAGE_SIZES],
             job: None,
             emitted: 0,
             stats: Stats::default(),
@@ -259,9 +264,20 @@ impl<'a> SlowPath<'a> {
     pub fn pids(&self) -> &PidTable<'a> {
         &self.pids
     }
-    /// Counters of page-size class `c`.
-    pub fn class_state(&self, c: usize) -> ClassState {
-        self.classes[c]
+    /// The VA-class rule ranges are placed by.
+    pub fn page_classes(&self) -> &PageClasses {
+        &self.classes
+    }
+    /// The VAs where ranges of `1 << shift`-byte pages go (see
+    /// [`SlowPathConfig::va_window`]); `None` for an unsupported size.
+    pub fn va_window(&self, shift: u8) -> Option<(u64, u64)> {
+        self.cfg.size_index(shift)?;
+        window(&self.classes, self.cfg.va_base(), shift)
+    }
+    /// Counters of the page size with index `i` among the supported sizes
+    /// (ascending, [`SlowPathConfig::size_index`]).
+    pub fn size_state(&self, i: usize) -> SizeState {
+        self.sizes[i]
     }
     /// Event counters.
     pub fn stats(&self) -> &Stats {
@@ -275,10 +291,10 @@ impl<'a> SlowPath<'a> {
     pub fn ready(&self) -> bool {
         self.job.is_none()
     }
-    /// Whether `(class, ppn)` sits in the free-PA FIFO.
-    pub fn in_fifo(&self, class: usize, ppn: u32) -> bool {
+    /// Whether page `ppn` of the size with index `size` sits in the free-PA FIFO.
+    pub fn in_fifo(&self, size: usize, ppn: u32) -> bool {
         self.phys
-            .unit(class, ppn)
+            .unit(size, ppn)
             .is_some_and(|u| bit(self.fifo_map, u))
     }
     /// Freed pages not yet zeroed.
@@ -295,14 +311,14 @@ impl<'a> SlowPath<'a> {
     // ---- allocation -------------------------------------------------------
 
     /// Bytes future first touches may still take from the pool.
-    fn owed_bytes(&self, extra_class: usize, extra_pages: u64) -> u64 {
+    fn owed_bytes(&self, extra_size: usize, extra_pages: u64) -> u64 {
         self.cfg
             .shifts()
             .iter()
             .enumerate()
             .map(|(c, &s)| {
-                let st = &self.classes[c];
-                let untouched = st.untouched + if c == extra_class { extra_pages } else { 0 };
+                let st = &self.sizes[c];
+                let untouched = st.untouched + if c == extra_size { extra_pages } else { 0 };
                 untouched.saturating_sub(st.in_fifo as u64) << s
             })
             .sum()
@@ -313,7 +329,7 @@ impl<'a> SlowPath<'a> {
             .shifts()
             .iter()
             .enumerate()
-            .map(|(c, &s)| self.classes[c].dirty << s)
+            .map(|(c, &s)| self.sizes[c].dirty << s)
             .sum()
     }
 
@@ -351,7 +367,13 @@ impl<'a> SlowPath<'a> {
 
     /// Place and reserve a range; the board-table commands are left as a job.
     ///
-    /// `va` is the fixed address (with `fixed`) or a hint (0 = none). The
+    /// The range goes inside the VA class of its page size
+    /// ([`SlowPath::va_window`]), where the fast path looks for pages of that
+    /// size. `va` is the fixed address (with `fixed`) or a hint (0 = none);
+    /// a fixed address that cannot be honoured (misaligned, outside the
+    /// class of its size, taken, or overflowing a bucket) is placed
+    /// elsewhere in the class and reported `moved`; a hint outside the class
+    /// is ignored in favour of the PID's cursor in that class. The
     /// overflow-free check hashes every page of a candidate into its bucket
     /// and rejects the candidate if a bucket has no free slot; the next
     /// candidate starts just past the page that did not fit, so it differs
@@ -422,10 +444,17 @@ impl<'a> SlowPath<'a> {
         } else {
             page_shift
         };
-        let class = self
-            .cfg
-            .class_of(shift)
-            .ok_or(SlowPathError::UnsupportedPageSize(page_shift))?;
+        // Per-size counters use the size index; the VA goes in the size's
+        // class window (`PageClasses`), the only place the fast path looks
+        // for pages of this size.
+        let (si, (lo, hi)) = match (
+            self.cfg.size_index(shift),
+            window(&self.classes, self.cfg.va_base(), shift),
+        ) {
+            (Some(si), Some(w)) => (si, w),
+            _ => return Err(SlowPathError::UnsupportedPageSize(page_shift)),
+        };
+        let class = self.classes.class_of(shift).unwrap_or(0);
         if perm == 0 || perm & !perms::ALL != 0 {
             return Err(SlowPathError::BadPerms(perm));
         }
@@ -433,8 +462,7 @@ impl<'a> SlowPath<'a> {
             return Err(SlowPathError::ZeroSize);
         }
         let page = 1u64 << shift;
-        let (va_base, va_end) = (self.cfg.va_base(), self.cfg.va_end());
-        let max = (va_end - va_base).min(self.cfg.pages_of(shift) << shift);
+        let max = (hi - lo).min(self.cfg.pages_of(shift) << shift);
         if size > max {
             return Err(SlowPathError::Oversize { size, max });
         }
@@ -443,21 +471,24 @@ impl<'a> SlowPath<'a> {
         }
         let pages = size.div_ceil(page);
         let len = pages << shift;
-        if self.owed_bytes(class, pages) > self.phys.free_bytes() + self.dirty_bytes() {
+        if self.owed_bytes(si, pages) > self.phys.free_bytes() + self.dirty_bytes() {
             return Err(SlowPathError::PhysExhausted);
         }
         if self.ranges.len() == self.ranges.capacity() {
             return Err(SlowPathError::RangeTableFull);
         }
-        let pidx = self.pids.get_or_insert(pid, va_base)?;
+        let pidx = self.pids.get_or_insert(pid)?;
         let mut retries = 0u32;
         let mut moved = false;
         let mut placed = None;
+        let in_window = |v: u64| v >= lo && v.checked_add(len).is_some_and(|e| e <= hi);
         if fixed {
-            let fits = va % page == 0
-                && va >= va_base
-                && va.checked_add(len).is_some_and(|e| e <= va_end)
-                && self.ranges.conflict(pid, va, len).is_none();
+            // A fixed VA outside the class of its page size could never be
+            // reached (the fast path would take it for another size), so it
+            // is moved into the class like any other fixed VA that cannot be
+            // honoured; the reply says `moved`.
+            let fits =
+                va % page == 0 && in_window(va) && self.ranges.conflict(pid, va, len).is_none();
             if fits
                 && self
                     .try_reserve(pid, va >> shift, pages, shift, perm)
@@ -472,8 +503,14 @@ impl<'a> SlowPath<'a> {
         let placed = match placed {
             Some(v) => v,
             None => {
-                let hint = if va != 0 { va } else { self.pids.cursor(pidx) };
-                match self.search(pid, hint, pages, shift, perm, &mut retries) {
+                // A hint outside the class window is ignored: next fit
+                // from this PID's cursor in the class.
+                let hint = if va != 0 && in_window(va) {
+                    va
+                } else {
+                    self.pids.cursor(pidx, class)
+                };
+                match self.search(pid, hint, (lo, hi), pages, shift, perm, &mut retries) {
                     Ok(v) => v,
                     Err(e) => {
                         if self.pids.ranges(pidx) == 0 {
@@ -493,8 +530,8 @@ impl<'a> SlowPath<'a> {
         };
         self.ranges.insert(&range)?;
         self.pids.add_ranges(pidx, 1);
-        self.pids.set_cursor(pidx, range.end());
-        self.classes[class].untouched += pages;
+        self.pids.set_cursor(pidx, class, range.end());
+        self.sizes[si].untouched += pages;
         // A new range over a recently freed one makes a later free of it legal again.
         let n = self.recent.len();
         for _ in 0..n {
@@ -512,18 +549,20 @@ impl<'a> SlowPath<'a> {
         })
     }
 
-    /// Next-fit search from `hint` for a free, overflow-free range.
+    /// Next-fit search from `hint` for a free, overflow-free range inside
+    /// `[va_base, va_end)` (the class window of the page size).
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
         pid: u32,
         hint: u64,
+        (va_base, va_end): (u64, u64),
         pages: u64,
         shift: u8,
         perm: u8,
         retries: &mut u32,
     ) -> Result<u64, SlowPathError> {
         let page = 1u64 << shift;
-        let (va_base, va_end) = (self.cfg.va_base(), self.cfg.va_end());
         let len = pages << shift;
         let align = |v: u64| v.div_ceil(page) * page;
         let start0 = align(hint.clamp(va_base, va_end));
@@ -685,34 +724,34 @@ impl<'a> SlowPath<'a> {
         bucket: u32,
         slot: u32,
     ) -> Result<(), SlowPathError> {
-        let Some(class) = self.cfg.class_of(page_shift) else {
+        let Some(size) = self.cfg.size_index(page_shift) else {
             self.stats.bad_notices += 1;
             return Err(SlowPathError::BadNotice);
         };
-        let unit = match self.phys.unit(class, ppn) {
-            Some(u) if bit(self.fifo_map, u) && self.phys.in_use(class, ppn) => u,
+        let unit = match self.phys.unit(size, ppn) {
+            Some(u) if bit(self.fifo_map, u) && self.phys.in_use(size, ppn) => u,
             _ => {
                 self.stats.bad_notices += 1;
                 return Err(SlowPathError::BadNotice);
             }
         };
         set_bit(self.fifo_map, unit, false);
-        self.classes[class].in_fifo -= 1;
+        self.sizes[size].in_fifo -= 1;
         match self.shadow.get(bucket, slot) {
-            Some(mut p) if p.matches(pid, vpn) && p.page_shift == page_shift && !p.valid => {
+            Some(mut p) if p.matches(pid, vpn, page_shift) && !p.valid => {
                 p.valid = true;
                 p.ppn = ppn;
                 self.shadow.update(bucket, slot, &p);
-                let st = &mut self.classes[class];
+                let st = &mut self.sizes[size];
                 st.untouched -= 1;
                 st.mapped += 1;
                 self.stats.pa_consumed += 1;
                 Ok(())
             }
-            Some(p) if p.matches(pid, vpn) && p.page_shift == page_shift => {
+            Some(p) if p.matches(pid, vpn, page_shift) => {
                 // Mapped twice: the second page may hold data; reclaim it dirty.
                 let fence = self.stale_fence();
-                self.push_dirty(class, unit, fence);
+                self.push_dirty(size, unit, fence);
                 self.stats.bad_notices += 1;
                 Err(SlowPathError::BadNotice)
             }
@@ -720,7 +759,7 @@ impl<'a> SlowPath<'a> {
                 // The range was freed after the fast path mapped the page: fence
                 // the page behind the removal's TLB invalidation.
                 let fence = self.stale_fence();
-                self.push_dirty(class, unit, fence);
+                self.push_dirty(size, unit, fence);
                 self.stats.stale_notices += 1;
                 Ok(())
             }
@@ -776,8 +815,8 @@ impl<'a> SlowPath<'a> {
         let mut pushed = 0;
         for c in 0..self.cfg.shifts().len() {
             let shift = self.cfg.page_shifts[c];
-            let target = (self.cfg.fifo_depth as u64).min(self.classes[c].untouched) as u32;
-            while self.classes[c].in_fifo < target {
+            let target = (self.cfg.fifo_depth as u64).min(self.sizes[c].untouched) as u32;
+            while self.sizes[c].in_fifo < target {
                 let Some(ppn) = self.phys.alloc(c) else {
                     self.stats.refill_starved += 1;
                     break;
@@ -796,7 +835,7 @@ impl<'a> SlowPath<'a> {
                 if let Some(u) = self.phys.unit(c, ppn) {
                     set_bit(self.fifo_map, u, true);
                 }
-                self.classes[c].in_fifo += 1;
+                self.sizes[c].in_fifo += 1;
                 self.stats.pa_pushed += 1;
                 pushed += 1;
             }
@@ -806,12 +845,12 @@ impl<'a> SlowPath<'a> {
 
     // ---- dirty pages ----------------------------------------------------------
 
-    fn push_dirty(&mut self, class: usize, unit: u64, fence: u64) {
+    fn push_dirty(&mut self, size: usize, unit: u64, fence: u64) {
         let cap = self.layout.n_units;
         let at = (self.dirty_head + self.dirty_len) % cap;
-        set32(self.dirty, at as usize, (class as u32) << 30 | unit as u32);
+        set32(self.dirty, at as usize, (size as u32) << 30 | unit as u32);
         self.dirty_len += 1;
-        self.classes[class].dirty += 1;
+        self.sizes[size].dirty += 1;
         let full = self.fences.is_full();
         match self.fences.back_mut() {
             Some(b) if b.0 == fence || full => {
@@ -852,13 +891,13 @@ impl<'a> SlowPath<'a> {
                 let e = get32(self.dirty, self.dirty_head as usize);
                 self.dirty_head = (self.dirty_head + 1) % cap;
                 self.dirty_len -= 1;
-                let class = (e >> 30) as usize;
+                let size = (e >> 30) as usize;
                 let unit = (e & ((1 << 30) - 1)) as u64;
-                let shift = self.cfg.page_shifts[class];
+                let shift = self.cfg.page_shifts[size];
                 let pa = self.layout.frame_base + (unit << self.layout.unit_shift);
                 zero(pa, 1u64 << shift);
-                let _ = self.phys.free(class, (pa >> shift) as u32);
-                self.classes[class].dirty -= 1;
+                let _ = self.phys.free(size, (pa >> shift) as u32);
+                self.sizes[size].dirty -= 1;
                 done += 1;
             }
             self.fences.pop_front();
@@ -924,7 +963,7 @@ impl<'a> SlowPath<'a> {
                     stage,
                     reply,
                 } => {
-                    let class = self.cfg.class_of(shift).unwrap_or(0);
+                    let size = self.cfg.size_index(shift).unwrap_or(0);
                     let save = |next, stage| {
                         Some(Job::Remove {
                             pid,
@@ -952,12 +991,12 @@ impl<'a> SlowPath<'a> {
                                 }
                                 let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
                                 if pte.valid {
-                                    if let Some(u) = self.phys.unit(class, pte.ppn) {
-                                        self.push_dirty(class, u, OPEN);
+                                    if let Some(u) = self.phys.unit(size, pte.ppn) {
+                                        self.push_dirty(size, u, OPEN);
                                     }
-                                    self.classes[class].mapped -= 1;
+                                    self.sizes[size].mapped -= 1;
                                 } else {
-                                    self.classes[class].untouched -= 1;
+                                    self.sizes[size].untouched -= 1;
                                 }
                                 self.shadow.remove(b, s);
                             }

@@ -259,12 +259,15 @@ impl Filler<'_> {
         }
     }
 
-    /// A random page-aligned VA, so successive probes sample different
-    /// parts of the table.
+    /// A random page-aligned VA in the class window of the page size, so
+    /// successive probes sample different parts of the table.
     fn random_va(&mut self) -> u64 {
-        let c = self.sp.config();
-        let pages = (c.va_end() - c.va_base()) >> self.shift;
-        c.va_base() + ((self.rng.next() % pages) << self.shift)
+        let (lo, hi) = self
+            .sp
+            .va_window(self.shift)
+            .expect("the report's page size is supported");
+        let pages = (hi - lo) >> self.shift;
+        lo + ((self.rng.next() % pages) << self.shift)
     }
 
     /// Place and free one probe at a random hint; (retries, ns) or None if refused.

@@ -9,6 +9,7 @@
 
 use crate::words::take;
 use crate::SlowPathError;
+use clio_wire::pte::MAX_PAGE_CLASSES;
 
 /// One live VA range of a process.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,7 +158,8 @@ impl<'a> RangeTable<'a> {
     }
 }
 
-/// Per-PID state: the next-fit cursor and the number of live ranges.
+/// Per-PID state: one next-fit cursor per VA page-size class and the
+/// number of live ranges.
 #[derive(Debug)]
 pub struct PidTable<'a> {
     w: &'a mut [u64],
@@ -167,15 +169,24 @@ pub struct PidTable<'a> {
 
 const EMPTY: u64 = 0;
 
+/// Arena words of one PID entry: PID and range count, then one cursor per
+/// VA class ([`clio_wire::pte::MAX_PAGE_CLASSES`]).
+pub(crate) const PID_ENTRY_WORDS: usize = 1 + MAX_PAGE_CLASSES;
+
 impl<'a> PidTable<'a> {
-    /// A table of `w.len() / 2` entries (a power of two) holding at most `max` PIDs.
+    /// A table of `w.len() / PID_ENTRY_WORDS` entries (a power of two)
+    /// holding at most `max` PIDs.
     pub(crate) fn new(w: &'a mut [u64], max: usize) -> Self {
         w.fill(0);
         PidTable { w, len: 0, max }
     }
 
     fn cap(&self) -> usize {
-        self.w.len() / 2
+        self.w.len() / PID_ENTRY_WORDS
+    }
+
+    fn entry(&self, i: usize) -> &[u64] {
+        &self.w[PID_ENTRY_WORDS * i..PID_ENTRY_WORDS * (i + 1)]
     }
 
     fn home(&self, pid: u32) -> usize {
@@ -191,7 +202,7 @@ impl<'a> PidTable<'a> {
         let mask = self.cap() - 1;
         let mut i = self.home(pid);
         loop {
-            let w0 = self.w[2 * i];
+            let w0 = self.entry(i)[0];
             if w0 == EMPTY {
                 return Err(i);
             }
@@ -220,8 +231,9 @@ impl<'a> PidTable<'a> {
         self.probe(pid).ok()
     }
 
-    /// Entry of `pid`, created with `cursor` if new.
-    pub(crate) fn get_or_insert(&mut self, pid: u32, cursor: u64) -> Result<usize, SlowPathError> {
+    /// Entry of `pid`, created with every cursor 0 (= the start of its
+    /// class) if new.
+    pub(crate) fn get_or_insert(&mut self, pid: u32) -> Result<usize, SlowPathError> {
         if pid == 0 {
             return Err(SlowPathError::UnknownPid(0));
         }
@@ -229,31 +241,33 @@ impl<'a> PidTable<'a> {
             Ok(i) => Ok(i),
             Err(_) if self.len >= self.max => Err(SlowPathError::PidTableFull),
             Err(i) => {
-                self.w[2 * i] = pid as u64;
-                self.w[2 * i + 1] = cursor;
+                let e = &mut self.w[PID_ENTRY_WORDS * i..PID_ENTRY_WORDS * (i + 1)];
+                e.fill(0);
+                e[0] = pid as u64;
                 self.len += 1;
                 Ok(i)
             }
         }
     }
 
-    /// Next-fit cursor of entry `i`.
-    pub fn cursor(&self, i: usize) -> u64 {
-        self.w[2 * i + 1]
+    /// Next-fit cursor of entry `i` in VA class `class` (0 = not set yet).
+    pub fn cursor(&self, i: usize, class: usize) -> u64 {
+        self.entry(i)[1 + class % MAX_PAGE_CLASSES]
     }
 
-    pub(crate) fn set_cursor(&mut self, i: usize, va: u64) {
-        self.w[2 * i + 1] = va;
+    pub(crate) fn set_cursor(&mut self, i: usize, class: usize, va: u64) {
+        self.w[PID_ENTRY_WORDS * i + 1 + class % MAX_PAGE_CLASSES] = va;
     }
 
     /// Live ranges of entry `i`.
     pub fn ranges(&self, i: usize) -> u32 {
-        (self.w[2 * i] >> 32) as u32
+        (self.entry(i)[0] >> 32) as u32
     }
 
     pub(crate) fn add_ranges(&mut self, i: usize, delta: i64) {
         let n = (self.ranges(i) as i64 + delta).max(0) as u64;
-        self.w[2 * i] = (self.w[2 * i] & 0xffff_ffff) | n << 32;
+        let w0 = &mut self.w[PID_ENTRY_WORDS * i];
+        *w0 = (*w0 & 0xffff_ffff) | n << 32;
     }
 
     /// Drop the state of `pid` (backward-shift deletion keeps probes short).
@@ -262,21 +276,21 @@ impl<'a> PidTable<'a> {
             return false;
         };
         let mask = self.cap() - 1;
+        let n = PID_ENTRY_WORDS;
         let mut i = (hole + 1) & mask;
-        while self.w[2 * i] != EMPTY {
-            let home = self.home(self.w[2 * i] as u32);
+        while self.entry(i)[0] != EMPTY {
+            let home = self.home(self.entry(i)[0] as u32);
             // Move entry i into the hole if its home is not in (hole, i].
             let dist_i = i.wrapping_sub(home) & mask;
             let dist_hole = i.wrapping_sub(hole) & mask;
             if dist_i >= dist_hole {
-                self.w[2 * hole] = self.w[2 * i];
-                self.w[2 * hole + 1] = self.w[2 * i + 1];
+                self.w.copy_within(n * i..n * (i + 1), n * hole);
                 hole = i;
             }
             i = (i + 1) & mask;
         }
-        self.w[2 * hole] = EMPTY;
-        self.w[2 * hole + 1] = 0;
+        self.w[n * hole..n * (hole + 1)].fill(0);
+        debug_assert_eq!(EMPTY, 0);
         self.len -= 1;
         true
     }
@@ -339,25 +353,35 @@ mod tests {
 
     #[test]
     fn pid_table_insert_remove_with_collisions() {
-        let mut w = [0u64; 2 * 8];
+        let mut w = [0u64; PID_ENTRY_WORDS * 8];
         let mut t = PidTable::new(&mut w, 6);
         for pid in 1..=6 {
-            let i = t.get_or_insert(pid, pid as u64 * 10).unwrap();
+            let i = t.get_or_insert(pid).unwrap();
+            assert_eq!(t.cursor(i, 0), 0);
+            for class in 0..MAX_PAGE_CLASSES {
+                t.set_cursor(i, class, pid as u64 * 10 + class as u64);
+            }
             t.add_ranges(i, 1);
         }
-        assert_eq!(t.get_or_insert(7, 0), Err(SlowPathError::PidTableFull));
-        assert_eq!(t.get_or_insert(0, 0), Err(SlowPathError::UnknownPid(0)));
+        assert_eq!(t.get_or_insert(7), Err(SlowPathError::PidTableFull));
+        assert_eq!(t.get_or_insert(0), Err(SlowPathError::UnknownPid(0)));
         for pid in [3, 1, 5] {
             assert!(t.remove(pid));
         }
         for pid in [2, 4, 6] {
             let i = t.get(pid).unwrap();
-            assert_eq!(t.cursor(i), pid as u64 * 10);
+            for class in 0..MAX_PAGE_CLASSES {
+                assert_eq!(t.cursor(i, class), pid as u64 * 10 + class as u64);
+            }
             assert_eq!(t.ranges(i), 1);
         }
         for pid in [1, 3, 5] {
             assert!(t.get(pid).is_none());
         }
         assert_eq!(t.len(), 3);
+        // A PID that comes back starts with fresh cursors.
+        let i = t.get_or_insert(3).unwrap();
+        assert_eq!((t.cursor(i, 1), t.ranges(i)), (0, 0));
+        assert_eq!(t.len(), 4);
     }
 }

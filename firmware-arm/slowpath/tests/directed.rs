@@ -135,7 +135,7 @@ fn fixed_requests_are_placed_exactly_or_moved_and_say_so() {
     let mut arena = vec![0u64; cfg.arena_words()];
     let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
     let mut tx = Vec::new();
-    let va = 0x1000_0000;
+    let va = sp.va_window(12).unwrap().0 + 0x1000_0000;
     let p = sp.alloc(TO, 5, va, 3 * 4096, 3, 12, true).unwrap();
     assert!(sp.pump(&mut tx));
     assert_eq!((p.range.start, p.moved), (va, false));
@@ -170,7 +170,7 @@ fn freed_pages_are_zeroed_only_after_the_tlb_fence() {
         let n = board.touch(1, p.range.vpn() + i, 12).unwrap();
         sp.handle(&n, &mut tx).unwrap();
     }
-    assert_eq!(sp.class_state(0).mapped, 2);
+    assert_eq!(sp.size_state(0).mapped, 2);
     sp.free(TO, 1, p.range.start, p.range.bytes()).unwrap();
     sp.pump(&mut tx);
     // The fast path has taken the removals but not the TLB invalidation.
@@ -203,7 +203,7 @@ fn freed_pages_are_zeroed_only_after_the_tlb_fence() {
             }
         }
     }
-    assert_eq!(sp.class_state(0).mapped, 64);
+    assert_eq!(sp.size_state(0).mapped, 64);
     board.assert_matches(&sp);
 }
 
@@ -266,5 +266,135 @@ fn a_full_sink_holds_the_job_and_requests_wait() {
         1,
         "the reply comes after all ten PTE writes"
     );
+    board.assert_matches(&sp);
+}
+
+/// Whether every page of `r` lies in the VA class of its page size.
+fn in_its_class(sp: &SlowPath<'_>, r: &clio_slowpath::VaRange) -> bool {
+    let pc = sp.page_classes();
+    (0..r.pages).all(|i| pc.shift_of(r.start + (i << r.page_shift)) == Some(r.page_shift))
+        && pc.shift_of(r.end() - 1) == Some(r.page_shift)
+}
+
+#[test]
+fn every_page_size_is_placed_in_its_va_class() {
+    let cfg = small_cfg();
+    let mut arena = vec![0u64; cfg.arena_words()];
+    let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let mut board = Board::new(&cfg);
+    let mut tx = Vec::new();
+    let pc = *sp.page_classes();
+    assert_eq!(pc, cfg.page_classes().unwrap());
+    // Default size first (class 0), then the others ascending.
+    assert_eq!(
+        (pc.shift(0), pc.shift(1), pc.shift(2), pc.shift(3)),
+        (Some(22), Some(12), Some(21), None)
+    );
+    for (shift, eff) in [(12u8, 12u8), (21, 21), (22, 22), (0, 22)] {
+        let (lo, hi) = sp.va_window(eff).unwrap();
+        assert_eq!(pc.shift_of(lo), Some(eff));
+        assert_eq!(pc.shift_of(hi - 1), Some(eff));
+        // The board holds four 4 MiB frames: one large page of each size.
+        let pages = if eff == 12 { 2 } else { 1 };
+        let p = sp.alloc(TO, 1, 0, pages << eff, 3, shift, false).unwrap();
+        assert!(sp.pump(&mut tx));
+        assert_eq!(p.range.page_shift, eff);
+        assert!(in_its_class(&sp, &p.range), "{shift}: {:?}", p.range);
+        assert!(p.range.start >= lo && p.range.end() <= hi);
+    }
+    // Class 0 keeps the null page unmapped.
+    assert!(sp.va_window(22).unwrap().0 >= 1 << 22);
+    assert_eq!(sp.va_window(13), None);
+    board.apply_all(&mut tx);
+    board.assert_matches(&sp);
+}
+
+#[test]
+fn a_fixed_va_outside_its_class_is_moved_into_it() {
+    let cfg = small_cfg();
+    let mut arena = vec![0u64; cfg.arena_words()];
+    let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let mut board = Board::new(&cfg);
+    let mut tx = Vec::new();
+    let (lo4k, _) = sp.va_window(12).unwrap();
+    let (lo2m, _) = sp.va_window(21).unwrap();
+    // A 4 KiB range asked for at a 2 MiB-class address: moved into the 4 KiB class.
+    let p = sp
+        .alloc(TO, 7, lo2m + (8 << 21), 2 * 4096, 3, 12, true)
+        .unwrap();
+    assert!(sp.pump(&mut tx));
+    assert!(p.moved);
+    assert!(in_its_class(&sp, &p.range), "{:?}", p.range);
+    assert!(matches!(
+        tx.last(),
+        Some(Descriptor::Reply { moved: true, .. })
+    ));
+    // A 2 MiB range asked for in the 4 KiB class, and one asked for in the
+    // default class: both moved into the 2 MiB class.
+    for va in [lo4k, 64 << 21] {
+        let q = sp.alloc(TO, 7, va, 1 << 21, 3, 21, true).unwrap();
+        assert!(sp.pump(&mut tx));
+        assert!(q.moved && in_its_class(&sp, &q.range), "{va:#x}: {q:?}");
+    }
+    // A 4 MiB range whose fixed VA starts in class 0 but runs past its end.
+    let (_, hi4m) = sp.va_window(22).unwrap();
+    let r = sp
+        .alloc(TO, 7, hi4m - (1 << 22), 2 << 22, 3, 22, true)
+        .unwrap();
+    assert!(sp.pump(&mut tx));
+    assert!(r.moved && in_its_class(&sp, &r.range), "{r:?}");
+    // Inside its class a fixed VA is honoured exactly.
+    let s = sp
+        .alloc(TO, 7, lo2m + (8 << 21), 1 << 21, 3, 21, true)
+        .unwrap();
+    assert!(sp.pump(&mut tx));
+    assert_eq!((s.range.start, s.moved), (lo2m + (8 << 21), false));
+    // A size with no class is refused, not moved.
+    assert_eq!(
+        sp.alloc(TO, 7, lo4k, 1 << 13, 3, 13, true),
+        Err(SlowPathError::UnsupportedPageSize(13))
+    );
+    assert!(sp.pump(&mut tx));
+    assert_eq!(sp.stats().moved, 4);
+    board.apply_all(&mut tx);
+    board.assert_matches(&sp);
+}
+
+#[test]
+fn interleaved_sizes_keep_one_next_fit_cursor_per_class() {
+    let cfg = small_cfg();
+    let mut arena = vec![0u64; cfg.arena_words()];
+    let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let mut board = Board::new(&cfg);
+    let mut tx = Vec::new();
+    let mut last: [Option<clio_slowpath::VaRange>; 2] = [None, None];
+    for i in 0..6 {
+        let (shift, pages) = if i % 2 == 0 { (12, 3) } else { (21, 1) };
+        let p = sp.alloc(TO, 3, 0, pages << shift, 3, shift, false).unwrap();
+        assert!(sp.pump(&mut tx));
+        assert!(in_its_class(&sp, &p.range));
+        // Each size continues where its own previous range ended (further
+        // on only if a bucket was full there).
+        if let Some(prev) = last[i % 2] {
+            if p.retries == 0 {
+                assert_eq!(p.range.start, prev.end(), "{p:?}");
+            } else {
+                assert!(p.range.start > prev.end(), "{p:?}");
+            }
+        }
+        last[i % 2] = Some(p.range);
+    }
+    board.apply_all(&mut tx);
+    board.assert_matches(&sp);
+    // Free all, one size at a time; everything comes back.
+    let ranges: Vec<_> = sp.ranges().of_pid(3).collect();
+    assert_eq!(ranges.len(), 6);
+    for r in ranges {
+        sp.free(TO, 3, r.start, r.bytes()).unwrap();
+        assert!(sp.pump(&mut tx));
+    }
+    board.apply_all(&mut tx);
+    assert!(sp.pids().is_empty());
+    assert_eq!(sp.shadow().used_slots(), 0);
     board.assert_matches(&sp);
 }

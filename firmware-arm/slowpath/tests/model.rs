@@ -77,6 +77,13 @@ impl Harness<'_> {
                 assert!(w[0].end() <= w[1].start, "overlap {:?} {:?}", w[0], w[1]);
             }
         }
+        // Every range lies inside the VA class of its page size, the only
+        // place the fast path looks for pages of that size.
+        let pc = self.sp.page_classes();
+        for r in &have {
+            assert_eq!(pc.shift_of(r.start), Some(r.page_shift), "{r:?}");
+            assert_eq!(pc.shift_of(r.end() - 1), Some(r.page_shift), "{r:?}");
+        }
         // Shadow table equals the board table, and no bucket exceeds K.
         self.board.assert_matches(&self.sp);
         // Shadow table holds exactly the pages of the live ranges.
@@ -129,10 +136,14 @@ fn run(ops: Vec<Op>) {
                     _ => 0,
                 };
                 let eff = if shift == 0 { cfg.default_shift } else { shift };
-                // Fixed requests aim at or next to an existing range to force moves.
+                // Fixed requests aim at or next to an existing range (often
+                // of another size, so in another class) to force moves, or
+                // into the class of their size, or anywhere in class 0.
+                let (lo, _) = h.sp.va_window(eff).unwrap();
                 let va = match h.live.get(at as usize % h.live.len().max(1)) {
-                    Some(r) if fixed && at % 2 == 0 => r.start,
-                    Some(r) if fixed => r.end(),
+                    Some(r) if fixed && at % 4 == 0 => r.start,
+                    Some(r) if fixed && at % 4 == 2 => r.end(),
+                    _ if at % 4 == 1 => lo + (at << eff),
                     _ => (at + 1) << 24,
                 };
                 // Large pages: few of them (the board has four 4 MiB frames).
@@ -350,7 +361,7 @@ fn run(ops: Vec<Op>) {
     assert_eq!(h.sp.dirty_pages(), 0);
     assert!(h.sp.pids().is_empty());
     let fifo_bytes: u64 = (0..shifts.len())
-        .map(|c| (h.sp.class_state(c).in_fifo as u64) << shifts[c])
+        .map(|c| (h.sp.size_state(c).in_fifo as u64) << shifts[c])
         .sum();
     let held: u64 = h.board.held.iter().map(|(s, e)| e - s).sum();
     assert_eq!(held, fifo_bytes, "only FIFO pages stay handed out");

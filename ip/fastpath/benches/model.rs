@@ -95,7 +95,7 @@ fn first_touch(c: &mut Criterion) {
                 let bucket = g_.bucket_of(1, vpn);
                 let at = b.fp.layout().offset(g_.slot_addr(bucket, 0));
                 let pte = Pte::parse(&b.fp.dram()[at..at + 16]).unwrap();
-                assert!(pte.matches(1, vpn));
+                assert!(pte.matches(1, vpn, 12));
                 (bucket, 0, pte)
             })
             .collect();

@@ -7,13 +7,15 @@
 use core::fmt;
 
 use clio_config::BoardConfig;
-use clio_wire::pte::{TableGeometry, MAX_PAGE_SHIFT, MIN_PAGE_SHIFT};
+use clio_wire::pte::{TableGeometry, MAX_PAGE_CLASSES, MAX_PAGE_SHIFT, MIN_PAGE_SHIFT};
 use clio_wire::ring::ring_bytes;
+use clio_wire::PageClasses;
 
 use crate::cycles::CycleCosts;
 
-/// Largest number of page sizes the VA-class rule can tell apart (two VA bits).
-pub const MAX_PAGE_SIZES: usize = 4;
+/// Largest number of page sizes the VA-class rule can tell apart (two VA
+/// bits); the wire crate's [`MAX_PAGE_CLASSES`].
+pub const MAX_PAGE_SIZES: usize = MAX_PAGE_CLASSES;
 
 /// Who guarantees that a physical page handed to a process holds no data of
 /// an earlier owner.
@@ -88,7 +90,10 @@ pub struct Layout {
     pub data_start: u64,
     /// End of the data region (physical).
     pub data_end: u64,
-    /// Page shift of each VA class (index = class); 0 = class unused.
+    /// The VA-class rule ([`PageClasses`], from `BoardConfig::page_classes`).
+    pub classes: PageClasses,
+    /// Page shift of each VA class (index = class; 0 = class unused), a
+    /// copy of `classes` for dumps and the RTL parameter files.
     pub class_shift: [u8; MAX_PAGE_SIZES],
     /// Supported page shifts, one per FIFO (index = FIFO number).
     pub fifo_shift: [u8; MAX_PAGE_SIZES],
@@ -219,27 +224,19 @@ impl Layout {
         if !c.pages.sizes.contains(c.pages.default_size) {
             return Err(err("pages.default_size", "not one of pages.sizes"));
         }
-        let default_shift = c.pages.default_size.trailing_zeros() as u8;
+        // The one definition of the class rule; its errors name the key.
+        let classes = c
+            .page_classes()
+            .map_err(|e| err(e.field, format!("page-size classes: {e}")))?;
+        let default_shift = classes.default_shift();
         let mut class_shift = [0u8; MAX_PAGE_SIZES];
-        class_shift[0] = default_shift;
-        let mut next = 1;
-        for &s in &sizes {
-            let shift = s.trailing_zeros() as u8;
-            if shift != default_shift {
-                class_shift[next] = shift;
-                next += 1;
-            }
+        for (class, slot) in class_shift.iter_mut().enumerate() {
+            *slot = classes.shift(class).unwrap_or(0);
         }
         sizes.sort_unstable();
         let mut fifo_shift = [0u8; MAX_PAGE_SIZES];
         for (i, &s) in sizes.iter().enumerate() {
             fifo_shift[i] = s.trailing_zeros() as u8;
-        }
-        if !(c.va.bits >= 32 && c.va.bits <= 62) {
-            return Err(err("va.bits", "must be 32..=62"));
-        }
-        if c.va.bits - 2 < u32::from(*class_shift.iter().max().unwrap_or(&0)) {
-            return Err(err("va.bits", "too narrow for the largest page size"));
         }
         let mtu = c.network.mtu_payload as usize;
         let min_mtu = clio_wire::payload::InfoResp::LEN;
@@ -278,6 +275,7 @@ impl Layout {
             table,
             data_start: c.regions.data.base,
             data_end: c.regions.data.end(),
+            classes,
             class_shift,
             fifo_shift,
             page_sizes: sizes.len(),
@@ -293,8 +291,9 @@ impl Layout {
         })
     }
 
-    /// The page shift of `va` by the VA-class rule, `None` if `va` lies
-    /// outside the VA space or in a class with no page size.
+    /// The page shift of `va` by the VA-class rule ([`PageClasses::shift_of`]),
+    /// `None` if `va` lies outside the VA space or in a class with no page
+    /// size.
     ///
     /// Class = VA bits `[va_bits-1 : va_bits-2]`; class 0 holds pages of the
     /// default size, classes 1.. the other supported sizes in ascending order.
@@ -302,19 +301,12 @@ impl Layout {
     /// which keeps a translation at one bucket read.
     #[inline]
     pub fn shift_of(&self, va: u64) -> Option<u8> {
-        if va >> self.va_bits != 0 {
-            return None;
-        }
-        let class = (va >> (self.va_bits - 2)) as usize & 3;
-        match self.class_shift[class] {
-            0 => None,
-            s => Some(s),
-        }
+        self.classes.shift_of(va)
     }
 
-    /// The first VA of page-size class `class` (for allocators and tests).
+    /// The first VA of page-size class `class` ([`PageClasses::class_base`]).
     pub fn class_base(&self, class: usize) -> u64 {
-        (class as u64) << (self.va_bits - 2)
+        self.classes.class_base(class)
     }
 
     /// FIFO number of a page shift, if the size is supported.
@@ -373,6 +365,10 @@ mod tests {
             let l = Layout::new(&b, b.dram.size as usize)
                 .unwrap_or_else(|e| panic!("{}: {e}", b.board.name));
             assert_eq!(l.class_shift[0], l.default_shift);
+            assert_eq!(Ok(l.classes), b.page_classes());
+            for (class, &shift) in l.class_shift.iter().enumerate() {
+                assert_eq!(l.classes.shift(class).unwrap_or(0), shift);
+            }
             assert_eq!(l.dedup_entries as u64, b.dedup_entries());
         }
     }
@@ -411,6 +407,12 @@ mod tests {
         assert_eq!(
             Layout::new(&b, b.dram.size as usize).unwrap_err().key,
             "pages.default_size"
+        );
+        let mut b = boards::EMULATOR;
+        b.va.bits = 23;
+        assert_eq!(
+            Layout::new(&b, b.dram.size as usize).unwrap_err().key,
+            "va.bits"
         );
         let mut b = boards::EMULATOR;
         b.network.mtu_payload = 0;

@@ -3,7 +3,7 @@
 
 use clio_wire::clio::{flags, HEADER_LEN};
 use clio_wire::payload::{AllocReq, AllocResp, FreeReq};
-use clio_wire::pte::{Pte, PteView, PTE_LEN};
+use clio_wire::pte::{pte_flags, Pte, PteView, PTE_LEN};
 use clio_wire::ring::{Descriptor, PushError};
 use clio_wire::{Header, Opcode, Status};
 
@@ -292,12 +292,16 @@ impl<D: Dram> FastPath<D> {
         let Some(at) = self.slot_offset(bucket, slot) else {
             return false;
         };
+        // The command names the slot, not the page size: the slot must hold
+        // an allocated PTE of (pid, vpn) at the page shift it records.
         let raw = &self.dram.bytes()[at..at + PTE_LEN];
-        let holds = PteView::new_checked(raw).is_ok_and(|v| v.matches(pid, vpn));
-        if !holds {
+        let Ok(view) = PteView::new_checked(raw) else {
+            return false;
+        };
+        let shift = view.flags() >> pte_flags::PAGE_SHIFT_SHIFT;
+        if !view.matches(pid, vpn, shift) {
             return false;
         }
-        let shift = Pte::parse(raw).map_or(0, |p| p.page_shift);
         self.tlb.invalidate(pid, vpn, shift);
         self.dram.bytes_mut()[at..at + PTE_LEN].fill(0);
         true

@@ -69,11 +69,13 @@ impl<D: Dram> FastPath<D> {
             let Ok(view) = PteView::new_checked(raw) else {
                 continue;
             };
-            if !view.matches(pid, vpn) {
+            // The tag is (pid, vpn, page_shift): a page of another size with
+            // the same VPN number is a different page.
+            if !view.matches(pid, vpn, shift) {
                 continue;
             }
             match Pte::parse(raw) {
-                Ok(p) if p.page_shift == shift => {
+                Ok(p) => {
                     found = Some((slot as u32, p));
                     break;
                 }

@@ -369,6 +369,63 @@ fn page_sizes_follow_the_va_class() {
     );
 }
 
+/// The PTE tag is (pid, vpn, page_shift): with 4 KiB as the default size
+/// (class 0) a 4 KiB page and a 2 MiB page (class 1) can have the same VPN
+/// number, hash to the same bucket, and must still translate to their own
+/// physical pages, in either slot order, without counting PTE errors.
+#[test]
+fn same_vpn_in_two_sizes_does_not_alias() {
+    const MIB2: u8 = 21;
+    let mut cfg = common::board();
+    cfg.pages.default_size = 1 << KIB4;
+    for big_first in [false, true] {
+        let mut b = Bench::with(cfg, ModelOptions::default());
+        assert_eq!(b.fp.layout().class_shift[..3], [KIB4, MIB2, MIB4]);
+        let vpn = (1u64 << 27) + 5;
+        let small = vpn << KIB4;
+        let large = vpn << MIB2;
+        assert_eq!(b.fp.layout().shift_of(small), Some(KIB4));
+        assert_eq!(b.fp.layout().shift_of(large), Some(MIB2));
+        let g = b.fp.layout().table;
+        let bucket = g.bucket_of(1, vpn);
+        let order: [(u64, u8); 2] = if big_first {
+            [(large, MIB2), (small, KIB4)]
+        } else {
+            [(small, KIB4), (large, MIB2)]
+        };
+        for (va, shift) in order {
+            b.map(1, va, 1, shift, perms::RW, true);
+        }
+        assert_eq!(b.write(1, 1, small + 8, b"small page"), vec![Status::Ok]);
+        assert_eq!(b.write(1, 2, large + 8, b"large page"), vec![Status::Ok]);
+        assert_eq!(b.read(1, 3, small + 8, 10).1, b"small page");
+        assert_eq!(b.read(1, 4, large + 8, 10).1, b"large page");
+        // Again through the bucket, not the TLB.
+        b.post(&Descriptor::TlbInvalidate {
+            pid: 1,
+            vpn: 0,
+            pages: 0,
+        });
+        assert!(b.poll().is_empty());
+        assert_eq!(b.read(1, 5, large + 8, 10).1, b"large page");
+        assert_eq!(b.fp.last_trace().tlb_misses, 1);
+        assert_eq!(b.read(1, 6, small + 8, 10).1, b"small page");
+        assert_eq!(b.fp.stats().pte_errors, 0);
+        // Removing the 4 KiB page (slot named by the command) leaves the 2 MiB one.
+        let small_slot = u32::from(big_first);
+        b.post(&Descriptor::PteRemove {
+            bucket,
+            slot: small_slot,
+            pid: 1,
+            vpn,
+        });
+        assert!(b.poll().is_empty());
+        assert_eq!(b.fp.stats().tx_rejected, 0);
+        assert_eq!(b.read(1, 7, small + 8, 1).0, Status::Unmapped);
+        assert_eq!(b.read(1, 8, large + 8, 10).1, b"large page");
+    }
+}
+
 /// The README's cycle table, pinned: these numbers are what the RTL matches.
 #[test]
 fn cycle_table_examples() {

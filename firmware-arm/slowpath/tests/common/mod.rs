@@ -105,9 +105,12 @@ impl Board {
                 pid,
                 vpn,
             } => {
+                // The command names the slot; its tag is compared at the
+                // page shift the slot records, as the fast path does.
+                let shift = self.slot(bucket, slot).page_shift;
                 let mut bk = self.bucket(bucket);
                 assert!(
-                    bk.slot(slot as usize).matches(pid, vpn),
+                    bk.slot(slot as usize).matches(pid, vpn, shift),
                     "remove of a slot not holding the page"
                 );
                 bk.write(slot as usize, &Pte::EMPTY).unwrap();
@@ -142,10 +145,7 @@ impl Board {
         let c = self.shifts.iter().position(|&s| s == shift).unwrap();
         let b = self.geo.bucket_of(pid, vpn);
         let k = self.geo.slots_per_bucket;
-        let slot = (0..k).find(|&s| {
-            let p = self.slot(b, s);
-            p.matches(pid, vpn) && p.page_shift == shift
-        })?;
+        let slot = (0..k).find(|&s| self.slot(b, s).matches(pid, vpn, shift))?;
         if self.slot(b, slot).valid {
             return None;
         }
