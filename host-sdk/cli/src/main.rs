@@ -27,6 +27,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Cmd {
+    /// Simulate an EDM fabric at rack scale against six baselines (EDM Fig. 8).
+    Edmsim(edm_sim::cli::Args),
     /// Lab bring-up checks against a board: identity, MTU, memory test, faults, atomics, latency.
     Bringup(bringup::BringupArgs),
     /// Flash a board's bitstream and firmware through the vendor tools.
@@ -46,6 +48,7 @@ enum Cmd {
 fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
         Cmd::Bringup(a) => bringup::run(a),
+        Cmd::Edmsim(a) => edm_sim::cli::run(a.clone()).map_err(anyhow::Error::msg),
         Cmd::Info(a) => info::run(a),
         Cmd::Flash(a) => flash::run(a),
         Cmd::Demo(a) => demo::run(a),

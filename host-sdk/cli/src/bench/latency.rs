@@ -172,7 +172,10 @@ impl EchoClient {
                 self.t.send(&self.pkt)?;
                 out += 1;
             }
-            match self.t.recv(&mut self.buf, Instant::now() + Duration::from_millis(100))? {
+            match self
+                .t
+                .recv(&mut self.buf, Instant::now() + Duration::from_millis(100))?
+            {
                 Some(_) => {
                     out -= 1;
                     done += 1;

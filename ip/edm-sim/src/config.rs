@@ -1,0 +1,108 @@
+//! Physical and protocol parameters shared by every scheme (EDM §4.3, Table 1).
+
+use serde::Serialize;
+
+/// Largest node count the simulator accepts.
+pub const MAX_NODES: usize = 1024;
+
+/// Simulation parameters. Time is in picoseconds, sizes in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SimConfig {
+    /// Number of nodes on the switch (paper: 144).
+    pub nodes: usize,
+    /// Link serialization time per byte (100 Gbps = 80 ps/B).
+    pub ps_per_byte: u64,
+    /// One-hop propagation delay (paper: 10 ns).
+    pub prop_ps: u64,
+    /// PMA+PMD latency of one PHY traversal (Table 1: 19 ns; a hop crosses two PHYs).
+    pub phy_ps: u64,
+    /// EDM PHY clock period (25G PHY at 390.625 MHz: 2.56 ns).
+    pub cycle_ps: u64,
+    /// EDM chunk size `c` (256 B).
+    pub chunk_bytes: u32,
+    /// EDM active notifications per pair `X` (3).
+    pub active_per_pair: u32,
+    /// Payload bytes per packet for the packet-switched baselines (the CDFs' "MTU-sized
+    /// packet": 1460 B, as in the pHost/pFabric simulators).
+    pub mtu_bytes: u32,
+    /// Size of a read request (RREQ) message (8 B).
+    pub rreq_bytes: u32,
+    /// EDM scheduler timing: 0 runs PIM to a maximal matching instantly at every change (the
+    /// published simulator's assumption); a positive value runs one PIM iteration (request,
+    /// grant, accept) every `pim_iteration_ps`, continuously, like the hardware pipeline.
+    pub pim_iteration_ps: u64,
+    /// EDM block-slotted scheduling: when positive (and `pim_iteration_ps` is 0) the scheduler
+    /// forms a maximal matching only at multiples of `slot_ps`, so port releases line up on a
+    /// common grid; 0 schedules at the exact event times.
+    pub slot_ps: u64,
+    /// EDM destination-side reservation ([`edm_pim::Config::reserve`]).
+    pub edm_reserve: bool,
+    /// EDM in-order delivery per pair ([`edm_pim::Config::in_order`]; the paper's semantics).
+    pub edm_in_order: bool,
+    /// Simulated-time limit; a run still busy past it fails instead of hanging (default 1 s).
+    pub time_limit_ps: u64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig {
+            nodes: 144,
+            ps_per_byte: 80,
+            prop_ps: 10_000,
+            phy_ps: 19_000,
+            cycle_ps: 2_560,
+            chunk_bytes: 256,
+            active_per_pair: 3,
+            mtu_bytes: 1460,
+            rreq_bytes: 8,
+            pim_iteration_ps: 0,
+            slot_ps: 0,
+            edm_reserve: false,
+            edm_in_order: true,
+            time_limit_ps: 1_000_000_000_000,
+        }
+    }
+}
+
+impl SimConfig {
+    /// Latency of one node–switch hop: propagation plus the PHYs at both ends (48 ns).
+    pub fn hop_ps(&self) -> u64 {
+        self.prop_ps + 2 * self.phy_ps
+    }
+
+    /// Serialization time of `bytes` bytes on one link.
+    pub fn ser_ps(&self, bytes: u64) -> u64 {
+        bytes * self.ps_per_byte
+    }
+
+    /// Link bandwidth-delay product of one node–switch–node round trip, in bytes.
+    pub fn bdp_bytes(&self) -> u64 {
+        (4 * self.hop_ps()).div_ceil(self.ps_per_byte)
+    }
+
+    /// Check the fields; the error names the one at fault.
+    pub fn validate(&self) -> Result<(), crate::SimError> {
+        let bad =
+            |field: &'static str, why: &'static str| Err(crate::SimError::Config { field, why });
+        // Per-pair state is N² (EDM queues, DCQCN rates): keep it within memory.
+        if self.nodes < 2 || self.nodes > MAX_NODES {
+            return bad("nodes", "must be in 2..=1024");
+        }
+        if self.ps_per_byte == 0 {
+            return bad("ps_per_byte", "must be positive");
+        }
+        if self.chunk_bytes == 0 {
+            return bad("chunk_bytes", "must be positive");
+        }
+        if self.active_per_pair == 0 {
+            return bad("active_per_pair", "must be positive");
+        }
+        if self.mtu_bytes == 0 {
+            return bad("mtu_bytes", "must be positive");
+        }
+        if self.rreq_bytes == 0 {
+            return bad("rreq_bytes", "must be positive");
+        }
+        Ok(())
+    }
+}

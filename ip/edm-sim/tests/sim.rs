@@ -1,0 +1,330 @@
+//! Simulator checks: conservation, EDM queue bounds, determinism, hand-computed cases.
+
+use edm_pim::Priority;
+use edm_sim::edm::{TABLE1_READ_PS, TABLE1_WRITE_PS};
+use edm_sim::{
+    evaluate, generate, run_scheme, IdealCache, Kind, Message, Scheme, SimConfig, SizeCdf, Sizes,
+    WorkloadSpec,
+};
+
+const ALL: [Scheme; 8] = [
+    Scheme::Edm(Priority::Fcfs),
+    Scheme::Edm(Priority::Srpt),
+    Scheme::Ird,
+    Scheme::Pfabric,
+    Scheme::Pfc,
+    Scheme::Dctcp,
+    Scheme::Cxl,
+    Scheme::Fastpass,
+];
+
+fn small_cfg(nodes: usize) -> SimConfig {
+    SimConfig {
+        nodes,
+        ..SimConfig::default()
+    }
+}
+
+/// A small heavy-tailed trace: sizes of 1, 3 and 20 packets plus 64 B messages.
+fn mixed_trace(nodes: usize, messages: usize, load: f64, seed: u64) -> Vec<Message> {
+    let cdf = SizeCdf::parse("test", "0.05 1 0.5\n1 1 0.7\n3 1 0.9\n20 1 1.0", 1460).unwrap();
+    let spec = WorkloadSpec {
+        load,
+        write_ratio: 0.5,
+        sizes: Sizes::Cdf(cdf),
+        messages,
+        seed,
+    };
+    generate(&spec, &small_cfg(nodes)).unwrap()
+}
+
+#[test]
+fn every_byte_is_delivered_exactly_once_by_every_scheme() {
+    let cfg = small_cfg(8);
+    let msgs = mixed_trace(8, 300, 0.6, 11);
+    let total: u64 = msgs.iter().map(|m| m.bytes).sum();
+    for scheme in ALL {
+        let r = run_scheme(scheme, &cfg, &msgs).unwrap();
+        for m in &msgs {
+            assert!(
+                r.finish[m.id as usize].is_some(),
+                "{}: message {} never completed",
+                scheme.name(),
+                m.id
+            );
+            assert!(r.finish[m.id as usize].unwrap() > m.arrival);
+            assert_eq!(
+                r.delivered[m.id as usize],
+                m.bytes,
+                "{}: message {} bytes",
+                scheme.name(),
+                m.id
+            );
+        }
+        assert_eq!(r.duplicate_bytes, 0, "{}", scheme.name());
+        // Everything sent arrived; only dropped packets are sent twice.
+        assert!(r.sent_bytes >= total, "{}", scheme.name());
+        if r.drops == 0 {
+            assert_eq!(
+                r.sent_bytes,
+                total,
+                "{}: sent bytes without drops",
+                scheme.name()
+            );
+        }
+    }
+}
+
+#[test]
+fn lossy_schemes_recover_from_drops() {
+    // An incast onto node 0 with tiny buffers forces drops; retransmission must still deliver
+    // every byte exactly once.
+    let cfg = small_cfg(8);
+    let msgs: Vec<Message> = (0..120u32)
+        .map(|i| Message {
+            id: i,
+            kind: Kind::Write,
+            requester: 1 + (i % 7) as u16,
+            target: 0,
+            bytes: 4 * 1460,
+            arrival: u64::from(i) * 1000,
+        })
+        .collect();
+    let p = edm_sim::packet::Params {
+        dctcp_buffer: 8 * 1460,
+        pfabric_buffer: 6 * 1460,
+        ..Default::default()
+    };
+    for flavor in [
+        edm_sim::packet::Flavor::Dctcp,
+        edm_sim::packet::Flavor::Pfabric,
+    ] {
+        let r = edm_sim::packet::run_with(&cfg, &msgs, flavor, p).unwrap();
+        assert!(r.drops > 0, "{flavor:?} should drop in this incast");
+        assert!(msgs
+            .iter()
+            .all(|m| r.delivered[m.id as usize] == m.bytes && r.finish[m.id as usize].is_some()));
+        assert_eq!(r.duplicate_bytes, 0);
+        assert!(r.sent_bytes > msgs.iter().map(|m| m.bytes).sum::<u64>());
+    }
+}
+
+#[test]
+fn edm_never_exceeds_its_notification_queue_bound() {
+    // Heavy incast: every node writes to node 0 far faster than node 0's link drains.
+    let cfg = small_cfg(6);
+    let msgs: Vec<Message> = (0..600u32)
+        .map(|i| Message {
+            id: i,
+            kind: if i % 3 == 0 { Kind::Read } else { Kind::Write },
+            requester: if i % 3 == 0 { 0 } else { 1 + (i % 5) as u16 },
+            target: if i % 3 == 0 { 1 + (i % 5) as u16 } else { 0 },
+            bytes: 700,
+            arrival: u64::from(i) * 100,
+        })
+        .collect();
+    let r = run_scheme(Scheme::Edm(Priority::Srpt), &cfg, &msgs).unwrap();
+    let bound = cfg.active_per_pair * cfg.nodes as u32;
+    assert!(
+        r.max_queue >= cfg.active_per_pair,
+        "the incast should fill queues: {}",
+        r.max_queue
+    );
+    assert!(
+        r.max_queue <= bound,
+        "queue {} over X*N = {bound}",
+        r.max_queue
+    );
+    assert!(r.finish.iter().all(Option::is_some));
+}
+
+#[test]
+fn runs_are_deterministic_under_a_seed() {
+    let cfg = small_cfg(8);
+    for scheme in ALL {
+        let a = run_scheme(scheme, &cfg, &mixed_trace(8, 200, 0.7, 5)).unwrap();
+        let b = run_scheme(scheme, &cfg, &mixed_trace(8, 200, 0.7, 5)).unwrap();
+        assert_eq!(a, b, "{}", scheme.name());
+    }
+    assert_ne!(mixed_trace(8, 50, 0.7, 5), mixed_trace(8, 50, 0.7, 6));
+}
+
+#[test]
+fn three_node_edm_incast_by_hand() {
+    // Nodes 1 and 2 each write 64 B to node 0 at t = 0. Notifications reach the scheduler at
+    // hop + 3 cycles = 48 + 7.68 ns. Destination 0's rotated encoder prefers source 1. Write A
+    // (1 -> 0) completes at the Table 1 latency; write B is granted when the ports free 5.12 ns
+    // later and completes 5.12 ns after A.
+    let cfg = small_cfg(3);
+    let w = |id, src| Message {
+        id,
+        kind: Kind::Write,
+        requester: src,
+        target: 0,
+        bytes: 64,
+        arrival: 0,
+    };
+    let r = run_scheme(Scheme::Edm(Priority::Fcfs), &cfg, &[w(0, 1), w(1, 2)]).unwrap();
+    assert_eq!(r.finish, vec![Some(296_960), Some(296_960 + 5_120)]);
+    // A read: RREQ to the scheduler, RRES granted at once.
+    let rd = Message {
+        id: 0,
+        kind: Kind::Read,
+        requester: 2,
+        target: 1,
+        bytes: 64,
+        arrival: 7,
+    };
+    assert_eq!(
+        run_scheme(Scheme::Edm(Priority::Fcfs), &cfg, &[rd])
+            .unwrap()
+            .finish[0],
+        Some(7 + TABLE1_READ_PS)
+    );
+    // Three 256 B chunks of one write: one chunk per 20.48 ns, the last one delivered last.
+    let big = Message {
+        id: 0,
+        kind: Kind::Write,
+        requester: 1,
+        target: 2,
+        bytes: 600,
+        arrival: 0,
+    };
+    let fin = run_scheme(Scheme::Edm(Priority::Fcfs), &cfg, &[big])
+        .unwrap()
+        .finish[0]
+        .unwrap();
+    assert_eq!(fin, TABLE1_WRITE_PS - 5_120 + 2 * 20_480 + 88 * 80);
+}
+
+#[test]
+fn three_node_dctcp_incast_by_hand() {
+    // Same incast on the packet switch: both packets reach the switch at 5.12 + 48 ns; the
+    // first is forwarded at once (delivered 5.12 + 48 ns later), the second waits 5.12 ns.
+    let cfg = small_cfg(3);
+    let w = |id, src| Message {
+        id,
+        kind: Kind::Write,
+        requester: src,
+        target: 0,
+        bytes: 64,
+        arrival: 0,
+    };
+    let r = run_scheme(Scheme::Dctcp, &cfg, &[w(0, 1), w(1, 2)]).unwrap();
+    assert_eq!(r.finish, vec![Some(2 * 53_120), Some(2 * 53_120 + 5_120)]);
+}
+
+#[test]
+fn ideal_times_are_the_lone_message_times() {
+    let cfg = small_cfg(144);
+    let mut ideals = IdealCache::new();
+    let edm = Scheme::Edm(Priority::Fcfs);
+    assert_eq!(
+        ideals.ideal(edm, &cfg, Kind::Write, 64).unwrap(),
+        TABLE1_WRITE_PS
+    );
+    assert_eq!(
+        ideals.ideal(edm, &cfg, Kind::Read, 64).unwrap(),
+        TABLE1_READ_PS
+    );
+    // DCTCP write: two store-and-forward hops. Read: RREQ (8 B) then RRES (64 B).
+    assert_eq!(
+        ideals.ideal(Scheme::Dctcp, &cfg, Kind::Write, 64).unwrap(),
+        2 * 53_120
+    );
+    assert_eq!(
+        ideals.ideal(Scheme::Dctcp, &cfg, Kind::Read, 64).unwrap(),
+        2 * (640 + 48_000) + 2 * 53_120
+    );
+}
+
+#[test]
+fn loaded_ordering_edm_best_fastpass_worst() {
+    let cfg = small_cfg(16);
+    let spec = WorkloadSpec {
+        load: 0.8,
+        write_ratio: 1.0,
+        sizes: Sizes::Fixed(64),
+        messages: 6000,
+        seed: 2,
+    };
+    let msgs = generate(&spec, &cfg).unwrap();
+    let mut ideals = IdealCache::new();
+    let mean =
+        |s: Scheme, ideals: &mut IdealCache| evaluate(s, &cfg, &msgs, ideals).unwrap().1.all.mean;
+    let edm = mean(Scheme::Edm(Priority::Fcfs), &mut ideals);
+    let fastpass = mean(Scheme::Fastpass, &mut ideals);
+    for s in [
+        Scheme::Ird,
+        Scheme::Pfabric,
+        Scheme::Pfc,
+        Scheme::Dctcp,
+        Scheme::Cxl,
+    ] {
+        let m = mean(s, &mut ideals);
+        assert!(edm < m, "EDM {edm} should beat {} {m}", s.name());
+        assert!(
+            m < fastpass,
+            "Fastpass {fastpass} should be worst ({} {m})",
+            s.name()
+        );
+    }
+    assert!(edm < 1.3, "EDM within 1.3x of unloaded at load 0.8: {edm}");
+}
+
+#[test]
+fn bad_traces_are_rejected_with_the_field_named() {
+    let cfg = small_cfg(4);
+    let bad = [Message {
+        id: 0,
+        kind: Kind::Write,
+        requester: 2,
+        target: 9,
+        bytes: 64,
+        arrival: 0,
+    }];
+    let e = run_scheme(Scheme::Dctcp, &cfg, &bad)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("messages") && e.contains("message 0"), "{e}");
+    let e = run_scheme(Scheme::Dctcp, &SimConfig { nodes: 1, ..cfg }, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nodes"), "{e}");
+}
+
+#[test]
+fn cxl_incast_blocks_an_ingress_head_of_line() {
+    // Nodes 1..=6 write 8 KiB each to node 0 (the victim); node 1 also writes 256 B to node 7.
+    // Output-queued DCTCP delivers 1 -> 7 at once; under CXL node 1's ingress FIFO holds flits
+    // for the full victim egress ahead of it, so the 1 -> 7 write waits behind the incast.
+    let cfg = small_cfg(8);
+    let mut msgs: Vec<Message> = (1..=6u16)
+        .map(|s| Message {
+            id: 0,
+            kind: Kind::Write,
+            requester: s,
+            target: 0,
+            bytes: 8192,
+            arrival: 0,
+        })
+        .collect();
+    msgs.push(Message {
+        id: 0,
+        kind: Kind::Write,
+        requester: 1,
+        target: 7,
+        bytes: 256,
+        // By 1 µs node 1's 4 KiB of ingress credits are all held by flits for the victim.
+        arrival: 1_000_000,
+    });
+    for (i, m) in msgs.iter_mut().enumerate() {
+        m.id = i as u32;
+    }
+    let cxl = run_scheme(Scheme::Cxl, &cfg, &msgs).unwrap().finish[6].unwrap() - 1_000_000;
+    let dctcp = run_scheme(Scheme::Dctcp, &cfg, &msgs).unwrap().finish[6].unwrap() - 1_000_000;
+    assert!(
+        cxl > 3 * dctcp,
+        "CXL {cxl} ps should be far behind DCTCP {dctcp} ps"
+    );
+}
