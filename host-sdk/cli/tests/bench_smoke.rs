@@ -86,7 +86,7 @@ fn quick_json_run_covers_every_benchmark() {
     assert_eq!(lanes.len(), 3);
     assert_eq!(lanes[0]["transport"], "udp echo (floor)");
     for l in lanes {
-        assert!(num(l, "ops_per_sec") > 100.0, "{l}");
+        assert!(num(l, "ops_per_sec") > 10.0, "{l}");
     }
 
     let inproc = &by("inproc")["data"];
@@ -150,4 +150,40 @@ fn only_runs_the_named_benchmark_and_bad_names_are_refused() {
         .expect("run clio");
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("warp"));
+}
+
+#[test]
+fn slowpath_report_is_emitted_as_json_and_svg() {
+    let svg = std::env::temp_dir().join(format!("clio-bench-slowpath-{}.svg", std::process::id()));
+    let out = Command::new(env!("CARGO_BIN_EXE_clio"))
+        .args([
+            "bench", "slowpath", "--quick", "--board", "emulator", "--json", "--svg",
+        ])
+        .arg(&svg)
+        .output()
+        .expect("run clio");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
+    assert_eq!(r["board"], "emulator");
+    let curves = r["retry_curves"].as_array().unwrap();
+    assert_eq!(curves.len(), 3);
+    assert!(curves
+        .iter()
+        .all(|c| !c["points"].as_array().unwrap().is_empty()));
+    assert!(num(&r, "refill.per_sec") > 0.0);
+    assert!(num(&r, "footprint.total") > 0.0);
+    let text = std::fs::read_to_string(&svg).unwrap();
+    assert!(text.starts_with("<svg"), "{text}");
+    let _ = std::fs::remove_file(&svg);
+
+    let bad = Command::new(env!("CARGO_BIN_EXE_clio"))
+        .args(["bench", "slowpath", "--board", "no-such-board"])
+        .output()
+        .expect("run clio");
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("no-such-board"));
 }

@@ -19,6 +19,9 @@ use crate::backend::{Transport, UdpTransport};
 use crate::proto::{Allocation, Completion, Connection, OpId, Request, MAX_DATAGRAM};
 use crate::{ClientConfig, ClioError};
 
+/// Most waiting packets taken in at once before timers and sends run again.
+const DRAIN_BATCH: usize = 256;
+
 /// An outstanding asynchronous operation of a [`Session`]. A read or write
 /// larger than `max_request_bytes` is several requests behind one handle.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -164,9 +167,20 @@ impl<T: Transport> Session<T> {
                 None => now + self.conn.control().rto(),
             };
             // The receive time is the clock for the next round, too.
-            now = self
-                .recv_until(self.epoch + Duration::from_nanos(deadline))?
-                .0;
+            let (t, got) = self.recv_until(self.epoch + Duration::from_nanos(deadline))?;
+            now = t;
+            // Take in every answer already waiting before timers fire: a
+            // thread descheduled past an RTO must not resend requests whose
+            // answers sit in its socket (that would also shrink cwnd).
+            if got {
+                for _ in 0..DRAIN_BATCH {
+                    let (t, more) = self.recv_until(Instant::now())?;
+                    now = t;
+                    if !more {
+                        break;
+                    }
+                }
+            }
         }
     }
 

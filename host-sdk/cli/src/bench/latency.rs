@@ -195,6 +195,39 @@ impl EchoClient {
     }
 }
 
+impl EchoClient {
+    /// One round trip of `len` payload bytes cut into datagrams of at most
+    /// `mtu` payload bytes plus a Clio header each, all sent back to back,
+    /// until every echo is back: the floor of a multi-packet request.
+    pub fn once_split(&mut self, len: usize, mtu: usize) -> Result<Option<f64>> {
+        self.seq += 1;
+        let hdr = clio_wire::clio::HEADER_LEN;
+        let parts = len.div_ceil(mtu.max(1)).max(1);
+        let tag = self.seq.to_le_bytes();
+        let t = Instant::now();
+        for i in 0..parts {
+            let n = hdr + mtu.min(len - i * mtu);
+            self.pkt.resize(n.max(9), 0xa5);
+            self.pkt[0] = ECHO_MARK;
+            self.pkt[1..9].copy_from_slice(&tag);
+            self.t.send(&self.pkt)?;
+        }
+        let deadline = t + Duration::from_secs(1);
+        let mut got = 0;
+        while got < parts {
+            match self.t.recv(&mut self.buf, deadline)? {
+                Some(n) if n >= 9 && self.buf[1..9] == tag => got += 1,
+                Some(_) => continue,
+                None => {
+                    self.lost += 1;
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(ns_since(t)))
+    }
+}
+
 /// Run each of `series` ops `batch` times per round for `rounds` rounds
 /// after one warm-up round, rotating the order; `op(i)` runs series `i`
 /// once and returns its time (None: no sample). Samples per series.
@@ -230,6 +263,15 @@ pub fn timed(f: impl FnOnce() -> Result<(), clio::ClioError>) -> Result<Option<f
     Ok(Some(ns_since(t)))
 }
 
+/// What one latency series measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Echo,
+    EchoMtu,
+    Read,
+    Write,
+}
+
 /// One access size.
 #[derive(Debug, Serialize)]
 struct Row {
@@ -242,18 +284,31 @@ struct Row {
     rread_p50_over_floor: f64,
     /// rwrite p50 / echo p50.
     rwrite_p50_over_floor: f64,
+    /// Sizes above the MTU: the echo cut into MTU-sized datagrams as the
+    /// SDK cuts a write (each way), the floor of a multi-packet access.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    echo_mtu: Option<Summary>,
+    /// rread p50 / MTU-cut echo p50.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rread_p50_over_mtu_floor: Option<f64>,
+    /// rwrite p50 / MTU-cut echo p50.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    rwrite_p50_over_mtu_floor: Option<f64>,
     /// rread p99 / echo p99 (the floor's own tail is this machine's).
     rread_p99_over_floor_p99: f64,
     /// rwrite p99 / echo p99.
     rwrite_p99_over_floor_p99: f64,
+    /// Sorted samples of echo, rread, rwrite (and the MTU-cut echo).
     #[serde(skip)]
-    sorted: [Vec<f64>; 3],
+    sorted: Vec<Vec<f64>>,
 }
 
 #[derive(Debug, Serialize)]
 struct Latency {
     target: String,
     floor: &'static str,
+    /// Payload bytes per packet (the board's MTU).
+    mtu_payload: usize,
     rows: Vec<Row>,
     echo_lost: u64,
     /// The SDK session's counters over the run.
@@ -274,31 +329,45 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
     let data = vec![0x5au8; span as usize];
     let mut buf = vec![0u8; span as usize];
     let hdr = clio_wire::clio::HEADER_LEN;
-    // Series 3k, 3k+1, 3k+2: echo, rread, rwrite of SIZES[k].
-    let samples = interleave(3 * SIZES.len(), p.lat_rounds, p.lat_batch, "latency", |i| {
-        let n = SIZES[i / 3];
-        match i % 3 {
-            0 => echo.once(n + hdr),
-            1 => timed(|| s.rread(al.va, &mut buf[..n])),
-            _ => timed(|| s.rwrite(al.va, &data[..n])),
+    let mtu = ctx.cfg.network.mtu_payload as usize;
+    // Every (size, kind) series; the MTU-cut echo only where it differs.
+    let mut series: Vec<(usize, Kind)> = Vec::new();
+    for &n in &SIZES {
+        series.extend([(n, Kind::Echo), (n, Kind::Read), (n, Kind::Write)]);
+        if n > mtu {
+            series.push((n, Kind::EchoMtu));
+        }
+    }
+    let samples = interleave(series.len(), p.lat_rounds, p.lat_batch, "latency", |i| {
+        let (n, kind) = series[i];
+        match kind {
+            Kind::Echo => echo.once(n + hdr),
+            Kind::EchoMtu => echo.once_split(n, mtu),
+            Kind::Read => timed(|| s.rread(al.va, &mut buf[..n])),
+            Kind::Write => timed(|| s.rwrite(al.va, &data[..n])),
         }
     })?;
     let proto = Proto::from(s.connection().stats());
     s.rfree(al.va, al.size)?;
     let _ = s.close();
-    let mut samples = samples.into_iter();
     let mut rows = Vec::new();
     for &bytes in &SIZES {
-        let (Some(mut e), Some(mut r), Some(mut w)) =
-            (samples.next(), samples.next(), samples.next())
-        else {
-            bail!("latency: missing series");
+        let take = |k: Kind| -> Option<(Summary, Vec<f64>)> {
+            let i = series.iter().position(|&x| x == (bytes, k))?;
+            let mut v = samples[i].clone();
+            Some((Summary::of(&mut v), v))
         };
-        let (echo_s, rread, rwrite) = (
-            Summary::of(&mut e),
-            Summary::of(&mut r),
-            Summary::of(&mut w),
-        );
+        let (Some((echo_s, e)), Some((rread, r)), Some((rwrite, w))) =
+            (take(Kind::Echo), take(Kind::Read), take(Kind::Write))
+        else {
+            bail!("latency: missing series at {bytes} B");
+        };
+        let split = take(Kind::EchoMtu);
+        let mut sorted = vec![e, r, w];
+        let echo_mtu = split.map(|(sum, v)| {
+            sorted.push(v);
+            sum
+        });
         rows.push(Row {
             bytes,
             echo: echo_s,
@@ -306,14 +375,18 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
             rwrite,
             rread_p50_over_floor: ratio(rread.p50_ns, echo_s.p50_ns),
             rwrite_p50_over_floor: ratio(rwrite.p50_ns, echo_s.p50_ns),
+            echo_mtu,
+            rread_p50_over_mtu_floor: echo_mtu.map(|m| ratio(rread.p50_ns, m.p50_ns)),
+            rwrite_p50_over_mtu_floor: echo_mtu.map(|m| ratio(rwrite.p50_ns, m.p50_ns)),
             rread_p99_over_floor_p99: ratio(rread.p99_ns, echo_s.p99_ns),
             rwrite_p99_over_floor_p99: ratio(rwrite.p99_ns, echo_s.p99_ns),
-            sorted: [e, r, w],
+            sorted,
         });
     }
     Ok(Ran::Done(Box::new(Latency {
         target: target.addr.to_string(),
         floor: target.floor,
+        mtu_payload: mtu,
         rows,
         echo_lost: echo.lost,
         proto,
@@ -353,11 +426,15 @@ impl Outcome for Latency {
             self.target, self.floor, "size", "series", "p50", "p99", "p99.9", "p99/p50", "p50/floor"
         );
         for r in &self.rows {
-            for (name, s, over) in [
+            let mut lines = vec![
                 ("echo", &r.echo, 1.0),
                 ("rread", &r.rread, r.rread_p50_over_floor),
                 ("rwrite", &r.rwrite, r.rwrite_p50_over_floor),
-            ] {
+            ];
+            if let Some(m) = &r.echo_mtu {
+                lines.push(("echo/MTU", m, ratio(m.p50_ns, r.echo.p50_ns)));
+            }
+            for (name, s, over) in lines {
                 o += &format!(
                     "  {:>6}  {:<7} {:>10} {:>10} {:>10} {:>8.2} {:>9.2}\n",
                     format!("{} B", r.bytes),
@@ -367,6 +444,14 @@ impl Outcome for Latency {
                     fmt_ns(s.p999_ns),
                     s.tail(),
                     over
+                );
+            }
+        }
+        for r in &self.rows {
+            if let (Some(a), Some(b)) = (r.rread_p50_over_mtu_floor, r.rwrite_p50_over_mtu_floor) {
+                o += &format!(
+                    "  echo/MTU at {} B: the echo cut into {} B packets each way, as the SDK cuts a write; rread p50 / it = {a:.2}, rwrite p50 / it = {b:.2}\n",
+                    r.bytes, self.mtu_payload
                 );
             }
         }
@@ -382,7 +467,12 @@ impl Outcome for Latency {
     fn plots(&self) -> Vec<Plot> {
         let mut out = Vec::new();
         for r in &self.rows {
-            let names = ["UDP echo (floor)", "rread", "rwrite"];
+            let names = [
+                "UDP echo (floor)",
+                "rread",
+                "rwrite",
+                "UDP echo in MTU packets",
+            ];
             let series: Vec<Series> = names
                 .iter()
                 .zip(&r.sorted)
@@ -393,7 +483,7 @@ impl Outcome for Latency {
                         .into_iter()
                         .map(|(x, y)| (x / 1e3, y))
                         .collect(),
-                    dashed: i == 0,
+                    dashed: i == 0 || i == 3,
                 })
                 .collect();
             out.push(Plot {
@@ -457,6 +547,11 @@ mod tests {
             let t = e.once(len).unwrap().expect("echo on loopback");
             assert!(t > 0.0);
         }
+        // 4096 B in 1450 B packets: three datagrams out, all three back.
+        assert!(e.once_split(4096, 1450).unwrap().is_some());
+        assert!(e.once_split(16, 1450).unwrap().is_some());
+        // Nothing left over: the next single echo matches its own datagram.
+        assert!(e.once(64).unwrap().is_some());
         assert_eq!(e.lost, 0);
     }
 }

@@ -121,7 +121,7 @@ pub struct SuiteArgs {
     #[arg(long)]
     pub max_sessions: Option<u32>,
     /// The board the UDP benchmarks (latency, async, memcached) talk to;
-    /// the others run on boards built in process from `--config`.
+    /// the scaling, fault and in-process ones build boards from `--config`.
     #[command(flatten)]
     pub target: TargetArgs,
 }
@@ -198,7 +198,7 @@ impl Plan {
         } else {
             Plan {
                 quick,
-                lat_rounds: 50,
+                lat_rounds: 100,
                 lat_batch: 100,
                 async_laps: 10,
                 async_lap_secs: 0.4,
@@ -289,7 +289,9 @@ pub struct Ctx {
     pub cfg: BoardConfig,
     /// Name of that config as given.
     pub config_name: String,
-    /// Where the UDP benchmarks send.
+    /// The target board (`--addr`, or the board `connect_target` started).
+    /// With an emulated target, `latency` and `async` start their own board
+    /// whose server thread also answers the floor's echoes.
     pub addr: SocketAddr,
     /// Whether `addr` is a board this process started.
     pub embedded: bool,
