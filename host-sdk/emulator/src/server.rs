@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 use crate::faults::{FaultConfig, FaultStats, FaultyLink};
 
+/// Waits shorter than this poll instead of blocking in the kernel.
+const SPIN_BELOW: Duration = Duration::from_millis(2);
+
 /// Opaque id of a client address, as the engine sees it.
 pub type ClientId = u64;
 
@@ -162,7 +165,13 @@ pub fn serve<E: Engine>(
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         match wait {
-            Some(d) if d.is_zero() => socket.set_nonblocking(true)?,
+            // Socket timeouts are rounded up to scheduler ticks (ms), far
+            // coarser than injected delays or a firmware's reply time: wait
+            // for near events by polling the socket and yielding the CPU.
+            Some(d) if d < SPIN_BELOW => {
+                socket.set_nonblocking(true)?;
+                std::thread::yield_now();
+            }
             Some(d) => {
                 socket.set_nonblocking(false)?;
                 socket.set_read_timeout(Some(d))?;
