@@ -36,6 +36,8 @@ APT_TOOLS=(
 )
 FIRMWARE_TARGET="aarch64-unknown-none"
 SKIP_EXIT=77
+# The RTL benches' Python packages, pinned to the versions they were written against.
+COCOTB_PKGS=(cocotb==2.1.0 cocotbext-axi==0.1.28)
 # In CI every suite must really run: a skip (missing tool) is a failure there.
 if [[ "${CI:-}" == true ]]; then
     export CI_STRICT="${CI_STRICT:-1}"
@@ -171,16 +173,16 @@ setup_apt_tools() {
 }
 
 setup_cocotb() {
-    if python3 -c 'import cocotb' 2>/dev/null; then
+    if python3 -c 'import cocotb, cocotbext.axi' 2>/dev/null; then
         echo "cocotb: present"
         return 0
     fi
     echo "cocotb: installing"
     local pip=(python3 -m pip install --quiet --disable-pip-version-check)
     # Debian marks its Python as externally managed (PEP 668); fall back to --break-system-packages.
-    "${pip[@]}" cocotb >"$LOG_DIR/pip-cocotb.log" 2>&1 ||
-        quiet pip-cocotb-system "${pip[@]}" --break-system-packages cocotb
-    python3 -c 'import cocotb'
+    "${pip[@]}" "${COCOTB_PKGS[@]}" >"$LOG_DIR/pip-cocotb.log" 2>&1 ||
+        quiet pip-cocotb-system "${pip[@]}" --break-system-packages "${COCOTB_PKGS[@]}"
+    python3 -c 'import cocotb, cocotbext.axi'
 }
 
 first_line() {

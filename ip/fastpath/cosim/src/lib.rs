@@ -1,0 +1,14 @@
+//! Differential co-simulation of the fast-path RTL against the Rust reference model.
+//!
+//! [`trace::generate`] builds a seeded trace of client packets and slow-path
+//! ring traffic, runs it through the reference model ([`clio_fastpath`]) and
+//! keeps every response and the final board memory. [`files::write_case`]
+//! writes it for the Verilator harness (`ip/fastpath/tb/cosim`), which replays
+//! the same events into the RTL top level and requires bit-identical
+//! responses and an identical final memory image. [`board`] is the board the
+//! co-simulation runs (and the RTL parameters that match it).
+
+pub mod board;
+pub mod files;
+pub mod trace;
+pub mod vectors;

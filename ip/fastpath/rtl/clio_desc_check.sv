@@ -1,0 +1,135 @@
+// clio_desc_check: validity of a TX-ring descriptor as the wire crate's Descriptor::parse decides it.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+// Combinational. A slot is accepted when its CRC32C (bytes 0..59) matches,
+// its kind is a TX kind, its flag bits are those the kind defines, every byte
+// the kind does not use is zero (parse re-encodes and compares), the u64
+// operands that carry u32 values have zero high halves, and a PTE_WRITE's
+// entry parses (no reserved flag or permission bits, page shift in range
+// when allocated, never valid without allocated).
+module clio_desc_check #(
+    parameter DATA_WIDTH = 512,
+    // clio_wire::pte::{MIN,MAX}_PAGE_SHIFT (not yet in clio_pkg; the
+    // co-simulation build passes the crate's values).
+    parameter PTE_MIN_SHIFT = 12,
+    parameter PTE_MAX_SHIFT = 30
+) (
+    input  wire [DATA_WIDTH-1:0] slot,
+    output wire                  ok
+);
+
+import clio_pkg::SLOT_OFF_KIND;
+import clio_pkg::SLOT_OFF_FLAGS;
+import clio_pkg::SLOT_OFF_PAGE_SHIFT;
+import clio_pkg::SLOT_OFF_STATUS;
+import clio_pkg::SLOT_OFF_PID;
+import clio_pkg::SLOT_OFF_TAG;
+import clio_pkg::SLOT_OFF_REQ_ID;
+import clio_pkg::SLOT_OFF_A;
+import clio_pkg::SLOT_OFF_B;
+import clio_pkg::SLOT_OFF_C;
+import clio_pkg::SLOT_OFF_F;
+import clio_pkg::SLOT_OFF_CRC;
+import clio_pkg::DESC_PTE_WRITE;
+import clio_pkg::DESC_PTE_REMOVE;
+import clio_pkg::DESC_TLB_INVALIDATE;
+import clio_pkg::DESC_FREE_PA_PUSH;
+import clio_pkg::DESC_REPLY;
+import clio_pkg::DESC_FLAG_FIXED_OR_MOVED;
+import clio_pkg::DESC_FLAG_UPDATE;
+import clio_pkg::PTE_LEN;
+import clio_pkg::PTE_OFF_PERMS;
+import clio_pkg::PTE_OFF_FLAGS;
+import clio_pkg::PTE_FLAG_ALLOCATED;
+import clio_pkg::PTE_FLAG_VALID;
+import clio_pkg::PTE_PAGE_SHIFT_SHIFT;
+import clio_pkg::PERM_READ;
+import clio_pkg::PERM_WRITE;
+
+localparam N = SLOT_OFF_CRC;
+
+initial begin
+    if (DATA_WIDTH != 512) begin
+        $error("Error: a ring slot is one 512-bit beat (instance %m)");
+        $finish;
+    end
+end
+
+function [N-1:0] bytes(input integer off, input integer len);
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg [63:0] m;
+    /* verilator lint_on UNUSEDSIGNAL */
+    begin
+        m = ((64'd1 << len) - 64'd1) << off;
+        bytes = m[N-1:0];
+    end
+endfunction
+
+localparam [N-1:0] M_PTE_WRITE = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FLAGS, 1)
+    | bytes(SLOT_OFF_A, PTE_LEN) | bytes(SLOT_OFF_C, 4) | bytes(SLOT_OFF_F, 4);
+localparam [N-1:0] M_PTE_REMOVE = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_PID, 4)
+    | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_C, 4) | bytes(SLOT_OFF_F, 4);
+localparam [N-1:0] M_TLB_INVALIDATE = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_PID, 4)
+    | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_F, 4);
+localparam [N-1:0] M_FREE_PA_PUSH = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_PAGE_SHIFT, 1)
+    | bytes(SLOT_OFF_B, 4);
+localparam [N-1:0] M_REPLY = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FLAGS, 1) | bytes(SLOT_OFF_STATUS, 1)
+    | bytes(SLOT_OFF_PID, 4) | bytes(SLOT_OFF_TAG, 4) | bytes(SLOT_OFF_REQ_ID, 4)
+    | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 8) | bytes(SLOT_OFF_F, 4);
+
+localparam [7:0] PTE_RESERVED = ((8'd1 << PTE_PAGE_SHIFT_SHIFT) - 8'd1) & ~(PTE_FLAG_ALLOCATED | PTE_FLAG_VALID);
+
+wire [31:0] crc_raw;
+clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
+    .crc_in(32'hffffffff), .data(slot), .keep({{(DATA_WIDTH/8-N){1'b0}}, {N{1'b1}}}), .crc_out(crc_raw)
+);
+
+wire [7:0] kind = slot[SLOT_OFF_KIND*8 +: 8];
+wire [7:0] flags = slot[SLOT_OFF_FLAGS*8 +: 8];
+wire [7:0] pte_perms = slot[(SLOT_OFF_A+PTE_OFF_PERMS)*8 +: 8];
+wire [7:0] pte_flags = slot[(SLOT_OFF_A+PTE_OFF_FLAGS)*8 +: 8];
+wire [4:0] pte_shift = pte_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
+wire       pte_alloc = (pte_flags & PTE_FLAG_ALLOCATED) != 0;
+wire       pte_valid = (pte_flags & PTE_FLAG_VALID) != 0;
+
+reg [N-1:0] used;
+reg [7:0]   flags_ok_mask;
+reg         kind_ok;
+reg [N-1:0] nonzero;
+integer i;
+
+always @* begin
+    kind_ok = 1'b1;
+    used = 0;
+    flags_ok_mask = 0;
+    case (kind)
+        DESC_PTE_WRITE: begin used = M_PTE_WRITE; flags_ok_mask = DESC_FLAG_UPDATE; end
+        DESC_PTE_REMOVE: used = M_PTE_REMOVE;
+        DESC_TLB_INVALIDATE: used = M_TLB_INVALIDATE;
+        DESC_FREE_PA_PUSH: used = M_FREE_PA_PUSH;
+        DESC_REPLY: begin used = M_REPLY; flags_ok_mask = DESC_FLAG_FIXED_OR_MOVED; end
+        default: kind_ok = 1'b0;
+    endcase
+    for (i = 0; i < N; i = i + 1) begin
+        nonzero[i] = slot[i*8 +: 8] != 8'd0;
+    end
+    // The flags byte is judged by its own rule below.
+    nonzero[SLOT_OFF_FLAGS] = 1'b0;
+end
+
+wire pte_ok = kind != DESC_PTE_WRITE || (
+    (pte_flags & PTE_RESERVED) == 8'd0
+    && (pte_perms & ~(PERM_READ | PERM_WRITE)) == 8'd0
+    && (!pte_alloc || ({27'd0, pte_shift} >= PTE_MIN_SHIFT && {27'd0, pte_shift} <= PTE_MAX_SHIFT))
+    && (!pte_valid || pte_alloc));
+
+assign ok = ~crc_raw == slot[SLOT_OFF_CRC*8 +: 32] && kind_ok
+    && (flags & ~flags_ok_mask) == 8'd0
+    && (nonzero & ~used) == 0
+    && pte_ok;
+
+endmodule
+
+`resetall

@@ -1,0 +1,1625 @@
+// clio_fastpath_top: the Clio fast path: ingress check, dispatch, translation, data, sync, dedup, rings.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+// Behaviour follows the reference model (ip/fastpath, README.md there) packet
+// by packet:
+//  ingress   clio_rx_parser: runts (< header) dropped; truncated or CRC-bad
+//            packets NACKed (CORRUPT); stray responses dropped; header
+//            fields the wire crate rejects -> MALFORMED; nonzero status,
+//            flags other than FIXED_VA, payload above the MTU -> MALFORMED;
+//            INFO answered from `cfg_info`; PID 0 or above `cfg_max_pid` ->
+//            BAD_PID.
+//  dedup     clio_dedup: a non-idempotent request (or the one it retries)
+//            already executed is answered from its record (DUPLICATE flag).
+//  dispatch  READ / WRITE / TAS / CAS / FAA / LOCK / UNLOCK / FENCE on the fast
+//            path; OFFLOAD_CALL -> UNSUPPORTED. ALLOC, FREE (slow-path
+//            forwarding) and POINTER_CHASE (extend path) are not implemented
+//            in this RTL and are answered UNSUPPORTED (see README.md).
+//  translate page by page in VA order: page size from the VA class
+//            (`cfg_class_shift`), clio_tlb, on a miss clio_bucket_hash +
+//            clio_pt_fetch (one bucket read), clio_perm_check rules, PTE PPN
+//            inside the data region (else UNMAPPED + ERROR_REPORT), first
+//            touch through clio_fault_unit (PTE write-back, PA_CONSUMED
+//            notice, TLB insert). The first failing page decides the status.
+//  data      reads split at the MTU into READ_RESP packets; writes at any
+//            alignment with byte strobes; atomics through clio_sync_unit.
+//  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
+//            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH; REPLY and
+//            bad slots are rejected with an ERROR_REPORT (count carries the
+//            reports a full RX ring swallowed).
+// Hit lane (II = 1): a single-beat READ of at most one DRAM beat (the common
+// small read) goes through a pipeline — L1: TLB lookup; L2: hit with READ
+// permission -> DRAM read; the response beat (header, data, CRC) is formed
+// when the data returns — one request per cycle. Anything else on L2 (miss,
+// permission, ...) is handed to the engine once the older lane reads have
+// drained; the engine executes requests one at a time in arrival order and
+// starts a packet only after every older lane request has answered.
+// A first-touch fault takes its PPN and inserts the TLB entry at once and the
+// request continues; the PTE write-back and the PA_CONSUMED notice wait in a
+// small queue (FAULT_QUEUE entries) and are written after the response, or
+// earlier when the queue is full, before any other RX-ring push (so the ring
+// keeps the reference order), or before a data phase that spans more pages
+// than the TLB holds (so no page is re-read from the table before its PTE is
+// written). RX-ring room for the notices is known from a credit (free slots
+// seen at the last ring access minus notices reserved since); the ring
+// header is read only when the credit is zero.
+// Pages are not zeroed on first touch (the slow path pushes zeroed pages:
+// the model's ZeroPolicy::BySlowPath).
+module clio_fastpath_top #(
+    parameter DATA_WIDTH = 512,
+    parameter ADDR_WIDTH = 32,
+    parameter ID_WIDTH = 4,
+    parameter PKT_BEATS = 24,
+    parameter TLB_ENTRIES = 64,
+    parameter BUCKET_BITS = 16,
+    parameter SLOTS = 16,
+    parameter NUM_SIZES = 3,
+    parameter [NUM_SIZES*8-1:0] FIFO_SHIFTS = {8'd12, 8'd21, 8'd22},
+    parameter FIFO_DEPTH = 32,
+    parameter DEDUP_ENTRIES = 64,
+    parameter PTE_MIN_SHIFT = 12,
+    parameter PTE_MAX_SHIFT = 30,
+    parameter FAULT_QUEUE = 4
+) (
+    input  wire                    clk,
+    input  wire                    rst,
+
+    // Static configuration (from the board config).
+    input  wire [63:0]             cfg_table_base,
+    input  wire [63:0]             cfg_rx_base,
+    input  wire [31:0]             cfg_rx_slots,
+    input  wire [63:0]             cfg_tx_base,
+    input  wire [31:0]             cfg_tx_slots,
+    input  wire [63:0]             cfg_data_start,
+    input  wire [63:0]             cfg_data_end,
+    input  wire [5:0]              cfg_va_bits,
+    input  wire [31:0]             cfg_class_shift,
+    input  wire [31:0]             cfg_max_pid,
+    input  wire [15:0]             cfg_mtu,
+    input  wire [479:0]            cfg_info,
+
+    // Drain the TX ring once (pulse); `poll_done` pulses when finished.
+    input  wire                    poll,
+    output wire                    poll_done,
+    output wire                    idle,
+
+    input  wire [DATA_WIDTH-1:0]   s_axis_tdata,
+    input  wire [DATA_WIDTH/8-1:0] s_axis_tkeep,
+    input  wire                    s_axis_tvalid,
+    output wire                    s_axis_tready,
+    input  wire                    s_axis_tlast,
+
+    output wire [DATA_WIDTH-1:0]   m_axis_tdata,
+    output wire [DATA_WIDTH/8-1:0] m_axis_tkeep,
+    output wire                    m_axis_tvalid,
+    input  wire                    m_axis_tready,
+    output wire                    m_axis_tlast,
+
+    output wire [ID_WIDTH-1:0]     m_axi_awid,
+    output wire [ADDR_WIDTH-1:0]   m_axi_awaddr,
+    output wire [7:0]              m_axi_awlen,
+    output wire [2:0]              m_axi_awsize,
+    output wire [1:0]              m_axi_awburst,
+    output wire                    m_axi_awvalid,
+    input  wire                    m_axi_awready,
+    output wire [DATA_WIDTH-1:0]   m_axi_wdata,
+    output wire [DATA_WIDTH/8-1:0] m_axi_wstrb,
+    output wire                    m_axi_wlast,
+    output wire                    m_axi_wvalid,
+    input  wire                    m_axi_wready,
+    input  wire [ID_WIDTH-1:0]     m_axi_bid,
+    input  wire [1:0]              m_axi_bresp,
+    input  wire                    m_axi_bvalid,
+    output wire                    m_axi_bready,
+    output wire [ID_WIDTH-1:0]     m_axi_arid,
+    output wire [ADDR_WIDTH-1:0]   m_axi_araddr,
+    output wire [7:0]              m_axi_arlen,
+    output wire [2:0]              m_axi_arsize,
+    output wire [1:0]              m_axi_arburst,
+    output wire                    m_axi_arvalid,
+    input  wire                    m_axi_arready,
+    input  wire [ID_WIDTH-1:0]     m_axi_rid,
+    input  wire [DATA_WIDTH-1:0]   m_axi_rdata,
+    input  wire [1:0]              m_axi_rresp,
+    input  wire                    m_axi_rlast,
+    input  wire                    m_axi_rvalid,
+    output wire                    m_axi_rready
+);
+
+import clio_pkg::*;
+
+localparam BYTES = DATA_WIDTH / 8;
+localparam OW = $clog2(BYTES);
+localparam SW = $clog2(SLOTS);
+localparam PBW = $clog2(PKT_BEATS + 1);
+
+initial begin
+    if (DATA_WIDTH != 512) begin
+        $error("Error: the top level runs at DATA_WIDTH = 512 (ring slots are beats) (instance %m)");
+        $finish;
+    end
+end
+
+function [31:0] bswap32(input [31:0] v);
+    bswap32 = {v[7:0], v[15:8], v[23:16], v[31:24]};
+endfunction
+
+function [63:0] bswap64(input [63:0] v);
+    bswap64 = {bswap32(v[31:0]), bswap32(v[63:32])};
+endfunction
+
+// ---------------------------------------------------------------------------
+// Ingress: parser and packet buffer.
+// ---------------------------------------------------------------------------
+wire [DATA_WIDTH-1:0] p_tdata;
+wire [BYTES-1:0]      p_tkeep;
+wire                  p_tvalid;
+wire                  p_tlast;
+wire [7:0]  p_opcode, p_flags, p_status;
+wire [31:0] p_pid, p_req_id, p_retry_of, p_total_len, p_offset;
+wire [63:0] p_va;
+wire [15:0] p_plen, p_len;
+wire        p_short, p_crc, p_malformed, p_request;
+wire [1:0]  p_class;
+
+reg pkt_have_reg = 1'b0;
+wire parser_ready;
+wire to_lane;
+
+clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
+    .clk(clk), .rst(rst),
+    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tready(s_axis_tready), .s_axis_tlast(s_axis_tlast),
+    .m_axis_tdata(p_tdata), .m_axis_tkeep(p_tkeep), .m_axis_tvalid(p_tvalid),
+    .m_axis_tready(parser_ready), .m_axis_tlast(p_tlast),
+    .m_hdr_opcode(p_opcode), .m_hdr_flags(p_flags), .m_hdr_status(p_status), .m_hdr_pid(p_pid),
+    .m_hdr_req_id(p_req_id), .m_hdr_retry_of(p_retry_of), .m_hdr_va(p_va),
+    .m_hdr_total_len(p_total_len), .m_hdr_offset(p_offset), .m_hdr_payload_len(p_plen),
+    .m_pkt_len(p_len), .m_err_short(p_short), .m_err_crc(p_crc), .m_err_malformed(p_malformed),
+    .m_opcode_request(p_request), .m_class(p_class)
+);
+
+reg [DATA_WIDTH-1:0] pkt_mem [0:PKT_BEATS];
+reg [PBW-1:0]        pkt_beat_reg = 0;
+reg [7:0]  h_op = 0, h_flags = 0, h_status = 0;
+reg [31:0] h_pid = 0, h_req_id = 0, h_retry_of = 0, h_total_len = 0, h_offset = 0;
+reg [63:0] h_va = 0;
+reg [15:0] h_plen = 0, h_len = 0;
+reg        h_short = 0, h_crc = 0, h_malformed = 0, h_request = 0;
+reg        h_from_lane = 0;
+
+// ---------------------------------------------------------------------------
+// Hit lane.
+// ---------------------------------------------------------------------------
+localparam LQ = 8;                 // lane reads in flight
+localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
+
+wire [63:0] p_va_hi = p_va >> cfg_va_bits;
+/* verilator lint_off WIDTH */
+wire [1:0]  p_cls = p_va >> (cfg_va_bits - 2);
+wire [6:0]  p_lane_end = p_va[OW-1:0] + p_total_len;
+/* verilator lint_on WIDTH */
+wire [7:0]  p_shift = cfg_class_shift[p_cls*8 +: 8];
+/* verilator lint_off WIDTH */
+wire lane_elig = p_tlast && pkt_beat_reg == 0 && p_len >= CLIO_HEADER_LEN && !p_short && !p_crc
+    && !p_malformed && p_status == STATUS_OK && (p_flags & ~FLAG_FIXED_VA) == 8'd0
+    && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
+    && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu}
+    && p_pid != 32'd0 && p_pid <= cfg_max_pid && p_va_hi == 64'd0 && p_shift != 8'd0
+    && p_lane_end <= BYTES;
+/* verilator lint_on WIDTH */
+
+reg              l1_valid = 1'b0, l2_valid = 1'b0, l2_first = 1'b0;
+reg [31:0]       l1_pid = 0, l1_req_id = 0, l1_retry_of = 0, l2_pid = 0, l2_req_id = 0, l2_retry_of = 0;
+reg [63:0]       l1_va = 0, l2_va = 0;
+reg [LEN_W-1:0]  l1_len = 0, l2_len = 0;
+reg [4:0]        l1_shift = 0, l2_shift = 0;
+reg              l2_hit_r = 1'b0;
+reg [31:0]       l2_ppn_r = 0;
+reg [7:0]        l2_perms_r = 0;
+
+// Reads in flight, oldest first.
+reg [31:0]       lq_pid [0:LQ-1];
+reg [31:0]       lq_req_id [0:LQ-1];
+reg [31:0]       lq_retry_of [0:LQ-1];
+reg [63:0]       lq_va [0:LQ-1];
+reg [LEN_W-1:0]  lq_len [0:LQ-1];
+reg [3:0]        lq_wr = 0, lq_rd = 0;
+wire [3:0]       lq_count = lq_wr - lq_rd;
+
+reg                  lo_valid = 1'b0;
+reg [DATA_WIDTH-1:0] lo_data = 0;
+reg [BYTES-1:0]      lo_keep = 0;
+
+wire lane_empty = !l1_valid && !l2_valid && lq_count == 0 && !lo_valid;
+wire lane_active;           // the engine is idle: the lane may use the TLB and the AXI port
+wire l2_hit = l2_first ? tlb_hit : l2_hit_r;
+wire [31:0] l2_ppn = l2_first ? tlb_ppn : l2_ppn_r;
+wire [7:0]  l2_perms = l2_first ? tlb_perms : l2_perms_r;
+wire l2_good = l2_hit && (l2_perms & PERM_READ) == PERM_READ;
+wire l2_fire = lane_active && l2_valid && l2_good && lq_count < LQ - 1 && m_axi_arready;
+wire l2_eject = l2_valid && !l2_good;
+wire lane_handoff = lane_active && l2_eject && lq_count == 0 && !lo_valid && !pkt_have_reg;
+wire l2_free = !l2_valid || l2_fire;
+wire l1_move = lane_active && l1_valid && l2_free && !l2_eject;
+wire l1_free = !l1_valid || l1_move;
+assign to_lane = lane_elig;
+// Other packets wait until every older lane request has answered.
+assign parser_ready = !pkt_have_reg && !l2_eject && (to_lane ? l1_free : lane_empty);
+wire lane_lookup = l1_move;
+wire [63:0] l2_mask = (64'd1 << l2_shift) - 64'd1;
+// Beat address of the read: only the bits the AXI port carries are used.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift) | (l2_va & l2_mask);
+/* verilator lint_on UNUSEDSIGNAL */
+
+// Response beat of the oldest read in flight, from the returning data.
+wire [2:0]  lq_h = lq_rd[2:0];
+wire        lane_r = lane_active && lq_count != 0 && m_axi_rvalid;
+wire        lane_r_take = lane_r && (!lo_valid || m_axis_tready);
+reg [DATA_WIDTH-1:0] lr_beat;
+reg [BYTES-1:0]      lr_keep;
+wire [DATA_WIDTH-1:0] lr_data = m_axi_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
+integer li;
+always @* begin
+    lr_beat = 0;
+    lr_beat[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
+    lr_beat[CLIO_OFF_OPCODE*8 +: 8] = OP_READ_RESP;
+    lr_beat[CLIO_OFF_PID*8 +: 32] = bswap32(lq_pid[lq_h]);
+    lr_beat[CLIO_OFF_REQ_ID*8 +: 32] = bswap32(lq_req_id[lq_h]);
+    lr_beat[CLIO_OFF_RETRY_OF*8 +: 32] = bswap32(lq_retry_of[lq_h]);
+    lr_beat[CLIO_OFF_VA*8 +: 64] = bswap64(lq_va[lq_h]);
+    lr_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32({27'd0, lq_len[lq_h]});
+    lr_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, lq_len[lq_h], 8'd0};
+    for (li = 0; li < BYTES - CLIO_HEADER_LEN; li = li + 1) begin
+        if (li < lq_len[lq_h]) lr_beat[(CLIO_HEADER_LEN + li)*8 +: 8] = lr_data[li*8 +: 8];
+    end
+    /* verilator lint_off WIDTH */
+    lr_keep = ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + lq_len[lq_h]));
+    /* verilator lint_on WIDTH */
+end
+wire [31:0] lr_crc;
+clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) lane_crc_inst (
+    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc)
+);
+
+always @(posedge clk) begin
+    if (l1_move) begin
+        l2_valid <= 1'b1;
+        l2_first <= 1'b1;
+        l2_pid <= l1_pid;
+        l2_req_id <= l1_req_id;
+        l2_retry_of <= l1_retry_of;
+        l2_va <= l1_va;
+        l2_len <= l1_len;
+        l2_shift <= l1_shift;
+        l1_valid <= 1'b0;
+    end else if (l2_fire || lane_handoff) begin
+        l2_valid <= 1'b0;
+    end
+    if (l2_valid && l2_first) begin
+        // Keep the lookup result while L2 waits.
+        l2_first <= l1_move;
+        l2_hit_r <= tlb_hit;
+        l2_ppn_r <= tlb_ppn;
+        l2_perms_r <= tlb_perms;
+    end
+    if (p_tvalid && parser_ready && to_lane) begin
+        l1_valid <= 1'b1;
+        l1_pid <= p_pid;
+        l1_req_id <= p_req_id;
+        l1_retry_of <= p_retry_of;
+        l1_va <= p_va;
+        l1_len <= p_total_len[LEN_W-1:0];
+        l1_shift <= p_shift[4:0];
+    end
+    if (l2_fire) begin
+        lq_pid[lq_wr[2:0]] <= l2_pid;
+        lq_req_id[lq_wr[2:0]] <= l2_req_id;
+        lq_retry_of[lq_wr[2:0]] <= l2_retry_of;
+        lq_va[lq_wr[2:0]] <= l2_va;
+        lq_len[lq_wr[2:0]] <= l2_len;
+        lq_wr <= lq_wr + 1'b1;
+    end
+    if (lo_valid && m_axis_tready) begin
+        lo_valid <= 1'b0;
+    end
+    if (lane_r_take) begin
+        lo_valid <= 1'b1;
+        lo_data <= lr_beat | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~lr_crc)} << (CLIO_OFF_CRC*8));
+        lo_keep <= lr_keep;
+        lq_rd <= lq_rd + 1'b1;
+    end
+    if (rst) begin
+        l1_valid <= 1'b0;
+        l2_valid <= 1'b0;
+        lq_wr <= 0;
+        lq_rd <= 0;
+        lo_valid <= 1'b0;
+    end
+end
+
+always @(posedge clk) begin
+    if (p_tvalid && parser_ready && !to_lane) begin
+        if (pkt_beat_reg < PKT_BEATS) begin
+            pkt_mem[pkt_beat_reg] <= p_tdata;
+            pkt_beat_reg <= pkt_beat_reg + 1'b1;
+        end
+        if (p_tlast) begin
+            pkt_beat_reg <= 0;
+            h_op <= p_opcode;
+            h_flags <= p_flags;
+            h_status <= p_status;
+            h_pid <= p_pid;
+            h_req_id <= p_req_id;
+            h_retry_of <= p_retry_of;
+            h_va <= p_va;
+            h_total_len <= p_total_len;
+            h_offset <= p_offset;
+            h_plen <= p_plen;
+            h_len <= p_len;
+            h_short <= p_short;
+            h_crc <= p_crc;
+            h_malformed <= p_malformed;
+            h_request <= p_request;
+            h_from_lane <= 1'b0;
+        end
+    end
+    if (lane_handoff) begin
+        // An L2 request the lane cannot finish: the engine takes it over.
+        h_op <= OP_READ;
+        h_flags <= 8'd0;
+        h_status <= STATUS_OK;
+        h_pid <= l2_pid;
+        h_req_id <= l2_req_id;
+        h_retry_of <= l2_retry_of;
+        h_va <= l2_va;
+        h_total_len <= {27'd0, l2_len};
+        h_offset <= 32'd0;
+        h_plen <= 16'd0;
+        h_len <= CLIO_HEADER_LEN[15:0];
+        h_short <= 1'b0;
+        h_crc <= 1'b0;
+        h_malformed <= 1'b0;
+        h_request <= 1'b1;
+        h_from_lane <= 1'b1;
+    end
+    if (rst) begin
+        pkt_beat_reg <= 0;
+    end
+end
+
+// The class output and tkeep are not needed: dispatch decodes the opcode itself,
+// and the length comes from the parser.
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_parser = ^{p_class, p_tkeep};
+/* verilator lint_on UNUSEDSIGNAL */
+
+// ---------------------------------------------------------------------------
+// Engine state.
+// ---------------------------------------------------------------------------
+localparam [6:0]
+    S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
+    S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_DD_LOOK2 = 7'd9, S_DD_W2 = 7'd10,
+    S_DD_INS = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
+    S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLB = 7'd16, S_XL_TLBW = 7'd17,
+    S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
+    S_XL_FAULTW = 7'd24, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
+    S_XL_FAILB = 7'd29,
+    S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DATA = 7'd34, S_RD_AFTER = 7'd35,
+    S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37, S_WR_RESP = 7'd38,
+    S_AT_BEGIN = 7'd39, S_AT_READ = 7'd40, S_AT_SYNC = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
+    S_REC1 = 7'd44, S_REC2 = 7'd45,
+    S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
+    S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
+    S_POLL = 7'd54, S_POLL_POPPED = 7'd55, S_POLL_NEXT = 7'd56, S_POLL_DONE = 7'd57,
+    S_CMD = 7'd58, S_CMD_OLD = 7'd59, S_CMD_INV2 = 7'd61, S_CMD_WRITE = 7'd62,
+    S_CMD_REJECT = 7'd63, S_CMD_RM = 7'd64, S_CMD_RMINV = 7'd65, S_CMD_PUSH = 7'd66,
+    S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70;
+
+reg [6:0] state_reg = S_IDLE;
+reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
+reg [6:0] flush_ret = S_IDLE;
+
+// Deferred fault side effects: PTE slot address and image, PA_CONSUMED fields.
+localparam FQW = $clog2(FAULT_QUEUE + 1);
+reg [63:0]  fq_addr [0:FAULT_QUEUE-1];
+reg [127:0] fq_pte [0:FAULT_QUEUE-1];
+reg [31:0]  fq_pid [0:FAULT_QUEUE-1];
+reg [47:0]  fq_vpn [0:FAULT_QUEUE-1];
+reg [31:0]  fq_ppn [0:FAULT_QUEUE-1];
+reg [4:0]   fq_shift [0:FAULT_QUEUE-1];
+reg [BUCKET_BITS-1:0] fq_bucket [0:FAULT_QUEUE-1];
+reg [SW-1:0] fq_slot [0:FAULT_QUEUE-1];
+reg [FQW-1:0] fq_count = 0;
+reg [31:0]  rx_credit = 0;
+reg [31:0]  xl_pages = 0;
+
+// Response fields (pid, req_id and retry_of always echo the packet).
+reg [7:0]  r_op = 0, r_flags = 0, r_status = 0;
+reg [63:0] r_va = 0;
+reg [31:0] r_total_len = 0, r_offset = 0;
+reg [15:0] r_plen = 0;
+reg [7:0]  fail_status = 0;
+
+// Translation.
+reg        xl_pass2 = 1'b0;
+reg [7:0]  xl_need = 0;
+reg [63:0] xl_cur = 0;
+reg [64:0] xl_end = 0;
+reg [4:0]  pg_shift = 0;
+reg [63:0] pg_vpn = 0;
+reg [31:0] pg_ppn = 0;
+reg [7:0]  pg_perms = 0;
+reg [63:0] pg_start = 0;
+reg [64:0] pg_end = 0;
+reg        pg_ok = 1'b0;
+reg [BUCKET_BITS-1:0] pg_bucket = 0;
+reg [SW-1:0]          pg_slot = 0;
+reg [7:0]             pg_flags = 0;
+reg                   pg_found = 1'b0;
+
+// Data movement.
+reg [31:0] d_sent = 0, d_n = 0, d_filled = 0, d_pos = 0;
+reg [63:0] d_base = 0;
+reg [OW-1:0] d_lane = 0;
+reg [OW:0]   d_k = 0;
+
+// Memory port of the engine.
+reg [63:0]           mem_addr = 0;
+reg [DATA_WIDTH-1:0] mem_wdata = 0;
+reg [BYTES-1:0]      mem_wstrb = 0;
+reg [DATA_WIDTH-1:0] mem_rdata = 0;
+reg                  mem_aw_done = 1'b0, mem_w_done = 1'b0;
+
+// Rings and error reports.
+reg [1:0]            ring_cmd = 0;
+reg [DATA_WIDTH-1:0] ring_desc = 0;
+reg [7:0]            rep_status = 0;
+reg [31:0]           rep_pid = 0;
+reg [63:0]           rep_va = 0;
+reg [7:0]            rep_opcode = 0;
+reg [31:0]           unreported = 0;
+
+// Dedup.
+localparam KEY_W = 104;
+localparam REC_W = 280;
+reg [REC_W-1:0] rec_reg = 0;
+
+// Poll.
+reg        poll_req = 1'b0;
+reg        poll_done_reg = 1'b0;
+reg [31:0] poll_i = 0;
+// Only the operand bytes of the TX kinds are read.
+/* verilator lint_off UNUSEDSIGNAL */
+reg [DATA_WIDTH-1:0] desc_reg = 0;
+/* verilator lint_on UNUSEDSIGNAL */
+reg [63:0] cmd_va = 0;
+
+// Pulses to the units.
+reg tlb_look_valid = 1'b0;
+reg tlb_ins_valid = 1'b0;
+reg tlb_inv_valid = 1'b0;
+reg tlb_inv_exact = 1'b0;
+reg [31:0] tlb_inv_pid = 0;
+reg [63:0] tlb_inv_vpn = 0;
+reg [31:0] tlb_inv_pages = 0;
+reg [4:0]  tlb_inv_shift = 0;
+reg hash_valid = 1'b0;
+reg ptf_valid = 1'b0;
+reg fault_valid = 1'b0;
+reg sync_valid = 1'b0;
+reg dd_look_valid = 1'b0;
+reg [KEY_W-1:0] dd_look_key = 0;
+reg dd_ins_valid = 1'b0;
+reg [KEY_W-1:0] dd_ins_key = 0;
+reg [REC_W-1:0] dd_ins_rec = 0;
+reg ring_valid = 1'b0;
+reg rb_start = 1'b0;
+reg push_valid = 1'b0;
+
+// ---------------------------------------------------------------------------
+// Units.
+// ---------------------------------------------------------------------------
+wire        tlb_hit;
+wire [31:0] tlb_ppn;
+wire [7:0]  tlb_perms;
+wire [4:0]  tlb_shift;
+wire        tlb_out_valid;
+
+clio_tlb #(.ENTRIES(TLB_ENTRIES), .PPN_WIDTH(32), .USER_WIDTH(1)) tlb_inst (
+    .clk(clk), .rst(rst),
+    .s_lookup_pid(lane_lookup ? l1_pid : h_pid), .s_lookup_va(lane_lookup ? l1_va : xl_cur),
+    .s_lookup_user(1'b0), .s_lookup_valid(tlb_look_valid || lane_lookup), .s_lookup_ready(),
+    .m_lookup_hit(tlb_hit), .m_lookup_ppn(tlb_ppn), .m_lookup_perms(tlb_perms),
+    .m_lookup_shift(tlb_shift), .m_lookup_index(), .m_lookup_user(),
+    .m_lookup_valid(tlb_out_valid), .m_lookup_ready(1'b1),
+    .s_insert_pid(h_pid), .s_insert_vpn(pg_vpn[47:0]), .s_insert_shift(pg_shift),
+    .s_insert_ppn(pg_ppn), .s_insert_perms(pg_perms), .s_insert_valid(tlb_ins_valid),
+    .s_inval_pid(tlb_inv_pid), .s_inval_vpn(tlb_inv_vpn), .s_inval_pages(tlb_inv_pages),
+    .s_inval_exact(tlb_inv_exact), .s_inval_shift(tlb_inv_shift), .s_inval_valid(tlb_inv_valid)
+);
+
+wire [BUCKET_BITS-1:0] hash_index;
+wire                   hash_out_valid;
+
+clio_bucket_hash #(.BUCKET_BITS(BUCKET_BITS), .USER_WIDTH(1)) hash_inst (
+    .clk(clk), .rst(rst),
+    .s_pid(h_pid), .s_vpn(pg_vpn), .s_user(1'b0), .s_valid(hash_valid), .s_ready(),
+    .m_index(hash_index), .m_user(), .m_valid(hash_out_valid), .m_ready(1'b1)
+);
+
+wire                   ptf_found;
+wire [SW-1:0]          ptf_slot;
+wire [31:0]            ptf_ppn;
+wire [7:0]             ptf_perms;
+wire [7:0]             ptf_flags;
+wire                   ptf_out_valid;
+wire [ID_WIDTH-1:0]    ptf_arid;
+wire [ADDR_WIDTH-1:0]  ptf_araddr;
+wire [7:0]             ptf_arlen;
+wire [2:0]             ptf_arsize;
+wire [1:0]             ptf_arburst;
+wire                   ptf_arvalid;
+wire                   ptf_rready;
+wire                   sel_ptf = state_reg == S_XL_PTF || state_reg == S_XL_PTFW;
+
+clio_pt_fetch #(
+    .DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH),
+    .BUCKET_BITS(BUCKET_BITS), .SLOTS(SLOTS), .USER_WIDTH(1)
+) ptf_inst (
+    .clk(clk), .rst(rst), .table_base(cfg_table_base[ADDR_WIDTH-1:0]),
+    .s_pid(h_pid), .s_vpn(pg_vpn), .s_shift(pg_shift), .s_bucket(pg_bucket), .s_user(1'b0),
+    .s_valid(ptf_valid), .s_ready(),
+    .m_found(ptf_found), .m_slot(ptf_slot), .m_bucket(), .m_pid(), .m_vpn(), .m_bad(),
+    .m_ppn(ptf_ppn), .m_perms(ptf_perms), .m_flags(ptf_flags), .m_user(),
+    .m_valid(ptf_out_valid), .m_ready(1'b1),
+    .m_axi_arid(ptf_arid), .m_axi_araddr(ptf_araddr), .m_axi_arlen(ptf_arlen),
+    .m_axi_arsize(ptf_arsize), .m_axi_arburst(ptf_arburst), .m_axi_arvalid(ptf_arvalid),
+    .m_axi_arready(sel_ptf && m_axi_arready),
+    .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata), .m_axi_rresp(m_axi_rresp),
+    .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ptf && m_axi_rvalid), .m_axi_rready(ptf_rready)
+);
+
+wire [7:0] perm_status;
+wire       perm_fault;
+
+clio_perm_check perm_inst (
+    .found(pg_found), .pte_perms(pg_perms), .pte_flags(pg_flags), .need(xl_need),
+    .status(perm_status), .fault(perm_fault)
+);
+
+wire        fault_ok;
+wire [1:0]  fault_code;
+wire [31:0] fault_ppn;
+wire        fault_out_valid;
+wire [127:0] fault_pte;
+wire        push_ready, push_known;
+
+clio_fault_unit #(
+    .BUCKET_BITS(BUCKET_BITS), .SLOT_BITS(SW), .NUM_SIZES(NUM_SIZES), .SHIFTS(FIFO_SHIFTS),
+    .FIFO_DEPTH(FIFO_DEPTH), .USER_WIDTH(1)
+) fault_inst (
+    .clk(clk), .rst(rst),
+    .s_push_shift(desc_reg[SLOT_OFF_PAGE_SHIFT*8 +: 5]), .s_push_ppn(desc_reg[SLOT_OFF_B*8 +: 32]),
+    .s_push_valid(push_valid), .s_push_ready(push_ready), .s_push_known(push_known),
+    .s_pid(h_pid), .s_vpn(pg_vpn[47:0]), .s_bucket(pg_bucket), .s_slot(pg_slot),
+    .s_perms(pg_perms), .s_shift(pg_shift), .s_user(1'b0), .s_rx_room(rx_credit != 0),
+    .s_valid(fault_valid), .s_ready(),
+    .m_ok(fault_ok), .m_code(fault_code), .m_ppn(fault_ppn), .m_user(), .m_valid(fault_out_valid),
+    .m_ready(1'b1),
+    .m_pte_bucket(), .m_pte_slot(), .m_pte_data(fault_pte), .m_pte_valid(), .m_pte_ready(1'b1),
+    .m_tlb_pid(), .m_tlb_vpn(), .m_tlb_shift(), .m_tlb_ppn(), .m_tlb_perms(), .m_tlb_valid(),
+    .m_note_pid(), .m_note_vpn(), .m_note_ppn(), .m_note_shift(), .m_note_bucket(), .m_note_slot(),
+    .m_note_valid(), .m_note_ready(1'b1),
+    .fifo_level()
+);
+
+wire [63:0] sync_old, sync_new;
+wire        sync_write;
+wire [7:0]  sync_status;
+wire        sync_out_valid;
+
+clio_sync_unit sync_inst (
+    .clk(clk), .rst(rst),
+    .s_opcode(h_op), .s_old(mem_rdata[{d_lane, 3'd0} +: 64]),
+    .s_arg0(bswap64(pkt_mem[0][CLIO_HEADER_LEN*8 +: 64])),
+    .s_arg1(bswap64(pkt_mem[0][(CLIO_HEADER_LEN+8)*8 +: 64])),
+    .s_valid(sync_valid),
+    .m_old(sync_old), .m_new(sync_new), .m_write(sync_write), .m_status(sync_status),
+    .m_valid(sync_out_valid)
+);
+
+wire             dd_hit;
+wire [REC_W-1:0] dd_rec;
+wire             dd_out_valid;
+
+clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
+    .clk(clk), .rst(rst),
+    .s_lookup_key(dd_look_key), .s_lookup_valid(dd_look_valid),
+    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_valid(dd_out_valid),
+    .s_insert_key(dd_ins_key), .s_insert_rec(dd_ins_rec), .s_insert_valid(dd_ins_valid)
+);
+
+wire                   sel_ring = state_reg == S_RING || state_reg == S_RING_W;
+wire                   ring_idle, ring_done, ring_full, ring_empty, ring_bad_head, ring_rejected;
+wire [31:0]            ring_free;
+wire [DATA_WIDTH-1:0]  ring_tx_desc;
+wire [ID_WIDTH-1:0]    rg_awid, rg_arid;
+wire [ADDR_WIDTH-1:0]  rg_awaddr, rg_araddr;
+wire [7:0]             rg_awlen, rg_arlen;
+wire [2:0]             rg_awsize, rg_arsize;
+wire [1:0]             rg_awburst, rg_arburst;
+wire                   rg_awvalid, rg_wvalid, rg_wlast, rg_bready, rg_arvalid, rg_rready;
+wire [DATA_WIDTH-1:0]  rg_wdata;
+wire [BYTES-1:0]       rg_wstrb;
+
+clio_ring_dma #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) ring_inst (
+    .clk(clk), .rst(rst),
+    .rx_base(cfg_rx_base[ADDR_WIDTH-1:0]), .rx_slots(cfg_rx_slots),
+    .tx_base(cfg_tx_base[ADDR_WIDTH-1:0]), .tx_slots(cfg_tx_slots),
+    .cmd(ring_cmd), .cmd_valid(ring_valid), .idle(ring_idle), .s_rx_desc(ring_desc),
+    .done(ring_done), .res_full(ring_full), .res_free(ring_free), .res_empty(ring_empty), .res_bad_head(ring_bad_head),
+    .res_rejected(ring_rejected), .m_tx_desc(ring_tx_desc),
+    .m_axi_awid(rg_awid), .m_axi_awaddr(rg_awaddr), .m_axi_awlen(rg_awlen), .m_axi_awsize(rg_awsize),
+    .m_axi_awburst(rg_awburst), .m_axi_awvalid(rg_awvalid), .m_axi_awready(sel_ring && m_axi_awready),
+    .m_axi_wdata(rg_wdata), .m_axi_wstrb(rg_wstrb), .m_axi_wlast(rg_wlast), .m_axi_wvalid(rg_wvalid),
+    .m_axi_wready(sel_ring && m_axi_wready), .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp),
+    .m_axi_bvalid(sel_ring && m_axi_bvalid), .m_axi_bready(rg_bready),
+    .m_axi_arid(rg_arid), .m_axi_araddr(rg_araddr), .m_axi_arlen(rg_arlen), .m_axi_arsize(rg_arsize),
+    .m_axi_arburst(rg_arburst), .m_axi_arvalid(rg_arvalid), .m_axi_arready(sel_ring && m_axi_arready),
+    .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata), .m_axi_rresp(m_axi_rresp),
+    .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ring && m_axi_rvalid), .m_axi_rready(rg_rready)
+);
+
+// Response builder write port, driven by the state.
+reg                  rb_wr_en;
+reg [15:0]           rb_wr_off;
+reg [DATA_WIDTH-1:0] rb_wr_data;
+reg [OW:0]           rb_wr_len;
+wire                 rb_done;
+wire [DATA_WIDTH-1:0] rb_tdata;
+wire [BYTES-1:0]     rb_tkeep;
+wire                 rb_tvalid, rb_tlast;
+
+clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
+    .clk(clk), .rst(rst),
+    .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
+    .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(h_pid),
+    .hdr_req_id(h_req_id), .hdr_retry_of(h_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
+    .hdr_offset(r_offset), .hdr_payload_len(r_plen), .start(rb_start), .busy(), .done(rb_done),
+    .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
+    .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
+);
+
+assign m_axis_tdata = lo_valid ? lo_data : rb_tdata;
+assign m_axis_tkeep = lo_valid ? lo_keep : rb_tkeep;
+assign m_axis_tvalid = lo_valid || rb_tvalid;
+assign m_axis_tlast = lo_valid ? 1'b1 : rb_tlast;
+
+// ---------------------------------------------------------------------------
+// Combinational helpers.
+// ---------------------------------------------------------------------------
+/* verilator lint_off WIDTH */
+function in_data(input [31:0] ppn, input [7:0] shift, input [63:0] lo, input [63:0] hi);
+    reg [64:0] start, fin;
+    begin
+        start = {33'd0, ppn} << shift;
+        fin = start + (65'd1 << shift);
+        in_data = start >= {1'b0, lo} && fin <= {1'b0, hi};
+    end
+endfunction
+
+wire        is_nonidem = h_op == OP_WRITE || h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA
+    || h_op == OP_LOCK || h_op == OP_UNLOCK || h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_OFFLOAD_CALL;
+wire [31:0] key_off = h_op == OP_WRITE ? h_offset : 32'd0;
+wire [KEY_W-1:0] own_key = {h_op, key_off, h_req_id, h_pid};
+wire [KEY_W-1:0] retry_key = {h_op, key_off, h_retry_of, h_pid};
+
+// VA class -> page shift.
+wire [63:0] va_hi = xl_cur >> cfg_va_bits;
+wire [1:0]  va_cls = xl_cur >> (cfg_va_bits - 2);
+wire [7:0]  cls_shift = cfg_class_shift[va_cls*8 +: 8];
+wire [63:0] pg_mask = (64'd1 << pg_shift) - 64'd1;
+
+// Data phase: the current byte and its page.
+wire [63:0] rd_cur = h_va + d_sent + d_filled;
+wire [63:0] wr_cur = d_base + d_pos;
+wire        rd_in_page = pg_ok && rd_cur >= pg_start && {1'b0, rd_cur} < pg_end;
+wire        wr_in_page = pg_ok && wr_cur >= pg_start && {1'b0, wr_cur} < pg_end;
+wire [63:0] rd_pa = ({32'd0, pg_ppn} << pg_shift) | (rd_cur & pg_mask);
+wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
+wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
+wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
+reg  [31:0] rd_k, wr_k;
+always @* begin
+    rd_k = BYTES - rd_pa[OW-1:0];
+    if (d_n - d_filled < rd_k) rd_k = d_n - d_filled;
+    if (rd_page_left < rd_k) rd_k = rd_page_left;
+    wr_k = BYTES - wr_pa[OW-1:0];
+    if (h_plen - d_pos < wr_k) wr_k = h_plen - d_pos;
+    if (wr_page_left < wr_k) wr_k = wr_page_left;
+end
+
+// Write source: payload bytes [d_pos, d_pos + 64) of the packet.
+wire [31:0] src_off = CLIO_HEADER_LEN + d_pos;
+wire [PBW-1:0] src_beat = src_off >> OW;
+wire [OW-1:0] src_lane = src_off[OW-1:0];
+wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_beat + 1], pkt_mem[src_beat]};
+wire [DATA_WIDTH-1:0] src_window = src_pair >> {src_lane, 3'd0};
+
+// Page-table slot address.
+wire [63:0] slot_addr = cfg_table_base + pg_bucket * (SLOTS * PTE_LEN) + pg_slot * PTE_LEN;
+
+// Descriptor fields of the TX command in hand.
+wire [7:0]  c_kind = desc_reg[SLOT_OFF_KIND*8 +: 8];
+wire [63:0] c_bucket = desc_reg[SLOT_OFF_C*8 +: 64];
+wire [31:0] c_slot = desc_reg[SLOT_OFF_F*8 +: 32];
+wire [31:0] c_pid = desc_reg[SLOT_OFF_PID*8 +: 32];
+wire [63:0] c_vpn = desc_reg[SLOT_OFF_A*8 +: 64];
+wire [127:0] c_pte = desc_reg[SLOT_OFF_A*8 +: 128];
+wire [31:0] c_pte_pid = c_pte[PTE_OFF_PID*8 +: 32];
+wire [31:0] c_pte_ppn = c_pte[PTE_OFF_PPN*8 +: 32];
+wire [47:0] c_pte_vpn = c_pte[PTE_OFF_VPN*8 +: 48];
+wire [7:0]  c_pte_flags = c_pte[PTE_OFF_FLAGS*8 +: 8];
+wire [4:0]  c_pte_shift = c_pte_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
+wire        c_pte_valid = (c_pte_flags & PTE_FLAG_VALID) != 0;
+wire [7:0]  c_push_shift = desc_reg[SLOT_OFF_PAGE_SHIFT*8 +: 8];
+wire [31:0] c_push_ppn = desc_reg[SLOT_OFF_B*8 +: 32];
+wire        c_in_range = c_bucket < (64'd1 << BUCKET_BITS) && c_slot < SLOTS;
+wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot * PTE_LEN;
+
+// The page-table slot read back for a command (lane of the slot in the beat).
+// The old slot's PPN is irrelevant to invalidation and removal.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [127:0] old_pte = mem_rdata >> {mem_addr[OW-1:0], 3'd0};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [7:0]  old_flags = old_pte[PTE_OFF_FLAGS*8 +: 8];
+wire [7:0]  old_perms = old_pte[PTE_OFF_PERMS*8 +: 8];
+wire [4:0]  old_shift = old_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
+wire        old_alloc = (old_flags & PTE_FLAG_ALLOCATED) != 0;
+wire        old_valid = (old_flags & PTE_FLAG_VALID) != 0;
+wire        old_parses = (old_flags & (((8'd1 << PTE_PAGE_SHIFT_SHIFT) - 8'd1) & ~(PTE_FLAG_ALLOCATED | PTE_FLAG_VALID))) == 0
+    && (old_perms & ~(PERM_READ | PERM_WRITE)) == 0
+    && (!old_alloc || (old_shift >= PTE_MIN_SHIFT && old_shift <= PTE_MAX_SHIFT))
+    && (!old_valid || old_alloc);
+
+// Dedup record of the response in hand (payload bytes are the atomics' old value).
+wire [127:0] rec_payload = {64'd0, bswap64(sync_old)};
+wire [REC_W-1:0] cur_rec = {(r_plen == 8 ? rec_payload : 128'd0), r_plen[7:0], r_offset, r_total_len,
+    r_va, r_status, r_flags};
+
+always @* begin
+    rb_wr_en = 1'b0;
+    rb_wr_off = CLIO_HEADER_LEN;
+    rb_wr_data = 0;
+    rb_wr_len = 0;
+    case (state_reg)
+        S_INFO: begin
+            rb_wr_en = 1'b1;
+            rb_wr_data = {32'd0, cfg_info};
+            rb_wr_len = INFO_RESP_LEN;
+        end
+        S_REPLAY: begin
+            rb_wr_en = 1'b1;
+            rb_wr_data = rec_reg[152 +: 128];
+            rb_wr_len = rec_reg[144 +: 8];
+        end
+        S_RD_DATA: begin
+            rb_wr_en = 1'b1;
+            rb_wr_off = CLIO_HEADER_LEN + d_filled;
+            rb_wr_data = mem_rdata >> {d_lane, 3'd0};
+            rb_wr_len = d_k;
+        end
+        S_AT_RESP: begin
+            rb_wr_en = 1'b1;
+            rb_wr_data = bswap64(sync_old);
+            rb_wr_len = ATOMIC_RESP_LEN;
+        end
+        default: begin end
+    endcase
+end
+/* verilator lint_on WIDTH */
+
+// ---------------------------------------------------------------------------
+// The engine.
+// ---------------------------------------------------------------------------
+integer fi;
+
+/* verilator lint_off WIDTH */
+always @(posedge clk) begin
+    tlb_look_valid <= 1'b0;
+    tlb_ins_valid <= 1'b0;
+    tlb_inv_valid <= 1'b0;
+    hash_valid <= 1'b0;
+    ptf_valid <= 1'b0;
+    fault_valid <= 1'b0;
+    sync_valid <= 1'b0;
+    dd_look_valid <= 1'b0;
+    dd_ins_valid <= 1'b0;
+    ring_valid <= 1'b0;
+    rb_start <= 1'b0;
+    push_valid <= 1'b0;
+    poll_done_reg <= 1'b0;
+    if (poll) poll_req <= 1'b1;
+
+    case (state_reg)
+        S_IDLE: begin
+            if (poll_req && lane_empty && !pkt_have_reg) begin
+                poll_req <= 1'b0;
+                poll_i <= 0;
+                rep_opcode <= 8'd0;
+                state_reg <= S_POLL;
+            end else if (pkt_have_reg && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
+                rep_opcode <= h_op;
+                state_reg <= S_DECIDE;
+            end
+        end
+
+        // ----- intake decisions, in the reference model's order -----
+        S_DECIDE: begin
+            r_op <= h_request ? (h_op | OP_RESPONSE_BIT) : OP_NACK;
+            r_flags <= 8'd0;
+            r_va <= h_va;
+            r_total_len <= h_total_len;
+            r_offset <= h_offset;
+            r_plen <= 16'd0;
+            if (h_len < CLIO_HEADER_LEN) begin
+                state_reg <= S_FINISH;                       // runt: dropped
+            end else if (h_short || h_crc) begin
+                // NACK: only the ids are echoed.
+                r_op <= OP_NACK;
+                r_status <= STATUS_CORRUPT;
+                r_va <= 64'd0;
+                r_total_len <= 32'd0;
+                r_offset <= 32'd0;
+                send_ret <= S_FINISH;
+                state_reg <= S_SEND;
+            end else if ((h_op & OP_RESPONSE_BIT) != 0) begin
+                state_reg <= S_FINISH;                       // stray response: dropped
+            end else if (h_malformed) begin
+                // The header does not parse: ids only, like a NACK.
+                r_status <= STATUS_MALFORMED;
+                r_va <= 64'd0;
+                r_total_len <= 32'd0;
+                r_offset <= 32'd0;
+                send_ret <= S_FINISH;
+                state_reg <= S_SEND;
+            end else if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
+                fail_status <= STATUS_MALFORMED;
+                state_reg <= S_FAIL;
+            end else if (h_op == OP_INFO) begin
+                state_reg <= S_INFO;
+            end else if (h_pid == 0 || h_pid > cfg_max_pid) begin
+                fail_status <= STATUS_BAD_PID;
+                state_reg <= S_FAIL;
+            end else if (is_nonidem) begin
+                state_reg <= S_DD_LOOK1;
+            end else begin
+                state_reg <= S_DISPATCH;
+            end
+        end
+        S_INFO: begin
+            r_status <= STATUS_OK;
+            r_plen <= INFO_RESP_LEN;
+            send_ret <= S_FINISH;
+            state_reg <= S_SEND;
+        end
+        S_FAIL: begin
+            r_status <= fail_status;
+            r_plen <= 16'd0;
+            r_va <= h_va;
+            r_total_len <= h_total_len;
+            // A read response without data says so with offset 0.
+            r_offset <= h_op == OP_READ ? 32'd0 : h_offset;
+            send_ret <= S_FINISH;
+            state_reg <= S_SEND;
+        end
+        S_SEND: begin
+            rb_start <= 1'b1;
+            state_reg <= S_SEND_W;
+        end
+        S_SEND_W: if (rb_done) state_reg <= send_ret;
+        S_FINISH: begin
+            if (fq_count != 0) begin
+                flush_ret <= S_FINISH;
+                state_reg <= S_FLUSH;
+            end else begin
+                pkt_have_reg <= 1'b0;
+                state_reg <= S_IDLE;
+            end
+        end
+
+        // ----- deferred fault side effects, oldest first -----
+        S_FLUSH: begin
+            if (fq_count == 0) begin
+                state_reg <= flush_ret;
+            end else begin
+                mem_addr <= fq_addr[0];
+                mem_wdata <= {{(DATA_WIDTH-128){1'b0}}, fq_pte[0]} << {fq_addr[0][OW-1:0], 3'd0};
+                mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << fq_addr[0][OW-1:0];
+                mem_ret <= S_FLUSH_NOTE;
+                state_reg <= S_MEM_WR;
+            end
+        end
+        S_FLUSH_NOTE: begin
+            ring_desc <= 0;
+            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_PA_CONSUMED;
+            ring_desc[SLOT_OFF_PAGE_SHIFT*8 +: 8] <= fq_shift[0];
+            ring_desc[SLOT_OFF_PID*8 +: 32] <= fq_pid[0];
+            ring_desc[SLOT_OFF_A*8 +: 64] <= {16'd0, fq_vpn[0]};
+            ring_desc[SLOT_OFF_B*8 +: 64] <= {32'd0, fq_ppn[0]};
+            ring_desc[SLOT_OFF_C*8 +: 64] <= fq_bucket[0];
+            ring_desc[SLOT_OFF_F*8 +: 32] <= fq_slot[0];
+            ring_cmd <= 2'd0;
+            ring_ret <= S_FLUSH_POP;
+            state_reg <= S_RING;
+        end
+        S_FLUSH_POP: begin
+            for (fi = 0; fi + 1 < FAULT_QUEUE; fi = fi + 1) begin
+                fq_addr[fi] <= fq_addr[fi + 1];
+                fq_pte[fi] <= fq_pte[fi + 1];
+                fq_pid[fi] <= fq_pid[fi + 1];
+                fq_vpn[fi] <= fq_vpn[fi + 1];
+                fq_ppn[fi] <= fq_ppn[fi + 1];
+                fq_shift[fi] <= fq_shift[fi + 1];
+                fq_bucket[fi] <= fq_bucket[fi + 1];
+                fq_slot[fi] <= fq_slot[fi + 1];
+            end
+            fq_count <= fq_count - 1'b1;
+            state_reg <= S_FLUSH;
+        end
+
+        // ----- dedup -----
+        S_DD_LOOK1: begin
+            dd_look_key <= own_key;
+            dd_look_valid <= 1'b1;
+            state_reg <= S_DD_W1;
+        end
+        S_DD_W1: begin
+            if (dd_out_valid) begin
+                rec_reg <= dd_rec;
+                if (dd_hit) state_reg <= S_REPLAY;
+                else if (h_retry_of != 0) state_reg <= S_DD_LOOK2;
+                else state_reg <= S_DISPATCH;
+            end
+        end
+        S_DD_LOOK2: begin
+            dd_look_key <= retry_key;
+            dd_look_valid <= 1'b1;
+            state_reg <= S_DD_W2;
+        end
+        S_DD_W2: begin
+            if (dd_out_valid) begin
+                rec_reg <= dd_rec;
+                state_reg <= dd_hit ? S_DD_INS : S_DISPATCH;
+            end
+        end
+        S_DD_INS: begin
+            // A retry of this retry must find the record too.
+            dd_ins_key <= own_key;
+            dd_ins_rec <= rec_reg;
+            dd_ins_valid <= 1'b1;
+            state_reg <= S_REPLAY;
+        end
+        S_REPLAY: begin
+            r_flags <= rec_reg[0 +: 8] | FLAG_DUPLICATE;
+            r_status <= rec_reg[8 +: 8];
+            r_va <= rec_reg[16 +: 64];
+            r_total_len <= rec_reg[80 +: 32];
+            r_offset <= rec_reg[112 +: 32];
+            r_plen <= rec_reg[144 +: 8];
+            send_ret <= S_FINISH;
+            state_reg <= S_SEND;
+        end
+
+        // ----- dispatch -----
+        S_DISPATCH: begin
+            xl_pass2 <= 1'b0;
+            pg_ok <= 1'b0;
+            case (h_op)
+                OP_READ: begin
+                    if (h_plen != 0 || h_offset != 0) begin
+                        fail_status <= STATUS_MALFORMED;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        xl_cur <= h_va;
+                        xl_end <= {1'b0, h_va} + h_total_len;
+                        xl_need <= PERM_READ;
+                        xl_ret <= S_RD_BEGIN;
+                        state_reg <= S_XL_BEGIN;
+                    end
+                end
+                OP_WRITE: begin
+                    xl_cur <= h_va + h_offset;
+                    xl_end <= {1'b0, h_va + h_offset} + h_plen;
+                    xl_need <= PERM_WRITE;
+                    xl_ret <= S_WR_BEGIN;
+                    state_reg <= S_XL_BEGIN;
+                end
+                OP_TAS, OP_CAS, OP_FAA, OP_LOCK, OP_UNLOCK: begin
+                    if ((h_op == OP_CAS && h_plen != CAS_ARGS_LEN) || (h_op == OP_FAA && h_plen != FAA_ARGS_LEN)
+                            || ((h_op == OP_TAS || h_op == OP_LOCK || h_op == OP_UNLOCK) && h_plen != 0)
+                            || h_total_len != ATOMIC_RESP_LEN || h_offset != 0 || h_va[2:0] != 0) begin
+                        fail_status <= STATUS_MALFORMED;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        xl_cur <= h_va;
+                        xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
+                        xl_need <= PERM_WRITE;
+                        xl_ret <= S_AT_BEGIN;
+                        state_reg <= S_XL_BEGIN;
+                    end
+                end
+                OP_FENCE: begin
+                    fail_status <= STATUS_OK;
+                    state_reg <= S_FAIL;
+                end
+                default: begin
+                    fail_status <= STATUS_UNSUPPORTED;
+                    state_reg <= S_FAIL;
+                end
+            endcase
+        end
+
+        // ----- translation -----
+        S_XL_BEGIN: begin
+            xl_pages <= 0;
+            if (xl_end[64]) begin
+                fail_status <= STATUS_UNMAPPED;
+                state_reg <= S_FAIL;
+            end else begin
+                state_reg <= S_XL_PAGE;
+            end
+        end
+        S_XL_PAGE: begin
+            if (!xl_pass2 && {1'b0, xl_cur} >= xl_end) begin
+                state_reg <= xl_ret;
+            end else if (va_hi != 0 || cls_shift == 0) begin
+                fail_status <= STATUS_UNMAPPED;
+                state_reg <= S_FAIL;
+            end else begin
+                pg_shift <= cls_shift[4:0];
+                pg_vpn <= xl_cur >> cls_shift;
+                xl_pages <= xl_pages + 1'b1;
+                state_reg <= S_XL_TLB;
+            end
+        end
+        S_XL_TLB: begin
+            tlb_look_valid <= 1'b1;
+            state_reg <= S_XL_TLBW;
+        end
+        S_XL_TLBW: begin
+            if (tlb_out_valid) begin
+                if (tlb_hit) begin
+                    pg_ppn <= tlb_ppn;
+                    pg_perms <= tlb_perms;
+                    if ((tlb_perms & xl_need) != xl_need) begin
+                        fail_status <= STATUS_PERMISSION;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        state_reg <= S_XL_OK;
+                    end
+                end else begin
+                    hash_valid <= 1'b1;
+                    state_reg <= S_XL_HASHW;
+                end
+            end
+        end
+        S_XL_HASHW: begin
+            if (hash_out_valid) begin
+                pg_bucket <= hash_index;
+                ptf_valid <= 1'b1;
+                state_reg <= S_XL_PTF;
+            end
+        end
+        S_XL_PTF: state_reg <= S_XL_PTFW;
+        S_XL_PTFW: begin
+            if (ptf_out_valid) begin
+                pg_found <= ptf_found;
+                pg_slot <= ptf_slot;
+                pg_ppn <= ptf_ppn;
+                pg_perms <= ptf_perms;
+                pg_flags <= ptf_flags;
+                state_reg <= S_XL_PTE;
+            end
+        end
+        S_XL_PTE: begin
+            if (perm_status != STATUS_OK) begin
+                fail_status <= perm_status;
+                state_reg <= S_FAIL;
+            end else if (perm_fault) begin
+                if (rx_credit != 0) begin
+                    fault_valid <= 1'b1;
+                    state_reg <= S_XL_FAULTW;
+                end else if (fq_count != 0) begin
+                    flush_ret <= S_XL_PTE;                   // settle the ring, then look again
+                    state_reg <= S_FLUSH;
+                end else begin
+                    ring_cmd <= 2'd1;                        // PROBE: room for PA_CONSUMED?
+                    ring_ret <= S_XL_FAULT;
+                    state_reg <= S_RING;
+                end
+            end else if (!in_data(pg_ppn, pg_shift, cfg_data_start, cfg_data_end)) begin
+                rep_status <= STATUS_UNMAPPED;
+                rep_pid <= h_pid;
+                rep_va <= xl_cur;
+                rep_ret <= S_XL_FAILU;
+                state_reg <= S_REP;
+            end else begin
+                tlb_ins_valid <= 1'b1;
+                state_reg <= S_XL_OK;
+            end
+        end
+        S_XL_FAULT: begin
+            fault_valid <= 1'b1;
+            state_reg <= S_XL_FAULTW;
+        end
+        S_XL_FAULTW: begin
+            if (fault_out_valid) begin
+                if (fault_ok) begin
+                    pg_ppn <= fault_ppn;
+                    if (fq_count == FAULT_QUEUE) begin
+                        flush_ret <= S_XL_ENQ;
+                        state_reg <= S_FLUSH;
+                    end else begin
+                        // Queue the side effects and go on (same as S_XL_ENQ).
+                        fq_addr[fq_count] <= slot_addr;
+                        fq_pte[fq_count] <= fault_pte;
+                        fq_pid[fq_count] <= h_pid;
+                        fq_vpn[fq_count] <= pg_vpn[47:0];
+                        fq_ppn[fq_count] <= fault_ppn;
+                        fq_shift[fq_count] <= pg_shift;
+                        fq_bucket[fq_count] <= pg_bucket;
+                        fq_slot[fq_count] <= pg_slot;
+                        fq_count <= fq_count + 1'b1;
+                        rx_credit <= rx_credit - 1'b1;
+                        tlb_ins_valid <= 1'b1;
+                        state_reg <= S_XL_OK;
+                    end
+                end else if (fault_code == 2'd1) begin
+                    fail_status <= STATUS_UNMAPPED;
+                    state_reg <= S_FAIL;
+                end else if (fault_code == 2'd2) begin
+                    rep_status <= STATUS_BUSY;
+                    rep_pid <= h_pid;
+                    rep_va <= xl_cur;
+                    rep_ret <= S_XL_FAILB;
+                    state_reg <= S_REP;
+                end else begin
+                    fail_status <= STATUS_BUSY;
+                    state_reg <= S_FAIL;
+                end
+            end
+        end
+        S_XL_ENQ: begin
+            fq_addr[fq_count] <= slot_addr;
+            fq_pte[fq_count] <= fault_pte;
+            fq_pid[fq_count] <= h_pid;
+            fq_vpn[fq_count] <= pg_vpn[47:0];
+            fq_ppn[fq_count] <= pg_ppn;
+            fq_shift[fq_count] <= pg_shift;
+            fq_bucket[fq_count] <= pg_bucket;
+            fq_slot[fq_count] <= pg_slot;
+            fq_count <= fq_count + 1'b1;
+            rx_credit <= rx_credit - 1'b1;
+            tlb_ins_valid <= 1'b1;
+            state_reg <= S_XL_OK;
+        end
+        S_XL_OK: begin
+            pg_start <= xl_cur & ~pg_mask;
+            pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
+            pg_ok <= 1'b1;
+            if (xl_pass2) begin
+                state_reg <= xl_ret;
+            end else begin
+                xl_cur <= ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end ? (xl_cur | pg_mask) + 1'b1 : xl_end[63:0];
+                state_reg <= S_XL_PAGE;
+            end
+        end
+        S_XL_FAILU: begin
+            fail_status <= STATUS_UNMAPPED;
+            state_reg <= S_FAIL;
+        end
+        S_XL_FAILB: begin
+            fail_status <= STATUS_BUSY;
+            state_reg <= S_FAIL;
+        end
+
+        // ----- READ data phase -----
+        S_RD_BEGIN: begin
+            d_sent <= 0;
+            pg_ok <= 1'b0;
+            xl_pass2 <= 1'b1;
+            if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
+                flush_ret <= S_RD_CHUNK;
+                state_reg <= S_FLUSH;
+            end else begin
+                state_reg <= S_RD_CHUNK;
+            end
+        end
+        S_RD_CHUNK: begin
+            d_n <= (h_total_len - d_sent) < cfg_mtu ? (h_total_len - d_sent) : cfg_mtu;
+            d_filled <= 0;
+            state_reg <= S_RD_STEP;
+        end
+        S_RD_STEP: begin
+            if (d_filled == d_n) begin
+                r_status <= STATUS_OK;
+                r_va <= h_va;
+                r_total_len <= h_total_len;
+                r_offset <= d_sent;
+                r_plen <= d_n;
+                send_ret <= S_RD_AFTER;
+                state_reg <= S_SEND;
+            end else if (!rd_in_page) begin
+                xl_cur <= rd_cur;
+                xl_ret <= S_RD_STEP;
+                state_reg <= S_XL_PAGE;
+            end else begin
+                d_lane <= rd_pa[OW-1:0];
+                d_k <= rd_k;
+                mem_addr <= rd_pa;
+                mem_ret <= S_RD_DATA;
+                state_reg <= S_MEM_RD;
+            end
+        end
+        S_RD_DATA: begin
+            d_filled <= d_filled + d_k;
+            state_reg <= S_RD_STEP;
+        end
+        S_RD_AFTER: begin
+            d_sent <= d_sent + d_n;
+            state_reg <= (d_sent + d_n >= h_total_len) ? S_FINISH : S_RD_CHUNK;
+        end
+
+        // ----- WRITE data phase -----
+        S_WR_BEGIN: begin
+            d_pos <= 0;
+            d_base <= h_va + h_offset;
+            pg_ok <= 1'b0;
+            xl_pass2 <= 1'b1;
+            if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
+                flush_ret <= S_WR_STEP;
+                state_reg <= S_FLUSH;
+            end else begin
+                state_reg <= S_WR_STEP;
+            end
+        end
+        S_WR_STEP: begin
+            if (d_pos == h_plen) begin
+                state_reg <= S_WR_RESP;
+            end else if (!wr_in_page) begin
+                xl_cur <= wr_cur;
+                xl_ret <= S_WR_STEP;
+                state_reg <= S_XL_PAGE;
+            end else begin
+                mem_addr <= wr_pa;
+                mem_wdata <= src_window << {wr_pa[OW-1:0], 3'd0};
+                mem_wstrb <= ~({BYTES{1'b1}} << wr_k) << wr_pa[OW-1:0];
+                d_pos <= d_pos + wr_k;
+                mem_ret <= S_WR_STEP;
+                state_reg <= S_MEM_WR;
+            end
+        end
+        S_WR_RESP: begin
+            r_status <= STATUS_OK;
+            r_plen <= 16'd0;
+            r_va <= h_va;
+            r_total_len <= h_total_len;
+            r_offset <= h_offset;
+            state_reg <= S_REC1;
+        end
+
+        // ----- atomics -----
+        S_AT_BEGIN: begin
+            xl_pass2 <= 1'b1;
+            pg_ok <= 1'b0;
+            xl_cur <= h_va;
+            xl_ret <= S_AT_READ;
+            state_reg <= S_XL_PAGE;
+        end
+        S_AT_READ: begin
+            mem_addr <= ({32'd0, pg_ppn} << pg_shift) | (h_va & pg_mask);
+            d_lane <= h_va[OW-1:0];
+            mem_ret <= S_AT_SYNC;
+            state_reg <= S_MEM_RD;
+        end
+        S_AT_SYNC: begin
+            sync_valid <= 1'b1;
+            state_reg <= S_AT_SYNCW;
+        end
+        S_AT_SYNCW: begin
+            if (sync_out_valid) begin
+                if (sync_write) begin
+                    mem_wdata <= {{(DATA_WIDTH-64){1'b0}}, sync_new} << {d_lane, 3'd0};
+                    mem_wstrb <= {{(BYTES-8){1'b0}}, 8'hff} << d_lane;
+                    mem_ret <= S_AT_RESP;
+                    state_reg <= S_MEM_WR;
+                end else begin
+                    state_reg <= S_AT_RESP;
+                end
+            end
+        end
+        S_AT_RESP: begin
+            r_status <= sync_status;
+            r_plen <= ATOMIC_RESP_LEN;
+            r_va <= h_va;
+            r_total_len <= h_total_len;
+            r_offset <= h_offset;
+            if (sync_status == STATUS_OK) begin
+                state_reg <= S_REC1;
+            end else begin
+                send_ret <= S_FINISH;
+                state_reg <= S_SEND;
+            end
+        end
+
+        // ----- dedup record of an executed non-idempotent request -----
+        S_REC1: begin
+            dd_ins_key <= own_key;
+            dd_ins_rec <= cur_rec;
+            dd_ins_valid <= 1'b1;
+            send_ret <= S_FINISH;
+            state_reg <= (h_retry_of != 0 && h_retry_of != h_req_id) ? S_REC2 : S_SEND;
+        end
+        S_REC2: begin
+            dd_ins_key <= retry_key;
+            dd_ins_rec <= cur_rec;
+            dd_ins_valid <= 1'b1;
+            state_reg <= S_SEND;
+        end
+
+        // ----- engine memory port -----
+        S_MEM_RD: if (m_axi_arready) state_reg <= S_MEM_RDW;
+        S_MEM_RDW: begin
+            if (m_axi_rvalid) begin
+                mem_rdata <= m_axi_rdata;
+                state_reg <= mem_ret;
+            end
+        end
+        S_MEM_WR: begin
+            if (m_axi_awready) mem_aw_done <= 1'b1;
+            if (m_axi_wready) mem_w_done <= 1'b1;
+            if ((mem_aw_done || m_axi_awready) && (mem_w_done || m_axi_wready)) begin
+                mem_aw_done <= 1'b0;
+                mem_w_done <= 1'b0;
+                state_reg <= S_MEM_WRB;
+            end
+        end
+        S_MEM_WRB: if (m_axi_bvalid) state_reg <= mem_ret;
+
+        // ----- rings -----
+        S_RING: begin
+            if (ring_idle) begin
+                ring_valid <= 1'b1;
+                state_reg <= S_RING_W;
+            end
+        end
+        S_RING_W: begin
+            if (ring_done) begin
+                if (ring_cmd != 2'd2) begin
+                    // Free RX slots now, less the notices still queued (the one
+                    // just pushed by a flush is no longer queued).
+                    rx_credit <= ring_free - (fq_count != 0 ? fq_count - 1'b1 : 1'b0);
+                end
+                state_reg <= ring_ret;
+            end
+        end
+        S_REP: begin
+            if (fq_count != 0) begin
+                // Earlier notices go first: the ring keeps the reference order.
+                flush_ret <= S_REP;
+                state_reg <= S_FLUSH;
+            end
+            ring_desc <= 0;
+            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_ERROR_REPORT;
+            ring_desc[SLOT_OFF_STATUS*8 +: 8] <= rep_status;
+            ring_desc[SLOT_OFF_PID*8 +: 32] <= rep_pid;
+            ring_desc[SLOT_OFF_A*8 +: 64] <= rep_va;
+            ring_desc[SLOT_OFF_B*8 +: 8] <= rep_opcode;
+            ring_desc[SLOT_OFF_F*8 +: 32] <= unreported == 32'hffffffff ? unreported : unreported + 1'b1;
+            ring_cmd <= 2'd0;
+            ring_ret <= S_REP_DONE;
+            if (fq_count == 0) state_reg <= S_RING;
+        end
+        S_REP_DONE: begin
+            if (ring_full) begin
+                if (unreported != 32'hffffffff) unreported <= unreported + 1'b1;
+            end else begin
+                unreported <= 0;
+            end
+            state_reg <= rep_ret;
+        end
+
+        // ----- TX ring commands -----
+        S_POLL: begin
+            if (poll_i == cfg_tx_slots) begin
+                state_reg <= S_POLL_DONE;
+            end else begin
+                ring_cmd <= 2'd2;
+                ring_ret <= S_POLL_POPPED;
+                state_reg <= S_RING;
+            end
+        end
+        S_POLL_POPPED: begin
+            rep_status <= STATUS_MALFORMED;
+            rep_pid <= 0;
+            rep_va <= 0;
+            desc_reg <= ring_tx_desc;
+            if (ring_empty) begin
+                state_reg <= S_POLL_DONE;
+            end else if (ring_bad_head) begin
+                rep_ret <= S_POLL_DONE;
+                state_reg <= S_REP;
+            end else if (ring_rejected) begin
+                rep_ret <= S_POLL_NEXT;
+                state_reg <= S_REP;
+            end else begin
+                state_reg <= S_CMD;
+            end
+        end
+        S_POLL_NEXT: begin
+            poll_i <= poll_i + 1'b1;
+            state_reg <= S_POLL;
+        end
+        S_POLL_DONE: begin
+            poll_done_reg <= 1'b1;
+            state_reg <= S_IDLE;
+        end
+        S_CMD: begin
+            cmd_va <= 0;
+            case (c_kind)
+                DESC_PTE_WRITE: begin
+                    if (!c_in_range || (c_pte_valid && !in_data(c_pte_ppn, c_pte_shift, cfg_data_start, cfg_data_end))) begin
+                        state_reg <= S_CMD_REJECT;
+                    end else begin
+                        mem_addr <= c_slot_addr;
+                        mem_ret <= S_CMD_OLD;
+                        state_reg <= S_MEM_RD;
+                    end
+                end
+                DESC_PTE_REMOVE: begin
+                    if (!c_in_range) begin
+                        state_reg <= S_CMD_REJECT;
+                    end else begin
+                        mem_addr <= c_slot_addr;
+                        mem_ret <= S_CMD_RM;
+                        state_reg <= S_MEM_RD;
+                    end
+                end
+                DESC_TLB_INVALIDATE: begin
+                    tlb_inv_pid <= c_pid;
+                    tlb_inv_vpn <= c_vpn;
+                    tlb_inv_pages <= c_slot;            // operand F: page count
+                    tlb_inv_exact <= 1'b0;
+                    tlb_inv_valid <= 1'b1;
+                    state_reg <= S_POLL_NEXT;
+                end
+                DESC_FREE_PA_PUSH: begin
+                    cmd_va <= {32'd0, c_push_ppn} << (c_push_shift > 63 ? 63 : c_push_shift);
+                    if (!push_known || !in_data(c_push_ppn, c_push_shift, cfg_data_start, cfg_data_end)
+                            || !push_ready || c_push_shift > 31) begin
+                        state_reg <= S_CMD_REJECT;
+                    end else begin
+                        push_valid <= 1'b1;
+                        state_reg <= S_CMD_PUSH;
+                    end
+                end
+                default: state_reg <= S_CMD_REJECT;      // REPLY: nothing was forwarded
+            endcase
+        end
+        S_CMD_PUSH: state_reg <= S_POLL_NEXT;
+        S_CMD_OLD: begin
+            // Whatever the slot held and the new tag both leave the TLB.
+            tlb_inv_pid <= old_pte[PTE_OFF_PID*8 +: 32];
+            tlb_inv_vpn <= {16'd0, old_pte[PTE_OFF_VPN*8 +: 48]};
+            tlb_inv_shift <= old_shift;
+            tlb_inv_exact <= 1'b1;
+            tlb_inv_valid <= old_parses && old_alloc;
+            state_reg <= S_CMD_INV2;
+        end
+        S_CMD_INV2: begin
+            tlb_inv_pid <= c_pte_pid;
+            tlb_inv_vpn <= {16'd0, c_pte_vpn};
+            tlb_inv_shift <= c_pte_shift;
+            tlb_inv_exact <= 1'b1;
+            tlb_inv_valid <= 1'b1;
+            state_reg <= S_CMD_WRITE;
+        end
+        S_CMD_WRITE: begin
+            mem_wdata <= {{(DATA_WIDTH-128){1'b0}}, c_pte} << {mem_addr[OW-1:0], 3'd0};
+            mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << mem_addr[OW-1:0];
+            mem_ret <= S_POLL_NEXT;
+            state_reg <= S_MEM_WR;
+        end
+        S_CMD_RM: begin
+            if (!old_alloc || old_pte[PTE_OFF_PID*8 +: 32] != c_pid
+                    || {16'd0, old_pte[PTE_OFF_VPN*8 +: 48]} != c_vpn) begin
+                state_reg <= S_CMD_REJECT;
+            end else begin
+                tlb_inv_pid <= c_pid;
+                tlb_inv_vpn <= c_vpn;
+                tlb_inv_shift <= old_parses ? old_shift : 5'd0;
+                tlb_inv_exact <= 1'b1;
+                tlb_inv_valid <= 1'b1;
+                state_reg <= S_CMD_RMINV;
+            end
+        end
+        S_CMD_RMINV: begin
+            mem_wdata <= 0;
+            mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << mem_addr[OW-1:0];
+            mem_ret <= S_POLL_NEXT;
+            state_reg <= S_MEM_WR;
+        end
+        S_CMD_REJECT: begin
+            rep_status <= STATUS_MALFORMED;
+            rep_pid <= 0;
+            rep_va <= cmd_va;
+            rep_ret <= S_POLL_NEXT;
+            state_reg <= S_REP;
+        end
+        default: state_reg <= S_IDLE;
+    endcase
+
+    if ((p_tvalid && parser_ready && !to_lane && p_tlast) || lane_handoff) begin
+        pkt_have_reg <= 1'b1;
+    end
+
+    if (rst) begin
+        state_reg <= S_IDLE;
+        pkt_have_reg <= 1'b0;
+        poll_req <= 1'b0;
+        unreported <= 0;
+        fq_count <= 0;
+        rx_credit <= 0;
+        mem_aw_done <= 1'b0;
+        mem_w_done <= 1'b0;
+    end
+end
+/* verilator lint_on WIDTH */
+
+assign poll_done = poll_done_reg;
+assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid;
+assign lane_active = state_reg == S_IDLE;
+
+// ---------------------------------------------------------------------------
+// AXI master: the engine, the bucket reader or the ring engine, whichever
+// the engine is waiting on (one transaction at a time).
+// ---------------------------------------------------------------------------
+wire sel_eng_rd = state_reg == S_MEM_RD || state_reg == S_MEM_RDW;
+wire sel_eng_wr = state_reg == S_MEM_WR || state_reg == S_MEM_WRB;
+
+assign m_axi_awid = sel_ring ? rg_awid : {ID_WIDTH{1'b0}};
+assign m_axi_awaddr = sel_ring ? rg_awaddr : {mem_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}};
+assign m_axi_awlen = sel_ring ? rg_awlen : 8'd0;
+assign m_axi_awsize = sel_ring ? rg_awsize : OW[2:0];
+assign m_axi_awburst = sel_ring ? rg_awburst : 2'b01;
+assign m_axi_awvalid = sel_ring ? rg_awvalid : (state_reg == S_MEM_WR && !mem_aw_done);
+assign m_axi_wdata = sel_ring ? rg_wdata : mem_wdata;
+assign m_axi_wstrb = sel_ring ? rg_wstrb : mem_wstrb;
+assign m_axi_wlast = sel_ring ? rg_wlast : 1'b1;
+assign m_axi_wvalid = sel_ring ? rg_wvalid : (state_reg == S_MEM_WR && !mem_w_done);
+assign m_axi_bready = sel_ring ? rg_bready : sel_eng_wr;
+assign m_axi_arid = sel_ring ? rg_arid : (sel_ptf ? ptf_arid : {ID_WIDTH{1'b0}});
+assign m_axi_araddr = sel_ring ? rg_araddr : (sel_ptf ? ptf_araddr
+    : (lane_active ? {l2_pa[ADDR_WIDTH-1:OW], {OW{1'b0}}} : {mem_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}}));
+assign m_axi_arlen = sel_ring ? rg_arlen : (sel_ptf ? ptf_arlen : 8'd0);
+assign m_axi_arsize = sel_ring ? rg_arsize : (sel_ptf ? ptf_arsize : OW[2:0]);
+assign m_axi_arburst = sel_ring ? rg_arburst : (sel_ptf ? ptf_arburst : 2'b01);
+assign m_axi_arvalid = sel_ring ? rg_arvalid : (sel_ptf ? ptf_arvalid
+    : (lane_active ? (lane_active && l2_valid && l2_good && lq_count < LQ - 1) : state_reg == S_MEM_RD));
+assign m_axi_rready = sel_ring ? rg_rready : (sel_ptf ? ptf_rready
+    : (lane_active ? (lq_count != 0 && (!lo_valid || m_axis_tready)) : state_reg == S_MEM_RDW));
+
+// Unused pieces of the units' outputs.
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_top = ^{tlb_shift, mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
+    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], sel_eng_rd, c_kind};
+/* verilator lint_on UNUSEDSIGNAL */
+
+endmodule
+
+`resetall

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Collect yosys `stat` output per module into report.json and print it next to
+Clio's Fig. 19 (resource shares of a ZU7EV)."""
+
+import json
+import re
+import sys
+
+work, out, param_set, modules = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+# XCZU7EV capacity (Zynq UltraScale+ product table).
+ZU7EV = {"lut": 230400, "ff": 460800, "bram36": 312, "uram": 96, "dsp": 1728}
+# Fig. 19 of the Clio paper: share of the ZU7EV's logic used by each part.
+PAPER = {"VirtMem": 0.023, "NetStack": "small (a few percent)"}
+
+report = {"tool": "yosys synth_xilinx -family xcup -flatten", "parameters": param_set,
+          "device": "xczu7ev", "device_capacity": ZU7EV, "paper_fig19_share": PAPER, "modules": {}}
+for m in modules:
+    try:
+        text = open(f"{work}/{m}.stat").read()
+    except OSError:
+        report["modules"][m] = {"error": "no result (failed or timed out)"}
+        continue
+    cells = {k: int(v) for k, v in re.findall(r"^\s+(\w+)\s+(\d+)\s*$", text, re.M)}
+    lut = sum(v for k, v in cells.items() if re.fullmatch(r"LUT[1-6]", k))
+    ff = sum(v for k, v in cells.items() if re.fullmatch(r"FD[A-Z]*", k))
+    lutram = sum(v for k, v in cells.items() if k.startswith("RAM") and "M" in k[3:])
+    bram = sum(v for k, v in cells.items() if k.startswith("RAMB36")) + 0.5 * sum(
+        v for k, v in cells.items() if k.startswith("RAMB18"))
+    dsp = sum(v for k, v in cells.items() if k.startswith("DSP"))
+    carry = sum(v for k, v in cells.items() if k.startswith("CARRY"))
+    report["modules"][m] = {"lut": lut, "ff": ff, "lutram": lutram, "bram36": bram, "dsp": dsp,
+                            "carry": carry, "lut_share_of_zu7ev": round(lut / ZU7EV["lut"], 5),
+                            "cells": cells}
+# Groups as in Fig. 19 (sums of the units; clio_fault_unit contains clio_free_pa_fifo,
+# clio_ring_dma contains clio_desc_check).
+GROUPS = {"VirtMem": ["clio_tlb", "clio_bucket_hash", "clio_pt_fetch", "clio_perm_check", "clio_fault_unit"],
+          "NetStack ingress (parse + CRC)": ["clio_rx_parser"],
+          "Sync + dedup": ["clio_sync_unit", "clio_dedup"],
+          "Rings (ARM link)": ["clio_ring_dma"]}
+report["groups"] = {}
+for g, ms in GROUPS.items():
+    got = [report["modules"].get(m, {}) for m in ms]
+    if any("lut" not in r for r in got):
+        report["groups"][g] = {"error": "a member did not synthesize"}
+        continue
+    lut = sum(r["lut"] for r in got)
+    report["groups"][g] = {"modules": ms, "lut": lut, "ff": sum(r["ff"] for r in got),
+                           "lut_share_of_zu7ev": round(lut / ZU7EV["lut"], 5)}
+json.dump(report, open(out, "w"), indent=1, sort_keys=True)
+print(f"{'module':22} {'LUT':>8} {'FF':>8} {'LUTRAM':>7} {'BRAM36':>7} {'DSP':>5} {'LUT%ZU7EV':>10}")
+for m, r in report["modules"].items():
+    if "error" in r:
+        print(f"{m:22} {r['error']}")
+        continue
+    print(f"{m:22} {r['lut']:8} {r['ff']:8} {r['lutram']:7} {r['bram36']:7} {r['dsp']:5} {100 * r['lut_share_of_zu7ev']:9.2f}%")
+for g, r in report["groups"].items():
+    if "error" in r:
+        print(f"group {g}: {r['error']}")
+    else:
+        print(f"group {g:30} {r['lut']:8} LUT {r['ff']:8} FF {100 * r['lut_share_of_zu7ev']:6.2f}% of the ZU7EV LUTs")
+print(f"paper (Fig. 19): VirtMem {100 * PAPER['VirtMem']:.1f}% of the ZU7EV, NetStack small; parameters: {param_set}")
+print(f"wrote {out}")

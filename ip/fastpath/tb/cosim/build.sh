@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Build the Verilator co-simulation harness of clio_fastpath_sim with the
+# geometry of the co-simulation board (from `clio-cosim params`).
+# Usage: build.sh CLIO_COSIM_BIN OUT_DIR
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+rtl="${RTL_DIR:-$here/../../rtl}"
+gen="$1"
+out="$2"
+params=$("$gen" params)
+mkdir -p "$out"
+srcs=(clio_pkg.sv clio_crc32c.sv clio_rx_parser.sv clio_tlb.sv clio_bucket_hash.sv clio_pt_fetch.sv
+      clio_perm_check.sv clio_free_pa_fifo.sv clio_fault_unit.sv clio_sync_unit.sv clio_dedup.sv
+      clio_desc_check.sv clio_ring_dma.sv clio_resp_builder.sv clio_fastpath_top.sv clio_axi_ram.sv
+      clio_fastpath_sim.sv)
+# shellcheck disable=SC2086
+verilator --cc --exe --build -j 2 -O2 -Wno-fatal -Wno-lint -Wno-style \
+    --top-module clio_fastpath_sim $params \
+    -Mdir "$out" -o clio_cosim \
+    "${srcs[@]/#/$rtl/}" "$here/harness.cpp" \
+    -CFLAGS "-O2 -std=c++17" > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+echo "$out/clio_cosim"

@@ -1,0 +1,302 @@
+// Verilator harness of the differential co-simulation: replays a case written
+// by `clio-cosim gen` into clio_fastpath_sim and requires bit-identical
+// responses and an identical final memory image. Exit 0 on agreement; on the
+// first difference prints the seed, the event and both versions, exit 1.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "Vclio_fastpath_sim.h"
+#include "Vclio_fastpath_sim___024root.h"
+#include "verilated.h"
+
+using Bytes = std::vector<uint8_t>;
+
+static Bytes unhex(const std::string& s) {
+    Bytes b(s.size() / 2);
+    for (size_t i = 0; i < b.size(); i++) b[i] = (uint8_t)std::stoul(s.substr(2 * i, 2), nullptr, 16);
+    return b;
+}
+
+static std::string hex(const Bytes& b) {
+    static const char* d = "0123456789abcdef";
+    std::string s;
+    for (auto x : b) { s += d[x >> 4]; s += d[x & 15]; }
+    return s;
+}
+
+static Bytes read_file(const std::string& p) {
+    std::ifstream f(p, std::ios::binary);
+    if (!f) { fprintf(stderr, "cosim: cannot read %s\n", p.c_str()); exit(2); }
+    return Bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+}
+
+template <size_t N>
+static void set_wide(VlWide<N>& w, const uint8_t* b, size_t n) {
+    for (size_t i = 0; i < N; i++) w[i] = 0;
+    for (size_t i = 0; i < n; i++) w[i / 4] |= (uint32_t)b[i] << (8 * (i % 4));
+}
+
+struct Sim {
+    std::unique_ptr<VerilatedContext> ctx;
+    std::unique_ptr<Vclio_fastpath_sim> top;
+    uint64_t cycles = 0;
+    uint64_t in_beats = 0;
+    Bytes cur;                     // response being received
+    std::vector<Bytes> done;       // completed responses
+    std::vector<uint64_t> done_at; // cycle of each response's first beat
+    uint64_t first_beat_at = 0;
+    bool in_packet = false;
+
+    Sim(int argc, char** argv) : ctx(new VerilatedContext), top(nullptr) {
+        ctx->commandArgs(argc, argv);
+        top.reset(new Vclio_fastpath_sim(ctx.get()));
+    }
+
+    // One clock cycle; returns whether an input beat was accepted at this edge.
+    bool tick() {
+        top->clk = 0;
+        top->eval();
+        bool in_fire = top->s_axis_tvalid && top->s_axis_tready;
+        if (top->m_axis_tvalid && top->m_axis_tready) {
+            if (!in_packet) { first_beat_at = cycles; in_packet = true; }
+            uint64_t keep = top->m_axis_tkeep;
+            for (int i = 0; i < 64; i++)
+                if (keep >> i & 1) cur.push_back((uint8_t)(top->m_axis_tdata[i / 4] >> (8 * (i % 4))));
+            if (top->m_axis_tlast) {
+                done.push_back(cur);
+                done_at.push_back(first_beat_at);
+                cur.clear();
+                in_packet = false;
+            }
+        }
+        top->clk = 1;
+        top->eval();
+        cycles++;
+        if (in_fire) in_beats++;
+        return in_fire;
+    }
+
+    uint8_t* mem_word(size_t w) {
+        return reinterpret_cast<uint8_t*>(top->rootp->clio_fastpath_sim__DOT__ram_inst__DOT__mem[w].data());
+    }
+};
+
+int main(int argc, char** argv) {
+    if (argc < 2) { fprintf(stderr, "usage: %s CASE_DIR [+verilator args]\n", argv[0]); return 2; }
+    std::string dir = argv[1];
+    Sim s(argc, argv);
+    auto& t = *s.top;
+
+    // Configuration.
+    std::map<std::string, std::string> cfg;
+    {
+        std::ifstream f(dir + "/cfg.txt");
+        std::string k, v;
+        while (f >> k >> v) cfg[k] = v;
+    }
+    auto num = [&](const char* k) -> uint64_t {
+        if (!cfg.count(k)) { fprintf(stderr, "cosim: cfg.txt lacks %s\n", k); exit(2); }
+        return std::stoull(cfg[k], nullptr, 16);
+    };
+    uint64_t seed = num("seed");
+    t.cfg_table_base = num("table_base");
+    t.cfg_rx_base = num("rx_base");
+    t.cfg_rx_slots = num("rx_slots");
+    t.cfg_tx_base = num("tx_base");
+    t.cfg_tx_slots = num("tx_slots");
+    t.cfg_data_start = num("data_start");
+    t.cfg_data_end = num("data_end");
+    t.cfg_va_bits = num("va_bits");
+    t.cfg_class_shift = num("class_shift");
+    t.cfg_max_pid = num("max_pid");
+    t.cfg_mtu = num("mtu");
+    uint64_t dram_base = num("dram_base");
+    Bytes info = unhex(cfg["info"]);
+    set_wide(t.cfg_info, info.data(), info.size());
+
+    // Memory image.
+    Bytes init = read_file(dir + "/init.bin");
+    const size_t words = init.size() / 64;
+    for (size_t w = 0; w < words; w++) memcpy(s.mem_word(w), &init[w * 64], 64);
+
+    // Expected outputs.
+    std::vector<std::pair<size_t, Bytes>> expect;
+    std::map<size_t, std::string> path_of;
+    {
+        std::ifstream f(dir + "/expect.txt");
+        std::string line;
+        while (std::getline(f, line)) {
+            std::istringstream ls(line);
+            std::string tag, h;
+            size_t idx;
+            ls >> tag >> idx >> h;
+            if (tag == "O") expect.push_back({idx, unhex(h)});
+            else if (tag == "L") path_of[idx] = h;
+        }
+    }
+
+    t.m_axis_tready = 1;
+    t.s_axis_tvalid = 0;
+    t.poll = 0;
+    t.rst = 1;
+    for (int i = 0; i < 4; i++) s.tick();
+    t.rst = 0;
+    s.tick();
+
+    std::ifstream stim(dir + "/stim.txt");
+    std::string line;
+    size_t ev = 0, next_out = 0, packets = 0;
+    std::map<std::string, std::pair<uint64_t, uint64_t>> lat;  // class -> (min, max)
+    std::map<std::string, uint64_t> lat_n;
+    auto fail = [&](const std::string& what, const std::string& ctx_line) {
+        printf("COSIM MISMATCH seed=%llu event=%zu: %s\n  stimulus: %s\n", (unsigned long long)seed, ev,
+               what.c_str(), ctx_line.substr(0, 400).c_str());
+        exit(1);
+    };
+    auto check_outputs = [&](const std::string& ctx_line) {
+        for (size_t k = 0; k < s.done.size(); k++) {
+            if (next_out >= expect.size()) fail("unexpected response " + hex(s.done[k]), ctx_line);
+            auto& e = expect[next_out];
+            if (e.first != ev) fail("response " + hex(s.done[k]) + " where the model answered event " + std::to_string(e.first), ctx_line);
+            if (e.second != s.done[k]) fail("response differs\n  model: " + hex(e.second) + "\n  rtl:   " + hex(s.done[k]), ctx_line);
+            next_out++;
+        }
+        s.done.clear();
+        s.done_at.clear();
+        if (next_out < expect.size() && expect[next_out].first <= ev)
+            fail("missing response, model sent " + hex(expect[next_out].second), ctx_line);
+    };
+    auto wait_idle = [&](const std::string& ctx_line) {
+        int quiet = 0;
+        for (uint64_t n = 0; n < 2000000; n++) {
+            s.tick();
+            quiet = t.idle ? quiet + 1 : 0;
+            if (quiet >= 3) return;
+        }
+        fail("RTL did not return to idle", ctx_line);
+    };
+
+    // Throughput run: after an `S` line, packets go in back to back.
+    bool stream = false;
+    uint64_t st_start = 0, st_end = 0, st_stalls = 0, st_beats = 0, st_packets = 0;
+    auto drain_in_order = [&](const std::string& ctx_line) {
+        for (auto& got : s.done) {
+            if (next_out >= expect.size()) fail("unexpected response " + hex(got), ctx_line);
+            if (expect[next_out].second != got)
+                fail("response differs\n  model: " + hex(expect[next_out].second) + "\n  rtl:   " + hex(got), ctx_line);
+            next_out++;
+        }
+        s.done.clear();
+        s.done_at.clear();
+    };
+
+    while (std::getline(stim, line)) {
+        if (line.empty()) continue;
+        if (line[0] == 'S') {
+            stream = true;
+            st_start = s.cycles;
+            continue;
+        }
+        if (line[0] == 'P' && stream) {
+            Bytes p = unhex(line.substr(2));
+            size_t sent = 0;
+            do {
+                size_t n = std::min<size_t>(64, p.size() - sent);
+                set_wide(t.s_axis_tdata, p.data() + sent, n);
+                t.s_axis_tkeep = n == 64 ? ~0ULL : ((1ULL << n) - 1);
+                t.s_axis_tlast = sent + n >= p.size();
+                t.s_axis_tvalid = 1;
+                while (!s.tick()) st_stalls++;
+                st_beats++;
+                sent += n;
+            } while (sent < p.size());
+            st_packets++;
+            drain_in_order(line);
+            ev++;
+            continue;
+        }
+        if (line[0] == 'P') {
+            Bytes p = unhex(line.substr(2));
+            uint64_t start = s.cycles;
+            size_t sent = 0;
+            do {
+                size_t n = std::min<size_t>(64, p.size() - sent);
+                set_wide(t.s_axis_tdata, p.data() + sent, n);
+                t.s_axis_tkeep = n == 64 ? ~0ULL : ((1ULL << n) - 1);
+                t.s_axis_tlast = sent + n >= p.size();
+                t.s_axis_tvalid = 1;
+                if (sent == 0) start = s.cycles;
+                while (!s.tick()) {}
+                sent += n;
+            } while (sent < p.size());
+            t.s_axis_tvalid = 0;
+            wait_idle(line);
+            if (path_of.count(ev) && !s.done_at.empty()) {
+                uint64_t l = s.done_at[0] - start;
+                auto& c = path_of[ev];
+                if (!lat_n[c]) lat[c] = {l, l};
+                lat[c].first = std::min(lat[c].first, l);
+                lat[c].second = std::max(lat[c].second, l);
+                lat_n[c]++;
+            }
+            packets++;
+        } else if (line[0] == 'R') {
+            t.poll = 1;
+            s.tick();
+            t.poll = 0;
+            bool ok = false;
+            for (uint64_t n = 0; n < 2000000 && !ok; n++) { ok = t.poll_done; s.tick(); }
+            if (!ok) fail("TX ring poll did not finish", line);
+            wait_idle(line);
+        } else if (line[0] == 'M') {
+            std::istringstream ls(line.substr(2));
+            std::string a, h;
+            ls >> a >> h;
+            uint64_t pa = std::stoull(a, nullptr, 16) - dram_base;
+            Bytes b = unhex(h);
+            for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
+        }
+        check_outputs(line);
+        ev++;
+    }
+    if (stream) {
+        st_end = s.cycles;
+        t.s_axis_tvalid = 0;
+        wait_idle("end of the back-to-back stream");
+        drain_in_order("end of the back-to-back stream");
+    }
+    if (next_out != expect.size()) fail("the model sent more responses than the RTL", "end of trace");
+
+    Bytes fin = read_file(dir + "/final.bin");
+    for (size_t w = 0; w < words; w++) {
+        const uint8_t* m = s.mem_word(w);
+        for (int i = 0; i < 64; i++) {
+            if (m[i] != fin[w * 64 + i]) {
+                char buf[200];
+                snprintf(buf, sizeof buf, "final memory differs at %#llx: model %02x rtl %02x",
+                         (unsigned long long)(dram_base + w * 64 + i), fin[w * 64 + i], m[i]);
+                ev = (size_t)-1;
+                fail(buf, "final image");
+            }
+        }
+    }
+    printf("cosim seed=%llu: %zu events, %zu packets, %zu responses, %llu cycles, %zu bytes of memory identical\n",
+           (unsigned long long)seed, ev, packets + (size_t)st_packets, next_out, (unsigned long long)s.cycles, fin.size());
+    if (stream)
+        printf("stream: %llu packets (%llu beats) offered back to back, accepted in %llu cycles, %llu stall cycles%s\n",
+               (unsigned long long)st_packets, (unsigned long long)st_beats,
+               (unsigned long long)(st_end - st_start), (unsigned long long)st_stalls,
+               st_stalls == 0 ? " (II = 1)" : "");
+    for (auto& kv : lat)
+        printf("latency %-5s first beat in -> first beat out: min %llu max %llu cycles over %llu requests\n",
+               kv.first.c_str(), (unsigned long long)kv.second.first, (unsigned long long)kv.second.second,
+               (unsigned long long)lat_n[kv.first]);
+    return 0;
+}
