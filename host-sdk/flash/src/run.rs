@@ -81,6 +81,11 @@ fn pump(mut r: impl Read + Send + 'static, stream: Stream, tx: mpsc::Sender<(Str
     });
 }
 
+/// The last lines of both streams for an error report: stdout's, then stderr's.
+fn tail(last: &[VecDeque<String>; 2]) -> Vec<String> {
+    last.iter().flatten().cloned().collect()
+}
+
 /// Run `inv` in `dir` until it exits or `timeout` passes.
 pub(crate) fn run_tool(
     inv: &Invocation,
@@ -110,9 +115,13 @@ pub(crate) fn run_tool(
     }
     let deadline = Instant::now() + timeout;
     let mut parsers = [OutputParser::new(), OutputParser::new()];
-    let mut last: VecDeque<String> = VecDeque::new();
+    // Per stream: the two pipes are read by two threads, so their relative
+    // order is arbitrary and a burst on one must not push the other's last
+    // words (often the error) out of the report.
+    let mut last: [VecDeque<String>; 2] = [VecDeque::new(), VecDeque::new()];
     let mut done_seen = false;
-    let mut handle = |stream: Stream, p: Parsed, last: &mut VecDeque<String>| {
+    let mut handle = |stream: Stream, p: Parsed, last: &mut [VecDeque<String>; 2]| {
+        let last = &mut last[stream as usize];
         let ev = match p {
             Parsed::Line(text) => {
                 done_seen |= stream == Stream::Stdout && text.trim() == DONE_MARKER;
@@ -143,7 +152,7 @@ pub(crate) fn run_tool(
             return Err(FlashError::ToolTimeout {
                 tool,
                 after: timeout,
-                last_lines: last.into(),
+                last_lines: tail(&last),
             });
         }
         match rx.recv_timeout(deadline - now) {
@@ -173,7 +182,7 @@ pub(crate) fn run_tool(
                 return Err(FlashError::ToolTimeout {
                     tool,
                     after: timeout,
-                    last_lines: last.into(),
+                    last_lines: tail(&last),
                 });
             }
             Err(source) => {
@@ -193,14 +202,14 @@ pub(crate) fn run_tool(
         return Err(FlashError::ToolFailed {
             tool,
             status,
-            last_lines: last.into(),
+            last_lines: tail(&last),
         });
     }
     if inv.script.is_some() && !done_seen {
         return Err(FlashError::ToolFailed {
             tool,
             status: format!("exited 0 without printing `{DONE_MARKER}`: the script stopped early"),
-            last_lines: last.into(),
+            last_lines: tail(&last),
         });
     }
     Ok(())
