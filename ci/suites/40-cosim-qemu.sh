@@ -58,6 +58,9 @@ timeout 300 "$BIN/clio" bringup --addr "127.0.0.1:$PORT" --config "$BOARD" --mem
 timeout 60 "$BIN/clio" info --addr "127.0.0.1:$PORT" --config "$BOARD" --manifest "$IMAGE_TARGET_DIR/manifest.json"
 kill "$SIM_PID"
 
+echo "== ring round trip and alloc latency: slow path in QEMU next to in process"
+timeout 300 "$BIN/clio" bench slowpath --board "$BOARD" --slow-path qemu --image "$CLIO_COSIM_IMAGE" --quick
+
 if [[ "${COSIM_BENCH:-0}" == 1 ]]; then
     echo "== slow-path benchmark (QEMU vs in-process)"
     cargo run -q --release -p clio-emu --example slowpath_bench -- \

@@ -26,10 +26,61 @@ pub struct SlowpathArgs {
     /// Write the retry curves as an SVG plot to this file.
     #[arg(long, value_name = "FILE")]
     pub svg: Option<PathBuf>,
+    /// Where the measured slow path runs: `inproc` (the library's full
+    /// report), or `qemu` (ring round trip and alloc latency of the firmware
+    /// in QEMU next to the in-process library, in one run).
+    #[arg(long, value_enum, default_value_t = crate::sim::SlowPathKind::Inproc)]
+    pub slow_path: crate::sim::SlowPathKind,
+    /// Firmware ELF for `--slow-path qemu`, built for `--board`.
+    #[arg(long)]
+    pub image: Option<PathBuf>,
+    /// Samples per operation for `--slow-path qemu`.
+    #[arg(long, default_value_t = 500)]
+    pub iterations: usize,
+}
+
+/// `--slow-path qemu`: both slow paths behind the same rings, side by side.
+fn run_qemu(a: &SlowpathArgs) -> Result<()> {
+    let cfg = load_board(&a.board)?;
+    let image = a
+        .image
+        .as_ref()
+        .context("--slow-path qemu needs --image (the firmware ELF built for --board)")?;
+    let mut opts = clio_emu::qemu::QemuOptions::new(image, cfg);
+    if let Some(q) = clio_emu::qemu::find_qemu() {
+        opts.qemu = q;
+    }
+    let r = clio_emu::qemu::bench_slowpath(opts, if a.quick { 50 } else { a.iterations })?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+    } else {
+        println!(
+            "slow path: board '{}', firmware {}, QEMU boot {} ms, {} samples",
+            r.board, r.build_id, r.qemu_boot_ms, r.iterations
+        );
+        println!(
+            "  {:<12} {:>26} {:>26}",
+            "", "ring round trip p50 / p99", "alloc p50 / p99"
+        );
+        for (name, l) in [("in process", &r.in_process), ("QEMU", &r.qemu)] {
+            println!(
+                "  {:<12} {:>12} / {:>11} {:>12} / {:>11}",
+                name,
+                crate::report::fmt_ns(l.ring_round_trip.median_ns as f64),
+                crate::report::fmt_ns(l.ring_round_trip.p99_ns as f64),
+                crate::report::fmt_ns(l.alloc.median_ns as f64),
+                crate::report::fmt_ns(l.alloc.p99_ns as f64)
+            );
+        }
+    }
+    Ok(())
 }
 
 /// Run `clio bench slowpath`.
 pub fn run(a: &SlowpathArgs) -> Result<()> {
+    if a.slow_path == crate::sim::SlowPathKind::Qemu {
+        return run_qemu(a);
+    }
     let cfg = load_board(&a.board)?;
     let opts = if a.quick {
         ReportOptions::QUICK
