@@ -270,4 +270,16 @@ fn clio_wire_fuzz_all(bytes: &[u8]) {
     }
     named(clio_wire::ring::RingHeader::new_checked(bytes).and_then(|h| h.check()));
     named(clio_wire::xdma::parse_slot(bytes));
+    // EDM has its own error type (each variant names its field).
+    let mut blocks = Vec::new();
+    for chunk in bytes.chunks(clio_wire::edm::BLOCK_BYTES) {
+        if let Ok(v) = clio_wire::edm::BlockView::new_checked(chunk) {
+            let b = v.block();
+            let _ = clio_wire::edm::NotifyRepr::parse(&b).map_err(|e| e.to_string());
+            let _ = clio_wire::edm::GrantRepr::parse(&b).map_err(|e| e.to_string());
+            blocks.push(b);
+        }
+    }
+    let mut body = vec![0u8; 1 << 17];
+    let _ = clio_wire::edm::parse_message(&blocks, &mut body).map_err(|e| e.to_string());
 }
