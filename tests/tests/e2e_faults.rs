@@ -325,14 +325,13 @@ fn corruption_and_delay_both_ways() {
 
 /// Multi-packet requests under the same 5 % loss each way: a 64 KiB write
 /// (46 packets, 46 acknowledgements) and a 64 KiB read (46 response
-/// packets) must complete. Every retry of a request resends all of it and
-/// forgets what was acknowledged or received (`got.clear()` per attempt),
-/// so an attempt succeeds only if all ~92 packets survive (0.95^92 ≈ 0.9 %):
-/// the write fails with `Timeout { attempts: 65 }`. The board's dedup
-/// buffer records writes per packet offset, so resending only the
-/// unacknowledged packets (and re-reading only missing ranges) is safe.
+/// packets) must complete. Were every retry to resend all of a request and
+/// forget what was acknowledged or received, an attempt would succeed only
+/// if all ~92 packets survived (0.95^92 ≈ 0.9 %) and the write would fail
+/// with `Timeout`. A retry resends only unacknowledged write packets (the
+/// board's dedup buffer records writes per packet offset) and keeps the
+/// read bytes already received.
 #[test]
-#[ignore = "SDK bug: a retry resends the whole multi-packet request and discards acknowledged/received parts, so 64 KiB requests never complete at 5 % loss (host-sdk/clio/src/proto/mod.rs begin_attempt)"]
 fn large_requests_complete_under_loss() {
     let f = FaultConfig::parse("drop=0.05,seed=3").unwrap();
     let opts = ServeOptions {

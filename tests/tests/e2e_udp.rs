@@ -493,13 +493,12 @@ fn default_page_of_4_kib() {
 
 /// A single synchronous flow over a clean link whose RTT is above the
 /// SDK's delay target (here from a 3 ms one-way delay) must still send one
-/// request per RTT. With `ClientConfig::from_board` defaults (target =
-/// 4 × `rto_min` = 2 ms, `cwnd_min` = 0.01) every RTT sample above target
-/// cuts `cwnd` and none lets it grow, so it sinks to 0.01 and the session
-/// paces one request per 100 RTTs (seen under injected delay: SRTT 25 ms,
-/// one request per 2.5 s).
+/// request per RTT. `ClientConfig::from_board` sets a 2 ms delay target
+/// (4 × `rto_min`); were the target absolute, every RTT sample above it
+/// would cut `cwnd` and none let it grow, sinking to `cwnd_min` and pacing
+/// one request per 1/`cwnd_min` RTTs. The target is relative to the path's
+/// base RTT, so a slow but uncongested path keeps growing.
 #[test]
-#[ignore = "SDK bug: delay-based cwnd collapses to cwnd_min (0.01) when the base RTT exceeds target_delay_ns, pacing one request per 100 RTTs (host-sdk/clio/src/proto/cc.rs on_rtt)"]
 fn cwnd_recovers_when_rtt_exceeds_target() {
     let opts = clio_emu::ServeOptions {
         outbound: clio_emu::FaultConfig {
@@ -533,11 +532,11 @@ fn cwnd_recovers_when_rtt_exceeds_target() {
 /// before (a restarted process, or a second session opened after the
 /// first closed) must have its requests executed. The board's dedup buffer
 /// remembers executed non-idempotent requests by `(pid, req_id, offset,
-/// opcode)`, and every new `Connection` numbers its requests from 1 again,
-/// so the new session's ALLOC, WRITE and FAA match the old session's
-/// records and are answered from them without being executed.
+/// opcode)`; were a new session to number its requests from 1 again, its
+/// ALLOC, WRITE and FAA would match the old session's records and be
+/// answered from them without being executed (sessions start their ids at a
+/// random point, `ClientConfig::first_req_id`).
 #[test]
-#[ignore = "SDK bug: a new session of a PID reuses request ids 1, 2, 3... (proto::Connection counter starts at 0), so the board's dedup buffer replays the previous session's answers instead of executing (host-sdk/clio/src/proto/mod.rs next_id)"]
 fn a_new_session_of_a_pid_is_not_answered_from_the_old_ones_records() {
     let board = ServedBoard::emulator();
     let page = board.page();

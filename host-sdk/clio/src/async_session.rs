@@ -51,7 +51,11 @@ impl AsyncSession {
     /// current tokio runtime. Like [`crate::Session::open`], it probes the
     /// board's info (an unreachable board fails with `Timeout`) and lowers
     /// the MTU to the board's.
-    pub async fn open(board: SocketAddr, cfg: ClientConfig) -> Result<AsyncSession, ClioError> {
+    /// A config without [`ClientConfig::first_req_id`] gets a fresh random
+    /// one, as in [`crate::Session::without_probe`].
+    pub async fn open(board: SocketAddr, mut cfg: ClientConfig) -> Result<AsyncSession, ClioError> {
+        cfg.first_req_id
+            .get_or_insert_with(crate::fresh_first_req_id);
         let local: SocketAddr = if board.is_ipv4() {
             ([0, 0, 0, 0], 0).into()
         } else {

@@ -28,7 +28,8 @@ pub struct ClientConfig {
     pub retry_budget: u32,
     /// Initial congestion window, in requests.
     pub cwnd_init: f64,
-    /// Smallest congestion window (may be below 1: then requests are paced).
+    /// Smallest congestion window (may be below 1: then requests are paced;
+    /// the default 0.1 waits at most 10 RTTs between requests).
     pub cwnd_min: f64,
     /// Largest congestion window.
     pub cwnd_max: f64,
@@ -38,7 +39,8 @@ pub struct ClientConfig {
     pub cwnd_beta: f64,
     /// Largest fractional decrease at once (also the cut on a loss).
     pub cwnd_max_md: f64,
-    /// Target end-to-end delay; RTTs above it shrink `cwnd`.
+    /// Queueing delay allowed above the path's base RTT; RTTs above
+    /// `base + max(target_delay_ns, base)` shrink `cwnd` (see `proto::Control`).
     pub target_delay_ns: u64,
     /// Incast window: most response bytes expected at once.
     pub iwnd_bytes: u64,
@@ -57,6 +59,38 @@ pub struct ClientConfig {
     pub lane: u32,
     /// Bits of the request id taken by the lane (0..=12).
     pub lane_bits: u8,
+    /// Counter part (the id bits below the lane) of the first request id;
+    /// later ids count up from it, wrapping within the lane and skipping 0.
+    /// `None` starts at 1, which only a fresh board or a test may rely on:
+    /// the board's dedup buffer remembers ids per PID, so a new session of a
+    /// PID that used the board before must not repeat the old session's
+    /// ids. [`crate::Session`] and [`crate::AsyncSession`] fill `None` with
+    /// [`fresh_first_req_id`]; the protocol layer stays deterministic.
+    pub first_req_id: Option<u32>,
+}
+
+/// An unpredictable starting point for a connection's request ids: mixes
+/// the system clock's nanoseconds, the process id and a process-wide
+/// counter (so two connections opened in the same nanosecond differ).
+/// Never 0; [`crate::proto::Connection`] masks it to the lane's counter bits.
+pub fn fresh_first_req_id() -> u32 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::{SystemTime, UNIX_EPOCH};
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    // SplitMix64 finaliser over the three sources.
+    let mut z =
+        t ^ (std::process::id() as u64).rotate_left(32) ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^= z >> 31;
+    // Keep it in 1..2^20 so it is nonzero under any lane width (at most
+    // 12 lane bits leave 20 counter bits).
+    ((z as u32) & 0xF_FFFF).max(1)
 }
 
 impl Default for ClientConfig {
@@ -70,7 +104,7 @@ impl Default for ClientConfig {
             request_timeout_ns: 1_000_000_000,
             retry_budget: 8,
             cwnd_init: 16.0,
-            cwnd_min: 0.01,
+            cwnd_min: 0.1,
             cwnd_max: 1024.0,
             cwnd_ai: 1.0,
             cwnd_beta: 0.8,
@@ -83,6 +117,7 @@ impl Default for ClientConfig {
             busy_backoff_ns: 10_000,
             lane: 0,
             lane_bits: 0,
+            first_req_id: None,
         }
     }
 }
@@ -181,6 +216,15 @@ impl ClientConfig {
                 format!("{} does not fit in {} lane bits", self.lane, self.lane_bits),
             );
         }
+        if let Some(f) = self.first_req_id {
+            let mask = u32::MAX >> self.lane_bits;
+            if f & mask == 0 {
+                return bad(
+                    "first_req_id",
+                    format!("{f:#x} has no nonzero bits below the lane"),
+                );
+            }
+        }
         Ok(())
     }
 }
@@ -219,5 +263,18 @@ mod tests {
         assert_eq!(field(&|c| c.page_shift = 40), "page_shift");
         assert_eq!(field(&|c| c.lane = 4), "lane");
         assert_eq!(field(&|c| c.cwnd_min = f64::NAN), "cwnd_min");
+        assert_eq!(field(&|c| c.first_req_id = Some(0)), "first_req_id");
+    }
+
+    #[test]
+    fn fresh_first_ids_differ_and_are_nonzero() {
+        let ids: Vec<u32> = (0..64).map(|_| fresh_first_req_id()).collect();
+        assert!(ids.iter().all(|&i| i != 0 && i < 1 << 20));
+        let mut d = ids.clone();
+        d.sort_unstable();
+        d.dedup();
+        // 64 draws from 2^20 values: a collision or two is possible, a
+        // constant is not.
+        assert!(d.len() > 60, "{ids:?}");
     }
 }

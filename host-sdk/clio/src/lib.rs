@@ -19,7 +19,7 @@ pub mod proto;
 mod session;
 
 pub use async_session::AsyncSession;
-pub use config::ClientConfig;
+pub use config::{fresh_first_req_id, ClientConfig};
 pub use error::{ClioError, OpKind};
 pub use proto::{Allocation, Completion, Connection, OpId, Request};
 pub use session::{Client, Handle, Session, CLIENT_LANE_BITS};

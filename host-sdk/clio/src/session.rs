@@ -117,7 +117,12 @@ impl<T: Transport> Session<T> {
     }
 
     /// A session that sends nothing until the first call.
-    pub fn without_probe(transport: T, cfg: ClientConfig) -> Result<Self, ClioError> {
+    ///
+    /// A config without [`ClientConfig::first_req_id`] gets a fresh random
+    /// one, so this session's ids differ from earlier sessions of its PID.
+    pub fn without_probe(transport: T, mut cfg: ClientConfig) -> Result<Self, ClioError> {
+        cfg.first_req_id
+            .get_or_insert_with(crate::fresh_first_req_id);
         Ok(Session {
             conn: Connection::new(cfg)?,
             transport,

@@ -872,3 +872,84 @@ fn id_table_skips_entries_held_by_long_requests() {
     );
     assert_eq!(s.conn.stats().timeouts, 1);
 }
+
+#[test]
+fn first_request_id_comes_from_the_config() {
+    let c = ClientConfig {
+        first_req_id: Some(0x1234),
+        lane: 3,
+        lane_bits: 8,
+        ..cfg()
+    };
+    let mut s = sim_with(c, 1000);
+    alloc(&mut s, 4096);
+    assert_eq!(s.sent[0].h.req_id, 3 << 24 | 0x1234);
+    // At the top of the lane's counter the ids wrap within the lane, skipping 0.
+    let c = ClientConfig {
+        first_req_id: Some(0xff_ffff),
+        lane: 3,
+        lane_bits: 8,
+        ..cfg()
+    };
+    let mut s = sim_with(c, 1000);
+    let va = alloc(&mut s, 4096);
+    read(&mut s, va, 8).unwrap();
+    let ids: Vec<u32> = s.sent.iter().map(|p| p.h.req_id).collect();
+    assert_eq!(ids, vec![3 << 24 | 0xff_ffff, 3 << 24 | 1]);
+}
+
+#[test]
+fn write_retry_resends_only_unacknowledged_packets() {
+    let mut s = sim();
+    let va = alloc(&mut s, 8192);
+    let data = pattern(4500, 7);
+    // Lose the acknowledgement of the packet at offset 2000 once.
+    let mut first = true;
+    s.fault = Box::new(move |dir, h| {
+        if dir == Dir::ToClient && h.opcode == Opcode::WriteResp && h.offset == 2000 && first {
+            first = false;
+            return Action::Drop;
+        }
+        Action::Deliver
+    });
+    assert_eq!(
+        s.call(Request::Write { va, data: &data }),
+        Ok(Completion::Written)
+    );
+    let w = s.sent_of(Opcode::Write);
+    let offsets: Vec<u32> = w.iter().map(|p| p.h.offset).collect();
+    assert_eq!(offsets, vec![0, 1000, 2000, 3000, 4000, 2000]);
+    assert_ne!(w[5].h.req_id, w[0].h.req_id);
+    assert_eq!(w[5].h.retry_of, w[0].h.req_id);
+    // The resent packet had executed: the board answered it from its record.
+    assert_eq!(s.board.executed(Opcode::Write), 5);
+    assert_eq!(s.board.deduped.get(&Opcode::Write), Some(&1));
+    assert_eq!(s.board.peek(va, 4500), data);
+}
+
+#[test]
+fn read_retry_keeps_received_bytes() {
+    let mut s = sim();
+    let va = alloc(&mut s, 8192);
+    let data = pattern(4500, 9);
+    s.call(Request::Write { va, data: &data }).unwrap();
+    // Lose the response packet at offset 3000 of the first read attempt.
+    let mut first = true;
+    s.fault = Box::new(move |dir, h| {
+        if dir == Dir::ToClient && h.opcode == Opcode::ReadResp && h.offset == 3000 && first {
+            first = false;
+            return Action::Drop;
+        }
+        Action::Deliver
+    });
+    let before = s.conn.stats();
+    assert_eq!(read(&mut s, va, 4500).unwrap(), data);
+    let r = s.sent_of(Opcode::Read);
+    assert_eq!(r.len(), 2);
+    assert_eq!(r[1].h.retry_of, r[0].h.req_id);
+    // The retry asks for the whole range; its copies of bytes already
+    // received are ignored, and the missing packet completes the read.
+    let st = s.conn.stats();
+    assert_eq!(st.retries - before.retries, 1);
+    assert!(st.duplicates - before.duplicates >= 1, "{st:?}");
+}

@@ -6,10 +6,18 @@
 //!   Karn filtering is needed).
 //! - `cwnd` (requests): delay-based AIMD as in Clio §4.4, in Swift's form:
 //!   while the RTT is at or under the target, +`ai`/cwnd per completion
-//!   (≈ +`ai` per RTT); above it, cut by `beta·(rtt−target)/rtt` (at most
-//!   `max_md`), at most once per RTT; a loss cuts by `max_md`. `cwnd` may
-//!   fall below 1: then one request is outstanding and sends are spaced
-//!   SRTT/cwnd apart (cwnd 0.1 = one request per 10 RTTs).
+//!   (≈ +`ai` per RTT), or +`ai` per completion while cwnd is below 1;
+//!   above it, cut by `beta·(rtt−target)/rtt` (at most `max_md`), at most
+//!   once per RTT; a loss cuts by `max_md`. `cwnd` may fall below 1: then
+//!   one request is outstanding and sends are spaced SRTT/cwnd apart
+//!   (cwnd 0.1 = one request per 10 RTTs).
+//! - The target is relative to the path: the configured target is the
+//!   queueing delay allowed above the base RTT (the smallest RTT seen over
+//!   the last one to two [`BASE_RTT_WINDOW_NS`] windows), and at least the
+//!   base RTT itself, i.e. `target = base + max(target_delay, base)`. A
+//!   path that is slow but uncongested (RTT steady at its base) is under
+//!   target and keeps growing; only delay that builds up above the base
+//!   (a queue) shrinks the window.
 //! - `iwnd` (bytes): the response bytes expected from outstanding requests
 //!   stay under the incast window; one request is always allowed so an
 //!   oversized read cannot deadlock.
@@ -31,6 +39,7 @@ pub struct Control {
     beta: f64,
     max_md: f64,
     target: f64,
+    base: BaseRtt,
     last_decrease: Option<u64>,
     last_send: Option<u64>,
     iwnd: u64,
@@ -56,6 +65,7 @@ impl Control {
             beta: c.cwnd_beta,
             max_md: c.cwnd_max_md,
             target: c.target_delay_ns as f64,
+            base: BaseRtt::default(),
             last_decrease: None,
             last_send: None,
             iwnd: c.iwnd_bytes,
@@ -77,6 +87,20 @@ impl Control {
     /// Current congestion window in requests.
     pub fn cwnd(&self) -> f64 {
         self.cwnd
+    }
+
+    /// Base RTT (the smallest recent sample) in ns, once sampled.
+    pub fn base_rtt(&self) -> Option<u64> {
+        self.base.get().map(|b| b as u64)
+    }
+
+    /// The delay target in force, in ns: `base + max(target_delay, base)`,
+    /// or the configured target before any sample.
+    pub fn effective_target(&self) -> f64 {
+        match self.base.get() {
+            Some(b) => b + self.target.max(b),
+            None => self.target,
+        }
     }
 
     /// RTT (or, before a sample, the RTO) used for pacing and "once per RTT".
@@ -142,15 +166,17 @@ impl Control {
         let s = self.srtt.unwrap_or(r);
         self.rto = ((s + 4.0 * self.rttvar) as u64).clamp(self.rto_min, self.rto_max);
 
-        if r <= self.target {
+        self.base.sample(now, r);
+        let target = self.effective_target();
+        if r <= target {
             let inc = if self.cwnd >= 1.0 {
                 self.ai / self.cwnd
             } else {
-                self.ai * self.cwnd
+                self.ai
             };
             self.cwnd = (self.cwnd + inc).min(self.cwnd_max);
         } else if self.can_decrease(now) {
-            let cut = (self.beta * (r - self.target) / r).min(self.max_md);
+            let cut = (self.beta * (r - target) / r).min(self.max_md);
             self.decrease(now, cut);
         }
     }
@@ -175,6 +201,38 @@ impl Control {
     fn decrease(&mut self, now: u64, cut: f64) {
         self.cwnd = (self.cwnd * (1.0 - cut)).max(self.cwnd_min);
         self.last_decrease = Some(now);
+    }
+}
+
+/// Length of one base-RTT window: the base is the minimum over the current
+/// and the previous window, so a base that rose (a route change) is taken
+/// up within two windows while a queue lasting less than a window cannot
+/// raise it.
+pub const BASE_RTT_WINDOW_NS: u64 = 10_000_000_000;
+
+/// Windowed minimum of the RTT samples.
+#[derive(Debug, Clone, Default)]
+struct BaseRtt {
+    start: Option<u64>,
+    cur: Option<f64>,
+    prev: Option<f64>,
+}
+
+impl BaseRtt {
+    fn sample(&mut self, now: u64, r: f64) {
+        let start = *self.start.get_or_insert(now);
+        if now.saturating_sub(start) >= BASE_RTT_WINDOW_NS {
+            self.prev = self.cur.take();
+            self.start = Some(now);
+        }
+        self.cur = Some(self.cur.map_or(r, |c| c.min(r)));
+    }
+
+    fn get(&self) -> Option<f64> {
+        match (self.cur, self.prev) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 }
 
@@ -214,12 +272,14 @@ mod tests {
         }
         assert!(c.cwnd() > 9.5 && c.cwnd() < 10.5, "cwnd {}", c.cwnd());
         let before = c.cwnd();
-        // RTT twice the target: cut by 0.8 * 0.5 = 40 %.
-        c.on_rtt(1_000_000, 20_000);
+        // Base 5 µs, effective target 5 + max(10, 5) = 15 µs. An RTT of
+        // 30 µs is twice that: cut by 0.8 * 0.5 = 40 %.
+        assert_eq!(c.effective_target(), 15_000.0);
+        c.on_rtt(1_000_000, 30_000);
         assert!((c.cwnd() - before * 0.6).abs() < 1e-9);
         // A second high sample within one RTT does not cut again.
         let after = c.cwnd();
-        c.on_rtt(1_001_000, 20_000);
+        c.on_rtt(1_001_000, 30_000);
         assert_eq!(c.cwnd(), after);
     }
 
@@ -233,9 +293,89 @@ mod tests {
         c.on_send(0, 10);
         assert_eq!(c.may_send(1, 10), Err(None));
         c.on_leave(10);
-        // SRTT unknown: pacing uses the RTO (50 µs) / 0.01 = 5 ms.
-        assert_eq!(c.may_send(1, 10), Err(Some(5_000_000)));
-        assert_eq!(c.may_send(5_000_000, 10), Ok(()));
+        // SRTT unknown: pacing uses the RTO (50 µs) / 0.1 = 500 µs.
+        assert_eq!(c.may_send(1, 10), Err(Some(500_000)));
+        assert_eq!(c.may_send(500_000, 10), Ok(()));
+        // An answer under target brings it back to one request per RTT.
+        c.on_rtt(600_000, 5_000);
+        assert!(c.cwnd() >= 1.0, "cwnd {}", c.cwnd());
+    }
+
+    /// A synchronous flow (one request at a time, RTT = the path's base)
+    /// over a path slower than the configured target, whose window was cut
+    /// by losses, grows back: the base RTT is not queueing.
+    #[test]
+    fn slow_but_stable_path_grows_back() {
+        let mut c = Control::new(&cfg());
+        let rtt = 3_000_000; // 3 ms, 300 × the 10 µs target.
+        let mut now = 0;
+        for _ in 0..5 {
+            c.on_loss(now, false);
+            now += 10 * rtt;
+        }
+        assert!(c.cwnd() < 1.0, "cwnd {}", c.cwnd());
+        for _ in 0..20 {
+            // Wait for pacing, then one request takes one RTT.
+            c.on_send(now, 8);
+            now += rtt;
+            c.on_leave(8);
+            c.on_rtt(now, rtt);
+            while let Err(Some(at)) = c.may_send(now, 8) {
+                now = at;
+            }
+        }
+        assert_eq!(c.base_rtt(), Some(rtt));
+        assert!(c.cwnd() > 4.0, "cwnd {}", c.cwnd());
+    }
+
+    /// Delay building up above the base (a queue) cuts the window once per
+    /// RTT, down below 1 if it persists.
+    #[test]
+    fn queue_building_up_shrinks_the_window_below_one() {
+        let mut c = Control::new(&ClientConfig {
+            cwnd_min: 0.01,
+            ..cfg()
+        });
+        let base = 20_000u64;
+        let mut now = 0;
+        for _ in 0..10 {
+            now += base;
+            c.on_rtt(now, base);
+        }
+        let grown = c.cwnd();
+        assert!(grown > 4.0, "cwnd {grown}");
+        // RTT rises 10 µs per RTT: a growing queue.
+        let mut rtt = base;
+        let mut cuts = 0;
+        while c.cwnd() >= 0.5 {
+            rtt += 10_000;
+            now += rtt;
+            let before = c.cwnd();
+            c.on_rtt(now, rtt);
+            let after = c.cwnd();
+            if after < before {
+                cuts += 1;
+                // A second sample right away (same RTT) is not cut again.
+                c.on_rtt(now + 1, rtt);
+                assert_eq!(c.cwnd(), after);
+            }
+            assert!(cuts < 50, "cwnd stuck at {}", c.cwnd());
+        }
+        assert_eq!(c.base_rtt(), Some(base));
+        assert!(c.cwnd() < 0.5 && c.cwnd() >= 0.01);
+    }
+
+    #[test]
+    fn base_rtt_ages_out() {
+        let mut c = Control::new(&cfg());
+        c.on_rtt(0, 10_000);
+        c.on_rtt(1, 50_000);
+        assert_eq!(c.base_rtt(), Some(10_000));
+        // The path got slower for good: within two windows the base follows.
+        c.on_rtt(BASE_RTT_WINDOW_NS, 50_000);
+        assert_eq!(c.base_rtt(), Some(10_000));
+        c.on_rtt(2 * BASE_RTT_WINDOW_NS, 50_000);
+        assert_eq!(c.base_rtt(), Some(50_000));
     }
 
     #[test]

@@ -8,7 +8,8 @@
 //! submit ─▶ ordering (deps: RAW/WAR/WAW per page, barriers, release)
 //!        ─▶ ready queue ─▶ windows (cwnd, pacing below 1, iwnd) ─▶ poll_transmit
 //! handle_packet ─▶ verify CRC ─▶ match req_id ─▶ reassemble / ack ─▶ completion
-//!               └▶ NACK / corrupt / BUSY ─▶ retry with a new req_id (retry_of = first id)
+//!               └▶ NACK / corrupt / BUSY ─▶ retry with a new req_id (retry_of = first id),
+//!                  resending only unacknowledged write packets, keeping received read bytes
 //! handle_timeout ─▶ RTO expiry ─▶ retry, or Timeout after the retry budget
 //! ```
 //!
@@ -17,8 +18,10 @@
 //! allocates nothing per operation (read data is handed out as a `Vec` that
 //! callers may give back with [`Connection::recycle`]).
 //!
-//! A request id is `lane | counter`: the counter advances on every attempt
-//! and skips 0, so an id comes back only after 2^(32 − lane_bits) attempts
+//! A request id is `lane | counter`: the counter starts at
+//! [`ClientConfig::first_req_id`] (random per session, so a restarted process
+//! does not repeat ids the board's dedup buffer still remembers for its PID),
+//! advances on every attempt and skips 0, so an id comes back only after 2^(32 − lane_bits) attempts
 //! of this connection (16 M with 8 lane bits), far beyond the board's dedup
 //! memory. A direct-mapped table (2 × `max_ops` entries, indexed by the low
 //! id bits) finds the slot of an answer in O(1); an id whose entry is still
@@ -341,13 +344,18 @@ impl Connection {
         } else {
             cfg.lane << (32 - cfg.lane_bits as u32)
         };
+        let counter_mask = u32::MAX >> cfg.lane_bits;
+        // `next_id` pre-increments, so start one below the first id.
+        let counter = cfg
+            .first_req_id
+            .map_or(0, |f| (f & counter_mask).wrapping_sub(1) & counter_mask);
         Ok(Connection {
             mtu: cfg.mtu_payload as u32,
             cc: Control::new(&cfg),
             slots: Vec::new(),
             free: Vec::new(),
-            counter: 0,
-            counter_mask: u32::MAX >> cfg.lane_bits,
+            counter,
+            counter_mask,
             lane_prefix,
             idmap: vec![(0, 0); 2 * cfg.max_ops],
             deps: deps::Deps::default(),
@@ -781,8 +789,20 @@ impl Connection {
         }
         s.attempts += 1;
         s.sent_at = now;
-        s.tx_off = 0;
-        s.got.clear();
+        if s.attempts == 1 {
+            s.got.clear();
+        }
+        // A retry keeps what earlier attempts got: write packets already
+        // acknowledged are not resent (the board's dedup buffer keys writes
+        // by packet offset and also finds the original id through
+        // `retry_of`), and read bytes already received stay; a read retry
+        // asks for the whole range again and the repeated parts count as
+        // duplicates.
+        s.tx_off = if s.kind == OpKind::Write {
+            s.got.next_gap(0)
+        } else {
+            0
+        };
         s.on_wire = true;
         self.cc.on_send(now, s.resp_bytes);
         self.stats.requests_sent += 1;
@@ -818,7 +838,8 @@ impl Connection {
                 let off = s.tx_off;
                 let n = (s.len - off).min(mtu);
                 h.offset = off;
-                s.tx_off = off + n;
+                // Skip packets an earlier attempt got acknowledged.
+                s.tx_off = s.got.next_gap(off + n);
                 &s.data[off as usize..(off + n) as usize]
             }
             (_, Params::Alloc { req, fixed }) => {

@@ -65,6 +65,15 @@ impl RangeSet {
         matches!(self.r.first(), Some(&(0, e)) if e >= len)
     }
 
+    /// The first offset at or after `from` that is not covered.
+    pub fn next_gap(&self, from: u32) -> u32 {
+        let i = self.r.partition_point(|&(_, e)| e <= from);
+        match self.r.get(i) {
+            Some(&(s, e)) if s <= from => e,
+            _ => from,
+        }
+    }
+
     /// Total bytes covered.
     pub fn bytes(&self) -> u64 {
         self.r.iter().map(|&(s, e)| (e - s) as u64).sum()
@@ -115,6 +124,10 @@ mod tests {
                 let prefix = model.iter().take_while(|&&m| m).count() as u32;
                 assert!(s.covers(prefix));
                 assert!(!s.covers(prefix + 1) || prefix == 64);
+                for from in 0..=64u32 {
+                    let gap = (from..64).find(|&i| !model[i as usize]).unwrap_or(64);
+                    assert_eq!(s.next_gap(from), gap, "next_gap({from})");
+                }
             }
         }
     }
