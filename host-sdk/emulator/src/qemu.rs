@@ -239,7 +239,9 @@ impl QemuSlowPath {
         let out = File::create(&qemu_out)?;
         let err = out.try_clone()?;
         let start = Instant::now();
-        let child = Command::new(&opts.qemu)
+        let mut cmd = Command::new(&opts.qemu);
+        die_with_parent(&mut cmd);
+        let child = cmd
             .env("QEMU_AUDIO_DRV", "none")
             .arg("-M")
             .arg("xlnx-zcu102,memory-backend=clio-ram")
@@ -741,3 +743,34 @@ pub fn bench_slowpath(opts: QemuOptions, iterations: usize) -> io::Result<SlowPa
         in_process,
     })
 }
+
+/// QEMU must not outlive the process that serves its fast path (a killed
+/// `clio sim` runs no destructors): ask the kernel to kill it when its
+/// parent dies (precisely: when the thread that launched it exits, so
+/// launch from a thread that lives as long as the board).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the forked child before exec and only
+    // makes one async-signal-safe system call.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0,
+                0,
+                0,
+            ) == 0
+            {
+                Ok(())
+            } else {
+                Err(io::Error::last_os_error())
+            }
+        });
+    }
+}
+
+/// Elsewhere a killed parent leaves QEMU to the user.
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
