@@ -38,8 +38,9 @@ echo "== co-simulation tests"
 timeout 600 cargo test -q -p clio-emu --test qemu_cosim -- --test-threads=1
 
 echo "== the SDK against the QEMU-backed board: clio sim --slow-path qemu, then bringup and info"
-cargo build -q --release -p clio-cli -p clio-fwlog
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+# Debug builds: the workspace tests already built them.
+cargo build -q -p clio-cli -p clio-fwlog
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
 "$BIN/fwlog" manifest --elf "$CLIO_COSIM_IMAGE" --out "$IMAGE_TARGET_DIR/manifest.json"
 PORT=$(python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 SIM_LOG="$IMAGE_TARGET_DIR/sim.log"
