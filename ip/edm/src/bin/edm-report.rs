@@ -1,0 +1,385 @@
+//! EDM numbers from cycle-accurate simulation of the model: Table 1 latency breakdown,
+//! PIM iterations vs N, preemption waits, goodput. `--json` for machine-readable output;
+//! `--write-pkg PATH` regenerates the SystemVerilog package from clio-wire.
+
+use std::process::ExitCode;
+
+use clio_wire::edm::{message_blocks, MsgHeader, MsgKind};
+use edm::fabric::{Dir, Fabric, FabricConfig};
+use edm::host::Request;
+use edm::phy::frame_blocks;
+use edm::timing::ns;
+use edm::vectors::Rng;
+use edm_pim::{Config, Notification, Scheduler};
+
+/// Per-segment cycles of one unloaded operation, measured from the link taps.
+struct Breakdown {
+    compute: u64,
+    switch: u64,
+    memory: u64,
+    pcs_traversals: u64,
+    pcs_cycles: u64,
+    total: u64,
+}
+
+fn breakdown(write: bool) -> Breakdown {
+    let mut f = Fabric::new(FabricConfig::new(2)).expect("valid config");
+    f.tap = true;
+    let req = if write {
+        Request::Write {
+            dst: 1,
+            addr: 0,
+            data: vec![5; 64],
+        }
+    } else {
+        Request::Read {
+            dst: 1,
+            addr: 0,
+            len: 64,
+            local_addr: 0,
+        }
+    };
+    f.hosts[0].submit(0, req).expect("valid request");
+    assert!(
+        f.run_until_quiet(10_000),
+        "unloaded operation did not finish"
+    );
+    let dequeued = f.hosts[0].completions[0].dequeued;
+    let end = if write {
+        f.hosts[1].applied[0].first
+    } else {
+        f.hosts[0].completions[0].first_data
+    };
+    // Taps in time order: each hop's TX (leaving a shim) and RX (entering the next).
+    let t: Vec<_> = f.taps.iter().collect();
+    let find = |dir: Dir, rx: bool, k: usize| {
+        t.iter()
+            .filter(|x| x.dir == dir && x.rx == rx)
+            .nth(k)
+            .map(|x| x.cycle)
+            .expect("tap")
+    };
+    let lat = f.hosts[0].config().lat;
+    let pcs = lat.pcs_tx + lat.pcs_rx;
+    // Read: RREQ up, RREQ down (to MN... here port 1), RRES up, RRES down.
+    // Write: /N/ up, /G/ down, WREQ up, WREQ down.
+    let (cn_tx0, sw_rx0) = (find(Dir::Up, false, 0), find(Dir::Up, true, 0));
+    let (cn_tx1, sw_rx1) = (find(Dir::Up, false, 1), find(Dir::Up, true, 1));
+    // Down taps: first is the switch's emission towards a host.
+    let downs: Vec<_> = t.iter().filter(|x| x.dir == Dir::Down).collect();
+    let sw_tx0 = downs[0].cycle;
+    let host_rx0 = downs[1].cycle;
+    let sw_tx1 = downs[2].cycle;
+    let host_rx1 = downs[3].cycle;
+    let switch = (sw_tx0 - sw_rx0) + (sw_tx1 - sw_rx1);
+    let (compute, memory) = if write {
+        // CN: /N/ generation, then /G/ in to WREQ out; MN: WREQ in to data written.
+        ((cn_tx0 - dequeued) + (cn_tx1 - host_rx0), end - host_rx1)
+    } else {
+        // CN: RREQ generation, RRES in to data written; MN: RREQ in to RRES out.
+        ((cn_tx0 - dequeued) + (end - host_rx1), cn_tx1 - host_rx0)
+    };
+    let total = end - dequeued;
+    let pcs_cycles = total - compute - switch - memory;
+    Breakdown {
+        compute,
+        switch,
+        memory,
+        pcs_traversals: 2 * pcs_cycles / pcs,
+        pcs_cycles,
+        total,
+    }
+}
+
+fn pim_iterations(n: usize, trials: usize, seed: u64) -> f64 {
+    let mut rng = Rng::new(seed);
+    let mut total = 0u64;
+    for _ in 0..trials {
+        let mut s = Scheduler::new(Config::new(n)).expect("valid config");
+        // Every pair has a message with probability 1/2, with random arrival times.
+        for src in 0..n as u16 {
+            for dst in 0..n as u16 {
+                if src != dst && rng.below(2) == 0 {
+                    let n = Notification {
+                        src,
+                        dst,
+                        bytes: 64,
+                        id: 0,
+                    };
+                    s.notify(rng.below(1 << 20), n).expect("within bounds");
+                }
+            }
+        }
+        total += s.schedule(0).iterations as u64;
+    }
+    total as f64 / trials as f64
+}
+
+/// Cycles a 64 B write's /N/ waits at the sender behind a frame of `frame_bytes`, with EDM's
+/// preemption; the same frame's transmission time is the wait without it.
+fn preemption(frame_bytes: usize, policy: edm::phy::TxPolicy) -> (u64, u64, bool) {
+    let mut cfg = FabricConfig::new(2);
+    cfg.host.policy = policy;
+    let mut f = Fabric::new(cfg).expect("valid config");
+    f.tap = true;
+    let frame: Vec<u8> = (0..frame_bytes).map(|i| (i * 7) as u8).collect();
+    let blocks = frame_blocks(&frame);
+    f.hosts[0].send_frame(&blocks);
+    for _ in 0..20 {
+        f.tick();
+    }
+    let now = f.now();
+    f.hosts[0]
+        .submit(
+            now,
+            Request::Write {
+                dst: 1,
+                addr: 0,
+                data: vec![1; 64],
+            },
+        )
+        .expect("valid request");
+    assert!(f.run_until_quiet(100_000));
+    let lat = f.hosts[0].config().lat;
+    let n_out = f
+        .taps
+        .iter()
+        .find(|t| t.dir == Dir::Up && !t.rx)
+        .expect("notify tap")
+        .cycle;
+    let wait = n_out - (now + lat.host_gen_request);
+    let intact = edm::phy::frames_from_stream(f.switch.frames_received(0)) == vec![Ok(frame)];
+    (wait, blocks.len() as u64, intact)
+}
+
+/// Mean latency under load, normalized by the unloaded value: `ports` hosts issue 64 B reads
+/// and writes (half each) to uniformly random other hosts with Bernoulli arrivals sized so
+/// that every downlink carries `load` of its capacity. Read latency: submission to the first
+/// response byte written; write latency: submission to the first byte at the memory node.
+fn loaded(ports: usize, load: f64, cycles: u64, seed: u64) -> (f64, f64, usize) {
+    let mut f = Fabric::new(FabricConfig::new(ports)).expect("valid config");
+    let mut rng = Rng::new(seed);
+    // Downlink blocks per operation: a read puts its 2-block RREQ on the memory node's link and
+    // the 9-block RRES on the requester's; a write puts 1 /G/ on the writer's link and the
+    // 10-block WREQ on the memory node's: 11 either way.
+    let p_op = load / 11.0;
+    let threshold = (p_op * (1u64 << 32) as f64) as u64;
+    let mut write_submit: std::collections::HashMap<
+        (usize, u16, u8),
+        std::collections::VecDeque<u64>,
+    > = Default::default();
+    for now in 0..cycles {
+        for h in 0..ports {
+            if rng.below(1 << 32) < threshold {
+                let mut dst = rng.below(ports as u64 - 1) as u16;
+                if dst >= h as u16 {
+                    dst += 1;
+                }
+                let addr = rng.below(1000) * 64;
+                let req = if rng.below(2) == 0 {
+                    Request::Read {
+                        dst,
+                        addr,
+                        len: 64,
+                        local_addr: 0,
+                    }
+                } else {
+                    Request::Write {
+                        dst,
+                        addr,
+                        data: vec![1; 64],
+                    }
+                };
+                f.hosts[h].submit(now, req).expect("valid request");
+            }
+        }
+        f.tick();
+    }
+    f.run_until_quiet(1_000_000);
+    let (mut rsum, mut rn, mut wsum, mut wn) = (0u64, 0u64, 0u64, 0u64);
+    for (h, host) in f.hosts.iter().enumerate() {
+        for c in &host.completions {
+            if c.result.is_empty() {
+                write_submit
+                    .entry((h, c.dst, c.id))
+                    .or_default()
+                    .push_back(c.submitted);
+            } else {
+                rsum += c.first_data - c.submitted;
+                rn += 1;
+            }
+        }
+    }
+    for (mn, host) in f.hosts.iter().enumerate() {
+        for a in &host.applied {
+            if let Some(t) = write_submit
+                .get_mut(&(a.src as usize, mn as u16, a.id))
+                .and_then(|q| q.pop_front())
+            {
+                wsum += a.first - t;
+                wn += 1;
+            }
+        }
+    }
+    let r = rsum as f64 / rn.max(1) as f64 / 42.0;
+    let w = wsum as f64 / wn.max(1) as f64 / 41.0;
+    (r, w, (rn + wn) as usize)
+}
+
+fn goodput() -> [(String, f64, f64); 2] {
+    let rreq = MsgHeader::rreq(1, 0, 64);
+    let rres = MsgHeader {
+        kind: MsgKind::Rres,
+        last: true,
+        op: None,
+        peer: 1,
+        id: 0,
+        len: 64,
+    };
+    // EDM: payload bytes per 8 bytes of block payload, measured on a saturated TX shim.
+    let edm = |h: MsgHeader, payload: usize| {
+        let mut tx = edm::phy::TxMux::new(edm::phy::TxPolicy::Fair);
+        let blocks = edm::assemble::encode(&h, &vec![0; h.body_len()]).expect("valid");
+        let cycles = 10_000u64;
+        let mut done = 0u64;
+        for _ in 0..cycles {
+            if tx.memory_backlog() < 2 {
+                tx.push_memory(edm::phy::MemUnit {
+                    blocks: blocks.clone(),
+                });
+            }
+            if let (_, edm::phy::TxSource::Memory(i)) = tx.tick() {
+                if i + 1 == message_blocks(h.body_len()) {
+                    done += 1;
+                }
+            }
+        }
+        (done * payload as u64) as f64 / (cycles * 8) as f64
+    };
+    // Ethernet: each message in a minimum frame (64 B incl. 14 B header, 4 B FCS; 46 B payload)
+    // plus 8 B preamble and 12 B IFG.
+    let eth = |payload: usize| {
+        let frame = (14 + payload + 4).max(64);
+        payload as f64 / (frame + 20) as f64
+    };
+    [
+        ("RREQ 8 B".into(), edm(rreq, 8), eth(8)),
+        ("RRES 64 B".into(), edm(rres, 64), eth(64)),
+    ]
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(i) = args.iter().position(|a| a == "--write-pkg") {
+        let Some(path) = args.get(i + 1) else {
+            eprintln!("edm-report: `--write-pkg` needs a path");
+            return ExitCode::FAILURE;
+        };
+        if let Err(e) = std::fs::write(path, clio_wire::edm::sv_package()) {
+            eprintln!("edm-report: writing `{path}`: {e}");
+            return ExitCode::FAILURE;
+        }
+        return ExitCode::SUCCESS;
+    }
+    let json = args.iter().any(|a| a == "--json");
+    let rd = breakdown(false);
+    let wr = breakdown(true);
+    let ns_fixed = |b: &Breakdown| ns(b.total) + 8.0 * 19.0 + 4.0 * 10.0;
+    let ns_list = [4usize, 8, 16, 32, 64, 128, 256, 512];
+    let iters: Vec<(usize, f64)> = ns_list
+        .iter()
+        .map(|&n| {
+            (
+                n,
+                pim_iterations(n, if n > 128 { 3 } else { 20 }, 7 + n as u64),
+            )
+        })
+        .collect();
+    let pre: Vec<(usize, (u64, u64, bool), u64)> = [1500usize, 9000]
+        .iter()
+        .map(|&b| {
+            let with = preemption(b, edm::phy::TxPolicy::Fair);
+            let without = preemption(b, edm::phy::TxPolicy::IfgOnly).0;
+            (b, with, without)
+        })
+        .collect();
+    let gp = goodput();
+    let loads: Vec<(f64, (f64, f64, usize))> = [0.2, 0.4, 0.6, 0.8]
+        .iter()
+        .map(|&l| (l, loaded(16, l, 20_000, 3)))
+        .collect();
+    if json {
+        let mut s = String::from("{\n");
+        for (name, b) in [("read", &rd), ("write", &wr)] {
+            s += &format!(
+                "  \"{name}\": {{\"compute_cycles\": {}, \"switch_cycles\": {}, \"memory_cycles\": {}, \"pcs_cycles\": {}, \"stack_cycles\": {}, \"stack_ns\": {:.2}, \"fabric_ns\": {:.2}}},\n",
+                b.compute, b.switch, b.memory, b.pcs_cycles, b.total, ns(b.total), ns_fixed(b)
+            );
+        }
+        s += "  \"pim_iterations\": [";
+        s += &iters
+            .iter()
+            .map(|(n, i)| {
+                format!(
+                    "{{\"ports\": {n}, \"avg_iterations\": {i:.2}, \"log2_n\": {:.2}}}",
+                    (*n as f64).log2()
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        s += "],\n  \"preemption\": [";
+        s += &pre.iter().map(|(b, (w, fb, ok), base)| format!("{{\"frame_bytes\": {b}, \"wait_blocks\": {w}, \"wait_blocks_without_preemption\": {base}, \"frame_blocks\": {fb}, \"frame_intact\": {ok}}}")).collect::<Vec<_>>().join(", ");
+        s += "],\n  \"loaded_latency\": [";
+        s += &loads.iter().map(|(l, (r, w, n))| format!("{{\"load\": {l}, \"read_vs_unloaded\": {r:.3}, \"write_vs_unloaded\": {w:.3}, \"operations\": {n}}}")).collect::<Vec<_>>().join(", ");
+        s += "],\n  \"goodput\": [";
+        s += &gp
+            .iter()
+            .map(|(n, e, x)| {
+                format!("{{\"stream\": \"{n}\", \"edm\": {e:.4}, \"ethernet_min_frames\": {x:.4}}}")
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        s += "]\n}";
+        println!("{s}");
+    } else {
+        println!("Unloaded latency, 64 B (cycles of 2.56 ns; paper Table 1 in brackets)");
+        for (name, b, paper) in [
+            ("read ", &rd, (5, 11, 10, 107.52, 299.52)),
+            ("write", &wr, (11, 11, 3, 104.96, 296.96)),
+        ] {
+            println!(
+                "  {name}: compute {} [{}]  switch {} [{}]  memory {} [{}]  PCS {} ({} traversals)  stack {} cycles = {:.2} ns [{}]  fabric {:.2} ns [{}]",
+                b.compute, paper.0, b.switch, paper.1, b.memory, paper.2, b.pcs_cycles, b.pcs_traversals, b.total, ns(b.total), paper.3, ns_fixed(b), paper.4
+            );
+        }
+        println!("PIM iterations to a maximal matching (half-full random demand, random arrivals)");
+        for (n, i) in &iters {
+            println!(
+                "  N = {n:>3}: {i:.2} iterations (log2 N = {:.1}), {:.0} cycles at 3 per iteration",
+                (*n as f64).log2(),
+                i * 3.0
+            );
+        }
+        println!("Preemption: /N/ of a 64 B write queued behind a frame");
+        for (b, (w, fb, ok), base) in &pre {
+            println!(
+                "  {b} B frame ({fb} blocks): waited {w} blocks ({base} without preemption); frame intact at the switch: {ok}"
+            );
+        }
+        println!(
+            "Mean latency under load / unloaded (16 hosts, 64 B reads and writes, uniform random)"
+        );
+        for (l, (r, w, n)) in &loads {
+            println!("  load {l:.1}: read {r:.2}x  write {w:.2}x  ({n} operations)");
+        }
+        println!("Goodput (payload / line data rate)");
+        for (n, e, x) in &gp {
+            println!(
+                "  {n}: EDM {:.1} %  vs minimum Ethernet frames {:.1} %",
+                e * 100.0,
+                x * 100.0
+            );
+        }
+    }
+    ExitCode::SUCCESS
+}

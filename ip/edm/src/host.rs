@@ -1,0 +1,755 @@
+//! EDM host network stack (EDM §3.2.1): message queue, message ids per destination,
+//! message state table and grant queue on the compute side; RREQ/RMWREQ service with
+//! atomic read-modify-write and chunked RRES on the memory side. One node plays both roles.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+
+use clio_wire::edm::{Block66, BlockClass, GrantRepr, MsgHeader, MsgKind, NotifyRepr, RmwOp};
+
+use crate::assemble::{encode, Assembler, MemEvent, Message};
+use crate::phy::{MemUnit, RxDemux, TxMux, TxPolicy};
+use crate::timing::Latency;
+
+/// Host parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HostConfig {
+    /// This node's id (its switch port).
+    pub node: u16,
+    /// Chunk size `c`: the implicit grant of an RREQ covers `min(c, len)` bytes.
+    pub chunk_bytes: u16,
+    /// Active messages allowed per destination (`X`).
+    pub active_per_dst: usize,
+    /// Bytes of local memory (remote memory when serving, read buffers when requesting).
+    pub mem_bytes: usize,
+    /// TX arbitration between memory blocks and frame blocks.
+    pub policy: TxPolicy,
+    /// Pipeline latencies.
+    pub lat: Latency,
+}
+
+impl HostConfig {
+    /// Defaults: chunk 256 B, X = 3, 64 KiB memory, fair TX policy, paper latencies.
+    pub fn new(node: u16) -> Self {
+        HostConfig {
+            node,
+            chunk_bytes: 256,
+            active_per_dst: 3,
+            mem_bytes: 1 << 16,
+            policy: TxPolicy::Fair,
+            lat: Latency::PAPER,
+        }
+    }
+}
+
+/// A remote memory operation submitted by the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// Read `len` bytes at `addr` on `dst` into local memory at `local_addr`.
+    Read {
+        /// Memory node.
+        dst: u16,
+        /// Remote address.
+        addr: u64,
+        /// Bytes to read.
+        len: u16,
+        /// Where the response lands locally.
+        local_addr: u64,
+    },
+    /// Write `data` at `addr` on `dst`.
+    Write {
+        /// Memory node.
+        dst: u16,
+        /// Remote address.
+        addr: u64,
+        /// Bytes to write.
+        data: Vec<u8>,
+    },
+    /// Atomic read-modify-write of the 64-bit word at `addr` on `dst`.
+    Rmw {
+        /// Memory node.
+        dst: u16,
+        /// Remote address.
+        addr: u64,
+        /// Operation.
+        op: RmwOp,
+        /// Operands (CAS: compare, swap; FAA: addend; SWAP: value; TAS: none).
+        operands: [u64; 2],
+    },
+}
+
+impl Request {
+    fn dst(&self) -> u16 {
+        match self {
+            Request::Read { dst, .. } | Request::Write { dst, .. } | Request::Rmw { dst, .. } => {
+                *dst
+            }
+        }
+    }
+}
+
+/// Why a request was refused at submission.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SubmitError {
+    /// A field is out of range; names the field.
+    BadField(&'static str),
+}
+
+impl std::fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SubmitError::BadField(name) => write!(f, "request field `{name}` is out of range"),
+        }
+    }
+}
+
+impl std::error::Error for SubmitError {}
+
+/// A finished request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Completion {
+    /// Tag returned by [`Host::submit`].
+    pub tag: u64,
+    /// Destination (memory node) of the request.
+    pub dst: u16,
+    /// Message id the request used (matches [`WriteApplied::id`] at the memory node).
+    pub id: u8,
+    /// False for a NULL response (the memory node could not serve the address).
+    pub ok: bool,
+    /// Cycle the request was submitted.
+    pub submitted: u64,
+    /// Cycle it left the message queue.
+    pub dequeued: u64,
+    /// Cycle the first response byte was written locally (reads) or the first chunk left (writes).
+    pub first_data: u64,
+    /// Cycle the last response byte was written (reads) or the last chunk left (writes).
+    pub done: u64,
+    /// Read data or RMW result.
+    pub result: Vec<u8>,
+}
+
+/// A write applied at this node as the memory node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteApplied {
+    /// Writer.
+    pub src: u16,
+    /// Writer's message id.
+    pub id: u8,
+    /// Address of the chunk.
+    pub addr: u64,
+    /// Bytes written.
+    pub len: usize,
+    /// Cycle the first byte reached the memory controller.
+    pub first: u64,
+    /// Cycle the last byte did.
+    pub done: u64,
+}
+
+/// Error counters of the host stack (bad input is counted and dropped).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HostCounters {
+    /// Grants naming a message this host does not have.
+    pub unknown_grant: u64,
+    /// Responses naming no outstanding request.
+    pub unknown_response: u64,
+    /// Blocks a host never receives (/N/ at a host).
+    pub unexpected: u64,
+    /// Requests for addresses outside memory (answered with a NULL response or dropped).
+    pub bad_address: u64,
+}
+
+#[derive(Debug, Clone)]
+enum State {
+    Read {
+        tag: u64,
+        local_addr: u64,
+        total: usize,
+        received: usize,
+        submitted: u64,
+        dequeued: u64,
+        first: Option<u64>,
+        rmw: bool,
+        data: Vec<u8>,
+    },
+    Write {
+        tag: u64,
+        addr: u64,
+        data: Vec<u8>,
+        sent: usize,
+        submitted: u64,
+        dequeued: u64,
+        first: Option<u64>,
+    },
+}
+
+#[derive(Debug, Clone, Default)]
+struct DstIds {
+    in_use: Vec<bool>,
+    next: u8,
+    active: usize,
+}
+
+#[derive(Debug, Clone)]
+enum Action {
+    Emit(Vec<Block66>),
+    Serve(GrantRepr),
+}
+
+/// One host: TX/RX shims, message stack, local memory, and a frame source/sink.
+#[derive(Debug, Clone)]
+pub struct Host {
+    cfg: HostConfig,
+    /// Local memory.
+    pub mem: Vec<u8>,
+    tx: TxMux,
+    rx: RxDemux,
+    asm: Assembler,
+    queue: VecDeque<(u64, u64, Request)>,
+    ids: HashMap<u16, DstIds>,
+    table: HashMap<(u16, u8), State>,
+    serve: HashMap<(u16, u8), (Vec<u8>, usize)>,
+    actions: BTreeMap<(u64, u64), Action>,
+    seq: u64,
+    next_tag: u64,
+    ip_tx: VecDeque<Block66>,
+    ip_rx: Vec<Block66>,
+    ip_rx_in_frame: bool,
+    /// Finished requests, in completion order.
+    pub completions: Vec<Completion>,
+    /// Writes applied here as a memory node.
+    pub applied: Vec<WriteApplied>,
+    /// Error counters.
+    pub counters: HostCounters,
+}
+
+impl Host {
+    /// A host with zeroed memory.
+    pub fn new(cfg: HostConfig) -> Self {
+        Host {
+            mem: vec![0; cfg.mem_bytes],
+            tx: TxMux::new(cfg.policy),
+            rx: RxDemux::new(),
+            asm: Assembler::new(),
+            queue: VecDeque::new(),
+            ids: HashMap::new(),
+            table: HashMap::new(),
+            serve: HashMap::new(),
+            actions: BTreeMap::new(),
+            seq: 0,
+            next_tag: 0,
+            ip_tx: VecDeque::new(),
+            ip_rx: Vec::new(),
+            ip_rx_in_frame: false,
+            completions: Vec::new(),
+            applied: Vec::new(),
+            counters: HostCounters::default(),
+            cfg,
+        }
+    }
+
+    /// Configuration.
+    pub fn config(&self) -> &HostConfig {
+        &self.cfg
+    }
+
+    /// Submit a request at cycle `now`; returns its tag.
+    pub fn submit(&mut self, now: u64, req: Request) -> Result<u64, SubmitError> {
+        if req.dst() == self.cfg.node {
+            return Err(SubmitError::BadField("dst"));
+        }
+        match &req {
+            Request::Read {
+                len, local_addr, ..
+            } => {
+                if *len == 0 {
+                    return Err(SubmitError::BadField("len"));
+                }
+                if *local_addr as usize + *len as usize > self.mem.len() {
+                    return Err(SubmitError::BadField("local_addr"));
+                }
+            }
+            Request::Write { data, .. } => {
+                if data.is_empty() || data.len() > u16::MAX as usize {
+                    return Err(SubmitError::BadField("data"));
+                }
+            }
+            Request::Rmw { .. } => {}
+        }
+        let tag = self.next_tag;
+        self.next_tag += 1;
+        self.queue.push_back((tag, now, req));
+        Ok(tag)
+    }
+
+    /// Queue a standard Ethernet frame (as blocks) for the MAC side of this host.
+    pub fn send_frame(&mut self, blocks: &[Block66]) {
+        self.ip_tx.extend(blocks.iter().copied());
+    }
+
+    /// Frame-side blocks the decoder received (idles between frames left out).
+    pub fn frames_received(&self) -> &[Block66] {
+        &self.ip_rx
+    }
+
+    /// RX shim counters.
+    pub fn rx_counters(&self) -> crate::phy::RxCounters {
+        self.rx.counters
+    }
+
+    /// Assembler counters.
+    pub fn asm_counters(&self) -> crate::assemble::AsmCounters {
+        self.asm.counters
+    }
+
+    /// TX shim (for its statistics).
+    pub fn tx_mux(&self) -> &TxMux {
+        &self.tx
+    }
+
+    /// True when no request, action, or block is pending anywhere in this host.
+    pub fn is_quiet(&self) -> bool {
+        self.queue.is_empty()
+            && self.actions.is_empty()
+            && self.table.is_empty()
+            && self.serve.is_empty()
+            && self.tx.is_idle()
+            && self.ip_tx.is_empty()
+            && self.rx.buffered() == 0
+    }
+
+    /// Requests submitted but not finished.
+    pub fn outstanding(&self) -> usize {
+        self.queue.len() + self.table.len()
+    }
+
+    fn schedule(&mut self, at: u64, a: Action) {
+        self.seq += 1;
+        self.actions.insert((at, self.seq), a);
+    }
+
+    /// Advance one cycle: take the block received this cycle, return the block sent.
+    pub fn tick(&mut self, now: u64, rx_block: Block66) -> Block66 {
+        let (mem, dec) = self.rx.tick(rx_block);
+        self.record_decoder(dec);
+        if let Some(m) = mem {
+            if let Some(ev) = self.asm.push(now, m) {
+                self.on_event(now, ev);
+            }
+        }
+        self.dequeue(now);
+        while let Some((&(at, s), _)) = self.actions.first_key_value() {
+            if at > now {
+                break;
+            }
+            let a = self.actions.remove(&(at, s)).expect("key just seen");
+            match a {
+                Action::Emit(blocks) => self.tx.push_memory(MemUnit { blocks }),
+                Action::Serve(g) => self.serve_grant(now, g),
+            }
+        }
+        if self.tx.encoder_ready() {
+            if let Some(b) = self.ip_tx.pop_front() {
+                let _ = self.tx.push_encoder(b);
+            } else if self.tx.is_idle() {
+                let _ = self.tx.push_encoder(Block66::IDLE);
+            }
+        }
+        self.tx.tick().0
+    }
+
+    fn record_decoder(&mut self, b: Block66) {
+        match b.class() {
+            BlockClass::Start => {
+                self.ip_rx_in_frame = true;
+                self.ip_rx.push(b);
+            }
+            BlockClass::Terminate(_) => {
+                self.ip_rx_in_frame = false;
+                self.ip_rx.push(b);
+            }
+            BlockClass::Idle if !self.ip_rx_in_frame => {}
+            _ => self.ip_rx.push(b),
+        }
+    }
+
+    fn alloc_id(&mut self, dst: u16) -> Option<u8> {
+        let x = self.cfg.active_per_dst;
+        let ids = self.ids.entry(dst).or_insert_with(|| DstIds {
+            in_use: vec![false; 256],
+            next: 0,
+            active: 0,
+        });
+        if ids.active >= x {
+            return None;
+        }
+        for k in 0..256u16 {
+            let id = ids.next.wrapping_add(k as u8);
+            if !ids.in_use[id as usize] {
+                ids.in_use[id as usize] = true;
+                ids.next = id.wrapping_add(1);
+                ids.active += 1;
+                return Some(id);
+            }
+        }
+        None
+    }
+
+    fn free_id(&mut self, dst: u16, id: u8) {
+        if let Some(ids) = self.ids.get_mut(&dst) {
+            if ids.in_use[id as usize] {
+                ids.in_use[id as usize] = false;
+                ids.active -= 1;
+            }
+        }
+    }
+
+    /// One message per cycle leaves the queue; a destination at its `X` limit waits
+    /// without blocking other destinations (order is kept per destination).
+    fn dequeue(&mut self, now: u64) {
+        let mut blocked: Vec<u16> = Vec::new();
+        let mut pick = None;
+        for (i, (_, _, req)) in self.queue.iter().enumerate().take(64) {
+            let d = req.dst();
+            if blocked.contains(&d) {
+                continue;
+            }
+            let full = self
+                .ids
+                .get(&d)
+                .is_some_and(|s| s.active >= self.cfg.active_per_dst);
+            if full {
+                blocked.push(d);
+                continue;
+            }
+            pick = Some(i);
+            break;
+        }
+        let Some(i) = pick else { return };
+        let (tag, submitted, req) = self.queue.remove(i).expect("index from scan");
+        let dst = req.dst();
+        let id = self.alloc_id(dst).expect("capacity checked");
+        let at = now + self.cfg.lat.host_gen_request;
+        match req {
+            Request::Read {
+                addr,
+                len,
+                local_addr,
+                ..
+            } => {
+                let h = MsgHeader::rreq(dst, id, len);
+                let blocks = encode(&h, &addr.to_le_bytes()).expect("valid RREQ");
+                self.table.insert(
+                    (dst, id),
+                    State::Read {
+                        tag,
+                        local_addr,
+                        total: len as usize,
+                        received: 0,
+                        submitted,
+                        dequeued: now,
+                        first: None,
+                        rmw: false,
+                        data: Vec::new(),
+                    },
+                );
+                self.schedule(at, Action::Emit(blocks));
+            }
+            Request::Rmw {
+                addr, op, operands, ..
+            } => {
+                let h = MsgHeader {
+                    kind: MsgKind::Rmwreq,
+                    last: true,
+                    op: Some(op),
+                    peer: dst,
+                    id,
+                    len: op.response_bytes(),
+                };
+                let mut body = addr.to_le_bytes().to_vec();
+                for w in operands.iter().take(op.operand_bytes() / 8) {
+                    body.extend_from_slice(&w.to_le_bytes());
+                }
+                let blocks = encode(&h, &body).expect("valid RMWREQ");
+                self.table.insert(
+                    (dst, id),
+                    State::Read {
+                        tag,
+                        local_addr: 0,
+                        total: op.response_bytes() as usize,
+                        received: 0,
+                        submitted,
+                        dequeued: now,
+                        first: None,
+                        rmw: true,
+                        data: Vec::new(),
+                    },
+                );
+                self.schedule(at, Action::Emit(blocks));
+            }
+            Request::Write { addr, data, .. } => {
+                let n = NotifyRepr {
+                    peer: dst,
+                    id,
+                    size: data.len() as u16,
+                };
+                self.table.insert(
+                    (dst, id),
+                    State::Write {
+                        tag,
+                        addr,
+                        data,
+                        sent: 0,
+                        submitted,
+                        dequeued: now,
+                        first: None,
+                    },
+                );
+                self.schedule(at, Action::Emit(vec![n.emit()]));
+            }
+        }
+    }
+
+    fn on_event(&mut self, now: u64, ev: MemEvent) {
+        let lat = self.cfg.lat;
+        match ev {
+            MemEvent::Grant(g, at) => {
+                let due = at + lat.host_rx_grant + lat.host_grant_queue + lat.host_gen_data;
+                self.schedule(due, Action::Serve(g));
+            }
+            MemEvent::Notify(..) => self.counters.unexpected += 1,
+            MemEvent::Message(m) => match m.header.kind {
+                MsgKind::Rreq | MsgKind::Rmwreq => self.on_request(m),
+                MsgKind::Wreq => self.on_write(m),
+                MsgKind::Rres => self.on_response(now, m),
+            },
+        }
+    }
+
+    fn word(&self, addr: u64) -> Option<u64> {
+        let a = addr as usize;
+        let b = self.mem.get(a..a.checked_add(8)?)?;
+        Some(u64::from_le_bytes(b.try_into().expect("8 bytes")))
+    }
+
+    fn on_request(&mut self, m: Message) {
+        let h = m.header;
+        let addr = u64::from_le_bytes(m.body[..8].try_into().expect("RREQ body holds the address"));
+        // The memory controller step happens as the request is taken; RMW is atomic because
+        // requests are executed one at a time in arrival order.
+        let data: Vec<u8> = match h.op {
+            None => {
+                let a = addr as usize;
+                match a
+                    .checked_add(h.len as usize)
+                    .and_then(|e| self.mem.get(a..e))
+                {
+                    Some(d) => d.to_vec(),
+                    None => {
+                        self.counters.bad_address += 1;
+                        Vec::new()
+                    }
+                }
+            }
+            Some(op) => match self.word(addr) {
+                None => {
+                    self.counters.bad_address += 1;
+                    Vec::new()
+                }
+                Some(old) => {
+                    let arg = |i: usize| {
+                        u64::from_le_bytes(
+                            m.body[8 + 8 * i..16 + 8 * i].try_into().expect("operand"),
+                        )
+                    };
+                    let (new, result) = match op {
+                        RmwOp::Cas => {
+                            if old == arg(0) {
+                                (arg(1), vec![1])
+                            } else {
+                                (old, vec![0])
+                            }
+                        }
+                        RmwOp::Faa => (old.wrapping_add(arg(0)), old.to_le_bytes().to_vec()),
+                        RmwOp::Swap => (arg(0), old.to_le_bytes().to_vec()),
+                        RmwOp::Tas => (1, vec![(old != 0) as u8]),
+                    };
+                    let a = addr as usize;
+                    self.mem[a..a + 8].copy_from_slice(&new.to_le_bytes());
+                    result
+                }
+            },
+        };
+        let key = (h.peer, h.id);
+        if self.serve.contains_key(&key) {
+            // A second request with an id still being served: the sender broke the id rule.
+            self.counters.unexpected += 1;
+            return;
+        }
+        self.serve.insert(key, (data, 0));
+        // The RREQ is the implicit grant of the first chunk.
+        let lat = self.cfg.lat;
+        let taken = (m.head + lat.host_rx_request).max(m.tail + lat.host_rx_request - 1);
+        let first = GrantRepr {
+            peer: h.peer,
+            id: h.id,
+            len: h.len.min(self.cfg.chunk_bytes),
+            kind: MsgKind::Rres,
+        };
+        self.schedule(
+            taken + lat.host_grant_queue + lat.host_gen_data,
+            Action::Serve(first),
+        );
+    }
+
+    fn on_write(&mut self, m: Message) {
+        let h = m.header;
+        let addr = u64::from_le_bytes(m.body[..8].try_into().expect("WREQ body holds the address"));
+        let data = &m.body[8..];
+        let a = addr as usize;
+        match a
+            .checked_add(data.len())
+            .and_then(|e| self.mem.get_mut(a..e))
+        {
+            Some(dst) => dst.copy_from_slice(data),
+            None => {
+                self.counters.bad_address += 1;
+                return;
+            }
+        }
+        let lat = self.cfg.lat.host_rx_data;
+        self.applied.push(WriteApplied {
+            src: h.peer,
+            id: h.id,
+            addr,
+            len: data.len(),
+            first: m.head + lat,
+            done: m.tail + lat,
+        });
+    }
+
+    fn on_response(&mut self, _now: u64, m: Message) {
+        let h = m.header;
+        let key = (h.peer, h.id);
+        let lat = self.cfg.lat.host_rx_data;
+        let Some(State::Read {
+            tag,
+            local_addr,
+            total,
+            received,
+            submitted,
+            dequeued,
+            first,
+            rmw,
+            data,
+        }) = self.table.get_mut(&key)
+        else {
+            self.counters.unknown_response += 1;
+            return;
+        };
+        if m.body.len() > *total - *received {
+            self.counters.unknown_response += 1;
+            return;
+        }
+        let first_at = *first.get_or_insert(m.head + lat);
+        let null = m.body.is_empty() && h.last;
+        if !*rmw {
+            let a = *local_addr as usize + *received;
+            self.mem[a..a + m.body.len()].copy_from_slice(&m.body);
+        }
+        data.extend_from_slice(&m.body);
+        *received += m.body.len();
+        if *received == *total || null {
+            let (tag, submitted, dequeued, result) =
+                (*tag, *submitted, *dequeued, std::mem::take(data));
+            self.table.remove(&key);
+            self.free_id(h.peer, h.id);
+            self.completions.push(Completion {
+                tag,
+                dst: h.peer,
+                id: h.id,
+                ok: !null,
+                submitted,
+                dequeued,
+                first_data: first_at,
+                done: m.tail + lat,
+                result,
+            });
+        }
+    }
+
+    fn serve_grant(&mut self, now: u64, g: GrantRepr) {
+        match g.kind {
+            MsgKind::Wreq => {
+                let key = (g.peer, g.id);
+                let Some(State::Write {
+                    tag,
+                    addr,
+                    data,
+                    sent,
+                    submitted,
+                    dequeued,
+                    first,
+                }) = self.table.get_mut(&key)
+                else {
+                    self.counters.unknown_grant += 1;
+                    return;
+                };
+                let len = (g.len as usize).min(data.len() - *sent);
+                let last = *sent + len == data.len();
+                let h = MsgHeader {
+                    kind: MsgKind::Wreq,
+                    last,
+                    op: None,
+                    peer: g.peer,
+                    id: g.id,
+                    len: len as u16,
+                };
+                let mut body = (*addr + *sent as u64).to_le_bytes().to_vec();
+                body.extend_from_slice(&data[*sent..*sent + len]);
+                *sent += len;
+                first.get_or_insert(now);
+                let blocks = encode(&h, &body).expect("valid WREQ");
+                let done = (*tag, *submitted, *dequeued, first.unwrap_or(now));
+                self.tx.push_memory(MemUnit { blocks });
+                if last {
+                    self.table.remove(&key);
+                    self.free_id(g.peer, g.id);
+                    self.completions.push(Completion {
+                        tag: done.0,
+                        dst: g.peer,
+                        id: g.id,
+                        ok: true,
+                        submitted: done.1,
+                        dequeued: done.2,
+                        first_data: done.3,
+                        done: now,
+                        result: Vec::new(),
+                    });
+                }
+            }
+            MsgKind::Rres => {
+                let key = (g.peer, g.id);
+                let Some((data, sent)) = self.serve.get_mut(&key) else {
+                    self.counters.unknown_grant += 1;
+                    return;
+                };
+                let len = (g.len as usize).min(data.len() - *sent);
+                let last = *sent + len == data.len();
+                let h = MsgHeader {
+                    kind: MsgKind::Rres,
+                    last,
+                    op: None,
+                    peer: g.peer,
+                    id: g.id,
+                    len: len as u16,
+                };
+                let blocks = encode(&h, &data[*sent..*sent + len]).expect("valid RRES");
+                *sent += len;
+                self.tx.push_memory(MemUnit { blocks });
+                if last {
+                    self.serve.remove(&key);
+                }
+            }
+            _ => self.counters.unknown_grant += 1,
+        }
+    }
+}
