@@ -102,6 +102,9 @@ pub fn clio_pkg() -> String {
         "PTE_PAGE_SHIFT_SHIFT",
         pte::pte_flags::PAGE_SHIFT_SHIFT as u64,
     );
+    p.bits("PTE_FLAG_RESERVED", 8, pte::pte_flags::RESERVED as u64);
+    p.int("PTE_MIN_PAGE_SHIFT", pte::MIN_PAGE_SHIFT as u64);
+    p.int("PTE_MAX_PAGE_SHIFT", pte::MAX_PAGE_SHIFT as u64);
 
     p.section("Bucket hash: ((vpn ^ rotl64(pid, ROTATE)) * MULTIPLIER) >> (64 - bucket_bits)");
     p.bits("HASH_MULTIPLIER", 64, pte::HASH_MULTIPLIER);

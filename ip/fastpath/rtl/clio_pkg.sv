@@ -91,6 +91,9 @@ package clio_pkg;
   localparam logic [7:0] PTE_FLAG_ALLOCATED = 8'h1;
   localparam logic [7:0] PTE_FLAG_VALID = 8'h2;
   localparam int PTE_PAGE_SHIFT_SHIFT = 3;
+  localparam logic [7:0] PTE_FLAG_RESERVED = 8'h4;
+  localparam int PTE_MIN_PAGE_SHIFT = 12;
+  localparam int PTE_MAX_PAGE_SHIFT = 30;
 
   // Bucket hash: ((vpn ^ rotl64(pid, ROTATE)) * MULTIPLIER) >> (64 - bucket_bits)
   localparam logic [63:0] HASH_MULTIPLIER = 64'h9e3779b97f4a7c15;
