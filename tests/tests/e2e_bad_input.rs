@@ -58,21 +58,9 @@ impl Raw {
         total_len: u32,
         payload: &[u8],
     ) -> Vec<u8> {
-        let h = Header {
-            opcode,
-            flags: 0,
-            status: Status::Ok,
-            pid,
-            req_id: self.id(),
-            retry_of: 0,
-            va,
-            total_len,
-            offset: 0,
-            payload_len: payload.len() as u16,
-        };
-        let mut b = vec![0u8; HEADER_LEN + payload.len()];
-        h.emit_with_payload(&mut b, payload).unwrap();
-        b
+        Header::request(opcode, pid, self.id(), va, total_len)
+            .encode(payload)
+            .unwrap()
     }
 
     fn send(&self, bytes: &[u8]) {

@@ -626,22 +626,10 @@ pub(crate) fn request(
     total_len: u32,
     payload: &[u8],
 ) -> Vec<u8> {
-    let h = Header {
-        opcode: op,
-        flags: 0,
-        status: Status::Ok,
-        pid,
-        req_id,
-        retry_of: 0,
-        va,
-        total_len,
-        offset: 0,
-        payload_len: payload.len() as u16,
-    };
-    let mut b = vec![0u8; h.buffer_len()];
-    // The header fields are in range by construction.
-    let _ = h.emit_with_payload(&mut b, payload);
-    b
+    // Only fixed-size control payloads come here, so encoding cannot fail.
+    Header::request(op, pid, req_id, va, total_len)
+        .encode(payload)
+        .unwrap_or_default()
 }
 
 fn alloc_packet(pid: u32, req_id: u32, size: u64) -> Vec<u8> {

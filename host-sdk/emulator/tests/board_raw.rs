@@ -3,26 +3,13 @@
 
 use clio_config::BoardConfig;
 use clio_emu::Board;
-use clio_wire::clio::HEADER_LEN;
 use clio_wire::payload::{perms, AllocReq, AllocResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 
 fn req(op: Opcode, pid: u32, id: u32, va: u64, total: u32, payload: &[u8]) -> Vec<u8> {
-    let h = Header {
-        opcode: op,
-        flags: 0,
-        status: Status::Ok,
-        pid,
-        req_id: id,
-        retry_of: 0,
-        va,
-        total_len: total,
-        offset: 0,
-        payload_len: payload.len() as u16,
-    };
-    let mut b = vec![0u8; HEADER_LEN + payload.len()];
-    h.emit_with_payload(&mut b, payload).unwrap();
-    b
+    Header::request(op, pid, id, va, total)
+        .encode(payload)
+        .unwrap()
 }
 
 fn one(board: &mut Board, pkt: &[u8]) -> (Header, Vec<u8>) {

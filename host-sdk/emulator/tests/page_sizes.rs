@@ -5,7 +5,7 @@
 
 use clio_config::BoardConfig;
 use clio_emu::Board;
-use clio_wire::clio::{flags, HEADER_LEN};
+use clio_wire::clio::flags;
 use clio_wire::payload::{perms, AllocReq, AllocResp, FreeReq};
 use clio_wire::{Header, Opcode, Packet, PageClasses, Status};
 
@@ -45,20 +45,11 @@ impl Client {
         payload: &[u8],
     ) -> (Header, Vec<u8>) {
         let h = Header {
-            opcode: op,
             flags: flag_bits,
-            status: Status::Ok,
-            pid,
-            req_id: self.next_id,
-            retry_of: 0,
-            va,
-            total_len: total,
-            offset: 0,
-            payload_len: payload.len() as u16,
+            ..Header::request(op, pid, self.next_id, va, total)
         };
         self.next_id += 1;
-        let mut pkt = vec![0u8; HEADER_LEN + payload.len()];
-        h.emit_with_payload(&mut pkt, payload).unwrap();
+        let pkt = h.encode(payload).unwrap();
         let mut got = Vec::new();
         self.board.handle(1, &pkt, &mut |_, p| got.push(p.to_vec()));
         assert_eq!(got.len(), 1, "{op:?}: one response per request");

@@ -258,21 +258,12 @@ fn packet(
     offset: u32,
     payload: &[u8],
 ) -> Vec<u8> {
-    let h = Header {
-        opcode: op,
-        flags: 0,
-        status: Status::Ok,
-        pid,
-        req_id,
-        retry_of: 0,
-        va,
-        total_len,
+    Header {
         offset,
-        payload_len: payload.len() as u16,
-    };
-    let mut b = vec![0u8; h.buffer_len()];
-    h.emit_with_payload(&mut b, payload).unwrap();
-    b
+        ..Header::request(op, pid, req_id, va, total_len)
+    }
+    .encode(payload)
+    .unwrap()
 }
 
 fn parse(b: &[u8]) -> Resp {

@@ -436,6 +436,46 @@ pub struct Header {
 }
 
 impl Header {
+    /// A first-attempt request: status `Ok`, no flags, offset 0, no
+    /// payload. Other fields by struct update (`..Header::request(..)`);
+    /// [`Header::encode`] sets `payload_len` from the payload.
+    pub const fn request(opcode: Opcode, pid: u32, req_id: u32, va: u64, total_len: u32) -> Header {
+        Header {
+            opcode,
+            flags: 0,
+            status: Status::Ok,
+            pid,
+            req_id,
+            retry_of: 0,
+            va,
+            total_len,
+            offset: 0,
+            payload_len: 0,
+        }
+    }
+
+    /// Header (with `payload_len` taken from `payload`) and payload as one
+    /// packet with its CRC filled in.
+    #[cfg(feature = "std")]
+    pub fn encode(&self, payload: &[u8]) -> Result<std::vec::Vec<u8>> {
+        let payload_len = u16::try_from(payload.len()).map_err(|_| {
+            Error::new(
+                "clio.payload_len",
+                ErrorKind::OutOfRange {
+                    value: payload.len() as u64,
+                    max: u16::MAX as u64,
+                },
+            )
+        })?;
+        let h = Header {
+            payload_len,
+            ..*self
+        };
+        let mut buf = std::vec![0u8; h.buffer_len()];
+        h.emit_with_payload(&mut buf, payload)?;
+        Ok(buf)
+    }
+
     /// Parse and validate a header, without the checksum (see
     /// [`Header::parse_verified`]). The payload length is checked against the
     /// buffer, and `offset + payload_len` against `total_len` for the
@@ -566,6 +606,27 @@ mod tests {
             offset: 1450,
             payload_len: 4,
         }
+    }
+
+    #[test]
+    fn request_encode_round_trip() {
+        let h = Header {
+            retry_of: 4,
+            ..Header::request(Opcode::Write, 7, 9, 0x1000, 3)
+        };
+        let b = h.encode(&[1, 2, 3]).unwrap();
+        let p = Packet::new_checked(&b[..]).unwrap();
+        let got = Header::parse_verified(&p).unwrap();
+        assert_eq!(
+            got,
+            Header {
+                payload_len: 3,
+                ..h
+            }
+        );
+        assert_eq!(p.payload(), &[1, 2, 3]);
+        let big = std::vec![0u8; 70_000];
+        assert_eq!(h.encode(&big).unwrap_err().field, "clio.payload_len");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use clio_wire::clio::HEADER_LEN;
 use clio_wire::xdma::{self, reg};
-use clio_wire::{Header, Opcode, Packet, Status};
+use clio_wire::{Header, Opcode, Packet};
 use clio_xdma::{FileCard, Geometry, XdmaDevice, XdmaError, XdmaLink};
 
 fn card(dir: &tempfile::TempDir) -> FileCard {
@@ -16,16 +16,8 @@ fn card(dir: &tempfile::TempDir) -> FileCard {
 
 fn header(opcode: Opcode, req_id: u32, va: u64, payload_len: usize) -> Header {
     Header {
-        opcode,
-        flags: 0,
-        status: Status::Ok,
-        pid: 7,
-        req_id,
-        retry_of: 0,
-        va,
-        total_len: payload_len as u32,
-        offset: 0,
         payload_len: payload_len as u16,
+        ..Header::request(opcode, 7, req_id, va, payload_len as u32)
     }
 }
 

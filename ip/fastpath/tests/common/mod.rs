@@ -254,21 +254,13 @@ pub fn packet(
     offset: u32,
     payload: &[u8],
 ) -> Vec<u8> {
-    let h = Header {
-        opcode: op,
-        flags: 0,
-        status: Status::Ok,
-        pid,
-        req_id,
+    Header {
         retry_of,
-        va,
-        total_len,
         offset,
-        payload_len: payload.len() as u16,
-    };
-    let mut b = vec![0u8; h.buffer_len()];
-    h.emit_with_payload(&mut b, payload).unwrap();
-    b
+        ..Header::request(op, pid, req_id, va, total_len)
+    }
+    .encode(payload)
+    .unwrap()
 }
 
 /// Parse a response; every response the model sends must carry a valid CRC
