@@ -60,12 +60,32 @@ pub struct Args {
     /// messages of one pair too.
     #[arg(long, default_value = "on")]
     edm_in_order: String,
+    /// EDM control traffic charged to link time: bits per control message, one per chunk on
+    /// both its ports (§3.1.4's /N/ and /G/: 33); 0 = free, like the baselines' control.
+    #[arg(long, default_value_t = 0)]
+    edm_control_bits: u32,
+    /// EDM read requests charged to link time (8 B on the requester's uplink and the memory
+    /// node's downlink): on or off.
+    #[arg(long, default_value = "off")]
+    edm_charge_rreq: String,
+    /// CXL host transmit order: fifo (messages in issue order, one transaction queue per
+    /// port) or rr (active messages interleaved round-robin).
+    #[arg(long, default_value = "rr")]
+    cxl_host_order: String,
+    /// Fastpass batching period in ps: one demand report per node and one allocation round per
+    /// period (default: 8 timeslots of one 1460 B packet at 100 Gbps); 0 = one request and one
+    /// grant frame per transfer.
+    #[arg(long, default_value_t = 934_400)]
+    fastpass_batch_ps: u64,
     /// Messages per application-trace run in --fig8 (the microbenchmarks use --messages).
     #[arg(long, default_value_t = 20000)]
     app_messages: usize,
     /// Print JSON instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also write the JSON report to this file (with any output format).
+    #[arg(long)]
+    json_out: Option<PathBuf>,
     /// Print a Markdown table of mean slowdowns next to the published values.
     #[arg(long)]
     markdown: bool,
@@ -373,8 +393,22 @@ pub fn run(args: Args) -> Result<(), String> {
         "off" => false,
         other => return Err(format!("--edm-in-order: `{other}` is not on or off")),
     };
+    let edm_charge_rreq = match args.edm_charge_rreq.as_str() {
+        "on" => true,
+        "off" => false,
+        other => return Err(format!("--edm-charge-rreq: `{other}` is not on or off")),
+    };
+    let cxl_host_fifo = match args.cxl_host_order.as_str() {
+        "fifo" => true,
+        "rr" => false,
+        other => return Err(format!("--cxl-host-order: `{other}` is not fifo or rr")),
+    };
     let cfg = SimConfig {
         nodes: args.nodes,
+        cxl_host_fifo,
+        edm_control_bits: args.edm_control_bits,
+        edm_charge_rreq,
+        fastpass_batch_ps: args.fastpass_batch_ps,
         edm_in_order,
         pim_iteration_ps: args.pim_iteration_ps,
         slot_ps: args.slot_ps,
@@ -416,14 +450,17 @@ pub fn run(args: Args) -> Result<(), String> {
         rows.extend(r);
     }
     let wall = started.elapsed().as_secs_f64();
+    let json = || {
+        let out = serde_json::json!({ "config": cfg, "messages": args.messages, "app_messages": args.app_messages, "seed": args.seed, "wall_s": wall, "rows": rows });
+        serde_json::to_string_pretty(&out).map_err(|e| e.to_string())
+    };
+    if let Some(path) = &args.json_out {
+        std::fs::write(path, json()? + "\n").map_err(|e| format!("{}: {e}", path.display()))?;
+    }
     if args.markdown {
         print_markdown(&rows, wall);
     } else if args.json {
-        let out = serde_json::json!({ "config": cfg, "messages": args.messages, "seed": args.seed, "wall_s": wall, "rows": rows });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out).map_err(|e| e.to_string())?
-        );
+        println!("{}", json()?);
     } else {
         println!("total wall time {wall:.2} s");
     }

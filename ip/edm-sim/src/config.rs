@@ -39,6 +39,23 @@ pub struct SimConfig {
     pub edm_reserve: bool,
     /// EDM in-order delivery per pair ([`edm_pim::Config::in_order`]; the paper's semantics).
     pub edm_in_order: bool,
+    /// EDM control traffic charged to link time: bits of one control message (§3.1.4: an /N/
+    /// or /G/ holds destination 9, message id 8 and size 16 bits = 33), charged once per chunk
+    /// to both of its ports; 0 (default, like the baselines' ACKs, tokens and credits) lets
+    /// control ride free.
+    pub edm_control_bits: u32,
+    /// EDM read requests charged to link time: `rreq_bytes` on the requester's uplink and,
+    /// forwarded as the read's first grant, on the memory node's downlink.
+    pub edm_charge_rreq: bool,
+    /// CXL hosts transmit their messages strictly in issue order (a PCIe/CXL port has one
+    /// transaction queue and no per-flow scheduler); `false` interleaves active messages
+    /// round-robin like the other packet baselines' hosts.
+    pub cxl_host_fifo: bool,
+    /// Fastpass batching period: endpoints send at most one demand report, and the arbiter
+    /// runs one allocation round (one allocation frame per endpoint), per period. Default: a
+    /// batch of 8 Fastpass timeslots of one 1460 B packet each (8 × 116.8 ns at 100 Gbps).
+    /// 0 sends one request and one grant frame per transfer.
+    pub fastpass_batch_ps: u64,
     /// Simulated-time limit; a run still busy past it fails instead of hanging (default 1 s).
     pub time_limit_ps: u64,
 }
@@ -59,6 +76,10 @@ impl Default for SimConfig {
             slot_ps: 0,
             edm_reserve: false,
             edm_in_order: true,
+            edm_control_bits: 0,
+            edm_charge_rreq: false,
+            cxl_host_fifo: false,
+            fastpass_batch_ps: 934_400,
             time_limit_ps: 1_000_000_000_000,
         }
     }

@@ -13,7 +13,12 @@
 //! * a host keeps at most `X` notifications active per destination; it learns that one retired
 //!   `hop + 3 cycles` after the message's last grant, and only then notifies the next one.
 //!
-//! Control blocks (/N/, /G/, RREQ) ride between data blocks and are not charged link time.
+//! By default control blocks (/N/, /G/, RREQ) ride between data blocks without link time, as
+//! the baselines' ACKs, tokens and credits do. [`SimConfig::edm_control_bits`] charges one
+//! control message per chunk to both of its ports (a write's /N/ travels on the sender's
+//! uplink, each /G/ on its downlink: one of each per 64 B write), and
+//! [`SimConfig::edm_charge_rreq`] charges a read's RREQ instead for its first chunk; the
+//! scheduler then holds both ports for `l/B` plus that time.
 
 use std::collections::VecDeque;
 
@@ -100,6 +105,12 @@ pub fn run(cfg: &SimConfig, msgs: &[Message], priority: Priority) -> Result<RunR
     };
     let boundary = |t: u64| if tau == 0 { t } else { t.div_ceil(tau) * tau };
     let mut iteration_no = 0u32;
+    let ctrl_ps = u64::from(cfg.edm_control_bits) * cfg.ps_per_byte / 8;
+    let rreq_ps = if cfg.edm_charge_rreq {
+        cfg.ser_ps(u64::from(cfg.rreq_bytes))
+    } else {
+        0
+    };
 
     while let Some(t) = q.peek_time() {
         if t > cfg.time_limit_ps {
@@ -198,6 +209,15 @@ pub fn run(cfg: &SimConfig, msgs: &[Message], priority: Priority) -> Result<RunR
                 Kind::Write => timing.deliver_write,
                 Kind::Read => timing.deliver_read,
             };
+            // One control message per chunk on each of its links: a read's first grant is its
+            // RREQ, every other chunk needs a /G/, and a write's /N/ rides with its first chunk.
+            let control = match (m.kind, mt.offset) {
+                (Kind::Read, 0) => rreq_ps,
+                _ => ctrl_ps,
+            };
+            if control > 0 {
+                sched.hold_until(mt.src, mt.dst, mt.release_at + control);
+            }
             res.delivered[mt.id as usize] += u64::from(mt.len);
             res.sent_bytes += u64::from(mt.len);
             if mt.last {

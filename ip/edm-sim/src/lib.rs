@@ -9,7 +9,8 @@
 //! * [`Scheme::Ird`] — idealized receiver-driven transport (zero-time notification, SRPT
 //!   tokens paced at the receiver's line rate);
 //! * [`Scheme::Fastpass`] — a central arbiter behind one 100 Gbps link, matching infinitely
-//!   fast (with the same [`edm_pim`] scheduler), so control bandwidth is its limit.
+//!   fast (with the same [`edm_pim`] scheduler) on demands and allocations batched per
+//!   endpoint, so control bandwidth is its limit.
 //!
 //! The metric is the slowdown of every message: its completion time (issue to last data byte
 //! delivered) divided by its ideal completion time, the time the same scheme takes when the

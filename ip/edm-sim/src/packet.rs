@@ -12,7 +12,8 @@
 //! What differs per [`Flavor`]:
 //! * `Dctcp` — per-message flows with a DCTCP window (initial 10 packets, ECN marking above
 //!   `K` at the egress, α gain 1/16), FIFO egress with a drop-tail buffer, retransmission after
-//!   an RTO; hosts serve their active flows round-robin (as do the PFC and CXL hosts).
+//!   an RTO; hosts serve their active flows round-robin (as do the PFC hosts, and the CXL
+//!   hosts unless [`SimConfig::cxl_host_fifo`] sends each host's messages in issue order).
 //! * `Pfabric` — hosts send the flow with the least remaining bytes first with a window of one
 //!   BDP, egress queues dequeue by the same priority and drop the lowest-priority packet when
 //!   full, RTO of 3 base RTTs.
@@ -440,6 +441,8 @@ impl Engine<'_> {
             let fl = &self.flows[f as usize];
             let key = match self.flavor {
                 Flavor::Pfabric | Flavor::Ird => fl.remaining_unacked(),
+                // In issue order: the oldest flow (lowest id) first.
+                Flavor::Cxl if self.cfg.cxl_host_fifo => 0,
                 // Round-robin: least recently served flow first (new flows first), then by age.
                 _ => fl.last_tx,
             };

@@ -195,6 +195,29 @@ fn three_node_edm_incast_by_hand() {
         .finish[0]
         .unwrap();
     assert_eq!(fin, TABLE1_WRITE_PS - 5_120 + 2 * 20_480 + 88 * 80);
+    // Charging 33-bit control messages (330 ps at 100 Gbps) holds the ports that much longer
+    // per chunk: the second write of the incast and every later chunk start 330 ps later.
+    let ctl = SimConfig {
+        edm_control_bits: 33,
+        ..cfg
+    };
+    let r = run_scheme(Scheme::Edm(Priority::Fcfs), &ctl, &[w(0, 1), w(1, 2)]).unwrap();
+    assert_eq!(r.finish, vec![Some(296_960), Some(296_960 + 5_120 + 330)]);
+    let fin = run_scheme(Scheme::Edm(Priority::Fcfs), &ctl, &[big])
+        .unwrap()
+        .finish[0]
+        .unwrap();
+    assert_eq!(fin, TABLE1_WRITE_PS - 5_120 + 2 * (20_480 + 330) + 88 * 80);
+    // A charged RREQ holds the memory node's ports for 8 B after the response's grant.
+    let rd2 = |id, arrival| Message { id, arrival, ..rd };
+    let rreq = SimConfig {
+        edm_charge_rreq: true,
+        ..cfg
+    };
+    let f = run_scheme(Scheme::Edm(Priority::Fcfs), &rreq, &[rd2(0, 0), rd2(1, 0)])
+        .unwrap()
+        .finish;
+    assert_eq!(f[1].unwrap() - f[0].unwrap(), 5_120 + 640);
 }
 
 #[test]
@@ -326,5 +349,81 @@ fn cxl_incast_blocks_an_ingress_head_of_line() {
     assert!(
         cxl > 3 * dctcp,
         "CXL {cxl} ps should be far behind DCTCP {dctcp} ps"
+    );
+}
+
+#[test]
+fn cxl_host_order_fifo_holds_a_short_message_behind_a_long_one() {
+    // Node 0 issues a 64 KiB write to node 1, then 256 B to node 2 one nanosecond later. With
+    // round-robin hosts the short write overtakes; with in-order (FIFO) hosts it leaves after
+    // the whole long write.
+    let msgs = [(1u16, 65_536u64, 0u64), (2, 256, 1_000)].map(|(target, bytes, arrival)| Message {
+        id: u32::from(target) - 1,
+        kind: Kind::Write,
+        requester: 0,
+        target,
+        bytes,
+        arrival,
+    });
+    let rr = run_scheme(Scheme::Cxl, &small_cfg(3), &msgs).unwrap();
+    let fifo_cfg = SimConfig {
+        cxl_host_fifo: true,
+        ..small_cfg(3)
+    };
+    let fifo = run_scheme(Scheme::Cxl, &fifo_cfg, &msgs).unwrap();
+    let (rr_long, rr_short) = (rr.finish[0].unwrap(), rr.finish[1].unwrap());
+    let (fifo_long, fifo_short) = (fifo.finish[0].unwrap(), fifo.finish[1].unwrap());
+    assert!(
+        rr_short < rr_long / 4,
+        "rr: short {rr_short} long {rr_long}"
+    );
+    // 64 KiB take 5.24 µs to serialize at 100 Gbps; the short write follows them.
+    assert!(fifo_short > 5_242_880, "fifo: short {fifo_short}");
+    assert!(
+        fifo_short > fifo_long - 100_000,
+        "fifo: short {fifo_short} long {fifo_long}"
+    );
+    assert_eq!(rr.delivered, fifo.delivered);
+}
+
+#[test]
+fn fastpass_batching_relieves_the_arbiter_link() {
+    // 16 nodes of 64 B writes at load 0.5: one request and one grant frame per message need
+    // 16 · 0.5 · 2 = 16 times the arbiter link; batched reports and allocation frames fit.
+    let spec = WorkloadSpec {
+        load: 0.5,
+        write_ratio: 1.0,
+        sizes: Sizes::Fixed(64),
+        messages: 4000,
+        seed: 5,
+    };
+    let cfg = small_cfg(16);
+    let msgs = generate(&spec, &cfg).unwrap();
+    let mean_mct = |cfg: &SimConfig| {
+        let r = run_scheme(Scheme::Fastpass, cfg, &msgs).unwrap();
+        assert_eq!(
+            r.delivered,
+            msgs.iter().map(|m| m.bytes).collect::<Vec<_>>()
+        );
+        let sum: u64 = msgs
+            .iter()
+            .zip(&r.finish)
+            .map(|(m, f)| f.unwrap() - m.arrival)
+            .sum();
+        sum as f64 / msgs.len() as f64
+    };
+    let batched = mean_mct(&cfg);
+    let per_transfer = mean_mct(&SimConfig {
+        fastpass_batch_ps: 0,
+        ..cfg
+    });
+    // Batched: a report period, an allocation round and the transfer, a few periods at most.
+    assert!(
+        batched < 4.0 * cfg.fastpass_batch_ps as f64,
+        "batched {batched} ps"
+    );
+    assert!(
+        batched * 3.0 < per_transfer,
+        "batched {batched} ps vs per-transfer {per_transfer} ps"
     );
 }
