@@ -161,6 +161,7 @@ impl<T: Transport> Session<T> {
             while let Some(n) = self.conn.poll_transmit(now, &mut self.tx) {
                 self.transport.send(&self.tx[..n])?;
             }
+            self.transport.flush()?;
             if done(&self.conn) {
                 return Ok(());
             }
@@ -378,6 +379,7 @@ impl<T: Transport> Session<T> {
         while let Some(n) = self.conn.poll_transmit(now, &mut self.tx) {
             self.transport.send(&self.tx[..n])?;
         }
+        self.transport.flush()?;
         // Take what has arrived, without waiting (bounded).
         for _ in 0..1024 {
             if !self.recv_until(Instant::now())?.1 {

@@ -2,7 +2,7 @@
 //! datagrams between a socket and an [`Engine`], through optional faulty
 //! links in each direction.
 //!
-//! One thread owns the socket and the engine. It blocks in `recv_from` with
+//! One thread owns the socket and the engine. It blocks in a batched receive with
 //! a timeout set to the next event it owes (a delayed packet, engine work),
 //! so an idle board uses no CPU; [`ServerHandle::stop`] wakes it with an
 //! empty datagram.
@@ -15,10 +15,39 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use clio_mmsg::{RecvBatch, Wait};
+
 use crate::faults::{FaultConfig, FaultStats, FaultyLink};
 
 /// Waits shorter than this poll instead of blocking in the kernel.
 const SPIN_BELOW: Duration = Duration::from_millis(2);
+
+/// Most datagrams taken in per receive call.
+const RECV_BATCH: usize = 16;
+
+/// Send every queued datagram in batches; returns how many left. A datagram
+/// the kernel refuses is lost, as on a real link (the client retries).
+fn send_all(socket: &UdpSocket, clients: &[SocketAddr], q: &mut Vec<(ClientId, Vec<u8>)>) -> u64 {
+    let refs: Vec<(&[u8], Option<SocketAddr>)> = q
+        .iter()
+        .filter_map(|(to, p)| clients.get(*to as usize).map(|a| (&p[..], Some(*a))))
+        .collect();
+    let mut sent = 0;
+    let mut at = 0;
+    while at < refs.len() {
+        match clio_mmsg::send_batch(socket, &refs[at..]) {
+            Ok(n) => {
+                sent += n as u64;
+                at += n;
+            }
+            // Skip the datagram the kernel refused (e.g. ICMP-reported
+            // unreachable client) and go on with the rest.
+            Err(_) => at += 1,
+        }
+    }
+    q.clear();
+    sent
+}
 
 /// Opaque id of a client address, as the engine sees it.
 pub type ClientId = u64;
@@ -150,9 +179,13 @@ pub fn serve<E: Engine>(
     let mut clients: Vec<SocketAddr> = Vec::new();
     let mut ids: HashMap<SocketAddr, ClientId> = HashMap::new();
     let mut stats = ServeStats::default();
-    let mut buf = vec![0u8; 65536];
+    let mut batch = RecvBatch::new(RECV_BATCH, 65536);
+    let mut timeout: Option<Duration> = None;
+    socket.set_nonblocking(false)?;
+    socket.set_read_timeout(None)?;
     let mut engine_wait: Option<Duration> = None;
     let mut outq: Vec<(ClientId, Vec<u8>)> = Vec::new();
+    let mut sends: Vec<(ClientId, Vec<u8>)> = Vec::new();
 
     while !stop.load(Ordering::Relaxed) {
         // Sleep in the kernel until a datagram or the next owed event.
@@ -164,42 +197,56 @@ pub fn serve<E: Engine>(
             let d = Duration::from_nanos(due.saturating_sub(now()));
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
-        match wait {
+        let mode = match wait {
             // Socket timeouts are rounded up to scheduler ticks (ms), far
             // coarser than injected delays or a firmware's reply time: wait
             // for near events by polling the socket and yielding the CPU.
             Some(d) if d < SPIN_BELOW => {
-                socket.set_nonblocking(true)?;
                 std::thread::yield_now();
+                Wait::No
             }
-            Some(d) => {
-                socket.set_nonblocking(false)?;
-                socket.set_read_timeout(Some(d))?;
+            w => {
+                // One syscall per real change of the wait, not per loop:
+                // waking early is harmless, oversleeping is not.
+                let rearm = match (w, timeout) {
+                    (None, cur) => cur.is_some(),
+                    (Some(_), None) => true,
+                    (Some(d), Some(cur)) => d < cur || d > cur * 4,
+                };
+                if rearm {
+                    socket.set_read_timeout(w)?;
+                    timeout = w;
+                }
+                Wait::ForOne
             }
-            None => {
-                socket.set_nonblocking(false)?;
-                socket.set_read_timeout(None)?;
-            }
-        }
-        match socket.recv_from(&mut buf) {
-            Ok((n, from)) => {
-                if n > 0 {
+        };
+        match batch.recv(&socket, mode) {
+            Ok(n) => {
+                for i in 0..n {
+                    let Some((pkt, Some(from))) = batch.get(i) else {
+                        continue;
+                    };
+                    if pkt.is_empty() {
+                        continue;
+                    }
                     stats.received += 1;
                     let id = *ids.entry(from).or_insert_with(|| {
                         clients.push(from);
                         clients.len() as ClientId - 1
                     });
                     if faulty {
-                        inbound.push(now(), id, &buf[..n]);
+                        inbound.push(now(), id, pkt);
                     } else {
-                        engine.handle(id, &buf[..n], &mut |to, p| outq.push((to, p.to_vec())));
+                        engine.handle(id, pkt, &mut |to, p| outq.push((to, p.to_vec())));
                     }
                 }
             }
             Err(e)
                 if matches!(
                     e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
                 ) => {}
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {} // ICMP from a gone client
             Err(e) => return Err(e),
@@ -212,18 +259,15 @@ pub fn serve<E: Engine>(
         for (to, p) in outq.drain(..) {
             if faulty {
                 outbound.push(now(), to, &p);
-            } else if let Some(addr) = clients.get(to as usize) {
-                stats.sent += 1;
-                let _ = socket.send_to(&p, addr);
+            } else {
+                sends.push((to, p));
             }
         }
         let t = now();
         while let Some((to, p)) = outbound.pop_due(t) {
-            if let Some(addr) = clients.get(to as usize) {
-                stats.sent += 1;
-                let _ = socket.send_to(&p, addr);
-            }
+            sends.push((to, p));
         }
+        stats.sent += send_all(&socket, &clients, &mut sends);
     }
     stats.inbound = inbound.stats();
     stats.outbound = outbound.stats();

@@ -1,7 +1,8 @@
 //! Layer 2: datagram transports under the protocol state machine.
 //!
-//! A backend only moves whole Clio packets: [`Transport::send`] one, and
-//! [`Transport::recv`] one with a deadline. Loss, corruption and reordering
+//! A backend only moves whole Clio packets: [`Transport::send`] one (it may
+//! queue it until [`Transport::flush`]), and [`Transport::recv`] one with a
+//! deadline. Loss, corruption and reordering
 //! are the protocol layer's business.
 //!
 //! - [`UdpTransport`]: one connected `std::net::UdpSocket` per session.
@@ -28,4 +29,11 @@ pub trait Transport {
     /// `Ok(None)` when the deadline passed first. Packets longer than `buf`
     /// are dropped.
     fn recv(&mut self, buf: &mut [u8], deadline: Instant) -> Result<Option<usize>, ClioError>;
+
+    /// Hand every packet [`Transport::send`] queued to the network. A
+    /// transport that batches sends flushes here and before it blocks in
+    /// [`Transport::recv`]; the default sends at once and has nothing to do.
+    fn flush(&mut self) -> Result<(), ClioError> {
+        Ok(())
+    }
 }

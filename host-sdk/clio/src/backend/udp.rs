@@ -3,15 +3,26 @@
 //! Receiving busy-polls a non-blocking socket for a short spin period (as
 //! CLib polls its NIC), then blocks with a read timeout set to the
 //! protocol's next deadline. The timeout is re-set only when the deadline
-//! moves by more than an eighth of it, so steady traffic costs one
-//! `recv` per packet and nothing more.
+//! moves by more than an eighth of it. Datagrams move in batches
+//! (`recvmmsg`/`sendmmsg` through `clio-mmsg`): one receive takes in every
+//! answer already waiting, and the sends of one protocol step leave in one
+//! call at [`Transport::flush`], so steady pipelined traffic costs well under
+//! one system call per packet.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
+use clio_mmsg::{RecvBatch, Wait};
+
 use super::Transport;
+use crate::proto::MAX_DATAGRAM;
 use crate::ClioError;
+
+/// Datagrams taken in per receive call.
+const RECV_SLOTS: usize = 8;
+/// Sends queued before a flush is forced.
+const SEND_BATCH: usize = 32;
 
 /// A UDP socket connected to one board's `ip:port`.
 #[derive(Debug)]
@@ -20,6 +31,12 @@ pub struct UdpTransport {
     timeout: Option<Duration>,
     nonblocking: bool,
     spin: Duration,
+    batch: RecvBatch,
+    /// Next datagram of `batch` not yet handed out.
+    next: usize,
+    /// Queued sends (buffers reused) and how many of them are live.
+    sendq: Vec<Vec<u8>>,
+    queued: usize,
 }
 
 /// Default busy-poll period before a receive blocks.
@@ -42,6 +59,10 @@ impl UdpTransport {
             timeout: None,
             nonblocking: false,
             spin: Duration::ZERO,
+            batch: RecvBatch::new(RECV_SLOTS, MAX_DATAGRAM),
+            next: 0,
+            sendq: Vec::new(),
+            queued: 0,
         };
         t.set_spin(DEFAULT_SPIN)?;
         Ok(t)
@@ -83,19 +104,75 @@ impl UdpTransport {
     }
 }
 
+impl UdpTransport {
+    /// The next datagram of the last batch that fits `buf`, copied there.
+    fn take_buffered(&mut self, buf: &mut [u8]) -> Option<usize> {
+        while self.next < self.batch.len() {
+            let i = self.next;
+            self.next += 1;
+            // Too long for the slot or for `buf`: dropped, as documented.
+            if let Some((d, _)) = self.batch.get(i) {
+                if let Some(dst) = buf.get_mut(..d.len()) {
+                    dst.copy_from_slice(d);
+                    return Some(d.len());
+                }
+            }
+        }
+        None
+    }
+}
+
 impl Transport for UdpTransport {
     fn send(&mut self, pkt: &[u8]) -> Result<(), ClioError> {
-        match self.sock.send(pkt) {
-            Ok(_) => Ok(()),
-            // An ICMP "port unreachable" from an earlier packet: that packet
-            // was lost; the protocol retries and reports a timeout.
-            Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => Ok(()),
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(()),
-            Err(e) => Err(ClioError::Transport(format!("send: {e}"))),
+        if self.queued == self.sendq.len() {
+            self.sendq.push(Vec::with_capacity(pkt.len()));
         }
+        let slot = &mut self.sendq[self.queued];
+        slot.clear();
+        slot.extend_from_slice(pkt);
+        self.queued += 1;
+        if self.queued >= SEND_BATCH {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ClioError> {
+        let pkts: Vec<(&[u8], Option<std::net::SocketAddr>)> = self.sendq[..self.queued]
+            .iter()
+            .map(|p| (&p[..], None))
+            .collect();
+        let mut at = 0;
+        while at < pkts.len() {
+            match clio_mmsg::send_batch(&self.sock, &pkts[at..]) {
+                Ok(n) => at += n,
+                // An ICMP "port unreachable" from an earlier packet, or a
+                // full socket buffer: this packet is lost; the protocol
+                // retries and reports a timeout.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::ConnectionRefused | io::ErrorKind::WouldBlock
+                    ) =>
+                {
+                    at += 1
+                }
+                Err(e) => {
+                    self.queued = 0;
+                    return Err(ClioError::Transport(format!("send: {e}")));
+                }
+            }
+        }
+        self.queued = 0;
+        Ok(())
     }
 
     fn recv(&mut self, buf: &mut [u8], deadline: Instant) -> Result<Option<usize>, ClioError> {
+        // Never wait for an answer to a request still in our queue.
+        self.flush()?;
+        if let Some(n) = self.take_buffered(buf) {
+            return Ok(Some(n));
+        }
         let spin_until = Instant::now() + self.spin;
         // Even with the deadline passed, look once for a waiting packet.
         let mut tried = false;
@@ -108,12 +185,15 @@ impl Transport for UdpTransport {
                 self.arm(deadline.saturating_duration_since(now))?;
             }
             tried = true;
-            match self.sock.recv(buf) {
-                Ok(n) => {
+            match self.batch.recv(&self.sock, Wait::ForOne) {
+                Ok(_) => {
+                    self.next = 0;
                     if !self.spin.is_zero() {
                         self.set_nonblocking(true)?;
                     }
-                    return Ok(Some(n));
+                    if let Some(n) = self.take_buffered(buf) {
+                        return Ok(Some(n));
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock && self.nonblocking => {
                     if now >= deadline {
@@ -136,5 +216,12 @@ impl Transport for UdpTransport {
                 Err(e) => return Err(ClioError::Transport(format!("recv: {e}"))),
             }
         }
+    }
+}
+
+impl Drop for UdpTransport {
+    fn drop(&mut self) {
+        // Best effort: a queued packet (e.g. a final release) still leaves.
+        let _ = self.flush();
     }
 }

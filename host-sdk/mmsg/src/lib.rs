@@ -1,0 +1,337 @@
+//! Batched datagram I/O on a `std::net::UdpSocket`.
+//!
+//! One `recvmmsg`/`sendmmsg` moves up to a batch of datagrams per system
+//! call; on a loaded host the per-call cost (and the wake-up it often
+//! implies) dominates a small datagram's path, so both the SDK's UDP
+//! transport and the emulated board's server move packets in batches.
+//! Elsewhere than Linux the same API loops over `recv_from`/`send_to`.
+//!
+//! The socket's own mode decides blocking: [`Wait::ForOne`] blocks (up to
+//! the socket's read timeout) for the first datagram and then takes only
+//! what is already waiting; [`Wait::No`] never blocks.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+
+/// How a receive waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// Block for the first datagram as the socket's mode and read timeout
+    /// say; then take only datagrams already queued.
+    ForOne,
+    /// Take only datagrams already queued (`WouldBlock` if none).
+    No,
+}
+
+/// Receive buffers for up to `slots` datagrams of at most `slot_len` bytes.
+#[derive(Debug)]
+pub struct RecvBatch {
+    data: Vec<u8>,
+    slot_len: usize,
+    lens: Vec<usize>,
+    from: Vec<Option<SocketAddr>>,
+    count: usize,
+}
+
+impl RecvBatch {
+    /// Room for `slots` (≥ 1) datagrams of `slot_len` bytes each.
+    pub fn new(slots: usize, slot_len: usize) -> RecvBatch {
+        let slots = slots.max(1);
+        RecvBatch {
+            data: vec![0u8; slots * slot_len],
+            slot_len,
+            lens: vec![0; slots],
+            from: vec![None; slots],
+            count: 0,
+        }
+    }
+
+    /// Datagrams held by the last [`RecvBatch::recv`].
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// Whether the last receive took nothing.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Datagram `i` of the last receive and its sender; `None` past the end
+    /// or when the datagram was longer than a slot (it is dropped, as a
+    /// too-long packet is, and its length cannot be trusted).
+    pub fn get(&self, i: usize) -> Option<(&[u8], Option<SocketAddr>)> {
+        if i >= self.count || self.lens[i] > self.slot_len {
+            return None;
+        }
+        let start = i * self.slot_len;
+        Some((&self.data[start..start + self.lens[i]], self.from[i]))
+    }
+
+    /// Receive up to a batch; returns how many datagrams came (≥ 1), or the
+    /// socket's error (`WouldBlock`/`TimedOut` when nothing came in time).
+    pub fn recv(&mut self, sock: &UdpSocket, wait: Wait) -> io::Result<usize> {
+        self.count = 0;
+        let n = imp::recv(sock, self, wait)?;
+        self.count = n;
+        Ok(n)
+    }
+}
+
+/// Send `pkts` (each to its address, or to the connected peer when `None`)
+/// with as few system calls as the platform allows. Returns how many were
+/// handed to the kernel; stops at the first error after at least one was
+/// sent, and returns the error if none was.
+pub fn send_batch(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io::Result<usize> {
+    let mut sent = 0;
+    while sent < pkts.len() {
+        match imp::send(sock, &pkts[sent..]) {
+            Ok(0) => break,
+            Ok(n) => sent += n,
+            Err(e) if sent == 0 => return Err(e),
+            Err(_) => break,
+        }
+    }
+    Ok(sent)
+}
+
+#[cfg(target_os = "linux")]
+mod imp {
+    use super::{RecvBatch, Wait};
+    use std::io;
+    use std::mem::{size_of, zeroed};
+    use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+    use std::os::fd::AsRawFd;
+
+    /// Most datagrams per system call (the kernel's UIO_MAXIOV bounds it).
+    const MAX_BATCH: usize = 64;
+
+    fn to_addr(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
+        match s.ss_family as libc::c_int {
+            libc::AF_INET => {
+                // SAFETY: the family says the storage holds a sockaddr_in,
+                // and sockaddr_storage is large and aligned enough for it.
+                let a = unsafe { &*(s as *const _ as *const libc::sockaddr_in) };
+                Some(SocketAddr::V4(SocketAddrV4::new(
+                    u32::from_be(a.sin_addr.s_addr).into(),
+                    u16::from_be(a.sin_port),
+                )))
+            }
+            libc::AF_INET6 => {
+                // SAFETY: as above, for sockaddr_in6.
+                let a = unsafe { &*(s as *const _ as *const libc::sockaddr_in6) };
+                Some(SocketAddr::V6(SocketAddrV6::new(
+                    a.sin6_addr.s6_addr.into(),
+                    u16::from_be(a.sin6_port),
+                    a.sin6_flowinfo,
+                    a.sin6_scope_id,
+                )))
+            }
+            _ => None,
+        }
+    }
+
+    fn from_addr(a: &SocketAddr, s: &mut libc::sockaddr_storage) -> libc::socklen_t {
+        match a {
+            SocketAddr::V4(v4) => {
+                // SAFETY: sockaddr_storage is large and aligned enough for a
+                // sockaddr_in; every field is written below.
+                let p = unsafe { &mut *(s as *mut _ as *mut libc::sockaddr_in) };
+                p.sin_family = libc::AF_INET as libc::sa_family_t;
+                p.sin_port = v4.port().to_be();
+                p.sin_addr.s_addr = u32::from(*v4.ip()).to_be();
+                size_of::<libc::sockaddr_in>() as libc::socklen_t
+            }
+            SocketAddr::V6(v6) => {
+                // SAFETY: as above, for sockaddr_in6.
+                let p = unsafe { &mut *(s as *mut _ as *mut libc::sockaddr_in6) };
+                p.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+                p.sin6_port = v6.port().to_be();
+                p.sin6_flowinfo = v6.flowinfo();
+                p.sin6_addr.s6_addr = v6.ip().octets();
+                p.sin6_scope_id = v6.scope_id();
+                size_of::<libc::sockaddr_in6>() as libc::socklen_t
+            }
+        }
+    }
+
+    pub(super) fn recv(sock: &UdpSocket, b: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
+        let slots = b.lens.len().min(MAX_BATCH);
+        // SAFETY: all-zero is a valid value of these plain C structs.
+        let mut names: [libc::sockaddr_storage; MAX_BATCH] = unsafe { zeroed() };
+        let mut iov: [libc::iovec; MAX_BATCH] = unsafe { zeroed() };
+        let mut hdrs: [libc::mmsghdr; MAX_BATCH] = unsafe { zeroed() };
+        for i in 0..slots {
+            let buf = &mut b.data[i * b.slot_len..(i + 1) * b.slot_len];
+            iov[i] = libc::iovec {
+                iov_base: buf.as_mut_ptr().cast(),
+                iov_len: buf.len(),
+            };
+            hdrs[i].msg_hdr.msg_name = (&mut names[i] as *mut libc::sockaddr_storage).cast();
+            hdrs[i].msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            hdrs[i].msg_hdr.msg_iov = &mut iov[i];
+            hdrs[i].msg_hdr.msg_iovlen = 1;
+        }
+        let flags = match wait {
+            Wait::ForOne => libc::MSG_WAITFORONE,
+            Wait::No => libc::MSG_DONTWAIT,
+        };
+        // SAFETY: `hdrs[..slots]` point at `names`, `iov` and disjoint
+        // slices of `b.data`, all alive and unaliased for the call.
+        let n = unsafe {
+            libc::recvmmsg(
+                sock.as_raw_fd(),
+                hdrs.as_mut_ptr(),
+                slots as libc::c_uint,
+                flags as _,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let n = n as usize;
+        for i in 0..n {
+            let h = &hdrs[i];
+            // A truncated datagram reports a length past the slot: `get`
+            // then refuses it.
+            b.lens[i] = if h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0 {
+                b.slot_len + 1
+            } else {
+                h.msg_len as usize
+            };
+            b.from[i] = if h.msg_hdr.msg_namelen > 0 {
+                to_addr(&names[i])
+            } else {
+                None
+            };
+        }
+        Ok(n)
+    }
+
+    pub(super) fn send(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io::Result<usize> {
+        let n = pkts.len().min(MAX_BATCH);
+        // SAFETY: all-zero is a valid value of these plain C structs.
+        let mut names: [libc::sockaddr_storage; MAX_BATCH] = unsafe { zeroed() };
+        let mut iov: [libc::iovec; MAX_BATCH] = unsafe { zeroed() };
+        let mut hdrs: [libc::mmsghdr; MAX_BATCH] = unsafe { zeroed() };
+        for (i, (data, to)) in pkts[..n].iter().enumerate() {
+            iov[i] = libc::iovec {
+                // The kernel only reads through this pointer.
+                iov_base: data.as_ptr() as *mut libc::c_void,
+                iov_len: data.len(),
+            };
+            if let Some(a) = to {
+                hdrs[i].msg_hdr.msg_namelen = from_addr(a, &mut names[i]);
+                hdrs[i].msg_hdr.msg_name = (&mut names[i] as *mut libc::sockaddr_storage).cast();
+            }
+            hdrs[i].msg_hdr.msg_iov = &mut iov[i];
+            hdrs[i].msg_hdr.msg_iovlen = 1;
+        }
+        // SAFETY: `hdrs[..n]` point at `names`, `iov` and the caller's
+        // packets, all alive for the call; the kernel does not write them.
+        let r = unsafe { libc::sendmmsg(sock.as_raw_fd(), hdrs.as_mut_ptr(), n as libc::c_uint, 0) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(r as usize)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+mod imp {
+    use super::{RecvBatch, Wait};
+    use std::io;
+    use std::net::{SocketAddr, UdpSocket};
+
+    pub(super) fn recv(sock: &UdpSocket, b: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
+        // One datagram per call: the portable API has no batch receive.
+        if wait == Wait::No {
+            sock.set_nonblocking(true)?;
+        }
+        let r = sock.recv_from(&mut b.data[..b.slot_len]);
+        if wait == Wait::No {
+            sock.set_nonblocking(false)?;
+        }
+        let (n, from) = r?;
+        b.lens[0] = n;
+        b.from[0] = Some(from);
+        Ok(1)
+    }
+
+    pub(super) fn send(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io::Result<usize> {
+        let (p, to) = pkts[0];
+        match to {
+            Some(a) => sock.send_to(p, a)?,
+            None => sock.send(p)?,
+        };
+        Ok(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn pair() -> (UdpSocket, UdpSocket) {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        (a, b)
+    }
+
+    #[test]
+    fn batch_round_trip_with_addresses() {
+        let (a, b) = pair();
+        let to = Some(b.local_addr().unwrap());
+        let pkts: Vec<Vec<u8>> = (0..100u8).map(|i| vec![i; 1 + i as usize]).collect();
+        let refs: Vec<(&[u8], Option<SocketAddr>)> = pkts.iter().map(|p| (&p[..], to)).collect();
+        assert_eq!(send_batch(&a, &refs).unwrap(), 100);
+        let mut batch = RecvBatch::new(16, 256);
+        let mut got = Vec::new();
+        while got.len() < 100 {
+            let n = batch.recv(&b, Wait::ForOne).unwrap();
+            assert!((1..=16).contains(&n));
+            for i in 0..n {
+                let (d, from) = batch.get(i).unwrap();
+                assert_eq!(from, Some(a.local_addr().unwrap()));
+                got.push(d.to_vec());
+            }
+        }
+        assert_eq!(got, pkts);
+        let e = batch.recv(&b, Wait::No).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+
+    #[test]
+    fn too_long_datagrams_are_refused_and_connected_sends_work() {
+        let (a, b) = pair();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        let long = [7u8; 300];
+        let short = [1u8, 2, 3];
+        send_batch(&a, &[(&long[..], None), (&short[..], None)]).unwrap();
+        let mut batch = RecvBatch::new(4, 64);
+        let mut seen = Vec::new();
+        while seen.len() < 2 {
+            let n = batch.recv(&b, Wait::ForOne).unwrap();
+            for i in 0..n {
+                seen.push(batch.get(i).map(|(d, _)| d.to_vec()));
+            }
+        }
+        assert_eq!(seen, vec![None, Some(short.to_vec())]);
+        assert!(batch.get(9).is_none());
+    }
+
+    #[test]
+    fn timeout_reports_would_block_or_timed_out() {
+        let (_a, b) = pair();
+        b.set_read_timeout(Some(Duration::from_millis(5))).unwrap();
+        let mut batch = RecvBatch::new(4, 64);
+        let e = batch.recv(&b, Wait::ForOne).unwrap_err();
+        assert!(matches!(
+            e.kind(),
+            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+        ));
+        assert!(batch.is_empty());
+    }
+}
