@@ -173,32 +173,32 @@ impl<T: Transport> Session<T> {
                 None => now + self.conn.control().rto(),
             };
             // The receive time is the clock for the next round, too.
-            let (t, got) = self.recv_until(self.epoch + Duration::from_nanos(deadline))?;
-            now = t;
+            let got = self
+                .transport
+                .recv(&mut self.rx, self.epoch + Duration::from_nanos(deadline))?;
+            now = self.now();
+            let Some(n) = got else { continue };
+            self.conn.handle_packet(now, &self.rx[..n]);
             // Take in every answer already waiting before timers fire: a
             // thread descheduled past an RTO must not resend requests whose
             // answers sit in its socket (that would also shrink cwnd).
-            if got {
-                for _ in 0..DRAIN_BATCH {
-                    let (t, more) = self.recv_until(Instant::now())?;
-                    now = t;
-                    if !more {
-                        break;
-                    }
+            for _ in 0..DRAIN_BATCH {
+                if !self.take_waiting(&mut now)? {
+                    break;
                 }
             }
         }
     }
 
-    /// Take in at most one packet; returns the time after it and whether
-    /// a packet came.
-    fn recv_until(&mut self, deadline: Instant) -> Result<(u64, bool), ClioError> {
-        let got = self.transport.recv(&mut self.rx, deadline)?;
-        let now = self.now();
-        if let Some(n) = got {
-            self.conn.handle_packet(now, &self.rx[..n]);
-        }
-        Ok((now, got.is_some()))
+    /// Take in one packet that is already waiting, stamped with a fresh
+    /// `now`; false (and no clock read) when none is.
+    fn take_waiting(&mut self, now: &mut u64) -> Result<bool, ClioError> {
+        let Some(n) = self.transport.try_recv(&mut self.rx)? else {
+            return Ok(false);
+        };
+        *now = self.now();
+        self.conn.handle_packet(*now, &self.rx[..n]);
+        Ok(true)
     }
 
     fn submit(&mut self, req: Request<'_>) -> Result<OpId, ClioError> {
@@ -381,8 +381,9 @@ impl<T: Transport> Session<T> {
         }
         self.transport.flush()?;
         // Take what has arrived, without waiting (bounded).
+        let mut now = now;
         for _ in 0..1024 {
-            if !self.recv_until(Instant::now())?.1 {
+            if !self.take_waiting(&mut now)? {
                 break;
             }
         }

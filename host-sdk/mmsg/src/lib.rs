@@ -208,7 +208,10 @@ mod imp {
         Ok(n)
     }
 
-    pub(super) fn send(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io::Result<usize> {
+    pub(super) fn send(
+        sock: &UdpSocket,
+        pkts: &[(&[u8], Option<SocketAddr>)],
+    ) -> io::Result<usize> {
         let n = pkts.len().min(MAX_BATCH);
         // SAFETY: all-zero is a valid value of these plain C structs.
         let mut names: [libc::sockaddr_storage; MAX_BATCH] = unsafe { zeroed() };
@@ -229,7 +232,8 @@ mod imp {
         }
         // SAFETY: `hdrs[..n]` point at `names`, `iov` and the caller's
         // packets, all alive for the call; the kernel does not write them.
-        let r = unsafe { libc::sendmmsg(sock.as_raw_fd(), hdrs.as_mut_ptr(), n as libc::c_uint, 0) };
+        let r =
+            unsafe { libc::sendmmsg(sock.as_raw_fd(), hdrs.as_mut_ptr(), n as libc::c_uint, 0) };
         if r < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -258,7 +262,10 @@ mod imp {
         Ok(1)
     }
 
-    pub(super) fn send(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io::Result<usize> {
+    pub(super) fn send(
+        sock: &UdpSocket,
+        pkts: &[(&[u8], Option<SocketAddr>)],
+    ) -> io::Result<usize> {
         let (p, to) = pkts[0];
         match to {
             Some(a) => sock.send_to(p, a)?,

@@ -320,10 +320,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// CRC32C over header (crc field as zero) and payload.
     pub fn compute_crc(&self) -> u32 {
-        let b = self.buffer.as_ref();
+        // The header is copied with its CRC field zeroed so the check runs
+        // over whole 8-byte words (the CRC field ends the header).
+        let mut hdr = [0u8; HEADER_LEN];
+        hdr[..field::CRC].copy_from_slice(&self.buffer.as_ref()[..field::CRC]);
         let mut c = Crc32c::new();
-        c.update(&b[..field::CRC]);
-        c.update_zeros(4);
+        c.update(&hdr);
         c.update(self.payload());
         c.finish()
     }

@@ -82,6 +82,19 @@ impl<B: InProcessBoard> Transport for InProcess<B> {
     }
 
     fn recv(&mut self, buf: &mut [u8], deadline: Instant) -> Result<Option<usize>, ClioError> {
+        if let Some(n) = self.try_recv(buf)? {
+            return Ok(Some(n));
+        }
+        // The board answers synchronously: with nothing queued, nothing will
+        // arrive before the deadline (the board dropped the packet).
+        let now = Instant::now();
+        if deadline > now {
+            std::thread::sleep(deadline - now);
+        }
+        Ok(None)
+    }
+
+    fn try_recv(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ClioError> {
         while let Some(p) = self.queue.pop_front() {
             let n = p.len();
             let fits = n <= buf.len();
@@ -92,12 +105,6 @@ impl<B: InProcessBoard> Transport for InProcess<B> {
             if fits {
                 return Ok(Some(n));
             }
-        }
-        // The board answers synchronously: with nothing queued, nothing will
-        // arrive before the deadline (the board dropped the packet).
-        let now = Instant::now();
-        if deadline > now {
-            std::thread::sleep(deadline - now);
         }
         Ok(None)
     }

@@ -30,6 +30,12 @@ pub trait Transport {
     /// are dropped.
     fn recv(&mut self, buf: &mut [u8], deadline: Instant) -> Result<Option<usize>, ClioError>;
 
+    /// Receive one packet only if it is already waiting (never blocks);
+    /// the default asks [`Transport::recv`] with a deadline of now.
+    fn try_recv(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ClioError> {
+        self.recv(buf, Instant::now())
+    }
+
     /// Hand every packet [`Transport::send`] queued to the network. A
     /// transport that batches sends flushes here and before it blocks in
     /// [`Transport::recv`]; the default sends at once and has nothing to do.

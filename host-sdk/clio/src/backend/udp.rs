@@ -167,6 +167,33 @@ impl Transport for UdpTransport {
         Ok(())
     }
 
+    fn try_recv(&mut self, buf: &mut [u8]) -> Result<Option<usize>, ClioError> {
+        self.flush()?;
+        if let Some(n) = self.take_buffered(buf) {
+            return Ok(Some(n));
+        }
+        loop {
+            match self.batch.recv(&self.sock, Wait::No) {
+                Ok(_) => {
+                    self.next = 0;
+                    if let Some(n) = self.take_buffered(buf) {
+                        return Ok(Some(n));
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+                    ) =>
+                {
+                    return Ok(None)
+                }
+                Err(e) => return Err(ClioError::Transport(format!("recv: {e}"))),
+            }
+        }
+    }
+
     fn recv(&mut self, buf: &mut [u8], deadline: Instant) -> Result<Option<usize>, ClioError> {
         // Never wait for an answer to a request still in our queue.
         self.flush()?;
