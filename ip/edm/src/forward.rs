@@ -106,6 +106,11 @@ impl Forwarder {
         self.egress.iter().all(|e| e.msgs.is_empty())
     }
 
+    /// True while egress `d` is in the middle of a forwarded message (it must finish first).
+    pub fn mid_message(&self, d: u16) -> bool {
+        self.egress.get(d as usize).is_some_and(|e| e.in_fwd)
+    }
+
     /// Take a memory-side block received on ingress `p` at `now`. Forwarded (or dropped)
     /// blocks are consumed; anything else is returned for the notification path.
     pub fn ingress(&mut self, now: u64, p: u16, m: MemBlock) -> Option<MemBlock> {

@@ -6,6 +6,7 @@ pub mod assemble;
 pub mod fabric;
 pub mod forward;
 pub mod host;
+pub mod load;
 pub mod phy;
 pub mod switch;
 pub mod timing;

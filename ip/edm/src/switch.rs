@@ -31,6 +31,17 @@ pub struct SwitchConfig {
     /// Extra cycles a destination stays busy after a chunk's own blocks, leaving room on its
     /// downlink for the /G/ and forwarded RREQ blocks that port receives as a sender.
     pub release_slack: u64,
+    /// Scheduler clock cycles per PHY cycle (1: the FPGA prototype, where the scheduler runs
+    /// on the 390.625 MHz PHY clock). The notification-queue insert (`sw_queue_insert`) and
+    /// the PIM iteration (`sw_pim_iteration`) count scheduler cycles; everything else counts
+    /// PHY cycles, and grants leave on the next PHY cycle boundary. EDM §3.1.3 / §4.1: the
+    /// ASIC scheduler runs at 3 GHz, 7.68 cycles per 2.56 ns PHY cycle.
+    pub sched_clock: u32,
+    /// Egress order between a due forwarded message and the switch's own /G/ or re-emitted
+    /// RREQ: false (default) forwards first, true sends the grant first (between forwarded
+    /// messages, never inside one), so a grant's wire time stays the fixed `T` of EDM
+    /// §3.1.1 step 7 instead of waiting behind the port's incoming chunks.
+    pub grants_first: bool,
 }
 
 impl SwitchConfig {
@@ -44,8 +55,40 @@ impl SwitchConfig {
             policy: TxPolicy::Fair,
             lat: Latency::PAPER,
             release_slack: 2,
+            sched_clock: 1,
+            grants_first: false,
         }
     }
+
+    /// The port timing of EDM §3.1.1 step 7 taken literally: ports are released exactly one
+    /// chunk wire time (`l/B`) after their grant (no `release_slack`), and the switch sends its
+    /// /G/ or implicit-grant RREQ ahead of a due forwarded message (`grants_first`), so the
+    /// grant's transmission time `T` is the same for every grant. Not the default, which keeps
+    /// the cycle behaviour the RTL switch benches were built against.
+    pub fn paper_timing(mut self) -> Self {
+        self.release_slack = 0;
+        self.grants_first = true;
+        self
+    }
+}
+
+/// What the switch's scheduler did, for latency breakdowns (recorded while
+/// [`Switch::log`] is `Some`). Times are in scheduler cycles (`sched_clock` per PHY cycle).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedEvent {
+    /// Scheduler cycle: when the notification became visible to PIM, or when the granting
+    /// iteration started.
+    pub at: u64,
+    /// True for a grant, false for a notification.
+    pub grant: bool,
+    /// Sending port of the scheduled message.
+    pub src: u16,
+    /// Receiving port.
+    pub dst: u16,
+    /// Scheduled message kind ([`MsgKind::Wreq`] or [`MsgKind::Rres`]).
+    pub kind: MsgKind,
+    /// The sender's message id.
+    pub id: u8,
 }
 
 /// Error and activity counters of the switch.
@@ -109,6 +152,8 @@ pub struct Switch {
     run: Option<MatchingRun>,
     /// Finished runs of iterations (each ends when an iteration finds nothing to match).
     pub runs: Vec<MatchingRun>,
+    /// Scheduler event log; `None` (the default) records nothing.
+    pub log: Option<Vec<SchedEvent>>,
     /// Counters.
     pub counters: SwitchCounters,
 }
@@ -116,6 +161,11 @@ pub struct Switch {
 impl Switch {
     /// A switch; fails if the scheduler configuration is invalid (message names the field).
     pub fn new(cfg: SwitchConfig) -> Result<Self, edm_pim::ConfigError> {
+        if cfg.sched_clock == 0 {
+            return Err(edm_pim::ConfigError::Zero {
+                field: "sched_clock",
+            });
+        }
         // A pair s->d queues s's own writes to d and the responses to d's reads from s, each
         // limited to X by its sender, so the scheduler's per-pair bound is 2X (queues 2X·N).
         let mut pc = PimConfig::new(cfg.ports)
@@ -123,7 +173,10 @@ impl Switch {
             .with_active_per_pair(2 * cfg.active_per_pair);
         pc.chunk_bytes = cfg.chunk_bytes as u32;
         // Ports are released explicitly after each chunk's wire time (see `release_slack`).
-        pc.link = LinkRate::PHY_25G_CYCLES;
+        pc.link = LinkRate {
+            bytes: 8,
+            time: cfg.sched_clock as u64,
+        };
         let sched = Scheduler::new(pc)?;
         let port = Port {
             rx: RxDemux::new(),
@@ -143,6 +196,7 @@ impl Switch {
             iter_free_at: 0,
             run: None,
             runs: Vec::new(),
+            log: None,
             counters: SwitchCounters::default(),
             cfg,
         })
@@ -205,6 +259,27 @@ impl Switch {
                 self.on_mem_block(now, p as u16, m);
             }
         }
+        // The scheduler runs `sched_clock` cycles per PHY cycle; actions are keyed in its cycles.
+        let k = u64::from(self.cfg.sched_clock);
+        for j in 0..k {
+            let t = now * k + j;
+            self.run_actions(t);
+            self.pim(t);
+        }
+        let mut out = Vec::with_capacity(self.cfg.ports);
+        for (d, port) in self.ports.iter_mut().enumerate() {
+            out.push(port_tx(
+                port,
+                &mut self.fwd,
+                d as u16,
+                now,
+                self.cfg.grants_first,
+            ));
+        }
+        out
+    }
+
+    fn run_actions(&mut self, now: u64) {
         while let Some((&(at, s), _)) = self.actions.first_key_value() {
             if at > now {
                 break;
@@ -214,6 +289,17 @@ impl Switch {
                     if self.sched.notify(at, n).is_err() {
                         self.counters.notify_refused += 1;
                         self.pending.remove(&n.id);
+                    } else if let (Some(log), Some(p)) =
+                        (self.log.as_mut(), self.pending.get(&n.id))
+                    {
+                        log.push(SchedEvent {
+                            at,
+                            grant: false,
+                            src: n.src,
+                            dst: n.dst,
+                            kind: p.kind,
+                            id: p.id,
+                        });
                     }
                 }
                 Action::Emit(p, blocks) => {
@@ -223,14 +309,10 @@ impl Switch {
                 Action::ReleaseDst(p) => self.sched.release_dst(p),
             }
         }
-        self.pim(now);
-        let mut out = Vec::with_capacity(self.cfg.ports);
-        for (d, port) in self.ports.iter_mut().enumerate() {
-            out.push(port_tx(port, &mut self.fwd, d as u16, now));
-        }
-        out
     }
 
+    /// One scheduler cycle `now` (in scheduler cycles): start a PIM iteration if the previous
+    /// one has finished and some queued message has both ports free.
     fn pim(&mut self, now: u64) {
         if now < self.iter_free_at {
             return;
@@ -262,7 +344,19 @@ impl Switch {
                 self.pending.remove(&m.id);
             }
             let len = m.len as u16;
-            let emit_at = granted + lat.sw_grant_gen;
+            if let Some(log) = self.log.as_mut() {
+                log.push(SchedEvent {
+                    at: now,
+                    grant: true,
+                    src: m.src,
+                    dst: m.dst,
+                    kind,
+                    id,
+                });
+            }
+            // The /G/ (or RREQ) is built on the PHY clock from the next PHY cycle boundary.
+            let k = u64::from(self.cfg.sched_clock);
+            let emit_at = (granted.div_ceil(k) + lat.sw_grant_gen) * k;
             let unit = match first_rres {
                 Some(rreq) => rreq,
                 None => vec![GrantRepr {
@@ -292,10 +386,10 @@ impl Switch {
             // EDM §3.1.1 step 7: the next grant for these ports may be issued once the chunk's
             // wire time has passed since this one. An iteration takes `sw_pim_iteration`
             // cycles, so the ports become eligible that much earlier.
-            let wire = message_blocks(body) as u64;
+            let wire = message_blocks(body) as u64 * k;
             let free = granted + wire - wire.min(lat.sw_pim_iteration);
             self.schedule(free, Action::ReleaseSrc(m.src));
-            self.schedule(free + self.cfg.release_slack, Action::ReleaseDst(m.dst));
+            self.schedule(free + self.cfg.release_slack * k, Action::ReleaseDst(m.dst));
         }
     }
 
@@ -308,7 +402,9 @@ impl Switch {
         let Some(ev) = port.asm.push(now, m) else {
             return;
         };
-        let visible = lat.sw_classify + lat.sw_queue_insert;
+        // Classification on the PHY clock, then the ordered-list insert on the scheduler's.
+        let k = u64::from(self.cfg.sched_clock);
+        let visible = |t: u64| (t + lat.sw_classify) * k + lat.sw_queue_insert;
         match ev {
             MemEvent::Notify(n, at) => {
                 let tag = self.tag(Pending {
@@ -317,7 +413,7 @@ impl Switch {
                     rreq: None,
                 });
                 self.schedule(
-                    at + visible,
+                    visible(at),
                     Action::Notify(Notification {
                         src: p,
                         dst: n.peer,
@@ -343,7 +439,7 @@ impl Switch {
                     id: h.id,
                     rreq: Some(blocks),
                 });
-                let at = (msg.head + visible).max(now);
+                let at = visible(msg.head).max(now * k);
                 self.schedule(
                     at,
                     Action::Notify(Notification {
@@ -367,13 +463,16 @@ impl Switch {
 
 /// Egress: forwarded circuit data first (fixed latency, never delayed by new work), then the
 /// port's memory units and frame blocks through its TX shim.
-fn port_tx(port: &mut Port, fwd: &mut Forwarder, d: u16, now: u64) -> Block66 {
+fn port_tx(port: &mut Port, fwd: &mut Forwarder, d: u16, now: u64, grants_first: bool) -> Block66 {
     if port.tx.encoder_ready() {
         if let Some(b) = port.ip_tx.pop_front() {
             let _ = port.tx.push_encoder(b);
         } else if port.tx.is_idle() {
             let _ = port.tx.push_encoder(Block66::IDLE);
         }
+    }
+    if grants_first && port.tx.memory_backlog() > 0 && !fwd.mid_message(d) {
+        return port.tx.tick().0;
     }
     match fwd.egress(now, d, port.tx.mid_unit()) {
         Some(b) => b,

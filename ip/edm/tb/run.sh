@@ -12,12 +12,17 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 echo "edm rtl: seed $seed"
-(cd "$root" && cargo build -q -p edm --bin edm-vectors)
+(cd "$root" && cargo build -q -p edm --bin edm-vectors --bin edm-cosim)
 vec="$CARGO_TARGET_DIR/debug/edm-vectors"
+cosim="$CARGO_TARGET_DIR/debug/edm-cosim"
 
 echo "lint: verilator --lint-only -Wall"
 rtl="$edm/rtl"
 verilator --lint-only -Wall "$rtl/edm_pim_sched.sv"
+for lanes in 1 4; do
+    verilator --lint-only -Wall -GLANES=$lanes --top-module edm_pim_sched_ring "$rtl/edm_pim_sched_ring_port.sv" \
+        "$rtl/edm_pim_sched_ring.sv"
+done
 verilator --lint-only -Wall "$rtl/edm_scrambler.sv"
 verilator --lint-only -Wall "$rtl/edm_link_monitor.sv"
 verilator --lint-only -Wall "$rtl/edm_pkg.sv" "$rtl/edm_tx_mux.sv"
@@ -28,6 +33,12 @@ verilator --lint-only -Wall "$rtl/edm_pkg.sv" "$rtl/edm_msg_decoder.sv"
 verilator --lint-only -Wall --top-module edm_rx_demux "$rtl/edm_pkg.sv" "$rtl/edm_rx_classify.sv" "$rtl/edm_rx_demux.sv"
 verilator --lint-only -Wall --top-module edm_phy_shim "$rtl/edm_pkg.sv" "$rtl/edm_tx_mux.sv" "$rtl/edm_scrambler.sv" \
     "$rtl/edm_link_monitor.sv" "$rtl/edm_rx_classify.sv" "$rtl/edm_rx_demux.sv" "$rtl/edm_phy_shim.sv"
+verilator --lint-only -Wall --top-module edm_host_top "$rtl/edm_pkg.sv" "$rtl/edm_msg_encoder.sv" \
+    "$rtl/edm_msg_decoder.sv" "$rtl/edm_rx_classify.sv" "$rtl/edm_rx_demux.sv" "$rtl/edm_tx_mux.sv" \
+    "$rtl/edm_host_engine.sv" "$rtl/edm_host_top.sv"
+verilator --lint-only -Wall --top-module edm_switch_top "$rtl/edm_pkg.sv" "$rtl/edm_rx_classify.sv" \
+    "$rtl/edm_rx_demux.sv" "$rtl/edm_tx_mux.sv" "$rtl/edm_sw_forward.sv" "$rtl/edm_pim_sched.sv" \
+    "$rtl/edm_switch_top.sv"
 
 run_bench() {
     local dir="$1"; shift
@@ -84,8 +95,32 @@ for ports in 4 8; do
     run_bench edm_pim_sched "$work/conv-$ports.txt" PORTS="$ports" DEPTH=2
     grep -h 'per maximal matching' "$work/edm_pim_sched.log" | sed 's/^ *[0-9.]*ns *INFO *//'
 done
+# The scalable scheduler (queues in memories, 3 * ceil(PORTS / LANES) + 4 cycles per
+# iteration) on the same vectors: every request and match equal to the model's.
+for cfg in "4 6 0 256 1" "8 6 1 128 4" "5 4 0 64 2"; do
+    set -- $cfg
+    run_bench edm_pim_sched_ring "$work/pim-$1.txt" PORTS="$1" DEPTH="$2" SRPT="$3" CHUNK="$4" LANES="$5"
+done
+"$vec" pim 16 3 1 256 120 "$seed" "$work/pim-16.txt"
+run_bench edm_pim_sched_ring "$work/pim-16.txt" PORTS=16 DEPTH=3 SRPT=1 CHUNK=256 LANES=4
+run_bench edm_pim_sched_ring "$work/conv-8.txt" PORTS=8 DEPTH=2 LANES=2
+grep -h 'per maximal matching' "$work/edm_pim_sched_ring.log" | sed 's/^ *[0-9.]*ns *INFO *//'
+
+# Switch top and host top, each on its own, then the whole RTL fabric (hosts around the
+# switch) against the Rust fabric model on random read/write mixes with frames both ways.
+run_bench edm_switch_top /dev/null
+run_bench edm_host_top /dev/null
+# PORTS REQUESTS FRAMES [SPAN]: a moderate load, then a burst that fills every queue.
+for cfg in "4 120 30" "6 150 20 60"; do
+    set -- $cfg
+    "$cosim" "$1" "$2" "$3" "$seed" "$work/cosim-$1.txt" ${4:-}
+    run_bench edm_fabric "$work/cosim-$1.txt" PORTS="$1"
+done
 
 # Synthesis smoke test (the full runs are recorded in README.md).
 "$edm/synth/synth.sh" 2 2 "$work/synth.json" > "$work/synth.log" 2>&1 || { cat "$work/synth.log"; echo "FAILED: synth"; exit 1; }
 tail -n 1 "$work/synth.log"
+"$edm/synth/synth.sh" -m edm_pim_sched_ring 4 6 "$work/synth-ring.json" > "$work/synth-ring.log" 2>&1 \
+    || { cat "$work/synth-ring.log"; echo "FAILED: synth edm_pim_sched_ring"; exit 1; }
+tail -n 1 "$work/synth-ring.log"
 echo "edm rtl: all benches passed"

@@ -62,7 +62,23 @@ fn unloaded_latency_matches_table1_stack_cycles() {
 }
 
 fn random_mix(seed: u64, ports: usize, ops: usize, priority: Priority, with_frames: bool) {
+    random_mix_with(seed, ports, ops, priority, with_frames, false);
+}
+
+fn random_mix_with(
+    seed: u64,
+    ports: usize,
+    ops: usize,
+    priority: Priority,
+    with_frames: bool,
+    paper_timing: bool,
+) {
     let mut cfg = FabricConfig::new(ports);
+    if paper_timing {
+        // Grants ahead of forwarded messages, release at exactly l/B, fast scheduler clock.
+        cfg.switch = cfg.switch.paper_timing();
+        cfg.switch.sched_clock = 3;
+    }
     cfg.switch.priority = priority;
     cfg.wire_cycles = 3;
     let mut f = Fabric::new(cfg).unwrap();
@@ -231,6 +247,14 @@ fn random_mixes_fcfs_with_frames() {
     for seed in [1u64, 0xdead_beef, 42] {
         random_mix(seed, 4, 300, Priority::Fcfs, true);
     }
+}
+
+#[test]
+fn random_mixes_with_paper_timing() {
+    for seed in [3u64, 0xfeed] {
+        random_mix_with(seed, 5, 300, Priority::Fcfs, true, true);
+    }
+    random_mix_with(17, 5, 300, Priority::Srpt, false, true);
 }
 
 #[test]

@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use clio_wire::edm::{message_blocks, MsgHeader, MsgKind};
 use edm::fabric::{Dir, Fabric, FabricConfig};
 use edm::host::Request;
+use edm::load::{self, LoadConfig, LoadResult, READ_STAGES, WRITE_STAGES};
 use edm::phy::frame_blocks;
+use edm::switch::SwitchConfig;
 use edm::timing::ns;
 use edm::vectors::Rng;
 use edm_pim::{Config, Notification, Scheduler};
@@ -152,79 +154,87 @@ fn preemption(frame_bytes: usize, policy: edm::phy::TxPolicy) -> (u64, u64, bool
     (wait, blocks.len() as u64, intact)
 }
 
-/// Mean latency under load, normalized by the unloaded value: `ports` hosts issue 64 B reads
-/// and writes (half each) to uniformly random other hosts with Bernoulli arrivals sized so
-/// that every downlink carries `load` of its capacity. Read latency: submission to the first
-/// response byte written; write latency: submission to the first byte at the memory node.
-fn loaded(ports: usize, load: f64, cycles: u64, seed: u64) -> (f64, f64, usize) {
-    let mut f = Fabric::new(FabricConfig::new(ports)).expect("valid config");
-    let mut rng = Rng::new(seed);
-    // Downlink blocks per operation: a read puts its 2-block RREQ on the memory node's link and
-    // the 9-block RRES on the requester's; a write puts 1 /G/ on the writer's link and the
-    // 10-block WREQ on the memory node's: 11 either way.
-    let p_op = load / 11.0;
-    let threshold = (p_op * (1u64 << 32) as f64) as u64;
-    let mut write_submit: std::collections::HashMap<
-        (usize, u16, u8),
-        std::collections::VecDeque<u64>,
-    > = Default::default();
-    for now in 0..cycles {
-        for h in 0..ports {
-            if rng.below(1 << 32) < threshold {
-                let mut dst = rng.below(ports as u64 - 1) as u16;
-                if dst >= h as u16 {
-                    dst += 1;
-                }
-                let addr = rng.below(1000) * 64;
-                let req = if rng.below(2) == 0 {
-                    Request::Read {
-                        dst,
-                        addr,
-                        len: 64,
-                        local_addr: 0,
-                    }
-                } else {
-                    Request::Write {
-                        dst,
-                        addr,
-                        data: vec![1; 64],
-                    }
-                };
-                f.hosts[h].submit(now, req).expect("valid request");
-            }
-        }
-        f.tick();
-    }
-    f.run_until_quiet(1_000_000);
-    let (mut rsum, mut rn, mut wsum, mut wn) = (0u64, 0u64, 0u64, 0u64);
-    for (h, host) in f.hosts.iter().enumerate() {
-        for c in &host.completions {
-            if c.result.is_empty() {
-                write_submit
-                    .entry((h, c.dst, c.id))
-                    .or_default()
-                    .push_back(c.submitted);
-            } else {
-                rsum += c.first_data - c.submitted;
-                rn += 1;
-            }
-        }
-    }
-    for (mn, host) in f.hosts.iter().enumerate() {
-        for a in &host.applied {
-            if let Some(t) = write_submit
-                .get_mut(&(a.src as usize, mn as u16, a.id))
-                .and_then(|q| q.pop_front())
-            {
-                wsum += a.first - t;
-                wn += 1;
-            }
-        }
-    }
-    let r = rsum as f64 / rn.max(1) as f64 / 42.0;
-    let w = wsum as f64 / wn.max(1) as f64 / 41.0;
-    (r, w, (rn + wn) as usize)
+/// One fabric setting of the loaded-latency experiment.
+struct Setting {
+    key: &'static str,
+    name: &'static str,
+    fabric: FabricConfig,
+    cycles: u64,
+    unit_ns: f64,
 }
+
+fn settings() -> Vec<Setting> {
+    let before = FabricConfig::new(16);
+    let mut after = before;
+    after.switch = after.switch.paper_timing();
+    let mut wire = after;
+    wire.wire_cycles = load::TABLE1_WIRE_CYCLES;
+    let mut fast = wire;
+    fast.switch.sched_clock = 8;
+    let mut sim_old = load::paper_sim_fabric(144, true);
+    sim_old.switch.release_slack = SwitchConfig::new(144).release_slack;
+    sim_old.switch.grants_first = false;
+    let s = |key, name, fabric, cycles, unit_ns| Setting {
+        key,
+        name,
+        fabric,
+        cycles,
+        unit_ns,
+    };
+    vec![
+        s(
+            "before",
+            "before: 25G prototype, 16 hosts, PHY-clock scheduler, no wire delay, default switch",
+            before,
+            20_000,
+            2.56,
+        ),
+        s(
+            "after_stack",
+            "after: same setting, paper port timing (grants first, release at l/B)",
+            after,
+            20_000,
+            2.56,
+        ),
+        s(
+            "after_table1",
+            "after + Table 1 PMA/PMD and propagation (19 cycles per hop)",
+            wire,
+            20_000,
+            2.56,
+        ),
+        s(
+            "after_table1_sched8",
+            "after + Table 1 wire + scheduler clock 8x the PHY (3.1 GHz)",
+            fast,
+            20_000,
+            2.56,
+        ),
+        s(
+            "paper_sim_fpga_sched",
+            "paper's simulation setting (144 hosts, 100G), 390.625 MHz scheduler",
+            load::paper_sim_fabric(144, false),
+            10_000,
+            0.64,
+        ),
+        s(
+            "paper_sim_asic_sched",
+            "paper's simulation setting (144 hosts, 100G), 3 GHz scheduler",
+            load::paper_sim_fabric(144, true),
+            10_000,
+            0.64,
+        ),
+        s(
+            "paper_sim_asic_sched_default_switch",
+            "paper's simulation setting, 3 GHz scheduler, default switch timing",
+            sim_old,
+            10_000,
+            0.64,
+        ),
+    ]
+}
+
+const LOADS: [f64; 4] = [0.2, 0.4, 0.6, 0.8];
 
 fn goodput() -> [(String, f64, f64); 2] {
     let rreq = MsgHeader::rreq(1, 0, 64);
@@ -268,6 +278,101 @@ fn goodput() -> [(String, f64, f64); 2] {
     ]
 }
 
+/// Mean of the per-operation ratios over reads and writes together.
+fn mixed_ratio(r: &LoadResult) -> f64 {
+    let (nr, nw) = (r.read.count as f64, r.write.count as f64);
+    (r.read.ratio * nr + r.write.ratio * nw) / (nr + nw).max(1.0)
+}
+
+fn loaded_json(st: &Setting, row: &[LoadResult]) -> String {
+    let stages = |names: &[&str; 8], v: &[f64; 8]| {
+        names
+            .iter()
+            .zip(v)
+            .map(|(n, x)| format!("\"{n}\": {x:.2}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let points = LOADS
+        .iter()
+        .zip(row)
+        .map(|(l, r)| {
+            format!(
+                "{{\"load\": {l}, \"read_vs_unloaded\": {:.3}, \"write_vs_unloaded\": {:.3}, \"reads\": {}, \"writes\": {}, \"read_mean\": {:.2}, \"write_mean\": {:.2}, \"read_stages\": {{{}}}, \"write_stages\": {{{}}}}}",
+                r.read.ratio,
+                r.write.ratio,
+                r.read.count,
+                r.write.count,
+                r.read.mean,
+                r.write.mean,
+                stages(&READ_STAGES, &r.read.stages),
+                stages(&WRITE_STAGES, &r.write.stages)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let (ur, uw) = row
+        .first()
+        .map_or((0, 0), |r| (r.unloaded_read, r.unloaded_write));
+    format!(
+        "{{\"setting\": \"{}\", \"description\": \"{}\", \"time_unit_ns\": {}, \"ports\": {}, \"sched_clock\": {}, \"wire_cycles\": {}, \"unloaded_read\": {ur}, \"unloaded_write\": {uw}, \"points\": [{points}]}}",
+        st.key, st.name, st.unit_ns, st.fabric.switch.ports, st.fabric.switch.sched_clock, st.fabric.wire_cycles
+    )
+}
+
+fn print_loaded(sets: &[Setting], loaded: &[Vec<LoadResult>]) {
+    println!("Mean latency under load / unloaded latency of the same fabric (64 B reads and writes, half each, uniform random destinations; paper at 0.8: read 1.20, write 1.35, mixed 1.24)");
+    println!(
+        "  {:<84} {:>11} {:>11} {:>11} {:>11}",
+        "setting (unloaded read / write)", "0.2", "0.4", "0.6", "0.8"
+    );
+    for (st, row) in sets.iter().zip(loaded) {
+        let u = &row[0];
+        println!(
+            "  {:<84} {}",
+            format!(
+                "{} ({} / {} units of {} ns)",
+                st.name, u.unloaded_read, u.unloaded_write, st.unit_ns
+            ),
+            row.iter()
+                .map(|r| format!("{:>5.2}/{:<5.2}", r.read.ratio, r.write.ratio))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
+    println!("  (each cell: read/write)");
+    for (st, row) in sets.iter().zip(loaded) {
+        println!("Where the latency goes: {} (mean time units of {} ns per stage; loads 0.2 0.4 0.6 0.8)", st.name, st.unit_ns);
+        for (op, names, pick) in [
+            (
+                "read ",
+                &READ_STAGES,
+                (|r: &LoadResult| r.read.clone()) as fn(&LoadResult) -> load::OpStats,
+            ),
+            ("write", &WRITE_STAGES, |r: &LoadResult| r.write.clone()),
+        ] {
+            for (i, n) in names.iter().enumerate() {
+                println!(
+                    "  {op} {:<15} {}",
+                    n,
+                    row.iter()
+                        .map(|r| format!("{:>8.1}", pick(r).stages[i]))
+                        .collect::<Vec<_>>()
+                        .join("")
+                );
+            }
+            println!(
+                "  {op} {:<15} {}",
+                "total",
+                row.iter()
+                    .map(|r| format!("{:>8.1}", pick(r).mean))
+                    .collect::<Vec<_>>()
+                    .join("")
+            );
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(i) = args.iter().position(|a| a == "--write-pkg") {
@@ -304,10 +409,46 @@ fn main() -> ExitCode {
         })
         .collect();
     let gp = goodput();
-    let loads: Vec<(f64, (f64, f64, usize))> = [0.2, 0.4, 0.6, 0.8]
-        .iter()
-        .map(|&l| (l, loaded(16, l, 20_000, 3)))
-        .collect();
+    let sets = settings();
+    let mut loaded: Vec<Vec<LoadResult>> = Vec::new();
+    for st in &sets {
+        let mut row = Vec::new();
+        for &l in &LOADS {
+            let cfg = LoadConfig {
+                fabric: st.fabric,
+                load: l,
+                cycles: st.cycles,
+                seed: 3,
+                write_share: 0.5,
+            };
+            match load::run(&cfg) {
+                Ok(r) => row.push(r),
+                Err(e) => {
+                    eprintln!("edm-report: loaded latency, setting `{}`: {e}", st.key);
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        loaded.push(row);
+    }
+    // Read/write mix at load 0.8 in the paper's setting with the 3 GHz scheduler.
+    let mut mixes: Vec<(f64, LoadResult, f64)> = Vec::new();
+    for (share, paper) in [(0.0, 1.20), (0.2, 1.23), (0.8, 1.30), (1.0, 1.35)] {
+        let cfg = LoadConfig {
+            fabric: load::paper_sim_fabric(144, true),
+            load: 0.8,
+            cycles: 10_000,
+            seed: 3,
+            write_share: share,
+        };
+        match load::run(&cfg) {
+            Ok(r) => mixes.push((share, r, paper)),
+            Err(e) => {
+                eprintln!("edm-report: loaded latency, write share {share}: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if json {
         let mut s = String::from("{\n");
         for (name, b) in [("read", &rd), ("write", &wr)] {
@@ -330,7 +471,23 @@ fn main() -> ExitCode {
         s += "],\n  \"preemption\": [";
         s += &pre.iter().map(|(b, (w, fb, ok), base)| format!("{{\"frame_bytes\": {b}, \"wait_blocks\": {w}, \"wait_blocks_without_preemption\": {base}, \"frame_blocks\": {fb}, \"frame_intact\": {ok}}}")).collect::<Vec<_>>().join(", ");
         s += "],\n  \"loaded_latency\": [";
-        s += &loads.iter().map(|(l, (r, w, n))| format!("{{\"load\": {l}, \"read_vs_unloaded\": {r:.3}, \"write_vs_unloaded\": {w:.3}, \"operations\": {n}}}")).collect::<Vec<_>>().join(", ");
+        s += &sets
+            .iter()
+            .zip(&loaded)
+            .map(|(st, row)| loaded_json(st, row))
+            .collect::<Vec<_>>()
+            .join(", ");
+        s += "],\n  \"mix_at_0_8_paper_setting\": [";
+        s += &mixes
+            .iter()
+            .map(|(w, r, p)| {
+                format!(
+                    "{{\"write_share\": {w}, \"vs_unloaded\": {:.3}, \"paper\": {p}}}",
+                    mixed_ratio(r)
+                )
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
         s += "],\n  \"goodput\": [";
         s += &gp
             .iter()
@@ -366,11 +523,15 @@ fn main() -> ExitCode {
                 "  {b} B frame ({fb} blocks): waited {w} blocks ({base} without preemption); frame intact at the switch: {ok}"
             );
         }
-        println!(
-            "Mean latency under load / unloaded (16 hosts, 64 B reads and writes, uniform random)"
-        );
-        for (l, (r, w, n)) in &loads {
-            println!("  load {l:.1}: read {r:.2}x  write {w:.2}x  ({n} operations)");
+        print_loaded(&sets, &loaded);
+        println!("Read/write mix at load 0.8, paper's setting with the 3 GHz scheduler (mean over all operations / unloaded; paper in brackets)");
+        for (w, r, p) in &mixes {
+            println!(
+                "  write share {w:.1}: {:.2}x [{p:.2}]  (reads {}, writes {})",
+                mixed_ratio(r),
+                r.read.count,
+                r.write.count
+            );
         }
         println!("Goodput (payload / line data rate)");
         for (n, e, x) in &gp {

@@ -1,0 +1,950 @@
+// edm_host_engine: EDM host message engine (EDM §3.2.1), requester and memory-node sides.
+//
+// Requester: a message queue of read/write requests; one message per cycle leaves it, the
+// oldest whose destination has fewer than X active messages (order is kept per destination,
+// other destinations are not blocked). A leaving message takes the next message id of its
+// destination and an entry of the message state table. A read sends its RREQ at once (the
+// RREQ is its implicit notification); a write sends an /N/ and waits in the table for /G/s,
+// each answered with one WREQ chunk read from local memory. Responses (RRES) land in local
+// memory; a read completes when all its bytes arrived or on a NULL (empty, last) response.
+// Memory node: a received RREQ reads local memory and is the implicit grant of its first
+// RRES chunk (min(CHUNK, len)); later /G/s of kind RRES send the next chunks. A WREQ writes
+// local memory. Requests for addresses outside memory are answered with a NULL RRES.
+// Received /G/s and implicit grants share one grant queue, served before new messages.
+// Received body words are staged and written to memory only once their message checked
+// good (a cut-short or bad message writes nothing). Addresses and lengths are 8-byte
+// aligned (checked at submission; unaligned remote requests are served as bad addresses).
+// Messages leave through edm_msg_encoder into a unit buffer and on to the TX mux; the
+// encoder is never starved, so each unit is sent contiguously.
+// RMW (CAS, FAA, SWAP, TAS on an aligned 64-bit word): the requester sends an RMWREQ (its
+// implicit notification, like an RREQ) and reports the 1- or 8-byte result with the
+// completion; the memory node executes it in arrival order with the writes (atomic: one
+// message at a time) and answers with an RRES holding the result.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module edm_host_engine #(
+    parameter DST_W = 4,
+    parameter X = 3,
+    parameter MSGS = 8,
+    parameter SERVE = 8,
+    parameter QDEPTH = 8,
+    parameter GDEPTH = 8,
+    parameter CHUNK = 256,
+    parameter MEM_WORDS = 512,
+    parameter TAG_W = 16,
+    parameter AW = $clog2(MEM_WORDS)
+) (
+    input  wire              clk,
+    input  wire              rst,
+
+    input  wire [15:0]       node_id,
+
+    // request interface: read (req_write = 0) len bytes at req_addr on req_dst into local
+    // byte address req_local, or write len bytes from req_local to req_addr on req_dst
+    input  wire              req_valid,
+    output wire              req_ready,
+    input  wire              req_write,
+    input  wire [15:0]       req_dst,
+    input  wire [63:0]       req_addr,
+    input  wire [15:0]       req_len,
+    input  wire [31:0]       req_local,
+    input  wire [TAG_W-1:0]  req_tag,
+    // or an RMW (req_rmw = 1) of the word at req_addr: op (0 CAS, 1 FAA, 2 SWAP, 3 TAS) and
+    // operands (CAS: compare, swap; FAA: addend; SWAP: value)
+    input  wire              req_rmw,
+    input  wire [3:0]        req_op,
+    input  wire [63:0]       req_opa,
+    input  wire [63:0]       req_opb,
+
+    // completions: writes when their last chunk left, reads when their data is in memory
+    output reg               wcomp_valid,
+    output reg  [TAG_W-1:0]  wcomp_tag,
+    output reg               rcomp_valid,
+    output reg  [TAG_W-1:0]  rcomp_tag,
+    output reg               rcomp_ok,
+    output reg  [63:0]       rcomp_data,       // RMW result (little-endian bytes)
+
+    // local memory port (host DMA side), one access per cycle, read data one cycle later
+    input  wire              ext_en,
+    input  wire              ext_we,
+    input  wire [AW-1:0]     ext_addr,
+    input  wire [63:0]       ext_wdata,
+    output reg  [63:0]       ext_rdata,
+
+    // from edm_msg_decoder (rx_start: a /MS/ or /MST/ reached the decoder, aligned with its outputs)
+    input  wire              rx_start,
+    input  wire [63:0]       body_data,
+    input  wire              body_valid,
+    input  wire              msg_valid,
+    input  wire              msg_bad_field,
+    input  wire              msg_bad_length,
+    input  wire [2:0]        msg_kind,
+    input  wire              msg_last,
+    input  wire [3:0]        msg_op,
+    input  wire [15:0]       msg_peer,
+    input  wire [7:0]        msg_id,
+    input  wire [15:0]       msg_len,
+    input  wire              ctl_valid,
+    input  wire              ctl_grant,
+    input  wire              ctl_bad_field,
+    input  wire [15:0]       ctl_peer,
+    input  wire [7:0]        ctl_id,
+    input  wire [15:0]       ctl_len,
+    input  wire [2:0]        ctl_kind,
+
+    // memory units to the TX mux (whole units, one block per cycle once started)
+    output wire [63:0]       mem_data,
+    output wire [1:0]        mem_hdr,
+    output wire              mem_valid,
+    output wire              mem_last,
+    output wire [15:0]       mem_len,
+    input  wire              mem_ready,
+
+    output reg  [31:0]       cnt_unknown_grant,
+    output reg  [31:0]       cnt_unknown_response,
+    output reg  [31:0]       cnt_unexpected,
+    output reg  [31:0]       cnt_bad_address,
+    output reg  [31:0]       cnt_bad_request,
+    output reg  [31:0]       cnt_bad_message
+);
+
+import edm_pkg::*;
+
+localparam MW = $clog2(MSGS);
+localparam SVW = $clog2(SERVE);
+localparam QI = $clog2(QDEPTH);
+localparam QW = QI + 1;
+localparam GW = $clog2(GDEPTH);
+localparam UDEPTH = 64;
+localparam UW = $clog2(UDEPTH);
+localparam LDEPTH = 16;
+localparam LW = $clog2(LDEPTH);
+localparam SDEPTH = 64;
+localparam SW = $clog2(SDEPTH);
+localparam DDEPTH = 16;
+localparam DW = $clog2(DDEPTH);
+localparam DSTS = 1 << DST_W;
+localparam [31:0] MEM_BYTES = MEM_WORDS * 8;
+// the largest unit: a WREQ chunk of CHUNK bytes plus the address
+localparam UNIT_MAX = 2 + CHUNK / 8;
+
+initial begin
+    if (X < 1 || MSGS < 1 || SERVE < 1 || (1 << GW) != GDEPTH || (1 << QI) != QDEPTH || (1 << AW) != MEM_WORDS ||
+        CHUNK < 8 || CHUNK % 8 != 0 || UNIT_MAX + 1 > UDEPTH || DST_W < 1 || DST_W > 16 ||
+        (1 << MW) != MSGS || (1 << SVW) != SERVE) begin
+        $error("bad parameters: MSGS, SERVE, GDEPTH, MEM_WORDS powers of two; CHUNK a multiple of 8 up to 496");
+        $finish;
+    end
+end
+
+// ---------------------------------------------------------------- local memory
+reg [63:0] mem [0:MEM_WORDS-1];
+
+// ---------------------------------------------------------------- message queue
+reg [QW-1:0]    q_cnt_reg;
+reg             q_write [0:QDEPTH-1];
+reg             q_rmw [0:QDEPTH-1];
+reg [3:0]       q_op [0:QDEPTH-1];
+reg [63:0]      q_opa [0:QDEPTH-1];
+reg [63:0]      q_opb [0:QDEPTH-1];
+reg [DST_W-1:0] q_dst [0:QDEPTH-1];
+reg [63:0]      q_addr [0:QDEPTH-1];
+reg [15:0]      q_len [0:QDEPTH-1];
+reg [AW-1:0]    q_local [0:QDEPTH-1];
+reg [TAG_W-1:0] q_tag [0:QDEPTH-1];
+
+// ---------------------------------------------------------------- message state table
+reg [MSGS-1:0]  t_valid_reg;
+reg             t_write [0:MSGS-1];
+reg             t_rmw [0:MSGS-1];
+reg [DST_W-1:0] t_dst [0:MSGS-1];
+reg [7:0]       t_id [0:MSGS-1];
+reg [63:0]      t_addr [0:MSGS-1];
+reg [AW-1:0]    t_local [0:MSGS-1];
+reg [15:0]      t_total [0:MSGS-1];
+reg [15:0]      t_done [0:MSGS-1];     // bytes sent (writes) or received (reads)
+reg [TAG_W-1:0] t_tag [0:MSGS-1];
+reg [7:0]       next_id [0:DSTS-1];
+
+// ---------------------------------------------------------------- serve table (memory node)
+reg [SERVE-1:0] s_valid_reg;
+reg [15:0]      s_peer [0:SERVE-1];
+reg [7:0]       s_id [0:SERVE-1];
+reg [AW-1:0]    s_addr [0:SERVE-1];
+reg [15:0]      s_total [0:SERVE-1];
+reg [15:0]      s_sent [0:SERVE-1];
+reg             s_rmw [0:SERVE-1];
+reg [63:0]      s_result [0:SERVE-1];
+
+// ---------------------------------------------------------------- grant queue
+reg [2:0]  g_kind [0:GDEPTH-1];
+reg [15:0] g_peer [0:GDEPTH-1];
+reg [7:0]  g_id [0:GDEPTH-1];
+reg [15:0] g_len [0:GDEPTH-1];
+reg [GW:0] g_wr_reg, g_rd_reg;
+wire g_empty = g_wr_reg == g_rd_reg;
+wire g_full = (g_wr_reg - g_rd_reg) == GDEPTH[GW:0];
+
+// ---------------------------------------------------------------- unit buffer (to TX mux)
+reg [65:0]    u_mem [0:UDEPTH-1];
+reg [UW:0]    u_wr_reg, u_rd_reg;
+reg [UW:0]    u_reserved_reg;          // blocks in the buffer plus blocks promised to it
+reg [15:0]    ul_mem [0:LDEPTH-1];
+reg [LW:0]    ul_wr_reg, ul_rd_reg;
+reg           u_in_unit_reg;
+reg [15:0]    u_left_reg;
+wire [UW:0]   u_count = u_wr_reg - u_rd_reg;
+wire          ul_empty = ul_wr_reg == ul_rd_reg;
+wire          ul_full = (ul_wr_reg - ul_rd_reg) == LDEPTH[LW:0];
+wire [15:0]   ul_head = ul_mem[ul_rd_reg[LW-1:0]];
+// The encoder writes a unit's blocks on consecutive cycles (its body words come from local
+// memory without waiting), so a unit may start as soon as its first block is here.
+wire          u_head_ready = !ul_empty && u_count != 0;
+
+assign mem_valid = u_in_unit_reg || u_head_ready;
+assign mem_data = u_mem[u_rd_reg[UW-1:0]][63:0];
+assign mem_hdr = u_mem[u_rd_reg[UW-1:0]][65:64];
+assign mem_last = u_in_unit_reg ? u_left_reg == 16'd1 : ul_head == 16'd1;
+assign mem_len = ul_head;
+wire u_pop = mem_valid && mem_ready;
+
+// ---------------------------------------------------------------- RX staging
+reg [63:0]    st_mem [0:SDEPTH-1];
+reg [SW:0]    st_wr_reg, st_commit_reg, st_rd_reg;
+reg [SW:0]    st_msg_words_reg;         // words of the message being received
+reg [63:0]    st_word0_reg;             // its first body word (the address of RREQ/WREQ)
+reg [63:0]    st_word1_reg;             // its second and third (RMW operands)
+reg [63:0]    st_word2_reg;
+// descriptors of committed messages: what the drain does with their words
+reg [1:0]     d_op [0:DDEPTH-1];        // 0 discard, 1 write to memory
+reg [SW:0]    d_words [0:DDEPTH-1];
+reg           d_skip [0:DDEPTH-1];      // drop the first word (the WREQ address)
+reg [AW-1:0]  d_base [0:DDEPTH-1];
+reg           d_comp [0:DDEPTH-1];      // report a read completion when done
+reg [TAG_W-1:0] d_tag [0:DDEPTH-1];
+reg           d_ok [0:DDEPTH-1];
+reg [63:0]    d_data [0:DDEPTH-1];      // RMW result (requester) or operand a (memory node)
+reg [63:0]    d_opb [0:DDEPTH-1];
+reg [3:0]     d_rmw_op [0:DDEPTH-1];
+reg [15:0]    d_peer [0:DDEPTH-1];
+reg [7:0]     d_id [0:DDEPTH-1];
+reg           d_in_range [0:DDEPTH-1];
+reg [DW:0]    d_wr_reg, d_rd_reg;
+reg           dr_active_reg;
+reg [SW:0]    dr_left_reg;
+reg           dr_skip_reg;
+reg [AW-1:0]  dr_ptr_reg;
+reg           dr_op_reg;
+reg           dr_comp_reg;
+reg [TAG_W-1:0] dr_tag_reg;
+reg           dr_ok_reg;
+reg [63:0]    dr_data_reg;
+
+// ---------------------------------------------------------------- TX job
+reg           tx_body_reg;              // feeding body words to the encoder
+reg           tx_addr_first_reg;        // the next word is the address word
+reg           tx_regs_reg;              // later words come from tx_w1/tx_w2, not memory
+reg           tx_ridx_reg;
+reg [63:0]    tx_w1_reg, tx_w2_reg;
+reg [63:0]    tx_addr_word_reg;
+reg [AW-1:0]  tx_ptr_reg;
+reg [12:0]    tx_words_reg;             // words still to feed
+
+// encoder
+reg           enc_start;
+reg [2:0]     enc_kind;
+reg           enc_last;
+reg [3:0]     enc_op;
+reg [15:0]    enc_peer;
+reg [7:0]     enc_id;
+reg [15:0]    enc_len;
+wire          enc_start_ready;
+wire          enc_body_ready;
+wire [63:0]   enc_out_data;
+wire [1:0]    enc_out_hdr;
+wire          enc_out_valid;
+/* verilator lint_off UNUSEDSIGNAL */
+wire          enc_out_last;        // units are counted in blocks instead
+/* verilator lint_on UNUSEDSIGNAL */
+wire          enc_out_error;
+wire [63:0]   enc_body_data = tx_addr_first_reg ? tx_addr_word_reg :
+                              tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
+wire          enc_body_valid = tx_body_reg && tx_words_reg != 0;
+
+edm_msg_encoder enc_inst (
+    .clk(clk),
+    .rst(rst),
+    .start(enc_start),
+    .hdr_kind(enc_kind),
+    .hdr_last(enc_last),
+    .hdr_op(enc_op),
+    .hdr_peer(enc_peer),
+    .hdr_id(enc_id),
+    .hdr_len(enc_len),
+    .start_ready(enc_start_ready),
+    .body_data(enc_body_data),
+    .body_valid(enc_body_valid),
+    .body_ready(enc_body_ready),
+    .out_data(enc_out_data),
+    .out_hdr(enc_out_hdr),
+    .out_valid(enc_out_valid),
+    .out_last(enc_out_last),
+    .out_error(enc_out_error)
+);
+
+// ---------------------------------------------------------------- request validation
+wire [32:0] req_end = {1'b0, req_local} + {17'd0, req_len};
+wire req_ok = req_dst != node_id && req_dst < DSTS && req_addr[2:0] == 3'd0 && (req_rmw ?
+              req_op <= RMW_OP_TAS :
+              (req_len != 0 && req_len[2:0] == 3'd0 && req_local[2:0] == 3'd0 &&
+               req_end <= {1'b0, MEM_BYTES}));
+// RMW operand and result bytes
+function [15:0] rmw_resp(input [3:0] op);
+    rmw_resp = (op == RMW_OP_CAS || op == RMW_OP_TAS) ? 16'd1 : 16'd8;
+endfunction
+function [1:0] rmw_words(input [3:0] op);
+    rmw_words = (op == RMW_OP_CAS) ? 2'd2 : (op == RMW_OP_TAS) ? 2'd0 : 2'd1;
+endfunction
+assign req_ready = q_cnt_reg != QDEPTH[QW-1:0];
+
+// ---------------------------------------------------------------- queue pick
+// the oldest queued message whose destination has room (fewer than X active) and a free id
+reg              pick_valid;
+reg [QI-1:0]     pick_idx;
+reg [MW-1:0]     free_slot;
+reg              free_slot_ok;
+reg              pick_id_busy;
+
+always @* begin : pick_step
+    integer i, j, n;
+    pick_valid = 1'b0;
+    pick_idx = 0;
+    free_slot_ok = 1'b0;
+    free_slot = 0;
+    for (j = MSGS - 1; j >= 0; j = j - 1) begin
+        if (!t_valid_reg[j]) begin
+            free_slot_ok = 1'b1;
+            free_slot = j[MW-1:0];
+        end
+    end
+    for (i = QDEPTH - 1; i >= 0; i = i - 1) begin
+        n = 0;
+        for (j = 0; j < MSGS; j = j + 1) begin
+            if (t_valid_reg[j] && t_dst[j] == q_dst[i]) begin
+                n = n + 1;
+            end
+        end
+        if (i < 32'(q_cnt_reg) && n < X && free_slot_ok) begin
+            pick_valid = 1'b1;
+            pick_idx = i[QI-1:0];
+        end
+    end
+    pick_id_busy = 1'b0;
+    for (j = 0; j < MSGS; j = j + 1) begin
+        if (t_valid_reg[j] && t_dst[j] == q_dst[pick_idx] && t_id[j] == next_id[q_dst[pick_idx]]) begin
+            pick_id_busy = 1'b1;
+        end
+    end
+end
+
+// ---------------------------------------------------------------- grant lookup
+wire [2:0]  gh_kind = g_kind[g_rd_reg[GW-1:0]];
+wire [15:0] gh_peer = g_peer[g_rd_reg[GW-1:0]];
+wire [7:0]  gh_id = g_id[g_rd_reg[GW-1:0]];
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0] gh_len = g_len[g_rd_reg[GW-1:0]];  // whole words only (bits 2:0 dropped)
+/* verilator lint_on UNUSEDSIGNAL */
+reg         gw_hit;
+reg [MW-1:0] gw_idx;
+reg         gs_hit;
+reg [SVW-1:0] gs_idx;
+
+always @* begin : grant_lookup
+    integer j;
+    gw_hit = 1'b0;
+    gw_idx = 0;
+    for (j = MSGS - 1; j >= 0; j = j - 1) begin
+        if (t_valid_reg[j] && t_write[j] && {{(16-DST_W){1'b0}}, t_dst[j]} == gh_peer && t_id[j] == gh_id) begin
+            gw_hit = 1'b1;
+            gw_idx = j[MW-1:0];
+        end
+    end
+    gs_hit = 1'b0;
+    gs_idx = 0;
+    for (j = SERVE - 1; j >= 0; j = j - 1) begin
+        if (s_valid_reg[j] && s_peer[j] == gh_peer && s_id[j] == gh_id) begin
+            gs_hit = 1'b1;
+            gs_idx = j[SVW-1:0];
+        end
+    end
+end
+
+wire [15:0] gw_rest = t_total[gw_idx] - t_done[gw_idx];
+wire [15:0] gw_len = ({gh_len[15:3], 3'd0} < gw_rest) ? {gh_len[15:3], 3'd0} : gw_rest;
+wire [15:0] gs_rest = s_total[gs_idx] - s_sent[gs_idx];
+wire [15:0] gs_len = s_rmw[gs_idx] ? gs_rest :
+                     ({gh_len[15:3], 3'd0} < gs_rest) ? {gh_len[15:3], 3'd0} : gs_rest;
+
+// ---------------------------------------------------------------- RX message lookup
+reg          rr_hit;
+reg [MW-1:0] rr_idx;
+reg          rs_dup;
+reg          rs_free_ok;
+reg [SVW-1:0] rs_free;
+
+always @* begin : rx_lookup
+    integer j;
+    rr_hit = 1'b0;
+    rr_idx = 0;
+    for (j = MSGS - 1; j >= 0; j = j - 1) begin
+        if (t_valid_reg[j] && !t_write[j] && {{(16-DST_W){1'b0}}, t_dst[j]} == msg_peer && t_id[j] == msg_id) begin
+            rr_hit = 1'b1;
+            rr_idx = j[MW-1:0];
+        end
+    end
+    rs_dup = 1'b0;
+    rs_free_ok = 1'b0;
+    rs_free = 0;
+    for (j = SERVE - 1; j >= 0; j = j - 1) begin
+        if (s_valid_reg[j] && s_peer[j] == msg_peer && s_id[j] == msg_id) begin
+            rs_dup = 1'b1;
+        end
+        if (!s_valid_reg[j]) begin
+            rs_free_ok = 1'b1;
+            rs_free = j[SVW-1:0];
+        end
+    end
+end
+
+// words of the message that ends this cycle (including a word arriving with msg_valid)
+// Staging never overwrites words not yet drained: a message whose words do not fit (longer
+// than the buffer, or arriving faster than the drain) is dropped whole and counted, as is one
+// arriving while the descriptor FIFO is full.
+wire st_full = rx_start ? (st_commit_reg - st_rd_reg) == SDEPTH[SW:0] : (st_wr_reg - st_rd_reg) == SDEPTH[SW:0];
+wire st_push = body_valid && !st_full;
+reg  st_ovf_reg;
+wire m_ovf = (!rx_start && st_ovf_reg) || (body_valid && st_full);
+wire d_full = (d_wr_reg - d_rd_reg) == DDEPTH[DW:0];
+wire m_drop = msg_valid && (m_ovf || d_full);
+wire [SW:0] m_prev_words = rx_start ? {(SW+1){1'b0}} : st_msg_words_reg;
+wire [SW:0] m_words = m_prev_words + {{SW{1'b0}}, st_push};
+wire [63:0] m_word0 = (m_prev_words == 0) ? body_data : st_word0_reg;
+wire [63:0] m_word1 = (m_prev_words == 1) ? body_data : st_word1_reg;
+wire [63:0] m_word2 = (m_prev_words == 2) ? body_data : st_word2_reg;
+wire [64:0] m_rend = {1'b0, m_word0} + 65'd8;
+wire m_rmw_in_range = m_word0[2:0] == 3'd0 && m_rend <= {33'd0, MEM_BYTES};
+wire m_good = msg_valid && !msg_bad_field && !msg_bad_length && !m_drop;
+wire [64:0] m_wend = {1'b0, m_word0} + {49'd0, msg_len};
+wire m_w_in_range = m_word0[2:0] == 3'd0 && msg_len[2:0] == 3'd0 && m_wend <= {33'd0, MEM_BYTES};
+wire [15:0] rr_rest = t_total[rr_idx] - t_done[rr_idx];
+wire rr_ok = rr_hit && msg_len <= rr_rest && (msg_len[2:0] == 3'd0 || t_rmw[rr_idx]);
+wire rr_null = msg_len == 0 && msg_last;
+// an implicit grant (RREQ) or a received /G/ enters the grant queue this cycle
+wire rreq_take = m_good && msg_kind == MSG_KIND_RREQ && !rs_dup && rs_free_ok && !g_full;
+wire gctl_take = ctl_valid && ctl_grant && !ctl_bad_field && !g_full;
+
+// ---------------------------------------------------------------- RMW execution
+// The drain executes an RMWREQ when no decoder event needs the serve table or the grant
+// queue this cycle (so neither is written twice).
+wire rmw_go = !msg_valid && !ctl_valid && !g_full && rs_free_ok;
+wire [DW-1:0] dh = d_rd_reg[DW-1:0];
+wire [63:0] rmw_old = mem[d_base[dh]];
+reg  [63:0] rmw_new;
+reg  [63:0] rmw_result;
+
+always @* begin
+    case (d_rmw_op[dh])
+        RMW_OP_CAS: begin
+            rmw_new = (rmw_old == d_data[dh]) ? d_opb[dh] : rmw_old;
+            rmw_result = {63'd0, rmw_old == d_data[dh]};
+        end
+        RMW_OP_FAA: begin
+            rmw_new = rmw_old + d_data[dh];
+            rmw_result = rmw_old;
+        end
+        RMW_OP_SWAP: begin
+            rmw_new = d_data[dh];
+            rmw_result = rmw_old;
+        end
+        default: begin
+            rmw_new = 64'd1;
+            rmw_result = {63'd0, rmw_old != 64'd0};
+        end
+    endcase
+end
+
+// ---------------------------------------------------------------- TX job selection
+wire tx_idle = !tx_body_reg && enc_start_ready;
+wire [UW:0] free_blocks = UDEPTH[UW:0] - u_reserved_reg;
+wire space_ok = free_blocks >= UNIT_MAX[UW:0] && !ul_full;
+
+reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write, do_pick_skip;
+
+always @* begin
+    do_grant_w = 1'b0;
+    do_grant_s = 1'b0;
+    do_grant_drop = 1'b0;
+    do_pick_read = 1'b0;
+    do_pick_write = 1'b0;
+    do_pick_skip = 1'b0;
+    if (tx_idle && space_ok) begin
+        if (!g_empty) begin
+            if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
+                do_grant_w = 1'b1;
+            end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
+                do_grant_s = 1'b1;
+            end else begin
+                do_grant_drop = 1'b1;
+            end
+        end else if (pick_valid) begin
+            if (pick_id_busy) begin
+                do_pick_skip = 1'b1;
+            end else if (!q_write[pick_idx]) begin
+                do_pick_read = 1'b1;
+            end else if (!enc_out_valid) begin
+                // the /N/ goes straight into the unit buffer, after the encoder's last block
+                do_pick_write = 1'b1;
+            end
+        end
+    end
+end
+
+wire [DST_W-1:0] pk_dst = q_dst[pick_idx];
+wire [7:0]       pk_id = next_id[pk_dst];
+wire [63:0]      n_block = {16'd0, q_len[pick_idx], pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
+
+always @* begin
+    enc_start = 1'b0;
+    enc_op = 4'd0;
+    enc_kind = MSG_KIND_RREQ;
+    enc_last = 1'b1;
+    enc_peer = 0;
+    enc_id = 0;
+    enc_len = 0;
+    if (do_grant_w) begin
+        enc_start = 1'b1;
+        enc_kind = MSG_KIND_WREQ;
+        enc_last = t_done[gw_idx] + gw_len == t_total[gw_idx];
+        enc_peer = gh_peer;
+        enc_id = gh_id;
+        enc_len = gw_len;
+    end else if (do_grant_s) begin
+        enc_start = 1'b1;
+        enc_kind = MSG_KIND_RRES;
+        enc_last = s_sent[gs_idx] + gs_len == s_total[gs_idx];
+        enc_peer = gh_peer;
+        enc_id = gh_id;
+        enc_len = gs_len;
+    end else if (do_pick_read) begin
+        enc_start = 1'b1;
+        enc_kind = q_rmw[pick_idx] ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
+        enc_op = q_rmw[pick_idx] ? q_op[pick_idx] : 4'd0;
+        enc_last = 1'b1;
+        enc_peer = {{(16-DST_W){1'b0}}, pk_dst};
+        enc_id = pk_id;
+        enc_len = q_rmw[pick_idx] ? rmw_resp(q_op[pick_idx]) : q_len[pick_idx];
+    end
+end
+
+// blocks of the unit a job adds
+wire [15:0] job_blocks = do_grant_w ? 16'd2 + {3'd0, gw_len[15:3]} :
+                         do_grant_s ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
+                         do_pick_read ? 16'd2 + (q_rmw[pick_idx] ? {14'd0, rmw_words(q_op[pick_idx])} : 16'd0) :
+                         16'd1;
+wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
+
+// ---------------------------------------------------------------- sequential
+always @(posedge clk) begin : seq
+    integer i;
+    reg [QW-1:0] qc;
+    wcomp_valid <= 1'b0;
+    rcomp_valid <= 1'b0;
+
+    // local memory: external port
+    if (ext_en) begin
+        if (ext_we) begin
+            mem[ext_addr] <= ext_wdata;
+        end
+        ext_rdata <= mem[ext_addr];
+    end
+
+    // message queue: remove the picked entry, append the new request
+    qc = q_cnt_reg;
+    if (do_pick_read || do_pick_write) begin
+        for (i = 0; i < QDEPTH - 1; i = i + 1) begin
+            if (i >= 32'(pick_idx)) begin
+                q_write[i] <= q_write[i+1];
+                q_rmw[i] <= q_rmw[i+1];
+                q_op[i] <= q_op[i+1];
+                q_opa[i] <= q_opa[i+1];
+                q_opb[i] <= q_opb[i+1];
+                q_dst[i] <= q_dst[i+1];
+                q_addr[i] <= q_addr[i+1];
+                q_len[i] <= q_len[i+1];
+                q_local[i] <= q_local[i+1];
+                q_tag[i] <= q_tag[i+1];
+            end
+        end
+        qc = qc - 1;
+    end
+    if (req_valid && req_ready) begin
+        if (req_ok) begin
+            q_write[qc[QI-1:0]] <= req_write && !req_rmw;
+            q_rmw[qc[QI-1:0]] <= req_rmw;
+            q_op[qc[QI-1:0]] <= req_op;
+            q_opa[qc[QI-1:0]] <= req_opa;
+            q_opb[qc[QI-1:0]] <= req_opb;
+            q_dst[qc[QI-1:0]] <= req_dst[DST_W-1:0];
+            q_addr[qc[QI-1:0]] <= req_addr;
+            q_len[qc[QI-1:0]] <= req_len;
+            q_local[qc[QI-1:0]] <= req_local[AW+2:3];
+            q_tag[qc[QI-1:0]] <= req_tag;
+            qc = qc + 1;
+        end else begin
+            cnt_bad_request <= cnt_bad_request + 1;
+        end
+    end
+    q_cnt_reg <= qc;
+
+    if (do_pick_skip) begin
+        next_id[pk_dst] <= pk_id + 8'd1;
+    end
+    if (do_pick_read || do_pick_write) begin
+        next_id[pk_dst] <= pk_id + 8'd1;
+        t_valid_reg[free_slot] <= 1'b1;
+        t_write[free_slot] <= q_write[pick_idx];
+        t_rmw[free_slot] <= q_rmw[pick_idx];
+        t_dst[free_slot] <= pk_dst;
+        t_id[free_slot] <= pk_id;
+        t_addr[free_slot] <= q_addr[pick_idx];
+        t_local[free_slot] <= q_local[pick_idx];
+        t_total[free_slot] <= q_rmw[pick_idx] ? rmw_resp(q_op[pick_idx]) : q_len[pick_idx];
+        t_done[free_slot] <= 0;
+        t_tag[free_slot] <= q_tag[pick_idx];
+    end
+
+    // grant queue
+    if (do_grant_w || do_grant_s || do_grant_drop) begin
+        g_rd_reg <= g_rd_reg + 1;
+        if (do_grant_drop) begin
+            cnt_unknown_grant <= cnt_unknown_grant + 1;
+        end
+    end
+    if (gctl_take) begin
+        g_kind[g_wr_reg[GW-1:0]] <= ctl_kind;
+        g_peer[g_wr_reg[GW-1:0]] <= ctl_peer;
+        g_id[g_wr_reg[GW-1:0]] <= ctl_id;
+        g_len[g_wr_reg[GW-1:0]] <= ctl_len;
+        g_wr_reg <= g_wr_reg + 1;
+    end else if (rreq_take) begin
+        g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;
+        g_peer[g_wr_reg[GW-1:0]] <= msg_peer;
+        g_id[g_wr_reg[GW-1:0]] <= msg_id;
+        g_len[g_wr_reg[GW-1:0]] <= (msg_len < CHUNK[15:0]) ? msg_len : CHUNK[15:0];
+        g_wr_reg <= g_wr_reg + 1;
+    end
+    if (ctl_valid) begin
+        if (!ctl_grant) begin
+            cnt_unexpected <= cnt_unexpected + 1;
+        end else if (ctl_bad_field || g_full) begin
+            cnt_unknown_grant <= cnt_unknown_grant + 1;
+        end
+    end
+
+    // TX jobs
+    if (do_grant_w) begin
+        tx_body_reg <= 1'b1;
+        tx_addr_first_reg <= 1'b1;
+        tx_regs_reg <= 1'b0;
+        tx_addr_word_reg <= t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
+        tx_ptr_reg <= t_local[gw_idx] + AW'(t_done[gw_idx] >> 3);
+        tx_words_reg <= 13'd1 + gw_len[15:3];
+        t_done[gw_idx] <= t_done[gw_idx] + gw_len;
+        if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
+            t_valid_reg[gw_idx] <= 1'b0;
+            wcomp_valid <= 1'b1;
+            wcomp_tag <= t_tag[gw_idx];
+        end
+    end
+    if (do_grant_s) begin
+        tx_body_reg <= 1'b1;
+        tx_addr_first_reg <= 1'b0;
+        tx_regs_reg <= s_rmw[gs_idx];
+        tx_ridx_reg <= 1'b0;
+        tx_w1_reg <= s_result[gs_idx];
+        tx_ptr_reg <= s_addr[gs_idx] + AW'(s_sent[gs_idx] >> 3);
+        tx_words_reg <= 13'((gs_len + 16'd7) >> 3);
+        s_sent[gs_idx] <= s_sent[gs_idx] + gs_len;
+        if (s_sent[gs_idx] + gs_len == s_total[gs_idx]) begin
+            s_valid_reg[gs_idx] <= 1'b0;
+        end
+    end
+    if (do_pick_read) begin
+        tx_body_reg <= 1'b1;
+        tx_addr_first_reg <= 1'b1;
+        tx_addr_word_reg <= q_addr[pick_idx];
+        tx_regs_reg <= 1'b1;
+        tx_ridx_reg <= 1'b0;
+        tx_w1_reg <= q_opa[pick_idx];
+        tx_w2_reg <= q_opb[pick_idx];
+        tx_words_reg <= 13'd1 + (q_rmw[pick_idx] ? {11'd0, rmw_words(q_op[pick_idx])} : 13'd0);
+    end
+    if (tx_body_reg) begin
+        if (enc_body_valid && enc_body_ready) begin
+            tx_words_reg <= tx_words_reg - 1;
+            if (tx_addr_first_reg) begin
+                tx_addr_first_reg <= 1'b0;
+            end else if (tx_regs_reg) begin
+                tx_ridx_reg <= 1'b1;
+            end else begin
+                tx_ptr_reg <= tx_ptr_reg + 1;
+            end
+        end
+        if (tx_words_reg == 0 || (tx_words_reg == 1 && enc_body_valid && enc_body_ready)) begin
+            tx_body_reg <= 1'b0;
+        end
+    end
+
+    // unit buffer
+    if (job_unit) begin
+        ul_mem[ul_wr_reg[LW-1:0]] <= job_blocks;
+        ul_wr_reg <= ul_wr_reg + 1;
+    end
+    u_reserved_reg <= u_reserved_reg + (job_unit ? job_blocks[UW:0] : {(UW+1){1'b0}}) - {{UW{1'b0}}, u_pop};
+    if (enc_out_valid) begin
+        u_mem[u_wr_reg[UW-1:0]] <= {enc_out_hdr, enc_out_data};
+        u_wr_reg <= u_wr_reg + 1;
+    end else if (do_pick_write) begin
+        u_mem[u_wr_reg[UW-1:0]] <= {SYNC_CTRL, n_block};
+        u_wr_reg <= u_wr_reg + 1;
+    end
+    if (u_pop) begin
+        u_rd_reg <= u_rd_reg + 1;
+        if (!u_in_unit_reg) begin
+            ul_rd_reg <= ul_rd_reg + 1;
+            u_in_unit_reg <= ul_head != 16'd1;
+            u_left_reg <= ul_head - 16'd1;
+        end else begin
+            u_left_reg <= u_left_reg - 16'd1;
+            u_in_unit_reg <= u_left_reg != 16'd1;
+        end
+    end
+
+    // RX staging: a new message rolls back uncommitted words of one cut short
+    if (rx_start || msg_valid) begin
+        st_ovf_reg <= 1'b0;
+    end else if (body_valid && st_full) begin
+        st_ovf_reg <= 1'b1;
+    end
+    if (rx_start) begin
+        if (st_push) begin
+            st_mem[st_commit_reg[SW-1:0]] <= body_data;
+            st_wr_reg <= st_commit_reg + 1;
+            st_msg_words_reg <= 1;
+            st_word0_reg <= body_data;
+        end else begin
+            st_wr_reg <= st_commit_reg;
+            st_msg_words_reg <= 0;
+        end
+    end else if (st_push) begin
+        st_mem[st_wr_reg[SW-1:0]] <= body_data;
+        st_wr_reg <= st_wr_reg + 1;
+        st_msg_words_reg <= st_msg_words_reg + 1;
+        if (st_msg_words_reg == 0) begin
+            st_word0_reg <= body_data;
+        end
+        if (st_msg_words_reg == 1) begin
+            st_word1_reg <= body_data;
+        end
+        if (st_msg_words_reg == 2) begin
+            st_word2_reg <= body_data;
+        end
+    end
+
+    if (m_drop) begin
+        st_wr_reg <= st_commit_reg;
+        st_msg_words_reg <= 0;
+        cnt_bad_message <= cnt_bad_message + 1;
+    end else if (msg_valid) begin
+        // commit this message's words with a descriptor saying what to do with them
+        st_commit_reg <= (rx_start ? st_commit_reg : st_wr_reg) + {{SW{1'b0}}, st_push};
+        st_msg_words_reg <= 0;
+        d_words[d_wr_reg[DW-1:0]] <= m_words;
+        d_op[d_wr_reg[DW-1:0]] <= 2'd0;
+        d_skip[d_wr_reg[DW-1:0]] <= 1'b0;
+        d_comp[d_wr_reg[DW-1:0]] <= 1'b0;
+        d_tag[d_wr_reg[DW-1:0]] <= 0;
+        d_ok[d_wr_reg[DW-1:0]] <= 1'b0;
+        d_data[d_wr_reg[DW-1:0]] <= m_word1;
+        d_opb[d_wr_reg[DW-1:0]] <= m_word2;
+        d_rmw_op[d_wr_reg[DW-1:0]] <= msg_op;
+        d_peer[d_wr_reg[DW-1:0]] <= msg_peer;
+        d_id[d_wr_reg[DW-1:0]] <= msg_id;
+        d_in_range[d_wr_reg[DW-1:0]] <= m_rmw_in_range;
+        d_base[d_wr_reg[DW-1:0]] <= m_word0[AW+2:3];
+        d_wr_reg <= d_wr_reg + 1;
+        if (!m_good) begin
+            cnt_bad_message <= cnt_bad_message + 1;
+        end else begin
+            case (msg_kind)
+                MSG_KIND_RREQ: begin
+                    if (rs_dup) begin
+                        cnt_unexpected <= cnt_unexpected + 1;
+                    end else if (!rs_free_ok || g_full) begin
+                        cnt_bad_message <= cnt_bad_message + 1;
+                    end else begin
+                        s_valid_reg[rs_free] <= 1'b1;
+                        s_peer[rs_free] <= msg_peer;
+                        s_id[rs_free] <= msg_id;
+                        s_addr[rs_free] <= m_word0[AW+2:3];
+                        s_sent[rs_free] <= 0;
+                        s_rmw[rs_free] <= 1'b0;
+                        if (m_w_in_range) begin
+                            s_total[rs_free] <= msg_len;
+                        end else begin
+                            // answered with a NULL response
+                            s_total[rs_free] <= 0;
+                            cnt_bad_address <= cnt_bad_address + 1;
+                        end
+                    end
+                end
+                MSG_KIND_WREQ: begin
+                    if (m_w_in_range) begin
+                        d_op[d_wr_reg[DW-1:0]] <= 2'd1;
+                        d_skip[d_wr_reg[DW-1:0]] <= 1'b1;
+                        d_base[d_wr_reg[DW-1:0]] <= m_word0[AW+2:3];
+                    end else begin
+                        cnt_bad_address <= cnt_bad_address + 1;
+                    end
+                end
+                MSG_KIND_RRES: begin
+                    if (rr_ok) begin
+                        d_op[d_wr_reg[DW-1:0]] <= t_rmw[rr_idx] ? 2'd0 : 2'd1;
+                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(t_done[rr_idx] >> 3);
+                        d_data[d_wr_reg[DW-1:0]] <= (msg_len == 0) ? 64'd0 : m_word0;
+                        t_done[rr_idx] <= t_done[rr_idx] + msg_len;
+                        if (msg_len == rr_rest || rr_null) begin
+                            t_valid_reg[rr_idx] <= 1'b0;
+                            d_comp[d_wr_reg[DW-1:0]] <= 1'b1;
+                            d_tag[d_wr_reg[DW-1:0]] <= t_tag[rr_idx];
+                            d_ok[d_wr_reg[DW-1:0]] <= !rr_null;
+                        end
+                    end else begin
+                        cnt_unknown_response <= cnt_unknown_response + 1;
+                    end
+                end
+                default: begin
+                    // RMWREQ: executed by the drain, in order with the writes before it
+                    if (rs_dup) begin
+                        cnt_unexpected <= cnt_unexpected + 1;
+                    end else begin
+                        d_op[d_wr_reg[DW-1:0]] <= 2'd2;
+                        if (!m_rmw_in_range) begin
+                            cnt_bad_address <= cnt_bad_address + 1;
+                        end
+                    end
+                end
+            endcase
+        end
+    end
+
+    // drain: committed words into memory, one per cycle (a message takes max(words, 1) + 1
+    // cycles, no more than it took to arrive)
+    if (dr_active_reg) begin
+        if (dr_left_reg != 0) begin
+            if (dr_op_reg && !dr_skip_reg) begin
+                mem[dr_ptr_reg] <= st_mem[st_rd_reg[SW-1:0]];
+                dr_ptr_reg <= dr_ptr_reg + 1;
+            end
+            dr_skip_reg <= 1'b0;
+            st_rd_reg <= st_rd_reg + 1;
+            dr_left_reg <= dr_left_reg - 1;
+        end
+        if (dr_left_reg <= 1) begin
+            dr_active_reg <= 1'b0;
+            if (dr_comp_reg) begin
+                rcomp_valid <= 1'b1;
+                rcomp_tag <= dr_tag_reg;
+                rcomp_ok <= dr_ok_reg;
+                rcomp_data <= dr_data_reg;
+            end
+        end
+    end else if (d_wr_reg != d_rd_reg && (d_op[d_rd_reg[DW-1:0]] != 2'd2 || rmw_go)) begin
+        dr_active_reg <= 1'b1;
+        if (d_op[d_rd_reg[DW-1:0]] == 2'd2) begin
+            // the atomic step: read, modify, write one word; its result is the response
+            if (d_in_range[d_rd_reg[DW-1:0]]) begin
+                mem[d_base[d_rd_reg[DW-1:0]]] <= rmw_new;
+            end
+            s_valid_reg[rs_free] <= 1'b1;
+            s_peer[rs_free] <= d_peer[d_rd_reg[DW-1:0]];
+            s_id[rs_free] <= d_id[d_rd_reg[DW-1:0]];
+            s_sent[rs_free] <= 0;
+            s_rmw[rs_free] <= 1'b1;
+            s_result[rs_free] <= rmw_result;
+            s_total[rs_free] <= d_in_range[d_rd_reg[DW-1:0]] ? rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]) : 16'd0;
+            g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;
+            g_peer[g_wr_reg[GW-1:0]] <= d_peer[d_rd_reg[DW-1:0]];
+            g_id[g_wr_reg[GW-1:0]] <= d_id[d_rd_reg[DW-1:0]];
+            g_len[g_wr_reg[GW-1:0]] <= rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]);
+            g_wr_reg <= g_wr_reg + 1;
+        end
+        dr_left_reg <= d_words[d_rd_reg[DW-1:0]];
+        dr_skip_reg <= d_skip[d_rd_reg[DW-1:0]];
+        dr_ptr_reg <= d_base[d_rd_reg[DW-1:0]];
+        dr_op_reg <= d_op[d_rd_reg[DW-1:0]] == 2'd1;
+        dr_comp_reg <= d_comp[d_rd_reg[DW-1:0]];
+        dr_tag_reg <= d_tag[d_rd_reg[DW-1:0]];
+        dr_ok_reg <= d_ok[d_rd_reg[DW-1:0]];
+        dr_data_reg <= d_data[d_rd_reg[DW-1:0]];
+        d_rd_reg <= d_rd_reg + 1;
+    end
+
+    if (enc_out_valid && enc_out_error) begin
+        cnt_bad_message <= cnt_bad_message + 1;
+    end
+
+    if (rst) begin
+        q_cnt_reg <= 0;
+        t_valid_reg <= 0;
+        s_valid_reg <= 0;
+        for (i = 0; i < DSTS; i = i + 1) begin
+            next_id[i] <= 8'd0;
+        end
+        g_wr_reg <= 0;
+        g_rd_reg <= 0;
+        u_wr_reg <= 0;
+        u_rd_reg <= 0;
+        u_reserved_reg <= 0;
+        ul_wr_reg <= 0;
+        ul_rd_reg <= 0;
+        u_in_unit_reg <= 1'b0;
+        u_left_reg <= 0;
+        st_wr_reg <= 0;
+        st_commit_reg <= 0;
+        st_rd_reg <= 0;
+        st_msg_words_reg <= 0;
+        st_ovf_reg <= 1'b0;
+        d_wr_reg <= 0;
+        d_rd_reg <= 0;
+        dr_active_reg <= 1'b0;
+        tx_body_reg <= 1'b0;
+        tx_addr_first_reg <= 1'b0;
+        tx_words_reg <= 0;
+        wcomp_valid <= 1'b0;
+        rcomp_valid <= 1'b0;
+        cnt_unknown_grant <= 0;
+        cnt_unknown_response <= 0;
+        cnt_unexpected <= 0;
+        cnt_bad_address <= 0;
+        cnt_bad_request <= 0;
+        cnt_bad_message <= 0;
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,685 @@
+// edm_switch_top: EDM switch PHY (EDM §3.1, §3.2.2): per-port RX shims, virtual-circuit
+// forwarding, the notification path into the priority-PIM scheduler, grants back to the
+// sources, and per-port TX shims.
+//
+// Ingress (each port p): edm_rx_demux splits memory blocks from standard frames; frames go
+// out on l2_rx_* whole and unchanged. Memory blocks enter edm_sw_forward: granted WREQ/RRES
+// chunks are forwarded to their egress with a fixed latency; the rest is passed on here:
+//   * /N/ (peer d, id, size): a notification p -> d for a WREQ;
+//   * RREQ (/MS/ .. /MT/, peer m): the implicit notification m -> p for its RRES; the
+//     request's blocks are kept, with peer rewritten to p, and become the implicit grant
+//     of the response's first chunk.
+// Each notification takes an entry of the ingress port's pending table (kind, id, buffered
+// request) whose index is the scheduler tag, and waits in the port's notification FIFO; one
+// notification per cycle enters edm_pim_sched (round robin over the ports).
+// The scheduler iterates back to back (3 cycles each). For a match s -> d the switch opens
+// the circuit at ingress s and queues, for egress s, the /G/ (peer d) or the buffered RREQ.
+// Port s is released (rel_src) when the chunk's wire time is over minus one iteration, port
+// d SLACK cycles later (room on its downlink for /G/ and RREQ blocks), as in the Rust model.
+// Each ingress port has SLOTS >= 2X(PORTS-1) pending entries (X writes to and X reads from
+// every other port) and a notification FIFO as deep, so a well-behaved host is never refused.
+// Egress (each port): forwarded messages keep their fixed latency unless a grant unit is
+// waiting: grant units (/G/, re-sent RREQ; 1 to 4 blocks) go out between forwarded messages,
+// before the next one starts, so the sources keep getting grants while a destination port
+// is busy. Everything leaves through edm_tx_mux with strict memory priority (FAIR = 0), so
+// frames from l2_tx_* are preempted at block granularity and still arrive whole.
+
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+module edm_switch_top #(
+    parameter PORTS = 4,
+    parameter X = 3,
+    parameter CHUNK = 256,
+    parameter SRPT = 0,
+    parameter SCHED_DEPTH = 6,
+    parameter CIRC = 16,
+    parameter SLOTS = 64,
+    parameter NDEPTH = 64,
+    parameter UDEPTH = 8,
+    parameter FWD_LAT = 4,
+    parameter SLACK = 2,
+    parameter RX_DEPTH = 2048,
+    parameter PW = (PORTS > 1) ? $clog2(PORTS) : 1
+) (
+    input  wire                   clk,
+    input  wire                   rst,
+
+    // line side per port (unscrambled PCS blocks, one per cycle)
+    input  wire [PORTS*64-1:0]    line_rx_data,
+    input  wire [PORTS*2-1:0]     line_rx_hdr,
+    input  wire [PORTS-1:0]       line_rx_valid,
+    output wire [PORTS*64-1:0]    line_tx_data,
+    output wire [PORTS*2-1:0]     line_tx_hdr,
+
+    // L2 side per port: frames received (decoder) and frames to send (encoder)
+    output wire [PORTS*64-1:0]    l2_rx_data,
+    output wire [PORTS*2-1:0]     l2_rx_hdr,
+    output wire [PORTS-1:0]       l2_rx_valid,
+    input  wire [PORTS*64-1:0]    l2_tx_data,
+    input  wire [PORTS*2-1:0]     l2_tx_hdr,
+    input  wire [PORTS-1:0]       l2_tx_valid,
+    output wire [PORTS-1:0]       l2_tx_ready,
+
+    output reg  [31:0]            cnt_notify_refused,
+    output reg  [31:0]            cnt_unexpected,
+    output reg  [31:0]            cnt_grants,
+    output reg  [31:0]            cnt_overflow,
+    output wire [31:0]            cnt_forwarded,
+    output wire [31:0]            cnt_no_circuit
+);
+
+import edm_pkg::*;
+
+localparam SW = $clog2(SLOTS);
+localparam TAG_W = PW + SW;
+localparam NW = $clog2(NDEPTH);
+localparam UW = $clog2(UDEPTH);
+localparam NSLOT = PORTS * SLOTS;
+localparam [65:0] IDLE_BLK = {SYNC_CTRL, 56'd0, BT_IDLE};
+
+initial begin
+    if (PORTS < 2 || (1 << PW) < PORTS || (1 << SW) != SLOTS || (1 << NW) != NDEPTH ||
+        (1 << UW) != UDEPTH || X < 1 || CHUNK < 8 || FWD_LAT < 1 || SCHED_DEPTH < 2 * X ||
+        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || NDEPTH < SLOTS) begin
+        $error("bad parameters: PORTS >= 2; SLOTS, NDEPTH, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; NDEPTH >= SLOTS >= 2X(PORTS-1)");
+        $finish;
+    end
+end
+
+// ---------------------------------------------------------------- RX shims
+wire [PORTS*64-1:0] rxm_data;
+wire [PORTS*2-1:0]  rxm_hdr;
+wire [PORTS*3-1:0]  rxm_class;
+wire [PORTS-1:0]    rxm_valid;
+
+genvar gp;
+generate
+    for (gp = 0; gp < PORTS; gp = gp + 1) begin : port
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [31:0] c_unknown, c_truncated, c_stray, c_bad_sync, c_frames, c_overflow;
+        wire [31:0] c_idles, c_preempted;
+        wire [1:0]  tx_src;
+        wire        mem_ready_unused;
+        /* verilator lint_on UNUSEDSIGNAL */
+
+        edm_rx_demux #(
+            .DEPTH(RX_DEPTH)
+        ) rx_inst (
+            .clk(clk),
+            .rst(rst),
+            .in_data(line_rx_data[gp*64 +: 64]),
+            .in_hdr(line_rx_hdr[gp*2 +: 2]),
+            .in_valid(line_rx_valid[gp]),
+            .mem_data(rxm_data[gp*64 +: 64]),
+            .mem_hdr(rxm_hdr[gp*2 +: 2]),
+            .mem_class(rxm_class[gp*3 +: 3]),
+            .mem_valid(rxm_valid[gp]),
+            .dec_data(l2_rx_data[gp*64 +: 64]),
+            .dec_hdr(l2_rx_hdr[gp*2 +: 2]),
+            .dec_valid(l2_rx_valid[gp]),
+            .cnt_unknown(c_unknown),
+            .cnt_truncated(c_truncated),
+            .cnt_stray(c_stray),
+            .cnt_bad_sync(c_bad_sync),
+            .cnt_frames(c_frames),
+            .cnt_overflow(c_overflow)
+        );
+
+        edm_tx_mux #(
+            .FAIR(0),
+            .LEN_W(16)
+        ) tx_inst (
+            .clk(clk),
+            .rst(rst),
+            .enc_data(l2_tx_data[gp*64 +: 64]),
+            .enc_hdr(l2_tx_hdr[gp*2 +: 2]),
+            .enc_valid(l2_tx_valid[gp]),
+            .enc_ready(l2_tx_ready[gp]),
+            .mem_data(eg_blk[gp][63:0]),
+            .mem_hdr(eg_blk[gp][65:64]),
+            .mem_valid(eg_valid[gp]),
+            .mem_last(eg_last[gp]),
+            .mem_len(16'd1),
+            .mem_ready(mem_ready_unused),
+            .out_data(line_tx_data[gp*64 +: 64]),
+            .out_hdr(line_tx_hdr[gp*2 +: 2]),
+            .out_src(tx_src),
+            .cnt_idles_reused(c_idles),
+            .cnt_preempted(c_preempted)
+        );
+    end
+endgenerate
+
+// ---------------------------------------------------------------- forwarding
+wire [PORTS-1:0]    pass_valid;
+wire [PORTS*3-1:0]  pass_class;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [PORTS*2-1:0]  pass_hdr;
+wire [31:0]         fwd_overflow;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [PORTS*64-1:0] pass_data;
+wire [PORTS-1:0]    fwd_valid;
+wire [PORTS*2-1:0]  fwd_hdr;
+wire [PORTS*64-1:0] fwd_data;
+
+reg  [PORTS-1:0]    gr_valid_reg;
+reg  [PORTS*3-1:0]  gr_kind_reg;
+reg  [PORTS*8-1:0]  gr_id_reg;
+reg  [PORTS*PW-1:0] gr_dst_reg;
+reg  [PORTS*16-1:0] gr_len_reg;
+reg  [PORTS-1:0]    mid_unit;
+
+edm_sw_forward #(
+    .PORTS(PORTS),
+    .CIRC(CIRC),
+    .LAT(FWD_LAT)
+) fwd_inst (
+    .clk(clk),
+    .rst(rst),
+    .in_valid(rxm_valid),
+    .in_class(rxm_class),
+    .in_hdr(rxm_hdr),
+    .in_data(rxm_data),
+    .grant_valid(gr_valid_reg),
+    .grant_kind(gr_kind_reg),
+    .grant_id(gr_id_reg),
+    .grant_dst(gr_dst_reg),
+    .grant_len(gr_len_reg),
+    .mid_unit(mid_unit),
+    .pass_valid(pass_valid),
+    .pass_class(pass_class),
+    .pass_hdr(pass_hdr),
+    .pass_data(pass_data),
+    .fwd_valid(fwd_valid),
+    .fwd_hdr(fwd_hdr),
+    .fwd_data(fwd_data),
+    .cnt_forwarded(cnt_forwarded),
+    .cnt_no_circuit(cnt_no_circuit),
+    .cnt_overflow(fwd_overflow)
+);
+
+// ---------------------------------------------------------------- scheduler
+reg                 nt_valid_reg;
+reg  [PW-1:0]       nt_src_reg;
+reg  [PW-1:0]       nt_dst_reg;
+reg  [31:0]         nt_bytes_reg;
+reg  [TAG_W-1:0]    nt_tag_reg;
+reg  [31:0]         now_reg;
+wire                nt_refused;
+reg                 rel_src_valid;
+reg  [PW-1:0]       rel_src;
+reg                 rel_dst_valid;
+reg  [PW-1:0]       rel_dst;
+wire                iter_busy;
+wire                iter_done;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [PORTS-1:0]    req_valid;
+wire [PORTS*PW-1:0] req_src;
+wire [PORTS*32-1:0] m_len;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [PORTS-1:0]    m_held;           // held until the next iteration's accept step
+wire [PORTS-1:0]    m_valid = iter_done ? m_held : {PORTS{1'b0}};
+wire [PORTS*PW-1:0] m_dst;
+wire [PORTS*TAG_W-1:0] m_tag;
+wire [PORTS-1:0]    m_last;
+
+edm_pim_sched #(
+    .PORTS(PORTS),
+    .DEPTH(SCHED_DEPTH),
+    .SRPT(SRPT),
+    .CHUNK(CHUNK),
+    .TAG_W(TAG_W)
+) pim_inst (
+    .clk(clk),
+    .rst(rst),
+    .notif_valid(nt_valid_reg),
+    .notif_src(nt_src_reg),
+    .notif_dst(nt_dst_reg),
+    .notif_bytes(nt_bytes_reg),
+    .notif_tag(nt_tag_reg),
+    .notif_time(now_reg),
+    .notif_refused(nt_refused),
+    .rel_src_valid(rel_src_valid),
+    .rel_src(rel_src),
+    .rel_dst_valid(rel_dst_valid),
+    .rel_dst(rel_dst),
+    .iter_start(!iter_busy),
+    .iter_busy(iter_busy),
+    .iter_done(iter_done),
+    .req_valid(req_valid),
+    .req_src(req_src),
+    .match_valid(m_held),
+    .match_dst(m_dst),
+    .match_tag(m_tag),
+    .match_len(m_len),
+    .match_last(m_last)
+);
+
+// ---------------------------------------------------------------- pending table
+// entry k of ingress p at p*SLOTS + k; its index is the scheduler tag {p, k}
+reg [NSLOT-1:0] sl_valid_reg;
+reg             sl_rres [0:NSLOT-1];      // 0: WREQ (from /N/), 1: RRES (from RREQ)
+reg [7:0]       sl_id [0:NSLOT-1];
+reg             sl_has_req [0:NSLOT-1];   // the buffered RREQ has not been sent yet
+reg [2:0]       sl_n [0:NSLOT-1];
+reg [65:0]      sl_blk [0:NSLOT*4-1];
+
+// request capture per ingress (RREQ and RMWREQ are at most 4 blocks)
+reg [2:0]       cap_n_reg [0:PORTS-1];
+reg [PW-1:0]    cap_peer_reg [0:PORTS-1];   // the request's memory node
+reg [65:0]      cap_blk_reg [0:PORTS*4-1];
+
+// notification FIFOs per ingress
+reg [PW-1:0]    nf_src [0:PORTS*NDEPTH-1];
+reg [PW-1:0]    nf_dst [0:PORTS*NDEPTH-1];
+reg [15:0]      nf_bytes [0:PORTS*NDEPTH-1];
+reg [SW-1:0]    nf_slot [0:PORTS*NDEPTH-1];
+reg [NW:0]      nf_wr_reg [0:PORTS-1];
+reg [NW:0]      nf_rd_reg [0:PORTS-1];
+reg [PW-1:0]    rr_reg;
+
+// local units per egress (a /G/, or a buffered request of up to 4 blocks)
+reg [2:0]       lu_n [0:PORTS*UDEPTH-1];
+reg [65:0]      lu_blk [0:PORTS*UDEPTH*4-1];
+reg [UW:0]      lu_wr_reg [0:PORTS-1];
+reg [UW:0]      lu_rd_reg [0:PORTS-1];
+reg [PORTS-1:0] lu_active_reg;
+reg [2:0]       lu_idx_reg [0:PORTS-1];
+reg [PORTS-1:0] fwd_open_reg;
+
+// release timers
+reg [15:0]      src_tmr_reg [0:PORTS-1];
+reg [15:0]      dst_tmr_reg [0:PORTS-1];
+reg [PORTS-1:0] src_arm_reg, dst_arm_reg, src_pend_reg, dst_pend_reg;
+
+// ---------------------------------------------------------------- ingress parse
+reg [PORTS-1:0]  in_notify;       // a notification is complete this cycle
+reg              in_rres [0:PORTS-1];
+reg [PW-1:0]     in_src [0:PORTS-1];
+reg [PW-1:0]     in_dst [0:PORTS-1];
+reg [15:0]       in_bytes [0:PORTS-1];
+reg [7:0]        in_id [0:PORTS-1];
+reg [PORTS-1:0]  in_bad;          // a block the switch never takes (counted)
+reg [2:0]        cap_n_next [0:PORTS-1];
+reg [PORTS-1:0]  cap_write;       // store the block at cap_n_reg
+reg [65:0]       cap_data [0:PORTS-1];
+reg [PORTS-1:0]  slot_ok;
+reg [SW-1:0]     slot_free [0:PORTS-1];
+
+always @* begin : ingress_parse
+    integer p, k;
+    reg [2:0] cls;
+    reg [63:0] d;
+    for (p = 0; p < PORTS; p = p + 1) begin
+        cls = pass_class[p*3 +: 3];
+        d = pass_data[p*64 +: 64];
+        in_notify[p] = 1'b0;
+        in_rres[p] = 1'b0;
+        in_src[p] = 0;
+        in_dst[p] = 0;
+        in_bytes[p] = 0;
+        in_id[p] = 0;
+        in_bad[p] = 1'b0;
+        cap_n_next[p] = cap_n_reg[p];
+        cap_write[p] = 1'b0;
+        cap_data[p] = {SYNC_CTRL, d};
+        if (pass_valid[p]) begin
+            case (cls)
+                3'd5: begin
+                    // /N/ (peer, id, size)
+                    cap_n_next[p] = 0;
+                    if (d[CB_PEER_LSB +: 16] < 16'(PORTS) && d[CB_LEN_LSB +: 16] != 0) begin
+                        in_notify[p] = 1'b1;
+                        in_src[p] = p[PW-1:0];
+                        in_dst[p] = d[CB_PEER_LSB +: PW];
+                        in_bytes[p] = d[CB_LEN_LSB +: 16];
+                        in_id[p] = d[CB_ID_LSB +: 8];
+                    end else begin
+                        in_bad[p] = 1'b1;
+                    end
+                end
+                3'd1: begin
+                    // /MS/ of a request: keep it with the peer rewritten to the requester
+                    cap_n_next[p] = 0;
+                    if ((d[MSG_KIND_LSB +: 3] == MSG_KIND_RREQ || d[MSG_KIND_LSB +: 3] == MSG_KIND_RMWREQ) &&
+                            d[MSG_PEER_LSB +: 16] < 16'(PORTS)) begin
+                        cap_write[p] = 1'b1;
+                        cap_data[p][MSG_PEER_LSB +: 16] = 16'(p);
+                        cap_n_next[p] = 3'd1;
+                    end else begin
+                        in_bad[p] = 1'b1;
+                    end
+                end
+                3'd2, 3'd3: begin
+                    if (cap_n_reg[p] != 0 && cap_n_reg[p] < 3'd4) begin
+                        cap_write[p] = 1'b1;
+                        cap_data[p] = {(cls == 3'd2) ? SYNC_DATA : SYNC_CTRL, d};
+                        cap_n_next[p] = cap_n_reg[p] + 3'd1;
+                        if (cls == 3'd3) begin
+                            // the whole request: notification memory node -> requester
+                            cap_n_next[p] = 0;
+                            in_notify[p] = 1'b1;
+                            in_rres[p] = 1'b1;
+                            in_src[p] = cap_peer_reg[p];
+                            in_dst[p] = p[PW-1:0];
+                            in_bytes[p] = cap_blk_reg[p*4][MSG_LEN_LSB +: 16];
+                            in_id[p] = cap_blk_reg[p*4][MSG_ID_LSB +: 8];
+                        end
+                    end else begin
+                        cap_n_next[p] = 0;
+                        in_bad[p] = 1'b1;
+                    end
+                end
+                default: begin
+                    // /G/ (hosts never send grants), /MST/ (no request is one block)
+                    cap_n_next[p] = 0;
+                    in_bad[p] = 1'b1;
+                end
+            endcase
+        end
+        slot_ok[p] = 1'b0;
+        slot_free[p] = 0;
+        for (k = SLOTS - 1; k >= 0; k = k - 1) begin
+            if (!sl_valid_reg[p*SLOTS+k]) begin
+                slot_ok[p] = 1'b1;
+                slot_free[p] = k[SW-1:0];
+            end
+        end
+    end
+end
+
+// ---------------------------------------------------------------- notification arbiter
+reg              nt_pick;
+reg [PW-1:0]     nt_port;
+
+always @* begin : arbiter
+    integer i;
+    /* verilator lint_off UNUSEDSIGNAL */
+    integer p;
+    /* verilator lint_on UNUSEDSIGNAL */
+    nt_pick = 1'b0;
+    nt_port = 0;
+    for (i = PORTS - 1; i >= 0; i = i - 1) begin
+        p = (32'(rr_reg) + i) % PORTS;
+        if (nf_wr_reg[p] != nf_rd_reg[p]) begin
+            nt_pick = 1'b1;
+            nt_port = p[PW-1:0];
+        end
+    end
+end
+
+// ---------------------------------------------------------------- match handling
+// message_blocks(body) - min(that, 3): cycles until the source may be granted again
+function [15:0] release_delay(input rres, input [15:0] len);
+    reg [16:0] body, blocks;
+    begin
+        body = rres ? {1'b0, len} : {1'b0, len} + 17'd8;
+        blocks = (body <= 1) ? 17'd1 : 17'd1 + ((body + 17'd7) >> 3);
+        release_delay = (blocks > 17'd3) ? 16'(blocks - 17'd3) : 16'd0;
+    end
+endfunction
+
+// ---------------------------------------------------------------- egress feed
+reg [PORTS-1:0]  eg_valid;
+reg [PORTS-1:0]  eg_last;
+reg [65:0]       eg_blk [0:PORTS-1];
+reg [PORTS-1:0]  lu_start;
+reg [PORTS-1:0]  eg_conflict;
+
+always @* begin : egress_feed
+    integer e, i;
+    reg [2:0] n;
+    for (e = 0; e < PORTS; e = e + 1) begin
+        i = e * UDEPTH + 32'(lu_rd_reg[e][UW-1:0]);
+        n = lu_n[i];
+        lu_start[e] = !fwd_valid[e] && !fwd_open_reg[e] && !lu_active_reg[e] && lu_wr_reg[e] != lu_rd_reg[e];
+        eg_conflict[e] = fwd_valid[e] && lu_active_reg[e];
+        eg_valid[e] = 1'b0;
+        eg_last[e] = 1'b0;
+        eg_blk[e] = IDLE_BLK;
+        if (fwd_valid[e]) begin
+            eg_valid[e] = 1'b1;
+            eg_blk[e] = {fwd_hdr[e*2 +: 2], fwd_data[e*64 +: 64]};
+            eg_last[e] = fwd_hdr[e*2 +: 2] == SYNC_CTRL &&
+                (fwd_data[e*64 +: 8] == BT_MT || fwd_data[e*64 +: 8] == BT_MST);
+        end else if (lu_active_reg[e] || lu_start[e]) begin
+            eg_valid[e] = 1'b1;
+            eg_blk[e] = lu_blk[i*4 + (lu_start[e] ? 0 : 32'(lu_idx_reg[e]))];
+            eg_last[e] = lu_start[e] ? n == 3'd1 : lu_idx_reg[e] + 3'd1 == n;
+        end
+        // grant units go before the next forwarded message (a message in progress finishes)
+        mid_unit[e] = lu_active_reg[e] || lu_wr_reg[e] != lu_rd_reg[e];
+    end
+end
+
+// the tag presented to the scheduler last cycle (notif_refused answers it)
+reg [TAG_W-1:0] nt_tag_prev_reg;
+always @(posedge clk) begin
+    nt_tag_prev_reg <= nt_tag_reg;
+end
+
+// destinations matched this cycle (their timers restart)
+reg [PORTS-1:0] dst_new;
+always @* begin : dst_matched
+    integer s;
+    dst_new = 0;
+    for (s = 0; s < PORTS; s = s + 1) begin
+        if (m_valid[s]) begin
+            dst_new[m_dst[s*PW +: PW]] = 1'b1;
+        end
+    end
+end
+
+// lowest pending release (the one driven on rel_* this cycle is cleared)
+reg [PW-1:0] src_first, dst_first;
+always @* begin : first_pending
+    integer p;
+    src_first = 0;
+    dst_first = 0;
+    for (p = PORTS - 1; p >= 0; p = p - 1) begin
+        if (src_pend_reg[p]) begin
+            src_first = p[PW-1:0];
+        end
+        if (dst_pend_reg[p]) begin
+            dst_first = p[PW-1:0];
+        end
+    end
+end
+
+// ---------------------------------------------------------------- sequential
+always @(posedge clk) begin : seq
+    integer p, s, e, k, i, o, n, ov;
+    reg [TAG_W-1:0] tag;
+    reg [15:0] len;
+    now_reg <= now_reg + 1;
+
+    // request capture
+    for (p = 0; p < PORTS; p = p + 1) begin
+        if (cap_write[p]) begin
+            cap_blk_reg[p*4 + ((cap_n_reg[p] == 3'd0 || pass_class[p*3 +: 3] == 3'd1) ? 0 : 32'(cap_n_reg[p]))] <= cap_data[p];
+            if (pass_class[p*3 +: 3] == 3'd1) begin
+                cap_peer_reg[p] <= pass_data[p*64 + MSG_PEER_LSB +: PW];
+            end
+        end
+        cap_n_reg[p] <= cap_n_next[p];
+    end
+
+    // new notifications: a pending entry and a FIFO place, or refused
+    n = 0;
+    ov = 0;
+    for (p = 0; p < PORTS; p = p + 1) begin
+        if (in_bad[p]) begin
+            n = n + 1;
+        end
+        if (in_notify[p]) begin
+            if (slot_ok[p] && (nf_wr_reg[p] - nf_rd_reg[p]) != NDEPTH[NW:0]) begin
+                k = p * SLOTS + 32'(slot_free[p]);
+                sl_valid_reg[k] <= 1'b1;
+                sl_rres[k] <= in_rres[p];
+                sl_id[k] <= in_id[p];
+                sl_has_req[k] <= in_rres[p];
+                sl_n[k] <= cap_n_reg[p] + 3'd1;
+                for (i = 0; i < 4; i = i + 1) begin
+                    sl_blk[k*4+i] <= (32'(cap_n_reg[p]) == i) ? cap_data[p] : cap_blk_reg[p*4+i];
+                end
+                i = p * NDEPTH + 32'(nf_wr_reg[p][NW-1:0]);
+                nf_src[i] <= in_src[p];
+                nf_dst[i] <= in_dst[p];
+                nf_bytes[i] <= in_bytes[p];
+                nf_slot[i] <= slot_free[p];
+                nf_wr_reg[p] <= nf_wr_reg[p] + 1;
+            end else begin
+                ov = ov + 1;
+            end
+        end
+    end
+    cnt_unexpected <= cnt_unexpected + n;
+
+    // one notification per cycle into the scheduler; a refusal frees its entry
+    nt_valid_reg <= nt_pick;
+    if (nt_pick) begin
+        i = 32'(nt_port) * NDEPTH + 32'(nf_rd_reg[nt_port][NW-1:0]);
+        nt_src_reg <= nf_src[i];
+        nt_dst_reg <= nf_dst[i];
+        nt_bytes_reg <= {16'd0, nf_bytes[i]};
+        nt_tag_reg <= {nt_port, nf_slot[i]};
+        nf_rd_reg[nt_port] <= nf_rd_reg[nt_port] + 1;
+        rr_reg <= (32'(nt_port) + 1 == PORTS) ? 0 : nt_port + 1;
+    end
+    if (nt_refused) begin
+        sl_valid_reg[nt_tag_prev_reg] <= 1'b0;
+        ov = ov + 1;
+    end
+    cnt_notify_refused <= cnt_notify_refused + ov;
+
+    // matches: circuit, grant unit, release timers
+    gr_valid_reg <= m_valid;
+    n = 0;
+    for (s = 0; s < PORTS; s = s + 1) begin
+        tag = m_tag[s*TAG_W +: TAG_W];
+        o = 32'(tag);
+        len = m_len[s*32 +: 16];
+        gr_kind_reg[s*3 +: 3] <= sl_rres[o] ? MSG_KIND_RRES : MSG_KIND_WREQ;
+        gr_id_reg[s*8 +: 8] <= sl_id[o];
+        gr_dst_reg[s*PW +: PW] <= m_dst[s*PW +: PW];
+        gr_len_reg[s*16 +: 16] <= len;
+        if (m_valid[s]) begin
+            n = n + 1;
+            if (m_last[s]) begin
+                sl_valid_reg[o] <= 1'b0;
+            end
+            sl_has_req[o] <= 1'b0;
+            i = s * UDEPTH + 32'(lu_wr_reg[s][UW-1:0]);
+            if ((lu_wr_reg[s] - lu_rd_reg[s]) != UDEPTH[UW:0]) begin
+                if (sl_has_req[o]) begin
+                    lu_n[i] <= sl_n[o];
+                    for (k = 0; k < 4; k = k + 1) begin
+                        lu_blk[i*4+k] <= sl_blk[o*4+k];
+                    end
+                end else begin
+                    lu_n[i] <= 3'd1;
+                    lu_blk[i*4] <= {SYNC_CTRL, 8'd0, 5'd0, sl_rres[o] ? MSG_KIND_RRES : MSG_KIND_WREQ,
+                                    len, sl_id[o], {{(16-PW){1'b0}}, m_dst[s*PW +: PW]}, BT_G};
+                end
+                lu_wr_reg[s] <= lu_wr_reg[s] + 1;
+            end else begin
+                cnt_overflow <= cnt_overflow + 1;
+            end
+            src_tmr_reg[s] <= release_delay(sl_rres[o], len);
+            src_arm_reg[s] <= 1'b1;
+            dst_tmr_reg[m_dst[s*PW +: PW]] <= release_delay(sl_rres[o], len) + 16'(SLACK);
+            dst_arm_reg[m_dst[s*PW +: PW]] <= 1'b1;
+        end
+    end
+    cnt_grants <= cnt_grants + n;
+
+    // release timers (one source and one destination released per cycle)
+    rel_src_valid <= 1'b0;
+    rel_dst_valid <= 1'b0;
+    for (p = PORTS - 1; p >= 0; p = p - 1) begin
+        if (src_pend_reg[p]) begin
+            rel_src_valid <= 1'b1;
+            rel_src <= p[PW-1:0];
+        end
+        if (dst_pend_reg[p]) begin
+            rel_dst_valid <= 1'b1;
+            rel_dst <= p[PW-1:0];
+        end
+    end
+    for (p = 0; p < PORTS; p = p + 1) begin
+        if (src_arm_reg[p] && !(m_valid[p])) begin
+            if (src_tmr_reg[p] == 0) begin
+                src_arm_reg[p] <= 1'b0;
+                src_pend_reg[p] <= 1'b1;
+            end else begin
+                src_tmr_reg[p] <= src_tmr_reg[p] - 1;
+            end
+        end
+        if (dst_arm_reg[p] && !dst_new[p]) begin
+            if (dst_tmr_reg[p] == 0) begin
+                dst_arm_reg[p] <= 1'b0;
+                dst_pend_reg[p] <= 1'b1;
+            end else begin
+                dst_tmr_reg[p] <= dst_tmr_reg[p] - 1;
+            end
+        end
+    end
+    if (src_pend_reg != 0) begin
+        src_pend_reg[src_first] <= 1'b0;
+    end
+    if (dst_pend_reg != 0) begin
+        dst_pend_reg[dst_first] <= 1'b0;
+    end
+
+    // egress: local units and the forwarded-message state
+    for (e = 0; e < PORTS; e = e + 1) begin
+        if (fwd_valid[e]) begin
+            fwd_open_reg[e] <= !eg_last[e];
+        end else if (lu_active_reg[e] || lu_start[e]) begin
+            if (eg_last[e]) begin
+                lu_active_reg[e] <= 1'b0;
+                lu_rd_reg[e] <= lu_rd_reg[e] + 1;
+            end else begin
+                lu_active_reg[e] <= 1'b1;
+                lu_idx_reg[e] <= (lu_start[e] ? 3'd0 : lu_idx_reg[e]) + 3'd1;
+            end
+        end
+        if (eg_conflict[e]) begin
+            cnt_overflow <= cnt_overflow + 1;
+        end
+    end
+
+    if (rst) begin
+        now_reg <= 0;
+        sl_valid_reg <= 0;
+        for (p = 0; p < PORTS; p = p + 1) begin
+            cap_n_reg[p] <= 0;
+            nf_wr_reg[p] <= 0;
+            nf_rd_reg[p] <= 0;
+            lu_wr_reg[p] <= 0;
+            lu_rd_reg[p] <= 0;
+            lu_idx_reg[p] <= 0;
+        end
+        rr_reg <= 0;
+        nt_valid_reg <= 1'b0;
+        gr_valid_reg <= 0;
+        lu_active_reg <= 0;
+        fwd_open_reg <= 0;
+        src_arm_reg <= 0;
+        dst_arm_reg <= 0;
+        src_pend_reg <= 0;
+        dst_pend_reg <= 0;
+        rel_src_valid <= 1'b0;
+        rel_dst_valid <= 1'b0;
+        cnt_notify_refused <= 0;
+        cnt_unexpected <= 0;
+        cnt_grants <= 0;
+        cnt_overflow <= 0;
+    end
+end
+
+endmodule
+
+`resetall
