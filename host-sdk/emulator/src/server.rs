@@ -179,6 +179,9 @@ pub fn serve<E: Engine>(
     let mut clients: Vec<SocketAddr> = Vec::new();
     let mut ids: HashMap<SocketAddr, ClientId> = HashMap::new();
     let mut stats = ServeStats::default();
+    // Bursts from many clients must fit while the engine works; the kernel
+    // caps the request and a smaller buffer only costs client retries.
+    let _ = clio_mmsg::grow_recv_buffer(&socket, 4 << 20);
     let mut batch = RecvBatch::new(RECV_BATCH, 65536);
     let mut timeout: Option<Duration> = None;
     socket.set_nonblocking(false)?;

@@ -94,6 +94,14 @@ pub fn send_batch(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io:
     Ok(sent)
 }
 
+/// Ask for a socket receive buffer of `bytes` (the kernel caps it at its
+/// `rmem_max`) and return the size in force afterwards. A pipelined client
+/// has many answers in flight; when its thread is descheduled they must fit
+/// in the socket, or they are lost and cost a retransmission timeout.
+pub fn grow_recv_buffer(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
+    imp::grow_recv_buffer(sock, bytes)
+}
+
 #[cfg(target_os = "linux")]
 mod imp {
     use super::{RecvBatch, Wait};
@@ -152,6 +160,40 @@ mod imp {
                 size_of::<libc::sockaddr_in6>() as libc::socklen_t
             }
         }
+    }
+
+    pub(super) fn grow_recv_buffer(sock: &UdpSocket, bytes: usize) -> io::Result<usize> {
+        let want = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+        let len = size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: the option value is a c_int that lives for the call.
+        let r = unsafe {
+            libc::setsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&want as *const libc::c_int).cast(),
+                len,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut got: libc::c_int = 0;
+        let mut got_len = len;
+        // SAFETY: `got` and `got_len` are valid for writes during the call.
+        let r = unsafe {
+            libc::getsockopt(
+                sock.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUF,
+                (&mut got as *mut libc::c_int).cast(),
+                &mut got_len,
+            )
+        };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(got.max(0) as usize)
     }
 
     pub(super) fn recv(sock: &UdpSocket, b: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
@@ -247,6 +289,13 @@ mod imp {
     use std::io;
     use std::net::{SocketAddr, UdpSocket};
 
+    pub(super) fn grow_recv_buffer(_sock: &UdpSocket, _bytes: usize) -> io::Result<usize> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "receive buffer sizing is implemented for Linux only",
+        ))
+    }
+
     pub(super) fn recv(sock: &UdpSocket, b: &mut RecvBatch, wait: Wait) -> io::Result<usize> {
         // One datagram per call: the portable API has no batch receive.
         if wait == Wait::No {
@@ -327,6 +376,14 @@ mod tests {
         }
         assert_eq!(seen, vec![None, Some(short.to_vec())]);
         assert!(batch.get(9).is_none());
+    }
+
+    #[test]
+    fn receive_buffer_grows() {
+        let (_a, b) = pair();
+        let small = grow_recv_buffer(&b, 4096).unwrap();
+        let big = grow_recv_buffer(&b, 1 << 20).unwrap();
+        assert!(big > small, "{small} -> {big}");
     }
 
     #[test]

@@ -21,6 +21,8 @@ use crate::ClioError;
 
 /// Datagrams taken in per receive call.
 const RECV_SLOTS: usize = 8;
+/// Socket receive buffer asked for (bytes).
+const RECV_BUFFER: usize = 4 << 20;
 /// Sends queued before a flush is forced.
 const SEND_BATCH: usize = 32;
 
@@ -54,6 +56,10 @@ impl UdpTransport {
             .map_err(|e| ClioError::Transport(format!("bind {local}: {e}")))?;
         sock.connect(board)
             .map_err(|e| ClioError::Transport(format!("connect {board}: {e}")))?;
+        // Room for a window of answers while this thread is descheduled;
+        // the kernel caps the request, and a smaller buffer only costs
+        // retransmissions, so a refusal is not an error.
+        let _ = clio_mmsg::grow_recv_buffer(&sock, RECV_BUFFER);
         let mut t = UdpTransport {
             sock,
             timeout: None,
