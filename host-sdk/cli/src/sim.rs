@@ -3,6 +3,7 @@
 use anyhow::{Context, Result};
 use clap::Args;
 use clio_emu::qemu::QemuOptions;
+use clio_emu::rtl::{RtlBoard, RtlOptions};
 use clio_emu::{Board, FaultConfig, QemuBoard, ServeOptions};
 
 use crate::board_arg::load_board;
@@ -25,6 +26,11 @@ pub struct SimArgs {
     /// Where the slow path runs: in this process, or the firmware image in QEMU's ZynqMP model.
     #[arg(long, value_enum, default_value_t = SlowPathKind::Inproc)]
     pub slow_path: SlowPathKind,
+    /// What runs the fast path: the Rust reference model, or the RTL
+    /// (`ip/fastpath/rtl`) simulated with Verilator (built on first use;
+    /// needs `verilator` on PATH; the slow path then runs in process).
+    #[arg(long, value_enum, default_value_t = FastPathKind::Model)]
+    pub fast_path: FastPathKind,
     /// Firmware ELF for `--slow-path qemu`, built for the same board config
     /// (`CLIO_BOARD_CONFIG=<config> cargo build --manifest-path firmware-arm/image/Cargo.toml
     /// --target aarch64-unknown-none --release`).
@@ -39,6 +45,15 @@ pub enum SlowPathKind {
     Inproc,
     /// The firmware image under qemu-system-aarch64, sharing DRAM through a file.
     Qemu,
+}
+
+/// What runs an emulated board's fast path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum FastPathKind {
+    /// The Rust reference model (`ip/fastpath`).
+    Model,
+    /// The fast-path RTL under Verilator, in a harness process sharing DRAM.
+    Rtl,
 }
 
 /// Run `clio sim`.
@@ -63,6 +78,9 @@ pub fn run(a: &SimArgs) -> Result<()> {
             .map_err(anyhow::Error::msg)
             .context("--faults-out")?,
     };
+    if a.fast_path == FastPathKind::Rtl && a.slow_path != SlowPathKind::Inproc {
+        anyhow::bail!("--fast-path rtl runs the slow path in process; it cannot be combined with --slow-path qemu");
+    }
     let socket = std::net::UdpSocket::bind(addr).with_context(|| format!("binding {addr}"))?;
     eprintln!(
         "clio sim: board '{}' ({} MiB DRAM, {} KiB pages, {} TLB entries) serving on udp://{}",
@@ -74,6 +92,20 @@ pub fn run(a: &SimArgs) -> Result<()> {
     );
     let stop = std::sync::atomic::AtomicBool::new(false);
     match a.slow_path {
+        SlowPathKind::Inproc if a.fast_path == FastPathKind::Rtl => {
+            let board = RtlBoard::launch(&cfg, &RtlOptions::new()).map_err(anyhow::Error::msg)?;
+            let h = board.harness();
+            eprintln!(
+                "clio sim: fast path is the RTL under Verilator ({}{}), ready",
+                h.path.display(),
+                if h.built {
+                    format!(", built in {:.0} s", h.build_time.as_secs_f64())
+                } else {
+                    String::new()
+                }
+            );
+            clio_emu::server::serve(board, socket, opts, &stop)?;
+        }
         SlowPathKind::Inproc => {
             let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
             clio_emu::server::serve(board, socket, opts, &stop)?;

@@ -9,6 +9,7 @@
 pub mod board;
 pub mod faults;
 pub mod qemu;
+pub mod rtl;
 pub mod server;
 
 pub use board::{Board, BoardError, BoardStats, QemuBoard};

@@ -50,12 +50,14 @@ impl AllocReq {
             return Err(Error::new("alloc.perms", ErrorKind::Unknown(perms as u64)));
         }
         let page_shift = b[9];
-        if page_shift != 0 && !(12..=30).contains(&page_shift) {
+        if page_shift != 0
+            && !(crate::pte::MIN_PAGE_SHIFT..=crate::pte::MAX_PAGE_SHIFT).contains(&page_shift)
+        {
             return Err(Error::new(
                 "alloc.page_shift",
                 ErrorKind::OutOfRange {
                     value: page_shift as u64,
-                    max: 30,
+                    max: crate::pte::MAX_PAGE_SHIFT as u64,
                 },
             ));
         }
@@ -237,6 +239,8 @@ impl ChaseReq {
     pub const LEN: usize = 20;
     /// Largest value returned by one chase.
     pub const MAX_VALUE: u16 = 1024;
+    /// Most nodes one chase may visit (`max_hops` is 1..=this).
+    pub const MAX_HOPS: u32 = 4096;
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("chase.payload", b, Self::LEN)?;

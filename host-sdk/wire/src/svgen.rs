@@ -85,6 +85,10 @@ pub fn clio_pkg() -> String {
     p.int("FAA_ARGS_LEN", payload::AtomicArgs::FAA_LEN as u64);
     p.int("ATOMIC_RESP_LEN", payload::AtomicResp::LEN as u64);
     p.int("INFO_RESP_LEN", payload::InfoResp::LEN as u64);
+    p.int("CHASE_REQ_LEN", payload::ChaseReq::LEN as u64);
+    p.int("CHASE_RESP_LEN", payload::ChaseResp::LEN as u64);
+    p.int("CHASE_MAX_VALUE", payload::ChaseReq::MAX_VALUE as u64);
+    p.int("CHASE_MAX_HOPS", payload::ChaseReq::MAX_HOPS as u64);
     p.bits("PERM_READ", 8, payload::perms::READ as u64);
     p.bits("PERM_WRITE", 8, payload::perms::WRITE as u64);
 

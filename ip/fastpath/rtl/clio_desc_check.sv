@@ -10,11 +10,7 @@
 // entry parses (no reserved flag or permission bits, page shift in range
 // when allocated, never valid without allocated).
 module clio_desc_check #(
-    parameter DATA_WIDTH = 512,
-    // clio_wire::pte::{MIN,MAX}_PAGE_SHIFT (not yet in clio_pkg; the
-    // co-simulation build passes the crate's values).
-    parameter PTE_MIN_SHIFT = 12,
-    parameter PTE_MAX_SHIFT = 30
+    parameter DATA_WIDTH = 512
 ) (
     input  wire [DATA_WIDTH-1:0] slot,
     output wire                  ok
@@ -45,6 +41,9 @@ import clio_pkg::PTE_OFF_FLAGS;
 import clio_pkg::PTE_FLAG_ALLOCATED;
 import clio_pkg::PTE_FLAG_VALID;
 import clio_pkg::PTE_PAGE_SHIFT_SHIFT;
+import clio_pkg::PTE_FLAG_RESERVED;
+import clio_pkg::PTE_MIN_PAGE_SHIFT;
+import clio_pkg::PTE_MAX_PAGE_SHIFT;
 import clio_pkg::PERM_READ;
 import clio_pkg::PERM_WRITE;
 
@@ -78,8 +77,6 @@ localparam [N-1:0] M_FREE_PA_PUSH = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_PAG
 localparam [N-1:0] M_REPLY = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FLAGS, 1) | bytes(SLOT_OFF_STATUS, 1)
     | bytes(SLOT_OFF_PID, 4) | bytes(SLOT_OFF_TAG, 4) | bytes(SLOT_OFF_REQ_ID, 4)
     | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 8) | bytes(SLOT_OFF_F, 4);
-
-localparam [7:0] PTE_RESERVED = ((8'd1 << PTE_PAGE_SHIFT_SHIFT) - 8'd1) & ~(PTE_FLAG_ALLOCATED | PTE_FLAG_VALID);
 
 wire [31:0] crc_raw;
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
@@ -120,9 +117,9 @@ always @* begin
 end
 
 wire pte_ok = kind != DESC_PTE_WRITE || (
-    (pte_flags & PTE_RESERVED) == 8'd0
+    (pte_flags & PTE_FLAG_RESERVED) == 8'd0
     && (pte_perms & ~(PERM_READ | PERM_WRITE)) == 8'd0
-    && (!pte_alloc || ({27'd0, pte_shift} >= PTE_MIN_SHIFT && {27'd0, pte_shift} <= PTE_MAX_SHIFT))
+    && (!pte_alloc || ({27'd0, pte_shift} >= PTE_MIN_PAGE_SHIFT && {27'd0, pte_shift} <= PTE_MAX_PAGE_SHIFT))
     && (!pte_valid || pte_alloc));
 
 assign ok = ~crc_raw == slot[SLOT_OFF_CRC*8 +: 32] && kind_ok

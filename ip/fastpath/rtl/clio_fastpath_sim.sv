@@ -15,8 +15,8 @@ module clio_fastpath_sim #(
     parameter [NUM_SIZES*8-1:0] FIFO_SHIFTS = {8'd12, 8'd21, 8'd22},
     parameter FIFO_DEPTH = 32,
     parameter DEDUP_ENTRIES = 64,
-    parameter PTE_MIN_SHIFT = 12,
-    parameter PTE_MAX_SHIFT = 30,
+    parameter FWD_SLOTS = 64,
+    parameter FENCE_SLOTS = 16,
     parameter RAM_WORDS = 65536,
     parameter RAM_READ_LATENCY = 4
 ) (
@@ -67,7 +67,7 @@ clio_fastpath_top #(
     .ADDR_WIDTH(ADDR_WIDTH), .PKT_BEATS(PKT_BEATS), .TLB_ENTRIES(TLB_ENTRIES),
     .BUCKET_BITS(BUCKET_BITS), .SLOTS(SLOTS), .NUM_SIZES(NUM_SIZES), .FIFO_SHIFTS(FIFO_SHIFTS),
     .FIFO_DEPTH(FIFO_DEPTH), .DEDUP_ENTRIES(DEDUP_ENTRIES),
-    .PTE_MIN_SHIFT(PTE_MIN_SHIFT), .PTE_MAX_SHIFT(PTE_MAX_SHIFT)
+    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS)
 ) top_inst (
     .clk(clk), .rst(rst),
     .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),

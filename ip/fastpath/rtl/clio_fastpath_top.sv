@@ -11,12 +11,19 @@
 //            flags other than FIXED_VA, payload above the MTU -> MALFORMED;
 //            INFO answered from `cfg_info`; PID 0 or above `cfg_max_pid` ->
 //            BAD_PID.
+//  forward   ALLOC / FREE repeating or retrying a request still waiting in
+//            the slow path re-target its answer (clio_fwd_table), nothing
+//            else happens.
+//  fence     a waiting FENCE of the PID -> BUSY.
 //  dedup     clio_dedup: a non-idempotent request (or the one it retries)
 //            already executed is answered from its record (DUPLICATE flag).
-//  dispatch  READ / WRITE / TAS / CAS / FAA / LOCK / UNLOCK / FENCE on the fast
-//            path; OFFLOAD_CALL -> UNSUPPORTED. ALLOC, FREE (slow-path
-//            forwarding) and POINTER_CHASE (extend path) are not implemented
-//            in this RTL and are answered UNSUPPORTED (see README.md).
+//  dispatch  READ / WRITE / TAS / CAS / FAA / LOCK / UNLOCK on the fast path;
+//            ALLOC / FREE go to the RX ring as ALLOC_REQ / FREE_REQ under a
+//            tag (generation << 16 | slot; BUSY without a free slot or RX
+//            room); FENCE answers at once unless a forwarded request of the
+//            PID waits (then it takes a fence slot, or BUSY); POINTER_CHASE
+//            walks with clio_chase, every word read translated (READ);
+//            OFFLOAD_CALL -> UNSUPPORTED.
 //  translate page by page in VA order: page size from the VA class
 //            (`cfg_class_shift`), clio_tlb, on a miss clio_bucket_hash +
 //            clio_pt_fetch (one bucket read), clio_perm_check rules, PTE PPN
@@ -26,11 +33,14 @@
 //  data      reads split at the MTU into READ_RESP packets; writes at any
 //            alignment with byte strobes; atomics through clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
-//            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH; REPLY and
-//            bad slots are rejected with an ERROR_REPORT (count carries the
-//            reports a full RX ring swallowed).
+//            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH, REPLY (tag
+//            live, same generation and PID: the waiting request is answered,
+//            recorded for dedup under its ids and its first id, and the
+//            PID's fences are released when nothing of it waits any more);
+//            bad slots and failing commands are rejected with an
+//            ERROR_REPORT (count carries the reports a full RX ring swallowed).
 // Hit lane (II = 1): a single-beat READ of at most one DRAM beat (the common
-// small read) goes through a pipeline — L1: TLB lookup; L2: hit with READ
+// small read; none while a fence waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
 // permission -> DRAM read; the response beat (header, data, CRC) is formed
 // when the data returns — one request per cycle. Anything else on L2 (miss,
 // permission, ...) is handed to the engine once the older lane reads have
@@ -59,9 +69,9 @@ module clio_fastpath_top #(
     parameter [NUM_SIZES*8-1:0] FIFO_SHIFTS = {8'd12, 8'd21, 8'd22},
     parameter FIFO_DEPTH = 32,
     parameter DEDUP_ENTRIES = 64,
-    parameter PTE_MIN_SHIFT = 12,
-    parameter PTE_MAX_SHIFT = 30,
-    parameter FAULT_QUEUE = 4
+    parameter FAULT_QUEUE = 4,
+    parameter FWD_SLOTS = 64,
+    parameter FENCE_SLOTS = 16
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -193,6 +203,8 @@ reg        h_from_lane = 0;
 // ---------------------------------------------------------------------------
 // Hit lane.
 // ---------------------------------------------------------------------------
+// While a fence waits, reads go to the engine (its fence gate answers BUSY).
+wire fw_fence_any;
 localparam LQ = 8;                 // lane reads in flight
 localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
 
@@ -208,7 +220,7 @@ wire lane_elig = p_tlast && pkt_beat_reg == 0 && p_len >= CLIO_HEADER_LEN && !p_
     && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
     && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu}
     && p_pid != 32'd0 && p_pid <= cfg_max_pid && p_va_hi == 64'd0 && p_shift != 8'd0
-    && p_lane_end <= BYTES;
+    && p_lane_end <= BYTES && !fw_fence_any;
 /* verilator lint_on WIDTH */
 
 reg              l1_valid = 1'b0, l2_valid = 1'b0, l2_first = 1'b0;
@@ -417,7 +429,11 @@ localparam [6:0]
     S_POLL = 7'd54, S_POLL_POPPED = 7'd55, S_POLL_NEXT = 7'd56, S_POLL_DONE = 7'd57,
     S_CMD = 7'd58, S_CMD_OLD = 7'd59, S_CMD_INV2 = 7'd61, S_CMD_WRITE = 7'd62,
     S_CMD_REJECT = 7'd63, S_CMD_RM = 7'd64, S_CMD_RMINV = 7'd65, S_CMD_PUSH = 7'd66,
-    S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70;
+    S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
+    S_FW_MATCH = 7'd71, S_FW_PUSH = 7'd72, S_FW_PUSHED = 7'd73,
+    S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_REC2 = 7'd76, S_RP_REC3 = 7'd77, S_RP_SEND = 7'd78,
+    S_RP_FENCE = 7'd79,
+    S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84;
 
 reg [6:0] state_reg = S_IDLE;
 reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
@@ -482,6 +498,30 @@ reg [31:0]           rep_pid = 0;
 reg [63:0]           rep_va = 0;
 reg [7:0]            rep_opcode = 0;
 reg [31:0]           unreported = 0;
+
+// Answers from the poll (replies, released fences) carry the ids of the
+// request they answer, not of the packet in the buffer.
+reg        rs_own = 1'b0;
+reg [31:0] rs_pid = 0, rs_req_id = 0, rs_retry_of = 0, rs_first = 0;
+reg [7:0]  rs_op = 0;
+reg [127:0] r_payload = 0;
+wire [31:0] o_pid = rs_own ? rs_pid : h_pid;
+wire [31:0] o_req_id = rs_own ? rs_req_id : h_req_id;
+wire [31:0] o_retry_of = rs_own ? rs_retry_of : h_retry_of;
+
+// Forwarding table updates.
+localparam FIW = $clog2(FWD_SLOTS);
+localparam FFW = $clog2(FENCE_SLOTS);
+reg            fw_set = 1'b0, fw_set_new = 1'b0, fw_release = 1'b0, fw_fence_set = 1'b0, fw_fence_clear = 1'b0;
+reg [FIW-1:0]  fw_set_index = 0, fw_release_index = 0;
+reg [FFW-1:0]  fw_fence_set_index = 0, fw_fence_clear_index = 0;
+
+// Pointer chase: the data loop reads `ch_need` bytes from `ch_base`, into
+// the word (a key or pointer) or, for the value, into the response.
+reg        ch_value = 1'b0, ch_found = 1'b0;
+reg [63:0] ch_base = 0, ch_cur = 0, ch_word = 0, ch_node = 0;
+reg [15:0] ch_need = 0, ch_got = 0, ch_vlen = 0;
+reg [31:0] ch_hops = 0;
 
 // Dedup.
 localparam KEY_W = 104;
@@ -674,6 +714,63 @@ clio_ring_dma #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_W
     .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ring && m_axi_rvalid), .m_axi_rready(rg_rready)
 );
 
+wire                 fw_match, fw_pending, fw_free, fw_tag_ok, fw_fence_wait, fw_fence_free;
+wire [FIW-1:0]       fw_match_index, fw_free_index;
+wire [15:0]          fw_free_gen;
+wire [31:0]          fw_pid, fw_req_id, fw_retry_of, fw_first, fw_total_len, fw_offset;
+wire [7:0]           fw_opcode;
+wire [63:0]          fw_va;
+wire [FFW-1:0]       fw_fence_index, fw_fence_free_index;
+wire [31:0]          fw_fence_req_id, fw_fence_retry_of, fw_fence_total_len, fw_fence_offset;
+wire [63:0]          fw_fence_va;
+
+clio_fwd_table #(.SLOTS(FWD_SLOTS), .FENCES(FENCE_SLOTS)) fwd_inst (
+    .clk(clk), .rst(rst),
+    .q_pid(o_pid), .q_opcode(h_op), .q_req_id(h_req_id), .q_retry_of(h_retry_of),
+    .m_match(fw_match), .m_match_index(fw_match_index), .m_pending(fw_pending),
+    .m_free(fw_free), .m_free_index(fw_free_index), .m_free_gen(fw_free_gen),
+    .s_tag(desc_reg[SLOT_OFF_TAG*8 +: 32]), .m_tag_ok(fw_tag_ok), .m_pid(fw_pid), .m_opcode(fw_opcode),
+    .m_req_id(fw_req_id), .m_retry_of(fw_retry_of), .m_first_req_id(fw_first), .m_va(fw_va),
+    .m_total_len(fw_total_len), .m_offset(fw_offset),
+    .m_fence_wait(fw_fence_wait), .m_fence_index(fw_fence_index), .m_fence_req_id(fw_fence_req_id),
+    .m_fence_retry_of(fw_fence_retry_of), .m_fence_va(fw_fence_va), .m_fence_total_len(fw_fence_total_len),
+    .m_fence_offset(fw_fence_offset), .m_fence_any(fw_fence_any), .m_fence_free(fw_fence_free),
+    .m_fence_free_index(fw_fence_free_index),
+    .s_pid(h_pid), .s_opcode(h_op), .s_req_id(h_req_id), .s_retry_of(h_retry_of), .s_va(h_va),
+    .s_total_len(h_total_len), .s_offset(h_offset),
+    .s_set(fw_set), .s_set_new(fw_set_new), .s_set_index(fw_set_index),
+    .s_release(fw_release), .s_release_index(fw_release_index),
+    .s_fence_set(fw_fence_set), .s_fence_set_index(fw_fence_set_index),
+    .s_fence_clear(fw_fence_clear), .s_fence_clear_index(fw_fence_clear_index)
+);
+
+// Pointer chase: request fields (first beat) and the walk.
+wire [63:0] cq_key = bswap64(pkt_mem[0][CLIO_HEADER_LEN*8 +: 64]);
+wire [15:0] cq_key_off = {pkt_mem[0][(CLIO_HEADER_LEN+8)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+9)*8 +: 8]};
+wire [15:0] cq_next_off = {pkt_mem[0][(CLIO_HEADER_LEN+10)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+11)*8 +: 8]};
+wire [15:0] cq_value_off = {pkt_mem[0][(CLIO_HEADER_LEN+12)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+13)*8 +: 8]};
+wire [15:0] cq_value_len = {pkt_mem[0][(CLIO_HEADER_LEN+14)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+15)*8 +: 8]};
+wire [31:0] cq_max_hops = bswap32(pkt_mem[0][(CLIO_HEADER_LEN+16)*8 +: 32]);
+/* verilator lint_off WIDTH */
+wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE && cq_max_hops != 0
+    && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
+/* verilator lint_on WIDTH */
+wire        ch_start = state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE && cq_ok;
+wire        ch_word_valid = state_reg == S_CH_D1 && ch_got == ch_need && !ch_value;
+wire [1:0]  ch_cmd;
+wire [63:0] ch_va, ch_m_node;
+wire [31:0] ch_m_hops;
+wire        ch_valid;
+
+clio_chase chase_inst (
+    .clk(clk), .rst(rst),
+    .s_va(h_va), .s_key(cq_key), .s_key_offset(cq_key_off), .s_next_offset(cq_next_off),
+    .s_value_offset(cq_value_off), .s_max_hops(cq_max_hops), .s_start(ch_start),
+    .s_word(ch_word), .s_word_valid(ch_word_valid),
+    .m_cmd(ch_cmd), .m_va(ch_va), .m_node(ch_m_node), .m_hops(ch_m_hops), .m_valid(ch_valid),
+    .m_ready(state_reg == S_CH_STEP)
+);
+
 // Response builder write port, driven by the state.
 reg                  rb_wr_en;
 reg [15:0]           rb_wr_off;
@@ -687,8 +784,8 @@ wire                 rb_tvalid, rb_tlast;
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
-    .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(h_pid),
-    .hdr_req_id(h_req_id), .hdr_retry_of(h_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
+    .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(o_pid),
+    .hdr_req_id(o_req_id), .hdr_retry_of(o_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
     .hdr_offset(r_offset), .hdr_payload_len(r_plen), .start(rb_start), .busy(), .done(rb_done),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
@@ -743,6 +840,19 @@ always @* begin
     if (wr_page_left < wr_k) wr_k = wr_page_left;
 end
 
+// Chase data loop: the current byte and its page.
+wire        ch_in_page = pg_ok && ch_cur >= pg_start && {1'b0, ch_cur} < pg_end;
+wire [63:0] ch_pa = ({32'd0, pg_ppn} << pg_shift) | (ch_cur & pg_mask);
+wire [64:0] ch_page_left = pg_end - {1'b0, ch_cur};
+reg  [31:0] ch_k;
+always @* begin
+    ch_k = BYTES - ch_pa[OW-1:0];
+    if (ch_need - ch_got < ch_k) ch_k = ch_need - ch_got;
+    if (ch_page_left < ch_k) ch_k = ch_page_left;
+end
+wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};
+wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0}) - 64'd1);
+
 // Write source: payload bytes [d_pos, d_pos + 64) of the packet.
 wire [31:0] src_off = CLIO_HEADER_LEN + d_pos;
 wire [PBW-1:0] src_beat = src_off >> OW;
@@ -768,6 +878,7 @@ wire [4:0]  c_pte_shift = c_pte_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
 wire        c_pte_valid = (c_pte_flags & PTE_FLAG_VALID) != 0;
 wire [7:0]  c_push_shift = desc_reg[SLOT_OFF_PAGE_SHIFT*8 +: 8];
 wire [31:0] c_push_ppn = desc_reg[SLOT_OFF_B*8 +: 32];
+wire [63:0] cmd_reply_va = desc_reg[SLOT_OFF_A*8 +: 64];
 wire        c_in_range = c_bucket < (64'd1 << BUCKET_BITS) && c_slot < SLOTS;
 wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot * PTE_LEN;
 
@@ -781,15 +892,47 @@ wire [7:0]  old_perms = old_pte[PTE_OFF_PERMS*8 +: 8];
 wire [4:0]  old_shift = old_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
 wire        old_alloc = (old_flags & PTE_FLAG_ALLOCATED) != 0;
 wire        old_valid = (old_flags & PTE_FLAG_VALID) != 0;
-wire        old_parses = (old_flags & (((8'd1 << PTE_PAGE_SHIFT_SHIFT) - 8'd1) & ~(PTE_FLAG_ALLOCATED | PTE_FLAG_VALID))) == 0
+wire        old_parses = (old_flags & PTE_FLAG_RESERVED) == 0
     && (old_perms & ~(PERM_READ | PERM_WRITE)) == 0
-    && (!old_alloc || (old_shift >= PTE_MIN_SHIFT && old_shift <= PTE_MAX_SHIFT))
+    && (!old_alloc || (old_shift >= PTE_MIN_PAGE_SHIFT && old_shift <= PTE_MAX_PAGE_SHIFT))
     && (!old_valid || old_alloc);
 
-// Dedup record of the response in hand (payload bytes are the atomics' old value).
+// Dedup record of the response in hand (payload bytes: the atomics' old
+// value, or the AllocResp of a reply).
 wire [127:0] rec_payload = {64'd0, bswap64(sync_old)};
-wire [REC_W-1:0] cur_rec = {(r_plen == 8 ? rec_payload : 128'd0), r_plen[7:0], r_offset, r_total_len,
-    r_va, r_status, r_flags};
+wire [REC_W-1:0] cur_rec = {(r_plen == ATOMIC_RESP_LEN ? rec_payload : (r_plen == ALLOC_RESP_LEN ? r_payload : 128'd0)),
+    r_plen[7:0], r_offset, r_total_len, r_va, r_status, r_flags};
+
+// ALLOC / FREE payload (first beat) and the descriptor forwarding it.
+wire [63:0] fa_size = bswap64(pkt_mem[0][CLIO_HEADER_LEN*8 +: 64]);
+wire [7:0]  fa_perms = pkt_mem[0][(CLIO_HEADER_LEN+8)*8 +: 8];
+wire [7:0]  fa_shift = pkt_mem[0][(CLIO_HEADER_LEN+9)*8 +: 8];
+wire [47:0] fa_rsvd = pkt_mem[0][(CLIO_HEADER_LEN+10)*8 +: 48];
+wire        fa_ok = h_op == OP_ALLOC
+    ? (h_plen == ALLOC_REQ_LEN && fa_perms != 0 && (fa_perms & ~(PERM_READ | PERM_WRITE)) == 0
+        && (fa_shift == 0 || (fa_shift >= PTE_MIN_PAGE_SHIFT && fa_shift <= PTE_MAX_PAGE_SHIFT)) && fa_rsvd == 0)
+    : h_plen == FREE_REQ_LEN;
+reg [DATA_WIDTH-1:0] fw_desc;
+always @* begin
+    fw_desc = 0;
+    fw_desc[SLOT_OFF_KIND*8 +: 8] = h_op == OP_ALLOC ? DESC_ALLOC_REQ : DESC_FREE_REQ;
+    fw_desc[SLOT_OFF_PID*8 +: 32] = h_pid;
+    fw_desc[SLOT_OFF_TAG*8 +: 32] = {fw_free_gen, 16'd0} | fw_free_index;
+    fw_desc[SLOT_OFF_REQ_ID*8 +: 32] = h_req_id;
+    fw_desc[SLOT_OFF_A*8 +: 64] = h_va;
+    fw_desc[SLOT_OFF_B*8 +: 64] = fa_size;
+    if (h_op == OP_ALLOC) begin
+        fw_desc[SLOT_OFF_FLAGS*8 +: 8] = (h_flags & FLAG_FIXED_VA) != 0 ? DESC_FLAG_FIXED_OR_MOVED : 8'd0;
+        fw_desc[SLOT_OFF_PAGE_SHIFT*8 +: 8] = fa_shift;
+        fw_desc[SLOT_OFF_C*8 +: 8] = fa_perms;
+    end
+end
+
+// REPLY fields of the TX command in hand.
+wire [7:0]  c_status = desc_reg[SLOT_OFF_STATUS*8 +: 8];
+wire        c_moved = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_FIXED_OR_MOVED) != 0;
+wire [63:0] c_size = desc_reg[SLOT_OFF_B*8 +: 64];
+wire [31:0] c_retries = desc_reg[SLOT_OFF_F*8 +: 32];
 
 always @* begin
     rb_wr_en = 1'b0;
@@ -818,6 +961,24 @@ always @* begin
             rb_wr_data = bswap64(sync_old);
             rb_wr_len = ATOMIC_RESP_LEN;
         end
+        S_RP_SEND: begin
+            rb_wr_en = 1'b1;
+            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, r_payload};
+            rb_wr_len = ALLOC_RESP_LEN;
+        end
+        S_CH_D2: begin
+            // Value bytes after the fixed ChaseResp part.
+            rb_wr_en = ch_value;
+            rb_wr_off = CLIO_HEADER_LEN + CHASE_RESP_LEN + ch_got;
+            rb_wr_data = mem_rdata >> {d_lane, 3'd0};
+            rb_wr_len = d_k;
+        end
+        S_CH_RESP: begin
+            rb_wr_en = 1'b1;
+            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32({31'd0, ch_found}), bswap32(ch_hops),
+                bswap64(ch_found ? ch_node : 64'd0)};
+            rb_wr_len = CHASE_RESP_LEN;
+        end
         default: begin end
     endcase
 end
@@ -842,11 +1003,16 @@ always @(posedge clk) begin
     ring_valid <= 1'b0;
     rb_start <= 1'b0;
     push_valid <= 1'b0;
+    fw_set <= 1'b0;
+    fw_release <= 1'b0;
+    fw_fence_set <= 1'b0;
+    fw_fence_clear <= 1'b0;
     poll_done_reg <= 1'b0;
     if (poll) poll_req <= 1'b1;
 
     case (state_reg)
         S_IDLE: begin
+            rs_own <= 1'b0;
             if (poll_req && lane_empty && !pkt_have_reg) begin
                 poll_req <= 1'b0;
                 poll_i <= 0;
@@ -895,10 +1061,30 @@ always @(posedge clk) begin
             end else if (h_pid == 0 || h_pid > cfg_max_pid) begin
                 fail_status <= STATUS_BAD_PID;
                 state_reg <= S_FAIL;
+            end else if (h_op == OP_ALLOC || h_op == OP_FREE) begin
+                state_reg <= S_FW_MATCH;
+            end else if (fw_fence_wait) begin
+                fail_status <= STATUS_BUSY;                  // a fence of this PID waits
+                state_reg <= S_FAIL;
             end else if (is_nonidem) begin
                 state_reg <= S_DD_LOOK1;
             end else begin
                 state_reg <= S_DISPATCH;
+            end
+        end
+        S_FW_MATCH: begin
+            if (fw_match) begin
+                // A repeat or retry of a request still in the slow path: the
+                // answer goes to this packet, nothing new is forwarded.
+                fw_set <= 1'b1;
+                fw_set_new <= 1'b0;
+                fw_set_index <= fw_match_index;
+                state_reg <= S_FINISH;
+            end else if (fw_fence_wait) begin
+                fail_status <= STATUS_BUSY;
+                state_reg <= S_FAIL;
+            end else begin
+                state_reg <= S_DD_LOOK1;
             end
         end
         S_INFO: begin
@@ -1054,14 +1240,141 @@ always @(posedge clk) begin
                     end
                 end
                 OP_FENCE: begin
-                    fail_status <= STATUS_OK;
-                    state_reg <= S_FAIL;
+                    if (!fw_pending) begin
+                        fail_status <= STATUS_OK;
+                        state_reg <= S_FAIL;
+                    end else if (fw_fence_free) begin
+                        // Answered after the reply that completes the PID's last forwarded request.
+                        fw_fence_set <= 1'b1;
+                        fw_fence_set_index <= fw_fence_free_index;
+                        state_reg <= S_FINISH;
+                    end else begin
+                        fail_status <= STATUS_BUSY;
+                        state_reg <= S_FAIL;
+                    end
+                end
+                OP_POINTER_CHASE: begin
+                    if (!cq_ok) begin
+                        fail_status <= STATUS_MALFORMED;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        ch_vlen <= cq_value_len;             // clio_chase starts now (ch_start)
+                        state_reg <= S_CH_STEP;
+                    end
+                end
+                OP_ALLOC, OP_FREE: begin
+                    if (!fa_ok) begin
+                        fail_status <= STATUS_MALFORMED;
+                        state_reg <= S_FAIL;
+                    end else if (!fw_free) begin
+                        fail_status <= STATUS_BUSY;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        state_reg <= S_FW_PUSH;
+                    end
                 end
                 default: begin
                     fail_status <= STATUS_UNSUPPORTED;
                     state_reg <= S_FAIL;
                 end
             endcase
+        end
+
+        // ----- forwarding to the slow path -----
+        S_FW_PUSH: begin
+            if (fq_count != 0) begin
+                flush_ret <= S_FW_PUSH;                      // earlier notices go first
+                state_reg <= S_FLUSH;
+            end else begin
+                ring_desc <= fw_desc;
+                ring_cmd <= 2'd0;
+                ring_ret <= S_FW_PUSHED;
+                state_reg <= S_RING;
+            end
+        end
+        S_FW_PUSHED: begin
+            if (ring_full) begin
+                fail_status <= STATUS_BUSY;
+                state_reg <= S_FAIL;
+            end else begin
+                fw_set <= 1'b1;
+                fw_set_new <= 1'b1;
+                fw_set_index <= fw_free_index;
+                state_reg <= S_FINISH;
+            end
+        end
+
+        // ----- extend path: pointer chase (clio_chase walks, the engine reads) -----
+        S_CH_STEP: begin
+            if (ch_valid) begin
+                xl_pass2 <= 1'b0;
+                pg_ok <= 1'b0;
+                xl_cur <= ch_va;
+                xl_need <= PERM_READ;
+                xl_ret <= S_CH_D0;
+                ch_base <= ch_va;
+                ch_hops <= ch_m_hops;
+                ch_node <= ch_m_node;
+                case (ch_cmd)
+                    2'd0: begin                              // a key or pointer word
+                        ch_value <= 1'b0;
+                        ch_need <= 16'd8;
+                        xl_end <= {1'b0, ch_va} + 65'd8;
+                        state_reg <= S_XL_BEGIN;
+                    end
+                    2'd1: begin                              // found: the value
+                        ch_value <= 1'b1;
+                        ch_found <= 1'b1;
+                        ch_need <= ch_vlen;
+                        xl_end <= {1'b0, ch_va} + ch_vlen;
+                        state_reg <= S_XL_BEGIN;
+                    end
+                    default: begin                           // not found
+                        ch_found <= 1'b0;
+                        state_reg <= S_CH_RESP;
+                    end
+                endcase
+            end
+        end
+        S_CH_D0: begin
+            xl_pass2 <= 1'b1;
+            pg_ok <= 1'b0;
+            ch_cur <= ch_base;
+            ch_got <= 0;
+            ch_word <= 0;
+            state_reg <= S_CH_D1;
+        end
+        S_CH_D1: begin
+            if (ch_got == ch_need) begin
+                // A word goes back to clio_chase (ch_word_valid); the value ends the walk.
+                state_reg <= ch_value ? S_CH_RESP : S_CH_STEP;
+            end else if (!ch_in_page) begin
+                xl_cur <= ch_cur;
+                xl_ret <= S_CH_D1;
+                state_reg <= S_XL_PAGE;
+            end else begin
+                d_lane <= ch_pa[OW-1:0];
+                d_k <= ch_k;
+                mem_addr <= ch_pa;
+                mem_ret <= S_CH_D2;
+                state_reg <= S_MEM_RD;
+            end
+        end
+        S_CH_D2: begin
+            if (!ch_value) ch_word <= ch_word | ((ch_rd & ch_rd_mask) << {ch_got[2:0], 3'd0});
+            ch_got <= ch_got + d_k;
+            ch_cur <= ch_cur + d_k;
+            state_reg <= S_CH_D1;
+        end
+        S_CH_RESP: begin
+            r_status <= STATUS_OK;
+            r_flags <= 8'd0;
+            r_va <= h_va;
+            r_total_len <= h_total_len;
+            r_offset <= h_offset;
+            r_plen <= CHASE_RESP_LEN + (ch_found ? ch_vlen : 16'd0);
+            send_ret <= S_FINISH;
+            state_reg <= S_SEND;
         end
 
         // ----- translation -----
@@ -1508,8 +1821,78 @@ always @(posedge clk) begin
                         state_reg <= S_CMD_PUSH;
                     end
                 end
-                default: state_reg <= S_CMD_REJECT;      // REPLY: nothing was forwarded
+                DESC_REPLY: state_reg <= S_RP_CHECK;
+                default: state_reg <= S_CMD_REJECT;
             endcase
+        end
+
+        // ----- REPLY: answer a forwarded request, then release fences -----
+        S_RP_CHECK: begin
+            if (!fw_tag_ok || fw_pid != c_pid) begin
+                state_reg <= S_CMD_REJECT;
+            end else begin
+                fw_release <= 1'b1;
+                fw_release_index <= desc_reg[SLOT_OFF_TAG*8 +: FIW];
+                rs_own <= 1'b1;
+                rs_pid <= fw_pid;
+                rs_req_id <= fw_req_id;
+                rs_retry_of <= fw_retry_of;
+                rs_first <= fw_first;
+                rs_op <= fw_opcode;
+                r_op <= fw_opcode | OP_RESPONSE_BIT;
+                r_status <= c_status <= STATUS_UNSUPPORTED ? c_status : STATUS_MALFORMED;
+                r_flags <= (fw_opcode == OP_ALLOC && c_moved) ? FLAG_MOVED : 8'd0;
+                r_va <= fw_opcode == OP_ALLOC ? cmd_reply_va : fw_va;
+                r_total_len <= fw_total_len;
+                r_offset <= fw_offset;
+                r_plen <= fw_opcode == OP_ALLOC ? ALLOC_RESP_LEN : 16'd0;
+                r_payload <= {32'd0, bswap32(c_retries), bswap64(c_size)};
+                state_reg <= c_status == STATUS_OK ? S_RP_REC1 : S_RP_SEND;
+            end
+        end
+        S_RP_REC1: begin
+            dd_ins_key <= {rs_op, 32'd0, rs_req_id, rs_pid};
+            dd_ins_rec <= cur_rec;
+            dd_ins_valid <= 1'b1;
+            state_reg <= (rs_retry_of != 0 && rs_retry_of != rs_req_id) ? S_RP_REC2 : S_RP_REC3;
+        end
+        S_RP_REC2: begin
+            dd_ins_key <= {rs_op, 32'd0, rs_retry_of, rs_pid};
+            dd_ins_rec <= cur_rec;
+            dd_ins_valid <= 1'b1;
+            state_reg <= S_RP_REC3;
+        end
+        S_RP_REC3: begin
+            // The first attempt may still arrive late: it must not run again.
+            dd_ins_key <= {rs_op, 32'd0, rs_first, rs_pid};
+            dd_ins_rec <= cur_rec;
+            dd_ins_valid <= rs_first != rs_req_id && rs_first != rs_retry_of;
+            state_reg <= S_RP_SEND;
+        end
+        S_RP_SEND: begin
+            send_ret <= S_RP_FENCE;
+            state_reg <= S_SEND;
+        end
+        S_RP_FENCE: begin
+            if (!fw_pending && fw_fence_wait) begin
+                // Nothing of the PID waits any more: its fences answer, lowest slot first.
+                fw_fence_clear <= 1'b1;
+                fw_fence_clear_index <= fw_fence_index;
+                rs_req_id <= fw_fence_req_id;
+                rs_retry_of <= fw_fence_retry_of;
+                r_op <= OP_FENCE_RESP;
+                r_flags <= 8'd0;
+                r_status <= STATUS_OK;
+                r_va <= fw_fence_va;
+                r_total_len <= fw_fence_total_len;
+                r_offset <= fw_fence_offset;
+                r_plen <= 16'd0;
+                send_ret <= S_RP_FENCE;
+                state_reg <= S_SEND;
+            end else begin
+                rs_own <= 1'b0;
+                state_reg <= S_POLL_NEXT;
+            end
         end
         S_CMD_PUSH: state_reg <= S_POLL_NEXT;
         S_CMD_OLD: begin

@@ -77,6 +77,10 @@ package clio_pkg;
   localparam int FAA_ARGS_LEN = 8;
   localparam int ATOMIC_RESP_LEN = 8;
   localparam int INFO_RESP_LEN = 60;
+  localparam int CHASE_REQ_LEN = 20;
+  localparam int CHASE_RESP_LEN = 16;
+  localparam int CHASE_MAX_VALUE = 1024;
+  localparam int CHASE_MAX_HOPS = 4096;
   localparam logic [7:0] PERM_READ = 8'h1;
   localparam logic [7:0] PERM_WRITE = 8'h2;
 

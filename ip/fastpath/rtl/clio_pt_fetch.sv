@@ -1,15 +1,16 @@
-// clio_pt_fetch: hash page-table bucket read over AXI4 with parallel tag compare on (PID, VPN).
+// clio_pt_fetch: hash page-table bucket read over AXI4 with parallel tag compare on (PID, VPN, page shift).
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
 // On a TLB miss: one INCR burst reads the K-slot bucket at
 // table_base + bucket * K * PTE_LEN (one DRAM access); every slot of each
-// beat is compared against (pid, vpn) as it arrives, and the first slot that
-// matches (allocated, same PID and 48-bit VPN) and is a well-formed PTE of the
-// request's page size (no reserved flag or permission bits, page_shift equal)
-// is reported with its PTE fields; `m_bad` counts tag matches that failed
-// those checks (the reference model's `pte_errors`). One bucket
+// beat is compared against the tag (pid, vpn, page shift) as it arrives, and
+// the first slot that matches (allocated, same PID, 48-bit VPN and flags page
+// shift: the same VPN at another page size is another page) and is a
+// well-formed PTE (no reserved flag or permission bits) is reported with its
+// PTE fields; `m_bad` counts tag matches that failed those checks (the
+// reference model's `pte_errors`). One bucket
 // read in flight; latency = AXI read latency + beats + 2 cycles.
 module clio_pt_fetch #(
     parameter DATA_WIDTH = 512,
@@ -69,6 +70,7 @@ import clio_pkg::PTE_OFF_FLAGS;
 import clio_pkg::PTE_FLAG_ALLOCATED;
 import clio_pkg::PTE_FLAG_VALID;
 import clio_pkg::PTE_PAGE_SHIFT_SHIFT;
+import clio_pkg::PTE_FLAG_RESERVED;
 import clio_pkg::PERM_READ;
 import clio_pkg::PERM_WRITE;
 
@@ -79,8 +81,6 @@ localparam SLOTS_PER_BEAT = BEAT_BYTES / PTE_LEN;
 localparam SW = $clog2(SLOTS);
 localparam BW = BEATS > 1 ? $clog2(BEATS) : 1;
 localparam PTE_W = PTE_LEN * 8;
-// Flag bits below the page-shift field that are neither ALLOCATED nor VALID.
-localparam [7:0] FLAG_RESERVED = ((8'd1 << PTE_PAGE_SHIFT_SHIFT) - 8'd1) & ~(PTE_FLAG_ALLOCATED | PTE_FLAG_VALID);
 
 initial begin
     if ((1 << SW) != SLOTS || BUCKET_BYTES < BEAT_BYTES) begin
@@ -132,12 +132,13 @@ always @* begin
     beat_pte = 0;
     for (i = SLOTS_PER_BEAT - 1; i >= 0; i = i - 1) begin
         pte = m_axi_rdata[i*PTE_W +: PTE_W];
+        // Tag = (pid, vpn, page shift): the same VPN at another page size is another page.
         tag_hit = (pte[PTE_OFF_FLAGS*8 +: 8] & PTE_FLAG_ALLOCATED) != 8'd0
             && pte[PTE_OFF_PID*8 +: 32] == pid_reg
-            && {16'd0, pte[PTE_OFF_VPN*8 +: 48]} == vpn_reg;
-        well_formed = (pte[PTE_OFF_FLAGS*8 +: 8] & FLAG_RESERVED) == 8'd0
-            && (pte[PTE_OFF_PERMS*8 +: 8] & ~(PERM_READ | PERM_WRITE)) == 8'd0
+            && {16'd0, pte[PTE_OFF_VPN*8 +: 48]} == vpn_reg
             && pte[PTE_OFF_FLAGS*8 + PTE_PAGE_SHIFT_SHIFT +: 5] == shift_reg;
+        well_formed = (pte[PTE_OFF_FLAGS*8 +: 8] & PTE_FLAG_RESERVED) == 8'd0
+            && (pte[PTE_OFF_PERMS*8 +: 8] & ~(PERM_READ | PERM_WRITE)) == 8'd0;
         if (tag_hit && !well_formed) begin
             beat_bad = beat_bad + 1'b1;
         end

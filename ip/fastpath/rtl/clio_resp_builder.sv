@@ -73,6 +73,10 @@ initial begin
         $error("Error: the header must fit in the first beat (instance %m)");
         $finish;
     end
+    if (BEATS < 3) begin
+        $error("Error: BEATS must be at least 3 (instance %m)");
+        $finish;
+    end
 end
 
 function [31:0] bswap32(input [31:0] v);
@@ -83,14 +87,39 @@ function [63:0] bswap64(input [63:0] v);
     bswap64 = {bswap32(v[31:0]), bswap32(v[63:32])};
 endfunction
 
-reg [DATA_WIDTH-1:0] buf_mem[0:BEATS-1];
+// The packet buffer as two single-write-port banks (even and odd beats): a
+// write of up to one beat touches beat wr_beat (lanes from wr_lane up) and
+// beat wr_beat + 1 (lanes below wr_lane), which always lie in different
+// banks. Both take the same data, wr_data rotated up by wr_lane bytes, with
+// per-byte enables; reads are asynchronous (LUT RAM).
+localparam EVEN_BEATS = (BEATS + 1) / 2;
+localparam ODD_BEATS = BEATS / 2;
+localparam HW = BW - 1;  // bank address bits
 
-// Byte-aligned write of up to one beat, possibly straddling two beats.
+reg [DATA_WIDTH-1:0] even_mem[0:EVEN_BEATS-1];
+reg [DATA_WIDTH-1:0] odd_mem[0:ODD_BEATS-1];
+
 wire [BW-1:0] wr_beat = wr_off[OW +: BW];
 wire [OW-1:0] wr_lane = wr_off[OW-1:0];
-wire [2*DATA_WIDTH-1:0] wr_shifted = {{DATA_WIDTH{1'b0}}, wr_data} << {wr_lane, 3'd0};
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2*DATA_WIDTH-1:0] wr_dup = {wr_data, wr_data} << {wr_lane, 3'd0};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [DATA_WIDTH-1:0] wr_rot = wr_dup[DATA_WIDTH +: DATA_WIDTH];
 wire [KEEP_WIDTH-1:0] wr_len_mask = wr_len[OW] ? {KEEP_WIDTH{1'b1}} : ~({KEEP_WIDTH{1'b1}} << wr_len[OW-1:0]);
 wire [2*KEEP_WIDTH-1:0] wr_mask = {{KEEP_WIDTH{1'b0}}, wr_len_mask} << wr_lane;
+// Beat wr_beat + 1 (its bank address and whether it exists).
+wire [BW:0]   wr_next = {1'b0, wr_beat} + 1'b1;
+wire          wr_lo_ok = {1'b0, wr_beat} < BEATS[BW:0];
+wire          wr_hi_ok = wr_next < BEATS[BW:0];
+// Even bank: wr_beat if even (low lanes), else wr_beat + 1 (high lanes).
+wire [HW-1:0] even_addr = wr_beat[0] ? wr_next[HW:1] : wr_beat[BW-1:1];
+wire [KEEP_WIDTH-1:0] even_we = !wr_en ? {KEEP_WIDTH{1'b0}}
+    : wr_beat[0] ? (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}})
+    : (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}});
+wire [HW-1:0] odd_addr = wr_beat[BW-1:1];
+wire [KEEP_WIDTH-1:0] odd_we = !wr_en ? {KEEP_WIDTH{1'b0}}
+    : wr_beat[0] ? (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}})
+    : (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}});
 
 localparam [1:0] ST_IDLE = 2'd0, ST_CRC = 2'd1, ST_OUT = 2'd2;
 reg [1:0]            state_reg = ST_IDLE;
@@ -127,7 +156,7 @@ wire [16:0] remain = len_reg - beat_start;
 integer i;
 
 always @* begin
-    cur_beat = buf_mem[beat_reg[BW-1:0]];
+    cur_beat = beat_reg[0] ? odd_mem[beat_reg[BW-1:1]] : even_mem[beat_reg[BW-1:1]];
     if (beat_reg == 0) begin
         for (i = 0; i < CLIO_HEADER_LEN; i = i + 1) begin
             cur_beat[i*8 +: 8] = hdr_reg[i*8 +: 8];
@@ -159,11 +188,9 @@ end
 
 always @(posedge clk) begin
     done_reg <= 1'b0;
-    if (wr_en) begin
-        for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
-            if (wr_mask[i]) buf_mem[wr_beat][i*8 +: 8] <= wr_shifted[i*8 +: 8];
-            if (wr_mask[KEEP_WIDTH+i] && wr_beat + 1 < BEATS) buf_mem[wr_beat + 1][i*8 +: 8] <= wr_shifted[(KEEP_WIDTH+i)*8 +: 8];
-        end
+    for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
+        if (even_we[i]) even_mem[even_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];
+        if (odd_we[i]) odd_mem[odd_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];
     end
     case (state_reg)
         ST_IDLE: begin

@@ -10,6 +10,9 @@
 // field the wire crate's `Header::parse` rejects) and the dispatch class.
 // The checks follow `Header::parse_verified`: length, then CRC, then fields.
 // Bytes after header + payload_len (Ethernet padding) are not covered.
+// The input stream is packed (AXI4-Stream with `tkeep` contiguous from lane 0,
+// as a MAC delivers it): the byte count and clio_crc32c rely on it, and
+// clio_crc32c reports any other mask in simulation.
 module clio_rx_parser #(
     parameter DATA_WIDTH = 512,
     parameter KEEP_WIDTH = DATA_WIDTH / 8,

@@ -20,7 +20,7 @@ use crate::Dram;
 pub const MODEL_VERSION: u32 = 0x0001_0000;
 
 /// Largest `max_hops` of a pointer chase (bounds the extend path's time per request).
-pub const CHASE_MAX_HOPS: u32 = 4096;
+pub const CHASE_MAX_HOPS: u32 = clio_wire::payload::ChaseReq::MAX_HOPS;
 
 /// Opaque identity of a packet's sender (e.g. a UDP address), echoed to the
 /// output callback so the shell knows where a response goes.

@@ -6,13 +6,13 @@ import json
 import re
 import sys
 
-work, out, param_set, modules = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+work, out, param_set, flags, modules = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:]
 # XCZU7EV capacity (Zynq UltraScale+ product table).
 ZU7EV = {"lut": 230400, "ff": 460800, "bram36": 312, "uram": 96, "dsp": 1728}
 # Fig. 19 of the Clio paper: share of the ZU7EV's logic used by each part.
 PAPER = {"VirtMem": 0.023, "NetStack": "small (a few percent)"}
 
-report = {"tool": "yosys synth_xilinx -family xcup -flatten", "parameters": param_set,
+report = {"tool": f"yosys 0.23 synth_xilinx {flags}", "parameters": param_set,
           "device": "xczu7ev", "device_capacity": ZU7EV, "paper_fig19_share": PAPER, "modules": {}}
 for m in modules:
     try:
@@ -28,17 +28,25 @@ for m in modules:
         v for k, v in cells.items() if k.startswith("RAMB18"))
     dsp = sum(v for k, v in cells.items() if k.startswith("DSP"))
     carry = sum(v for k, v in cells.items() if k.startswith("CARRY"))
+    try:
+        seconds = int(open(f"{work}/{m}.seconds").read())
+    except (OSError, ValueError):
+        seconds = None
     report["modules"][m] = {"lut": lut, "ff": ff, "lutram": lutram, "bram36": bram, "dsp": dsp,
                             "carry": carry, "lut_share_of_zu7ev": round(lut / ZU7EV["lut"], 5),
-                            "cells": cells}
+                            "synth_seconds": seconds, "cells": cells}
 # Groups as in Fig. 19 (sums of the units; clio_fault_unit contains clio_free_pa_fifo,
 # clio_ring_dma contains clio_desc_check).
 GROUPS = {"VirtMem": ["clio_tlb", "clio_bucket_hash", "clio_pt_fetch", "clio_perm_check", "clio_fault_unit"],
           "NetStack ingress (parse + CRC)": ["clio_rx_parser"],
           "Sync + dedup": ["clio_sync_unit", "clio_dedup"],
-          "Rings (ARM link)": ["clio_ring_dma"]}
+          "Rings (ARM link)": ["clio_ring_dma"],
+          "NetStack egress (response builder + CRC)": ["clio_resp_builder"],
+          "Top level (flattened, everything)": ["clio_fastpath_top"]}
 report["groups"] = {}
 for g, ms in GROUPS.items():
+    if not all(m in modules for m in ms):
+        continue
     got = [report["modules"].get(m, {}) for m in ms]
     if any("lut" not in r for r in got):
         report["groups"][g] = {"error": "a member did not synthesize"}

@@ -83,7 +83,7 @@ pub fn verilator_params(layout: &Layout) -> Vec<String> {
         format!("-GFIFO_DEPTH={}", layout.fifo_depth),
         format!("-GDEDUP_ENTRIES={}", layout.dedup_entries),
         format!("-GPKT_BEATS={}", pkt_bytes.div_ceil(64)),
-        format!("-GPTE_MIN_SHIFT={}", clio_wire::pte::MIN_PAGE_SHIFT),
-        format!("-GPTE_MAX_SHIFT={}", clio_wire::pte::MAX_PAGE_SHIFT),
+        format!("-GFWD_SLOTS={}", options().pending_slots),
+        format!("-GFENCE_SLOTS={}", options().fence_slots),
     ]
 }

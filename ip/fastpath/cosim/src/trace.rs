@@ -2,18 +2,21 @@
 //! reference model's answers to them.
 //!
 //! The generator plays every party around the fast path: clients (reads,
-//! writes of every size, atomics, retries, duplicates, malformed, corrupt
+//! writes of every size, atomics, ALLOC / FREE and their retries while the
+//! slow path holds them, fences, retries, duplicates, malformed, corrupt
 //! and truncated packets, wrong PIDs, unmapped and read-only pages) and the
 //! slow path (PTE inserts and removals, TLB shootdowns, free-PA refills,
-//! corrupt descriptors, consuming or not consuming the RX ring). Every event
+//! corrupt descriptors, consuming or not consuming the RX ring, REPLYs to
+//! the forwarded requests it read: correct ones, stale generations, wrong
+//! PIDs, unknown tags, undefined statuses). Every event
 //! is applied to the model as it is generated, so the expected responses and
 //! memory follow from the model alone.
 
-use clio_fastpath::{ClientId, FastPath, Trace};
+use clio_fastpath::{ClientId, FastPath, Stats, Trace};
 use clio_wire::clio::{flags, HEADER_LEN, RESPONSE_BIT};
-use clio_wire::payload::{perms, AtomicArgs, OffloadReq};
+use clio_wire::payload::{perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, OffloadReq};
 use clio_wire::pte::{bucket_index, Pte, PTE_LEN};
-use clio_wire::ring::{self, header_field, Descriptor};
+use clio_wire::ring::{self, header_field, Descriptor, Direction};
 use clio_wire::{Header, Opcode, Status};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -61,6 +64,8 @@ pub struct Case {
     pub packets: usize,
     /// Events from this index on are to be sent back to back (throughput run).
     pub stream_from: Option<usize>,
+    /// The reference model's counters after the last event (what the trace covered).
+    pub stats: Stats,
 }
 
 /// A page the slow path allocated to a process.
@@ -72,6 +77,28 @@ struct Page {
     perms: u8,
     bucket: u32,
     slot: u32,
+}
+
+/// A request forwarded to the slow path, as the ARM read it from the RX ring.
+#[derive(Debug, Clone, Copy)]
+struct Forwarded {
+    tag: u32,
+    pid: u32,
+    req_id: u32,
+    alloc: bool,
+    va: u64,
+    size: u64,
+}
+
+/// A linked list the client built in its memory (for later walks).
+#[derive(Debug, Clone)]
+struct List {
+    pid: u32,
+    head: u64,
+    keys: Vec<u64>,
+    key_offset: u16,
+    next_offset: u16,
+    len: usize,
 }
 
 /// A sent non-idempotent request that a later retry may repeat.
@@ -93,6 +120,10 @@ struct Gen {
     large_next: u64,
     sent: Vec<Sent>,
     packets: usize,
+    /// Forwarded requests the ARM has read and not yet answered.
+    waiting: Vec<Forwarded>,
+    /// Linked lists built for pointer chases.
+    lists: Vec<List>,
 }
 
 const TX_HEAD: usize = header_field::HEAD;
@@ -113,17 +144,20 @@ impl Gen {
         u32::from_le_bytes(self.model.dram()[off..off + 4].try_into().expect("4 bytes"))
     }
 
-    /// Publish TX descriptors as the ARM does (slot, then head and doorbell).
-    fn tx_publish(&mut self, slots: Vec<[u8; ring::SLOT_LEN]>) {
+    /// Publish TX descriptors as the ARM does (slot, then head and doorbell);
+    /// returns how many fitted.
+    fn tx_publish(&mut self, slots: Vec<[u8; ring::SLOT_LEN]>) -> usize {
         let lay = self.lay();
         let base = lay.dram_base + lay.tx_ring.start as u64;
         let count = (lay.tx_ring.len() - ring::HEADER_LEN) / ring::SLOT_LEN;
+        let mut published = 0;
         for s in slots {
             let head = self.u32_at(base + TX_HEAD as u64);
             let tail = self.u32_at(base + header_field::TAIL as u64);
             if head.wrapping_sub(tail) as usize >= count {
                 break;
             }
+            published += 1;
             let at = base + ring::slot_offset(head, count as u32) as u64;
             self.mem_write(at, s.to_vec());
             let bell = self.u32_at(base + header_field::DOORBELL as u64);
@@ -131,6 +165,7 @@ impl Gen {
             hb.extend_from_slice(&bell.wrapping_add(1).to_le_bytes());
             self.mem_write(base + TX_HEAD as u64, hb);
         }
+        published
     }
 
     fn desc(d: &Descriptor) -> [u8; ring::SLOT_LEN] {
@@ -159,6 +194,46 @@ impl Gen {
             } else {
                 tail.wrapping_add(head.wrapping_sub(tail).div_ceil(2))
             };
+            // The ARM reads what it consumes: forwarded requests wait for its reply.
+            let count = ((lay.rx_ring.len() - ring::HEADER_LEN) / ring::SLOT_LEN) as u32;
+            let mut i = tail;
+            while i != upto {
+                let at = lay.rx_ring.start + ring::slot_offset(i, count);
+                let slot = &self.model.dram()[at..at + ring::SLOT_LEN];
+                match Descriptor::parse(slot, Direction::Rx) {
+                    Ok(Descriptor::AllocReq {
+                        tag,
+                        pid,
+                        req_id,
+                        va,
+                        size,
+                        ..
+                    }) => self.waiting.push(Forwarded {
+                        tag,
+                        pid,
+                        req_id,
+                        alloc: true,
+                        va,
+                        size,
+                    }),
+                    Ok(Descriptor::FreeReq {
+                        tag,
+                        pid,
+                        req_id,
+                        va,
+                        size,
+                    }) => self.waiting.push(Forwarded {
+                        tag,
+                        pid,
+                        req_id,
+                        alloc: false,
+                        va,
+                        size,
+                    }),
+                    _ => {}
+                }
+                i = i.wrapping_add(1);
+            }
             self.mem_write(
                 base + header_field::TAIL as u64,
                 upto.to_le_bytes().to_vec(),
@@ -181,6 +256,23 @@ impl Gen {
     /// Allocate a page to a process: find a free slot of its bucket in the
     /// table as the model holds it, and describe the PTE write.
     fn allocate(&mut self, pid: u32, vpn: u64, shift: u8, valid: bool) -> Option<Descriptor> {
+        let perms = if self.rng.gen_bool(0.15) {
+            perms::READ
+        } else {
+            perms::RW
+        };
+        self.allocate_with(pid, vpn, shift, valid, perms)
+    }
+
+    /// [`Gen::allocate`] with the permissions given.
+    fn allocate_with(
+        &mut self,
+        pid: u32,
+        vpn: u64,
+        shift: u8,
+        valid: bool,
+        perms: u8,
+    ) -> Option<Descriptor> {
         let lay = self.lay();
         let g = lay.table;
         if self
@@ -198,11 +290,6 @@ impl Gen {
             .map(|p| p.slot)
             .collect();
         let slot = (0..g.slots_per_bucket).find(|s| !taken.contains(s))?;
-        let perms = if self.rng.gen_bool(0.15) {
-            perms::READ
-        } else {
-            perms::RW
-        };
         let ppn = if valid { self.next_ppn(shift) } else { 0 };
         self.pages.push(Page {
             pid,
@@ -235,8 +322,87 @@ impl Gen {
 
     /// A batch of slow-path work: allocations, refills, removals, shootdowns,
     /// the odd corrupt descriptor; then the fast path polls.
-    fn slow_path_batch(&mut self, initial: bool) {
+    /// REPLYs of the ARM: answers to forwarded requests it read (most of
+    /// them correct, some with an undefined status), and the odd reply with
+    /// a stale generation, a wrong PID or a tag nobody holds. Returns the
+    /// slots and, per slot, the index in `waiting` it answers.
+    fn replies(&mut self) -> (Vec<[u8; ring::SLOT_LEN]>, Vec<Option<usize>>) {
         let mut slots = Vec::new();
+        let mut answers = Vec::new();
+        let max_pid = self.lay().max_pid;
+        for i in 0..self.waiting.len() {
+            if !self.rng.gen_bool(0.6) {
+                continue;
+            }
+            let w = self.waiting[i];
+            let status = match self.rng.gen_range(0..20) {
+                0 => Status::OutOfMemory.raw(),
+                1 => Status::Busy.raw(),
+                2 => 0x33, // undefined: the client sees MALFORMED
+                _ => Status::Ok.raw(),
+            };
+            let moved = w.alloc && self.rng.gen_bool(0.3);
+            let va = if moved {
+                w.va.wrapping_add(self.rng.gen_range(1..64u64) << SMALL_SHIFT)
+            } else {
+                w.va
+            };
+            let mut d = Descriptor::Reply {
+                tag: w.tag,
+                pid: w.pid,
+                req_id: w.req_id,
+                status,
+                va,
+                size: w.size.next_multiple_of(1 << SMALL_SHIFT),
+                retries: if w.alloc { self.rng.gen_range(0..5) } else { 0 },
+                moved,
+            };
+            let mut answers_it = Some(i);
+            if let Descriptor::Reply { tag, pid, .. } = &mut d {
+                match self.rng.gen_range(0..25) {
+                    0 => {
+                        *tag = tag.wrapping_add(1 << 16); // another generation of the slot
+                        answers_it = None;
+                    }
+                    1 => {
+                        *pid = *pid % max_pid + 1; // not the requester
+                        answers_it = None;
+                    }
+                    _ => {}
+                }
+            }
+            slots.push(Self::desc(&d));
+            answers.push(answers_it);
+        }
+        if self.rng.gen_bool(0.1) {
+            // A tag no slot holds (beyond the table), or a second answer to an
+            // answered request (its generation has moved on).
+            let tag = if self.rng.gen_bool(0.5) {
+                0x1_0000 | self.rng.gen_range(64..0x1_0000u32)
+            } else {
+                self.rng.gen_range(0..64u32)
+            };
+            slots.push(Self::desc(&Descriptor::Reply {
+                tag,
+                pid: self.rng.gen_range(1..=max_pid),
+                req_id: 1,
+                status: 0,
+                va: 0,
+                size: 0,
+                retries: 0,
+                moved: false,
+            }));
+            answers.push(None);
+        }
+        (slots, answers)
+    }
+
+    fn slow_path_batch(&mut self, initial: bool) {
+        let (mut slots, answers) = if initial {
+            (Vec::new(), Vec::new())
+        } else {
+            self.replies()
+        };
         let max_pid = self.lay().max_pid;
         let n_alloc = if initial {
             14
@@ -346,7 +512,18 @@ impl Gen {
             }
             slots.push(s);
         }
-        self.tx_publish(slots);
+        let published = self.tx_publish(slots);
+        // Replies that made it into the ring leave the ARM's list (a wrong one
+        // is rejected and its request still waits for the right one).
+        let mut done: Vec<usize> = answers[..published.min(answers.len())]
+            .iter()
+            .flatten()
+            .copied()
+            .collect();
+        done.sort_unstable();
+        for i in done.into_iter().rev() {
+            self.waiting.remove(i);
+        }
         if self.rng.gen_bool(0.7) {
             self.consume_rx();
         }
@@ -417,6 +594,259 @@ impl Gen {
             self.rng.gen_range(0..(1u64 << p.shift))
         };
         (p.pid, Self::va_of(&p) + off)
+    }
+
+    /// An ALLOC (fixed or hinted VA, page size default/explicit, the odd bad
+    /// payload) or a FREE, to be forwarded to the slow path.
+    fn alloc_or_free(&mut self, pid: u32, va: u64) -> (Header, Vec<u8>) {
+        let va = va & !((1 << SMALL_SHIFT) - 1);
+        if self.rng.gen_bool(0.6) {
+            let size = self.rng.gen_range(1..16u64) << SMALL_SHIFT;
+            let req = AllocReq {
+                size,
+                perms: if self.rng.gen_bool(0.8) {
+                    perms::RW
+                } else {
+                    perms::READ
+                },
+                page_shift: *[0u8, SMALL_SHIFT, LARGE_SHIFT]
+                    .get(self.rng.gen_range(0..3))
+                    .unwrap_or(&0),
+            };
+            let mut p = vec![0u8; AllocReq::LEN];
+            let _ = req.emit(&mut p);
+            match self.rng.gen_range(0..40) {
+                0 => p[8] = 0,  // no permission
+                1 => p[8] = 4,  // undefined permission bit
+                2 => p[9] = 31, // page shift out of range
+                3 => p[9] = 11, // page shift out of range
+                4 => p[12] = 1, // reserved byte
+                5 => p.truncate(self.rng.gen_range(0..AllocReq::LEN)),
+                6 => p.push(0),
+                _ => {}
+            }
+            let mut h = self.header(Opcode::Alloc, pid, va, 0);
+            if self.rng.gen_bool(0.3) {
+                h.flags = flags::FIXED_VA;
+            }
+            (h, p)
+        } else {
+            let mut p = vec![0u8; FreeReq::LEN];
+            let _ = FreeReq {
+                size: self.rng.gen_range(1..16u64) << SMALL_SHIFT,
+            }
+            .emit(&mut p);
+            if self.rng.gen_bool(0.03) {
+                p.truncate(5);
+            }
+            (self.header(Opcode::Free, pid, va, 0), p)
+        }
+    }
+
+    /// Write a linked list into pages of one process (8-byte WRITE packets:
+    /// key and next pointer of every node). Nodes sit anywhere in the pages,
+    /// some across a page end; the last points nowhere, back to the head (a
+    /// cycle), or to an unmapped VA.
+    fn build_list(&mut self) {
+        let rw: Vec<Page> = self
+            .pages
+            .iter()
+            .filter(|p| p.perms == perms::RW)
+            .copied()
+            .collect();
+        if rw.is_empty() {
+            return;
+        }
+        let pid = rw[self.rng.gen_range(0..rw.len())].pid;
+        let mine: Vec<Page> = rw.iter().filter(|p| p.pid == pid).copied().collect();
+        let key_offset = self.rng.gen_range(0..40u16);
+        let next_offset = (key_offset + 8 + self.rng.gen_range(0..24u16)) % 48;
+        let n = self.rng.gen_range(1..=5usize);
+        let nodes: Vec<u64> = (0..n)
+            .map(|_| {
+                let p = mine[self.rng.gen_range(0..mine.len())];
+                let size = 1u64 << p.shift;
+                let off = if self.rng.gen_bool(0.1) {
+                    size - self.rng.gen_range(1..56) // words across the page end
+                } else {
+                    self.rng.gen_range(0..size - 64)
+                };
+                Self::va_of(&p) + off
+            })
+            .collect();
+        let keys: Vec<u64> = (0..n).map(|_| self.rng.gen()).collect();
+        for i in 0..n {
+            let next = if i + 1 < n {
+                nodes[i + 1]
+            } else {
+                match self.rng.gen_range(0..10) {
+                    0..=2 => nodes[0],
+                    3 => 0x8000_0000 + self.rng.gen_range(0..0x1000),
+                    _ => 0,
+                }
+            };
+            for (at, v) in [
+                (u64::from(key_offset), keys[i]),
+                (u64::from(next_offset), next),
+            ] {
+                let h = self.header(Opcode::Write, pid, nodes[i] + at, 8);
+                let pkt = Self::emit(&h, &v.to_le_bytes());
+                self.send(pkt, false);
+            }
+        }
+        self.lists.push(List {
+            pid,
+            head: nodes[0],
+            keys,
+            key_offset,
+            next_offset,
+            len: n,
+        });
+        if self.lists.len() > 16 {
+            self.lists.remove(0);
+        }
+    }
+
+    /// A POINTER_CHASE over a list built earlier (memory may have changed
+    /// since): a key of the list or not, hop limits below and above its
+    /// length, values of any length, the odd malformed request.
+    fn chase_request(&mut self) -> Option<(Header, Vec<u8>)> {
+        if self.lists.is_empty() {
+            return None;
+        }
+        let l = self.lists[self.rng.gen_range(0..self.lists.len())].clone();
+        let mtu = self.lay().mtu as u16;
+        let key = if self.rng.gen_bool(0.6) {
+            l.keys[self.rng.gen_range(0..l.keys.len())]
+        } else {
+            self.rng.gen()
+        };
+        let mut req = ChaseReq {
+            key,
+            key_offset: l.key_offset,
+            next_offset: l.next_offset,
+            value_offset: self.rng.gen_range(0..80),
+            value_len: match self.rng.gen_range(0..4) {
+                0 => 0,
+                1 => 8,
+                2 => self.rng.gen_range(0..64),
+                _ => self.rng.gen_range(0..=mtu - 16),
+            },
+            max_hops: match self.rng.gen_range(0..10) {
+                0 => 1,
+                // The longest walk allowed is costly to simulate: now and then.
+                1 if self.rng.gen_bool(0.2) => 4096,
+                1 | 2 => 64,
+                _ => self.rng.gen_range(1..=l.len as u32 + 2),
+            },
+        };
+        let mut len = ChaseReq::LEN;
+        match self.rng.gen_range(0..40) {
+            0 => req.max_hops = 0,
+            1 => req.max_hops = 4097,
+            2 => req.value_len = mtu - 15,
+            3 => req.value_len = ChaseReq::MAX_VALUE + 1,
+            4 => len = ChaseReq::LEN - 1,
+            5 => len = ChaseReq::LEN + 1,
+            _ => {}
+        }
+        let mut p = vec![0u8; ChaseReq::LEN + 1];
+        let _ = req.emit(&mut p);
+        p.truncate(len);
+        Some((self.header(Opcode::PointerChase, l.pid, l.head, 0), p))
+    }
+
+    /// Directed: the same VPN mapped at both page sizes for one PID. The PTE
+    /// tag is (pid, vpn, page shift) and the bucket index ignores the size,
+    /// so the two pages share a bucket: the bucket read and the TLB must
+    /// tell them apart (larger page in the lower slot for one VPN, in the
+    /// higher for the other; one read-only, one read-write; one mapped, one
+    /// faulting on first touch; a shootdown and a removal of one of them).
+    fn two_page_sizes(&mut self) {
+        let pid = 1;
+        let large_base = self.lay().class_base(1) >> LARGE_SHIFT;
+        let vpns = [large_base + 40, large_base + 41];
+        // Both sizes' VAs of these VPNs lie in their own class.
+        assert_eq!(
+            self.lay().shift_of(vpns[0] << SMALL_SHIFT),
+            Some(SMALL_SHIFT)
+        );
+        assert_eq!(
+            self.lay().shift_of(vpns[0] << LARGE_SHIFT),
+            Some(LARGE_SHIFT)
+        );
+        let mut slots = Vec::new();
+        let order = [
+            [
+                (LARGE_SHIFT, true, perms::READ),
+                (SMALL_SHIFT, false, perms::RW),
+            ],
+            [
+                (SMALL_SHIFT, true, perms::RW),
+                (LARGE_SHIFT, false, perms::RW),
+            ],
+        ];
+        for (vpn, pair) in vpns.iter().zip(order) {
+            for (shift, valid, p) in pair {
+                if let Some(d) = self.allocate_with(pid, *vpn, shift, valid, p) {
+                    slots.push(Self::desc(&d));
+                }
+            }
+        }
+        for shift in [SMALL_SHIFT, LARGE_SHIFT] {
+            for _ in 0..2 {
+                let ppn = self.next_ppn(shift);
+                slots.push(Self::desc(&Descriptor::FreePaPush {
+                    page_shift: shift,
+                    ppn,
+                }));
+            }
+        }
+        self.tx_publish(slots);
+        self.poll();
+        let touch = |g: &mut Self| {
+            for vpn in vpns {
+                for shift in [SMALL_SHIFT, LARGE_SHIFT] {
+                    let va = (vpn << shift) + 0x18;
+                    let h = g.header(Opcode::Write, pid, va, 8);
+                    let v = (vpn << 8 | u64::from(shift)).to_le_bytes();
+                    g.send(Self::emit(&h, &v), false);
+                    let h = g.header(Opcode::FetchAndAdd, pid, va, 8);
+                    let mut a = [0u8; 8];
+                    let _ = AtomicArgs::FetchAndAdd { addend: 3 }.emit(&mut a);
+                    g.send(Self::emit(&h, &a), false);
+                    let h = g.header(Opcode::Read, pid, va, 8);
+                    g.send(Self::emit(&h, &[]), true);
+                }
+            }
+        };
+        touch(self);
+        // Shootdown of one VPN (every size), then the reads miss and re-read the bucket.
+        let inv = Self::desc(&Descriptor::TlbInvalidate {
+            pid,
+            vpn: vpns[0],
+            pages: 1,
+        });
+        self.tx_publish(vec![inv]);
+        self.poll();
+        touch(self);
+        // Remove the small page of the first VPN: its large twin stays mapped.
+        if let Some(i) = self
+            .pages
+            .iter()
+            .position(|p| p.pid == pid && p.vpn == vpns[0] && p.shift == SMALL_SHIFT)
+        {
+            let p = self.pages.remove(i);
+            let rm = Self::desc(&Descriptor::PteRemove {
+                bucket: p.bucket,
+                slot: p.slot,
+                pid,
+                vpn: p.vpn,
+            });
+            self.tx_publish(vec![rm]);
+            self.poll();
+        }
+        touch(self);
     }
 
     fn request(&mut self) {
@@ -518,6 +948,15 @@ impl Gen {
                 let _ = OffloadReq { offload: 7 }.emit(&mut p);
                 (self.header(Opcode::OffloadCall, pid, va, 0), p)
             }
+            90..=92 => self.alloc_or_free(pid, va),
+            93 => {
+                self.build_list();
+                return;
+            }
+            94..=95 => match self.chase_request() {
+                Some(r) => r,
+                None => return,
+            },
             _ => (self.header(Opcode::Read, pid, va, 8), Vec::new()),
         };
         if self.rng.gen_bool(0.03) {
@@ -590,6 +1029,8 @@ fn new_gen(seed: u64) -> Gen {
         large_next: 0,
         sent: Vec::new(),
         packets: 0,
+        waiting: Vec::new(),
+        lists: Vec::new(),
     }
 }
 
@@ -598,6 +1039,7 @@ pub fn generate(seed: u64, requests: usize) -> Case {
     let mut g = new_gen(seed);
     let initial = g.model.dram().clone();
     g.slow_path_batch(true);
+    g.two_page_sizes();
     while g.packets < requests {
         g.request();
         if g.rng.gen_bool(0.04) {
@@ -614,6 +1056,7 @@ pub fn generate(seed: u64, requests: usize) -> Case {
         last,
         packets: g.packets,
         stream_from: None,
+        stats: *g.model.stats(),
     }
 }
 
@@ -661,6 +1104,7 @@ pub fn generate_stream(seed: u64, count: usize) -> Case {
         last,
         packets: g.packets,
         stream_from: Some(stream_from),
+        stats: *g.model.stats(),
     }
 }
 
@@ -698,6 +1142,54 @@ mod tests {
             "no replayed response"
         );
         assert_ne!(a.initial, a.last, "the trace changes memory");
+    }
+
+    #[test]
+    fn slow_path_and_extend_path_traffic() {
+        let c = generate(3, 3000);
+        let polls: std::collections::BTreeSet<usize> = c
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| matches!(e, Event::Poll))
+            .map(|(i, _)| i)
+            .collect();
+        let at_poll = |op: Opcode| {
+            c.outputs
+                .iter()
+                .filter(|(i, o)| polls.contains(i) && o[1] == op.raw() | RESPONSE_BIT)
+                .map(|(_, o)| o.clone())
+                .collect::<Vec<_>>()
+        };
+        // Replies answer forwarded requests at a poll, some placed elsewhere (MOVED).
+        let allocs = at_poll(Opcode::Alloc);
+        assert!(allocs.iter().any(|o| o[3] == Status::Ok.raw()));
+        assert!(allocs.iter().any(|o| o[2] & flags::MOVED != 0));
+        assert!(allocs.iter().any(|o| o[3] != Status::Ok.raw()));
+        assert!(!at_poll(Opcode::Free).is_empty());
+        // Fences that waited are answered at the poll of the completing reply.
+        assert!(!at_poll(Opcode::Fence).is_empty());
+        assert!(c.stats.forwarded > 20 && c.stats.pending_retargets > 0);
+        // REPLYs with stale tags or wrong PIDs are rejected.
+        assert!(c.stats.tx_rejected > 0);
+        // Chases: found with a value, not found, failing mid-walk, malformed.
+        let chases: Vec<&Vec<u8>> = c
+            .outputs
+            .iter()
+            .filter(|(_, o)| o[1] == Opcode::PointerChase.raw() | RESPONSE_BIT)
+            .map(|(_, o)| o)
+            .collect();
+        let ok: Vec<&Vec<u8>> = chases
+            .iter()
+            .filter(|o| o[3] == Status::Ok.raw() && o.len() >= HEADER_LEN + 16)
+            .copied()
+            .collect();
+        assert!(ok
+            .iter()
+            .any(|o| o[HEADER_LEN + 15] == 1 && o.len() > HEADER_LEN + 16));
+        assert!(ok.iter().any(|o| o[HEADER_LEN + 15] == 0));
+        assert!(chases.iter().any(|o| o[3] == Status::Unmapped.raw()));
+        assert!(chases.iter().any(|o| o[3] == Status::Malformed.raw()));
     }
 
     #[test]

@@ -20,7 +20,9 @@ async def packets(dut):
     await reset(dut)
     rng = random.Random(int(cocotb.RANDOM_SEED))
     for n in range(60):
-        plen = rng.choice([0, 1, 8, 23, 24, 25, 60, 88, 130, rng.randrange(0, 1400)])
+        # 1488: header + payload fill all 24 buffer beats exactly.
+        full = len(dut.wr_data) // 8 * 24 - P["CLIO_HEADER_LEN"]
+        plen = rng.choice([0, 1, 8, 23, 24, 25, 60, 88, 130, full, rng.randrange(0, 1400)])
         payload = bytes(rng.getrandbits(8) for _ in range(plen))
         f = dict(opcode=rng.choice([P["OP_READ_RESP"], P["OP_NACK"], P["OP_WRITE_RESP"]]),
                  pid=rng.getrandbits(32), req_id=rng.getrandbits(32), retry_of=rng.getrandbits(32),
@@ -36,6 +38,15 @@ async def packets(dut):
             dut.wr_en.value = 1
             await RisingEdge(dut.clk)
             pos += k
+        if plen == full:
+            # A write running past the buffer end: its bytes beyond the last beat are
+            # dropped (they must not wrap into beat 0).
+            tail = payload[-10:] + bytes(rng.getrandbits(8) for _ in range(54))
+            dut.wr_off.value = P["CLIO_HEADER_LEN"] + plen - 10
+            dut.wr_data.value = int.from_bytes(tail, "little")
+            dut.wr_len.value = 64
+            dut.wr_en.value = 1
+            await RisingEdge(dut.clk)
         dut.wr_en.value = 0
         dut.hdr_opcode.value, dut.hdr_flags.value, dut.hdr_status.value = f["opcode"], f["flags"], f["status"]
         dut.hdr_pid.value, dut.hdr_req_id.value, dut.hdr_retry_of.value = f["pid"], f["req_id"], f["retry_of"]

@@ -106,6 +106,20 @@ fn main() -> ExitCode {
                 case.outputs.len(),
                 out.display()
             );
+            let st = &case.stats;
+            println!(
+                "model: {} forwarded, {} forward busy, {} re-targeted, {} duplicates, {} busy, \
+                 {} TX commands, {} TX rejected, {} faults, {} TLB misses",
+                st.forwarded,
+                st.forward_busy,
+                st.pending_retargets,
+                st.duplicates,
+                st.busy,
+                st.tx_commands,
+                st.tx_rejected,
+                st.faults,
+                st.tlb_misses
+            );
             ExitCode::SUCCESS
         }
         _ => usage(),
