@@ -44,12 +44,11 @@ use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
 use clio_config::BoardConfig;
-use clio_fastpath::{ClientId as FpClient, FastPath, Layout, Span};
+use clio_fastpath::{FastPath, Layout, Span};
 use clio_slowpath::{SlowPath, SlowPathConfig};
 use clio_wire::clio::HEADER_LEN;
-use clio_wire::payload::InfoResp;
 use clio_wire::ring::{header_field, Descriptor, Direction, Producer, RingMemory};
-use clio_wire::{Header, Opcode, Packet, Status};
+use clio_wire::Packet;
 use memmap2::MmapMut;
 
 use crate::board::{BoardError, WORKERS, WORKER_QUEUE};
@@ -431,34 +430,6 @@ impl std::fmt::Debug for RtlBoard {
     }
 }
 
-/// The INFO payload the reference model answers with on this board: the
-/// RTL's `cfg_info`, so both report the same identity.
-fn info_payload(fp: &mut FastPath<&mut [u8]>) -> Result<[u8; InfoResp::LEN], BoardError> {
-    let h = Header {
-        opcode: Opcode::Info,
-        flags: 0,
-        status: Status::Ok,
-        pid: 1,
-        req_id: 1,
-        retry_of: 0,
-        va: 0,
-        total_len: 0,
-        offset: 0,
-        payload_len: 0,
-    };
-    let mut pkt = [0u8; HEADER_LEN];
-    h.emit_with_payload(&mut pkt, &[])
-        .map_err(|e| err(format!("INFO request: {e}")))?;
-    let mut resp = Vec::new();
-    fp.receive(FpClient(0), &pkt, &mut |_, r: &[u8]| resp = r.to_vec());
-    let body = resp
-        .get(HEADER_LEN..HEADER_LEN + InfoResp::LEN)
-        .ok_or_else(|| err("the fast-path model did not answer INFO"))?;
-    let mut info = [0u8; InfoResp::LEN];
-    info.copy_from_slice(body);
-    Ok(info)
-}
-
 /// Two disjoint mutable views of DRAM.
 fn split2(mem: &mut [u8], a: Span, b: Span) -> (&mut [u8], &mut [u8]) {
     if a.start < b.start {
@@ -512,7 +483,7 @@ impl RtlBoard {
         let info = {
             let mut fp = FastPath::format(cfg, crate::qemu::cosim_model_options(), &mut map[..])
                 .map_err(|e| err(format!("fast path: {e}")))?;
-            info_payload(&mut fp)?
+            clio_fastpath_cosim::board::info_payload(&mut fp).map_err(err)?
         };
         let core = SlowPath::new_leaked(SlowPathConfig::from_board(cfg))
             .map_err(|e| err(format!("slow path: {e:?}")))?;

@@ -4,7 +4,10 @@
 //! rings all happen within a short trace.
 
 use clio_config::{BoardConfig, PageSizes, Region};
-use clio_fastpath::{Layout, ModelOptions, ZeroPolicy};
+use clio_fastpath::{ClientId, Dram, FastPath, Layout, ModelOptions, ZeroPolicy};
+use clio_wire::clio::HEADER_LEN;
+use clio_wire::payload::InfoResp;
+use clio_wire::{Header, Opcode};
 
 /// Page shift of VA class 0 (the default size).
 pub const SMALL_SHIFT: u8 = 12;
@@ -86,4 +89,20 @@ pub fn verilator_params(layout: &Layout) -> Vec<String> {
         format!("-GFWD_SLOTS={}", options().pending_slots),
         format!("-GFENCE_SLOTS={}", options().fence_slots),
     ]
+}
+
+/// The INFO payload `fp` answers with. The RTL is given it as `cfg_info`,
+/// so the model and the RTL report the same identity.
+pub fn info_payload<D: Dram>(fp: &mut FastPath<D>) -> Result<[u8; InfoResp::LEN], String> {
+    let pkt = Header::request(Opcode::Info, 1, 1, 0, 0)
+        .encode(&[])
+        .map_err(|e| format!("INFO request: {e}"))?;
+    let mut resp = Vec::new();
+    fp.receive(ClientId(0), &pkt, &mut |_, r: &[u8]| resp = r.to_vec());
+    let body = resp
+        .get(HEADER_LEN..HEADER_LEN + InfoResp::LEN)
+        .ok_or("the fast-path model did not answer INFO with a full payload")?;
+    let mut info = [0u8; InfoResp::LEN];
+    info.copy_from_slice(body);
+    Ok(info)
 }

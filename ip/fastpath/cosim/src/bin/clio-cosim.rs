@@ -9,11 +9,9 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clio_fastpath::{ClientId, FastPath, Layout};
+use clio_fastpath::{FastPath, Layout};
 use clio_fastpath_cosim::{board, files, trace};
-use clio_wire::clio::HEADER_LEN;
 use clio_wire::payload::InfoResp;
-use clio_wire::{Header, Opcode, Status};
 
 fn usage() -> ExitCode {
     eprintln!("usage: clio-cosim gen|stream --seed N --requests N --out DIR | clio-cosim params");
@@ -25,30 +23,7 @@ fn info_payload() -> Result<[u8; InfoResp::LEN], String> {
     let b = board::board();
     let mut m = FastPath::format(&b, board::options(), vec![0u8; b.dram.size as usize])
         .map_err(|e| e.to_string())?;
-    let h = Header {
-        opcode: Opcode::Info,
-        flags: 0,
-        status: Status::Ok,
-        pid: 1,
-        req_id: 1,
-        retry_of: 0,
-        va: 0,
-        total_len: 0,
-        offset: 0,
-        payload_len: 0,
-    };
-    let mut pkt = [0u8; HEADER_LEN];
-    h.emit_with_payload(&mut pkt, &[])
-        .map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    m.receive(ClientId(0), &pkt, &mut |_, r: &[u8]| out.push(r.to_vec()));
-    let r = out.first().ok_or("the model did not answer INFO")?;
-    let mut info = [0u8; InfoResp::LEN];
-    info.copy_from_slice(
-        r.get(HEADER_LEN..HEADER_LEN + InfoResp::LEN)
-            .ok_or("INFO response too short")?,
-    );
-    Ok(info)
+    board::info_payload(&mut m)
 }
 
 fn main() -> ExitCode {
