@@ -134,27 +134,23 @@ pub fn first_difference(a: &[u8], b: &[u8]) -> Option<usize> {
         .or((a.len() != b.len()).then(|| a.len().min(b.len())))
 }
 
-/// A small deterministic generator (SplitMix64) for reproducible
-/// workloads; the tests print their seed.
+/// A small deterministic generator for reproducible workloads (the fault
+/// injector's SplitMix64); the tests print their seed.
 #[derive(Debug, Clone)]
-pub struct Rng(u64);
+pub struct Rng(clio_emu::faults::SplitMix64);
 
 impl Rng {
     /// A generator from `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(clio_emu::faults::SplitMix64::new(seed))
     }
     /// Next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
     /// Uniform in `[0, n)` (`n > 0`).
     pub fn below(&mut self, n: u64) -> u64 {
-        ((self.next_u64() as u128 * n as u128) >> 64) as u64
+        self.0.below(n)
     }
     /// Uniform in `[lo, hi]`.
     pub fn range(&mut self, lo: u64, hi: u64) -> u64 {

@@ -143,6 +143,25 @@ pub struct LoadResult {
     pub unloaded_write: u64,
 }
 
+/// The lone operation of the unloaded measurements: a 64 B write or read
+/// from host 0 to host 1, address 0.
+pub fn probe_request(write: bool) -> Request {
+    if write {
+        Request::Write {
+            dst: 1,
+            addr: 0,
+            data: vec![5; 64],
+        }
+    } else {
+        Request::Read {
+            dst: 1,
+            addr: 0,
+            len: 64,
+            local_addr: 0,
+        }
+    }
+}
+
 /// Unloaded latency (cycles) of one 64 B read and one 64 B write on an otherwise idle fabric
 /// with this configuration, measured like the loaded operations.
 pub fn unloaded(cfg: &FabricConfig) -> Result<(u64, u64), String> {
@@ -151,21 +170,9 @@ pub fn unloaded(cfg: &FabricConfig) -> Result<(u64, u64), String> {
         let mut c = *cfg;
         c.switch.ports = 2;
         let mut f = Fabric::new(c).map_err(|e| e.to_string())?;
-        let req = if write {
-            Request::Write {
-                dst: 1,
-                addr: 0,
-                data: vec![5; 64],
-            }
-        } else {
-            Request::Read {
-                dst: 1,
-                addr: 0,
-                len: 64,
-                local_addr: 0,
-            }
-        };
-        f.hosts[0].submit(0, req).map_err(|e| e.to_string())?;
+        f.hosts[0]
+            .submit(0, probe_request(write))
+            .map_err(|e| e.to_string())?;
         if !f.run_until_quiet(100_000) {
             return Err("unloaded operation did not finish".into());
         }

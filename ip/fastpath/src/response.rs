@@ -7,7 +7,7 @@
 //! the README: read chunks carry their own `offset`, `AllocResp` carries the
 //! placed VA in `va`.
 
-use clio_wire::clio::{flags, HEADER_LEN, VERSION};
+use clio_wire::clio::{flags, HEADER_LEN};
 use clio_wire::{Header, Opcode, Packet, Status};
 
 use crate::dedup::{DedupKey, Recorded};
@@ -77,20 +77,20 @@ impl Resp {
 
     /// Write the header into `pkt` (whose payload is already in place) and fill the CRC.
     pub(crate) fn emit(&self, pkt: &mut [u8]) {
-        let plen = (pkt.len() - HEADER_LEN) as u16;
+        let h = Header {
+            opcode: self.opcode,
+            flags: self.flags,
+            status: self.status,
+            pid: self.pid,
+            req_id: self.req_id,
+            retry_of: self.retry_of,
+            va: self.va,
+            total_len: self.total_len,
+            offset: self.offset,
+            payload_len: (pkt.len() - HEADER_LEN) as u16,
+        };
         let mut p = Packet::new_unchecked(pkt);
-        p.set_version(VERSION);
-        p.set_opcode(self.opcode);
-        p.set_flags(self.flags);
-        p.set_status(self.status);
-        p.set_pid(self.pid);
-        p.set_req_id(self.req_id);
-        p.set_retry_of(self.retry_of);
-        p.set_va(self.va);
-        p.set_total_len(self.total_len);
-        p.set_offset(self.offset);
-        p.set_payload_len(plen);
-        p.set_reserved(0);
+        h.emit(&mut p);
         p.fill_crc();
     }
 }

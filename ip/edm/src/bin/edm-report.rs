@@ -27,21 +27,9 @@ struct Breakdown {
 fn breakdown(write: bool) -> Breakdown {
     let mut f = Fabric::new(FabricConfig::new(2)).expect("valid config");
     f.tap = true;
-    let req = if write {
-        Request::Write {
-            dst: 1,
-            addr: 0,
-            data: vec![5; 64],
-        }
-    } else {
-        Request::Read {
-            dst: 1,
-            addr: 0,
-            len: 64,
-            local_addr: 0,
-        }
-    };
-    f.hosts[0].submit(0, req).expect("valid request");
+    f.hosts[0]
+        .submit(0, edm::load::probe_request(write))
+        .expect("valid request");
     assert!(
         f.run_until_quiet(10_000),
         "unloaded operation did not finish"

@@ -6,19 +6,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, ReadOnly
 
-
-def load(path):
-    with open(path) as f:
-        return [line.split() for line in f if line.strip()]
-
-
-def field(sig, index, width):
-    """Bits [index*width +: width] of a packed output; X/Z in a used field is an error."""
-    bits = str(sig.value)
-    lo = len(bits) - (index + 1) * width
-    part = bits[lo : lo + width]
-    assert all(c in "01" for c in part), f"{sig._name}[{index}] = {part} is not 0/1"
-    return int(part, 2)
+from pim_vectors import expected_iteration, field, load
 
 
 async def step(dut):
@@ -73,16 +61,7 @@ async def replay_model_vectors(dut):
             await step(dut)
             getattr(dut, sig + "_valid").value = 0
         elif op[0] == "I":
-            want_q, want_m = {}, {}
-            while lines[i][0] != "E":
-                e = lines[i]
-                if e[0] == "Q":
-                    want_q[int(e[1])] = int(e[2])
-                else:
-                    s, d, tag, ln, last = (int(x) for x in e[1:])
-                    want_m[s] = (d, tag, ln, last)
-                i += 1
-            i += 1
+            want_q, want_m, i = expected_iteration(lines, i)
             dut.iter_start.value = 1
             await step(dut)
             dut.iter_start.value = 0
