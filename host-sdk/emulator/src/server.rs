@@ -27,15 +27,11 @@ const RECV_BATCH: usize = 16;
 
 /// Send every queued datagram in batches; returns how many left. A datagram
 /// the kernel refuses is lost, as on a real link (the client retries).
-fn send_all(socket: &UdpSocket, clients: &[SocketAddr], q: &mut Vec<(ClientId, Vec<u8>)>) -> u64 {
-    let refs: Vec<(&[u8], Option<SocketAddr>)> = q
-        .iter()
-        .filter_map(|(to, p)| clients.get(*to as usize).map(|a| (&p[..], Some(*a))))
-        .collect();
+fn send_all(socket: &UdpSocket, q: &mut Vec<(Vec<u8>, Option<SocketAddr>)>) -> u64 {
     let mut sent = 0;
     let mut at = 0;
-    while at < refs.len() {
-        match clio_mmsg::send_batch(socket, &refs[at..]) {
+    while at < q.len() {
+        match clio_mmsg::send_batch(socket, &q[at..]) {
             Ok(n) => {
                 sent += n as u64;
                 at += n;
@@ -188,7 +184,7 @@ pub fn serve<E: Engine>(
     socket.set_read_timeout(None)?;
     let mut engine_wait: Option<Duration> = None;
     let mut outq: Vec<(ClientId, Vec<u8>)> = Vec::new();
-    let mut sends: Vec<(ClientId, Vec<u8>)> = Vec::new();
+    let mut sends: Vec<(Vec<u8>, Option<SocketAddr>)> = Vec::new();
 
     while !stop.load(Ordering::Relaxed) {
         // Sleep in the kernel until a datagram or the next owed event.
@@ -262,15 +258,17 @@ pub fn serve<E: Engine>(
         for (to, p) in outq.drain(..) {
             if faulty {
                 outbound.push(now(), to, &p);
-            } else {
-                sends.push((to, p));
+            } else if let Some(a) = clients.get(to as usize) {
+                sends.push((p, Some(*a)));
             }
         }
         let t = now();
         while let Some((to, p)) = outbound.pop_due(t) {
-            sends.push((to, p));
+            if let Some(a) = clients.get(to as usize) {
+                sends.push((p, Some(*a)));
+            }
         }
-        stats.sent += send_all(&socket, &clients, &mut sends);
+        stats.sent += send_all(&socket, &mut sends);
     }
     stats.inbound = inbound.stats();
     stats.outbound = outbound.stats();

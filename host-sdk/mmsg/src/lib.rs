@@ -81,7 +81,10 @@ impl RecvBatch {
 /// with as few system calls as the platform allows. Returns how many were
 /// handed to the kernel; stops at the first error after at least one was
 /// sent, and returns the error if none was.
-pub fn send_batch(sock: &UdpSocket, pkts: &[(&[u8], Option<SocketAddr>)]) -> io::Result<usize> {
+pub fn send_batch<P: AsRef<[u8]>>(
+    sock: &UdpSocket,
+    pkts: &[(P, Option<SocketAddr>)],
+) -> io::Result<usize> {
     let mut sent = 0;
     while sent < pkts.len() {
         match imp::send(sock, &pkts[sent..]) {
@@ -250,9 +253,9 @@ mod imp {
         Ok(n)
     }
 
-    pub(super) fn send(
+    pub(super) fn send<P: AsRef<[u8]>>(
         sock: &UdpSocket,
-        pkts: &[(&[u8], Option<SocketAddr>)],
+        pkts: &[(P, Option<SocketAddr>)],
     ) -> io::Result<usize> {
         let n = pkts.len().min(MAX_BATCH);
         // SAFETY: all-zero is a valid value of these plain C structs.
@@ -260,6 +263,7 @@ mod imp {
         let mut iov: [libc::iovec; MAX_BATCH] = unsafe { zeroed() };
         let mut hdrs: [libc::mmsghdr; MAX_BATCH] = unsafe { zeroed() };
         for (i, (data, to)) in pkts[..n].iter().enumerate() {
+            let data = data.as_ref();
             iov[i] = libc::iovec {
                 // The kernel only reads through this pointer.
                 iov_base: data.as_ptr() as *mut libc::c_void,
@@ -311,14 +315,14 @@ mod imp {
         Ok(1)
     }
 
-    pub(super) fn send(
+    pub(super) fn send<P: AsRef<[u8]>>(
         sock: &UdpSocket,
-        pkts: &[(&[u8], Option<SocketAddr>)],
+        pkts: &[(P, Option<SocketAddr>)],
     ) -> io::Result<usize> {
-        let (p, to) = pkts[0];
+        let (p, to) = &pkts[0];
         match to {
-            Some(a) => sock.send_to(p, a)?,
-            None => sock.send(p)?,
+            Some(a) => sock.send_to(p.as_ref(), a)?,
+            None => sock.send(p.as_ref())?,
         };
         Ok(1)
     }
@@ -341,8 +345,8 @@ mod tests {
         let (a, b) = pair();
         let to = Some(b.local_addr().unwrap());
         let pkts: Vec<Vec<u8>> = (0..100u8).map(|i| vec![i; 1 + i as usize]).collect();
-        let refs: Vec<(&[u8], Option<SocketAddr>)> = pkts.iter().map(|p| (&p[..], to)).collect();
-        assert_eq!(send_batch(&a, &refs).unwrap(), 100);
+        let batch: Vec<(&Vec<u8>, Option<SocketAddr>)> = pkts.iter().map(|p| (p, to)).collect();
+        assert_eq!(send_batch(&a, &batch).unwrap(), 100);
         let mut batch = RecvBatch::new(16, 256);
         let mut got = Vec::new();
         while got.len() < 100 {

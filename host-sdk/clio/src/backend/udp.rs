@@ -36,8 +36,9 @@ pub struct UdpTransport {
     batch: RecvBatch,
     /// Next datagram of `batch` not yet handed out.
     next: usize,
-    /// Queued sends (buffers reused) and how many of them are live.
-    sendq: Vec<Vec<u8>>,
+    /// Queued sends (buffers reused; `None`: to the connected board) and
+    /// how many of them are live.
+    sendq: Vec<(Vec<u8>, Option<std::net::SocketAddr>)>,
     queued: usize,
 }
 
@@ -131,9 +132,9 @@ impl UdpTransport {
 impl Transport for UdpTransport {
     fn send(&mut self, pkt: &[u8]) -> Result<(), ClioError> {
         if self.queued == self.sendq.len() {
-            self.sendq.push(Vec::with_capacity(pkt.len()));
+            self.sendq.push((Vec::with_capacity(pkt.len()), None));
         }
-        let slot = &mut self.sendq[self.queued];
+        let slot = &mut self.sendq[self.queued].0;
         slot.clear();
         slot.extend_from_slice(pkt);
         self.queued += 1;
@@ -144,10 +145,7 @@ impl Transport for UdpTransport {
     }
 
     fn flush(&mut self) -> Result<(), ClioError> {
-        let pkts: Vec<(&[u8], Option<std::net::SocketAddr>)> = self.sendq[..self.queued]
-            .iter()
-            .map(|p| (&p[..], None))
-            .collect();
+        let pkts = &self.sendq[..self.queued];
         let mut at = 0;
         while at < pkts.len() {
             match clio_mmsg::send_batch(&self.sock, &pkts[at..]) {
