@@ -990,6 +990,26 @@ end
 integer fi;
 
 /* verilator lint_off WIDTH */
+// A taken fault goes on at once: its PTE write-back and PA_CONSUMED notice
+// wait in the fault queue (written after the response), its TLB entry is
+// inserted, and one RX-ring credit is spent on the notice.
+task automatic fault_enqueue(input [31:0] ppn);
+    begin
+        fq_addr[fq_count] <= slot_addr;
+        fq_pte[fq_count] <= fault_pte;
+        fq_pid[fq_count] <= h_pid;
+        fq_vpn[fq_count] <= pg_vpn[47:0];
+        fq_ppn[fq_count] <= ppn;
+        fq_shift[fq_count] <= pg_shift;
+        fq_bucket[fq_count] <= pg_bucket;
+        fq_slot[fq_count] <= pg_slot;
+        fq_count <= fq_count + 1'b1;
+        rx_credit <= rx_credit - 1'b1;
+        tlb_ins_valid <= 1'b1;
+        state_reg <= S_XL_OK;
+    end
+endtask
+
 always @(posedge clk) begin
     tlb_look_valid <= 1'b0;
     tlb_ins_valid <= 1'b0;
@@ -1478,19 +1498,7 @@ always @(posedge clk) begin
                         flush_ret <= S_XL_ENQ;
                         state_reg <= S_FLUSH;
                     end else begin
-                        // Queue the side effects and go on (same as S_XL_ENQ).
-                        fq_addr[fq_count] <= slot_addr;
-                        fq_pte[fq_count] <= fault_pte;
-                        fq_pid[fq_count] <= h_pid;
-                        fq_vpn[fq_count] <= pg_vpn[47:0];
-                        fq_ppn[fq_count] <= fault_ppn;
-                        fq_shift[fq_count] <= pg_shift;
-                        fq_bucket[fq_count] <= pg_bucket;
-                        fq_slot[fq_count] <= pg_slot;
-                        fq_count <= fq_count + 1'b1;
-                        rx_credit <= rx_credit - 1'b1;
-                        tlb_ins_valid <= 1'b1;
-                        state_reg <= S_XL_OK;
+                        fault_enqueue(fault_ppn);
                     end
                 end else if (fault_code == 2'd1) begin
                     fail_status <= STATUS_UNMAPPED;
@@ -1508,18 +1516,7 @@ always @(posedge clk) begin
             end
         end
         S_XL_ENQ: begin
-            fq_addr[fq_count] <= slot_addr;
-            fq_pte[fq_count] <= fault_pte;
-            fq_pid[fq_count] <= h_pid;
-            fq_vpn[fq_count] <= pg_vpn[47:0];
-            fq_ppn[fq_count] <= pg_ppn;
-            fq_shift[fq_count] <= pg_shift;
-            fq_bucket[fq_count] <= pg_bucket;
-            fq_slot[fq_count] <= pg_slot;
-            fq_count <= fq_count + 1'b1;
-            rx_credit <= rx_credit - 1'b1;
-            tlb_ins_valid <= 1'b1;
-            state_reg <= S_XL_OK;
+            fault_enqueue(pg_ppn);
         end
         S_XL_OK: begin
             pg_start <= xl_cur & ~pg_mask;
