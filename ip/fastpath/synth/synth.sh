@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Per-module resource counts of the fast-path RTL with yosys (synth_xilinx,
 # UltraScale+ cells), written to synth/report.json and compared with Clio's
-# Fig. 19 (ZU7EV shares). Not part of ci/test.sh (CPU time).
+# Fig. 19 (ZU7EV shares). CI (ci/suites/35-synth.sh) runs it on a few small
+# modules only (CPU time).
 #
 # Default: the unit modules and the response builder with the reduced
 # parameter set below (TLB 16, dedup 16, FIFO depth 8, 9-beat packet
@@ -11,6 +12,8 @@
 #   NOWIDELUT=1  synth_xilinx -nowidelut: no MUXF7/F8 "LUT7/8" cells, which
 #                yosys' mapper otherwise uses for wide XORs (CRC) at a high LUT cost
 #   SYNTH_TIMEOUT=S  per-module cap in seconds (default 1500)
+#   MODULES="a b"    only these modules (ci/suites/35-synth.sh runs a small set)
+#   REPORT=path      write the JSON there instead of synth/report.json
 #   synth/synth.sh [JOBS]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -31,6 +34,7 @@ all=$(cd "$work/src" && ls clio_*.sv | grep -v -e clio_pkg -e clio_axi_ram -e cl
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check clio_free_pa_fifo
          clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma clio_resp_builder)
 if [ -n "${TOP:-}" ]; then modules+=(clio_fastpath_top); fi
+if [ -n "${MODULES:-}" ]; then read -r -a modules <<< "$MODULES"; fi
 run_one() {
     local m="$1" params=""
     case "$m" in
@@ -57,4 +61,4 @@ run_one() {
 export -f run_one
 export work all flags top_params tlb_params dd_params rb_params
 printf '%s\n' "${modules[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
-python3 "$here/report.py" "$work" "$here/report.json" "$set_name" "$flags" "${modules[@]}"
+python3 "$here/report.py" "$work" "${REPORT:-$here/report.json}" "$set_name" "$flags" "${modules[@]}"
