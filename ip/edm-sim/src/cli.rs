@@ -68,10 +68,14 @@ pub struct Args {
     /// node's downlink): on or off.
     #[arg(long, default_value = "off")]
     edm_charge_rreq: String,
-    /// CXL host transmit order: fifo (messages in issue order, one transaction queue per
-    /// port) or rr (active messages interleaved round-robin).
-    #[arg(long, default_value = "rr")]
+    /// CXL host transmit order: fifo (messages in issue order over --cxl-host-queues
+    /// transaction queues) or rr (all active messages interleaved round-robin).
+    #[arg(long, default_value = "fifo")]
     cxl_host_order: String,
+    /// With --cxl-host-order fifo: in-order transaction queues per host (DMA channels or
+    /// cores), interleaved flit by flit; a new message joins the least-backlogged one.
+    #[arg(long, default_value_t = 4)]
+    cxl_host_queues: u32,
     /// Fastpass batching period in ps: one demand report per node and one allocation round per
     /// period (default: 8 timeslots of one 1460 B packet at 100 Gbps); 0 = one request and one
     /// grant frame per transfer.
@@ -406,6 +410,7 @@ pub fn run(args: Args) -> Result<(), String> {
     let cfg = SimConfig {
         nodes: args.nodes,
         cxl_host_fifo,
+        cxl_host_queues: args.cxl_host_queues,
         edm_control_bits: args.edm_control_bits,
         edm_charge_rreq,
         fastpass_batch_ps: args.fastpass_batch_ps,

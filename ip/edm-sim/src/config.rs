@@ -47,10 +47,15 @@ pub struct SimConfig {
     /// EDM read requests charged to link time: `rreq_bytes` on the requester's uplink and,
     /// forwarded as the read's first grant, on the memory node's downlink.
     pub edm_charge_rreq: bool,
-    /// CXL hosts transmit their messages strictly in issue order (a PCIe/CXL port has one
-    /// transaction queue and no per-flow scheduler); `false` interleaves active messages
-    /// round-robin like the other packet baselines' hosts.
+    /// CXL hosts transmit their messages in issue order over `cxl_host_queues` transaction
+    /// queues (default: a PCIe/CXL port has no per-message scheduler); `false` interleaves all
+    /// active messages round-robin like the other packet baselines' hosts.
     pub cxl_host_fifo: bool,
+    /// With `cxl_host_fifo`: in-order transaction queues per CXL host (the DMA channels or
+    /// cores issuing remote-memory traffic; default 4, the H2C channel count of the Xilinx XDMA
+    /// engine). The queues interleave flit by flit and a new message joins the queue with the
+    /// fewest unsent bytes; 1 is a single in-order queue per port.
+    pub cxl_host_queues: u32,
     /// Fastpass batching period: endpoints send at most one demand report, and the arbiter
     /// runs one allocation round (one allocation frame per endpoint), per period. Default: a
     /// batch of 8 Fastpass timeslots of one 1460 B packet each (8 × 116.8 ns at 100 Gbps).
@@ -78,7 +83,8 @@ impl Default for SimConfig {
             edm_in_order: true,
             edm_control_bits: 0,
             edm_charge_rreq: false,
-            cxl_host_fifo: false,
+            cxl_host_fifo: true,
+            cxl_host_queues: 4,
             fastpass_batch_ps: 934_400,
             time_limit_ps: 1_000_000_000_000,
         }
@@ -120,6 +126,9 @@ impl SimConfig {
         }
         if self.mtu_bytes == 0 {
             return bad("mtu_bytes", "must be positive");
+        }
+        if self.cxl_host_queues == 0 || self.cxl_host_queues > 64 {
+            return bad("cxl_host_queues", "must be in 1..=64");
         }
         if self.rreq_bytes == 0 {
             return bad("rreq_bytes", "must be positive");

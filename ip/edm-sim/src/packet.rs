@@ -13,7 +13,8 @@
 //! * `Dctcp` — per-message flows with a DCTCP window (initial 10 packets, ECN marking above
 //!   `K` at the egress, α gain 1/16), FIFO egress with a drop-tail buffer, retransmission after
 //!   an RTO; hosts serve their active flows round-robin (as do the PFC hosts, and the CXL
-//!   hosts unless [`SimConfig::cxl_host_fifo`] sends each host's messages in issue order).
+//!   hosts unless [`SimConfig::cxl_host_fifo`] sends each host's messages in issue order, over
+//!   [`SimConfig::cxl_host_queues`] transaction queues).
 //! * `Pfabric` — hosts send the flow with the least remaining bytes first with a window of one
 //!   BDP, egress queues dequeue by the same priority and drop the lowest-priority packet when
 //!   full, RTO of 3 base RTTs.
@@ -151,6 +152,8 @@ struct Flow {
     win_marked: u32,
     /// Last time the host sent a packet of this flow (round-robin among flows).
     last_tx: u64,
+    /// CXL in issue order: the host transaction queue this flow was issued to.
+    queue: u8,
     // IRD state.
     tokens: u32,
     granted: u32,
@@ -325,6 +328,11 @@ impl Engine<'_> {
             Flavor::Pfabric => bdp_pkts,
             _ => f64::INFINITY,
         };
+        let queue = if self.flavor == Flavor::Cxl && self.cfg.cxl_host_fifo {
+            self.shortest_queue(src)
+        } else {
+            0
+        };
         let id = self.flows.len() as u32;
         self.flows.push(Flow {
             msg,
@@ -348,6 +356,7 @@ impl Engine<'_> {
             win_acked: 0,
             win_marked: 0,
             last_tx: 0,
+            queue,
             tokens: 0,
             granted: 0,
         });
@@ -357,6 +366,19 @@ impl Engine<'_> {
             self.kick_tokens(dst, t);
         }
         self.kick_tx(src, t);
+    }
+
+    /// CXL in issue order: the transaction queue of host `h` with the fewest unsent bytes
+    /// (lowest index on ties), where a new message goes.
+    fn shortest_queue(&self, h: u16) -> u8 {
+        let mut backlog = [0u64; 64];
+        for &f in &self.active[usize::from(h)] {
+            let fl = &self.flows[f as usize];
+            let sent = u64::from(fl.next_seq) * u64::from(fl.pkt_bytes);
+            backlog[usize::from(fl.queue)] += fl.bytes.saturating_sub(sent);
+        }
+        let k = self.cfg.cxl_host_queues as usize;
+        (0..k).min_by_key(|&q| (backlog[q], q)).unwrap_or(0) as u8
     }
 
     fn kick_tx(&mut self, h: u16, t: u64) {
@@ -417,8 +439,18 @@ impl Engine<'_> {
             flows[f as usize].in_active = keep;
             keep
         });
+        // CXL in issue order: only the oldest flow of each transaction queue may send (the list
+        // is in issue order).
+        let mut heads_seen = 0u64;
         for &f in &list {
             let fl = &self.flows[f as usize];
+            if self.flavor == Flavor::Cxl && self.cfg.cxl_host_fifo {
+                let bit = 1u64 << fl.queue;
+                if heads_seen & bit != 0 {
+                    continue;
+                }
+                heads_seen |= bit;
+            }
             let window_ok = f64::from(fl.inflight) < fl.cwnd;
             let ok = match self.flavor {
                 Flavor::Dctcp | Flavor::Pfabric => window_ok,
@@ -441,9 +473,8 @@ impl Engine<'_> {
             let fl = &self.flows[f as usize];
             let key = match self.flavor {
                 Flavor::Pfabric | Flavor::Ird => fl.remaining_unacked(),
-                // In issue order: the oldest flow (lowest id) first.
-                Flavor::Cxl if self.cfg.cxl_host_fifo => 0,
-                // Round-robin: least recently served flow first (new flows first), then by age.
+                // Round-robin (for CXL in issue order, among the queue heads): least recently
+                // served flow first (new flows first), then by age.
                 _ => fl.last_tx,
             };
             if best.is_none_or(|(k, bf)| (key, f) < (k, bf)) {

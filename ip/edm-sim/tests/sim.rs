@@ -355,8 +355,8 @@ fn cxl_incast_blocks_an_ingress_head_of_line() {
 #[test]
 fn cxl_host_order_fifo_holds_a_short_message_behind_a_long_one() {
     // Node 0 issues a 64 KiB write to node 1, then 256 B to node 2 one nanosecond later. With
-    // round-robin hosts the short write overtakes; with in-order (FIFO) hosts it leaves after
-    // the whole long write.
+    // round-robin hosts the short write overtakes; with one in-order queue per host it leaves
+    // after the whole long write.
     let msgs = [(1u16, 65_536u64, 0u64), (2, 256, 1_000)].map(|(target, bytes, arrival)| Message {
         id: u32::from(target) - 1,
         kind: Kind::Write,
@@ -365,9 +365,14 @@ fn cxl_host_order_fifo_holds_a_short_message_behind_a_long_one() {
         bytes,
         arrival,
     });
-    let rr = run_scheme(Scheme::Cxl, &small_cfg(3), &msgs).unwrap();
+    let rr_cfg = SimConfig {
+        cxl_host_fifo: false,
+        ..small_cfg(3)
+    };
+    let rr = run_scheme(Scheme::Cxl, &rr_cfg, &msgs).unwrap();
     let fifo_cfg = SimConfig {
         cxl_host_fifo: true,
+        cxl_host_queues: 1,
         ..small_cfg(3)
     };
     let fifo = run_scheme(Scheme::Cxl, &fifo_cfg, &msgs).unwrap();
@@ -384,6 +389,55 @@ fn cxl_host_order_fifo_holds_a_short_message_behind_a_long_one() {
         "fifo: short {fifo_short} long {fifo_long}"
     );
     assert_eq!(rr.delivered, fifo.delivered);
+}
+
+#[test]
+fn cxl_host_queues_hold_a_short_message_only_when_every_queue_is_busy() {
+    // Node 0 issues 64 KiB writes to nodes 1 and 2, then 256 B to node 3 one nanosecond later.
+    // With two in-order queues both hold a long write and the short one waits for the first
+    // of them to finish (the two interleave, so both end after about 10.5 µs); a third queue
+    // takes it at once.
+    let msgs = [(1u16, 65_536u64, 0u64), (2, 65_536, 0), (3, 256, 1_000)].map(
+        |(target, bytes, arrival)| Message {
+            id: u32::from(target) - 1,
+            kind: Kind::Write,
+            requester: 0,
+            target,
+            bytes,
+            arrival,
+        },
+    );
+    let short_done = |queues: u32| {
+        let cfg = SimConfig {
+            cxl_host_fifo: true,
+            cxl_host_queues: queues,
+            ..small_cfg(4)
+        };
+        let r = run_scheme(Scheme::Cxl, &cfg, &msgs).unwrap();
+        assert_eq!(r.delivered, vec![65_536, 65_536, 256]);
+        (
+            r.finish[2].unwrap(),
+            r.finish[0].unwrap().min(r.finish[1].unwrap()),
+        )
+    };
+    let (two, first_long) = short_done(2);
+    assert!(two > 10_000_000, "2 queues: short done at {two} ps");
+    assert!(
+        two > first_long,
+        "2 queues: short {two} before the first long {first_long}"
+    );
+    let (three, _) = short_done(3);
+    assert!(three < 1_000_000, "3 queues: short done at {three} ps");
+    // Zero queues is a configuration error naming the field.
+    let bad = SimConfig {
+        cxl_host_queues: 0,
+        ..small_cfg(4)
+    };
+    assert!(bad
+        .validate()
+        .unwrap_err()
+        .to_string()
+        .contains("cxl_host_queues"));
 }
 
 #[test]
