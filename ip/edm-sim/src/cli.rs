@@ -76,6 +76,10 @@ pub struct Args {
     /// cores), interleaved flit by flit; a new message joins the least-backlogged one.
     #[arg(long, default_value_t = 4)]
     cxl_host_queues: u32,
+    /// PFC (RoCE) hosts send the messages of one node pair in issue order (one queue pair per
+    /// destination): on or off.
+    #[arg(long, default_value = "on")]
+    pfc_in_order: String,
     /// Fastpass batching period in ps: one demand report per node and one allocation round per
     /// period (default: 8 timeslots of one 1460 B packet at 100 Gbps); 0 = one request and one
     /// grant frame per transfer.
@@ -392,23 +396,17 @@ fn fig8_panels(rows: &[Row]) -> Vec<Panel> {
 
 /// Run the simulator as the command line asked; errors are one line.
 pub fn run(args: Args) -> Result<(), String> {
-    let edm_in_order = match args.edm_in_order.as_str() {
-        "on" => true,
-        "off" => false,
-        other => return Err(format!("--edm-in-order: `{other}` is not on or off")),
-    };
-    let edm_charge_rreq = match args.edm_charge_rreq.as_str() {
-        "on" => true,
-        "off" => false,
-        other => return Err(format!("--edm-charge-rreq: `{other}` is not on or off")),
-    };
+    let edm_in_order = on_off("--edm-in-order", &args.edm_in_order)?;
+    let edm_charge_rreq = on_off("--edm-charge-rreq", &args.edm_charge_rreq)?;
     let cxl_host_fifo = match args.cxl_host_order.as_str() {
         "fifo" => true,
         "rr" => false,
         other => return Err(format!("--cxl-host-order: `{other}` is not fifo or rr")),
     };
+    let pfc_in_order = on_off("--pfc-in-order", &args.pfc_in_order)?;
     let cfg = SimConfig {
         nodes: args.nodes,
+        pfc_in_order,
         cxl_host_fifo,
         cxl_host_queues: args.cxl_host_queues,
         edm_control_bits: args.edm_control_bits,
@@ -519,4 +517,13 @@ pub fn run(args: Args) -> Result<(), String> {
         std::fs::write(path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     Ok(())
+}
+
+/// Parse an `on`/`off` flag value; the error names the flag.
+fn on_off(flag: &str, value: &str) -> Result<bool, String> {
+    match value {
+        "on" => Ok(true),
+        "off" => Ok(false),
+        other => Err(format!("{flag}: `{other}` is not on or off")),
+    }
 }

@@ -56,6 +56,10 @@ pub struct SimConfig {
     /// engine). The queues interleave flit by flit and a new message joins the queue with the
     /// fewest unsent bytes; 1 is a single in-order queue per port.
     pub cxl_host_queues: u32,
+    /// PFC hosts are RDMA NICs with one reliable-connection queue pair per destination: a
+    /// pair's messages are sent in issue order (as EDM delivers them), the queue pairs
+    /// interleave packet by packet. `false` interleaves every active message.
+    pub pfc_in_order: bool,
     /// Fastpass batching period: endpoints send at most one demand report, and the arbiter
     /// runs one allocation round (one allocation frame per endpoint), per period. Default: a
     /// batch of 8 Fastpass timeslots of one 1460 B packet each (8 × 116.8 ns at 100 Gbps).
@@ -85,6 +89,7 @@ impl Default for SimConfig {
             edm_charge_rreq: false,
             cxl_host_fifo: true,
             cxl_host_queues: 4,
+            pfc_in_order: true,
             fastpass_batch_ps: 934_400,
             time_limit_ps: 1_000_000_000_000,
         }

@@ -18,7 +18,9 @@
 //! * `Pfabric` — hosts send the flow with the least remaining bytes first with a window of one
 //!   BDP, egress queues dequeue by the same priority and drop the lowest-priority packet when
 //!   full, RTO of 3 base RTTs.
-//! * `Pfc` — lossless: when the bytes an ingress port holds in the switch exceed `Xoff` the
+//! * `Pfc` — RoCE hosts with one reliable-connection queue pair per destination (a pair's
+//!   messages leave in issue order unless [`SimConfig::pfc_in_order`] is off; the NIC
+//!   interleaves its queue pairs packet by packet); lossless: when the bytes an ingress port holds in the switch exceed `Xoff` the
 //!   switch pauses that node's uplink (one hop later) until they drop below `Xon`, blocking all
 //!   its traffic (head-of-line blocking); DCQCN per node pair cuts the sending rate on CNPs
 //!   (ECN above `K`) and recovers by halving the gap to the target rate every period.
@@ -236,6 +238,9 @@ struct Engine<'a> {
     waiting: Vec<VecDeque<u16>>,
     /// CXL: ingress port is registered in some `waiting` list.
     blocked: Vec<bool>,
+    /// PFC in order: per destination, the `pick_epoch` in which a flow to it was considered.
+    dst_seen: Vec<u32>,
+    pick_epoch: u32,
 }
 
 /// Run `flavor` over `msgs`.
@@ -292,6 +297,8 @@ pub fn run_with(
         ingress_fifo: vec![VecDeque::new(); if flavor == Flavor::Cxl { n } else { 0 }],
         waiting: vec![VecDeque::new(); if flavor == Flavor::Cxl { n } else { 0 }],
         blocked: vec![false; n],
+        dst_seen: vec![0; n],
+        pick_epoch: 0,
     };
     for m in msgs {
         e.q.push(m.arrival, Ev::Issue(m.id));
@@ -442,6 +449,8 @@ impl Engine<'_> {
         // CXL in issue order: only the oldest flow of each transaction queue may send (the list
         // is in issue order).
         let mut heads_seen = 0u64;
+        // PFC with one queue pair per destination: only the oldest flow of each pair may send.
+        self.pick_epoch = self.pick_epoch.wrapping_add(1);
         for &f in &list {
             let fl = &self.flows[f as usize];
             if self.flavor == Flavor::Cxl && self.cfg.cxl_host_fifo {
@@ -450,6 +459,13 @@ impl Engine<'_> {
                     continue;
                 }
                 heads_seen |= bit;
+            }
+            if self.flavor == Flavor::Pfc && self.cfg.pfc_in_order {
+                let seen = &mut self.dst_seen[usize::from(fl.dst)];
+                if *seen == self.pick_epoch {
+                    continue;
+                }
+                *seen = self.pick_epoch;
             }
             let window_ok = f64::from(fl.inflight) < fl.cwnd;
             let ok = match self.flavor {

@@ -71,7 +71,12 @@ fn errors_name_the_bad_input() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme `tcp`"));
     let out = edmsim(&["--load", "abc", "--messages", "5"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--load"));
-    for flag in ["--edm-in-order", "--edm-charge-rreq", "--cxl-host-order"] {
+    for flag in [
+        "--edm-in-order",
+        "--edm-charge-rreq",
+        "--pfc-in-order",
+        "--cxl-host-order",
+    ] {
         let out = edmsim(&[flag, "maybe", "--messages", "5"]);
         assert!(!out.status.success());
         let err = String::from_utf8_lossy(&out.stderr);

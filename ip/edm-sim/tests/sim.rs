@@ -392,6 +392,53 @@ fn cxl_host_order_fifo_holds_a_short_message_behind_a_long_one() {
 }
 
 #[test]
+fn pfc_queue_pairs_keep_a_pair_in_order_and_interleave_pairs() {
+    // Node 0 issues a 64 KiB write to node 1, then 256 B to node 1 and 256 B to node 2 one
+    // nanosecond later. In order (one queue pair per destination) the short write to node 1
+    // leaves after the long one, the one to node 2 interleaves at once; with the pair order
+    // off both short writes overtake.
+    let msgs = [(1u16, 65_536u64, 0u64), (1, 256, 1_000), (2, 256, 1_000)]
+        .into_iter()
+        .enumerate()
+        .map(|(i, (target, bytes, arrival))| Message {
+            id: i as u32,
+            kind: Kind::Write,
+            requester: 0,
+            target,
+            bytes,
+            arrival,
+        })
+        .collect::<Vec<_>>();
+    let run = |pfc_in_order: bool| {
+        let cfg = SimConfig {
+            pfc_in_order,
+            ..small_cfg(3)
+        };
+        let r = run_scheme(Scheme::Pfc, &cfg, &msgs).unwrap();
+        assert_eq!(r.delivered, vec![65_536, 256, 256]);
+        [0, 1, 2].map(|i| r.finish[i].unwrap())
+    };
+    let [long, same_pair, other_pair] = run(true);
+    assert!(
+        same_pair > long,
+        "in order: {same_pair} before the long write {long}"
+    );
+    assert!(
+        other_pair < 1_000_000,
+        "in order: other pair done at {other_pair}"
+    );
+    let [long, same_pair, other_pair] = run(false);
+    assert!(
+        same_pair < long / 4,
+        "unordered: {same_pair} vs long {long}"
+    );
+    assert!(
+        other_pair < 1_000_000,
+        "unordered: other pair done at {other_pair}"
+    );
+}
+
+#[test]
 fn cxl_host_queues_hold_a_short_message_only_when_every_queue_is_busy() {
     // Node 0 issues 64 KiB writes to nodes 1 and 2, then 256 B to node 3 one nanosecond later.
     // With two in-order queues both hold a long write and the short one waits for the first
