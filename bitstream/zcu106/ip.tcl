@@ -3,7 +3,10 @@
 #  - the Zynq UltraScale+ PS in a block design `clio_ps`: board preset (PS
 #    DDR4, MIO, clocks of the ZCU106), pl_clk0 = 250 MHz fast-path clock,
 #    M_AXI_HPM0_FPD (ARM -> fast-path registers), S_AXI_HP0_FPD (fast path ->
-#    2 GB PS DDR: hash page table, rings, data pages);
+#    2 GB PS DDR: hash page table, rings, data pages), pl_clk1 = 100 MHz
+#    free-running clock for the Ethernet core's DRP/reset logic (dclk);
+#    make_wrapper names the external pins <pin>_0 / <interface>_0_<signal>,
+#    the names clio_zcu106_top.sv uses;
 #  - the 10G Ethernet subsystem `clio_eth` (MAC + BASE-R PCS/PMA) for the two
 #    SFP+ cages on GTH quad 225 lanes 2 and 3.
 # In:  clio_ip_dir (a directory under the build's out dir).
@@ -25,9 +28,12 @@ set_property board_part [lindex $board_parts end] [current_project]
 create_bd_design -dir $clio_ip_dir clio_ps
 set ps [create_bd_cell -type ip -vlnv xilinx.com:ip:zynq_ultra_ps_e:3.5 ps]
 apply_bd_automation -rule xilinx.com:bd_rule:zynq_ultra_ps_e -config {apply_board_preset "1"} $ps
+# CHECK: PSU__FPGA_PL1_ENABLE and PSU__CRL_APB__PL1_REF_CTRL__FREQMHZ (pl_clk1).
 set_property -dict [list \
     CONFIG.PSU__FPGA_PL0_ENABLE {1} \
     CONFIG.PSU__CRL_APB__PL0_REF_CTRL__FREQMHZ {250} \
+    CONFIG.PSU__FPGA_PL1_ENABLE {1} \
+    CONFIG.PSU__CRL_APB__PL1_REF_CTRL__FREQMHZ {100} \
     CONFIG.PSU__USE__M_AXI_GP0 {1} \
     CONFIG.PSU__MAXIGP0__DATA_WIDTH {128} \
     CONFIG.PSU__USE__M_AXI_GP1 {0} \
@@ -38,6 +44,7 @@ set_property -dict [list \
 make_bd_intf_pins_external [get_bd_intf_pins ps/M_AXI_HPM0_FPD]
 make_bd_intf_pins_external [get_bd_intf_pins ps/S_AXI_HP0_FPD]
 make_bd_pins_external [get_bd_pins ps/pl_clk0]
+make_bd_pins_external [get_bd_pins ps/pl_clk1]
 make_bd_pins_external [get_bd_pins ps/pl_resetn0]
 connect_bd_net [get_bd_pins ps/pl_clk0] [get_bd_pins ps/maxihpm0_fpd_aclk] [get_bd_pins ps/saxihp0_fpd_aclk]
 assign_bd_address
@@ -50,6 +57,7 @@ lappend clio_ip_sources [make_wrapper -files $bd -top]
 # --- 10G Ethernet (two SFP+ ports) -------------------------------------------
 create_ip -name xxv_ethernet -vendor xilinx.com -library ip -version 4.1 \
     -module_name clio_eth -dir $clio_ip_dir
+# CHECK: GT_DRP_CLK (must match the dclk the top gives: pl_clk1, 100 MHz).
 set_property -dict [list \
     CONFIG.CORE {Ethernet MAC+PCS/PMA 64-bit} \
     CONFIG.LINE_RATE {10} \
@@ -60,6 +68,7 @@ set_property -dict [list \
     CONFIG.INCLUDE_STATISTICS_COUNTERS {0} \
     CONFIG.ENABLE_PIPELINE_REG {1} \
     CONFIG.GT_REF_CLK_FREQ {156.25} \
+    CONFIG.GT_DRP_CLK {100.00} \
     CONFIG.GT_GROUP_SELECT {Quad_X0Y2} \
     CONFIG.LANE1_GT_LOC {X0Y10} \
     CONFIG.LANE2_GT_LOC {X0Y11} \

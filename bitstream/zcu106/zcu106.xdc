@@ -56,4 +56,12 @@ set_output_delay 0 [get_ports {led[*]}]
 # (S_AXI_HP0_FPD); its pins belong to the PS and take no PL constraints.
 # The GT user clocks (TX/RX 156.25 MHz for 10G BASE-R) are created by the
 # Ethernet IP's constraints; the fast-path clock domain is asynchronous to
-# them and crosses through the IP's AXI-stream FIFOs.
+# them and crosses through clio_axis_async_fifo (Gray-code pointers through
+# two-flop ASYNC_REG synchronizers) and two-flop synchronizers of the link,
+# reset and overflow signals in clio_zcu106_top. The clocks are found from
+# the top's nets clk_fp (pl_clk0), clk_mac0 and clk_mac1 (tx_clk_out_0/1) --
+# CHECK the clock names at the first build (report_clock_interaction).
+set_clock_groups -asynchronous \
+    -group [get_clocks -of_objects [get_nets clk_fp]] \
+    -group [get_clocks -of_objects [get_nets clk_mac0]] \
+    -group [get_clocks -of_objects [get_nets clk_mac1]]

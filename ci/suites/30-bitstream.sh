@@ -4,7 +4,9 @@
 # the flow order, that every source file read exists and is the expected
 # list, that the constraints parse with no pin assigned twice, the error
 # paths, and the manifest `clio flash` reads. Also runs bitstream/program.tcl
-# (the Alveo programming script) against a stubbed hardware manager.
+# (the Alveo programming script) against a stubbed hardware manager, and the
+# ZCU106 board top's checks (bitstream/zcu106/tb/run.sh: lint of the top with
+# the vendor IP stubbed, cocotb benches of its glue modules; ~15 s).
 # The clio-flash and clio-xdma cargo tests run in the cargo step.
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"
@@ -23,3 +25,6 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "bit" > "$tmp/design.bit"
 tclsh bitstream/ci/check_program.tcl "$tmp/design.bit"
+
+# ZCU106 board top: lint (vendor IP stubbed) and the glue modules' benches.
+bash bitstream/zcu106/tb/run.sh

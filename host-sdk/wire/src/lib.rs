@@ -25,6 +25,7 @@ pub mod crc;
 pub mod edm;
 mod enums;
 mod error;
+pub mod fpregs;
 pub mod payload;
 pub mod pte;
 pub mod ring;

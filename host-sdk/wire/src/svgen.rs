@@ -186,6 +186,38 @@ pub fn clio_pkg() -> String {
         crate::xdma::status::LINK_UP as u64,
     );
 
+    p.section("ZCU106 fast-path register block (AXI4-Lite, byte offsets; fpregs.rs)");
+    p.bits("FPREGS_ID", 32, crate::fpregs::ID as u64);
+    p.int("FPREGS_VERSION", crate::fpregs::VERSION as u64);
+    p.int("FPREGS_BLOCK_LEN", crate::fpregs::BLOCK_LEN as u64);
+    for r in crate::fpregs::REGISTERS {
+        p.int(&std::format!("FPREG_{}", r.name), r.offset as u64);
+        p.int(&std::format!("FPREG_{}_BITS", r.name), r.bits as u64);
+    }
+    p.bits(
+        "FPREG_CONTROL_RESET",
+        32,
+        crate::fpregs::control::RESET as u64,
+    );
+    for (name, bit) in [
+        ("IDLE", crate::fpregs::status::IDLE),
+        ("POLL_BUSY", crate::fpregs::status::POLL_BUSY),
+        ("LINK0_UP", crate::fpregs::status::LINK0_UP),
+        ("LINK1_UP", crate::fpregs::status::LINK1_UP),
+        ("RX_OVERFLOW", crate::fpregs::status::RX_OVERFLOW),
+        ("IN_RESET", crate::fpregs::status::IN_RESET),
+    ] {
+        p.int(
+            &std::format!("FPREG_STATUS_BIT_{name}"),
+            bit.trailing_zeros() as u64,
+        );
+    }
+    p.bits(
+        "FPREG_DOORBELL_RING",
+        32,
+        crate::fpregs::DOORBELL_RING as u64,
+    );
+
     p.section("Integrity check");
     p.bits("CRC32C_POLY_REFLECTED", 32, crate::crc::POLY as u64);
 

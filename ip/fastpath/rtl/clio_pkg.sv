@@ -161,6 +161,55 @@ package clio_pkg;
   localparam logic [31:0] XDMA_STATUS_READY = 32'h1;
   localparam logic [31:0] XDMA_STATUS_LINK_UP = 32'h2;
 
+  // ZCU106 fast-path register block (AXI4-Lite, byte offsets; fpregs.rs)
+  localparam logic [31:0] FPREGS_ID = 32'h50464c43;
+  localparam int FPREGS_VERSION = 1;
+  localparam int FPREGS_BLOCK_LEN = 256;
+  localparam int FPREG_ID = 0;
+  localparam int FPREG_ID_BITS = 32;
+  localparam int FPREG_VERSION = 4;
+  localparam int FPREG_VERSION_BITS = 32;
+  localparam int FPREG_CONTROL = 8;
+  localparam int FPREG_CONTROL_BITS = 1;
+  localparam int FPREG_STATUS = 12;
+  localparam int FPREG_STATUS_BITS = 6;
+  localparam int FPREG_DOORBELL = 16;
+  localparam int FPREG_DOORBELL_BITS = 1;
+  localparam int FPREG_POLL_COUNT = 20;
+  localparam int FPREG_POLL_COUNT_BITS = 32;
+  localparam int FPREG_TABLE_BASE = 32;
+  localparam int FPREG_TABLE_BASE_BITS = 64;
+  localparam int FPREG_RX_BASE = 40;
+  localparam int FPREG_RX_BASE_BITS = 64;
+  localparam int FPREG_TX_BASE = 48;
+  localparam int FPREG_TX_BASE_BITS = 64;
+  localparam int FPREG_RX_SLOTS = 56;
+  localparam int FPREG_RX_SLOTS_BITS = 32;
+  localparam int FPREG_TX_SLOTS = 60;
+  localparam int FPREG_TX_SLOTS_BITS = 32;
+  localparam int FPREG_DATA_START = 64;
+  localparam int FPREG_DATA_START_BITS = 64;
+  localparam int FPREG_DATA_END = 72;
+  localparam int FPREG_DATA_END_BITS = 64;
+  localparam int FPREG_VA_BITS = 80;
+  localparam int FPREG_VA_BITS_BITS = 6;
+  localparam int FPREG_CLASS_SHIFT = 84;
+  localparam int FPREG_CLASS_SHIFT_BITS = 32;
+  localparam int FPREG_MAX_PID = 88;
+  localparam int FPREG_MAX_PID_BITS = 32;
+  localparam int FPREG_MTU = 92;
+  localparam int FPREG_MTU_BITS = 16;
+  localparam int FPREG_INFO = 128;
+  localparam int FPREG_INFO_BITS = 480;
+  localparam logic [31:0] FPREG_CONTROL_RESET = 32'h1;
+  localparam int FPREG_STATUS_BIT_IDLE = 0;
+  localparam int FPREG_STATUS_BIT_POLL_BUSY = 1;
+  localparam int FPREG_STATUS_BIT_LINK0_UP = 2;
+  localparam int FPREG_STATUS_BIT_LINK1_UP = 3;
+  localparam int FPREG_STATUS_BIT_RX_OVERFLOW = 4;
+  localparam int FPREG_STATUS_BIT_IN_RESET = 5;
+  localparam logic [31:0] FPREG_DOORBELL_RING = 32'h1;
+
   // Integrity check
   localparam logic [31:0] CRC32C_POLY_REFLECTED = 32'h82f63b78;
 

@@ -1,0 +1,349 @@
+// clio_fp_regs: AXI4-Lite register block of the fast path (cfg_* inputs, reset, poll doorbell, status).
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+// The register map is host-sdk/wire/src/fpregs.rs; every offset and width
+// here is a FPREG_* constant of the generated clio_pkg. 32-bit registers;
+// a field wider than 32 bits spans consecutive words, low word first.
+// wstrb is honoured byte by byte on read-write registers.
+// Responses: an offset no register holds (within the ADDR_WIDTH window) is
+// answered SLVERR, reads returning 0; so is a write to a read-only register
+// (nothing changes). DOORBELL is write-only: reads return 0 (OKAY).
+// CONTROL.RESET is set out of reset: the firmware writes the configuration,
+// then clears it to release the fast path (`fp_rst`). A doorbell write with
+// bit 0 set pulses `poll` for one cycle (ignored while CONTROL.RESET is
+// set), and STATUS.POLL_BUSY stays set until `poll_done`.
+// `rst` sets CONTROL.RESET and clears the doorbell state, POLL_COUNT and
+// RX_OVERFLOW; the configuration registers keep their values (power-on 0).
+// Address bits [1:0] are ignored (the word is addressed; wstrb picks the
+// bytes). One write and one read are handled at a time; AW and W may come in
+// any order. Every input here must already be in this clock domain.
+module clio_fp_regs #(
+    parameter ADDR_WIDTH = 12
+) (
+    input  wire                  clk,
+    input  wire                  rst,
+
+    input  wire [ADDR_WIDTH-1:0] s_axil_awaddr,
+    input  wire                  s_axil_awvalid,
+    output wire                  s_axil_awready,
+    input  wire [31:0]           s_axil_wdata,
+    input  wire [3:0]            s_axil_wstrb,
+    input  wire                  s_axil_wvalid,
+    output wire                  s_axil_wready,
+    output wire [1:0]            s_axil_bresp,
+    output wire                  s_axil_bvalid,
+    input  wire                  s_axil_bready,
+    input  wire [ADDR_WIDTH-1:0] s_axil_araddr,
+    input  wire                  s_axil_arvalid,
+    output wire                  s_axil_arready,
+    output wire [31:0]           s_axil_rdata,
+    output wire [1:0]            s_axil_rresp,
+    output wire                  s_axil_rvalid,
+    input  wire                  s_axil_rready,
+
+    // To the fast path.
+    output wire                  fp_rst,
+    output wire [63:0]           cfg_table_base,
+    output wire [63:0]           cfg_rx_base,
+    output wire [31:0]           cfg_rx_slots,
+    output wire [63:0]           cfg_tx_base,
+    output wire [31:0]           cfg_tx_slots,
+    output wire [63:0]           cfg_data_start,
+    output wire [63:0]           cfg_data_end,
+    output wire [5:0]            cfg_va_bits,
+    output wire [31:0]           cfg_class_shift,
+    output wire [31:0]           cfg_max_pid,
+    output wire [15:0]           cfg_mtu,
+    output wire [479:0]          cfg_info,
+    output wire                  poll,
+
+    // From the fast path and the MACs (synchronized to clk).
+    input  wire                  poll_done,
+    input  wire                  idle,
+    input  wire [1:0]            link_up,
+    input  wire                  rx_overflow
+);
+
+import clio_pkg::*;
+
+localparam INFO_WORDS = FPREG_INFO_BITS / 32;
+localparam [1:0] RESP_OKAY = 2'b00;
+localparam [1:0] RESP_SLVERR = 2'b10;
+
+// Offsets as ADDR_WIDTH-bit values.
+localparam [ADDR_WIDTH-1:0] A_ID = ADDR_WIDTH'(FPREG_ID);
+localparam [ADDR_WIDTH-1:0] A_VERSION = ADDR_WIDTH'(FPREG_VERSION);
+localparam [ADDR_WIDTH-1:0] A_CONTROL = ADDR_WIDTH'(FPREG_CONTROL);
+localparam [ADDR_WIDTH-1:0] A_STATUS = ADDR_WIDTH'(FPREG_STATUS);
+localparam [ADDR_WIDTH-1:0] A_DOORBELL = ADDR_WIDTH'(FPREG_DOORBELL);
+localparam [ADDR_WIDTH-1:0] A_POLL_COUNT = ADDR_WIDTH'(FPREG_POLL_COUNT);
+localparam [ADDR_WIDTH-1:0] A_TABLE_BASE = ADDR_WIDTH'(FPREG_TABLE_BASE);
+localparam [ADDR_WIDTH-1:0] A_RX_BASE = ADDR_WIDTH'(FPREG_RX_BASE);
+localparam [ADDR_WIDTH-1:0] A_TX_BASE = ADDR_WIDTH'(FPREG_TX_BASE);
+localparam [ADDR_WIDTH-1:0] A_RX_SLOTS = ADDR_WIDTH'(FPREG_RX_SLOTS);
+localparam [ADDR_WIDTH-1:0] A_TX_SLOTS = ADDR_WIDTH'(FPREG_TX_SLOTS);
+localparam [ADDR_WIDTH-1:0] A_DATA_START = ADDR_WIDTH'(FPREG_DATA_START);
+localparam [ADDR_WIDTH-1:0] A_DATA_END = ADDR_WIDTH'(FPREG_DATA_END);
+localparam [ADDR_WIDTH-1:0] A_VA_BITS = ADDR_WIDTH'(FPREG_VA_BITS);
+localparam [ADDR_WIDTH-1:0] A_CLASS_SHIFT = ADDR_WIDTH'(FPREG_CLASS_SHIFT);
+localparam [ADDR_WIDTH-1:0] A_MAX_PID = ADDR_WIDTH'(FPREG_MAX_PID);
+localparam [ADDR_WIDTH-1:0] A_MTU = ADDR_WIDTH'(FPREG_MTU);
+localparam [ADDR_WIDTH-1:0] A_INFO = ADDR_WIDTH'(FPREG_INFO);
+
+initial begin
+    if (ADDR_WIDTH < $clog2(FPREGS_BLOCK_LEN) || ADDR_WIDTH > 32) begin
+        $error("Error: ADDR_WIDTH must cover FPREGS_BLOCK_LEN and be at most 32 (instance %m)");
+        $finish;
+    end
+    if (FPREG_INFO_BITS != 480 || FPREG_VA_BITS_BITS != 6 || FPREG_MTU_BITS != 16
+            || FPREG_TABLE_BASE_BITS != 64 || FPREG_CONTROL_BITS != 1) begin
+        $error("Error: the register widths of clio_pkg do not match this block's ports (instance %m)");
+        $finish;
+    end
+end
+
+// Merge a write into a 32-bit word under its byte strobes.
+function [31:0] merge(input [31:0] old, input [31:0] data, input [3:0] strb);
+    integer i;
+    begin
+        for (i = 0; i < 4; i = i + 1) begin
+            merge[i*8 +: 8] = strb[i] ? data[i*8 +: 8] : old[i*8 +: 8];
+        end
+    end
+endfunction
+
+// ---------------------------------------------------------------------------
+// Registers.
+// ---------------------------------------------------------------------------
+reg        control_reset_reg = 1'b1;
+reg [63:0] table_base_reg = 0, rx_base_reg = 0, tx_base_reg = 0;
+reg [63:0] data_start_reg = 0, data_end_reg = 0;
+reg [31:0] rx_slots_reg = 0, tx_slots_reg = 0, class_shift_reg = 0, max_pid_reg = 0;
+reg [5:0]  va_bits_reg = 0;
+reg [15:0] mtu_reg = 0;
+reg [31:0] info_reg [0:INFO_WORDS-1];
+reg        poll_reg = 1'b0;
+reg        poll_busy_reg = 1'b0;
+reg [31:0] poll_count_reg = 0;
+reg        rx_overflow_reg = 1'b0;
+
+wire [31:0] status_word = 32'(
+      ({31'd0, idle} << FPREG_STATUS_BIT_IDLE)
+    | ({31'd0, poll_busy_reg} << FPREG_STATUS_BIT_POLL_BUSY)
+    | ({31'd0, link_up[0]} << FPREG_STATUS_BIT_LINK0_UP)
+    | ({31'd0, link_up[1]} << FPREG_STATUS_BIT_LINK1_UP)
+    | ({31'd0, rx_overflow_reg} << FPREG_STATUS_BIT_RX_OVERFLOW)
+    | ({31'd0, control_reset_reg} << FPREG_STATUS_BIT_IN_RESET));
+
+// Word offset inside the INFO field, and whether an address falls in it.
+function in_info(input [ADDR_WIDTH-1:0] a);
+    in_info = a >= A_INFO && a < A_INFO + ADDR_WIDTH'(4 * INFO_WORDS);
+endfunction
+
+function [3:0] info_index(input [ADDR_WIDTH-1:0] a);
+    info_index = 4'((a - A_INFO) >> 2);
+endfunction
+
+// ---------------------------------------------------------------------------
+// Read decode (combinational on the read address).
+// ---------------------------------------------------------------------------
+wire [ADDR_WIDTH-1:0] ra = {s_axil_araddr[ADDR_WIDTH-1:2], 2'b00};
+reg [31:0] rd_word;
+reg        rd_ok;
+
+always @* begin
+    rd_word = 32'd0;
+    rd_ok = 1'b1;
+    case (ra)
+        A_ID: rd_word = FPREGS_ID;
+        A_VERSION: rd_word = 32'(FPREGS_VERSION);
+        A_CONTROL: rd_word = {31'd0, control_reset_reg};
+        A_STATUS: rd_word = status_word;
+        A_DOORBELL: rd_word = 32'd0;
+        A_POLL_COUNT: rd_word = poll_count_reg;
+        A_TABLE_BASE: rd_word = table_base_reg[31:0];
+        A_TABLE_BASE + 4: rd_word = table_base_reg[63:32];
+        A_RX_BASE: rd_word = rx_base_reg[31:0];
+        A_RX_BASE + 4: rd_word = rx_base_reg[63:32];
+        A_TX_BASE: rd_word = tx_base_reg[31:0];
+        A_TX_BASE + 4: rd_word = tx_base_reg[63:32];
+        A_RX_SLOTS: rd_word = rx_slots_reg;
+        A_TX_SLOTS: rd_word = tx_slots_reg;
+        A_DATA_START: rd_word = data_start_reg[31:0];
+        A_DATA_START + 4: rd_word = data_start_reg[63:32];
+        A_DATA_END: rd_word = data_end_reg[31:0];
+        A_DATA_END + 4: rd_word = data_end_reg[63:32];
+        A_VA_BITS: rd_word = {26'd0, va_bits_reg};
+        A_CLASS_SHIFT: rd_word = class_shift_reg;
+        A_MAX_PID: rd_word = max_pid_reg;
+        A_MTU: rd_word = {16'd0, mtu_reg};
+        default: begin
+            if (in_info(ra)) begin
+                rd_word = info_reg[info_index(ra)];
+            end else begin
+                rd_ok = 1'b0;
+            end
+        end
+    endcase
+end
+
+// ---------------------------------------------------------------------------
+// AXI-Lite read channel.
+// ---------------------------------------------------------------------------
+reg        rvalid_reg = 1'b0;
+reg [31:0] rdata_reg = 0;
+reg [1:0]  rresp_reg = RESP_OKAY;
+
+assign s_axil_arready = !rvalid_reg;
+assign s_axil_rvalid = rvalid_reg;
+assign s_axil_rdata = rdata_reg;
+assign s_axil_rresp = rresp_reg;
+
+always @(posedge clk) begin
+    if (rvalid_reg && s_axil_rready) begin
+        rvalid_reg <= 1'b0;
+    end
+    if (s_axil_arvalid && s_axil_arready) begin
+        rvalid_reg <= 1'b1;
+        rdata_reg <= rd_word;
+        rresp_reg <= rd_ok ? RESP_OKAY : RESP_SLVERR;
+    end
+    if (rst) begin
+        rvalid_reg <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------------------
+// AXI-Lite write channel: hold AW and W until both are here, then write.
+// ---------------------------------------------------------------------------
+reg                  aw_have_reg = 1'b0, w_have_reg = 1'b0;
+reg [ADDR_WIDTH-1:0] aw_addr_reg = 0;
+reg [31:0]           w_data_reg = 0;
+reg [3:0]            w_strb_reg = 0;
+reg                  bvalid_reg = 1'b0;
+reg [1:0]            bresp_reg = RESP_OKAY;
+
+assign s_axil_awready = !aw_have_reg && !bvalid_reg;
+assign s_axil_wready = !w_have_reg && !bvalid_reg;
+assign s_axil_bvalid = bvalid_reg;
+assign s_axil_bresp = bresp_reg;
+
+wire [ADDR_WIDTH-1:0] wa_raw = aw_have_reg ? aw_addr_reg : s_axil_awaddr;
+wire [ADDR_WIDTH-1:0] wa = {wa_raw[ADDR_WIDTH-1:2], 2'b00};
+wire [31:0]           wd = w_have_reg ? w_data_reg : s_axil_wdata;
+wire [3:0]            ws = w_have_reg ? w_strb_reg : s_axil_wstrb;
+wire aw_now = aw_have_reg || (s_axil_awvalid && s_axil_awready);
+wire w_now = w_have_reg || (s_axil_wvalid && s_axil_wready);
+wire do_write = aw_now && w_now && !bvalid_reg;
+
+always @(posedge clk) begin
+    poll_reg <= 1'b0;
+    if (bvalid_reg && s_axil_bready) begin
+        bvalid_reg <= 1'b0;
+    end
+    if (s_axil_awvalid && s_axil_awready && !do_write) begin
+        aw_have_reg <= 1'b1;
+        aw_addr_reg <= s_axil_awaddr;
+    end
+    if (s_axil_wvalid && s_axil_wready && !do_write) begin
+        w_have_reg <= 1'b1;
+        w_data_reg <= s_axil_wdata;
+        w_strb_reg <= s_axil_wstrb;
+    end
+    if (poll_done) begin
+        poll_busy_reg <= 1'b0;
+        poll_count_reg <= poll_count_reg + 1'b1;
+    end
+    if (rx_overflow) begin
+        rx_overflow_reg <= 1'b1;
+    end
+    if (do_write) begin
+        aw_have_reg <= 1'b0;
+        w_have_reg <= 1'b0;
+        bvalid_reg <= 1'b1;
+        bresp_reg <= RESP_OKAY;
+        case (wa)
+            A_CONTROL: if (ws[0]) control_reset_reg <= wd[0];
+            A_DOORBELL: begin
+                if (ws[0] && (wd & FPREG_DOORBELL_RING) != 0 && !control_reset_reg) begin
+                    poll_reg <= 1'b1;
+                    poll_busy_reg <= 1'b1;
+                end
+            end
+            A_TABLE_BASE: table_base_reg[31:0] <= merge(table_base_reg[31:0], wd, ws);
+            A_TABLE_BASE + 4: table_base_reg[63:32] <= merge(table_base_reg[63:32], wd, ws);
+            A_RX_BASE: rx_base_reg[31:0] <= merge(rx_base_reg[31:0], wd, ws);
+            A_RX_BASE + 4: rx_base_reg[63:32] <= merge(rx_base_reg[63:32], wd, ws);
+            A_TX_BASE: tx_base_reg[31:0] <= merge(tx_base_reg[31:0], wd, ws);
+            A_TX_BASE + 4: tx_base_reg[63:32] <= merge(tx_base_reg[63:32], wd, ws);
+            A_RX_SLOTS: rx_slots_reg <= merge(rx_slots_reg, wd, ws);
+            A_TX_SLOTS: tx_slots_reg <= merge(tx_slots_reg, wd, ws);
+            A_DATA_START: data_start_reg[31:0] <= merge(data_start_reg[31:0], wd, ws);
+            A_DATA_START + 4: data_start_reg[63:32] <= merge(data_start_reg[63:32], wd, ws);
+            A_DATA_END: data_end_reg[31:0] <= merge(data_end_reg[31:0], wd, ws);
+            A_DATA_END + 4: data_end_reg[63:32] <= merge(data_end_reg[63:32], wd, ws);
+            A_VA_BITS: if (ws[0]) va_bits_reg <= wd[5:0];
+            A_CLASS_SHIFT: class_shift_reg <= merge(class_shift_reg, wd, ws);
+            A_MAX_PID: max_pid_reg <= merge(max_pid_reg, wd, ws);
+            A_MTU: mtu_reg <= 16'(merge({16'd0, mtu_reg}, wd, ws));
+            default: begin
+                if (in_info(wa)) begin
+                    info_reg[info_index(wa)] <= merge(info_reg[info_index(wa)], wd, ws);
+                end else begin
+                    // Read-only (ID, VERSION, STATUS, POLL_COUNT) or unmapped.
+                    bresp_reg <= RESP_SLVERR;
+                end
+            end
+        endcase
+    end
+    if (control_reset_reg) begin
+        rx_overflow_reg <= 1'b0;
+        poll_busy_reg <= 1'b0;
+    end
+    if (rst) begin
+        aw_have_reg <= 1'b0;
+        w_have_reg <= 1'b0;
+        bvalid_reg <= 1'b0;
+        control_reset_reg <= 1'b1;
+        poll_reg <= 1'b0;
+        poll_busy_reg <= 1'b0;
+        poll_count_reg <= 0;
+        rx_overflow_reg <= 1'b0;
+    end
+end
+
+// ---------------------------------------------------------------------------
+// Outputs.
+// ---------------------------------------------------------------------------
+genvar gi;
+generate
+    for (gi = 0; gi < INFO_WORDS; gi = gi + 1) begin : g_info
+        initial info_reg[gi] = 32'd0;
+        assign cfg_info[gi*32 +: 32] = info_reg[gi];
+    end
+endgenerate
+
+assign fp_rst = rst || control_reset_reg;
+assign cfg_table_base = table_base_reg;
+assign cfg_rx_base = rx_base_reg;
+assign cfg_rx_slots = rx_slots_reg;
+assign cfg_tx_base = tx_base_reg;
+assign cfg_tx_slots = tx_slots_reg;
+assign cfg_data_start = data_start_reg;
+assign cfg_data_end = data_end_reg;
+assign cfg_va_bits = va_bits_reg;
+assign cfg_class_shift = class_shift_reg;
+assign cfg_max_pid = max_pid_reg;
+assign cfg_mtu = mtu_reg;
+assign poll = poll_reg;
+
+// Byte-in-word address bits: wstrb selects the bytes.
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_addr = ^{s_axil_araddr[1:0], wa_raw[1:0]};
+/* verilator lint_on UNUSEDSIGNAL */
+
+endmodule
+
+`resetall

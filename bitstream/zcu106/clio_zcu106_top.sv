@@ -1,0 +1,600 @@
+// clio_zcu106_top: ZCU106 board top: Zynq US+ PS, 10G Ethernet, fast path and their glue.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+// Ports are exactly the names bitstream/zcu106/zcu106.xdc constrains
+// (bitstream/ci/check_flow.tcl checks it).
+//
+// Clock domains
+//   clk_fp   pl_clk0 of the PS, 250 MHz (bitstream/zcu106/ip.tcl): the fast
+//            path (512-bit), its register block, both PS AXI ports (ip.tcl
+//            clocks maxihpm0_fpd_aclk and saxihp0_fpd_aclk from pl_clk0).
+//   clk_mac0 tx_clk_out_0 of clio_eth, 156.25 MHz: SFP0's MAC user side
+//            (rx_core_clk_0 is driven from it, so RX and TX share it).
+//   clk_mac1 tx_clk_out_1: SFP1's MAC (link only, see below).
+//   pl_clk1  100 MHz free-running clock of the PS: the Ethernet core's dclk.
+//
+// Data path
+//   SFP0 RX: MAC 64-bit AXIS -> clio_axis_async_fifo (clk_mac0 -> clk_fp)
+//            -> clio_axis_upsize 64 -> 512 -> clio_fastpath_top s_axis.
+//            The MAC's RX stream has no back-pressure: a beat arriving at a
+//            full FIFO is lost and counted in STATUS.RX_OVERFLOW (the fast
+//            path's CRC32C then rejects the damaged packet and the client
+//            retries). While the fast path is held in reset, received frames
+//            are drained and dropped.
+//   SFP0 TX: clio_fastpath_top m_axis -> clio_axis_downsize 512 -> 64 ->
+//            clio_axis_async_fifo in frame mode (clk_fp -> clk_mac0; a frame
+//            is released whole, so the MAC never underruns) -> MAC.
+//   Memory:  clio_fastpath_top m_axi (512-bit, 32-bit addresses: the 2 GB
+//            PS DDR at 0 is inside) -> clio_axi_downsize 512 -> 128 ->
+//            S_AXI_HP0_FPD (non-coherent: AxCACHE 0011, the firmware keeps
+//            the rings and page table out of its caches or flushes them).
+//            The fast path's DATA_WIDTH is fixed at 512 (ring slots are
+//            beats), so the memory side cannot be configured narrower.
+//   Control: M_AXI_HPM0_FPD -> clio_axi_lite_bridge -> clio_fp_regs (map:
+//            host-sdk/wire/src/fpregs.rs) -> cfg_*, reset, poll; status back.
+//   SFP1:    its MAC is built and its link reported (STATUS.LINK1_UP,
+//            led[1]); received frames are dropped and it sends nothing. The
+//            fast path has one packet port; serving a second port needs a
+//            packet mux/demux with a port tag in front of it.
+// The fast path takes Clio packets at byte 0 of each frame (no Ethernet,
+// IP or UDP header is added or removed here): the peer must send frames
+// that way (an Ethernet/UDP header layer in front of the fast path is not
+// written yet).
+//
+// LEDs: led[0] SFP0 link, led[1] SFP1 link, led[2] fast path running
+// (CONTROL.RESET cleared), led[3] toggles on every finished TX-ring drain
+// (the slow path polling shows as a flicker).
+//
+// Vendor port names this top relies on (not verified on a Vivado install;
+// CHECK at the first build):
+//  - clio_ps_wrapper: make_wrapper's names for the pins ip.tcl makes
+//    external: `<interface>_0_<signal>` for the interface pins
+//    (M_AXI_HPM0_FPD_0_araddr, S_AXI_HP0_FPD_0_rdata, ...) and `<pin>_0`
+//    for the plain pins (pl_clk0_0, pl_clk1_0, pl_resetn0_0). Widths: HPM0
+//    40-bit address, 16-bit IDs, 16-bit AxUSER; HP0 49-bit address, 6-bit
+//    IDs, 1-bit AxUSER; both 128-bit data (ip.tcl).
+//  - clio_eth (xxv_ethernet 4.1, 2 cores, MAC+PCS/PMA 64-bit, AXI Stream,
+//    no AXI4-Lite, PG210 port names): gt_rxp_in/gt_rxn_in/gt_txp_out/
+//    gt_txn_out [1:0] (one bit per core), gt_refclk_p/n, gt_refclk_out,
+//    sys_reset, dclk; per core N: tx_clk_out_N, rx_core_clk_N, rx_clk_out_N,
+//    rx_reset_N, user_rx_reset_N, tx_reset_N, user_tx_reset_N,
+//    gtwiz_reset_{tx,rx}_datapath_N, rx_axis_{tvalid,tdata,tlast,tkeep,tuser}_N,
+//    tx_axis_{tready,tvalid,tdata,tlast,tkeep,tuser}_N, tx_preamblein_N,
+//    stat_rx_block_lock_N and the ctl_rx_* / ctl_tx_* configuration inputs
+//    used below (present when INCLUDE_AXI4_INTERFACE = 0). Inputs of the
+//    real core not connected here tie to 0, their disabled value.
+// bitstream/zcu106/tb/stubs/clio_zcu106_vendor_stubs.sv declares exactly
+// these ports for the lint of this file.
+module clio_zcu106_top (
+    input  wire       sfp_refclk_p,
+    input  wire       sfp_refclk_n,
+    input  wire [1:0] sfp_rx_p,
+    input  wire [1:0] sfp_rx_n,
+    output wire [1:0] sfp_tx_p,
+    output wire [1:0] sfp_tx_n,
+    output wire [1:0] sfp_tx_disable_b,
+    output wire [3:0] led
+);
+
+localparam FP_ADDR_WIDTH = 32;
+localparam FP_ID_WIDTH = 4;
+localparam HP_ADDR_WIDTH = 49;
+localparam HP_ID_WIDTH = 6;
+localparam HPM_ADDR_WIDTH = 40;
+localparam HPM_ID_WIDTH = 16;
+localparam REG_ADDR_WIDTH = 12;
+// Largest frame the TX FIFO holds whole: 256 x 8 bytes (MTU 1450 + headers).
+localparam TX_FIFO_DEPTH = 256;
+localparam RX_FIFO_DEPTH = 512;
+// Largest frame the MAC accepts (bytes, without FCS) and the smallest.
+localparam [14:0] MAX_FRAME = 15'd1518;
+localparam [7:0]  MIN_FRAME = 8'd64;
+
+// ---------------------------------------------------------------------------
+// Processing system.
+// ---------------------------------------------------------------------------
+wire clk_fp, pl_clk1, pl_resetn;
+
+wire [HPM_ID_WIDTH-1:0]   hpm_awid, hpm_bid, hpm_arid, hpm_rid;
+wire [HPM_ADDR_WIDTH-1:0] hpm_awaddr, hpm_araddr;
+wire [7:0]   hpm_awlen, hpm_arlen;
+wire [2:0]   hpm_awsize, hpm_arsize, hpm_awprot, hpm_arprot;
+wire [1:0]   hpm_awburst, hpm_arburst, hpm_bresp, hpm_rresp;
+wire         hpm_awlock, hpm_arlock;
+wire [3:0]   hpm_awcache, hpm_arcache, hpm_awqos, hpm_arqos;
+wire [15:0]  hpm_awuser, hpm_aruser;
+wire         hpm_awvalid, hpm_awready, hpm_wlast, hpm_wvalid, hpm_wready;
+wire         hpm_bvalid, hpm_bready, hpm_arvalid, hpm_arready;
+wire         hpm_rlast, hpm_rvalid, hpm_rready;
+wire [127:0] hpm_wdata, hpm_rdata;
+wire [15:0]  hpm_wstrb;
+
+wire [HP_ID_WIDTH-1:0]   hp_awid, hp_bid, hp_arid, hp_rid;
+wire [HP_ADDR_WIDTH-1:0] hp_awaddr, hp_araddr;
+wire [7:0]   hp_awlen, hp_arlen;
+wire [2:0]   hp_awsize, hp_arsize;
+wire [1:0]   hp_awburst, hp_arburst, hp_bresp, hp_rresp;
+wire         hp_awvalid, hp_awready, hp_wlast, hp_wvalid, hp_wready;
+wire         hp_bvalid, hp_bready, hp_arvalid, hp_arready;
+wire         hp_rlast, hp_rvalid, hp_rready;
+wire [127:0] hp_wdata, hp_rdata;
+wire [15:0]  hp_wstrb;
+
+clio_ps_wrapper ps_inst (
+    .pl_clk0_0(clk_fp),
+    .pl_clk1_0(pl_clk1),
+    .pl_resetn0_0(pl_resetn),
+
+    .M_AXI_HPM0_FPD_0_awid(hpm_awid),
+    .M_AXI_HPM0_FPD_0_awaddr(hpm_awaddr),
+    .M_AXI_HPM0_FPD_0_awlen(hpm_awlen),
+    .M_AXI_HPM0_FPD_0_awsize(hpm_awsize),
+    .M_AXI_HPM0_FPD_0_awburst(hpm_awburst),
+    .M_AXI_HPM0_FPD_0_awlock(hpm_awlock),
+    .M_AXI_HPM0_FPD_0_awcache(hpm_awcache),
+    .M_AXI_HPM0_FPD_0_awprot(hpm_awprot),
+    .M_AXI_HPM0_FPD_0_awqos(hpm_awqos),
+    .M_AXI_HPM0_FPD_0_awuser(hpm_awuser),
+    .M_AXI_HPM0_FPD_0_awvalid(hpm_awvalid),
+    .M_AXI_HPM0_FPD_0_awready(hpm_awready),
+    .M_AXI_HPM0_FPD_0_wdata(hpm_wdata),
+    .M_AXI_HPM0_FPD_0_wstrb(hpm_wstrb),
+    .M_AXI_HPM0_FPD_0_wlast(hpm_wlast),
+    .M_AXI_HPM0_FPD_0_wvalid(hpm_wvalid),
+    .M_AXI_HPM0_FPD_0_wready(hpm_wready),
+    .M_AXI_HPM0_FPD_0_bid(hpm_bid),
+    .M_AXI_HPM0_FPD_0_bresp(hpm_bresp),
+    .M_AXI_HPM0_FPD_0_bvalid(hpm_bvalid),
+    .M_AXI_HPM0_FPD_0_bready(hpm_bready),
+    .M_AXI_HPM0_FPD_0_arid(hpm_arid),
+    .M_AXI_HPM0_FPD_0_araddr(hpm_araddr),
+    .M_AXI_HPM0_FPD_0_arlen(hpm_arlen),
+    .M_AXI_HPM0_FPD_0_arsize(hpm_arsize),
+    .M_AXI_HPM0_FPD_0_arburst(hpm_arburst),
+    .M_AXI_HPM0_FPD_0_arlock(hpm_arlock),
+    .M_AXI_HPM0_FPD_0_arcache(hpm_arcache),
+    .M_AXI_HPM0_FPD_0_arprot(hpm_arprot),
+    .M_AXI_HPM0_FPD_0_arqos(hpm_arqos),
+    .M_AXI_HPM0_FPD_0_aruser(hpm_aruser),
+    .M_AXI_HPM0_FPD_0_arvalid(hpm_arvalid),
+    .M_AXI_HPM0_FPD_0_arready(hpm_arready),
+    .M_AXI_HPM0_FPD_0_rid(hpm_rid),
+    .M_AXI_HPM0_FPD_0_rdata(hpm_rdata),
+    .M_AXI_HPM0_FPD_0_rresp(hpm_rresp),
+    .M_AXI_HPM0_FPD_0_rlast(hpm_rlast),
+    .M_AXI_HPM0_FPD_0_rvalid(hpm_rvalid),
+    .M_AXI_HPM0_FPD_0_rready(hpm_rready),
+
+    .S_AXI_HP0_FPD_0_awid(hp_awid),
+    .S_AXI_HP0_FPD_0_awaddr(hp_awaddr),
+    .S_AXI_HP0_FPD_0_awlen(hp_awlen),
+    .S_AXI_HP0_FPD_0_awsize(hp_awsize),
+    .S_AXI_HP0_FPD_0_awburst(hp_awburst),
+    .S_AXI_HP0_FPD_0_awlock(1'b0),
+    .S_AXI_HP0_FPD_0_awcache(4'b0011),
+    .S_AXI_HP0_FPD_0_awprot(3'b000),
+    .S_AXI_HP0_FPD_0_awqos(4'd0),
+    .S_AXI_HP0_FPD_0_awuser(1'b0),
+    .S_AXI_HP0_FPD_0_awvalid(hp_awvalid),
+    .S_AXI_HP0_FPD_0_awready(hp_awready),
+    .S_AXI_HP0_FPD_0_wdata(hp_wdata),
+    .S_AXI_HP0_FPD_0_wstrb(hp_wstrb),
+    .S_AXI_HP0_FPD_0_wlast(hp_wlast),
+    .S_AXI_HP0_FPD_0_wvalid(hp_wvalid),
+    .S_AXI_HP0_FPD_0_wready(hp_wready),
+    .S_AXI_HP0_FPD_0_bid(hp_bid),
+    .S_AXI_HP0_FPD_0_bresp(hp_bresp),
+    .S_AXI_HP0_FPD_0_bvalid(hp_bvalid),
+    .S_AXI_HP0_FPD_0_bready(hp_bready),
+    .S_AXI_HP0_FPD_0_arid(hp_arid),
+    .S_AXI_HP0_FPD_0_araddr(hp_araddr),
+    .S_AXI_HP0_FPD_0_arlen(hp_arlen),
+    .S_AXI_HP0_FPD_0_arsize(hp_arsize),
+    .S_AXI_HP0_FPD_0_arburst(hp_arburst),
+    .S_AXI_HP0_FPD_0_arlock(1'b0),
+    .S_AXI_HP0_FPD_0_arcache(4'b0011),
+    .S_AXI_HP0_FPD_0_arprot(3'b000),
+    .S_AXI_HP0_FPD_0_arqos(4'd0),
+    .S_AXI_HP0_FPD_0_aruser(1'b0),
+    .S_AXI_HP0_FPD_0_arvalid(hp_arvalid),
+    .S_AXI_HP0_FPD_0_arready(hp_arready),
+    .S_AXI_HP0_FPD_0_rid(hp_rid),
+    .S_AXI_HP0_FPD_0_rdata(hp_rdata),
+    .S_AXI_HP0_FPD_0_rresp(hp_rresp),
+    .S_AXI_HP0_FPD_0_rlast(hp_rlast),
+    .S_AXI_HP0_FPD_0_rvalid(hp_rvalid),
+    .S_AXI_HP0_FPD_0_rready(hp_rready)
+);
+
+// ---------------------------------------------------------------------------
+// Resets: asserted asynchronously, released synchronously in each domain.
+// A MAC reset (link down) also resets its FIFOs on the fast-path side, so
+// both ends of each FIFO restart together.
+// ---------------------------------------------------------------------------
+(* ASYNC_REG = "TRUE" *) reg [2:0] rst_fp_sync = 3'b111;
+always @(posedge clk_fp or negedge pl_resetn) begin
+    if (!pl_resetn) begin
+        rst_fp_sync <= 3'b111;
+    end else begin
+        rst_fp_sync <= {rst_fp_sync[1:0], 1'b0};
+    end
+end
+wire rst_fp = rst_fp_sync[2];
+
+wire clk_mac0, clk_mac1;
+wire user_rx_reset_0, user_tx_reset_0, user_rx_reset_1, user_tx_reset_1;
+wire mac0_down = user_rx_reset_0 || user_tx_reset_0;
+
+// The fast-path reset and the MAC's own resets, synchronized into clk_mac0
+// (the MAC clock runs only once the GT is up, so no asynchronous assert).
+(* ASYNC_REG = "TRUE" *) reg [2:0] rst_mac0_sync = 3'b111;
+always @(posedge clk_mac0) begin
+    rst_mac0_sync <= {rst_mac0_sync[1:0], mac0_down || rst_fp};
+end
+wire rst_mac0 = rst_mac0_sync[2];
+
+(* ASYNC_REG = "TRUE" *) reg [2:0] rst_link0_fp_sync = 3'b111;
+always @(posedge clk_fp) begin
+    rst_link0_fp_sync <= {rst_link0_fp_sync[1:0], rst_mac0};
+end
+wire rst_link0_fp = rst_fp || rst_link0_fp_sync[2];
+
+// ---------------------------------------------------------------------------
+// 10G Ethernet (two SFP+ ports).
+// ---------------------------------------------------------------------------
+wire        mac0_rx_tvalid, mac0_rx_tlast, mac0_rx_tuser;
+wire [63:0] mac0_rx_tdata;
+wire [7:0]  mac0_rx_tkeep;
+wire        mac0_tx_tready, mac0_tx_tvalid, mac0_tx_tlast;
+wire [63:0] mac0_tx_tdata;
+wire [7:0]  mac0_tx_tkeep;
+wire        mac1_rx_tvalid, mac1_rx_tlast, mac1_rx_tuser;
+wire [63:0] mac1_rx_tdata;
+wire [7:0]  mac1_rx_tkeep;
+wire        mac1_tx_tready;
+wire        block_lock_0, block_lock_1;
+wire        rx_clk_out_0, rx_clk_out_1, gt_refclk_out;
+
+clio_eth eth_inst (
+    .gt_rxp_in(sfp_rx_p),
+    .gt_rxn_in(sfp_rx_n),
+    .gt_txp_out(sfp_tx_p),
+    .gt_txn_out(sfp_tx_n),
+    .gt_refclk_p(sfp_refclk_p),
+    .gt_refclk_n(sfp_refclk_n),
+    .gt_refclk_out(gt_refclk_out),
+    .sys_reset(!pl_resetn),
+    .dclk(pl_clk1),
+
+    .tx_clk_out_0(clk_mac0),
+    .rx_core_clk_0(clk_mac0),
+    .rx_clk_out_0(rx_clk_out_0),
+    .rx_reset_0(1'b0),
+    .user_rx_reset_0(user_rx_reset_0),
+    .tx_reset_0(1'b0),
+    .user_tx_reset_0(user_tx_reset_0),
+    .gtwiz_reset_tx_datapath_0(1'b0),
+    .gtwiz_reset_rx_datapath_0(1'b0),
+    .rx_axis_tvalid_0(mac0_rx_tvalid),
+    .rx_axis_tdata_0(mac0_rx_tdata),
+    .rx_axis_tlast_0(mac0_rx_tlast),
+    .rx_axis_tkeep_0(mac0_rx_tkeep),
+    .rx_axis_tuser_0(mac0_rx_tuser),
+    .tx_axis_tready_0(mac0_tx_tready),
+    .tx_axis_tvalid_0(mac0_tx_tvalid),
+    .tx_axis_tdata_0(mac0_tx_tdata),
+    .tx_axis_tlast_0(mac0_tx_tlast),
+    .tx_axis_tkeep_0(mac0_tx_tkeep),
+    .tx_axis_tuser_0(1'b0),
+    .tx_preamblein_0(56'd0),
+    .stat_rx_block_lock_0(block_lock_0),
+    .ctl_rx_enable_0(1'b1),
+    .ctl_rx_delete_fcs_0(1'b1),
+    .ctl_rx_ignore_fcs_0(1'b0),
+    .ctl_rx_max_packet_len_0(MAX_FRAME),
+    .ctl_rx_min_packet_len_0(MIN_FRAME),
+    .ctl_rx_check_preamble_0(1'b1),
+    .ctl_rx_check_sfd_0(1'b1),
+    .ctl_rx_process_lfi_0(1'b0),
+    .ctl_tx_enable_0(1'b1),
+    .ctl_tx_fcs_ins_enable_0(1'b1),
+    .ctl_tx_ignore_fcs_0(1'b0),
+    .ctl_tx_ipg_value_0(4'd12),
+    .ctl_tx_send_lfi_0(1'b0),
+    .ctl_tx_send_rfi_0(1'b0),
+    .ctl_tx_send_idle_0(1'b0),
+
+    .tx_clk_out_1(clk_mac1),
+    .rx_core_clk_1(clk_mac1),
+    .rx_clk_out_1(rx_clk_out_1),
+    .rx_reset_1(1'b0),
+    .user_rx_reset_1(user_rx_reset_1),
+    .tx_reset_1(1'b0),
+    .user_tx_reset_1(user_tx_reset_1),
+    .gtwiz_reset_tx_datapath_1(1'b0),
+    .gtwiz_reset_rx_datapath_1(1'b0),
+    .rx_axis_tvalid_1(mac1_rx_tvalid),
+    .rx_axis_tdata_1(mac1_rx_tdata),
+    .rx_axis_tlast_1(mac1_rx_tlast),
+    .rx_axis_tkeep_1(mac1_rx_tkeep),
+    .rx_axis_tuser_1(mac1_rx_tuser),
+    .tx_axis_tready_1(mac1_tx_tready),
+    .tx_axis_tvalid_1(1'b0),
+    .tx_axis_tdata_1(64'd0),
+    .tx_axis_tlast_1(1'b0),
+    .tx_axis_tkeep_1(8'd0),
+    .tx_axis_tuser_1(1'b0),
+    .tx_preamblein_1(56'd0),
+    .stat_rx_block_lock_1(block_lock_1),
+    .ctl_rx_enable_1(1'b1),
+    .ctl_rx_delete_fcs_1(1'b1),
+    .ctl_rx_ignore_fcs_1(1'b0),
+    .ctl_rx_max_packet_len_1(MAX_FRAME),
+    .ctl_rx_min_packet_len_1(MIN_FRAME),
+    .ctl_rx_check_preamble_1(1'b1),
+    .ctl_rx_check_sfd_1(1'b1),
+    .ctl_rx_process_lfi_1(1'b0),
+    .ctl_tx_enable_1(1'b1),
+    .ctl_tx_fcs_ins_enable_1(1'b1),
+    .ctl_tx_ignore_fcs_1(1'b0),
+    .ctl_tx_ipg_value_1(4'd12),
+    .ctl_tx_send_lfi_1(1'b0),
+    .ctl_tx_send_rfi_1(1'b0),
+    .ctl_tx_send_idle_1(1'b0)
+);
+
+// Both transmitters on.
+assign sfp_tx_disable_b = 2'b11;
+
+// Link status into clk_fp.
+(* ASYNC_REG = "TRUE" *) reg [1:0] link0_sync = 2'b00;
+(* ASYNC_REG = "TRUE" *) reg [1:0] link1_sync = 2'b00;
+always @(posedge clk_fp) begin
+    link0_sync <= {link0_sync[0], block_lock_0 && !user_rx_reset_0};
+    link1_sync <= {link1_sync[0], block_lock_1 && !user_rx_reset_1};
+end
+wire [1:0] link_up = {link1_sync[1], link0_sync[1]};
+
+// ---------------------------------------------------------------------------
+// SFP0 receive: MAC -> async FIFO -> 64 -> 512 -> fast path.
+// ---------------------------------------------------------------------------
+wire        rxf_tready;
+wire [63:0] rxq_tdata;
+wire [7:0]  rxq_tkeep;
+wire        rxq_tvalid, rxq_tready, rxq_tlast;
+
+clio_axis_async_fifo #(
+    .DATA_WIDTH(64),
+    .DEPTH(RX_FIFO_DEPTH),
+    .FRAME_FIFO(0)
+) rx_fifo_inst (
+    .s_clk(clk_mac0), .s_rst(rst_mac0),
+    .s_axis_tdata(mac0_rx_tdata), .s_axis_tkeep(mac0_rx_tkeep), .s_axis_tvalid(mac0_rx_tvalid),
+    .s_axis_tready(rxf_tready), .s_axis_tlast(mac0_rx_tlast),
+    .m_clk(clk_fp), .m_rst(rst_link0_fp),
+    .m_axis_tdata(rxq_tdata), .m_axis_tkeep(rxq_tkeep), .m_axis_tvalid(rxq_tvalid),
+    .m_axis_tready(rxq_tready), .m_axis_tlast(rxq_tlast)
+);
+
+// A beat lost at a full FIFO: toggle in clk_mac0, edge in clk_fp.
+reg rx_lost_toggle = 1'b0;
+always @(posedge clk_mac0) begin
+    if (mac0_rx_tvalid && !rxf_tready) begin
+        rx_lost_toggle <= !rx_lost_toggle;
+    end
+end
+(* ASYNC_REG = "TRUE" *) reg [2:0] rx_lost_sync = 3'b000;
+always @(posedge clk_fp) begin
+    rx_lost_sync <= {rx_lost_sync[1:0], rx_lost_toggle};
+end
+wire rx_overflow = rx_lost_sync[2] ^ rx_lost_sync[1];
+
+wire         fp_rst;
+wire [511:0] fp_rx_tdata, fp_tx_tdata;
+wire [63:0]  fp_rx_tkeep, fp_tx_tkeep;
+wire         fp_rx_tvalid, fp_rx_tready, fp_rx_tlast;
+wire         fp_tx_tvalid, fp_tx_tready, fp_tx_tlast;
+
+clio_axis_upsize #(
+    .S_DATA_WIDTH(64),
+    .M_DATA_WIDTH(512)
+) rx_upsize_inst (
+    .clk(clk_fp), .rst(rst_link0_fp),
+    .s_axis_tdata(rxq_tdata), .s_axis_tkeep(rxq_tkeep), .s_axis_tvalid(rxq_tvalid),
+    .s_axis_tready(rxq_tready), .s_axis_tlast(rxq_tlast),
+    .m_axis_tdata(fp_rx_tdata), .m_axis_tkeep(fp_rx_tkeep), .m_axis_tvalid(fp_rx_tvalid),
+    // Frames are dropped while the fast path is held in reset.
+    .m_axis_tready(fp_rx_tready || fp_rst), .m_axis_tlast(fp_rx_tlast)
+);
+
+// ---------------------------------------------------------------------------
+// SFP0 transmit: fast path -> 512 -> 64 -> async frame FIFO -> MAC.
+// ---------------------------------------------------------------------------
+wire [63:0] txq_tdata;
+wire [7:0]  txq_tkeep;
+wire        txq_tvalid, txq_tready, txq_tlast;
+
+clio_axis_downsize #(
+    .S_DATA_WIDTH(512),
+    .M_DATA_WIDTH(64)
+) tx_downsize_inst (
+    .clk(clk_fp), .rst(rst_link0_fp),
+    .s_axis_tdata(fp_tx_tdata), .s_axis_tkeep(fp_tx_tkeep), .s_axis_tvalid(fp_tx_tvalid),
+    .s_axis_tready(fp_tx_tready), .s_axis_tlast(fp_tx_tlast),
+    .m_axis_tdata(txq_tdata), .m_axis_tkeep(txq_tkeep), .m_axis_tvalid(txq_tvalid),
+    .m_axis_tready(txq_tready), .m_axis_tlast(txq_tlast)
+);
+
+clio_axis_async_fifo #(
+    .DATA_WIDTH(64),
+    .DEPTH(TX_FIFO_DEPTH),
+    .FRAME_FIFO(1)
+) tx_fifo_inst (
+    .s_clk(clk_fp), .s_rst(rst_link0_fp),
+    .s_axis_tdata(txq_tdata), .s_axis_tkeep(txq_tkeep), .s_axis_tvalid(txq_tvalid),
+    .s_axis_tready(txq_tready), .s_axis_tlast(txq_tlast),
+    .m_clk(clk_mac0), .m_rst(rst_mac0),
+    .m_axis_tdata(mac0_tx_tdata), .m_axis_tkeep(mac0_tx_tkeep), .m_axis_tvalid(mac0_tx_tvalid),
+    .m_axis_tready(mac0_tx_tready), .m_axis_tlast(mac0_tx_tlast)
+);
+
+// ---------------------------------------------------------------------------
+// Register block on M_AXI_HPM0_FPD.
+// ---------------------------------------------------------------------------
+wire [REG_ADDR_WIDTH-1:0] rg_awaddr, rg_araddr;
+wire        rg_awvalid, rg_awready, rg_wvalid, rg_wready, rg_bvalid, rg_bready;
+wire        rg_arvalid, rg_arready, rg_rvalid, rg_rready;
+wire [31:0] rg_wdata, rg_rdata;
+wire [3:0]  rg_wstrb;
+wire [1:0]  rg_bresp, rg_rresp;
+
+clio_axi_lite_bridge #(
+    .DATA_WIDTH(128),
+    .ADDR_WIDTH(HPM_ADDR_WIDTH),
+    .ID_WIDTH(HPM_ID_WIDTH),
+    .LITE_ADDR_WIDTH(REG_ADDR_WIDTH)
+) hpm_bridge_inst (
+    .clk(clk_fp), .rst(rst_fp),
+    .s_axi_awid(hpm_awid), .s_axi_awaddr(hpm_awaddr), .s_axi_awlen(hpm_awlen),
+    .s_axi_awsize(hpm_awsize), .s_axi_awburst(hpm_awburst), .s_axi_awvalid(hpm_awvalid),
+    .s_axi_awready(hpm_awready),
+    .s_axi_wdata(hpm_wdata), .s_axi_wstrb(hpm_wstrb), .s_axi_wlast(hpm_wlast),
+    .s_axi_wvalid(hpm_wvalid), .s_axi_wready(hpm_wready),
+    .s_axi_bid(hpm_bid), .s_axi_bresp(hpm_bresp), .s_axi_bvalid(hpm_bvalid), .s_axi_bready(hpm_bready),
+    .s_axi_arid(hpm_arid), .s_axi_araddr(hpm_araddr), .s_axi_arlen(hpm_arlen),
+    .s_axi_arsize(hpm_arsize), .s_axi_arburst(hpm_arburst), .s_axi_arvalid(hpm_arvalid),
+    .s_axi_arready(hpm_arready),
+    .s_axi_rid(hpm_rid), .s_axi_rdata(hpm_rdata), .s_axi_rresp(hpm_rresp), .s_axi_rlast(hpm_rlast),
+    .s_axi_rvalid(hpm_rvalid), .s_axi_rready(hpm_rready),
+    .m_axil_awaddr(rg_awaddr), .m_axil_awvalid(rg_awvalid), .m_axil_awready(rg_awready),
+    .m_axil_wdata(rg_wdata), .m_axil_wstrb(rg_wstrb), .m_axil_wvalid(rg_wvalid), .m_axil_wready(rg_wready),
+    .m_axil_bresp(rg_bresp), .m_axil_bvalid(rg_bvalid), .m_axil_bready(rg_bready),
+    .m_axil_araddr(rg_araddr), .m_axil_arvalid(rg_arvalid), .m_axil_arready(rg_arready),
+    .m_axil_rdata(rg_rdata), .m_axil_rresp(rg_rresp), .m_axil_rvalid(rg_rvalid), .m_axil_rready(rg_rready)
+);
+
+wire [63:0]  cfg_table_base, cfg_rx_base, cfg_tx_base, cfg_data_start, cfg_data_end;
+wire [31:0]  cfg_rx_slots, cfg_tx_slots, cfg_class_shift, cfg_max_pid;
+wire [5:0]   cfg_va_bits;
+wire [15:0]  cfg_mtu;
+wire [479:0] cfg_info;
+wire         poll, poll_done, fp_idle;
+
+clio_fp_regs #(
+    .ADDR_WIDTH(REG_ADDR_WIDTH)
+) regs_inst (
+    .clk(clk_fp), .rst(rst_fp),
+    .s_axil_awaddr(rg_awaddr), .s_axil_awvalid(rg_awvalid), .s_axil_awready(rg_awready),
+    .s_axil_wdata(rg_wdata), .s_axil_wstrb(rg_wstrb), .s_axil_wvalid(rg_wvalid), .s_axil_wready(rg_wready),
+    .s_axil_bresp(rg_bresp), .s_axil_bvalid(rg_bvalid), .s_axil_bready(rg_bready),
+    .s_axil_araddr(rg_araddr), .s_axil_arvalid(rg_arvalid), .s_axil_arready(rg_arready),
+    .s_axil_rdata(rg_rdata), .s_axil_rresp(rg_rresp), .s_axil_rvalid(rg_rvalid), .s_axil_rready(rg_rready),
+    .fp_rst(fp_rst),
+    .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),
+    .cfg_tx_base(cfg_tx_base), .cfg_tx_slots(cfg_tx_slots), .cfg_data_start(cfg_data_start),
+    .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
+    .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
+    .poll(poll),
+    .poll_done(poll_done), .idle(fp_idle), .link_up(link_up), .rx_overflow(rx_overflow)
+);
+
+// ---------------------------------------------------------------------------
+// Fast path and its memory port.
+// ---------------------------------------------------------------------------
+wire [FP_ID_WIDTH-1:0]   fm_awid, fm_bid, fm_arid, fm_rid;
+wire [FP_ADDR_WIDTH-1:0] fm_awaddr, fm_araddr;
+wire [7:0]   fm_awlen, fm_arlen;
+wire [2:0]   fm_awsize, fm_arsize;
+wire [1:0]   fm_awburst, fm_arburst, fm_bresp, fm_rresp;
+wire         fm_awvalid, fm_awready, fm_wlast, fm_wvalid, fm_wready;
+wire         fm_bvalid, fm_bready, fm_arvalid, fm_arready;
+wire         fm_rlast, fm_rvalid, fm_rready;
+wire [511:0] fm_wdata, fm_rdata;
+wire [63:0]  fm_wstrb;
+
+clio_fastpath_top #(
+    .DATA_WIDTH(512),
+    .ADDR_WIDTH(FP_ADDR_WIDTH),
+    .ID_WIDTH(FP_ID_WIDTH)
+) fastpath_inst (
+    .clk(clk_fp), .rst(fp_rst),
+    .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),
+    .cfg_tx_base(cfg_tx_base), .cfg_tx_slots(cfg_tx_slots), .cfg_data_start(cfg_data_start),
+    .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
+    .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
+    .poll(poll), .poll_done(poll_done), .idle(fp_idle),
+    .s_axis_tdata(fp_rx_tdata), .s_axis_tkeep(fp_rx_tkeep), .s_axis_tvalid(fp_rx_tvalid && !fp_rst),
+    .s_axis_tready(fp_rx_tready), .s_axis_tlast(fp_rx_tlast),
+    .m_axis_tdata(fp_tx_tdata), .m_axis_tkeep(fp_tx_tkeep), .m_axis_tvalid(fp_tx_tvalid),
+    .m_axis_tready(fp_tx_tready), .m_axis_tlast(fp_tx_tlast),
+    .m_axi_awid(fm_awid), .m_axi_awaddr(fm_awaddr), .m_axi_awlen(fm_awlen), .m_axi_awsize(fm_awsize),
+    .m_axi_awburst(fm_awburst), .m_axi_awvalid(fm_awvalid), .m_axi_awready(fm_awready),
+    .m_axi_wdata(fm_wdata), .m_axi_wstrb(fm_wstrb), .m_axi_wlast(fm_wlast), .m_axi_wvalid(fm_wvalid),
+    .m_axi_wready(fm_wready),
+    .m_axi_bid(fm_bid), .m_axi_bresp(fm_bresp), .m_axi_bvalid(fm_bvalid), .m_axi_bready(fm_bready),
+    .m_axi_arid(fm_arid), .m_axi_araddr(fm_araddr), .m_axi_arlen(fm_arlen), .m_axi_arsize(fm_arsize),
+    .m_axi_arburst(fm_arburst), .m_axi_arvalid(fm_arvalid), .m_axi_arready(fm_arready),
+    .m_axi_rid(fm_rid), .m_axi_rdata(fm_rdata), .m_axi_rresp(fm_rresp), .m_axi_rlast(fm_rlast),
+    .m_axi_rvalid(fm_rvalid), .m_axi_rready(fm_rready)
+);
+
+wire mem_unsupported;
+
+clio_axi_downsize #(
+    .S_DATA_WIDTH(512),
+    .M_DATA_WIDTH(128),
+    .S_ADDR_WIDTH(FP_ADDR_WIDTH),
+    .M_ADDR_WIDTH(HP_ADDR_WIDTH),
+    .S_ID_WIDTH(FP_ID_WIDTH),
+    .M_ID_WIDTH(HP_ID_WIDTH),
+    .OUTSTANDING(16)
+) mem_downsize_inst (
+    .clk(clk_fp), .rst(fp_rst),
+    .s_axi_awid(fm_awid), .s_axi_awaddr(fm_awaddr), .s_axi_awlen(fm_awlen), .s_axi_awsize(fm_awsize),
+    .s_axi_awburst(fm_awburst), .s_axi_awvalid(fm_awvalid), .s_axi_awready(fm_awready),
+    .s_axi_wdata(fm_wdata), .s_axi_wstrb(fm_wstrb), .s_axi_wlast(fm_wlast), .s_axi_wvalid(fm_wvalid),
+    .s_axi_wready(fm_wready),
+    .s_axi_bid(fm_bid), .s_axi_bresp(fm_bresp), .s_axi_bvalid(fm_bvalid), .s_axi_bready(fm_bready),
+    .s_axi_arid(fm_arid), .s_axi_araddr(fm_araddr), .s_axi_arlen(fm_arlen), .s_axi_arsize(fm_arsize),
+    .s_axi_arburst(fm_arburst), .s_axi_arvalid(fm_arvalid), .s_axi_arready(fm_arready),
+    .s_axi_rid(fm_rid), .s_axi_rdata(fm_rdata), .s_axi_rresp(fm_rresp), .s_axi_rlast(fm_rlast),
+    .s_axi_rvalid(fm_rvalid), .s_axi_rready(fm_rready),
+    .m_axi_awid(hp_awid), .m_axi_awaddr(hp_awaddr), .m_axi_awlen(hp_awlen), .m_axi_awsize(hp_awsize),
+    .m_axi_awburst(hp_awburst), .m_axi_awvalid(hp_awvalid), .m_axi_awready(hp_awready),
+    .m_axi_wdata(hp_wdata), .m_axi_wstrb(hp_wstrb), .m_axi_wlast(hp_wlast), .m_axi_wvalid(hp_wvalid),
+    .m_axi_wready(hp_wready),
+    .m_axi_bid(hp_bid), .m_axi_bresp(hp_bresp), .m_axi_bvalid(hp_bvalid), .m_axi_bready(hp_bready),
+    .m_axi_arid(hp_arid), .m_axi_araddr(hp_araddr), .m_axi_arlen(hp_arlen), .m_axi_arsize(hp_arsize),
+    .m_axi_arburst(hp_arburst), .m_axi_arvalid(hp_arvalid), .m_axi_arready(hp_arready),
+    .m_axi_rid(hp_rid), .m_axi_rdata(hp_rdata), .m_axi_rresp(hp_rresp), .m_axi_rlast(hp_rlast),
+    .m_axi_rvalid(hp_rvalid), .m_axi_rready(hp_rready),
+    .unsupported_o(mem_unsupported)
+);
+
+// ---------------------------------------------------------------------------
+// LEDs.
+// ---------------------------------------------------------------------------
+reg drain_led = 1'b0;
+always @(posedge clk_fp) begin
+    if (poll_done) begin
+        drain_led <= !drain_led;
+    end
+end
+assign led = {drain_led, !fp_rst, link_up[1], link_up[0]};
+
+// Open by design: HPM0 side-band fields the register bridge does not need,
+// SFP1's received frames, the MAC's bad-frame flag (the fast path's CRC32C
+// rejects damaged packets), the recovered/refclk outputs, and the
+// downsizer's unsupported-transfer flag (for an ILA).
+/* verilator lint_off UNUSEDSIGNAL */
+wire unused_top = ^{hpm_awlock, hpm_awcache, hpm_awprot, hpm_awqos, hpm_awuser,
+    hpm_arlock, hpm_arcache, hpm_arprot, hpm_arqos, hpm_aruser,
+    mac1_rx_tvalid, mac1_rx_tdata, mac1_rx_tlast, mac1_rx_tkeep, mac1_rx_tuser, mac1_tx_tready,
+    mac0_rx_tuser, rx_clk_out_0, rx_clk_out_1, gt_refclk_out, user_tx_reset_1, mem_unsupported};
+/* verilator lint_on UNUSEDSIGNAL */
+
+endmodule
+
+`resetall
