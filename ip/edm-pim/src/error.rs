@@ -48,6 +48,14 @@ pub enum NotifyError {
         /// Destination port.
         dst: u16,
     },
+    /// The ordering lane is not below [`crate::MAX_LANES`].
+    #[error("notification lane {lane} is out of range (lanes 0..{max})")]
+    LaneOutOfRange {
+        /// The rejected lane.
+        lane: u8,
+        /// [`crate::MAX_LANES`].
+        max: u8,
+    },
     /// The pair already has `X` active notifications (the sender broke its rate limit).
     #[error("pair {src}->{dst} already has {limit} active notifications (X)")]
     PairFull {

@@ -62,4 +62,5 @@ pub use error::{ConfigError, NotifyError};
 pub use rng::XorShift64;
 pub use scheduler::{
     tie_rank, Iteration, Match, Notification, Port, RankKey, Request, Schedule, Scheduler,
+    MAX_LANES,
 };

@@ -111,6 +111,9 @@ pub struct Schedule {
     pub maximal: bool,
 }
 
+/// Number of ordering lanes per pair ([`Scheduler::notify_lane`]).
+pub const MAX_LANES: u8 = 64;
+
 /// Queued state of one message.
 #[derive(Debug, Clone, Copy)]
 struct Msg {
@@ -118,6 +121,8 @@ struct Msg {
     arrival: u64,
     total: u64,
     sent: u64,
+    /// Ordering lane within the pair ([`Scheduler::notify_lane`]).
+    lane: u8,
 }
 
 impl Msg {
@@ -196,7 +201,24 @@ impl Scheduler {
     /// is out of range, `src == dst`, `bytes == 0`, the pair has `X` active notifications, or the
     /// destination queue is full.
     pub fn notify(&mut self, now: u64, n: Notification) -> Result<(), NotifyError> {
+        self.notify_lane(now, n, 0)
+    }
+
+    /// [`Scheduler::notify`] into ordering lane `lane` of the pair. With
+    /// [`Config::in_order`], messages of one lane are granted in arrival order while SRPT
+    /// orders the heads of different lanes like different pairs, and `X` applies per lane.
+    /// A lane is one compute–memory node pair whose data takes this port pair: when every
+    /// node is both a compute and a memory node, `s -> d` carries `s`'s writes to `d` and the
+    /// read responses `d` asked `s` for, two pairs with no order between them (§3.1.1).
+    /// Everything else (FCFS, the destination queue bound) ignores lanes.
+    pub fn notify_lane(&mut self, now: u64, n: Notification, lane: u8) -> Result<(), NotifyError> {
         let ports = self.cfg.ports;
+        if lane >= MAX_LANES {
+            return Err(NotifyError::LaneOutOfRange {
+                lane,
+                max: MAX_LANES,
+            });
+        }
         if usize::from(n.src) >= ports {
             return Err(NotifyError::PortOutOfRange {
                 field: "src",
@@ -222,7 +244,7 @@ impl Scheduler {
         }
         let (s, d) = (usize::from(n.src), usize::from(n.dst));
         let idx = d * ports + s;
-        if self.pairs[idx].len() as u32 >= self.cfg.active_per_pair {
+        if self.lane_len(idx, lane) >= self.cfg.active_per_pair {
             return Err(NotifyError::PairFull {
                 src: n.src,
                 dst: n.dst,
@@ -243,6 +265,7 @@ impl Scheduler {
             arrival: now,
             total: n.bytes,
             sent: 0,
+            lane,
         };
         let q = &mut self.pairs[idx];
         if self.cfg.in_order || self.cfg.priority == Priority::Fcfs {
@@ -357,7 +380,7 @@ impl Scheduler {
         self.dst_len.get(usize::from(dst)).copied().unwrap_or(0)
     }
 
-    /// Messages queued for the pair `src -> dst` (0 if out of range).
+    /// Messages queued for the pair `src -> dst`, all lanes (0 if out of range).
     pub fn pair_len(&self, src: Port, dst: Port) -> u32 {
         let n = self.cfg.ports;
         if usize::from(src) >= n || usize::from(dst) >= n {
@@ -366,14 +389,26 @@ impl Scheduler {
         self.pairs[usize::from(dst) * n + usize::from(src)].len() as u32
     }
 
-    /// Whether another notification for `src -> dst` would be accepted now.
+    /// Whether another notification for `src -> dst` would be accepted now (lane 0).
     pub fn can_notify(&self, src: Port, dst: Port) -> bool {
+        self.can_notify_lane(src, dst, 0)
+    }
+
+    /// Whether another notification for `src -> dst` in `lane` would be accepted now.
+    pub fn can_notify_lane(&self, src: Port, dst: Port, lane: u8) -> bool {
         let n = self.cfg.ports;
         src != dst
             && usize::from(src) < n
             && usize::from(dst) < n
-            && self.pair_len(src, dst) < self.cfg.active_per_pair
+            && lane < MAX_LANES
+            && self.lane_len(usize::from(dst) * n + usize::from(src), lane)
+                < self.cfg.active_per_pair
             && self.queue_len(dst) < self.cfg.queue_capacity
+    }
+
+    /// Messages of `lane` queued in pair queue `idx`.
+    fn lane_len(&self, idx: usize, lane: u8) -> u32 {
+        self.pairs[idx].iter().filter(|m| m.lane == lane).count() as u32
     }
 
     /// Total messages queued in all notification queues.
@@ -403,9 +438,7 @@ impl Scheduler {
                 return false;
             }
             let prio = |s: Port| {
-                let head = self.pairs[d * n + usize::from(s)]
-                    .front()
-                    .expect("active pair");
+                let head = self.head(d * n + usize::from(s));
                 self.key_of(head, d as Port, s).priority
             };
             let is_free = |s: &&Port| self.src_busy[usize::from(**s)].is_none();
@@ -422,6 +455,35 @@ impl Scheduler {
                     .iter()
                     .any(|&s| !is_free(&&s) && prio(s) < best_free)
         })
+    }
+
+    /// Position in pair queue `idx` of the message the pair offers: the front, except under
+    /// in-order SRPT with several lanes queued, where it is the lane head with the fewest
+    /// remaining bytes (earliest arrival on ties).
+    fn head_pos(&self, idx: usize) -> usize {
+        let q = &self.pairs[idx];
+        if !(self.cfg.in_order && self.cfg.priority == Priority::Srpt) {
+            return 0;
+        }
+        let mut seen = 0u64; // lanes whose head was already considered
+        let mut best: Option<(u64, u64, usize)> = None;
+        for (i, m) in q.iter().enumerate() {
+            let bit = 1u64 << m.lane;
+            if seen & bit != 0 {
+                continue;
+            }
+            seen |= bit;
+            let key = (m.remaining(), m.arrival, i);
+            if best.is_none_or(|b| key < b) {
+                best = Some(key);
+            }
+        }
+        best.map_or(0, |b| b.2)
+    }
+
+    /// The message pair queue `idx` offers (see [`Scheduler::head_pos`]).
+    fn head(&self, idx: usize) -> &Msg {
+        &self.pairs[idx][self.head_pos(idx)]
     }
 
     /// Ordering key of message `m` in a decision by port `me` where port `other` competes.
@@ -488,17 +550,13 @@ impl Scheduler {
             for &s in &self.active[d] {
                 if self.src_busy[usize::from(s)].is_some() {
                     if self.cfg.reserve {
-                        let head = self.pairs[d * n + usize::from(s)]
-                            .front()
-                            .expect("active pair");
+                        let head = self.head(d * n + usize::from(s));
                         let k = self.key_of(head, d as Port, s);
                         best_busy = Some(best_busy.map_or(k, |b| b.min(k)));
                     }
                     continue;
                 }
-                let head = self.pairs[d * n + usize::from(s)]
-                    .front()
-                    .expect("active pair has a queued message");
+                let head = self.head(d * n + usize::from(s));
                 let cand = Pick {
                     key: self.key_of(head, d as Port, s),
                     other: s,
@@ -546,16 +604,15 @@ impl Scheduler {
             let d = usize::from(pick.other);
             let idx = d * n + s;
             let chunk = u64::from(self.cfg.chunk_bytes);
-            let msg = self.pairs[idx]
-                .front_mut()
-                .expect("requested pair has a head");
+            let pos = self.head_pos(idx);
+            let msg = &mut self.pairs[idx][pos];
             let len = chunk.min(msg.remaining());
             let offset = msg.sent;
             msg.sent += len;
             let last = msg.remaining() == 0;
             let id = msg.id;
             if last {
-                self.pairs[idx].pop_front();
+                self.pairs[idx].remove(pos);
                 self.dst_len[d] -= 1;
                 self.queued -= 1;
                 if self.pairs[idx].is_empty() {

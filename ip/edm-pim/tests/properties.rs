@@ -387,6 +387,47 @@ fn srpt_does_not_reorder_within_a_pair() {
 }
 
 #[test]
+fn lanes_order_within_themselves_and_srpt_between_them() {
+    let mut s = sched(Config::new(3).with_priority(Priority::Srpt));
+    s.notify_lane(0, note(0, 1, 1000, 0), 0).unwrap();
+    s.notify_lane(1, note(0, 1, 8, 1), 0).unwrap();
+    s.notify_lane(2, note(0, 1, 300, 2), 1).unwrap();
+    // Lane 1's head (300 B) beats lane 0's head (1000 B); the 8 B message waits in lane 0.
+    let ids: Vec<u64> = (0..6u64)
+        .flat_map(|k| s.schedule(10 + k * 100_000).matches)
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(ids, [2, 2, 0, 0, 0, 0]);
+    // The 8 B message follows the whole 1000 B one (4 chunks of 256 B).
+    let rest: Vec<u64> = (0..2u64)
+        .flat_map(|k| s.schedule(1_000_000 + k * 100_000).matches)
+        .map(|m| m.id)
+        .collect();
+    assert_eq!(rest, [1]);
+}
+
+#[test]
+fn x_applies_per_lane() {
+    let mut s = sched(Config::new(3).with_priority(Priority::Srpt));
+    for id in 0..3 {
+        s.notify_lane(0, note(0, 1, 64, id), 0).unwrap();
+    }
+    assert!(!s.can_notify_lane(0, 1, 0));
+    assert!(matches!(
+        s.notify_lane(0, note(0, 1, 64, 3), 0),
+        Err(NotifyError::PairFull { .. })
+    ));
+    assert!(s.can_notify_lane(0, 1, 1));
+    s.notify_lane(0, note(0, 1, 64, 4), 1).unwrap();
+    assert_eq!(s.pair_len(0, 1), 4);
+    let err = s
+        .notify_lane(0, note(0, 1, 64, 5), edm_pim::MAX_LANES)
+        .unwrap_err();
+    assert!(matches!(err, NotifyError::LaneOutOfRange { .. }));
+    assert!(err.to_string().contains("lane 64"), "{err}");
+}
+
+#[test]
 fn fcfs_serves_in_arrival_order_across_pairs() {
     let mut s = sched(Config::new(4));
     s.notify(7, note(1, 0, 64, 0)).unwrap();

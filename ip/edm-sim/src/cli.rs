@@ -7,7 +7,8 @@ use std::time::Instant;
 use crate::plot::{render, Panel, PanelData};
 use crate::published;
 use crate::{
-    evaluate, generate, IdealCache, Scheme, SimConfig, SizeCdf, Sizes, Summary, WorkloadSpec,
+    evaluate, generate, EdmOrder, IdealCache, Scheme, SimConfig, SizeCdf, Sizes, Summary,
+    WorkloadSpec,
 };
 use edm_pim::Priority;
 use serde::Serialize;
@@ -56,9 +57,10 @@ pub struct Args {
     /// auto (on for the SRPT application traces, off for the FCFS microbenchmarks), on, off.
     #[arg(long, default_value = "auto")]
     edm_reserve: String,
-    /// EDM per-pair in-order delivery (the paper's semantics): on, or off to let SRPT reorder
-    /// messages of one pair too.
-    #[arg(long, default_value = "on")]
+    /// EDM in-order delivery: node-pair (the paper's: per compute–memory node pair; `on` is
+    /// the same), port-pair (everything sharing a port pair), or off (SRPT reorders a pair's
+    /// messages too).
+    #[arg(long, default_value = "node-pair")]
     edm_in_order: String,
     /// EDM control traffic charged to link time: bits per control message, one per chunk on
     /// both its ports (§3.1.4's /N/ and /G/: 33); 0 = free, like the baselines' control.
@@ -396,7 +398,16 @@ fn fig8_panels(rows: &[Row]) -> Vec<Panel> {
 
 /// Run the simulator as the command line asked; errors are one line.
 pub fn run(args: Args) -> Result<(), String> {
-    let edm_in_order = on_off("--edm-in-order", &args.edm_in_order)?;
+    let edm_order = match args.edm_in_order.as_str() {
+        "node-pair" | "on" => EdmOrder::NodePair,
+        "port-pair" => EdmOrder::PortPair,
+        "off" => EdmOrder::Off,
+        other => {
+            return Err(format!(
+                "--edm-in-order: `{other}` is not node-pair, port-pair or off"
+            ))
+        }
+    };
     let edm_charge_rreq = on_off("--edm-charge-rreq", &args.edm_charge_rreq)?;
     let cxl_host_fifo = match args.cxl_host_order.as_str() {
         "fifo" => true,
@@ -412,7 +423,7 @@ pub fn run(args: Args) -> Result<(), String> {
         edm_control_bits: args.edm_control_bits,
         edm_charge_rreq,
         fastpass_batch_ps: args.fastpass_batch_ps,
-        edm_in_order,
+        edm_order,
         pim_iteration_ps: args.pim_iteration_ps,
         slot_ps: args.slot_ps,
         ..SimConfig::default()

@@ -5,6 +5,22 @@ use serde::Serialize;
 /// Largest node count the simulator accepts.
 pub const MAX_NODES: usize = 1024;
 
+/// Which EDM messages are granted in arrival order (SRPT orders everything else; FCFS is in
+/// arrival order anyway).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EdmOrder {
+    /// The messages of one compute–memory node pair (§3.1.1, the default): a requester's
+    /// writes to a target, or its reads from it. Every node is both compute and memory node
+    /// here, so the port pair `s -> d` carries two such pairs (`s` writing to `d`, `d` reading
+    /// from `s`), kept as two ordering lanes of the scheduler ([`edm_pim::Scheduler::notify_lane`]).
+    NodePair,
+    /// All messages that share a port pair `s -> d`, whoever requested them.
+    PortPair,
+    /// None: SRPT also orders the messages of one pair.
+    Off,
+}
+
 /// Simulation parameters. Time is in picoseconds, sizes in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct SimConfig {
@@ -37,8 +53,8 @@ pub struct SimConfig {
     pub slot_ps: u64,
     /// EDM destination-side reservation ([`edm_pim::Config::reserve`]).
     pub edm_reserve: bool,
-    /// EDM in-order delivery per pair ([`edm_pim::Config::in_order`]; the paper's semantics).
-    pub edm_in_order: bool,
+    /// Which EDM messages are delivered in order ([`EdmOrder`]).
+    pub edm_order: EdmOrder,
     /// EDM control traffic charged to link time: bits of one control message (§3.1.4: an /N/
     /// or /G/ holds destination 9, message id 8 and size 16 bits = 33), charged once per chunk
     /// to both of its ports; 0 (default, like the baselines' ACKs, tokens and credits) lets
@@ -56,9 +72,11 @@ pub struct SimConfig {
     /// engine). The queues interleave flit by flit and a new message joins the queue with the
     /// fewest unsent bytes; 1 is a single in-order queue per port.
     pub cxl_host_queues: u32,
-    /// PFC hosts are RDMA NICs with one reliable-connection queue pair per destination: a
-    /// pair's messages are sent in issue order (as EDM delivers them), the queue pairs
-    /// interleave packet by packet. `false` interleaves every active message.
+    /// PFC hosts are RDMA NICs with one reliable-connection queue pair per destination: its
+    /// requests (writes, read requests) are sent in issue order, and so are the responses to
+    /// the peer's reads (the two streams of a queue pair, the same per compute–memory pair
+    /// order EDM keeps); everything else interleaves packet by packet. `false` interleaves
+    /// every active message.
     pub pfc_in_order: bool,
     /// Fastpass batching period: endpoints send at most one demand report, and the arbiter
     /// runs one allocation round (one allocation frame per endpoint), per period. Default: a
@@ -84,7 +102,7 @@ impl Default for SimConfig {
             pim_iteration_ps: 0,
             slot_ps: 0,
             edm_reserve: false,
-            edm_in_order: true,
+            edm_order: EdmOrder::NodePair,
             edm_control_bits: 0,
             edm_charge_rreq: false,
             cxl_host_fifo: true,

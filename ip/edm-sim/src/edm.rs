@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 
 use edm_pim::{Config as PimConfig, LinkRate, Notification, Priority, Scheduler};
 
-use crate::config::SimConfig;
+use crate::config::{EdmOrder, SimConfig};
 use crate::event::EventQueue;
 use crate::workload::{Kind, Message};
 use crate::{RunResult, SimError};
@@ -81,7 +81,16 @@ pub fn run(cfg: &SimConfig, msgs: &[Message], priority: Priority) -> Result<RunR
         .with_active_per_pair(cfg.active_per_pair);
     pim_cfg.chunk_bytes = cfg.chunk_bytes;
     pim_cfg.reserve = cfg.edm_reserve;
-    pim_cfg.in_order = cfg.edm_in_order;
+    pim_cfg.in_order = cfg.edm_order != EdmOrder::Off;
+    // Ordering lanes per port pair: the writes and the reads sharing it (see `EdmOrder`).
+    let lanes = if cfg.edm_order == EdmOrder::NodePair {
+        2
+    } else {
+        1
+    };
+    // A destination queues X per source and lane (the writers' and the readers' hosts each
+    // rate-limit their own notifications).
+    pim_cfg.queue_capacity = pim_cfg.queue_capacity.saturating_mul(lanes as u32);
     pim_cfg.link = LinkRate {
         bytes: 1,
         time: cfg.ps_per_byte,
@@ -92,9 +101,16 @@ pub fn run(cfg: &SimConfig, msgs: &[Message], priority: Priority) -> Result<RunR
         q.push(m.arrival, Ev::Issue(m.id));
     }
     let mut res = RunResult::new(msgs.len());
-    let pair = |m: &Message| usize::from(m.data_dst()) * n + usize::from(m.data_src());
-    let mut active = vec![0u32; n * n];
-    let mut held: Vec<VecDeque<u32>> = vec![VecDeque::new(); n * n];
+    let lane = |m: &Message| match (lanes, m.kind) {
+        (2, Kind::Read) => 1u8,
+        _ => 0,
+    };
+    // Host-side X accounting per port pair and lane.
+    let pair = |m: &Message| {
+        (usize::from(m.data_dst()) * n + usize::from(m.data_src())) * lanes + usize::from(lane(m))
+    };
+    let mut active = vec![0u32; n * n * lanes];
+    let mut held: Vec<VecDeque<u32>> = vec![VecDeque::new(); n * n * lanes];
     let mut wake_at: Option<u64> = None;
     let (mut iter_sum, mut sched_calls) = (0u64, 0u64);
     let slotted = cfg.pim_iteration_ps == 0 && cfg.slot_ps > 0;
@@ -143,7 +159,7 @@ pub fn run(cfg: &SimConfig, msgs: &[Message], priority: Priority) -> Result<RunR
                         id: u64::from(id),
                     };
                     sched
-                        .notify(t, note)
+                        .notify_lane(t, note, lane(m))
                         .map_err(|e| SimError::Internal(format!("EDM notify refused: {e}")))?;
                     res.max_queue = res.max_queue.max(sched.queue_len(m.data_dst()));
                     dirty = true;

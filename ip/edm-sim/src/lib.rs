@@ -33,7 +33,7 @@ use edm_pim::Priority;
 use serde::Serialize;
 use thiserror::Error;
 
-pub use config::SimConfig;
+pub use config::{EdmOrder, SimConfig};
 pub use report::{SlowdownStats, Summary};
 pub use workload::{generate, Kind, Message, SizeCdf, Sizes, WorkloadSpec};
 

@@ -18,9 +18,9 @@
 //! * `Pfabric` — hosts send the flow with the least remaining bytes first with a window of one
 //!   BDP, egress queues dequeue by the same priority and drop the lowest-priority packet when
 //!   full, RTO of 3 base RTTs.
-//! * `Pfc` — RoCE hosts with one reliable-connection queue pair per destination (a pair's
-//!   messages leave in issue order unless [`SimConfig::pfc_in_order`] is off; the NIC
-//!   interleaves its queue pairs packet by packet); lossless: when the bytes an ingress port holds in the switch exceed `Xoff` the
+//! * `Pfc` — RoCE hosts with one reliable-connection queue pair per destination (its requests,
+//!   and separately its read responses, leave in issue order unless [`SimConfig::pfc_in_order`]
+//!   is off; the NIC interleaves the rest packet by packet); lossless: when the bytes an ingress port holds in the switch exceed `Xoff` the
 //!   switch pauses that node's uplink (one hop later) until they drop below `Xon`, blocking all
 //!   its traffic (head-of-line blocking); DCQCN per node pair cuts the sending rate on CNPs
 //!   (ECN above `K`) and recovers by halving the gap to the target rate every period.
@@ -238,7 +238,8 @@ struct Engine<'a> {
     waiting: Vec<VecDeque<u16>>,
     /// CXL: ingress port is registered in some `waiting` list.
     blocked: Vec<bool>,
-    /// PFC in order: per destination, the `pick_epoch` in which a flow to it was considered.
+    /// PFC in order: per destination and queue-pair stream, the `pick_epoch` in which a flow of
+    /// it was considered.
     dst_seen: Vec<u32>,
     pick_epoch: u32,
 }
@@ -297,7 +298,7 @@ pub fn run_with(
         ingress_fifo: vec![VecDeque::new(); if flavor == Flavor::Cxl { n } else { 0 }],
         waiting: vec![VecDeque::new(); if flavor == Flavor::Cxl { n } else { 0 }],
         blocked: vec![false; n],
-        dst_seen: vec![0; n],
+        dst_seen: vec![0; 2 * n],
         pick_epoch: 0,
     };
     for m in msgs {
@@ -449,7 +450,8 @@ impl Engine<'_> {
         // CXL in issue order: only the oldest flow of each transaction queue may send (the list
         // is in issue order).
         let mut heads_seen = 0u64;
-        // PFC with one queue pair per destination: only the oldest flow of each pair may send.
+        // PFC with one queue pair per destination: only the oldest flow of each stream of a
+        // queue pair may send.
         self.pick_epoch = self.pick_epoch.wrapping_add(1);
         for &f in &list {
             let fl = &self.flows[f as usize];
@@ -461,7 +463,10 @@ impl Engine<'_> {
                 heads_seen |= bit;
             }
             if self.flavor == Flavor::Pfc && self.cfg.pfc_in_order {
-                let seen = &mut self.dst_seen[usize::from(fl.dst)];
+                // A queue pair's requester stream (writes, RREQs) and responder stream (read
+                // responses) are ordered separately.
+                let responder = fl.data && self.msgs[fl.msg as usize].kind == Kind::Read;
+                let seen = &mut self.dst_seen[2 * usize::from(fl.dst) + usize::from(responder)];
                 if *seen == self.pick_epoch {
                     continue;
                 }

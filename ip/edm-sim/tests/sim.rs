@@ -3,8 +3,8 @@
 use edm_pim::Priority;
 use edm_sim::edm::{TABLE1_READ_PS, TABLE1_WRITE_PS};
 use edm_sim::{
-    evaluate, generate, run_scheme, IdealCache, Kind, Message, Scheme, SimConfig, SizeCdf, Sizes,
-    WorkloadSpec,
+    evaluate, generate, run_scheme, EdmOrder, IdealCache, Kind, Message, Scheme, SimConfig,
+    SizeCdf, Sizes, WorkloadSpec,
 };
 
 const ALL: [Scheme; 8] = [
@@ -123,19 +123,28 @@ fn edm_never_exceeds_its_notification_queue_bound() {
             arrival: u64::from(i) * 100,
         })
         .collect();
-    let r = run_scheme(Scheme::Edm(Priority::Srpt), &cfg, &msgs).unwrap();
-    let bound = cfg.active_per_pair * cfg.nodes as u32;
-    assert!(
-        r.max_queue >= cfg.active_per_pair,
-        "the incast should fill queues: {}",
-        r.max_queue
-    );
-    assert!(
-        r.max_queue <= bound,
-        "queue {} over X*N = {bound}",
-        r.max_queue
-    );
-    assert!(r.finish.iter().all(Option::is_some));
+    // X per source and ordering lane: node 0's queue holds the others' writes and the read
+    // responses node 0 asked for, two compute–memory pairs per port pair (2·X·N), or X·N when
+    // the port pair is the ordering unit.
+    for (order, lanes) in [(EdmOrder::NodePair, 2), (EdmOrder::PortPair, 1)] {
+        let cfg = SimConfig {
+            edm_order: order,
+            ..cfg
+        };
+        let r = run_scheme(Scheme::Edm(Priority::Srpt), &cfg, &msgs).unwrap();
+        let bound = lanes * cfg.active_per_pair * cfg.nodes as u32;
+        assert!(
+            r.max_queue >= cfg.active_per_pair,
+            "{order:?}: the incast should fill queues: {}",
+            r.max_queue
+        );
+        assert!(
+            r.max_queue <= bound,
+            "{order:?}: queue {} over {lanes}·X·N = {bound}",
+            r.max_queue
+        );
+        assert!(r.finish.iter().all(Option::is_some));
+    }
 }
 
 #[test]
@@ -435,6 +444,29 @@ fn pfc_queue_pairs_keep_a_pair_in_order_and_interleave_pairs() {
     assert!(
         other_pair < 1_000_000,
         "unordered: other pair done at {other_pair}"
+    );
+    // The responses to the peer's reads are the queue pair's other stream: node 0 reading
+    // 256 B from node 1 does not wait for node 1's long write to node 0.
+    let msgs = [
+        (Kind::Write, 1u16, 0u16, 65_536u64, 0u64),
+        (Kind::Read, 0, 1, 256, 1_000),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (kind, requester, target, bytes, arrival))| Message {
+        id: i as u32,
+        kind,
+        requester,
+        target,
+        bytes,
+        arrival,
+    })
+    .collect::<Vec<_>>();
+    let r = run_scheme(Scheme::Pfc, &small_cfg(3), &msgs).unwrap();
+    let (long, read) = (r.finish[0].unwrap(), r.finish[1].unwrap());
+    assert!(
+        read < long / 4,
+        "read response {read} behind the write {long}"
     );
 }
 
