@@ -14,8 +14,12 @@
 // then clears it to release the fast path (`fp_rst`). A doorbell write with
 // bit 0 set pulses `poll` for one cycle (ignored while CONTROL.RESET is
 // set), and STATUS.POLL_BUSY stays set until `poll_done`.
-// `rst` sets CONTROL.RESET and clears the doorbell state, POLL_COUNT and
-// RX_OVERFLOW; the configuration registers keep their values (power-on 0).
+// `rst` sets CONTROL.RESET and clears the doorbell state, POLL_COUNT,
+// RX_OVERFLOW, RX_DROPS and TX_DROPS; the configuration registers (the
+// board's MAC, IPV4 and UDP_PORT included) keep their values (power-on 0).
+// RX_DROPS and TX_DROPS count the `rx_drop` / `tx_drop` pulses of the
+// Ethernet/IPv4/UDP layer (clio_udp_shim), wrapping; CONTROL.RESET does not
+// clear them (the layer runs while the fast path is held in reset).
 // Address bits [1:0] are ignored (the word is addressed; wstrb picks the
 // bytes). One write and one read are handled at a time; AW and W may come in
 // any order. Every input here must already be in this clock domain.
@@ -59,11 +63,18 @@ module clio_fp_regs #(
     output wire [479:0]          cfg_info,
     output wire                  poll,
 
+    // To the Ethernet/IPv4/UDP layer: the board's addresses.
+    output wire [47:0]           cfg_mac,
+    output wire [31:0]           cfg_ipv4,
+    output wire [15:0]           cfg_udp_port,
+
     // From the fast path and the MACs (synchronized to clk).
     input  wire                  poll_done,
     input  wire                  idle,
     input  wire [1:0]            link_up,
-    input  wire                  rx_overflow
+    input  wire                  rx_overflow,
+    input  wire                  rx_drop,
+    input  wire                  tx_drop
 );
 
 import clio_pkg::*;
@@ -90,6 +101,11 @@ localparam [ADDR_WIDTH-1:0] A_VA_BITS = ADDR_WIDTH'(FPREG_VA_BITS);
 localparam [ADDR_WIDTH-1:0] A_CLASS_SHIFT = ADDR_WIDTH'(FPREG_CLASS_SHIFT);
 localparam [ADDR_WIDTH-1:0] A_MAX_PID = ADDR_WIDTH'(FPREG_MAX_PID);
 localparam [ADDR_WIDTH-1:0] A_MTU = ADDR_WIDTH'(FPREG_MTU);
+localparam [ADDR_WIDTH-1:0] A_MAC = ADDR_WIDTH'(FPREG_MAC);
+localparam [ADDR_WIDTH-1:0] A_IPV4 = ADDR_WIDTH'(FPREG_IPV4);
+localparam [ADDR_WIDTH-1:0] A_UDP_PORT = ADDR_WIDTH'(FPREG_UDP_PORT);
+localparam [ADDR_WIDTH-1:0] A_RX_DROPS = ADDR_WIDTH'(FPREG_RX_DROPS);
+localparam [ADDR_WIDTH-1:0] A_TX_DROPS = ADDR_WIDTH'(FPREG_TX_DROPS);
 localparam [ADDR_WIDTH-1:0] A_INFO = ADDR_WIDTH'(FPREG_INFO);
 
 initial begin
@@ -98,7 +114,9 @@ initial begin
         $finish;
     end
     if (FPREG_INFO_BITS != 480 || FPREG_VA_BITS_BITS != 6 || FPREG_MTU_BITS != 16
-            || FPREG_TABLE_BASE_BITS != 64 || FPREG_CONTROL_BITS != 1) begin
+            || FPREG_TABLE_BASE_BITS != 64 || FPREG_CONTROL_BITS != 1 || FPREG_MAC_BITS != 48
+            || FPREG_IPV4_BITS != 32 || FPREG_UDP_PORT_BITS != 16 || FPREG_RX_DROPS_BITS != 32
+            || FPREG_TX_DROPS_BITS != 32) begin
         $error("Error: the register widths of clio_pkg do not match this block's ports (instance %m)");
         $finish;
     end
@@ -128,6 +146,10 @@ reg        poll_reg = 1'b0;
 reg        poll_busy_reg = 1'b0;
 reg [31:0] poll_count_reg = 0;
 reg        rx_overflow_reg = 1'b0;
+reg [47:0] mac_reg = 0;
+reg [31:0] ipv4_reg = 0;
+reg [15:0] udp_port_reg = 0;
+reg [31:0] rx_drops_reg = 0, tx_drops_reg = 0;
 
 wire [31:0] status_word = 32'(
       ({31'd0, idle} << FPREG_STATUS_BIT_IDLE)
@@ -179,6 +201,12 @@ always @* begin
         A_CLASS_SHIFT: rd_word = class_shift_reg;
         A_MAX_PID: rd_word = max_pid_reg;
         A_MTU: rd_word = {16'd0, mtu_reg};
+        A_MAC: rd_word = mac_reg[31:0];
+        A_MAC + 4: rd_word = {16'd0, mac_reg[47:32]};
+        A_IPV4: rd_word = ipv4_reg;
+        A_UDP_PORT: rd_word = {16'd0, udp_port_reg};
+        A_RX_DROPS: rd_word = rx_drops_reg;
+        A_TX_DROPS: rd_word = tx_drops_reg;
         default: begin
             if (in_info(ra)) begin
                 rd_word = info_reg[info_index(ra)];
@@ -259,6 +287,12 @@ always @(posedge clk) begin
     if (rx_overflow) begin
         rx_overflow_reg <= 1'b1;
     end
+    if (rx_drop) begin
+        rx_drops_reg <= rx_drops_reg + 1'b1;
+    end
+    if (tx_drop) begin
+        tx_drops_reg <= tx_drops_reg + 1'b1;
+    end
     if (do_write) begin
         aw_have_reg <= 1'b0;
         w_have_reg <= 1'b0;
@@ -288,11 +322,16 @@ always @(posedge clk) begin
             A_CLASS_SHIFT: class_shift_reg <= merge(class_shift_reg, wd, ws);
             A_MAX_PID: max_pid_reg <= merge(max_pid_reg, wd, ws);
             A_MTU: mtu_reg <= 16'(merge({16'd0, mtu_reg}, wd, ws));
+            A_MAC: mac_reg[31:0] <= merge(mac_reg[31:0], wd, ws);
+            A_MAC + 4: mac_reg[47:32] <= 16'(merge({16'd0, mac_reg[47:32]}, wd, ws));
+            A_IPV4: ipv4_reg <= merge(ipv4_reg, wd, ws);
+            A_UDP_PORT: udp_port_reg <= 16'(merge({16'd0, udp_port_reg}, wd, ws));
             default: begin
                 if (in_info(wa)) begin
                     info_reg[info_index(wa)] <= merge(info_reg[info_index(wa)], wd, ws);
                 end else begin
-                    // Read-only (ID, VERSION, STATUS, POLL_COUNT) or unmapped.
+                    // Read-only (ID, VERSION, STATUS, POLL_COUNT, RX_DROPS,
+                    // TX_DROPS) or unmapped.
                     bresp_reg <= RESP_SLVERR;
                 end
             end
@@ -311,6 +350,8 @@ always @(posedge clk) begin
         poll_busy_reg <= 1'b0;
         poll_count_reg <= 0;
         rx_overflow_reg <= 1'b0;
+        rx_drops_reg <= 0;
+        tx_drops_reg <= 0;
     end
 end
 
@@ -338,6 +379,9 @@ assign cfg_class_shift = class_shift_reg;
 assign cfg_max_pid = max_pid_reg;
 assign cfg_mtu = mtu_reg;
 assign poll = poll_reg;
+assign cfg_mac = mac_reg;
+assign cfg_ipv4 = ipv4_reg;
+assign cfg_udp_port = udp_port_reg;
 
 // Byte-in-word address bits: wstrb selects the bytes.
 /* verilator lint_off UNUSEDSIGNAL */

@@ -17,15 +17,24 @@
 //
 // Data path
 //   SFP0 RX: MAC 64-bit AXIS -> clio_axis_async_fifo (clk_mac0 -> clk_fp)
+//            -> clio_udp_shim RX (Ethernet/IPv4/UDP header stripped)
 //            -> clio_axis_upsize 64 -> 512 -> clio_fastpath_top s_axis.
 //            The MAC's RX stream has no back-pressure: a beat arriving at a
 //            full FIFO is lost and counted in STATUS.RX_OVERFLOW (the fast
 //            path's CRC32C then rejects the damaged packet and the client
-//            retries). While the fast path is held in reset, received frames
-//            are drained and dropped.
+//            retries). While the fast path is held in reset, received
+//            payloads are drained and dropped (the shim still answers ARP).
 //   SFP0 TX: clio_fastpath_top m_axis -> clio_axis_downsize 512 -> 64 ->
-//            clio_axis_async_fifo in frame mode (clk_fp -> clk_mac0; a frame
-//            is released whole, so the MAC never underruns) -> MAC.
+//            clio_udp_shim TX (Ethernet/IPv4/UDP header to the client that
+//            sent the request; ARP replies) -> clio_axis_async_fifo in frame
+//            mode (clk_fp -> clk_mac0; a frame is released whole, so the MAC
+//            never underruns) -> MAC.
+//   UDP:     clio_udp_shim (64-bit side, clk_fp) serves Clio packets as UDP
+//            payloads at the board's MAC / IPv4 / UDP port (registers MAC,
+//            IPV4, UDP_PORT, written by the firmware from the board config),
+//            answers ARP for its IPv4, learns each client's address per pid
+//            from its requests and addresses the responses with it; frames it
+//            drops count in RX_DROPS, responses without a client in TX_DROPS.
 //   Memory:  clio_fastpath_top m_axi (512-bit, 32-bit addresses: the 2 GB
 //            PS DDR at 0 is inside) -> clio_axi_downsize 512 -> 128 ->
 //            S_AXI_HP0_FPD (non-coherent: AxCACHE 0011, the firmware keeps
@@ -38,10 +47,6 @@
 //            led[1]); received frames are dropped and it sends nothing. The
 //            fast path has one packet port; serving a second port needs a
 //            packet mux/demux with a port tag in front of it.
-// The fast path takes Clio packets at byte 0 of each frame (no Ethernet,
-// IP or UDP header is added or removed here): the peer must send frames
-// that way (an Ethernet/UDP header layer in front of the fast path is not
-// written yet).
 //
 // LEDs: led[0] SFP0 link, led[1] SFP1 link, led[2] fast path running
 // (CONTROL.RESET cleared), led[3] toggles on every finished TX-ring drain
@@ -364,6 +369,9 @@ wire        rxf_tready;
 wire [63:0] rxq_tdata;
 wire [7:0]  rxq_tkeep;
 wire        rxq_tvalid, rxq_tready, rxq_tlast;
+wire [63:0] txq_tdata;
+wire [7:0]  txq_tkeep;
+wire        txq_tvalid, txq_tready, txq_tlast;
 
 clio_axis_async_fifo #(
     .DATA_WIDTH(64),
@@ -391,6 +399,34 @@ always @(posedge clk_fp) begin
 end
 wire rx_overflow = rx_lost_sync[2] ^ rx_lost_sync[1];
 
+wire [63:0] rxp_tdata;
+wire [7:0]  rxp_tkeep;
+wire        rxp_tvalid, rxp_tready, rxp_tlast;
+wire [63:0] txe_tdata;
+wire [7:0]  txe_tkeep;
+wire        txe_tvalid, txe_tready, txe_tlast;
+wire [47:0] cfg_mac;
+wire [31:0] cfg_ipv4;
+wire [15:0] cfg_udp_port;
+wire        udp_rx_drop, udp_tx_drop;
+
+// Ethernet/IPv4/UDP layer: RX frames -> payloads, responses -> TX frames.
+clio_udp_shim #(
+    .TABLE_BITS(6)
+) udp_shim_inst (
+    .clk(clk_fp), .rst(rst_link0_fp),
+    .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
+    .s_eth_tdata(rxq_tdata), .s_eth_tkeep(rxq_tkeep), .s_eth_tvalid(rxq_tvalid),
+    .s_eth_tready(rxq_tready), .s_eth_tlast(rxq_tlast),
+    .m_clio_tdata(rxp_tdata), .m_clio_tkeep(rxp_tkeep), .m_clio_tvalid(rxp_tvalid),
+    .m_clio_tready(rxp_tready), .m_clio_tlast(rxp_tlast),
+    .s_clio_tdata(txq_tdata), .s_clio_tkeep(txq_tkeep), .s_clio_tvalid(txq_tvalid),
+    .s_clio_tready(txq_tready), .s_clio_tlast(txq_tlast),
+    .m_eth_tdata(txe_tdata), .m_eth_tkeep(txe_tkeep), .m_eth_tvalid(txe_tvalid),
+    .m_eth_tready(txe_tready), .m_eth_tlast(txe_tlast),
+    .rx_drop(udp_rx_drop), .tx_drop(udp_tx_drop)
+);
+
 wire         fp_rst;
 wire [511:0] fp_rx_tdata, fp_tx_tdata;
 wire [63:0]  fp_rx_tkeep, fp_tx_tkeep;
@@ -402,19 +438,16 @@ clio_axis_upsize #(
     .M_DATA_WIDTH(512)
 ) rx_upsize_inst (
     .clk(clk_fp), .rst(rst_link0_fp),
-    .s_axis_tdata(rxq_tdata), .s_axis_tkeep(rxq_tkeep), .s_axis_tvalid(rxq_tvalid),
-    .s_axis_tready(rxq_tready), .s_axis_tlast(rxq_tlast),
+    .s_axis_tdata(rxp_tdata), .s_axis_tkeep(rxp_tkeep), .s_axis_tvalid(rxp_tvalid),
+    .s_axis_tready(rxp_tready), .s_axis_tlast(rxp_tlast),
     .m_axis_tdata(fp_rx_tdata), .m_axis_tkeep(fp_rx_tkeep), .m_axis_tvalid(fp_rx_tvalid),
     // Frames are dropped while the fast path is held in reset.
     .m_axis_tready(fp_rx_tready || fp_rst), .m_axis_tlast(fp_rx_tlast)
 );
 
 // ---------------------------------------------------------------------------
-// SFP0 transmit: fast path -> 512 -> 64 -> async frame FIFO -> MAC.
+// SFP0 transmit: fast path -> 512 -> 64 -> UDP shim -> async frame FIFO -> MAC.
 // ---------------------------------------------------------------------------
-wire [63:0] txq_tdata;
-wire [7:0]  txq_tkeep;
-wire        txq_tvalid, txq_tready, txq_tlast;
 
 clio_axis_downsize #(
     .S_DATA_WIDTH(512),
@@ -433,8 +466,8 @@ clio_axis_async_fifo #(
     .FRAME_FIFO(1)
 ) tx_fifo_inst (
     .s_clk(clk_fp), .s_rst(rst_link0_fp),
-    .s_axis_tdata(txq_tdata), .s_axis_tkeep(txq_tkeep), .s_axis_tvalid(txq_tvalid),
-    .s_axis_tready(txq_tready), .s_axis_tlast(txq_tlast),
+    .s_axis_tdata(txe_tdata), .s_axis_tkeep(txe_tkeep), .s_axis_tvalid(txe_tvalid),
+    .s_axis_tready(txe_tready), .s_axis_tlast(txe_tlast),
     .m_clk(clk_mac0), .m_rst(rst_mac0),
     .m_axis_tdata(mac0_tx_tdata), .m_axis_tkeep(mac0_tx_tkeep), .m_axis_tvalid(mac0_tx_tvalid),
     .m_axis_tready(mac0_tx_tready), .m_axis_tlast(mac0_tx_tlast)
@@ -497,7 +530,9 @@ clio_fp_regs #(
     .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
     .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
     .poll(poll),
-    .poll_done(poll_done), .idle(fp_idle), .link_up(link_up), .rx_overflow(rx_overflow)
+    .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
+    .poll_done(poll_done), .idle(fp_idle), .link_up(link_up), .rx_overflow(rx_overflow),
+    .rx_drop(udp_rx_drop), .tx_drop(udp_tx_drop)
 );
 
 // ---------------------------------------------------------------------------

@@ -6,7 +6,7 @@
 # paths, and the manifest `clio flash` reads. Also runs bitstream/program.tcl
 # (the Alveo programming script) against a stubbed hardware manager, and the
 # ZCU106 board top's checks (bitstream/zcu106/tb/run.sh: lint of the top with
-# the vendor IP stubbed, cocotb benches of its glue modules; ~15 s).
+# the vendor IP stubbed, cocotb benches of its glue modules; ~19 s).
 # The clio-flash and clio-xdma cargo tests run in the cargo step.
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"

@@ -17,8 +17,19 @@
 //! +0x20 TABLE_BASE (64)  +0x28 RX_BASE (64)   +0x30 TX_BASE (64)    +0x38 RX_SLOTS
 //! +0x3c TX_SLOTS         +0x40 DATA_START (64) +0x48 DATA_END (64)  +0x50 VA_BITS
 //! +0x54 CLASS_SHIFT      +0x58 MAX_PID        +0x5c MTU
+//! +0x60 MAC (48)         +0x68 IPV4           +0x6c UDP_PORT
+//! +0x70 RX_DROPS (RO)    +0x74 TX_DROPS (RO)
 //! +0x80 .. +0xbb INFO (480 bits, 15 words: word i = bits 32i..32i+31)
 //! ```
+//!
+//! `MAC`, `IPV4` and `UDP_PORT` are the board's own addresses, used by the
+//! Ethernet/IPv4/UDP layer in front of the fast path (`clio_udp_shim`): it
+//! accepts UDP datagrams to `IPV4:UDP_PORT` at `MAC`, answers ARP requests
+//! for `IPV4`, and sends responses from them. Each holds its address as one
+//! big-endian number (MAC `02:c1:10:00:00:01` is `0x02c1_1000_0001`: low word
+//! `0x1000_0001`, high word `0x02c1`; IPv4 `10.0.0.2` is `0x0a00_0002`).
+//! They power up as 0 (nothing is accepted) and the firmware writes them from
+//! the board config's `network.mac`, `network.ipv4`, `network.udp_port`.
 //!
 //! Boot order: with `CONTROL.RESET` set (its reset value) write every
 //! configuration register, then clear `CONTROL.RESET`; configuration
@@ -28,7 +39,7 @@
 /// Value of the `ID` register: "CLFP" little-endian.
 pub const ID: u32 = 0x5046_4C43;
 /// Register-map version.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Bytes of the register block (its address window).
 pub const BLOCK_LEN: u32 = 0x100;
 
@@ -100,6 +111,21 @@ pub mod reg {
     pub const MAX_PID: u32 = 0x58;
     /// Largest payload per packet (`cfg_mtu`, 16 bits).
     pub const MTU: u32 = 0x5c;
+    /// The board's Ethernet MAC address (48 bits, big-endian number: the
+    /// first byte on the wire is bits 47..40).
+    pub const MAC: u32 = 0x60;
+    /// The board's IPv4 address (big-endian number: `10.0.0.2` = `0x0a000002`).
+    pub const IPV4: u32 = 0x68;
+    /// The UDP port the board serves Clio packets on (16 bits).
+    pub const UDP_PORT: u32 = 0x6c;
+    /// Received frames dropped by the Ethernet/IPv4/UDP layer (neither passed
+    /// to the fast path nor answered as an ARP request), wrapping; not
+    /// cleared by `CONTROL.RESET` (the layer runs while the fast path is held).
+    pub const RX_DROPS: u32 = 0x70;
+    /// Responses dropped because no client address was learned for their
+    /// PID (or shorter than a Clio header), wrapping; not cleared by
+    /// `CONTROL.RESET`.
+    pub const TX_DROPS: u32 = 0x74;
     /// The INFO response payload (`cfg_info`, 480 bits in 15 words): byte `i`
     /// of the payload as [`crate::payload::InfoResp`] emits it is bits
     /// `8i..8i+7`, so word `k` holds payload bytes `4k..4k+3` little-endian.
@@ -237,6 +263,36 @@ pub const REGISTERS: &[Register] = &[
         access: Access::ReadWrite,
     },
     Register {
+        name: "MAC",
+        offset: reg::MAC,
+        bits: 48,
+        access: Access::ReadWrite,
+    },
+    Register {
+        name: "IPV4",
+        offset: reg::IPV4,
+        bits: 32,
+        access: Access::ReadWrite,
+    },
+    Register {
+        name: "UDP_PORT",
+        offset: reg::UDP_PORT,
+        bits: 16,
+        access: Access::ReadWrite,
+    },
+    Register {
+        name: "RX_DROPS",
+        offset: reg::RX_DROPS,
+        bits: 32,
+        access: Access::ReadOnly,
+    },
+    Register {
+        name: "TX_DROPS",
+        offset: reg::TX_DROPS,
+        bits: 32,
+        access: Access::ReadOnly,
+    },
+    Register {
         name: "INFO",
         offset: reg::INFO,
         bits: 480,
@@ -306,6 +362,9 @@ mod tests {
         assert_eq!(bits("INFO"), 8 * crate::payload::InfoResp::LEN as u32);
         assert_eq!(bits("VA_BITS"), 6);
         assert_eq!(bits("MTU"), 16);
+        assert_eq!(bits("MAC"), 48);
+        assert_eq!(bits("IPV4"), 32);
+        assert_eq!(bits("UDP_PORT"), 16);
         assert_eq!(bits("STATUS"), 32 - status::IN_RESET.leading_zeros());
     }
 

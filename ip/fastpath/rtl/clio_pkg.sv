@@ -163,7 +163,7 @@ package clio_pkg;
 
   // ZCU106 fast-path register block (AXI4-Lite, byte offsets; fpregs.rs)
   localparam logic [31:0] FPREGS_ID = 32'h50464c43;
-  localparam int FPREGS_VERSION = 1;
+  localparam int FPREGS_VERSION = 2;
   localparam int FPREGS_BLOCK_LEN = 256;
   localparam int FPREG_ID = 0;
   localparam int FPREG_ID_BITS = 32;
@@ -199,6 +199,16 @@ package clio_pkg;
   localparam int FPREG_MAX_PID_BITS = 32;
   localparam int FPREG_MTU = 92;
   localparam int FPREG_MTU_BITS = 16;
+  localparam int FPREG_MAC = 96;
+  localparam int FPREG_MAC_BITS = 48;
+  localparam int FPREG_IPV4 = 104;
+  localparam int FPREG_IPV4_BITS = 32;
+  localparam int FPREG_UDP_PORT = 108;
+  localparam int FPREG_UDP_PORT_BITS = 16;
+  localparam int FPREG_RX_DROPS = 112;
+  localparam int FPREG_RX_DROPS_BITS = 32;
+  localparam int FPREG_TX_DROPS = 116;
+  localparam int FPREG_TX_DROPS_BITS = 32;
   localparam int FPREG_INFO = 128;
   localparam int FPREG_INFO_BITS = 480;
   localparam logic [31:0] FPREG_CONTROL_RESET = 32'h1;

@@ -5,7 +5,8 @@ random back-pressure) lands on its cfg_* output and reads back; ID and
 VERSION read the crate's values; unmapped offsets and writes to read-only
 registers answer SLVERR (reads return 0) and change nothing; the doorbell
 pulses `poll` for exactly one cycle, not while CONTROL.RESET is set; STATUS
-and POLL_COUNT follow the fast path."""
+and POLL_COUNT follow the fast path; RX_DROPS and TX_DROPS count the UDP
+layer's drop pulses and are cleared by `rst` only."""
 
 import logging
 import random
@@ -26,8 +27,9 @@ CFG = {
     "RX_SLOTS": "cfg_rx_slots", "TX_SLOTS": "cfg_tx_slots", "DATA_START": "cfg_data_start",
     "DATA_END": "cfg_data_end", "VA_BITS": "cfg_va_bits", "CLASS_SHIFT": "cfg_class_shift",
     "MAX_PID": "cfg_max_pid", "MTU": "cfg_mtu", "INFO": "cfg_info",
+    "MAC": "cfg_mac", "IPV4": "cfg_ipv4", "UDP_PORT": "cfg_udp_port",
 }
-RO = ["ID", "VERSION", "STATUS", "POLL_COUNT"]
+RO = ["ID", "VERSION", "STATUS", "POLL_COUNT", "RX_DROPS", "TX_DROPS"]
 
 
 def words(name):
@@ -56,6 +58,8 @@ async def setup(dut, seed):
     dut.idle.value = 0
     dut.link_up.value = 0
     dut.rx_overflow.value = 0
+    dut.rx_drop.value = 0
+    dut.tx_drop.value = 0
     await pulse_reset(dut.clk, dut.rst)
     return rng, m
 
@@ -202,3 +206,30 @@ async def doorbell_and_status(dut):
     st, _ = await rd(m, P["FPREG_STATUS"])
     assert not st & ovf and st & in_reset
     assert int(dut.fp_rst.value) == 1
+
+
+@cocotb.test()
+async def drop_counters(dut):
+    """RX_DROPS / TX_DROPS count their pulses (also while the fast path is held
+    in reset), independently, and `rst` clears them."""
+    rng, m = await setup(dut, 5)
+    want = {"rx_drop": 0, "tx_drop": 0}
+    for _ in range(200):
+        for sig in want:
+            v = int(rng.random() < 0.4)
+            getattr(dut, sig).value = v
+            want[sig] += v
+        await RisingEdge(dut.clk)
+    dut.rx_drop.value = 0
+    dut.tx_drop.value = 0
+    await RisingEdge(dut.clk)
+    assert want["rx_drop"] != want["tx_drop"]
+    assert await rd(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
+    assert await rd(m, P["FPREG_TX_DROPS"]) == (want["tx_drop"], OKAY)
+    # CONTROL.RESET does not clear them; rst does.
+    assert await wr(m, P["FPREG_CONTROL"], 0) == OKAY
+    assert await wr(m, P["FPREG_CONTROL"], P["FPREG_CONTROL_RESET"]) == OKAY
+    assert await rd(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
+    await pulse_reset(dut.clk, dut.rst)
+    assert await rd(m, P["FPREG_RX_DROPS"]) == (0, OKAY)
+    assert await rd(m, P["FPREG_TX_DROPS"]) == (0, OKAY)
