@@ -99,9 +99,10 @@ pub struct Config {
     /// overtaking a high-priority pair. Non-work-conserving; the idle time is bounded by one
     /// chunk. With it on, a converged schedule is maximal only over unreserved destinations.
     pub reserve: bool,
-    /// In-order delivery per pair (EDM §3.1.1 property 5; on by default): a pair's messages are
-    /// granted strictly in arrival order and SRPT orders only different pairs. Off, SRPT also
-    /// orders the messages within a pair (FCFS is unaffected).
+    /// In-order delivery per pair (EDM §3.1.1 property 5; on by default): a pair's messages
+    /// (of one ordering lane, see [`crate::Scheduler::notify_lane`]) are granted strictly in
+    /// arrival order and SRPT orders only different pairs and lanes. Off, SRPT also orders the
+    /// messages within a pair (FCFS is unaffected).
     pub in_order: bool,
 }
 
