@@ -10,6 +10,36 @@ fn edmsim(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn microbenchmark_size_and_the_published_column() {
+    // 64 B writes at load 0.8 are compared with the published value; other sizes are not.
+    let run = |size: &str| {
+        let out = edmsim(&[
+            "--size",
+            size,
+            "--nodes",
+            "16",
+            "--messages",
+            "200",
+            "--scheme",
+            "edm",
+            "--json",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["rows"][0].clone()
+    };
+    let row = run("64");
+    assert_eq!(row["published_mean"].as_f64(), Some(1.35));
+    let row = run("256");
+    assert!(row["published_mean"].is_null(), "{row}");
+    assert_eq!(row["completed"], 200);
+}
+
+#[test]
 fn json_run_with_a_cdf_and_a_plot() {
     let dir = std::env::temp_dir().join(format!("edmsim-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -69,6 +99,8 @@ fn errors_name_the_bad_input() {
     assert!(err.contains("CDF_nosuch.txt"), "{err}");
     let out = edmsim(&["--scheme", "tcp", "--messages", "5"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme `tcp`"));
+    let out = edmsim(&["--size", "0", "--messages", "5"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--size: must be positive"));
     let out = edmsim(&["--load", "abc", "--messages", "5"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--load"));
     for flag in [
