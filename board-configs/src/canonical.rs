@@ -56,6 +56,9 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     writeln!(w, "\n[fastpath]")?;
     writeln!(w, "clock_mhz = {}", c.fastpath.clock_mhz)?;
     writeln!(w, "datapath_bits = {}", c.fastpath.datapath_bits)?;
+    if let Some(base) = c.fastpath.regs_base {
+        writeln!(w, "regs_base = {base:#x}")?;
+    }
     let n = &c.network;
     writeln!(w, "\n[network]")?;
     let m = n.mac;

@@ -78,9 +78,13 @@ pub fn to_rust_expr(c: &BoardConfig, krate: &str) -> String {
             ring(&c.rings.rx),
             ring(&c.rings.tx)
         )?;
+        let regs_base = match c.fastpath.regs_base {
+            Some(b) => format!("Some({b:#x})"),
+            None => "None".to_owned(),
+        };
         writeln!(
             s,
-            "    fastpath: {k}::FastPath {{ clock_mhz: {}, datapath_bits: {} }},",
+            "    fastpath: {k}::FastPath {{ clock_mhz: {}, datapath_bits: {}, regs_base: {regs_base} }},",
             c.fastpath.clock_mhz, c.fastpath.datapath_bits
         )?;
         let n = &c.network;

@@ -39,7 +39,7 @@ mod load;
 
 pub use canonical::{write_canonical, Fnv1a64};
 pub use model::*;
-pub use validate::{check, limits, name_byte_ok, Limit, Reason, Shown, Violation};
+pub use validate::{check, limits, name_byte_ok, Limit, Reason, Shown, Violation, HPM0_FPD_WINDOW};
 
 #[cfg(clio_config_std)]
 pub use codegen::{to_rust_const, to_rust_expr, to_rust_source};

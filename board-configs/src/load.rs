@@ -443,6 +443,12 @@ impl Reader<'_> {
         }
     }
 
+    /// An optional integer within `limit`: `None` when the key is absent.
+    fn opt_int(&self, key: &str, limit: Limit) -> Option<u64> {
+        self.get(key)?;
+        Some(self.int(key, limit))
+    }
+
     /// A byte count within `limit`: an integer, or a string with a binary unit.
     fn bytes(&self, key: &str, limit: Limit) -> u64 {
         let expected = format!("{SIZE_HINT} {limit}");
@@ -655,6 +661,7 @@ impl Reader<'_> {
             fastpath: FastPath {
                 clock_mhz: self.int("fastpath.clock_mhz", l::CLOCK_MHZ) as u32,
                 datapath_bits: self.int("fastpath.datapath_bits", l::DATAPATH_BITS) as u32,
+                regs_base: self.opt_int("fastpath.regs_base", l::REGS_BASE),
             },
             network: Network {
                 mac: self.mac("network.mac"),

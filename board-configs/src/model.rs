@@ -327,6 +327,10 @@ pub struct FastPath {
     pub clock_mhz: u32,
     /// Datapath width in bits (512).
     pub datapath_bits: u32,
+    /// Byte address, on the ARM's bus, of the fast-path register block
+    /// (`clio_fp_regs`, map in `clio_wire::fpregs`) the firmware programs at
+    /// boot; `None` where no ARM reaches one (Alveo; optional for the emulator).
+    pub regs_base: Option<u64>,
 }
 
 /// Network identity and ports.

@@ -91,6 +91,9 @@ pub mod limits {
     pub const CLOCK_MHZ: Limit = Limit::range(10, 1000);
     /// `fastpath.datapath_bits`.
     pub const DATAPATH_BITS: Limit = Limit::pow2(64, 2048);
+    /// `fastpath.regs_base`: an address below 4 GiB (the firmware maps the
+    /// low 4 GiB only).
+    pub const REGS_BASE: Limit = Limit::range(0, (1 << 32) - 1);
     /// `network.udp_port`.
     pub const UDP_PORT: Limit = Limit::range(1, 65535);
     /// `network.mtu_payload`: data bytes per packet, at most what a 9000-byte
@@ -310,6 +313,9 @@ impl BoardConfig {
             c.fastpath.datapath_bits.into(),
             l::DATAPATH_BITS,
         )?;
+        if let Some(base) = c.fastpath.regs_base {
+            check("fastpath.regs_base", base, l::REGS_BASE)?;
+        }
         let n = &c.network;
         check("network.udp_port", n.udp_port.into(), l::UDP_PORT)?;
         check("network.mtu_payload", n.mtu_payload.into(), l::MTU_PAYLOAD)?;
@@ -524,6 +530,48 @@ impl BoardConfig {
                     "absent"
                 }),
                 Reason::WrongForKind(c.board.kind, is_alveo),
+            );
+        }
+        self.validate_regs_base()
+    }
+}
+
+/// The ZynqMP's `M_AXI_HPM0_FPD` low address window (UG1085 address map),
+/// where the ZCU106 bitstream puts the fast-path register block.
+pub const HPM0_FPD_WINDOW: Region = Region {
+    base: 0xa000_0000,
+    size: 0x1000_0000,
+};
+
+impl BoardConfig {
+    /// `fastpath.regs_base`: required on a ZCU106 (its firmware programs the
+    /// block), refused on an Alveo card (no ARM); where present, 4 KiB
+    /// aligned with the whole block inside the `M_AXI_HPM0_FPD` window.
+    fn validate_regs_base(&self) -> Result<(), Violation> {
+        let key = "fastpath.regs_base";
+        let kind = self.board.kind;
+        let base = match (kind, self.fastpath.regs_base) {
+            (BoardKind::AlveoU200, Some(b)) => {
+                return fail(key, Shown::Addr(b), Reason::WrongForKind(kind, false))
+            }
+            (BoardKind::Zcu106, None) => {
+                return fail(key, Shown::Nothing, Reason::WrongForKind(kind, true))
+            }
+            (_, None) => return Ok(()),
+            (_, Some(b)) => b,
+        };
+        if base % l_align() != 0 {
+            return fail(key, Shown::Addr(base), Reason::NotAligned(l_align()));
+        }
+        let block = Region {
+            base,
+            size: clio_wire::fpregs::BLOCK_LEN as u64,
+        };
+        if !HPM0_FPD_WINDOW.contains(&block) {
+            return fail(
+                key,
+                Shown::Addr(base),
+                Reason::OutsideOf("M_AXI_HPM0_FPD", HPM0_FPD_WINDOW),
             );
         }
         Ok(())

@@ -197,6 +197,62 @@ fn relations_between_keys_are_checked() {
 }
 
 #[test]
+fn fastpath_regs_base_is_checked_against_the_kind_and_the_hpm0_window() {
+    let msg = with_child("[fastpath]\nregs_base = 0xA000_0800\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'fastpath.regs_base' = 0xa0000800: must be a multiple of 0x1000"
+    );
+    let msg = with_child("[fastpath]\nregs_base = 0x9000_0000\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'fastpath.regs_base' = 0x90000000: \
+         must lie inside 'M_AXI_HPM0_FPD' (0xa0000000..0xb0000000)"
+    );
+    let msg = with_child("[fastpath]\nregs_base = 0x1_0000_0000\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'fastpath.regs_base' = 4294967296: must be in 0..=4294967295"
+    );
+    let msg = with_child("[fastpath]\nregs_base = \"high\"\n").error("bad.toml");
+    assert!(
+        msg.starts_with("board-configs/bad.toml: key 'fastpath.regs_base' has type string"),
+        "{msg}"
+    );
+    // The last page of the window holds the whole 256-byte block.
+    let ok = with_child("[fastpath]\nregs_base = 0xAFFF_F000\n");
+    assert_eq!(
+        ok.load("bad.toml").unwrap().fastpath.regs_base,
+        Some(0xafff_f000)
+    );
+    // A ZCU106 without it: the firmware could not program its fast path.
+    let files = Files::default().with(
+        "bad.toml",
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/zcu106.toml"))
+            .unwrap()
+            .replace("regs_base = 0xA000_0000\n", ""),
+    );
+    assert_eq!(
+        files.error("bad.toml"),
+        "board-configs/bad.toml: key 'fastpath.regs_base' = (absent): is required for board kind 'zcu106'"
+    );
+    // An Alveo card has no ARM to program one.
+    let files = Files::default().with(
+        "bad.toml",
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/alveo-u200.toml"))
+            .unwrap()
+            .replace(
+                "datapath_bits = 512\n",
+                "datapath_bits = 512\nregs_base = 0xA000_0000\n",
+            ),
+    );
+    assert_eq!(
+        files.error("bad.toml"),
+        "board-configs/bad.toml: key 'fastpath.regs_base' = 0xa0000000: is not allowed for board kind 'alveo-u200'"
+    );
+}
+
+#[test]
 fn missing_inherit_file_names_it() {
     let files = Files::default().with("bad.toml", "inherit = \"nope.toml\"\n");
     let msg = files.error("bad.toml");

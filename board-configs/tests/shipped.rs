@@ -60,6 +60,7 @@ fn zcu106_has_the_prototype_numbers_and_derived_values() {
     assert_eq!(c.tlb.entries, 64);
     assert_eq!(c.free_pa_fifo.depth, 32);
     assert_eq!((c.fastpath.clock_mhz, c.fastpath.datapath_bits), (250, 512));
+    assert_eq!(c.fastpath.regs_base, Some(0xa000_0000));
     assert_eq!(c.datapath_gbps(), 128);
     assert_eq!(c.network.mtu_payload, 1450);
     assert_eq!((c.network.ports, c.network.port_gbps), (2, 10));
@@ -108,6 +109,7 @@ fn emulator_inherits_zcu106_and_overrides_memory_and_ports() {
     assert_eq!(emu.network.mac, z.network.mac);
     assert_eq!(emu.timeouts.rto_max_us, z.timeouts.rto_max_us);
     assert_eq!(emu.page_table, z.page_table);
+    assert_eq!(emu.fastpath, z.fastpath);
     assert_eq!(emu.pages, z.pages);
     assert!(emu.regions.page_table.size >= emu.page_table_bytes());
     assert_eq!(emu.page_table_bytes(), 2 * MIB);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Firmware image CI: builds clio-firmware for aarch64-unknown-none (no
-# warnings, size reported), boots the release image into its ring service,
-# boots it in QEMU's ZynqMP model in test mode
+# warnings, size reported), boots the lab image in QEMU's ZynqMP model (no
+# PL there: it must read the fast-path ID register at fastpath.regs_base,
+# find it missing, log it and stop, without faulting), boots the `qemu`
+# variant into its ring service, boots it in test mode
 # (banner with the ELF's build id, all four cores online, exit status 0, at
 # EL1, EL2 and EL3 entry), then boots the fault-test build and checks that the
 # data abort is reported with its syndrome and the run exits with status 3.
@@ -69,7 +71,7 @@ boot() {
         -monitor none -semihosting -serial "file:$WORK/$name.uart" \
         -kernel "$WORK/$name.elf" >"$WORK/$name.qemu.log" 2>&1 || rc=$?
     end=$(date +%s%N)
-    [[ $rc -ne 124 || "$name" == release ]] || fail "$name: QEMU still running after ${QEMU_TIMEOUT}s (hang)"
+    [[ $rc -ne 124 || "$name" == release* ]] || fail "$name: QEMU still running after ${QEMU_TIMEOUT}s (hang)"
     "$FWLOG" decode --elf "$WORK/$name.elf" "$WORK/$name.uart" >"$WORK/$name.log" \
         2>"$WORK/$name.decode.err" || fail "$name: decoding the UART capture failed: $(cat "$WORK/$name.decode.err")"
     echo "--- $name (QEMU -M xlnx-zcu102$opts): exit $rc, $(((end - start) / 1000000)) ms wall" >&2
@@ -90,7 +92,7 @@ json_field() {
 
 echo "== format and lints"
 (cd "$ROOT" && cargo fmt --manifest-path "$IMAGE_DIR/Cargo.toml" --check) || fail "cargo fmt --check"
-for features in "" "test-mode" "fault-test"; do
+for features in "" "qemu" "test-mode" "fault-test"; do
     (cd "$ROOT" && cargo clippy -q --manifest-path "$IMAGE_DIR/Cargo.toml" --target "$TARGET" \
         --release ${features:+--features "$features"} -- -D warnings) ||
         fail "clippy (features: ${features:-none})"
@@ -101,14 +103,33 @@ build release ""
 "$FWLOG" manifest --elf "$WORK/release.elf" >"$WORK/release.json"
 echo "image size: $(json_field "$WORK/release.json" size) bytes loaded," \
     "$(json_field "$WORK/release.json" mem_size) bytes in memory with .bss and stacks"
-# The release image never exits: it boots all cores and starts the ring
-# service, whose first step clears the page table. (Clearing the ZCU106's
-# 1.9 GiB data region takes QEMU far longer than the board; the whole service
-# runs in ci/suites/40-cosim-qemu.sh on the 256 MiB emulator config.)
-rc=$(QEMU_TIMEOUT=10 boot release "" 2>/dev/null || true)
+# fastpath.regs_base of zcu106.toml as the firmware prints it (0x... lowercase).
+regs_base=$(sed -n 's/^regs_base *= *\(0x[0-9A-Fa-f_]*\).*/\1/p' "$ROOT/board-configs/zcu106.toml" | tr -d _)
+[[ -n "$regs_base" ]] || fail "no fastpath.regs_base in board-configs/zcu106.toml"
+regs_base=$(printf '0x%x' "$regs_base")
+# The lab image never exits. Its ring service first checks the fast-path
+# register block; QEMU's xlnx-zcu102 has no PL and reads the window as 0, so
+# the image must name the ID register and value and stop there (halted, no
+# exception, nothing written before the check).
+rc=$(QEMU_TIMEOUT=5 boot release "" 2>/dev/null || true)
 expect_line release "INFO  clio-firmware .* build $(json_field "$WORK/release.json" build_id) "
 expect_line release "INFO  cores online 0b1111$"
-expect_line release "INFO  cleared page table 0x[0-9a-f]+\\+0x[0-9a-f]+ in [0-9]+ us"
+expect_line release "INFO  fast-path registers at $regs_base: programmed once board DRAM is formatted$"
+expect_line release "ERROR fast-path register ID \\(\\+0x0\\) at $regs_base reads 0x00000000, expected 0x50464c43"
+if grep -E "exception|cleared" "$WORK/release.log" >/dev/null; then
+    fail "release: lab image went past the failed ID check or faulted"
+fi
+
+echo "== release image for QEMU (feature qemu)"
+build release-qemu qemu
+# It skips the register block and starts the ring service, whose first step
+# clears the page table. (Clearing the ZCU106's 1.9 GiB data region takes
+# QEMU far longer than the board; the whole service runs in
+# ci/suites/40-cosim-qemu.sh on the 256 MiB emulator config.)
+rc=$(QEMU_TIMEOUT=10 boot release-qemu "" 2>/dev/null || true)
+expect_line release-qemu "INFO  cores online 0b1111$"
+expect_line release-qemu "INFO  fast-path registers skipped: built with feature qemu \\(no PL\\)$"
+expect_line release-qemu "INFO  cleared page table 0x[0-9a-f]+\\+0x[0-9a-f]+ in [0-9]+ us"
 
 echo "== boot test"
 build test test-mode

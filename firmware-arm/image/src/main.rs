@@ -15,6 +15,8 @@ mod buildinfo;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod cache;
 mod exceptions;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod fastpath;
 mod logger;
 mod mmu;
 mod psci;

@@ -31,7 +31,7 @@ const MAPPED_GIB: usize = 4;
 
 /// ZynqMP address window of device registers below 4 GiB (UG1085 table 10-1):
 /// PL AXI ports at 0x8000_0000 up to the PS peripherals ending at 4 GiB.
-const DEVICE_WINDOW: (u64, u64) = (0x8000_0000, 0x1_0000_0000);
+pub const DEVICE_WINDOW: (u64, u64) = (0x8000_0000, 0x1_0000_0000);
 
 /// An address no table maps (the first byte above the low 4 GiB): an access
 /// takes a level-1 translation fault.

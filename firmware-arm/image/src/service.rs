@@ -35,7 +35,16 @@
 //! `pl_ps_irq0[0]` (GIC SPI 89, interrupt ID 121), so an idle-capable image
 //! could sleep in `WFI` until it; this image keeps interrupts masked and
 //! polls. In the other direction the firmware stores the TX `head` and bumps
-//! the TX `doorbell`; the fast path polls them.
+//! the TX `doorbell`; on the ZCU106 it then writes the fast-path register
+//! `DOORBELL` (once per engine call that moved TX `head`, from whichever core
+//! posted), which starts a drain of the TX ring. The emulated fast path
+//! polls the TX ring itself.
+//!
+//! Fast-path registers (ZCU106 build, `fastpath.rs`): before touching board
+//! DRAM the primary checks `ID`/`VERSION` and holds the fast path in reset;
+//! once DRAM is formatted and the engine exists it writes the configuration,
+//! releases the reset and logs the status; the status and drop counters
+//! join the periodic report. Any error is logged and the service halts.
 
 use core::cell::UnsafeCell;
 use core::mem::MaybeUninit;
@@ -48,8 +57,10 @@ use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
 
 use crate::board::{self, BOARD};
+use crate::fastpath::{self, Mmio};
 use crate::ringmem::SharedRing;
 use crate::timer;
+use clio_slowpath::{FastPathRegs, FastPathStatus};
 
 /// The slow path's parameters, from the board config.
 const CFG: SlowPathConfig = SlowPathConfig::from_board(&BOARD);
@@ -107,6 +118,10 @@ static WORK: [AtomicBool; WORKERS] = [const { AtomicBool::new(false) }; WORKERS]
 
 /// Set by a worker after a request ran: core 0 emits, refills and polls.
 static KICK: AtomicBool = AtomicBool::new(false);
+
+/// Set (before `READY`) once the fast-path register block was brought up:
+/// every core then rings its doorbell after posting to TX.
+static FASTPATH_UP: AtomicBool = AtomicBool::new(false);
 
 /// A ticket lock: fair, so a busy poll core cannot starve the workers.
 struct TicketLock {
@@ -197,9 +212,60 @@ fn scrub(pa: u64, bytes: u64) {
     }
 }
 
+/// This core's handle on the fast-path register block, if it was brought up.
+fn doorbell() -> Option<FastPathRegs<Mmio>> {
+    if FASTPATH_UP.load(Ordering::Acquire) {
+        fastpath::regs()
+    } else {
+        None
+    }
+}
+
+/// Run `post` (an engine call that may publish TX descriptors) and ring the
+/// fast path's doorbell if it did.
+fn posting<R>(
+    regs: &mut Option<FastPathRegs<Mmio>>,
+    tx: &mut SharedRing,
+    post: impl FnOnce(&mut SharedRing) -> R,
+) -> R {
+    match regs {
+        Some(r) => r.post_and_ring(tx, post).0,
+        None => post(tx),
+    }
+}
+
+/// Log whether and where the fast-path registers will be programmed.
+fn log_fastpath_plan() {
+    if fastpath::PRESENT {
+        defmt::info!(
+            "fast-path registers at {=u64:#x}: programmed once board DRAM is formatted",
+            fastpath::BASE
+        );
+    } else if cfg!(feature = "qemu") {
+        defmt::info!("fast-path registers skipped: built with feature qemu (no PL)");
+    } else {
+        defmt::info!(
+            "no fast-path registers on board kind {=str}: the fast path polls the TX ring",
+            BOARD.board.kind.as_str()
+        );
+    }
+}
+
 /// Primary core: format board DRAM, build the engine, then serve forever.
 pub fn run_primary() -> ! {
     enable_event_stream();
+    log_fastpath_plan();
+    // Hold the fast path before board DRAM changes under it (a warm reboot
+    // of the ARM leaves the PL running).
+    let mut held = fastpath::regs().map(|mut regs| {
+        let Some(cfg) = fastpath::config(&CFG) else {
+            crate::halt(crate::EXIT_SERVICE)
+        };
+        if !fastpath::hold(&mut regs) {
+            crate::halt(crate::EXIT_SERVICE);
+        }
+        (regs, cfg)
+    });
     clear("page table", BOARD.regions.page_table);
     clear("data region", BOARD.regions.data);
     let mut rx = rx_ring();
@@ -236,6 +302,12 @@ pub fn run_primary() -> ! {
     };
     // SAFETY: no other core touches the engine before `READY`.
     unsafe { (*ENGINE.0.get()).write(engine) };
+    if let Some((regs, cfg)) = held.as_mut() {
+        if !fastpath::release(regs, cfg) {
+            crate::halt(crate::EXIT_SERVICE);
+        }
+        FASTPATH_UP.store(true, Ordering::Release);
+    }
     READY.store(true, Ordering::Release);
     asm::sev();
     defmt::info!(
@@ -254,8 +326,13 @@ pub fn run_primary() -> ! {
 
 /// Core 0's loop.
 fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
+    let mut regs = doorbell();
     let mut last_tx_tail = tx.load_u32(header_field::TAIL);
-    let mut reported = (EngineCounters::default(), Stats::default());
+    let mut reported = (
+        EngineCounters::default(),
+        Stats::default(),
+        FastPathStatus::default(),
+    );
     let mut next_report = timer::Deadline::after_micros(REPORT_INTERVAL_US);
     loop {
         let rx_waiting = rx.load_u32(header_field::HEAD) != rx.load_u32(header_field::TAIL);
@@ -265,7 +342,9 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
             last_tx_tail = tx_tail;
             let mut g = LOCK.lock();
             let e = g.engine();
-            let out = e.poll(&mut rx, &mut tx, POLL_BUDGET, scrub);
+            let out = posting(&mut regs, &mut tx, |tx| {
+                e.poll(&mut rx, tx, POLL_BUDGET, scrub)
+            });
             for (w, flag) in WORK.iter().enumerate() {
                 if e.queued(w) > 0 {
                     flag.store(true, Ordering::Release);
@@ -290,10 +369,15 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
         if next_report.expired() {
             next_report = timer::Deadline::after_micros(REPORT_INTERVAL_US);
             let mut g = LOCK.lock();
-            let now = (*g.engine().counters(), *g.engine().core().stats());
+            let engine = (*g.engine().counters(), *g.engine().core().stats());
             drop(g);
+            let st = regs.as_mut().map(|r| r.status()).unwrap_or_default();
+            let now = (engine.0, engine.1, st);
             if now != reported {
                 report(&now.0, &now.1);
+                if regs.is_some() {
+                    fastpath::log_status(&now.2);
+                }
                 reported = now;
             }
         }
@@ -333,6 +417,7 @@ pub fn run_worker(core: usize) -> ! {
         asm::wfe();
     }
     let mut tx = tx_ring();
+    let mut regs = doorbell();
     loop {
         if !WORK[w].load(Ordering::Acquire) {
             asm::wfe();
@@ -340,7 +425,7 @@ pub fn run_worker(core: usize) -> ! {
         }
         let mut g = LOCK.lock();
         let e = g.engine();
-        let ran = e.run_worker(w, &mut tx);
+        let ran = posting(&mut regs, &mut tx, |tx| e.run_worker(w, tx));
         if e.queued(w) == 0 {
             WORK[w].store(false, Ordering::Relaxed);
         }

@@ -10,6 +10,9 @@
 //! - [`Engine`]: the ring dispatcher. One core polls the RX ring, handles
 //!   PA-consumed notices inline and hands alloc/free requests to per-worker
 //!   SPSC queues; workers run them against the core and emit into the TX ring.
+//! - [`fastpath_regs`]: the driver of the ZCU106 fast-path register block
+//!   over a [`RegisterBus`]: identity check, boot sequence, TX doorbell,
+//!   status.
 //! - `report` (feature `std`): the benchmark report (retry curve, latency,
 //!   refill rate, footprint) as JSON and SVG.
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -18,6 +21,7 @@
 mod config;
 mod engine;
 mod error;
+pub mod fastpath_regs;
 mod machine;
 pub mod phys;
 pub mod shadow;
@@ -32,6 +36,7 @@ pub use crate::config::{
 };
 pub use crate::engine::{Engine, EngineCounters, PollOutcome, RingSink, NOTICE_BATCH};
 pub use crate::error::SlowPathError;
+pub use crate::fastpath_regs::{FastPathRegs, FastPathStatus, RegisterBus, RegsError};
 pub use crate::machine::{Placement, ReplyTo, SizeState, SlowPath, Stats, TxSink};
 pub use crate::phys::PhysAlloc;
 pub use crate::shadow::ShadowTable;

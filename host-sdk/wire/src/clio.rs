@@ -440,7 +440,8 @@ pub struct Header {
 impl Header {
     /// A first-attempt request: status `Ok`, no flags, offset 0, no
     /// payload. Other fields by struct update (`..Header::request(..)`);
-    /// [`Header::encode`] sets `payload_len` from the payload.
+    /// `Header::encode` (feature `std`) sets `payload_len` from the
+    /// payload.
     pub const fn request(opcode: Opcode, pid: u32, req_id: u32, va: u64, total_len: u32) -> Header {
         Header {
             opcode,
