@@ -20,7 +20,9 @@ set clio_root [file dirname $clio_script_dir]
 # The boards. `part` must equal clio_flash::Board::part (a test checks it).
 # `rtl`: directories whose *.sv are read; `sim_only`: files there that are
 # simulation models, never synthesized; `top`: the board top module (its
-# ports are the names the board's XDC constrains).
+# ports are the names the board's XDC constrains); `ip_pins`: top ports whose
+# pins the vendor IP's own constraints place (not in the XDC; checked by
+# ci/check_flow.tcl).
 set BOARDS {
     zcu106 {part xczu7ev-ffvc1156-2-e
         top clio_zcu106_top
@@ -28,6 +30,7 @@ set BOARDS {
         sim_only {clio_axi_ram.sv clio_fastpath_sim.sv}
         xdc {bitstream/zcu106/zcu106.xdc}
         ip bitstream/zcu106/ip.tcl
+        ip_pins {}
         xsa 1}
     alveo-u200 {part xcu200-fsgd2104-2-e
         top edm_u200_top
@@ -35,7 +38,29 @@ set BOARDS {
         sim_only {clio_axi_ram.sv clio_fastpath_sim.sv}
         xdc {bitstream/alveo-u200/u200.xdc}
         ip bitstream/alveo-u200/ip.tcl
+        ip_pins {pci_exp_rxp pci_exp_rxn pci_exp_txp pci_exp_txn}
         xsa 0}
+}
+
+# An integer key of a board config (`KEY = 0x..` or decimal, `_` digit
+# separators allowed) in table [SECTION]; fails naming the file and key.
+proc clio_board_config_int {path section key} {
+    if {[catch {open $path r} h]} { clio_fail "cannot read board config $path: $h" }
+    set text [read $h]
+    close $h
+    set in 0
+    foreach line [split $text \n] {
+        set line [string trim [lindex [split $line #] 0]]
+        if {[regexp {^\[([^\]]+)\]$} $line -> name]} { set in [expr {$name eq $section}]; continue }
+        if {$in && [regexp "^${key}\\s*=\\s*(\\S+)$" $line -> value]} {
+            set value [string map {_ {}} $value]
+            if {![string is wide -strict $value]} {
+                clio_fail "$path: \[$section\] $key = $value is not an integer"
+            }
+            return [format 0x%X $value]
+        }
+    }
+    clio_fail "$path: \[$section\] $key is missing"
 }
 
 proc clio_fail {msg} {

@@ -4,13 +4,16 @@
 #    channel (the host's /dev/xdma0_h2c_0 and _c2h_0) onto a 512-bit AXI4
 #    master, and an AXI-Lite master on BAR0 (the host's /dev/xdma0_user: the
 #    register block of host-sdk/wire/src/xdma.rs);
-#  - two 25GBASE-R PCS/PMA cores `clio_eth0`/`clio_eth1` (no MAC: the EDM
-#    PHY shim sits between the PCS and the 64b/66b blocks), one lane of each
+#  - two GTY transceiver cores `clio_gt0`/`clio_gt1` (gtwizard_ultrascale,
+#    25.78125 Gb/s, 64b/66b asynchronous gearbox, no PCS and no MAC: the EDM
+#    stack sits between our scrambler and the gearbox), one lane of each
 #    QSFP28 cage, 161.1328125 MHz reference.
 # In:  clio_ip_dir.  Out: clio_ip_sources, clio_ips.
 #
-# IP versions are those of Vivado 2023.2; CONFIG names marked CHECK were not
-# verified on a Vivado install.
+# IP versions are those of Vivado 2023.2. No CONFIG name here was verified on
+# a Vivado install (CHECK all at the first build); the transceiver settings
+# follow the GTY-10GBASE-R preset as other open 25G designs use it, with the
+# asynchronous gearbox (64B66B_ASYNC: no TX sequence pauses) in its place.
 
 set clio_ip_sources {}
 set clio_ips {}
@@ -37,20 +40,36 @@ set_property -dict [list \
 generate_target {synthesis instantiation_template} [get_ips clio_xdma]
 lappend clio_ips clio_xdma
 
-# --- 25G PCS/PMA, one per QSFP28 cage (quads 231 and 230) ------------------
-foreach {name quad lane} {clio_eth0 Quad_X1Y12 X1Y48 clio_eth1 Quad_X1Y11 X1Y44} {
-    create_ip -name xxv_ethernet -vendor xilinx.com -library ip -version 4.1 \
+# --- 25G transceivers, one lane per QSFP28 cage (quads 231 and 230) --------
+# EDM needs the 66-bit blocks between the 64b/66b encoder and the scrambler,
+# which a PCS/PMA core keeps inside; so the cores are bare GTY channels with
+# the 64b/66b asynchronous gearbox (no PCS): edm_u200_port does block lock,
+# (de)scrambling and the EDM stack. Reference: MGTREFCLK1 of the quad,
+# 161.1328125 MHz; free-running clock: the XDMA's 250 MHz axi_aclk.
+foreach {name lane} {clio_gt0 X1Y48 clio_gt1 X1Y44} {
+    create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -version 1.7 \
         -module_name $name -dir $clio_ip_dir
+    set_property -dict [list CONFIG.preset {GTY-10GBASE-R}] [get_ips $name]
     set_property -dict [list \
-        CONFIG.CORE {Ethernet PCS/PMA 64-bit} \
-        CONFIG.LINE_RATE {25} \
-        CONFIG.NUM_OF_CORES {1} \
-        CONFIG.BASE_R_KR {BASE-R} \
-        CONFIG.INCLUDE_AXI4_INTERFACE {0} \
-        CONFIG.ENABLE_PIPELINE_REG {1} \
-        CONFIG.GT_REF_CLK_FREQ {161.1328125} \
-        CONFIG.GT_GROUP_SELECT $quad \
-        CONFIG.LANE1_GT_LOC $lane \
+        CONFIG.CHANNEL_ENABLE $lane \
+        CONFIG.TX_MASTER_CHANNEL $lane \
+        CONFIG.RX_MASTER_CHANNEL $lane \
+        CONFIG.TX_LINE_RATE {25.78125} \
+        CONFIG.TX_REFCLK_FREQUENCY {161.1328125} \
+        CONFIG.TX_DATA_ENCODING {64B66B_ASYNC} \
+        CONFIG.TX_USER_DATA_WIDTH {64} \
+        CONFIG.TX_INT_DATA_WIDTH {64} \
+        CONFIG.RX_LINE_RATE {25.78125} \
+        CONFIG.RX_REFCLK_FREQUENCY {161.1328125} \
+        CONFIG.RX_DATA_DECODING {64B66B_ASYNC} \
+        CONFIG.RX_USER_DATA_WIDTH {64} \
+        CONFIG.RX_INT_DATA_WIDTH {64} \
+        CONFIG.RX_REFCLK_SOURCE "$lane clk1" \
+        CONFIG.TX_REFCLK_SOURCE "$lane clk1" \
+        CONFIG.LOCATE_COMMON {CORE} \
+        CONFIG.LOCATE_TX_USER_CLOCKING {CORE} \
+        CONFIG.LOCATE_RX_USER_CLOCKING {CORE} \
+        CONFIG.FREERUN_FREQUENCY {250} \
     ] [get_ips $name]
     generate_target {synthesis instantiation_template} [get_ips $name]
     lappend clio_ips $name

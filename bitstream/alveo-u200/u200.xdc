@@ -1,7 +1,9 @@
 # u200.xdc -- pins and clocks of the EDM card on a Xilinx Alveo U200
 # (xcu200-fsgd2104-2-e). Port names are the contract with the board top
-# (`edm_u200_top`); ci/suites/30-bitstream.sh checks every port named here
-# exists on the top once it is written.
+# (`edm_u200_top`); ci/suites/30-bitstream.sh checks that every port named
+# here is a port of the top and that every bit of every top port is
+# constrained here, except the PCIe lanes the XDMA IP places (`ip_pins` in
+# bitstream/build.tcl).
 #
 # Pin sources: the Alveo U200/U250 user guide (UG1289) and the card's
 # master XDC. Lines marked CHECK were not verified against the master XDC:
@@ -17,41 +19,18 @@ set_property BITSTREAM.CONFIG.CONFIGRATE 63.8 [current_design]
 set_property BITSTREAM.CONFIG.SPI_32BIT_ADDR YES [current_design]
 
 # ---------------------------------------------------------------------------
-# QSFP28 cage 0: GTY quad 231; EDM runs one 25G lane per port (lane 1),
-# lanes 2-4 are reserved for 4 x 25G.
-set_property PACKAGE_PIN N4 [get_ports {qsfp0_rx_p[0]}]
-set_property PACKAGE_PIN N3 [get_ports {qsfp0_rx_n[0]}]
-set_property PACKAGE_PIN N9 [get_ports {qsfp0_tx_p[0]}]
-set_property PACKAGE_PIN N8 [get_ports {qsfp0_tx_n[0]}]
-set_property PACKAGE_PIN M2 [get_ports {qsfp0_rx_p[1]}]
-set_property PACKAGE_PIN M1 [get_ports {qsfp0_rx_n[1]}]
-set_property PACKAGE_PIN M7 [get_ports {qsfp0_tx_p[1]}]
-set_property PACKAGE_PIN M6 [get_ports {qsfp0_tx_n[1]}]
-set_property PACKAGE_PIN L4 [get_ports {qsfp0_rx_p[2]}]
-set_property PACKAGE_PIN L3 [get_ports {qsfp0_rx_n[2]}]
-set_property PACKAGE_PIN L9 [get_ports {qsfp0_tx_p[2]}]
-set_property PACKAGE_PIN L8 [get_ports {qsfp0_tx_n[2]}]
-set_property PACKAGE_PIN K2 [get_ports {qsfp0_rx_p[3]}]
-set_property PACKAGE_PIN K1 [get_ports {qsfp0_rx_n[3]}]
-set_property PACKAGE_PIN K7 [get_ports {qsfp0_tx_p[3]}]
-set_property PACKAGE_PIN K6 [get_ports {qsfp0_tx_n[3]}]
-# QSFP28 cage 1: GTY quad 230.
-set_property PACKAGE_PIN U4 [get_ports {qsfp1_rx_p[0]}]
-set_property PACKAGE_PIN U3 [get_ports {qsfp1_rx_n[0]}]
-set_property PACKAGE_PIN U9 [get_ports {qsfp1_tx_p[0]}]
-set_property PACKAGE_PIN U8 [get_ports {qsfp1_tx_n[0]}]
-set_property PACKAGE_PIN T2 [get_ports {qsfp1_rx_p[1]}]
-set_property PACKAGE_PIN T1 [get_ports {qsfp1_rx_n[1]}]
-set_property PACKAGE_PIN T7 [get_ports {qsfp1_tx_p[1]}]
-set_property PACKAGE_PIN T6 [get_ports {qsfp1_tx_n[1]}]
-set_property PACKAGE_PIN R4 [get_ports {qsfp1_rx_p[2]}]
-set_property PACKAGE_PIN R3 [get_ports {qsfp1_rx_n[2]}]
-set_property PACKAGE_PIN R9 [get_ports {qsfp1_tx_p[2]}]
-set_property PACKAGE_PIN R8 [get_ports {qsfp1_tx_n[2]}]
-set_property PACKAGE_PIN P2 [get_ports {qsfp1_rx_p[3]}]
-set_property PACKAGE_PIN P1 [get_ports {qsfp1_rx_n[3]}]
-set_property PACKAGE_PIN P7 [get_ports {qsfp1_tx_p[3]}]
-set_property PACKAGE_PIN P6 [get_ports {qsfp1_tx_n[3]}]
+# QSFP28 cage 0: GTY quad 231. EDM runs one 25G lane per cage (the cage's
+# first lane, transceiver X1Y48); the other three lanes (M/L/K pins) are not
+# used, so they are not ports of the top.
+set_property PACKAGE_PIN N4 [get_ports qsfp0_rx_p]
+set_property PACKAGE_PIN N3 [get_ports qsfp0_rx_n]
+set_property PACKAGE_PIN N9 [get_ports qsfp0_tx_p]
+set_property PACKAGE_PIN N8 [get_ports qsfp0_tx_n]
+# QSFP28 cage 1: GTY quad 230, first lane (transceiver X1Y44).
+set_property PACKAGE_PIN U4 [get_ports qsfp1_rx_p]
+set_property PACKAGE_PIN U3 [get_ports qsfp1_rx_n]
+set_property PACKAGE_PIN U9 [get_ports qsfp1_tx_p]
+set_property PACKAGE_PIN U8 [get_ports qsfp1_tx_n]
 
 # GT reference clocks: MGTREFCLK1 of quads 231 and 230 from the SI5335
 # clock generator. With FS = 0b10 it outputs 161.1328125 MHz, the 25.78125
@@ -83,8 +62,10 @@ set_input_delay 0 [get_ports {qsfp0_modprs_l qsfp1_modprs_l}]
 
 # ---------------------------------------------------------------------------
 # PCIe (XDMA IP, Gen3 x16 at PCIE4 X1Y2). The sixteen lanes (GTY quads
-# 224-227) are placed by the XDMA IP's own constraints from its
-# `pcie_blk_locn`; only the reference clock and PERST# are ours.
+# 224-227; top ports pci_exp_{rx,tx}{p,n}[15:0]) are placed by the XDMA IP's
+# own constraints from its `pcie_blk_locn`, so they have no PACKAGE_PIN here
+# (bitstream/build.tcl lists them as `ip_pins`); only the reference clock
+# and PERST# are ours.
 # 100 MHz PCIe reference clock: MGTREFCLK0 of quad 226 -- CHECK (UG1289 also
 # routes a second copy to quad 227).
 set_property PACKAGE_PIN AM11 [get_ports pcie_refclk_p]
@@ -101,3 +82,16 @@ set_property -dict {PACKAGE_PIN BB21 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get
 set_property -dict {PACKAGE_PIN BA20 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {led[2]}]
 set_false_path -to [get_ports {led[*]}]
 set_output_delay 0 [get_ports {led[*]}]
+
+# ---------------------------------------------------------------------------
+# Clock domains of edm_u200_top: the PCIe side (XDMA axi_aclk, from the PCIe
+# reference clock) and, per transceiver, its TX and its recovered RX user
+# clock. Every crossing between them goes through a synchronizer or a
+# Gray-code FIFO (edm_block_cdc) or is a quasi-static reset or link bit.
+# CHECK the clock names at the first build (report_clock_interaction).
+set_clock_groups -asynchronous \
+    -group [get_clocks -of_objects [get_nets clk_pcie]] \
+    -group [get_clocks -of_objects [get_nets clk_tx0]] \
+    -group [get_clocks -of_objects [get_nets clk_rx0]] \
+    -group [get_clocks -of_objects [get_nets clk_tx1]] \
+    -group [get_clocks -of_objects [get_nets clk_rx1]]

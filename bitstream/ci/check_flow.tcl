@@ -110,9 +110,10 @@ set BOARDS [$i eval {set BOARDS}]
 interp delete $i
 
 # Stand-in tops for boards whose top module is not written yet: the first
-# of these the board's sources define.
-# (The ZCU106 has its top, clio_zcu106_top: a board missing here fails.)
-set standin {alveo-u200 {edm_phy_shim clio_fastpath_top}}
+# of these the board's sources define. Both boards have their tops
+# (clio_zcu106_top, edm_u200_top): a board whose top is missing and that is
+# not listed here fails.
+set standin {}
 
 puts "== argument errors"
 set r [run_build]
@@ -154,10 +155,11 @@ dict for {board cfg} $BOARDS {
         check {[dict get $r rc] && [string match "*top module `$default_top`*not defined*" [dict get $r error]]} \
             "board top `$default_top` is not written yet: build stops with an error naming it"
         set top ""
-        foreach candidate [dict get $standin $board] {
+        foreach candidate [expr {[dict exists $standin $board] ? [dict get $standin $board] : {}}] {
             if {$top eq "" && [module_defined $expected $candidate] ne ""} { set top $candidate }
         }
-        check {$top ne ""} "a stand-in top exists among [dict get $standin $board]"
+        check {$top ne ""} "a stand-in top exists for $board ([expr {[dict exists $standin $board] ? [dict get $standin $board] : {none listed}}])"
+        if {$top eq ""} { continue }
         puts "  note board top $default_top not found in [dict get $cfg rtl]; flow checked with stand-in top $top"
         set r [run_build $board [file join $tmp $board] $top]
     } else {
@@ -184,6 +186,17 @@ dict for {board cfg} $BOARDS {
     check {[last_index $calls read_verilog] < [first_index $calls synth_design] && [last_index $calls read_xdc] < [first_index $calls synth_design]} "all sources and constraints read before synthesis"
     check {[last_index $calls report_utilization] > [first_index $calls route_design]} "utilization reported after routing"
     set synth [lindex $calls [first_index $calls synth_design]]
+    if {$board eq "zcu106"} {
+        # The register block's address comes from the board config the firmware reads.
+        set cfgtext [slurp [file join $root board-configs zcu106.toml]]
+        regexp {\nregs_base\s*=\s*(0x[0-9A-Fa-f_]+)} $cfgtext -> base
+        set base [format 0x%X [string map {_ {}} $base]]
+        set placed 0
+        foreach c $calls {
+            if {[lindex $c 0] eq "assign_bd_address" && [stub_opt_ok $c -offset $base] && [stub_opt_ok $c -range 4K]} { set placed 1 }
+        }
+        check $placed "register block assigned at fastpath.regs_base = $base (4K) of zcu106.toml"
+    }
     check {[stub_opt_ok $synth -top $top] && [stub_opt_ok $synth -part $part]} "synth_design -top $top -part $part"
 
     # Sources: every RTL file read exactly once, packages first, plus IP wrappers.
@@ -236,8 +249,16 @@ dict for {board cfg} $BOARDS {
             regsub {\[.*$} $p {} base
             dict incr xdc_bits $base
         }
+        # Ports the vendor IP places: on the top, not in the XDC.
+        set ip_pins [expr {[dict exists $cfg ip_pins] ? [dict get $cfg ip_pins] : {}}]
+        set bad_ip_pins {}
+        foreach p $ip_pins {
+            if {![dict exists $widths $p] || [dict exists $xdc_bits $p]} { lappend bad_ip_pins $p }
+        }
+        check {[llength $bad_ip_pins] == 0} "IP-placed ports ([llength $ip_pins]) are top ports and not in the XDC (wrong: $bad_ip_pins)"
         set unconstrained {}
         dict for {name width} $widths {
+            if {$name in $ip_pins} { continue }
             if {![dict exists $xdc_bits $name]} {
                 lappend unconstrained $name
             } elseif {[dict get $xdc_bits $name] != $width} {

@@ -125,6 +125,8 @@ proc create_bd_cell {args} { stub::rec create_bd_cell {*}$args; return [lindex $
 proc apply_bd_automation {args} { stub::rec apply_bd_automation {*}$args }
 proc get_bd_intf_pins {args} { return [lindex $args end] }
 proc get_bd_pins {args} { return [lindex $args end] }
+proc get_bd_addr_spaces {args} { return [lindex $args end] }
+proc get_bd_addr_segs {args} { return [lindex $args end] }
 proc make_bd_intf_pins_external {args} { stub::rec make_bd_intf_pins_external {*}$args }
 proc make_bd_pins_external {args} { stub::rec make_bd_pins_external {*}$args }
 proc connect_bd_net {args} { stub::rec connect_bd_net {*}$args }

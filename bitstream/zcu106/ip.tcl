@@ -47,6 +47,15 @@ make_bd_pins_external [get_bd_pins ps/pl_clk0]
 make_bd_pins_external [get_bd_pins ps/pl_clk1]
 make_bd_pins_external [get_bd_pins ps/pl_resetn0]
 connect_bd_net [get_bd_pins ps/pl_clk0] [get_bd_pins ps/maxihpm0_fpd_aclk] [get_bd_pins ps/saxihp0_fpd_aclk]
+# The fast-path register block goes where the firmware looks for it: the
+# board config's fastpath.regs_base (board-configs/zcu106.toml, the one
+# definition), a 4 KiB window on M_AXI_HPM0_FPD. CHECK: the segment name
+# Vivado gives the external interface (M_AXI_HPM0_FPD_0/Reg).
+set clio_regs_base [clio_board_config_int \
+    [file join $clio_root board-configs zcu106.toml] fastpath regs_base]
+assign_bd_address -offset $clio_regs_base -range 4K \
+    -target_address_space [get_bd_addr_spaces ps/Data] \
+    [get_bd_addr_segs M_AXI_HPM0_FPD_0/Reg] -force
 assign_bd_address
 validate_bd_design
 save_bd_design

@@ -5,8 +5,9 @@
 # list, that the constraints parse with no pin assigned twice, the error
 # paths, and the manifest `clio flash` reads. Also runs bitstream/program.tcl
 # (the Alveo programming script) against a stubbed hardware manager, and the
-# ZCU106 board top's checks (bitstream/zcu106/tb/run.sh: lint of the top with
-# the vendor IP stubbed, cocotb benches of its glue modules; ~19 s).
+# board tops' checks (bitstream/zcu106/tb/run.sh and
+# bitstream/alveo-u200/tb/run.sh: lint of each top with the vendor IP stubbed,
+# cocotb benches of its glue modules; about 19 s and 14 s).
 # The clio-flash and clio-xdma cargo tests run in the cargo step.
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"
@@ -28,3 +29,7 @@ tclsh bitstream/ci/check_program.tcl "$tmp/design.bit"
 
 # ZCU106 board top: lint (vendor IP stubbed) and the glue modules' benches.
 bash bitstream/zcu106/tb/run.sh
+
+# Alveo U200 board top: lint (vendor IP stubbed), the glue modules' benches and
+# two EDM ports back to back.
+bash bitstream/alveo-u200/tb/run.sh

@@ -1,0 +1,171 @@
+"""edm_xdma_regs against the register map of the wire crate (XDMA_* of the
+generated clio_pkg.sv, from host-sdk/wire/src/xdma.rs), through AXI-Lite
+with random back-pressure on every channel: ID, VERSION and the ring
+geometry read the crate's values and the parameters; H2C_HEAD and C2H_TAIL
+take random values under random byte strobes and appear on their outputs;
+H2C_TAIL, C2H_HEAD, STATUS and ERRORS follow the ring engine's inputs;
+every other offset, and a write to a read-only register, answers SLVERR
+(reads 0) and changes nothing; reset clears the host indices and ERRORS."""
+
+import logging
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge, with_timeout
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+from clio_tb import PKG as P
+from zcu_tb import pulse_reset
+
+OKAY, SLVERR = 0, 2
+RW = {"H2C_HEAD": "h2c_head", "C2H_TAIL": "c2h_tail"}
+RO = ["ID", "VERSION", "H2C_TAIL", "C2H_HEAD", "SLOT_BYTES", "SLOT_COUNT", "H2C_BASE", "C2H_BASE",
+      "STATUS", "ERRORS"]
+WIDE = {"H2C_BASE", "C2H_BASE"}
+
+
+def reg(name):
+    return P[f"XDMA_REG_{name}"]
+
+
+def mapped():
+    out = set()
+    for name in list(RW) + RO:
+        out.add(reg(name))
+        if name in WIDE:
+            out.add(reg(name) + 4)
+    return out
+
+
+async def setup(dut, seed):
+    rng = random.Random(seed)
+    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    logging.getLogger(f"cocotb.{dut._name}.s_axil").setLevel(logging.WARNING)
+    m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
+    for ch in (m.write_if.aw_channel, m.write_if.w_channel, m.write_if.b_channel,
+               m.read_if.ar_channel, m.read_if.r_channel):
+        ch.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    dut.h2c_tail.value = 0
+    dut.c2h_head.value = 0
+    dut.ready.value = 0
+    dut.link_up.value = 0
+    dut.err_add.value = 0
+    await pulse_reset(dut.clk, dut.rst)
+    return rng, m
+
+
+async def wr(m, off, value, strb=0xF):
+    """32-bit write with byte strobes (one write per contiguous run); worst response."""
+    data = value.to_bytes(4, "little")
+    resp, i = OKAY, 0
+    while i < 4:
+        if strb >> i & 1:
+            j = i
+            while j < 4 and strb >> j & 1:
+                j += 1
+            r = await with_timeout(m.write(off + i, data[i:j]), 10_000, "ns")
+            resp = max(resp, int(r.resp))
+            i = j
+        else:
+            i += 1
+    return resp
+
+
+async def rd(m, off):
+    r = await with_timeout(m.read(off, 4), 10_000, "ns")
+    return int.from_bytes(r.data, "little"), int(r.resp)
+
+
+@cocotb.test()
+async def identity_and_geometry(dut):
+    _, m = await setup(dut, 1)
+    assert P["XDMA_ID"].to_bytes(4, "little") == b"CLIO"
+    assert await rd(m, reg("ID")) == (P["XDMA_ID"], OKAY)
+    assert await rd(m, reg("VERSION")) == (P["XDMA_VERSION"], OKAY)
+    assert await rd(m, reg("SLOT_BYTES")) == (int(dut.SLOT_BYTES.value), OKAY)
+    assert await rd(m, reg("SLOT_COUNT")) == (int(dut.SLOT_COUNT.value), OKAY)
+    for name, param in (("H2C_BASE", dut.H2C_BASE), ("C2H_BASE", dut.C2H_BASE)):
+        lo, r0 = await rd(m, reg(name))
+        hi, r1 = await rd(m, reg(name) + 4)
+        assert (r0, r1) == (OKAY, OKAY)
+        assert lo | hi << 32 == int(param.value), name
+    # Out of reset: indices 0, not ready, no link.
+    for name in ("H2C_HEAD", "H2C_TAIL", "C2H_HEAD", "C2H_TAIL", "STATUS", "ERRORS"):
+        assert await rd(m, reg(name)) == (0, OKAY), name
+
+
+@cocotb.test()
+async def host_indices(dut):
+    rng, m = await setup(dut, 2)
+    ref = {n: 0 for n in RW}
+    for _ in range(40):
+        name = rng.choice(list(RW))
+        val = rng.getrandbits(32)
+        strb = rng.choice([0xF, 0xF, rng.randrange(1, 16)])
+        assert await wr(m, reg(name), val, strb) == OKAY
+        for b in range(4):
+            if strb >> b & 1:
+                ref[name] = (ref[name] & ~(0xFF << 8 * b)) | (val & (0xFF << 8 * b))
+        await RisingEdge(dut.clk)
+        for n, port in RW.items():
+            assert int(getattr(dut, port).value) == ref[n], n
+            assert await rd(m, reg(n)) == (ref[n], OKAY), n
+    await pulse_reset(dut.clk, dut.rst)
+    for n, port in RW.items():
+        assert int(getattr(dut, port).value) == 0
+        assert await rd(m, reg(n)) == (0, OKAY)
+
+
+@cocotb.test()
+async def engine_inputs(dut):
+    rng, m = await setup(dut, 3)
+    ready_bit, link_bit = P["XDMA_STATUS_READY"], P["XDMA_STATUS_LINK_UP"]
+    for ready in (0, 1):
+        for link in (0, 1):
+            dut.ready.value = ready
+            dut.link_up.value = link
+            await RisingEdge(dut.clk)
+            assert await rd(m, reg("STATUS")) == ((ready_bit if ready else 0) | (link_bit if link else 0), OKAY)
+    for _ in range(5):
+        t, h = rng.getrandbits(32), rng.getrandbits(32)
+        dut.h2c_tail.value = t
+        dut.c2h_head.value = h
+        await RisingEdge(dut.clk)
+        assert await rd(m, reg("H2C_TAIL")) == (t, OKAY)
+        assert await rd(m, reg("C2H_HEAD")) == (h, OKAY)
+    # ERRORS adds err_add every cycle and wraps.
+    total = 0
+    for _ in range(50):
+        v = rng.choice([0, 0, 1, rng.getrandbits(32)])
+        dut.err_add.value = v
+        total = (total + v) & 0xFFFFFFFF
+        await RisingEdge(dut.clk)
+    dut.err_add.value = 0
+    await RisingEdge(dut.clk)
+    assert await rd(m, reg("ERRORS")) == (total, OKAY)
+    await pulse_reset(dut.clk, dut.rst)
+    assert await rd(m, reg("ERRORS")) == (0, OKAY)
+
+
+@cocotb.test()
+async def errors(dut):
+    """Unmapped offsets: SLVERR, read 0. Read-only registers: write SLVERR, value kept."""
+    rng, m = await setup(dut, 4)
+    window = 1 << int(dut.ADDR_WIDTH.value)
+    holes = [o for o in range(0, window, 4) if o not in mapped()]
+    picks = rng.sample(holes, 40) + [o for o in range(reg("ERRORS") + 4, reg("ERRORS") + 40, 4)]
+    for off in picks:
+        assert await rd(m, off) == (0, SLVERR), hex(off)
+        assert await wr(m, off, rng.getrandbits(32)) == SLVERR, hex(off)
+    dut.h2c_tail.value = 7
+    dut.c2h_head.value = 9
+    dut.err_add.value = 0
+    for name in RO:
+        offs = [reg(name)] + ([reg(name) + 4] if name in WIDE else [])
+        for off in offs:
+            before = await rd(m, off)
+            assert await wr(m, off, 0xDEADBEEF) == SLVERR, name
+            assert await rd(m, off) == before, name
+    for n, port in RW.items():
+        assert int(getattr(dut, port).value) == 0, f"{n} changed by writes elsewhere"
