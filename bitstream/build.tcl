@@ -26,7 +26,7 @@ set clio_root [file dirname $clio_script_dir]
 set BOARDS {
     zcu106 {part xczu7ev-ffvc1156-2-e
         top clio_zcu106_top
-        rtl {ip/fastpath/rtl bitstream/zcu106}
+        rtl {ip/fastpath/rtl bitstream/common bitstream/zcu106}
         sim_only {clio_axi_ram.sv clio_fastpath_sim.sv}
         xdc {bitstream/zcu106/zcu106.xdc}
         ip bitstream/zcu106/ip.tcl
@@ -34,7 +34,7 @@ set BOARDS {
         xsa 1}
     alveo-u200 {part xcu200-fsgd2104-2-e
         top edm_u200_top
-        rtl {ip/fastpath/rtl ip/edm/rtl bitstream/alveo-u200}
+        rtl {ip/fastpath/rtl ip/edm/rtl bitstream/common bitstream/alveo-u200}
         sim_only {clio_axi_ram.sv clio_fastpath_sim.sv}
         xdc {bitstream/alveo-u200/u200.xdc}
         ip bitstream/alveo-u200/ip.tcl

@@ -63,9 +63,6 @@ module edm_xdma_regs #(
 
 import clio_pkg::*;
 
-localparam [1:0] RESP_OKAY = 2'b00;
-localparam [1:0] RESP_SLVERR = 2'b10;
-
 localparam [ADDR_WIDTH-1:0] A_ID = ADDR_WIDTH'(XDMA_REG_ID);
 localparam [ADDR_WIDTH-1:0] A_VERSION = ADDR_WIDTH'(XDMA_REG_VERSION);
 localparam [ADDR_WIDTH-1:0] A_H2C_HEAD = ADDR_WIDTH'(XDMA_REG_H2C_HEAD);
@@ -113,7 +110,7 @@ wire [31:0] status_word = (ready ? XDMA_STATUS_READY : 32'd0) | (link_up ? XDMA_
 // ---------------------------------------------------------------------------
 // Read decode (combinational on the read address).
 // ---------------------------------------------------------------------------
-wire [ADDR_WIDTH-1:0] ra = {s_axil_araddr[ADDR_WIDTH-1:2], 2'b00};
+wire [ADDR_WIDTH-1:0] ra;
 reg [31:0] rd_word;
 reg        rd_ok;
 
@@ -140,84 +137,58 @@ always @* begin
 end
 
 // ---------------------------------------------------------------------------
-// AXI-Lite read channel.
+// AXI-Lite handshakes (clio_axil_regif); writes applied below.
 // ---------------------------------------------------------------------------
-reg        rvalid_reg = 1'b0;
-reg [31:0] rdata_reg = 0;
-reg [1:0]  rresp_reg = RESP_OKAY;
+wire                  wr_en;
+wire [ADDR_WIDTH-1:0] wa;
+wire [31:0]           wd;
+wire [3:0]            ws;
+reg                   wr_err_reg = 1'b0;
 
-assign s_axil_arready = !rvalid_reg;
-assign s_axil_rvalid = rvalid_reg;
-assign s_axil_rdata = rdata_reg;
-assign s_axil_rresp = rresp_reg;
+clio_axil_regif #(
+    .ADDR_WIDTH(ADDR_WIDTH)
+) regif_inst (
+    .clk(clk),
+    .rst(rst),
+    .s_axil_awaddr(s_axil_awaddr),
+    .s_axil_awvalid(s_axil_awvalid),
+    .s_axil_awready(s_axil_awready),
+    .s_axil_wdata(s_axil_wdata),
+    .s_axil_wstrb(s_axil_wstrb),
+    .s_axil_wvalid(s_axil_wvalid),
+    .s_axil_wready(s_axil_wready),
+    .s_axil_bresp(s_axil_bresp),
+    .s_axil_bvalid(s_axil_bvalid),
+    .s_axil_bready(s_axil_bready),
+    .s_axil_araddr(s_axil_araddr),
+    .s_axil_arvalid(s_axil_arvalid),
+    .s_axil_arready(s_axil_arready),
+    .s_axil_rdata(s_axil_rdata),
+    .s_axil_rresp(s_axil_rresp),
+    .s_axil_rvalid(s_axil_rvalid),
+    .s_axil_rready(s_axil_rready),
+    .rd_addr(ra),
+    .rd_data(rd_word),
+    .rd_ok(rd_ok),
+    .wr_en(wr_en),
+    .wr_addr(wa),
+    .wr_data(wd),
+    .wr_strb(ws),
+    .wr_err(wr_err_reg)
+);
 
 always @(posedge clk) begin
-    if (rvalid_reg && s_axil_rready) begin
-        rvalid_reg <= 1'b0;
-    end
-    if (s_axil_arvalid && s_axil_arready) begin
-        rvalid_reg <= 1'b1;
-        rdata_reg <= rd_word;
-        rresp_reg <= rd_ok ? RESP_OKAY : RESP_SLVERR;
-    end
-    if (rst) begin
-        rvalid_reg <= 1'b0;
-    end
-end
-
-// ---------------------------------------------------------------------------
-// AXI-Lite write channel: hold AW and W until both are here, then write.
-// ---------------------------------------------------------------------------
-reg                  aw_have_reg = 1'b0, w_have_reg = 1'b0;
-reg [ADDR_WIDTH-1:0] aw_addr_reg = 0;
-reg [31:0]           w_data_reg = 0;
-reg [3:0]            w_strb_reg = 0;
-reg                  bvalid_reg = 1'b0;
-reg [1:0]            bresp_reg = RESP_OKAY;
-
-assign s_axil_awready = !aw_have_reg && !bvalid_reg;
-assign s_axil_wready = !w_have_reg && !bvalid_reg;
-assign s_axil_bvalid = bvalid_reg;
-assign s_axil_bresp = bresp_reg;
-
-wire [ADDR_WIDTH-1:0] wa_raw = aw_have_reg ? aw_addr_reg : s_axil_awaddr;
-wire [ADDR_WIDTH-1:0] wa = {wa_raw[ADDR_WIDTH-1:2], 2'b00};
-wire [31:0]           wd = w_have_reg ? w_data_reg : s_axil_wdata;
-wire [3:0]            ws = w_have_reg ? w_strb_reg : s_axil_wstrb;
-wire aw_now = aw_have_reg || (s_axil_awvalid && s_axil_awready);
-wire w_now = w_have_reg || (s_axil_wvalid && s_axil_wready);
-wire do_write = aw_now && w_now && !bvalid_reg;
-
-always @(posedge clk) begin
-    if (bvalid_reg && s_axil_bready) begin
-        bvalid_reg <= 1'b0;
-    end
-    if (s_axil_awvalid && s_axil_awready && !do_write) begin
-        aw_have_reg <= 1'b1;
-        aw_addr_reg <= s_axil_awaddr;
-    end
-    if (s_axil_wvalid && s_axil_wready && !do_write) begin
-        w_have_reg <= 1'b1;
-        w_data_reg <= s_axil_wdata;
-        w_strb_reg <= s_axil_wstrb;
-    end
     errors_reg <= errors_reg + err_add;
-    if (do_write) begin
-        aw_have_reg <= 1'b0;
-        w_have_reg <= 1'b0;
-        bvalid_reg <= 1'b1;
-        bresp_reg <= RESP_OKAY;
+    if (wr_en) begin
+        wr_err_reg <= 1'b0;
         case (wa)
             A_H2C_HEAD: h2c_head_reg <= merge(h2c_head_reg, wd, ws);
             A_C2H_TAIL: c2h_tail_reg <= merge(c2h_tail_reg, wd, ws);
             // Read-only or unmapped.
-            default: bresp_reg <= RESP_SLVERR;
+            default: wr_err_reg <= 1'b1;
         endcase
     end
     if (rst) begin
-        aw_have_reg <= 1'b0;
-        w_have_reg <= 1'b0;
-        bvalid_reg <= 1'b0;
         h2c_head_reg <= 0;
         c2h_tail_reg <= 0;
         errors_reg <= 0;
@@ -226,11 +197,6 @@ end
 
 assign h2c_head = h2c_head_reg;
 assign c2h_tail = c2h_tail_reg;
-
-// Byte-in-word address bits: wstrb selects the bytes.
-/* verilator lint_off UNUSEDSIGNAL */
-wire unused_addr = ^{s_axil_araddr[1:0], wa_raw[1:0]};
-/* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
 

@@ -12,6 +12,7 @@ u200="$(cd "$here/.." && pwd)"
 repo="$(cd "$u200/../.." && pwd)"
 fp="$repo/ip/fastpath/rtl"
 edm="$repo/ip/edm/rtl"
+common="$repo/bitstream/common"
 export PATH="$PATH:$HOME/.local/bin"
 
 for tool in verilator iverilog make cocotb-config; do
@@ -26,7 +27,8 @@ glue=(edm_xdma_regs edm_xdma_rings edm_ring_ram edm_xdma_path edm_block_lock edm
 # Modules a glue module instantiates (linted with it).
 subs() {
     case "$1" in
-        edm_xdma_path) echo "$u200/edm_ring_ram.sv $u200/edm_xdma_rings.sv $u200/edm_xdma_regs.sv" ;;
+        edm_xdma_path) echo "$u200/edm_ring_ram.sv $u200/edm_xdma_rings.sv $u200/edm_xdma_regs.sv $common/clio_axil_regif.sv" ;;
+        edm_xdma_regs) echo "$common/clio_axil_regif.sv" ;;
     esac
 }
 # The RTL build.tcl reads for this board (simulation models excluded), packages first.
@@ -60,10 +62,10 @@ for m in "${glue[@]}"; do
     lint "$m" "$fp/clio_pkg.sv" "$edm/edm_pkg.sv" "$u200/$m.sv" $(subs "$m")
 done
 lint edm_u200_port "${edm_srcs[@]}" "$u200/edm_block_lock.sv" "$u200/edm_block_cdc.sv" "$u200/edm_u200_port.sv"
-lint edm_u200_top "${rtl_srcs[@]}" "$u200"/*.sv "$stubs"
+lint edm_u200_top "${rtl_srcs[@]}" "$common"/*.sv "$u200"/*.sv "$stubs"
 work="$(mktemp -d /tmp/clio-u200.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-if ! iverilog -g2012 -s edm_u200_top -o "$work/top.vvp" "${rtl_srcs[@]}" "$u200"/*.sv "$stubs"; then
+if ! iverilog -g2012 -s edm_u200_top -o "$work/top.vvp" "${rtl_srcs[@]}" "$common"/*.sv "$u200"/*.sv "$stubs"; then
     failures+=("iverilog elaboration of edm_u200_top")
 fi
 echo "lint: ${#glue[@]} glue modules + edm_u200_port + edm_u200_top (vendor IP stubbed), $lint_bad with warnings"

@@ -10,6 +10,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 zcu="$(cd "$here/.." && pwd)"
 repo="$(cd "$zcu/../.." && pwd)"
 fp="$repo/ip/fastpath/rtl"
+common="$repo/bitstream/common"
 export PATH="$PATH:$HOME/.local/bin"
 
 for tool in verilator iverilog make cocotb-config; do
@@ -26,6 +27,7 @@ glue=(clio_axis_async_fifo clio_axis_upsize clio_axis_downsize clio_axi_downsize
 subs() {
     case "$1" in
         clio_udp_shim) echo "$zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv" ;;
+        clio_fp_regs) echo "$common/clio_axil_regif.sv" ;;
     esac
 }
 # The fast-path sources build.tcl reads (simulation models excluded).
@@ -49,7 +51,7 @@ for m in "${glue[@]}"; do
         failures+=("lint $m")
     fi
 done
-if ! out=$(timeout 300 verilator --lint-only -Wall "$fp/lint.vlt" "${fp_srcs[@]}" "$zcu"/*.sv "$stubs" \
+if ! out=$(timeout 300 verilator --lint-only -Wall "$fp/lint.vlt" "${fp_srcs[@]}" "$common"/*.sv "$zcu"/*.sv "$stubs" \
         --top-module clio_zcu106_top 2>&1); then
     echo "$out" | head -20
     lint_bad=$((lint_bad + 1))
@@ -57,7 +59,7 @@ if ! out=$(timeout 300 verilator --lint-only -Wall "$fp/lint.vlt" "${fp_srcs[@]}
 fi
 work="$(mktemp -d /tmp/clio-zcu106.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-if ! iverilog -g2012 -s clio_zcu106_top -o "$work/top.vvp" "${fp_srcs[@]}" "$zcu"/*.sv "$stubs"; then
+if ! iverilog -g2012 -s clio_zcu106_top -o "$work/top.vvp" "${fp_srcs[@]}" "$common"/*.sv "$zcu"/*.sv "$stubs"; then
     failures+=("iverilog elaboration of clio_zcu106_top")
 fi
 echo "lint: ${#glue[@]} glue modules + clio_zcu106_top (vendor IP stubbed), $lint_bad with warnings"
