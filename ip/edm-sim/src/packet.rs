@@ -20,10 +20,11 @@
 //!   full, RTO of 3 base RTTs.
 //! * `Pfc` — RoCE hosts with one reliable-connection queue pair per destination (its requests,
 //!   and separately its read responses, leave in issue order unless [`SimConfig::pfc_in_order`]
-//!   is off; the NIC interleaves the rest packet by packet); lossless: when the bytes an ingress port holds in the switch exceed `Xoff` the
-//!   switch pauses that node's uplink (one hop later) until they drop below `Xon`, blocking all
-//!   its traffic (head-of-line blocking); DCQCN per node pair cuts the sending rate on CNPs
-//!   (ECN above `K`) and recovers by halving the gap to the target rate every period.
+//!   is off; the NIC interleaves the rest packet by packet); lossless: when the bytes an
+//!   ingress port holds in the switch exceed `Xoff` the switch pauses that node's uplink (one
+//!   hop later) until they drop below `Xon`, blocking all its traffic (head-of-line blocking);
+//!   DCQCN per node pair cuts the sending rate on CNPs (ECN above `K`) and recovers by halving
+//!   the gap to the target rate every period.
 //! * `Cxl` — credit-based link flow control, input-queued: a node may only send while it holds
 //!   credits for its FIFO ingress buffer in the switch; the head packet of an ingress moves to
 //!   its egress only when the egress buffer has room, and credits return one hop after the
@@ -453,6 +454,11 @@ impl Engine<'_> {
         // PFC with one queue pair per destination: only the oldest flow of each stream of a
         // queue pair may send.
         self.pick_epoch = self.pick_epoch.wrapping_add(1);
+        if self.pick_epoch == 0 {
+            // Wrapped: forget every stamp so none can match a reused epoch.
+            self.dst_seen.fill(0);
+            self.pick_epoch = 1;
+        }
         for &f in &list {
             let fl = &self.flows[f as usize];
             if self.flavor == Flavor::Cxl && self.cfg.cxl_host_fifo {
