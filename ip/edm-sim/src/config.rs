@@ -13,7 +13,8 @@ pub enum EdmOrder {
     /// The messages of one compute–memory node pair (§3.1.1, the default): a requester's
     /// writes to a target, or its reads from it. Every node is both compute and memory node
     /// here, so the port pair `s -> d` carries two such pairs (`s` writing to `d`, `d` reading
-    /// from `s`), kept as two ordering lanes of the scheduler ([`edm_pim::Scheduler::notify_lane`]).
+    /// from `s`), kept as two ordering lanes of the scheduler
+    /// ([`edm_pim::Scheduler::notify_lane`]).
     NodePair,
     /// All messages that share a port pair `s -> d`, whoever requested them.
     PortPair,
