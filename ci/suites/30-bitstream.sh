@@ -27,6 +27,9 @@ trap 'rm -rf "$tmp"' EXIT
 echo "bit" > "$tmp/design.bit"
 tclsh bitstream/ci/check_program.tcl "$tmp/design.bit"
 
+# Glue both boards share: lint and benches.
+bash bitstream/common/tb/run.sh
+
 # ZCU106 board top: lint (vendor IP stubbed) and the glue modules' benches.
 bash bitstream/zcu106/tb/run.sh
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Checks of the glue both board tops share (seconds): verilator --lint-only
+# -Wall of each module in bitstream/common and its cocotb bench (Icarus).
+# Called by ci/suites/30-bitstream.sh; exits non-zero on any failure (77 when
+# a tool is missing).
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+common="$(cd "$here/.." && pwd)"
+export PATH="$PATH:$HOME/.local/bin"
+
+for tool in verilator iverilog make cocotb-config; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "$tool is not installed: cannot check bitstream/common" >&2
+        exit 77
+    fi
+done
+
+failures=()
+for f in "$common"/*.sv; do
+    m="$(basename "$f" .sv)"
+    if ! out=$(timeout 120 verilator --lint-only -Wall "$f" --top-module "$m" 2>&1); then
+        echo "$out" | head -20
+        failures+=("lint $m")
+    fi
+    if [ ! -d "$here/$m" ]; then
+        failures+=("no bench for $m")
+        continue
+    fi
+    log="$(mktemp)"
+    rm -rf "$here/$m/sim_build" "$here/$m/results.xml"
+    if ! make -C "$here/$m" SIM=icarus > "$log" 2>&1; then
+        grep -E "FAIL|Error|assert" "$log" | head -10
+        failures+=("bench $m")
+    fi
+    grep -E "^\s*\*\* TESTS=" "$log" | sed "s/^ */  $m /" | sed 's/  */ /g'
+    rm -f "$log"
+done
+
+if [ ${#failures[@]} -ne 0 ]; then
+    echo "bitstream/common checks FAILED:"
+    for f in "${failures[@]}"; do echo "  $f"; done
+    exit 1
+fi
+echo "bitstream/common checks passed"
