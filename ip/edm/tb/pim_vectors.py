@@ -31,3 +31,17 @@ def expected_iteration(lines, i):
             want_m[s] = (d, tag, ln, last)
         i += 1
     return want_q, want_m, i + 1
+
+
+def check_outputs(dut, where, ports, pw, want_q, want_m):
+    """Assert the requests and matches the DUT shows after an iteration equal the model's."""
+    rv = int(dut.req_valid.value)
+    got_q = {d: field(dut.req_src, d, pw) for d in range(ports) if rv >> d & 1}
+    assert got_q == want_q, f"{where}: requests {got_q} != model {want_q}"
+    mv = int(dut.match_valid.value)
+    got_m = {
+        s: (field(dut.match_dst, s, pw), field(dut.match_tag, s, 16), field(dut.match_len, s, 32), field(dut.match_last, s, 1))
+        for s in range(ports)
+        if mv >> s & 1
+    }
+    assert got_m == want_m, f"{where}: matches {got_m} != model {want_m}"

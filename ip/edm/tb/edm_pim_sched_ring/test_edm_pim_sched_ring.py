@@ -11,7 +11,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
 
-from pim_vectors import expected_iteration, field, load
+from pim_vectors import check_outputs, expected_iteration, load
 
 
 async def step(dut):
@@ -97,16 +97,7 @@ async def replay_model_vectors(dut):
                 await step(dut)
                 cycles += 1
             assert cycles == iter_cycles, f"{path}:{i}: iteration took {cycles} cycles, want {iter_cycles}"
-            rv = int(dut.req_valid.value)
-            got_q = {d: field(dut.req_src, d, pw) for d in range(ports) if rv >> d & 1}
-            assert got_q == want_q, f"{path}:{i}: requests {got_q} != model {want_q}"
-            mv = int(dut.match_valid.value)
-            got_m = {
-                s: (field(dut.match_dst, s, pw), field(dut.match_tag, s, 16), field(dut.match_len, s, 32), field(dut.match_last, s, 1))
-                for s in range(ports)
-                if mv >> s & 1
-            }
-            assert got_m == want_m, f"{path}:{i}: matches {got_m} != model {want_m}"
+            check_outputs(dut, f"{path}:{i}", ports, pw, want_q, want_m)
             iterations += 1
             if round_iters is not None and want_q:
                 round_iters += 1
