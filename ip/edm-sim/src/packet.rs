@@ -43,6 +43,9 @@ use crate::event::EventQueue;
 use crate::workload::{Kind, Message};
 use crate::{RunResult, SimError};
 
+/// `Flow::stream` of a flow no ordering stream holds back.
+const UNORDERED: u32 = u32::MAX;
+
 /// Which baseline the packet engine models.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
@@ -155,8 +158,10 @@ struct Flow {
     win_marked: u32,
     /// Last time the host sent a packet of this flow (round-robin among flows).
     last_tx: u64,
-    /// CXL in issue order: the host transaction queue this flow was issued to.
-    queue: u8,
+    /// The host ordering stream this flow belongs to ([`UNORDERED`] if none): only the
+    /// oldest flow of a stream with data to send may send (CXL in issue order: its
+    /// transaction queue; PFC in order: its queue pair's requester or responder stream).
+    stream: u32,
     // IRD state.
     tokens: u32,
     granted: u32,
@@ -239,9 +244,8 @@ struct Engine<'a> {
     waiting: Vec<VecDeque<u16>>,
     /// CXL: ingress port is registered in some `waiting` list.
     blocked: Vec<bool>,
-    /// PFC in order: per destination and queue-pair stream, the `pick_epoch` in which a flow of
-    /// it was considered.
-    dst_seen: Vec<u32>,
+    /// Per ordering stream (`Flow::stream`), the `pick_epoch` in which its head was considered.
+    stream_seen: Vec<u32>,
     pick_epoch: u32,
 }
 
@@ -299,7 +303,7 @@ pub fn run_with(
         ingress_fifo: vec![VecDeque::new(); if flavor == Flavor::Cxl { n } else { 0 }],
         waiting: vec![VecDeque::new(); if flavor == Flavor::Cxl { n } else { 0 }],
         blocked: vec![false; n],
-        dst_seen: vec![0; 2 * n],
+        stream_seen: vec![0; (2 * n).max(64)],
         pick_epoch: 0,
     };
     for m in msgs {
@@ -337,10 +341,15 @@ impl Engine<'_> {
             Flavor::Pfabric => bdp_pkts,
             _ => f64::INFINITY,
         };
-        let queue = if self.flavor == Flavor::Cxl && self.cfg.cxl_host_fifo {
-            self.shortest_queue(src)
-        } else {
-            0
+        let stream = match self.flavor {
+            Flavor::Cxl if self.cfg.cxl_host_fifo => u32::from(self.shortest_queue(src)),
+            Flavor::Pfc if self.cfg.pfc_in_order => {
+                // A queue pair's requester stream (writes, RREQs) and its responder stream
+                // (read responses) are ordered separately.
+                let responder = data && self.msgs[msg as usize].kind == Kind::Read;
+                2 * u32::from(dst) + u32::from(responder)
+            }
+            _ => UNORDERED,
         };
         let id = self.flows.len() as u32;
         self.flows.push(Flow {
@@ -365,7 +374,7 @@ impl Engine<'_> {
             win_acked: 0,
             win_marked: 0,
             last_tx: 0,
-            queue,
+            stream,
             tokens: 0,
             granted: 0,
         });
@@ -384,7 +393,7 @@ impl Engine<'_> {
         for &f in &self.active[usize::from(h)] {
             let fl = &self.flows[f as usize];
             let sent = u64::from(fl.next_seq) * u64::from(fl.pkt_bytes);
-            backlog[usize::from(fl.queue)] += fl.bytes.saturating_sub(sent);
+            backlog[fl.stream as usize] += fl.bytes.saturating_sub(sent);
         }
         let k = self.cfg.cxl_host_queues as usize;
         (0..k).min_by_key(|&q| (backlog[q], q)).unwrap_or(0) as u8
@@ -448,31 +457,17 @@ impl Engine<'_> {
             flows[f as usize].in_active = keep;
             keep
         });
-        // CXL in issue order: only the oldest flow of each transaction queue may send (the list
-        // is in issue order).
-        let mut heads_seen = 0u64;
-        // PFC with one queue pair per destination: only the oldest flow of each stream of a
-        // queue pair may send.
+        // Ordered streams: only the oldest flow of each may send (the list is in issue order).
         self.pick_epoch = self.pick_epoch.wrapping_add(1);
         if self.pick_epoch == 0 {
             // Wrapped: forget every stamp so none can match a reused epoch.
-            self.dst_seen.fill(0);
+            self.stream_seen.fill(0);
             self.pick_epoch = 1;
         }
         for &f in &list {
             let fl = &self.flows[f as usize];
-            if self.flavor == Flavor::Cxl && self.cfg.cxl_host_fifo {
-                let bit = 1u64 << fl.queue;
-                if heads_seen & bit != 0 {
-                    continue;
-                }
-                heads_seen |= bit;
-            }
-            if self.flavor == Flavor::Pfc && self.cfg.pfc_in_order {
-                // A queue pair's requester stream (writes, RREQs) and responder stream (read
-                // responses) are ordered separately.
-                let responder = fl.data && self.msgs[fl.msg as usize].kind == Kind::Read;
-                let seen = &mut self.dst_seen[2 * usize::from(fl.dst) + usize::from(responder)];
+            if fl.stream != UNORDERED {
+                let seen = &mut self.stream_seen[fl.stream as usize];
                 if *seen == self.pick_epoch {
                     continue;
                 }
