@@ -112,7 +112,7 @@ pub fn config(sp: &SlowPathConfig) -> Option<FastPathConfig> {
     let info = info_payload(
         &BOARD,
         firmware_version(),
-        clio_wire::fpregs::VERSION,
+        clio_wire::payload::FASTPATH_VERSION,
         build_id_word(),
     );
     let cfg = match fastpath_config(&BOARD, sp, info) {

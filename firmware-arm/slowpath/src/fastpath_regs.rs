@@ -151,7 +151,8 @@ pub const fn version_word(major: u8, minor: u8, patch: u8) -> u32 {
 /// The INFO payload of a board: its name, config hash, DRAM, MTU, default
 /// page size, K and TLB from `board`; the firmware's version and build id
 /// (first 8 bytes of the GNU build id, big-endian) and the block's
-/// register-map `VERSION` as `rtl_version` from the caller.
+/// fast-path behaviour version (`clio_wire::payload::FASTPATH_VERSION`) as
+/// `rtl_version` from the caller.
 pub fn info_payload(
     board: &BoardConfig,
     firmware_version: u32,

@@ -151,7 +151,7 @@ fn zcu106_config() -> fpregs::FastPathConfig {
     let info = info_payload(
         &board,
         version_word(0, 1, 0),
-        fpregs::VERSION,
+        clio_wire::payload::FASTPATH_VERSION,
         0x1122_3344_5566_7788,
     );
     fastpath_config(&board, &sp, info).unwrap()

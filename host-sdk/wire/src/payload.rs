@@ -339,6 +339,12 @@ impl OffloadReq {
     }
 }
 
+/// Version of the fast-path behaviour (major << 16 | minor << 8 | patch): the
+/// one the model in `ip/fastpath` specifies and the RTL is co-simulated
+/// against. Every fast path (model, Verilated RTL, bitstream) reports it as
+/// [`InfoResp::rtl_version`].
+pub const FASTPATH_VERSION: u32 = 0x0001_0000;
+
 /// Payload of an `InfoResp`: who the board is and what it runs, so a host
 /// can compare it against a build manifest.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

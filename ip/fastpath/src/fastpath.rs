@@ -15,9 +15,9 @@ use crate::stats::Stats;
 use crate::tlb::Tlb;
 use crate::Dram;
 
-/// Version of the behaviour this model specifies (major << 16 | minor << 8 | patch),
-/// reported as `rtl_version` in `InfoResp`.
-pub const MODEL_VERSION: u32 = 0x0001_0000;
+/// Version of the behaviour this model specifies, reported as `rtl_version` in `InfoResp`
+/// ([`clio_wire::payload::FASTPATH_VERSION`]).
+pub const MODEL_VERSION: u32 = clio_wire::payload::FASTPATH_VERSION;
 
 /// Largest `max_hops` of a pointer chase (bounds the extend path's time per request).
 pub const CHASE_MAX_HOPS: u32 = clio_wire::payload::ChaseReq::MAX_HOPS;
