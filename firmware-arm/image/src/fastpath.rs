@@ -15,12 +15,16 @@
 //!
 //! On a board the PL must be configured (boot image or JTAG) before the
 //! firmware touches the block: an access to an unconfigured PL port never
-//! completes. A configured PL with another design fails the `ID`/`VERSION`
-//! check, which stops the boot before any write.
+//! completes. [`hold`] therefore reads the CSU's `PCAP_STATUS` first and
+//! stops, logged, while `PL_DONE` is clear. A configured PL with another
+//! design fails the `ID`/`VERSION` check, which stops the boot before any
+//! write.
 
 use aarch64_cpu::asm::barrier;
 use clio_config::BoardKind;
-use clio_slowpath::fastpath_regs::{fastpath_config, info_payload, version_word};
+use clio_slowpath::fastpath_regs::{
+    check_pl_done, fastpath_config, info_payload, version_word, CSU_PCAP_STATUS,
+};
 use clio_slowpath::{FastPathRegs, FastPathStatus, RegisterBus, RegsError, SlowPathConfig};
 use clio_wire::fpregs::FastPathConfig;
 
@@ -129,9 +133,26 @@ pub fn config(sp: &SlowPathConfig) -> Option<FastPathConfig> {
     Some(cfg)
 }
 
-/// Check `ID`/`VERSION` and hold the fast path in reset (before board DRAM
-/// is formatted); `false` after logging what the block answered.
+/// The CSU's `PCAP_STATUS` (a PS register: it answers with or without a
+/// bitstream).
+fn pcap_status() -> u32 {
+    // SAFETY: a 32-bit read-only status register of the PS, inside the
+    // device window (asserted below); reading it has no side effect.
+    unsafe { core::ptr::read_volatile(CSU_PCAP_STATUS as usize as *const u32) }
+}
+
+const _: () = assert!(
+    CSU_PCAP_STATUS >= crate::mmu::DEVICE_WINDOW.0 && CSU_PCAP_STATUS < crate::mmu::DEVICE_WINDOW.1
+);
+
+/// Check that the PL is configured, then `ID`/`VERSION`, and hold the fast
+/// path in reset (before board DRAM is formatted); `false` after logging
+/// what was found.
 pub fn hold(regs: &mut FastPathRegs<Mmio>) -> bool {
+    if let Err(e) = check_pl_done(pcap_status()) {
+        log_error(e);
+        return false;
+    }
     match regs.hold() {
         Ok(()) => {
             defmt::info!(
@@ -173,6 +194,12 @@ pub fn release(regs: &mut FastPathRegs<Mmio>, cfg: &FastPathConfig) -> bool {
 
 fn log_error(e: RegsError) {
     match e {
+        RegsError::PlNotConfigured { pcap_status } => defmt::error!(
+            "PL not configured: CSU PCAP_STATUS ({=u64:#x}) reads {=u32:#010x}, PL_DONE clear; load the bitstream (boot image or JTAG) and reset the APU; fast-path registers at {=u64:#x} not touched",
+            CSU_PCAP_STATUS,
+            pcap_status,
+            BASE
+        ),
         RegsError::Config(e) => defmt::error!(
             "fast path config: {=str} = {=u64:#x} cannot be written",
             e.field,

@@ -8,6 +8,9 @@
 //! fake one that records every access.
 //!
 //! Boot ([`FastPathRegs::boot`]):
+//! 0. (firmware, before any access) the PL must be configured: an AXI
+//!    access to an unconfigured PL port never completes, so the image reads
+//!    the CSU's [`CSU_PCAP_STATUS`] first and stops on [`check_pl_done`];
 //! 1. check the configuration ([`FastPathConfig::check`]): a bad one touches
 //!    no register;
 //! 2. read `ID`, then `VERSION`: a wrong value stops here, before any write
@@ -56,9 +59,34 @@ impl<B: RegisterBus + ?Sized> RegisterBus for &mut B {
     }
 }
 
+/// Address of the ZynqMP CSU's `PCAP_STATUS` register (UG1087: CSU module
+/// at `0xFFCA_0000`, register at `+0x3010`), readable from EL1 without a PL.
+pub const CSU_PCAP_STATUS: u64 = 0xFFCA_3010;
+
+/// `PCAP_STATUS.PL_DONE` (bit 3): the PL finished configuration (its
+/// `DONE` pin is high), so its AXI ports answer.
+pub const PCAP_STATUS_PL_DONE: u32 = 1 << 3;
+
+/// Whether the PL is configured, from a [`CSU_PCAP_STATUS`] value. Without
+/// a bitstream an access to `fastpath.regs_base` would stall the core for
+/// good, so the firmware touches the block only after this succeeds.
+pub fn check_pl_done(pcap_status: u32) -> Result<(), RegsError> {
+    if pcap_status & PCAP_STATUS_PL_DONE != 0 {
+        Ok(())
+    } else {
+        Err(RegsError::PlNotConfigured { pcap_status })
+    }
+}
+
 /// Why the block could not be brought up.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RegsError {
+    /// `PCAP_STATUS.PL_DONE` is clear: no bitstream is loaded, and no
+    /// register was touched.
+    PlNotConfigured {
+        /// The `PCAP_STATUS` value read.
+        pcap_status: u32,
+    },
     /// The configuration is invalid (no register was touched).
     Config(fpregs::ConfigError),
     /// A register read something other than what it must hold: `ID` or
@@ -85,6 +113,10 @@ pub enum RegsError {
 impl core::fmt::Display for RegsError {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
+            RegsError::PlNotConfigured { pcap_status } => write!(
+                f,
+                "PL not configured (CSU PCAP_STATUS = {pcap_status:#010x}, PL_DONE clear): load the bitstream first"
+            ),
             RegsError::Config(e) => write!(f, "{e}"),
             RegsError::Mismatch {
                 register,

@@ -7,7 +7,9 @@ mod common;
 use std::collections::HashMap;
 
 use clio_config::boards;
-use clio_slowpath::fastpath_regs::{fastpath_config, info_payload, version_word};
+use clio_slowpath::fastpath_regs::{
+    check_pl_done, fastpath_config, info_payload, version_word, PCAP_STATUS_PL_DONE,
+};
 use clio_slowpath::{
     Engine, FastPathRegs, FastPathStatus, RegisterBus, RegsError, SlowPath, SlowPathConfig,
 };
@@ -215,6 +217,25 @@ fn boot_checks_identity_holds_reset_writes_reads_back_and_releases() {
         }
     );
     assert!(st.idle() && st.link_up(0) && !st.link_up(1) && !st.in_reset());
+}
+
+#[test]
+fn pl_done_decides_whether_the_block_may_be_touched() {
+    // PCAP_STATUS after a bitstream load: PL_INIT, PL_DONE and both PCAP
+    // idle bits set; without one PL_DONE is clear whatever else is set.
+    assert_eq!(check_pl_done(0x0000_000f), Ok(()));
+    assert_eq!(check_pl_done(PCAP_STATUS_PL_DONE), Ok(()));
+    for status in [0, 0x0000_0007, 0xffff_fff7] {
+        let e = check_pl_done(status).unwrap_err();
+        assert_eq!(
+            e,
+            RegsError::PlNotConfigured {
+                pcap_status: status
+            }
+        );
+        assert!(e.to_string().contains("PL_DONE clear"), "{e}");
+        assert!(e.to_string().contains(&format!("{status:#010x}")), "{e}");
+    }
 }
 
 #[test]
