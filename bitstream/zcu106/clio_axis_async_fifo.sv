@@ -18,15 +18,27 @@
 // A frame must then fit in DEPTH beats, else the FIFO fills before its end
 // and stalls for ever: size DEPTH to the largest frame.
 //
+// DROP_WHEN_FULL = 1 (frame mode only; for a source that cannot wait, such
+// as a MAC receiver): `s_axis_tready` is always high. A beat arriving while
+// the FIFO is full drops its whole frame: the beats of it already written
+// are discarded (the write pointer returns to the last frame boundary), the
+// rest up to its tlast is ignored, and `s_drop` pulses (write clock) once.
+// Only whole frames reach the reader, and a frame longer than DEPTH is
+// dropped instead of stalling the FIFO.
+//
 // The read port has one output register (registered memory read, so the
 // memory can be block RAM): a beat appears two synchronizer cycles plus one
-// after it was written. Resets are per side, synchronous and active high;
-// reset both sides together (the top derives both from one source).
+// after it was written. Resets are per side, synchronous and active high.
+// Order them: the read side's reset must begin no later than the write
+// side's and end no earlier (derive the write side's from the read side's
+// through a synchronizer). A write side reset alone sets its published
+// pointer back to 0, which a running reader would take for new data.
 module clio_axis_async_fifo #(
     parameter DATA_WIDTH = 64,
     parameter KEEP_WIDTH = DATA_WIDTH / 8,
     parameter DEPTH = 256,
-    parameter FRAME_FIFO = 0
+    parameter FRAME_FIFO = 0,
+    parameter DROP_WHEN_FULL = 0
 ) (
     input  wire                   s_clk,
     input  wire                   s_rst,
@@ -35,6 +47,7 @@ module clio_axis_async_fifo #(
     input  wire                   s_axis_tvalid,
     output wire                   s_axis_tready,
     input  wire                   s_axis_tlast,
+    output wire                   s_drop,
 
     input  wire                   m_clk,
     input  wire                   m_rst,
@@ -51,6 +64,10 @@ localparam WW = DATA_WIDTH + KEEP_WIDTH + 1;
 initial begin
     if (DEPTH < 4 || (1 << AW) != DEPTH) begin
         $error("Error: DEPTH must be a power of two of at least 4 (instance %m)");
+        $finish;
+    end
+    if (DROP_WHEN_FULL != 0 && FRAME_FIFO == 0) begin
+        $error("Error: DROP_WHEN_FULL needs FRAME_FIFO = 1 (instance %m)");
         $finish;
     end
     if (KEEP_WIDTH * 8 != DATA_WIDTH) begin
@@ -88,18 +105,29 @@ reg [AW:0] wr_pub_reg = 0, wr_pub_next;     // the pointer the reader may use
 
 wire [AW:0] rd_ptr_sync = gray2bin(rd_gray_s2_reg);
 wire        full = (wr_ptr_reg - rd_ptr_sync) == DEPTH[AW:0];
-wire        wr_en = s_axis_tvalid && !full;
+// Drop mode: discarding the rest of a frame that met a full FIFO.
+reg         dropping_reg = 1'b0, dropping_next;
+reg         drop_reg = 1'b0, drop_next;
+wire        wr_en = s_axis_tvalid && !full && !dropping_reg;
 
-assign s_axis_tready = !full;
+assign s_axis_tready = DROP_WHEN_FULL != 0 ? 1'b1 : !full;
+assign s_drop = drop_reg;
 
 always @* begin
     wr_ptr_next = wr_ptr_reg;
     wr_pub_next = wr_pub_reg;
+    dropping_next = dropping_reg;
+    drop_next = 1'b0;
     if (wr_en) begin
         wr_ptr_next = wr_ptr_reg + 1'b1;
         if (FRAME_FIFO == 0 || s_axis_tlast) begin
             wr_pub_next = wr_ptr_reg + 1'b1;
         end
+    end else if (DROP_WHEN_FULL != 0 && s_axis_tvalid) begin
+        // Full, or already dropping: forget the frame's written beats.
+        wr_ptr_next = wr_pub_reg;
+        dropping_next = !s_axis_tlast;
+        drop_next = !dropping_reg;
     end
 end
 
@@ -109,12 +137,16 @@ always @(posedge s_clk) begin
     end
     wr_ptr_reg <= wr_ptr_next;
     wr_pub_reg <= wr_pub_next;
+    dropping_reg <= dropping_next;
+    drop_reg <= drop_next;
     wr_gray_reg <= bin2gray(wr_pub_next);
     rd_gray_s1_reg <= rd_gray_reg;
     rd_gray_s2_reg <= rd_gray_s1_reg;
     if (s_rst) begin
         wr_ptr_reg <= 0;
         wr_pub_reg <= 0;
+        dropping_reg <= 1'b0;
+        drop_reg <= 1'b0;
         wr_gray_reg <= 0;
         rd_gray_s1_reg <= 0;
         rd_gray_s2_reg <= 0;

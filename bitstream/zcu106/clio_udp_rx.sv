@@ -29,7 +29,12 @@
 // is passed padded with zero bytes to the UDP length, so its Clio CRC32C fails
 // in the fast path (which NACKs it), and `drop` pulses. A frame shorter than
 // 7 beats is dropped (the MAC delivers at least 60 bytes).
-module clio_udp_rx (
+//
+// `s_axis_tdest` names the Ethernet port a frame came in on (constant over
+// the frame); it is reported with the frame's `learn_*` and `arp_*`.
+module clio_udp_rx #(
+    parameter DEST_WIDTH = 1
+) (
     input  wire        clk,
     input  wire        rst,
 
@@ -42,6 +47,7 @@ module clio_udp_rx (
     input  wire        s_axis_tvalid,
     output wire        s_axis_tready,
     input  wire        s_axis_tlast,
+    input  wire [DEST_WIDTH-1:0] s_axis_tdest,
 
     output wire [63:0] m_axis_tdata,
     output wire [7:0]  m_axis_tkeep,
@@ -54,11 +60,13 @@ module clio_udp_rx (
     output wire [47:0] learn_mac,
     output wire [31:0] learn_ipv4,
     output wire [15:0] learn_port,
+    output wire [DEST_WIDTH-1:0] learn_dest,
 
     output wire        arp_valid,
     input  wire        arp_ready,
     output wire [47:0] arp_sha,
     output wire [31:0] arp_spa,
+    output wire [DEST_WIDTH-1:0] arp_dest,
 
     output wire        drop
 );
@@ -105,6 +113,8 @@ localparam [2:0]
 
 reg [2:0]   state_reg = S_HDR, state_next;
 reg [8*8*HDR_BEATS-1:0] hdr_reg = 0, hdr_next;
+// The port of the frame held in hdr_reg (taken with its first beat).
+reg [DEST_WIDTH-1:0] dest_reg = 0, dest_next;
 reg [2:0]   beat_reg = 0, beat_next;
 reg         short_reg = 1'b0, short_next;
 reg         in_done_reg = 1'b0, in_done_next;
@@ -195,6 +205,7 @@ reg        src_ok;
 always @* begin
     state_next = state_reg;
     hdr_next = hdr_reg;
+    dest_next = dest_reg;
     beat_next = beat_reg;
     short_next = short_reg;
     in_done_next = in_done_reg;
@@ -219,6 +230,9 @@ always @* begin
             s_ready = 1'b1;
             if (s_axis_tvalid) begin
                 hdr_next[64*beat_reg +: 64] = s_axis_tdata;
+                if (beat_reg == 0) begin
+                    dest_next = s_axis_tdest;
+                end
                 beat_next = beat_reg + 1'b1;
                 if (beat_reg == 3'(HDR_BEATS - 1)) begin
                     // Bytes 42.. of the frame held so far: 14 of beat 5 and 6.
@@ -301,6 +315,7 @@ end
 always @(posedge clk) begin
     state_reg <= state_next;
     hdr_reg <= hdr_next;
+    dest_reg <= dest_next;
     beat_reg <= beat_next;
     short_reg <= short_next;
     in_done_reg <= in_done_next;
@@ -326,8 +341,8 @@ always @(posedge clk) begin
 end
 
 // The learn/ARP outputs are registered one cycle after S_CHECK; the held
-// header is unchanged then (the next frame's header is written only after
-// the current frame is consumed, at least one cycle later).
+// header and its port are unchanged then (the next frame's are written only
+// after the current frame is consumed, at least one cycle later).
 assign s_axis_tready = s_ready;
 assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
@@ -338,9 +353,11 @@ assign learn_pid = f_pid;
 assign learn_mac = f_src_mac;
 assign learn_ipv4 = f_src_ip;
 assign learn_port = f_src_port;
+assign learn_dest = dest_reg;
 assign arp_valid = arp_reg;
 assign arp_sha = a_sha;
 assign arp_spa = a_spa;
+assign arp_dest = dest_reg;
 assign drop = drop_reg;
 
 endmodule

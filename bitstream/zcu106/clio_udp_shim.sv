@@ -8,9 +8,16 @@
 // TX (clio_udp_tx): the fast path's responses in, Ethernet/IPv4/UDP frames
 // to the client that sent the request out; ARP replies for cfg_ipv4.
 //
+// Ports: with several Ethernet ports muxed onto this one stream
+// (clio_axis_frame_mux), `s_eth_tdest` names the port a frame came in on and
+// `m_eth_tdest` the port a frame must go out on (clio_axis_frame_demux): a
+// response goes out on the port its client's last request came in on, an
+// ARP reply on the port of its request. With one port, tie s_eth_tdest to 0.
+//
 // Client table: each accepted request writes its sender's (MAC, IPv4, UDP
-// port) to entry pid[TABLE_BITS-1:0] with tag = the full pid; a response is
-// sent to the entry of its pid when the tag matches, else dropped (`tx_drop`).
+// port, Ethernet port) to entry pid[TABLE_BITS-1:0] with tag = the full pid;
+// a response is sent to the entry of its pid when the tag matches, else
+// dropped (`tx_drop`).
 // Two live pids with the same low bits evict each other (the later request
 // wins; a response of the evicted one is dropped and its client retries).
 // `rst` empties the table.
@@ -20,7 +27,8 @@
 // passed padded, see clio_udp_rx); `tx_drop` once per response not sent.
 // One clock; all inputs in its domain.
 module clio_udp_shim #(
-    parameter TABLE_BITS = 6
+    parameter TABLE_BITS = 6,
+    parameter DEST_WIDTH = 1
 ) (
     input  wire        clk,
     input  wire        rst,
@@ -35,6 +43,7 @@ module clio_udp_shim #(
     input  wire        s_eth_tvalid,
     output wire        s_eth_tready,
     input  wire        s_eth_tlast,
+    input  wire [DEST_WIDTH-1:0] s_eth_tdest,
 
     // To the fast path: Clio requests.
     output wire [63:0] m_clio_tdata,
@@ -56,6 +65,7 @@ module clio_udp_shim #(
     output wire        m_eth_tvalid,
     input  wire        m_eth_tready,
     output wire        m_eth_tlast,
+    output wire [DEST_WIDTH-1:0] m_eth_tdest,
 
     output wire        rx_drop,
     output wire        tx_drop
@@ -74,20 +84,24 @@ wire        learn_valid;
 wire [31:0] learn_pid, learn_ipv4, lookup_pid;
 wire [47:0] learn_mac;
 wire [15:0] learn_port;
+wire [DEST_WIDTH-1:0] learn_dest, arp_dest;
 wire        arp_valid, arp_ready;
 wire [47:0] arp_sha;
 wire [31:0] arp_spa;
 
-clio_udp_rx rx_inst (
+clio_udp_rx #(
+    .DEST_WIDTH(DEST_WIDTH)
+) rx_inst (
     .clk(clk), .rst(rst),
     .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
     .s_axis_tdata(s_eth_tdata), .s_axis_tkeep(s_eth_tkeep), .s_axis_tvalid(s_eth_tvalid),
-    .s_axis_tready(s_eth_tready), .s_axis_tlast(s_eth_tlast),
+    .s_axis_tready(s_eth_tready), .s_axis_tlast(s_eth_tlast), .s_axis_tdest(s_eth_tdest),
     .m_axis_tdata(m_clio_tdata), .m_axis_tkeep(m_clio_tkeep), .m_axis_tvalid(m_clio_tvalid),
     .m_axis_tready(m_clio_tready), .m_axis_tlast(m_clio_tlast),
     .learn_valid(learn_valid), .learn_pid(learn_pid), .learn_mac(learn_mac),
-    .learn_ipv4(learn_ipv4), .learn_port(learn_port),
+    .learn_ipv4(learn_ipv4), .learn_port(learn_port), .learn_dest(learn_dest),
     .arp_valid(arp_valid), .arp_ready(arp_ready), .arp_sha(arp_sha), .arp_spa(arp_spa),
+    .arp_dest(arp_dest),
     .drop(rx_drop)
 );
 
@@ -96,6 +110,7 @@ reg [31:0] tag_mem [0:ENTRIES-1];
 reg [47:0] mac_mem [0:ENTRIES-1];
 reg [31:0] ip_mem [0:ENTRIES-1];
 reg [15:0] port_mem [0:ENTRIES-1];
+reg [DEST_WIDTH-1:0] dest_mem [0:ENTRIES-1];
 reg [ENTRIES-1:0] valid_reg = 0;
 
 integer ti;
@@ -105,6 +120,7 @@ initial begin
         mac_mem[ti] = 0;
         ip_mem[ti] = 0;
         port_mem[ti] = 0;
+        dest_mem[ti] = 0;
     end
 end
 
@@ -117,6 +133,7 @@ always @(posedge clk) begin
         mac_mem[w_idx] <= learn_mac;
         ip_mem[w_idx] <= learn_ipv4;
         port_mem[w_idx] <= learn_port;
+        dest_mem[w_idx] <= learn_dest;
         valid_reg[w_idx] <= 1'b1;
     end
     if (rst) begin
@@ -126,16 +143,19 @@ end
 
 wire lookup_hit = valid_reg[r_idx] && tag_mem[r_idx] == lookup_pid;
 
-clio_udp_tx tx_inst (
+clio_udp_tx #(
+    .DEST_WIDTH(DEST_WIDTH)
+) tx_inst (
     .clk(clk), .rst(rst),
     .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
     .s_axis_tdata(s_clio_tdata), .s_axis_tkeep(s_clio_tkeep), .s_axis_tvalid(s_clio_tvalid),
     .s_axis_tready(s_clio_tready), .s_axis_tlast(s_clio_tlast),
     .m_axis_tdata(m_eth_tdata), .m_axis_tkeep(m_eth_tkeep), .m_axis_tvalid(m_eth_tvalid),
-    .m_axis_tready(m_eth_tready), .m_axis_tlast(m_eth_tlast),
+    .m_axis_tready(m_eth_tready), .m_axis_tlast(m_eth_tlast), .m_axis_tdest(m_eth_tdest),
     .lookup_pid(lookup_pid), .lookup_hit(lookup_hit), .lookup_mac(mac_mem[r_idx]),
-    .lookup_ipv4(ip_mem[r_idx]), .lookup_port(port_mem[r_idx]),
+    .lookup_ipv4(ip_mem[r_idx]), .lookup_port(port_mem[r_idx]), .lookup_dest(dest_mem[r_idx]),
     .arp_valid(arp_valid), .arp_ready(arp_ready), .arp_sha(arp_sha), .arp_spa(arp_spa),
+    .arp_dest(arp_dest),
     .drop(tx_drop)
 );
 

@@ -30,7 +30,13 @@
 // out: 60 bytes (42 of ARP + zero padding to the Ethernet minimum), operation
 // 2, sender cfg_mac / cfg_ipv4, target the requester. `arp_ready` is low while
 // a reply is pending.
-module clio_udp_tx (
+//
+// `m_axis_tdest` (constant over a frame) is the Ethernet port to send it on:
+// the client's (`lookup_dest`) for a response, the request's (`arp_dest`)
+// for an ARP reply.
+module clio_udp_tx #(
+    parameter DEST_WIDTH = 1
+) (
     input  wire        clk,
     input  wire        rst,
 
@@ -49,17 +55,20 @@ module clio_udp_tx (
     output wire        m_axis_tvalid,
     input  wire        m_axis_tready,
     output wire        m_axis_tlast,
+    output wire [DEST_WIDTH-1:0] m_axis_tdest,
 
     output wire [31:0] lookup_pid,
     input  wire        lookup_hit,
     input  wire [47:0] lookup_mac,
     input  wire [31:0] lookup_ipv4,
     input  wire [15:0] lookup_port,
+    input  wire [DEST_WIDTH-1:0] lookup_dest,
 
     input  wire        arp_valid,
     output wire        arp_ready,
     input  wire [47:0] arp_sha,
     input  wire [31:0] arp_spa,
+    input  wire [DEST_WIDTH-1:0] arp_dest,
 
     output wire        drop
 );
@@ -119,14 +128,17 @@ reg         lk_hit_reg = 1'b0, lk_hit_next;
 reg [47:0]  lk_mac_reg = 0, lk_mac_next;
 reg [31:0]  lk_ipv4_reg = 0, lk_ipv4_next;
 reg [15:0]  lk_port_reg = 0, lk_port_next;
+reg [DEST_WIDTH-1:0] lk_dest_reg = 0, lk_dest_next;
 
 reg         arp_pending_reg = 1'b0, arp_pending_next;
 reg [47:0]  arp_sha_reg = 0, arp_sha_next;
 reg [31:0]  arp_spa_reg = 0, arp_spa_next;
+reg [DEST_WIDTH-1:0] arp_dest_reg = 0, arp_dest_next;
 
 reg [63:0]  out_data_reg = 0, out_data_next;
 reg [7:0]   out_keep_reg = 0, out_keep_next;
 reg         out_last_reg = 1'b0, out_last_next;
+reg [DEST_WIDTH-1:0] out_dest_reg = 0, out_dest_next;
 reg         out_valid_reg = 1'b0, out_valid_next;
 reg         drop_reg = 1'b0, drop_next;
 reg         s_ready;
@@ -202,12 +214,15 @@ always @* begin
     lk_mac_next = lk_mac_reg;
     lk_ipv4_next = lk_ipv4_reg;
     lk_port_next = lk_port_reg;
+    lk_dest_next = lk_dest_reg;
     arp_pending_next = arp_pending_reg;
     arp_sha_next = arp_sha_reg;
     arp_spa_next = arp_spa_reg;
+    arp_dest_next = arp_dest_reg;
     out_data_next = out_data_reg;
     out_keep_next = out_keep_reg;
     out_last_next = out_last_reg;
+    out_dest_next = out_dest_reg;
     out_valid_next = out_valid_reg && !m_axis_tready;
     drop_next = 1'b0;
     s_ready = 1'b0;
@@ -219,6 +234,7 @@ always @* begin
         arp_pending_next = 1'b1;
         arp_sha_next = arp_sha;
         arp_spa_next = arp_spa;
+        arp_dest_next = arp_dest;
     end
 
     case (state_reg)
@@ -249,6 +265,7 @@ always @* begin
             lk_mac_next = lookup_mac;
             lk_ipv4_next = lookup_ipv4;
             lk_port_next = lookup_port;
+            lk_dest_next = lookup_dest;
             state_next = T_BUILD;
         end
         T_BUILD: begin
@@ -267,6 +284,7 @@ always @* begin
             if (out_free) begin
                 out_valid_next = 1'b1;
                 out_data_next = hdr_reg[64*beat_reg +: 64];
+                out_dest_next = lk_dest_reg;
                 out_keep_next = 8'hff;
                 out_last_next = 1'b0;
                 rem_next = rem_reg - 16'd8;
@@ -320,6 +338,7 @@ always @* begin
             if (out_free) begin
                 out_valid_next = 1'b1;
                 out_data_next = arp_frame[64*beat_reg +: 64];
+                out_dest_next = arp_dest_reg;
                 out_keep_next = beat_reg == 3'(ARP_BEATS - 1) ? 8'h0f : 8'hff;
                 out_last_next = beat_reg == 3'(ARP_BEATS - 1);
                 beat_next = beat_reg + 1'b1;
@@ -347,12 +366,15 @@ always @(posedge clk) begin
     lk_mac_reg <= lk_mac_next;
     lk_ipv4_reg <= lk_ipv4_next;
     lk_port_reg <= lk_port_next;
+    lk_dest_reg <= lk_dest_next;
     arp_pending_reg <= arp_pending_next;
     arp_sha_reg <= arp_sha_next;
     arp_spa_reg <= arp_spa_next;
+    arp_dest_reg <= arp_dest_next;
     out_data_reg <= out_data_next;
     out_keep_reg <= out_keep_next;
     out_last_reg <= out_last_next;
+    out_dest_reg <= out_dest_next;
     out_valid_reg <= out_valid_next;
     drop_reg <= drop_next;
     if (rst) begin
@@ -369,6 +391,7 @@ assign m_axis_tdata = out_data_reg;
 assign m_axis_tkeep = out_keep_reg;
 assign m_axis_tvalid = out_valid_reg;
 assign m_axis_tlast = out_last_reg;
+assign m_axis_tdest = out_dest_reg;
 assign lookup_pid = pkt_pid;
 assign arp_ready = !arp_pending_reg;
 assign drop = drop_reg;

@@ -12,23 +12,34 @@
 //            clocks maxihpm0_fpd_aclk and saxihp0_fpd_aclk from pl_clk0).
 //   clk_mac0 tx_clk_out_0 of clio_eth, 156.25 MHz: SFP0's MAC user side
 //            (rx_core_clk_0 is driven from it, so RX and TX share it).
-//   clk_mac1 tx_clk_out_1: SFP1's MAC (link only, see below).
+//   clk_mac1 tx_clk_out_1: SFP1's MAC user side, likewise.
 //   pl_clk1  100 MHz free-running clock of the PS: the Ethernet core's dclk.
 //
-// Data path
-//   SFP0 RX: MAC 64-bit AXIS -> clio_axis_async_fifo (clk_mac0 -> clk_fp)
-//            -> clio_udp_shim RX (Ethernet/IPv4/UDP header stripped)
-//            -> clio_axis_upsize 64 -> 512 -> clio_fastpath_top s_axis.
-//            The MAC's RX stream has no back-pressure: a beat arriving at a
-//            full FIFO is lost and counted in STATUS.RX_OVERFLOW (the fast
-//            path's CRC32C then rejects the damaged packet and the client
-//            retries). While the fast path is held in reset, received
+// Data path (both SFP+ ports serve clients; the fast path has one packet
+// port): clio_eth_ports holds everything between the MACs and the fast
+// path's 64-bit streams.
+//   RX:      per port: MAC 64-bit AXIS -> clio_axis_async_fifo (clk_macN ->
+//            clk_fp, store and forward); clio_axis_frame_mux (whole frames,
+//            round robin, tdest = port) -> clio_udp_shim RX (Ethernet/IPv4/
+//            UDP header stripped) -> clio_axis_upsize 64 -> 512 ->
+//            clio_fastpath_top s_axis. The MAC's RX stream has no
+//            back-pressure: a frame arriving at a full FIFO is dropped whole
+//            and flagged in STATUS.RX_OVERFLOW (the client retries). The
+//            shared 64-bit path carries 16 Gb/s at 250 MHz:
+//            both ports at 10G line rate together overflow it, a single one
+//            does not. While the fast path is held in reset, received
 //            payloads are drained and dropped (the shim still answers ARP).
-//   SFP0 TX: clio_fastpath_top m_axis -> clio_axis_downsize 512 -> 64 ->
+//   TX:      clio_fastpath_top m_axis -> clio_axis_downsize 512 -> 64 ->
 //            clio_udp_shim TX (Ethernet/IPv4/UDP header to the client that
-//            sent the request; ARP replies) -> clio_axis_async_fifo in frame
-//            mode (clk_fp -> clk_mac0; a frame is released whole, so the MAC
-//            never underruns) -> MAC.
+//            sent the request, on the port its request came in on; ARP
+//            replies on their request's port) -> clio_axis_frame_demux ->
+//            per port clio_axis_async_fifo in frame mode (clk_fp ->
+//            clk_macN; a frame is released whole, so the MAC never
+//            underruns) -> MAC.
+//   Ports:   a port is held in reset with its MAC (link reset, no module):
+//            the mux skips it and ends a frame it was passing with a short
+//            tail the shim drops (RX_DROPS); frames for it are dropped whole
+//            (TX_DROPS), so a dead port never stalls the other.
 //   UDP:     clio_udp_shim (64-bit side, clk_fp) serves Clio packets as UDP
 //            payloads at the board's MAC / IPv4 / UDP port (registers MAC,
 //            IPV4, UDP_PORT, written by the firmware from the board config),
@@ -43,10 +54,6 @@
 //            beats), so the memory side cannot be configured narrower.
 //   Control: M_AXI_HPM0_FPD -> clio_axi_lite_bridge -> clio_fp_regs (map:
 //            host-sdk/wire/src/fpregs.rs) -> cfg_*, reset, poll; status back.
-//   SFP1:    its MAC is built and its link reported (STATUS.LINK1_UP,
-//            led[1]); received frames are dropped and it sends nothing. The
-//            fast path has one packet port; serving a second port needs a
-//            packet mux/demux with a port tag in front of it.
 //
 // LEDs: led[0] SFP0 link, led[1] SFP1 link, led[2] fast path running
 // (CONTROL.RESET cleared), led[3] toggles on every finished TX-ring drain
@@ -90,7 +97,7 @@ localparam HP_ID_WIDTH = 6;
 localparam HPM_ADDR_WIDTH = 40;
 localparam HPM_ID_WIDTH = 16;
 localparam REG_ADDR_WIDTH = 12;
-// Largest frame the TX FIFO holds whole: 256 x 8 bytes (MTU 1450 + headers).
+// Largest frame a FIFO holds whole: TX 256 x 8 bytes, RX 512 x 8 (MTU 1450 + headers).
 localparam TX_FIFO_DEPTH = 256;
 localparam RX_FIFO_DEPTH = 512;
 // Largest frame the MAC accepts (bytes, without FCS) and the smallest.
@@ -230,21 +237,6 @@ wire rst_fp = rst_fp_sync[2];
 
 wire clk_mac0, clk_mac1;
 wire user_rx_reset_0, user_tx_reset_0, user_rx_reset_1, user_tx_reset_1;
-wire mac0_down = user_rx_reset_0 || user_tx_reset_0;
-
-// The fast-path reset and the MAC's own resets, synchronized into clk_mac0
-// (the MAC clock runs only once the GT is up, so no asynchronous assert).
-(* ASYNC_REG = "TRUE" *) reg [2:0] rst_mac0_sync = 3'b111;
-always @(posedge clk_mac0) begin
-    rst_mac0_sync <= {rst_mac0_sync[1:0], mac0_down || rst_fp};
-end
-wire rst_mac0 = rst_mac0_sync[2];
-
-(* ASYNC_REG = "TRUE" *) reg [2:0] rst_link0_fp_sync = 3'b111;
-always @(posedge clk_fp) begin
-    rst_link0_fp_sync <= {rst_link0_fp_sync[1:0], rst_mac0};
-end
-wire rst_link0_fp = rst_fp || rst_link0_fp_sync[2];
 
 // ---------------------------------------------------------------------------
 // 10G Ethernet (two SFP+ ports).
@@ -258,7 +250,9 @@ wire [7:0]  mac0_tx_tkeep;
 wire        mac1_rx_tvalid, mac1_rx_tlast, mac1_rx_tuser;
 wire [63:0] mac1_rx_tdata;
 wire [7:0]  mac1_rx_tkeep;
-wire        mac1_tx_tready;
+wire        mac1_tx_tready, mac1_tx_tvalid, mac1_tx_tlast;
+wire [63:0] mac1_tx_tdata;
+wire [7:0]  mac1_tx_tkeep;
 wire        block_lock_0, block_lock_1;
 wire        rx_clk_out_0, rx_clk_out_1, gt_refclk_out;
 
@@ -326,10 +320,10 @@ clio_eth eth_inst (
     .rx_axis_tkeep_1(mac1_rx_tkeep),
     .rx_axis_tuser_1(mac1_rx_tuser),
     .tx_axis_tready_1(mac1_tx_tready),
-    .tx_axis_tvalid_1(1'b0),
-    .tx_axis_tdata_1(64'd0),
-    .tx_axis_tlast_1(1'b0),
-    .tx_axis_tkeep_1(8'd0),
+    .tx_axis_tvalid_1(mac1_tx_tvalid),
+    .tx_axis_tdata_1(mac1_tx_tdata),
+    .tx_axis_tlast_1(mac1_tx_tlast),
+    .tx_axis_tkeep_1(mac1_tx_tkeep),
     .tx_axis_tuser_1(1'b0),
     .tx_preamblein_1(56'd0),
     .stat_rx_block_lock_1(block_lock_1),
@@ -363,68 +357,42 @@ end
 wire [1:0] link_up = {link1_sync[1], link0_sync[1]};
 
 // ---------------------------------------------------------------------------
-// SFP0 receive: MAC -> async FIFO -> 64 -> 512 -> fast path.
+// Both ports: clock crossing, frame mux/demux and the UDP layer
+// (clio_eth_ports), between the MACs and the fast path's 64-bit streams.
 // ---------------------------------------------------------------------------
-wire        rxf_tready;
-wire [63:0] rxq_tdata;
-wire [7:0]  rxq_tkeep;
-wire        rxq_tvalid, rxq_tready, rxq_tlast;
-wire [63:0] txq_tdata;
-wire [7:0]  txq_tkeep;
-wire        txq_tvalid, txq_tready, txq_tlast;
-
-clio_axis_async_fifo #(
-    .DATA_WIDTH(64),
-    .DEPTH(RX_FIFO_DEPTH),
-    .FRAME_FIFO(0)
-) rx_fifo_inst (
-    .s_clk(clk_mac0), .s_rst(rst_mac0),
-    .s_axis_tdata(mac0_rx_tdata), .s_axis_tkeep(mac0_rx_tkeep), .s_axis_tvalid(mac0_rx_tvalid),
-    .s_axis_tready(rxf_tready), .s_axis_tlast(mac0_rx_tlast),
-    .m_clk(clk_fp), .m_rst(rst_link0_fp),
-    .m_axis_tdata(rxq_tdata), .m_axis_tkeep(rxq_tkeep), .m_axis_tvalid(rxq_tvalid),
-    .m_axis_tready(rxq_tready), .m_axis_tlast(rxq_tlast)
-);
-
-// A beat lost at a full FIFO: toggle in clk_mac0, edge in clk_fp.
-reg rx_lost_toggle = 1'b0;
-always @(posedge clk_mac0) begin
-    if (mac0_rx_tvalid && !rxf_tready) begin
-        rx_lost_toggle <= !rx_lost_toggle;
-    end
-end
-(* ASYNC_REG = "TRUE" *) reg [2:0] rx_lost_sync = 3'b000;
-always @(posedge clk_fp) begin
-    rx_lost_sync <= {rx_lost_sync[1:0], rx_lost_toggle};
-end
-wire rx_overflow = rx_lost_sync[2] ^ rx_lost_sync[1];
-
 wire [63:0] rxp_tdata;
 wire [7:0]  rxp_tkeep;
 wire        rxp_tvalid, rxp_tready, rxp_tlast;
-wire [63:0] txe_tdata;
-wire [7:0]  txe_tkeep;
-wire        txe_tvalid, txe_tready, txe_tlast;
+wire [63:0] txq_tdata;
+wire [7:0]  txq_tkeep;
+wire        txq_tvalid, txq_tready, txq_tlast;
 wire [47:0] cfg_mac;
 wire [31:0] cfg_ipv4;
 wire [15:0] cfg_udp_port;
-wire        udp_rx_drop, udp_tx_drop;
+wire        rx_overflow, udp_rx_drop, udp_tx_drop, rx_cut;
+wire [1:0]  port_rst;
 
-// Ethernet/IPv4/UDP layer: RX frames -> payloads, responses -> TX frames.
-clio_udp_shim #(
-    .TABLE_BITS(6)
-) udp_shim_inst (
-    .clk(clk_fp), .rst(rst_link0_fp),
+clio_eth_ports #(
+    .PORTS(2),
+    .TABLE_BITS(6),
+    .RX_FIFO_DEPTH(RX_FIFO_DEPTH),
+    .TX_FIFO_DEPTH(TX_FIFO_DEPTH)
+) eth_ports_inst (
+    .clk(clk_fp), .rst(rst_fp),
     .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
-    .s_eth_tdata(rxq_tdata), .s_eth_tkeep(rxq_tkeep), .s_eth_tvalid(rxq_tvalid),
-    .s_eth_tready(rxq_tready), .s_eth_tlast(rxq_tlast),
+    .mac_clk({clk_mac1, clk_mac0}),
+    .mac_down({user_rx_reset_1 || user_tx_reset_1, user_rx_reset_0 || user_tx_reset_0}),
+    .mac_rx_tdata({mac1_rx_tdata, mac0_rx_tdata}), .mac_rx_tkeep({mac1_rx_tkeep, mac0_rx_tkeep}),
+    .mac_rx_tvalid({mac1_rx_tvalid, mac0_rx_tvalid}), .mac_rx_tlast({mac1_rx_tlast, mac0_rx_tlast}),
+    .mac_tx_tdata({mac1_tx_tdata, mac0_tx_tdata}), .mac_tx_tkeep({mac1_tx_tkeep, mac0_tx_tkeep}),
+    .mac_tx_tvalid({mac1_tx_tvalid, mac0_tx_tvalid}), .mac_tx_tready({mac1_tx_tready, mac0_tx_tready}),
+    .mac_tx_tlast({mac1_tx_tlast, mac0_tx_tlast}),
     .m_clio_tdata(rxp_tdata), .m_clio_tkeep(rxp_tkeep), .m_clio_tvalid(rxp_tvalid),
     .m_clio_tready(rxp_tready), .m_clio_tlast(rxp_tlast),
     .s_clio_tdata(txq_tdata), .s_clio_tkeep(txq_tkeep), .s_clio_tvalid(txq_tvalid),
     .s_clio_tready(txq_tready), .s_clio_tlast(txq_tlast),
-    .m_eth_tdata(txe_tdata), .m_eth_tkeep(txe_tkeep), .m_eth_tvalid(txe_tvalid),
-    .m_eth_tready(txe_tready), .m_eth_tlast(txe_tlast),
-    .rx_drop(udp_rx_drop), .tx_drop(udp_tx_drop)
+    .port_rst(port_rst), .rx_overflow(rx_overflow), .rx_drop(udp_rx_drop), .tx_drop(udp_tx_drop),
+    .rx_cut(rx_cut)
 );
 
 wire         fp_rst;
@@ -437,7 +405,7 @@ clio_axis_upsize #(
     .S_DATA_WIDTH(64),
     .M_DATA_WIDTH(512)
 ) rx_upsize_inst (
-    .clk(clk_fp), .rst(rst_link0_fp),
+    .clk(clk_fp), .rst(rst_fp),
     .s_axis_tdata(rxp_tdata), .s_axis_tkeep(rxp_tkeep), .s_axis_tvalid(rxp_tvalid),
     .s_axis_tready(rxp_tready), .s_axis_tlast(rxp_tlast),
     .m_axis_tdata(fp_rx_tdata), .m_axis_tkeep(fp_rx_tkeep), .m_axis_tvalid(fp_rx_tvalid),
@@ -446,31 +414,18 @@ clio_axis_upsize #(
 );
 
 // ---------------------------------------------------------------------------
-// SFP0 transmit: fast path -> 512 -> 64 -> UDP shim -> async frame FIFO -> MAC.
+// Transmit: fast path -> 512 -> 64 -> clio_eth_ports.
 // ---------------------------------------------------------------------------
 
 clio_axis_downsize #(
     .S_DATA_WIDTH(512),
     .M_DATA_WIDTH(64)
 ) tx_downsize_inst (
-    .clk(clk_fp), .rst(rst_link0_fp),
+    .clk(clk_fp), .rst(rst_fp),
     .s_axis_tdata(fp_tx_tdata), .s_axis_tkeep(fp_tx_tkeep), .s_axis_tvalid(fp_tx_tvalid),
     .s_axis_tready(fp_tx_tready), .s_axis_tlast(fp_tx_tlast),
     .m_axis_tdata(txq_tdata), .m_axis_tkeep(txq_tkeep), .m_axis_tvalid(txq_tvalid),
     .m_axis_tready(txq_tready), .m_axis_tlast(txq_tlast)
-);
-
-clio_axis_async_fifo #(
-    .DATA_WIDTH(64),
-    .DEPTH(TX_FIFO_DEPTH),
-    .FRAME_FIFO(1)
-) tx_fifo_inst (
-    .s_clk(clk_fp), .s_rst(rst_link0_fp),
-    .s_axis_tdata(txe_tdata), .s_axis_tkeep(txe_tkeep), .s_axis_tvalid(txe_tvalid),
-    .s_axis_tready(txe_tready), .s_axis_tlast(txe_tlast),
-    .m_clk(clk_mac0), .m_rst(rst_mac0),
-    .m_axis_tdata(mac0_tx_tdata), .m_axis_tkeep(mac0_tx_tkeep), .m_axis_tvalid(mac0_tx_tvalid),
-    .m_axis_tready(mac0_tx_tready), .m_axis_tlast(mac0_tx_tlast)
 );
 
 // ---------------------------------------------------------------------------
@@ -620,14 +575,14 @@ end
 assign led = {drain_led, !fp_rst, link_up[1], link_up[0]};
 
 // Open by design: HPM0 side-band fields the register bridge does not need,
-// SFP1's received frames, the MAC's bad-frame flag (the fast path's CRC32C
-// rejects damaged packets), the recovered/refclk outputs, and the
-// downsizer's unsupported-transfer flag (for an ILA).
+// the MACs' bad-frame flags (the fast path's CRC32C rejects damaged
+// packets), the recovered/refclk outputs, and the ports' reset and cut
+// flags and the downsizer's unsupported-transfer flag (for an ILA).
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{hpm_awlock, hpm_awcache, hpm_awprot, hpm_awqos, hpm_awuser,
     hpm_arlock, hpm_arcache, hpm_arprot, hpm_arqos, hpm_aruser,
-    mac1_rx_tvalid, mac1_rx_tdata, mac1_rx_tlast, mac1_rx_tkeep, mac1_rx_tuser, mac1_tx_tready,
-    mac0_rx_tuser, rx_clk_out_0, rx_clk_out_1, gt_refclk_out, user_tx_reset_1, mem_unsupported};
+    mac0_rx_tuser, mac1_rx_tuser, rx_clk_out_0, rx_clk_out_1, gt_refclk_out, rx_cut, port_rst,
+    mem_unsupported};
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule

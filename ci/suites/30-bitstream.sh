@@ -7,7 +7,7 @@
 # (the Alveo programming script) against a stubbed hardware manager, and the
 # board tops' checks (bitstream/zcu106/tb/run.sh and
 # bitstream/alveo-u200/tb/run.sh: lint of each top with the vendor IP stubbed,
-# cocotb benches of its glue modules; about 19 s and 14 s).
+# cocotb benches of its glue modules; about 25 s and 14 s).
 # The clio-flash and clio-xdma cargo tests run in the cargo step.
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"

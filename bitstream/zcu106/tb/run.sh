@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ZCU106 board-top checks (seconds): verilator --lint-only -Wall of every glue
+# ZCU106 board-top checks (about half a minute): verilator --lint-only -Wall of every glue
 # module and of clio_zcu106_top (with the fast-path RTL and the vendor IP
 # replaced by the black-box port declarations in stubs/, which build.tcl never
 # reads), an Icarus elaboration of the whole top, and the per-module cocotb
@@ -22,11 +22,13 @@ done
 
 failures=()
 glue=(clio_axis_async_fifo clio_axis_upsize clio_axis_downsize clio_axi_downsize clio_axi_lite_bridge clio_fp_regs
+      clio_axis_frame_mux clio_axis_frame_demux clio_eth_ports
       clio_udp_shim)
 # Modules a glue module instantiates (linted with it).
 subs() {
     case "$1" in
         clio_udp_shim) echo "$zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv" ;;
+        clio_eth_ports) echo "$zcu/clio_udp_shim.sv $zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv $zcu/clio_axis_frame_mux.sv $zcu/clio_axis_frame_demux.sv $zcu/clio_axis_async_fifo.sv" ;;
         clio_fp_regs) echo "$common/clio_axil_regif.sv" ;;
     esac
 }
@@ -64,10 +66,12 @@ if ! iverilog -g2012 -s clio_zcu106_top -o "$work/top.vvp" "${fp_srcs[@]}" "$com
 fi
 echo "lint: ${#glue[@]} glue modules + clio_zcu106_top (vendor IP stubbed), $lint_bad with warnings"
 
-# 2. Benches (the async FIFO twice: plain and frame mode).
+# 2. Benches (the async FIFO three times: plain, frame mode, and frame mode
+# with drop-when-full; the frame mux and demux with the board's 2 ports and
+# with 3).
 runs=()
 for m in "${glue[@]}"; do runs+=("$m:"); done
-runs+=("clio_axis_async_fifo:FRAME_FIFO=1")
+runs+=("clio_axis_async_fifo:FRAME_FIFO=1" "clio_axis_async_fifo:FRAME_FIFO=1 DROP_WHEN_FULL=1" "clio_axis_frame_mux:PORTS=3" "clio_axis_frame_demux:PORTS=3")
 for r in "${runs[@]}"; do
     m="${r%%:*}"
     arg="${r#*:}"

@@ -165,7 +165,7 @@ impl FastPathStatus {
             _ => false,
         }
     }
-    /// A received beat was lost to a full FIFO since the last reset.
+    /// A received frame was dropped at a full receive FIFO since the last reset.
     pub fn rx_overflow(&self) -> bool {
         self.status & status::RX_OVERFLOW != 0
     }

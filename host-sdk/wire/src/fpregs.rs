@@ -155,8 +155,8 @@ pub mod status {
     pub const LINK0_UP: u32 = 0x4;
     /// SFP port 1 link up (MAC block lock).
     pub const LINK1_UP: u32 = 0x8;
-    /// A received beat was lost because the receive FIFO was full (sticky
-    /// until the fast path is reset through `CONTROL.RESET`).
+    /// A received frame was dropped because its port's receive FIFO was
+    /// full (sticky until the fast path is reset through `CONTROL.RESET`).
     pub const RX_OVERFLOW: u32 = 0x10;
     /// `CONTROL.RESET` is set.
     pub const IN_RESET: u32 = 0x20;

@@ -15,6 +15,10 @@ UDP / ARP frames byte by byte (checksums included):
   client that moves (new port) is followed; lengths come from payload_len.
 - ARP: requests for the board's IPv4 (broadcast or unicast) get the exact
   60-byte reply; a request while a reply is pending is dropped and counted.
+- Ports: with frames tagged by their Ethernet port (tdest), responses go out
+  on the port their client's last request came in on (and follow a client
+  that moves to the other port), ARP replies on their request's port; every
+  frame's tdest is constant from first beat to last.
 All with random pauses on the inputs and random back-pressure on the outputs."""
 
 import logging
@@ -26,76 +30,9 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from clio_tb import PKG as P
-from clio_tb import clio_header
+from eth_frames import (BCAST, BOARD_IP, BOARD_MAC, BOARD_PORT, HDR, arp, client, clio, csum16, eth,
+                        ipv4, request_frame, response_frame, udp)
 from zcu_tb import BeatSink, expected_beats, pulse_reset
-
-BOARD_MAC = bytes.fromhex("02c110000001")
-BOARD_IP = bytes([10, 0, 0, 2])
-BOARD_PORT = 7700
-BCAST = b"\xff" * 6
-HDR = P["CLIO_HEADER_LEN"]
-
-
-# ---------------------------------------------------------------------------
-# Reference frames.
-# ---------------------------------------------------------------------------
-def csum16(data):
-    """Internet checksum (one's complement of the one's-complement sum)."""
-    if len(data) % 2:
-        data += b"\0"
-    s = sum(struct.unpack(f">{len(data) // 2}H", data))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
-
-
-def eth(dst, src, etype, payload):
-    return bytes(dst) + bytes(src) + struct.pack(">H", etype) + bytes(payload)
-
-
-def ipv4(src, dst, payload, proto=17, ttl=64, ident=0, flags_frag=0x4000, ver_ihl=0x45,
-         options=b"", bad_csum=False, total_len=None):
-    tl = 20 + len(options) + len(payload) if total_len is None else total_len
-    h = bytearray(struct.pack(">BBHHHBBH4s4s", ver_ihl, 0, tl, ident, flags_frag, ttl, proto, 0,
-                              bytes(src), bytes(dst)) + options)
-    c = csum16(bytes(h))
-    struct.pack_into(">H", h, 10, c ^ 0x0101 if bad_csum else c)
-    return bytes(h) + bytes(payload)
-
-
-def udp(sport, dport, payload, csum=0, length=None):
-    n = 8 + len(payload) if length is None else length
-    return struct.pack(">HHHH", sport, dport, n, csum) + bytes(payload)
-
-
-def request_frame(client, payload, **kw):
-    """A Clio datagram from `client` = (mac, ip, port) to the board."""
-    mac, ip, port = client
-    u = udp(port, kw.pop("dport", BOARD_PORT), payload, csum=0x1234, length=kw.pop("udp_len", None))
-    return eth(kw.pop("dst_mac", BOARD_MAC), mac, kw.pop("etype", 0x0800),
-               ipv4(ip, kw.pop("dst_ip", BOARD_IP), u, **kw))
-
-
-def response_frame(client, pkt):
-    """What the board must send for response `pkt` to `client`."""
-    mac, ip, port = client
-    return eth(mac, BOARD_MAC, 0x0800, ipv4(BOARD_IP, ip, udp(BOARD_PORT, port, pkt)))
-
-
-def arp(oper, sha, spa, tha, tpa, dst):
-    body = struct.pack(">HHBBH6s4s6s4s", 1, 0x0800, 6, 4, oper, sha, spa, tha, tpa)
-    return eth(dst, sha, 0x0806, body).ljust(60, b"\0")
-
-
-def clio(rng, pid, n):
-    return clio_header(0x83, pid=pid, req_id=rng.getrandbits(32),
-                       payload=bytes(rng.randrange(256) for _ in range(n)))
-
-
-def client(i):
-    return (bytes([0x02, 0, 0, 0, 0, 0x10 + i]), bytes([10, 0, 0, 100 + i]), 40000 + 17 * i)
-
 
 # ---------------------------------------------------------------------------
 # Bench.
@@ -432,3 +369,49 @@ async def full_rate(dut):
     cycles = (cocotb.utils.get_sim_time("ns") - start) / 4 - 60
     assert cycles <= beats_out + 8 * len(resp) + 20, (cycles, beats_out)
     check_frames(b.eth_out, [response_frame(c, r) for r in resp], "response")
+
+
+@cocotb.test()
+async def two_ports(dut):
+    """Clients on Ethernet ports 0 and 1 (s_eth_tdest): each response and ARP
+    reply leaves on its client's port (m_eth_tdest), constant over the frame."""
+    b = Bench(dut, 7)
+    await b.start()
+    rng = b.rng
+    ca, cb = client(9), client(10)
+    pa, pb = 0x11, 0x22
+    reqs = [clio(rng, pa, 12), clio(rng, pb, 40)]
+    await b.eth_in.send(AxiStreamFrame(request_frame(ca, reqs[0]), tdest=0))
+    await b.eth_in.send(AxiStreamFrame(request_frame(cb, reqs[1]), tdest=1))
+    await b.settle(b.clio_out, 2)
+    check_frames(b.clio_out, reqs, "requests")
+
+    want, ports = [], []
+    for _ in range(30):
+        pid, cl, port = (pa, ca, 0) if rng.random() < 0.5 else (pb, cb, 1)
+        pkt = clio(rng, pid, rng.choice([0, 3, 8, 17, rng.randint(0, 900)]))
+        await b.clio_in.send(AxiStreamFrame(pkt))
+        want.append(response_frame(cl, pkt))
+        ports.append(port)
+    await b.settle(b.eth_out, len(want))
+    check_frames(b.eth_out, want, "response")
+    assert b.eth_out.frame_dests() == ports
+
+    # ARP on port 1, then on port 0: each reply on its request's port.
+    for n, (cl, port) in enumerate([(cb, 1), (ca, 0)], start=1):
+        await b.eth_in.send(AxiStreamFrame(arp(1, cl[0], cl[1], b"\0" * 6, BOARD_IP, BCAST),
+                                           tdest=port))
+        want.append(arp(2, BOARD_MAC, BOARD_IP, cl[0], cl[1], cl[0]))
+        ports.append(port)
+        await b.settle(b.eth_out, len(want))
+    # Client A moves to port 1 (same addresses, same pid): its responses follow.
+    await b.eth_in.send(AxiStreamFrame(request_frame(ca, clio(rng, pa, 4)), tdest=1))
+    await b.settle(b.clio_out, 3)
+    pkt = clio(rng, pa, 50)
+    await b.clio_in.send(AxiStreamFrame(pkt))
+    want.append(response_frame(ca, pkt))
+    ports.append(1)
+    await b.settle(b.eth_out, len(want))
+    check_frames(b.eth_out, want, "after move")
+    assert b.eth_out.frame_dests() == ports
+    assert b.drops == {"rx_drop": 0, "tx_drop": 0}

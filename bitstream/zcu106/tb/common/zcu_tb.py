@@ -29,7 +29,8 @@ def beat_bytes(data, keep, nbytes):
 
 class BeatSink:
     """Drives `<prefix>_tready` with probability `ready_prob` each cycle and
-    records (data_bytes_under_keep, keep, last) of every handshake."""
+    records (data_bytes_under_keep, keep, last) of every handshake, and its
+    `<prefix>_tdest` in `dests` where the interface has one."""
 
     def __init__(self, dut, prefix, clk, nbytes, ready_prob, seed):
         self.dut, self.clk, self.nbytes = dut, clk, nbytes
@@ -38,6 +39,8 @@ class BeatSink:
         self.tvalid = getattr(dut, f"{prefix}_tvalid")
         self.tready = getattr(dut, f"{prefix}_tready")
         self.tlast = getattr(dut, f"{prefix}_tlast")
+        self.tdest = getattr(dut, f"{prefix}_tdest", None)
+        self.dests = []
         self.ready_prob = ready_prob
         self.rng = random.Random(seed)
         self.beats = []
@@ -55,6 +58,8 @@ class BeatSink:
                 keep = int(self.tkeep.value)
                 last = bool(int(self.tlast.value))
                 self.beats.append((beat_bytes(int(self.tdata.value), keep, self.nbytes), keep, last))
+                if self.tdest is not None:
+                    self.dests.append(int(self.tdest.value))
                 self._in_frame = not last
             elif ready and not valid and self._in_frame:
                 self.gaps += 1
@@ -69,6 +74,18 @@ class BeatSink:
             if last:
                 out.append(bytes(cur))
                 cur = bytearray()
+        return out
+
+
+    def frame_dests(self):
+        """The tdest of each received frame; asserts it is constant over the frame."""
+        out, cur = [], None
+        for (_, _, last), d in zip(self.beats, self.dests, strict=True):
+            assert cur is None or d == cur, f"tdest changed inside frame {len(out)}: {cur} -> {d}"
+            cur = d
+            if last:
+                out.append(d)
+                cur = None
         return out
 
 
@@ -119,3 +136,64 @@ async def run_width_converter(dut, in_bytes, out_bytes, pause, ready_prob, seed,
     for i, (got, exp) in enumerate(zip(sink.beats, want)):
         assert got == exp, f"beat {i}: got {got}, want {exp}"
     return len(expected_beats(sent, in_bytes)), len(want), cycles
+
+
+class PackedSources:
+    """Drives PORTS AXI4-Stream inputs packed into one set of vectors
+    (`<prefix>_tdata` = PORTS x data, ..., `<prefix>_tvalid` one bit per port):
+    each port sends its queued frames beat by beat, pausing with probability
+    `pause` between beats (valid, once raised, stays until the handshake, as
+    AXI4-Stream requires). `flush(p)` drops port p's queue and any beat on
+    the wire, as a clock-crossing FIFO does when its side is reset."""
+
+    def __init__(self, dut, prefix, clk, ports, nbytes, pause, seed):
+        self.clk, self.ports, self.nbytes, self.pause = clk, ports, nbytes, pause
+        self.tdata = getattr(dut, f"{prefix}_tdata")
+        self.tkeep = getattr(dut, f"{prefix}_tkeep")
+        self.tvalid = getattr(dut, f"{prefix}_tvalid")
+        self.tready = getattr(dut, f"{prefix}_tready")
+        self.tlast = getattr(dut, f"{prefix}_tlast")
+        self.rng = random.Random(seed)
+        self.queues = [[] for _ in range(ports)]   # beats waiting, per port
+        self.cur = [None] * ports                  # beat on the wire
+        self.held = [False] * ports                # port stopped (in reset)
+        self.sent = [0] * ports                    # beats handed over
+
+    def send(self, port, frame):
+        self.queues[port] += ref_beats(frame, self.nbytes)
+
+    def flush(self, port):
+        self.queues[port] = []
+        self.cur[port] = None
+
+    def idle(self):
+        return not any(self.queues) and all(c is None for c in self.cur)
+
+    def _drive(self):
+        data = keep = valid = last = 0
+        for p, beat in enumerate(self.cur):
+            if beat is None:
+                continue
+            d, k, l = beat
+            data |= int.from_bytes(d.ljust(self.nbytes, b"\0"), "little") << (8 * self.nbytes * p)
+            keep |= k << (self.nbytes * p)
+            valid |= 1 << p
+            last |= int(l) << p
+        self.tdata.value = data
+        self.tkeep.value = keep
+        self.tvalid.value = valid
+        self.tlast.value = last
+
+    async def run(self):
+        self._drive()
+        while True:
+            await RisingEdge(self.clk)
+            ready = int(self.tready.value)
+            for p in range(self.ports):
+                if self.cur[p] is not None and ready >> p & 1:
+                    self.cur[p] = None
+                    self.sent[p] += 1
+                if (self.cur[p] is None and self.queues[p] and not self.held[p]
+                        and self.rng.random() >= self.pause):
+                    self.cur[p] = self.queues[p].pop(0)
+            self._drive()
