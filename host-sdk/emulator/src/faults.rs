@@ -28,6 +28,9 @@ pub struct FaultConfig {
     pub seed: u64,
 }
 
+/// Largest `window_us` / `delay_us` a fault spec accepts (10 s).
+pub const MAX_DELAY_US: u64 = 10_000_000;
+
 impl FaultConfig {
     /// No faults at all.
     pub const NONE: FaultConfig = FaultConfig {
@@ -50,6 +53,7 @@ impl FaultConfig {
     }
 
     /// Parse `drop=0.05,dup=0.01,corrupt=0.01,reorder=0.05,window_us=200,delay_us=0,seed=7`.
+    /// `window_us` and `delay_us` are at most [`MAX_DELAY_US`].
     /// Unknown keys and out-of-range values are errors naming the key.
     pub fn parse(spec: &str) -> Result<FaultConfig, String> {
         let mut c = FaultConfig::NONE;
@@ -70,13 +74,24 @@ impl FaultConfig {
                 v.parse()
                     .map_err(|_| format!("fault spec key '{k}': '{v}' is not a whole number"))
             };
+            // Delays in microseconds, to nanoseconds: at most 10 s (so packet due times,
+            // nanoseconds since the link started, cannot overflow).
+            let micros = |v: &str| -> Result<u64, String> {
+                let us = int(v)?;
+                if us > MAX_DELAY_US {
+                    return Err(format!(
+                        "fault spec key '{k}' = {us}: must be at most {MAX_DELAY_US} (10 s)"
+                    ));
+                }
+                Ok(us * 1000)
+            };
             match k {
                 "drop" => c.drop = prob(v)?,
                 "dup" | "duplicate" => c.duplicate = prob(v)?,
                 "corrupt" => c.corrupt = prob(v)?,
                 "reorder" => c.reorder = prob(v)?,
-                "window_us" => c.reorder_window_ns = int(v)? * 1000,
-                "delay_us" => c.delay_ns = int(v)? * 1000,
+                "window_us" => c.reorder_window_ns = micros(v)?,
+                "delay_us" => c.delay_ns = micros(v)?,
                 "seed" => c.seed = int(v)?,
                 _ => {
                     return Err(format!(
@@ -235,6 +250,62 @@ impl<A: Eq + Clone> FaultyLink<A> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn arbitrary_specs_never_panic(spec in any::<String>()) {
+            if let Err(e) = FaultConfig::parse(&spec) {
+                prop_assert!(e.starts_with("fault spec"), "{e}");
+            }
+        }
+
+        #[test]
+        fn keyed_specs_never_panic(
+            items in proptest::collection::vec(
+                (
+                    prop_oneof![
+                        Just("drop"), Just("dup"), Just("corrupt"), Just("reorder"),
+                        Just("window_us"), Just("delay_us"), Just("seed"), Just("x"),
+                    ],
+                    prop_oneof![
+                        any::<u64>().prop_map(|v| v.to_string()),
+                        any::<f64>().prop_map(|v| v.to_string()),
+                        "[0-9.e-]{0,8}",
+                    ],
+                ),
+                0..5,
+            )
+        ) {
+            let spec: Vec<String> = items.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            if let Ok(c) = FaultConfig::parse(&spec.join(",")) {
+                prop_assert!(c.delay_ns <= MAX_DELAY_US * 1000);
+                prop_assert!(c.reorder_window_ns <= MAX_DELAY_US * 1000);
+                // A configured link pushes and delivers without overflow.
+                let mut l = FaultyLink::new(c);
+                l.push(1_000, 0u8, &[1, 2, 3]);
+                while l.pop_due(u64::MAX).is_some() {}
+            }
+        }
+    }
+
+    #[test]
+    fn delays_beyond_ten_seconds_are_refused_naming_the_key() {
+        let e = FaultConfig::parse("delay_us=18446744073709551615").unwrap_err();
+        assert_eq!(
+            e,
+            "fault spec key 'delay_us' = 18446744073709551615: must be at most 10000000 (10 s)"
+        );
+        assert!(FaultConfig::parse("window_us=10000001")
+            .unwrap_err()
+            .contains("'window_us'"));
+        assert_eq!(
+            FaultConfig::parse("window_us=10000000")
+                .unwrap()
+                .reorder_window_ns,
+            10_000_000_000
+        );
+    }
 
     #[test]
     fn none_passes_everything_in_order() {

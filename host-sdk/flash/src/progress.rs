@@ -32,6 +32,10 @@ pub enum Parsed {
     Percent(u8),
 }
 
+/// Longest line kept (bytes): a tool writing more without a line break has it cut into lines
+/// of this size, so its output cannot grow the parser's memory without bound.
+pub const MAX_LINE: usize = 64 * 1024;
+
 /// Incremental parser of one output stream.
 #[derive(Debug, Default)]
 pub struct OutputParser {
@@ -68,7 +72,12 @@ impl OutputParser {
                         }
                     }
                 }
-                _ => self.line.push(b),
+                _ => {
+                    if self.line.len() >= MAX_LINE {
+                        self.end_line(out);
+                    }
+                    self.line.push(b)
+                }
             }
         }
     }
@@ -120,6 +129,73 @@ fn parse_step(line: &str) -> Option<Parsed> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{FlashEvent, Tool};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Whatever a vendor tool prints, in whatever pieces the pipe delivers it: no
+        /// panic, percentages within 0..=100, lines within MAX_LINE, and the progress bar
+        /// fed with the events stays within 0..=1.
+        #[test]
+        fn arbitrary_output_never_panics(
+            chunks in proptest::collection::vec(
+                prop_oneof![
+                    proptest::collection::vec(any::<u8>(), 0..64),
+                    "[0-9%/ \r\nA-Za-z#.]{0,40}".prop_map(String::into_bytes),
+                    Just(b"##STEP 3/2 x\n".to_vec()),
+                    Just(b"##STEP 0/0\n999% 100% 1000%\n".to_vec()),
+                    Just(b"Performing Program Operation...\n".to_vec()),
+                ],
+                0..12,
+            )
+        ) {
+            let mut events = Vec::new();
+            let mut p = OutputParser::new();
+            for c in &chunks {
+                p.feed(c, &mut |e| events.push(e));
+            }
+            p.finish(&mut |e| events.push(e));
+            let mut t = ProgressTracker::new();
+            t.update(&FlashEvent::Start {
+                tool: Tool::Xsct,
+                command: String::new(),
+                index: 1,
+                total: 1,
+            });
+            for e in events {
+                let ev = match e {
+                    Parsed::Percent(v) => {
+                        prop_assert!(v <= 100);
+                        FlashEvent::Percent(v)
+                    }
+                    Parsed::Line(text) => {
+                        prop_assert!(text.len() <= 3 * MAX_LINE, "{} bytes", text.len());
+                        FlashEvent::Line { stream: crate::Stream::Stdout, text }
+                    }
+                    Parsed::Step { index, total, label } => FlashEvent::Step { index, total, label },
+                };
+                t.update(&ev);
+                prop_assert!((0.0..=1.0).contains(&t.fraction()));
+            }
+        }
+    }
+
+    #[test]
+    fn a_line_without_breaks_is_cut_at_max_line() {
+        let mut lines = Vec::new();
+        let mut p = OutputParser::new();
+        p.feed(&vec![b'x'; MAX_LINE * 2 + 5], &mut |e| {
+            if let Parsed::Line(t) = e {
+                lines.push(t.len())
+            }
+        });
+        p.finish(&mut |e| {
+            if let Parsed::Line(t) = e {
+                lines.push(t.len())
+            }
+        });
+        assert_eq!(lines, [MAX_LINE, MAX_LINE, 5]);
+    }
 
     fn parse_chunks(chunks: &[&[u8]]) -> Vec<Parsed> {
         let mut p = OutputParser::new();

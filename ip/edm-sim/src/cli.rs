@@ -428,8 +428,12 @@ pub fn run(args: Args) -> Result<(), String> {
         other => return Err(format!("--cxl-host-order: `{other}` is not fifo or rr")),
     };
     let pfc_in_order = on_off("--pfc-in-order", &args.pfc_in_order)?;
-    if args.size == 0 {
-        return Err("--size: must be positive".into());
+    if args.size == 0 || args.size > crate::workload::MAX_MESSAGE_BYTES {
+        return Err(format!(
+            "--size: {} is not in 1..={} bytes",
+            args.size,
+            crate::workload::MAX_MESSAGE_BYTES
+        ));
     }
     let cfg = SimConfig {
         nodes: args.nodes,

@@ -57,6 +57,10 @@ impl Message {
     }
 }
 
+/// Largest message the simulator accepts (1 GiB): far above any trace's, and small enough
+/// that times in picoseconds (80 ps per byte) and byte counts cannot overflow.
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
+
 /// A discrete message-size distribution read from a CDF file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SizeCdf {
@@ -94,6 +98,10 @@ impl SizeCdf {
             if !(pkts > 0.0 && pkts.is_finite()) {
                 return Err(err("size must be positive"));
             }
+            let bytes = (pkts * f64::from(mtu)).round();
+            if bytes < 1.0 || bytes > MAX_MESSAGE_BYTES as f64 {
+                return Err(err("size must be 1 byte to 1 GiB"));
+            }
             if !(0.0..=1.0 + 1e-9).contains(&cum) {
                 return Err(err("cumulative probability must be in [0, 1]"));
             }
@@ -102,7 +110,7 @@ impl SizeCdf {
                     return Err(err("cumulative probability decreases"));
                 }
             }
-            points.push(((pkts * f64::from(mtu)).round() as u64, cum));
+            points.push((bytes as u64, cum));
         }
         match points.last() {
             None => Err(SimError::Cdf {
@@ -209,11 +217,13 @@ pub fn generate(spec: &WorkloadSpec, cfg: &SimConfig) -> Result<Vec<Message>, Si
             why: format!("{} is not in [0, 1]", spec.write_ratio),
         });
     }
-    if let Sizes::Fixed(0) = spec.sizes {
-        return Err(SimError::Workload {
-            field: "sizes",
-            why: "message size must be positive".into(),
-        });
+    if let Sizes::Fixed(b) = spec.sizes {
+        if b == 0 || b > MAX_MESSAGE_BYTES {
+            return Err(SimError::Workload {
+                field: "sizes",
+                why: format!("message size {b} is not in 1..={MAX_MESSAGE_BYTES} bytes"),
+            });
+        }
     }
     let n = cfg.nodes;
     // Arrivals over the whole cluster: rate N·ρ·B / E[size] messages per picosecond.

@@ -99,8 +99,14 @@ fn errors_name_the_bad_input() {
     assert!(err.contains("CDF_nosuch.txt"), "{err}");
     let out = edmsim(&["--scheme", "tcp", "--messages", "5"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown scheme `tcp`"));
-    let out = edmsim(&["--size", "0", "--messages", "5"]);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--size: must be positive"));
+    for size in ["0", "1073741825"] {
+        let out = edmsim(&["--size", size, "--messages", "5"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("--size: {size} is not in 1..=1073741824 bytes")),
+            "{err}"
+        );
+    }
     let out = edmsim(&["--load", "abc", "--messages", "5"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("--load"));
     for flag in [
