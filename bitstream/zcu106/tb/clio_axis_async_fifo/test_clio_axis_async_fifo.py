@@ -37,10 +37,9 @@ def subsequence(got, sent):
     return all(any(g == x for x in it) for g in got)
 
 
-async def run(dut, s_period, m_period, pause, ready_prob, seed, frames=60):
-    rng = random.Random(seed)
-    frame_mode = int(dut.FRAME_FIFO.value)
-    drop_mode = int(dut.DROP_WHEN_FULL.value)
+async def start(dut, s_period, m_period, pause, ready_prob, seed, rng):
+    """Clocks, both sides reset together, a source pausing with probability
+    `pause`, a sink ready with probability `ready_prob`, and the s_drop counter."""
     cocotb.start_soon(Clock(dut.s_clk, s_period, unit="ns").start())
     cocotb.start_soon(Clock(dut.m_clk, m_period, unit="ns").start())
     dut.s_rst.value = 1
@@ -57,6 +56,14 @@ async def run(dut, s_period, m_period, pause, ready_prob, seed, frames=60):
     cocotb.start_soon(sink.run())
     drops = DropCounter(dut)
     cocotb.start_soon(drops.run())
+    return source, sink, drops
+
+
+async def run(dut, s_period, m_period, pause, ready_prob, seed, frames=60):
+    rng = random.Random(seed)
+    frame_mode = int(dut.FRAME_FIFO.value)
+    drop_mode = int(dut.DROP_WHEN_FULL.value)
+    source, sink, drops = await start(dut, s_period, m_period, pause, ready_prob, seed, rng)
     # Frame mode holds a frame until its end: at most DEPTH beats each.
     max_len = DEPTH * NBYTES if frame_mode else 300
     sent = [bytes(rng.randrange(256) for _ in range(rng.randint(1, max_len))) for _ in range(frames)]
@@ -122,20 +129,7 @@ async def full_fifo_drops_or_holds_back(dut):
     nothing is lost."""
     drop_mode = int(dut.DROP_WHEN_FULL.value)
     rng = random.Random(5)
-    cocotb.start_soon(Clock(dut.s_clk, 4.0, unit="ns").start())
-    cocotb.start_soon(Clock(dut.m_clk, 5.0, unit="ns").start())
-    dut.s_rst.value = 1
-    dut.m_rst.value = 1
-    source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.s_clk, dut.s_rst)
-    sink = BeatSink(dut, "m_axis", dut.m_clk, NBYTES, 0.0, 6)
-    for _ in range(5):
-        await RisingEdge(dut.s_clk)
-        await RisingEdge(dut.m_clk)
-    dut.s_rst.value = 0
-    dut.m_rst.value = 0
-    cocotb.start_soon(sink.run())
-    drops = DropCounter(dut)
-    cocotb.start_soon(drops.run())
+    source, sink, drops = await start(dut, 4.0, 5.0, 0.0, 0.0, 5, rng)
     held_back = 0
 
     async def watch():

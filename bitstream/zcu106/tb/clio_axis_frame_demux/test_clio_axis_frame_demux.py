@@ -12,7 +12,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from zcu_tb import expected_beats, pulse_reset
+from zcu_tb import beat_bytes, expected_beats, group_frames, port_bits, pulse_reset
 
 NBYTES = 8
 
@@ -26,27 +26,18 @@ class PortSink:
         self.beats = []
 
     def frames(self):
-        out, cur = [], bytearray()
-        for d, _, last in self.beats:
-            cur += d
-            if last:
-                out.append(bytes(cur))
-                cur = bytearray()
-        return out
+        return group_frames(self.beats)
 
 
 async def drive_sinks(dut, sinks):
     ready = 0
     while True:
         await RisingEdge(dut.clk)
-        valid = int(dut.m_axis_tvalid.value)
         for s in sinks:
-            if valid >> s.k & 1 and ready >> s.k & 1:
-                data = int(dut.m_axis_tdata.value) >> (64 * s.k) & (2**64 - 1)
-                keep = int(dut.m_axis_tkeep.value) >> (8 * s.k) & 0xFF
-                last = bool(int(dut.m_axis_tlast.value) >> s.k & 1)
-                raw = data.to_bytes(8, "little")
-                s.beats.append((bytes(raw[i] for i in range(8) if keep >> i & 1), keep, last))
+            if ready >> s.k & 1 and port_bits(dut.m_axis_tvalid, s.k, 1):
+                keep = port_bits(dut.m_axis_tkeep, s.k, 8)
+                data = beat_bytes(port_bits(dut.m_axis_tdata, s.k, 64), keep, 8)
+                s.beats.append((data, keep, bool(port_bits(dut.m_axis_tlast, s.k, 1))))
         ready = 0
         for s in sinks:
             ready |= int(s.rng.random() < s.ready) << s.k

@@ -21,18 +21,10 @@ from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
 from eth_frames import BCAST, BOARD_IP, BOARD_MAC, BOARD_PORT, arp, client, clio, request_frame, response_frame
-from zcu_tb import BeatSink, beat_bytes, pulse_reset, ref_beats
+from zcu_tb import BeatSink, beat_bytes, group_frames, port_bits, pulse_reset, ref_beats
 
 PORTS = 2
 MAC_PERIODS = (6.4, 6.5)
-
-
-def port_bits(signal, k, width):
-    """Port k's `width` bits of a packed vector (the other ports' bits may be
-    X, e.g. a FIFO output register of a port in reset)."""
-    v = str(signal.value)
-    n = len(v)
-    return int(v[n - width * (k + 1):n - width * k], 2)
 
 
 class Packed:
@@ -69,13 +61,7 @@ class MacPort:
         self.queue += ref_beats(frame, 8)
 
     def tx_frames(self):
-        out, cur = [], bytearray()
-        for d, last in self.tx_beats:
-            cur += d
-            if last:
-                out.append(bytes(cur))
-                cur = bytearray()
-        return out
+        return group_frames(self.tx_beats)
 
     async def run(self):
         ready = 0

@@ -21,6 +21,25 @@ def ref_beats(frame, nbytes):
     return out
 
 
+def group_frames(beats):
+    """Frames of bytes from (data_bytes, ..., last) beats (last is the final field)."""
+    out, cur = [], bytearray()
+    for beat in beats:
+        cur += beat[0]
+        if beat[-1]:
+            out.append(bytes(cur))
+            cur = bytearray()
+    return out
+
+
+def port_bits(signal, k, width):
+    """Port k's `width` bits of a vector packing one field per port (the other
+    ports' bits may be X, e.g. a FIFO output register of a port in reset)."""
+    v = str(signal.value)
+    n = len(v)
+    return int(v[n - width * (k + 1):n - width * k], 2)
+
+
 def beat_bytes(data, keep, nbytes):
     """The bytes of an integer `data` under `keep` (lane 0 = low byte)."""
     raw = data.to_bytes(nbytes, "little")
@@ -68,13 +87,7 @@ class BeatSink:
 
     def frames(self):
         """Received beats grouped into frames of bytes."""
-        out, cur = [], bytearray()
-        for data, _, last in self.beats:
-            cur += data
-            if last:
-                out.append(bytes(cur))
-                cur = bytearray()
-        return out
+        return group_frames(self.beats)
 
 
     def frame_dests(self):
