@@ -90,7 +90,7 @@ wire [PORTS-1:0]    lost;
 genvar g;
 generate
 for (g = 0; g < PORTS; g = g + 1) begin : port
-    // Is the MAC clock running? A toggle every 4 MAC cycles, watched from
+    // Is the MAC clock running? A bit toggling every 2 MAC cycles, watched from
     // `clk`: no edge for 127 cycles of `clk` means stopped (a reset of its
     // transceiver's PLL), and the port is held in reset until it runs again.
     reg [1:0] tick = 2'b00;
