@@ -221,8 +221,9 @@ fn boot_checks_identity_holds_reset_writes_reads_back_and_releases() {
 
 #[test]
 fn pl_done_decides_whether_the_block_may_be_touched() {
-    // PCAP_STATUS after a bitstream load: PL_INIT, PL_DONE and both PCAP
-    // idle bits set; without one PL_DONE is clear whatever else is set.
+    // After a bitstream load PCAP_STATUS has PL_INIT, PL_DONE and both PCAP
+    // idle bits set (0xf); with PL_DONE clear the block must not be touched,
+    // whatever else is set.
     assert_eq!(check_pl_done(0x0000_000f), Ok(()));
     assert_eq!(check_pl_done(PCAP_STATUS_PL_DONE), Ok(()));
     for status in [0, 0x0000_0007, 0xffff_fff7] {
