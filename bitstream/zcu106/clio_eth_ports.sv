@@ -23,10 +23,10 @@
 // domain) or `rst` is high, or while its MAC clock is not running: both of
 // its FIFOs, through a synchronizer in each of its clock domains (so a
 // stopped MAC clock cannot leave the TX FIFO filling until it stalls the
-// other port). A port in reset is skipped by the
-// mux, which ends a frame it was passing with a short tail the shim drops
-// (`rx_drop`); frames for it are dropped whole by the demux (`tx_drop`), so
-// a dead port never stalls the others.
+// other port). A port in reset is skipped by the mux, which ends a frame it
+// was passing early (the shim then drops it, `rx_drop`, unless only bytes
+// after its UDP payload were lost); frames for it are dropped whole by the
+// demux (`tx_drop`), so a dead port never stalls the others.
 //
 // `rx_drop`: frames the shim dropped (see clio_udp_shim). `tx_drop`:
 // responses the shim could not address plus frames for a port in reset;
@@ -75,7 +75,8 @@ module clio_eth_ports #(
     output wire                 rx_overflow,
     output wire                 rx_drop,
     output wire                 tx_drop,
-    // A frame was cut by its port's reset (already counted in rx_drop).
+    // A frame was cut by its port's reset (the shim drops it and counts it in
+    // rx_drop, unless only bytes after its UDP payload were lost).
     output wire                 rx_cut
 );
 

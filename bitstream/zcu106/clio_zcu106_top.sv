@@ -36,10 +36,11 @@
 //            per port clio_axis_async_fifo in frame mode (clk_fp ->
 //            clk_macN; a frame is released whole, so the MAC never
 //            underruns) -> MAC.
-//   Ports:   a port is held in reset with its MAC (link reset, no module):
-//            the mux skips it and ends a frame it was passing with a short
-//            tail the shim drops (RX_DROPS); frames for it are dropped whole
-//            (TX_DROPS), so a dead port never stalls the other.
+//   Ports:   a port is held in reset with its MAC (link reset, no module)
+//            or while its MAC clock stops: the mux skips it and ends a frame
+//            it was passing early (the shim drops it, RX_DROPS, unless only
+//            bytes after its UDP payload were lost); frames for it are
+//            dropped whole (TX_DROPS), so a dead port never stalls the other.
 //   UDP:     clio_udp_shim (64-bit side, clk_fp) serves Clio packets as UDP
 //            payloads at the board's MAC / IPv4 / UDP port (registers MAC,
 //            IPV4, UDP_PORT, written by the firmware from the board config),
