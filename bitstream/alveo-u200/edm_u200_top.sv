@@ -46,9 +46,9 @@
 //   clk_pcie  axi_aclk of clio_xdma, 250 MHz: ring memory, rings, register
 //             block; also the transceivers' free-running reset clock (it runs
 //             whenever the slot provides the PCIe reference clock).
-//   clk_txN   the transceiver's TX user clock, 390.625 MHz: edm_host_top,
+//   clk_tx[N] the transceiver's TX user clock, 390.625 MHz: edm_host_top,
 //             scrambler, read side of the clock crossing.
-//   clk_rxN   the recovered RX user clock: lock, descrambler, monitor, write
+//   clk_rx[N] the recovered RX user clock: lock, descrambler, monitor, write
 //             side of the clock crossing.
 // Resets: rst_pcie from axi_aresetn (PCIe link reset or PERST#); each EDM
 // port's sides are held in reset until the transceiver's TX / RX reset is
@@ -261,11 +261,13 @@ wire rst_pcie = rst_pcie_reg;
 // ---------------------------------------------------------------------------
 // PCIe packet path: ring memory, ring engine, register block (clk_pcie).
 // ---------------------------------------------------------------------------
-// Link state of port 0, into clk_pcie.
-wire       link_up0, link_up1;
+// Link state of each port, into clk_pcie.
+wire [1:0] link_up;
 (* ASYNC_REG = "TRUE" *) reg [1:0] link0_sync_reg = 2'b00;
+(* ASYNC_REG = "TRUE" *) reg [1:0] link1_sync_reg = 2'b00;
 always @(posedge clk_pcie) begin
-    link0_sync_reg <= {link0_sync_reg[0], link_up0};
+    link0_sync_reg <= {link0_sync_reg[0], link_up[0]};
+    link1_sync_reg <= {link1_sync_reg[0], link_up[1]};
 end
 
 /* verilator lint_off UNUSEDSIGNAL */
@@ -379,15 +381,15 @@ IBUFDS_GTE4 qsfp1_refclk_ibuf_inst (
     .ODIV2(qsfp1_refclk_div2)
 );
 
-wire        clk_tx0, clk_rx0, clk_tx1, clk_rx1;
-wire        gt0_tx_done, gt0_rx_done, gt1_tx_done, gt1_rx_done;
-wire [63:0] gt0_tx_data, gt0_rx_data, gt1_tx_data, gt1_rx_data;
-wire [1:0]  gt0_tx_hdr, gt1_tx_hdr;
-wire [5:0]  gt0_rx_header, gt1_rx_header;
-wire [1:0]  gt0_rx_header_valid, gt0_rx_data_valid, gt1_rx_header_valid, gt1_rx_data_valid;
-wire        gt0_slip, gt1_slip;
+// Per port N (index N of each vector): the transceiver's user clocks, reset
+// done flags and 64b/66b gearbox interface.
+wire [1:0]   clk_tx, clk_rx, gt_tx_done, gt_rx_done, gt_slip;
+wire [127:0] gt_tx_data, gt_rx_data;
+wire [3:0]   gt_tx_hdr;
+wire [11:0]  gt_rx_header;
+wire [3:0]   gt_rx_header_valid, gt_rx_data_valid;
 /* verilator lint_off UNUSEDSIGNAL */
-wire        gt0_tx_active, gt0_rx_active, gt1_tx_active, gt1_rx_active;
+wire [1:0]   gt_tx_active, gt_rx_active;
 /* verilator lint_on UNUSEDSIGNAL */
 
 clio_gt0 gt0_inst (
@@ -402,22 +404,22 @@ clio_gt0 gt0_inst (
     .gtwiz_reset_tx_datapath_in(1'b0),
     .gtwiz_reset_rx_pll_and_datapath_in(1'b0),
     .gtwiz_reset_rx_datapath_in(1'b0),
-    .gtwiz_reset_tx_done_out(gt0_tx_done),
-    .gtwiz_reset_rx_done_out(gt0_rx_done),
+    .gtwiz_reset_tx_done_out(gt_tx_done[0]),
+    .gtwiz_reset_rx_done_out(gt_rx_done[0]),
     .gtwiz_userclk_tx_reset_in(1'b0),
     .gtwiz_userclk_rx_reset_in(1'b0),
-    .gtwiz_userclk_tx_usrclk2_out(clk_tx0),
-    .gtwiz_userclk_rx_usrclk2_out(clk_rx0),
-    .gtwiz_userclk_tx_active_out(gt0_tx_active),
-    .gtwiz_userclk_rx_active_out(gt0_rx_active),
-    .gtwiz_userdata_tx_in(gt0_tx_data),
-    .gtwiz_userdata_rx_out(gt0_rx_data),
-    .txheader_in({4'd0, gt0_tx_hdr}),
+    .gtwiz_userclk_tx_usrclk2_out(clk_tx[0]),
+    .gtwiz_userclk_rx_usrclk2_out(clk_rx[0]),
+    .gtwiz_userclk_tx_active_out(gt_tx_active[0]),
+    .gtwiz_userclk_rx_active_out(gt_rx_active[0]),
+    .gtwiz_userdata_tx_in(gt_tx_data[64*0 +: 64]),
+    .gtwiz_userdata_rx_out(gt_rx_data[64*0 +: 64]),
+    .txheader_in({4'd0, gt_tx_hdr[2*0 +: 2]}),
     .txsequence_in(7'd0),
-    .rxgearboxslip_in(gt0_slip),
-    .rxheader_out(gt0_rx_header),
-    .rxheadervalid_out(gt0_rx_header_valid),
-    .rxdatavalid_out(gt0_rx_data_valid)
+    .rxgearboxslip_in(gt_slip[0]),
+    .rxheader_out(gt_rx_header[6*0 +: 6]),
+    .rxheadervalid_out(gt_rx_header_valid[2*0 +: 2]),
+    .rxdatavalid_out(gt_rx_data_valid[2*0 +: 2])
 );
 
 clio_gt1 gt1_inst (
@@ -432,131 +434,86 @@ clio_gt1 gt1_inst (
     .gtwiz_reset_tx_datapath_in(1'b0),
     .gtwiz_reset_rx_pll_and_datapath_in(1'b0),
     .gtwiz_reset_rx_datapath_in(1'b0),
-    .gtwiz_reset_tx_done_out(gt1_tx_done),
-    .gtwiz_reset_rx_done_out(gt1_rx_done),
+    .gtwiz_reset_tx_done_out(gt_tx_done[1]),
+    .gtwiz_reset_rx_done_out(gt_rx_done[1]),
     .gtwiz_userclk_tx_reset_in(1'b0),
     .gtwiz_userclk_rx_reset_in(1'b0),
-    .gtwiz_userclk_tx_usrclk2_out(clk_tx1),
-    .gtwiz_userclk_rx_usrclk2_out(clk_rx1),
-    .gtwiz_userclk_tx_active_out(gt1_tx_active),
-    .gtwiz_userclk_rx_active_out(gt1_rx_active),
-    .gtwiz_userdata_tx_in(gt1_tx_data),
-    .gtwiz_userdata_rx_out(gt1_rx_data),
-    .txheader_in({4'd0, gt1_tx_hdr}),
+    .gtwiz_userclk_tx_usrclk2_out(clk_tx[1]),
+    .gtwiz_userclk_rx_usrclk2_out(clk_rx[1]),
+    .gtwiz_userclk_tx_active_out(gt_tx_active[1]),
+    .gtwiz_userclk_rx_active_out(gt_rx_active[1]),
+    .gtwiz_userdata_tx_in(gt_tx_data[64*1 +: 64]),
+    .gtwiz_userdata_rx_out(gt_rx_data[64*1 +: 64]),
+    .txheader_in({4'd0, gt_tx_hdr[2*1 +: 2]}),
     .txsequence_in(7'd0),
-    .rxgearboxslip_in(gt1_slip),
-    .rxheader_out(gt1_rx_header),
-    .rxheadervalid_out(gt1_rx_header_valid),
-    .rxdatavalid_out(gt1_rx_data_valid)
+    .rxgearboxslip_in(gt_slip[1]),
+    .rxheader_out(gt_rx_header[6*1 +: 6]),
+    .rxheadervalid_out(gt_rx_header_valid[2*1 +: 2]),
+    .rxdatavalid_out(gt_rx_data_valid[2*1 +: 2])
 );
 
-// Reset synchronizers: each side of a port stays in reset until its
-// transceiver direction is ready, and while the PCIe side is.
-(* ASYNC_REG = "TRUE" *) reg [2:0] rst_tx0_sync_reg = 3'b111, rst_rx0_sync_reg = 3'b111;
-(* ASYNC_REG = "TRUE" *) reg [2:0] rst_tx1_sync_reg = 3'b111, rst_rx1_sync_reg = 3'b111;
-wire rst_tx0_async = rst_pcie || !gt0_tx_done;
-wire rst_rx0_async = rst_pcie || !gt0_rx_done;
-wire rst_tx1_async = rst_pcie || !gt1_tx_done;
-wire rst_rx1_async = rst_pcie || !gt1_rx_done;
-always @(posedge clk_tx0 or posedge rst_tx0_async) begin
-    if (rst_tx0_async) rst_tx0_sync_reg <= 3'b111;
-    else rst_tx0_sync_reg <= {rst_tx0_sync_reg[1:0], 1'b0};
-end
-always @(posedge clk_rx0 or posedge rst_rx0_async) begin
-    if (rst_rx0_async) rst_rx0_sync_reg <= 3'b111;
-    else rst_rx0_sync_reg <= {rst_rx0_sync_reg[1:0], 1'b0};
-end
-always @(posedge clk_tx1 or posedge rst_tx1_async) begin
-    if (rst_tx1_async) rst_tx1_sync_reg <= 3'b111;
-    else rst_tx1_sync_reg <= {rst_tx1_sync_reg[1:0], 1'b0};
-end
-always @(posedge clk_rx1 or posedge rst_rx1_async) begin
-    if (rst_rx1_async) rst_rx1_sync_reg <= 3'b111;
-    else rst_rx1_sync_reg <= {rst_rx1_sync_reg[1:0], 1'b0};
-end
+genvar p;
+generate
+for (p = 0; p < 2; p = p + 1) begin : port
+    // Reset synchronizers: each side of the port stays in reset until its
+    // transceiver direction is ready, and while the PCIe side is.
+    (* ASYNC_REG = "TRUE" *) reg [2:0] rst_tx_sync_reg = 3'b111;
+    (* ASYNC_REG = "TRUE" *) reg [2:0] rst_rx_sync_reg = 3'b111;
+    wire rst_tx_async = rst_pcie || !gt_tx_done[p];
+    wire rst_rx_async = rst_pcie || !gt_rx_done[p];
+    always @(posedge clk_tx[p] or posedge rst_tx_async) begin
+        if (rst_tx_async) rst_tx_sync_reg <= 3'b111;
+        else rst_tx_sync_reg <= {rst_tx_sync_reg[1:0], 1'b0};
+    end
+    always @(posedge clk_rx[p] or posedge rst_rx_async) begin
+        if (rst_rx_async) rst_rx_sync_reg <= 3'b111;
+        else rst_rx_sync_reg <= {rst_rx_sync_reg[1:0], 1'b0};
+    end
 
-/* verilator lint_off PINCONNECTEMPTY */
-edm_u200_port #(
-    .MEM_WORDS(EDM_MEM_WORDS)
-) port0_inst (
-    .tx_clk(clk_tx0),
-    .tx_rst(rst_tx0_sync_reg[2]),
-    .rx_clk(clk_rx0),
-    .rx_rst(rst_rx0_sync_reg[2]),
-    .node_id(NODE_ID0),
-    .gt_tx_data(gt0_tx_data),
-    .gt_tx_hdr(gt0_tx_hdr),
-    .gt_rx_data(gt0_rx_data),
-    .gt_rx_hdr(gt0_rx_header[1:0]),
-    .gt_rx_valid(gt0_rx_data_valid[0] && gt0_rx_header_valid[0]),
-    .gt_rx_slip(gt0_slip),
-    .link_up(link_up0),
-    // Requester idle until the translator exists (header).
-    .req_valid(1'b0),
-    .req_ready(),
-    .req_write(1'b0),
-    .req_dst(16'd0),
-    .req_addr(64'd0),
-    .req_len(16'd0),
-    .req_local(32'd0),
-    .req_tag(16'd0),
-    .req_rmw(1'b0),
-    .req_op(4'd0),
-    .req_opa(64'd0),
-    .req_opb(64'd0),
-    .wcomp_valid(),
-    .wcomp_tag(),
-    .rcomp_valid(),
-    .rcomp_tag(),
-    .rcomp_ok(),
-    .rcomp_data(),
-    .ext_en(1'b0),
-    .ext_we(1'b0),
-    .ext_addr({EDM_AW{1'b0}}),
-    .ext_wdata(64'd0),
-    .ext_rdata()
-);
-
-edm_u200_port #(
-    .MEM_WORDS(EDM_MEM_WORDS)
-) port1_inst (
-    .tx_clk(clk_tx1),
-    .tx_rst(rst_tx1_sync_reg[2]),
-    .rx_clk(clk_rx1),
-    .rx_rst(rst_rx1_sync_reg[2]),
-    .node_id(NODE_ID1),
-    .gt_tx_data(gt1_tx_data),
-    .gt_tx_hdr(gt1_tx_hdr),
-    .gt_rx_data(gt1_rx_data),
-    .gt_rx_hdr(gt1_rx_header[1:0]),
-    .gt_rx_valid(gt1_rx_data_valid[0] && gt1_rx_header_valid[0]),
-    .gt_rx_slip(gt1_slip),
-    .link_up(link_up1),
-    .req_valid(1'b0),
-    .req_ready(),
-    .req_write(1'b0),
-    .req_dst(16'd0),
-    .req_addr(64'd0),
-    .req_len(16'd0),
-    .req_local(32'd0),
-    .req_tag(16'd0),
-    .req_rmw(1'b0),
-    .req_op(4'd0),
-    .req_opa(64'd0),
-    .req_opb(64'd0),
-    .wcomp_valid(),
-    .wcomp_tag(),
-    .rcomp_valid(),
-    .rcomp_tag(),
-    .rcomp_ok(),
-    .rcomp_data(),
-    .ext_en(1'b0),
-    .ext_we(1'b0),
-    .ext_addr({EDM_AW{1'b0}}),
-    .ext_wdata(64'd0),
-    .ext_rdata()
-);
-/* verilator lint_on PINCONNECTEMPTY */
+    /* verilator lint_off PINCONNECTEMPTY */
+    edm_u200_port #(
+        .MEM_WORDS(EDM_MEM_WORDS)
+    ) port_inst (
+        .tx_clk(clk_tx[p]),
+        .tx_rst(rst_tx_sync_reg[2]),
+        .rx_clk(clk_rx[p]),
+        .rx_rst(rst_rx_sync_reg[2]),
+        .node_id(p == 0 ? NODE_ID0 : NODE_ID1),
+        .gt_tx_data(gt_tx_data[64*p +: 64]),
+        .gt_tx_hdr(gt_tx_hdr[2*p +: 2]),
+        .gt_rx_data(gt_rx_data[64*p +: 64]),
+        .gt_rx_hdr(gt_rx_header[6*p +: 2]),
+        .gt_rx_valid(gt_rx_data_valid[2*p] && gt_rx_header_valid[2*p]),
+        .gt_rx_slip(gt_slip[p]),
+        .link_up(link_up[p]),
+        // Requester idle until the translator exists (header).
+        .req_valid(1'b0),
+        .req_ready(),
+        .req_write(1'b0),
+        .req_dst(16'd0),
+        .req_addr(64'd0),
+        .req_len(16'd0),
+        .req_local(32'd0),
+        .req_tag(16'd0),
+        .req_rmw(1'b0),
+        .req_op(4'd0),
+        .req_opa(64'd0),
+        .req_opb(64'd0),
+        .wcomp_valid(),
+        .wcomp_tag(),
+        .rcomp_valid(),
+        .rcomp_tag(),
+        .rcomp_ok(),
+        .rcomp_data(),
+        .ext_en(1'b0),
+        .ext_we(1'b0),
+        .ext_addr({EDM_AW{1'b0}}),
+        .ext_wdata(64'd0),
+        .ext_rdata()
+    );
+    /* verilator lint_on PINCONNECTEMPTY */
+end
+endgenerate
 
 // ---------------------------------------------------------------------------
 // QSFP sideband and LEDs.
@@ -571,18 +528,14 @@ assign qsfp1_lpmode = 1'b0;
 assign qsfp1_fs = 2'b10;
 
 // Link LEDs light only with a module present (ModPrsL low).
-(* ASYNC_REG = "TRUE" *) reg [1:0] link1_sync_reg = 2'b00;
-always @(posedge clk_pcie) begin
-    link1_sync_reg <= {link1_sync_reg[0], link_up1};
-end
 assign led[0] = link0_sync_reg[1] && !qsfp0_modprs_l;
 assign led[1] = link1_sync_reg[1] && !qsfp1_modprs_l;
 assign led[2] = pcie_link_up;
 
 /* verilator lint_off UNUSEDSIGNAL */
-wire [7:0] gt_rx_header_high = {gt0_rx_header[5:2], gt1_rx_header[5:2]};
-wire [3:0] gt_rx_valid_high = {gt0_rx_header_valid[1], gt0_rx_data_valid[1], gt1_rx_header_valid[1],
-                               gt1_rx_data_valid[1]};
+wire [7:0] gt_rx_header_high = {gt_rx_header[11:8], gt_rx_header[5:2]};
+wire [3:0] gt_rx_valid_high = {gt_rx_header_valid[3], gt_rx_data_valid[3], gt_rx_header_valid[1],
+                               gt_rx_data_valid[1]};
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule

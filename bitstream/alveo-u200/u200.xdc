@@ -91,7 +91,7 @@ set_output_delay 0 [get_ports {led[*]}]
 # CHECK the clock names at the first build (report_clock_interaction).
 set_clock_groups -asynchronous \
     -group [get_clocks -of_objects [get_nets clk_pcie]] \
-    -group [get_clocks -of_objects [get_nets clk_tx0]] \
-    -group [get_clocks -of_objects [get_nets clk_rx0]] \
-    -group [get_clocks -of_objects [get_nets clk_tx1]] \
-    -group [get_clocks -of_objects [get_nets clk_rx1]]
+    -group [get_clocks -of_objects [get_nets {clk_tx[0]}]] \
+    -group [get_clocks -of_objects [get_nets {clk_rx[0]}]] \
+    -group [get_clocks -of_objects [get_nets {clk_tx[1]}]] \
+    -group [get_clocks -of_objects [get_nets {clk_rx[1]}]]
