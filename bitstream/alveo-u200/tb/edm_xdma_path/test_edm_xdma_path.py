@@ -23,7 +23,7 @@ from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster
 
 from clio_tb import PKG as P
-from zcu_tb import pulse_reset
+from zcu_tb import pause_channels, pulse_reset
 
 HDR = P["XDMA_SLOT_HEADER_LEN"]
 
@@ -157,11 +157,8 @@ async def setup(dut, seed):
         logging.getLogger(f"cocotb.{dut._name}.{name}").setLevel(logging.WARNING)
     user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
     dma = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clk, dut.rst)
-    for ch in (user.write_if.aw_channel, user.write_if.w_channel, user.write_if.b_channel,
-               user.read_if.ar_channel, user.read_if.r_channel, dma.write_if.aw_channel,
-               dma.write_if.w_channel, dma.write_if.b_channel, dma.read_if.ar_channel,
-               dma.read_if.r_channel):
-        ch.set_pause_generator(iter(lambda: rng.random() < 0.2, None))
+    pause_channels(user, rng, 0.2)
+    pause_channels(dma, rng, 0.2)
     dut.m_axis_tready.value = 0
     dut.s_axis_tvalid.value = 0
     dut.s_axis_tdata.value = 0

@@ -12,13 +12,12 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, with_timeout
+from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from clio_tb import PKG as P
-from zcu_tb import pulse_reset
+from zcu_tb import OKAY, SLVERR, axil_read, axil_write, pause_channels, pulse_reset
 
-OKAY, SLVERR = 0, 2
 RW = {"H2C_HEAD": "h2c_head", "C2H_TAIL": "c2h_tail"}
 RO = ["ID", "VERSION", "H2C_TAIL", "C2H_HEAD", "SLOT_BYTES", "SLOT_COUNT", "H2C_BASE", "C2H_BASE",
       "STATUS", "ERRORS"]
@@ -43,9 +42,7 @@ async def setup(dut, seed):
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     logging.getLogger(f"cocotb.{dut._name}.s_axil").setLevel(logging.WARNING)
     m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-    for ch in (m.write_if.aw_channel, m.write_if.w_channel, m.write_if.b_channel,
-               m.read_if.ar_channel, m.read_if.r_channel):
-        ch.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    pause_channels(m, rng, 0.3)
     dut.h2c_tail.value = 0
     dut.c2h_head.value = 0
     dut.ready.value = 0
@@ -55,44 +52,24 @@ async def setup(dut, seed):
     return rng, m
 
 
-async def wr(m, off, value, strb=0xF):
-    """32-bit write with byte strobes (one write per contiguous run); worst response."""
-    data = value.to_bytes(4, "little")
-    resp, i = OKAY, 0
-    while i < 4:
-        if strb >> i & 1:
-            j = i
-            while j < 4 and strb >> j & 1:
-                j += 1
-            r = await with_timeout(m.write(off + i, data[i:j]), 10_000, "ns")
-            resp = max(resp, int(r.resp))
-            i = j
-        else:
-            i += 1
-    return resp
-
-
-async def rd(m, off):
-    r = await with_timeout(m.read(off, 4), 10_000, "ns")
-    return int.from_bytes(r.data, "little"), int(r.resp)
 
 
 @cocotb.test()
 async def identity_and_geometry(dut):
     _, m = await setup(dut, 1)
     assert P["XDMA_ID"].to_bytes(4, "little") == b"CLIO"
-    assert await rd(m, reg("ID")) == (P["XDMA_ID"], OKAY)
-    assert await rd(m, reg("VERSION")) == (P["XDMA_VERSION"], OKAY)
-    assert await rd(m, reg("SLOT_BYTES")) == (int(dut.SLOT_BYTES.value), OKAY)
-    assert await rd(m, reg("SLOT_COUNT")) == (int(dut.SLOT_COUNT.value), OKAY)
+    assert await axil_read(m, reg("ID")) == (P["XDMA_ID"], OKAY)
+    assert await axil_read(m, reg("VERSION")) == (P["XDMA_VERSION"], OKAY)
+    assert await axil_read(m, reg("SLOT_BYTES")) == (int(dut.SLOT_BYTES.value), OKAY)
+    assert await axil_read(m, reg("SLOT_COUNT")) == (int(dut.SLOT_COUNT.value), OKAY)
     for name, param in (("H2C_BASE", dut.H2C_BASE), ("C2H_BASE", dut.C2H_BASE)):
-        lo, r0 = await rd(m, reg(name))
-        hi, r1 = await rd(m, reg(name) + 4)
+        lo, r0 = await axil_read(m, reg(name))
+        hi, r1 = await axil_read(m, reg(name) + 4)
         assert (r0, r1) == (OKAY, OKAY)
         assert lo | hi << 32 == int(param.value), name
     # Out of reset: indices 0, not ready, no link.
     for name in ("H2C_HEAD", "H2C_TAIL", "C2H_HEAD", "C2H_TAIL", "STATUS", "ERRORS"):
-        assert await rd(m, reg(name)) == (0, OKAY), name
+        assert await axil_read(m, reg(name)) == (0, OKAY), name
 
 
 @cocotb.test()
@@ -103,18 +80,18 @@ async def host_indices(dut):
         name = rng.choice(list(RW))
         val = rng.getrandbits(32)
         strb = rng.choice([0xF, 0xF, rng.randrange(1, 16)])
-        assert await wr(m, reg(name), val, strb) == OKAY
+        assert await axil_write(m, reg(name), val, strb) == OKAY
         for b in range(4):
             if strb >> b & 1:
                 ref[name] = (ref[name] & ~(0xFF << 8 * b)) | (val & (0xFF << 8 * b))
         await RisingEdge(dut.clk)
         for n, port in RW.items():
             assert int(getattr(dut, port).value) == ref[n], n
-            assert await rd(m, reg(n)) == (ref[n], OKAY), n
+            assert await axil_read(m, reg(n)) == (ref[n], OKAY), n
     await pulse_reset(dut.clk, dut.rst)
     for n, port in RW.items():
         assert int(getattr(dut, port).value) == 0
-        assert await rd(m, reg(n)) == (0, OKAY)
+        assert await axil_read(m, reg(n)) == (0, OKAY)
 
 
 @cocotb.test()
@@ -126,14 +103,14 @@ async def engine_inputs(dut):
             dut.ready.value = ready
             dut.link_up.value = link
             await RisingEdge(dut.clk)
-            assert await rd(m, reg("STATUS")) == ((ready_bit if ready else 0) | (link_bit if link else 0), OKAY)
+            assert await axil_read(m, reg("STATUS")) == ((ready_bit if ready else 0) | (link_bit if link else 0), OKAY)
     for _ in range(5):
         t, h = rng.getrandbits(32), rng.getrandbits(32)
         dut.h2c_tail.value = t
         dut.c2h_head.value = h
         await RisingEdge(dut.clk)
-        assert await rd(m, reg("H2C_TAIL")) == (t, OKAY)
-        assert await rd(m, reg("C2H_HEAD")) == (h, OKAY)
+        assert await axil_read(m, reg("H2C_TAIL")) == (t, OKAY)
+        assert await axil_read(m, reg("C2H_HEAD")) == (h, OKAY)
     # ERRORS adds err_add every cycle and wraps.
     total = 0
     for _ in range(50):
@@ -143,9 +120,9 @@ async def engine_inputs(dut):
         await RisingEdge(dut.clk)
     dut.err_add.value = 0
     await RisingEdge(dut.clk)
-    assert await rd(m, reg("ERRORS")) == (total, OKAY)
+    assert await axil_read(m, reg("ERRORS")) == (total, OKAY)
     await pulse_reset(dut.clk, dut.rst)
-    assert await rd(m, reg("ERRORS")) == (0, OKAY)
+    assert await axil_read(m, reg("ERRORS")) == (0, OKAY)
 
 
 @cocotb.test()
@@ -156,16 +133,16 @@ async def errors(dut):
     holes = [o for o in range(0, window, 4) if o not in mapped()]
     picks = rng.sample(holes, 40) + [o for o in range(reg("ERRORS") + 4, reg("ERRORS") + 40, 4)]
     for off in picks:
-        assert await rd(m, off) == (0, SLVERR), hex(off)
-        assert await wr(m, off, rng.getrandbits(32)) == SLVERR, hex(off)
+        assert await axil_read(m, off) == (0, SLVERR), hex(off)
+        assert await axil_write(m, off, rng.getrandbits(32)) == SLVERR, hex(off)
     dut.h2c_tail.value = 7
     dut.c2h_head.value = 9
     dut.err_add.value = 0
     for name in RO:
         offs = [reg(name)] + ([reg(name) + 4] if name in WIDE else [])
         for off in offs:
-            before = await rd(m, off)
-            assert await wr(m, off, 0xDEADBEEF) == SLVERR, name
-            assert await rd(m, off) == before, name
+            before = await axil_read(m, off)
+            assert await axil_write(m, off, 0xDEADBEEF) == SLVERR, name
+            assert await axil_read(m, off) == before, name
     for n, port in RW.items():
         assert int(getattr(dut, port).value) == 0, f"{n} changed by writes elsewhere"

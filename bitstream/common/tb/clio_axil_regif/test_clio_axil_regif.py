@@ -14,7 +14,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
-OKAY, SLVERR = 0, 2
+from zcu_tb import OKAY, SLVERR, pause_channels
 RO_VALUE = 0xC0DE0042
 
 
@@ -23,9 +23,7 @@ async def setup(dut, seed):
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     logging.getLogger(f"cocotb.{dut._name}.s_axil").setLevel(logging.WARNING)
     m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-    for ch in (m.write_if.aw_channel, m.write_if.w_channel, m.write_if.b_channel,
-               m.read_if.ar_channel, m.read_if.r_channel):
-        ch.set_pause_generator(iter(lambda: rng.random() < 0.4, None))
+    pause_channels(m, rng, 0.4)
     dut.rst.value = 1
     for _ in range(4):
         await RisingEdge(dut.clk)

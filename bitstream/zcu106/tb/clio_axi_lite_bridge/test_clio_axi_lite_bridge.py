@@ -13,7 +13,7 @@ from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiMaster
 
-from zcu_tb import pulse_reset
+from zcu_tb import pause_channels, pulse_reset
 
 WINDOW = 1 << 12          # LITE_ADDR_WIDTH = 12
 ERR_FROM = 0x800          # the slave model answers SLVERR from here up
@@ -102,9 +102,7 @@ async def setup(dut, seed):
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     logging.getLogger(f"cocotb.{dut._name}.s_axi").setLevel(logging.WARNING)
     master = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clk, dut.rst)
-    for ch in (master.write_if.aw_channel, master.write_if.w_channel, master.write_if.b_channel,
-               master.read_if.ar_channel, master.read_if.r_channel):
-        ch.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    pause_channels(master, rng, 0.3)
     slave = LiteSlave(dut, rng)
     await pulse_reset(dut.clk, dut.rst)
     cocotb.start_soon(slave.write_side())

@@ -13,13 +13,12 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, with_timeout
+from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from clio_tb import PKG as P
-from zcu_tb import pulse_reset
+from zcu_tb import OKAY, SLVERR, axil_read, axil_write, pause_channels, pulse_reset
 
-OKAY, SLVERR = 0, 2
 
 # name -> cfg output (bits come from the package).
 CFG = {
@@ -51,9 +50,7 @@ async def setup(dut, seed):
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     logging.getLogger(f"cocotb.{dut._name}.s_axil").setLevel(logging.WARNING)
     m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-    for ch in (m.write_if.aw_channel, m.write_if.w_channel, m.write_if.b_channel,
-               m.read_if.ar_channel, m.read_if.r_channel):
-        ch.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
+    pause_channels(m, rng, 0.3)
     dut.poll_done.value = 0
     dut.idle.value = 0
     dut.link_up.value = 0
@@ -64,38 +61,16 @@ async def setup(dut, seed):
     return rng, m
 
 
-async def wr(m, off, value, strb=0xF):
-    """32-bit write with byte strobes; returns the response code."""
-    data = value.to_bytes(4, "little")
-    # cocotbext-axi writes only the bytes given: one write per contiguous run of strobes.
-    resp = OKAY
-    i = 0
-    while i < 4:
-        if strb >> i & 1:
-            j = i
-            while j < 4 and strb >> j & 1:
-                j += 1
-            r = await with_timeout(m.write(off + i, data[i:j]), 10_000, "ns")
-            resp = max(resp, int(r.resp))
-            i = j
-        else:
-            i += 1
-    return resp
-
-
-async def rd(m, off):
-    r = await with_timeout(m.read(off, 4), 10_000, "ns")
-    return int.from_bytes(r.data, "little"), int(r.resp)
 
 
 @cocotb.test()
 async def identity(dut):
     _, m = await setup(dut, 1)
-    assert await rd(m, P["FPREG_ID"]) == (P["FPREGS_ID"], OKAY)
-    assert await rd(m, P["FPREG_VERSION"]) == (P["FPREGS_VERSION"], OKAY)
+    assert await axil_read(m, P["FPREG_ID"]) == (P["FPREGS_ID"], OKAY)
+    assert await axil_read(m, P["FPREG_VERSION"]) == (P["FPREGS_VERSION"], OKAY)
     assert P["FPREGS_ID"].to_bytes(4, "little") == b"CLFP"
     # Out of reset the fast path is held in reset.
-    assert await rd(m, P["FPREG_CONTROL"]) == (P["FPREG_CONTROL_RESET"], OKAY)
+    assert await axil_read(m, P["FPREG_CONTROL"]) == (P["FPREG_CONTROL_RESET"], OKAY)
     assert int(dut.fp_rst.value) == 1
 
 
@@ -110,7 +85,7 @@ async def config_lands_on_outputs(dut):
                 off = P[f"FPREG_{name}"] + 4 * w
                 val = rng.getrandbits(32)
                 strb = rng.choice([0xF, 0xF, rng.randrange(1, 16)])
-                assert await wr(m, off, val, strb) == OKAY, name
+                assert await axil_write(m, off, val, strb) == OKAY, name
                 word = (ref[name] >> (32 * w)) & 0xFFFFFFFF
                 for b in range(4):
                     if strb >> b & 1:
@@ -121,7 +96,7 @@ async def config_lands_on_outputs(dut):
         for name, port in CFG.items():
             assert int(getattr(dut, port).value) == ref[name], f"{port}: {int(getattr(dut, port).value):#x} != {ref[name]:#x}"
             for w in range(words(name)):
-                got = await rd(m, P[f"FPREG_{name}"] + 4 * w)
+                got = await axil_read(m, P[f"FPREG_{name}"] + 4 * w)
                 assert got == ((ref[name] >> 32 * w) & 0xFFFFFFFF, OKAY), (name, w, got)
 
 
@@ -132,14 +107,14 @@ async def errors(dut):
     holes = [o for o in range(0, 1 << 12, 4) if o not in mapped()]
     assert len(holes) > 900
     for off in rng.sample(holes, 40) + [P["FPREGS_BLOCK_LEN"], P["FPREG_INFO"] + 4 * words("INFO")]:
-        assert await rd(m, off) == (0, SLVERR), hex(off)
-        assert await wr(m, off, rng.getrandbits(32)) == SLVERR, hex(off)
+        assert await axil_read(m, off) == (0, SLVERR), hex(off)
+        assert await axil_write(m, off, rng.getrandbits(32)) == SLVERR, hex(off)
     for name in RO:
-        before = await rd(m, P[f"FPREG_{name}"])
-        assert await wr(m, P[f"FPREG_{name}"], 0xDEADBEEF) == SLVERR, name
-        assert await rd(m, P[f"FPREG_{name}"]) == before, name
+        before = await axil_read(m, P[f"FPREG_{name}"])
+        assert await axil_write(m, P[f"FPREG_{name}"], 0xDEADBEEF) == SLVERR, name
+        assert await axil_read(m, P[f"FPREG_{name}"]) == before, name
     # DOORBELL is write-only: it reads 0, OKAY.
-    assert await rd(m, P["FPREG_DOORBELL"]) == (0, OKAY)
+    assert await axil_read(m, P["FPREG_DOORBELL"]) == (0, OKAY)
 
 
 @cocotb.test()
@@ -157,39 +132,39 @@ async def doorbell_and_status(dut):
     busy = 1 << P["FPREG_STATUS_BIT_POLL_BUSY"]
     in_reset = 1 << P["FPREG_STATUS_BIT_IN_RESET"]
     # Held in reset: the doorbell is ignored.
-    assert await wr(m, P["FPREG_DOORBELL"], P["FPREG_DOORBELL_RING"]) == OKAY
+    assert await axil_write(m, P["FPREG_DOORBELL"], P["FPREG_DOORBELL_RING"]) == OKAY
     for _ in range(5):
         await RisingEdge(dut.clk)
     assert pulses == []
-    st, _ = await rd(m, P["FPREG_STATUS"])
+    st, _ = await axil_read(m, P["FPREG_STATUS"])
     assert st & in_reset and not st & busy
     # Release and ring: one pulse, POLL_BUSY until poll_done.
-    assert await wr(m, P["FPREG_CONTROL"], 0) == OKAY
+    assert await axil_write(m, P["FPREG_CONTROL"], 0) == OKAY
     assert int(dut.fp_rst.value) == 0
-    assert await wr(m, P["FPREG_DOORBELL"], P["FPREG_DOORBELL_RING"]) == OKAY
+    assert await axil_write(m, P["FPREG_DOORBELL"], P["FPREG_DOORBELL_RING"]) == OKAY
     for _ in range(5):
         await RisingEdge(dut.clk)
     assert len(pulses) == 1, pulses
-    st, _ = await rd(m, P["FPREG_STATUS"])
+    st, _ = await axil_read(m, P["FPREG_STATUS"])
     assert st & busy and not st & in_reset
     # A write without bit 0 does not ring.
-    assert await wr(m, P["FPREG_DOORBELL"], 0xFFFFFFFE) == OKAY
+    assert await axil_write(m, P["FPREG_DOORBELL"], 0xFFFFFFFE) == OKAY
     for _ in range(5):
         await RisingEdge(dut.clk)
     assert len(pulses) == 1
     dut.poll_done.value = 1
     await RisingEdge(dut.clk)
     dut.poll_done.value = 0
-    st, _ = await rd(m, P["FPREG_STATUS"])
+    st, _ = await axil_read(m, P["FPREG_STATUS"])
     assert not st & busy
-    assert await rd(m, P["FPREG_POLL_COUNT"]) == (1, OKAY)
+    assert await axil_read(m, P["FPREG_POLL_COUNT"]) == (1, OKAY)
     # Status inputs.
     for idle in (0, 1):
         for link in range(4):
             dut.idle.value = idle
             dut.link_up.value = link
             await RisingEdge(dut.clk)
-            st, _ = await rd(m, P["FPREG_STATUS"])
+            st, _ = await axil_read(m, P["FPREG_STATUS"])
             assert (st >> P["FPREG_STATUS_BIT_IDLE"]) & 1 == idle
             assert (st >> P["FPREG_STATUS_BIT_LINK0_UP"]) & 1 == link & 1
             assert (st >> P["FPREG_STATUS_BIT_LINK1_UP"]) & 1 == link >> 1
@@ -200,10 +175,10 @@ async def doorbell_and_status(dut):
     dut.rx_overflow.value = 0
     for _ in range(3):
         await RisingEdge(dut.clk)
-    st, _ = await rd(m, P["FPREG_STATUS"])
+    st, _ = await axil_read(m, P["FPREG_STATUS"])
     assert st & ovf
-    assert await wr(m, P["FPREG_CONTROL"], P["FPREG_CONTROL_RESET"]) == OKAY
-    st, _ = await rd(m, P["FPREG_STATUS"])
+    assert await axil_write(m, P["FPREG_CONTROL"], P["FPREG_CONTROL_RESET"]) == OKAY
+    st, _ = await axil_read(m, P["FPREG_STATUS"])
     assert not st & ovf and st & in_reset
     assert int(dut.fp_rst.value) == 1
 
@@ -224,12 +199,12 @@ async def drop_counters(dut):
     dut.tx_drop.value = 0
     await RisingEdge(dut.clk)
     assert want["rx_drop"] != want["tx_drop"]
-    assert await rd(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
-    assert await rd(m, P["FPREG_TX_DROPS"]) == (want["tx_drop"], OKAY)
+    assert await axil_read(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
+    assert await axil_read(m, P["FPREG_TX_DROPS"]) == (want["tx_drop"], OKAY)
     # CONTROL.RESET does not clear them; rst does.
-    assert await wr(m, P["FPREG_CONTROL"], 0) == OKAY
-    assert await wr(m, P["FPREG_CONTROL"], P["FPREG_CONTROL_RESET"]) == OKAY
-    assert await rd(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
+    assert await axil_write(m, P["FPREG_CONTROL"], 0) == OKAY
+    assert await axil_write(m, P["FPREG_CONTROL"], P["FPREG_CONTROL_RESET"]) == OKAY
+    assert await axil_read(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
     await pulse_reset(dut.clk, dut.rst)
-    assert await rd(m, P["FPREG_RX_DROPS"]) == (0, OKAY)
-    assert await rd(m, P["FPREG_TX_DROPS"]) == (0, OKAY)
+    assert await axil_read(m, P["FPREG_RX_DROPS"]) == (0, OKAY)
+    assert await axil_read(m, P["FPREG_TX_DROPS"]) == (0, OKAY)

@@ -1,6 +1,7 @@
-"""Shared helpers of the ZCU106 glue benches: a Python reference for packed
-AXI4-Stream beats, a sink that applies random back-pressure and records every
-beat, reset helpers, and the width-converter bench driver."""
+"""Shared helpers of the board glue benches (ZCU106, U200, bitstream/common): a
+Python reference for packed AXI4-Stream beats, a sink that applies random
+back-pressure and records every beat, AXI masters with random pauses and
+strobed AXI-Lite accesses, reset helpers, and the width-converter bench driver."""
 
 import random
 
@@ -19,6 +20,43 @@ def ref_beats(frame, nbytes):
         keep = (1 << len(chunk)) - 1
         out.append((bytes(chunk), keep, off + nbytes >= len(frame)))
     return out
+
+
+OKAY, SLVERR = 0, 2
+
+
+def pause_channels(master, rng, pause):
+    """Make every channel of an AXI or AXI-Lite master from cocotbext-axi pause
+    with probability `pause` per cycle."""
+    for ch in (master.write_if.aw_channel, master.write_if.w_channel, master.write_if.b_channel,
+               master.read_if.ar_channel, master.read_if.r_channel):
+        ch.set_pause_generator(iter(lambda: rng.random() < pause, None))
+    return master
+
+
+async def axil_write(m, off, value, strb=0xF):
+    """32-bit AXI-Lite write of `value` at `off` under byte strobes `strb` (the
+    master writes only the bytes given: one write per contiguous run); returns
+    the worst response."""
+    data = value.to_bytes(4, "little")
+    resp, i = OKAY, 0
+    while i < 4:
+        if strb >> i & 1:
+            j = i
+            while j < 4 and strb >> j & 1:
+                j += 1
+            r = await with_timeout(m.write(off + i, data[i:j]), 10_000, "ns")
+            resp = max(resp, int(r.resp))
+            i = j
+        else:
+            i += 1
+    return resp
+
+
+async def axil_read(m, off):
+    """32-bit AXI-Lite read at `off`: (value, response)."""
+    r = await with_timeout(m.read(off, 4), 10_000, "ns")
+    return int.from_bytes(r.data, "little"), int(r.resp)
 
 
 def group_frames(beats):
