@@ -13,12 +13,22 @@
 //! | ver  |opcode|flags |status|    pid      |   req_id    |  retry_of   |
 //! +------+------+------+------+-------------+-------------+-------------+
 //! 16                          24            28            32     34     36
-//! +---------------------------+-------------+-------------+------+------+------+
-//! |           va              |  total_len  |   offset    | plen | rsvd | crc  |
-//! +---------------------------+-------------+-------------+------+------+------+
+//! +---------------------------+-------------+-------------+------+------+-------------+
+//! |           va              |  total_len  |   offset    | plen | sess |    epoch    |
+//! +---------------------------+-------------+-------------+------+------+-------------+
+//! 40                          48            52            56
+//! +---------------------------+-------------+-------------+
+//! |           key             |     ack     |    crc      |
+//! +---------------------------+-------------+-------------+
 //! ```
 //! The CRC32C covers the header (with the `crc` field taken as zero) and the
 //! payload.
+//!
+//! Version 2 added the session fields (`session`, `epoch`, `key`, `ack`):
+//! a request is executed only if `session`/`key` name a session the board
+//! opened for `pid` in the boot named by `epoch` (see the wire README's
+//! threat model). `ack` lets the board free the dedup records of answers
+//! the client has received ([`serial_before`]).
 
 use crate::crc::Crc32c;
 use crate::enums::wire_enum;
@@ -26,9 +36,9 @@ use crate::error::bytes::{be16, be32, be64, set_be16, set_be32, set_be64};
 use crate::{Error, ErrorKind, Result};
 
 /// Current header version.
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Header length in bytes.
-pub const HEADER_LEN: usize = 40;
+pub const HEADER_LEN: usize = 56;
 /// Largest payload a single packet may carry (jumbo frames included); the
 /// MTU in force comes from the board config and is never above this.
 pub const MAX_PAYLOAD: usize = 9000 - HEADER_LEN - 28;
@@ -57,10 +67,16 @@ pub mod field {
     pub const OFFSET: usize = 28;
     /// This packet's payload length, u16.
     pub const PAYLOAD_LEN: usize = 32;
-    /// Reserved, must be zero, u16.
-    pub const RESERVED: usize = 34;
+    /// Session id issued by `OpenSession` (0 = none), u16.
+    pub const SESSION: usize = 34;
+    /// Boot epoch of the board the session was opened in, u32.
+    pub const EPOCH: usize = 36;
+    /// Session key (requests; 0 in responses), u64.
+    pub const KEY: usize = 40;
+    /// Acknowledgement watermark (requests; 0 in responses), u32.
+    pub const ACK: usize = 48;
     /// CRC32C over header and payload, u32.
-    pub const CRC: usize = 36;
+    pub const CRC: usize = 52;
 }
 
 wire_enum! {
@@ -92,8 +108,14 @@ wire_enum! {
         PointerChase = 0x0b => "POINTER_CHASE",
         /// Extend path: call an offload by id.
         OffloadCall = 0x0c => "OFFLOAD_CALL",
-        /// Board identity and versions.
+        /// Board identity and versions (needs no session; padded, see
+        /// [`crate::payload::InfoResp::LEN`]).
         Info = 0x0d => "INFO",
+        /// Open a session: a new address space, or join one whose session
+        /// key the caller holds (slow path; needs no session).
+        OpenSession = 0x0e => "OPEN_SESSION",
+        /// Close the request's own session (slow path).
+        CloseSession = 0x0f => "CLOSE_SESSION",
         /// Response to [`Opcode::Alloc`].
         AllocResp = 0x81 => "ALLOC_RESP",
         /// Response to [`Opcode::Free`].
@@ -120,7 +142,12 @@ wire_enum! {
         OffloadCallResp = 0x8c => "OFFLOAD_CALL_RESP",
         /// Response to [`Opcode::Info`].
         InfoResp = 0x8d => "INFO_RESP",
-        /// The packet named by `req_id` arrived corrupted; retry the request.
+        /// Response to [`Opcode::OpenSession`].
+        OpenSessionResp = 0x8e => "OPEN_SESSION_RESP",
+        /// Response to [`Opcode::CloseSession`].
+        CloseSessionResp = 0x8f => "CLOSE_SESSION_RESP",
+        /// The packet named by `req_id` and `offset` arrived corrupted;
+        /// resend it (or retry the request).
         Nack = 0xff => "NACK",
     }
 }
@@ -158,7 +185,16 @@ impl Opcode {
 
     /// Requests handled by the ARM slow path (forwarded over the RX ring).
     pub const fn is_slow_path(self) -> bool {
-        matches!(self, Opcode::Alloc | Opcode::Free)
+        matches!(
+            self,
+            Opcode::Alloc | Opcode::Free | Opcode::OpenSession | Opcode::CloseSession
+        )
+    }
+
+    /// Requests that need a valid session (every request but `Info` and
+    /// `OpenSession`, which is how a session is obtained).
+    pub const fn needs_session(self) -> bool {
+        !self.is_response() && !matches!(self, Opcode::Info | Opcode::OpenSession)
     }
 
     /// Requests handled by the extend path (offloads).
@@ -205,6 +241,15 @@ wire_enum! {
         Corrupt = 7 => "CORRUPT",
         /// Opcode or offload not supported by this board.
         Unsupported = 8 => "UNSUPPORTED",
+        /// No open session matches the request's `session`, `key` and `pid`.
+        BadSession = 9 => "BAD_SESSION",
+        /// The request's `epoch` is not this boot's: the board restarted and
+        /// every session of the earlier boot is gone (the answer carries the
+        /// current epoch).
+        Restarted = 10 => "RESTARTED",
+        /// A per-session or per-address-space limit (memory, locks held,
+        /// sessions) would be exceeded.
+        OverQuota = 11 => "OVER_QUOTA",
     }
 }
 
@@ -219,6 +264,14 @@ pub mod flags {
     pub const DUPLICATE: u8 = 0x04;
     /// All defined bits.
     pub const ALL: u8 = FIXED_VA | MOVED | DUPLICATE;
+}
+
+/// Whether request id `a` comes before `b` in serial-number arithmetic
+/// (RFC 1982 over `u32`): `b - a`, wrapped, is in `1..2^31`. Request ids
+/// wrap, so the `ack` watermark is compared this way, never with `<`.
+pub const fn serial_before(a: u32, b: u32) -> bool {
+    let d = b.wrapping_sub(a);
+    d != 0 && d < 0x8000_0000
 }
 
 /// Zero-copy view of a Clio packet in a byte buffer.
@@ -303,9 +356,21 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn payload_len(&self) -> u16 {
         be16(self.buffer.as_ref(), field::PAYLOAD_LEN)
     }
-    /// `reserved` field.
-    pub fn reserved(&self) -> u16 {
-        be16(self.buffer.as_ref(), field::RESERVED)
+    /// `session` field.
+    pub fn session(&self) -> u16 {
+        be16(self.buffer.as_ref(), field::SESSION)
+    }
+    /// `epoch` field.
+    pub fn epoch(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::EPOCH)
+    }
+    /// `key` field.
+    pub fn key(&self) -> u64 {
+        be64(self.buffer.as_ref(), field::KEY)
+    }
+    /// `ack` field.
+    pub fn ack(&self) -> u32 {
+        be32(self.buffer.as_ref(), field::ACK)
     }
     /// `crc` field.
     pub fn crc(&self) -> u32 {
@@ -392,9 +457,21 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_payload_len(&mut self, v: u16) {
         set_be16(self.b(), field::PAYLOAD_LEN, v)
     }
-    /// Set `reserved`.
-    pub fn set_reserved(&mut self, v: u16) {
-        set_be16(self.b(), field::RESERVED, v)
+    /// Set `session`.
+    pub fn set_session(&mut self, v: u16) {
+        set_be16(self.b(), field::SESSION, v)
+    }
+    /// Set `epoch`.
+    pub fn set_epoch(&mut self, v: u32) {
+        set_be32(self.b(), field::EPOCH, v)
+    }
+    /// Set `key`.
+    pub fn set_key(&mut self, v: u64) {
+        set_be64(self.b(), field::KEY, v)
+    }
+    /// Set `ack`.
+    pub fn set_ack(&mut self, v: u32) {
+        set_be32(self.b(), field::ACK, v)
     }
     /// Set `crc`.
     pub fn set_crc(&mut self, v: u32) {
@@ -435,11 +512,21 @@ pub struct Header {
     pub offset: u32,
     /// This packet's payload length.
     pub payload_len: u16,
+    /// Session id (0 = none: `Info`, `OpenSession`).
+    pub session: u16,
+    /// Boot epoch the session belongs to.
+    pub epoch: u32,
+    /// Session key (0 in responses).
+    pub key: u64,
+    /// Acknowledgement watermark: every request of the session whose first
+    /// attempt's id is serially before `ack` has been answered to the
+    /// client (0 = no information; 0 in responses).
+    pub ack: u32,
 }
 
 impl Header {
     /// A first-attempt request: status `Ok`, no flags, offset 0, no
-    /// payload. Other fields by struct update (`..Header::request(..)`);
+    /// payload, no session. Other fields by struct update (`..Header::request(..)`);
     /// `Header::encode` (feature `std`) sets `payload_len` from the
     /// payload.
     pub const fn request(opcode: Opcode, pid: u32, req_id: u32, va: u64, total_len: u32) -> Header {
@@ -454,6 +541,20 @@ impl Header {
             total_len,
             offset: 0,
             payload_len: 0,
+            session: 0,
+            epoch: 0,
+            key: 0,
+            ack: 0,
+        }
+    }
+
+    /// The same header carrying the credentials of a session.
+    pub const fn with_session(self, session: u16, epoch: u32, key: u64) -> Header {
+        Header {
+            session,
+            epoch,
+            key,
+            ..self
         }
     }
 
@@ -499,12 +600,6 @@ impl Header {
                 ErrorKind::Reserved(p.flags() as u64),
             ));
         }
-        if p.reserved() != 0 {
-            return Err(Error::new(
-                "clio.reserved",
-                ErrorKind::Reserved(p.reserved() as u64),
-            ));
-        }
         if p.payload_len() as usize > MAX_PAYLOAD {
             return Err(Error::new(
                 "clio.payload_len",
@@ -525,6 +620,10 @@ impl Header {
             total_len: p.total_len(),
             offset: p.offset(),
             payload_len: p.payload_len(),
+            session: p.session(),
+            epoch: p.epoch(),
+            key: p.key(),
+            ack: p.ack(),
         };
         if h.carries_data_slice() {
             let end = h.offset as u64 + h.payload_len as u64;
@@ -570,7 +669,10 @@ impl Header {
         p.set_total_len(self.total_len);
         p.set_offset(self.offset);
         p.set_payload_len(self.payload_len);
-        p.set_reserved(0);
+        p.set_session(self.session);
+        p.set_epoch(self.epoch);
+        p.set_key(self.key);
+        p.set_ack(self.ack);
         p.set_crc(0);
     }
 
@@ -608,6 +710,10 @@ mod tests {
             total_len: 3000,
             offset: 1450,
             payload_len: 4,
+            session: 0x0a0b,
+            epoch: 0x1122_3344,
+            key: 0x0102_0304_0506_0708,
+            ack: 5,
         }
     }
 
@@ -634,42 +740,43 @@ mod tests {
 
     #[test]
     fn golden_bytes() {
-        let mut buf = [0u8; 44];
+        let mut buf = [0u8; 60];
         let n = sample().emit_with_payload(&mut buf, b"abcd").unwrap();
-        assert_eq!(n, 44);
-        let expect_head: [u8; 36] = [
-            1, 0x04, 0, 0, 1, 2, 3, 4, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 0x90,
-            0x00, 0, 0, 0x0b, 0xb8, 0, 0, 0x05, 0xaa, 0, 4, 0, 0,
+        assert_eq!(n, 60);
+        let expect_head: [u8; 52] = [
+            2, 0x04, 0, 0, 1, 2, 3, 4, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0x12, 0x34, 0x56, 0x78, 0x90,
+            0x00, 0, 0, 0x0b, 0xb8, 0, 0, 0x05, 0xaa, 0, 4, 0x0a, 0x0b, 0x11, 0x22, 0x33, 0x44, 1,
+            2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 5,
         ];
-        assert_eq!(&buf[..36], &expect_head);
+        assert_eq!(&buf[..52], &expect_head);
         // CRC32C of the header with a zero crc field followed by the payload.
         let mut zeroed = buf;
-        zeroed[36..40].fill(0);
+        zeroed[52..56].fill(0);
         assert_eq!(
-            u32::from_be_bytes(buf[36..40].try_into().unwrap()),
+            u32::from_be_bytes(buf[52..56].try_into().unwrap()),
             crate::crc32c(&zeroed)
         );
-        assert_eq!(&buf[36..40], &[0xed, 0xeb, 0x9c, 0x78]);
-        assert_eq!(&buf[40..], b"abcd");
+        assert_eq!(&buf[52..56], &[0x4e, 0xfd, 0xa1, 0x6f]);
+        assert_eq!(&buf[56..], b"abcd");
     }
 
     #[test]
     fn round_trip_and_corruption() {
-        let mut buf = [0u8; 44];
+        let mut buf = [0u8; 60];
         sample().emit_with_payload(&mut buf, b"abcd").unwrap();
         let p = Packet::new_checked(&buf[..]).unwrap();
         assert_eq!(Header::parse_verified(&p).unwrap(), sample());
         let mut bad = buf;
-        bad[42] ^= 1;
+        bad[58] ^= 1;
         let e = Header::parse_verified(&Packet::new_unchecked(&bad[..])).unwrap_err();
         assert_eq!(e.field, "clio.crc");
     }
 
     #[test]
     fn each_field_error_is_named() {
-        let mut buf = [0u8; 44];
+        let mut buf = [0u8; 60];
         sample().emit_with_payload(&mut buf, b"abcd").unwrap();
-        let err = |f: &dyn Fn(&mut [u8; 44])| {
+        let err = |f: &dyn Fn(&mut [u8; 60])| {
             let mut b = buf;
             f(&mut b);
             Header::parse(&Packet::new_unchecked(&b[..]))
@@ -680,12 +787,36 @@ mod tests {
         assert_eq!(err(&|b| b[1] = 0x55), "clio.opcode");
         assert_eq!(err(&|b| b[2] = 0x80), "clio.flags");
         assert_eq!(err(&|b| b[3] = 200), "clio.status");
-        assert_eq!(err(&|b| b[35] = 1), "clio.reserved");
         assert_eq!(err(&|b| b[33] = 5), "clio.payload_len");
         assert_eq!(err(&|b| b[26] = 0), "clio.offset");
         let short = Header::parse(&Packet::new_unchecked(&buf[..10])).unwrap_err();
         assert_eq!(short.field, "clio.header");
-        assert_eq!(short.kind, ErrorKind::Truncated { need: 40, have: 10 });
+        assert_eq!(short.kind, ErrorKind::Truncated { need: 56, have: 10 });
+    }
+
+    #[test]
+    fn serial_order_wraps() {
+        assert!(serial_before(1, 2));
+        assert!(!serial_before(2, 2));
+        assert!(!serial_before(3, 2));
+        assert!(serial_before(u32::MAX, 0));
+        assert!(serial_before(u32::MAX - 5, 3));
+        assert!(!serial_before(3, u32::MAX - 5));
+        assert!(!serial_before(0, 0x8000_0000));
+    }
+
+    #[test]
+    fn session_rules() {
+        assert!(!Opcode::Info.needs_session());
+        assert!(!Opcode::OpenSession.needs_session());
+        assert!(Opcode::CloseSession.needs_session());
+        assert!(Opcode::Read.needs_session());
+        assert!(!Opcode::ReadResp.needs_session());
+        assert!(Opcode::OpenSession.is_slow_path());
+        assert_eq!(
+            Opcode::OpenSession.response(),
+            Some(Opcode::OpenSessionResp)
+        );
     }
 
     #[test]

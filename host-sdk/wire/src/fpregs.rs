@@ -19,7 +19,7 @@
 //! +0x54 CLASS_SHIFT      +0x58 MAX_PID        +0x5c MTU
 //! +0x60 MAC (48)         +0x68 IPV4           +0x6c UDP_PORT
 //! +0x70 RX_DROPS (RO)    +0x74 TX_DROPS (RO)
-//! +0x80 .. +0xbb INFO (480 bits, 15 words: word i = bits 32i..32i+31)
+//! +0x80 .. +0xbf INFO (512 bits, 16 words: word i = bits 32i..32i+31)
 //! ```
 //!
 //! `MAC`, `IPV4` and `UDP_PORT` are the board's own addresses, used by the
@@ -46,7 +46,7 @@
 /// Value of the `ID` register: "CLFP" little-endian.
 pub const ID: u32 = 0x5046_4C43;
 /// Register-map version.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Bytes of the register block (its address window).
 pub const BLOCK_LEN: u32 = 0x100;
 
@@ -133,7 +133,7 @@ pub mod reg {
     /// PID (or shorter than a Clio header), wrapping; not cleared by
     /// `CONTROL.RESET`.
     pub const TX_DROPS: u32 = 0x74;
-    /// The INFO response payload (`cfg_info`, 480 bits in 15 words): byte `i`
+    /// The INFO response payload (`cfg_info`, 512 bits in 16 words): byte `i`
     /// of the payload as [`crate::payload::InfoResp`] emits it is bits
     /// `8i..8i+7`, so word `k` holds payload bytes `4k..4k+3` little-endian.
     pub const INFO: u32 = 0x80;
@@ -302,7 +302,7 @@ pub const REGISTERS: &[Register] = &[
     Register {
         name: "INFO",
         offset: reg::INFO,
-        bits: 480,
+        bits: 8 * crate::payload::InfoResp::LEN as u32,
         access: Access::ReadWrite,
     },
 ];
@@ -428,7 +428,7 @@ impl core::fmt::Display for Rule {
 
 /// A [`FastPathConfig`] value that cannot be written, naming its field.
 ///
-/// Displays as `fastpath config: mtu = 40: must be in 60..=8932`.
+/// Displays as `fastpath config: mtu = 40: must be in 64..=8916`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ConfigError {
     /// The field of [`FastPathConfig`] (dotted for a part of `info`).
@@ -678,8 +678,8 @@ mod tests {
             lookup(reg::TABLE_BASE + 4).map(|r| r.name),
             Some("TABLE_BASE")
         );
-        assert_eq!(lookup(reg::INFO + 14 * 4).map(|r| r.name), Some("INFO"));
-        assert_eq!(lookup(reg::INFO + 15 * 4), None);
+        assert_eq!(lookup(reg::INFO + 15 * 4).map(|r| r.name), Some("INFO"));
+        assert_eq!(lookup(reg::INFO + 16 * 4), None);
         assert_eq!(lookup(0x18), None);
         assert_eq!(lookup(reg::ID + 1), None);
         let mapped = (0..BLOCK_LEN)
@@ -715,6 +715,8 @@ mod tests {
             page_shift: 22,
             slots_per_bucket: 16,
             tlb_entries: 64,
+            epoch: 0,
+            sessions: 256,
         };
         FastPathConfig {
             table_base: 0x0600_0000,
@@ -851,18 +853,18 @@ mod tests {
             (
                 "mtu",
                 Rule::Range {
-                    min: 60,
+                    min: 64,
                     max: crate::clio::MAX_PAYLOAD as u64,
                 },
                 |c| {
-                    c.mtu = 59;
-                    c.info.mtu = 59;
+                    c.mtu = 63;
+                    c.info.mtu = 63;
                 },
             ),
             (
                 "mtu",
                 Rule::Range {
-                    min: 60,
+                    min: 64,
                     max: crate::clio::MAX_PAYLOAD as u64,
                 },
                 |c| {
@@ -897,7 +899,7 @@ mod tests {
         c.mtu = 40;
         assert_eq!(
             c.check().unwrap_err().to_string(),
-            "fastpath config: mtu = 40: must be in 60..=8932"
+            "fastpath config: mtu = 40: must be in 64..=8916"
         );
         c = sample();
         c.table_base = 0x1_0000_0000;

@@ -339,11 +339,114 @@ impl OffloadReq {
     }
 }
 
+/// Payload of an `OpenSession` request.
+///
+/// `join_session == 0` opens a new address space (the board assigns the
+/// PID; the header's `pid` must be 0). Otherwise the caller joins the
+/// address space of the live session `join_session`, proving the right to
+/// with that session's key (the owner hands its session id and key out);
+/// the header's `pid` must be that session's PID. The trailing zero pad makes
+/// the request as long as its answer (no amplification).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OpenSessionReq {
+    /// Session whose address space to join (0 = a new address space).
+    pub join_session: u16,
+    /// Key of `join_session` (0 when opening a new address space).
+    pub join_key: u64,
+}
+
+impl OpenSessionReq {
+    /// Encoded length (the exact payload length an `OpenSession` carries).
+    pub const LEN: usize = 32;
+    /// Parse; reserved and pad bytes must be zero.
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        need("open_session.payload", b, Self::LEN)?;
+        let r = OpenSessionReq {
+            join_session: be16(b, 0),
+            join_key: be64(b, 8),
+        };
+        if be16(b, 2) != 0 || be32(b, 4) != 0 || b[16..Self::LEN].iter().any(|&x| x != 0) {
+            return Err(Error::new("open_session.reserved", ErrorKind::Reserved(0)));
+        }
+        if r.join_session == 0 && r.join_key != 0 {
+            return Err(Error::new("open_session.join_key", ErrorKind::Inconsistent));
+        }
+        Ok(r)
+    }
+    /// Emit (pad included); returns bytes written.
+    pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
+        need("open_session.payload", b, Self::LEN)?;
+        b[..Self::LEN].fill(0);
+        set_be16(b, 0, self.join_session);
+        set_be64(b, 8, self.join_key);
+        Ok(Self::LEN)
+    }
+}
+
+/// Payload of an `OpenSessionResp` with status `Ok`: the session's
+/// credentials and limits. The client puts `session`, `epoch` and `key` in
+/// every later request and `pid` in its `pid` field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OpenSessionResp {
+    /// Session id (1..sessions).
+    pub session: u16,
+    /// Address space (process id) of the session.
+    pub pid: u32,
+    /// The session key: unguessable, from the board's per-boot secret.
+    pub key: u64,
+    /// This boot's epoch.
+    pub epoch: u32,
+    /// Dedup records the session may hold (its non-idempotent requests in
+    /// flight and not yet acknowledged).
+    pub dedup_quota: u16,
+    /// Locks the session may hold at once.
+    pub lock_quota: u16,
+    /// Pages of the default size the address space may allocate.
+    pub mem_quota_pages: u32,
+}
+
+impl OpenSessionResp {
+    /// Encoded length.
+    pub const LEN: usize = 32;
+    /// Parse; reserved bytes must be zero.
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        need("open_session_resp.payload", b, Self::LEN)?;
+        if be16(b, 2) != 0 || be32(b, 28) != 0 {
+            return Err(Error::new(
+                "open_session_resp.reserved",
+                ErrorKind::Reserved(0),
+            ));
+        }
+        Ok(OpenSessionResp {
+            session: be16(b, 0),
+            pid: be32(b, 4),
+            key: be64(b, 8),
+            epoch: be32(b, 16),
+            dedup_quota: be16(b, 20),
+            lock_quota: be16(b, 22),
+            mem_quota_pages: be32(b, 24),
+        })
+    }
+    /// Emit; returns bytes written.
+    pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
+        need("open_session_resp.payload", b, Self::LEN)?;
+        b[..Self::LEN].fill(0);
+        set_be16(b, 0, self.session);
+        set_be32(b, 4, self.pid);
+        set_be64(b, 8, self.key);
+        set_be32(b, 16, self.epoch);
+        set_be16(b, 20, self.dedup_quota);
+        set_be16(b, 22, self.lock_quota);
+        set_be32(b, 24, self.mem_quota_pages);
+        Ok(Self::LEN)
+    }
+}
+
 /// Version of the fast-path behaviour (major << 16 | minor << 8 | patch): the
 /// one the model in `ip/fastpath` specifies and the RTL is co-simulated
 /// against. Every fast path (model, Verilated RTL, bitstream) reports it as
 /// [`InfoResp::rtl_version`].
-pub const FASTPATH_VERSION: u32 = 0x0001_0000;
+pub const FASTPATH_VERSION: u32 = 0x0002_0000;
 
 /// Payload of an `InfoResp`: who the board is and what it runs, so a host
 /// can compare it against a build manifest.
@@ -369,11 +472,16 @@ pub struct InfoResp {
     pub slots_per_bucket: u8,
     /// TLB entries.
     pub tlb_entries: u32,
+    /// This boot's epoch (changes at every board restart).
+    pub epoch: u32,
+    /// Session-table entries (session ids `1..sessions`).
+    pub sessions: u16,
 }
 
 impl InfoResp {
-    /// Encoded length.
-    pub const LEN: usize = 60;
+    /// Encoded length. An `Info` request must carry at least this many
+    /// payload bytes (zeros), so an answer is never larger than what asked.
+    pub const LEN: usize = 64;
 
     /// The board name as text (up to the first NUL), if it is ASCII.
     pub fn board_name(&self) -> Result<&str> {
@@ -413,9 +521,11 @@ impl InfoResp {
             page_shift: b[50],
             slots_per_bucket: b[51],
             tlb_entries: be32(b, 52),
+            epoch: be32(b, 56),
+            sessions: be16(b, 60),
         };
         r.board_name()?;
-        let rsvd = be32(b, 56);
+        let rsvd = be16(b, 62);
         if rsvd != 0 {
             return Err(Error::new(
                 "info.reserved",
@@ -437,7 +547,9 @@ impl InfoResp {
         b[50] = self.page_shift;
         b[51] = self.slots_per_bucket;
         set_be32(b, 52, self.tlb_entries);
-        set_be32(b, 56, 0);
+        set_be32(b, 56, self.epoch);
+        set_be16(b, 60, self.sessions);
+        set_be16(b, 62, 0);
         Ok(Self::LEN)
     }
 }

@@ -55,7 +55,10 @@ pub fn clio_pkg() -> String {
         ("TOTAL_LEN", clio::field::TOTAL_LEN),
         ("OFFSET", clio::field::OFFSET),
         ("PAYLOAD_LEN", clio::field::PAYLOAD_LEN),
-        ("RESERVED", clio::field::RESERVED),
+        ("SESSION", clio::field::SESSION),
+        ("EPOCH", clio::field::EPOCH),
+        ("KEY", clio::field::KEY),
+        ("ACK", clio::field::ACK),
         ("CRC", clio::field::CRC),
     ] {
         p.int(&std::format!("CLIO_OFF_{name}"), off as u64);
@@ -87,6 +90,11 @@ pub fn clio_pkg() -> String {
     p.int("INFO_RESP_LEN", payload::InfoResp::LEN as u64);
     p.int("CHASE_REQ_LEN", payload::ChaseReq::LEN as u64);
     p.int("CHASE_RESP_LEN", payload::ChaseResp::LEN as u64);
+    p.int("OPEN_SESSION_REQ_LEN", payload::OpenSessionReq::LEN as u64);
+    p.int(
+        "OPEN_SESSION_RESP_LEN",
+        payload::OpenSessionResp::LEN as u64,
+    );
     p.int("CHASE_MAX_VALUE", payload::ChaseReq::MAX_VALUE as u64);
     p.int("CHASE_MAX_HOPS", payload::ChaseReq::MAX_HOPS as u64);
     p.bits("PERM_READ", 8, payload::perms::READ as u64);
@@ -158,6 +166,7 @@ pub fn clio_pkg() -> String {
         ring::desc_flags::FIXED_OR_MOVED as u64,
     );
     p.bits("DESC_FLAG_UPDATE", 8, ring::desc_flags::UPDATE as u64);
+    p.bits("DESC_FLAG_CLOSE", 8, ring::desc_flags::CLOSE as u64);
 
     p.section("PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots");
     p.bits("XDMA_ID", 32, crate::xdma::ID as u64);

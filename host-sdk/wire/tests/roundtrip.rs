@@ -3,7 +3,8 @@
 
 use clio_wire::clio::{flags, Header, Opcode, Packet, Status, HEADER_LEN};
 use clio_wire::payload::{
-    AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, FreeReq, InfoResp, OffloadReq,
+    AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, FreeReq, InfoResp,
+    OffloadReq, OpenSessionReq, OpenSessionResp,
 };
 use clio_wire::pte::{Bucket, Pte, VPN_MAX};
 use clio_wire::ring::{Descriptor, Direction, SLOT_LEN};
@@ -22,11 +23,12 @@ prop_compose! {
         pid in any::<u32>(), req_id in any::<u32>(), retry_of in any::<u32>(),
         va in 0u64..(1 << 50), payload in proptest::collection::vec(any::<u8>(), 0..300),
         extra in 0u32..5000, offset_seed in any::<u32>(),
+        session in any::<u16>(), epoch in any::<u32>(), key in any::<u64>(), ack in any::<u32>(),
     ) -> (Header, Vec<u8>) {
         let payload_len = payload.len() as u16;
         let total_len = payload.len() as u32 + extra;
         let offset = offset_seed % (extra + 1);
-        (Header { opcode, flags: fl & flags::ALL, status, pid, req_id, retry_of, va, total_len, offset, payload_len }, payload)
+        (Header { opcode, flags: fl & flags::ALL, status, pid, req_id, retry_of, va, total_len, offset, payload_len, session, epoch, key, ack }, payload)
     }
 }
 
@@ -150,6 +152,63 @@ fn descriptor() -> impl Strategy<Value = Descriptor> {
                     moved,
                 }
             }),
+        (
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u16>(),
+            any::<u64>()
+        )
+            .prop_map(|(tag, pid, req_id, join_session, join_key)| {
+                Descriptor::SessionOpenReq {
+                    tag,
+                    pid,
+                    req_id,
+                    join_session,
+                    join_key,
+                }
+            }),
+        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u16>()).prop_map(
+            |(tag, pid, req_id, session)| Descriptor::SessionCloseReq {
+                tag,
+                pid,
+                req_id,
+                session
+            }
+        ),
+        (
+            (
+                any::<u32>(),
+                any::<u32>(),
+                any::<u32>(),
+                any::<u8>(),
+                any::<u16>()
+            ),
+            (
+                any::<u64>(),
+                any::<u16>(),
+                any::<u16>(),
+                any::<u32>(),
+                any::<bool>()
+            )
+        )
+            .prop_map(
+                |((tag, pid, req_id, status, session), (key, dq, lq, mq, close))| {
+                    Descriptor::SessionReply {
+                        tag,
+                        pid,
+                        req_id,
+                        status,
+                        session,
+                        key,
+                        dedup_quota: dq,
+                        lock_quota: lq,
+                        mem_quota_pages: mq,
+                        close,
+                    }
+                }
+            ),
+        (1u32..).prop_map(|epoch| Descriptor::Epoch { epoch }),
     ]
 }
 
@@ -223,11 +282,19 @@ proptest! {
         r.emit(&mut buf).unwrap();
         prop_assert_eq!(OffloadReq::parse(&buf).unwrap(), r);
         let r = InfoResp { board: InfoResp::board_field(&name), firmware_version: c, rtl_version: c ^ 1,
-            build_id: a, config_hash: b, dram_bytes: size, mtu: v16, page_shift: 22, slots_per_bucket: 16, tlb_entries: 64 };
+            build_id: a, config_hash: b, dram_bytes: size, mtu: v16, page_shift: 22, slots_per_bucket: 16, tlb_entries: 64,
+            epoch: c ^ 7, sessions: v16 ^ 3 };
         r.emit(&mut buf).unwrap();
         let back = InfoResp::parse(&buf).unwrap();
         prop_assert_eq!(back, r);
         prop_assert_eq!(back.board_name().unwrap(), name.as_str());
+        let r = OpenSessionReq { join_session: v16, join_key: if v16 == 0 { 0 } else { a } };
+        r.emit(&mut buf).unwrap();
+        prop_assert_eq!(OpenSessionReq::parse(&buf).unwrap(), r);
+        let r = OpenSessionResp { session: v16, pid: c, key: a, epoch: c ^ 5, dedup_quota: v16 ^ 1,
+            lock_quota: v16 ^ 2, mem_quota_pages: c ^ 9 };
+        r.emit(&mut buf).unwrap();
+        prop_assert_eq!(OpenSessionResp::parse(&buf).unwrap(), r);
     }
 
     /// The fuzz contract on stable: any bytes into any parser give a value
@@ -261,6 +328,8 @@ fn clio_wire_fuzz_all(bytes: &[u8]) {
     named(ChaseResp::parse(bytes));
     named(OffloadReq::parse(bytes));
     named(InfoResp::parse(bytes));
+    named(OpenSessionReq::parse(bytes));
+    named(OpenSessionResp::parse(bytes));
     named(Pte::parse(bytes));
     named(Descriptor::parse(bytes, Direction::Rx));
     named(Descriptor::parse(bytes, Direction::Tx));

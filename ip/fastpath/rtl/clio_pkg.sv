@@ -6,9 +6,9 @@
 package clio_pkg;
 
   // Clio packet header (big-endian on the wire); offsets in bytes
-  localparam int CLIO_VERSION = 1;
-  localparam int CLIO_HEADER_LEN = 40;
-  localparam int CLIO_MAX_PAYLOAD = 8932;
+  localparam int CLIO_VERSION = 2;
+  localparam int CLIO_HEADER_LEN = 56;
+  localparam int CLIO_MAX_PAYLOAD = 8916;
   localparam int CLIO_OFF_VERSION = 0;
   localparam int CLIO_OFF_OPCODE = 1;
   localparam int CLIO_OFF_FLAGS = 2;
@@ -20,8 +20,11 @@ package clio_pkg;
   localparam int CLIO_OFF_TOTAL_LEN = 24;
   localparam int CLIO_OFF_OFFSET = 28;
   localparam int CLIO_OFF_PAYLOAD_LEN = 32;
-  localparam int CLIO_OFF_RESERVED = 34;
-  localparam int CLIO_OFF_CRC = 36;
+  localparam int CLIO_OFF_SESSION = 34;
+  localparam int CLIO_OFF_EPOCH = 36;
+  localparam int CLIO_OFF_KEY = 40;
+  localparam int CLIO_OFF_ACK = 48;
+  localparam int CLIO_OFF_CRC = 52;
 
   // Opcodes
   localparam logic [7:0] OP_ALLOC = 8'h1;
@@ -37,6 +40,8 @@ package clio_pkg;
   localparam logic [7:0] OP_POINTER_CHASE = 8'hb;
   localparam logic [7:0] OP_OFFLOAD_CALL = 8'hc;
   localparam logic [7:0] OP_INFO = 8'hd;
+  localparam logic [7:0] OP_OPEN_SESSION = 8'he;
+  localparam logic [7:0] OP_CLOSE_SESSION = 8'hf;
   localparam logic [7:0] OP_ALLOC_RESP = 8'h81;
   localparam logic [7:0] OP_FREE_RESP = 8'h82;
   localparam logic [7:0] OP_READ_RESP = 8'h83;
@@ -50,6 +55,8 @@ package clio_pkg;
   localparam logic [7:0] OP_POINTER_CHASE_RESP = 8'h8b;
   localparam logic [7:0] OP_OFFLOAD_CALL_RESP = 8'h8c;
   localparam logic [7:0] OP_INFO_RESP = 8'h8d;
+  localparam logic [7:0] OP_OPEN_SESSION_RESP = 8'h8e;
+  localparam logic [7:0] OP_CLOSE_SESSION_RESP = 8'h8f;
   localparam logic [7:0] OP_NACK = 8'hff;
   localparam logic [7:0] OP_RESPONSE_BIT = 8'h80;
 
@@ -63,6 +70,9 @@ package clio_pkg;
   localparam logic [7:0] STATUS_BUSY = 8'h6;
   localparam logic [7:0] STATUS_CORRUPT = 8'h7;
   localparam logic [7:0] STATUS_UNSUPPORTED = 8'h8;
+  localparam logic [7:0] STATUS_BAD_SESSION = 8'h9;
+  localparam logic [7:0] STATUS_RESTARTED = 8'ha;
+  localparam logic [7:0] STATUS_OVER_QUOTA = 8'hb;
 
   // Header flag bits
   localparam logic [7:0] FLAG_FIXED_VA = 8'h1;
@@ -76,9 +86,11 @@ package clio_pkg;
   localparam int CAS_ARGS_LEN = 16;
   localparam int FAA_ARGS_LEN = 8;
   localparam int ATOMIC_RESP_LEN = 8;
-  localparam int INFO_RESP_LEN = 60;
+  localparam int INFO_RESP_LEN = 64;
   localparam int CHASE_REQ_LEN = 20;
   localparam int CHASE_RESP_LEN = 16;
+  localparam int OPEN_SESSION_REQ_LEN = 32;
+  localparam int OPEN_SESSION_RESP_LEN = 32;
   localparam int CHASE_MAX_VALUE = 1024;
   localparam int CHASE_MAX_HOPS = 4096;
   localparam logic [7:0] PERM_READ = 8'h1;
@@ -134,13 +146,18 @@ package clio_pkg;
   localparam logic [7:0] DESC_FREE_REQ = 8'h2;
   localparam logic [7:0] DESC_PA_CONSUMED = 8'h3;
   localparam logic [7:0] DESC_ERROR_REPORT = 8'h4;
+  localparam logic [7:0] DESC_SESSION_OPEN_REQ = 8'h5;
+  localparam logic [7:0] DESC_SESSION_CLOSE_REQ = 8'h6;
   localparam logic [7:0] DESC_PTE_WRITE = 8'h81;
   localparam logic [7:0] DESC_PTE_REMOVE = 8'h82;
   localparam logic [7:0] DESC_TLB_INVALIDATE = 8'h83;
   localparam logic [7:0] DESC_FREE_PA_PUSH = 8'h84;
   localparam logic [7:0] DESC_REPLY = 8'h85;
+  localparam logic [7:0] DESC_SESSION_REPLY = 8'h86;
+  localparam logic [7:0] DESC_EPOCH = 8'h87;
   localparam logic [7:0] DESC_FLAG_FIXED_OR_MOVED = 8'h1;
   localparam logic [7:0] DESC_FLAG_UPDATE = 8'h2;
+  localparam logic [7:0] DESC_FLAG_CLOSE = 8'h4;
 
   // PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots
   localparam logic [31:0] XDMA_ID = 32'h4f494c43;
@@ -163,7 +180,7 @@ package clio_pkg;
 
   // ZCU106 fast-path register block (AXI4-Lite, byte offsets; fpregs.rs)
   localparam logic [31:0] FPREGS_ID = 32'h50464c43;
-  localparam int FPREGS_VERSION = 2;
+  localparam int FPREGS_VERSION = 3;
   localparam int FPREGS_BLOCK_LEN = 256;
   localparam int FPREG_ID = 0;
   localparam int FPREG_ID_BITS = 32;
@@ -210,7 +227,7 @@ package clio_pkg;
   localparam int FPREG_TX_DROPS = 116;
   localparam int FPREG_TX_DROPS_BITS = 32;
   localparam int FPREG_INFO = 128;
-  localparam int FPREG_INFO_BITS = 480;
+  localparam int FPREG_INFO_BITS = 512;
   localparam logic [31:0] FPREG_CONTROL_RESET = 32'h1;
   localparam int FPREG_STATUS_BIT_IDLE = 0;
   localparam int FPREG_STATUS_BIT_POLL_BUSY = 1;

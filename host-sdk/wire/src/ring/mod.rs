@@ -95,8 +95,10 @@ pub mod desc_flags {
     pub const FIXED_OR_MOVED: u8 = 0x01;
     /// `PteWrite`: update of an existing slot rather than an insert.
     pub const UPDATE: u8 = 0x02;
+    /// `SessionReply`: a close (clear the entry) rather than an open.
+    pub const CLOSE: u8 = 0x04;
     /// All defined bits.
-    pub const ALL: u8 = FIXED_OR_MOVED | UPDATE;
+    pub const ALL: u8 = FIXED_OR_MOVED | UPDATE | CLOSE;
 }
 
 wire_enum! {
@@ -111,6 +113,10 @@ wire_enum! {
         PaConsumed = 0x03 => "PA_CONSUMED",
         /// RX: the fast path reports an error it saw.
         ErrorReport = 0x04 => "ERROR_REPORT",
+        /// RX: an `OpenSession` request forwarded by the fast path.
+        SessionOpenReq = 0x05 => "SESSION_OPEN_REQ",
+        /// RX: a `CloseSession` request (of a valid session) forwarded.
+        SessionCloseReq = 0x06 => "SESSION_CLOSE_REQ",
         /// TX: write a PTE into a page-table slot (insert or update).
         PteWrite = 0x81 => "PTE_WRITE",
         /// TX: clear a page-table slot.
@@ -121,6 +127,12 @@ wire_enum! {
         FreePaPush = 0x84 => "FREE_PA_PUSH",
         /// TX: the answer to a forwarded request.
         Reply = 0x85 => "REPLY",
+        /// TX: install (open) or clear (close) a session-table entry, and
+        /// answer the forwarded request that asked (tag 0: none).
+        SessionReply = 0x86 => "SESSION_REPLY",
+        /// TX: a new boot: set the epoch, clear every session, dedup record
+        /// and lock count. The slow path's first TX descriptor.
+        Epoch = 0x87 => "EPOCH",
     }
 }
 
@@ -260,6 +272,59 @@ pub enum Descriptor {
         /// The range was placed away from the fixed VA asked for.
         moved: bool,
     },
+    /// Forwarded `OpenSession`.
+    SessionOpenReq {
+        /// Fast-path context tag (echoed in the reply).
+        tag: u32,
+        /// The request's `pid` (0 = new address space).
+        pid: u32,
+        /// Client request id.
+        req_id: u32,
+        /// Session whose address space to join (0 = none).
+        join_session: u16,
+        /// Key of `join_session`.
+        join_key: u64,
+    },
+    /// Forwarded `CloseSession` (the fast path checked its key).
+    SessionCloseReq {
+        /// Fast-path context tag.
+        tag: u32,
+        /// The session's process.
+        pid: u32,
+        /// Client request id.
+        req_id: u32,
+        /// Session to close.
+        session: u16,
+    },
+    /// Install or clear a session-table entry and answer the request `tag`
+    /// (if not 0). An open with a status other than OK installs nothing.
+    SessionReply {
+        /// Tag of the request answered (0 = slow-path initiated, no answer).
+        tag: u32,
+        /// The session's process.
+        pid: u32,
+        /// Client request id.
+        req_id: u32,
+        /// Outcome (a [`crate::Status`] value).
+        status: u8,
+        /// Session id.
+        session: u16,
+        /// Session key (0 for a close).
+        key: u64,
+        /// Dedup records the session may hold.
+        dedup_quota: u16,
+        /// Locks the session may hold.
+        lock_quota: u16,
+        /// Default-size pages the address space may allocate.
+        mem_quota_pages: u32,
+        /// A close rather than an open.
+        close: bool,
+    },
+    /// A new boot's epoch (nonzero); resets all session state.
+    Epoch {
+        /// The epoch.
+        epoch: u32,
+    },
 }
 
 impl Descriptor {
@@ -275,6 +340,10 @@ impl Descriptor {
             Descriptor::TlbInvalidate { .. } => Kind::TlbInvalidate,
             Descriptor::FreePaPush { .. } => Kind::FreePaPush,
             Descriptor::Reply { .. } => Kind::Reply,
+            Descriptor::SessionOpenReq { .. } => Kind::SessionOpenReq,
+            Descriptor::SessionCloseReq { .. } => Kind::SessionCloseReq,
+            Descriptor::SessionReply { .. } => Kind::SessionReply,
+            Descriptor::Epoch { .. } => Kind::Epoch,
         }
     }
 
@@ -399,6 +468,58 @@ impl Descriptor {
                 set_le64(s, B, size);
                 set_le32(s, F, retries);
             }
+            Descriptor::SessionOpenReq {
+                tag,
+                pid,
+                req_id,
+                join_session,
+                join_key,
+            } => {
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, req_id);
+                set_le64(s, A, join_key);
+                set_le64(s, B, join_session as u64);
+            }
+            Descriptor::SessionCloseReq {
+                tag,
+                pid,
+                req_id,
+                session,
+            } => {
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, req_id);
+                set_le64(s, B, session as u64);
+            }
+            Descriptor::SessionReply {
+                tag,
+                pid,
+                req_id,
+                status,
+                session,
+                key,
+                dedup_quota,
+                lock_quota,
+                mem_quota_pages,
+                close,
+            } => {
+                s[FLAGS] = if close { desc_flags::CLOSE } else { 0 };
+                s[STATUS] = status;
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, req_id);
+                set_le64(s, A, key);
+                set_le64(s, B, session as u64);
+                set_le64(
+                    s,
+                    C,
+                    dedup_quota as u64 | (lock_quota as u64) << 16 | (mem_quota_pages as u64) << 32,
+                );
+            }
+            Descriptor::Epoch { epoch } => {
+                set_le64(s, A, epoch as u64);
+            }
         }
         let crc = crc32c(&s[..CRC]);
         set_le32(s, CRC, crc);
@@ -437,6 +558,18 @@ impl Descriptor {
                     ErrorKind::OutOfRange {
                         value: v,
                         max: u32::MAX as u64,
+                    },
+                )
+            })
+        };
+        let u16_of = |field: &'static str, at: usize| -> Result<u16> {
+            let v = le64(s, at);
+            u16::try_from(v).map_err(|_| {
+                Error::new(
+                    field,
+                    ErrorKind::OutOfRange {
+                        value: v,
+                        max: u16::MAX as u64,
                     },
                 )
             })
@@ -504,6 +637,38 @@ impl Descriptor {
                 size: le64(s, B),
                 retries: le32(s, F),
                 moved: flags & desc_flags::FIXED_OR_MOVED != 0,
+            },
+            Kind::SessionOpenReq => Descriptor::SessionOpenReq {
+                tag: le32(s, TAG),
+                pid: le32(s, PID),
+                req_id: le32(s, REQ_ID),
+                join_session: u16_of("ring.session_open.join_session", B)?,
+                join_key: le64(s, A),
+            },
+            Kind::SessionCloseReq => Descriptor::SessionCloseReq {
+                tag: le32(s, TAG),
+                pid: le32(s, PID),
+                req_id: le32(s, REQ_ID),
+                session: u16_of("ring.session_close.session", B)?,
+            },
+            Kind::SessionReply => {
+                let c = le64(s, C);
+                Descriptor::SessionReply {
+                    tag: le32(s, TAG),
+                    pid: le32(s, PID),
+                    req_id: le32(s, REQ_ID),
+                    status: s[STATUS],
+                    session: u16_of("ring.session_reply.session", B)?,
+                    key: le64(s, A),
+                    dedup_quota: c as u16,
+                    lock_quota: (c >> 16) as u16,
+                    mem_quota_pages: (c >> 32) as u32,
+                    close: flags & desc_flags::CLOSE != 0,
+                }
+            }
+            Kind::Epoch => match u32_of("ring.epoch", A)? {
+                0 => return Err(Error::new("ring.epoch", ErrorKind::Inconsistent)),
+                epoch => Descriptor::Epoch { epoch },
             },
         };
         // Re-encode and compare: any byte the kind does not use must be zero,
