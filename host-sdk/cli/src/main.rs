@@ -58,9 +58,29 @@ fn dispatch(cli: &Cli) -> Result<()> {
     }
 }
 
+/// Whether a panic is `print!` failing on a closed standard output: the
+/// reader (`clio … | head -1`) went away, which is not an error of ours.
+fn is_closed_stdout(info: &std::panic::PanicHookInfo<'_>) -> bool {
+    let msg = info
+        .payload()
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| info.payload().downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    msg.starts_with("failed printing to stdout") && msg.contains("Broken pipe")
+}
+
 /// Errors print as one line with their causes (no backtrace noise), and
-/// the exit code is 1.
+/// the exit code is 1. A reader that closes the pipe early ends the run
+/// quietly with status 0, as `head` expects of the commands it reads.
 fn main() {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if is_closed_stdout(info) {
+            std::process::exit(0);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse();
     if let Err(e) = dispatch(&cli) {
         eprintln!("clio: error: {e:#}");
