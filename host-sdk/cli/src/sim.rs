@@ -56,7 +56,25 @@ pub enum FastPathKind {
     Rtl,
 }
 
-/// Run `clio sim`.
+/// The `--listen` address: an `address:port` or `host:port` (names resolve,
+/// like `--addr` elsewhere); an IPv4 result is preferred.
+fn listen_addr(listen: &str) -> Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = listen
+        .to_socket_addrs()
+        .with_context(|| format!("--listen '{listen}' is not a host:port"))?
+        .collect();
+    addrs
+        .iter()
+        .find(|a| a.is_ipv4())
+        .or(addrs.first())
+        .copied()
+        .with_context(|| format!("--listen '{listen}' resolves to no address"))
+}
+
+/// Run `clio sim`. Every option is checked before the socket is bound, and
+/// "serving on" is printed once the board answers (QEMU has booted, the RTL
+/// harness is built), so a script may start its clients when it sees it.
 pub fn run(a: &SimArgs) -> Result<()> {
     let cfg = load_board(&a.board)?;
     let listen = match &a.listen {
@@ -67,9 +85,7 @@ pub fn run(a: &SimArgs) -> Result<()> {
             cfg.network.udp_port
         ),
     };
-    let addr: std::net::SocketAddr = listen
-        .parse()
-        .with_context(|| format!("--listen '{listen}' is not an address:port"))?;
+    let addr = listen_addr(&listen)?;
     let opts = ServeOptions {
         inbound: FaultConfig::parse(&a.faults_in)
             .map_err(anyhow::Error::msg)
@@ -81,18 +97,34 @@ pub fn run(a: &SimArgs) -> Result<()> {
     if a.fast_path == FastPathKind::Rtl && a.slow_path != SlowPathKind::Inproc {
         anyhow::bail!("--fast-path rtl runs the slow path in process; it cannot be combined with --slow-path qemu");
     }
+    let image = match a.slow_path {
+        SlowPathKind::Qemu => Some(
+            a.image
+                .as_ref()
+                .context("--slow-path qemu needs --image (the firmware ELF)")?,
+        ),
+        SlowPathKind::Inproc => None,
+    };
+    if let Some(image) = image {
+        if !image.is_file() {
+            anyhow::bail!("--image {}: no such file", image.display());
+        }
+    }
     let socket = std::net::UdpSocket::bind(addr).with_context(|| format!("binding {addr}"))?;
-    eprintln!(
-        "clio sim: board '{}' ({} MiB DRAM, {} KiB pages, {} TLB entries) serving on udp://{}",
-        cfg.board.name,
-        cfg.dram.size >> 20,
-        cfg.pages.default_size >> 10,
-        cfg.tlb.entries,
-        socket.local_addr()?
-    );
+    let serving = |socket: &std::net::UdpSocket| -> Result<()> {
+        eprintln!(
+            "clio sim: board '{}' ({} MiB DRAM, {} KiB pages, {} TLB entries) serving on udp://{}",
+            cfg.board.name,
+            cfg.dram.size >> 20,
+            cfg.pages.default_size >> 10,
+            cfg.tlb.entries,
+            socket.local_addr()?
+        );
+        Ok(())
+    };
     let stop = std::sync::atomic::AtomicBool::new(false);
-    match a.slow_path {
-        SlowPathKind::Inproc if a.fast_path == FastPathKind::Rtl => {
+    match image {
+        None if a.fast_path == FastPathKind::Rtl => {
             let board = RtlBoard::launch(&cfg, &RtlOptions::new()).map_err(anyhow::Error::msg)?;
             let h = board.harness();
             eprintln!(
@@ -104,18 +136,16 @@ pub fn run(a: &SimArgs) -> Result<()> {
                     String::new()
                 }
             );
+            serving(&socket)?;
             clio_emu::server::serve(board, socket, opts, &stop)?;
         }
-        SlowPathKind::Inproc => {
+        None => {
             let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
+            serving(&socket)?;
             clio_emu::server::serve(board, socket, opts, &stop)?;
         }
-        SlowPathKind::Qemu => {
-            let image = a
-                .image
-                .as_ref()
-                .context("--slow-path qemu needs --image (the firmware ELF)")?;
-            let mut qopts = QemuOptions::new(image, cfg);
+        Some(image) => {
+            let mut qopts = QemuOptions::new(image, cfg.clone());
             if let Some(q) = clio_emu::qemu::find_qemu() {
                 qopts.qemu = q;
             }
@@ -126,8 +156,27 @@ pub fn run(a: &SimArgs) -> Result<()> {
                 image.display(),
                 board.firmware().log_path().display()
             );
+            serving(&socket)?;
             clio_emu::server::serve(board, socket, opts, &stop)?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::listen_addr;
+
+    #[test]
+    fn listen_takes_names_and_names_the_flag() {
+        let a = listen_addr("localhost:47700").unwrap();
+        assert_eq!(a.port(), 47700);
+        assert!(a.ip().is_loopback());
+        assert_eq!(
+            listen_addr("127.0.0.1:5").unwrap(),
+            "127.0.0.1:5".parse().unwrap()
+        );
+        let e = format!("{:#}", listen_addr("no port here").unwrap_err());
+        assert!(e.contains("--listen 'no port here'"), "{e}");
+    }
 }
