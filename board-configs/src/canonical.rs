@@ -87,6 +87,12 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     writeln!(w, "bits = {}", c.va.bits)?;
     writeln!(w, "vregion_bytes = {}", c.va.vregion_bytes)?;
     writeln!(w, "max_pids = {}", c.va.max_pids)?;
+    let se = &c.sessions;
+    writeln!(w, "\n[sessions]")?;
+    writeln!(w, "capacity = {}", se.capacity)?;
+    writeln!(w, "dedup_per_session = {}", se.dedup_per_session)?;
+    writeln!(w, "locks_per_session = {}", se.locks_per_session)?;
+    writeln!(w, "mem_quota_bytes = {}", se.mem_quota_bytes)?;
     if let Some(p) = &c.pcie {
         writeln!(w, "\n[pcie]")?;
         writeln!(w, "vendor_id = {:#06x}", p.vendor_id)?;

@@ -109,6 +109,12 @@ pub fn to_rust_expr(c: &BoardConfig, krate: &str) -> String {
             "    va: {k}::VaSpace {{ bits: {}, vregion_bytes: {:#x}, max_pids: {} }},",
             c.va.bits, c.va.vregion_bytes, c.va.max_pids
         )?;
+        let se = &c.sessions;
+        writeln!(
+            s,
+            "    sessions: {k}::Sessions {{ capacity: {}, dedup_per_session: {}, locks_per_session: {}, mem_quota_bytes: {:#x} }},",
+            se.capacity, se.dedup_per_session, se.locks_per_session, se.mem_quota_bytes
+        )?;
         match &c.pcie {
             None => writeln!(s, "    pcie: None,")?,
             Some(p) => writeln!(

@@ -16,7 +16,8 @@ use toml::{Table, Value};
 
 use crate::model::{
     Board, BoardConfig, BoardKind, Dedup, Dram, FastPath, FreePaFifo, Name, Network, PageSizes,
-    PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Timeouts, Tlb, VaSpace,
+    PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Sessions, Timeouts, Tlb,
+    VaSpace,
 };
 use crate::validate::{limits, Limit};
 
@@ -686,6 +687,14 @@ impl Reader<'_> {
                 bits: self.int("va.bits", l::VA_BITS) as u32,
                 vregion_bytes: self.bytes("va.vregion_bytes", l::VREGION_BYTES),
                 max_pids: self.int("va.max_pids", l::MAX_PIDS) as u32,
+            },
+            sessions: Sessions {
+                capacity: self.int("sessions.capacity", l::SESSION_CAPACITY) as u32,
+                dedup_per_session: self.int("sessions.dedup_per_session", l::DEDUP_PER_SESSION)
+                    as u32,
+                locks_per_session: self.int("sessions.locks_per_session", l::LOCKS_PER_SESSION)
+                    as u32,
+                mem_quota_bytes: self.bytes("sessions.mem_quota_bytes", l::MEM_QUOTA_BYTES),
             },
             pcie,
         }

@@ -14,6 +14,20 @@ pub const PTE_BYTES: u64 = clio_wire::pte::PTE_LEN as u64;
 /// Bytes of one ring descriptor slot, from the ring format in `clio-wire` (64 B).
 pub const RING_SLOT_BYTES: u64 = clio_wire::ring::SLOT_LEN as u64;
 
+/// Bytes on an Ethernet link of the smallest request that takes a dedup
+/// record (an atomic: 8 payload bytes): preamble 8 + Ethernet header 14 +
+/// IPv4 20 + UDP 8 + Clio header + 8 + FCS 4 + inter-frame gap 12.
+pub const MIN_RECORDED_FRAME_BYTES: u64 =
+    8 + 14 + 20 + 8 + clio_wire::clio::HEADER_LEN as u64 + 8 + 4 + 12;
+
+const fn clamp_u16(v: u64) -> u16 {
+    if v > u16::MAX as u64 {
+        u16::MAX
+    } else {
+        v as u16
+    }
+}
+
 /// Longest board name, in bytes.
 pub const NAME_CAPACITY: usize = 32;
 
@@ -374,6 +388,24 @@ pub struct Timeouts {
     pub retry_budget: u32,
 }
 
+/// Sessions (issue #14): the fast path's on-chip session table and the
+/// per-session and per-address-space limits the board enforces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Sessions {
+    /// Entries of the fast-path session table; session ids are
+    /// `1..capacity` (id 0 means "no session"), so `capacity - 1` sessions
+    /// can be open at once.
+    pub capacity: u32,
+    /// Dedup records one session may hold at once (a new non-idempotent
+    /// request beyond it is answered `BUSY`).
+    pub dedup_per_session: u32,
+    /// Locks one session may hold at once (a LOCK beyond it: `OVER_QUOTA`).
+    pub locks_per_session: u32,
+    /// Bytes of VA one address space (PID) may have allocated; an ALLOC
+    /// beyond it is answered `OVER_QUOTA`. A multiple of `pages.default_size`.
+    pub mem_quota_bytes: u64,
+}
+
 /// Virtual address space served by the board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct VaSpace {
@@ -433,6 +465,8 @@ pub struct BoardConfig {
     pub timeouts: Timeouts,
     /// VA space.
     pub va: VaSpace,
+    /// Session table and quotas.
+    pub sessions: Sessions,
     /// PCIe attachment (present exactly for Alveo U200).
     pub pcie: Option<Pcie>,
 }
@@ -564,6 +598,89 @@ impl BoardConfig {
             Some(n) => n,
             None => 0,
         }
+    }
+
+    /// Session-table entries (`sessions.capacity`); valid session ids are
+    /// `1..session_capacity()`.
+    pub const fn session_capacity(&self) -> u32 {
+        self.sessions.capacity
+    }
+
+    /// Sessions that can be open at once: `capacity - 1` (id 0 is "none").
+    pub const fn max_sessions(&self) -> u32 {
+        self.sessions.capacity.saturating_sub(1)
+    }
+
+    /// Dedup records one session may hold, as the `SessionReply` descriptor
+    /// and `OpenSessionResp` carry it (validation keeps it within `u16`).
+    pub const fn dedup_quota(&self) -> u16 {
+        clamp_u16(self.sessions.dedup_per_session as u64)
+    }
+
+    /// Locks one session may hold, as the wire carries it (`u16`).
+    pub const fn lock_quota(&self) -> u16 {
+        clamp_u16(self.sessions.locks_per_session as u64)
+    }
+
+    /// The per-PID memory quota in pages of `pages.default_size`, as the
+    /// `SessionReply` descriptor and `OpenSessionResp` carry it (validation
+    /// keeps it a whole number of pages that fits `u32`).
+    pub const fn mem_quota_pages(&self) -> u32 {
+        match self
+            .sessions
+            .mem_quota_bytes
+            .checked_div(self.pages.default_size)
+        {
+            Some(n) if n > u32::MAX as u64 => u32::MAX,
+            Some(n) => n as u32,
+            None => 0,
+        }
+    }
+
+    /// Dedup records the buffer must hold (the brief's ≈ 3 × TIMEOUT ×
+    /// bandwidth, counted in records): the smallest recorded requests
+    /// ([`MIN_RECORDED_FRAME_BYTES`] on the wire each) arriving at the full
+    /// line rate ([`Self::line_rate_gbps`]) for three retransmission
+    /// timeouts at the SDK's floor (`timeouts.rto_min_us`, which the SDK
+    /// takes as its RTO floor): a record must outlive the first attempt,
+    /// a retry sent one RTO later, and the acknowledgement that frees it.
+    ///
+    /// Why not the SDK's give-up time (`timeouts.request_us`): records are
+    /// freed only by the client's acknowledgement, never evicted, so a record
+    /// outlives any retry however late; a session whose acknowledgement is
+    /// held back by a lost answer holds at most `sessions.dedup_per_session`
+    /// records (then `BUSY`), which covers its whole give-up time. Sizing for
+    /// line rate × give-up time would take 3 s × 2.5 GB/s / 130 B ≈ 58 M
+    /// records on a ZCU106 (1.8 GB of on-chip memory).
+    pub const fn dedup_entries_needed(&self) -> u64 {
+        let bits = 3u128 * self.timeouts.rto_min_us as u128 * self.line_rate_gbps() as u128 * 1000;
+        let per = MIN_RECORDED_FRAME_BYTES as u128 * 8;
+        let n = bits.div_ceil(per);
+        if n > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            n as u64
+        }
+    }
+
+    /// `dedup.buffer_bytes` needed for [`Self::dedup_entries_needed`].
+    pub const fn dedup_buffer_bytes_needed(&self) -> u64 {
+        self.dedup_entries_needed()
+            .saturating_mul(self.dedup.entry_bytes as u64)
+    }
+
+    /// How long the dedup buffer lasts, in ns, when the smallest recorded
+    /// requests arrive at the full line rate and none is acknowledged: what
+    /// `clio bringup` compares with the client's retransmission timeouts.
+    pub const fn dedup_coverage_ns(&self) -> u64 {
+        let gbps = self.line_rate_gbps();
+        if gbps == 0 {
+            return u64::MAX;
+        }
+        // bits / (Gbit/s) = ns.
+        self.dedup_entries()
+            .saturating_mul(MIN_RECORDED_FRAME_BYTES * 8)
+            / gbps
     }
 
     /// Fast-path throughput in Gbit/s at one beat per cycle (II = 1).

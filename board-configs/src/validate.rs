@@ -119,6 +119,15 @@ pub mod limits {
     pub const VREGION_BYTES: Limit = Limit::pow2(4 * KIB, TIB);
     /// `va.max_pids`.
     pub const MAX_PIDS: Limit = Limit::range(1, 65535);
+    /// `sessions.capacity`: session ids are u16 on the wire (`1..capacity`);
+    /// a power of two so the fast path's table is a plain indexed memory.
+    pub const SESSION_CAPACITY: Limit = Limit::pow2(2, 65536);
+    /// `sessions.dedup_per_session`: carried as a u16.
+    pub const DEDUP_PER_SESSION: Limit = Limit::range(1, 65535);
+    /// `sessions.locks_per_session`: carried as a u16.
+    pub const LOCKS_PER_SESSION: Limit = Limit::range(1, 65535);
+    /// `sessions.mem_quota_bytes`: 4 KiB to 1 TiB.
+    pub const MEM_QUOTA_BYTES: Limit = Limit::range(4 * KIB, TIB);
     /// `pcie.vendor_id`, `pcie.device_id`.
     pub const PCI_ID: Limit = Limit::range(0, 0xffff);
     /// `pcie.user_bar`.
@@ -343,6 +352,23 @@ impl BoardConfig {
         check("va.bits", c.va.bits.into(), l::VA_BITS)?;
         check("va.vregion_bytes", c.va.vregion_bytes, l::VREGION_BYTES)?;
         check("va.max_pids", c.va.max_pids.into(), l::MAX_PIDS)?;
+        let se = &c.sessions;
+        check("sessions.capacity", se.capacity.into(), l::SESSION_CAPACITY)?;
+        check(
+            "sessions.dedup_per_session",
+            se.dedup_per_session.into(),
+            l::DEDUP_PER_SESSION,
+        )?;
+        check(
+            "sessions.locks_per_session",
+            se.locks_per_session.into(),
+            l::LOCKS_PER_SESSION,
+        )?;
+        check(
+            "sessions.mem_quota_bytes",
+            se.mem_quota_bytes,
+            l::MEM_QUOTA_BYTES,
+        )?;
         if let Some(p) = &c.pcie {
             check("pcie.user_bar", p.user_bar.into(), l::PCI_BAR)?;
             check("pcie.user_offset", p.user_offset, l::PCI_USER_OFFSET)?;
@@ -512,6 +538,7 @@ impl BoardConfig {
                 Reason::TooSmall(c.pages.sizes.largest(), "the largest page size"),
             );
         }
+        self.validate_sessions()?;
         // One bucket is one DRAM burst; a PTE beat must fit the datapath.
         if PTE_BYTES * 8 > u64::from(c.fastpath.datapath_bits) {
             return fail(
@@ -533,6 +560,63 @@ impl BoardConfig {
             );
         }
         self.validate_regs_base()
+    }
+}
+
+impl BoardConfig {
+    /// The `[sessions]` table against the rest, and the dedup buffer's size
+    /// against the line rate and the SDK's retransmission timeout.
+    fn validate_sessions(&self) -> Result<(), Violation> {
+        let c = self;
+        let se = &c.sessions;
+        let need = c.dedup_buffer_bytes_needed();
+        if c.dedup.buffer_bytes < need {
+            return fail(
+                "dedup.buffer_bytes",
+                Shown::Int(c.dedup.buffer_bytes),
+                Reason::TooSmall(
+                    need,
+                    "raise dedup.buffer_bytes: records of 3 x timeouts.rto_min_us of the smallest \
+                     recorded requests at the line rate (network.ports x network.port_gbps)",
+                ),
+            );
+        }
+        if u64::from(se.dedup_per_session) > c.dedup_entries() {
+            return fail(
+                "sessions.dedup_per_session",
+                Shown::Int(se.dedup_per_session.into()),
+                Reason::TooLarge(
+                    c.dedup_entries(),
+                    "records of the whole buffer, dedup.buffer_bytes / dedup.entry_bytes",
+                ),
+            );
+        }
+        let page = c.pages.default_size;
+        if page != 0 && se.mem_quota_bytes % page != 0 {
+            return fail(
+                "sessions.mem_quota_bytes",
+                Shown::Int(se.mem_quota_bytes),
+                Reason::NotAligned(page),
+            );
+        }
+        if se.mem_quota_bytes > c.regions.data.size {
+            return fail(
+                "sessions.mem_quota_bytes",
+                Shown::Int(se.mem_quota_bytes),
+                Reason::TooLarge(c.regions.data.size, "regions.data.size"),
+            );
+        }
+        if page != 0 && se.mem_quota_bytes / page > u64::from(u32::MAX) {
+            return fail(
+                "sessions.mem_quota_bytes",
+                Shown::Int(se.mem_quota_bytes),
+                Reason::TooLarge(
+                    u64::from(u32::MAX).saturating_mul(page),
+                    "2^32 - 1 pages of pages.default_size (the wire's mem_quota_pages)",
+                ),
+            );
+        }
+        Ok(())
     }
 }
 

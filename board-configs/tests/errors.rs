@@ -21,7 +21,10 @@ fn out_of_range_value_names_file_key_and_range() {
     let msg = with_child("[network]\nmtu_payload = 9001\n").error("bad.toml");
     assert_eq!(
         msg,
-        "board-configs/bad.toml: key 'network.mtu_payload' = 9001: must be in 256..=8932"
+        format!(
+            "board-configs/bad.toml: key 'network.mtu_payload' = 9001: must be in 256..={}",
+            clio_wire::clio::MAX_PAYLOAD
+        )
     );
     let msg = with_child("[page_table]\nslot_factor = -1\n").error("bad.toml");
     assert_eq!(
@@ -194,6 +197,85 @@ fn relations_between_keys_are_checked() {
         ),
         "{msg}"
     );
+}
+
+#[test]
+fn sessions_keys_are_checked() {
+    let msg = with_child("[sessions]\ncapacity = 1000\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'sessions.capacity' = 1000: must be a power of two in 2..=65536"
+    );
+    let msg = with_child("[sessions]\ndedup_per_session = 0\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'sessions.dedup_per_session' = 0: must be in 1..=65535"
+    );
+    let msg = with_child("[sessions]\nlocks_per_session = 65536\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'sessions.locks_per_session' = 65536: must be in 1..=65535"
+    );
+    // More records per session than the whole buffer has (1536).
+    let msg = with_child("[sessions]\ndedup_per_session = 2000\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'sessions.dedup_per_session' = 2000: must be at most 1536"
+        ),
+        "{msg}"
+    );
+    // Not a whole number of default (4 MiB) pages.
+    let msg = with_child("[sessions]\nmem_quota_bytes = \"6 MiB\"\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'sessions.mem_quota_bytes' = 6291456: must be a multiple of 0x400000"
+    );
+    let msg = with_child("[sessions]\nmem_quota_bytes = \"4 GiB\"\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/bad.toml: key 'sessions.mem_quota_bytes' = 4294967296: \
+             must be at most 2013265920 (regions.data.size)"
+        ),
+        "{msg}"
+    );
+    let msg = Files::shipped()
+        .with("zcu106.toml", &zcu106_with("capacity = 1024\n", ""))
+        .error("zcu106.toml");
+    assert!(
+        msg.starts_with("board-configs/zcu106.toml: missing key 'sessions.capacity'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_dedup_buffer_too_small_for_the_line_rate_names_the_key_to_raise() {
+    // The paper's 30 KiB (960 records) is short of 1154 on a ZCU106.
+    let msg = with_child("[dedup]\nbuffer_bytes = \"30 KiB\"\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'dedup.buffer_bytes' = 30720: must be at least 36928 \
+         (raise dedup.buffer_bytes: records of 3 x timeouts.rto_min_us of the smallest \
+         recorded requests at the line rate (network.ports x network.port_gbps))"
+    );
+    // The rule follows the line rate and the SDK's RTO floor: one port is enough...
+    let files = Files::shipped().with(
+        "one.toml",
+        &child("[dedup]\nbuffer_bytes = \"30 KiB\"\n[network]\nports = 1\n"),
+    );
+    let c = files.load("one.toml").unwrap();
+    assert_eq!(c.dedup_entries_needed(), 577);
+    // ...but a higher RTO floor needs more records again (the error names
+    // the file that set the buffer size, the parent here).
+    let msg = with_child("[timeouts]\nrto_min_us = 40\n").error("bad.toml");
+    assert!(
+        msg.starts_with(
+            "board-configs/zcu106.toml: key 'dedup.buffer_bytes' = 49152: must be at least 73856"
+        ),
+        "{msg}"
+    );
+    // Exactly the needed size loads.
+    let files = Files::shipped().with("exact.toml", &child("[dedup]\nbuffer_bytes = 36928\n"));
+    assert_eq!(files.load("exact.toml").unwrap().dedup_entries(), 1154);
 }
 
 #[test]

@@ -81,7 +81,18 @@ fn zcu106_has_the_prototype_numbers_and_derived_values() {
     assert_eq!(c.bucket_bytes(), 256);
     assert_eq!(c.page_table_bytes(), 16 * MIB);
     assert!(c.regions.page_table.size >= c.page_table_bytes());
-    assert_eq!(c.dedup_entries(), 30 * 1024 / 32);
+    assert_eq!(c.dedup_entries(), 48 * 1024 / 32);
+    // 3 x 20 us x 20 Gbit/s of 130-byte frames = 1 200 000 bit / 1040 bit.
+    assert_eq!(clio_config::MIN_RECORDED_FRAME_BYTES, 130);
+    assert_eq!(c.dedup_entries_needed(), 1154);
+    assert_eq!(c.dedup_buffer_bytes_needed(), 1154 * 32);
+    // 1536 records x 1040 bit / 20 Gbit/s = 79 872 ns.
+    assert_eq!(c.dedup_coverage_ns(), 79_872);
+    assert_eq!(c.session_capacity(), 1024);
+    assert_eq!(c.max_sessions(), 1023);
+    assert_eq!((c.dedup_quota(), c.lock_quota()), (256, 64));
+    assert_eq!(c.sessions.mem_quota_bytes, 512 * MIB);
+    assert_eq!(c.mem_quota_pages(), 128);
     assert_eq!(c.free_pa_fifo_entries(), 3 * 32);
     assert_eq!(c.ring_bytes(&c.rings.rx), 128 + 4096 * 64);
     let g = c.page_table_geometry();
@@ -113,6 +124,16 @@ fn emulator_inherits_zcu106_and_overrides_memory_and_ports() {
     assert_eq!(emu.pages, z.pages);
     assert!(emu.regions.page_table.size >= emu.page_table_bytes());
     assert_eq!(emu.page_table_bytes(), 2 * MIB);
+    // Sessions: the ZCU106's table and per-session quotas, a smaller memory
+    // quota for the smaller DRAM; 1 Gbit/s of loopback for the dedup check
+    // (3 x 500 us x 1 Gbit/s / 1040 bit = 1443 records of 1536).
+    assert_eq!(emu.sessions.capacity, z.sessions.capacity);
+    assert_eq!(emu.sessions.dedup_per_session, z.sessions.dedup_per_session);
+    assert_eq!(emu.sessions.mem_quota_bytes, 64 * MIB);
+    assert_eq!(emu.mem_quota_pages(), 16);
+    assert_eq!(emu.network.port_gbps, 1);
+    assert_eq!(emu.dedup_entries_needed(), 1443);
+    assert!(emu.dedup_entries() >= emu.dedup_entries_needed());
 }
 
 #[test]
@@ -125,6 +146,10 @@ fn alveo_u200_has_64_gib_qsfp28_and_xdma() {
     assert_eq!(p.vendor_id, 0x10ee);
     assert_eq!(c.regions.data.end(), c.dram.region().end());
     assert!(c.regions.page_table.size >= c.page_table_bytes());
+    // 3 x 20 us x 200 Gbit/s / 1040 bit = 11 539 records of 12 288.
+    assert_eq!(c.dedup_entries_needed(), 11_539);
+    assert_eq!(c.dedup_entries(), 12_288);
+    assert_eq!(c.session_capacity(), 4096);
 }
 
 #[test]
