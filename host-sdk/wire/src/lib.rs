@@ -13,6 +13,7 @@
 //! - [`xdma`]: the user-BAR register map and packet slots of the PCIe (XDMA) path.
 //! - [`crc`]: CRC32C, the integrity check of packets and descriptors.
 //! - `svgen` (feature `std`): the generated SystemVerilog packages.
+//! - `reference` (feature `std`): the generated wire reference `REFERENCE.md`.
 #![cfg_attr(not(test), no_std)]
 // Unsafe code is allowed in exactly one place: the SSE4.2 CRC32C path.
 #![deny(unsafe_code)]
@@ -28,6 +29,8 @@ mod error;
 pub mod fpregs;
 pub mod payload;
 pub mod pte;
+#[cfg(feature = "std")]
+pub mod reference;
 pub mod ring;
 #[cfg(feature = "std")]
 pub mod svgen;
