@@ -457,6 +457,9 @@ fn run_suite(a: &SuiteArgs) -> Result<()> {
                 if let Some(dir) = &a.svg {
                     for p in o.plots() {
                         let path = dir.join(&p.file);
+                        // A plot with clipped text or an empty series is a bug
+                        // of ours, not something to hand a reader.
+                        svg::check(&p.svg).map_err(|e| anyhow::anyhow!("plot {}: {e}", p.file))?;
                         std::fs::write(&path, &p.svg)
                             .with_context(|| format!("writing {}", path.display()))?;
                         files.push(path.display().to_string());

@@ -1,14 +1,47 @@
 //! Dependency-free SVG charts: line charts (latency CDFs, scaling curves,
-//! linear or log axes) and grouped bar charts.
+//! linear or log axes) and grouped bar charts. The legend sits right of the
+//! plot and the picture widens to fit its longest name; [`check`] finds text
+//! that would be clipped and series that draw nothing.
 
 use std::fmt::Write as _;
 
-const W: f64 = 760.0;
+/// Width of the plot area (between the axes).
+const PLOT_W: f64 = 492.0;
 const H: f64 = 440.0;
 const LEFT: f64 = 78.0;
+/// Narrowest right margin (the legend column).
 const RIGHT: f64 = 190.0;
 const TOP: f64 = 44.0;
 const BOTTOM: f64 = 58.0;
+/// Average advance of a sans-serif glyph, in font sizes (generous, so an
+/// estimate that fits also fits when rendered).
+const GLYPH: f64 = 0.62;
+
+/// Estimated width of `s` at `font_size` px.
+pub fn text_width(s: &str, font_size: f64) -> f64 {
+    s.chars().count() as f64 * font_size * GLYPH
+}
+
+/// The picture's geometry: its width follows the legend.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    w: f64,
+}
+
+impl Frame {
+    fn for_legend<'a>(names: impl Iterator<Item = &'a str>) -> Frame {
+        let longest = names.map(|n| text_width(n, 12.0)).fold(0.0, f64::max);
+        // Swatch (28 px) and gaps either side of the text.
+        let right = RIGHT.max(16.0 + 28.0 + longest + 12.0);
+        Frame {
+            w: LEFT + PLOT_W + right,
+        }
+    }
+    /// Right end of the plot area.
+    fn x1(&self) -> f64 {
+        LEFT + PLOT_W
+    }
+}
 const COLORS: [&str; 8] = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
 ];
@@ -36,6 +69,21 @@ impl Axis {
         Axis {
             label: label.into(),
             log: true,
+        }
+    }
+
+    /// Log when the largest positive value is more than 5× the smallest (a
+    /// linear axis would flatten the small ones to slivers), else linear.
+    pub fn auto(label: &str, values: impl IntoIterator<Item = f64>) -> Axis {
+        let (mut lo, mut hi) = (f64::INFINITY, 0.0f64);
+        for v in values.into_iter().filter(|v| v.is_finite() && *v > 0.0) {
+            lo = lo.min(v);
+            hi = hi.max(v);
+        }
+        if lo.is_finite() && hi / lo > 5.0 {
+            Axis::log(label)
+        } else {
+            Axis::linear(label)
         }
     }
 }
@@ -197,21 +245,22 @@ fn usable(v: f64, log: bool) -> bool {
     v.is_finite() && (!log || v > 0.0)
 }
 
-fn header(svg: &mut String, title: &str) {
+fn header(svg: &mut String, f: &Frame, title: &str) {
+    let w = f.w;
     let _ = write!(
         svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{H}" viewBox="0 0 {w} {H}" font-family="sans-serif" font-size="12">"#
     );
     let _ = write!(
         svg,
-        r#"<rect width="{W}" height="{H}" fill="white"/><text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
-        W / 2.0,
+        r#"<rect width="{w}" height="{H}" fill="white"/><text x="{}" y="24" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"#,
+        w / 2.0,
         escape(title)
     );
 }
 
-fn axes(svg: &mut String, xs: &Scale, ys: &Scale, x: &Axis, y: &Axis, x_ticks: bool) {
-    let (x0, x1, y0, y1) = (LEFT, W - RIGHT, H - BOTTOM, TOP);
+fn axes(svg: &mut String, f: &Frame, xs: &Scale, ys: &Scale, x: &Axis, y: &Axis, x_ticks: bool) {
+    let (x0, x1, y0, y1) = (LEFT, f.x1(), H - BOTTOM, TOP);
     for t in ys.ticks() {
         let py = ys.px(t);
         let _ = write!(
@@ -252,8 +301,8 @@ fn axes(svg: &mut String, xs: &Scale, ys: &Scale, x: &Axis, y: &Axis, x_ticks: b
     );
 }
 
-fn legend(svg: &mut String, names: &[(&str, bool)]) {
-    let x = W - RIGHT + 16.0;
+fn legend(svg: &mut String, f: &Frame, names: &[(&str, bool)]) {
+    let x = f.x1() + 16.0;
     for (i, (name, dashed)) in names.iter().enumerate() {
         let y = TOP + 10.0 + i as f64 * 18.0;
         let c = COLORS[i % COLORS.len()];
@@ -282,11 +331,12 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], step: bool
             .flat_map(|s| s.points.iter())
             .filter(|p| usable(p.0, x.log) && usable(p.1, y.log))
     };
-    let xs = Scale::fit(pts().map(|p| p.0), x.log, LEFT, W - RIGHT, false);
+    let f = Frame::for_legend(series.iter().map(|s| s.name.as_str()));
+    let xs = Scale::fit(pts().map(|p| p.0), x.log, LEFT, f.x1(), false);
     let ys = Scale::fit(pts().map(|p| p.1), y.log, H - BOTTOM, TOP, true);
     let mut svg = String::new();
-    header(&mut svg, title);
-    axes(&mut svg, &xs, &ys, x, y, true);
+    header(&mut svg, &f, title);
+    axes(&mut svg, &f, &xs, &ys, x, y, true);
     for (i, s) in series.iter().enumerate() {
         let c = COLORS[i % COLORS.len()];
         let mut path = String::new();
@@ -329,7 +379,7 @@ pub fn line_chart(title: &str, x: &Axis, y: &Axis, series: &[Series], step: bool
         }
     }
     let names: Vec<(&str, bool)> = series.iter().map(|s| (s.name.as_str(), s.dashed)).collect();
-    legend(&mut svg, &names);
+    legend(&mut svg, &f, &names);
     svg.push_str("</svg>\n");
     svg
 }
@@ -348,13 +398,14 @@ pub fn bar_chart(
             .flat_map(|s| s.1.iter().copied())
             .filter(|&v| usable(v, y.log))
     };
+    let f = Frame::for_legend(series.iter().map(|s| s.0.as_str()));
     let ys = Scale::fit(vals(), y.log, H - BOTTOM, TOP, true);
-    let xs = Scale::fit([0.0, 1.0].into_iter(), false, LEFT, W - RIGHT, false);
+    let xs = Scale::fit([0.0, 1.0].into_iter(), false, LEFT, f.x1(), false);
     let mut svg = String::new();
-    header(&mut svg, title);
-    axes(&mut svg, &xs, &ys, &Axis::linear(""), y, false);
+    header(&mut svg, &f, title);
+    axes(&mut svg, &f, &xs, &ys, &Axis::linear(""), y, false);
     let n_cat = categories.len().max(1) as f64;
-    let group = (W - RIGHT - LEFT) / n_cat;
+    let group = PLOT_W / n_cat;
     let bar = group * 0.8 / series.len().max(1) as f64;
     let base = if y.log { H - BOTTOM } else { ys.px(0.0) };
     for (ci, cat) in categories.iter().enumerate() {
@@ -388,9 +439,65 @@ pub fn bar_chart(
         );
     }
     let names: Vec<(&str, bool)> = series.iter().map(|s| (s.0.as_str(), false)).collect();
-    legend(&mut svg, &names);
+    legend(&mut svg, &f, &names);
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The value of attribute `name` in the tag text `tag`.
+fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    tag[at..].split('"').next()
+}
+
+/// Checks a chart as a reader would see it: every horizontal text (its
+/// estimated extent from `x`, anchor and font size) lies inside the
+/// picture, every line has points, and there is something drawn. Returns
+/// what is wrong, naming the text or series.
+pub fn check(svg: &str) -> Result<(), String> {
+    let open = svg.split('>').next().unwrap_or("");
+    let num = |tag: &str, name: &str| attr(tag, name).and_then(|v| v.parse::<f64>().ok());
+    let (w, h) = (
+        num(open, "width").ok_or("no width")?,
+        num(open, "height").ok_or("no height")?,
+    );
+    let mut drawn = 0;
+    for piece in svg.split("<text").skip(1) {
+        let (tag, rest) = piece.split_once('>').ok_or("unclosed <text>")?;
+        let content = rest.split("</text>").next().unwrap_or("");
+        if tag.contains("transform=") {
+            continue; // the rotated y-axis label: placed by hand
+        }
+        let (x, y) = (
+            num(tag, "x").ok_or("text without x")?,
+            num(tag, "y").ok_or("text without y")?,
+        );
+        let size = num(tag, "font-size").unwrap_or(12.0);
+        let width = text_width(content, size);
+        let (l, r) = match attr(tag, "text-anchor") {
+            Some("middle") => (x - width / 2.0, x + width / 2.0),
+            Some("end") => (x - width, x),
+            _ => (x, x + width),
+        };
+        if l < 0.0 || r > w || y - size < 0.0 || y > h {
+            return Err(format!(
+                "text '{content}' at ({x:.0}, {y:.0}) spans {l:.0}..{r:.0} outside 0..{w:.0} × 0..{h:.0}"
+            ));
+        }
+    }
+    for piece in svg.split("<polyline").skip(1) {
+        let tag = piece.split('>').next().unwrap_or("");
+        if attr(tag, "points").is_none_or(|p| p.trim().is_empty()) {
+            return Err("a line with no points".into());
+        }
+        drawn += 1;
+    }
+    drawn += svg.matches("<rect x=").count();
+    if drawn == 0 {
+        return Err("nothing drawn: no line and no bar".into());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -472,6 +579,47 @@ mod tests {
             .next()
             .unwrap();
         assert_eq!(pts.split_whitespace().count(), 3);
+    }
+
+    #[test]
+    fn long_legends_widen_the_picture_and_pass_the_check() {
+        let name = "SDK over UDP, synchronous rread, 4 KiB, loopback (median of 5 laps)";
+        let series = vec![Series {
+            name: name.into(),
+            points: vec![(1.0, 0.5), (2.0, 1.0)],
+            dashed: false,
+        }];
+        let svg = line_chart("CDF", &Axis::log("µs"), &Axis::linear("f"), &series, true);
+        check(&svg).unwrap();
+        // The old fixed 760 px frame clipped this legend entry.
+        let clipped = svg.replace(r#"width="#, r#"data-w="#).replacen(
+            "<svg ",
+            r#"<svg width="760" height="440" "#,
+            1,
+        );
+        let e = check(&clipped).unwrap_err();
+        assert!(e.contains(name), "{e}");
+    }
+
+    #[test]
+    fn check_finds_empty_series_and_empty_charts() {
+        let series = vec![Series {
+            name: "nothing".into(),
+            points: vec![],
+            dashed: false,
+        }];
+        let svg = line_chart("x", &Axis::linear("a"), &Axis::linear("b"), &series, false);
+        assert_eq!(check(&svg).unwrap_err(), "a line with no points");
+        let bars = bar_chart("y", &Axis::linear("v"), &[], &[]);
+        assert!(check(&bars).unwrap_err().starts_with("nothing drawn"));
+    }
+
+    #[test]
+    fn auto_axis_goes_log_across_decades() {
+        assert!(Axis::auto("ops", [0.03, 2.7]).log);
+        assert!(Axis::auto("ops", [0.29, 2.7]).log);
+        assert!(!Axis::auto("ops", [1.0, 2.7]).log);
+        assert!(!Axis::auto("ops", [0.0, -1.0]).log);
     }
 
     #[test]
