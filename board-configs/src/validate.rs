@@ -119,9 +119,10 @@ pub mod limits {
     pub const VREGION_BYTES: Limit = Limit::pow2(4 * KIB, TIB);
     /// `va.max_pids`.
     pub const MAX_PIDS: Limit = Limit::range(1, 65535);
-    /// `sessions.capacity`: session ids are u16 on the wire (`1..capacity`);
-    /// a power of two so the fast path's table is a plain indexed memory.
-    pub const SESSION_CAPACITY: Limit = Limit::pow2(2, 65536);
+    /// `sessions.capacity`: session ids and INFO's `sessions` are u16 on
+    /// the wire (`1..capacity`); a power of two so the fast path's table is
+    /// a plain indexed memory.
+    pub const SESSION_CAPACITY: Limit = Limit::pow2(2, 32768);
     /// `sessions.dedup_per_session`: carried as a u16.
     pub const DEDUP_PER_SESSION: Limit = Limit::range(1, 65535);
     /// `sessions.locks_per_session`: carried as a u16.

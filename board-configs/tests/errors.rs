@@ -204,7 +204,7 @@ fn sessions_keys_are_checked() {
     let msg = with_child("[sessions]\ncapacity = 1000\n").error("bad.toml");
     assert_eq!(
         msg,
-        "board-configs/bad.toml: key 'sessions.capacity' = 1000: must be a power of two in 2..=65536"
+        "board-configs/bad.toml: key 'sessions.capacity' = 1000: must be a power of two in 2..=32768"
     );
     let msg = with_child("[sessions]\ndedup_per_session = 0\n").error("bad.toml");
     assert_eq!(
