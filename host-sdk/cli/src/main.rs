@@ -87,3 +87,99 @@ fn main() {
         std::process::exit(1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::Parser;
+    use std::path::{Path, PathBuf};
+
+    fn markdown_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if !["target", ".git", "node_modules"].contains(&name.as_str())
+                    && !name.starts_with("sim_build")
+                {
+                    markdown_files(&p, out);
+                }
+            } else if name.ends_with(".md") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// `clio` command lines quoted in a document: code-block lines that run
+    /// `clio …` or `cargo run … -p clio-cli -- …`, and inline `clio …` spans.
+    /// Lines with placeholders of optional parts (`[--x]`, `…`) are skipped.
+    fn commands(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut in_code = false;
+        for line in text.lines() {
+            if line.trim_start().starts_with("```") {
+                in_code = !in_code;
+                continue;
+            }
+            if in_code {
+                let l = line.split(" #").next().unwrap_or("").trim();
+                let l = l.strip_prefix("$ ").unwrap_or(l);
+                if let Some((_, args)) = l.split_once("-p clio-cli -- ") {
+                    out.push(format!("clio {args}"));
+                } else if l.starts_with("clio ") {
+                    out.push(l.to_string());
+                }
+            } else {
+                for span in line.split('`').skip(1).step_by(2) {
+                    if span.starts_with("clio ") || span == "clio" {
+                        out.push(span.to_string());
+                    }
+                }
+            }
+        }
+        out.retain(|c| !c.contains(['[', '…', '|', '<']) && !c.contains("..."));
+        out
+    }
+
+    /// Every `clio` command line in the repository's docs still parses
+    /// (unknown subcommands, renamed flags and bad values fail here).
+    #[test]
+    fn every_documented_command_line_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let mut files = Vec::new();
+        markdown_files(&root, &mut files);
+        let mut bad = Vec::new();
+        let mut n = 0;
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            for c in commands(&text) {
+                n += 1;
+                let argv: Vec<&str> = c.split_whitespace().collect();
+                if argv.len() == 1 {
+                    continue; // bare `clio` names the tool
+                }
+                if let Err(e) = Cli::try_parse_from(&argv) {
+                    let first = e.to_string().lines().next().unwrap_or("").to_string();
+                    bad.push(format!("{}: `{c}`: {first}", f.display()));
+                }
+            }
+        }
+        assert!(n > 20, "only {n} documented command lines found");
+        assert!(bad.is_empty(), "{} of {n}:\n{}", bad.len(), bad.join("\n"));
+    }
+
+    #[test]
+    fn command_scanner() {
+        let md = "run `clio bench --only async` or\n```sh\ncargo run --release -p clio-cli -- demo   # main job\n\
+                  clio bench slowpath [--board zcu106]\nclio sim --listen 127.0.0.1:1\n```\n";
+        assert_eq!(
+            commands(md),
+            vec![
+                "clio bench --only async",
+                "clio demo",
+                "clio sim --listen 127.0.0.1:1"
+            ]
+        );
+        assert!(Cli::try_parse_from(["clio", "bench", "--no-such-flag"]).is_err());
+    }
+}
