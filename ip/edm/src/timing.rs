@@ -87,3 +87,86 @@ impl Default for Latency {
 pub fn ns(cycles: u64) -> f64 {
     cycles as f64 * CYCLE_NS
 }
+
+/// What a message meets outside the PCS on each link it crosses: the
+/// transceiver (PMA + PMD) on each side and the cable. These are not EDM's
+/// logic, so Table 1 lists them apart and adds them to the stack latency.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LinkPhysical {
+    /// One PMA + PMD traversal (serializer or deserializer and the optics or
+    /// copper driver), ns. EDM Table 1 ("Ethernet PHY (PMA+PMD)"): 19 ns.
+    pub pma_pmd_ns: f64,
+    /// One-hop propagation, ns. EDM Table 1 ("Propagation delay"; "the
+    /// one-hop propagation delay is 10 ns", about 2 m of cable).
+    pub propagation_ns: f64,
+}
+
+impl LinkPhysical {
+    /// EDM Table 1's values.
+    pub const TABLE1: LinkPhysical = LinkPhysical {
+        pma_pmd_ns: 19.0,
+        propagation_ns: 10.0,
+    };
+
+    /// The time added to a stack latency by `links` link traversals: each
+    /// crosses a PMA/PMD on the sending and on the receiving side, and one
+    /// cable. A read crosses 4 links (RREQ CN → switch → MN, RRES back), a
+    /// write also 4 (/N/ and /G/ on the CN's link, WREQ CN → switch → MN):
+    /// Table 1's 8 × 19 ns + 4 × 10 ns = 192 ns for both.
+    pub fn added_ns(&self, links: u32) -> PhysicalShare {
+        PhysicalShare {
+            pma_pmd_traversals: 2 * links,
+            pma_pmd_ns: 2.0 * f64::from(links) * self.pma_pmd_ns,
+            propagations: links,
+            propagation_ns: f64::from(links) * self.propagation_ns,
+        }
+    }
+}
+
+/// The physical share of one operation's latency, by part.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PhysicalShare {
+    /// PMA/PMD traversals.
+    pub pma_pmd_traversals: u32,
+    /// Their total, ns.
+    pub pma_pmd_ns: f64,
+    /// Cable hops.
+    pub propagations: u32,
+    /// Their total, ns.
+    pub propagation_ns: f64,
+}
+
+impl PhysicalShare {
+    /// PMA/PMD plus propagation, ns.
+    pub fn total_ns(&self) -> f64 {
+        self.pma_pmd_ns + self.propagation_ns
+    }
+}
+
+#[cfg(test)]
+mod physical_tests {
+    use super::*;
+
+    #[test]
+    fn table1_adds_192_ns_over_four_links() {
+        let s = LinkPhysical::TABLE1.added_ns(4);
+        assert_eq!((s.pma_pmd_traversals, s.propagations), (8, 4));
+        assert_eq!(s.pma_pmd_ns, 152.0);
+        assert_eq!(s.propagation_ns, 40.0);
+        assert_eq!(s.total_ns(), 192.0);
+    }
+
+    #[test]
+    fn per_hop_wire_delays_follow_from_table1() {
+        let t = LinkPhysical::TABLE1;
+        let hop_ns = 2.0 * t.pma_pmd_ns + t.propagation_ns;
+        assert_eq!(
+            crate::load::TABLE1_WIRE_CYCLES,
+            (hop_ns / CYCLE_NS).ceil() as u64
+        );
+        assert_eq!(
+            crate::load::TABLE1_WIRE_BLOCKS_100G,
+            (hop_ns / (CYCLE_NS / crate::load::BLOCKS_PER_CYCLE_100G as f64)).round() as u64
+        );
+    }
+}

@@ -10,7 +10,7 @@ use edm::host::Request;
 use edm::load::{self, LoadConfig, LoadResult, READ_STAGES, WRITE_STAGES};
 use edm::phy::frame_blocks;
 use edm::switch::SwitchConfig;
-use edm::timing::ns;
+use edm::timing::{ns, LinkPhysical};
 use edm::vectors::Rng;
 use edm_pim::{Config, Notification, Scheduler};
 
@@ -377,7 +377,9 @@ fn main() -> ExitCode {
     let json = args.iter().any(|a| a == "--json");
     let rd = breakdown(false);
     let wr = breakdown(true);
-    let ns_fixed = |b: &Breakdown| ns(b.total) + 8.0 * 19.0 + 4.0 * 10.0;
+    // Both a 64 B read and a write cross four links (see LinkPhysical::added_ns).
+    let phys = LinkPhysical::TABLE1.added_ns(4);
+    let ns_fixed = |b: &Breakdown| ns(b.total) + phys.total_ns();
     let ns_list = [4usize, 8, 16, 32, 64, 128, 256, 512];
     let iters: Vec<(usize, f64)> = ns_list
         .iter()
@@ -441,8 +443,8 @@ fn main() -> ExitCode {
         let mut s = String::from("{\n");
         for (name, b) in [("read", &rd), ("write", &wr)] {
             s += &format!(
-                "  \"{name}\": {{\"compute_cycles\": {}, \"switch_cycles\": {}, \"memory_cycles\": {}, \"pcs_cycles\": {}, \"stack_cycles\": {}, \"stack_ns\": {:.2}, \"fabric_ns\": {:.2}}},\n",
-                b.compute, b.switch, b.memory, b.pcs_cycles, b.total, ns(b.total), ns_fixed(b)
+                "  \"{name}\": {{\"compute_cycles\": {}, \"switch_cycles\": {}, \"memory_cycles\": {}, \"pcs_cycles\": {}, \"stack_cycles\": {}, \"stack_ns\": {:.2}, \"pma_pmd_traversals\": {}, \"pma_pmd_ns\": {:.2}, \"propagations\": {}, \"propagation_ns\": {:.2}, \"fabric_ns\": {:.2}}},\n",
+                b.compute, b.switch, b.memory, b.pcs_cycles, b.total, ns(b.total), phys.pma_pmd_traversals, phys.pma_pmd_ns, phys.propagations, phys.propagation_ns, ns_fixed(b)
             );
         }
         s += "  \"pim_iterations\": [";
@@ -488,6 +490,14 @@ fn main() -> ExitCode {
         println!("{s}");
     } else {
         println!("Unloaded latency, 64 B (cycles of 2.56 ns; paper Table 1 in brackets)");
+        println!(
+            "  fabric = stack + PMA/PMD {} x {} ns + propagation {} x {} ns (Table 1's physical rows) = stack + {:.0} ns",
+            phys.pma_pmd_traversals,
+            LinkPhysical::TABLE1.pma_pmd_ns,
+            phys.propagations,
+            LinkPhysical::TABLE1.propagation_ns,
+            phys.total_ns()
+        );
         for (name, b, paper) in [
             ("read ", &rd, (5, 11, 10, 107.52, 299.52)),
             ("write", &wr, (11, 11, 3, 104.96, 296.96)),
