@@ -113,6 +113,8 @@ pub struct Layout {
     pub fifo_depth: usize,
     /// Dedup buffer entries.
     pub dedup_entries: usize,
+    /// Session-table entries (session ids `1..sessions`).
+    pub sessions: usize,
     /// Fast-path clock in MHz (for latency projection).
     pub clock_mhz: u32,
     /// Datapath width in bytes (one beat).
@@ -258,6 +260,13 @@ impl Layout {
         if c.dedup_entries() == 0 {
             return Err(err("dedup.buffer_bytes", "holds no entry"));
         }
+        let sessions = c.session_capacity() as usize;
+        if !(2..=u16::MAX as usize).contains(&sessions) {
+            return Err(err(
+                "sessions.capacity",
+                "must be 2..=65535 (session ids and InfoResp.sessions are u16)",
+            ));
+        }
         if c.fastpath.datapath_bits < 64 || c.fastpath.datapath_bits % 8 != 0 {
             return Err(err(
                 "fastpath.datapath_bits",
@@ -286,6 +295,7 @@ impl Layout {
             tlb_entries: c.tlb.entries as usize,
             fifo_depth: c.free_pa_fifo.depth as usize,
             dedup_entries: c.dedup_entries() as usize,
+            sessions,
             clock_mhz: c.fastpath.clock_mhz,
             beat_bytes: c.fastpath.datapath_bits / 8,
         })

@@ -2,27 +2,51 @@
 //! commands, fences that wait for forwarded requests, error reports.
 
 use clio_wire::clio::{flags, HEADER_LEN};
-use clio_wire::payload::{AllocReq, AllocResp, FreeReq};
+use clio_wire::payload::{AllocReq, AllocResp, FreeReq, OpenSessionReq, OpenSessionResp};
 use clio_wire::pte::{pte_flags, Pte, PteView, PTE_LEN};
 use clio_wire::ring::{Descriptor, PushError};
 use clio_wire::{Header, Opcode, Status};
 
 use crate::cycles::Trace;
-use crate::dedup::{DedupKey, Recorded};
+use crate::dedup::DedupKey;
+use crate::fastpath::dedup_key;
 use crate::response::Resp;
+use crate::session::Session;
 use crate::{ClientId, Dram, FastPath};
 
 /// A request forwarded to the slow path, waiting for its `Reply`.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Pending {
     pub(crate) live: bool,
-    /// Generation of the slot, the high half of the tag.
+    /// Generation of the slot, the high half of the tag (never 0, so no tag
+    /// is 0: a `SessionReply` with tag 0 answers nobody).
     pub(crate) gen: u16,
     pub(crate) client: ClientId,
     /// The request as last seen (a retry re-targets the answer to itself).
     pub(crate) header: Option<Header>,
-    /// Request id of the first attempt.
+    /// Session the request came in; 0 for `OpenSession` and once the
+    /// session closed (an orphan: answered, never re-targeted or recorded).
+    pub(crate) session: u16,
+    /// First-attempt id of the request (its dedup id).
     pub(crate) first_req_id: u32,
+}
+
+impl Pending {
+    /// A free slot of generation 1.
+    pub(crate) fn new() -> Pending {
+        Pending {
+            gen: 1,
+            ..Pending::default()
+        }
+    }
+
+    /// The generation after `gen` (0 is skipped).
+    pub(crate) fn next_gen(gen: u16) -> u16 {
+        match gen.wrapping_add(1) {
+            0 => 1,
+            g => g,
+        }
+    }
 }
 
 /// A fence waiting for the forwarded requests of its PID.
@@ -30,6 +54,15 @@ pub(crate) struct Pending {
 pub(crate) struct Fence {
     pub(crate) client: ClientId,
     pub(crate) header: Header,
+}
+
+/// What a forwarded request asks of the slow path.
+#[derive(Debug, Clone, Copy)]
+enum Fwd {
+    Alloc(AllocReq),
+    Free(FreeReq),
+    Open(OpenSessionReq),
+    Close,
 }
 
 /// What one [`FastPath::poll_rings`] call did.
@@ -83,18 +116,17 @@ impl<D: Dram> FastPath<D> {
 
     /// A duplicate or retry of a request still in the slow path: the answer
     /// goes to this latest attempt when the reply comes, nothing new is
-    /// forwarded. True if `h` was such a packet. Runs before the fence gate:
-    /// it executes nothing, and the waiting request is what the fence waits for.
+    /// forwarded. True if `h` was such a packet: same session, opcode and
+    /// first-attempt id. Runs before the fence gate: it executes nothing, and
+    /// the waiting request is what the fence waits for.
     pub(crate) fn retarget(&mut self, src: ClientId, h: &Header) -> bool {
+        let id = dedup_key(h).id;
         let same = |p: &Pending| {
             p.live
-                && p.header.is_some_and(|q| {
-                    q.pid == h.pid
-                        && q.opcode == h.opcode
-                        && (q.req_id == h.req_id
-                            || (h.retry_of != 0
-                                && (q.req_id == h.retry_of || p.first_req_id == h.retry_of)))
-                })
+                && p.session != 0
+                && p.session == h.session
+                && p.first_req_id == id
+                && p.header.is_some_and(|q| q.opcode == h.opcode)
         };
         let Some(i) = self.pending.iter().position(same) else {
             return false;
@@ -106,7 +138,25 @@ impl<D: Dram> FastPath<D> {
         true
     }
 
-    /// `Alloc`/`Free`: check the payload, then forward over the RX ring under a tag.
+    /// `OpenSession`: check the payload and forward it. Not re-targeted and
+    /// not recorded (it has no session yet): a retry opens another session.
+    pub(crate) fn open_session<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        payload: &[u8],
+        out: &mut F,
+    ) {
+        match OpenSessionReq::parse(payload) {
+            Ok(req) if payload.len() == OpenSessionReq::LEN => {
+                self.forward_desc(src, h, Fwd::Open(req), out)
+            }
+            _ => self.fail(src, h, Status::Malformed, out),
+        }
+    }
+
+    /// `Alloc`/`Free`/`CloseSession`: check the payload, then forward over
+    /// the RX ring under a tag.
     pub(crate) fn forward<F: FnMut(ClientId, &[u8])>(
         &mut self,
         src: ClientId,
@@ -116,21 +166,34 @@ impl<D: Dram> FastPath<D> {
     ) {
         let parsed = match h.opcode {
             Opcode::Alloc if payload.len() == AllocReq::LEN => {
-                AllocReq::parse(payload).ok().map(Ok)
+                AllocReq::parse(payload).ok().map(Fwd::Alloc)
             }
-            Opcode::Free if payload.len() == FreeReq::LEN => FreeReq::parse(payload).ok().map(Err),
+            Opcode::Free if payload.len() == FreeReq::LEN => {
+                FreeReq::parse(payload).ok().map(Fwd::Free)
+            }
+            Opcode::CloseSession if payload.is_empty() => Some(Fwd::Close),
             _ => None,
         };
         let Some(parsed) = parsed else {
             return self.fail(src, h, Status::Malformed, out);
         };
+        self.forward_desc(src, h, parsed, out)
+    }
+
+    fn forward_desc<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        what: Fwd,
+        out: &mut F,
+    ) {
         let Some(slot) = self.pending.iter().position(|p| !p.live) else {
             self.stats.forward_busy += 1;
             return self.fail(src, h, Status::Busy, out);
         };
         let tag = u32::from(self.pending[slot].gen) << 16 | slot as u32;
-        let d = match parsed {
-            Ok(a) => Descriptor::AllocReq {
+        let d = match what {
+            Fwd::Alloc(a) => Descriptor::AllocReq {
                 tag,
                 pid: h.pid,
                 req_id: h.req_id,
@@ -140,12 +203,25 @@ impl<D: Dram> FastPath<D> {
                 page_shift: a.page_shift,
                 fixed: h.flags & flags::FIXED_VA != 0,
             },
-            Err(f) => Descriptor::FreeReq {
+            Fwd::Free(f) => Descriptor::FreeReq {
                 tag,
                 pid: h.pid,
                 req_id: h.req_id,
                 va: h.va,
                 size: f.size,
+            },
+            Fwd::Open(o) => Descriptor::SessionOpenReq {
+                tag,
+                pid: h.pid,
+                req_id: h.req_id,
+                join_session: o.join_session,
+                join_key: o.join_key,
+            },
+            Fwd::Close => Descriptor::SessionCloseReq {
+                tag,
+                pid: h.pid,
+                req_id: h.req_id,
+                session: h.session,
             },
         };
         let rx = &mut self.dram.bytes_mut()[self.lay.rx_ring.start..self.lay.rx_ring.end];
@@ -159,11 +235,21 @@ impl<D: Dram> FastPath<D> {
         self.trace.cycles += 1;
         self.trace.forwarded = true;
         self.stats.forwarded += 1;
+        let key = dedup_key(h);
+        if h.opcode.is_non_idempotent() {
+            // Its record is taken now, so it fits when the reply comes.
+            self.dedup.reserve(key);
+        }
         let p = &mut self.pending[slot];
         p.live = true;
         p.client = src;
         p.header = Some(*h);
-        p.first_req_id = h.req_id;
+        p.session = if h.opcode == Opcode::OpenSession {
+            0
+        } else {
+            h.session
+        };
+        p.first_req_id = key.id;
     }
 
     /// Push an error report; when the RX ring is full the error is counted
@@ -246,6 +332,33 @@ impl<D: Dram> FastPath<D> {
                 moved,
                 ..
             } => self.reply(tag, pid, status, va, size, retries, moved, out),
+            Descriptor::SessionReply {
+                tag,
+                pid,
+                status,
+                session,
+                key,
+                dedup_quota,
+                lock_quota,
+                mem_quota_pages,
+                close,
+                ..
+            } => {
+                let q = OpenSessionResp {
+                    session,
+                    pid,
+                    key,
+                    epoch: self.epoch,
+                    dedup_quota,
+                    lock_quota,
+                    mem_quota_pages,
+                };
+                self.session_reply(tag, status, q, close, out)
+            }
+            Descriptor::Epoch { epoch } => {
+                self.new_epoch(epoch);
+                true
+            }
             // RX kinds never parse from the TX ring.
             _ => false,
         };
@@ -336,11 +449,15 @@ impl<D: Dram> FastPath<D> {
             return false;
         };
         let Some(h) = p.header else { return false };
-        if !p.live || p.gen != gen || h.pid != pid {
+        if !p.live
+            || p.gen != gen
+            || h.pid != pid
+            || !matches!(h.opcode, Opcode::Alloc | Opcode::Free)
+        {
             return false;
         }
         self.pending[slot] = Pending {
-            gen: p.gen.wrapping_add(1),
+            gen: Pending::next_gen(p.gen),
             ..Pending::default()
         };
         let mut r = Resp::of(&h);
@@ -354,34 +471,23 @@ impl<D: Dram> FastPath<D> {
             plen = AllocResp::LEN;
             let _ = AllocResp { size, retries }.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + plen]);
         }
-        self.record(&h, &r, plen);
-        if r.status == Status::Ok && p.first_req_id != h.req_id && p.first_req_id != h.retry_of {
-            // The first attempt may still arrive late: it must not run again.
-            let rec = Recorded {
-                flags: r.flags,
-                status: r.status.raw(),
-                va: r.va,
-                total_len: r.total_len,
-                offset: r.offset,
-                payload_len: plen as u8,
-                payload: {
-                    let mut b = [0; 16];
-                    b[..plen].copy_from_slice(&self.buf[HEADER_LEN..HEADER_LEN + plen]);
-                    b
-                },
-            };
-            self.dedup.insert(
-                DedupKey {
-                    pid,
-                    req_id: p.first_req_id,
-                    offset: 0,
-                    opcode: h.opcode.raw(),
-                },
-                rec,
-            );
-        }
+        // The reservation taken at intake becomes the record (or is freed if
+        // the request failed: its retry must execute). An orphan has none.
+        let key = DedupKey {
+            session: p.session,
+            id: p.first_req_id,
+            offset: 0,
+            opcode: h.opcode.raw(),
+        };
+        let rec = (r.status == Status::Ok).then(|| self.recorded(&r, plen));
+        self.dedup.complete(&key, rec);
         self.send(p.client, &r, plen, out);
-        // Fences of this PID are released when nothing of it waits any more.
+        self.release_fences(h.pid, out);
+        true
+    }
+
+    /// Fences of `pid` are released when nothing of it waits any more.
+    fn release_fences<F: FnMut(ClientId, &[u8])>(&mut self, pid: u32, out: &mut F) {
         if !self.pending_of(pid) {
             for i in 0..self.fences.len() {
                 if let Some(f) = self.fences[i] {
@@ -393,6 +499,117 @@ impl<D: Dram> FastPath<D> {
                 }
             }
         }
+    }
+
+    /// `SessionReply`: install (open) or clear (close) a session-table
+    /// entry, then answer the forwarded request `tag` (0: nobody). Rejected
+    /// (false, nothing changes) if `tag` is not 0 and names no waiting
+    /// request of the right kind, or an OK status names a session id
+    /// outside `1..capacity`.
+    fn session_reply<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        tag: u32,
+        status: u8,
+        q: OpenSessionResp,
+        close: bool,
+        out: &mut F,
+    ) -> bool {
+        let ok = status == Status::Ok.raw();
+        if ok && !self.sessions.in_range(q.session) {
+            return false;
+        }
+        let slot = (tag & 0xffff) as usize;
+        let waiting = if tag == 0 {
+            None
+        } else {
+            let want = if close {
+                Opcode::CloseSession
+            } else {
+                Opcode::OpenSession
+            };
+            let Some(p) = self.pending.get(slot).copied() else {
+                return false;
+            };
+            match p.header {
+                Some(h)
+                    if p.live
+                        && p.gen == (tag >> 16) as u16
+                        && h.opcode == want
+                        && (!close || h.pid == q.pid) =>
+                {
+                    Some((p, h))
+                }
+                _ => return false,
+            }
+        };
+        if ok {
+            if close {
+                self.close_session(q.session);
+            } else {
+                // A reused id starts clean, whatever the slow path did before.
+                self.close_session(q.session);
+                if let Some(e) = self.sessions.get_mut(q.session) {
+                    *e = Session {
+                        valid: true,
+                        pid: q.pid,
+                        key: q.key,
+                        dedup_quota: q.dedup_quota,
+                        lock_quota: q.lock_quota,
+                        locks: 0,
+                    };
+                }
+                self.stats.sessions_opened += 1;
+            }
+        }
+        let Some((p, h)) = waiting else {
+            return true;
+        };
+        self.pending[slot] = Pending {
+            gen: Pending::next_gen(p.gen),
+            ..Pending::default()
+        };
+        let mut r = Resp::of(&h);
+        r.status = Status::parse(status).unwrap_or(Status::Malformed);
+        let mut plen = 0;
+        if !close {
+            r.epoch = self.epoch;
+            if r.status == Status::Ok {
+                plen = OpenSessionResp::LEN;
+                let _ = q.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + plen]);
+            }
+        }
+        self.send(p.client, &r, plen, out);
+        self.release_fences(h.pid, out);
         true
+    }
+
+    /// Clear session `s`: its entry, dedup records and lock count; requests
+    /// of it still in the slow path become orphans (answered, never
+    /// re-targeted or recorded).
+    fn close_session(&mut self, s: u16) {
+        if let Some(e) = self.sessions.get_mut(s) {
+            if e.valid {
+                self.stats.sessions_closed += 1;
+            }
+            *e = Session::default();
+        }
+        self.dedup.clear_session(s);
+        for p in &mut self.pending {
+            if p.session == s {
+                p.session = 0;
+            }
+        }
+    }
+
+    /// `Epoch`: a new boot of the slow path. Every session, dedup record and
+    /// lock count of the earlier boot is gone; requests it still held become
+    /// orphans.
+    fn new_epoch(&mut self, epoch: u32) {
+        self.epoch = epoch;
+        self.sessions.clear();
+        self.dedup.clear();
+        for p in &mut self.pending {
+            p.session = 0;
+        }
     }
 }

@@ -1,18 +1,35 @@
-//! The dedup buffer: responses of recently executed non-idempotent requests.
+//! The dedup buffer: responses of executed non-idempotent requests, kept
+//! until the client acknowledges them.
 //!
-//! A bounded FIFO of `dedup_entries` records (from the board config), each
-//! keyed by `(pid, req_id, offset, opcode)`; inserting into a full buffer
-//! evicts the oldest record. A hash index with chained records makes lookups
-//! O(1); it holds no state beyond the FIFO itself (no allocation after
-//! construction).
+//! `dedup_entries` records (from the board config), each keyed by
+//! `(session, id, offset, opcode)` where `id` is the request's FIRST-attempt
+//! id (`retry_of` if nonzero, else `req_id`). A record is freed only by an
+//! acknowledgement of its session (the `ack` watermark of a later request,
+//! [`Dedup::ack`]), by the session's close ([`Dedup::clear_session`]) or by
+//! a new boot epoch ([`Dedup::clear`]) — never evicted. When no record is
+//! free, or the session already holds its quota, the board refuses new
+//! non-idempotent requests of that session with `Busy` ([`Dedup::room`]).
+//!
+//! A request forwarded to the slow path takes its record at intake as a
+//! *reservation* ([`Dedup::reserve`]), so the record is sure to fit when the
+//! reply comes ([`Dedup::complete`]); a reservation is counted like a record
+//! but never answers a lookup.
+//!
+//! A hash index finds a key in O(1); each session's records form an
+//! intrusive list, so an acknowledgement visits only that session's records.
+//! Nothing allocates after construction.
+
+use std::collections::HashMap;
+
+use clio_wire::clio::serial_before;
 
 /// Key of a remembered request: the packet it answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DedupKey {
-    /// Process.
-    pub pid: u32,
-    /// Request id the record answers.
-    pub req_id: u32,
+    /// Session the request came in.
+    pub session: u16,
+    /// First-attempt request id (`retry_of` if nonzero, else `req_id`).
+    pub id: u32,
     /// Offset of the packet within the request (writes; 0 otherwise).
     pub offset: u32,
     /// Raw request opcode.
@@ -42,45 +59,44 @@ const NIL: u32 = u32::MAX;
 
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    live: bool,
     key: DedupKey,
-    rec: Recorded,
+    /// `None`: a reservation of a request the slow path still holds.
+    rec: Option<Recorded>,
+    prev: u32,
     next: u32,
+}
+
+/// Why a new non-idempotent request cannot take a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoRoom {
+    /// Every record of the buffer is in use.
+    Full,
+    /// The session holds as many records as its quota allows.
+    Quota,
 }
 
 /// The buffer.
 #[derive(Debug, Clone)]
 pub struct Dedup {
-    entries: Vec<Entry>,
+    entries: Vec<Option<Entry>>,
+    index: HashMap<DedupKey, u32>,
+    free: Vec<u32>,
+    /// Per session: first record of its list and records held.
     heads: Vec<u32>,
-    mask: u64,
-    /// Next FIFO position to write (and evict).
-    write: usize,
-    len: usize,
+    counts: Vec<u32>,
 }
 
 impl Dedup {
-    /// A buffer of `capacity` records.
-    pub fn new(capacity: usize) -> Dedup {
+    /// A buffer of `capacity` records for session ids `0..sessions`.
+    pub fn new(capacity: usize, sessions: usize) -> Dedup {
         let capacity = capacity.max(1);
-        let buckets = (capacity * 2).next_power_of_two();
-        let blank = Entry {
-            live: false,
-            key: DedupKey {
-                pid: 0,
-                req_id: 0,
-                offset: 0,
-                opcode: 0,
-            },
-            rec: Recorded::default(),
-            next: NIL,
-        };
+        let sessions = sessions.max(1);
         Dedup {
-            entries: vec![blank; capacity],
-            heads: vec![NIL; buckets],
-            mask: buckets as u64 - 1,
-            write: 0,
-            len: 0,
+            entries: vec![None; capacity],
+            index: HashMap::with_capacity(capacity),
+            free: (0..capacity as u32).rev().collect(),
+            heads: vec![NIL; sessions],
+            counts: vec![0; sessions],
         }
     }
 
@@ -89,82 +105,161 @@ impl Dedup {
         self.entries.len()
     }
 
-    /// Records held.
+    /// Records held (reservations included).
     pub fn len(&self) -> usize {
-        self.len
+        self.entries.len() - self.free.len()
     }
 
-    /// Whether nothing is remembered.
+    /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.free.len() == self.entries.len()
     }
 
-    #[inline]
-    fn bucket(&self, k: &DedupKey) -> usize {
-        let x =
-            (u64::from(k.pid) << 32 | u64::from(k.req_id)) ^ u64::from(k.offset).rotate_left(17);
-        (x.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32 & self.mask) as usize
+    /// Records (reservations included) session `s` holds.
+    pub fn session_len(&self, s: u16) -> usize {
+        self.counts.get(usize::from(s)).map_or(0, |&c| c as usize)
     }
 
-    /// The record of `key`, if remembered.
+    /// Whether session `s` may take one more record under `quota`.
+    pub fn room(&self, s: u16, quota: u16) -> Result<(), NoRoom> {
+        if self.free.is_empty() {
+            Err(NoRoom::Full)
+        } else if self.session_len(s) >= usize::from(quota) {
+            Err(NoRoom::Quota)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The completed record of `key`, if remembered.
     #[inline]
     pub fn get(&self, key: &DedupKey) -> Option<Recorded> {
-        let mut i = self.heads[self.bucket(key)];
-        while i != NIL {
-            let e = &self.entries[i as usize];
-            if e.live && e.key == *key {
-                return Some(e.rec);
-            }
-            i = e.next;
-        }
-        None
+        let i = *self.index.get(key)?;
+        self.entries[i as usize].and_then(|e| e.rec)
     }
 
-    /// Remember `rec` under `key`, evicting the oldest record when full. A
-    /// key already present is overwritten in place.
-    pub fn insert(&mut self, key: DedupKey, rec: Recorded) {
-        let b = self.bucket(&key);
-        let mut i = self.heads[b];
-        while i != NIL {
-            let e = &mut self.entries[i as usize];
-            if e.live && e.key == key {
+    /// Whether `key` holds a record or a reservation.
+    pub fn contains(&self, key: &DedupKey) -> bool {
+        self.index.contains_key(key)
+    }
+
+    /// Remember `rec` under `key` (a key already present is overwritten).
+    /// False if no record was free (the caller checked [`Dedup::room`] first).
+    pub fn insert(&mut self, key: DedupKey, rec: Recorded) -> bool {
+        self.put(key, Some(rec))
+    }
+
+    /// Reserve the record of a request handed to the slow path.
+    pub fn reserve(&mut self, key: DedupKey) -> bool {
+        self.put(key, None)
+    }
+
+    fn put(&mut self, key: DedupKey, rec: Option<Recorded>) -> bool {
+        if let Some(&i) = self.index.get(&key) {
+            if let Some(e) = &mut self.entries[i as usize] {
                 e.rec = rec;
-                return;
             }
-            i = e.next;
+            return true;
         }
-        let w = self.write;
-        if self.entries[w].live {
-            self.unlink(w);
-        } else {
-            self.len += 1;
+        let s = usize::from(key.session);
+        if s >= self.heads.len() {
+            return false;
         }
-        self.entries[w] = Entry {
-            live: true,
+        let Some(i) = self.free.pop() else {
+            return false;
+        };
+        let head = self.heads[s];
+        if head != NIL {
+            if let Some(h) = &mut self.entries[head as usize] {
+                h.prev = i;
+            }
+        }
+        self.entries[i as usize] = Some(Entry {
             key,
             rec,
-            next: self.heads[b],
-        };
-        self.heads[b] = w as u32;
-        self.write = (w + 1) % self.entries.len();
+            prev: NIL,
+            next: head,
+        });
+        self.heads[s] = i;
+        self.counts[s] += 1;
+        self.index.insert(key, i);
+        true
     }
 
-    fn unlink(&mut self, w: usize) {
-        let b = self.bucket(&self.entries[w].key);
-        let next = self.entries[w].next;
-        if self.heads[b] == w as u32 {
-            self.heads[b] = next;
-        } else {
-            let mut i = self.heads[b];
-            while i != NIL {
-                if self.entries[i as usize].next == w as u32 {
-                    self.entries[i as usize].next = next;
-                    break;
+    /// The slow path answered the request reserved under `key`: keep its
+    /// response (`Some`) or free the reservation (`None`: it failed and its
+    /// retry must execute). Nothing happens if the key was freed meanwhile
+    /// (acknowledged, or its session closed).
+    pub fn complete(&mut self, key: &DedupKey, rec: Option<Recorded>) {
+        let Some(&i) = self.index.get(key) else {
+            return;
+        };
+        match rec {
+            Some(r) => {
+                if let Some(e) = &mut self.entries[i as usize] {
+                    e.rec = Some(r);
                 }
-                i = self.entries[i as usize].next;
+            }
+            None => self.remove_at(i),
+        }
+    }
+
+    fn remove_at(&mut self, i: u32) {
+        let Some(e) = self.entries[i as usize].take() else {
+            return;
+        };
+        let s = usize::from(e.key.session);
+        if e.prev == NIL {
+            self.heads[s] = e.next;
+        } else if let Some(p) = &mut self.entries[e.prev as usize] {
+            p.next = e.next;
+        }
+        if e.next != NIL {
+            if let Some(n) = &mut self.entries[e.next as usize] {
+                n.prev = e.prev;
             }
         }
-        self.entries[w].live = false;
+        self.counts[s] -= 1;
+        self.index.remove(&e.key);
+        self.free.push(i);
+    }
+
+    /// Acknowledgement `ack` of session `s`: free every record (reservations
+    /// included) whose id is serially before `ack`. Returns records freed.
+    pub fn ack(&mut self, s: u16, ack: u32) -> usize {
+        let Some(&head) = self.heads.get(usize::from(s)) else {
+            return 0;
+        };
+        let mut freed = 0;
+        let mut i = head;
+        while i != NIL {
+            let Some(e) = self.entries[i as usize] else {
+                break;
+            };
+            if serial_before(e.key.id, ack) {
+                self.remove_at(i);
+                freed += 1;
+            }
+            i = e.next;
+        }
+        freed
+    }
+
+    /// Free every record of session `s` (it closed).
+    pub fn clear_session(&mut self, s: u16) {
+        while let Some(&head) = self.heads.get(usize::from(s)) {
+            if head == NIL {
+                break;
+            }
+            self.remove_at(head);
+        }
+    }
+
+    /// Free every record (a new boot epoch).
+    pub fn clear(&mut self) {
+        for i in 0..self.entries.len() as u32 {
+            self.remove_at(i);
+        }
     }
 }
 
@@ -172,10 +267,10 @@ impl Dedup {
 mod tests {
     use super::*;
 
-    fn k(id: u32) -> DedupKey {
+    fn k(s: u16, id: u32) -> DedupKey {
         DedupKey {
-            pid: 1,
-            req_id: id,
+            session: s,
+            id,
             offset: 0,
             opcode: 4,
         }
@@ -189,34 +284,95 @@ mod tests {
     }
 
     #[test]
-    fn fifo_eviction_and_lookup() {
-        let mut d = Dedup::new(3);
+    fn never_evicts_and_reports_full() {
+        let mut d = Dedup::new(3, 4);
         for id in 1..=3 {
-            d.insert(k(id), r(id as u8));
+            assert_eq!(d.room(1, 8), Ok(()));
+            assert!(d.insert(k(1, id), r(id as u8)));
         }
-        assert_eq!(d.len(), 3);
-        assert_eq!(d.get(&k(2)).unwrap().status, 2);
-        d.insert(k(4), r(4));
-        assert!(d.get(&k(1)).is_none(), "oldest evicted");
-        assert_eq!(d.get(&k(4)).unwrap().status, 4);
-        assert_eq!(d.len(), 3);
+        assert_eq!(d.room(1, 8), Err(NoRoom::Full));
+        assert_eq!(d.room(2, 8), Err(NoRoom::Full));
+        assert!(!d.insert(k(1, 4), r(4)), "a full buffer takes nothing");
+        for id in 1..=3 {
+            assert_eq!(d.get(&k(1, id)).map(|x| x.status), Some(id as u8));
+        }
         // Every key field distinguishes records.
-        assert!(d.get(&DedupKey { offset: 8, ..k(2) }).is_none());
-        assert!(d.get(&DedupKey { opcode: 5, ..k(2) }).is_none());
-        assert!(d.get(&DedupKey { pid: 2, ..k(2) }).is_none());
+        assert!(d
+            .get(&DedupKey {
+                offset: 8,
+                ..k(1, 2)
+            })
+            .is_none());
+        assert!(d
+            .get(&DedupKey {
+                opcode: 5,
+                ..k(1, 2)
+            })
+            .is_none());
+        assert!(d.get(&k(2, 2)).is_none());
     }
 
     #[test]
-    fn many_laps_keep_index_consistent() {
-        let mut d = Dedup::new(7);
-        for id in 0..1000u32 {
-            d.insert(k(id), r(id as u8));
-            for back in 0..7u32.min(id + 1) {
-                assert!(d.get(&k(id - back)).is_some(), "id {id} back {back}");
+    fn acks_free_only_their_session_and_older_ids() {
+        let mut d = Dedup::new(8, 4);
+        for id in [u32::MAX - 1, u32::MAX, 1, 2, 3] {
+            d.insert(k(1, id), r(1));
+        }
+        d.insert(k(2, 1), r(2));
+        // The watermark wraps: ids before 2 in serial order are freed.
+        assert_eq!(d.ack(1, 2), 3);
+        assert_eq!(d.session_len(1), 2);
+        assert!(d.get(&k(1, 1)).is_none() && d.get(&k(1, u32::MAX)).is_none());
+        assert!(d.get(&k(1, 2)).is_some() && d.get(&k(1, 3)).is_some());
+        assert!(d.get(&k(2, 1)).is_some(), "another session's record stays");
+        assert_eq!(d.ack(1, 2), 0, "acks are idempotent");
+        d.clear_session(1);
+        assert_eq!((d.session_len(1), d.len()), (0, 1));
+        d.clear();
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn quota_and_reservations() {
+        let mut d = Dedup::new(8, 4);
+        d.reserve(k(3, 10));
+        assert!(
+            d.get(&k(3, 10)).is_none(),
+            "a reservation answers no lookup"
+        );
+        assert!(d.contains(&k(3, 10)));
+        d.insert(k(3, 11), r(1));
+        assert_eq!(d.room(3, 2), Err(NoRoom::Quota));
+        assert_eq!(d.room(3, 3), Ok(()));
+        d.complete(&k(3, 10), Some(r(7)));
+        assert_eq!(d.get(&k(3, 10)).map(|x| x.status), Some(7));
+        d.reserve(k(3, 12));
+        d.complete(&k(3, 12), None);
+        assert_eq!(d.session_len(3), 2, "a failed reservation is freed");
+        d.complete(&k(3, 99), Some(r(1)));
+        assert_eq!(
+            d.session_len(3),
+            2,
+            "completing a freed key records nothing"
+        );
+    }
+
+    #[test]
+    fn many_cycles_keep_lists_consistent() {
+        let mut d = Dedup::new(16, 4);
+        let mut next = [1u32; 4];
+        for round in 0..2000u32 {
+            let s = (round % 3 + 1) as u16;
+            if d.room(s, 6).is_ok() {
+                d.insert(k(s, next[s as usize]), r(s as u8));
+                next[s as usize] += 1;
             }
-            if id >= 7 {
-                assert!(d.get(&k(id - 7)).is_none());
+            if round % 5 == 0 {
+                d.ack(s, next[s as usize] - 2);
             }
+            let total: usize = (0..4).map(|s| d.session_len(s)).sum();
+            assert_eq!(total, d.len());
+            assert!(d.session_len(s) <= 6);
         }
     }
 }

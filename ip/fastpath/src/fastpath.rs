@@ -9,8 +9,9 @@ use clio_wire::{Header, Opcode, Packet, Status};
 use crate::config::{ConfigError, Layout, ModelOptions, Span, MAX_PAGE_SIZES};
 use crate::control::{Fence, Pending};
 use crate::cycles::{beats, Trace};
-use crate::dedup::{Dedup, DedupKey};
+use crate::dedup::{Dedup, DedupKey, Recorded};
 use crate::response::Resp;
+use crate::session::Sessions;
 use crate::stats::Stats;
 use crate::tlb::Tlb;
 use crate::Dram;
@@ -21,6 +22,25 @@ pub const MODEL_VERSION: u32 = clio_wire::payload::FASTPATH_VERSION;
 
 /// Largest `max_hops` of a pointer chase (bounds the extend path's time per request).
 pub const CHASE_MAX_HOPS: u32 = clio_wire::payload::ChaseReq::MAX_HOPS;
+
+/// The dedup key of request `h`: its session, its first attempt's id
+/// (`retry_of` of a retry, else `req_id`), the packet offset of a write, the opcode.
+pub(crate) fn dedup_key(h: &Header) -> DedupKey {
+    DedupKey {
+        session: h.session,
+        id: if h.retry_of != 0 {
+            h.retry_of
+        } else {
+            h.req_id
+        },
+        offset: if h.opcode == Opcode::Write {
+            h.offset
+        } else {
+            0
+        },
+        opcode: h.opcode.raw(),
+    }
+}
 
 /// Opaque identity of a packet's sender (e.g. a UDP address), echoed to the
 /// output callback so the shell knows where a response goes.
@@ -41,6 +61,9 @@ pub struct FastPath<D: Dram> {
     pub(crate) dram: D,
     pub(crate) tlb: Tlb,
     pub(crate) dedup: Dedup,
+    pub(crate) sessions: Sessions,
+    /// This boot's epoch (0 until the slow path's `Epoch` descriptor).
+    pub(crate) epoch: u32,
     pub(crate) fifos: [std::collections::VecDeque<u32>; MAX_PAGE_SIZES],
     pub(crate) pending: Vec<Pending>,
     pub(crate) fences: Vec<Option<Fence>>,
@@ -115,14 +138,18 @@ impl<D: Dram> FastPath<D> {
             page_shift: lay.default_shift,
             slots_per_bucket: lay.table.slots_per_bucket.min(255) as u8,
             tlb_entries: lay.tlb_entries as u32,
+            epoch: 0,
+            sessions: lay.sessions as u16,
         };
         Ok(FastPath {
             tlb: Tlb::new(lay.tlb_entries),
-            dedup: Dedup::new(lay.dedup_entries),
+            dedup: Dedup::new(lay.dedup_entries, lay.sessions),
+            sessions: Sessions::new(lay.sessions),
+            epoch: 0,
             fifos: core::array::from_fn(|_| {
                 std::collections::VecDeque::with_capacity(lay.fifo_depth)
             }),
-            pending: vec![Pending::default(); opts.pending_slots.clamp(1, 1 << 16)],
+            pending: vec![Pending::new(); opts.pending_slots.clamp(1, 1 << 16)],
             fences: vec![None; opts.fence_slots.max(1)],
             fences_live: 0,
             rx,
@@ -187,6 +214,15 @@ impl<D: Dram> FastPath<D> {
     pub fn dedup(&self) -> &Dedup {
         &self.dedup
     }
+    /// The session table (for inspection).
+    pub fn sessions(&self) -> &Sessions {
+        &self.sessions
+    }
+    /// This boot's epoch as the fast path knows it (0 before the slow
+    /// path's `Epoch` descriptor).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
     /// Board memory.
     pub fn dram(&self) -> &D {
         &self.dram
@@ -249,31 +285,61 @@ impl<D: Dram> FastPath<D> {
         }
         let h = match Header::parse(&p) {
             Ok(h) => h,
-            Err(_) => {
+            Err(e) => {
                 let op = Opcode::parse(p.opcode_raw())
                     .ok()
                     .and_then(Opcode::response)
                     .unwrap_or(Opcode::Nack);
-                let r = Resp::raw(&p, op, Status::Malformed);
+                // An opcode this board does not know is not damage: say so,
+                // so the client does not retry it.
+                let status = if e.field == "clio.opcode" {
+                    Status::Unsupported
+                } else {
+                    Status::Malformed
+                };
+                let r = Resp::raw(&p, op, status);
                 self.send(src, &r, 0, out);
                 return;
             }
         };
         let payload = &packet[HEADER_LEN..declared];
+        // Session credentials before anything else: a request without them
+        // changes nothing and gets one header-only answer.
+        let mut session = None;
+        if h.opcode.needs_session() {
+            // Epoch 0: no `Epoch` descriptor yet, so no session exists.
+            if self.epoch == 0 || h.epoch != self.epoch {
+                let mut r = Resp::of(&h);
+                r.status = Status::Restarted;
+                r.epoch = self.epoch;
+                if h.opcode == Opcode::Read {
+                    r.offset = 0;
+                }
+                return self.send(src, &r, 0, out);
+            }
+            let Some(e) = self.sessions.check(h.session, h.key, h.pid).copied() else {
+                return self.fail(src, &h, Status::BadSession, out);
+            };
+            session = Some(e);
+            if h.ack != 0 {
+                self.stats.dedup_acked += self.dedup.ack(h.session, h.ack) as u64;
+            }
+        }
         if h.status != Status::Ok
             || h.flags & !flags::FIXED_VA != 0
             || h.payload_len as usize > self.lay.mtu
         {
             return self.fail(src, &h, Status::Malformed, out);
         }
-        if h.opcode == Opcode::Info {
-            let mut r = Resp::of(&h);
-            let n = InfoResp::LEN;
-            // The buffer always holds an InfoResp (see `buf_len`).
-            let _ = self.info.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + n]);
-            r.status = Status::Ok;
-            return self.send(src, &r, n, out);
+        match h.opcode {
+            Opcode::Info => return self.info(src, &h, out),
+            Opcode::OpenSession => return self.open_session(src, &h, payload, out),
+            _ => {}
         }
+        let Some(sess) = session else {
+            // Every other request opcode needs a session (checked above).
+            return self.fail(src, &h, Status::Malformed, out);
+        };
         if h.pid == 0 || h.pid > self.lay.max_pid {
             return self.fail(src, &h, Status::BadPid, out);
         }
@@ -283,8 +349,17 @@ impl<D: Dram> FastPath<D> {
         if self.fence_waiting(h.pid) {
             return self.fail(src, &h, Status::Busy, out);
         }
-        if h.opcode.is_non_idempotent() && self.replay(src, &h, out) {
-            return;
+        if h.opcode.is_non_idempotent() {
+            let key = dedup_key(&h);
+            if let Some(rec) = self.dedup.get(&key) {
+                return self.replay(src, &h, &rec, out);
+            }
+            // Records are never evicted: without room the request waits for
+            // the client's acknowledgements (it retries after `Busy`).
+            if self.dedup.room(h.session, sess.dedup_quota).is_err() {
+                self.stats.dedup_busy += 1;
+                return self.fail(src, &h, Status::Busy, out);
+            }
         }
         match h.opcode {
             Opcode::Read => self.read(src, &h, out),
@@ -295,52 +370,45 @@ impl<D: Dram> FastPath<D> {
             | Opcode::Lock
             | Opcode::Unlock => self.atomic(src, &h, payload, out),
             Opcode::Fence => self.fence(src, &h, out),
-            Opcode::Alloc | Opcode::Free => self.forward(src, &h, payload, out),
+            Opcode::Alloc | Opcode::Free | Opcode::CloseSession => {
+                self.forward(src, &h, payload, out)
+            }
             Opcode::PointerChase => self.chase(src, &h, payload, out),
             Opcode::OffloadCall => self.fail(src, &h, Status::Unsupported, out),
-            // Info was answered above; responses were dropped above.
+            // Info and OpenSession were answered above; responses were dropped above.
             _ => self.fail(src, &h, Status::Malformed, out),
         }
     }
 
-    /// Answer a non-idempotent request from the dedup buffer if it (or the
-    /// request it retries) was executed; true if answered.
+    /// `Info`: the board's identity, with this boot's epoch. The request
+    /// must be at least as long as the answer (no amplification).
+    fn info<F: FnMut(ClientId, &[u8])>(&mut self, src: ClientId, h: &Header, out: &mut F) {
+        if (h.payload_len as usize) < InfoResp::LEN {
+            return self.fail(src, h, Status::Malformed, out);
+        }
+        let mut r = Resp::of(h);
+        r.epoch = self.epoch;
+        let n = InfoResp::LEN;
+        self.info.epoch = self.epoch;
+        // The buffer always holds an InfoResp (see `buf_len`).
+        let _ = self.info.emit(&mut self.buf[HEADER_LEN..HEADER_LEN + n]);
+        self.send(src, &r, n, out)
+    }
+
+    /// Answer a non-idempotent request from its dedup record.
     fn replay<F: FnMut(ClientId, &[u8])>(
         &mut self,
         src: ClientId,
         h: &Header,
+        rec: &Recorded,
         out: &mut F,
-    ) -> bool {
-        let offset = if h.opcode == Opcode::Write {
-            h.offset
-        } else {
-            0
-        };
-        let own = DedupKey {
-            pid: h.pid,
-            req_id: h.req_id,
-            offset,
-            opcode: h.opcode.raw(),
-        };
-        let mut hit = self.dedup.get(&own);
-        if hit.is_none() && h.retry_of != 0 {
-            hit = self.dedup.get(&DedupKey {
-                req_id: h.retry_of,
-                ..own
-            });
-            if let Some(rec) = hit {
-                // A retry of this retry must find it too.
-                self.dedup.insert(own, rec);
-            }
-        }
-        let Some(rec) = hit else { return false };
+    ) {
         self.stats.duplicates += 1;
         self.trace.duplicate = true;
         let n = rec.payload_len as usize;
         self.buf[HEADER_LEN..HEADER_LEN + n].copy_from_slice(&rec.payload[..n]);
-        let r = Resp::replayed(h, &rec);
+        let r = Resp::replayed(h, rec);
         self.send(src, &r, n, out);
-        true
     }
 
     /// Send a payload-less error (or plain) response to `h`.
@@ -384,6 +452,9 @@ impl<D: Dram> FastPath<D> {
             Status::Permission => self.stats.permission += 1,
             Status::Busy => self.stats.busy += 1,
             Status::Unsupported => self.stats.unsupported += 1,
+            Status::BadSession => self.stats.bad_session += 1,
+            Status::Restarted => self.stats.restarted += 1,
+            Status::OverQuota => self.stats.over_quota += 1,
             _ => {}
         }
     }
@@ -504,6 +575,10 @@ impl<D: Dram> FastPath<D> {
         w.copy_from_slice(&self.dram.bytes()[off..off + 8]);
         let old = u64::from_le_bytes(w);
         self.dram_read_cost(8);
+        let (held, quota) = self
+            .sessions
+            .get(h.session)
+            .map_or((0, 0), |e| (e.locks, e.lock_quota));
         let (new, status) = match (h.opcode, args) {
             (Opcode::TestAndSet, _) => (Some(1), Status::Ok),
             (Opcode::CompareAndSwap, Some(AtomicArgs::CompareAndSwap { expected, new })) => {
@@ -512,6 +587,8 @@ impl<D: Dram> FastPath<D> {
             (Opcode::FetchAndAdd, Some(AtomicArgs::FetchAndAdd { addend })) => {
                 (Some(old.wrapping_add(addend)), Status::Ok)
             }
+            // A lock that would be taken while the session holds its quota of locks.
+            (Opcode::Lock, _) if old == 0 && held >= quota => (None, Status::OverQuota),
             (Opcode::Lock, _) if old == 0 => (Some(1), Status::Ok),
             (Opcode::Lock, _) => (None, Status::Busy),
             (Opcode::Unlock, _) => (Some(0), Status::Ok),
@@ -520,6 +597,18 @@ impl<D: Dram> FastPath<D> {
         if let Some(v) = new {
             self.dram.bytes_mut()[off..off + 8].copy_from_slice(&v.to_le_bytes());
             self.dram_write_cost(8);
+        }
+        if status == Status::OverQuota {
+            return self.fail(src, h, status, out);
+        }
+        if status == Status::Ok {
+            if let Some(e) = self.sessions.get_mut(h.session) {
+                match h.opcode {
+                    Opcode::Lock => e.locks = e.locks.saturating_add(1),
+                    Opcode::Unlock => e.locks = e.locks.saturating_sub(1),
+                    _ => {}
+                }
+            }
         }
         let n = AtomicResp::LEN;
         // The buffer always holds 8 payload bytes.

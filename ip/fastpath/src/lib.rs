@@ -23,18 +23,16 @@
 //! let board = clio_config::boards::EMULATOR;
 //! let dram = vec![0u8; board.dram.size as usize];
 //! let mut fp = FastPath::format(&board, ModelOptions::default(), dram).unwrap();
-//! // Nothing is mapped yet: a read of PID 1 is answered `Unmapped`.
-//! let req = Header {
-//!     opcode: Opcode::Read, flags: 0, status: Status::Ok, pid: 1, req_id: 1, retry_of: 0,
-//!     va: 0x40_0000, total_len: 16, offset: 0, payload_len: 0,
-//! };
-//! let mut pkt = [0u8; 40];
-//! req.emit_with_payload(&mut pkt, &[]).unwrap();
+//! // Before the slow path posts this boot's `Epoch` descriptor no session
+//! // exists: every request that needs one is answered `Restarted`.
+//! let req = Header::request(Opcode::Read, 1, 1, 0x40_0000, 16).with_session(1, 7, 0x5eed);
+//! let pkt = req.encode(&[]).unwrap();
 //! let mut answers = Vec::new();
 //! let trace = fp.receive(ClientId(1), &pkt, &mut |to, bytes: &[u8]| answers.push((to, bytes.to_vec())));
 //! let resp = Header::parse_verified(&Packet::new_checked(&answers[0].1[..]).unwrap()).unwrap();
-//! assert_eq!((resp.opcode, resp.status), (Opcode::ReadResp, Status::Unmapped));
-//! assert_eq!(trace.tlb_misses, 1); // one bucket read found no PTE
+//! assert_eq!((resp.opcode, resp.status), (Opcode::ReadResp, Status::Restarted));
+//! assert_eq!(answers[0].1.len(), pkt.len()); // never more bytes than the request
+//! assert_eq!(trace.dram_accesses, 0);
 //! ```
 
 mod config;
@@ -44,6 +42,7 @@ mod dedup;
 mod dram;
 mod fastpath;
 mod response;
+mod session;
 mod stats;
 mod tlb;
 mod xlat;
@@ -51,8 +50,9 @@ mod xlat;
 pub use config::{ConfigError, Layout, ModelOptions, Span, ZeroPolicy, MAX_PAGE_SIZES};
 pub use control::PollSummary;
 pub use cycles::{beats, CycleCosts, Trace};
-pub use dedup::{Dedup, DedupKey, Recorded};
+pub use dedup::{Dedup, DedupKey, NoRoom, Recorded};
 pub use dram::Dram;
 pub use fastpath::{ClientId, FastPath, CHASE_MAX_HOPS, MODEL_VERSION};
+pub use session::{Session, Sessions};
 pub use stats::Stats;
 pub use tlb::{Tlb, TlbEntry};

@@ -10,7 +10,8 @@
 use clio_wire::clio::{flags, HEADER_LEN};
 use clio_wire::{Header, Opcode, Packet, Status};
 
-use crate::dedup::{DedupKey, Recorded};
+use crate::dedup::Recorded;
+use crate::fastpath::dedup_key;
 use crate::{Dram, FastPath};
 
 /// Header fields of a response (the payload length is given at emission).
@@ -25,6 +26,8 @@ pub(crate) struct Resp {
     pub(crate) va: u64,
     pub(crate) total_len: u32,
     pub(crate) offset: u32,
+    pub(crate) session: u16,
+    pub(crate) epoch: u32,
 }
 
 impl Resp {
@@ -40,12 +43,15 @@ impl Resp {
             va: h.va,
             total_len: h.total_len,
             offset: h.offset,
+            session: h.session,
+            epoch: h.epoch,
         }
     }
 
     /// A response to a packet that failed its integrity check or did not
-    /// parse: only the ids are echoed (`va`, `total_len`, `offset` are zero,
-    /// so the answer itself always parses).
+    /// parse: the ids, the packet's `offset` (which packet of a multi-packet
+    /// request was refused), `session` and `epoch` are echoed; `va` and
+    /// `total_len` are zero, so the answer itself always parses.
     pub(crate) fn raw(p: &Packet<&[u8]>, opcode: Opcode, status: Status) -> Resp {
         Resp {
             opcode,
@@ -56,7 +62,9 @@ impl Resp {
             retry_of: p.retry_of(),
             va: 0,
             total_len: 0,
-            offset: 0,
+            offset: p.offset(),
+            session: p.session(),
+            epoch: p.epoch(),
         }
     }
 
@@ -72,6 +80,8 @@ impl Resp {
             va: rec.va,
             total_len: rec.total_len,
             offset: rec.offset,
+            session: h.session,
+            epoch: h.epoch,
         }
     }
 
@@ -88,6 +98,10 @@ impl Resp {
             total_len: self.total_len,
             offset: self.offset,
             payload_len: (pkt.len() - HEADER_LEN) as u16,
+            session: self.session,
+            epoch: self.epoch,
+            key: 0,
+            ack: 0,
         };
         let mut p = Packet::new_unchecked(pkt);
         h.emit(&mut p);
@@ -96,12 +110,8 @@ impl Resp {
 }
 
 impl<D: Dram> FastPath<D> {
-    /// Remember the response `r` (payload in `buf`) of a non-idempotent
-    /// request that completed `Ok`, under its own id and the id it retries.
-    pub(crate) fn record(&mut self, h: &Header, r: &Resp, plen: usize) {
-        if r.status != Status::Ok || !h.opcode.is_non_idempotent() {
-            return;
-        }
+    /// The record of response `r` (payload of `plen` bytes in `buf`).
+    pub(crate) fn recorded(&self, r: &Resp, plen: usize) -> Recorded {
         let mut rec = Recorded {
             flags: r.flags,
             status: r.status.raw(),
@@ -112,26 +122,17 @@ impl<D: Dram> FastPath<D> {
             payload: [0; 16],
         };
         rec.payload[..plen].copy_from_slice(&self.buf[HEADER_LEN..HEADER_LEN + plen]);
-        let offset = if h.opcode == Opcode::Write {
-            h.offset
-        } else {
-            0
-        };
-        let key = DedupKey {
-            pid: h.pid,
-            req_id: h.req_id,
-            offset,
-            opcode: h.opcode.raw(),
-        };
-        self.dedup.insert(key, rec);
-        if h.retry_of != 0 && h.retry_of != h.req_id {
-            self.dedup.insert(
-                DedupKey {
-                    req_id: h.retry_of,
-                    ..key
-                },
-                rec,
-            );
+        rec
+    }
+
+    /// Remember the response `r` (payload in `buf`) of a non-idempotent
+    /// request that completed `Ok`, under its session and first-attempt id.
+    /// The room was checked at intake.
+    pub(crate) fn record(&mut self, h: &Header, r: &Resp, plen: usize) {
+        if r.status != Status::Ok || !h.opcode.is_non_idempotent() {
+            return;
         }
+        let rec = self.recorded(r, plen);
+        self.dedup.insert(dedup_key(h), rec);
     }
 }

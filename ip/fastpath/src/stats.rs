@@ -24,6 +24,21 @@ pub struct Stats {
     pub busy: u64,
     /// Responses sent with status `Unsupported`.
     pub unsupported: u64,
+    /// Responses sent with status `BadSession` (no valid session credentials).
+    pub bad_session: u64,
+    /// Responses sent with status `Restarted` (a session of an earlier boot).
+    pub restarted: u64,
+    /// Responses sent with status `OverQuota`.
+    pub over_quota: u64,
+    /// Non-idempotent requests refused with `Busy` because the dedup buffer
+    /// or the session's share of it was full.
+    pub dedup_busy: u64,
+    /// Dedup records freed by acknowledgements.
+    pub dedup_acked: u64,
+    /// Sessions installed by the slow path.
+    pub sessions_opened: u64,
+    /// Sessions cleared by the slow path.
+    pub sessions_closed: u64,
     /// Response packets sent (all kinds, NACKs included).
     pub packets_out: u64,
     /// Translations served by the TLB.

@@ -56,8 +56,9 @@ fn retried_atomic_is_answered_not_reexecuted() {
     );
     assert!(b.fp.last_trace().duplicate);
     assert_eq!(b.fp.last_trace().dram_accesses, 0);
-    // A retry of the retry also finds it; a network duplicate of the original too.
-    assert_eq!(faa(&mut b, 12, 11, va).h.flags, flags::DUPLICATE);
+    // A second retry (retry_of always names the first attempt) also finds
+    // it; a network duplicate of the original too.
+    assert_eq!(faa(&mut b, 12, 10, va).h.flags, flags::DUPLICATE);
     assert_eq!(faa(&mut b, 10, 0, va).h.flags, flags::DUPLICATE);
     assert_eq!(
         b.read(1, 13, va, 8).1,
@@ -120,19 +121,21 @@ fn retried_write_packets_dedup_by_offset() {
 }
 
 #[test]
-fn dedup_size_comes_from_config() {
+fn dedup_size_comes_from_config_and_a_full_buffer_refuses() {
     let mut cfg = common::board();
     cfg.dedup.buffer_bytes = 4 * u64::from(cfg.dedup.entry_bytes);
     let mut b = Bench::with(cfg, Default::default());
     let va = b.class_va(MIB4) + (16u64 << MIB4);
     b.map(1, va, 1, MIB4, perms::RW, true);
     assert_eq!(b.fp.dedup().capacity(), 4);
-    for id in 1..=5 {
-        faa(&mut b, id, 0, va);
+    for id in 1..=4 {
+        assert_eq!(faa(&mut b, id, 0, va).h.status, Status::Ok);
     }
-    // Request 1 fell out of the 4-entry buffer: its retry executes again.
-    assert_eq!(faa(&mut b, 100, 1, va).h.flags, 0);
-    assert_eq!(faa(&mut b, 101, 5, va).h.flags, flags::DUPLICATE);
+    // Full: a new request is refused, not executed, nothing is evicted.
+    assert_eq!(faa(&mut b, 5, 0, va).h.status, Status::Busy);
+    assert_eq!(b.fp.stats().dedup_busy, 1);
+    assert_eq!(faa(&mut b, 100, 1, va).h.flags, flags::DUPLICATE);
+    assert_eq!(b.read(1, 6, va, 8).1, 4u64.to_le_bytes());
 }
 
 #[test]
@@ -240,7 +243,7 @@ fn alloc_is_forwarded_and_answered_from_the_reply() {
         }
     );
     // Later retries (or the delayed original) are answered from the dedup buffer.
-    for (id, retry_of) in [(3, 2), (1, 0)] {
+    for (id, retry_of) in [(3, 1), (1, 0)] {
         let rs = b.send(&alloc_pkt(id, retry_of));
         assert_eq!(rs[0].h.flags, flags::DUPLICATE);
         assert_eq!(rs[0].h.va, 0x40_0000);
@@ -462,12 +465,38 @@ fn bad_tx_commands_are_rejected_and_the_ring_keeps_going() {
 #[test]
 fn info_reports_the_config() {
     let mut b = Bench::new();
-    let rs = b.send(&packet(Opcode::Info, 0, 5, 0, 0, 0, 0, &[]));
+    // The request must be as long as the answer (no amplification).
+    let rs = b.send(&packet(
+        Opcode::Info,
+        0,
+        4,
+        0,
+        0,
+        0,
+        0,
+        &[0; InfoResp::LEN - 1],
+    ));
+    assert_eq!(
+        (rs[0].h.opcode, rs[0].h.status, rs[0].h.payload_len),
+        (Opcode::InfoResp, Status::Malformed, 0)
+    );
+    let req = packet(Opcode::Info, 0, 5, 0, 0, 0, 0, &[0; InfoResp::LEN]);
+    let rs = b.send(&req);
     assert_eq!(
         (rs[0].h.opcode, rs[0].h.status),
         (Opcode::InfoResp, Status::Ok)
     );
+    assert!(rs[0].bytes.len() <= req.len());
+    assert_eq!(
+        rs[0].h.epoch,
+        common::EPOCH,
+        "the answer carries this boot's epoch"
+    );
     let i = InfoResp::parse(rs[0].payload()).unwrap();
+    assert_eq!(
+        (i.epoch, u32::from(i.sessions)),
+        (common::EPOCH, b.cfg.session_capacity())
+    );
     assert_eq!(i.board_name().unwrap(), "emulator");
     assert_eq!(i.mtu, 1450);
     assert_eq!(i.page_shift, 22);

@@ -73,9 +73,12 @@ fn tlb_miss_costs_one_bucket_read_then_hits() {
     let c = clio_fastpath::CycleCosts::default();
     // Exactly one bucket fetch of 256 B (4 beats) of difference.
     assert_eq!(t.cycles - h.cycles, u64::from(c.dram_read_latency) + 4);
-    // 16 B read, TLB hit: rx 4+1, tlb+perm 2, dram 40+1, tx 2+1.
-    assert_eq!(h.cycles, 5 + 2 + 41 + 3);
-    assert!((h.nanos(250) - 204.0).abs() < 1e-9);
+    // 16 B read, TLB hit: rx 4+1, tlb+perm 2, dram 40+1, tx 2+2 (56 + 16 bytes).
+    assert_eq!(h.cycles, 5 + 2 + 41 + 4);
+    assert!((h.nanos(250) - 208.0).abs() < 1e-9);
+    // 8 B read, TLB hit: the response fits one beat.
+    b.read(1, 3, va + 128, 8);
+    assert_eq!(b.fp.last_trace().cycles, 5 + 2 + 41 + 3);
 }
 
 #[test]
@@ -105,14 +108,20 @@ fn unmapped_bad_pid_and_out_of_space() {
         "next page not allocated"
     );
     assert_eq!(b.read(2, 2, va, 8).0, Status::Unmapped, "other PID's page");
-    assert_eq!(b.read(0, 3, va, 8).0, Status::BadPid);
+    // PIDs without a session of theirs are refused before anything else.
+    assert_eq!(b.read(0, 3, va, 8).0, Status::BadSession);
     let max = b.cfg.va.max_pids;
-    assert_eq!(b.read(max + 1, 4, va, 8).0, Status::BadPid);
-    assert_eq!(
-        b.read(max, 5, va, 8).0,
-        Status::Unmapped,
-        "max PID is valid"
-    );
+    assert_eq!(b.read(max + 1, 4, va, 8).0, Status::BadSession);
+    // A session the slow path opened for an out-of-range PID: BAD_PID.
+    for (session, pid, status) in [(20, max + 1, Status::BadPid), (21, max, Status::Unmapped)] {
+        b.open(session, pid, 77);
+        assert!(b.poll().is_empty());
+        let pkt = clio_wire::Header::request(Opcode::Read, pid, 5, va, 8)
+            .with_session(session, common::EPOCH, 77)
+            .encode(&[])
+            .unwrap();
+        assert_eq!(b.send(&pkt)[0].h.status, status, "pid {pid}");
+    }
     assert_eq!(
         b.read(1, 6, 1 << 50, 8).0,
         Status::Unmapped,
@@ -432,17 +441,17 @@ fn cycle_table_examples() {
     let (mut b, va) = mapped(MIB4, 1);
     b.read(1, 1, va, 8); // fill the TLB
     b.write(1, 2, va, &[0u8; 16]);
-    // rx 4+1, tlb+perm 2, posted write 4+1, tx 2+1.
-    assert_eq!(b.fp.last_trace().cycles, 15);
+    // rx 4+2 (56 + 16 bytes), tlb+perm 2, posted write 4+1, tx 2+1.
+    assert_eq!(b.fp.last_trace().cycles, 16);
     let rs = b.req(Opcode::FetchAndAdd, 1, 3, va, 8, &1u64.to_be_bytes());
     assert_eq!(rs[0].h.status, Status::Ok);
     // rx 5, tlb+perm 2, sync 2, read 41, write 5, tx 3.
     assert_eq!(b.fp.last_trace().cycles, 58);
     assert_eq!(b.fp.last_trace().dram_accesses, 2);
-    // A 1450-byte write: rx 4 + 24 beats (1490 B), 2, 4 + 23 beats, tx 3.
+    // A 1450-byte write: rx 4 + 24 beats (1506 B), 2, 4 + 23 beats, tx 3.
     b.write(1, 4, va, &[1u8; 1450]);
     assert_eq!(b.fp.last_trace().cycles, 28 + 2 + 27 + 3);
-    // A 3000-byte read: 2 + 41 + 47 data; responses 1490, 1490, 140 bytes.
+    // A 3000-byte read: 2 + 41 + 47 data; responses 1506, 1506, 156 bytes.
     b.read(1, 5, va, 3000);
     assert_eq!(
         b.fp.last_trace().cycles,

@@ -99,13 +99,13 @@ fn each_bad_field_gets_its_answer() {
     let (mut b, va) = setup();
     let m = Status::Malformed;
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::VERSION] = 2),
+        mutate(&mut b, va, |p| p[field::VERSION] = 1),
         (Opcode::ReadResp, m)
     );
     assert_eq!(
         mutate(&mut b, va, |p| p[field::OPCODE] = 0x3f),
-        (Opcode::Nack, m),
-        "unknown opcode"
+        (Opcode::Nack, Status::Unsupported),
+        "unknown opcode: not damage, the client must not retry"
     );
     assert_eq!(
         mutate(&mut b, va, |p| p[field::FLAGS] = 0x80),
@@ -133,8 +133,19 @@ fn each_bad_field_gets_its_answer() {
         "unknown status"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::RESERVED + 1] = 1),
-        (Opcode::ReadResp, m)
+        mutate(&mut b, va, |p| p[field::KEY + 7] ^= 1),
+        (Opcode::ReadResp, Status::BadSession),
+        "wrong key"
+    );
+    assert_eq!(
+        mutate(&mut b, va, |p| p[field::SESSION + 1] = 2),
+        (Opcode::ReadResp, Status::BadSession),
+        "another PID's session"
+    );
+    assert_eq!(
+        mutate(&mut b, va, |p| p[field::EPOCH + 3] ^= 1),
+        (Opcode::ReadResp, Status::Restarted),
+        "an earlier boot"
     );
     assert_eq!(
         mutate(&mut b, va, |p| p[field::OFFSET + 3] = 4),
@@ -148,7 +159,8 @@ fn each_bad_field_gets_its_answer() {
     );
     assert_eq!(
         mutate(&mut b, va, |p| p[field::PID..field::PID + 4].fill(0)),
-        (Opcode::ReadResp, Status::BadPid)
+        (Opcode::ReadResp, Status::BadSession),
+        "a PID not the session's"
     );
     // A read carrying a payload.
     let rs = b.send(&packet(Opcode::Read, 1, 51, 0, va, 8, 0, b"xx"));
@@ -180,7 +192,8 @@ fn each_bad_field_gets_its_answer() {
             .status,
         m
     );
-    assert!(b.fp.stats().malformed >= 15);
+    assert!(b.fp.stats().malformed >= 13);
+    assert_eq!(b.fp.stats().bad_session, 3);
     still_serving(&mut b, va);
 }
 
@@ -214,22 +227,25 @@ fn golden_responses() {
     assert_eq!(va, 0x0400_0000);
     let rs = b.send(&packet(Opcode::Read, 1, 0x0a0b_0c0d, 0, va, 4, 0, &[]));
     let want: &[u8] = &[
-        0x01, 0x83, 0x00, 0x00, // version, READ_RESP, flags, OK
+        0x02, 0x83, 0x00, 0x00, // version, READ_RESP, flags, OK
         0x00, 0x00, 0x00, 0x01, // pid
         0x0a, 0x0b, 0x0c, 0x0d, // req_id
         0x00, 0x00, 0x00, 0x00, // retry_of
         0x00, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, // va
         0x00, 0x00, 0x00, 0x04, // total_len
         0x00, 0x00, 0x00, 0x00, // offset
-        0x00, 0x04, 0x00, 0x00, // payload_len, reserved
+        0x00, 0x04, 0x00, 0x01, // payload_len, session (echoed)
+        0x5e, 0xed, 0x00, 0x01, // epoch (echoed)
+        0, 0, 0, 0, 0, 0, 0, 0, // key: never in a response
+        0, 0, 0, 0, // ack: never in a response
     ];
-    assert_eq!(&rs[0].bytes[..36], want);
+    assert_eq!(&rs[0].bytes[..52], want);
     assert_eq!(
-        &rs[0].bytes[36..40],
-        &[0x91, 0x48, 0xf8, 0x07],
+        &rs[0].bytes[52..56],
+        &[0xc6, 0x7d, 0x79, 0x5e],
         "crc (checked against an independent bitwise CRC32C)"
     );
-    assert_eq!(&rs[0].bytes[40..], b"stil");
+    assert_eq!(&rs[0].bytes[56..], b"stil");
 
     let mut p = packet(Opcode::Read, 1, 9, 0, va, 4, 0, &[]);
     p[field::REQ_ID + 3] ^= 1;
@@ -237,8 +253,9 @@ fn golden_responses() {
     assert_eq!(
         rs[0].bytes,
         [
-            1, 0xff, 0, 7, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-            0, 0, 0, 0, 0, 0, 0, 0, 0x53, 0x94, 0x64, 0xcf
+            2, 0xff, 0, 7, 0, 0, 0, 1, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+            0, 0, 0, 0, 0, 0, 0, 1, 0x5e, 0xed, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x37,
+            0x4f, 0x8a, 0x05
         ],
         "NACK of a packet whose req_id byte was hit"
     );
@@ -253,9 +270,9 @@ fn golden_responses() {
         0,
         &5u64.to_be_bytes(),
     ));
-    assert_eq!(&rs[0].bytes[..4], &[1, 0x87, 0, 0]);
+    assert_eq!(&rs[0].bytes[..4], &[2, 0x87, 0, 0]);
     assert_eq!(
-        &rs[0].bytes[40..],
+        &rs[0].bytes[56..],
         &u64::from_le_bytes(*b"still se").to_be_bytes(),
         "old value, big-endian on the wire"
     );
@@ -271,6 +288,6 @@ fn golden_responses() {
     ));
     assert_eq!(
         &retry[0].bytes[..16],
-        &[1, 0x87, 0x04, 0, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 3]
+        &[2, 0x87, 0x04, 0, 0, 0, 0, 1, 0, 0, 0, 4, 0, 0, 0, 3]
     );
 }

@@ -42,6 +42,27 @@ pub struct Bench {
 
 pub const CLIENT: ClientId = ClientId(7);
 
+/// The boot epoch every bench posts first.
+pub const EPOCH: u32 = 0x5eed_0001;
+
+/// PIDs `1..=SESSION_PIDS` get a session at construction: session id = PID,
+/// key = [`key_of`]; requests built by [`packet`] carry those credentials.
+pub const SESSION_PIDS: u32 = 8;
+
+/// The key of the session the bench opened for `pid`.
+pub const fn key_of(pid: u32) -> u64 {
+    0x6b65_7900_0000_0000 ^ (pid as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// The session id a packet of `pid` carries (0 = none).
+pub fn session_of(pid: u32) -> u16 {
+    if (1..=SESSION_PIDS).contains(&pid) {
+        pid as u16
+    } else {
+        0
+    }
+}
+
 impl Bench {
     pub fn new() -> Bench {
         Self::with(board(), ModelOptions::default())
@@ -61,14 +82,43 @@ impl Bench {
             Direction::Rx,
         )
         .unwrap();
-        Bench {
+        let mut b = Bench {
             fp,
             cfg,
             tx,
             rx,
             used: HashMap::new(),
             next_ppn: HashMap::new(),
+        };
+        b.post(&Descriptor::Epoch { epoch: EPOCH });
+        for pid in 1..=SESSION_PIDS {
+            b.open(pid as u16, pid, key_of(pid));
         }
+        assert!(b.poll().is_empty());
+        b
+    }
+
+    /// Install session `session` of `pid` with `key` and the board's quotas,
+    /// as the slow path does (a `SessionReply` nobody waits for).
+    pub fn open(&mut self, session: u16, pid: u32, key: u64) {
+        let cfg = self.cfg;
+        self.open_with(session, pid, key, cfg.dedup_quota(), cfg.lock_quota());
+    }
+
+    /// [`Bench::open`] with the quotas given (posted, not yet polled).
+    pub fn open_with(&mut self, session: u16, pid: u32, key: u64, dedup: u16, locks: u16) {
+        self.post(&Descriptor::SessionReply {
+            tag: 0,
+            pid,
+            req_id: 0,
+            status: 0,
+            session,
+            key,
+            dedup_quota: dedup,
+            lock_quota: locks,
+            mem_quota_pages: 0,
+            close: false,
+        });
     }
 
     /// First VA of the page-size class of `shift`.
@@ -254,10 +304,12 @@ pub fn packet(
     offset: u32,
     payload: &[u8],
 ) -> Vec<u8> {
+    let s = session_of(pid);
+    let key = if s == 0 { 0 } else { key_of(pid) };
     Header {
         retry_of,
         offset,
-        ..Header::request(op, pid, req_id, va, total_len)
+        ..Header::request(op, pid, req_id, va, total_len).with_session(s, EPOCH, key)
     }
     .encode(payload)
     .unwrap()
