@@ -247,15 +247,24 @@ selected() {
 suite_steps() {
     shopt -s nullglob
     local suites=(ci/suites/*.sh) hooks=(ip/*/tb/run.sh firmware-arm/*/ci.sh) s h ran=0
+    # Which scripts the suites really run: every bash they start sources
+    # BASH_ENV, which notes the script's path. A hook a suite ran is not run
+    # again; a hook a suite only mentions (a comment, a skipped branch) is.
+    local ledger="$LOG_DIR/scripts-run"
+    : >"$ledger"
+    printf '%s\n' '[[ -n "${CI_SCRIPTS_RUN:-}" && -f "$0" ]] && realpath "$0" >>"$CI_SCRIPTS_RUN"' \
+        >"$LOG_DIR/note-script.sh"
+    export CI_SCRIPTS_RUN="$ledger" BASH_ENV="$LOG_DIR/note-script.sh"
     for s in "${suites[@]}"; do
         selected "$s" || continue
         step "suite ${s}" bash "$s"
         ran=$((ran + 1))
     done
+    unset BASH_ENV CI_SCRIPTS_RUN
     for h in "${hooks[@]}"; do
         selected "$h" || continue
-        # A suite that names the hook already runs it.
-        if [[ ${#suites[@]} -gt 0 ]] && grep -qF "$h" "${suites[@]}"; then
+        if grep -qxF "$(realpath "$h")" "$ledger"; then
+            echo "hook ${h}: already run by a suite"
             continue
         fi
         step "hook ${h}" bash -c 'cd "$(dirname "$1")" && bash "./$(basename "$1")"' hook "$h"
