@@ -14,9 +14,9 @@ use std::time::Duration;
 
 use clio::backend::{InProcess, InProcessBoard};
 use clio::proto::{Connection, MAX_DATAGRAM};
-use clio::{ClientConfig, Completion, Request, Session};
+use clio::{ClientConfig, Completion, Request, Session, SessionInfo};
 use clio_wire::clio::HEADER_LEN;
-use clio_wire::payload::InfoResp;
+use clio_wire::payload::{InfoResp, OpenSessionResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 
@@ -44,6 +44,8 @@ impl Responder {
             status: Status::Ok,
             retry_of: 0,
             payload_len: 0,
+            key: 0,
+            ack: 0,
             ..h
         };
         match h.opcode {
@@ -74,10 +76,29 @@ impl Responder {
                     page_shift: 22,
                     slots_per_bucket: 16,
                     tlb_entries: 64,
+                    epoch: 1,
+                    sessions: 64,
                 }
                 .emit(&mut body)
                 .unwrap();
                 r.payload_len = InfoResp::LEN as u16;
+                let len = r.emit_with_payload(&mut self.out, &body).unwrap();
+                send(&self.out[..len]);
+            }
+            Opcode::OpenSession => {
+                let mut body = [0u8; OpenSessionResp::LEN];
+                OpenSessionResp {
+                    session: 1,
+                    pid: 1,
+                    key: 1,
+                    epoch: 1,
+                    dedup_quota: 1024,
+                    lock_quota: 16,
+                    mem_quota_pages: 1024,
+                }
+                .emit(&mut body)
+                .unwrap();
+                r.payload_len = body.len() as u16;
                 let len = r.emit_with_payload(&mut self.out, &body).unwrap();
                 send(&self.out[..len]);
             }
@@ -107,6 +128,7 @@ fn bench_proto(c: &mut Criterion) {
     let mut g = c.benchmark_group("proto");
     // One synchronous-style 16 B read: the whole client path, time fixed.
     let mut conn = Connection::new(cfg()).unwrap();
+    conn.set_session(Some(SessionInfo::new(1, 1, 1, 1)));
     let mut board = Responder::new();
     let mut tx = vec![0u8; MAX_DATAGRAM];
     let mut rx = vec![0u8; MAX_DATAGRAM];
@@ -137,6 +159,7 @@ fn bench_proto(c: &mut Criterion) {
     // 64 outstanding 64 B reads on distinct pages, answered in a batch.
     g.throughput(Throughput::Elements(64));
     let mut conn = Connection::new(cfg()).unwrap();
+    conn.set_session(Some(SessionInfo::new(1, 1, 1, 1)));
     let mut pkts: Vec<Vec<u8>> = Vec::new();
     g.bench_function("read64_batch_of_64", |b| {
         b.iter(|| {
@@ -168,18 +191,7 @@ fn bench_proto(c: &mut Criterion) {
     // The responder's share of the above (emit + CRC of one response).
     g.throughput(Throughput::Elements(1));
     let req = {
-        let h = Header {
-            opcode: Opcode::Read,
-            flags: 0,
-            status: Status::Ok,
-            pid: 1,
-            req_id: 5,
-            retry_of: 0,
-            va: 0,
-            total_len: 16,
-            offset: 0,
-            payload_len: 0,
-        };
+        let h = Header::request(Opcode::Read, 1, 5, 0, 16).with_session(1, 1, 1);
         let mut b = vec![0u8; HEADER_LEN];
         h.emit_with_payload(&mut b, &[]).unwrap();
         b

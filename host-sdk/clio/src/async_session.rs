@@ -6,7 +6,10 @@
 //! awaiting each call before the next gives the strict order of synchronous
 //! calls; issuing several and awaiting later gives the release order of
 //! asynchronous calls, with the same page-granularity dependency checks.
-//! Clones of a session share one connection and one ordering domain.
+//! Clones of a session share one connection, one board session and one
+//! ordering domain. When the last clone is dropped, the driver finishes
+//! what is outstanding, closes the board session (waiting at most
+//! [`crate::CLOSE_ON_DROP_NS`] for the answer) and ends.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -18,8 +21,9 @@ use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 
-use crate::proto::{Allocation, Completion, Connection, OpId, Request, MAX_DATAGRAM};
-use crate::{ClientConfig, ClioError, OpKind};
+use crate::proto::{Allocation, Completion, Connection, OpId, Request, SessionInfo, MAX_DATAGRAM};
+use crate::session::CLOSE_ON_DROP_NS;
+use crate::{ClientConfig, ClioError, OpKind, ShareToken};
 
 type Reply = oneshot::Sender<Result<Completion, ClioError>>;
 
@@ -40,6 +44,7 @@ pub struct AsyncSession {
     tx: mpsc::UnboundedSender<Cmd>,
     chunk: u64,
     info: InfoResp,
+    session: Option<SessionInfo>,
 }
 
 fn closed() -> ClioError {
@@ -49,11 +54,13 @@ fn closed() -> ClioError {
 impl AsyncSession {
     /// Open a session over UDP to `board`, spawning its driver task on the
     /// current tokio runtime. Like [`crate::Session::open`], it probes the
-    /// board's info (an unreachable board fails with `Timeout`) and lowers
-    /// the MTU to the board's.
+    /// board's info (an unreachable board fails with `Timeout`), lowers
+    /// the MTU to the board's, and opens a board session: a new address
+    /// space, or the one `cfg.join` names.
     /// A config without [`ClientConfig::first_req_id`] gets a fresh random
     /// one, as in [`crate::Session::without_probe`].
     pub async fn open(board: SocketAddr, mut cfg: ClientConfig) -> Result<AsyncSession, ClioError> {
+        let join = cfg.join;
         cfg.first_req_id
             .get_or_insert_with(crate::fresh_first_req_id);
         let local: SocketAddr = if board.is_ipv4() {
@@ -83,23 +90,81 @@ impl AsyncSession {
             page_shift: 0,
             slots_per_bucket: 0,
             tlb_entries: 0,
+            epoch: 0,
+            sessions: 0,
         };
         let mut s = AsyncSession {
             tx,
             chunk,
             info: unknown,
+            session: None,
         };
         let info = s.info().await?;
         if info.mtu != 0 && (info.mtu as usize) < mtu {
             s.submit(Owned::SetMtu(info.mtu as usize)).await?;
         }
         s.info = info;
+        if let Some(t) = join {
+            if t.epoch != info.epoch {
+                return Err(ClioError::BoardRestarted {
+                    op: OpKind::OpenSession,
+                    epoch: info.epoch,
+                });
+            }
+        }
+        match s.submit(Owned::Req(Request::OpenSession { join })).await? {
+            Completion::Opened(i) => s.session = Some(i),
+            _ => {
+                return Err(ClioError::Protocol {
+                    op: OpKind::OpenSession,
+                    field: "clio.opcode",
+                })
+            }
+        }
         Ok(s)
+    }
+
+    /// Open a session that joins the address space `token` names.
+    pub async fn join(
+        board: SocketAddr,
+        token: ShareToken,
+        cfg: ClientConfig,
+    ) -> Result<AsyncSession, ClioError> {
+        AsyncSession::open(
+            board,
+            ClientConfig {
+                join: Some(token),
+                ..cfg
+            },
+        )
+        .await
     }
 
     /// The board's answer to the probe at open.
     pub fn board_info(&self) -> &InfoResp {
         &self.info
+    }
+
+    /// The session's credentials and limits as opened.
+    pub fn session_info(&self) -> Option<&SessionInfo> {
+        self.session.as_ref()
+    }
+
+    /// The token with which another thread or process joins this session's
+    /// address space. Whoever holds it has full access while it is open.
+    pub fn share(&self) -> Result<ShareToken, ClioError> {
+        self.session
+            .as_ref()
+            .map(SessionInfo::share)
+            .ok_or(ClioError::NoSession {
+                op: OpKind::OpenSession,
+            })
+    }
+
+    /// Close the board session after every earlier call (shared by every
+    /// clone: their later calls fail with [`ClioError::NoSession`]).
+    pub fn close(&self) -> impl Future<Output = Result<(), ClioError>> {
+        self.unit(Request::CloseSession)
     }
 
     fn submit(&self, op: Owned) -> impl Future<Output = Result<Completion, ClioError>> {
@@ -298,8 +363,18 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
     let mut txb = vec![0u8; MAX_DATAGRAM];
     let mut rxb = vec![0u8; MAX_DATAGRAM];
     let mut open = true;
+    let mut close_by: Option<u64> = None;
     loop {
-        let now = ns(Instant::now());
+        let mut now = ns(Instant::now());
+        // Take in answers already waiting before timers fire, so a task
+        // that was not scheduled for a while does not retry requests whose
+        // answers sit in the socket.
+        if conn.poll_timeout().is_some_and(|t| t <= now) {
+            while let Ok(n) = sock.try_recv(&mut rxb) {
+                now = ns(Instant::now());
+                conn.handle_packet(now, &rxb[..n]);
+            }
+        }
         conn.handle_timeout(now);
         while let Some(cmd) = backlog.pop_front() {
             let r = match &cmd.op {
@@ -347,13 +422,28 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
                 }
             }
         }
-        if !open && conn.active() == 0 && backlog.is_empty() {
-            return;
+        if !open && backlog.is_empty() {
+            match close_by {
+                // Every handle is gone: close the board session on the way out.
+                None if conn.active() == 0 => {
+                    if conn.session().is_none() || conn.submit(Request::CloseSession).is_err() {
+                        return;
+                    }
+                    close_by = Some(now + CLOSE_ON_DROP_NS.min(conn.config().request_timeout_ns));
+                    continue;
+                }
+                Some(t) if conn.active() == 0 || now >= t => return,
+                _ => {}
+            }
         }
         let deadline = conn
             .poll_timeout()
             .map(|t| epoch + Duration::from_nanos(t))
             .unwrap_or_else(|| Instant::now() + Duration::from_nanos(conn.control().rto()));
+        let deadline = match close_by {
+            Some(t) => deadline.min(epoch + Duration::from_nanos(t)),
+            None => deadline,
+        };
         tokio::select! {
             cmd = rx.recv(), if open => match cmd {
                 Some(c) => {

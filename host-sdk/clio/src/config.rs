@@ -1,19 +1,118 @@
-//! Client-side knobs: MTU, retransmission timeouts, retry budget,
-//! congestion and incast windows, dependency-tracking granularity.
+//! Client-side knobs: which address space to open or join, MTU,
+//! retransmission timeouts, retry budget, congestion and incast windows,
+//! dependency-tracking granularity.
 //!
 //! Times are plain nanoseconds so the protocol layer needs no clock type.
+
+use core::fmt;
+use core::str::FromStr;
 
 use clio_config::BoardConfig;
 use clio_wire::clio::MAX_PAYLOAD;
 
 use crate::ClioError;
 
+/// What a process hands another so that it can join its address space:
+/// the credentials of one live session (possession of the key IS the
+/// capability, as an RDMA rkey) plus the PID and the board's epoch.
+///
+/// Its text form (`Display` / `FromStr`) is one word,
+/// `clio:PID:SESSION:EPOCH:KEY` with EPOCH as 8 and KEY as 16 hex digits,
+/// e.g. `clio:7:3:1f2e3d4c:0123456789abcdef`, to pass on a command line or
+/// in an environment variable. Treat it as a secret: whoever holds it can
+/// read, write and free the whole address space until that session closes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ShareToken {
+    /// The address space (process id) to join.
+    pub pid: u32,
+    /// A live session of that address space.
+    pub session: u16,
+    /// The board's boot epoch that session was opened in (a join after a
+    /// restart fails with [`ClioError::BoardRestarted`]).
+    pub epoch: u32,
+    /// That session's key.
+    pub key: u64,
+}
+
+impl fmt::Debug for ShareToken {
+    // The key is a credential: keep it out of logs and panic messages.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShareToken")
+            .field("pid", &self.pid)
+            .field("session", &self.session)
+            .field("epoch", &format_args!("{:#010x}", self.epoch))
+            .field("key", &"<secret>")
+            .finish()
+    }
+}
+
+impl fmt::Display for ShareToken {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "clio:{}:{}:{:08x}:{:016x}",
+            self.pid, self.session, self.epoch, self.key
+        )
+    }
+}
+
+impl FromStr for ShareToken {
+    type Err = ClioError;
+
+    fn from_str(s: &str) -> Result<ShareToken, ClioError> {
+        let bad = |what: &'static str| ClioError::InvalidArgument {
+            what,
+            reason: "share token must look like clio:PID:SESSION:EPOCH(8 hex):KEY(16 hex)",
+        };
+        let mut it = s.trim().split(':');
+        if it.next() != Some("clio") {
+            return Err(bad("token"));
+        }
+        let mut part = |what: &'static str| it.next().ok_or(bad(what));
+        let pid: u32 = part("token.pid")?.parse().map_err(|_| bad("token.pid"))?;
+        let session: u16 = part("token.session")?
+            .parse()
+            .map_err(|_| bad("token.session"))?;
+        let e = part("token.epoch")?;
+        let epoch = (e.len() == 8)
+            .then(|| u32::from_str_radix(e, 16).ok())
+            .flatten()
+            .ok_or(bad("token.epoch"))?;
+        let k = part("token.key")?;
+        let key = (k.len() == 16)
+            .then(|| u64::from_str_radix(k, 16).ok())
+            .flatten()
+            .ok_or(bad("token.key"))?;
+        if it.next().is_some() {
+            return Err(bad("token"));
+        }
+        if pid == 0 || session == 0 {
+            return Err(ClioError::InvalidArgument {
+                what: if pid == 0 {
+                    "token.pid"
+                } else {
+                    "token.session"
+                },
+                reason: "must not be zero",
+            });
+        }
+        Ok(ShareToken {
+            pid,
+            session,
+            epoch,
+            key,
+        })
+    }
+}
+
 /// Configuration of one client connection to one memory node.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClientConfig {
-    /// Global process id (protection domain) this client acts for. PIDs are
-    /// assigned by the cluster's controller; the SDK takes it as given.
-    pub pid: u32,
+    /// Which address space the session opens: `None` (the default) asks the
+    /// board for a new one (the board assigns the PID); `Some(token)` joins
+    /// the address space of the live session the token names (see
+    /// [`crate::Session::share`]).
+    pub join: Option<ShareToken>,
     /// Largest payload per packet (the board's `network.mtu_payload`).
     pub mtu_payload: usize,
     /// RTO used before the first RTT sample.
@@ -54,25 +153,19 @@ pub struct ClientConfig {
     pub max_request_bytes: u32,
     /// First backoff after a `BUSY` answer (doubles up to `rto_max_ns`).
     pub busy_backoff_ns: u64,
-    /// Request-id lane of this connection (threads of one process share the
-    /// PID, so each connection takes its own lane of the id space).
-    pub lane: u32,
-    /// Bits of the request id taken by the lane (0..=12).
-    pub lane_bits: u8,
-    /// Counter part (the id bits below the lane) of the first request id;
-    /// later ids count up from it, wrapping within the lane and skipping 0.
-    /// `None` starts at 1, which only a fresh board or a test may rely on:
-    /// the board's dedup buffer remembers ids per PID, so a new session of a
-    /// PID that used the board before must not repeat the old session's
-    /// ids. [`crate::Session`] and [`crate::AsyncSession`] fill `None` with
-    /// [`fresh_first_req_id`]; the protocol layer stays deterministic.
+    /// First request id; later ids count up from it (wrapping, skipping 0).
+    /// `None` starts at 1, which keeps the protocol layer deterministic for
+    /// tests; [`crate::Session`] and [`crate::AsyncSession`] fill `None`
+    /// with [`fresh_first_req_id`]. (The board keys its dedup records by
+    /// session, so this is no longer needed for correctness; an
+    /// unpredictable start only makes a forged answer harder to aim.)
     pub first_req_id: Option<u32>,
 }
 
 /// An unpredictable starting point for a connection's request ids: mixes
 /// the system clock's nanoseconds, the process id and a process-wide
 /// counter (so two connections opened in the same nanosecond differ).
-/// Never 0; [`crate::proto::Connection`] masks it to the lane's counter bits.
+/// Never 0.
 pub fn fresh_first_req_id() -> u32 {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::{SystemTime, UNIX_EPOCH};
@@ -88,15 +181,13 @@ pub fn fresh_first_req_id() -> u32 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
-    // Keep it in 1..2^20 so it is nonzero under any lane width (at most
-    // 12 lane bits leave 20 counter bits).
-    ((z as u32) & 0xF_FFFF).max(1)
+    (z as u32).max(1)
 }
 
 impl Default for ClientConfig {
     fn default() -> Self {
         ClientConfig {
-            pid: 1,
+            join: None,
             mtu_payload: 1450,
             rto_initial_ns: 1_000_000,
             rto_min_ns: 20_000,
@@ -115,8 +206,6 @@ impl Default for ClientConfig {
             max_ops: 4096,
             max_request_bytes: 64 << 20,
             busy_backoff_ns: 10_000,
-            lane: 0,
-            lane_bits: 0,
             first_req_id: None,
         }
     }
@@ -124,12 +213,13 @@ impl Default for ClientConfig {
 
 impl ClientConfig {
     /// Settings for a board: MTU, timeouts, retry budget and page size come
-    /// from its config; the delay target is four times the RTO floor.
-    pub fn from_board(board: &BoardConfig, pid: u32) -> ClientConfig {
+    /// from its config; the delay target is four times the RTO floor. The
+    /// session opens a new address space (set [`ClientConfig::join`] to join
+    /// one).
+    pub fn from_board(board: &BoardConfig) -> ClientConfig {
         let t = &board.timeouts;
         let rto_min_ns = t.rto_min_us.saturating_mul(1000);
         ClientConfig {
-            pid,
             mtu_payload: board.network.mtu_payload as usize,
             rto_initial_ns: (rto_min_ns * 10).clamp(rto_min_ns, t.rto_max_us.saturating_mul(1000)),
             rto_min_ns,
@@ -207,22 +297,12 @@ impl ClientConfig {
         if self.busy_backoff_ns == 0 {
             return bad("busy_backoff_ns", "must be positive".into());
         }
-        if self.lane_bits > 12 {
-            return bad("lane_bits", format!("{} > 12", self.lane_bits));
+        if self.first_req_id == Some(0) {
+            return bad("first_req_id", "0 is never a request id".into());
         }
-        if self.lane_bits < 32 && (self.lane as u64) >= (1u64 << self.lane_bits) {
-            return bad(
-                "lane",
-                format!("{} does not fit in {} lane bits", self.lane, self.lane_bits),
-            );
-        }
-        if let Some(f) = self.first_req_id {
-            let mask = u32::MAX >> self.lane_bits;
-            if f & mask == 0 {
-                return bad(
-                    "first_req_id",
-                    format!("{f:#x} has no nonzero bits below the lane"),
-                );
+        if let Some(t) = self.join {
+            if t.pid == 0 || t.session == 0 {
+                return bad("join", "token names PID 0 or session 0".into());
             }
         }
         Ok(())
@@ -237,7 +317,7 @@ mod tests {
     fn board_defaults_are_valid() {
         for name in BoardConfig::embedded_names() {
             let b = BoardConfig::embedded(name).unwrap();
-            let c = ClientConfig::from_board(&b, 7);
+            let c = ClientConfig::from_board(&b);
             c.validate().unwrap();
             assert_eq!(c.mtu_payload, b.network.mtu_payload as usize);
             assert_eq!(c.rto_min_ns, b.timeouts.rto_min_us * 1000);
@@ -261,7 +341,17 @@ mod tests {
         assert_eq!(field(&|c| c.cwnd_init = 1e9), "cwnd_init");
         assert_eq!(field(&|c| c.max_ops = 1000), "max_ops");
         assert_eq!(field(&|c| c.page_shift = 40), "page_shift");
-        assert_eq!(field(&|c| c.lane = 4), "lane");
+        assert_eq!(
+            field(&|c| {
+                c.join = Some(ShareToken {
+                    pid: 0,
+                    session: 1,
+                    epoch: 1,
+                    key: 1,
+                })
+            }),
+            "join"
+        );
         assert_eq!(field(&|c| c.cwnd_min = f64::NAN), "cwnd_min");
         assert_eq!(field(&|c| c.first_req_id = Some(0)), "first_req_id");
     }
@@ -269,12 +359,39 @@ mod tests {
     #[test]
     fn fresh_first_ids_differ_and_are_nonzero() {
         let ids: Vec<u32> = (0..64).map(|_| fresh_first_req_id()).collect();
-        assert!(ids.iter().all(|&i| i != 0 && i < 1 << 20));
+        assert!(ids.iter().all(|&i| i != 0));
         let mut d = ids.clone();
         d.sort_unstable();
         d.dedup();
-        // 64 draws from 2^20 values: a collision or two is possible, a
-        // constant is not.
         assert!(d.len() > 60, "{ids:?}");
+    }
+
+    #[test]
+    fn share_tokens_round_trip_and_name_the_bad_part() {
+        let t = ShareToken {
+            pid: 7,
+            session: 3,
+            epoch: 0x1f2e_3d4c,
+            key: 0x0123_4567_89ab_cdef,
+        };
+        let s = t.to_string();
+        assert_eq!(s, "clio:7:3:1f2e3d4c:0123456789abcdef");
+        assert_eq!(s.parse::<ShareToken>().unwrap(), t);
+        assert!(!format!("{t:?}").contains("89ab"), "Debug hides the key");
+        let what = |s: &str| match s.parse::<ShareToken>() {
+            Err(ClioError::InvalidArgument { what, .. }) => what,
+            other => panic!("{s}: {other:?}"),
+        };
+        assert_eq!(what("7:3:1f2e3d4c:0123456789abcdef"), "token");
+        assert_eq!(what("clio:x:3:1f2e3d4c:0123456789abcdef"), "token.pid");
+        assert_eq!(
+            what("clio:7:70000:1f2e3d4c:0123456789abcdef"),
+            "token.session"
+        );
+        assert_eq!(what("clio:7:3:1f2e3d:0123456789abcdef"), "token.epoch");
+        assert_eq!(what("clio:7:3:1f2e3d4c:0123"), "token.key");
+        assert_eq!(what("clio:7:3:1f2e3d4c"), "token.key");
+        assert_eq!(what("clio:7:3:1f2e3d4c:0123456789abcdef:9"), "token");
+        assert_eq!(what("clio:0:3:1f2e3d4c:0123456789abcdef"), "token.pid");
     }
 }

@@ -29,6 +29,10 @@ pub enum OpKind {
     Release,
     /// Board info query.
     Info,
+    /// Open a session (a new address space, or join one).
+    OpenSession,
+    /// Close this session.
+    CloseSession,
 }
 
 impl OpKind {
@@ -46,6 +50,8 @@ impl OpKind {
             OpKind::Unlock => Opcode::Unlock,
             OpKind::Fence => Opcode::Fence,
             OpKind::Info => Opcode::Info,
+            OpKind::OpenSession => Opcode::OpenSession,
+            OpKind::CloseSession => Opcode::CloseSession,
             OpKind::Release => return None,
         })
     }
@@ -65,6 +71,8 @@ impl OpKind {
             OpKind::Fence => "fence",
             OpKind::Release => "release",
             OpKind::Info => "info",
+            OpKind::OpenSession => "open-session",
+            OpKind::CloseSession => "close-session",
         }
     }
 }
@@ -94,7 +102,45 @@ pub enum ClioError {
         /// Attempts sent.
         attempts: u32,
     },
-    /// The PID has no session at the memory node.
+    /// The board restarted since this session was opened (its boot epoch
+    /// changed): every session, allocation and lock of the earlier boot is
+    /// gone. Every call of the session, in flight or later, fails with this;
+    /// open a new session (and rebuild the data) to go on.
+    #[error(
+        "{op}: the board restarted (epoch now {epoch:#010x}); the session and its memory are gone"
+    )]
+    BoardRestarted {
+        /// The operation that saw it.
+        op: OpKind,
+        /// The board's current epoch.
+        epoch: u32,
+    },
+    /// The board has no open session matching this session's id, key and
+    /// PID (closed, expired, or never opened), or refused a join token.
+    #[error("{op}: board refused session {session} (not open, or key/PID mismatch)")]
+    BadSession {
+        /// The operation.
+        op: OpKind,
+        /// The session id sent.
+        session: u16,
+    },
+    /// A per-session or per-address-space limit (memory, locks held,
+    /// sessions) would be exceeded.
+    #[error("{op} at {va:#x}: over the board's quota for this session or address space")]
+    OverQuota {
+        /// The operation.
+        op: OpKind,
+        /// Its VA.
+        va: u64,
+    },
+    /// The call needs an open session and this connection has none (not
+    /// opened yet, or closed).
+    #[error("{op}: no open session")]
+    NoSession {
+        /// The operation.
+        op: OpKind,
+    },
+    /// The PID is out of the board's range.
     #[error("board does not know PID {pid}")]
     BadPid {
         /// The PID used.
@@ -176,10 +222,21 @@ pub enum ClioError {
 
 impl ClioError {
     /// Map a non-OK response status to an error; `None` for `Ok`, `Busy` and
-    /// `Corrupt`, which the transport handles by retrying.
-    pub fn from_status(status: Status, op: OpKind, va: u64, pid: u32) -> Option<ClioError> {
+    /// `Corrupt`, which the transport handles by retrying. `session` is the
+    /// id the request carried, `epoch` the one the answer carried.
+    pub fn from_status(
+        status: Status,
+        op: OpKind,
+        va: u64,
+        pid: u32,
+        session: u16,
+        epoch: u32,
+    ) -> Option<ClioError> {
         Some(match status {
             Status::Ok | Status::Busy | Status::Corrupt => return None,
+            Status::BadSession => ClioError::BadSession { op, session },
+            Status::Restarted => ClioError::BoardRestarted { op, epoch },
+            Status::OverQuota => ClioError::OverQuota { op, va },
             Status::BadPid => ClioError::BadPid { pid },
             Status::Permission => ClioError::Permission { op, va },
             Status::Unmapped => ClioError::Unmapped { op, va },

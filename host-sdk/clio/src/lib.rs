@@ -19,7 +19,7 @@ pub mod proto;
 mod session;
 
 pub use async_session::AsyncSession;
-pub use config::{fresh_first_req_id, ClientConfig};
+pub use config::{fresh_first_req_id, ClientConfig, ShareToken};
 pub use error::{ClioError, OpKind};
-pub use proto::{Allocation, Completion, Connection, OpId, Request};
-pub use session::{Client, Handle, Session, CLIENT_LANE_BITS};
+pub use proto::{Allocation, Completion, Connection, OpId, Request, SessionInfo};
+pub use session::{Client, Handle, Session, CLOSE_ON_DROP_NS};

@@ -5,19 +5,18 @@
 //!
 //! A session is used by one thread at a time (it is `Send`, not `Sync`).
 //! Threads of one process each open their own session from a shared
-//! [`Client`], which gives every session its own socket and request-id lane
-//! under the same PID.
+//! [`Client`]: every session has its own socket, request ids and board
+//! session, all in the client's address space (PID).
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clio_wire::payload::InfoResp;
 
 use crate::backend::{Transport, UdpTransport};
-use crate::proto::{Allocation, Completion, Connection, OpId, Request, MAX_DATAGRAM};
-use crate::{ClientConfig, ClioError};
+use crate::proto::{Allocation, Completion, Connection, OpId, Request, SessionInfo, MAX_DATAGRAM};
+use crate::{ClientConfig, ClioError, ShareToken};
 
 /// Most waiting packets taken in at once before timers and sends run again.
 const DRAIN_BATCH: usize = 256;
@@ -37,52 +36,61 @@ impl Handle {
 }
 
 /// Shared per-process state: the board's address, the settings, and the
-/// request-id lanes handed to sessions.
+/// address space every session of this client works in.
+///
+/// [`Client::new`] opens an *anchor* session (a new address space, or the
+/// one `cfg.join` names); [`Client::session`] opens further sessions that
+/// join its address space, one per thread (each with its own socket, id
+/// space and dedup records at the board). The anchor keeps the address
+/// space alive and is closed when the last clone of the client is dropped.
 #[derive(Debug, Clone)]
 pub struct Client {
     board: SocketAddr,
     cfg: ClientConfig,
-    next_lane: Arc<AtomicU32>,
+    token: ShareToken,
+    _anchor: Arc<Mutex<Session<UdpTransport>>>,
 }
 
-/// Lane bits a [`Client`] reserves when the config asks for none.
-pub const CLIENT_LANE_BITS: u8 = 8;
-
 impl Client {
-    /// A client of the board at `board` (UDP) acting for `cfg.pid`.
-    pub fn new(board: SocketAddr, mut cfg: ClientConfig) -> Result<Client, ClioError> {
-        if cfg.lane_bits == 0 {
-            cfg.lane_bits = CLIENT_LANE_BITS;
-        }
-        cfg.validate()?;
+    /// A client of the board at `board` (UDP): opens the anchor session.
+    pub fn new(board: SocketAddr, cfg: ClientConfig) -> Result<Client, ClioError> {
+        let anchor = Session::open(board, cfg.clone())?;
+        let token = anchor.share()?;
         Ok(Client {
             board,
             cfg,
-            next_lane: Arc::new(AtomicU32::new(0)),
+            token,
+            _anchor: Arc::new(Mutex::new(anchor)),
         })
     }
 
-    /// Open a session with its own socket and request-id lane.
+    /// Open a session in this client's address space, with its own socket.
     pub fn session(&self) -> Result<Session<UdpTransport>, ClioError> {
-        let lane = self.next_lane.fetch_add(1, Ordering::Relaxed);
-        if lane >= 1u32 << self.cfg.lane_bits {
-            return Err(ClioError::Config {
-                field: "lane_bits",
-                reason: format!(
-                    "all {} request-id lanes are in use",
-                    1u32 << self.cfg.lane_bits
-                ),
-            });
-        }
         let cfg = ClientConfig {
-            lane,
+            join: Some(self.token),
             ..self.cfg.clone()
         };
         Session::open(self.board, cfg)
     }
+
+    /// The address space's PID.
+    pub fn pid(&self) -> u32 {
+        self.token.pid
+    }
+
+    /// The token another process joins this client's address space with.
+    pub fn share(&self) -> ShareToken {
+        self.token
+    }
 }
 
 /// A blocking session of one process (PID) with one memory node.
+///
+/// Opening it opens a session at the board (`OPEN_SESSION`): a new address
+/// space, or the one [`ClientConfig::join`] names. Every request carries
+/// the session's credentials. Dropping it closes the session (waiting at
+/// most [`CLOSE_ON_DROP_NS`] for the board's answer); [`Session::close`]
+/// closes it and reports the outcome.
 #[derive(Debug)]
 pub struct Session<T: Transport> {
     conn: Connection,
@@ -93,33 +101,67 @@ pub struct Session<T: Transport> {
     info: Option<InfoResp>,
 }
 
+/// Longest a dropped [`Session`] waits for the board to confirm the close.
+pub const CLOSE_ON_DROP_NS: u64 = 100_000_000;
+
 impl Session<UdpTransport> {
-    /// Open a session over UDP to the board at `board`. The PID is the
-    /// config's (PIDs are global and assigned by the cluster's controller;
-    /// the wire has no open call). Opening asks the board for its info,
-    /// so an unreachable board fails here with a clear `Timeout`, and the
-    /// MTU is lowered to the board's if that is smaller.
+    /// Open a session over UDP to the board at `board`. Opening asks the
+    /// board for its info (an unreachable board fails here with a clear
+    /// `Timeout`; the MTU is lowered to the board's if that is smaller),
+    /// then opens a session: a new address space (the board assigns the
+    /// PID), or, with `cfg.join`, the address space of the session the
+    /// token names.
     pub fn open(board: SocketAddr, cfg: ClientConfig) -> Result<Self, ClioError> {
         Session::open_with(UdpTransport::connect(board)?, cfg)
+    }
+
+    /// Open a session over UDP that joins the address space `token` names
+    /// (from [`Session::share`] of a session of another thread or process).
+    pub fn join(
+        board: SocketAddr,
+        token: ShareToken,
+        cfg: ClientConfig,
+    ) -> Result<Self, ClioError> {
+        Session::open(
+            board,
+            ClientConfig {
+                join: Some(token),
+                ..cfg
+            },
+        )
     }
 }
 
 impl<T: Transport> Session<T> {
-    /// Open a session over any transport (probing the board as [`Session::open`]).
+    /// Open a session over any transport (probing the board and opening a
+    /// board session as [`Session::open`]).
     pub fn open_with(transport: T, cfg: ClientConfig) -> Result<Self, ClioError> {
+        let join = cfg.join;
         let mut s = Session::without_probe(transport, cfg)?;
         let info = s.info()?;
         if info.mtu != 0 && (info.mtu as usize) < s.conn.config().mtu_payload {
             s.conn.set_mtu(info.mtu as usize)?;
         }
         s.info = Some(info);
+        if let Some(t) = join {
+            // A token from an earlier boot names a session that is gone.
+            if t.epoch != info.epoch {
+                return Err(ClioError::BoardRestarted {
+                    op: crate::OpKind::OpenSession,
+                    epoch: info.epoch,
+                });
+            }
+        }
+        s.open_session(join)?;
         Ok(s)
     }
 
-    /// A session that sends nothing until the first call.
+    /// A session object that has sent nothing: no info probe and no board
+    /// session yet. Calls that need a session fail with
+    /// [`ClioError::NoSession`] until [`Session::open_session`] succeeds.
     ///
     /// A config without [`ClientConfig::first_req_id`] gets a fresh random
-    /// one, so this session's ids differ from earlier sessions of its PID.
+    /// one.
     pub fn without_probe(transport: T, mut cfg: ClientConfig) -> Result<Self, ClioError> {
         cfg.first_req_id
             .get_or_insert_with(crate::fresh_first_req_id);
@@ -138,9 +180,49 @@ impl<T: Transport> Session<T> {
         self.info.as_ref()
     }
 
+    /// Open a board session (a new address space, or join the one `join`
+    /// names); later calls use it. Waits for earlier calls first.
+    pub fn open_session(&mut self, join: Option<ShareToken>) -> Result<SessionInfo, ClioError> {
+        match self.call(Request::OpenSession { join })? {
+            Completion::Opened(i) => Ok(i),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::OpenSession,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
+    /// The open session's credentials and limits (`None` if closed).
+    pub fn session_info(&self) -> Option<&SessionInfo> {
+        self.conn.session()
+    }
+
+    /// The address space's PID.
+    pub fn pid(&self) -> Option<u32> {
+        self.conn.session().map(|s| s.pid)
+    }
+
+    /// The token with which another thread or process joins this session's
+    /// address space ([`Session::join`], [`ClientConfig::join`]). Valid
+    /// while this session is open; whoever holds it has full access.
+    pub fn share(&self) -> Result<ShareToken, ClioError> {
+        self.conn
+            .session()
+            .map(SessionInfo::share)
+            .ok_or(ClioError::NoSession {
+                op: crate::OpKind::OpenSession,
+            })
+    }
+
     /// The protocol state machine (stats, windows, config).
     pub fn connection(&self) -> &Connection {
         &self.conn
+    }
+
+    /// The protocol state machine, mutably (e.g. to send a crafted request
+    /// in a test).
+    pub fn connection_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 
     /// The transport.
@@ -155,15 +237,28 @@ impl<T: Transport> Session<T> {
     /// Move packets until `done` holds. Never waits past the connection's
     /// next timer, and every request has one, so this always ends.
     fn drive(&mut self, done: &dyn Fn(&Connection) -> bool) -> Result<(), ClioError> {
+        self.drive_until(done, None).map(drop)
+    }
+
+    /// [`Session::drive`] that gives up at `limit` (ns on the session clock)
+    /// with `Ok(false)`.
+    fn drive_until(
+        &mut self,
+        done: &dyn Fn(&Connection) -> bool,
+        limit: Option<u64>,
+    ) -> Result<bool, ClioError> {
         let mut now = self.now();
         loop {
-            self.conn.handle_timeout(now);
+            self.fire_timers(&mut now)?;
             while let Some(n) = self.conn.poll_transmit(now, &mut self.tx) {
                 self.transport.send(&self.tx[..n])?;
             }
             self.transport.flush()?;
             if done(&self.conn) {
-                return Ok(());
+                return Ok(true);
+            }
+            if limit.is_some_and(|l| now >= l) {
+                return Ok(false);
             }
             let deadline = match self.conn.poll_timeout() {
                 Some(t) => t,
@@ -172,6 +267,7 @@ impl<T: Transport> Session<T> {
                 // when answers arrive, so wait for one at most an RTO.
                 None => now + self.conn.control().rto(),
             };
+            let deadline = limit.map_or(deadline, |l| deadline.min(l));
             // The receive time is the clock for the next round, too.
             let got = self
                 .transport
@@ -188,6 +284,23 @@ impl<T: Transport> Session<T> {
                 }
             }
         }
+    }
+
+    /// Fire the timers due at `now`, after taking in the answers already
+    /// waiting: a thread that was descheduled, or busy between calls, past
+    /// an RTO must not retry requests whose answers sit in its socket
+    /// (that made most of the "timeouts" of a loaded pipelined run, and
+    /// each also cut `cwnd`). Costs nothing when no timer is due.
+    fn fire_timers(&mut self, now: &mut u64) -> Result<(), ClioError> {
+        if self.conn.poll_timeout().is_some_and(|t| t <= *now) {
+            for _ in 0..DRAIN_BATCH {
+                if !self.take_waiting(now)? {
+                    break;
+                }
+            }
+        }
+        self.conn.handle_timeout(*now);
+        Ok(())
     }
 
     /// Take in one packet that is already waiting, stamped with a fresh
@@ -374,14 +487,18 @@ impl<T: Transport> Session<T> {
     /// Whether every part of `h` has completed (sends and receives what is
     /// ready, without waiting).
     pub fn try_rpoll(&mut self, h: &Handle) -> Result<bool, ClioError> {
-        let now = self.now();
+        let mut now = self.now();
+        // Take what has arrived, without waiting (bounded), then timers.
+        for _ in 0..1024 {
+            if !self.take_waiting(&mut now)? {
+                break;
+            }
+        }
         self.conn.handle_timeout(now);
         while let Some(n) = self.conn.poll_transmit(now, &mut self.tx) {
             self.transport.send(&self.tx[..n])?;
         }
         self.transport.flush()?;
-        // Take what has arrived, without waiting (bounded).
-        let mut now = now;
         for _ in 0..1024 {
             if !self.take_waiting(&mut now)? {
                 break;
@@ -531,9 +648,41 @@ impl<T: Transport> Session<T> {
         }
     }
 
-    /// Release everything outstanding and close the session. Results of
-    /// handles not yet polled are dropped.
+    /// Wait for everything outstanding, then close the board session
+    /// (`CLOSE_SESSION`; the board frees its dedup records and locks count,
+    /// and the address space's memory when this was its last session).
+    /// Results of handles not yet polled are dropped.
     pub fn close(mut self) -> Result<(), ClioError> {
-        self.rrelease()
+        self.close_session()
+    }
+
+    /// Close the board session now (waits for earlier calls). Later calls
+    /// fail with [`ClioError::NoSession`] until [`Session::open_session`].
+    pub fn close_session(&mut self) -> Result<(), ClioError> {
+        if self.conn.session().is_none() {
+            return match self.conn.restarted() {
+                Some(epoch) => Err(ClioError::BoardRestarted {
+                    op: crate::OpKind::CloseSession,
+                    epoch,
+                }),
+                None => Ok(()),
+            };
+        }
+        self.call(Request::CloseSession).map(drop)
+    }
+}
+
+impl<T: Transport> Drop for Session<T> {
+    fn drop(&mut self) {
+        if self.conn.session().is_none() {
+            return;
+        }
+        // Best effort, bounded: a board that does not answer keeps the
+        // session until it expires there.
+        let Ok(id) = self.conn.submit(Request::CloseSession) else {
+            return;
+        };
+        let limit = self.now() + CLOSE_ON_DROP_NS.min(self.conn.config().request_timeout_ns);
+        let _ = self.drive_until(&|c| c.is_done(id) || !c.is_known(id), Some(limit));
     }
 }

@@ -8,7 +8,6 @@ use common::udp_board::UdpBoard;
 
 fn cfg() -> ClientConfig {
     ClientConfig {
-        pid: 11,
         rto_initial_ns: 20_000_000,
         rto_min_ns: 20_000_000,
         rto_max_ns: 200_000_000,

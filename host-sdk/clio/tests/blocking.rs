@@ -14,7 +14,6 @@ use common::FakeBoard;
 
 fn cfg() -> ClientConfig {
     ClientConfig {
-        pid: 9,
         mtu_payload: 1450,
         // Generous floors: debug builds on a loaded machine answer slowly.
         rto_initial_ns: 20_000_000,
@@ -172,7 +171,7 @@ fn unreachable_board_gives_a_timeout_not_a_hang() {
 }
 
 #[test]
-fn threads_share_a_pid_through_lanes() {
+fn threads_share_an_address_space_through_joined_sessions() {
     let board = UdpBoard::start(1450, 0);
     let client = Client::new(board.addr, cfg()).unwrap();
     let mut s = client.session().unwrap();
@@ -192,13 +191,14 @@ fn threads_share_a_pid_through_lanes() {
         t.join().unwrap();
     }
     assert_eq!(s.faa(a.va, 0).unwrap(), 200);
-    // Five sessions, five distinct lanes in the top request-id bits.
+    // The anchor and five sessions, six board sessions of one PID.
     let b = board.board.lock().unwrap();
-    let mut lanes: Vec<u32> = b.requests.iter().map(|h| h.req_id >> 24).collect();
-    lanes.sort_unstable();
-    lanes.dedup();
-    assert_eq!(lanes.len(), 5);
-    assert!(b.requests.iter().all(|h| h.pid == 9));
+    let session_reqs = || b.requests.iter().filter(|h| h.opcode.needs_session());
+    let mut sessions: Vec<u16> = session_reqs().map(|h| h.session).collect();
+    sessions.sort_unstable();
+    sessions.dedup();
+    assert_eq!(sessions.len(), 5, "{sessions:?}");
+    assert!(session_reqs().all(|h| h.pid == client.pid()));
 }
 
 /// The board double behind the in-process trait.
@@ -227,7 +227,12 @@ fn in_process_session_full_workload() {
 fn in_process_board_shared_by_sessions() {
     let shared = SharedBoard(Arc::new(Mutex::new(Inproc(FakeBoard::new(1450)))));
     let mut a = Session::open_with(InProcess::new(shared.clone(), 1), cfg()).unwrap();
-    let mut b = Session::open_with(InProcess::new(shared.clone(), 2), cfg()).unwrap();
+    let join = ClientConfig {
+        join: Some(a.share().unwrap()),
+        ..cfg()
+    };
+    let mut b = Session::open_with(InProcess::new(shared.clone(), 2), join).unwrap();
+    assert_eq!(a.pid(), b.pid());
     let r = a.ralloc(4096, perms::RW).unwrap();
     a.rwrite(r.va, b"shared").unwrap();
     let mut buf = [0u8; 6];
@@ -241,21 +246,16 @@ fn in_process_lock_contention_ends_in_busy() {
     let c = ClientConfig {
         request_timeout_ns: 50_000_000,
         busy_backoff_ns: 1_000_000,
-        lane_bits: 4,
         ..cfg()
     };
-    // Same PID: each session takes its own request-id lane.
-    let mut a = Session::open_with(
-        InProcess::new(shared.clone(), 1),
-        ClientConfig {
-            lane: 1,
-            ..c.clone()
-        },
-    )
-    .unwrap();
+    // Two sessions of one address space.
+    let mut a = Session::open_with(InProcess::new(shared.clone(), 1), c.clone()).unwrap();
     let mut b = Session::open_with(
         InProcess::new(shared.clone(), 2),
-        ClientConfig { lane: 2, ..c },
+        ClientConfig {
+            join: Some(a.share().unwrap()),
+            ..c
+        },
     )
     .unwrap();
     let r = a.ralloc(4096, perms::RW).unwrap();
@@ -273,4 +273,34 @@ fn in_process_lock_contention_ends_in_busy() {
     );
     a.runlock(r.va).unwrap();
     b.rlock(r.va).unwrap();
+}
+
+/// A thread busy elsewhere for longer than the RTO between issuing
+/// requests and polling them finds their answers waiting: it takes them in
+/// before its timers fire, so nothing is retried (this made most of the
+/// timeouts of pipelined runs on a loaded machine).
+#[test]
+fn answers_waiting_when_timers_expire_are_taken_first() {
+    let c = ClientConfig {
+        rto_initial_ns: 1_000_000,
+        rto_min_ns: 1_000_000,
+        ..cfg()
+    };
+    let board = UdpBoard::start(1450, 0);
+    let mut s = Session::open(board.addr, c).unwrap();
+    let a = s.ralloc(1 << 16, perms::RW).unwrap();
+    for _ in 0..3 {
+        let hs: Vec<_> = (0..32u64)
+            .map(|i| s.rread_async(a.va + i * 64, 64).unwrap())
+            .collect();
+        // Send them all, then be away for five RTOs while the answers
+        // arrive in the socket.
+        s.try_rpoll(&hs[31]).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        for r in s.rpoll(&hs).unwrap() {
+            assert!(matches!(r, Ok(Completion::Read(_))), "{r:?}");
+        }
+    }
+    let st = s.connection().stats();
+    assert_eq!((st.timeouts, st.retries), (0, 0), "{st:?}");
 }

@@ -4,14 +4,13 @@
 mod common;
 
 use clio::proto::Connection;
-use clio::{ClientConfig, ClioError, Completion, OpKind, Request};
+use clio::{ClientConfig, ClioError, Completion, OpKind, Request, SessionInfo, ShareToken};
 use clio_wire::payload::perms;
-use clio_wire::{Opcode, Status};
+use clio_wire::Opcode;
 use common::{alloc, Action, Dir, FakeBoard, Sim};
 
 fn cfg() -> ClientConfig {
     ClientConfig {
-        pid: 42,
         mtu_payload: 1000,
         rto_initial_ns: 100_000,
         rto_min_ns: 20_000,
@@ -25,8 +24,16 @@ fn cfg() -> ClientConfig {
     }
 }
 
+/// A connection holding the board double's preinstalled session (PID 42).
 fn sim_with(c: ClientConfig, board_mtu: usize) -> Sim {
-    Sim::new(Connection::new(c).unwrap(), FakeBoard::new(board_mtu))
+    let mut conn = Connection::new(c).unwrap();
+    conn.set_session(Some(SessionInfo::new(
+        common::board::PID,
+        common::board::SESSION,
+        common::board::EPOCH,
+        common::board::KEY,
+    )));
+    Sim::new(conn, FakeBoard::new(board_mtu))
 }
 
 fn sim() -> Sim {
@@ -793,16 +800,8 @@ fn stray_and_foreign_packets_are_ignored() {
     s.conn.handle_packet(s.now, &[1, 2, 3]);
     s.conn.handle_packet(s.now, &[0u8; 64]);
     let stray = clio_wire::Header {
-        opcode: Opcode::ReadResp,
-        flags: 0,
-        status: Status::Ok,
-        pid: 42,
-        req_id: 0x7fff_ff01,
-        retry_of: 0,
-        va,
-        total_len: 8,
-        offset: 0,
-        payload_len: 0,
+        session: common::board::SESSION,
+        ..clio_wire::Header::request(Opcode::ReadResp, 42, 0x7fff_ff01, va, 8)
     };
     s.conn
         .handle_packet(s.now, &common::board::emit(&stray, &[9; 8]));
@@ -811,19 +810,6 @@ fn stray_and_foreign_packets_are_ignored() {
     assert!(st.malformed + st.corrupt >= 2);
     s.run();
     assert_eq!(s.result(id), Ok(Completion::Read(vec![0; 8])));
-}
-
-#[test]
-fn lanes_partition_request_ids() {
-    let c = ClientConfig {
-        lane: 5,
-        lane_bits: 4,
-        ..cfg()
-    };
-    let mut s = sim_with(c, 1000);
-    let va = alloc(&mut s, 4096);
-    s.call(Request::Read { va, len: 8 }).unwrap();
-    assert!(s.sent.iter().all(|p| p.h.req_id >> 28 == 5));
 }
 
 #[test]
@@ -877,25 +863,21 @@ fn id_table_skips_entries_held_by_long_requests() {
 fn first_request_id_comes_from_the_config() {
     let c = ClientConfig {
         first_req_id: Some(0x1234),
-        lane: 3,
-        lane_bits: 8,
         ..cfg()
     };
     let mut s = sim_with(c, 1000);
     alloc(&mut s, 4096);
-    assert_eq!(s.sent[0].h.req_id, 3 << 24 | 0x1234);
-    // At the top of the lane's counter the ids wrap within the lane, skipping 0.
+    assert_eq!(s.sent[0].h.req_id, 0x1234);
+    // At the top of the id space the ids wrap, skipping 0.
     let c = ClientConfig {
-        first_req_id: Some(0xff_ffff),
-        lane: 3,
-        lane_bits: 8,
+        first_req_id: Some(u32::MAX),
         ..cfg()
     };
     let mut s = sim_with(c, 1000);
     let va = alloc(&mut s, 4096);
     read(&mut s, va, 8).unwrap();
     let ids: Vec<u32> = s.sent.iter().map(|p| p.h.req_id).collect();
-    assert_eq!(ids, vec![3 << 24 | 0xff_ffff, 3 << 24 | 1]);
+    assert_eq!(ids, vec![u32::MAX, 1]);
 }
 
 #[test]
@@ -952,4 +934,377 @@ fn read_retry_keeps_received_bytes() {
     let st = s.conn.stats();
     assert_eq!(st.retries - before.retries, 1);
     assert!(st.duplicates - before.duplicates >= 1, "{st:?}");
+}
+
+/// One run of the queueing-ramp scenario: `depth` 64 B reads kept
+/// outstanding against a board that serves requests one at a time (FIFO)
+/// with a per-request service time that ramps from 2 µs to 20 µs between
+/// 5 ms and 6 ms (another tenant's burst queues in front of ours), stays
+/// there until 15 ms and falls back. No packet is lost, so every RTO
+/// expiry is spurious. Returns the connection's stats.
+fn queueing_ramp(depth: usize) -> clio::proto::Stats {
+    let c = ClientConfig {
+        rto_min_ns: 20_000,
+        rto_initial_ns: 100_000,
+        rto_max_ns: 100_000_000,
+        request_timeout_ns: 1_000_000_000,
+        cwnd_init: 64.0,
+        max_ops: 1024,
+        ..cfg()
+    };
+    let mut s = sim_with(c, 1000);
+    let va = alloc(&mut s, 1 << 16);
+    let mut conn = std::mem::replace(&mut s.conn, Connection::new(cfg()).unwrap());
+    let mut board = std::mem::replace(&mut s.board, FakeBoard::new(1000));
+    let one_way = 5_000u64;
+    let service = |t: u64| -> u64 {
+        match t {
+            t if t < 5_000_000 => 2_000,
+            t if t < 6_000_000 => 2_000 + (t - 5_000_000) * 18 / 1_000,
+            t if t < 15_000_000 => 20_000,
+            _ => 2_000,
+        }
+    };
+    // (arrival at the board, request bytes) in FIFO order, and answers on
+    // their way back (due time, bytes).
+    let mut to_board: std::collections::VecDeque<(u64, Vec<u8>)> = Default::default();
+    let mut to_client: std::collections::BinaryHeap<std::cmp::Reverse<(u64, u64, Vec<u8>)>> =
+        Default::default();
+    let mut board_free = 0u64;
+    let mut seq = 0u64;
+    let mut now = s.now;
+    let mut issued = 0u64;
+    let mut completed = 0u64;
+    let mut buf = vec![0u8; clio::proto::MAX_DATAGRAM];
+    while now < 25_000_000 {
+        while conn.active() < depth {
+            let at = va + (issued * 64) % (1 << 16);
+            conn.submit(Request::Read { va: at, len: 64 }).unwrap();
+            issued += 1;
+        }
+        while let Some(n) = conn.poll_transmit(now, &mut buf) {
+            to_board.push_back((now + one_way, buf[..n].to_vec()));
+        }
+        while let Some((_, r)) = conn.poll_completion() {
+            assert!(r.is_ok(), "{r:?}");
+            completed += 1;
+        }
+        // The next event: the board finishing its head request, an answer
+        // arriving, or a client timer.
+        let board_next = to_board
+            .front()
+            .map(|(arr, _)| (*arr).max(board_free) + service((*arr).max(board_free)));
+        let rx_next = to_client.peek().map(|r| r.0 .0);
+        let t = [board_next, rx_next, conn.poll_timeout()]
+            .into_iter()
+            .flatten()
+            .min()
+            .expect("something is pending");
+        now = now.max(t);
+        if board_next == Some(t) {
+            let (_, pkt) = to_board.pop_front().unwrap();
+            board_free = t;
+            board.handle(&pkt, &mut |r| {
+                seq += 1;
+                to_client.push(std::cmp::Reverse((t + one_way, seq, r)));
+            });
+        }
+        while to_client.peek().is_some_and(|r| r.0 .0 <= now) {
+            let std::cmp::Reverse((_, _, pkt)) = to_client.pop().unwrap();
+            conn.handle_packet(now, &pkt);
+        }
+        conn.handle_timeout(now);
+    }
+    assert!(completed > 5_000, "only {completed} reads completed");
+    conn.stats()
+}
+
+/// RTO under a queueing-delay ramp: the RTT of a pipelined window grows
+/// tenfold within a millisecond (faster than SRTT + 4·RTTVAR from the
+/// answers of earlier, less-queued requests can follow). Answers keep
+/// arriving in order, so the expired timers of requests still queued
+/// behind them wait (`rto_deferred`) instead of retrying; before this,
+/// hundreds of requests of such a run timed out and were sent twice.
+#[test]
+fn no_spurious_timeouts_under_a_queueing_delay_ramp() {
+    for depth in [64, 512] {
+        let st = queueing_ramp(depth);
+        assert_eq!(st.timeouts, 0, "depth {depth}: {st:?}");
+        assert_eq!(st.retries, 0, "depth {depth}: {st:?}");
+        assert!(
+            st.rto_deferred > 0,
+            "depth {depth}: the ramp was too gentle: {st:?}"
+        );
+    }
+}
+
+fn creds(dedup_quota: u16) -> SessionInfo {
+    SessionInfo {
+        dedup_quota,
+        ..SessionInfo::new(
+            common::board::PID,
+            common::board::SESSION,
+            common::board::EPOCH,
+            common::board::KEY,
+        )
+    }
+}
+
+#[test]
+fn open_session_installs_credentials_that_every_request_carries() {
+    let mut s = Sim::new(Connection::new(cfg()).unwrap(), FakeBoard::new(1000));
+    // Nothing but INFO and OPEN_SESSION goes out without a session.
+    assert_eq!(
+        s.call(Request::Read { va: 0x1000, len: 8 }),
+        Err(ClioError::NoSession { op: OpKind::Read })
+    );
+    assert!(s.sent.is_empty());
+    let info = match s.call(Request::OpenSession { join: None }) {
+        Ok(Completion::Opened(i)) => i,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(info.pid, 101, "the board assigned the PID");
+    assert_eq!(info.epoch, common::board::EPOCH);
+    let open = &s.sent[0].h;
+    assert_eq!((open.pid, open.session, open.key), (0, 0, 0));
+    let va = alloc(&mut s, 4096);
+    read(&mut s, va, 8).unwrap();
+    for p in &s.sent[1..] {
+        assert_eq!(
+            (p.h.pid, p.h.session, p.h.epoch, p.h.key),
+            (info.pid, info.session, info.epoch, info.key),
+            "{:?}",
+            p.h.opcode
+        );
+    }
+    // A second connection joins the address space with the share token.
+    let token: ShareToken = info.share().to_string().parse().unwrap();
+    let board = std::mem::replace(&mut s.board, FakeBoard::new(1000));
+    let mut t = Sim::new(Connection::new(cfg()).unwrap(), board);
+    let joined = match t.call(Request::OpenSession { join: Some(token) }) {
+        Ok(Completion::Opened(i)) => i,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(joined.pid, info.pid);
+    assert_ne!(joined.session, info.session);
+    assert_ne!(joined.key, info.key);
+    assert_eq!(read(&mut t, va, 8).unwrap(), vec![0; 8]);
+    // A forged key does not join.
+    let forged = ShareToken {
+        key: token.key ^ 1,
+        ..token
+    };
+    let board = std::mem::replace(&mut t.board, FakeBoard::new(1000));
+    let mut u = Sim::new(Connection::new(cfg()).unwrap(), board);
+    assert_eq!(
+        u.call(Request::OpenSession { join: Some(forged) }),
+        Err(ClioError::BadSession {
+            op: OpKind::OpenSession,
+            session: 0
+        })
+    );
+    // Close; closing a session the board no longer has is success too.
+    assert_eq!(t.call(Request::CloseSession), Ok(Completion::Closed));
+    assert!(t.conn.session().is_none());
+    t.conn.set_session(Some(joined));
+    assert_eq!(t.call(Request::CloseSession), Ok(Completion::Closed));
+    assert_eq!(
+        t.call(Request::Read { va, len: 8 }),
+        Err(ClioError::NoSession { op: OpKind::Read })
+    );
+}
+
+/// The `ack` of every request is the first-attempt id of the oldest
+/// request still unanswered, else the next id; the board frees records
+/// before it.
+#[test]
+fn ack_watermark_is_the_oldest_unanswered_first_attempt() {
+    let mut s = sim();
+    let va = alloc(&mut s, 4 * 4096);
+    // The first FAA's answer is lost once.
+    let mut first = true;
+    s.fault = Box::new(move |dir, h| {
+        if dir == Dir::ToClient && h.opcode == Opcode::FetchAndAddResp && first {
+            first = false;
+            return Action::Drop;
+        }
+        Action::Deliver
+    });
+    s.sent.clear();
+    let a = s
+        .conn
+        .submit(Request::FetchAndAdd { va, addend: 1 })
+        .unwrap();
+    s.flush();
+    let a_id = s.sent[0].h.req_id;
+    assert_eq!(s.sent[0].h.ack, a_id, "nothing older in flight");
+    // Two more on other pages, answered while `a` is outstanding.
+    for p in 1..3u64 {
+        s.conn
+            .submit(Request::FetchAndAdd {
+                va: va + p * 4096,
+                addend: 1,
+            })
+            .unwrap();
+    }
+    s.run();
+    assert_eq!(s.result(a), Ok(Completion::Atomic { old: 0 }));
+    let faa = s.sent_of(Opcode::FetchAndAdd);
+    assert_eq!(faa.len(), 4, "three first attempts and one retry");
+    // Everything sent while `a` was unanswered acks up to it, no further.
+    assert!(faa.iter().all(|p| p.h.ack == a_id), "{faa:?}");
+    assert_eq!(faa[3].h.retry_of, a_id);
+    // The retry was answered from the record (applied once), and the next
+    // request acknowledges everything: the board frees every record.
+    assert_eq!(s.board.executed(Opcode::FetchAndAdd), 3);
+    assert!(s.board.dedup_records(common::board::SESSION) > 0);
+    read(&mut s, va, 8).unwrap();
+    let last = s.sent.last().unwrap().h;
+    assert_eq!(last.ack, last.req_id, "ack = the request's own (next) id");
+    assert_eq!(s.board.dedup_records(common::board::SESSION), 0);
+}
+
+/// The client never has more unacknowledged non-idempotent requests than
+/// the session's dedup quota, so the board's quota never answers BUSY.
+#[test]
+fn dedup_quota_holds_back_non_idempotent_requests() {
+    let mut s = sim();
+    s.conn.set_session(Some(creds(2)));
+    s.board.dedup_quota = 2;
+    let va = alloc(&mut s, 16 * 4096);
+    let ids: Vec<_> = (0..12u64)
+        .map(|p| {
+            s.conn
+                .submit(Request::Write {
+                    va: va + p * 4096,
+                    data: &[p as u8; 8],
+                })
+                .unwrap()
+        })
+        .collect();
+    s.run();
+    for id in ids {
+        assert_eq!(s.result(id), Ok(Completion::Written));
+    }
+    let st = s.conn.stats();
+    assert_eq!(st.busy, 0, "{st:?}");
+    assert!(st.dedup_waits > 0, "{st:?}");
+    assert!(
+        s.board.dedup_high_water <= 2,
+        "{}",
+        s.board.dedup_high_water
+    );
+    for p in 0..12u64 {
+        assert_eq!(s.board.peek(va + p * 4096, 8), vec![p as u8; 8]);
+    }
+}
+
+/// A full dedup buffer answers BUSY; the SDK backs off and retries, and
+/// every write lands once.
+#[test]
+fn busy_from_a_full_dedup_buffer_is_retried() {
+    let mut s = sim();
+    let va = alloc(&mut s, 8 * 4096);
+    s.board.busy_next = 4;
+    let ids: Vec<_> = (0..6u64)
+        .map(|p| {
+            s.conn
+                .submit(Request::FetchAndAdd {
+                    va: va + p * 4096,
+                    addend: p + 1,
+                })
+                .unwrap()
+        })
+        .collect();
+    s.run();
+    for id in ids {
+        assert_eq!(s.result(id), Ok(Completion::Atomic { old: 0 }));
+    }
+    assert!(s.conn.stats().busy > 0, "{:?}", s.conn.stats());
+    assert_eq!(s.board.executed(Opcode::FetchAndAdd), 6);
+}
+
+#[test]
+fn restarted_board_fails_every_call_of_the_session() {
+    let mut s = sim();
+    let va = alloc(&mut s, 2 * 4096);
+    s.board.restart(0x0123_4567);
+    let restarted = |op| ClioError::BoardRestarted {
+        op,
+        epoch: 0x0123_4567,
+    };
+    let r = s.conn.submit(Request::Read { va, len: 8 }).unwrap();
+    let w = s.conn.submit(Request::Write { va, data: &[1; 8] }).unwrap();
+    let rel = s.conn.submit(Request::Release).unwrap();
+    s.run();
+    assert_eq!(s.result(r), Err(restarted(OpKind::Read)));
+    assert_eq!(s.result(w), Err(restarted(OpKind::Write)));
+    assert_eq!(s.result(rel), Err(restarted(OpKind::Release)));
+    assert_eq!(s.conn.restarted(), Some(0x0123_4567));
+    // Later calls fail at once, without a packet.
+    let before = s.sent.len();
+    assert_eq!(
+        s.conn.submit(Request::FetchAndAdd { va, addend: 1 }),
+        Err(restarted(OpKind::FetchAndAdd))
+    );
+    s.run();
+    assert_eq!(s.sent.len(), before);
+}
+
+#[test]
+fn bad_session_and_over_quota_are_their_own_errors() {
+    let mut s = sim();
+    let va = alloc(&mut s, 4096);
+    s.board.over_quota = 1;
+    assert_eq!(
+        s.call(Request::Lock { va }),
+        Err(ClioError::OverQuota {
+            op: OpKind::Lock,
+            va
+        })
+    );
+    s.conn.set_session(Some(SessionInfo {
+        key: common::board::KEY ^ 0xff,
+        ..creds(100)
+    }));
+    assert_eq!(
+        s.call(Request::Read { va, len: 8 }),
+        Err(ClioError::BadSession {
+            op: OpKind::Read,
+            session: common::board::SESSION
+        })
+    );
+    assert_eq!(s.board.executed(Opcode::Read), 0);
+}
+
+/// A NACK names the refused packet's offset: of a multi-packet write only
+/// that packet is resent, under the same attempt.
+#[test]
+fn nack_resends_only_the_packet_it_names() {
+    let mut s = sim();
+    let va = alloc(&mut s, 8192);
+    let data = pattern(4500, 3);
+    let mut first = true;
+    s.fault = Box::new(move |dir, h| {
+        if dir == Dir::ToBoard && h.opcode == Opcode::Write && h.offset == 2000 && first {
+            first = false;
+            return Action::Corrupt;
+        }
+        Action::Deliver
+    });
+    assert_eq!(
+        s.call(Request::Write { va, data: &data }),
+        Ok(Completion::Written)
+    );
+    let w = s.sent_of(Opcode::Write);
+    let offsets: Vec<u32> = w.iter().map(|p| p.h.offset).collect();
+    assert_eq!(offsets, vec![0, 1000, 2000, 3000, 4000, 2000]);
+    assert!(w.iter().all(|p| p.h.req_id == w[0].h.req_id));
+    let st = s.conn.stats();
+    assert_eq!(
+        (st.nacks, st.resent_packets, st.retries),
+        (1, 1, 0),
+        "{st:?}"
+    );
+    assert_eq!(s.board.peek(va, 4500), data);
 }

@@ -18,14 +18,22 @@
 //! allocates nothing per operation (read data is handed out as a `Vec` that
 //! callers may give back with [`Connection::recycle`]).
 //!
-//! A request id is `lane | counter`: the counter starts at
-//! [`ClientConfig::first_req_id`] (random per session, so a restarted process
-//! does not repeat ids the board's dedup buffer still remembers for its PID),
-//! advances on every attempt and skips 0, so an id comes back only after 2^(32 − lane_bits) attempts
-//! of this connection (16 M with 8 lane bits), far beyond the board's dedup
-//! memory. A direct-mapped table (2 × `max_ops` entries, indexed by the low
-//! id bits) finds the slot of an answer in O(1); an id whose entry is still
-//! held by a live attempt is skipped.
+//! Sessions: every request but `INFO` and `OPEN_SESSION` carries the
+//! session's credentials (PID, session id, epoch, key) from the board's
+//! answer to [`Request::OpenSession`] (or [`Connection::set_session`]), and
+//! an acknowledgement watermark `ack`: the first-attempt id of the oldest
+//! request still in flight, or the next id if none is. The board frees the
+//! dedup records of everything before it. A non-idempotent first attempt
+//! waits while the session already has `dedup_quota` of them unacknowledged,
+//! so the session's own records never overflow its quota. An answer
+//! `RESTARTED` ends the connection: every outstanding and later operation
+//! fails with [`ClioError::BoardRestarted`].
+//!
+//! A request id counts up from [`ClientConfig::first_req_id`] on every
+//! attempt and skips 0, so ids increase in serial-number order (the order
+//! the board compares `ack` in). A direct-mapped table (2 × `max_ops`
+//! entries, indexed by the low id bits) finds the slot of an answer in O(1);
+//! an id whose entry is still held by a live attempt is skipped.
 
 mod cc;
 mod deps;
@@ -35,14 +43,17 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use clio_wire::clio::{flags, HEADER_LEN, MAX_PAYLOAD};
-use clio_wire::payload::{perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp};
+use clio_wire::payload::{
+    perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp, OpenSessionReq,
+    OpenSessionResp,
+};
 use clio_wire::{Header, Opcode, Packet, Status};
 
 pub use cc::Control;
 pub use deps::{Footprint, MAX_TRACKED_PAGES};
 pub use ranges::{Insert, RangeSet};
 
-use crate::{ClientConfig, ClioError, OpKind};
+use crate::{ClientConfig, ClioError, OpKind, ShareToken};
 
 /// Largest datagram the protocol ever emits or accepts.
 pub const MAX_DATAGRAM: usize = HEADER_LEN + MAX_PAYLOAD;
@@ -140,6 +151,18 @@ pub enum Request<'a> {
     Release,
     /// Ask the board who it is.
     Info,
+    /// Open a session: a new address space (`join: None`, the board assigns
+    /// the PID) or the address space of the session `join` names. On
+    /// success the connection takes the session's credentials for every
+    /// later request. Later operations wait for it (a barrier).
+    OpenSession {
+        /// The session to join, if any.
+        join: Option<ShareToken>,
+    },
+    /// Close this connection's session after every earlier operation
+    /// (a board answer `BAD_SESSION` counts as closed). Later requests fail
+    /// with [`ClioError::NoSession`] until a new session is opened.
+    CloseSession,
 }
 
 impl Request<'_> {
@@ -158,6 +181,67 @@ impl Request<'_> {
             Request::Fence => OpKind::Fence,
             Request::Release => OpKind::Release,
             Request::Info => OpKind::Info,
+            Request::OpenSession { .. } => OpKind::OpenSession,
+            Request::CloseSession => OpKind::CloseSession,
+        }
+    }
+}
+
+/// The credentials and limits of an open session.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The address space (process id).
+    pub pid: u32,
+    /// Session id at the board.
+    pub session: u16,
+    /// The board's boot epoch the session belongs to.
+    pub epoch: u32,
+    /// The session key (a credential; not shown by `Debug`).
+    pub key: u64,
+    /// Non-idempotent requests the session may have unacknowledged.
+    pub dedup_quota: u16,
+    /// Locks the session may hold at once.
+    pub lock_quota: u16,
+    /// Pages of the default size the address space may allocate.
+    pub mem_quota_pages: u32,
+}
+
+impl core::fmt::Debug for SessionInfo {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SessionInfo")
+            .field("pid", &self.pid)
+            .field("session", &self.session)
+            .field("epoch", &format_args!("{:#010x}", self.epoch))
+            .field("key", &"<secret>")
+            .field("dedup_quota", &self.dedup_quota)
+            .field("lock_quota", &self.lock_quota)
+            .field("mem_quota_pages", &self.mem_quota_pages)
+            .finish()
+    }
+}
+
+impl SessionInfo {
+    /// Credentials for a session whose quotas are unknown (unlimited on
+    /// the client side; the board still enforces its own).
+    pub fn new(pid: u32, session: u16, epoch: u32, key: u64) -> SessionInfo {
+        SessionInfo {
+            pid,
+            session,
+            epoch,
+            key,
+            dedup_quota: u16::MAX,
+            lock_quota: u16::MAX,
+            mem_quota_pages: u32::MAX,
+        }
+    }
+
+    /// The token another process joins this session's address space with.
+    pub fn share(&self) -> ShareToken {
+        ShareToken {
+            pid: self.pid,
+            session: self.session,
+            epoch: self.epoch,
+            key: self.key,
         }
     }
 }
@@ -201,6 +285,10 @@ pub enum Completion {
     Released,
     /// Board identity.
     Info(InfoResp),
+    /// A session was opened; the connection now uses it.
+    Opened(SessionInfo),
+    /// The session was closed.
+    Closed,
 }
 
 /// Counters of what the connection saw and did.
@@ -228,6 +316,19 @@ pub struct Stats {
     pub malformed: u64,
     /// Operations completed (with success or error).
     pub completed: u64,
+    /// Single packets of a multi-packet write resent after a NACK named
+    /// their offset (the rest of the request was not resent).
+    pub resent_packets: u64,
+    /// RTO expiries that did not retry: the RTO had grown since the send,
+    /// or answers to earlier requests were still arriving in order (the
+    /// request was queued behind them, not lost).
+    pub rto_deferred: u64,
+    /// Answers to an attempt that had been retried on RTO expiry, received
+    /// while the request was still outstanding: the timeout was spurious.
+    pub spurious_timeouts: u64,
+    /// Non-idempotent first attempts held back because the session's
+    /// unacknowledged ones reached its dedup quota.
+    pub dedup_waits: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,6 +348,7 @@ enum Params {
     Alloc { req: AllocReq, fixed: bool },
     Free(FreeReq),
     Atomic(AtomicArgs),
+    Open(Option<ShareToken>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -268,6 +370,9 @@ struct Slot {
     got: RangeSet,
     req_id: u32,
     orig_id: u32,
+    /// The id of the last attempt that ended by RTO expiry, until an answer
+    /// to it is counted as a spurious timeout; 0 otherwise.
+    prev_id: u32,
     attempts: u32,
     losses: u32,
     busy: u32,
@@ -295,6 +400,7 @@ impl Slot {
             got: RangeSet::default(),
             req_id: 0,
             orig_id: 0,
+            prev_id: 0,
             attempts: 0,
             losses: 0,
             busy: 0,
@@ -319,9 +425,22 @@ pub struct Connection {
     slots: Vec<Slot>,
     free: Vec<u32>,
     counter: u32,
-    counter_mask: u32,
-    lane_prefix: u32,
     idmap: Vec<(u32, u32)>,
+    session: Option<SessionInfo>,
+    restarted: Option<u32>,
+    /// First attempts in id order (slot, id, non-idempotent): the oldest
+    /// live one is the ack watermark; entries of finished requests are
+    /// dropped lazily when they reach the front.
+    unacked: VecDeque<(u32, u32, bool)>,
+    /// Non-idempotent requests among `unacked` (finished ones included
+    /// until they reach the front).
+    unacked_dedup: u32,
+    /// Single write packets to resend after a NACK: (slot, attempt id, offset).
+    resend: VecDeque<(u32, u32, u32)>,
+    /// When the last answer to a live attempt arrived.
+    last_rx: Option<u64>,
+    /// Latest send time among attempts that got an answer.
+    rx_sent_max: u64,
     deps: deps::Deps,
     ready: VecDeque<u32>,
     sending: Option<u32>,
@@ -336,28 +455,27 @@ pub struct Connection {
 }
 
 impl Connection {
-    /// A connection with the given settings (validated).
+    /// A connection with the given settings (validated). It has no session
+    /// yet: submit [`Request::OpenSession`] (or call
+    /// [`Connection::set_session`]) before requests that need one.
     pub fn new(cfg: ClientConfig) -> Result<Connection, ClioError> {
         cfg.validate()?;
-        let lane_prefix = if cfg.lane_bits == 0 {
-            0
-        } else {
-            cfg.lane << (32 - cfg.lane_bits as u32)
-        };
-        let counter_mask = u32::MAX >> cfg.lane_bits;
         // `next_id` pre-increments, so start one below the first id.
-        let counter = cfg
-            .first_req_id
-            .map_or(0, |f| (f & counter_mask).wrapping_sub(1) & counter_mask);
+        let counter = cfg.first_req_id.map_or(0, |f| f.wrapping_sub(1));
         Ok(Connection {
             mtu: cfg.mtu_payload as u32,
             cc: Control::new(&cfg),
             slots: Vec::new(),
             free: Vec::new(),
             counter,
-            counter_mask,
-            lane_prefix,
             idmap: vec![(0, 0); 2 * cfg.max_ops],
+            session: None,
+            restarted: None,
+            unacked: VecDeque::new(),
+            unacked_dedup: 0,
+            resend: VecDeque::new(),
+            last_rx: None,
+            rx_sent_max: 0,
             deps: deps::Deps::default(),
             ready: VecDeque::new(),
             sending: None,
@@ -399,6 +517,61 @@ impl Connection {
         self.stats
     }
 
+    /// The open session's credentials and limits, if any.
+    pub fn session(&self) -> Option<&SessionInfo> {
+        self.session.as_ref()
+    }
+
+    /// Use these credentials for every later request (`None`: none). For
+    /// tests and for clients that obtained a session by other means;
+    /// [`Request::OpenSession`] sets them itself.
+    pub fn set_session(&mut self, session: Option<SessionInfo>) {
+        self.session = session;
+        self.restarted = None;
+    }
+
+    /// The board's new epoch, once it answered `RESTARTED`: every operation
+    /// of this connection fails from then on.
+    pub fn restarted(&self) -> Option<u32> {
+        self.restarted
+    }
+
+    /// The acknowledgement watermark the next request carries: the first
+    /// attempt's id of the oldest request still in flight (sent and not
+    /// answered), else the next id to be assigned.
+    pub fn ack_watermark(&mut self) -> u32 {
+        self.trim_unacked();
+        match self.unacked.front() {
+            Some(&(_, id, _)) => id,
+            None => self.peek_next_id(),
+        }
+    }
+
+    /// Drop finished requests from the front of `unacked`.
+    fn trim_unacked(&mut self) {
+        while let Some(&(idx, id, dedup)) = self.unacked.front() {
+            let s = &self.slots[idx as usize];
+            let live =
+                s.orig_id == id && s.attempts > 0 && !matches!(s.state, State::Free | State::Done);
+            if live {
+                break;
+            }
+            self.unacked.pop_front();
+            if dedup {
+                self.unacked_dedup -= 1;
+            }
+        }
+    }
+
+    /// The id [`Connection::next_id`] would return first (ids whose table
+    /// entry is busy are skipped there, which only makes the real id later).
+    fn peek_next_id(&self) -> u32 {
+        match self.counter.wrapping_add(1) {
+            0 => 1,
+            n => n,
+        }
+    }
+
     /// Congestion and RTT state.
     pub fn control(&self) -> &Control {
         &self.cc
@@ -432,6 +605,9 @@ impl Connection {
     /// [`Connection::poll_completion`] or [`Connection::take`].
     pub fn submit(&mut self, req: Request<'_>) -> Result<OpId, ClioError> {
         let kind = req.kind();
+        if let Some(epoch) = self.restarted {
+            return Err(ClioError::BoardRestarted { op: kind, epoch });
+        }
         let shift = self.cfg.page_shift;
         let word = |va: u64| -> Result<u64, ClioError> {
             if va % 8 != 0 {
@@ -567,6 +743,8 @@ impl Connection {
             Request::Fence => (0, 0, Params::None, Footprint::Barrier, None),
             Request::Release => (0, 0, Params::None, Footprint::Release, None),
             Request::Info => (0, 0, Params::None, Footprint::None, None),
+            Request::OpenSession { join } => (0, 0, Params::Open(join), Footprint::Barrier, None),
+            Request::CloseSession => (0, 0, Params::None, Footprint::Barrier, None),
         };
 
         let idx = match self.free.pop() {
@@ -587,6 +765,8 @@ impl Connection {
             OpKind::Write => HEADER_LEN as u64 * (len as u64).div_ceil(mtu),
             OpKind::Alloc => (HEADER_LEN + AllocResp::LEN) as u64,
             OpKind::Info => (HEADER_LEN + InfoResp::LEN) as u64,
+            OpKind::OpenSession => (HEADER_LEN + OpenSessionResp::LEN) as u64,
+            OpKind::CloseSession | OpKind::Fence | OpKind::Release => HEADER_LEN as u64,
             _ => (HEADER_LEN + AtomicResp::LEN) as u64,
         };
         let pool = &mut self.pool;
@@ -598,6 +778,7 @@ impl Connection {
         s.params = params;
         s.fp = fp;
         s.attempts = 0;
+        s.prev_id = 0;
         s.losses = 0;
         s.busy = 0;
         s.resp_bytes = resp_bytes;
@@ -743,11 +924,48 @@ impl Connection {
             buf.len(),
             self.max_packet_len()
         );
+        if self.restarted.is_some() {
+            return None;
+        }
+        // A packet a NACK named goes first, alone, under its attempt's id
+        // (the request is already counted in the windows).
+        while let Some((idx, id, off)) = self.resend.pop_front() {
+            let s = &self.slots[idx as usize];
+            let live = s.req_id == id && matches!(s.state, State::Inflight | State::Sending);
+            if live && off < s.len && s.got.next_gap(off) == off {
+                let n = self.emit_packet(idx, off, buf);
+                self.stats.packets_sent += 1;
+                self.stats.resent_packets += 1;
+                return Some(n);
+            }
+        }
         let idx = match self.sending {
             Some(i) => i,
-            None => {
+            None => loop {
                 let &head = self.ready.front()?;
-                let need = self.slots[head as usize].resp_bytes;
+                let s = &self.slots[head as usize];
+                let (op, attempts, need) = (s.kind, s.attempts, s.resp_bytes);
+                let needs_session = op.opcode().is_some_and(Opcode::needs_session);
+                if needs_session && self.session.is_none() {
+                    self.ready.pop_front();
+                    self.finish(head, Err(ClioError::NoSession { op }));
+                    continue;
+                }
+                let first_dedup =
+                    attempts == 0 && op.opcode().is_some_and(Opcode::is_non_idempotent);
+                if first_dedup {
+                    // The board refuses (BUSY) a session's non-idempotent
+                    // request beyond its quota of unacknowledged records;
+                    // do not send one it would refuse. This request's ack
+                    // frees the records of everything answered so far.
+                    self.trim_unacked();
+                    let quota = self.session.map_or(u16::MAX, |s| s.dedup_quota);
+                    if self.unacked_dedup >= u32::from(quota) {
+                        self.stats.dedup_waits += 1;
+                        self.pace_at = None;
+                        return None;
+                    }
+                }
                 match self.cc.may_send(now, need) {
                     Ok(()) => self.pace_at = None,
                     Err(at) => {
@@ -757,8 +975,8 @@ impl Connection {
                 }
                 self.ready.pop_front();
                 self.begin_attempt(head, now);
-                head
-            }
+                break head;
+            },
         };
         let n = self.emit(idx, buf);
         self.stats.packets_sent += 1;
@@ -784,6 +1002,11 @@ impl Connection {
         if s.attempts == 0 {
             s.orig_id = s.req_id;
             s.first_sent = now;
+            let dedup = s.kind.opcode().is_some_and(Opcode::is_non_idempotent);
+            self.unacked.push_back((idx, id, dedup));
+            if dedup {
+                self.unacked_dedup += 1;
+            }
         } else {
             self.stats.retries += 1;
         }
@@ -816,32 +1039,57 @@ impl Connection {
 
     /// Write the current packet of slot `idx` into `buf`.
     fn emit(&mut self, idx: u32, buf: &mut [u8]) -> usize {
-        let pid = self.cfg.pid;
-        let mtu = self.mtu;
         let s = &mut self.slots[idx as usize];
+        let off = s.tx_off;
+        if s.kind == OpKind::Write {
+            // Skip packets an earlier attempt got acknowledged.
+            let n = (s.len - off).min(self.mtu);
+            s.tx_off = s.got.next_gap(off + n);
+        } else {
+            s.tx_off = s.len;
+        }
+        self.emit_packet(idx, off, buf)
+    }
+
+    /// Write the packet of slot `idx`'s current attempt at byte `off` (0 for
+    /// anything but a write) into `buf`.
+    fn emit_packet(&mut self, idx: u32, off: u32, buf: &mut [u8]) -> usize {
+        let ack = self.ack_watermark();
+        let mtu = self.mtu;
+        let creds = self.session;
+        let s = &self.slots[idx as usize];
+        // Only `Release` has no opcode, and it never reaches the wire.
+        let opcode = s.kind.opcode().unwrap_or(Opcode::Fence);
         let mut h = Header {
-            // Only `Release` has no opcode, and it never reaches the wire.
-            opcode: s.kind.opcode().unwrap_or(Opcode::Fence),
-            flags: 0,
-            status: Status::Ok,
-            pid,
-            req_id: s.req_id,
             retry_of: if s.attempts > 1 { s.orig_id } else { 0 },
-            va: s.va,
-            total_len: s.len,
-            offset: 0,
-            payload_len: 0,
+            ..Header::request(opcode, 0, s.req_id, s.va, s.len)
         };
-        let mut small = [0u8; 16];
+        if opcode.needs_session() {
+            if let Some(c) = creds {
+                h = h.with_session(c.session, c.epoch, c.key);
+                h.pid = c.pid;
+                h.ack = ack;
+            }
+        }
+        let mut small = [0u8; 64];
         let payload: &[u8] = match (s.kind, s.params) {
             (OpKind::Write, _) => {
-                let off = s.tx_off;
                 let n = (s.len - off).min(mtu);
                 h.offset = off;
-                // Skip packets an earlier attempt got acknowledged.
-                s.tx_off = s.got.next_gap(off + n);
                 &s.data[off as usize..(off + n) as usize]
             }
+            (_, Params::Open(join)) => {
+                let req = OpenSessionReq {
+                    join_session: join.map_or(0, |t| t.session),
+                    join_key: join.map_or(0, |t| t.key),
+                };
+                h.pid = join.map_or(0, |t| t.pid);
+                let n = req.emit(&mut small).unwrap_or(0);
+                &small[..n]
+            }
+            // An INFO request is padded to the answer's size (zeros), so
+            // the board never answers more bytes than it was sent.
+            (OpKind::Info, _) => &small[..InfoResp::LEN],
             (_, Params::Alloc { req, fixed }) => {
                 if fixed {
                     h.flags |= flags::FIXED_VA;
@@ -859,9 +1107,6 @@ impl Connection {
             }
             _ => &[],
         };
-        if s.kind == OpKind::Read {
-            s.tx_off = s.len;
-        }
         h.payload_len = payload.len() as u16;
         // The buffer was checked against max_packet_len and the payload is
         // at most one MTU, so emitting cannot fail.
@@ -899,6 +1144,12 @@ impl Connection {
             }
             match kind {
                 TimerKind::Rto => {
+                    if let Some(later) = self.rto_defer(idx, now) {
+                        self.stats.rto_deferred += 1;
+                        self.timers
+                            .push(Reverse((later, idx, token, TimerKind::Rto)));
+                        continue;
+                    }
                     self.stats.timeouts += 1;
                     self.lost(idx, now, true);
                 }
@@ -908,6 +1159,33 @@ impl Connection {
                 }
             }
         }
+    }
+
+    /// Whether an expired RTO timer of `idx` should wait rather than retry,
+    /// and until when. The timer was armed with the RTO of its send time;
+    /// two things make an expiry no evidence of loss:
+    /// - the RTO has grown since (a queue built up): wait for the current
+    ///   RTO from the send;
+    /// - answers are still arriving (one within the last RTO) and none of
+    ///   them is to a request sent after this one: the path delivers in
+    ///   order and this request is still queued behind earlier ones (a
+    ///   queueing-delay ramp that the RTT average has not caught up with).
+    ///   Wait for one more RTO of silence, for at most four RTOs from the
+    ///   send. This is TCP's rule of restarting the retransmission timer on
+    ///   every acknowledgement of new data (RFC 6298 §5.3); a request sent
+    ///   later that is answered first still marks this one lost at once.
+    fn rto_defer(&self, idx: u32, now: u64) -> Option<u64> {
+        let s = &self.slots[idx as usize];
+        let rto = self.cc.rto();
+        let by_rto = s.sent_at.saturating_add(rto);
+        if by_rto > now {
+            return Some(by_rto);
+        }
+        let last_rx = self.last_rx?;
+        let in_order = self.rx_sent_max <= s.sent_at;
+        let quiet_at = last_rx.saturating_add(rto);
+        let cap = s.sent_at.saturating_add(rto.saturating_mul(4));
+        (in_order && quiet_at > now && cap > now).then_some(quiet_at.min(cap))
     }
 
     /// The current attempt of `idx` is lost: retry it or give up.
@@ -924,6 +1202,7 @@ impl Connection {
             self.sending = None;
         }
         s.losses += 1;
+        s.prev_id = if timed_out { s.req_id } else { 0 };
         if s.losses > budget || now.saturating_sub(s.first_sent) >= deadline {
             let e = ClioError::Timeout {
                 op: s.kind,
@@ -985,11 +1264,11 @@ impl Connection {
     /// so this ends within a few steps).
     fn next_id(&mut self) -> u32 {
         loop {
-            self.counter = self.counter.wrapping_add(1) & self.counter_mask;
+            self.counter = self.counter.wrapping_add(1);
             if self.counter == 0 {
                 continue;
             }
-            let id = self.lane_prefix | self.counter;
+            let id = self.counter;
             let (held, _) = self.idmap[id as usize & (self.idmap.len() - 1)];
             if held == 0 || self.attempt(held).is_none() {
                 return id;
@@ -1024,19 +1303,45 @@ impl Connection {
         };
         let Some(idx) = self.attempt(h.req_id) else {
             self.stats.stale += 1;
+            self.note_spurious(h.req_id);
             return;
         };
-        if h.pid != self.cfg.pid {
-            self.stats.stale += 1;
-            return;
-        }
-        if h.opcode == Opcode::Nack || h.status == Status::Corrupt {
-            self.stats.nacks += 1;
-            self.lost(idx, now, false);
-            return;
-        }
         let s = &self.slots[idx as usize];
         let kind = s.kind;
+        // Answers to session requests echo the session and its PID; INFO
+        // and OPEN_SESSION answers are checked by their payload instead.
+        if let (true, Some(c)) = (
+            kind.opcode().is_some_and(Opcode::needs_session),
+            self.session,
+        ) {
+            if h.pid != c.pid || h.session != c.session {
+                self.stats.stale += 1;
+                return;
+            }
+        }
+        self.last_rx = Some(now);
+        self.rx_sent_max = self.rx_sent_max.max(s.sent_at);
+        if h.opcode == Opcode::Nack || h.status == Status::Corrupt {
+            self.stats.nacks += 1;
+            // A NACK names the refused packet's offset: of a write cut in
+            // several packets, resend only that one (the others may well
+            // have arrived); anything else is one packet, so retry it.
+            let multi = kind == OpKind::Write && s.len > self.mtu;
+            let off = h.offset;
+            if multi
+                && h.opcode == Opcode::Nack
+                && off % self.mtu == 0
+                && off < s.len
+                && off < s.tx_off
+                && s.got.next_gap(off) == off
+            {
+                self.cc.on_loss(now, false);
+                self.resend.push_back((idx, h.req_id, off));
+            } else {
+                self.lost(idx, now, false);
+            }
+            return;
+        }
         let expect = kind.opcode().and_then(Opcode::response);
         if Some(h.opcode) != expect {
             self.protocol(idx, now, "clio.opcode");
@@ -1048,7 +1353,18 @@ impl Connection {
             self.busy(idx, now);
             return;
         }
-        if let Some(e) = ClioError::from_status(h.status, kind, s.va, self.cfg.pid) {
+        if h.status == Status::Restarted && kind.opcode().is_some_and(Opcode::needs_session) {
+            self.restart(h.epoch);
+            return;
+        }
+        if kind == OpKind::CloseSession && matches!(h.status, Status::Ok | Status::BadSession) {
+            // Closing a session the board no longer has is done, too.
+            self.session = None;
+            self.complete(idx, now, Ok(Completion::Closed));
+            return;
+        }
+        let (pid, session) = self.session.map_or((0, 0), |c| (c.pid, c.session));
+        if let Some(e) = ClioError::from_status(h.status, kind, s.va, pid, session, h.epoch) {
             self.complete(idx, now, Err(e));
             return;
         }
@@ -1113,9 +1429,80 @@ impl Connection {
                 Ok(r) => Ok(Completion::Info(r)),
                 Err(e) => return self.protocol(idx, now, e.field),
             },
+            OpKind::OpenSession => {
+                let r = match OpenSessionResp::parse(payload) {
+                    Ok(r) => r,
+                    Err(e) => return self.protocol(idx, now, e.field),
+                };
+                let join = match self.slots[idx as usize].params {
+                    Params::Open(j) => j,
+                    _ => None,
+                };
+                if r.session == 0 || r.pid == 0 || r.epoch == 0 {
+                    return self.protocol(idx, now, "open_session_resp.session");
+                }
+                if join.is_some_and(|t| t.pid != r.pid) {
+                    return self.protocol(idx, now, "open_session_resp.pid");
+                }
+                let info = SessionInfo {
+                    pid: r.pid,
+                    session: r.session,
+                    epoch: r.epoch,
+                    key: r.key,
+                    dedup_quota: r.dedup_quota,
+                    lock_quota: r.lock_quota,
+                    mem_quota_pages: r.mem_quota_pages,
+                };
+                self.session = Some(info);
+                self.restarted = None;
+                Ok(Completion::Opened(info))
+            }
+            OpKind::CloseSession => Ok(Completion::Closed),
             OpKind::Release => return,
         };
         self.complete(idx, now, result);
+    }
+
+    /// A stale answer: if it answers the attempt before the current one of
+    /// an outstanding request, retried on RTO expiry, that expiry was
+    /// spurious (the answer was merely late). Counted once per attempt.
+    fn note_spurious(&mut self, req_id: u32) {
+        let (id, idx) = self.idmap[req_id as usize & (self.idmap.len() - 1)];
+        if req_id == 0 || id != req_id {
+            return;
+        }
+        if let Some(s) = self.slots.get_mut(idx as usize) {
+            let live = matches!(
+                s.state,
+                State::Ready | State::Sending | State::Inflight | State::Backoff
+            );
+            if live && s.prev_id == req_id {
+                s.prev_id = 0;
+                self.stats.spurious_timeouts += 1;
+            }
+        }
+    }
+
+    /// The board answered `RESTARTED`: its epoch is now `epoch`, the
+    /// session is gone, and so is every operation of this connection.
+    fn restart(&mut self, epoch: u32) {
+        self.restarted = Some(epoch);
+        self.session = None;
+        self.resend.clear();
+        // Releases first: finishing what they wait for must not complete
+        // them with success.
+        for releases in [true, false] {
+            for idx in 0..self.slots.len() as u32 {
+                let s = &self.slots[idx as usize];
+                let outstanding = !matches!(s.state, State::Free | State::Done);
+                if outstanding && (s.kind == OpKind::Release) == releases {
+                    let op = s.kind;
+                    self.finish(idx, Err(ClioError::BoardRestarted { op, epoch }));
+                }
+            }
+        }
+        self.ready.clear();
+        self.sending = None;
     }
 
     fn protocol(&mut self, idx: u32, now: u64, field: &'static str) {

@@ -1,15 +1,31 @@
 //! A test double of a memory board: byte memory in a map, a bump VA
-//! allocator, permissions, the sync unit (atomics, locks) and a dedup
-//! buffer keyed by the first attempt's id. It speaks the real wire format
-//! and exists only to exercise the SDK; the real board model lives elsewhere.
+//! allocator, permissions, the sync unit (atomics, locks), sessions (open,
+//! join, close, key check, epoch) and a dedup buffer keyed by session and
+//! first attempt's id, freed by the client's `ack`, with a per-session
+//! quota (BUSY beyond it). It speaks the real wire format and exists only
+//! to exercise the SDK; the real board model lives elsewhere.
 
 #![allow(dead_code)]
 
 use std::collections::{HashMap, HashSet};
 
+use clio_wire::clio::serial_before;
 use clio_wire::clio::{flags, HEADER_LEN};
-use clio_wire::payload::{perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp};
+use clio_wire::payload::{
+    perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp, OpenSessionReq,
+    OpenSessionResp,
+};
 use clio_wire::{Header, Opcode, Packet, Status};
+
+/// The session every [`FakeBoard`] starts with (for tests that install
+/// credentials with `Connection::set_session` instead of opening one).
+pub const SESSION: u16 = 1;
+/// Its PID.
+pub const PID: u32 = 42;
+/// Its key.
+pub const KEY: u64 = 0x5eed_0000_cafe_f00d;
+/// The board's first epoch.
+pub const EPOCH: u32 = 0x0bad_5eed;
 
 const PAGE: u64 = 4096;
 
@@ -33,8 +49,23 @@ pub struct FakeBoard {
     pub deduped: HashMap<Opcode, u32>,
     /// Every valid request header received.
     pub requests: Vec<Header>,
-    dedup_writes: HashSet<(u32, u32, u32)>,
-    dedup_results: HashMap<(u32, u32), (Status, u64, u64)>,
+    /// Boot epoch (change it to emulate a restart).
+    pub epoch: u32,
+    /// Open sessions: id -> (pid, key).
+    pub sessions: HashMap<u16, (u32, u64)>,
+    /// Dedup records a session may hold (BUSY beyond).
+    pub dedup_quota: usize,
+    /// Most dedup records any session held at once.
+    pub dedup_high_water: usize,
+    /// Answer the next this-many session requests `OVER_QUOTA`.
+    pub over_quota: u32,
+    /// Answer the next this-many new non-idempotent requests `BUSY` (as a
+    /// dedup buffer filled by other sessions would).
+    pub busy_next: u32,
+    next_session: u16,
+    next_pid: u32,
+    dedup_writes: HashSet<(u16, u32, u32)>,
+    dedup_results: HashMap<(u16, u32), (Status, u64, u64)>,
 }
 
 impl FakeBoard {
@@ -50,9 +81,38 @@ impl FakeBoard {
             executed: HashMap::new(),
             deduped: HashMap::new(),
             requests: Vec::new(),
+            epoch: EPOCH,
+            sessions: HashMap::from([(SESSION, (PID, KEY))]),
+            dedup_quota: usize::MAX,
+            dedup_high_water: 0,
+            over_quota: 0,
+            busy_next: 0,
+            next_session: SESSION + 1,
+            next_pid: 100,
             dedup_writes: HashSet::new(),
             dedup_results: HashMap::new(),
         }
+    }
+
+    /// Dedup records session `s` holds now.
+    pub fn dedup_records(&self, s: u16) -> usize {
+        let ids: HashSet<u32> = self
+            .dedup_writes
+            .iter()
+            .filter(|k| k.0 == s)
+            .map(|k| k.1)
+            .chain(self.dedup_results.keys().filter(|k| k.0 == s).map(|k| k.1))
+            .collect();
+        ids.len()
+    }
+
+    /// Emulate a restart: new epoch, no sessions, no dedup records.
+    pub fn restart(&mut self, epoch: u32) {
+        self.epoch = epoch;
+        self.sessions.clear();
+        self.dedup_writes.clear();
+        self.dedup_results.clear();
+        self.locks.clear();
     }
 
     /// Executions of `op`.
@@ -123,16 +183,11 @@ impl FakeBoard {
             Err(_) => {
                 // Integrity failure: NACK the (unverified) request id.
                 let nack = Header {
-                    opcode: Opcode::Nack,
-                    flags: 0,
                     status: Status::Corrupt,
-                    pid: p.pid(),
-                    req_id: p.req_id(),
-                    retry_of: 0,
-                    va: 0,
-                    total_len: 0,
-                    offset: 0,
-                    payload_len: 0,
+                    offset: p.offset(),
+                    session: p.session(),
+                    epoch: p.epoch(),
+                    ..Header::request(Opcode::Nack, p.pid(), p.req_id(), 0, 0)
                 };
                 out(emit(&nack, &[]));
                 return;
@@ -140,21 +195,61 @@ impl FakeBoard {
         };
         self.requests.push(h);
         let payload = p.payload().to_vec();
+        let epoch = self.epoch;
         let reply = |status: Status, va: u64, total: u32, off: u32, data: &[u8]| {
             let r = Header {
-                opcode: h.opcode.response().unwrap_or(Opcode::Nack),
-                flags: 0,
                 status,
-                pid: h.pid,
-                req_id: h.req_id,
-                retry_of: 0,
-                va,
-                total_len: total,
                 offset: off,
-                payload_len: data.len() as u16,
+                session: h.session,
+                epoch: if status == Status::Restarted {
+                    epoch
+                } else {
+                    h.epoch
+                },
+                ..Header::request(
+                    h.opcode.response().unwrap_or(Opcode::Nack),
+                    h.pid,
+                    h.req_id,
+                    va,
+                    total,
+                )
             };
             emit(&r, data)
         };
+        if h.opcode.needs_session() {
+            if h.epoch != self.epoch {
+                out(reply(Status::Restarted, 0, 0, h.offset, &[]));
+                return;
+            }
+            if self.sessions.get(&h.session) != Some(&(h.pid, h.key)) {
+                out(reply(Status::BadSession, 0, 0, h.offset, &[]));
+                return;
+            }
+            if h.ack != 0 {
+                let s = h.session;
+                self.dedup_writes
+                    .retain(|k| k.0 != s || !serial_before(k.1, h.ack));
+                self.dedup_results
+                    .retain(|k, _| k.0 != s || !serial_before(k.1, h.ack));
+            }
+            if self.over_quota > 0 {
+                self.over_quota -= 1;
+                out(reply(Status::OverQuota, h.va, h.total_len, h.offset, &[]));
+                return;
+            }
+        }
+        match h.opcode {
+            Opcode::OpenSession => return self.open_session(&h, &payload, out),
+            Opcode::CloseSession => {
+                self.sessions.remove(&h.session);
+                let s = h.session;
+                self.dedup_writes.retain(|k| k.0 != s);
+                self.dedup_results.retain(|k, _| k.0 != s);
+                out(reply(Status::Ok, 0, 0, 0, &[]));
+                return;
+            }
+            _ => {}
+        }
         if !self.known_pids.is_empty() && !self.known_pids.contains(&h.pid) {
             out(reply(Status::BadPid, h.va, h.total_len, h.offset, &[]));
             return;
@@ -164,6 +259,19 @@ impl FakeBoard {
         } else {
             h.req_id
         };
+        if h.opcode.is_non_idempotent() {
+            let fresh = !self.dedup_writes.contains(&(h.session, key, h.offset))
+                && !self.dedup_results.contains_key(&(h.session, key));
+            if fresh && self.busy_next > 0 {
+                self.busy_next -= 1;
+                out(reply(Status::Busy, h.va, h.total_len, h.offset, &[]));
+                return;
+            }
+            if fresh && self.dedup_records(h.session) >= self.dedup_quota {
+                out(reply(Status::Busy, h.va, h.total_len, h.offset, &[]));
+                return;
+            }
+        }
         match h.opcode {
             Opcode::Read => {
                 let st = self.check(h.va, h.total_len as u64, perms::READ);
@@ -191,7 +299,7 @@ impl FakeBoard {
                 }
                 // Only a retry is looked up; every execution is recorded
                 // under the first attempt's id.
-                let fresh = self.dedup_writes.insert((h.pid, key, h.offset));
+                let fresh = self.dedup_writes.insert((h.session, key, h.offset));
                 if fresh || h.retry_of == 0 {
                     *self.executed.entry(Opcode::Write).or_default() += 1;
                     self.poke(h.va + h.offset as u64, &payload);
@@ -202,7 +310,7 @@ impl FakeBoard {
             }
             op => {
                 let cached = if h.retry_of != 0 {
-                    self.dedup_results.get(&(h.pid, key))
+                    self.dedup_results.get(&(h.session, key))
                 } else {
                     None
                 };
@@ -214,7 +322,7 @@ impl FakeBoard {
                     _ => {
                         let r = self.execute(&h, &payload);
                         if op.is_non_idempotent() && r.0 != Status::Busy {
-                            self.dedup_results.insert((h.pid, key), r);
+                            self.dedup_results.insert((h.session, key), r);
                         }
                         r
                     }
@@ -245,6 +353,8 @@ impl FakeBoard {
                             page_shift: 12,
                             slots_per_bucket: 16,
                             tlb_entries: 64,
+                            epoch: self.epoch,
+                            sessions: 64,
                         }
                         .emit(&mut body)
                         .unwrap(),
@@ -261,6 +371,53 @@ impl FakeBoard {
                 out(emit(&r, &body[..n]));
             }
         }
+        if h.opcode.is_non_idempotent() {
+            let n = self.dedup_records(h.session);
+            self.dedup_high_water = self.dedup_high_water.max(n);
+        }
+    }
+
+    fn open_session(&mut self, h: &Header, payload: &[u8], out: &mut dyn FnMut(Vec<u8>)) {
+        let resp = |status: Status, pid: u32, body: &[u8]| {
+            let r = Header {
+                status,
+                epoch: self.epoch,
+                ..Header::request(Opcode::OpenSessionResp, pid, h.req_id, 0, 0)
+            };
+            emit(&r, body)
+        };
+        let Ok(req) = OpenSessionReq::parse(payload) else {
+            return out(resp(Status::Malformed, h.pid, &[]));
+        };
+        let pid = if req.join_session == 0 {
+            if h.pid != 0 {
+                return out(resp(Status::Malformed, h.pid, &[]));
+            }
+            self.next_pid += 1;
+            self.next_pid
+        } else {
+            match self.sessions.get(&req.join_session) {
+                Some(&(pid, key)) if key == req.join_key && pid == h.pid => pid,
+                _ => return out(resp(Status::BadSession, h.pid, &[])),
+            }
+        };
+        let session = self.next_session;
+        self.next_session += 1;
+        let key = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(session as u64 + 1) ^ self.epoch as u64;
+        self.sessions.insert(session, (pid, key));
+        let mut body = [0u8; OpenSessionResp::LEN];
+        OpenSessionResp {
+            session,
+            pid,
+            key,
+            epoch: self.epoch,
+            dedup_quota: self.dedup_quota.min(u16::MAX as usize) as u16,
+            lock_quota: 16,
+            mem_quota_pages: 1 << 20,
+        }
+        .emit(&mut body)
+        .unwrap();
+        out(resp(Status::Ok, pid, &body));
     }
 
     /// Execute a non-data request: (status, response va, value).

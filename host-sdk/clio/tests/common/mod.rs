@@ -131,7 +131,13 @@ impl Sim {
         let next_wire = self.wire.iter().map(|w| (w.0, w.1)).min();
         let next_timer = self.conn.poll_timeout();
         let t = match (next_wire, next_timer) {
-            (None, None) => return false,
+            (None, None) => {
+                // Requests can finish without a packet (no session).
+                while let Some((id, r)) = self.conn.poll_completion() {
+                    self.done.push((self.now, id, r));
+                }
+                return false;
+            }
             (Some((w, _)), None) => w,
             (None, Some(t)) => t,
             (Some((w, _)), Some(t)) => w.min(t),
