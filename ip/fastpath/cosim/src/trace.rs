@@ -564,6 +564,10 @@ impl Gen {
             total_len,
             offset: 0,
             payload_len: 0,
+            session: 0,
+            epoch: 0,
+            key: 0,
+            ack: 0,
         }
     }
 
