@@ -16,8 +16,18 @@ fn cfg() -> SlowPathConfig {
     c.page_shifts = [12, 0, 0, 0];
     c.n_page_sizes = 1;
     c.default_shift = 12;
+    c.mem_quota_bytes = u64::MAX;
     c.check().unwrap();
     c
+}
+
+/// A slow path with every PID held by the board (no sessions here).
+fn slow_path(cfg: SlowPathConfig, arena: &mut [u64]) -> SlowPath<'_> {
+    let mut sp = SlowPath::new(cfg, arena, 0x5eed).unwrap();
+    for pid in 1..=cfg.max_pids {
+        sp.reserve_pid(pid).unwrap();
+    }
+    sp
 }
 
 fn fill(sp: &mut SlowPath<'_>, pct: u64) {
@@ -39,7 +49,7 @@ fn fill(sp: &mut SlowPath<'_>, pct: u64) {
 fn alloc_free(c: &mut Criterion) {
     let cfg = cfg();
     let mut arena = vec![0u64; cfg.arena_words()];
-    let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let mut sp = slow_path(cfg, &mut arena);
     fill(&mut sp, 50);
     let mut g = c.benchmark_group("alloc_free_50pct");
     g.measurement_time(Duration::from_secs(3));
@@ -64,7 +74,7 @@ fn alloc_free(c: &mut Criterion) {
 fn refill_cycle(c: &mut Criterion) {
     let cfg = cfg();
     let mut arena = vec![0u64; cfg.arena_words()];
-    let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let mut sp = slow_path(cfg, &mut arena);
     let mut g = c.benchmark_group("refill");
     g.throughput(Throughput::Elements(1));
     g.measurement_time(Duration::from_secs(3));

@@ -53,6 +53,16 @@ pub struct SlowPathConfig {
     pub max_ranges: u32,
     /// Most rejected candidates (bucket overflow) per allocation.
     pub max_retries: u32,
+    /// Session-table entries (`sessions.capacity`; ids `1..capacity`).
+    pub session_capacity: u32,
+    /// Dedup records a session may hold (`sessions.dedup_per_session`),
+    /// handed to the fast path in each `SessionReply`.
+    pub dedup_quota: u16,
+    /// Locks a session may hold (`sessions.locks_per_session`), likewise.
+    pub lock_quota: u16,
+    /// Bytes of VA one address space may have allocated
+    /// (`sessions.mem_quota_bytes`).
+    pub mem_quota_bytes: u64,
 }
 
 /// A configuration the slow path cannot run with, naming the field.
@@ -127,6 +137,20 @@ impl SlowPathConfig {
             va_bits: b.va.bits,
             max_ranges: min_u64(smallest_pages, DEFAULT_MAX_RANGES as u64) as u32,
             max_retries: DEFAULT_MAX_RETRIES,
+            session_capacity: b.sessions.capacity,
+            dedup_quota: b.dedup_quota(),
+            lock_quota: b.lock_quota(),
+            mem_quota_bytes: b.sessions.mem_quota_bytes,
+        }
+    }
+
+    /// The memory quota in default-size pages, as `SessionReply` carries it.
+    pub const fn mem_quota_pages(&self) -> u32 {
+        let pages = self.mem_quota_bytes >> self.default_shift;
+        if pages > u32::MAX as u64 {
+            u32::MAX
+        } else {
+            pages as u32
         }
     }
 
@@ -216,6 +240,9 @@ impl SlowPathConfig {
         if self.max_ranges == 0 {
             return err("max_ranges", "must be at least 1");
         }
+        if self.session_capacity < 2 || self.session_capacity > 1 << 15 {
+            return err("sessions.capacity", "must be 2..=32768");
+        }
         let l = self.layout();
         // Two top VA bits select the page-size class (`PageClasses`); a
         // class must hold at least one largest page. `SlowPath::new` builds
@@ -283,7 +310,11 @@ impl SlowPathConfig {
         let partial_words = n_frames * n as u64;
         let bitmap_words = n_units.div_ceil(64);
         let dirty_words = n_units.div_ceil(2);
-        let words = shadow_words
+        let session_words = crate::session::SessionTable::words(self.session_capacity);
+        let account_words = crate::session::PidAccounts::words(self.max_pids);
+        let words = session_words
+            + account_words
+            + shadow_words
             + free_words
             + range_words
             + pid_words
@@ -311,6 +342,8 @@ impl SlowPathConfig {
             partial_words,
             bitmap_words,
             dirty_words,
+            session_words,
+            account_words,
             words,
         }
     }
@@ -383,6 +416,10 @@ pub struct Layout {
     pub bitmap_words: u64,
     /// Arena words of the dirty-page queue (2 per word).
     pub dirty_words: u64,
+    /// Arena words of the shadow session table (2 per entry).
+    pub session_words: u64,
+    /// Arena words of the per-PID accounts (1 per PID, 0 included).
+    pub account_words: u64,
     /// Total arena words.
     pub words: u64,
 }

@@ -8,7 +8,8 @@
 //! time. One core runs [`Engine::poll`]: it finishes emitting the current
 //! request, scrubs fenced pages, tops up the free-PA FIFOs, and drains the RX
 //! ring; PA-consumed notices and error reports are handled inline (they are
-//! O(1) and keep the FIFOs full), while alloc/free requests go into
+//! O(1) and keep the FIFOs full), while alloc/free and session open/close
+//! requests go into
 //! per-worker SPSC queues chosen by PID, so one process's requests stay in
 //! order. [`Engine::run_worker`] takes one request from a worker's queue and
 //! runs it. On the board the worker cores call it under the spin lock that
@@ -194,7 +195,13 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                 Ok(d) => {
                     self.counters.rx += 1;
                     match d {
-                        Descriptor::AllocReq { pid, .. } | Descriptor::FreeReq { pid, .. } => {
+                        // Session opens and closes go the same way as alloc and
+                        // free, so a close runs after the PID's earlier requests
+                        // (a new address space, PID 0, goes to worker 0).
+                        Descriptor::AllocReq { pid, .. }
+                        | Descriptor::FreeReq { pid, .. }
+                        | Descriptor::SessionOpenReq { pid, .. }
+                        | Descriptor::SessionCloseReq { pid, .. } => {
                             let w = pid as usize % W.max(1);
                             // Cannot fail: fullness was checked above.
                             let _ = self.queues[w].enqueue(d);

@@ -61,6 +61,22 @@ pub enum SlowPathError {
     BadNotice,
     /// The slow path is still emitting the commands of the previous request.
     Busy,
+    /// No open session for this request: the session id is not open, its
+    /// key or PID does not match, or the PID has no open session.
+    BadSession,
+    /// A new address space was asked for with a nonzero PID.
+    PidOnNewSession(u32),
+    /// Every session id is in use (`sessions.capacity`).
+    SessionTableFull,
+    /// Every PID in `1..=va.max_pids` is in use.
+    NoFreePid,
+    /// The allocation would take the PID past `sessions.mem_quota_bytes`.
+    OverQuota {
+        /// VA bytes the PID has allocated.
+        used: u64,
+        /// Its quota.
+        quota: u64,
+    },
 }
 
 impl SlowPathError {
@@ -78,6 +94,9 @@ impl SlowPathError {
             NotAllocated { .. } | PartiallyAllocated { .. } | DoubleFree { .. } => Status::Unmapped,
             PermissionMismatch { .. } => Status::Permission,
             Busy => Status::Busy,
+            BadSession => Status::BadSession,
+            PidOnNewSession(_) => Status::Malformed,
+            SessionTableFull | NoFreePid | OverQuota { .. } => Status::OverQuota,
         }
     }
 }
@@ -112,6 +131,16 @@ impl fmt::Display for SlowPathError {
             }
             BadNotice => write!(f, "pa_consumed: page or slot unknown"),
             Busy => write!(f, "busy emitting the previous request"),
+            BadSession => write!(f, "session: not open, or key or pid mismatch"),
+            PidOnNewSession(p) => {
+                write!(f, "open_session.pid: {p} must be 0 for a new address space")
+            }
+            SessionTableFull => write!(f, "sessions.capacity: every session id is open"),
+            NoFreePid => write!(f, "va.max_pids: every pid is in use"),
+            OverQuota { used, quota } => write!(
+                f,
+                "sessions.mem_quota_bytes: {used} bytes allocated, quota {quota}"
+            ),
         }
     }
 }

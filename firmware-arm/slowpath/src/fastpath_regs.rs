@@ -182,7 +182,9 @@ pub const fn version_word(major: u8, minor: u8, patch: u8) -> u32 {
 
 /// The INFO payload of a board: its name, config hash, DRAM, MTU, default
 /// page size, K and TLB from `board`; the firmware's version and build id
-/// (first 8 bytes of the GNU build id, big-endian) and the block's
+/// (first 8 bytes of the GNU build id, big-endian), the session-table
+/// capacity (`sessions.capacity`; epoch 0: the fast path fills in its own)
+/// and the block's
 /// fast-path behaviour version (`clio_wire::payload::FASTPATH_VERSION`) as
 /// `rtl_version` from the caller.
 pub fn info_payload(
@@ -202,6 +204,10 @@ pub fn info_payload(
         page_shift: board.pages.default_size.trailing_zeros() as u8,
         slots_per_bucket: board.page_table.slots_per_bucket.min(255) as u8,
         tlb_entries: board.tlb.entries,
+        // The fast path fills in its epoch register (set by the slow path's
+        // `Epoch` descriptor); the static INFO words carry none.
+        epoch: 0,
+        sessions: board.session_capacity().min(u16::MAX.into()) as u16,
     }
 }
 
@@ -247,6 +253,11 @@ impl<B: RegisterBus> FastPathRegs<B> {
     /// The bus.
     pub fn bus(&self) -> &B {
         &self.bus
+    }
+
+    /// The bus, mutably (e.g. to reset a recording bus between checks).
+    pub fn bus_mut(&mut self) -> &mut B {
+        &mut self.bus
     }
 
     fn expect(

@@ -7,6 +7,10 @@
 //!   copy of the board hash page table with per-bucket free counts), the
 //!   per-page-size [`PhysAlloc`], free-PA refill, and scrubbing of freed pages.
 //!   Every board-table change goes out as a TX descriptor through a [`TxSink`].
+//! - [`session`]: the per-boot secret (SipHash-2-4 keyed by the boot seed),
+//!   the epoch, session keys, the shadow session table and per-PID
+//!   accounts; [`SlowPath`] opens and closes sessions, assigns PIDs and
+//!   enforces the per-PID memory quota.
 //! - [`Engine`]: the ring dispatcher. One core polls the RX ring, handles
 //!   PA-consumed notices inline and hands alloc/free requests to per-worker
 //!   SPSC queues; workers run them against the core and emit into the TX ring.
@@ -24,6 +28,7 @@ mod error;
 pub mod fastpath_regs;
 mod machine;
 pub mod phys;
+pub mod session;
 pub mod shadow;
 pub mod va;
 mod words;
@@ -37,7 +42,8 @@ pub use crate::config::{
 pub use crate::engine::{Engine, EngineCounters, PollOutcome, RingSink, NOTICE_BATCH};
 pub use crate::error::SlowPathError;
 pub use crate::fastpath_regs::{FastPathRegs, FastPathStatus, RegisterBus, RegsError};
-pub use crate::machine::{Placement, ReplyTo, SizeState, SlowPath, Stats, TxSink};
+pub use crate::machine::{Placement, ReplyTo, SessionGrant, SizeState, SlowPath, Stats, TxSink};
 pub use crate::phys::PhysAlloc;
+pub use crate::session::{BootSecret, SessionInfo};
 pub use crate::shadow::ShadowTable;
 pub use crate::va::VaRange;

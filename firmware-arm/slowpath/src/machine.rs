@@ -17,9 +17,20 @@
 //! return it to the allocator. So a page pushed into the free-PA FIFO is
 //! always either never-used since boot (the boot code zeroes the data
 //! region) or zeroed after its last owner lost access to it.
+//!
+//! Sessions (issue #14): the slow path is constructed with a per-boot seed;
+//! its first TX descriptor is always `Epoch` (the boot epoch, derived from
+//! the seed). `SessionOpenReq` opens a session on a new address space (the
+//! lowest free PID) or joins the address space of a live session whose key
+//! the request proves; `SessionCloseReq` closes one, and closing the last
+//! session of a PID frees all its ranges (the free path, one range at a
+//! time) and releases the PID. Only a PID with an open session (or one the
+//! board holds itself, [`SlowPath::reserve_pid`]) may allocate or free, and
+//! a PID's allocated VA bytes never exceed `mem_quota_bytes`.
 
 use crate::config::{window, ConfigError, Layout, SlowPathConfig, MAX_PAGE_SIZES};
 use crate::phys::PhysAlloc;
+use crate::session::{BootSecret, PidAccounts, SessionInfo, SessionTable};
 use crate::shadow::ShadowTable;
 use crate::va::{PidTable, RangeTable, VaRange};
 use crate::words::{bit, get32, set32, set_bit, take};
@@ -114,6 +125,25 @@ pub struct Stats {
     pub fastpath_errors: u64,
     /// Descriptors that do not belong on the RX ring.
     pub misdirected: u64,
+    /// Sessions opened (new address spaces and joins).
+    pub sessions_opened: u64,
+    /// Sessions closed.
+    pub sessions_closed: u64,
+    /// Opens and closes refused (bad session or key, full table, no PID).
+    pub session_errors: u64,
+    /// Allocations refused for the PID's memory quota.
+    pub over_quota: u64,
+    /// PIDs released after their last session closed.
+    pub pids_released: u64,
+}
+
+/// What an accepted session open hands the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionGrant {
+    /// The session.
+    pub session: SessionInfo,
+    /// A new address space was opened (else an existing one was joined).
+    pub new_pid: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -140,9 +170,18 @@ enum Job {
         shift: u8,
         next: u64,
         stage: RemoveStage,
-        reply: Descriptor,
+        /// `None` while a close frees its PID's ranges.
+        reply: Option<Descriptor>,
     },
     Reply(Descriptor),
+}
+
+/// A close of a PID's last session in progress: its ranges are freed one
+/// job at a time, then the reply goes out and the PID is released.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Closing {
+    pid: u32,
+    reply: Descriptor,
 }
 
 /// Fence value of a dirty batch whose TLB invalidation is not emitted yet.
@@ -172,14 +211,26 @@ pub struct SlowPath<'a> {
     /// Counters per page size (index = [`SlowPathConfig::size_index`]).
     sizes: [SizeState; MAX_PAGE_SIZES],
     job: Option<Job>,
+    closing: Option<Closing>,
     emitted: u64,
     stats: Stats,
+    secret: BootSecret,
+    epoch: u32,
+    /// The `Epoch` descriptor is not out yet (nothing else may go first).
+    epoch_pending: bool,
+    sessions: SessionTable<'a>,
+    accounts: PidAccounts<'a>,
 }
 
 impl<'a> SlowPath<'a> {
     /// A slow path for `cfg` over `arena` (at least [`SlowPathConfig::arena_words`]
-    /// words; its contents are overwritten).
-    pub fn new(cfg: SlowPathConfig, arena: &'a mut [u64]) -> Result<Self, ConfigError> {
+    /// words; its contents are overwritten), booted with `seed`: the
+    /// per-boot secret every session key and the epoch derive from. The
+    /// caller must give a fresh unpredictable seed at every boot (the
+    /// firmware from the board's entropy, the emulator from the OS); the
+    /// first descriptor [`SlowPath::pump`] or [`SlowPath::refill`] emits is
+    /// the `Epoch`.
+    pub fn new(cfg: SlowPathConfig, arena: &'a mut [u64], seed: u64) -> Result<Self, ConfigError> {
         cfg.check()?;
         let classes = cfg.page_classes()?;
         let l = cfg.layout();
@@ -196,6 +247,8 @@ impl<'a> SlowPath<'a> {
             });
         }
         let mut rest = arena;
+        let sessions = SessionTable::new(take(&mut rest, l.session_words));
+        let accounts = PidAccounts::new(take(&mut rest, l.account_words));
         let slots = take(&mut rest, l.shadow_words);
         let free = take(&mut rest, l.free_words);
         let geo = TableGeometry {
@@ -226,18 +279,24 @@ impl<'a> SlowPath<'a> {
             classes,
             sizes: [SizeState::default(); MAX_PAGE_SIZES],
             job: None,
+            closing: None,
             emitted: 0,
             stats: Stats::default(),
+            secret: BootSecret::from_seed(seed),
+            epoch: BootSecret::from_seed(seed).epoch(),
+            epoch_pending: true,
+            sessions,
+            accounts,
         })
     }
 
     /// A slow path owning a leaked heap arena (for host processes that run
     /// one board for their whole life, like the emulator).
     #[cfg(feature = "std")]
-    pub fn new_leaked(cfg: SlowPathConfig) -> Result<SlowPath<'static>, ConfigError> {
+    pub fn new_leaked(cfg: SlowPathConfig, seed: u64) -> Result<SlowPath<'static>, ConfigError> {
         let words = cfg.arena_words();
         cfg.check()?;
-        SlowPath::new(cfg, std::vec![0u64; words].leak())
+        SlowPath::new(cfg, std::vec![0u64; words].leak(), seed)
     }
 
     /// The configuration.
@@ -287,9 +346,55 @@ impl<'a> SlowPath<'a> {
     pub fn emitted(&self) -> u64 {
         self.emitted
     }
-    /// Whether a new request can be handled (the previous one is fully emitted).
+    /// Whether a new request can be handled (the previous one is fully
+    /// emitted, a close's frees included).
     pub fn ready(&self) -> bool {
-        self.job.is_none()
+        self.job.is_none() && self.closing.is_none()
+    }
+    /// This boot's epoch (nonzero).
+    pub fn epoch(&self) -> u32 {
+        self.epoch
+    }
+    /// Whether the `Epoch` descriptor has been emitted.
+    pub fn epoch_posted(&self) -> bool {
+        !self.epoch_pending
+    }
+    /// The open session `id`, if any (its key included: for tests and
+    /// board-local tools; the slow path never sends it anywhere but in the
+    /// open's `SessionReply`).
+    pub fn session(&self, id: u16) -> Option<SessionInfo> {
+        self.sessions.get(id)
+    }
+    /// Sessions open now.
+    pub fn open_sessions(&self) -> u32 {
+        self.sessions.open_count()
+    }
+    /// Sessions open on `pid`.
+    pub fn pid_sessions(&self, pid: u32) -> u32 {
+        self.accounts.sessions(pid)
+    }
+    /// Whether `pid` belongs to an open session or to the board.
+    pub fn pid_assigned(&self, pid: u32) -> bool {
+        self.accounts.assigned(pid)
+    }
+    /// VA bytes of `pid`'s live ranges (what its quota counts).
+    pub fn pid_charged_bytes(&self, pid: u32) -> u64 {
+        self.accounts.charged(pid) << self.layout.unit_shift
+    }
+    /// Hold `pid` for the board itself: it may allocate and free without a
+    /// session and is never handed to a session. For board-local users
+    /// with their own address space (offloads, tests); the memory quota
+    /// still applies. `UnknownPid` outside `1..=max_pids`, `BadSession` if
+    /// a session already holds it.
+    pub fn reserve_pid(&mut self, pid: u32) -> Result<(), SlowPathError> {
+        if !self.accounts.in_range(pid) {
+            return Err(SlowPathError::UnknownPid(pid));
+        }
+        if self.accounts.sessions(pid) > 0 {
+            return Err(SlowPathError::BadSession);
+        }
+        self.accounts.hold(pid);
+        Ok(())
     }
     /// Whether page `ppn` of the size with index `size` sits in the free-PA FIFO.
     pub fn in_fifo(&self, size: usize, ppn: u32) -> bool {
@@ -389,12 +494,14 @@ impl<'a> SlowPath<'a> {
         page_shift: u8,
         fixed: bool,
     ) -> Result<Placement, SlowPathError> {
-        if self.job.is_some() {
+        if !self.ready() {
             return Err(SlowPathError::Busy);
         }
         let r = self.place(pid, va, size, perm, page_shift, fixed);
         match r {
             Ok(p) => {
+                self.accounts
+                    .charge(pid, (p.range.bytes() >> self.layout.unit_shift) as i64);
                 self.stats.allocs += 1;
                 self.stats.retries += p.retries as u64;
                 self.stats.moved += p.moved as u64;
@@ -419,6 +526,7 @@ impl<'a> SlowPath<'a> {
             }
             Err(e) => {
                 self.stats.alloc_errors += 1;
+                self.stats.over_quota += matches!(e, SlowPathError::OverQuota { .. }) as u64;
                 let retries = if let SlowPathError::TableFull { retries } = e {
                     retries
                 } else {
@@ -469,8 +577,16 @@ impl<'a> SlowPath<'a> {
         if pid == 0 {
             return Err(SlowPathError::UnknownPid(0));
         }
+        self.check_owner(pid)?;
         let pages = size.div_ceil(page);
         let len = pages << shift;
+        let used = self.pid_charged_bytes(pid);
+        if used.saturating_add(len) > self.cfg.mem_quota_bytes {
+            return Err(SlowPathError::OverQuota {
+                used,
+                quota: self.cfg.mem_quota_bytes,
+            });
+        }
         if self.owed_bytes(si, pages) > self.phys.free_bytes() + self.dirty_bytes() {
             return Err(SlowPathError::PhysExhausted);
         }
@@ -610,10 +726,13 @@ impl<'a> SlowPath<'a> {
         va: u64,
         size: u64,
     ) -> Result<VaRange, SlowPathError> {
-        if self.job.is_some() {
+        if !self.ready() {
             return Err(SlowPathError::Busy);
         }
-        match self.unmap(pid, va, size) {
+        let r = self
+            .check_owner(pid)
+            .and_then(|()| self.unmap(pid, va, size));
+        match r {
             Ok(r) => {
                 self.stats.frees += 1;
                 let reply = Descriptor::Reply {
@@ -633,7 +752,7 @@ impl<'a> SlowPath<'a> {
                     shift: r.page_shift,
                     next: 0,
                     stage: RemoveStage::Pages,
-                    reply,
+                    reply: Some(reply),
                 });
                 Ok(r)
             }
@@ -694,6 +813,8 @@ impl<'a> SlowPath<'a> {
             return Err(SlowPathError::PartiallyAllocated { va });
         }
         self.ranges.remove(i, n);
+        self.accounts
+            .charge(pid, -(((end - va) >> self.layout.unit_shift) as i64));
         self.pids.add_ranges(pidx, -(n as i64));
         if self.pids.ranges(pidx) == 0 {
             self.pids.remove(pid);
@@ -813,6 +934,9 @@ impl<'a> SlowPath<'a> {
     /// size; returns the PAs pushed.
     pub fn refill<S: TxSink + ?Sized>(&mut self, sink: &mut S) -> u32 {
         let mut pushed = 0;
+        if !self.post_epoch(sink) {
+            return 0;
+        }
         for c in 0..self.cfg.shifts().len() {
             let shift = self.cfg.page_shifts[c];
             let target = (self.cfg.fifo_depth as u64).min(self.sizes[c].untouched) as u32;
@@ -911,8 +1035,21 @@ impl<'a> SlowPath<'a> {
     /// Emit the pending job's descriptors into `sink` until it is done
     /// (returns `true`) or the sink is full.
     pub fn pump<S: TxSink + ?Sized>(&mut self, sink: &mut S) -> bool {
+        if !self.post_epoch(sink) {
+            return false;
+        }
         loop {
-            let Some(job) = self.job else { return true };
+            let Some(job) = self.job else {
+                match self.closing {
+                    None => return true,
+                    Some(c) => {
+                        if !self.close_step(c, sink) {
+                            return false;
+                        }
+                        continue;
+                    }
+                }
+            };
             match job {
                 Job::Reply(d) => {
                     if !self.emit(sink, &d) {
@@ -1018,11 +1155,223 @@ impl<'a> SlowPath<'a> {
                         self.job = save(next, RemoveStage::Reply);
                         continue;
                     }
-                    if !self.emit(sink, &reply) {
-                        return false;
+                    if let Some(reply) = reply {
+                        if !self.emit(sink, &reply) {
+                            return false;
+                        }
                     }
                     self.job = None;
                 }
+            }
+        }
+    }
+
+    /// Emit the `Epoch` descriptor if it is not out yet; `false` if the
+    /// sink is full (then nothing else may be emitted either).
+    fn post_epoch<S: TxSink + ?Sized>(&mut self, sink: &mut S) -> bool {
+        if self.epoch_pending {
+            let d = Descriptor::Epoch { epoch: self.epoch };
+            if !self.emit(sink, &d) {
+                return false;
+            }
+            self.epoch_pending = false;
+        }
+        true
+    }
+
+    /// One step of a close: start freeing the PID's next range, or, when
+    /// none is left, send the reply and release the PID. `false` if the
+    /// sink is full.
+    fn close_step<S: TxSink + ?Sized>(&mut self, c: Closing, sink: &mut S) -> bool {
+        let next = self
+            .ranges
+            .first_ending_after(c.pid, 0)
+            .map(|i| self.ranges.get(i))
+            .filter(|r| r.pid == c.pid);
+        if let Some(r) = next {
+            match self.unmap(c.pid, r.start, r.bytes()) {
+                Ok(r) => {
+                    self.stats.frees += 1;
+                    self.job = Some(Job::Remove {
+                        pid: c.pid,
+                        vpn: r.vpn(),
+                        pages: r.pages,
+                        shift: r.page_shift,
+                        next: 0,
+                        stage: RemoveStage::Pages,
+                        reply: None,
+                    });
+                    return true;
+                }
+                // A whole live range always unmaps; if it ever did not, stop
+                // rather than loop (the PID stays charged, so not reused).
+                Err(_) => self.stats.free_errors += 1,
+            }
+        }
+        if !self.emit(sink, &c.reply) {
+            return false;
+        }
+        self.closing = None;
+        if self.accounts.charged(c.pid) == 0 {
+            self.stats.pids_released += 1;
+        }
+        true
+    }
+
+    // ---- sessions ---------------------------------------------------------------
+
+    /// Only a PID in `1..=max_pids` (else `UnknownPid`) that an open session
+    /// or the board holds (else `BadSession`) may allocate or free: the
+    /// slow path never creates state for a PID nobody owns (e.g. an ALLOC
+    /// the fast path forwarded just before it applied the PID's last close).
+    fn check_owner(&self, pid: u32) -> Result<(), SlowPathError> {
+        if !self.accounts.in_range(pid) {
+            Err(SlowPathError::UnknownPid(pid))
+        } else if !self.accounts.assigned(pid) {
+            Err(SlowPathError::BadSession)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The `SessionReply` of an open or close.
+    fn session_reply(
+        &self,
+        to: ReplyTo,
+        pid: u32,
+        status: clio_wire::Status,
+        session: u16,
+        key: u64,
+        close: bool,
+    ) -> Descriptor {
+        let ok = status == Status::Ok && !close;
+        Descriptor::SessionReply {
+            tag: to.tag,
+            pid,
+            req_id: to.req_id,
+            status: status.raw(),
+            session,
+            key,
+            dedup_quota: if ok { self.cfg.dedup_quota } else { 0 },
+            lock_quota: if ok { self.cfg.lock_quota } else { 0 },
+            mem_quota_pages: if ok { self.cfg.mem_quota_pages() } else { 0 },
+            close,
+        }
+    }
+
+    /// Open a session: with `join_session == 0` on a new address space (the
+    /// lowest PID in `1..=max_pids` nobody holds; the request's `pid` must
+    /// be 0), else on the address space of the open session `join_session`,
+    /// whose key `join_key` must be and whose PID `pid` must be. The session
+    /// gets the lowest free id and the key of `(id, generation)`. The
+    /// `SessionReply` (the fast path installs the entry, then answers) is
+    /// left as a job.
+    ///
+    /// Refusals: `pid != 0` for a new address space → `MALFORMED`; an
+    /// unknown or closed `join_session`, a wrong key or PID → `BAD_SESSION`;
+    /// no free session id (`sessions.capacity`) or no free PID
+    /// (`va.max_pids`) → `OVER_QUOTA` (a board-wide limit, reached until
+    /// sessions close; not `BUSY`, which the SDK would retry blindly).
+    pub fn open_session(
+        &mut self,
+        to: ReplyTo,
+        pid: u32,
+        join_session: u16,
+        join_key: u64,
+    ) -> Result<SessionGrant, SlowPathError> {
+        if !self.ready() {
+            return Err(SlowPathError::Busy);
+        }
+        let r = self.admit(pid, join_session, join_key);
+        match r {
+            Ok(g) => {
+                let s = g.session;
+                self.sessions.open(s.id, s.pid, s.generation, s.key);
+                self.accounts.add_session(s.pid, 1);
+                self.stats.sessions_opened += 1;
+                let d = self.session_reply(to, s.pid, Status::Ok, s.id, s.key, false);
+                self.job = Some(Job::Reply(d));
+            }
+            Err(e) => {
+                self.stats.session_errors += 1;
+                let d = self.session_reply(to, pid, e.status(), join_session, 0, false);
+                self.job = Some(Job::Reply(d));
+            }
+        }
+        r
+    }
+
+    fn admit(
+        &self,
+        pid: u32,
+        join_session: u16,
+        join_key: u64,
+    ) -> Result<SessionGrant, SlowPathError> {
+        let (new_pid, pid) = if join_session == 0 {
+            if pid != 0 {
+                return Err(SlowPathError::PidOnNewSession(pid));
+            }
+            (true, 0)
+        } else {
+            match self.sessions.get(join_session) {
+                Some(s) if s.key == join_key && s.pid == pid => (false, pid),
+                _ => return Err(SlowPathError::BadSession),
+            }
+        };
+        let (id, generation) = self
+            .sessions
+            .free_id()
+            .ok_or(SlowPathError::SessionTableFull)?;
+        let pid = if new_pid {
+            self.accounts.free_pid().ok_or(SlowPathError::NoFreePid)?
+        } else {
+            pid
+        };
+        Ok(SessionGrant {
+            session: SessionInfo {
+                id,
+                pid,
+                generation,
+                key: self.secret.key(id, generation),
+            },
+            new_pid,
+        })
+    }
+
+    /// Close session `session` of `pid` (the fast path checked its key).
+    /// The last session of a PID (not held by the board) frees every range
+    /// of the PID first (PTE removes and TLB invalidations, as frees do),
+    /// then the `SessionReply` with the close flag goes out and the PID is
+    /// free for a new address space. An id that is not open, or open for
+    /// another PID, → `BAD_SESSION` (the SDK takes that as "already closed").
+    pub fn close_session(
+        &mut self,
+        to: ReplyTo,
+        pid: u32,
+        session: u16,
+    ) -> Result<(), SlowPathError> {
+        if !self.ready() {
+            return Err(SlowPathError::Busy);
+        }
+        match self.sessions.get(session) {
+            Some(s) if s.pid == pid => {
+                self.sessions.close(session);
+                self.accounts.add_session(pid, -1);
+                self.stats.sessions_closed += 1;
+                let reply = self.session_reply(to, pid, Status::Ok, session, 0, true);
+                if self.accounts.sessions(pid) == 0 && !self.accounts.board_held(pid) {
+                    self.closing = Some(Closing { pid, reply });
+                } else {
+                    self.job = Some(Job::Reply(reply));
+                }
+                Ok(())
+            }
+            _ => {
+                self.stats.session_errors += 1;
+                let e = SlowPathError::BadSession;
+                let reply = self.session_reply(to, pid, e.status(), session, 0, true);
+                self.job = Some(Job::Reply(reply));
+                Err(e)
             }
         }
     }
@@ -1074,6 +1423,21 @@ impl<'a> SlowPath<'a> {
                 bucket,
                 slot,
             } => self.pa_consumed(pid, vpn, ppn, page_shift, bucket, slot),
+            Descriptor::SessionOpenReq {
+                tag,
+                pid,
+                req_id,
+                join_session,
+                join_key,
+            } => self
+                .open_session(ReplyTo { tag, req_id }, pid, join_session, join_key)
+                .map(|_| ()),
+            Descriptor::SessionCloseReq {
+                tag,
+                pid,
+                req_id,
+                session,
+            } => self.close_session(ReplyTo { tag, req_id }, pid, session),
             Descriptor::ErrorReport { count, .. } => {
                 self.stats.fastpath_errors += count as u64;
                 Ok(())

@@ -3,7 +3,7 @@
 
 mod common;
 
-use clio_slowpath::{Engine, SlowPath};
+use clio_slowpath::Engine;
 use clio_wire::ring::{self, ring_bytes, Consumer, Descriptor, Direction, Producer, SLOT_LEN};
 use clio_wire::Status;
 use common::{small_cfg, Board};
@@ -57,7 +57,7 @@ impl Rig {
 fn many_laps_with_wraparound_and_touches() {
     let cfg = small_cfg();
     let mut arena = vec![0u64; cfg.arena_words()];
-    let sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let sp = common::slow_path(cfg, &mut arena);
     let mut rig = Rig::new(&cfg, 4, 4);
     let mut e: Engine<'_, 2, 4> = Engine::new(sp, &rig.rx[..], &rig.tx[..]).unwrap();
     let mut next_req = 1u32;
@@ -166,7 +166,7 @@ fn many_laps_with_wraparound_and_touches() {
 fn corrupt_and_misdirected_descriptors_are_counted_and_survived() {
     let cfg = small_cfg();
     let mut arena = vec![0u64; cfg.arena_words()];
-    let sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let sp = common::slow_path(cfg, &mut arena);
     let mut rig = Rig::new(&cfg, 8, 64);
     let mut e: Engine<'_, 1, 8> = Engine::new(sp, &rig.rx[..], &rig.tx[..]).unwrap();
     let good = |req: u32| Descriptor::AllocReq {
@@ -244,7 +244,7 @@ fn corrupt_and_misdirected_descriptors_are_counted_and_survived() {
 fn a_corrupt_producer_index_does_not_hang_the_poll() {
     let cfg = small_cfg();
     let mut arena = vec![0u64; cfg.arena_words()];
-    let sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let sp = common::slow_path(cfg, &mut arena);
     let mut rig = Rig::new(&cfg, 4, 8);
     let mut e: Engine<'_, 1, 4> = Engine::new(sp, &rig.rx[..], &rig.tx[..]).unwrap();
     rig.rx[16..20].copy_from_slice(&1000u32.to_le_bytes());

@@ -108,7 +108,7 @@ impl Harness<'_> {
 fn run(ops: Vec<Op>) {
     let cfg = small_cfg();
     let mut arena = vec![0u64; cfg.arena_words()];
-    let sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let sp = common::slow_path(cfg, &mut arena);
     let mut h = Harness {
         sp,
         board: Board::new(&cfg),
@@ -388,7 +388,7 @@ fn fills_table_with_retries_and_never_overflows() {
     cfg.max_retries = 1000;
     cfg.max_ranges = 200;
     let mut arena = vec![0u64; cfg.arena_words()];
-    let sp = SlowPath::new(cfg, &mut arena).unwrap();
+    let sp = common::slow_path(cfg, &mut arena);
     let mut h = Harness {
         sp,
         board: Board::new(&cfg),
@@ -441,14 +441,18 @@ fn fills_table_with_retries_and_never_overflows() {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-    /// Arbitrary field values in RX descriptors never panic, every request
-    /// gets exactly one reply, and the shadow table stays equal to the board.
+    /// Arbitrary field values in RX descriptors (session opens and closes
+    /// included) never panic, every request gets exactly one reply, and the
+    /// shadow table stays equal to the board.
     #[test]
     fn arbitrary_requests_never_panic(reqs in proptest::collection::vec(
-        (0u8..3, any::<u32>(), any::<u64>(), any::<u64>(), any::<u8>(), any::<u8>(), any::<bool>(), any::<u32>()), 1..40)) {
+        (0u8..5, any::<u32>(), any::<u64>(), any::<u64>(), any::<u8>(), any::<u8>(), any::<bool>(), any::<u32>()), 1..40)) {
         let cfg = small_cfg();
         let mut arena = vec![0u64; cfg.arena_words()];
-        let mut sp = SlowPath::new(cfg, &mut arena).unwrap();
+        // PIDs 1 and 2 belong to the board; 3..=8 are for sessions.
+        let mut sp = clio_slowpath::SlowPath::new(cfg, &mut arena, common::SEED).unwrap();
+        sp.reserve_pid(1).unwrap();
+        sp.reserve_pid(2).unwrap();
         let mut board = Board::new(&cfg);
         let mut tx = Vec::new();
         let mut requests = 0;
@@ -460,6 +464,23 @@ proptest! {
             let d = match kind {
                 0 => { requests += 1; Descriptor::AllocReq { tag: x, pid, req_id: x, va, size, perms, page_shift: shift, fixed } }
                 1 => { requests += 1; Descriptor::FreeReq { tag: x, pid, req_id: x, va, size } }
+                // Often a live session's id, key and PID, so joins and closes succeed.
+                3 | 4 => {
+                    requests += 1;
+                    let id = if x % 3 == 0 { va as u16 } else { (va % 8) as u16 };
+                    let live = sp.session(id);
+                    let pid = match live { Some(s) if x % 2 == 0 => s.pid, _ => pid };
+                    if kind == 3 {
+                        let (join_session, join_key, pid) = match live {
+                            Some(s) if x % 7 != 0 => (id, s.key, pid),
+                            _ if x % 5 != 1 => (0, 0, 0),
+                            _ => (id, size, pid),
+                        };
+                        Descriptor::SessionOpenReq { tag: x, pid, req_id: x, join_session, join_key }
+                    } else {
+                        Descriptor::SessionCloseReq { tag: x, pid, req_id: x, session: id }
+                    }
+                }
                 _ => Descriptor::PaConsumed { pid, vpn: va, ppn: x, page_shift: shift, bucket: (size >> 32) as u32, slot: size as u32 },
             };
             let _ = sp.handle(&d, &mut tx);

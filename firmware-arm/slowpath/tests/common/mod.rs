@@ -8,6 +8,7 @@ use clio_slowpath::{SlowPath, SlowPathConfig};
 use clio_wire::pte::{Bucket, TableGeometry, PTE_LEN};
 use clio_wire::ring::Descriptor;
 use clio_wire::Pte;
+use clio_wire::Status;
 use std::collections::{BTreeMap, VecDeque};
 
 /// A small board: 4 frames of 4 MiB, 32 buckets of 4 slots.
@@ -25,6 +26,19 @@ pub fn small_cfg() -> SlowPathConfig {
     c
 }
 
+/// The seed the tests boot with (keys and epoch depend on nothing else).
+pub const SEED: u64 = 0x5eed_0fb0_0007;
+
+/// A slow path over `arena` with every PID held by the board, for tests of
+/// allocation that open no sessions.
+pub fn slow_path(cfg: SlowPathConfig, arena: &mut [u64]) -> SlowPath<'_> {
+    let mut sp = SlowPath::new(cfg, arena, SEED).unwrap();
+    for pid in 1..=cfg.max_pids {
+        sp.reserve_pid(pid).unwrap();
+    }
+    sp
+}
+
 /// The fast path and board DRAM as far as the slow path can observe them.
 pub struct Board {
     pub geo: TableGeometry,
@@ -38,6 +52,10 @@ pub struct Board {
     /// TX descriptors applied.
     pub applied: u64,
     pub replies: Vec<Descriptor>,
+    /// The epoch the slow path posted (0 before its `Epoch`).
+    pub epoch: u32,
+    /// Session-table entries installed by `SessionReply`: id -> (pid, key).
+    pub sessions: BTreeMap<u16, (u32, u64)>,
 }
 
 impl Board {
@@ -56,6 +74,8 @@ impl Board {
             content: BTreeMap::new(),
             applied: 0,
             replies: Vec::new(),
+            epoch: 0,
+            sessions: BTreeMap::new(),
         }
     }
 
@@ -80,7 +100,40 @@ impl Board {
     /// Apply one TX descriptor as the fast path would, checking it is sane.
     pub fn apply(&mut self, d: &Descriptor) {
         self.applied += 1;
+        // The slow path's first TX descriptor is its epoch, and only that one.
         match *d {
+            Descriptor::Epoch { epoch } => {
+                assert_eq!(self.applied, 1, "Epoch not the first TX descriptor");
+                assert_ne!(epoch, 0);
+                self.epoch = epoch;
+            }
+            _ => assert_ne!(self.epoch, 0, "{d:?} before the Epoch descriptor"),
+        }
+        match *d {
+            Descriptor::Epoch { .. } => {}
+            Descriptor::SessionReply {
+                status,
+                session,
+                pid,
+                key,
+                close,
+                ..
+            } => {
+                if status == Status::Ok.raw() {
+                    if close {
+                        assert!(
+                            self.sessions.remove(&session).is_some(),
+                            "close of session {session} not installed"
+                        );
+                    } else {
+                        assert!(
+                            self.sessions.insert(session, (pid, key)).is_none(),
+                            "open of session {session} already installed"
+                        );
+                    }
+                }
+                self.replies.push(*d);
+            }
             Descriptor::PteWrite {
                 bucket,
                 slot,
