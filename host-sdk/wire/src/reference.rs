@@ -610,7 +610,7 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
             "open a new session; after a CLOSE_SESSION retry, treat as closed",
         ),
         Status::Restarted => (
-            "`epoch` is not this boot's: the board restarted and every session of the earlier boot is gone. The answer's `epoch` is the current one. Header-only",
+            "`epoch` is not this boot's: the board restarted and every session of the earlier boot is gone (also every session request while the board is still booting: its epoch is 0 until the slow path is up). The answer's `epoch` is the current one. Header-only",
             "report the restart to the user of the session (its memory is gone); open a new session",
         ),
         Status::OverQuota => (
@@ -1098,7 +1098,8 @@ fn section_order(w: &mut String) {
          4. header does not parse: unknown opcode → UNSUPPORTED, anything else (version, status, flags,\n\
             payload_len > {MAX_PAYLOAD}, WRITE slice past `total_len`, `va + total_len` overflow) → MALFORMED\n\
             (header-only);\n\
-         5. opcode not INFO/OPEN_SESSION: `epoch` ≠ the board's → RESTARTED (header-only);\n\
+         5. opcode not INFO/OPEN_SESSION: `epoch` ≠ the board's, or the board's is still 0 (booting) →\n\
+            RESTARTED (header-only);\n\
          6. opcode not INFO/OPEN_SESSION: `session` = 0 or ≥ capacity, or not open, or `key` or `pid` not\n\
             the session's → BAD_SESSION (header-only). Nothing else happens;\n\
          7. `ack` ≠ 0: free this session's dedup records serially before `ack`;\n\
