@@ -45,6 +45,27 @@ pub struct BoardStats {
     pub slow: clio_slowpath::EngineCounters,
 }
 
+/// A fresh per-boot seed for the slow path (its session keys and epoch)
+/// from the operating system's randomness (`getrandom(2)`), so every board
+/// started, or restarted on the same port, has a new epoch and new keys.
+/// If the OS cannot give randomness (never expected on Linux), the clock's
+/// nanoseconds and the process id are mixed instead; the board still
+/// works, but its keys are then guessable, so this says so on stderr.
+pub fn boot_seed() -> u64 {
+    let mut b = [0u8; 8];
+    match getrandom::getrandom(&mut b) {
+        Ok(()) => u64::from_le_bytes(b),
+        Err(e) => {
+            eprintln!("clio-emu: no OS randomness ({e}); session keys are guessable");
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos() as u64)
+                .unwrap_or(0);
+            t ^ u64::from(std::process::id()).rotate_left(40)
+        }
+    }
+}
+
 /// An emulated memory board with its slow path in process.
 pub struct Board {
     fast: FastPath<Vec<u8>>,
@@ -103,6 +124,17 @@ impl Board {
 
     /// [`Board::new`] with explicit fast-path model options.
     pub fn with_options(cfg: &BoardConfig, opts: ModelOptions) -> Result<Board, BoardError> {
+        Self::with_seed(cfg, opts, boot_seed())
+    }
+
+    /// [`Board::with_options`] booting the slow path with a given `seed`
+    /// (keys and epoch follow from it): for tests that need a reproducible
+    /// board. A served board must use [`boot_seed`].
+    pub fn with_seed(
+        cfg: &BoardConfig,
+        opts: ModelOptions,
+        seed: u64,
+    ) -> Result<Board, BoardError> {
         let dram_len = usize::try_from(cfg.dram.size).map_err(|_| {
             BoardError(format!(
                 "dram.size = {}: larger than this host's address space",
@@ -113,8 +145,8 @@ impl Board {
             .map_err(|e| BoardError(format!("fast path: {e}")))?;
         let lay = *fast.layout();
         let scfg = SlowPathConfig::from_board(cfg);
-        let core =
-            SlowPath::new_leaked(scfg).map_err(|e| BoardError(format!("slow path: {e:?}")))?;
+        let core = SlowPath::new_leaked(scfg, seed)
+            .map_err(|e| BoardError(format!("slow path: {e:?}")))?;
         let mem = fast.dram();
         let slow = SlowEngine::new(
             core,
@@ -141,6 +173,16 @@ impl Board {
     /// The fast-path model (for inspection and benchmarks).
     pub fn fast(&self) -> &FastPath<Vec<u8>> {
         &self.fast
+    }
+
+    /// The slow path (sessions, ranges, counters), for inspection.
+    pub fn slow(&self) -> &clio_slowpath::SlowPath<'static> {
+        self.slow.core()
+    }
+
+    /// This boot's epoch, as the slow path posted it to the fast path.
+    pub fn epoch(&self) -> u32 {
+        self.slow.core().epoch()
     }
 
     /// Counters.

@@ -12,6 +12,6 @@ pub mod qemu;
 pub mod rtl;
 pub mod server;
 
-pub use board::{Board, BoardError, BoardStats, QemuBoard};
+pub use board::{boot_seed, Board, BoardError, BoardStats, QemuBoard};
 pub use faults::{FaultConfig, FaultyLink};
 pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};

@@ -531,7 +531,7 @@ pub(crate) struct InProcess {
 
 impl InProcess {
     fn new(fp: &FastPath<Vec<u8>>, board: &BoardConfig) -> io::Result<Self> {
-        let core = SlowPath::new_leaked(SlowPathConfig::from_board(board))
+        let core = SlowPath::new_leaked(SlowPathConfig::from_board(board), crate::boot_seed())
             .map_err(|e| invalid(e.to_string()))?;
         let lay = fp.layout();
         let d = fp.dram().as_slice();

@@ -485,7 +485,7 @@ impl RtlBoard {
                 .map_err(|e| err(format!("fast path: {e}")))?;
             clio_fastpath_cosim::board::info_payload(&mut fp).map_err(err)?
         };
-        let core = SlowPath::new_leaked(SlowPathConfig::from_board(cfg))
+        let core = SlowPath::new_leaked(SlowPathConfig::from_board(cfg), crate::boot_seed())
             .map_err(|e| err(format!("slow path: {e:?}")))?;
         let slow = SlowEngine::new(
             core,

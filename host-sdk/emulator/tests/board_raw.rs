@@ -1,32 +1,24 @@
-//! The in-process board answers raw Clio packets: alloc through the slow
-//! path, first-touch write through the fast path's fault unit, read back.
+//! The in-process board answers raw Clio packets: a session opened through
+//! the slow path, alloc through the slow path, first-touch write through
+//! the fast path's fault unit, read back.
+
+mod common;
 
 use clio_config::BoardConfig;
 use clio_emu::Board;
 use clio_wire::payload::{perms, AllocReq, AllocResp};
-use clio_wire::{Header, Opcode, Packet, Status};
+use clio_wire::{Opcode, Status};
+use common::{parse, Creds};
 
-fn req(op: Opcode, pid: u32, id: u32, va: u64, total: u32, payload: &[u8]) -> Vec<u8> {
-    Header::request(op, pid, id, va, total)
-        .encode(payload)
-        .unwrap()
-}
-
-fn one(board: &mut Board, pkt: &[u8]) -> (Header, Vec<u8>) {
-    let mut got = Vec::new();
-    board.handle(9, pkt, &mut |to, p| {
-        assert_eq!(to, 9);
-        got.push(p.to_vec());
-    });
-    assert_eq!(got.len(), 1, "one response per request");
-    let p = Packet::new_checked(&got[0][..]).unwrap();
-    (Header::parse_verified(&p).unwrap(), p.payload().to_vec())
+fn one(board: &mut Board, pkt: &[u8]) -> (clio_wire::Header, Vec<u8>) {
+    parse(&common::one(board, 9, pkt))
 }
 
 #[test]
 fn alloc_write_read() {
     let cfg = BoardConfig::embedded("emulator").unwrap();
     let mut board = Board::new(&cfg).unwrap();
+    let me = common::open(&mut board, 9, 100);
     let mut a = [0u8; AllocReq::LEN];
     AllocReq {
         size: 10_000,
@@ -35,7 +27,7 @@ fn alloc_write_read() {
     }
     .emit(&mut a)
     .unwrap();
-    let (h, p) = one(&mut board, &req(Opcode::Alloc, 5, 1, 0, 0, &a));
+    let (h, p) = one(&mut board, &me.request(Opcode::Alloc, 1, 0, 0, &a));
     assert_eq!(
         (h.opcode, h.status),
         (Opcode::AllocResp, Status::Ok),
@@ -45,20 +37,41 @@ fn alloc_write_read() {
     assert!(r.size >= 10_000);
     let va = h.va;
     let data: Vec<u8> = (0..1000u32).map(|i| i as u8).collect();
-    let (h, _) = one(&mut board, &req(Opcode::Write, 5, 2, va + 100, 1000, &data));
+    let (h, _) = one(
+        &mut board,
+        &me.request(Opcode::Write, 2, va + 100, 1000, &data),
+    );
     assert_eq!(
         (h.opcode, h.status),
         (Opcode::WriteResp, Status::Ok),
         "{h:?}"
     );
-    let (h, p) = one(&mut board, &req(Opcode::Read, 5, 3, va + 100, 1000, &[]));
+    let (h, p) = one(
+        &mut board,
+        &me.request(Opcode::Read, 3, va + 100, 1000, &[]),
+    );
     assert_eq!(
         (h.opcode, h.status),
         (Opcode::ReadResp, Status::Ok),
         "{h:?}"
     );
     assert_eq!(p, data);
-    // Another process cannot see it.
-    let (h, _) = one(&mut board, &req(Opcode::Read, 6, 4, va + 100, 8, &[]));
-    assert_ne!(h.status, Status::Ok);
+    // Another address space cannot see it: its own session gets no mapping...
+    let other = common::open(&mut board, 9, 101);
+    assert_ne!(other.pid, me.pid);
+    let (h, _) = one(
+        &mut board,
+        &other.request(Opcode::Read, 4, va + 100, 8, &[]),
+    );
+    assert_eq!(h.status, Status::Unmapped);
+    // ...and naming this PID without its key is refused before anything runs.
+    let forged = Creds {
+        pid: me.pid,
+        ..other
+    };
+    let (h, p) = one(
+        &mut board,
+        &forged.request(Opcode::Read, 5, va + 100, 8, &[]),
+    );
+    assert_eq!((h.status, p.len()), (Status::BadSession, 0));
 }

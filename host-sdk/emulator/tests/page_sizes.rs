@@ -3,6 +3,10 @@
 //! and the fast path finds its pages there, with the PTE tag
 //! `(pid, vpn, page_shift)` keeping pages of different sizes apart.
 
+mod common;
+
+use std::collections::HashMap;
+
 use clio_config::BoardConfig;
 use clio_emu::Board;
 use clio_wire::clio::flags;
@@ -17,11 +21,14 @@ fn emulator() -> BoardConfig {
     BoardConfig::embedded("emulator").unwrap()
 }
 
-/// A test client: one PID's raw packets to a board, with fresh request ids.
+/// A test client: raw packets to a board, with fresh request ids. Each
+/// test-local PID number is an address space of its own, opened as a
+/// session on first use (the board assigns the real PID).
 struct Client {
     board: Board,
     classes: PageClasses,
     next_id: u32,
+    sessions: HashMap<u32, common::Creds>,
 }
 
 impl Client {
@@ -30,6 +37,7 @@ impl Client {
             board: Board::new(cfg).unwrap(),
             classes: cfg.page_classes().unwrap(),
             next_id: 1,
+            sessions: HashMap::new(),
         }
     }
 
@@ -44,9 +52,15 @@ impl Client {
         total: u32,
         payload: &[u8],
     ) -> (Header, Vec<u8>) {
+        let id = self.next_id;
+        let board = &mut self.board;
+        let me = *self
+            .sessions
+            .entry(pid)
+            .or_insert_with(|| common::open(board, 1, id + 1_000_000));
         let h = Header {
             flags: flag_bits,
-            ..Header::request(op, pid, self.next_id, va, total)
+            ..Header::request(op, me.pid, id, va, total).with_session(me.session, me.epoch, me.key)
         };
         self.next_id += 1;
         let pkt = h.encode(payload).unwrap();
