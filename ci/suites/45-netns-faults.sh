@@ -14,7 +14,8 @@
 #      BoardRestarted (never OK with zeros, never a hang), a new session works.
 # Needs root (ip netns, veth). Traffic stays inside the namespaces. Prints the
 # campaign's numbers (requests, retries, faults per kind, wall time).
-# Knobs: NETNS_SEED (default 1), NETNS_OPS (default 2000).
+# Knobs: NETNS_SEED (default 1), NETNS_OPS (default 2000), NETNS_FAULTS (the fault
+# spec of both directions, without seed), CLIO_BIN (a prebuilt clio).
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"
 
@@ -29,13 +30,18 @@ fi
 
 SEED="${NETNS_SEED:-1}"
 OPS="${NETNS_OPS:-2000}"
-FAULTS="drop=0.05,dup=0.02,reorder=0.25,window_us=2000,corrupt=0.01"
+FAULTS="${NETNS_FAULTS:-drop=0.05,dup=0.02,reorder=0.25,window_us=2000,corrupt=0.01}"
 PORT=47700
 T0=$(date +%s%N)
 
-cargo build --quiet -p clio-cli -p clio-netns
 TARGET="${CARGO_TARGET_DIR:-target}/debug"
-CLIO="$PWD/$TARGET/clio"
+if [[ -n ${CLIO_BIN:-} ]]; then
+    cargo build --quiet -p clio-netns
+    CLIO="$CLIO_BIN"
+else
+    cargo build --quiet -p clio-cli -p clio-netns
+    CLIO="$PWD/$TARGET/clio"
+fi
 PROXY="$PWD/$TARGET/clio-fault-proxy"
 WORKLOAD="$PWD/$TARGET/clio-netns-workload"
 SPOOF="$PWD/tests/python/spoof.py"

@@ -11,6 +11,8 @@ if ! command -v python3 >/dev/null; then
     echo "46-python-client: needs python3; skipping"
     exit 77
 fi
-cargo build --quiet -p clio-cli
-export CLIO_BIN="$PWD/${CARGO_TARGET_DIR:-target}/debug/clio"
+if [[ -z ${CLIO_BIN:-} ]]; then
+    cargo build --quiet -p clio-cli
+    export CLIO_BIN="$PWD/${CARGO_TARGET_DIR:-target}/debug/clio"
+fi
 python3 tests/python/test_client.py

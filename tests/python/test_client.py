@@ -227,7 +227,7 @@ class AgainstSim(unittest.TestCase):
             "wrong key": dict(base, key=victim.key ^ 0x5A5A),
             "another session's id with its own key": dict(base, session=other.session, key=other.key),
             "stale epoch": dict(base, epoch=(victim.epoch + 1) & 0xFFFFFFFF or 1),
-            "forged pid": dict(base, pid=other.pid, session=other.session, key=other.key),
+            "the victim's session and key with another pid": dict(base, pid=other.pid),
             "no session": dict(base, session=0, key=0),
         }
         expect = {"stale epoch": cc.RESTARTED}
@@ -260,6 +260,26 @@ class AgainstSim(unittest.TestCase):
         self.assertEqual(victim.lock(word + 8), 0)
         victim.unlock(word + 8)
         victim.free(va, size)
+
+    def test_a_late_network_duplicate_of_an_acknowledged_faa_is_not_applied(self):
+        # The network delivers a copy of an FAA after its answer arrived and a
+        # later request acknowledged it (its dedup record is freed). The
+        # board must not apply it a second time: the client will never
+        # retry an id it acknowledged, so such a packet can only be a copy.
+        s = self.session()
+        va, size = s.alloc(1 << 20)
+        first = s.next_id
+        s.faa(va, 5)
+        dup = cc.encode(cc.Header(opcode=cc.FAA, pid=s.pid, req_id=first, va=va,
+                                  total_len=8, session=s.session, epoch=s.epoch,
+                                  key=s.key, ack=first),
+                        struct.pack(">Q", 5))
+        s.read(va, 8)  # its ack frees the FAA's record
+        sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        exchange(sock, self.sim.addr, dup, 77)
+        self.assertEqual(struct.unpack("<Q", s.read(va, 8))[0], 5,
+                         "the late copy of an acknowledged FAA was applied again")
+        s.free(va, size)
 
     def test_stale_epoch_is_restarted_for_the_client(self):
         s = self.session()
