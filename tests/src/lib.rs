@@ -84,15 +84,22 @@ impl ServedBoard {
         self.cfg.pages.default_size
     }
 
-    /// Client settings for `pid` on this board (see [`client_config`]).
-    pub fn client(&self, pid: u32) -> ClientConfig {
-        client_config(&self.cfg, pid)
+    /// Client settings for this board (see [`client_config`]).
+    pub fn client(&self) -> ClientConfig {
+        client_config(&self.cfg)
     }
 
-    /// Open a blocking session as `pid`.
-    pub fn session(&self, pid: u32) -> Session<UdpTransport> {
-        Session::open(self.addr(), self.client(pid))
-            .unwrap_or_else(|e| panic!("open a session as PID {pid}: {e}"))
+    /// Open a blocking session in a new address space.
+    pub fn session(&self) -> Session<UdpTransport> {
+        Session::open(self.addr(), self.client())
+            .unwrap_or_else(|e| panic!("open a session (new address space): {e}"))
+    }
+
+    /// Open a blocking session in the address space of `other`.
+    pub fn join(&self, other: &Session<UdpTransport>) -> Session<UdpTransport> {
+        let token = other.share().expect("the other session is open");
+        Session::join(self.addr(), token, self.client())
+            .unwrap_or_else(|e| panic!("join PID {}: {e}", token.pid))
     }
 
     /// Stop serving; the server thread's counters. Fails if the server
@@ -109,11 +116,11 @@ impl ServedBoard {
 /// (1 s, 8 retries), which are meant for an unloaded link; a lost packet
 /// still costs only an RTO, so lossy tests stay fast. Congestion control
 /// uses the SDK's board-derived defaults.
-pub fn client_config(cfg: &BoardConfig, pid: u32) -> ClientConfig {
+pub fn client_config(cfg: &BoardConfig) -> ClientConfig {
     ClientConfig {
         request_timeout_ns: 20_000_000_000,
         retry_budget: 64,
-        ..ClientConfig::from_board(cfg, pid)
+        ..ClientConfig::from_board(cfg)
     }
 }
 

@@ -81,7 +81,11 @@ fn every_link_and_quoted_path_in_the_docs_exists() {
     let root = repo_root();
     let mut files = Vec::new();
     markdown_files(&root, &mut files);
-    assert!(files.len() > 10, "found only {} Markdown files", files.len());
+    assert!(
+        files.len() > 10,
+        "found only {} Markdown files",
+        files.len()
+    );
     let mut broken = Vec::new();
     let mut checked = 0;
     for f in &files {

@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 async fn many_operations_in_flight_from_one_session() {
     let board = ServedBoard::emulator();
     let page = board.page();
-    let s = AsyncSession::open(board.addr(), board.client(51))
+    let s = AsyncSession::open(board.addr(), board.client())
         .await
         .unwrap();
     let a = s.ralloc(4 * page, perms::RW).await.unwrap();
@@ -67,20 +67,19 @@ async fn many_operations_in_flight_from_one_session() {
     board.stop().unwrap();
 }
 
-/// `tasks` sessions of one PID (own request-id lanes) each add `each` to a
-/// plain counter under the board's lock.
+/// `tasks` sessions of one address space (each joined with the first's
+/// share token) each add `each` to a plain counter under the board's lock.
 async fn contended_lock(board: &ServedBoard, tasks: u32, each: u64) {
-    let pid = 52;
-    let mut cfg = board.client(pid);
-    cfg.lane_bits = 8;
-    let s = AsyncSession::open(board.addr(), cfg.clone()).await.unwrap();
+    let s = AsyncSession::open(board.addr(), board.client())
+        .await
+        .unwrap();
     let a = s.ralloc(board.page(), perms::RW).await.unwrap();
     let (lock, counter) = (a.va, a.va + 512);
     let mut set = JoinSet::new();
-    for lane in 1..=tasks {
+    for _ in 1..=tasks {
         let cfg = clio::ClientConfig {
-            lane,
-            ..cfg.clone()
+            join: Some(s.share().unwrap()),
+            ..board.client()
         };
         let addr = board.addr();
         set.spawn(async move {
@@ -121,7 +120,7 @@ async fn sessions_contend_for_a_lock_over_a_lossy_link() {
     contended_lock(&board, 3, 20).await;
     // 200 FAAs in flight at once through the lossy link: each applied
     // exactly once, so the old values are exactly 0..200.
-    let s = AsyncSession::open(board.addr(), board.client(53))
+    let s = AsyncSession::open(board.addr(), board.client())
         .await
         .unwrap();
     let a = s.ralloc(board.page(), perms::RW).await.unwrap();

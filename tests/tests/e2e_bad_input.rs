@@ -1,27 +1,29 @@
 //! Bad input at a served board, in raw UDP datagrams and through the SDK:
-//! corrupted and truncated packets, malformed headers, wrong PIDs,
-//! out-of-range VAs, oversize requests. Each gets the answer the fast-path
-//! specification (`ip/fastpath/README.md`, "Intake") names, and after each
-//! the board still serves valid requests.
+//! corrupted and truncated packets, malformed headers, wrong PIDs and
+//! session credentials, out-of-range VAs, oversize requests. Each gets the
+//! answer the fast-path specification (`ip/fastpath/README.md`, "Intake")
+//! names, and after each the board still serves valid requests.
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
 
-use clio::{ClioError, OpKind, Session};
+use clio::{ClioError, OpKind, SessionInfo};
 use clio_tests::{pattern, ServedBoard};
 use clio_wire::clio::{field, flags, HEADER_LEN};
-use clio_wire::payload::{perms, AtomicArgs, AtomicResp};
+use clio_wire::payload::{perms, AtomicArgs, AtomicResp, InfoResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 
-/// Request ids of the raw client live in their own lane, away from the
-/// SDK session's (whose ids count up from 1).
+/// Request ids of the raw client live in their own range.
 const RAW_LANE: u32 = 0xEE00_0000;
 
-/// A raw datagram client.
+/// A raw datagram client: it signs its requests with the credentials of an
+/// SDK session (a second client of that session, as far as the board can
+/// tell), whatever PID a request names.
 struct Raw {
     sock: UdpSocket,
     board: SocketAddr,
     next: u32,
+    creds: SessionInfo,
 }
 
 /// One answer, checked to be a well-formed response.
@@ -32,7 +34,7 @@ struct Answer {
 }
 
 impl Raw {
-    fn new(board: SocketAddr) -> Raw {
+    fn new(board: SocketAddr, creds: SessionInfo) -> Raw {
         let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
         // Only a bound on a failure: every wait below ends with a datagram.
         sock.set_read_timeout(Some(Duration::from_secs(20)))
@@ -41,6 +43,7 @@ impl Raw {
             sock,
             board,
             next: 1,
+            creds,
         }
     }
 
@@ -49,7 +52,9 @@ impl Raw {
         RAW_LANE | self.next
     }
 
-    /// A valid request with a fresh id.
+    /// A valid request with a fresh id, carrying the session's credentials
+    /// (an INFO with no payload is padded to the answer's size, as the
+    /// board requires).
     fn req(
         &mut self,
         opcode: Opcode,
@@ -58,7 +63,15 @@ impl Raw {
         total_len: u32,
         payload: &[u8],
     ) -> Vec<u8> {
+        let c = self.creds;
+        let pad = [0u8; InfoResp::LEN];
+        let payload = if opcode == Opcode::Info && payload.is_empty() {
+            &pad[..]
+        } else {
+            payload
+        };
         Header::request(opcode, pid, self.id(), va, total_len)
+            .with_session(c.session, c.epoch, c.key)
             .encode(payload)
             .unwrap()
     }
@@ -136,27 +149,24 @@ fn refill(mut b: Vec<u8>) -> Vec<u8> {
 /// An edit of a request's bytes (before its CRC is recomputed).
 type Edit = fn(&mut [u8]);
 
-fn set_u16(b: &mut [u8], at: usize, v: u16) {
-    b[at..at + 2].copy_from_slice(&v.to_be_bytes());
-}
-
 #[test]
 fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
     let board = ServedBoard::emulator();
     let page = board.page();
     let max_pid = board.cfg.va.max_pids;
     let mtu = board.cfg.network.mtu_payload as usize;
-    // A valid PID with known memory to read between the bad packets.
-    let pid = 5;
-    let mut s = board.session(pid);
+    // A session with known memory to read between the bad packets.
+    let mut s = board.session();
+    let creds = *s.session_info().unwrap();
+    let pid = creds.pid;
     let a = s.ralloc(2 * page, perms::RW).unwrap();
     let known = pattern(300, 3);
     s.rwrite(a.va, &known).unwrap();
-    let mut raw = Raw::new(board.addr());
+    let mut raw = Raw::new(board.addr(), creds);
     raw.alive(pid, a.va, &known);
     let before = board.stats().fast;
 
-    // Corrupted CRC: NACK with the ids copied and nothing else.
+    // Corrupted CRC: NACK with the ids and the offset copied, nothing else.
     let mut b = raw.req(Opcode::Write, pid, a.va, 4, b"evil");
     let id = Packet::new_unchecked(&b[..]).req_id();
     b[HEADER_LEN] ^= 0x10;
@@ -184,36 +194,33 @@ fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
     raw.alive(pid, a.va, &known);
 
     // Header fields the parser refuses: Malformed, with the response opcode
-    // of the request if there is one, else NACK's.
-    let cases: Vec<(&str, Edit, Opcode)> = vec![
-        ("version 2", |b| b[field::VERSION] = 2, Opcode::ReadResp),
-        ("unknown opcode", |b| b[field::OPCODE] = 0x3f, Opcode::Nack),
+    // of the request; an unknown opcode is UNSUPPORTED (not a NACK, which
+    // would tell the client to retry).
+    let cases: Vec<(&str, Edit, Status)> = vec![
+        ("version 1", |b| b[field::VERSION] = 1, Status::Malformed),
         (
-            "reserved bits",
-            |b| set_u16(b, field::RESERVED, 1),
-            Opcode::ReadResp,
+            "unknown opcode",
+            |b| b[field::OPCODE] = 0x3f,
+            Status::Unsupported,
         ),
         (
             "undefined flag",
             |b| b[field::FLAGS] = 0x80,
-            Opcode::ReadResp,
+            Status::Malformed,
         ),
         (
             "unknown status",
             |b| b[field::STATUS] = 0xee,
-            Opcode::ReadResp,
+            Status::Malformed,
         ),
     ];
-    for (what, edit, op) in cases {
+    for (what, edit, status) in cases {
         let mut b = raw.req(Opcode::Read, pid, a.va, 8, &[]);
         let id = Packet::new_unchecked(&b[..]).req_id();
         edit(&mut b);
         let r = raw.ask(&refill(b));
-        assert_eq!(
-            (r.h.opcode, r.h.status, r.h.req_id),
-            (op, Status::Malformed, id),
-            "{what}"
-        );
+        assert_eq!((r.h.status, r.h.req_id), (status, id), "{what}: {:?}", r.h);
+        assert!(r.payload.is_empty(), "{what}: header only");
         raw.alive(pid, a.va, &known);
     }
     // Parsed but not acceptable in a request: Malformed, ids and VA echoed.
@@ -234,25 +241,26 @@ fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
         raw.alive(pid, a.va, &known);
     }
 
-    // Wrong PIDs: 0 and above va.max_pids are no PID at all; a valid PID
-    // that owns nothing there finds nothing mapped.
-    for bad in [0, max_pid + 1, u32::MAX] {
-        let r = raw.ask_new(Opcode::Read, bad, a.va, 8, &[]);
+    // Another PID than the session's, valid or not: the session check
+    // refuses it before anything else (header only).
+    for bad in [0, pid + 1, max_pid + 1, u32::MAX] {
+        let r = raw.ask_new(Opcode::Write, bad, a.va, 8, &[1; 8]);
         assert_eq!(
-            (r.h.opcode, r.h.status, r.h.pid),
-            (Opcode::ReadResp, Status::BadPid, bad)
+            (r.h.opcode, r.h.status, r.payload.len()),
+            (Opcode::WriteResp, Status::BadSession, 0),
+            "PID {bad}"
         );
         raw.alive(pid, a.va, &known);
     }
-    let b = raw.req(Opcode::Write, pid + 1, a.va, 8, &[1; 8]);
-    let r = raw.ask(&b);
-    assert_eq!(
-        (r.h.opcode, r.h.status),
-        (Opcode::WriteResp, Status::Unmapped)
-    );
-    // INFO answers any PID.
+    // INFO answers without a session, when padded to its answer's size.
     let r = raw.ask_new(Opcode::Info, 0, 0, 0, &[]);
     assert_eq!((r.h.opcode, r.h.status), (Opcode::InfoResp, Status::Ok));
+    let r = raw.ask_new(Opcode::Info, 0, 0, 0, &[0; 8]);
+    assert_eq!(
+        (r.h.status, r.payload.len()),
+        (Status::Malformed, 0),
+        "an unpadded INFO would amplify"
+    );
     raw.alive(pid, a.va, &known);
 
     // Out-of-range VAs: beyond the 50-bit space, in the unused VA class,
@@ -353,7 +361,7 @@ fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
     assert_eq!(after.nacks - before.nacks, 2, "{after:?}");
     assert_eq!(after.runts - before.runts, 1);
     assert_eq!(after.stray_responses - before.stray_responses, 1);
-    assert!(after.malformed - before.malformed >= 17, "{after:?}");
+    assert!(after.malformed - before.malformed >= 16, "{after:?}");
     // A valid atomic still works, through the raw path and the SDK.
     let mut o = [0u8; AtomicArgs::FAA_LEN];
     AtomicArgs::FetchAndAdd { addend: 5 }.emit(&mut o).unwrap();
@@ -369,22 +377,53 @@ fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
 }
 
 #[test]
-fn sdk_maps_bad_pid_and_bad_va_to_errors() {
+fn sdk_maps_bad_credentials_and_bad_va_to_errors() {
     let board = ServedBoard::emulator();
     let page = board.page();
     let max_pid = board.cfg.va.max_pids;
-    // Opening probes INFO, which any PID may ask; data requests then fail.
-    for bad in [0, max_pid + 1] {
-        let mut s = Session::open(board.addr(), board.client(bad)).unwrap();
+    // A session whose credentials were tampered with (another PID, or
+    // another key) is refused before anything runs.
+    let mut t = board.session();
+    let good = *t.session_info().unwrap();
+    let session = good.session;
+    for bad in [
+        SessionInfo { pid: 0, ..good },
+        SessionInfo {
+            pid: max_pid + 1,
+            ..good
+        },
+        SessionInfo {
+            key: good.key ^ 1,
+            ..good
+        },
+    ] {
+        t.connection_mut().set_session(Some(bad));
         let mut b = [0u8; 8];
-        assert_eq!(s.rread(4096, &mut b), Err(ClioError::BadPid { pid: bad }));
-        assert_eq!(s.faa(4096, 1), Err(ClioError::BadPid { pid: bad }));
         assert_eq!(
-            s.ralloc(page, perms::RW).unwrap_err(),
-            ClioError::BadPid { pid: bad }
+            s_err(t.rread(4096, &mut b)),
+            ClioError::BadSession {
+                op: OpKind::Read,
+                session
+            }
+        );
+        assert_eq!(
+            s_err(t.faa(4096, 1).map(drop)),
+            ClioError::BadSession {
+                op: OpKind::FetchAndAdd,
+                session
+            }
+        );
+        assert_eq!(
+            t.ralloc(page, perms::RW).unwrap_err(),
+            ClioError::BadSession {
+                op: OpKind::Alloc,
+                session
+            }
         );
     }
-    let mut s = board.session(8);
+    t.connection_mut().set_session(Some(good));
+    t.ralloc(page, perms::RW).unwrap();
+    let mut s = board.session();
     let a = s.ralloc(page, perms::RW).unwrap();
     let mut b = vec![0u8; 16];
     for va in [1u64 << board.cfg.va.bits, a.va + page - 8, a.va + 16 * page] {
@@ -414,12 +453,33 @@ fn sdk_maps_bad_pid_and_bad_va_to_errors() {
             va: 0
         })
     );
-    let rest = board.cfg.regions.data.size / page - 1;
-    let all = s.ralloc(rest * page, perms::RW).unwrap();
+    // Up to the address space's quota (`sessions.mem_quota_bytes`), then
+    // OVER_QUOTA; the board's memory runs out (OUT_OF_MEMORY) only when
+    // several address spaces together ask for more than it has.
+    let quota = board.cfg.sessions.mem_quota_bytes / page;
+    let all = s.ralloc((quota - 1) * page, perms::RW).unwrap();
     assert_eq!(
         s.ralloc(page, perms::RW),
-        Err(ClioError::OutOfMemory { op: OpKind::Alloc })
+        Err(ClioError::OverQuota {
+            op: OpKind::Alloc,
+            va: 0
+        })
     );
+    let data_pages = board.cfg.regions.data.size / page;
+    let mut others = Vec::new();
+    let oom = loop {
+        let mut o = board.session();
+        match o.ralloc(quota * page, perms::RW) {
+            Ok(_) => others.push(o),
+            Err(e) => break e,
+        }
+        assert!(
+            others.len() as u64 <= data_pages / quota,
+            "never out of memory"
+        );
+    };
+    assert_eq!(oom, ClioError::OutOfMemory { op: OpKind::Alloc });
+    drop(others);
     s.rfree(all.va, all.size).unwrap();
     s.ralloc(page, perms::RW).unwrap();
     // Frees that do not match a live range exactly.
@@ -456,4 +516,8 @@ fn sdk_maps_bad_pid_and_bad_va_to_errors() {
     s.rread(a.va, &mut back).unwrap();
     assert_eq!(&back, b"still here");
     board.stop().unwrap();
+}
+
+fn s_err(r: Result<(), ClioError>) -> ClioError {
+    r.expect_err("refused")
 }

@@ -68,7 +68,7 @@ fn launch(cfg: &BoardConfig) -> Option<RtlBoard> {
 /// The simulated RTL runs some ten thousand times slower than the FPGA:
 /// retransmission timers and the delay target sized for that, so a slow
 /// answer is waited for rather than retried into a growing backlog.
-fn rtl_client(cfg: &BoardConfig, pid: u32) -> ClientConfig {
+fn rtl_client(cfg: &BoardConfig) -> ClientConfig {
     ClientConfig {
         rto_initial_ns: 2_000_000_000,
         rto_min_ns: 500_000_000,
@@ -76,13 +76,13 @@ fn rtl_client(cfg: &BoardConfig, pid: u32) -> ClientConfig {
         request_timeout_ns: 60_000_000_000,
         retry_budget: 16,
         target_delay_ns: 10_000_000_000,
-        ..ClientConfig::from_board(cfg, pid)
+        ..ClientConfig::from_board(cfg)
     }
 }
 
-fn open(addr: std::net::SocketAddr, cfg: &BoardConfig, pid: u32) -> Session<UdpTransport> {
-    Session::open(addr, rtl_client(cfg, pid))
-        .unwrap_or_else(|e| panic!("session as PID {pid}: {e}"))
+/// A session in a new address space (`what` names it in a failure).
+fn open(addr: std::net::SocketAddr, cfg: &BoardConfig, what: &str) -> Session<UdpTransport> {
+    Session::open(addr, rtl_client(cfg)).unwrap_or_else(|e| panic!("session {what}: {e}"))
 }
 
 #[test]
@@ -99,8 +99,8 @@ fn sdk_demo_flow_on_the_rtl_fast_path() {
     let addr = server.addr();
     let page = cfg.pages.default_size;
     let t0 = Instant::now();
-    let mut s = open(addr, &cfg, 1);
-    let mut other = open(addr, &cfg, 2);
+    let mut s = open(addr, &cfg, "one");
+    let mut other = open(addr, &cfg, "two");
 
     let i = s.info().unwrap();
     assert_eq!(i.board_name().unwrap(), "emulator");

@@ -30,7 +30,7 @@ fn alloc_write_read_across_mtu_and_page_boundaries() {
     let board = ServedBoard::emulator();
     let page = board.page();
     assert_eq!(page, 4 << 20, "the emulator's default page is 4 MiB");
-    let mut s = board.session(1);
+    let mut s = board.session();
     let mtu = s.connection().config().mtu_payload;
     assert_eq!(mtu, 1450, "the probe kept the board's MTU");
 
@@ -76,7 +76,7 @@ fn alloc_write_read_across_mtu_and_page_boundaries() {
 fn first_touch_faults_once_per_page() {
     let board = ServedBoard::emulator();
     let page = board.page();
-    let mut s = board.session(3);
+    let mut s = board.session();
     let a = s.ralloc(4 * page, perms::RW).unwrap();
     let faults = |b: &ServedBoard| b.stats().fast.faults;
     let f0 = faults(&board);
@@ -109,9 +109,12 @@ fn first_touch_faults_once_per_page() {
 
 #[test]
 fn free_then_reuse_reads_zeros() {
-    let board = ServedBoard::emulator();
+    // One address space may take the whole data region here.
+    let mut cfg = clio_tests::emulator_config();
+    cfg.sessions.mem_quota_bytes = cfg.regions.data.size;
+    let board = ServedBoard::start(cfg, clio_emu::ServeOptions::default());
     let page = board.page();
-    let mut s = board.session(4);
+    let mut s = board.session();
     // Dirty every page the board has: allocate as much as it gives in one
     // range, touch each page with a marker at both ends.
     let data_pages = board.cfg.regions.data.size / page;
@@ -166,8 +169,8 @@ fn free_then_reuse_reads_zeros() {
 fn pids_are_isolated() {
     let board = ServedBoard::emulator();
     let page = board.page();
-    let mut p1 = board.session(11);
-    let mut p2 = board.session(12);
+    let mut p1 = board.session();
+    let mut p2 = board.session();
     // Each PID's VA space starts empty, so plain allocations of the two
     // would likely get the same addresses; fixed VAs make each range lie
     // where the other PID has nothing.
@@ -224,8 +227,8 @@ fn pids_are_isolated() {
     assert_eq!(back, d2, "PID 12's data is untouched");
     // Two fresh PIDs get their first ranges at the same VA, each in its
     // own space: the same address, two memories.
-    let mut p3 = board.session(13);
-    let mut p4 = board.session(14);
+    let mut p3 = board.session();
+    let mut p4 = board.session();
     let c3 = p3.ralloc(page, perms::RW).unwrap();
     let c4 = p4.ralloc(page, perms::RW).unwrap();
     assert_eq!(
@@ -269,7 +272,7 @@ fn pids_are_isolated() {
 fn fixed_va_allocation_is_moved_when_taken() {
     let board = ServedBoard::emulator();
     let page = board.page();
-    let mut s = board.session(15);
+    let mut s = board.session();
     let want = 256 * page;
     let a = s.ralloc_at(want, 2 * page, perms::RW).unwrap();
     assert_eq!((a.va, a.moved), (want, false), "{a:?}");
@@ -316,7 +319,7 @@ fn locks_serialise_threads() {
     const THREADS: u64 = 4;
     const EACH: u64 = 40;
     let board = ServedBoard::emulator();
-    let client = Client::new(board.addr(), board.client(21)).unwrap();
+    let client = Client::new(board.addr(), board.client()).unwrap();
     let mut s = client.session().unwrap();
     let a = s.ralloc(board.page(), perms::RW).unwrap();
     let (lock, counter) = (a.va, a.va + 64);
@@ -347,22 +350,19 @@ fn locks_serialise_processes() {
     const PROCS: u32 = 3;
     const EACH: u64 = 30;
     let board = ServedBoard::emulator();
-    let pid = 22;
-    // Processes of one PID each take their own request-id lane (the
-    // parent is lane 0); the board sees one protection domain.
-    let mut cfg = board.client(pid);
-    cfg.lane_bits = 8;
-    let mut s = clio::Session::open(board.addr(), cfg).unwrap();
+    // The children join the parent's address space with its share token;
+    // the board sees one protection domain and four sessions.
+    let mut s = board.session();
+    let token = s.share().unwrap().to_string();
     let a = s.ralloc(board.page(), perms::RW).unwrap();
     let (lock, counter) = (a.va + 4096, a.va + 8192);
     let children: Vec<_> = (1..=PROCS)
-        .map(|lane| {
+        .map(|_| {
             Command::new(env!("CARGO_BIN_EXE_clio-e2e-worker"))
                 .args([
                     "lock-increments".to_string(),
                     board.addr().to_string(),
-                    pid.to_string(),
-                    lane.to_string(),
+                    token.clone(),
                     format!("{lock:#x}"),
                     format!("{counter:#x}"),
                     EACH.to_string(),
@@ -391,7 +391,7 @@ fn locks_serialise_processes() {
 fn fence_and_release_complete_earlier_operations() {
     let board = ServedBoard::emulator();
     let page = board.page();
-    let mut s = board.session(31);
+    let mut s = board.session();
     let a = s.ralloc(4 * page, perms::RW).unwrap();
     // Many async writes on several pages, then a fence: every write has
     // completed when the fence returns, and reads see them.
@@ -458,7 +458,7 @@ fn small_workload_with_default_page(size: u64) {
     assert!(cfg.pages.sizes.contains(size), "{size} supported");
     cfg.pages.default_size = size;
     let board = ServedBoard::start(cfg, clio_emu::ServeOptions::default());
-    let mut s = board.session(41);
+    let mut s = board.session();
     assert_eq!(1u64 << s.connection().config().page_shift, size);
     let a = s.ralloc(3 * size, perms::RW).unwrap();
     assert!(a.size >= 3 * size && a.va % size == 0, "{a:?}");
@@ -510,7 +510,7 @@ fn cwnd_recovers_when_rtt_exceeds_target() {
     let board = ServedBoard::start(clio_tests::emulator_config(), opts);
     let cfg = clio::ClientConfig {
         request_timeout_ns: 20_000_000_000,
-        ..clio::ClientConfig::from_board(&board.cfg, 61)
+        ..clio::ClientConfig::from_board(&board.cfg)
     };
     let mut s = clio::Session::open(board.addr(), cfg).unwrap();
     let a = s.ralloc(board.page(), perms::RW).unwrap();
@@ -528,27 +528,34 @@ fn cwnd_recovers_when_rtt_exceeds_target() {
     board.stop().unwrap();
 }
 
-/// A process that opens a new session under a PID that used the board
-/// before (a restarted process, or a second session opened after the
-/// first closed) must have its requests executed. The board's dedup buffer
-/// remembers executed non-idempotent requests by `(pid, req_id, offset,
-/// opcode)`; were a new session to number its requests from 1 again, its
-/// ALLOC, WRITE and FAA would match the old session's records and be
-/// answered from them without being executed (sessions start their ids at a
-/// random point, `ClientConfig::first_req_id`).
+/// A new session of an address space that used the board before (a
+/// restarted process joining again) must have its requests executed: the
+/// board keys dedup records by session, so a new session numbering its
+/// requests like an old one is never answered from the old one's records.
 #[test]
 fn a_new_session_of_a_pid_is_not_answered_from_the_old_ones_records() {
     let board = ServedBoard::emulator();
     let page = board.page();
-    let pid = 71;
-    let mut old = board.session(pid);
+    let mut old = board.session();
+    // Keeps the address space (and its memory) alive across `old`'s close.
+    let keeper = board.join(&old);
     let a = old.ralloc(page, perms::RW).unwrap();
     old.rwrite(a.va, b"old data").unwrap();
     assert_eq!(old.faa(a.va + 64, 1).unwrap(), 0);
+    let first = old.connection().config().first_req_id;
     old.close().unwrap();
 
-    // Same PID, same (default) lane: a restarted process.
-    let mut new = board.session(pid);
+    // The same first request id as the old session: a restarted process
+    // that numbers its requests the same way.
+    let mut new = clio::Session::join(
+        board.addr(),
+        keeper.share().unwrap(),
+        clio::ClientConfig {
+            first_req_id: first,
+            ..board.client()
+        },
+    )
+    .unwrap();
     let b = new.ralloc(page, perms::RW).unwrap();
     assert_ne!(b.va, a.va, "a second allocation gets its own range");
     new.rwrite(b.va, b"new data").unwrap();

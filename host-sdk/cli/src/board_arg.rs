@@ -31,9 +31,29 @@ pub struct TargetArgs {
     /// MTU, page size and timeouts from.
     #[arg(long, default_value = "emulator")]
     pub config: String,
-    /// Process id (protection domain) to act as.
-    #[arg(long, default_value_t = 1)]
-    pub pid: u32,
+    /// Join an existing address space instead of opening a new one: a share
+    /// token `clio:PID:SESSION:EPOCH:KEY` from a session of that address
+    /// space (`Session::share`). It is a credential: whoever holds it has
+    /// full access.
+    #[arg(long, value_name = "TOKEN")]
+    pub join: Option<String>,
+}
+
+impl TargetArgs {
+    /// Client settings for `cfg`, joining `--join`'s address space if given.
+    pub fn client_config(&self, cfg: &BoardConfig) -> Result<clio::ClientConfig> {
+        let join = match &self.join {
+            Some(t) => Some(
+                t.parse::<clio::ShareToken>()
+                    .map_err(|e| anyhow::anyhow!("--join: {e}"))?,
+            ),
+            None => None,
+        };
+        Ok(clio::ClientConfig {
+            join,
+            ..clio::ClientConfig::from_board(cfg)
+        })
+    }
 }
 
 /// Resolve a target: its address, its config, and the embedded server

@@ -1,14 +1,20 @@
 //! `clio bringup`: lab bring-up checks against a board, as a pass/fail table.
 //!
 //! Identity, link MTU, a walking-pattern memory test through
-//! ralloc/rwrite/rread, the page-fault path, atomics, and latency sanity.
+//! ralloc/rwrite/rread, the page-fault path, atomics, latency sanity, and
+//! the session checks of the threat model: a request without a valid key
+//! is refused with at most one small answer, a forged session cannot read,
+//! the board's boot epoch is consistent (a stale one is answered
+//! `RESTARTED`), and the dedup quota covers the client's retry horizon.
 
-use std::time::Instant;
+use std::net::{SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
-use clio::{ClientConfig, ClioError, Session};
-use clio_wire::payload::perms;
+use clio::{ClientConfig, ClioError, Session, SessionInfo};
+use clio_wire::payload::{perms, InfoResp};
+use clio_wire::{Header, Opcode, Packet, Status};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
@@ -102,6 +108,188 @@ fn memory_test(
     Ok(format!("{} MiB x {rounds} patterns verified", bytes >> 20))
 }
 
+/// Send one crafted request from a fresh socket (another source port, as
+/// an outside attacker would) and collect every answer until 200 ms pass
+/// without one: (request bytes, answers as (header, total bytes)).
+fn raw_exchange(
+    addr: SocketAddr,
+    h: Header,
+    payload: &[u8],
+) -> Result<(usize, Vec<(Header, usize)>)> {
+    let sock = UdpSocket::bind(if addr.is_ipv4() {
+        "0.0.0.0:0"
+    } else {
+        "[::]:0"
+    })
+    .context("binding a raw UDP socket")?;
+    sock.connect(addr)?;
+    sock.set_read_timeout(Some(Duration::from_millis(200)))?;
+    let pkt = h.encode(payload).map_err(|e| anyhow::anyhow!("{e}"))?;
+    sock.send(&pkt)?;
+    let mut answers = Vec::new();
+    let mut buf = vec![0u8; 65536];
+    while let Ok(n) = sock.recv(&mut buf) {
+        let p = Packet::new_checked(&buf[..n]).map_err(|e| anyhow::anyhow!("answer: {e}"))?;
+        let r = Header::parse_verified(&p).map_err(|e| anyhow::anyhow!("answer: {e}"))?;
+        answers.push((r, n));
+        if answers.len() > 64 {
+            break;
+        }
+    }
+    Ok((pkt.len(), answers))
+}
+
+/// The one header-only answer with `want` a refused request must get, and
+/// never more bytes than it carried.
+fn one_small_refusal(sent: usize, answers: &[(Header, usize)], want: Status) -> Result<String> {
+    let total: usize = answers.iter().map(|a| a.1).sum();
+    match answers {
+        [(h, n)] if h.status == want && h.payload_len == 0 && *n <= sent => {
+            Ok(format!("{}, {n} B answered to {sent} B", want.name()))
+        }
+        [] => bail!("no answer (expected one {})", want.name()),
+        [(h, n)] => bail!(
+            "answered {} with {n} B ({} B payload) to {sent} B; expected one header-only {}",
+            h.status.name(),
+            h.payload_len,
+            want.name()
+        ),
+        _ => bail!(
+            "{} answers, {total} B in all, to one {sent} B request",
+            answers.len()
+        ),
+    }
+}
+
+/// A WRITE with this session's credentials but a wrong key is refused and
+/// changes nothing.
+fn wrong_key_check(
+    addr: SocketAddr,
+    s: &mut Session<clio::backend::UdpTransport>,
+    page: u64,
+) -> Result<String> {
+    let me = *s.session_info().context("no session")?;
+    let al = s.ralloc(page, perms::RW)?;
+    s.rwrite(al.va, &[0x11; 64])?;
+    let h = Header::request(Opcode::Write, me.pid, 0x7a11_0001, al.va, 64).with_session(
+        me.session,
+        me.epoch,
+        me.key ^ 0x8000_0000_0000_0001,
+    );
+    let (sent, answers) = raw_exchange(addr, h, &[0xee; 64])?;
+    let verdict = one_small_refusal(sent, &answers, Status::BadSession)?;
+    let mut back = [0u8; 64];
+    s.rread(al.va, &mut back)?;
+    s.rfree(al.va, al.size)?;
+    if back != [0x11; 64] {
+        bail!("the refused write changed memory");
+    }
+    Ok(format!(
+        "WRITE with a wrong key: {verdict}; memory unchanged"
+    ))
+}
+
+/// Another address space's session id with a guessed key cannot read,
+/// and an 8 MiB READ without a valid key is not amplified.
+fn forged_session_check(
+    addr: SocketAddr,
+    victim: &mut Session<clio::backend::UdpTransport>,
+    page: u64,
+) -> Result<String> {
+    let v = *victim.session_info().context("no session")?;
+    let al = victim.ralloc(page, perms::RW)?;
+    victim.rwrite(al.va, b"bring-up secret")?;
+    let guess = (clio::fresh_first_req_id() as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    let h = Header::request(Opcode::Read, v.pid, 0x7a11_0002, al.va, 15)
+        .with_session(v.session, v.epoch, guess);
+    let (sent, answers) = raw_exchange(addr, h, &[])?;
+    let small = one_small_refusal(sent, &answers, Status::BadSession)?;
+    // The largest read a packet can ask for, forged: at most its own size back.
+    let len = (8u64 << 20).min(page) as u32;
+    let h = Header::request(Opcode::Read, v.pid, 0x7a11_0003, al.va, len).with_session(
+        v.session,
+        v.epoch,
+        guess ^ 1,
+    );
+    let (sent_big, answers_big) = raw_exchange(addr, h, &[])?;
+    let big = one_small_refusal(sent_big, &answers_big, Status::BadSession)?;
+    victim.rfree(al.va, al.size)?;
+    Ok(format!(
+        "PID {} session {} with a guessed key: {small}; a {} KiB READ: {big}",
+        v.pid,
+        v.session,
+        len >> 10
+    ))
+}
+
+/// INFO's epoch is the session's, nonzero; a request naming another epoch
+/// is answered RESTARTED with the current one.
+fn epoch_check(addr: SocketAddr, info: &InfoResp, me: &SessionInfo) -> Result<String> {
+    if info.epoch == 0 {
+        bail!("INFO reports epoch 0 (the fast path never got its Epoch descriptor)");
+    }
+    if me.epoch != info.epoch {
+        bail!(
+            "session opened in epoch {:#010x}, INFO says {:#010x}",
+            me.epoch,
+            info.epoch
+        );
+    }
+    let stale = me.epoch.wrapping_add(1).max(1);
+    let h = Header::request(Opcode::Read, me.pid, 0x7a11_0004, 0, 8)
+        .with_session(me.session, stale, me.key);
+    let (sent, answers) = raw_exchange(addr, h, &[])?;
+    let verdict = one_small_refusal(sent, &answers, Status::Restarted)?;
+    if answers[0].0.epoch != info.epoch {
+        bail!(
+            "RESTARTED answer carries epoch {:#010x}, not the board's",
+            answers[0].0.epoch
+        );
+    }
+    Ok(format!(
+        "epoch {:#010x}, {} session slots; a stale epoch gets {verdict}",
+        info.epoch, info.sessions
+    ))
+}
+
+/// The session's dedup quota against what the client keeps unacknowledged:
+/// the SDK never has more non-idempotent requests unacknowledged than the
+/// quota, and every record stays until acknowledged, so a retry up to the
+/// give-up time finds it. Shown by pipelining more writes than the quota:
+/// all land, none is refused BUSY.
+fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Result<String> {
+    let me = *s.session_info().context("no session")?;
+    let c = s.connection().config().clone();
+    let q = u64::from(me.dedup_quota);
+    if q == 0 {
+        bail!("dedup quota 0: no write or atomic can ever run");
+    }
+    let n = (q + 16).min(4096);
+    let al = s.ralloc(page, perms::RW)?;
+    let before = s.connection().stats();
+    let hs = (0..n)
+        .map(|i| s.rwrite_async(al.va + (i * 8) % page, &i.to_le_bytes()))
+        .collect::<Result<Vec<_>, _>>()?;
+    for r in s.rpoll(&hs)? {
+        r?;
+    }
+    let after = s.connection().stats();
+    s.rfree(al.va, al.size)?;
+    let busy = after.busy - before.busy;
+    let held = after.dedup_waits - before.dedup_waits;
+    if busy > 0 {
+        bail!("{busy} of {n} pipelined writes were refused BUSY (quota {q})");
+    }
+    let window = (c.cwnd_max as u64).min(c.max_ops as u64);
+    Ok(format!(
+        "quota {q} records/session, client window {window}: {n} pipelined writes, 0 BUSY, \
+         {held} held back by the quota; records live until acked, so retries up to the \
+         {:.1} s give-up time ({} retries) always find theirs",
+        c.request_timeout_ns as f64 / 1e9,
+        c.retry_budget
+    ))
+}
+
 /// Run `clio bringup`.
 pub fn run(a: &BringupArgs) -> Result<()> {
     let (addr, cfg, _server) = connect_target(&a.target)?;
@@ -125,17 +313,23 @@ pub fn run(a: &BringupArgs) -> Result<()> {
     };
     if !a.json {
         println!(
-            "clio bringup: {addr} (client config '{}', PID {})",
-            cfg.board.name, a.target.pid
+            "clio bringup: {addr} (client config '{}'{})",
+            cfg.board.name,
+            if a.target.join.is_some() {
+                ", joining an address space"
+            } else {
+                ""
+            }
         );
     }
-    let mut s = match Session::open(addr, ClientConfig::from_board(&cfg, a.target.pid)) {
+    let mut s = match Session::open(addr, a.target.client_config(&cfg)?) {
         Ok(s) => s,
         Err(e) => bail!("no answer from {addr}: {e}"),
     };
+    let info = s.info();
     add(
         "identity",
-        s.info().map_err(Into::into).map(|i| {
+        info.clone().map_err(Into::into).map(|i| {
             format!(
                 "board '{}', rtl {:#x}, mtu {}, page {} KiB",
                 i.board_name().unwrap_or("?"),
@@ -145,6 +339,23 @@ pub fn run(a: &BringupArgs) -> Result<()> {
             )
         }),
     );
+    let me = s.session_info().copied();
+    add(
+        "epoch",
+        match (&info, &me) {
+            (Ok(i), Some(m)) => epoch_check(addr, i, m),
+            (Err(e), _) => Err(anyhow::anyhow!("no INFO: {e}")),
+            (_, None) => Err(anyhow::anyhow!("no session")),
+        },
+    );
+    add("session key", wrong_key_check(addr, &mut s, page));
+    add(
+        "forged session",
+        Session::open(addr, ClientConfig::from_board(&cfg))
+            .map_err(anyhow::Error::from)
+            .and_then(|mut victim| forged_session_check(addr, &mut victim, page)),
+    );
+    add("dedup coverage", dedup_check(&mut s, page));
     add(
         "link mtu",
         (|| {

@@ -114,10 +114,10 @@ pub fn run(a: &DemoArgs) -> Result<()> {
         steps: Vec::new(),
         json: a.json,
     };
-    let mut s = Session::open(addr, ClientConfig::from_board(&cfg, 1))
-        .context("opening a session as PID 1")?;
-    let mut other = Session::open(addr, ClientConfig::from_board(&cfg, 2))
-        .context("opening a session as PID 2")?;
+    let mut s = Session::open(addr, ClientConfig::from_board(&cfg))
+        .context("opening a session (a new address space)")?;
+    let mut other = Session::open(addr, ClientConfig::from_board(&cfg))
+        .context("opening a second session (another address space)")?;
 
     r.step("info", || {
         let i = s.info()?;

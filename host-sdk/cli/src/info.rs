@@ -3,7 +3,7 @@
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use clio::{ClientConfig, Session};
+use clio::Session;
 use clio_fwlog::ImageManifest;
 use clio_wire::payload::InfoResp;
 use serde::Serialize;
@@ -46,6 +46,10 @@ pub struct BoardIdentity {
     pub slots_per_bucket: u8,
     /// TLB entries.
     pub tlb_entries: u32,
+    /// The board's boot epoch, hex (changes at every restart).
+    pub epoch: String,
+    /// Session-table entries (session ids `1..sessions`).
+    pub sessions: u16,
 }
 
 fn version(v: u32) -> String {
@@ -65,6 +69,8 @@ impl From<&InfoResp> for BoardIdentity {
             page_bytes: 1u64 << i.page_shift,
             slots_per_bucket: i.slots_per_bucket,
             tlb_entries: i.tlb_entries,
+            epoch: format!("{:08x}", i.epoch),
+            sessions: i.sessions,
         }
     }
 }
@@ -112,7 +118,7 @@ fn compare(id: &BoardIdentity, m: &ImageManifest) -> Vec<Check> {
 /// Run `clio info`.
 pub fn run(a: &InfoArgs) -> Result<()> {
     let (addr, cfg, _server) = connect_target(&a.target)?;
-    let mut s = Session::open(addr, ClientConfig::from_board(&cfg, a.target.pid))
+    let mut s = Session::open(addr, a.target.client_config(&cfg)?)
         .with_context(|| format!("opening a session with {addr}"))?;
     let info = s
         .info()
@@ -151,6 +157,13 @@ pub fn run(a: &InfoArgs) -> Result<()> {
             id.slots_per_bucket,
             id.tlb_entries
         );
+        println!("epoch            {}", id.epoch);
+        println!(
+            "sessions         {} at once (table of {}, ids 1..{})",
+            id.sessions.saturating_sub(1),
+            id.sessions,
+            id.sessions.saturating_sub(1)
+        );
         for c in &checks {
             println!(
                 "{:<6} {:<11} board {}  manifest {}",
@@ -185,6 +198,8 @@ mod tests {
             page_bytes: 4 << 20,
             slots_per_bucket: 16,
             tlb_entries: 64,
+            epoch: "1f2e3d4c".into(),
+            sessions: 1024,
         };
         let mut m = ImageManifest {
             elf: "x".into(),

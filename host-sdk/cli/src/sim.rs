@@ -145,7 +145,7 @@ pub fn run(a: &SimArgs) -> Result<()> {
             clio_emu::server::serve(board, socket, opts, &stop)?;
         }
         Some(image) => {
-            let mut qopts = QemuOptions::new(image, cfg.clone());
+            let mut qopts = QemuOptions::new(image, cfg);
             if let Some(q) = clio_emu::qemu::find_qemu() {
                 qopts.qemu = q;
             }

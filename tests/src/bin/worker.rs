@@ -1,8 +1,8 @@
 //! A second process for the cross-process tests: drives the board named on
-//! the command line through the SDK, as one more process of a PID, on its
-//! own request-id lane.
+//! the command line through the SDK, joining the address space of another
+//! process's session with the share token it was handed.
 //!
-//! `clio-e2e-worker lock-increments ADDR PID LANE LOCK_VA COUNTER_VA N`:
+//! `clio-e2e-worker lock-increments ADDR TOKEN LOCK_VA COUNTER_VA N`:
 //! N times, take the lock at LOCK_VA, read the 8-byte little-endian counter
 //! at COUNTER_VA, write it back plus one, release the lock.
 
@@ -19,20 +19,19 @@ fn num(s: &str, what: &str) -> Result<u64, String> {
 }
 
 fn run(args: &[String]) -> Result<(), String> {
-    let [mode, addr, pid, lane, lock, counter, n] = args else {
+    let [mode, addr, token, lock, counter, n] = args else {
         return Err(
-            "usage: clio-e2e-worker lock-increments ADDR PID LANE LOCK_VA COUNTER_VA N".into(),
+            "usage: clio-e2e-worker lock-increments ADDR TOKEN LOCK_VA COUNTER_VA N".into(),
         );
     };
     if mode != "lock-increments" {
         return Err(format!("mode '{mode}' unknown (known: lock-increments)"));
     }
     let addr = addr.parse().map_err(|e| format!("ADDR '{addr}': {e}"))?;
+    let token: clio::ShareToken = token.parse().map_err(|e| format!("TOKEN: {e}"))?;
     let cfg = ClientConfig {
-        pid: num(pid, "PID")? as u32,
-        lane: num(lane, "LANE")? as u32,
-        lane_bits: 8,
-        ..clio_tests::client_config(&clio_tests::emulator_config(), 0)
+        join: Some(token),
+        ..clio_tests::client_config(&clio_tests::emulator_config())
     };
     let (lock, counter, n) = (
         num(lock, "LOCK_VA")?,

@@ -62,15 +62,15 @@ impl InProcessBoard for Tap {
     }
 }
 
-/// An in-process session (no sockets) as `pid` on a fresh board from `cfg`.
-pub fn in_process(cfg: &BoardConfig, pid: u32) -> Result<Session<InProcess<Tap>>> {
+/// An in-process session (no sockets) on a fresh board from `cfg`.
+pub fn in_process(cfg: &BoardConfig) -> Result<Session<InProcess<Tap>>> {
     let board = Board::new(cfg).map_err(anyhow::Error::msg)?;
     let tap = Tap {
         board,
         keep: false,
         last: Vec::new(),
     };
-    Session::open_with(InProcess::new(tap, 1), ClientConfig::from_board(cfg, pid))
+    Session::open_with(InProcess::new(tap, 1), ClientConfig::from_board(cfg))
         .context("opening an in-process session")
 }
 
@@ -102,7 +102,7 @@ mod tests {
     fn in_process_board_answers_and_traces() {
         let base = BoardConfig::embedded("emulator").unwrap();
         let cfg = small_page_board(&base, 64).unwrap();
-        let mut s = in_process(&cfg, 3).unwrap();
+        let mut s = in_process(&cfg).unwrap();
         let al = s
             .ralloc(2 * SMALL_PAGE, clio_wire::payload::perms::RW)
             .unwrap();

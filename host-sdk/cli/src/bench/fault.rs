@@ -72,7 +72,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
             cfg.tlb.entries
         );
     }
-    let mut s = in_process(&cfg, ctx.pid + 3)?;
+    let mut s = in_process(&cfg)?;
     let al = s.ralloc(pages * SMALL_PAGE, perms::RW)?;
     let mut acc: [Acc; 3] = Default::default(); // hit, miss, fault
     let mut buf = [0u8; 16];

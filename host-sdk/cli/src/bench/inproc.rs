@@ -40,7 +40,7 @@ struct InProc {
 /// Run the in-process CPU-cost benchmark.
 pub fn run(ctx: &Ctx) -> Result<Ran> {
     let p = &ctx.plan;
-    let mut s = in_process(&ctx.cfg, ctx.pid + 2)?;
+    let mut s = in_process(&ctx.cfg)?;
     let al = s.ralloc(4096, perms::RW)?;
     s.rwrite(al.va, &[7u8; 16])?;
     let mut buf = [0u8; 16];

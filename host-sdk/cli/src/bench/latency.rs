@@ -320,7 +320,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
     let p = &ctx.plan;
     let target = UdpTarget::new(ctx)?;
     let mut echo = target.echo;
-    let mut s = Session::open(target.addr, ClientConfig::from_board(&ctx.cfg, ctx.pid))
+    let mut s = Session::open(target.addr, ClientConfig::from_board(&ctx.cfg))
         .with_context(|| format!("opening a session to {}", target.addr))?;
     let span = *SIZES.iter().max().unwrap_or(&4096) as u64;
     let al = s.ralloc(span, perms::RW)?;

@@ -295,8 +295,6 @@ pub struct Ctx {
     pub addr: SocketAddr,
     /// Whether `addr` is a board this process started.
     pub embedded: bool,
-    /// First PID to use; benchmarks use this and the next few.
-    pub pid: u32,
 }
 
 /// A progress bar on stderr (hidden when stderr is not a terminal).
@@ -425,7 +423,6 @@ fn run_suite(a: &SuiteArgs) -> Result<()> {
         config_name: a.target.config.clone(),
         addr,
         embedded: server.is_some() || a.target.addr.is_none(),
-        pid: a.target.pid,
     };
     if let Some(dir) = &a.svg {
         std::fs::create_dir_all(dir)

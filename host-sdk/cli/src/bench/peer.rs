@@ -191,7 +191,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
     let mut c = McClient::connect(mc.addr)?;
     c.w.write_all(b"version\r\n")?;
     let version = c.read_line()?.trim_start_matches("VERSION ").to_string();
-    let mut s = Session::open(ctx.addr, ClientConfig::from_board(&ctx.cfg, ctx.pid + 5))
+    let mut s = Session::open(ctx.addr, ClientConfig::from_board(&ctx.cfg))
         .with_context(|| format!("opening a session to {}", ctx.addr))?;
     let span = *SIZES.iter().max().unwrap_or(&4096);
     let al = s.ralloc(span as u64, perms::RW)?;

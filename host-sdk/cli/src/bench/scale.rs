@@ -73,11 +73,11 @@ pub fn sessions(ctx: &Ctx) -> Result<Ran> {
     let pb = bar(total, "sessions");
     for &n in &p.sessions {
         while members.len() < n as usize {
-            // PIDs far from the other benchmarks' (they use pid..pid+4).
-            let pid = ctx.pid + 16 + members.len() as u32;
+            // Each session is its own address space (the board assigns the PID).
             let opened = (|| -> Result<Member> {
-                let mut s = Session::open(addr, ClientConfig::from_board(&cfg, pid))?;
+                let mut s = Session::open(addr, ClientConfig::from_board(&cfg))?;
                 let al = s.ralloc(SMALL_PAGE, perms::RW)?;
+                let pid = s.pid().unwrap_or(0);
                 s.rwrite(al.va, &pid.to_le_bytes())?;
                 Ok(Member { s, va: al.va })
             })();
@@ -228,7 +228,7 @@ pub fn ptes(ctx: &Ctx) -> Result<Ran> {
     let p = &ctx.plan;
     let max = p.ptes.iter().copied().max().unwrap_or(1);
     let cfg = small_page_board(&ctx.cfg, max + 1024)?;
-    let mut s = in_process(&cfg, ctx.pid + 4)?;
+    let mut s = in_process(&cfg)?;
     let mhz = cfg.fastpath.clock_mhz;
     let mut pages: Vec<u64> = Vec::new(); // VA of every mapped page
     let mut rng = Rng::new(0x5eed);

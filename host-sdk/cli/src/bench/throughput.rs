@@ -150,11 +150,11 @@ fn echo_lane(ctx: &Ctx, e: &mut super::latency::EchoClient) -> Result<Lane> {
 pub fn run(ctx: &Ctx) -> Result<Ran> {
     let mut target = super::latency::UdpTarget::new(ctx)?;
     let floor = echo_lane(ctx, &mut target.echo)?;
-    let mut udp = Session::open(target.addr, ClientConfig::from_board(&ctx.cfg, ctx.pid + 1))
+    let mut udp = Session::open(target.addr, ClientConfig::from_board(&ctx.cfg))
         .with_context(|| format!("opening a session to {}", target.addr))?;
     let a = lane("udp", &mut udp, ctx, "async udp")?;
     let _ = udp.close();
-    let mut local = in_process(&ctx.cfg, ctx.pid + 1)?;
+    let mut local = in_process(&ctx.cfg)?;
     let b = lane("in-process", &mut local, ctx, "async inproc")?;
     Ok(Ran::Done(Box::new(Throughput {
         read_bytes: READ,
