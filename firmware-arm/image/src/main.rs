@@ -14,6 +14,8 @@ mod boot;
 mod buildinfo;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod cache;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod entropy;
 mod exceptions;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod fastpath;

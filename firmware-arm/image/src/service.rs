@@ -6,9 +6,13 @@
 //!    free-PA FIFO must hold no earlier owner's data);
 //! 2. write both ring headers empty (TX first, RX last), as the owner of
 //!    board DRAM does at boot; the fast path attaches to them afterwards;
-//! 3. build the [`SlowPath`] over a static arena sized at compile time from
-//!    the board config, and the [`Engine`] over the two rings;
-//! 4. log `ring service ready`, release the workers, and start polling.
+//! 3. gather the per-boot seed (`entropy.rs`: timer jitter, boot-time
+//!    stamps, the RTC), build the [`SlowPath`] with it over a static arena
+//!    sized at compile time from the board config, and the [`Engine`] over
+//!    the two rings; log the boot epoch;
+//! 4. log `ring service ready`, release the workers, post the `Epoch`
+//!    descriptor (the slow path's first TX descriptor: the fast path resets
+//!    its sessions and starts answering them), and start polling.
 //!
 //! Cores:
 //! - **core 0** busy-polls the RX ring's producer index (as the paper's
@@ -57,6 +61,7 @@ use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
 
 use crate::board::{self, BOARD};
+use crate::entropy;
 use crate::fastpath::{self, Mmio};
 use crate::ringmem::SharedRing;
 use crate::timer;
@@ -253,6 +258,8 @@ fn log_fastpath_plan() {
 
 /// Primary core: format board DRAM, build the engine, then serve forever.
 pub fn run_primary() -> ! {
+    let mut pool = entropy::Pool::new();
+    pool.stamp();
     enable_event_stream();
     log_fastpath_plan();
     // Hold the fast path before board DRAM changes under it (a warm reboot
@@ -267,7 +274,12 @@ pub fn run_primary() -> ! {
         (regs, cfg)
     });
     clear("page table", BOARD.regions.page_table);
+    pool.stamp();
     clear("data region", BOARD.regions.data);
+    pool.stamp();
+    let mut scratch = [0u64; 256];
+    pool.jitter(entropy::JITTER_SAMPLES, &mut scratch);
+    let rtc = pool.rtc();
     let mut rx = rx_ring();
     let mut tx = tx_ring();
     for (name, ring, slots) in [
@@ -282,7 +294,8 @@ pub fn run_primary() -> ! {
 
     // SAFETY: the only mutable borrow of the arena, taken once.
     let arena: &'static mut [u64] = unsafe { &mut *ARENA.0.get() };
-    let core = match SlowPath::new(CFG, arena) {
+    pool.stamp();
+    let core = match SlowPath::new(CFG, arena, pool.seed()) {
         Ok(c) => c,
         Err(e) => {
             defmt::error!(
@@ -293,6 +306,20 @@ pub fn run_primary() -> ! {
             crate::halt(crate::EXIT_SERVICE)
         }
     };
+    let epoch = core.epoch();
+    // The seed itself is secret (every key derives from it); the epoch is
+    // public (INFO carries it).
+    defmt::info!(
+        "boot epoch {=u32:#010x} (seed: {=u32} samples, {=u32} of {=u32} jitter samples varied, RTC {=u32} s)",
+        epoch,
+        pool.samples,
+        pool.varied,
+        entropy::JITTER_SAMPLES,
+        rtc
+    );
+    if pool.varied == 0 {
+        defmt::warn!("no timer jitter at boot: the seed, and so the session keys, are predictable");
+    }
     let engine = match RingEngine::new(core, &rx, &tx) {
         Ok(e) => e,
         Err(e) => {
@@ -310,6 +337,17 @@ pub fn run_primary() -> ! {
     }
     READY.store(true, Ordering::Release);
     asm::sev();
+    // Post the boot epoch now (no RX slot taken: budget 0), so the fast path
+    // serves sessions before the first request arrives.
+    {
+        let mut regs = doorbell();
+        let mut g = LOCK.lock();
+        let e = g.engine();
+        posting(&mut regs, &mut tx, |tx| e.poll(&mut rx, tx, 0, scrub));
+        if !e.core().epoch_posted() {
+            defmt::error!("TX ring full at boot: epoch not posted yet");
+        }
+    }
     defmt::info!(
         "ring service ready: RX {=u64:#x} x{=u32}, TX {=u64:#x} x{=u32}, {=usize} workers, arena {=usize} KiB, {=u64} pages of {=u64} KiB",
         BOARD.rings.rx.base,
@@ -406,6 +444,14 @@ fn report(c: &EngineCounters, s: &Stats) {
         s.pa_pushed,
         s.pa_consumed,
         s.fastpath_errors
+    );
+    defmt::info!(
+        "sessions: opened {=u64} closed {=u64} refused {=u64} over quota {=u64} pids released {=u64}",
+        s.sessions_opened,
+        s.sessions_closed,
+        s.session_errors,
+        s.over_quota,
+        s.pids_released
     );
 }
 

@@ -7,7 +7,15 @@
 //! built here for `board-configs/emulator.toml` in
 //! `$CLIO_COSIM_TARGET_DIR` (default `$CARGO_TARGET_DIR/cosim-image`, or
 //! `target/cosim-image`).
+//!
+//! Every request runs in a session the firmware's slow path opened (issue
+//! #14); each test-local PID number is its own address space. The epoch the
+//! firmware logs at boot is the one its first TX descriptor gave the fast
+//! path, and a second boot answers the first boot's sessions `RESTARTED`.
 
+mod common;
+
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
@@ -17,11 +25,12 @@ use clio_config::BoardConfig;
 use clio_emu::qemu::{cosim_model_options, find_qemu, QemuDram, QemuOptions, QemuSlowPath};
 use clio_fastpath::{ClientId, FastPath};
 use clio_wire::clio::HEADER_LEN;
-use clio_wire::payload::{perms, AllocReq, FreeReq};
+use clio_wire::payload::{perms, AllocReq, FreeReq, InfoResp};
 use clio_wire::ring::{
     header_field, slot_offset, Descriptor, Direction, Producer, RingMemory, SLOT_LEN,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
+use common::Creds;
 
 /// One QEMU at a time: the machine has two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -93,6 +102,8 @@ struct Cosim {
     fp: FastPath<QemuDram>,
     board: BoardConfig,
     req: u32,
+    /// Sessions by test-local PID number.
+    sessions: HashMap<u32, Creds>,
 }
 
 impl Cosim {
@@ -101,14 +112,63 @@ impl Cosim {
         let mut opts = QemuOptions::new(image(), board);
         opts.qemu = qemu;
         let (q, dram) = QemuSlowPath::launch(opts).unwrap_or_else(|e| panic!("{e}"));
-        let fp = FastPath::new(&board, cosim_model_options(), dram)
+        let mut fp = FastPath::new(&board, cosim_model_options(), dram)
             .expect("fast path attaches to the firmware's rings");
+        // The fast path takes what the firmware posted at boot (its epoch),
+        // as the FPGA does on the doorbell.
+        fp.poll_rings(&mut |_, _| panic!("no answer before any request"));
         Cosim {
             q,
             fp,
             board,
             req: 0,
+            sessions: HashMap::new(),
         }
+    }
+
+    /// The session of test-local PID `pid`, opened through the firmware
+    /// on first use.
+    fn creds(&mut self, pid: u32) -> Creds {
+        if let Some(c) = self.sessions.get(&pid) {
+            return *c;
+        }
+        let id = self.next_req();
+        let r = self.send(&common::open_packet(id, None), 1, "open session");
+        let c = common::creds_from(&r[0].h, &r[0].payload);
+        self.sessions.insert(pid, c);
+        c
+    }
+
+    /// A request of test-local PID `pid`'s session.
+    #[allow(clippy::too_many_arguments)]
+    fn packet(
+        &mut self,
+        op: Opcode,
+        pid: u32,
+        req_id: u32,
+        va: u64,
+        total_len: u32,
+        offset: u32,
+        payload: &[u8],
+    ) -> Vec<u8> {
+        let c = self.creds(pid);
+        Header {
+            offset,
+            ..Header::request(op, c.pid, req_id, va, total_len)
+                .with_session(c.session, c.epoch, c.key)
+        }
+        .encode(payload)
+        .unwrap()
+    }
+
+    /// The epoch INFO reports.
+    fn info_epoch(&mut self) -> u32 {
+        let id = self.next_req();
+        let r = self.send(&common::info_packet(id), 1, "info");
+        assert_eq!(r[0].h.status, Status::Ok);
+        let info = InfoResp::parse(&r[0].payload).unwrap();
+        assert_eq!(info.epoch, r[0].h.epoch);
+        info.epoch
     }
 
     fn next_req(&mut self) -> u32 {
@@ -172,7 +232,8 @@ impl Cosim {
         .emit(&mut p)
         .unwrap();
         let id = self.next_req();
-        let r = self.send(&packet(Opcode::Alloc, pid, id, 0, 0, 0, &p), 1, "alloc");
+        let pkt = self.packet(Opcode::Alloc, pid, id, 0, 0, 0, &p);
+        let r = self.send(&pkt, 1, "alloc");
         assert_eq!(r[0].h.opcode, Opcode::AllocResp);
         (r[0].h.status, r[0].h.va)
     }
@@ -181,7 +242,8 @@ impl Cosim {
         let mut p = [0u8; FreeReq::LEN];
         FreeReq { size }.emit(&mut p).unwrap();
         let id = self.next_req();
-        let r = self.send(&packet(Opcode::Free, pid, id, va, 0, 0, &p), 1, "free");
+        let pkt = self.packet(Opcode::Free, pid, id, va, 0, 0, &p);
+        let r = self.send(&pkt, 1, "free");
         assert_eq!(r[0].h.opcode, Opcode::FreeResp);
         r[0].h.status
     }
@@ -190,7 +252,7 @@ impl Cosim {
         let mtu = self.board.network.mtu_payload as usize;
         let id = self.next_req();
         for (i, chunk) in data.chunks(mtu).enumerate() {
-            let pkt = packet(
+            let pkt = self.packet(
                 Opcode::Write,
                 pid,
                 id,
@@ -210,7 +272,7 @@ impl Cosim {
 
     fn read(&mut self, pid: u32, va: u64, len: usize) -> (Status, Vec<u8>) {
         let id = self.next_req();
-        let pkt = packet(Opcode::Read, pid, id, va, len as u32, 0, &[]);
+        let pkt = self.packet(Opcode::Read, pid, id, va, len as u32, 0, &[]);
         let got = self.send_data(&pkt, "read");
         if got[0].h.status != Status::Ok {
             return (got[0].h.status, Vec::new());
@@ -246,24 +308,6 @@ impl Cosim {
             })
             .collect()
     }
-}
-
-#[allow(clippy::too_many_arguments)]
-fn packet(
-    op: Opcode,
-    pid: u32,
-    req_id: u32,
-    va: u64,
-    total_len: u32,
-    offset: u32,
-    payload: &[u8],
-) -> Vec<u8> {
-    Header {
-        offset,
-        ..Header::request(op, pid, req_id, va, total_len)
-    }
-    .encode(payload)
-    .unwrap()
 }
 
 fn parse(b: &[u8]) -> Resp {
@@ -388,9 +432,94 @@ fn end_to_end_with_the_slow_path_in_qemu() {
         "reused or fresh page is zero"
     );
 
+    // Closing PID 3's only session frees its range in the firmware, and
+    // the session is refused afterwards.
+    let me = c.creds(3);
+    let id = c.next_req();
+    let pkt = me.request(Opcode::CloseSession, id, 0, 0, &[]);
+    let r = c.send(&pkt, 1, "close session");
+    assert_eq!(
+        (r[0].h.opcode, r[0].h.status),
+        (Opcode::CloseSessionResp, Status::Ok)
+    );
+    let id = c.next_req();
+    let r = c.send(
+        &me.request(Opcode::Read, id, vc, 8, &[]),
+        1,
+        "read of a closed session",
+    );
+    assert_eq!(r[0].h.status, Status::BadSession);
+    // Its PID is free again: the next address space gets it, and finds its
+    // old VA unmapped.
+    c.sessions.remove(&3);
+    let again = c.creds(3);
+    assert_eq!(again.pid, me.pid);
+    assert_ne!(c.read(3, vc, 8).0, Status::Ok, "freed by the close");
+
     c.q.check_alive().unwrap_or_else(|e| panic!("{e}"));
     let log = c.q.log_lines();
     assert!(log.iter().any(|l| l.message.contains("ring service ready")));
+    assert!(log.iter().any(|l| l.message.contains("boot epoch 0x")));
+}
+
+/// The epoch: logged by the firmware at boot, posted as its first TX
+/// descriptor (INFO reports it), different at the next boot, where the first
+/// boot's session is answered RESTARTED with the new epoch.
+#[test]
+fn the_firmware_posts_its_boot_epoch_and_a_reboot_is_seen() {
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut first = Cosim::boot(qemu.clone());
+    let logged = |c: &mut Cosim| -> u32 {
+        let line =
+            c.q.wait_for_line("boot epoch 0x", STEP)
+                .unwrap_or_else(|e| panic!("{e}"));
+        let hex = line
+            .message
+            .split("boot epoch 0x")
+            .nth(1)
+            .and_then(|t| t.get(..8))
+            .unwrap_or_else(|| panic!("epoch in {:?}", line.message));
+        u32::from_str_radix(hex, 16).unwrap()
+    };
+    let e1 = logged(&mut first);
+    assert_ne!(e1, 0);
+    // Posted before any request: the fast path has it before INFO asks.
+    assert_eq!(first.fp.epoch(), e1);
+    assert_eq!(first.info_epoch(), e1);
+    let page = first.board.pages.default_size;
+    let (st, va) = first.alloc(1, page);
+    assert_eq!(st, Status::Ok);
+    assert_eq!(first.write(1, va, b"first boot"), Status::Ok);
+    let old = first.creds(1);
+    assert_eq!(old.epoch, e1);
+    let log = first.q.log_lines();
+    assert!(
+        log.iter().all(|l| !l.message.contains("predictable")),
+        "the firmware found no jitter under QEMU"
+    );
+    drop(first);
+
+    let mut second = Cosim::boot(qemu);
+    let e2 = logged(&mut second);
+    assert_ne!(e2, e1, "two boots, one epoch");
+    assert_eq!(second.fp.epoch(), e2);
+    // The first boot's session, same PID and VA: refused, never served.
+    let id = second.next_req();
+    let pkt = Header::request(Opcode::Read, old.pid, id, va, 10)
+        .with_session(old.session, old.epoch, old.key)
+        .encode(&[])
+        .unwrap();
+    let r = second.send(&pkt, 1, "old session's read");
+    assert_eq!(
+        (r[0].h.status, r[0].h.epoch, r[0].payload.len()),
+        (Status::Restarted, e2, 0)
+    );
+    // A new session of the new boot works.
+    let (st, vb) = second.alloc(1, page);
+    assert_eq!(st, Status::Ok);
+    assert_eq!(second.creds(1).epoch, e2);
+    assert_eq!(second.read(1, vb, 10), (Status::Ok, vec![0; 10]));
 }
 
 #[test]

@@ -61,12 +61,17 @@ pub fn parse(pkt: &[u8]) -> (Header, Vec<u8>) {
 /// Credentials from an `OpenSessionResp` packet (must be OK).
 pub fn creds_of(pkt: &[u8]) -> Creds {
     let (h, p) = parse(pkt);
+    creds_from(&h, &p)
+}
+
+/// Credentials from a parsed `OpenSessionResp` (must be OK).
+pub fn creds_from(h: &Header, p: &[u8]) -> Creds {
     assert_eq!(
         (h.opcode, h.status),
         (Opcode::OpenSessionResp, Status::Ok),
         "{h:?}"
     );
-    let r = OpenSessionResp::parse(&p).unwrap();
+    let r = OpenSessionResp::parse(p).unwrap();
     assert_eq!(r.epoch, h.epoch);
     Creds {
         session: r.session,
