@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clio::{ClientConfig, ClioError, Session};
 use clio_wire::clio::HEADER_LEN;
-use clio_wire::payload::{perms, AllocReq, AllocResp, InfoResp};
+use clio_wire::payload::{perms, AllocReq, AllocResp, InfoResp, OpenSessionResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 use clio_xdma::{FileCard, XdmaLink};
 
@@ -39,6 +39,10 @@ impl Board {
                 total_len: h.total_len,
                 offset: off,
                 payload_len: body.len() as u16,
+                session: h.session,
+                epoch: h.epoch,
+                key: 0,
+                ack: 0,
             };
             let mut buf = vec![0u8; HEADER_LEN + body.len()];
             let n = r.emit_with_payload(&mut buf, body).unwrap();
@@ -62,6 +66,8 @@ impl Board {
                     page_shift: 12,
                     slots_per_bucket: 16,
                     tlb_entries: 64,
+                    epoch: 1,
+                    sessions: 2,
                 };
                 let n = info.emit(&mut b).unwrap();
                 reply(out, Status::Ok, 0, 0, &b[..n]);
@@ -94,6 +100,22 @@ impl Board {
                 }
                 None => reply(out, Status::Unmapped, h.va, 0, &[]),
             },
+            // One session, never checked: this board only exercises the link.
+            Opcode::OpenSession => {
+                let mut b = [0u8; OpenSessionResp::LEN];
+                let r = OpenSessionResp {
+                    session: 1,
+                    pid: 1,
+                    key: 1,
+                    epoch: 1,
+                    dedup_quota: 1024,
+                    lock_quota: 16,
+                    mem_quota_pages: 1024,
+                };
+                let n = r.emit(&mut b).unwrap();
+                reply(out, Status::Ok, 0, 0, &b[..n]);
+            }
+            Opcode::CloseSession => reply(out, Status::Ok, 0, 0, &[]),
             _ => reply(out, Status::Unsupported, h.va, 0, &[]),
         }
     }
