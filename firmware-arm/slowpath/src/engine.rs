@@ -121,6 +121,13 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         &self.core
     }
 
+    /// The slow-path state, mutably: for board-local set-up between poll
+    /// rounds, e.g. [`SlowPath::reserve_pid`] for a test or an offload that
+    /// allocates without a session.
+    pub fn core_mut(&mut self) -> &mut SlowPath<'a> {
+        &mut self.core
+    }
+
     /// Counters.
     pub fn counters(&self) -> &EngineCounters {
         &self.counters

@@ -294,6 +294,10 @@ impl QemuBoard {
             | v.get(1).copied().unwrap_or(0) << 8
             | v.get(2).copied().unwrap_or(0);
         fast.set_firmware_identity(version, id);
+        // Take what the firmware posted at boot (its `Epoch`, the first TX
+        // descriptor) before serving, as the FPGA does on the doorbell; no
+        // request exists yet, so nothing is answered.
+        fast.poll_rings(&mut |_, _| {});
         Ok(QemuBoard { fast, qemu })
     }
 

@@ -59,7 +59,7 @@ use clio_config::BoardConfig;
 use clio_fastpath::{ClientId, Dram, FastPath, ModelOptions, ZeroPolicy};
 use clio_fwlog::{Firmware, ImageManifest, Level, LogLine};
 use clio_slowpath::{Engine, SlowPath, SlowPathConfig};
-use clio_wire::payload::{perms, AllocReq, FreeReq};
+use clio_wire::payload::{perms, AllocReq, FreeReq, OpenSessionReq, OpenSessionResp};
 use clio_wire::ring::{Consumer, Direction};
 use clio_wire::{Header, Opcode, Packet, Status};
 use memmap2::MmapMut;
@@ -584,6 +584,16 @@ fn exchange<D: Dram, S: Side<D>>(
     packet: &[u8],
     timeout: Duration,
 ) -> io::Result<(Header, Duration)> {
+    exchange_payload(fp, side, packet, timeout).map(|(h, _, t)| (h, t))
+}
+
+/// [`exchange`], also returning the response's payload.
+fn exchange_payload<D: Dram, S: Side<D>>(
+    fp: &mut FastPath<D>,
+    side: &mut S,
+    packet: &[u8],
+    timeout: Duration,
+) -> io::Result<(Header, Vec<u8>, Duration)> {
     let mut resp: Option<Vec<u8>> = None;
     let t0 = Instant::now();
     fp.receive(ClientId(1), packet, &mut |_, b| resp = Some(b.to_vec()));
@@ -614,39 +624,74 @@ fn exchange<D: Dram, S: Side<D>>(
     let bytes = resp.unwrap_or_default();
     let p = Packet::new_checked(&bytes[..]).map_err(|e| other(format!("response: {e:?}")))?;
     let h = Header::parse_verified(&p).map_err(|e| other(format!("response: {e:?}")))?;
-    Ok((h, took))
+    Ok((h, p.payload().to_vec(), took))
 }
 
-/// Build a request packet.
-pub(crate) fn request(
-    op: Opcode,
+/// The measuring client's session: its address space and credentials.
+#[derive(Debug, Clone, Copy)]
+struct Session {
     pid: u32,
-    req_id: u32,
-    va: u64,
-    total_len: u32,
-    payload: &[u8],
-) -> Vec<u8> {
-    // Only fixed-size control payloads come here, so encoding cannot fail.
-    Header::request(op, pid, req_id, va, total_len)
-        .encode(payload)
-        .unwrap_or_default()
+    id: u16,
+    epoch: u32,
+    key: u64,
 }
 
-fn alloc_packet(pid: u32, req_id: u32, size: u64) -> Vec<u8> {
-    let mut p = [0u8; AllocReq::LEN];
-    let _ = AllocReq {
-        size,
-        perms: perms::RW,
-        page_shift: 0,
+impl Session {
+    /// Open a session on a new address space (through the slow path).
+    fn open<D: Dram, S: Side<D>>(
+        fp: &mut FastPath<D>,
+        side: &mut S,
+        req_id: u32,
+        timeout: Duration,
+    ) -> io::Result<Session> {
+        let mut p = [0u8; OpenSessionReq::LEN];
+        let _ = OpenSessionReq {
+            join_session: 0,
+            join_key: 0,
+        }
+        .emit(&mut p);
+        let pkt = Header::request(Opcode::OpenSession, 0, req_id, 0, 0)
+            .encode(&p)
+            .unwrap_or_default();
+        let (h, payload, _) = exchange_payload(fp, side, &pkt, timeout)?;
+        if h.status != Status::Ok {
+            return Err(other(format!("open session: status {:?}", h.status)));
+        }
+        let r = OpenSessionResp::parse(&payload)
+            .map_err(|e| other(format!("open session answer: {e}")))?;
+        Ok(Session {
+            pid: r.pid,
+            id: r.session,
+            epoch: r.epoch,
+            key: r.key,
+        })
     }
-    .emit(&mut p);
-    request(Opcode::Alloc, pid, req_id, 0, 0, &p)
-}
 
-fn free_packet(pid: u32, req_id: u32, va: u64, size: u64) -> Vec<u8> {
-    let mut p = [0u8; FreeReq::LEN];
-    let _ = FreeReq { size }.emit(&mut p);
-    request(Opcode::Free, pid, req_id, va, 0, &p)
+    /// A request packet of this session.
+    fn request(&self, op: Opcode, req_id: u32, va: u64, payload: &[u8]) -> Vec<u8> {
+        // Only fixed-size control payloads come here, so encoding cannot fail.
+        Header::request(op, self.pid, req_id, va, 0)
+            .with_session(self.id, self.epoch, self.key)
+            .encode(payload)
+            .unwrap_or_default()
+    }
+
+    fn alloc(&self, req_id: u32, size: u64) -> Vec<u8> {
+        let mut p = [0u8; AllocReq::LEN];
+        let _ = AllocReq {
+            size,
+            perms: perms::RW,
+            page_shift: 0,
+        }
+        .emit(&mut p);
+        self.request(Opcode::Alloc, req_id, 0, &p)
+    }
+
+    fn free(&self, req_id: u32, va: u64, size: u64) -> Vec<u8> {
+        let mut p = [0u8; FreeReq::LEN];
+        let _ = FreeReq { size }.emit(&mut p);
+        self.request(Opcode::Free, req_id, va, &p)
+    }
 }
 
 fn measure<D: Dram, S: Side<D>>(
@@ -656,32 +701,32 @@ fn measure<D: Dram, S: Side<D>>(
     iterations: usize,
 ) -> io::Result<SlowPathLatency> {
     let page = board.pages.default_size;
-    let pid = 77;
     let timeout = Duration::from_secs(10);
     let mut req = 0u32;
     let mut next = || {
         req += 1;
         req
     };
+    let me = Session::open(fp, side, next(), timeout)?;
     let (mut rtt, mut alloc) = (
         Vec::with_capacity(iterations),
         Vec::with_capacity(iterations),
     );
-    // Warm-up: first allocation creates the PID's state.
+    // Warm-up: the first allocation creates the PID's VA state.
     for i in 0..iterations + 1 {
-        let (h, t) = exchange(fp, side, &alloc_packet(pid, next(), page), timeout)?;
+        let (h, t) = exchange(fp, side, &me.alloc(next(), page), timeout)?;
         if h.status != Status::Ok {
             return Err(other(format!("alloc {i}: status {:?}", h.status)));
         }
         if i > 0 {
             alloc.push(t.as_nanos() as u64);
         }
-        let (f, _) = exchange(fp, side, &free_packet(pid, next(), h.va, page), timeout)?;
+        let (f, _) = exchange(fp, side, &me.free(next(), h.va, page), timeout)?;
         if f.status != Status::Ok {
             return Err(other(format!("free {i}: status {:?}", f.status)));
         }
         // A free of what was just freed: answered `Unmapped` by the slow path.
-        let (e, t) = exchange(fp, side, &free_packet(pid, next(), h.va, page), timeout)?;
+        let (e, t) = exchange(fp, side, &me.free(next(), h.va, page), timeout)?;
         if e.status == Status::Ok {
             return Err(other(format!("second free of {:#x} succeeded", h.va)));
         }
