@@ -99,3 +99,40 @@ async fn async_session_survives_loss_and_times_out_cleanly() {
         }
     );
 }
+
+/// A second async session joins the first's address space with its share
+/// token; `close` and dropping every clone close the board sessions.
+#[tokio::test]
+async fn async_sessions_share_join_and_close() {
+    let board = UdpBoard::start(1450, 0);
+    let a = AsyncSession::open(board.addr, cfg()).await.unwrap();
+    let token = a.share().unwrap();
+    let b = AsyncSession::join(board.addr, token, cfg()).await.unwrap();
+    let (ia, ib) = (*a.session_info().unwrap(), *b.session_info().unwrap());
+    assert_eq!(ia.pid, ib.pid);
+    assert_ne!(ia.session, ib.session);
+    let r = a.ralloc(4096, perms::RW).await.unwrap();
+    b.rwrite(r.va, b"joined").await.unwrap();
+    assert_eq!(a.rread(r.va, 6).await.unwrap(), b"joined");
+    let open = |s: u16| board.board.lock().unwrap().sessions.contains_key(&s);
+    // Explicit close: the board forgets the session, later calls fail.
+    b.close().await.unwrap();
+    assert!(!open(ib.session));
+    assert_eq!(
+        b.rread(r.va, 6).await,
+        Err(ClioError::NoSession { op: OpKind::Read })
+    );
+    // Dropping the last clone closes the session on the way out.
+    let a2 = a.clone();
+    drop(a);
+    assert_eq!(a2.rread(r.va, 6).await.unwrap(), b"joined");
+    drop(a2);
+    let t0 = std::time::Instant::now();
+    while open(ia.session) {
+        assert!(
+            t0.elapsed().as_secs() < 10,
+            "the dropped session was not closed"
+        );
+        tokio::task::yield_now().await;
+    }
+}

@@ -304,3 +304,21 @@ fn answers_waiting_when_timers_expire_are_taken_first() {
     let st = s.connection().stats();
     assert_eq!((st.timeouts, st.retries), (0, 0), "{st:?}");
 }
+
+/// Dropping a session closes it at the board (and a session whose board
+/// no longer has it closes fine).
+#[test]
+fn dropped_sessions_are_closed_at_the_board() {
+    let board = UdpBoard::start(1450, 0);
+    let s = Session::open(board.addr, cfg()).unwrap();
+    let t = Session::join(board.addr, s.share().unwrap(), cfg()).unwrap();
+    let (si, ti) = (*s.session_info().unwrap(), *t.session_info().unwrap());
+    assert_eq!(si.pid, ti.pid);
+    let open = |id: u16| board.board.lock().unwrap().sessions.contains_key(&id);
+    assert!(open(si.session) && open(ti.session));
+    drop(t);
+    assert!(!open(ti.session), "drop closed it");
+    // The board lost the session (as after an expiry): close still succeeds.
+    board.board.lock().unwrap().sessions.remove(&si.session);
+    s.close().unwrap();
+}
