@@ -489,5 +489,12 @@ proptest! {
         }
         prop_assert_eq!(board.replies.len(), requests);
         board.assert_matches(&sp);
+        // The fast path's session table is the slow path's shadow.
+        prop_assert_eq!(board.sessions.len() as u32, sp.open_sessions());
+        for (&id, &(pid, key)) in &board.sessions {
+            let s = sp.session(id).unwrap();
+            prop_assert_eq!((s.pid, s.key), (pid, key));
+            prop_assert!(sp.pid_assigned(pid));
+        }
     }
 }
