@@ -556,6 +556,7 @@ impl<D: Dram> FastPath<D> {
                         dedup_quota: q.dedup_quota,
                         lock_quota: q.lock_quota,
                         locks: 0,
+                        ack_floor: 0,
                     };
                 }
                 self.stats.sessions_opened += 1;

@@ -1,7 +1,7 @@
 //! The model: state, construction, packet intake and the data operations.
 
 use clio_config::BoardConfig;
-use clio_wire::clio::{flags, HEADER_LEN, RESPONSE_BIT};
+use clio_wire::clio::{flags, serial_before, HEADER_LEN, RESPONSE_BIT};
 use clio_wire::payload::{perms, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, InfoResp};
 use clio_wire::ring::{Consumer, Direction, Producer};
 use clio_wire::{Header, Opcode, Packet, Status};
@@ -323,6 +323,11 @@ impl<D: Dram> FastPath<D> {
             session = Some(e);
             if h.ack != 0 {
                 self.stats.dedup_acked += self.dedup.ack(h.session, h.ack) as u64;
+                if let Some(s) = self.sessions.get_mut(h.session) {
+                    if s.ack_floor == 0 || serial_before(s.ack_floor, h.ack) {
+                        s.ack_floor = h.ack;
+                    }
+                }
             }
         }
         if h.status != Status::Ok
@@ -351,6 +356,14 @@ impl<D: Dram> FastPath<D> {
         }
         if h.opcode.is_non_idempotent() {
             let key = dedup_key(&h);
+            let floor = self.sessions.get(h.session).map_or(0, |s| s.ack_floor);
+            if floor != 0 && serial_before(key.id, floor) {
+                // Answered and acknowledged already (the record was freed by
+                // the ack): a late network duplicate. Executing it would
+                // apply it twice; the client waits for nothing, so no answer.
+                self.stats.stale_duplicates += 1;
+                return;
+            }
             if let Some(rec) = self.dedup.get(&key) {
                 return self.replay(src, &h, &rec, out);
             }

@@ -17,6 +17,12 @@ pub struct Session {
     pub lock_quota: u16,
     /// Locks the session holds now (successful LOCKs minus UNLOCKs, not below 0).
     pub locks: u16,
+    /// The furthest `ack` the session has sent (0 = none yet): every request
+    /// whose first attempt's id is serially before it was answered and the
+    /// answer acknowledged, so a packet of such a request arriving now is a
+    /// late network duplicate and must not execute again (its dedup record
+    /// is gone).
+    pub ack_floor: u32,
 }
 
 /// The table: session ids `1..capacity` (0 is "no session").

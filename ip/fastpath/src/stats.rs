@@ -35,6 +35,9 @@ pub struct Stats {
     pub dedup_busy: u64,
     /// Dedup records freed by acknowledgements.
     pub dedup_acked: u64,
+    /// Non-idempotent packets dropped as late duplicates of requests the
+    /// client had already acknowledged (id before the session's ack floor).
+    pub stale_duplicates: u64,
     /// Sessions installed by the slow path.
     pub sessions_opened: u64,
     /// Sessions cleared by the slow path.
