@@ -361,9 +361,8 @@ impl Engine for LateDuplicate {
 /// the FAA again. The board has to refuse requests of a session whose id is
 /// serially before the highest `ack` the session sent (the client never
 /// sends one: ids only grow, and a retry names a first id that is not yet
-/// acknowledged). Fails today: the duplicate executes.
+/// acknowledged). The board drops it (the session's ack floor).
 #[test]
-#[ignore = "board (fast path): a late duplicate of an acknowledged request re-executes; needs a per-session ack floor"]
 fn late_duplicate_of_an_acknowledged_faa_is_not_applied_again() {
     let cfg = emulator_config();
     let board = SharedBoard(Arc::new(Mutex::new(Board::new(&cfg).unwrap())));

@@ -1076,7 +1076,11 @@ fn section_dedup(w: &mut String) {
            is serially before A (`(A - r) mod 2^32` in `1..2^31`) has had its answer received. The board\n\
            frees those records. 0 = no information. Send A = the oldest first-attempt id still awaiting\n\
            an answer, or the next id you will assign if none is outstanding. Never acknowledge a request\n\
-           you may still retry: its retry would execute again.\n\
+           you may still retry: it is gone for good.\n\
+         - The board keeps, per session, the furthest `ack` it has seen (its ack floor). A packet of a\n\
+           non-idempotent request whose dedup id is serially before the floor was answered and\n\
+           acknowledged already: it is a late network duplicate and is dropped without an answer (its\n\
+           record is freed, so executing it would apply it twice).\n\
          - When the dedup buffer has no free record, or the session holds `dedup_quota` records, a new\n\
            non-idempotent request is answered BUSY (not executed, not recorded): acknowledge, back off,\n\
            retry.\n\
@@ -1102,10 +1106,12 @@ fn section_order(w: &mut String) {
             RESTARTED (header-only);\n\
          6. opcode not INFO/OPEN_SESSION: `session` = 0 or ≥ capacity, or not open, or `key` or `pid` not\n\
             the session's → BAD_SESSION (header-only). Nothing else happens;\n\
-         7. `ack` ≠ 0: free this session's dedup records serially before `ack`;\n\
+         7. `ack` ≠ 0: free this session's dedup records serially before `ack`, and raise the session's\n\
+            ack floor to `ack`;\n\
          8. request status ≠ OK, a flag other than FIXED_VA, payload_len > MTU → MALFORMED; INFO answered;\n\
             fence of the PID waiting → BUSY;\n\
-         9. non-idempotent: dedup hit → replay; buffer or session quota full → BUSY; else execute and record;\n\
+         9. non-idempotent: dedup id serially before the ack floor → dropped (no answer); dedup hit →\n\
+            replay; buffer or session quota full → BUSY; else execute and record;\n\
          10. the per-opcode rules of section 5 and translation (UNMAPPED, PERMISSION, BUSY on a page\n\
              fault with no free page), LOCK quota → OVER_QUOTA."
     );
