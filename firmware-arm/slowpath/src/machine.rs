@@ -1338,6 +1338,20 @@ impl<'a> SlowPath<'a> {
         })
     }
 
+    /// Expire session `id` on the board's own initiative (an operator's or
+    /// a policy's decision; no request asked): a close with tag 0, so the
+    /// fast path clears the entry (and the session's dedup records and lock
+    /// count) and answers nobody. Like a requested close, the last session
+    /// of a PID frees the PID's ranges first. `BadSession` if `id` is not
+    /// open (then nothing is emitted).
+    pub fn expire_session(&mut self, id: u16) -> Result<(), SlowPathError> {
+        if !self.ready() {
+            return Err(SlowPathError::Busy);
+        }
+        let s = self.sessions.get(id).ok_or(SlowPathError::BadSession)?;
+        self.close_session(ReplyTo::default(), s.pid, id)
+    }
+
     /// Close session `session` of `pid` (the fast path checked its key).
     /// The last session of a PID (not held by the board) frees every range
     /// of the PID first (PTE removes and TLB invalidations, as frees do),

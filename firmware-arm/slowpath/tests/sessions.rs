@@ -417,6 +417,39 @@ fn closing_a_session_that_is_not_open_is_bad_session_and_changes_nothing() {
 }
 
 #[test]
+fn an_expired_session_is_closed_with_tag_0_and_frees_like_a_close() {
+    let cfg = cfg();
+    let mut arena = vec![0u64; cfg.arena_words()];
+    let mut rig = Rig::new(cfg, &mut arena);
+    let (s, p, _) = rig.open(0, 0, 0);
+    rig.alloc_ok(p, 4096, 12);
+    assert_eq!(rig.sp.expire_session(s + 1), Err(SlowPathError::BadSession));
+    assert!(rig.tx.is_empty(), "nothing emitted for a session not open");
+    rig.sp.expire_session(s).unwrap();
+    rig.sp.pump(&mut rig.tx);
+    match *rig.tx.last().unwrap() {
+        Descriptor::SessionReply {
+            tag,
+            status,
+            session,
+            pid,
+            close,
+            ..
+        } => assert_eq!((tag, status, session, pid, close), (0, 0, s, p, true)),
+        ref d => panic!("{d:?}"),
+    }
+    assert!(rig
+        .tx
+        .iter()
+        .any(|d| matches!(d, Descriptor::PteRemove { .. })));
+    rig.board.apply_all(&mut rig.tx);
+    assert!(rig.board.sessions.is_empty());
+    assert!(rig.sp.ranges().is_empty());
+    assert!(!rig.sp.pid_assigned(p));
+    assert_eq!(rig.sp.stats().sessions_closed, 1);
+}
+
+#[test]
 fn a_full_session_table_or_pid_space_is_over_quota() {
     let cfg = cfg();
     let mut arena = vec![0u64; cfg.arena_words()];

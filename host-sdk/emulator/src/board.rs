@@ -180,6 +180,16 @@ impl Board {
         self.slow.core()
     }
 
+    /// Expire session `id` on the board's initiative: the slow path closes
+    /// it with tag 0 (the fast path clears the entry and answers nobody),
+    /// freeing its address space if it was the PID's last session.
+    pub fn expire_session(&mut self, id: u16) -> Result<(), clio_slowpath::SlowPathError> {
+        self.slow.core_mut().expire_session(id)?;
+        // Nobody asked, so nobody is answered.
+        self.settle(&mut |_, _| {});
+        Ok(())
+    }
+
     /// This boot's epoch, as the slow path posted it to the fast path.
     pub fn epoch(&self) -> u32 {
         self.slow.core().epoch()

@@ -158,6 +158,29 @@ fn a_session_needs_its_key_and_its_close_frees_the_address_space() {
 }
 
 #[test]
+fn an_expired_session_is_refused_and_its_memory_freed() {
+    let cfg = emulator();
+    let mut board = Board::new(&cfg).unwrap();
+    let me = common::open(&mut board, 1, 1);
+    let (h, _) = parse(&one(&mut board, 1, &alloc_packet(&me, 2, 4096)));
+    assert_eq!(h.status, Status::Ok);
+    assert_eq!(
+        board.expire_session(me.session + 1),
+        Err(clio_slowpath::SlowPathError::BadSession)
+    );
+    board.expire_session(me.session).unwrap();
+    // The fast path applied the slow path's tag-0 close: the entry is gone.
+    let (h, _) = parse(&one(
+        &mut board,
+        1,
+        &me.request(Opcode::Read, 3, h.va, 8, &[]),
+    ));
+    assert_eq!(h.status, Status::BadSession);
+    assert!(board.slow().ranges().is_empty());
+    assert_eq!(board.slow().open_sessions(), 0);
+}
+
+#[test]
 fn an_alloc_beyond_the_memory_quota_is_over_quota() {
     let cfg = emulator();
     let quota = cfg.sessions.mem_quota_bytes;
