@@ -58,7 +58,13 @@ impl InProcessBoard for Tap {
             self.last.clear();
             self.last.extend_from_slice(pkt);
         }
-        InProcessBoard::handle(&mut self.board, from, pkt, out)
+        // Answers to other clients (there are none on this path) are not
+        // this session's.
+        self.board.handle(from, pkt, &mut |to, p| {
+            if to == from {
+                out(p)
+            }
+        })
     }
 }
 

@@ -109,16 +109,3 @@ impl<B: InProcessBoard> Transport for InProcess<B> {
         Ok(None)
     }
 }
-
-/// The emulated board answers in-process sessions directly: responses to
-/// other clients (there are none on this path) are not this session's.
-#[cfg(feature = "emulator")]
-impl InProcessBoard for clio_emu::Board {
-    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
-        clio_emu::Board::handle(self, from, pkt, &mut |to, p| {
-            if to == from {
-                out(p)
-            }
-        });
-    }
-}

@@ -7,8 +7,8 @@
 //!
 //! - [`UdpTransport`]: one connected `std::net::UdpSocket` per session.
 //! - [`InProcess`]: calls a board engine in the same process through the
-//!   [`InProcessBoard`] trait (the emulator is adapted to it by a thin
-//!   adapter in a crate that depends on both).
+//!   [`InProcessBoard`] trait (the SDK never depends on the emulator; a
+//!   program with both adapts the emulated board in a few lines).
 
 mod inproc;
 mod udp;
