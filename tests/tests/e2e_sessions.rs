@@ -384,3 +384,36 @@ fn late_duplicate_of_an_acknowledged_faa_is_not_applied_again() {
     s.close().unwrap();
     server.stop().unwrap();
 }
+
+/// The async API after a restart: calls in flight together and later ones
+/// all fail with `BoardRestarted`.
+#[tokio::test]
+async fn restarted_board_is_reported_to_every_async_call() {
+    let cfg = emulator_config();
+    let first = clio_emu::spawn(
+        Board::new(&cfg).unwrap(),
+        ([127, 0, 0, 1], 0).into(),
+        ServeOptions::default(),
+    )
+    .unwrap();
+    let addr = first.addr();
+    let s = clio::AsyncSession::open(addr, clio_tests::client_config(&cfg))
+        .await
+        .unwrap();
+    let al = s.ralloc(cfg.pages.default_size, perms::RW).await.unwrap();
+    first.stop().unwrap();
+    let second = clio_emu::spawn(Board::new(&cfg).unwrap(), addr, ServeOptions::default())
+        .expect("rebind the same port");
+    let (r, w, f) = (
+        s.rread(al.va, 8),
+        s.rwrite(al.va + 64, b"x"),
+        s.faa(al.va + 128, 1),
+    );
+    let restarted = |e: &ClioError| matches!(e, ClioError::BoardRestarted { .. });
+    assert!(restarted(&r.await.unwrap_err()));
+    assert!(restarted(&w.await.unwrap_err()));
+    assert!(restarted(&f.await.unwrap_err()));
+    assert!(restarted(&s.rfence().await.unwrap_err()));
+    drop(s);
+    second.stop().unwrap();
+}
