@@ -28,6 +28,9 @@ const fn clamp_u16(v: u64) -> u16 {
     }
 }
 
+/// Bytes of the boot-seed mailbox ([`BoardConfig::boot_seed_mailbox`]).
+pub const BOOT_SEED_BYTES: u64 = 32;
+
 /// Longest board name, in bytes.
 pub const NAME_CAPACITY: usize = 32;
 
@@ -597,6 +600,19 @@ impl BoardConfig {
         {
             Some(n) => n,
             None => 0,
+        }
+    }
+
+    /// Where a loader may leave random bytes for the firmware's per-boot
+    /// seed (the first [`BOOT_SEED_BYTES`] of `regions.net_buffers`, which
+    /// nothing uses before the fast path runs). The emulator's QEMU launcher
+    /// writes OS randomness there before the guest starts; the firmware mixes
+    /// whatever it finds into its seed and then zeroes it. A board whose
+    /// boot loader writes nothing just adds DRAM's power-up contents.
+    pub const fn boot_seed_mailbox(&self) -> Region {
+        Region {
+            base: self.regions.net_buffers.base,
+            size: BOOT_SEED_BYTES,
         }
     }
 

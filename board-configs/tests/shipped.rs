@@ -93,6 +93,9 @@ fn zcu106_has_the_prototype_numbers_and_derived_values() {
     assert_eq!((c.dedup_quota(), c.lock_quota()), (256, 64));
     assert_eq!(c.sessions.mem_quota_bytes, 512 * MIB);
     assert_eq!(c.mem_quota_pages(), 128);
+    let m = c.boot_seed_mailbox();
+    assert_eq!((m.base, m.size), (c.regions.net_buffers.base, 32));
+    assert!(c.regions.net_buffers.contains(&m));
     assert_eq!(c.free_pa_fifo_entries(), 3 * 32);
     assert_eq!(c.ring_bytes(&c.rings.rx), 128 + 4096 * 64);
     let g = c.page_table_geometry();

@@ -14,7 +14,12 @@
 //!   the secondary cores are up, after each DRAM clear), [`Pool::stamp`];
 //! - the RTC's `CURRENT_TIME` (seconds; QEMU starts it at the host's time,
 //!   a board with a set, battery-backed RTC counts wall time): not secret,
-//!   but it makes two boots' epochs differ even when the jitter does not.
+//!   but it makes two boots' epochs differ even when the jitter does not;
+//! - the **boot-seed mailbox** (`BoardConfig::boot_seed_mailbox`, 32 bytes at
+//!   the start of `regions.net_buffers`), [`Pool::mailbox`]: where a loader
+//!   leaves random bytes. The emulator's QEMU launcher writes 32 bytes of
+//!   host OS randomness there, so under co-simulation the seed is as good as
+//!   the host's `getrandom`; the firmware zeroes the mailbox after reading.
 //!
 //! This is enough for the emulated board (each QEMU boot gets a different
 //! epoch and keys an observer of the wire cannot predict) and it is **not**
@@ -80,6 +85,25 @@ impl Pool {
         let t = unsafe { core::ptr::read_volatile(RTC_CURRENT_TIME as usize as *const u32) };
         self.absorb(u64::from(t));
         t
+    }
+
+    /// Absorb the loader's boot-seed mailbox `m` and zero it; returns
+    /// whether it held anything (a loader wrote it).
+    pub fn mailbox(&mut self, m: clio_config::Region) -> bool {
+        let mut any = 0u64;
+        let words = (m.size / 8) as usize;
+        for i in 0..words {
+            let p = (m.base as usize + 8 * i) as *mut u64;
+            // SAFETY: the mailbox lies in `regions.net_buffers` (board DRAM,
+            // mapped normal memory) and nothing else uses it before the fast
+            // path is released; the primary reads and clears it once.
+            let w = unsafe { core::ptr::read_volatile(p) };
+            // SAFETY: as above.
+            unsafe { core::ptr::write_volatile(p, 0) };
+            any |= w;
+            self.absorb(w);
+        }
+        any != 0
     }
 
     /// Absorb the durations of `n` short loops over `scratch`.

@@ -280,6 +280,8 @@ pub fn run_primary() -> ! {
     let mut scratch = [0u64; 256];
     pool.jitter(entropy::JITTER_SAMPLES, &mut scratch);
     let rtc = pool.rtc();
+    // After `hold`: the fast path does not touch its buffers any more.
+    let loader_seed = pool.mailbox(BOARD.boot_seed_mailbox());
     let mut rx = rx_ring();
     let mut tx = tx_ring();
     for (name, ring, slots) in [
@@ -310,15 +312,18 @@ pub fn run_primary() -> ! {
     // The seed itself is secret (every key derives from it); the epoch is
     // public (INFO carries it).
     defmt::info!(
-        "boot epoch {=u32:#010x} (seed: {=u32} samples, {=u32} of {=u32} jitter samples varied, RTC {=u32} s)",
+        "boot epoch {=u32:#010x} (seed: {=u32} samples, {=u32} of {=u32} jitter samples varied, RTC {=u32} s, loader seed {=str})",
         epoch,
         pool.samples,
         pool.varied,
         entropy::JITTER_SAMPLES,
-        rtc
+        rtc,
+        if loader_seed { "present" } else { "absent" }
     );
-    if pool.varied == 0 {
-        defmt::warn!("no timer jitter at boot: the seed, and so the session keys, are predictable");
+    if pool.varied == 0 && !loader_seed {
+        defmt::warn!(
+            "no timer jitter and no loader seed at boot: the seed, and so the session keys, are predictable"
+        );
     }
     let engine = match RingEngine::new(core, &rx, &tx) {
         Ok(e) => e,

@@ -232,8 +232,14 @@ impl QemuSlowPath {
         file.set_len(board.dram.size)?;
         // SAFETY: the file is ours (created above); the only other user is the
         // QEMU guest, whose accesses follow the ring protocol (module docs).
-        let map = unsafe { MmapMut::map_mut(&file)? };
+        let mut map = unsafe { MmapMut::map_mut(&file)? };
         drop(file);
+        // The boot loader's part: random bytes for the firmware's per-boot
+        // seed, where it looks for them (QEMU keeps the file's contents).
+        let mailbox = board.boot_seed_mailbox();
+        let at = (mailbox.base - board.dram.base) as usize;
+        getrandom::getrandom(&mut map[at..at + mailbox.size as usize])
+            .map_err(|e| other(format!("no OS randomness for the firmware's seed: {e}")))?;
 
         let qemu_out = opts.log.with_extension("qemu.txt");
         let out = File::create(&qemu_out)?;

@@ -484,6 +484,21 @@ fn the_firmware_posts_its_boot_epoch_and_a_reboot_is_seen() {
     };
     let e1 = logged(&mut first);
     assert_ne!(e1, 0);
+    // The launcher's random bytes reached the seed, and the firmware
+    // cleared the mailbox after reading it.
+    let line = first
+        .q
+        .wait_for_line("boot epoch 0x", STEP)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        line.message.contains("loader seed present"),
+        "{}",
+        line.message
+    );
+    let m = first.board.boot_seed_mailbox();
+    let dram = clio_fastpath::Dram::bytes(first.fp.dram());
+    let at = (m.base - first.board.dram.base) as usize;
+    assert!(dram[at..at + m.size as usize].iter().all(|&b| b == 0));
     // Posted before any request: the fast path has it before INFO asks.
     assert_eq!(first.fp.epoch(), e1);
     assert_eq!(first.info_epoch(), e1);
