@@ -417,3 +417,44 @@ async fn restarted_board_is_reported_to_every_async_call() {
     drop(s);
     second.stop().unwrap();
 }
+
+/// A write needs one dedup record per packet until it is acknowledged, and
+/// a session may hold `dedup_quota` records: the SDK cuts writes larger
+/// than quota × MTU into requests that fit (a 1 MiB write is 724 packets
+/// of 1450 B against the emulator's 256 records; before, it ended in
+/// `Busy`), blocking and async alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_larger_than_the_dedup_quota_complete() {
+    let board = clio_tests::ServedBoard::emulator();
+    let cfg = board.cfg;
+    let addr = board.addr();
+    let data = clio_tests::pattern(1 << 20, 5);
+    let d = data.clone();
+    let quota = tokio::task::spawn_blocking(move || {
+        let mut s = Session::open(addr, clio_tests::client_config(&cfg)).unwrap();
+        let q = s.session_info().unwrap().dedup_quota;
+        let mtu = s.connection().config().mtu_payload as u64;
+        assert!(
+            d.len() as u64 > u64::from(q) * mtu,
+            "the write exceeds the quota"
+        );
+        let al = s.ralloc(4 << 20, perms::RW).unwrap();
+        s.rwrite(al.va, &d).unwrap();
+        let mut back = vec![0u8; d.len()];
+        s.rread(al.va, &mut back).unwrap();
+        assert!(back == d, "blocking write read back differently");
+        assert_eq!(s.connection().stats().busy, 0);
+        q
+    })
+    .await
+    .unwrap();
+    let a = clio::AsyncSession::open(addr, clio_tests::client_config(&cfg))
+        .await
+        .unwrap();
+    let al = a.ralloc(4 << 20, perms::RW).await.unwrap();
+    a.rwrite(al.va + 3, &data).await.unwrap();
+    assert!(a.rread(al.va + 3, data.len() as u64).await.unwrap() == data);
+    println!("dedup quota {quota} records");
+    drop(a);
+    board.stop().unwrap();
+}

@@ -43,6 +43,9 @@ struct Cmd {
 pub struct AsyncSession {
     tx: mpsc::UnboundedSender<Cmd>,
     chunk: u64,
+    /// Largest write request: `chunk`, or what the session's dedup quota
+    /// holds at once (one record per packet).
+    write_chunk: u64,
     info: InfoResp,
     session: Option<SessionInfo>,
 }
@@ -96,12 +99,15 @@ impl AsyncSession {
         let mut s = AsyncSession {
             tx,
             chunk,
+            write_chunk: chunk,
             info: unknown,
             session: None,
         };
         let info = s.info().await?;
-        if info.mtu != 0 && (info.mtu as usize) < mtu {
+        let mut mtu = mtu as u64;
+        if info.mtu != 0 && (info.mtu as u64) < mtu {
             s.submit(Owned::SetMtu(info.mtu as usize)).await?;
+            mtu = info.mtu as u64;
         }
         s.info = info;
         if let Some(t) = join {
@@ -113,7 +119,10 @@ impl AsyncSession {
             }
         }
         match s.submit(Owned::Req(Request::OpenSession { join })).await? {
-            Completion::Opened(i) => s.session = Some(i),
+            Completion::Opened(i) => {
+                s.write_chunk = s.chunk.min(u64::from(i.dedup_quota.max(1)) * mtu);
+                s.session = Some(i);
+            }
             _ => {
                 return Err(ClioError::Protocol {
                     op: OpKind::OpenSession,
@@ -251,12 +260,13 @@ impl AsyncSession {
         }
     }
 
-    /// Write `data` at `va` (copied; split like [`AsyncSession::rread`]).
+    /// Write `data` at `va` (copied; split like [`AsyncSession::rread`], and
+    /// into requests whose packets fit the session's dedup quota).
     pub fn rwrite(&self, va: u64, data: &[u8]) -> impl Future<Output = Result<(), ClioError>> {
         let mut parts = Vec::new();
         let empty = data.is_empty();
-        for (i, c) in data.chunks(self.chunk as usize).enumerate() {
-            let at = va.wrapping_add(i as u64 * self.chunk);
+        for (i, c) in data.chunks(self.write_chunk as usize).enumerate() {
+            let at = va.wrapping_add(i as u64 * self.write_chunk);
             parts.push(self.submit(Owned::Write {
                 va: at,
                 data: c.to_vec(),

@@ -448,7 +448,12 @@ impl<T: Transport> Session<T> {
                 reason: "range wraps the address space",
             });
         }
-        let chunk = self.chunk() as u64;
+        // Writes are also cut to what the session's dedup quota can hold at
+        // once (one record per packet until the write is acknowledged).
+        let chunk = match data {
+            Some(_) => self.conn.max_write_bytes(),
+            None => self.chunk(),
+        } as u64;
         let parts = len.div_ceil(chunk);
         let mut first = None;
         let mut rest = Vec::new();

@@ -1308,3 +1308,52 @@ fn nack_resends_only_the_packet_it_names() {
     );
     assert_eq!(s.board.peek(va, 4500), data);
 }
+
+/// A write takes one dedup record per packet: the quota limits packets of
+/// unacknowledged writes, and a write that could never fit is refused.
+#[test]
+fn dedup_quota_counts_write_packets() {
+    let mut s = sim();
+    s.conn.set_session(Some(creds(4)));
+    s.board.dedup_quota = 4;
+    let va = alloc(&mut s, 8 * 4096);
+    assert_eq!(
+        s.conn.max_write_bytes(),
+        4000,
+        "4 records of 1000 B packets"
+    );
+    let ids: Vec<_> = (0..6u64)
+        .map(|p| {
+            s.conn
+                .submit(Request::Write {
+                    va: va + p * 4096,
+                    data: &pattern(2500, p as u8),
+                })
+                .unwrap()
+        })
+        .collect();
+    s.run();
+    for (p, id) in ids.into_iter().enumerate() {
+        assert_eq!(s.result(id), Ok(Completion::Written));
+        assert_eq!(
+            s.board.peek(va + p as u64 * 4096, 2500),
+            pattern(2500, p as u8)
+        );
+    }
+    assert_eq!(s.conn.stats().busy, 0, "{:?}", s.conn.stats());
+    assert!(
+        s.board.dedup_high_water <= 4,
+        "{}",
+        s.board.dedup_high_water
+    );
+    assert_eq!(
+        s.call(Request::Write {
+            va,
+            data: &[1; 4001]
+        }),
+        Err(ClioError::InvalidArgument {
+            what: "data",
+            reason: "write has more packets than the session's dedup quota"
+        })
+    );
+}

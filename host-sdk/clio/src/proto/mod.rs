@@ -24,8 +24,9 @@
 //! an acknowledgement watermark `ack`: the first-attempt id of the oldest
 //! request still in flight, or the next id if none is. The board frees the
 //! dedup records of everything before it. A non-idempotent first attempt
-//! waits while the session already has `dedup_quota` of them unacknowledged,
-//! so the session's own records never overflow its quota. An answer
+//! waits while the records the session's unacknowledged requests may hold
+//! (one per write packet, one per other non-idempotent request) would exceed
+//! its `dedup_quota`, so the session's own records never overflow its quota. An answer
 //! `RESTARTED` ends the connection: every outstanding and later operation
 //! fails with [`ClioError::BoardRestarted`].
 //!
@@ -428,12 +429,12 @@ pub struct Connection {
     idmap: Vec<(u32, u32)>,
     session: Option<SessionInfo>,
     restarted: Option<u32>,
-    /// First attempts in id order (slot, id, non-idempotent): the oldest
-    /// live one is the ack watermark; entries of finished requests are
-    /// dropped lazily when they reach the front.
-    unacked: VecDeque<(u32, u32, bool)>,
-    /// Non-idempotent requests among `unacked` (finished ones included
-    /// until they reach the front).
+    /// First attempts in id order (slot, id, dedup records it may hold):
+    /// the oldest live one is the ack watermark; entries of finished
+    /// requests are dropped lazily when they reach the front.
+    unacked: VecDeque<(u32, u32, u32)>,
+    /// Dedup records the requests in `unacked` may hold at the board
+    /// (finished ones included until they reach the front).
     unacked_dedup: u32,
     /// Single write packets to resend after a NACK: (slot, attempt id, offset).
     resend: VecDeque<(u32, u32, u32)>,
@@ -549,7 +550,7 @@ impl Connection {
 
     /// Drop finished requests from the front of `unacked`.
     fn trim_unacked(&mut self) {
-        while let Some(&(idx, id, dedup)) = self.unacked.front() {
+        while let Some(&(idx, id, records)) = self.unacked.front() {
             let s = &self.slots[idx as usize];
             let live =
                 s.orig_id == id && s.attempts > 0 && !matches!(s.state, State::Free | State::Done);
@@ -557,9 +558,7 @@ impl Connection {
                 break;
             }
             self.unacked.pop_front();
-            if dedup {
-                self.unacked_dedup -= 1;
-            }
+            self.unacked_dedup -= records;
         }
     }
 
@@ -951,16 +950,27 @@ impl Connection {
                     self.finish(head, Err(ClioError::NoSession { op }));
                     continue;
                 }
-                let first_dedup =
-                    attempts == 0 && op.opcode().is_some_and(Opcode::is_non_idempotent);
-                if first_dedup {
+                let records = if attempts == 0 { self.records(head) } else { 0 };
+                if records > 0 {
                     // The board refuses (BUSY) a session's non-idempotent
-                    // request beyond its quota of unacknowledged records;
+                    // packet beyond its quota of unacknowledged records;
                     // do not send one it would refuse. This request's ack
                     // frees the records of everything answered so far.
                     self.trim_unacked();
-                    let quota = self.session.map_or(u16::MAX, |s| s.dedup_quota);
-                    if self.unacked_dedup >= u32::from(quota) {
+                    let quota = u32::from(self.session.map_or(u16::MAX, |s| s.dedup_quota));
+                    if records > quota {
+                        // It could never fit (the APIs cut writes to fit).
+                        self.ready.pop_front();
+                        self.finish(
+                            head,
+                            Err(ClioError::InvalidArgument {
+                                what: "data",
+                                reason: "write has more packets than the session's dedup quota",
+                            }),
+                        );
+                        continue;
+                    }
+                    if self.unacked_dedup + records > quota {
                         self.stats.dedup_waits += 1;
                         self.pace_at = None;
                         return None;
@@ -993,20 +1003,38 @@ impl Connection {
         Some(n)
     }
 
+    /// Dedup records request `idx` may take at the board: one per packet of
+    /// a write, one for any other non-idempotent request, none otherwise.
+    fn records(&self, idx: u32) -> u32 {
+        let s = &self.slots[idx as usize];
+        match s.kind.opcode() {
+            Some(Opcode::Write) => s.len.div_ceil(self.mtu).max(1),
+            Some(op) if op.is_non_idempotent() => 1,
+            _ => 0,
+        }
+    }
+
+    /// Largest write (bytes) that fits the session's dedup quota: one
+    /// request must never need more records than the session may hold.
+    pub fn max_write_bytes(&self) -> u32 {
+        let quota = u32::from(self.session.map_or(u16::MAX, |s| s.dedup_quota)).max(1);
+        self.cfg
+            .max_request_bytes
+            .min(quota.saturating_mul(self.mtu))
+    }
+
     fn begin_attempt(&mut self, idx: u32, now: u64) {
         let id = self.next_id();
         let mask = self.idmap.len() - 1;
         self.idmap[id as usize & mask] = (id, idx);
+        let records = self.records(idx);
         let s = &mut self.slots[idx as usize];
         s.req_id = id;
         if s.attempts == 0 {
             s.orig_id = s.req_id;
             s.first_sent = now;
-            let dedup = s.kind.opcode().is_some_and(Opcode::is_non_idempotent);
-            self.unacked.push_back((idx, id, dedup));
-            if dedup {
-                self.unacked_dedup += 1;
-            }
+            self.unacked.push_back((idx, id, records));
+            self.unacked_dedup += records;
         } else {
             self.stats.retries += 1;
         }

@@ -94,16 +94,10 @@ impl FakeBoard {
         }
     }
 
-    /// Dedup records session `s` holds now.
+    /// Dedup records session `s` holds now (one per write packet).
     pub fn dedup_records(&self, s: u16) -> usize {
-        let ids: HashSet<u32> = self
-            .dedup_writes
-            .iter()
-            .filter(|k| k.0 == s)
-            .map(|k| k.1)
-            .chain(self.dedup_results.keys().filter(|k| k.0 == s).map(|k| k.1))
-            .collect();
-        ids.len()
+        self.dedup_writes.iter().filter(|k| k.0 == s).count()
+            + self.dedup_results.keys().filter(|k| k.0 == s).count()
     }
 
     /// Emulate a restart: new epoch, no sessions, no dedup records.
