@@ -537,6 +537,67 @@ fn the_firmware_posts_its_boot_epoch_and_a_reboot_is_seen() {
     assert_eq!(second.read(1, vb, 10), (Status::Ok, vec![0; 10]));
 }
 
+/// The SDK over UDP against `clio sim --slow-path qemu`'s board: the
+/// firmware restarted on the same port (a new QEMU boot) makes every call of
+/// the old session fail with `BoardRestarted` and the new epoch, never OK
+/// with zeros; a new session works.
+#[test]
+fn the_sdk_sees_a_restarted_qemu_board_as_board_restarted() {
+    use clio::{ClientConfig, ClioError, Session};
+    use clio_emu::{QemuBoard, ServeOptions};
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let board = board();
+    let launch = |qemu: &PathBuf| {
+        let mut opts = QemuOptions::new(image(), board);
+        opts.qemu = qemu.clone();
+        QemuBoard::launch(opts).unwrap_or_else(|e| panic!("{e}"))
+    };
+    // The slow path runs in QEMU: give calls time (a loaded host, TCG).
+    let client = ClientConfig {
+        request_timeout_ns: 20_000_000_000,
+        retry_budget: 64,
+        ..ClientConfig::from_board(&board)
+    };
+    let first = clio_emu::spawn(
+        launch(&qemu),
+        "127.0.0.1:0".parse().unwrap(),
+        ServeOptions::default(),
+    )
+    .unwrap();
+    let addr = first.addr();
+    let mut s = Session::open(addr, client.clone()).unwrap();
+    let old_epoch = s.session_info().unwrap().epoch;
+    let al = s.ralloc(board.pages.default_size, perms::RW).unwrap();
+    s.rwrite(al.va, b"first boot").unwrap();
+    first.stop().unwrap();
+
+    let second = clio_emu::spawn(launch(&qemu), addr, ServeOptions::default())
+        .expect("rebind the same port");
+    let mut b = [0u8; 10];
+    let e = s.rread(al.va, &mut b).unwrap_err();
+    let ClioError::BoardRestarted { epoch, .. } = e else {
+        panic!("expected BoardRestarted, got {e:?}");
+    };
+    assert_ne!(epoch, old_epoch, "a new boot, a new epoch");
+    assert_eq!(b, [0; 10], "no data handed out");
+    let w = s.rwrite(al.va, b"after boot");
+    assert!(
+        matches!(w, Err(ClioError::BoardRestarted { epoch: e, .. }) if e == epoch),
+        "{w:?}"
+    );
+    let mut fresh = Session::open(addr, client).unwrap();
+    assert_eq!(fresh.session_info().unwrap().epoch, epoch);
+    let a2 = fresh.ralloc(board.pages.default_size, perms::RW).unwrap();
+    fresh.rwrite(a2.va, b"second").unwrap();
+    let mut back = [0u8; 6];
+    fresh.rread(a2.va, &mut back).unwrap();
+    assert_eq!(&back, b"second");
+    drop(s);
+    fresh.close().unwrap();
+    second.stop().unwrap();
+}
+
 #[test]
 fn corrupt_ring_descriptor_is_counted_and_the_firmware_keeps_serving() {
     let Some(qemu) = qemu_or_skip() else { return };
