@@ -606,6 +606,9 @@ impl RtlBoard {
         perms: u8,
     ) -> Result<clio_slowpath::VaRange, BoardError> {
         self.health()?;
+        // The slow path serves only PIDs with an open session or held by the
+        // board: hold a session-less PID for this hook (Err: a session has it).
+        let _ = self.slow.core_mut().reserve_pid(pid);
         let req = Descriptor::AllocReq {
             tag: DIRECT_TAG,
             pid,
