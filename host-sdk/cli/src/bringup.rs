@@ -253,9 +253,11 @@ fn epoch_check(addr: SocketAddr, info: &InfoResp, me: &SessionInfo) -> Result<St
 }
 
 /// The session's dedup quota against what the client keeps unacknowledged:
-/// the SDK never has more non-idempotent requests unacknowledged than the
-/// quota, and every record stays until acknowledged, so a retry up to the
-/// give-up time finds it. Shown by pipelining more writes than the quota:
+/// the SDK never has more records unacknowledged than the quota (a write
+/// takes one per packet), and every record stays until acknowledged, so a
+/// retry up to the give-up time finds it. Shown by pipelining more small
+/// writes than the quota, and by one write of more packets than the quota
+/// (the SDK cuts it; each part's records are freed by the next part's ack):
 /// all land, none is refused BUSY.
 fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Result<String> {
     let me = *s.session_info().context("no session")?;
@@ -265,6 +267,7 @@ fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Resul
         bail!("dedup quota 0: no write or atomic can ever run");
     }
     let n = (q + 16).min(4096);
+    let big = ((q + 8) * c.mtu_payload as u64).min(page);
     let al = s.ralloc(page, perms::RW)?;
     let before = s.connection().stats();
     let hs = (0..n)
@@ -273,18 +276,27 @@ fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Resul
     for r in s.rpoll(&hs)? {
         r?;
     }
+    let data: Vec<u8> = (0..big).map(|i| (i % 251) as u8).collect();
+    s.rwrite(al.va, &data)?;
+    let mut back = vec![0u8; data.len()];
+    s.rread(al.va, &mut back)?;
     let after = s.connection().stats();
     s.rfree(al.va, al.size)?;
+    if back != data {
+        bail!("a {big} B write read back differently");
+    }
     let busy = after.busy - before.busy;
     let held = after.dedup_waits - before.dedup_waits;
     if busy > 0 {
-        bail!("{busy} of {n} pipelined writes were refused BUSY (quota {q})");
+        bail!("{busy} BUSY answers to {n} pipelined writes and a {big} B write (quota {q})");
     }
     let window = (c.cwnd_max as u64).min(c.max_ops as u64);
     Ok(format!(
-        "quota {q} records/session, client window {window}: {n} pipelined writes, 0 BUSY, \
-         {held} held back by the quota; records live until acked, so retries up to the \
-         {:.1} s give-up time ({} retries) always find theirs",
+        "quota {q} records/session, client window {window}: {n} pipelined writes and one \
+         {} KiB write ({} packets), 0 BUSY, {held} held back by the quota; records live \
+         until acked, so retries up to the {:.1} s give-up time ({} retries) always find theirs",
+        big >> 10,
+        big.div_ceil(c.mtu_payload as u64),
         c.request_timeout_ns as f64 / 1e9,
         c.retry_budget
     ))
