@@ -3,7 +3,7 @@
 //! polls for its response right after sending; an asynchronous one returns
 //! a [`Handle`] and the thread polls when it calls [`Session::rpoll`]).
 //!
-//! A session is used by one thread at a time (it is `Send`, not `Sync`).
+//! A session is used by one thread at a time (every call takes `&mut self`).
 //! Threads of one process each open their own session from a shared
 //! [`Client`]: every session has its own socket, request ids and board
 //! session, all in the client's address space (PID).
