@@ -38,6 +38,9 @@ pub struct Panel {
     /// Reference (published) values per series name, on the same x values or groups; drawn
     /// dashed (lines) or as hollow diamonds (bars) in the series' colour.
     pub reference: Vec<(String, Vec<f64>)>,
+    /// Series left out of the axis range and not drawn, so they do not squash the others
+    /// (Fastpass); the panel states their range in a note inside the frame.
+    pub off_scale: Vec<String>,
 }
 
 const COLORS: [&str; 9] = [
@@ -63,6 +66,7 @@ fn values(p: &Panel) -> impl Iterator<Item = f64> + '_ {
     };
     s.iter()
         .chain(&p.reference)
+        .filter(|(n, _)| !p.off_scale.contains(n))
         .flat_map(|(_, v)| v.iter().copied())
         .filter(|v| v.is_finite() && *v > 0.0)
 }
@@ -118,7 +122,8 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
         let log = hi / lo > 10.0;
         // Axis range and ticks.
         let (y0, y1, ticks): (f64, f64, Vec<f64>) = if log {
-            let (l0, l1) = (lo.log10().floor(), hi.log10().ceil());
+            // Head room for the legend: a factor of 4 above the highest value.
+            let (l0, l1) = (lo.log10().floor(), (hi * 4.0).log10().ceil());
             let mut t = Vec::new();
             let mut d = l0;
             while d <= l1 {
@@ -222,7 +227,7 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
                         oy + PH + 16.0
                     );
                 }
-                for (name, ys) in series {
+                for (name, ys) in series.iter().filter(|(n, _)| !p.off_scale.contains(n)) {
                     let c = color(name);
                     let pts = |ys: &[f64]| -> Vec<(f64, f64)> {
                         x.iter()
@@ -281,6 +286,9 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
                         esc(g)
                     );
                     for (si, (name, vals)) in series.iter().enumerate() {
+                        if p.off_scale.contains(name) {
+                            continue;
+                        }
                         let x = gx + gw * 0.1 + si as f64 * bw;
                         if let Some(&v) = vals.get(gi).filter(|v| v.is_finite() && **v > 0.0) {
                             let y = y_of(v).clamp(oy, base);
@@ -316,9 +324,38 @@ pub fn render(title: &str, panels: &[Panel], cols: usize) -> String {
                 series
             }
         };
+        // Off-scale series: their range, under the legend inside the frame.
+        let legend_rows = (series.len() - p.off_scale.len().min(series.len())
+            + usize::from(!p.reference.is_empty()))
+        .div_ceil(2);
+        for (k, name) in p.off_scale.iter().enumerate() {
+            let vals: Vec<f64> = series
+                .iter()
+                .chain(&p.reference)
+                .filter(|(n, _)| n == name)
+                .flat_map(|(_, v)| v.iter().copied())
+                .filter(|v| v.is_finite())
+                .collect();
+            if vals.is_empty() {
+                continue;
+            }
+            let (a, b) = vals
+                .iter()
+                .fold((f64::MAX, f64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+            let _ = writeln!(
+                s,
+                r#"<text class="offscale" x="{:.1}" y="{:.1}" font-size="11">{} off scale, not drawn: {a:.1}–{b:.1} (ours and published)</text>"#,
+                ox + 8.0,
+                oy + 8.0 + (legend_rows + 1 + k) as f64 * 15.0,
+                esc(name)
+            );
+        }
         // Legend inside the frame, top left, two columns.
-        let mut entries: Vec<(String, &str)> =
-            series.iter().map(|(n, _)| (n.clone(), color(n))).collect();
+        let mut entries: Vec<(String, &str)> = series
+            .iter()
+            .filter(|(n, _)| !p.off_scale.contains(n))
+            .map(|(n, _)| (n.clone(), color(n)))
+            .collect();
         if !p.reference.is_empty() {
             entries.push(("hollow/dashed: published".into(), "#000"));
         }
@@ -415,6 +452,7 @@ mod tests {
                     series: vec![("edm".into(), vec![1.0, 1.3])],
                 },
                 reference: vec![("edm".into(), vec![1.01, 1.38])],
+                off_scale: vec![],
             },
             Panel {
                 title: "apps".into(),
@@ -424,6 +462,7 @@ mod tests {
                     series: vec![("cxl".into(), vec![6.8])],
                 },
                 reference: vec![],
+                off_scale: vec![],
             },
         ];
         let svg = render("Fig 8 <test>", &panels, 2);
@@ -446,6 +485,7 @@ mod tests {
                 series: vec![("edm".into(), ys)],
             },
             reference: vec![],
+            off_scale: vec![],
         };
         let long = "x".repeat(200);
         let e = lint(&render("t", &[panel(&long, vec![1.0, 1.2])], 1)).unwrap_err();
@@ -464,6 +504,7 @@ mod tests {
                 series: vec![("edm".into(), vec![1.2]), ("fastpass".into(), vec![v])],
             },
             reference: vec![],
+            off_scale: vec![],
         };
         assert!(render("t", &[mk(40.0)], 1).contains("log scale"));
         assert!(!render("t", &[mk(1.9)], 1).contains("log scale"));

@@ -60,6 +60,9 @@ pub struct PubRow {
     pub published: Option<f64>,
     /// Wall-clock seconds of the runs.
     pub wall_s: f64,
+    /// EDM: mean slowdown of writes, read request legs and read response legs (means over
+    /// seeds; NaN, printed as null, when a trace has none).
+    pub by_leg: Option<[f64; 3]>,
 }
 
 fn points(args: &Args, cfg: &PaperConfig) -> Result<Vec<PubPoint>, String> {
@@ -178,6 +181,7 @@ struct PubJob {
 }
 
 struct PubOut {
+    by_leg: Option<[f64; 3]>,
     mean: f64,
     completed: usize,
     legs: usize,
@@ -225,6 +229,7 @@ fn run_job(
         .map_err(|e| e.to_string())?;
         let s = run.summary();
         return Ok(PubOut {
+            by_leg: Some([s.writes, s.requests, s.responses]),
             mean: s.mean,
             completed: s.completed,
             legs: s.legs,
@@ -260,6 +265,7 @@ fn run_job(
         done.truncate(CXL_COMPLETIONS);
     }
     Ok(PubOut {
+        by_leg: None,
         mean: done.iter().map(|d| d.1).sum::<f64>() / done.len().max(1) as f64,
         completed: done.len(),
         legs: msgs.len(),
@@ -343,6 +349,12 @@ pub(super) fn run(args: &Args, cfg: &SimConfig) -> Result<(), String> {
             legs: g[0].legs,
             published,
             wall_s: g.iter().map(|o| o.wall_s).sum(),
+            by_leg: g[0].by_leg.map(|_| {
+                let m = |k: usize| {
+                    g.iter().filter_map(|o| o.by_leg.map(|b| b[k])).sum::<f64>() / g.len() as f64
+                };
+                [m(0), m(1), m(2)]
+            }),
         });
         i = k;
     }
