@@ -57,6 +57,10 @@ pub struct Args {
     /// and 2 000-message traces; see `paper`).
     #[arg(long, default_value = "steady")]
     metric: String,
+    /// Published metric: granted data counts against a receiver's 256 B window until it
+    /// reaches the `switch` (default) or arrives at the `receiver`.
+    #[arg(long, default_value = "switch")]
+    paper_window: String,
     /// Simulate this trace (CSV: FlowID,flowType,src,dst,flow_size_bytes,rreq_bytes,
     /// start_timeslot) instead of generating one.
     #[arg(long)]

@@ -131,6 +131,12 @@ fn errors_name_the_bad_input() {
     let out = edmsim(&["--metric", "published", "--load", "0.5", "--messages", "5"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("not a published label"), "{err}");
+    let out = edmsim(&["--metric", "published", "--paper-window", "maybe"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--paper-window") && err.contains("`maybe`"),
+        "{err}"
+    );
     for size in ["0", "1073741825"] {
         let out = edmsim(&["--size", size, "--messages", "5"]);
         let err = String::from_utf8_lossy(&out.stderr);
@@ -257,7 +263,7 @@ fn csv_traces_round_trip_through_the_cli() {
         String::from_utf8_lossy(&out.stderr)
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let legs = v["rows"][0]["legs"].as_u64().unwrap();
+    let legs = v["rows"][0]["legs"].as_f64().unwrap() as u64;
     let reads = text
         .lines()
         .skip(1)

@@ -54,8 +54,8 @@ pub struct PubRow {
     pub ci95: Option<f64>,
     /// Messages (legs) averaged per trace, mean over seeds.
     pub completed: f64,
-    /// Messages (legs) per trace.
-    pub legs: usize,
+    /// Messages (legs) per trace, mean over seeds (a read is two legs for EDM).
+    pub legs: f64,
     /// The published value, if any.
     pub published: Option<f64>,
     /// Wall-clock seconds of the runs.
@@ -279,6 +279,15 @@ pub(super) fn run(args: &Args, cfg: &SimConfig) -> Result<(), String> {
     let pcfg = PaperConfig {
         nodes: cfg.nodes,
         rreq_bytes: 16,
+        window_at_switch: match args.paper_window.as_str() {
+            "receiver" => false,
+            "switch" => true,
+            other => {
+                return Err(format!(
+                    "--paper-window: `{other}` is not receiver or switch"
+                ))
+            }
+        },
         ..PaperConfig::default()
     };
     let pts = points(args, &pcfg)?;
@@ -346,7 +355,7 @@ pub(super) fn run(args: &Args, cfg: &SimConfig) -> Result<(), String> {
             mean,
             ci95,
             completed: g.iter().map(|o| o.completed as f64).sum::<f64>() / g.len() as f64,
-            legs: g[0].legs,
+            legs: g.iter().map(|o| o.legs as f64).sum::<f64>() / g.len() as f64,
             published,
             wall_s: g.iter().map(|o| o.wall_s).sum(),
             by_leg: g[0].by_leg.map(|_| {
@@ -479,7 +488,7 @@ fn print_markdown(rows: &[PubRow], wall: f64) {
             continue;
         }
         println!(
-            "| {} | {:.1} | {:.1} | {:.3} | {:.3} | {} | {:.3}{} | {} | {} | {:.0} / {} |",
+            "| {} | {:.1} | {:.1} | {:.3} | {:.3} | {} | {:.3}{} | {} | {} | {:.0} / {:.0} |",
             r.workload,
             r.label,
             r.generator_load,
