@@ -22,9 +22,11 @@ pub mod edm;
 pub mod event;
 pub mod fastpass;
 pub mod packet;
+pub mod paper;
 pub mod plot;
 pub mod published;
 pub mod report;
+pub mod trace;
 pub mod workload;
 
 use std::collections::HashMap;
@@ -64,6 +66,16 @@ pub enum SimError {
         /// 1-based line (0 when the file has no data).
         line: usize,
         /// What is wrong.
+        why: String,
+    },
+    /// A CSV trace file is malformed.
+    #[error("trace `{name}` line {line}: {why}")]
+    Trace {
+        /// File name or path.
+        name: String,
+        /// 1-based line (0 when the fault is not on one line).
+        line: usize,
+        /// What is wrong, naming the field.
         why: String,
     },
     /// A file could not be read or written.
@@ -150,6 +162,11 @@ impl Scheme {
         })
     }
 }
+
+/// Every name [`Scheme::parse`] accepts.
+pub const SCHEME_NAMES: [&str; 9] = [
+    "edm", "edm-fcfs", "edm-srpt", "ird", "pfabric", "pfc", "dctcp", "cxl", "fastpass",
+];
 
 /// Raw outcome of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -277,12 +294,26 @@ pub fn evaluate(
     msgs: &[Message],
     ideals: &mut IdealCache,
 ) -> Result<(RunResult, Summary), SimError> {
+    let (res, summary, _) = evaluate_after(scheme, cfg, msgs, ideals, 0)?;
+    Ok((res, summary))
+}
+
+/// Like [`evaluate`], but the first `warmup` messages of the trace (in issue order) are
+/// simulated and left out of the statistics (the queues are still filling then); also
+/// returns the slowdown of every counted message, in trace order.
+pub fn evaluate_after(
+    scheme: Scheme,
+    cfg: &SimConfig,
+    msgs: &[Message],
+    ideals: &mut IdealCache,
+    warmup: usize,
+) -> Result<(RunResult, Summary, Vec<f64>), SimError> {
     let start = std::time::Instant::now();
     let res = run_scheme(scheme, cfg, msgs)?;
     let wall = start.elapsed().as_secs_f64();
     let mut slow = Vec::with_capacity(msgs.len());
     let mut by_kind: [Vec<f64>; 2] = [Vec::new(), Vec::new()];
-    for (m, f) in msgs.iter().zip(&res.finish) {
+    for (m, f) in msgs.iter().zip(&res.finish).skip(warmup) {
         if let Some(f) = f {
             let ideal = ideals.ideal(scheme, cfg, m.kind, m.bytes)?;
             let s = (f - m.arrival) as f64 / ideal as f64;
@@ -299,5 +330,5 @@ pub fn evaluate(
         &res,
         wall,
     );
-    Ok((res, summary))
+    Ok((res, summary, slow))
 }
