@@ -238,6 +238,7 @@ fn run(faults: FaultConfig, ops: u64, seed: u64) -> clio_emu::server::ServeStats
             seed: faults.seed ^ 0x0b5e_55ed,
             ..faults
         },
+        ..ServeOptions::default()
     };
     let board = ServedBoard::start(emulator_config(), opts);
     let page = board.page();
@@ -337,6 +338,7 @@ fn large_requests_complete_under_loss() {
     let opts = ServeOptions {
         inbound: f,
         outbound: FaultConfig { seed: 4, ..f },
+        ..ServeOptions::default()
     };
     let board = ServedBoard::start(emulator_config(), opts);
     let mut s = board.session(9);

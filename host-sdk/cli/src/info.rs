@@ -1,5 +1,10 @@
 //! `clio info`: who a board is and what it runs, optionally checked
 //! against a firmware build manifest.
+//!
+//! For an emulated board it also prints the UDP server's client table
+//! (live, capacity, evicted): the INFO payload is the board's wire format,
+//! so these come from the emulator's stats probe on the same port
+//! (`clio_emu::server::probe_stats`), which a hardware board does not answer.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -109,6 +114,20 @@ fn compare(id: &BoardIdentity, m: &ImageManifest) -> Vec<Check> {
     v
 }
 
+/// The emulator's server counters, if the board is an emulator that answers
+/// a stats probe within a short wait.
+fn emulator_stats(addr: std::net::SocketAddr) -> Option<clio_emu::server::ProbeReply> {
+    let any: std::net::SocketAddr = if addr.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = std::net::UdpSocket::bind(any).ok()?;
+    clio_emu::server::probe_stats(&socket, addr, std::time::Duration::from_millis(300))
+        .ok()
+        .flatten()
+}
+
 /// Run `clio info`.
 pub fn run(a: &InfoArgs) -> Result<()> {
     let (addr, cfg, _server) = connect_target(&a.target)?;
@@ -118,6 +137,7 @@ pub fn run(a: &InfoArgs) -> Result<()> {
         .info()
         .with_context(|| format!("asking {addr} for its identity"))?;
     let id = BoardIdentity::from(&info);
+    let emulator = emulator_stats(addr);
     let checks = match &a.manifest {
         Some(p) => {
             let text =
@@ -132,7 +152,7 @@ pub fn run(a: &InfoArgs) -> Result<()> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({ "board": id, "manifest_checks": checks })
+                &serde_json::json!({ "board": id, "emulator": emulator, "manifest_checks": checks })
             )?
         );
     } else {
@@ -151,6 +171,13 @@ pub fn run(a: &InfoArgs) -> Result<()> {
             id.slots_per_bucket,
             id.tlb_entries
         );
+        if let Some(e) = &emulator {
+            let c = &e.clients;
+            println!(
+                "clients          {} live of {}, {} evicted, {} answers to evicted clients dropped (emulator)",
+                c.live, c.capacity, c.evicted, c.unroutable
+            );
+        }
         for c in &checks {
             println!(
                 "{:<6} {:<11} board {}  manifest {}",
