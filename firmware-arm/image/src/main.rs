@@ -17,6 +17,8 @@ mod cache;
 mod exceptions;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod fastpath;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod gic;
 mod logger;
 mod mmu;
 mod psci;

@@ -157,6 +157,10 @@ pub struct QemuSlowPath {
     firmware: FirmwareLog,
     manifest: ImageManifest,
     boot_time: Duration,
+    /// Length of the UART capture when it was last scanned for errors.
+    log_scanned: u64,
+    /// The first error the firmware logged, once seen.
+    log_error: Option<String>,
 }
 
 /// The ELF's defmt table, for decoding the UART capture.
@@ -274,6 +278,8 @@ impl QemuSlowPath {
             firmware,
             manifest,
             boot_time: Duration::ZERO,
+            log_scanned: 0,
+            log_error: None,
         };
         q.wait_for_line(READY_LINE, opts.timeout)?;
         q.boot_time = start.elapsed();
@@ -373,20 +379,31 @@ impl QemuSlowPath {
     }
 
     /// Fails if QEMU has exited or the firmware logged an error (it reports
-    /// exceptions and panics as errors before halting).
+    /// exceptions and panics as errors before halting). Cheap when nothing
+    /// changed: the log is decoded again only when it grew, because a
+    /// polling board calls this on every poll.
     pub fn check_alive(&mut self) -> io::Result<()> {
         if let Some(status) = self.child.try_wait()? {
             return Err(self.failure(&format!("QEMU exited ({status})")));
         }
-        if let Some(e) = self
-            .log_lines()
-            .iter()
-            .find(|l| l.level == Some(Level::Error))
-        {
-            let msg = format!("firmware reported an error: {}", e.message);
-            return Err(self.failure(&msg));
+        let len = fs::metadata(&self.log).map(|m| m.len()).unwrap_or(0);
+        if self.log_error.is_none() && len != self.log_scanned {
+            self.log_scanned = len;
+            self.log_error = self
+                .log_lines()
+                .into_iter()
+                .find(|l| l.level == Some(Level::Error))
+                .map(|e| e.message);
+        }
+        if let Some(e) = self.log_error.clone() {
+            return Err(self.failure(&format!("firmware reported an error: {e}")));
         }
         Ok(())
+    }
+
+    /// QEMU's process id (for CPU accounting in tests and benchmarks).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Wait until a log line containing `text` appears; returns it. Fails
