@@ -15,11 +15,12 @@
 //! - [`FLOOD_PER_ROUND`] fresh sockets each send one INFO (new sources).
 //!
 //! The board's client table holds [`CLIENTS`] entries, so it is full within
-//! the first round and evicts from then on. The board process's RSS is
-//! sampled every [`SAMPLE_EVERY`] (its emulated DRAM is made resident before
-//! it serves, so DRAM pages clients touch for the first time do not show as
-//! growth; the slow path's fixed arena becomes resident during the warm-up
-//! as PIDs and ranges reach its tables); the test fails if a sample
+//! the first round and evicts from then on. The board process's RSS and
+//! live heap are sampled every [`SAMPLE_EVERY`] (its zeroed allocations, the
+//! emulated DRAM and the slow path's arena, are written through at
+//! allocation, so their pages touched for the first time do not show as
+//! growth); the test fails if the live heap grows by more than
+//! [`HEAP_BOUND`] after the warm-up, or if an RSS sample
 //! after the warm-up (the first quarter of the run, at least [`WARMUP_MIN`])
 //! exceeds the first post-warm-up sample by more than [`RSS_BOUND`].
 //! Without the bound (capacity 2^24, the old unbounded table) a 30 s run
@@ -48,6 +49,9 @@ const FAULTS: &str = "drop=0.02,dup=0.01,reorder=0.05,window_us=200,corrupt=0.00
 const FLOOD_PER_ROUND: usize = 32;
 /// Most the board's RSS may grow after the warm-up.
 const RSS_BOUND: u64 = 512 << 10;
+/// Most the board's live heap may grow after the warm-up (the allocator's
+/// exact count: a leak shows here first).
+const HEAP_BOUND: u64 = 64 << 10;
 /// How often RSS is sampled.
 const SAMPLE_EVERY: Duration = Duration::from_secs(2);
 /// Shortest warm-up.
@@ -67,6 +71,7 @@ fn soak_secs() -> u64 {
 #[derive(Debug, Clone, Copy)]
 struct Sample {
     rss: u64,
+    heap: u64,
     live: u64,
     evicted: u64,
     unroutable: u64,
@@ -124,6 +129,7 @@ impl BoardProc {
         };
         Sample {
             rss: n("rss"),
+            heap: n("heap"),
             live: n("live"),
             evicted: n("evicted"),
             unroutable: n("unroutable"),
@@ -179,8 +185,9 @@ fn fault_injected_soak_keeps_board_rss_flat() {
     let end = start + Duration::from_secs(secs);
     let warmup = (Duration::from_secs(secs) / 4).max(WARMUP_MIN);
     let mut samples: Vec<(f64, Sample)> = Vec::new();
-    let mut warm: Option<u64> = None;
+    let mut warm: Option<Sample> = None;
     let mut worst = 0u64;
+    let mut worst_heap = 0u64;
     let mut next_sample = start;
     let mut rounds = 0u64;
     while Instant::now() < end {
@@ -235,8 +242,11 @@ fn fault_injected_soak_keeps_board_rss_flat() {
             );
             samples.push((now.duration_since(start).as_secs_f64(), smp));
             match warm {
-                None if now.duration_since(start) >= warmup => warm = Some(smp.rss),
-                Some(w) => worst = worst.max(smp.rss.saturating_sub(w)),
+                None if now.duration_since(start) >= warmup => warm = Some(smp),
+                Some(w) => {
+                    worst = worst.max(smp.rss.saturating_sub(w.rss));
+                    worst_heap = worst_heap.max(smp.heap.saturating_sub(w.heap));
+                }
                 None => {}
             }
         }
@@ -261,7 +271,10 @@ fn fault_injected_soak_keeps_board_rss_flat() {
     drop(main);
     let last = board.sample();
     let (received, sent) = board.stop();
-    worst = worst.max(last.rss.saturating_sub(warm.unwrap_or(last.rss)));
+    if let Some(w) = warm {
+        worst = worst.max(last.rss.saturating_sub(w.rss));
+        worst_heap = worst_heap.max(last.heap.saturating_sub(w.heap));
+    }
     let w = warm.expect("the run is longer than its warm-up");
     println!(
         "soak {secs} s, seed {seed}: {rounds} rounds, {received} datagrams in, {sent} out; \
@@ -269,20 +282,28 @@ fn fault_injected_soak_keeps_board_rss_flat() {
         last.evicted, last.unroutable
     );
     println!(
-        "board RSS (DRAM resident from the start): {} KiB after the {:.0} s warm-up, \
-         {} KiB at the end, worst growth {} KiB (bound {} KiB)",
-        w >> 10,
+        "board RSS: {} KiB after the {:.0} s warm-up, {} KiB at the end, worst growth {} KiB \
+         (bound {} KiB); live heap {} KiB after the warm-up, {} KiB at the end",
+        w.rss >> 10,
         warmup.as_secs_f64(),
         last.rss >> 10,
         worst >> 10,
-        RSS_BOUND >> 10
+        RSS_BOUND >> 10,
+        w.heap >> 10,
+        last.heap >> 10
     );
     let shown: Vec<String> = samples
         .iter()
-        .map(|(t, s)| format!("{t:.0}s:{}K", s.rss >> 10))
+        .map(|(t, s)| format!("{t:.0}s:{}K/{}K", s.rss >> 10, s.heap >> 10))
         .collect();
-    println!("samples: {}", shown.join(" "));
+    println!("samples (RSS/heap): {}", shown.join(" "));
     assert!(last.evicted > 0, "the soak never filled the client table");
+    assert!(
+        worst_heap <= HEAP_BOUND,
+        "board heap grew by {} KiB after the warm-up (bound {} KiB)",
+        worst_heap >> 10,
+        HEAP_BOUND >> 10
+    );
     assert!(
         worst <= RSS_BOUND,
         "board RSS grew by {} KiB after the warm-up (bound {} KiB)",

@@ -143,22 +143,6 @@ impl Board {
         &self.fast
     }
 
-    /// Make every page of the emulated DRAM resident now (each is written
-    /// with the byte it holds), so a process measuring its RSS over time
-    /// sees what changes, not DRAM pages becoming resident as clients first
-    /// touch them. Board state is unchanged.
-    pub fn prefault_dram(&mut self) {
-        let mem = self.fast.dram_mut();
-        for i in (0..mem.len()).step_by(4096) {
-            // Volatile, so the store of an unchanged byte is not elided.
-            // SAFETY: `i` is in bounds; a plain byte read and write.
-            unsafe {
-                let p = mem.as_mut_ptr().add(i);
-                std::ptr::write_volatile(p, std::ptr::read_volatile(p));
-            }
-        }
-    }
-
     /// Counters.
     pub fn stats(&self) -> BoardStats {
         BoardStats {

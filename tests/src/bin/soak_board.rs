@@ -5,17 +5,61 @@
 //! emulator board on an ephemeral loopback port with a client table of
 //! CLIENTS entries and the given fault specs (`clio sim` syntax), prints
 //! `addr IP:PORT`, then answers each line on stdin:
-//! - `rss` → `rss BYTES live N capacity N evicted N unroutable N`: the
-//!   process's resident bytes and the client table's counters. The board's
-//!   DRAM is made resident before serving ([`Board::prefault_dram`]), so RSS
-//!   moves only with what the board allocates, not with DRAM pages clients
-//!   touch for the first time;
+//! - `rss` → `rss BYTES heap BYTES live N capacity N evicted N unroutable N`:
+//!   the process's resident bytes, its live heap bytes and the client
+//!   table's counters. Zeroed allocations are written at once ([`Resident`]),
+//!   so the board's DRAM and the slow path's arena are resident from the
+//!   start and RSS moves only with what the board allocates, not with pages
+//!   of fixed buffers touched for the first time;
 //! - end of input → stops the server, prints `stats RECEIVED SENT`, exits.
 
+use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use clio_emu::{Board, FaultConfig, ServeOptions};
+
+/// The system allocator, counting live bytes, with zeroed allocations
+/// written through (the default `calloc` leaves fresh pages unmapped until
+/// first touched, which an RSS trend would mistake for growth).
+struct Resident;
+
+static HEAP: AtomicI64 = AtomicI64::new(0);
+
+// SAFETY: every call forwards to `System` with the caller's arguments; the
+// zeroing writes exactly the bytes just allocated.
+unsafe impl GlobalAlloc for Resident {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        HEAP.fetch_add(l.size() as i64, Ordering::Relaxed);
+        // SAFETY: the caller's layout.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        HEAP.fetch_add(l.size() as i64, Ordering::Relaxed);
+        // SAFETY: the caller's layout; `p` holds `l.size()` writable bytes.
+        unsafe {
+            let p = System.alloc(l);
+            if !p.is_null() {
+                std::ptr::write_bytes(p, 0, l.size());
+            }
+            p
+        }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        HEAP.fetch_sub(l.size() as i64, Ordering::Relaxed);
+        // SAFETY: `p` came from this allocator with layout `l`.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        HEAP.fetch_add(new as i64 - l.size() as i64, Ordering::Relaxed);
+        // SAFETY: as for `dealloc`, with the caller's new size.
+        unsafe { System.realloc(p, l, new) }
+    }
+}
+
+#[global_allocator]
+static ALLOC: Resident = Resident;
 
 /// Resident bytes of this process (`/proc/self/statm`).
 fn rss() -> u64 {
@@ -44,8 +88,7 @@ fn run(args: &[String]) -> Result<(), String> {
             .parse()
             .map_err(|_| format!("CLIENTS '{clients}' is not a number"))?,
     };
-    let mut board = Board::new(&clio_tests::emulator_config()).map_err(|e| e.to_string())?;
-    board.prefault_dram();
+    let board = Board::new(&clio_tests::emulator_config()).map_err(|e| e.to_string())?;
     let server = clio_emu::spawn(board, ([127, 0, 0, 1], 0).into(), opts)
         .map_err(|e| format!("serving: {e}"))?;
     let mut out = std::io::stdout().lock();
@@ -62,8 +105,9 @@ fn run(args: &[String]) -> Result<(), String> {
         say(
             &mut out,
             format!(
-                "rss {} live {} capacity {} evicted {} unroutable {}",
+                "rss {} heap {} live {} capacity {} evicted {} unroutable {}",
                 rss(),
+                HEAP.load(Ordering::Relaxed),
                 c.live,
                 c.capacity,
                 c.evicted,
