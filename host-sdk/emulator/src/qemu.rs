@@ -41,9 +41,10 @@
 //! what a weakly ordered host would need.
 //!
 //! **Threads.** QEMU runs all four vCPUs on one host thread
-//! (`thread=single`): the firmware's cores spin or `WFE` while waiting, and
-//! in single-threaded TCG `WFE`/`YIELD` hand the host thread to the next
-//! vCPU, so the guest costs one host core instead of four spinning threads.
+//! (`thread=single`): in single-threaded TCG `WFE`/`YIELD` hand the host
+//! thread to the next vCPU, so a busy guest costs one host core instead of
+//! four spinning threads; idle cores of the co-simulation image halt in
+//! `WFI` (firmware `gic.rs`), so an idle guest lets QEMU sleep.
 //!
 //! [`bench_slowpath`] measures the ring round trip and the alloc latency with
 //! the slow path in QEMU next to the in-process slow path.
