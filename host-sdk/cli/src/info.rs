@@ -200,6 +200,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn emulator_stats_come_from_an_emulator_only() {
+        let cfg = clio_config::BoardConfig::embedded("emulator").unwrap();
+        let board = clio_emu::Board::new(&cfg).unwrap();
+        let server = clio_emu::spawn(
+            board,
+            "127.0.0.1:0".parse().unwrap(),
+            clio_emu::ServeOptions::for_board(&cfg),
+        )
+        .unwrap();
+        let e = emulator_stats(server.addr()).expect("an emulator answers the probe");
+        assert_eq!(e.clients.capacity, u64::from(cfg.network.clients));
+        assert_eq!(e.clients.live, 0, "the probe itself is not a client");
+        // Something that never answers (a bound socket nobody reads): no line.
+        let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(emulator_stats(silent.local_addr().unwrap()).is_none());
+    }
+
+    #[test]
     fn manifest_comparison() {
         let id = BoardIdentity {
             board: "zcu106".into(),
