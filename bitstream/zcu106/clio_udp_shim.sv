@@ -22,6 +22,20 @@
 // wins; a response of the evicted one is dropped and its client retries).
 // `rst` empties the table.
 //
+// Bound: 2^TABLE_BITS entries (64 in clio_zcu106_top, at most 4096), fixed
+// distributed RAM (129 bits each) that no traffic can grow. The table is
+// never "full" in the sense of refusing: with more live pids than entries,
+// a new pid replaces the pid sharing its index (not the least recently used
+// one), the replaced pid's responses are dropped (tx_drop) until its next
+// request re-learns the entry, and no response ever goes to another pid's
+// client (the tag is the full pid). Two busy pids sharing an index thrash:
+// each one's responses are lost whenever the other asked last. An entry is
+// learned from every request passed to the fast path, before the fast path
+// checks its CRC or PID: a corrupt or forged request rewrites its pid's entry
+// (responses then go to the forger's address until the client asks again).
+// Learning only from requests the fast path accepts needs a verdict from it,
+// which the session-key work adds to the fast-path interface.
+//
 // `rx_drop` pulses once per received frame neither passed on nor answered as
 // an ARP request (and once per frame shorter than its UDP length, which is
 // passed padded, see clio_udp_rx); `tx_drop` once per response not sent.

@@ -74,6 +74,11 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     writeln!(w, "ports = {}", n.ports)?;
     writeln!(w, "port_gbps = {}", n.port_gbps)?;
     writeln!(w, "port_kind = \"{}\"", n.port_kind.as_str())?;
+    // Written only when set to something else, so the configs that keep the
+    // default hash as they did before the key existed.
+    if n.clients != crate::model::DEFAULT_CLIENTS {
+        writeln!(w, "clients = {}", n.clients)?;
+    }
     writeln!(w, "\n[dedup]")?;
     writeln!(w, "buffer_bytes = {}", c.dedup.buffer_bytes)?;
     writeln!(w, "entry_bytes = {}", c.dedup.entry_bytes)?;

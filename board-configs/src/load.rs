@@ -672,6 +672,9 @@ impl Reader<'_> {
                 ports: self.int("network.ports", l::PORTS) as u32,
                 port_gbps: self.int("network.port_gbps", l::PORT_GBPS) as u32,
                 port_kind: self.choice("network.port_kind", &PortKind::ALL, PortKind::as_str),
+                clients: self
+                    .opt_int("network.clients", l::CLIENTS)
+                    .map_or(crate::model::DEFAULT_CLIENTS, |n| n as u32),
             },
             dedup: Dedup {
                 buffer_bytes: self.bytes("dedup.buffer_bytes", l::DEDUP_BUFFER_BYTES),

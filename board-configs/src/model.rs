@@ -367,7 +367,15 @@ pub struct Network {
     pub port_gbps: u32,
     /// Physical form of the ports.
     pub port_kind: PortKind,
+    /// Client return addresses the emulated board's UDP server remembers at
+    /// once (`network.clients`, default [`DEFAULT_CLIENTS`]); the least
+    /// recently heard is forgotten to make room. A ZCU106's RTL table is
+    /// fixed by the top instead (64 entries indexed by pid; bitstream README).
+    pub clients: u32,
 }
+
+/// `network.clients` when a file does not set it.
+pub const DEFAULT_CLIENTS: u32 = 4096;
 
 /// Dedup buffer of recently executed non-idempotent requests.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

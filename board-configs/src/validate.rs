@@ -103,6 +103,9 @@ pub mod limits {
     pub const PORTS: Limit = Limit::range(1, 8);
     /// `network.port_gbps`.
     pub const PORT_GBPS: Limit = Limit::range(1, 800);
+    /// `network.clients`: up to 2^24 remembered addresses (about 1.6 GB of
+    /// table at ~100 B each; the default 4096 takes ~400 KB).
+    pub const CLIENTS: Limit = Limit::range(1, 1 << 24);
     /// `dedup.buffer_bytes`.
     pub const DEDUP_BUFFER_BYTES: Limit = Limit::range(64, 64 * MIB);
     /// `dedup.entry_bytes`.
@@ -331,6 +334,7 @@ impl BoardConfig {
         check("network.mtu_payload", n.mtu_payload.into(), l::MTU_PAYLOAD)?;
         check("network.ports", n.ports.into(), l::PORTS)?;
         check("network.port_gbps", n.port_gbps.into(), l::PORT_GBPS)?;
+        check("network.clients", n.clients.into(), l::CLIENTS)?;
         check(
             "dedup.buffer_bytes",
             c.dedup.buffer_bytes,

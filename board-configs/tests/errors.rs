@@ -86,6 +86,15 @@ fn bad_type_names_found_and_expected() {
         "board-configs/bad.toml: key 'network.port_kind' = \"rj45\": \
          must be one of \"sfp+\", \"qsfp28\", \"loopback\""
     );
+    for bad in ["0", "16777217"] {
+        let msg = with_child(&format!("[network]\nclients = {bad}\n")).error("bad.toml");
+        assert!(
+            msg.starts_with(&format!(
+                "board-configs/bad.toml: key 'network.clients' = {bad}: must be"
+            )),
+            "{msg}"
+        );
+    }
     let msg = Files::shipped()
         .with("bad.toml", "inherit = 3\n")
         .error("bad.toml");

@@ -115,6 +115,15 @@ fn emulator_inherits_zcu106_and_overrides_memory_and_ports() {
     assert_eq!(emu.network.port_kind, PortKind::Loopback);
     assert_ne!(emu.network.udp_port, z.network.udp_port);
     assert_eq!(emu.timeouts.rto_min_us, 500);
+    // The client table: set in the file, the default elsewhere, and a value
+    // equal to the default leaves the canonical form (and hash) unchanged.
+    assert_eq!(emu.network.clients, clio_config::DEFAULT_CLIENTS);
+    assert_eq!(z.network.clients, clio_config::DEFAULT_CLIENTS);
+    assert!(!emu.to_toml().contains("clients ="));
+    let mut more = emu;
+    more.network.clients = 100_000;
+    assert!(more.to_toml().contains("clients = 100000"));
+    assert_ne!(more.config_hash(), emu.config_hash());
     // Inherited unchanged, including keys inside partially overridden tables.
     assert_eq!(emu.regions.firmware, z.regions.firmware);
     assert_eq!(emu.regions.rings, z.regions.rings);

@@ -4,7 +4,8 @@
 # RAM in a shared-memory file, and runs host-sdk/emulator/tests/qemu_cosim.rs
 # against it: alloc, write and read back across pages, first-touch faults,
 # free, two PIDs isolated, and a corrupt RX descriptor that the firmware
-# counts while it keeps serving.
+# counts while it keeps serving; then host-sdk/emulator/tests/qemu_idle.rs:
+# the served QEMU board's idle CPU (this process and QEMU) stays bounded.
 #
 # Environment:
 #   CARGO_TARGET_DIR  the image builds in $CARGO_TARGET_DIR/cosim-image
@@ -36,6 +37,9 @@ export CLIO_COSIM_IMAGE="$IMAGE_TARGET_DIR/aarch64-unknown-none/release/clio-fir
 echo "== co-simulation tests"
 # Under CI the tests themselves refuse to skip when QEMU is missing.
 timeout 600 cargo test -q -p clio-emu --test qemu_cosim -- --test-threads=1
+
+echo "== an idle QEMU-backed board idles (host < 5 % of a core, QEMU < 25 %) and wakes on a request"
+timeout 300 cargo test -q -p clio-emu --test qemu_idle -- --nocapture
 
 echo "== the SDK against the QEMU-backed board: clio sim --slow-path qemu, then bringup and info"
 # Debug builds: the workspace tests already built them.

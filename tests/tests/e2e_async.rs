@@ -115,6 +115,7 @@ async fn sessions_contend_for_a_lock_over_a_lossy_link() {
     let opts = ServeOptions {
         inbound: faults,
         outbound: FaultConfig { seed: 12, ..faults },
+        ..ServeOptions::default()
     };
     let board = ServedBoard::start(emulator_config(), opts);
     contended_lock(&board, 3, 20).await;

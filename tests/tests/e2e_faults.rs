@@ -238,6 +238,7 @@ fn run(faults: FaultConfig, ops: u64, seed: u64) -> clio_emu::server::ServeStats
             seed: faults.seed ^ 0x0b5e_55ed,
             ..faults
         },
+        ..ServeOptions::default()
     };
     // The final leak check allocates the whole data region in one address
     // space: let its quota cover that.
@@ -341,6 +342,7 @@ fn large_requests_complete_under_loss() {
     let opts = ServeOptions {
         inbound: f,
         outbound: FaultConfig { seed: 4, ..f },
+        ..ServeOptions::default()
     };
     let board = ServedBoard::start(emulator_config(), opts);
     let mut s = board.session();

@@ -19,6 +19,8 @@ mod entropy;
 mod exceptions;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod fastpath;
+#[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
+mod gic;
 mod logger;
 mod mmu;
 mod psci;

@@ -33,6 +33,19 @@
 //! generic-timer event stream on, so a `WFE` never outlives a missed event by
 //! more than one event period.
 //!
+//! Idle sleep ([`IDLE_SLEEP`]: emulator-config and `qemu` builds, the
+//! images that run in QEMU). A `WFE` does not halt a vCPU under TCG, so
+//! waiting cores would keep QEMU's thread at 100 % of a host core. There,
+//! a worker with nothing queued halts in `WFI` (`gic::sleep`) until core 0
+//! sends it a wake-up SGI with its work; core 0, once the rings have been
+//! quiet for [`POLL_AFTER_ACTIVITY_US`], halts for 20 µs, then twice as long
+//! after each quiet look, up to [`IDLE_SLEEP_MAX_US`], and snaps back to busy
+//! polling on the first descriptor or a worker's wake-up. The fast path of
+//! the co-simulation cannot interrupt the guest, so a request that arrives
+//! while core 0 sleeps waits at most [`IDLE_SLEEP_MAX_US`] of guest time.
+//! ZCU106 lab images keep the paper's busy-polling core 0 and `WFE` workers
+//! (dedicated cores, no added latency).
+//!
 //! Notification path. The fast path publishes an RX descriptor by storing
 //! the ring's `head` and bumping its `doorbell` (clio-wire ring header); core 0
 //! polls `head`. The board design also routes the doorbell to the PS as
@@ -63,6 +76,7 @@ use clio_wire::ring::{header_field, ring_bytes, RingMemory};
 use crate::board::{self, BOARD};
 use crate::entropy;
 use crate::fastpath::{self, Mmio};
+use crate::gic;
 use crate::ringmem::SharedRing;
 use crate::timer;
 use clio_slowpath::{FastPathRegs, FastPathStatus};
@@ -94,6 +108,24 @@ const REPORT_INTERVAL_US: u64 = 1_000_000;
 /// Event-stream bit: a `WFE` wakes when this bit of the counter toggles
 /// (bit 10 at 62.5–100 MHz: every ~10–16 µs).
 const EVENT_STREAM_BIT: u64 = 10;
+
+/// Whether idle cores halt in `WFI` (module docs): the images that run in
+/// QEMU (the emulator board config, or the `qemu` feature).
+pub const IDLE_SLEEP: bool =
+    matches!(BOARD.board.kind, clio_config::BoardKind::Emulator) || cfg!(feature = "qemu");
+
+/// Core 0 keeps busy-polling this long after the last activity, so a burst
+/// of requests is served without sleep latency.
+pub const POLL_AFTER_ACTIVITY_US: u64 = 200;
+
+/// Core 0's first sleep once quiet; each quiet look doubles it.
+const IDLE_SLEEP_MIN_US: u64 = 20;
+
+/// Core 0's longest sleep: the most a request arriving while it sleeps waits.
+pub const IDLE_SLEEP_MAX_US: u64 = 1_000;
+
+/// A worker's sleep bound; core 0's wake-up SGI ends it early.
+const WORKER_SLEEP_US: u64 = 100_000;
 
 type RingEngine = Engine<'static, WORKERS, QUEUE_SLOTS>;
 
@@ -256,11 +288,67 @@ fn log_fastpath_plan() {
     }
 }
 
+/// Wait for a hand-off: `WFI` until woken (bounded) on images that sleep,
+/// else `WFE` (woken by `SEV` or the event stream).
+fn wait_for_work() {
+    if IDLE_SLEEP {
+        gic::sleep(WORKER_SLEEP_US);
+    } else {
+        asm::wfe();
+    }
+}
+
+/// Signal `core` after a flag store it waits on (`SEV`, plus its wake-up
+/// SGI on images that sleep).
+fn signal(core: usize) {
+    asm::sev();
+    if IDLE_SLEEP {
+        gic::wake(core);
+    }
+}
+
+/// Core 0's quiet-time schedule: busy for [`POLL_AFTER_ACTIVITY_US`], then
+/// sleeps doubling from [`IDLE_SLEEP_MIN_US`] to [`IDLE_SLEEP_MAX_US`].
+struct IdleBackoff {
+    busy_until: timer::Deadline,
+    next_sleep_us: u64,
+}
+
+impl IdleBackoff {
+    fn new() -> Self {
+        IdleBackoff {
+            busy_until: timer::Deadline::after_micros(POLL_AFTER_ACTIVITY_US),
+            next_sleep_us: IDLE_SLEEP_MIN_US,
+        }
+    }
+
+    fn active(&mut self) {
+        *self = IdleBackoff::new();
+    }
+
+    /// One quiet iteration: yield, or sleep once the busy window is over.
+    fn quiet(&mut self) {
+        if IDLE_SLEEP && self.busy_until.expired() {
+            gic::sleep(self.next_sleep_us);
+            self.next_sleep_us = (self.next_sleep_us * 2).min(IDLE_SLEEP_MAX_US);
+        } else {
+            // A hint on the board; under single-threaded emulation it lets
+            // the other cores run.
+            // SAFETY: `yield` has no architectural effect.
+            unsafe { core::arch::asm!("yield", options(nomem, nostack)) };
+        }
+    }
+}
+
 /// Primary core: format board DRAM, build the engine, then serve forever.
 pub fn run_primary() -> ! {
     let mut pool = entropy::Pool::new();
     pool.stamp();
     enable_event_stream();
+    if IDLE_SLEEP {
+        gic::init_distributor();
+        gic::init_cpu();
+    }
     log_fastpath_plan();
     // Hold the fast path before board DRAM changes under it (a warm reboot
     // of the ARM leaves the PL running).
@@ -377,6 +465,7 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
         FastPathStatus::default(),
     );
     let mut next_report = timer::Deadline::after_micros(REPORT_INTERVAL_US);
+    let mut idle = IdleBackoff::new();
     loop {
         let rx_waiting = rx.load_u32(header_field::HEAD) != rx.load_u32(header_field::TAIL);
         let tx_tail = tx.load_u32(header_field::TAIL);
@@ -388,14 +477,22 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
             let out = posting(&mut regs, &mut tx, |tx| {
                 e.poll(&mut rx, tx, POLL_BUDGET, scrub)
             });
+            let mut woken = [false; WORKERS];
             for (w, flag) in WORK.iter().enumerate() {
                 if e.queued(w) > 0 {
                     flag.store(true, Ordering::Release);
+                    woken[w] = true;
                 }
             }
             let rejected = e.counters().malformed;
             drop(g);
             asm::sev();
+            if IDLE_SLEEP {
+                for w in (0..WORKERS).filter(|&w| woken[w]) {
+                    gic::wake(w + 1);
+                }
+            }
+            idle.active();
             if let Some(err) = out.last_error {
                 defmt::warn!(
                     "RX slot rejected: {=str} ({=u64} rejected since boot)",
@@ -404,10 +501,7 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
                 );
             }
         } else {
-            // A hint on the board; under single-threaded emulation it lets
-            // the other cores run.
-            // SAFETY: `yield` has no architectural effect.
-            unsafe { core::arch::asm!("yield", options(nomem, nostack)) };
+            idle.quiet();
         }
         if next_report.expired() {
             next_report = timer::Deadline::after_micros(REPORT_INTERVAL_US);
@@ -463,6 +557,9 @@ fn report(c: &EngineCounters, s: &Stats) {
 /// Worker core `core` (1..): run queued requests forever.
 pub fn run_worker(core: usize) -> ! {
     enable_event_stream();
+    if IDLE_SLEEP {
+        gic::init_cpu();
+    }
     let w = core - 1;
     while !READY.load(Ordering::Acquire) {
         asm::wfe();
@@ -471,7 +568,7 @@ pub fn run_worker(core: usize) -> ! {
     let mut regs = doorbell();
     loop {
         if !WORK[w].load(Ordering::Acquire) {
-            asm::wfe();
+            wait_for_work();
             continue;
         }
         let mut g = LOCK.lock();
@@ -483,11 +580,11 @@ pub fn run_worker(core: usize) -> ! {
         drop(g);
         if ran {
             KICK.store(true, Ordering::Release);
-            asm::sev();
+            signal(0);
         } else {
             // The previous request's commands wait for TX room; core 0
             // emits them when the fast path frees slots.
-            asm::wfe();
+            wait_for_work();
         }
     }
 }

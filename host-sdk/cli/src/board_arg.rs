@@ -81,7 +81,7 @@ pub fn connect_target(
             let server = clio_emu::spawn(
                 board,
                 "127.0.0.1:0".parse()?,
-                clio_emu::ServeOptions::default(),
+                clio_emu::ServeOptions::for_board(&cfg),
             )?;
             Ok((server.addr(), cfg, Some(server)))
         }

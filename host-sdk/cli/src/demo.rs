@@ -95,6 +95,7 @@ pub fn run(a: &DemoArgs) -> Result<()> {
             seed: faults.seed ^ 0x5eed,
             ..faults
         },
+        ..ServeOptions::for_board(&cfg)
     };
     let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
     let server = clio_emu::spawn(board, "127.0.0.1:0".parse()?, opts)?;

@@ -1,5 +1,10 @@
 //! `clio info`: who a board is and what it runs, optionally checked
 //! against a firmware build manifest.
+//!
+//! For an emulated board it also prints the UDP server's client table
+//! (live, capacity, evicted): the INFO payload is the board's wire format,
+//! so these come from the emulator's stats probe on the same port
+//! (`clio_emu::server::probe_stats`), which a hardware board does not answer.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -115,6 +120,20 @@ fn compare(id: &BoardIdentity, m: &ImageManifest) -> Vec<Check> {
     v
 }
 
+/// The emulator's server counters, if the board is an emulator that answers
+/// a stats probe within a short wait.
+fn emulator_stats(addr: std::net::SocketAddr) -> Option<clio_emu::server::ProbeReply> {
+    let any: std::net::SocketAddr = if addr.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+    };
+    let socket = std::net::UdpSocket::bind(any).ok()?;
+    clio_emu::server::probe_stats(&socket, addr, std::time::Duration::from_millis(300))
+        .ok()
+        .flatten()
+}
+
 /// Run `clio info`.
 pub fn run(a: &InfoArgs) -> Result<()> {
     let (addr, cfg, _server) = connect_target(&a.target)?;
@@ -124,6 +143,7 @@ pub fn run(a: &InfoArgs) -> Result<()> {
         .info()
         .with_context(|| format!("asking {addr} for its identity"))?;
     let id = BoardIdentity::from(&info);
+    let emulator = emulator_stats(addr);
     let checks = match &a.manifest {
         Some(p) => {
             let text =
@@ -138,7 +158,7 @@ pub fn run(a: &InfoArgs) -> Result<()> {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({ "board": id, "manifest_checks": checks })
+                &serde_json::json!({ "board": id, "emulator": emulator, "manifest_checks": checks })
             )?
         );
     } else {
@@ -164,6 +184,13 @@ pub fn run(a: &InfoArgs) -> Result<()> {
             id.sessions,
             id.sessions.saturating_sub(1)
         );
+        if let Some(e) = &emulator {
+            let c = &e.clients;
+            println!(
+                "clients          {} live of {}, {} evicted, {} answers to evicted clients dropped (emulator)",
+                c.live, c.capacity, c.evicted, c.unroutable
+            );
+        }
         for c in &checks {
             println!(
                 "{:<6} {:<11} board {}  manifest {}",
@@ -184,6 +211,24 @@ pub fn run(a: &InfoArgs) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn emulator_stats_come_from_an_emulator_only() {
+        let cfg = clio_config::BoardConfig::embedded("emulator").unwrap();
+        let board = clio_emu::Board::new(&cfg).unwrap();
+        let server = clio_emu::spawn(
+            board,
+            "127.0.0.1:0".parse().unwrap(),
+            clio_emu::ServeOptions::for_board(&cfg),
+        )
+        .unwrap();
+        let e = emulator_stats(server.addr()).expect("an emulator answers the probe");
+        assert_eq!(e.clients.capacity, u64::from(cfg.network.clients));
+        assert_eq!(e.clients.live, 0, "the probe itself is not a client");
+        // Something that never answers (a bound socket nobody reads): no line.
+        let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(emulator_stats(silent.local_addr().unwrap()).is_none());
+    }
 
     #[test]
     fn manifest_comparison() {

@@ -93,6 +93,7 @@ pub fn run(a: &SimArgs) -> Result<()> {
         outbound: FaultConfig::parse(&a.faults_out)
             .map_err(anyhow::Error::msg)
             .context("--faults-out")?,
+        ..ServeOptions::for_board(&cfg)
     };
     if a.fast_path == FastPathKind::Rtl && a.slow_path != SlowPathKind::Inproc {
         anyhow::bail!("--fast-path rtl runs the slow path in process; it cannot be combined with --slow-path qemu");

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use clio_config::BoardConfig;
-use clio_fastpath::{ClientId as FpClient, FastPath, ModelOptions, Span, ZeroPolicy};
+use clio_fastpath::{ClientId as FpClient, Dram, FastPath, ModelOptions, Span, ZeroPolicy};
 use clio_slowpath::{SlowPath, SlowPathConfig};
 
 use crate::server::{ClientId, Engine};
@@ -268,6 +268,87 @@ impl Engine for Board {
 pub struct QemuBoard {
     fast: FastPath<crate::qemu::QemuDram>,
     qemu: crate::qemu::QemuSlowPath,
+    idle: IdleBackoff,
+}
+
+/// How long a QEMU-backed board waits before it looks at the TX ring again.
+///
+/// The firmware answers forwarded requests asynchronously and cannot signal
+/// this process, so the board polls the TX ring. It polls every
+/// [`QEMU_POLL`] while anything moves (a packet, a TX descriptor, an answer
+/// the slow path still owes, descriptors waiting on the RX ring); each quiet
+/// poll doubles the interval up to [`QEMU_POLL_MAX`]. Past the server's spin
+/// threshold (2 ms) the server sleeps in the kernel, so a quiet board costs
+/// no CPU, and a packet still wakes it at once (only the slow path's own
+/// late work waits for the next poll).
+#[derive(Debug, Clone, Copy)]
+pub struct IdleBackoff {
+    interval: Duration,
+    /// Forwarded requests whose answer has not come back (approximate:
+    /// released fences also count as answers).
+    owed: u64,
+    forwarded_seen: u64,
+    /// When a poll last saw something move.
+    last_progress: std::time::Instant,
+    /// Something moved (a packet, a TX descriptor, an answer) since the
+    /// last interval was chosen.
+    progressed: bool,
+}
+
+/// Longest the board keeps polling fast for an owed answer without any
+/// progress (a slot the firmware rejected is never answered).
+const QEMU_OWED_PATIENCE: Duration = Duration::from_secs(1);
+
+/// Longest wait between two polls of a quiet QEMU-backed board.
+pub const QEMU_POLL_MAX: Duration = Duration::from_millis(10);
+
+impl IdleBackoff {
+    fn new() -> Self {
+        IdleBackoff {
+            interval: QEMU_POLL,
+            owed: 0,
+            forwarded_seen: 0,
+            last_progress: std::time::Instant::now(),
+            progressed: false,
+        }
+    }
+
+    /// Account one ring drain; `forwarded` is the model's counter.
+    fn drained(&mut self, s: clio_fastpath::PollSummary, forwarded: u64) {
+        self.owed += forwarded.saturating_sub(self.forwarded_seen);
+        self.forwarded_seen = forwarded;
+        self.owed = self.owed.saturating_sub(u64::from(s.responses));
+        if s.commands > 0 || s.responses > 0 {
+            self.progressed = true;
+        }
+    }
+
+    /// The next poll interval, after a poll that saw `rx_waiting`.
+    fn next(&mut self, rx_waiting: bool) -> Duration {
+        let now = std::time::Instant::now();
+        if std::mem::take(&mut self.progressed) {
+            self.last_progress = now;
+            self.interval = QEMU_POLL;
+            return self.interval;
+        }
+        let stalled = now.duration_since(self.last_progress) >= QEMU_OWED_PATIENCE;
+        if stalled {
+            // An answer that has not come in this long (a rejected slot) is
+            // not waited for at the fast rate.
+            self.owed = 0;
+        }
+        self.interval = if (rx_waiting || self.owed > 0) && !stalled {
+            QEMU_POLL
+        } else {
+            (self.interval * 2).min(QEMU_POLL_MAX)
+        };
+        self.interval
+    }
+
+    /// The interval the last poll asked for.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
 }
 
 impl std::fmt::Debug for QemuBoard {
@@ -278,9 +359,9 @@ impl std::fmt::Debug for QemuBoard {
     }
 }
 
-/// How often a QEMU-backed board looks at the TX ring while no packet
-/// arrives: the firmware answers asynchronously.
-const QEMU_POLL: Duration = Duration::from_micros(50);
+/// How often a QEMU-backed board looks at the TX ring while its rings are
+/// busy: the firmware answers asynchronously ([`IdleBackoff`]).
+pub const QEMU_POLL: Duration = Duration::from_micros(50);
 
 impl QemuBoard {
     /// Boot the firmware (which formats DRAM and the rings, as on the
@@ -308,7 +389,11 @@ impl QemuBoard {
         // descriptor) before serving, as the FPGA does on the doorbell; no
         // request exists yet, so nothing is answered.
         fast.poll_rings(&mut |_, _| {});
-        Ok(QemuBoard { fast, qemu })
+        Ok(QemuBoard {
+            fast,
+            qemu,
+            idle: IdleBackoff::new(),
+        })
     }
 
     /// The firmware under QEMU (logs, boot time, manifest).
@@ -316,9 +401,35 @@ impl QemuBoard {
         &mut self.qemu
     }
 
+    /// QEMU's process id.
+    pub fn firmware_pid(&self) -> u32 {
+        self.qemu.pid()
+    }
+
     /// The fast-path model.
     pub fn fast(&self) -> &FastPath<crate::qemu::QemuDram> {
         &self.fast
+    }
+
+    /// The poll backoff (its current interval).
+    pub fn idle(&self) -> &IdleBackoff {
+        &self.idle
+    }
+
+    /// Drain the TX ring and account it in the backoff.
+    fn drain(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) {
+        let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+        let s = self.fast.poll_rings(&mut cb);
+        self.idle.drained(s, self.fast.stats().forwarded);
+    }
+
+    /// Descriptors on the RX ring the firmware has not taken yet.
+    fn rx_waiting(&self) -> bool {
+        let rx = self.fast.layout().rx_ring;
+        let mem = &self.fast.dram().bytes()[rx.start..rx.end];
+        let head = clio_wire::ring::RingMemory::load_u32(mem, clio_wire::ring::header_field::HEAD);
+        let tail = clio_wire::ring::RingMemory::load_u32(mem, clio_wire::ring::header_field::TAIL);
+        head != tail
     }
 }
 
@@ -326,11 +437,11 @@ impl Engine for QemuBoard {
     fn handle(&mut self, from: ClientId, packet: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
         let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
         self.fast.receive(FpClient(from), packet, &mut cb);
-        self.fast.poll_rings(&mut cb);
+        self.idle.progressed = true;
+        self.drain(out);
     }
     fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
-        let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
-        self.fast.poll_rings(&mut cb);
+        self.drain(out);
         // A dead firmware cannot be waited for; its log says why.
         if let Err(e) = self.qemu.check_alive() {
             eprintln!(
@@ -339,6 +450,7 @@ impl Engine for QemuBoard {
             );
             return None;
         }
-        Some(QEMU_POLL)
+        let rx = self.rx_waiting();
+        Some(self.idle.next(rx))
     }
 }

@@ -7,11 +7,13 @@
 //! in either direction for reliability tests.
 
 pub mod board;
+pub mod clients;
 pub mod faults;
 pub mod qemu;
 pub mod rtl;
 pub mod server;
 
 pub use board::{boot_seed, Board, BoardError, BoardStats, QemuBoard};
+pub use clients::{ClientCounters, ClientTable};
 pub use faults::{FaultConfig, FaultyLink};
 pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};

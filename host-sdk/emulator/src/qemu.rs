@@ -41,9 +41,10 @@
 //! what a weakly ordered host would need.
 //!
 //! **Threads.** QEMU runs all four vCPUs on one host thread
-//! (`thread=single`): the firmware's cores spin or `WFE` while waiting, and
-//! in single-threaded TCG `WFE`/`YIELD` hand the host thread to the next
-//! vCPU, so the guest costs one host core instead of four spinning threads.
+//! (`thread=single`): in single-threaded TCG `WFE`/`YIELD` hand the host
+//! thread to the next vCPU, so a busy guest costs one host core instead of
+//! four spinning threads; idle cores of the co-simulation image halt in
+//! `WFI` (firmware `gic.rs`), so an idle guest lets QEMU sleep.
 //!
 //! [`bench_slowpath`] measures the ring round trip and the alloc latency with
 //! the slow path in QEMU next to the in-process slow path.
@@ -157,6 +158,10 @@ pub struct QemuSlowPath {
     firmware: FirmwareLog,
     manifest: ImageManifest,
     boot_time: Duration,
+    /// Length of the UART capture when it was last scanned for errors.
+    log_scanned: u64,
+    /// The first error the firmware logged, once seen.
+    log_error: Option<String>,
 }
 
 /// The ELF's defmt table, for decoding the UART capture.
@@ -280,6 +285,8 @@ impl QemuSlowPath {
             firmware,
             manifest,
             boot_time: Duration::ZERO,
+            log_scanned: 0,
+            log_error: None,
         };
         q.wait_for_line(READY_LINE, opts.timeout)?;
         q.boot_time = start.elapsed();
@@ -379,20 +386,31 @@ impl QemuSlowPath {
     }
 
     /// Fails if QEMU has exited or the firmware logged an error (it reports
-    /// exceptions and panics as errors before halting).
+    /// exceptions and panics as errors before halting). Cheap when nothing
+    /// changed: the log is decoded again only when it grew, because a
+    /// polling board calls this on every poll.
     pub fn check_alive(&mut self) -> io::Result<()> {
         if let Some(status) = self.child.try_wait()? {
             return Err(self.failure(&format!("QEMU exited ({status})")));
         }
-        if let Some(e) = self
-            .log_lines()
-            .iter()
-            .find(|l| l.level == Some(Level::Error))
-        {
-            let msg = format!("firmware reported an error: {}", e.message);
-            return Err(self.failure(&msg));
+        let len = fs::metadata(&self.log).map(|m| m.len()).unwrap_or(0);
+        if self.log_error.is_none() && len != self.log_scanned {
+            self.log_scanned = len;
+            self.log_error = self
+                .log_lines()
+                .into_iter()
+                .find(|l| l.level == Some(Level::Error))
+                .map(|e| e.message);
+        }
+        if let Some(e) = self.log_error.clone() {
+            return Err(self.failure(&format!("firmware reported an error: {e}")));
         }
         Ok(())
+    }
+
+    /// QEMU's process id (for CPU accounting in tests and benchmarks).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// Wait until a log line containing `text` appears; returns it. Fails

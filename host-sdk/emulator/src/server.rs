@@ -6,18 +6,54 @@
 //! a timeout set to the next event it owes (a delayed packet, engine work),
 //! so an idle board uses no CPU; [`ServerHandle::stop`] wakes it with an
 //! empty datagram.
+//!
+//! Client addresses live in a bounded [`ClientTable`] (`network.clients`
+//! entries, least recently used evicted, generation-tagged ids; see
+//! [`crate::clients`]), so per-source state is fixed however many sources
+//! send. Its counters are readable in process ([`ServerHandle::clients`])
+//! and over the board's own port with a stats probe ([`probe_stats`], what
+//! `clio info` prints for an emulated board): a datagram that starts with
+//! [`STATS_PROBE`] is answered by the server with [`ProbeReply`] as JSON and
+//! never reaches the engine. A Clio packet cannot start so (its first byte is
+//! the header version, 1), and the answer is never longer than the probe,
+//! so a spoofed probe reflects no more bytes than it cost.
 
-use std::collections::HashMap;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use clio_mmsg::{RecvBatch, Wait};
 
+use crate::clients::{ClientCounters, ClientTable};
 use crate::faults::{FaultConfig, FaultStats, FaultyLink};
+
+/// Clients a server remembers when its options name no board (the
+/// `network.clients` default of `clio-config`).
+pub const DEFAULT_CLIENTS: usize = clio_config::DEFAULT_CLIENTS as usize;
+
+/// First bytes of a stats probe (and, with `=` for `?`, of its answer).
+pub const STATS_PROBE: &[u8] = b"clio-emu stats?\n";
+
+/// Prefix of a stats probe's answer, followed by [`ProbeReply`] as JSON.
+pub const STATS_REPLY: &[u8] = b"clio-emu stats=\n";
+
+/// Length [`probe_stats`] pads its probe to: room for the answer, which the
+/// server sends only if it is no longer than the probe.
+pub const STATS_PROBE_LEN: usize = 1024;
+
+/// What a server answers to a stats probe.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ProbeReply {
+    /// Datagrams received (probes excluded).
+    pub received: u64,
+    /// Datagrams sent (probe answers excluded).
+    pub sent: u64,
+    /// The client table.
+    pub clients: ClientCounters,
+}
 
 /// Waits shorter than this poll instead of blocking in the kernel.
 const SPIN_BELOW: Duration = Duration::from_millis(2);
@@ -65,6 +101,9 @@ pub struct ServeOptions {
     pub inbound: FaultConfig,
     /// Faults applied to packets the board sends.
     pub outbound: FaultConfig,
+    /// Client addresses remembered at once (`network.clients`); the least
+    /// recently heard one is forgotten to make room.
+    pub clients: usize,
 }
 
 impl Default for ServeOptions {
@@ -72,6 +111,17 @@ impl Default for ServeOptions {
         ServeOptions {
             inbound: FaultConfig::NONE,
             outbound: FaultConfig::NONE,
+            clients: DEFAULT_CLIENTS,
+        }
+    }
+}
+
+impl ServeOptions {
+    /// No faults, and the client capacity of `cfg` (`network.clients`).
+    pub fn for_board(cfg: &clio_config::BoardConfig) -> Self {
+        ServeOptions {
+            clients: cfg.network.clients as usize,
+            ..ServeOptions::default()
         }
     }
 }
@@ -87,6 +137,38 @@ pub struct ServeStats {
     pub inbound: FaultStats,
     /// Outbound link counters.
     pub outbound: FaultStats,
+    /// The client table.
+    pub clients: ClientCounters,
+    /// Stats probes answered.
+    pub probes: u64,
+}
+
+/// Counters the serving thread publishes for [`ServerHandle::clients`].
+#[derive(Debug, Default)]
+pub struct LiveCounters {
+    live: AtomicU64,
+    capacity: AtomicU64,
+    evicted: AtomicU64,
+    unroutable: AtomicU64,
+}
+
+impl LiveCounters {
+    fn publish(&self, c: &ClientCounters) {
+        self.live.store(c.live, Ordering::Relaxed);
+        self.capacity.store(c.capacity, Ordering::Relaxed);
+        self.evicted.store(c.evicted, Ordering::Relaxed);
+        self.unroutable.store(c.unroutable, Ordering::Relaxed);
+    }
+
+    /// The last published table counters.
+    pub fn get(&self) -> ClientCounters {
+        ClientCounters {
+            live: self.live.load(Ordering::Relaxed),
+            capacity: self.capacity.load(Ordering::Relaxed),
+            evicted: self.evicted.load(Ordering::Relaxed),
+            unroutable: self.unroutable.load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// A running server.
@@ -94,6 +176,7 @@ pub struct ServeStats {
 pub struct ServerHandle {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
+    live: Arc<LiveCounters>,
     thread: Option<JoinHandle<io::Result<ServeStats>>>,
 }
 
@@ -101,6 +184,12 @@ impl ServerHandle {
     /// The address clients send to.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The client table's counters, as of the answers sent so far (they are
+    /// published before each round's answers go out).
+    pub fn clients(&self) -> ClientCounters {
+        self.live.get()
     }
 
     /// Stop the server and return its counters.
@@ -150,30 +239,97 @@ pub fn spawn<E: Engine + 'static>(
     let addr = socket.local_addr()?;
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
+    let live = Arc::new(LiveCounters::default());
+    let counters = live.clone();
     let thread = std::thread::Builder::new()
         .name("clio-board".into())
-        .spawn(move || serve(engine, socket, opts, &flag))?;
+        .spawn(move || serve_counted(engine, socket, opts, &flag, &counters))?;
     Ok(ServerHandle {
         addr,
         stop,
+        live,
         thread: Some(thread),
     })
 }
 
 /// Serve on the current thread until `stop` is set.
 pub fn serve<E: Engine>(
+    engine: E,
+    socket: UdpSocket,
+    opts: ServeOptions,
+    stop: &AtomicBool,
+) -> io::Result<ServeStats> {
+    serve_counted(engine, socket, opts, stop, &LiveCounters::default())
+}
+
+/// The answer to a stats probe, if `pkt` is one and the answer fits in it.
+fn probe_answer(pkt: &[u8], stats: &ServeStats, clients: &ClientTable) -> Option<Vec<u8>> {
+    if !pkt.starts_with(STATS_PROBE) {
+        return None;
+    }
+    let reply = ProbeReply {
+        received: stats.received,
+        sent: stats.sent,
+        clients: clients.counters(),
+    };
+    let mut out = STATS_REPLY.to_vec();
+    serde_json::to_writer(&mut out, &reply).ok()?;
+    (out.len() <= pkt.len()).then_some(out)
+}
+
+/// Ask the server at `board` for its counters with a stats probe from
+/// `socket`; `Ok(None)` when the answer is not a stats answer or none comes
+/// within `timeout` (a hardware board answers a probe with a NACK, if at all).
+pub fn probe_stats(
+    socket: &UdpSocket,
+    board: SocketAddr,
+    timeout: Duration,
+) -> io::Result<Option<ProbeReply>> {
+    let mut probe = STATS_PROBE.to_vec();
+    probe.resize(STATS_PROBE_LEN, b' ');
+    socket.send_to(&probe, board)?;
+    let deadline = Instant::now() + timeout;
+    let mut buf = vec![0u8; 65536];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        socket.set_read_timeout(Some(left))?;
+        match socket.recv_from(&mut buf) {
+            Ok((n, from)) if from == board => {
+                return Ok(buf[..n]
+                    .strip_prefix(STATS_REPLY)
+                    .and_then(|j| serde_json::from_slice(j).ok()));
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                return Ok(None)
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+fn serve_counted<E: Engine>(
     mut engine: E,
     socket: UdpSocket,
     opts: ServeOptions,
     stop: &AtomicBool,
+    live: &LiveCounters,
 ) -> io::Result<ServeStats> {
     let start = Instant::now();
     let now = || start.elapsed().as_nanos() as u64;
     let mut inbound = FaultyLink::<ClientId>::new(opts.inbound);
     let mut outbound = FaultyLink::<ClientId>::new(opts.outbound);
     let faulty = !(opts.inbound.is_none() && opts.outbound.is_none());
-    let mut clients: Vec<SocketAddr> = Vec::new();
-    let mut ids: HashMap<SocketAddr, ClientId> = HashMap::new();
+    let mut clients = ClientTable::new(opts.clients);
+    live.publish(&clients.counters());
     let mut stats = ServeStats::default();
     // Bursts from many clients must fit while the engine works; the kernel
     // caps the request and a smaller buffer only costs client retries.
@@ -228,11 +384,16 @@ pub fn serve<E: Engine>(
                     if pkt.is_empty() {
                         continue;
                     }
+                    if let Some(answer) = probe_answer(pkt, &stats, &clients) {
+                        // Sent at once, apart from board traffic; a refused
+                        // send is a lost probe (the asker times out).
+                        if socket.send_to(&answer, from).is_ok() {
+                            stats.probes += 1;
+                        }
+                        continue;
+                    }
                     stats.received += 1;
-                    let id = *ids.entry(from).or_insert_with(|| {
-                        clients.push(from);
-                        clients.len() as ClientId - 1
-                    });
+                    let id = clients.id(from);
                     if faulty {
                         inbound.push(now(), id, pkt);
                     } else {
@@ -258,20 +419,24 @@ pub fn serve<E: Engine>(
         for (to, p) in outq.drain(..) {
             if faulty {
                 outbound.push(now(), to, &p);
-            } else if let Some(a) = clients.get(to as usize) {
-                sends.push((p, Some(*a)));
+            } else if let Some(a) = clients.route(to) {
+                sends.push((p, Some(a)));
             }
         }
         let t = now();
         while let Some((to, p)) = outbound.pop_due(t) {
-            if let Some(a) = clients.get(to as usize) {
-                sends.push((p, Some(*a)));
+            if let Some(a) = clients.route(to) {
+                sends.push((p, Some(a)));
             }
         }
+        // Published before the answers go out: a client that got its
+        // answer sees counters that include its request.
+        live.publish(&clients.counters());
         stats.sent += send_all(&socket, &mut sends);
     }
     stats.inbound = inbound.stats();
     stats.outbound = outbound.stats();
+    stats.clients = clients.counters();
     Ok(stats)
 }
 
@@ -309,6 +474,87 @@ mod tests {
         }
         let s = h.stop().unwrap();
         assert_eq!((s.received, s.sent), (10, 10));
+    }
+
+    /// Holds the id of a `hold` packet and answers it `late` when the next
+    /// packet arrives, which it answers `ok`: an answer the engine owes a
+    /// client across other clients' requests (as a forwarded ALLOC waits).
+    #[derive(Default)]
+    struct Holder(Option<ClientId>);
+    impl Engine for Holder {
+        fn handle(&mut self, from: ClientId, p: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+            if p == b"hold" {
+                self.0 = Some(from);
+                return;
+            }
+            out(from, b"ok");
+            if let Some(h) = self.0.take() {
+                out(h, b"late");
+            }
+        }
+        fn poll(&mut self, _out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_late_answer_never_reaches_the_client_that_took_the_slot() {
+        let opts = ServeOptions {
+            clients: 1,
+            ..ServeOptions::default()
+        };
+        let h = spawn(Holder::default(), "127.0.0.1:0".parse().unwrap(), opts).unwrap();
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        a.send_to(b"hold", h.addr()).unwrap();
+        // B's request is served after A's (one socket, FIFO); B takes A's
+        // only slot, and the engine then answers A's held request.
+        b.send_to(b"go", h.addr()).unwrap();
+        let mut buf = [0u8; 16];
+        let (n, _) = b.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"ok");
+        // The next datagram B gets is the answer to its next request, not
+        // A's late answer.
+        b.send_to(b"again", h.addr()).unwrap();
+        let (n, _) = b.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"ok");
+        let c = h.clients();
+        assert_eq!((c.live, c.capacity, c.evicted, c.unroutable), (1, 1, 1, 1));
+        let s = h.stop().unwrap();
+        assert_eq!((s.received, s.sent), (3, 2));
+    }
+
+    #[test]
+    fn stats_probe_answers_counters_and_never_amplifies() {
+        let h = spawn(
+            Reverse,
+            "127.0.0.1:0".parse().unwrap(),
+            ServeOptions::default(),
+        )
+        .unwrap();
+        let c = UdpSocket::bind("127.0.0.1:0").unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        c.send_to(&[1, 2, 3], h.addr()).unwrap();
+        let mut b = [0u8; 16];
+        c.recv_from(&mut b).unwrap();
+        let r = probe_stats(&c, h.addr(), Duration::from_secs(5))
+            .unwrap()
+            .expect("the emulator answers a stats probe");
+        assert_eq!((r.received, r.sent), (1, 1));
+        assert_eq!(r.clients.live, 1);
+        assert_eq!(r.clients.capacity, DEFAULT_CLIENTS as u64);
+        // A probe shorter than its answer is not answered.
+        let stats = ServeStats::default();
+        let table = ClientTable::new(4);
+        assert!(probe_answer(STATS_PROBE, &stats, &table).is_none());
+        let mut long = STATS_PROBE.to_vec();
+        long.resize(STATS_PROBE_LEN, b' ');
+        let ans = probe_answer(&long, &stats, &table).unwrap();
+        assert!(ans.len() <= long.len() && ans.starts_with(STATS_REPLY));
+        // Probes are neither clients nor board traffic.
+        let s = h.stop().unwrap();
+        assert_eq!((s.received, s.sent, s.probes, s.clients.live), (1, 1, 1, 1));
     }
 
     #[test]

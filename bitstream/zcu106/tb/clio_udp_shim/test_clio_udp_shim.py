@@ -13,6 +13,10 @@ UDP / ARP frames byte by byte (checksums included):
   exact Ethernet/IPv4/UDP header (IPv4 checksum verified independently);
   unknown pids and a pid aliasing a learned entry are dropped and counted; a
   client that moves (new port) is followed; lengths come from payload_len.
+- Full table: 64 clients fill every entry and are all answered; a 65th pid
+  evicts exactly the pid sharing its index (its responses dropped and
+  counted, nobody else's), the evicted client takes its entry back by asking
+  again, reset empties the table.
 - ARP: requests for the board's IPv4 (broadcast or unicast) get the exact
   60-byte reply; a request while a reply is pending is dropped and counted.
 - Ports: with frames tagged by their Ethernet port (tdest), responses go out
@@ -415,3 +419,71 @@ async def two_ports(dut):
     check_frames(b.eth_out, want, "after move")
     assert b.eth_out.frame_dests() == ports
     assert b.drops == {"rx_drop": 0, "tx_drop": 0}
+
+
+@cocotb.test()
+async def table_full(dut):
+    """The client table at capacity (2^TABLE_BITS = 64 entries, the default the
+    top uses): 64 clients whose pids fill every entry are all answered; a 65th
+    pid takes exactly the entry of the pid with its low bits (that pid's
+    responses are then dropped and counted, every other client is still
+    answered, nothing is misdelivered); the evicted client's next request
+    takes the entry back; reset empties the table."""
+    entries = 64
+    b = Bench(dut, 11, pause=0.1, ready=0.8)
+    await b.start()
+    rng = b.rng
+    clients = [client(i) for i in range(entries)]
+    pids = [(rng.getrandbits(25) + 1) << 6 | i for i in range(entries)]
+    reqs = []
+    for cl, pid in zip(clients, pids):
+        reqs.append(clio(rng, pid, rng.randint(0, 24)))
+        await b.eth_in.send(AxiStreamFrame(request_frame(cl, reqs[-1])))
+    await b.settle(b.clio_out, len(reqs))
+    check_frames(b.clio_out, reqs, "requests filling the table")
+
+    want = []
+
+    async def answer(order, expect):
+        """Send one response per index in `order`; `expect(i)` is the client
+        it must reach, or None if it must be dropped. Returns the drops."""
+        n = 0
+        for i, pid in order:
+            pkt = clio(rng, pid, rng.randint(0, 60))
+            await b.clio_in.send(AxiStreamFrame(pkt))
+            cl = expect(i)
+            if cl is None:
+                n += 1
+            else:
+                want.append(response_frame(cl, pkt))
+        await b.settle(b.eth_out, len(want))
+        check_frames(b.eth_out, want, "responses")
+        return n
+
+    # Full: every client is answered.
+    order = list(enumerate(pids))
+    rng.shuffle(order)
+    assert await answer(order, lambda i: clients[i]) == 0
+    assert b.drops["tx_drop"] == 0
+
+    # A 65th pid: it takes entry k only.
+    k = rng.randrange(entries)
+    newcomer, new_pid = client(entries), (rng.getrandbits(25) + 1) << 6 | k
+    assert new_pid != pids[k]
+    await b.eth_in.send(AxiStreamFrame(request_frame(newcomer, clio(rng, new_pid, 8))))
+    await b.settle(b.clio_out, entries + 1)
+    others = [(i, p) for i, p in enumerate(pids) if i != k]
+    mixed = [(k, pids[k]), (-1, new_pid)] + rng.sample(others, 16) + [(k, pids[k])]
+    dropped = await answer(mixed, lambda i: None if i == k else newcomer if i == -1 else clients[i])
+    assert dropped == 2 and b.drops["tx_drop"] == 2, (dropped, b.drops)
+
+    # The evicted client asks again: the entry is its own again.
+    await b.eth_in.send(AxiStreamFrame(request_frame(clients[k], clio(rng, pids[k], 4))))
+    await b.settle(b.clio_out, entries + 2)
+    dropped = await answer([(k, pids[k]), (-1, new_pid)], lambda i: clients[k] if i == k else None)
+    assert dropped == 1 and b.drops["tx_drop"] == 3, (dropped, b.drops)
+
+    # Reset empties the table: nobody is answered until it asks again.
+    await pulse_reset(dut.clk, dut.rst)
+    dropped = await answer(rng.sample(list(enumerate(pids)), 8), lambda i: None)
+    assert dropped == 8 and b.drops == {"rx_drop": 0, "tx_drop": 11}, b.drops
