@@ -44,8 +44,11 @@
 //
 // Clock domains
 //   clk_pcie  axi_aclk of clio_xdma, 250 MHz: ring memory, rings, register
-//             block; also the transceivers' free-running reset clock (it runs
-//             whenever the slot provides the PCIe reference clock).
+//             block. Not free-running (it stops with the PCIe link), so it
+//             clocks nothing the transceivers' reset depends on.
+//   clk_free  USER_SI570 (156.25 MHz at power-up, a board oscillator):
+//             edm_board_reset (SI5335 reset pulse, transceiver reset_all)
+//             and the transceivers' free-running reset clock.
 //   clk_tx[N] the transceiver's TX user clock, 390.625 MHz: edm_host_top,
 //             scrambler, read side of the clock crossing.
 //   clk_rx[N] the recovered RX user clock: lock, descrambler, monitor, write
@@ -57,7 +60,9 @@
 // STATUS.LINK_UP: port 0 has block lock and no hi-BER (synchronized into
 // clk_pcie). LEDs: led[0] port 0 link, led[1] port 1 link, led[2] PCIe link
 // up. QSFP sideband: modules selected (ModSelL 0), out of reset, high power
-// mode, SI5335 FS = 2'b10 (161.1328125 MHz reference).
+// mode, SI5335 FS = 2'b10 (161.1328125 MHz reference), SI5335 RESET pulsed
+// after power-up with FS already driven (edm_board_reset), then the
+// transceivers released.
 //
 // Vendor port names this top relies on (not verified on a Vivado install;
 // CHECK at the first build):
@@ -84,13 +89,20 @@
 //    Which header bit goes on the wire first, and the bit order of the user
 //    data against edm_scrambler's, are CHECK items too (both ends of a link
 //    run this design, so a swap is consistent but not standard).
-//  - IBUFDS_GTE4 (UltraScale+ library): I, IB, CEB, O, ODIV2.
+//  - IBUFDS_GTE4 (UltraScale+ library): I, IB, CEB, O, ODIV2; IBUFDS: I,
+//    IB, O; BUFG: I, O.
 // bitstream/alveo-u200/tb/stubs/edm_u200_vendor_stubs.sv declares exactly
 // these ports for the lint of this file.
 module edm_u200_top #(
     parameter [15:0] NODE_ID0 = 16'd1,
-    parameter [15:0] NODE_ID1 = 16'd2
+    parameter [15:0] NODE_ID1 = 16'd2,
+    // edm_board_reset timing (benches shorten them).
+    parameter integer REFCLK_RESET_CYCLES = 16384,
+    parameter integer REFCLK_SETTLE_CYCLES = 4194304
 ) (
+    // USER_SI570, 156.25 MHz at power-up: the free-running board clock.
+    input  wire        user_clk_p,
+    input  wire        user_clk_n,
     input  wire        pcie_refclk_p,
     input  wire        pcie_refclk_n,
     input  wire        pcie_perst_n,
@@ -110,6 +122,7 @@ module edm_u200_top #(
     output wire        qsfp0_lpmode,
     input  wire        qsfp0_modprs_l,
     output wire [1:0]  qsfp0_fs,
+    output wire        qsfp0_refclk_reset,
 
     input  wire        qsfp1_refclk_p,
     input  wire        qsfp1_refclk_n,
@@ -122,6 +135,7 @@ module edm_u200_top #(
     output wire        qsfp1_lpmode,
     input  wire        qsfp1_modprs_l,
     output wire [1:0]  qsfp1_fs,
+    output wire        qsfp1_refclk_reset,
 
     output wire [2:0]  led
 );
@@ -392,14 +406,38 @@ wire [3:0]   gt_rx_header_valid, gt_rx_data_valid;
 wire [1:0]   gt_tx_active, gt_rx_active;
 /* verilator lint_on UNUSEDSIGNAL */
 
+// Free-running board clock for the transceivers' reset controllers and the
+// SI5335 reset: not axi_aclk, which stops with the PCIe link (PG195).
+wire clk_free_ibuf, clk_free, refclk_reset, gt_reset_all;
+
+IBUFDS user_clk_ibuf_inst (
+    .I(user_clk_p),
+    .IB(user_clk_n),
+    .O(clk_free_ibuf)
+);
+
+BUFG user_clk_bufg_inst (
+    .I(clk_free_ibuf),
+    .O(clk_free)
+);
+
+edm_board_reset #(
+    .RESET_CYCLES(REFCLK_RESET_CYCLES),
+    .SETTLE_CYCLES(REFCLK_SETTLE_CYCLES)
+) board_reset_inst (
+    .clk_free(clk_free),
+    .refclk_reset(refclk_reset),
+    .gt_reset_all(gt_reset_all)
+);
+
 clio_gt0 gt0_inst (
     .gtyrxp_in(qsfp0_rx_p),
     .gtyrxn_in(qsfp0_rx_n),
     .gtytxp_out(qsfp0_tx_p),
     .gtytxn_out(qsfp0_tx_n),
     .gtrefclk00_in(qsfp0_refclk),
-    .gtwiz_reset_clk_freerun_in(clk_pcie),
-    .gtwiz_reset_all_in(rst_pcie),
+    .gtwiz_reset_clk_freerun_in(clk_free),
+    .gtwiz_reset_all_in(gt_reset_all),
     .gtwiz_reset_tx_pll_and_datapath_in(1'b0),
     .gtwiz_reset_tx_datapath_in(1'b0),
     .gtwiz_reset_rx_pll_and_datapath_in(1'b0),
@@ -428,8 +466,8 @@ clio_gt1 gt1_inst (
     .gtytxp_out(qsfp1_tx_p),
     .gtytxn_out(qsfp1_tx_n),
     .gtrefclk00_in(qsfp1_refclk),
-    .gtwiz_reset_clk_freerun_in(clk_pcie),
-    .gtwiz_reset_all_in(rst_pcie),
+    .gtwiz_reset_clk_freerun_in(clk_free),
+    .gtwiz_reset_all_in(gt_reset_all),
     .gtwiz_reset_tx_pll_and_datapath_in(1'b0),
     .gtwiz_reset_tx_datapath_in(1'b0),
     .gtwiz_reset_rx_pll_and_datapath_in(1'b0),
@@ -522,10 +560,12 @@ assign qsfp0_modsel_l = 1'b0;
 assign qsfp0_reset_l = 1'b1;
 assign qsfp0_lpmode = 1'b0;
 assign qsfp0_fs = 2'b10;
+assign qsfp0_refclk_reset = refclk_reset;
 assign qsfp1_modsel_l = 1'b0;
 assign qsfp1_reset_l = 1'b1;
 assign qsfp1_lpmode = 1'b0;
 assign qsfp1_fs = 2'b10;
+assign qsfp1_refclk_reset = refclk_reset;
 
 // Link LEDs light only with a module present (ModPrsL low).
 assign led[0] = link0_sync_reg[1] && !qsfp0_modprs_l;

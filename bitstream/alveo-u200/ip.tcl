@@ -19,11 +19,14 @@ set clio_ip_sources {}
 set clio_ips {}
 
 # --- PCIe DMA ---------------------------------------------------------------
+# select_quad only takes effect with en_gt_selection (PG195: "Enable GT
+# Quad selection"); without it the IP keeps its default quad for the block.
 create_ip -name xdma -vendor xilinx.com -library ip -version 4.1 \
     -module_name clio_xdma -dir $clio_ip_dir
 set_property -dict [list \
     CONFIG.mode_selection {Advanced} \
     CONFIG.pcie_blk_locn {X1Y2} \
+    CONFIG.en_gt_selection {true} \
     CONFIG.select_quad {GTY_Quad_227} \
     CONFIG.pl_link_cap_max_link_width {X16} \
     CONFIG.pl_link_cap_max_link_speed {8.0_GT/s} \
@@ -45,7 +48,8 @@ lappend clio_ips clio_xdma
 # which a PCS/PMA core keeps inside; so the cores are bare GTY channels with
 # the 64b/66b asynchronous gearbox (no PCS): edm_u200_port does block lock,
 # (de)scrambling and the EDM stack. Reference: MGTREFCLK1 of the quad,
-# 161.1328125 MHz; free-running clock: the XDMA's 250 MHz axi_aclk.
+# 161.1328125 MHz; free-running clock: the board's USER_SI570 (156.25 MHz),
+# not the XDMA's axi_aclk, which stops with the PCIe link (PG195).
 foreach {name lane} {clio_gt0 X1Y48 clio_gt1 X1Y44} {
     create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -version 1.7 \
         -module_name $name -dir $clio_ip_dir
@@ -69,7 +73,7 @@ foreach {name lane} {clio_gt0 X1Y48 clio_gt1 X1Y44} {
         CONFIG.LOCATE_COMMON {CORE} \
         CONFIG.LOCATE_TX_USER_CLOCKING {CORE} \
         CONFIG.LOCATE_RX_USER_CLOCKING {CORE} \
-        CONFIG.FREERUN_FREQUENCY {250} \
+        CONFIG.FREERUN_FREQUENCY {156.25} \
     ] [get_ips $name]
     generate_target {synthesis instantiation_template} [get_ips $name]
     lappend clio_ips $name

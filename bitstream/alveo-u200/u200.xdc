@@ -6,8 +6,8 @@
 # bitstream/build.tcl).
 #
 # Pin sources: the Alveo U200/U250 user guide (UG1289) and the card's
-# master XDC. Lines marked CHECK were not verified against the master XDC:
-# check them before the first build on a real card.
+# master XDC. Lines marked CHECK need a Vivado run or a card
+# (bitstream/README.md, "CHECK marks", lists each and why).
 
 # ---------------------------------------------------------------------------
 # Configuration (the card boots its shell from SPI flash at 1.8 V).
@@ -55,8 +55,13 @@ set_property -dict {PACKAGE_PIN AV22 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get
 set_property -dict {PACKAGE_PIN BC19 IOSTANDARD LVCMOS12 PULLUP true} [get_ports qsfp1_modprs_l]
 set_property -dict {PACKAGE_PIN AR22 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {qsfp1_fs[0]}]
 set_property -dict {PACKAGE_PIN AU20 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports {qsfp1_fs[1]}]
-set_false_path -to [get_ports {qsfp0_modsel_l qsfp0_reset_l qsfp0_lpmode qsfp0_fs[*] qsfp1_modsel_l qsfp1_reset_l qsfp1_lpmode qsfp1_fs[*]}]
-set_output_delay 0 [get_ports {qsfp0_modsel_l qsfp0_reset_l qsfp0_lpmode qsfp0_fs[*] qsfp1_modsel_l qsfp1_reset_l qsfp1_lpmode qsfp1_fs[*]}]
+# SI5335 RESET of each cage's reference clock (active high; pins from the
+# card's master XDC, nets QSFP0_REFCLK_RESET / QSFP1_REFCLK_RESET in bank
+# 64): pulsed after configuration with FS already driven (edm_board_reset).
+set_property -dict {PACKAGE_PIN AT22 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp0_refclk_reset]
+set_property -dict {PACKAGE_PIN AR21 IOSTANDARD LVCMOS12 SLEW SLOW DRIVE 8} [get_ports qsfp1_refclk_reset]
+set_false_path -to [get_ports {qsfp0_modsel_l qsfp0_reset_l qsfp0_lpmode qsfp0_fs[*] qsfp0_refclk_reset qsfp1_modsel_l qsfp1_reset_l qsfp1_lpmode qsfp1_fs[*] qsfp1_refclk_reset}]
+set_output_delay 0 [get_ports {qsfp0_modsel_l qsfp0_reset_l qsfp0_lpmode qsfp0_fs[*] qsfp0_refclk_reset qsfp1_modsel_l qsfp1_reset_l qsfp1_lpmode qsfp1_fs[*] qsfp1_refclk_reset}]
 set_false_path -from [get_ports {qsfp0_modprs_l qsfp1_modprs_l}]
 set_input_delay 0 [get_ports {qsfp0_modprs_l qsfp1_modprs_l}]
 
@@ -66,14 +71,24 @@ set_input_delay 0 [get_ports {qsfp0_modprs_l qsfp1_modprs_l}]
 # own constraints from its `pcie_blk_locn`, so they have no PACKAGE_PIN here
 # (bitstream/build.tcl lists them as `ip_pins`); only the reference clock
 # and PERST# are ours.
-# 100 MHz PCIe reference clock: MGTREFCLK0 of quad 226 -- CHECK (UG1289 also
-# routes a second copy to quad 227).
+# 100 MHz PCIe reference clock: MGTREFCLK0 of quad 226 (settled: AM11/AM10
+# are MGTREFCLK0P/N_226 in the U200 master XDC, checked in the issue #17
+# review; UG1289 also routes a second copy to quad 227, unused here).
 set_property PACKAGE_PIN AM11 [get_ports pcie_refclk_p]
 set_property PACKAGE_PIN AM10 [get_ports pcie_refclk_n]
 create_clock -period 10.000 -name pcie_refclk [get_ports pcie_refclk_p]
 set_property -dict {PACKAGE_PIN BD21 IOSTANDARD LVCMOS12 PULLUP true} [get_ports pcie_perst_n]
 set_false_path -from [get_ports pcie_perst_n]
 set_input_delay 0 [get_ports pcie_perst_n]
+
+# ---------------------------------------------------------------------------
+# USER_SI570: 156.25 MHz at power-up (LVDS, bank 64; pins from the card's
+# master XDC, nets USER_SI570_CLOCK_P/N). The free-running clock of the
+# transceivers' reset controllers and of edm_board_reset; axi_aclk is not
+# free-running (PG195).
+set_property -dict {PACKAGE_PIN AU19 IOSTANDARD LVDS} [get_ports user_clk_p]
+set_property -dict {PACKAGE_PIN AV19 IOSTANDARD LVDS} [get_ports user_clk_n]
+create_clock -period 6.400 -name user_clk [get_ports user_clk_p]
 
 # ---------------------------------------------------------------------------
 # User LEDs.
@@ -85,12 +100,14 @@ set_output_delay 0 [get_ports {led[*]}]
 
 # ---------------------------------------------------------------------------
 # Clock domains of edm_u200_top: the PCIe side (XDMA axi_aclk, from the PCIe
-# reference clock) and, per transceiver, its TX and its recovered RX user
+# reference clock), the board clock (user_clk: reset sequencing) and, per transceiver, its TX and its recovered RX user
 # clock. Every crossing between them goes through a synchronizer or a
 # Gray-code FIFO (edm_block_cdc) or is a quasi-static reset or link bit.
-# CHECK the clock names at the first build (report_clock_interaction).
+# CHECK (Vivado run, bitstream/README.md): the clock names at the first
+# build (report_clock_interaction).
 set_clock_groups -asynchronous \
     -group [get_clocks -of_objects [get_nets clk_pcie]] \
+    -group [get_clocks user_clk] \
     -group [get_clocks -of_objects [get_nets {clk_tx[0]}]] \
     -group [get_clocks -of_objects [get_nets {clk_rx[0]}]] \
     -group [get_clocks -of_objects [get_nets {clk_tx[1]}]] \

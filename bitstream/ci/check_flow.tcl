@@ -223,6 +223,39 @@ dict for {board cfg} $BOARDS {
     check {[llength $ips] > 0 && [lsort $ips] eq [lsort $synthed]} "vendor IP created and synthesized before synth_design: $ips"
     check {[llength $reads] - [llength $rtl_reads] == $wrappers} "every block-design wrapper is read ($wrappers)"
     check {[last_index $calls synth_ip] < [first_index $calls synth_design]} "IP synthesized before the design"
+    # A block design's IP is synthesized with the top (global mode): in a
+    # non-project flow nothing else synthesizes its out-of-context cells,
+    # which would stay black boxes (issue #17, finding 6).
+    set bds 0
+    set bd_ok 1
+    for {set i 0} {$i < [llength $calls]} {incr i} {
+        set c [lindex $calls $i]
+        if {[lindex $c 0] eq "generate_target" && [string match *.bd [lindex $c end]]} {
+            incr bds
+            set bd [lindex $c end]
+            set mode_at -1
+            for {set j 0} {$j < $i} {incr j} {
+                set d [lindex $calls $j]
+                if {[lrange $d 0 2] eq {set_property synth_checkpoint_mode None} && [lindex $d end] eq $bd} {
+                    set mode_at $j
+                }
+            }
+            if {$mode_at < 0} { set bd_ok 0 }
+        }
+    }
+    check $bd_ok "every block design ($bds) is set to synth_checkpoint_mode None before generate_target"
+    # XDMA: select_quad is ignored unless en_gt_selection is on.
+    set quad_ok 1
+    foreach c $calls {
+        if {[lindex $c 0] eq "set_property" && [lindex $c 1] eq "-dict"} {
+            set d [lindex $c 2]
+            if {[dict exists $d CONFIG.select_quad] &&
+                (![dict exists $d CONFIG.en_gt_selection] || [dict get $d CONFIG.en_gt_selection] ne "true")} {
+                set quad_ok 0
+            }
+        }
+    }
+    check $quad_ok "every select_quad comes with en_gt_selection true"
 
     # Constraints.
     set xdc [dict get $r xdc]

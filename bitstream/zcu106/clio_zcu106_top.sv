@@ -73,11 +73,14 @@
 //    gt_txn_out [1:0] (one bit per core), gt_refclk_p/n, gt_refclk_out,
 //    sys_reset, dclk; per core N: tx_clk_out_N, rx_core_clk_N, rx_clk_out_N,
 //    rx_reset_N, user_rx_reset_N, tx_reset_N, user_tx_reset_N,
-//    gtwiz_reset_{tx,rx}_datapath_N, rx_axis_{tvalid,tdata,tlast,tkeep,tuser}_N,
+//    gtwiz_reset_{tx,rx}_datapath_N, txoutclksel_in_N/rxoutclksel_in_N
+//    [2:0], rx_axis_{tvalid,tdata,tlast,tkeep,tuser}_N,
 //    tx_axis_{tready,tvalid,tdata,tlast,tkeep,tuser}_N, tx_preamblein_N,
 //    stat_rx_block_lock_N and the ctl_rx_* / ctl_tx_* configuration inputs
 //    used below (present when INCLUDE_AXI4_INTERFACE = 0). Inputs of the
-//    real core not connected here tie to 0, their disabled value.
+//    real core not connected here tie to 0, their disabled value; the
+//    OUTCLKSEL inputs are the exception (0 = no user clock), so they are
+//    always connected.
 // bitstream/zcu106/tb/stubs/clio_zcu106_vendor_stubs.sv declares exactly
 // these ports for the lint of this file.
 module clio_zcu106_top (
@@ -101,6 +104,12 @@ localparam REG_ADDR_WIDTH = 12;
 // Largest frame a FIFO holds whole: TX 256 x 8 bytes, RX 512 x 8 (MTU 1450 + headers).
 localparam TX_FIFO_DEPTH = 256;
 localparam RX_FIFO_DEPTH = 512;
+// The GT's TXOUTCLKSEL/RXOUTCLKSEL value that selects TXPROGDIVCLK /
+// RXPROGDIVCLK, the source of the xxv_ethernet user clocks (UG576
+// TXOUTCLKSEL table; PG210 lists txoutclksel_in_N/rxoutclksel_in_N as core
+// inputs; public instantiations of this core in its example-design form
+// tie both to 3'b101 per lane, which is what we checked against).
+localparam [2:0] OUTCLKSEL_PROGDIV = 3'b101;
 // Largest frame the MAC accepts (bytes, without FCS) and the smallest.
 localparam [14:0] MAX_FRAME = 15'd1518;
 localparam [7:0]  MIN_FRAME = 8'd64;
@@ -277,6 +286,11 @@ clio_eth eth_inst (
     .user_tx_reset_0(user_tx_reset_0),
     .gtwiz_reset_tx_datapath_0(1'b0),
     .gtwiz_reset_rx_datapath_0(1'b0),
+    // TXPROGDIVCLK / RXPROGDIVCLK: the MAC user clocks. Left open these
+    // inputs are 0 (TXOUTCLKSEL 3'b000 = static level) and tx_clk_out_0,
+    // hence clk_mac0, never toggles (tb/clio_zcu106_clocks checks it).
+    .txoutclksel_in_0(OUTCLKSEL_PROGDIV),
+    .rxoutclksel_in_0(OUTCLKSEL_PROGDIV),
     .rx_axis_tvalid_0(mac0_rx_tvalid),
     .rx_axis_tdata_0(mac0_rx_tdata),
     .rx_axis_tlast_0(mac0_rx_tlast),
@@ -315,6 +329,11 @@ clio_eth eth_inst (
     .user_tx_reset_1(user_tx_reset_1),
     .gtwiz_reset_tx_datapath_1(1'b0),
     .gtwiz_reset_rx_datapath_1(1'b0),
+    // TXPROGDIVCLK / RXPROGDIVCLK: the MAC user clocks. Left open these
+    // inputs are 0 (TXOUTCLKSEL 3'b000 = static level) and tx_clk_out_1,
+    // hence clk_mac1, never toggles (tb/clio_zcu106_clocks checks it).
+    .txoutclksel_in_1(OUTCLKSEL_PROGDIV),
+    .rxoutclksel_in_1(OUTCLKSEL_PROGDIV),
     .rx_axis_tvalid_1(mac1_rx_tvalid),
     .rx_axis_tdata_1(mac1_rx_tdata),
     .rx_axis_tlast_1(mac1_rx_tlast),

@@ -60,6 +60,11 @@ assign_bd_address
 validate_bd_design
 save_bd_design
 set bd [get_files clio_ps.bd]
+# Non-project flow: the block design's IP (the PS) must be synthesized with
+# the top, not out of context; an out-of-context BD cell that nothing
+# synthesizes stays a black box in synth_design. Global mode (None) folds it
+# into the top's synthesis.
+set_property synth_checkpoint_mode None $bd
 generate_target all $bd
 lappend clio_ip_sources [make_wrapper -files $bd -top]
 

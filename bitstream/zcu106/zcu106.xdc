@@ -4,9 +4,8 @@
 # here exists on the top once it is written.
 #
 # Pin sources: the ZCU106 board user guide (UG1244) and the board's master
-# XDC (zcu106 rev 1.0). Lines marked CHECK were not verified against the
-# master XDC of the board revision in the lab: check them before the first
-# build on a real board.
+# XDC (zcu106 rev 1.0). Lines marked CHECK need a Vivado run or a board
+# (bitstream/README.md, "CHECK marks", lists each and why).
 
 # ---------------------------------------------------------------------------
 # Configuration
@@ -27,8 +26,10 @@ set_property PACKAGE_PIN W5  [get_ports {sfp_tx_n[1]}]
 
 # GT reference clock: 156.25 MHz from the user SI570 (U56) through the
 # SI53340 buffer into MGTREFCLK1 of quad 226 (shared with quad 225 through
-# the north/south refclk routing). The SI570 must be programmed to
-# 156.25 MHz (its power-on default on the ZCU106) -- CHECK on the lab board.
+# the north/south refclk routing). The SI570 must run at 156.25 MHz: it
+# powers up at that frequency on the ZCU106 (settled: UG1244's clocking
+# table and the ZCU106 board files' SI570 default, checked in the issue #17
+# review; no programming needed unless the system controller changed it).
 set_property PACKAGE_PIN U10 [get_ports sfp_refclk_p]
 set_property PACKAGE_PIN U9  [get_ports sfp_refclk_n]
 create_clock -period 6.400 -name sfp_refclk [get_ports sfp_refclk_p]
@@ -60,7 +61,8 @@ set_output_delay 0 [get_ports {led[*]}]
 # two-flop ASYNC_REG synchronizers) and two-flop synchronizers of the link,
 # reset and overflow signals in clio_zcu106_top. The clocks are found from
 # the top's nets clk_fp (pl_clk0), clk_mac0 and clk_mac1 (tx_clk_out_0/1) --
-# CHECK the clock names at the first build (report_clock_interaction).
+# CHECK (Vivado run, bitstream/README.md): the clock names at the first
+# build (report_clock_interaction).
 set_clock_groups -asynchronous \
     -group [get_clocks -of_objects [get_nets clk_fp]] \
     -group [get_clocks -of_objects [get_nets clk_mac0]] \

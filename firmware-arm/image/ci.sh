@@ -5,7 +5,8 @@
 # and stop before touching fastpath.regs_base, without faulting), boots the `qemu`
 # variant into its ring service, boots it in test mode
 # (banner with the ELF's build id, all four cores online, exit status 0, at
-# EL1, EL2 and EL3 entry), then boots the fault-test build and checks that the
+# EL1, EL2 and EL3 entry; at EL3 every core logs CPUECTLR_EL1.SMPEN and
+# CNTFRQ_EL0 set and cores 1-3 a PMU power-up request), then boots the fault-test build and checks that the
 # data abort is reported with its syndrome and the run exits with status 3.
 #
 # Environment:
@@ -147,6 +148,16 @@ for entry in ":1" ",virtualization=on:2" ",secure=on:3"; do
     expect_line test "INFO  clio-firmware .* build $build_id config $config_hash: entered EL$el, running EL1"
     expect_line test "cores online 0b1111$"
     expect_line test "boot test passed"
+    if [[ $el -eq 3 ]]; then
+        # No firmware below us: the image must have set SMPEN and CNTFRQ on
+        # every core itself (QEMU ignores the CPUECTLR write, hence "-> 0x..").
+        counter_hz=$(sed -n 's/^pub const COUNTER_HZ: u64 = \([0-9_]*\);/\1/p' "$IMAGE_DIR/src/board.rs" | tr -d _)
+        expect_line test "INFO  EL3 setup core 0: CPUECTLR_EL1 0x[0-9a-f]+ -> 0x[0-9a-f]*[4-7cdef][0-9a-f] \\(SMPEN set\\), CNTFRQ_EL0 [0-9]+ -> $counter_hz Hz"
+        for c in 1 2 3; do
+            expect_line test "INFO  core $c online \\(entered EL3; CPUECTLR_EL1 0x[0-9a-f]+ -> 0x[0-9a-f]+ SMPEN set, CNTFRQ_EL0 [0-9]+ -> $counter_hz Hz\\)"
+            expect_line test "INFO  core $c: PMU power-up done after [0-9]+ status reads, released"
+        done
+    fi
     if grep -E " (WARN|ERROR) " "$WORK/test.log" >/dev/null; then
         fail "boot test (entry EL$el) logged warnings or errors"
     fi

@@ -68,7 +68,21 @@ trap 'rm -rf "$work"' EXIT
 if ! iverilog -g2012 -s edm_u200_top -o "$work/top.vvp" "${rtl_srcs[@]}" "$common"/*.sv "$u200"/*.sv "$stubs"; then
     failures+=("iverilog elaboration of edm_u200_top")
 fi
-echo "lint: ${#glue[@]} glue modules + edm_u200_port + edm_u200_top (vendor IP stubbed), $lint_bad with warnings"
+lint edm_board_reset "$u200/edm_board_reset.sv"
+echo "lint: ${#glue[@]} glue modules + edm_u200_port + edm_board_reset + edm_u200_top (vendor IP stubbed), $lint_bad with warnings"
+
+# The whole top with the XDMA's axi_aclk stopped and the board clock running
+# (-DCLIO_STUB_CLOCKS): the SI5335 reset pulse (FS driven throughout) and the
+# transceivers' reset must run (tb/edm_u200_reset).
+rst_out="$work/reset.log"
+if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_edm_u200_reset -o "$work/reset.vvp" "${rtl_srcs[@]}" "$common"/*.sv "$u200"/*.sv \
+        "$stubs" "$here/edm_u200_reset/tb_edm_u200_reset.sv" >"$rst_out" 2>&1 &&
+        vvp -n "$work/reset.vvp" >>"$rst_out" 2>&1 && grep -q '^PASS' "$rst_out"; then
+    grep '^PASS' "$rst_out" | sed 's/^/  reset: /'
+else
+    tail -8 "$rst_out"
+    failures+=("bench edm_u200_reset (SI5335 reset, transceiver reset without axi_aclk)")
+fi
 
 # 2. Benches.
 for m in "${glue[@]}" edm_u200_port; do

@@ -3,7 +3,8 @@
 # module and of clio_zcu106_top (with the fast-path RTL and the vendor IP
 # replaced by the black-box port declarations in stubs/, which build.tcl never
 # reads), an Icarus elaboration of the whole top, and the per-module cocotb
-# benches (Icarus). Called by ci/suites/30-bitstream.sh. Exits non-zero on any
+# benches (Icarus), and a bench of the whole top with clock models that fails
+# when a MAC user clock does not run (clio_zcu106_clocks/). Called by ci/suites/30-bitstream.sh. Exits non-zero on any
 # failure (77 when a tool is missing) and prints a summary.
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -65,6 +66,20 @@ if ! iverilog -g2012 -s clio_zcu106_top -o "$work/top.vvp" "${fp_srcs[@]}" "$com
     failures+=("iverilog elaboration of clio_zcu106_top")
 fi
 echo "lint: ${#glue[@]} glue modules + clio_zcu106_top (vendor IP stubbed), $lint_bad with warnings"
+
+# The whole top with clock models of the PS and the 10G core
+# (-DCLIO_STUB_CLOCKS): both MAC user clocks must run at 156.25 MHz and the
+# MAC user resets must be released (fails when txoutclksel_in_N/
+# rxoutclksel_in_N are left open: they read 0, a static clock).
+clk_out="$work/clocks.log"
+if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_clio_zcu106_clocks -o "$work/clocks.vvp" "${fp_srcs[@]}" "$common"/*.sv "$zcu"/*.sv \
+        "$stubs" "$here/clio_zcu106_clocks/tb_clio_zcu106_clocks.sv" >"$clk_out" 2>&1 &&
+        vvp -n "$work/clocks.vvp" >>"$clk_out" 2>&1 && grep -q '^PASS' "$clk_out"; then
+    grep '^PASS' "$clk_out" | sed 's/^/  clocks: /'
+else
+    cat "$clk_out" | tail -5
+    failures+=("bench clio_zcu106_clocks (MAC user clocks)")
+fi
 
 # 2. Benches (the async FIFO three times: plain, frame mode, and frame mode
 # with drop-when-full; the frame mux and demux with the board's 2 ports and

@@ -6,11 +6,15 @@
 //! ([`Firmware`], [`LogStream`]), and reads a boot image's identity — the
 //! linker's build id and the `.clio_manifest` section the build writes from
 //! the board config — into an [`ImageManifest`] that `clio info` compares
-//! with what a board reports.
+//! with what a board reports. [`BuildIdScanner`] finds the build id in a
+//! stream's banner frame without any ELF, so a decoder can refuse an ELF
+//! that did not write the stream.
 
+mod banner;
 mod decode;
 mod manifest;
 
+pub use banner::{rzcobs_decode, BuildIdScanner};
 pub use decode::{Firmware, Level, Location, LogLine, LogStream};
 pub use manifest::ImageManifest;
 

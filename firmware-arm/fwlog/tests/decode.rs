@@ -166,3 +166,35 @@ fn the_wrong_elf_is_a_clear_error() {
         other => panic!("expected a missing-section error, got {other:?}"),
     }
 }
+
+/// The banner's build id is found without the ELF, whole or byte by byte,
+/// and equals the id of the ELF that wrote the capture (not the other one).
+#[test]
+fn build_id_scanner_reads_the_banner_of_a_real_capture() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let uart = std::fs::read(dir.join("boot.uart")).unwrap();
+    let boot = clio_fwlog::ImageManifest::from_elf(
+        "boot.elf",
+        &std::fs::read(dir.join("boot.elf")).unwrap(),
+    )
+    .unwrap();
+    let fault = clio_fwlog::ImageManifest::from_elf(
+        "fault.elf",
+        &std::fs::read(dir.join("fault.elf")).unwrap(),
+    )
+    .unwrap();
+    assert_ne!(boot.build_id, fault.build_id);
+    let mut whole = clio_fwlog::BuildIdScanner::new(boot.build_id.len());
+    assert_eq!(whole.feed(&uart).as_deref(), Some(boot.build_id.as_str()));
+    assert_eq!(whole.feed(&uart), None, "reported once");
+    let mut bytewise = clio_fwlog::BuildIdScanner::new(boot.build_id.len());
+    let found: Vec<String> = uart
+        .iter()
+        .filter_map(|b| bytewise.feed(std::slice::from_ref(b)))
+        .collect();
+    assert_eq!(found, std::slice::from_ref(&boot.build_id));
+    // The fault capture carries the fault image's id.
+    let fuart = std::fs::read(dir.join("fault.uart")).unwrap();
+    let mut s = clio_fwlog::BuildIdScanner::new(fault.build_id.len());
+    assert_eq!(s.feed(&fuart).as_deref(), Some(fault.build_id.as_str()));
+}

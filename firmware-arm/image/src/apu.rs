@@ -1,38 +1,49 @@
-//! Starting APU cores without PSCI: the ZynqMP reset controller path.
+//! Starting APU cores without PSCI: the ZynqMP PMU and reset controller.
 //!
 //! When the image enters at EL3 there is no PSCI firmware below it (it *is*
-//! the EL3 software), so it releases cores itself, as the Xilinx standalone
-//! flow does: set each core's reset vector (`APU.RVBARADDRn`), then take the
-//! core out of reset (`CRF_APB.RST_FPD_APU`). Addresses and bits are from the
-//! ZynqMP register reference (UG1087). The APU power islands are on from
-//! power-on reset, so no PMU power-up request is made.
+//! the EL3 software), so it starts cores itself, as the FSBL and the Xilinx
+//! standalone flow do: a PMU power-up request for the core's island, then
+//! its reset vector (`APU.RVBARADDRn`) and its release from reset
+//! (`CRF_APB.RST_FPD_APU`). The sequence and its tests are in
+//! `clio_slowpath::apu_boot`; this module is the MMIO under it.
 //!
 //! These registers are secure-only; callers must be in the secure world
 //! (boot.rs drops from EL3 to Secure EL1).
 
 use core::ptr::{read_volatile, write_volatile};
 
-/// `APU.RVBARADDR0L`; core n's low/high words are at +8n / +8n+4.
-const RVBARADDR0L: usize = 0xfd5c_0040;
-/// `CRF_APB.RST_FPD_APU`.
-const RST_FPD_APU: usize = 0xfd1a_0104;
-/// `ACPUn_RESET` is bit n.
-const ACPU0_RESET: u32 = 1 << 0;
-/// `ACPUn_PWRON_RESET` is bit 10 + n.
-const ACPU0_PWRON_RESET: u32 = 1 << 10;
+use clio_slowpath::apu_boot::{self, ApuError, PowerUp, PsBus};
 
-/// Point core `core`'s reset vector at `entry` and release it from reset.
-pub fn release(core: u32, entry: u64) {
-    let rvbar = RVBARADDR0L + 8 * core as usize;
-    // SAFETY: APU and CRF registers of the ZynqMP, mapped as Device memory
-    // (mmu.rs DEVICE_WINDOW); only the primary core writes them.
-    unsafe {
-        write_volatile(rvbar as *mut u32, entry as u32);
-        write_volatile((rvbar + 4) as *mut u32, (entry >> 32) as u32);
-        // The vector must be in place before the core leaves reset.
-        aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::SY);
-        let reset = read_volatile(RST_FPD_APU as *const u32);
-        let core_bits = (ACPU0_RESET | ACPU0_PWRON_RESET) << core;
-        write_volatile(RST_FPD_APU as *mut u32, reset & !core_bits);
+/// Reads of `REQ_PWRUP_STATUS` before giving up on the PMU (each read is a
+/// PS register access, well under a microsecond; the PMU powers an island
+/// in tens of microseconds).
+const PWRUP_MAX_POLLS: u32 = 1_000_000;
+
+/// PS registers as volatile 32-bit MMIO.
+struct Mmio;
+
+impl PsBus for Mmio {
+    fn read32(&mut self, addr: u64) -> u32 {
+        // SAFETY: PS registers inside the Device-nGnRnE window (mmu.rs);
+        // only the primary core calls this.
+        unsafe { read_volatile(addr as usize as *const u32) }
     }
+    fn write32(&mut self, addr: u64, value: u32) {
+        // The reset vector and earlier stores must be visible before a
+        // write that may start a core.
+        aarch64_cpu::asm::barrier::dsb(aarch64_cpu::asm::barrier::SY);
+        // SAFETY: as above.
+        unsafe { write_volatile(addr as usize as *mut u32, value) }
+    }
+}
+
+/// Power up core `core`, point its reset vector at `entry` and release it.
+pub fn release(core: u32, entry: u64) -> Result<PowerUp, ApuError> {
+    apu_boot::power_up_and_release(&mut Mmio, core, entry, PWRUP_MAX_POLLS)
+}
+
+/// Start the system counter if nothing did (JTAG boot without an FSBL);
+/// returns whether it was stopped.
+pub fn start_system_counter() -> bool {
+    apu_boot::start_system_counter(&mut Mmio, crate::board::COUNTER_HZ as u32)
 }

@@ -30,5 +30,8 @@ pub const CONSOLE_UART_BASE: usize = 0xff00_0000;
 pub const CONSOLE_UART_REF_HZ: u32 = 100_000_000;
 /// Console baud rate (8N1).
 pub const CONSOLE_BAUD: u32 = 115_200;
-/// System counter frequency, used when `CNTFRQ_EL0` was left unprogrammed.
+/// System counter frequency (the ZCU106 timestamp clock, 100 MHz from
+/// psu_init's `TIMESTAMP_REF_CTRL`): written to `CNTFRQ_EL0` and the
+/// IOU_SCNTRS base frequency when the image is the EL3 software, and used
+/// when `CNTFRQ_EL0` reads 0.
 pub const COUNTER_HZ: u64 = 100_000_000;

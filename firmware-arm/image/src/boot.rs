@@ -7,6 +7,11 @@
 //! firmware would run under ARM Trusted Firmware on the board, so one vector
 //! table (`VBAR_EL1`) and one set of system registers serve every boot path.
 //!
+//! Entered at EL3, each core first runs `el3_setup` (el3.rs): `CNTFRQ_EL0`
+//! and `CPUECTLR_EL1.SMPEN`, which no firmware below us has set, before its
+//! MMU and caches are on (the cores share a ticket lock that needs hardware
+//! coherency).
+//!
 //! The primary core (MPIDR.Aff0 = 0) zeroes `.bss` and calls `kmain`.
 //! Secondary cores enter at `_secondary_start` (passed to PSCI `CPU_ON`, or
 //! set as their reset vector when the image releases them itself, apu.rs);
@@ -52,7 +57,8 @@ _secondary_start:
     bl      secondary_main
     b       .Lpark
 
-/* Continue at EL1 (return address in x30). Clobbers x0, x1. */
+/* Continue at EL1 (return address in x30). Clobbers x0-x3, x21 and,
+   from EL3, what el3_setup clobbers (not x19/x20: callee-saved). */
 .Lto_el1:
     mrs     x0, CurrentEL
     lsr     x0, x0, #2
@@ -63,6 +69,22 @@ _secondary_start:
     ret
 .Lfrom_el3:
     msr     cptr_el3, xzr              /* no FP/SIMD traps to EL3 */
+    isb
+    /* Per-core EL3 setup in Rust (el3.rs: CNTFRQ_EL0, CPUECTLR_EL1.SMPEN),
+       before this core turns on its MMU and caches, on this core's stack
+       (SP_EL3; EL1 reuses it from the top afterwards). x19 = core. */
+    ldr     x0, =_num_cores
+    cmp     x19, x0
+    b.hs    .Lpark                     /* a core the config does not know */
+    ldr     x1, =__stacks_start
+    ldr     x2, =_stack_size_per_core
+    add     x3, x19, #1
+    madd    x1, x2, x3, x1
+    mov     sp, x1
+    mov     x21, x30
+    mov     x0, x19
+    bl      el3_setup
+    mov     x30, x21
     mov     x0, #(1 << 10)             /* SCR_EL3.RW: EL1 is AArch64; NS = 0 */
     msr     scr_el3, x0
     b       .Leret_el1

@@ -14,6 +14,7 @@ mod boot;
 mod buildinfo;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod cache;
+mod el3;
 #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
 mod entropy;
 mod exceptions;
@@ -85,6 +86,9 @@ extern "C" fn kmain(entry_el: u64) -> ! {
     mmu::build_tables();
     mmu::enable();
     CORES_ONLINE.fetch_or(1, Ordering::AcqRel);
+    // Secure EL1 below our own EL3: nothing may have started the system
+    // counter (JTAG boot, no FSBL); CNTPCT_EL0 would never move.
+    let counter_started = entry_el == 3 && apu::start_system_counter();
     let uart_ok = logger::init();
     let build_id = buildinfo::BuildId::of_this_image();
     defmt::info!(
@@ -95,6 +99,18 @@ extern "C" fn kmain(entry_el: u64) -> ! {
         board::CONFIG_HASH,
         entry_el as u8
     );
+    if let Some((cpuectlr, cntfrq)) = el3::setup_of(0) {
+        // SMPEN and CNTFRQ as written at EL3 (QEMU reads CPUECTLR_EL1 as a
+        // constant 0 and ignores the write, so only the value written shows).
+        defmt::info!(
+            "EL3 setup core 0: CPUECTLR_EL1 {=u64:#x} -> {=u64:#x} (SMPEN set), CNTFRQ_EL0 {=u64} -> {=u64} Hz{=str}",
+            cpuectlr,
+            cpuectlr | clio_slowpath::apu_boot::CPUECTLR_SMPEN,
+            cntfrq,
+            board::COUNTER_HZ,
+            if counter_started { ", system counter started" } else { "" }
+        );
+    }
     if !uart_ok {
         defmt::warn!(
             "console baud rate {=u32} not reachable from {=u32} Hz; UART left as the loader set it",
@@ -175,9 +191,26 @@ fn all_cores_mask() -> u32 {
 /// through the ZynqMP reset controller. Returns the mask of cores online.
 fn start_secondaries(entry_el: u64) -> u32 {
     if entry_el == 3 {
-        defmt::info!("entered at EL3: releasing cores through RVBAR and RST_FPD_APU");
+        defmt::info!("entered at EL3: powering cores up through the PMU, releasing them through RVBAR and RST_FPD_APU");
         for core in 1..board::NUM_CORES {
-            apu::release(core, boot::secondary_entry());
+            match apu::release(core, boot::secondary_entry()) {
+                Ok(clio_slowpath::apu_boot::PowerUp::Requested { polls }) => defmt::info!(
+                    "core {=u32}: PMU power-up done after {=u32} status reads, released",
+                    core,
+                    polls
+                ),
+                Ok(clio_slowpath::apu_boot::PowerUp::SkippedQemu) => defmt::info!(
+                    "core {=u32}: CSU.VERSION says QEMU, no PMU power-up; released",
+                    core
+                ),
+                Err(clio_slowpath::apu_boot::ApuError::PowerUpTimeout { core, status }) => {
+                    defmt::error!(
+                        "core {=u32}: PMU power-up request not finished (REQ_PWRUP_STATUS {=u32:#x}); core left in reset (is the PMU firmware running?)",
+                        core,
+                        status
+                    )
+                }
+            }
         }
     } else {
         let (major, minor) = psci::version();
@@ -209,11 +242,22 @@ extern "C" fn secondary_main(core: u64, entry_el: u64) -> ! {
     // First, so this core sees shared data through the same caches as the
     // primary (the primary built the tables before starting it).
     mmu::enable();
-    defmt::info!(
-        "core {=u8} online (entered EL{=u8})",
-        core as u8,
-        entry_el as u8
-    );
+    match el3::setup_of(core as usize) {
+        Some((cpuectlr, cntfrq)) => defmt::info!(
+            "core {=u8} online (entered EL{=u8}; CPUECTLR_EL1 {=u64:#x} -> {=u64:#x} SMPEN set, CNTFRQ_EL0 {=u64} -> {=u64} Hz)",
+            core as u8,
+            entry_el as u8,
+            cpuectlr,
+            cpuectlr | clio_slowpath::apu_boot::CPUECTLR_SMPEN,
+            cntfrq,
+            board::COUNTER_HZ
+        ),
+        None => defmt::info!(
+            "core {=u8} online (entered EL{=u8})",
+            core as u8,
+            entry_el as u8
+        ),
+    }
     CORES_ONLINE.fetch_or(1 << core, Ordering::AcqRel);
     #[cfg(not(any(feature = "test-mode", feature = "fault-test")))]
     service::run_worker(core as usize);

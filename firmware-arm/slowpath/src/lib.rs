@@ -17,11 +17,15 @@
 //! - [`fastpath_regs`]: the driver of the ZCU106 fast-path register block
 //!   over a [`RegisterBus`]: identity check, boot sequence, TX doorbell,
 //!   status.
+//! - [`apu_boot`]: what the image does itself when it enters at EL3 (per-core
+//!   `CNTFRQ_EL0` and `CPUECTLR_EL1.SMPEN`, PMU power-up and release of
+//!   cores 1–3, the system counter), over fakeable register traits.
 //! - `report` (feature `std`): the benchmark report (retry curve, latency,
 //!   refill rate, footprint) as JSON and SVG.
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 
+pub mod apu_boot;
 mod config;
 mod engine;
 mod error;

@@ -1,31 +1,60 @@
 //! `clio bringup`: lab bring-up checks against a board, as a pass/fail table.
 //!
-//! Identity, link MTU, a walking-pattern memory test through
-//! ralloc/rwrite/rread, the page-fault path, atomics, latency sanity, and
-//! the session checks of the threat model: a request without a valid key
-//! is refused with at most one small answer, a forged session cannot read,
-//! the board's boot epoch is consistent (a stale one is answered
-//! `RESTARTED`), and the dedup quota covers the client's retry horizon.
+//! Over UDP (`--addr`, or an emulated board in process) or PCIe (`--xdma
+//! /dev/xdmaN`, an Alveo card through the XDMA driver). The board config is
+//! the one the board names in its identity answer (what `clio info` shows);
+//! a `--config` that describes another board is an error naming both.
+//! Transport rows first (UDP: the kernel's ARP entry for the board; XDMA:
+//! the driver's nodes, the status register, the link bit, a DMA at unaligned
+//! host and card addresses), then identity and config hash, link MTU, a
+//! walking-pattern memory test through ralloc/rwrite/rread, the page-fault
+//! path, atomics, and latency sanity. Over UDP also the session checks of
+//! the threat model: a request without a valid key is refused with at most
+//! one small answer, a forged session cannot read, the board's boot epoch
+//! is consistent (a stale one is answered `RESTARTED`), and the dedup quota
+//! covers the client's retry horizon (they send crafted datagrams from
+//! another socket, which the XDMA path has no equivalent of).
 
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, SessionInfo};
+use clio_config::BoardConfig;
 use clio_wire::payload::{perms, InfoResp};
+use clio_wire::xdma::{reg, status, ID, VERSION};
 use clio_wire::{Header, Opcode, Packet, Status};
+use clio_xdma::{XdmaDevice, XdmaLink};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::board_arg::{connect_target, TargetArgs};
+use crate::board_arg::load_board;
 use crate::report::{fmt_ns, percentile};
 
 /// Run bring-up checks against a board.
 #[derive(Debug, Args)]
 pub struct BringupArgs {
-    #[command(flatten)]
-    pub target: TargetArgs,
+    /// Board address `host:port` (UDP). Without it and without --xdma, an
+    /// emulated board is started in this process so the checks can be tried.
+    #[arg(long, conflicts_with = "xdma")]
+    pub addr: Option<String>,
+    /// XDMA device prefix of an Alveo card (`/dev/xdma0`: the driver's
+    /// `_user`, `_h2c_0`, `_c2h_0` nodes).
+    #[arg(long)]
+    pub xdma: Option<PathBuf>,
+    /// Board config (a TOML path or an embedded name). Default: the config
+    /// of the board the target names (`clio info`); `emulator` in process.
+    #[arg(long)]
+    pub config: Option<String>,
+    /// Join an existing address space instead of opening a new one: a share
+    /// token `clio:PID:SESSION:EPOCH:KEY` from a session of that address
+    /// space (`Session::share`). It is a credential: whoever holds it has
+    /// full access.
+    #[arg(long, value_name = "TOKEN")]
+    pub join: Option<String>,
     /// Bytes covered by the walking-pattern memory test.
     #[arg(long, default_value_t = 8 << 20)]
     pub mem_test_bytes: u64,
@@ -54,8 +83,8 @@ fn pattern_word(round: u32, addr: u64) -> u64 {
     }
 }
 
-fn memory_test(
-    s: &mut Session<clio::backend::UdpTransport>,
+fn memory_test<T: Transport>(
+    s: &mut Session<T>,
     bytes: u64,
     mtu: usize,
     json: bool,
@@ -302,18 +331,19 @@ fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Resul
     ))
 }
 
-/// Run `clio bringup`.
-pub fn run(a: &BringupArgs) -> Result<()> {
-    let (addr, cfg, _server) = connect_target(&a.target)?;
-    let mtu = cfg.network.mtu_payload as usize;
-    let page = cfg.pages.default_size;
-    let mut checks = Vec::new();
-    let mut add = |check: &'static str, r: Result<String>| {
+/// The rows of the table.
+struct Table {
+    json: bool,
+    checks: Vec<Check>,
+}
+
+impl Table {
+    fn add(&mut self, check: &'static str, r: Result<String>) {
         let (ok, detail) = match r {
             Ok(d) => (true, d),
             Err(e) => (false, format!("{e:#}")),
         };
-        if !a.json {
+        if !self.json {
             println!(
                 "  {:<5} {:<18} {}",
                 if ok { "PASS" } else { "FAIL" },
@@ -321,53 +351,345 @@ pub fn run(a: &BringupArgs) -> Result<()> {
                 detail
             );
         }
-        checks.push(Check { check, ok, detail });
+        self.checks.push(Check { check, ok, detail });
+    }
+}
+
+/// Where the checks go.
+enum Target {
+    Udp(SocketAddr),
+    Xdma(PathBuf),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Udp(a) => write!(f, "udp://{a}"),
+            Target::Xdma(p) => write!(f, "xdma://{}", p.display()),
+        }
+    }
+}
+
+/// The kernel's ARP entry for `ip` in `arp_table` (the text of
+/// `/proc/net/arp`): the hardware address when the entry is complete.
+pub fn arp_lookup(arp_table: &str, ip: IpAddr) -> Option<String> {
+    arp_table.lines().skip(1).find_map(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        // IP address, HW type, Flags (0x2 = complete), HW address, Mask, Device.
+        (f.len() >= 6 && f[0].parse::<IpAddr>().ok() == Some(ip) && f[2] == "0x2")
+            .then(|| format!("{} on {}", f[3], f[5]))
+    })
+}
+
+/// `aa:bb:cc:dd:ee:ff`, as /proc/net/arp prints it.
+fn mac_text(mac: &[u8; 6]) -> String {
+    mac.iter()
+        .map(|b| format!("{b:02x}"))
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// ARP row: a board on a real network must have answered ARP (its UDP layer
+/// does once the firmware wrote MAC/IPV4); loopback has no ARP.
+fn arp_check(addr: SocketAddr, cfg_mac: Option<String>) -> Result<String> {
+    let ip = addr.ip();
+    if ip.is_loopback() {
+        return Ok(format!("{ip} is loopback: no ARP (emulated board)"));
+    }
+    let table = std::fs::read_to_string("/proc/net/arp").context("reading /proc/net/arp")?;
+    match arp_lookup(&table, ip) {
+        Some(entry) => {
+            if let Some(mac) = cfg_mac {
+                if !entry.to_ascii_lowercase().starts_with(&mac.to_ascii_lowercase()) {
+                    bail!("{ip} is at {entry}, but the board config says network.mac = {mac}");
+                }
+            }
+            Ok(format!("{ip} is at {entry}"))
+        }
+        None => bail!(
+            "no complete ARP entry for {ip} in /proc/net/arp: the board's UDP layer answers ARP only after the firmware wrote MAC and IPV4 (check `clio logs`), and only on a linked SFP+ port"
+        ),
+    }
+}
+
+/// XDMA rows before the link is opened: the nodes, the status register, the
+/// link bit, and a DMA at unaligned host and card addresses.
+fn xdma_checks(t: &mut Table, prefix: &Path) -> Result<()> {
+    let dev = match XdmaDevice::open(prefix) {
+        Ok(d) => d,
+        Err(e) => {
+            t.add(
+                "xdma nodes",
+                Err(anyhow::Error::new(e).context(
+                    "is the XDMA driver loaded (lsmod | grep xdma) and the card programmed and rescanned?",
+                )),
+            );
+            bail!("no XDMA device at {}", prefix.display());
+        }
+    };
+    t.add(
+        "xdma nodes",
+        Ok(format!(
+            "{}, {}, {}",
+            dev.user_path().display(),
+            dev.h2c_path().display(),
+            dev.c2h_path().display()
+        )),
+    );
+    let regs = (|| -> Result<(u32, u32, u32)> {
+        Ok((
+            dev.read_u32(reg::ID)?,
+            dev.read_u32(reg::VERSION)?,
+            dev.read_u32(reg::STATUS)?,
+        ))
+    })();
+    let (id, version, st) = match regs {
+        Ok(v) => v,
+        Err(e) => {
+            t.add("status register", Err(e));
+            bail!("cannot read the card's registers");
+        }
+    };
+    t.add(
+        "status register",
+        if id != ID {
+            Err(anyhow::anyhow!(
+                "ID = {id:#010x}, expected {ID:#010x} (\"CLIO\"): wrong bitstream or wrong card"
+            ))
+        } else if version != VERSION {
+            Err(anyhow::anyhow!(
+                "register-map VERSION = {version}, this host speaks {VERSION}"
+            ))
+        } else if st & status::READY == 0 {
+            Err(anyhow::anyhow!(
+                "STATUS = {st:#x}: READY clear (the card takes no H2C slot)"
+            ))
+        } else {
+            Ok(format!(
+                "ID CLIO, VERSION {version}, STATUS {st:#x} (READY)"
+            ))
+        },
+    );
+    t.add(
+        "link",
+        if st & status::LINK_UP != 0 {
+            Ok("STATUS.LINK_UP: port 0 has block lock".into())
+        } else {
+            Err(anyhow::anyhow!(
+                "STATUS.LINK_UP clear: no block lock on QSFP0 (cable, module, or the far end)"
+            ))
+        },
+    );
+    // A DMA whose host buffer is not congruent to the card address modulo
+    // the engine's alignment is refused by the driver; clio-xdma bounces
+    // it. The scratch place is an H2C slot the host has not published, so
+    // the card does not read it.
+    let dma = (|| -> Result<String> {
+        let tail = dev.read_u32(reg::H2C_TAIL)?;
+        let base = dev.read_u64(reg::H2C_BASE)?;
+        let slot = u64::from(dev.read_u32(reg::SLOT_BYTES)?);
+        let count = u64::from(dev.read_u32(reg::SLOT_COUNT)?.max(1));
+        let card = base + (u64::from(tail) % count) * slot + 7;
+        let backing: Vec<u8> = (0..259u32).map(|i| (i * 13 + 5) as u8).collect();
+        let data = &backing[3..3 + 200];
+        dev.dma_write(card, data)?;
+        let mut back = vec![0u8; 201];
+        dev.dma_read(card, &mut back[1..])?;
+        if &back[1..] != data {
+            bail!("200 bytes written at card address {card:#x} read back different");
+        }
+        Ok(format!(
+            "200 B at card {card:#x} from host offset 3, read back into offset 1: intact"
+        ))
+    })();
+    t.add("dma alignment", dma);
+    Ok(())
+}
+
+/// The board config: `--config` if given (it must name the board that
+/// answered), else the embedded config of the name the board gave.
+fn resolve_config(
+    given: Option<&str>,
+    target: &Target,
+    info: &clio_wire::payload::InfoResp,
+) -> Result<BoardConfig> {
+    let name = info.board_name().unwrap_or("?").to_string();
+    match given {
+        Some(c) => {
+            let cfg = load_board(c)?;
+            if cfg.board.name.as_str() != name {
+                bail!(
+                    "--config {c} is for board '{}', but the board at {target} says it is '{name}' (clio info); pass its config or leave --config out",
+                    cfg.board.name
+                );
+            }
+            Ok(cfg)
+        }
+        None => BoardConfig::embedded(&name).map_err(|_| {
+            anyhow::anyhow!(
+                "the board at {target} says it is '{name}', which has no embedded config: pass --config FILE"
+            )
+        }),
+    }
+}
+
+/// Run `clio bringup`.
+pub fn run(a: &BringupArgs) -> Result<()> {
+    let mut table = Table {
+        json: a.json,
+        checks: Vec::new(),
+    };
+    let mut _server = None;
+    let target = match (&a.addr, &a.xdma) {
+        (Some(addr), _) => {
+            use std::net::ToSocketAddrs;
+            let sa = addr
+                .to_socket_addrs()
+                .with_context(|| format!("--addr '{addr}' is not a host:port"))?
+                .next()
+                .with_context(|| format!("--addr '{addr}' resolves to no address"))?;
+            Target::Udp(sa)
+        }
+        (None, Some(p)) => Target::Xdma(p.clone()),
+        (None, None) => {
+            let cfg = load_board(a.config.as_deref().unwrap_or("emulator"))?;
+            let board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
+            let server = clio_emu::spawn(
+                board,
+                "127.0.0.1:0".parse()?,
+                clio_emu::ServeOptions::default(),
+            )?;
+            let sa = server.addr();
+            _server = Some(server);
+            Target::Udp(sa)
+        }
     };
     if !a.json {
         println!(
-            "clio bringup: {addr} (client config '{}'{})",
-            cfg.board.name,
-            if a.target.join.is_some() {
-                ", joining an address space"
+            "clio bringup: {target}{}",
+            if a.join.is_some() {
+                " (joining an address space)"
             } else {
                 ""
             }
         );
     }
-    let mut s = match Session::open(addr, a.target.client_config(&cfg)?) {
-        Ok(s) => s,
-        Err(e) => bail!("no answer from {addr}: {e}"),
+    let join = match &a.join {
+        Some(t) => Some(
+            t.parse::<clio::ShareToken>()
+                .map_err(|e| anyhow::anyhow!("--join: {e}"))?,
+        ),
+        None => None,
     };
-    let info = s.info();
-    add(
+    let client = |cfg: &BoardConfig| ClientConfig {
+        join,
+        ..ClientConfig::from_board(cfg)
+    };
+    // The identity query runs with a provisional config (timeouts, MTU of
+    // the request): --config's, or the emulator's.
+    let probe_cfg = load_board(a.config.as_deref().unwrap_or("emulator"))?;
+    let probe = client(&probe_cfg);
+    match &target {
+        Target::Udp(addr) => {
+            let info = Session::open(*addr, probe)
+                .map_err(|e| anyhow::anyhow!("no answer from {addr}: {e}"))?
+                .info()?;
+            let cfg = resolve_config(a.config.as_deref(), &target, &info)?;
+            table.add("arp", arp_check(*addr, Some(mac_text(&cfg.network.mac))));
+            let s = Session::open(*addr, client(&cfg))
+                .map_err(|e| anyhow::anyhow!("no answer from {addr}: {e}"))?;
+            let addr = *addr;
+            let page = cfg.pages.default_size;
+            let victim_cfg = ClientConfig::from_board(&cfg);
+            checks(a, &mut table, s, &cfg, &target, |s, t| {
+                let info = s.info();
+                let me = s.session_info().copied();
+                t.add(
+                    "epoch",
+                    match (&info, &me) {
+                        (Ok(i), Some(m)) => epoch_check(addr, i, m),
+                        (Err(e), _) => Err(anyhow::anyhow!("no INFO: {e}")),
+                        (_, None) => Err(anyhow::anyhow!("no session")),
+                    },
+                );
+                t.add("session key", wrong_key_check(addr, s, page));
+                t.add(
+                    "forged session",
+                    Session::open(addr, victim_cfg)
+                        .map_err(anyhow::Error::from)
+                        .and_then(|mut victim| forged_session_check(addr, &mut victim, page)),
+                );
+                t.add("dedup coverage", dedup_check(s, page));
+            })
+        }
+        Target::Xdma(prefix) => {
+            xdma_checks(&mut table, prefix)?;
+            let link = XdmaLink::open(prefix)?;
+            let info = Session::open_with(link, probe)?.info()?;
+            let cfg = resolve_config(a.config.as_deref(), &target, &info)?;
+            let s = Session::open_with(XdmaLink::open(prefix)?, client(&cfg))?;
+            checks(a, &mut table, s, &cfg, &target, |s, t| {
+                t.add(
+                    "epoch",
+                    s.info().map_err(Into::into).and_then(|i| {
+                        let me = s.session_info().copied().context("no session")?;
+                        if i.epoch == 0 || i.epoch != me.epoch {
+                            bail!(
+                                "INFO epoch {:#010x}, session opened in {:#010x}",
+                                i.epoch,
+                                me.epoch
+                            );
+                        }
+                        Ok(format!(
+                            "epoch {:#010x}, {} session slots",
+                            i.epoch, i.sessions
+                        ))
+                    }),
+                );
+            })
+        }
+    }
+}
+
+/// The checks every transport shares, with `session_rows` (the
+/// transport's own session checks) after the identity row, then the verdict.
+fn checks<T: Transport>(
+    a: &BringupArgs,
+    table: &mut Table,
+    mut s: Session<T>,
+    cfg: &BoardConfig,
+    target: &Target,
+    session_rows: impl FnOnce(&mut Session<T>, &mut Table),
+) -> Result<()> {
+    let mtu = cfg.network.mtu_payload as usize;
+    let page = cfg.pages.default_size;
+    if !a.json {
+        println!("  (board config '{}')", cfg.board.name);
+    }
+    table.add(
         "identity",
-        info.clone().map_err(Into::into).map(|i| {
-            format!(
-                "board '{}', rtl {:#x}, mtu {}, page {} KiB",
+        s.info().map_err(Into::into).and_then(|i| {
+            let want = cfg.config_hash();
+            if i.config_hash != want {
+                bail!(
+                    "board '{}' runs config hash {:016x}, config '{}' hashes to {want:016x}: the board was built from another config",
+                    i.board_name().unwrap_or("?"),
+                    i.config_hash,
+                    cfg.board.name
+                );
+            }
+            Ok(format!(
+                "board '{}', rtl {:#x}, mtu {}, page {} KiB, config hash {:016x}",
                 i.board_name().unwrap_or("?"),
                 i.rtl_version,
                 i.mtu,
-                1u64 << i.page_shift >> 10
-            )
+                1u64 << i.page_shift >> 10,
+                i.config_hash
+            ))
         }),
     );
-    let me = s.session_info().copied();
-    add(
-        "epoch",
-        match (&info, &me) {
-            (Ok(i), Some(m)) => epoch_check(addr, i, m),
-            (Err(e), _) => Err(anyhow::anyhow!("no INFO: {e}")),
-            (_, None) => Err(anyhow::anyhow!("no session")),
-        },
-    );
-    add("session key", wrong_key_check(addr, &mut s, page));
-    add(
-        "forged session",
-        Session::open(addr, ClientConfig::from_board(&cfg))
-            .map_err(anyhow::Error::from)
-            .and_then(|mut victim| forged_session_check(addr, &mut victim, page)),
-    );
-    add("dedup coverage", dedup_check(&mut s, page));
+    session_rows(&mut s, table);
+    let mut add = |check: &'static str, r: Result<String>| table.add(check, r);
     add(
         "link mtu",
         (|| {
@@ -459,12 +781,13 @@ pub fn run(a: &BringupArgs) -> Result<()> {
             ))
         })(),
     );
+    let checks = &table.checks;
     let failed = checks.iter().filter(|c| !c.ok).count();
     if a.json {
         println!(
             "{}",
             serde_json::to_string_pretty(
-                &serde_json::json!({ "board": addr.to_string(), "checks": checks, "failed": failed })
+                &serde_json::json!({ "board": target.to_string(), "config": cfg.board.name.as_str(), "checks": checks, "failed": failed })
             )?
         );
     } else {
@@ -478,7 +801,25 @@ pub fn run(a: &BringupArgs) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::pattern_word;
+    use super::{arp_lookup, mac_text, pattern_word};
+
+    #[test]
+    fn arp_entries_must_be_complete() {
+        let table = "IP address       HW type     Flags       HW address            Mask     Device\n\
+                     10.0.0.2         0x1         0x2         00:0a:35:00:01:22     *        enp1s0\n\
+                     10.0.0.3         0x1         0x0         00:00:00:00:00:00     *        enp1s0\n";
+        assert_eq!(
+            arp_lookup(table, "10.0.0.2".parse().unwrap()).as_deref(),
+            Some("00:0a:35:00:01:22 on enp1s0")
+        );
+        assert_eq!(
+            arp_lookup(table, "10.0.0.3".parse().unwrap()),
+            None,
+            "incomplete"
+        );
+        assert_eq!(arp_lookup(table, "10.0.0.4".parse().unwrap()), None);
+        assert_eq!(mac_text(&[0, 0x0a, 0x35, 0, 1, 0x22]), "00:0a:35:00:01:22");
+    }
 
     #[test]
     fn patterns_differ_per_round_and_address() {

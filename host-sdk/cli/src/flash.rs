@@ -9,13 +9,14 @@ use clap::Args;
 use clio_flash::{Board, FlashEvent, FlashPlan, FlashRequest, ProgressTracker, Route, Toolchain};
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// Flash a board (ZCU106 over JTAG or to QSPI; Alveo U200 through Vivado).
+/// Flash a board (ZCU106 over JTAG, to QSPI or to an SD card; Alveo U200
+/// over JTAG or into its configuration flash).
 #[derive(Debug, Args)]
 pub struct FlashArgs {
     /// Board: `zcu106` or `alveo-u200`.
     #[arg(long)]
     pub board: String,
-    /// Route: `jtag`, `qspi` (ZCU106) or `vivado` (U200); default per board.
+    /// Route: `jtag`, `qspi`, `sd` (ZCU106) or `vivado`, `cfgmem` (U200); default `jtag` / `vivado`.
     #[arg(long)]
     pub route: Option<String>,
     /// Bitstream manifest written by `bitstream/build.tcl`.
@@ -33,6 +34,27 @@ pub struct FlashArgs {
     /// First-stage boot loader ELF (ZCU106 QSPI).
     #[arg(long)]
     pub fsbl: Option<PathBuf>,
+    /// Hardware platform (`.xsa`, beside the bitstream): `loadhw` for firmware
+    /// over JTAG, and the FSBL/PMU firmware of a built boot image.
+    #[arg(long)]
+    pub xsa: Option<PathBuf>,
+    /// ARM Trusted Firmware `bl31.elf` for a built ZCU106 boot image.
+    #[arg(long)]
+    pub atf: Option<PathBuf>,
+    /// Where built boot files (FSBL, PMU firmware, BOOT.BIN, the U200's MCS) go;
+    /// default `boot/` beside the bitstream manifest.
+    #[arg(long)]
+    pub out_dir: Option<PathBuf>,
+    /// Mounted SD card (first FAT partition) for route `sd`.
+    #[arg(long)]
+    pub sd_mount: Option<PathBuf>,
+    /// The U200's PCIe address (`lspci -D -d 10ee:`): removed before programming,
+    /// the bus rescanned after (needs root).
+    #[arg(long)]
+    pub pci_bdf: Option<String>,
+    /// PCI sysfs directory (for testing against a stand-in).
+    #[arg(long, default_value = "/sys/bus/pci", hide = true)]
+    pub pci_sysfs: PathBuf,
     /// hw_server URL.
     #[arg(long, default_value = clio_flash::DEFAULT_HW_SERVER)]
     pub hw_server: String,
@@ -64,6 +86,12 @@ pub fn run(a: &FlashArgs) -> Result<()> {
     req.fsbl = a.fsbl.clone();
     req.hw_server = a.hw_server.clone();
     req.jtag_cable = a.cable.clone();
+    req.xsa = a.xsa.clone();
+    req.atf = a.atf.clone();
+    req.out_dir = a.out_dir.clone();
+    req.sd_mount = a.sd_mount.clone();
+    req.pci_bdf = a.pci_bdf.clone();
+    req.pci_sysfs = a.pci_sysfs.clone();
     req.timeout = Duration::from_secs(a.timeout_s);
     let tools = Toolchain::from_env();
     if a.dry_run {
@@ -84,10 +112,10 @@ pub fn run(a: &FlashArgs) -> Result<()> {
     let mut tracker = ProgressTracker::new();
     let report = plan
         .run(&mut |ev: &FlashEvent| {
-            if let FlashEvent::Line { text, .. } = ev {
-                if a.verbose {
-                    bar.println(text);
-                }
+            match ev {
+                FlashEvent::Line { text, .. } if a.verbose => bar.println(text),
+                FlashEvent::Host { command, .. } => bar.println(format!("$ {command}")),
+                _ => {}
             }
             if tracker.update(ev) {
                 bar.set_position((tracker.fraction() * 1000.0) as u64);

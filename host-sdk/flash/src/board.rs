@@ -45,8 +45,8 @@ impl Board {
     /// Routes this board supports.
     pub const fn routes(self) -> &'static [Route] {
         match self {
-            Board::Zcu106 => &[Route::Jtag, Route::Qspi],
-            Board::AlveoU200 => &[Route::Vivado],
+            Board::Zcu106 => &[Route::Jtag, Route::Qspi, Route::Sd],
+            Board::AlveoU200 => &[Route::Vivado, Route::Cfgmem],
         }
     }
 
@@ -75,12 +75,20 @@ pub enum Route {
     /// ZCU106 over JTAG with `xsct`: program the PL, initialise the PS,
     /// load the firmware ELF into DDR and start it (volatile: lost at power-off).
     Jtag,
-    /// ZCU106: write a boot image (`BOOT.BIN`) to the QSPI flash with
+    /// ZCU106: write a boot image (`BOOT.BIN`, given or built from the
+    /// `.xsa`, bitstream, ATF and firmware) to the QSPI flash with
     /// `program_flash` (the board boots it in QSPI boot mode).
     Qspi,
+    /// ZCU106: build `BOOT.BIN` and copy it to a mounted SD card (the board
+    /// boots it in SD boot mode).
+    Sd,
     /// Alveo U200: program the FPGA over JTAG with `vivado -mode batch` and
-    /// `bitstream/program.tcl` (hw_server, `program_hw_devices`).
+    /// `bitstream/program.tcl` (hw_server, `program_hw_devices`; volatile).
     Vivado,
+    /// Alveo U200: write the bitstream into the card's configuration flash
+    /// (`write_cfgmem` + `program_hw_cfgmem`) and boot the FPGA from it
+    /// (persistent across power cycles).
+    Cfgmem,
 }
 
 impl Route {
@@ -89,20 +97,28 @@ impl Route {
         match self {
             Route::Jtag => "jtag",
             Route::Qspi => "qspi",
+            Route::Sd => "sd",
             Route::Vivado => "vivado",
+            Route::Cfgmem => "cfgmem",
         }
     }
 
     /// Parse a route name.
     pub fn parse(name: &str) -> Result<Route, FlashError> {
-        [Route::Jtag, Route::Qspi, Route::Vivado]
-            .into_iter()
-            .find(|r| r.name() == name)
-            .ok_or_else(|| {
-                FlashError::Request(format!(
-                    "unknown route `{name}` (known: jtag, qspi, vivado)"
-                ))
-            })
+        [
+            Route::Jtag,
+            Route::Qspi,
+            Route::Sd,
+            Route::Vivado,
+            Route::Cfgmem,
+        ]
+        .into_iter()
+        .find(|r| r.name() == name)
+        .ok_or_else(|| {
+            FlashError::Request(format!(
+                "unknown route `{name}` (known: jtag, qspi, sd, vivado, cfgmem)"
+            ))
+        })
     }
 }
 

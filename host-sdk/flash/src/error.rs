@@ -79,7 +79,17 @@ pub enum FlashError {
         /// Where we looked.
         searched: String,
     },
-    /// The script for a tool could not be written.
+    /// A host step (PCIe remove/rescan, SD copy) failed.
+    #[error("host step `{step}` failed on {path}: {source}")]
+    HostStep {
+        /// The step, as a shell command.
+        step: String,
+        /// The file at fault.
+        path: std::path::PathBuf,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// A tool script could not be written.
     #[error("cannot write tool script {path}: {source}")]
     Script {
         /// Script path.

@@ -15,12 +15,17 @@
 //!    its last output lines.
 //!
 //! Routes ([`Route`]): ZCU106 over JTAG with `xsct` (PL bitstream, PS init,
-//! firmware ELF into DDR; volatile) or to QSPI with `program_flash`
-//! (persistent boot image); Alveo U200 with `vivado -mode batch` and
-//! `bitstream/program.tcl`. See `README.md` beside this crate.
+//! firmware ELF into DDR; volatile), to QSPI with `program_flash` or to an
+//! SD card, both with a `BOOT.BIN` built here ([`boot`]: FSBL and PMU
+//! firmware from the `.xsa` with xsct, then `bootgen`) or given; Alveo U200
+//! with `vivado -mode batch` and `bitstream/program.tcl` (volatile) or into
+//! its configuration memory (`write_cfgmem`, persistent), each with PCIe
+//! remove/rescan around it ([`host`]). See `README.md` beside this crate.
 
 mod board;
+pub mod boot;
 mod error;
+pub mod host;
 pub mod manifest;
 mod plan;
 pub mod progress;

@@ -4,6 +4,8 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::boot::{self, BootOutputs};
+use crate::host::{self, HostStep, When};
 use crate::manifest::{BitstreamManifest, FirmwareManifest};
 use crate::run::{run_tool, FlashEvent};
 use crate::script::{self, JtagFirmware};
@@ -39,6 +41,23 @@ pub struct FlashRequest {
     pub jtag_cable: Option<String>,
     /// Limit on each tool run; the tool is killed after it.
     pub timeout: Duration,
+    /// The bitstream's hardware platform (`.xsa`, written next to it by
+    /// `bitstream/build.tcl`): `loadhw` for the ZCU106 JTAG firmware load,
+    /// and the FSBL/PMU firmware build of a boot image.
+    pub xsa: Option<PathBuf>,
+    /// ARM Trusted Firmware BL31 ELF for a ZCU106 boot image (Xilinx's
+    /// prebuilt `bl31.elf`, or `make PLAT=zynqmp RESET_TO_BL31=1 bl31`).
+    pub atf: Option<PathBuf>,
+    /// Where a built boot image (FSBL, PMU firmware, `BOOT.BIN`) or the
+    /// U200's MCS file goes; default `boot/` next to the bitstream manifest.
+    pub out_dir: Option<PathBuf>,
+    /// Mounted SD card (ZCU106 route sd): `BOOT.BIN` is copied there.
+    pub sd_mount: Option<PathBuf>,
+    /// PCIe address of the U200 (`lspci -D -d 10ee:`): removed before it is
+    /// programmed, the bus rescanned after.
+    pub pci_bdf: Option<String>,
+    /// The PCI sysfs directory (`/sys/bus/pci`; tests use a directory).
+    pub pci_sysfs: PathBuf,
 }
 
 impl FlashRequest {
@@ -55,6 +74,12 @@ impl FlashRequest {
             hw_server: DEFAULT_HW_SERVER.into(),
             jtag_cable: None,
             timeout: DEFAULT_TIMEOUT,
+            xsa: None,
+            atf: None,
+            out_dir: None,
+            sd_mount: None,
+            pci_bdf: None,
+            pci_sysfs: PathBuf::from("/sys/bus/pci"),
         }
     }
 }
@@ -83,6 +108,12 @@ pub struct Invocation {
 }
 
 impl Invocation {
+    /// Whether the tool runs a Tcl script of ours, which ends by printing
+    /// the done marker (a BIF for bootgen is input, not a script).
+    pub fn runs_our_tcl(&self) -> bool {
+        self.script.is_some() && matches!(self.tool, Tool::Xsct | Tool::Vivado)
+    }
+
     /// The argument list, with the script at `script_dir`.
     pub fn args(&self, script_dir: &Path) -> Vec<String> {
         self.args
@@ -141,6 +172,8 @@ pub struct FlashPlan {
     pub firmware: Option<FirmwareManifest>,
     /// Tool runs, in order.
     pub invocations: Vec<Invocation>,
+    /// Host steps before and after the tool runs (PCIe remove/rescan, SD copy).
+    pub host_steps: Vec<HostStep>,
     timeout: Duration,
 }
 
@@ -159,6 +192,16 @@ fn existing(what: &'static str, p: &Option<PathBuf>) -> Result<Option<PathBuf>, 
                 what,
                 path: p.clone(),
             }),
+    }
+}
+
+/// `p` made absolute against the current directory (the tools run in a
+/// temporary one), without requiring it to exist yet.
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir().map_or_else(|_| p.to_path_buf(), |d| d.join(p))
     }
 }
 
@@ -218,29 +261,56 @@ impl FlashPlan {
             }
         };
         let hw = req.hw_server.as_str();
-        let invocation = match route {
+        let xsa = existing("hardware platform (.xsa)", &req.xsa)?;
+        let atf = existing("ATF (bl31.elf)", &req.atf)?;
+        let mut host_steps = Vec::new();
+        // Default output directory: boot/ beside the bitstream manifest.
+        let out_dir = match (&req.out_dir, &req.bitstream_manifest) {
+            (Some(d), _) => Some(absolute(d)),
+            (None, Some(m)) => Some(
+                absolute(m)
+                    .parent()
+                    .map_or_else(|| PathBuf::from("boot"), |p| p.join("boot")),
+            ),
+            (None, None) => None,
+        };
+        refuse(req.sd_mount.is_some() && route != Route::Sd, || {
+            "an SD card mount is only used by route sd".into()
+        })?;
+        refuse(req.pci_bdf.is_some() && board != Board::AlveoU200, || {
+            format!("the {board} is not a PCIe card (no --pci-bdf)")
+        })?;
+        let invocations = match route {
             Route::Jtag => {
-                refuse(boot_image.is_some() || fsbl.is_some(), || {
-                    "a boot image and FSBL are written with route qspi, not jtag".into()
-                })?;
-                let fw =
-                    match (&firmware, &psu_init) {
-                        (Some(fw), Some(init)) => Some(JtagFirmware {
-                            elf: &fw.elf,
-                            psu_init: init,
-                        }),
-                        (Some(_), None) => return Err(FlashError::Request(
+                refuse(
+                    boot_image.is_some() || fsbl.is_some() || atf.is_some(),
+                    || "a boot image, FSBL or ATF belongs to route qspi or sd, not jtag".into(),
+                )?;
+                let fw = match (&firmware, &psu_init, &xsa) {
+                    (Some(fw), Some(init), Some(xsa)) => Some(JtagFirmware {
+                        elf: &fw.elf,
+                        psu_init: init,
+                        xsa,
+                    }),
+                    (Some(_), None, _) => {
+                        return Err(FlashError::Request(
                             "loading firmware over JTAG needs psu_init.tcl (PS clocks and DDR); \
                              take it from the bitstream's hardware platform (.xsa)"
                                 .into(),
-                        )),
-                        (None, Some(_)) => {
-                            return Err(FlashError::Request(
-                                "psu_init.tcl given without a firmware manifest".into(),
-                            ))
-                        }
-                        (None, None) => None,
-                    };
+                        ))
+                    }
+                    (Some(_), Some(_), None) => return Err(FlashError::Request(
+                        "loading firmware over JTAG needs the hardware platform (--xsa, written \
+                             next to the bitstream by build.tcl) for xsct's loadhw"
+                            .into(),
+                    )),
+                    (None, Some(_), _) => {
+                        return Err(FlashError::Request(
+                            "psu_init.tcl given without a firmware manifest".into(),
+                        ))
+                    }
+                    (None, None, _) => None,
+                };
                 let text = script::xsct_jtag(
                     hw,
                     req.jtag_cable.as_deref(),
@@ -248,54 +318,144 @@ impl FlashPlan {
                     fw,
                 )?;
                 let (program, found) = find(Tool::Xsct)?;
-                Invocation {
+                vec![Invocation {
                     tool: Tool::Xsct,
                     program,
                     found,
                     args: vec![Arg::Script],
                     script: Some((format!("flash_{}.tcl", board.name()), text)),
-                }
+                }]
             }
-            Route::Qspi => {
-                refuse(bitstream.is_some() || firmware.is_some(), || {
-                    "route qspi writes a finished boot image (BOOT.BIN holds bitstream and firmware); \
-                     manifests are flashed with route jtag"
-                        .into()
-                })?;
+            Route::Qspi | Route::Sd => {
                 refuse(req.jtag_cable.is_some(), || {
-                    "route qspi cannot select a JTAG cable; leave one board on the hw_server".into()
+                    format!("route {route} cannot select a JTAG cable; leave one board on the hw_server")
                 })?;
-                let (Some(image), Some(fsbl)) = (&boot_image, &fsbl) else {
-                    return Err(FlashError::Request(
-                        "route qspi needs a boot image (BOOT.BIN) and the FSBL ELF".into(),
-                    ));
+                refuse(psu_init.is_some(), || {
+                    format!(
+                        "route {route} boots through the FSBL, which does what psu_init.tcl does"
+                    )
+                })?;
+                let mut runs = Vec::new();
+                // BOOT.BIN and the FSBL: given, or built here.
+                let (image, fsbl_elf) = match (&boot_image, &fsbl) {
+                    (Some(image), Some(fsbl)) => {
+                        refuse(
+                            bitstream.is_some()
+                                || firmware.is_some()
+                                || xsa.is_some()
+                                || atf.is_some(),
+                            || {
+                                "a given boot image already holds bitstream and firmware; \
+                             pass either --boot-image/--fsbl or the manifests with --xsa and --atf"
+                                    .into()
+                            },
+                        )?;
+                        (image.clone(), fsbl.clone())
+                    }
+                    (Some(_), None) | (None, Some(_)) => {
+                        return Err(FlashError::Request(
+                            "a given boot image needs its FSBL ELF too (--boot-image with --fsbl)"
+                                .into(),
+                        ))
+                    }
+                    (None, None) => {
+                        let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) =
+                            (&bitstream, &firmware, &xsa, &atf, &out_dir)
+                        else {
+                            return Err(FlashError::Request(format!(
+                                "route {route} needs a boot image (BOOT.BIN): either --boot-image and --fsbl, or \
+                                 --bitstream and --firmware manifests with --xsa (hardware platform) and \
+                                 --atf (bl31.elf) to build one"
+                            )));
+                        };
+                        let outputs = BootOutputs::under(out);
+                        let (program, found) = find(Tool::Xsct)?;
+                        runs.push(Invocation {
+                            tool: Tool::Xsct,
+                            program,
+                            found,
+                            args: vec![Arg::Script],
+                            script: Some((
+                                "boot_firmware.tcl".into(),
+                                boot::xsct_boot_firmware(xsa, out)?,
+                            )),
+                        });
+                        let bif = boot::zcu106_bif(&outputs, &bit.bitstream, atf, &fw.elf)?;
+                        let (program, found) = find(Tool::Bootgen)?;
+                        runs.push(Invocation {
+                            tool: Tool::Bootgen,
+                            program,
+                            found,
+                            args: boot::bootgen_args(String::new(), &outputs.boot_bin)
+                                .into_iter()
+                                .map(|a| {
+                                    if a.is_empty() {
+                                        Arg::Script
+                                    } else {
+                                        Arg::Lit(a)
+                                    }
+                                })
+                                .collect(),
+                            script: Some(("boot.bif".into(), bif)),
+                        });
+                        (outputs.boot_bin, outputs.fsbl)
+                    }
                 };
-                let (program, found) = find(Tool::ProgramFlash)?;
-                Invocation {
-                    tool: Tool::ProgramFlash,
-                    program,
-                    found,
-                    args: script::program_flash_args(hw, image, fsbl)
-                        .into_iter()
-                        .map(Arg::Lit)
-                        .collect(),
-                    script: None,
+                if route == Route::Qspi {
+                    let (program, found) = find(Tool::ProgramFlash)?;
+                    runs.push(Invocation {
+                        tool: Tool::ProgramFlash,
+                        program,
+                        found,
+                        args: script::program_flash_args(hw, &image, &fsbl_elf)
+                            .into_iter()
+                            .map(Arg::Lit)
+                            .collect(),
+                        script: None,
+                    });
+                } else {
+                    let Some(mount) = &req.sd_mount else {
+                        return Err(FlashError::Request(
+                            "route sd needs the SD card's mount point (--sd-mount, its first FAT partition)".into(),
+                        ));
+                    };
+                    if !mount.is_dir() {
+                        return Err(FlashError::MissingInput {
+                            what: "SD card mount point",
+                            path: mount.clone(),
+                        });
+                    }
+                    host_steps.push(HostStep {
+                        when: When::After,
+                        label: "copy BOOT.BIN to the SD card".into(),
+                        action: host::HostAction::Copy {
+                            from: image.clone(),
+                            to: absolute(mount).join("BOOT.BIN"),
+                        },
+                    });
                 }
+                runs
             }
-            Route::Vivado => {
+            Route::Vivado | Route::Cfgmem => {
                 refuse(firmware.is_some() || psu_init.is_some(), || {
                     format!("the {board} has no ARM firmware to load")
                 })?;
-                refuse(boot_image.is_some() || fsbl.is_some(), || {
-                    format!(
+                refuse(
+                    boot_image.is_some() || fsbl.is_some() || atf.is_some() || xsa.is_some(),
+                    || {
+                        format!(
                         "the {board} is programmed from its bitstream manifest, not a boot image"
                     )
-                })?;
+                    },
+                )?;
                 let Some(bit) = &bitstream else {
                     return Err(FlashError::Request(format!(
                         "the {board} needs a bitstream manifest"
                     )));
                 };
+                if let Some(bdf) = &req.pci_bdf {
+                    host_steps.extend(host::pcie_reprogram_steps(&req.pci_sysfs, bdf)?);
+                }
                 let (program, found) = find(Tool::Vivado)?;
                 let url = hw.strip_prefix("TCP:").unwrap_or(hw);
                 let target = match &req.jtag_cable {
@@ -306,26 +466,41 @@ impl FlashPlan {
                     None => "*".to_string(),
                 };
                 let lit = |s: &str| Arg::Lit(s.to_string());
-                Invocation {
+                let mut args = vec![
+                    lit("-mode"),
+                    lit("batch"),
+                    lit("-nojournal"),
+                    lit("-nolog"),
+                    lit("-notrace"),
+                    lit("-source"),
+                    Arg::Script,
+                    lit("-tclargs"),
+                    Arg::Lit(bit.bitstream.display().to_string()),
+                ];
+                let script = if route == Route::Vivado {
+                    (
+                        "program.tcl".to_string(),
+                        script::VIVADO_PROGRAM_TCL.to_string(),
+                    )
+                } else {
+                    let out = out_dir.clone().unwrap_or_else(|| PathBuf::from("boot"));
+                    let stem = bit
+                        .bitstream
+                        .file_stem()
+                        .map_or_else(|| "clio".into(), |s| s.to_string_lossy().into_owned());
+                    args.push(Arg::Lit(
+                        out.join(format!("{stem}.mcs")).display().to_string(),
+                    ));
+                    ("cfgmem.tcl".to_string(), boot::vivado_cfgmem_tcl())
+                };
+                args.extend([lit(url), lit(script::U200_DEVICE), Arg::Lit(target)]);
+                vec![Invocation {
                     tool: Tool::Vivado,
                     program,
                     found,
-                    args: vec![
-                        lit("-mode"),
-                        lit("batch"),
-                        lit("-nojournal"),
-                        lit("-nolog"),
-                        lit("-notrace"),
-                        lit("-source"),
-                        Arg::Script,
-                        lit("-tclargs"),
-                        Arg::Lit(bit.bitstream.display().to_string()),
-                        lit(url),
-                        lit(script::U200_DEVICE),
-                        Arg::Lit(target),
-                    ],
-                    script: Some(("program.tcl".into(), script::VIVADO_PROGRAM_TCL.into())),
-                }
+                    args,
+                    script: Some(script),
+                }]
             }
         };
         Ok(FlashPlan {
@@ -333,7 +508,8 @@ impl FlashPlan {
             route,
             bitstream,
             firmware,
-            invocations: vec![invocation],
+            invocations,
+            host_steps,
             timeout: req.timeout,
         })
     }
@@ -362,6 +538,9 @@ impl FlashPlan {
                 f.image.config_hash
             );
         }
+        for h in self.host_steps.iter().filter(|h| h.when == When::Before) {
+            let _ = writeln!(s, "$ {h}");
+        }
         for inv in &self.invocations {
             let _ = writeln!(s, "$ {}", inv.command_line(script_dir));
             if !inv.found {
@@ -380,6 +559,9 @@ impl FlashPlan {
                 );
             }
         }
+        for h in self.host_steps.iter().filter(|h| h.when == When::After) {
+            let _ = writeln!(s, "$ {h}");
+        }
         s
     }
 
@@ -395,6 +577,19 @@ impl FlashPlan {
                 source,
             })?;
         let total = self.invocations.len();
+        if let Some(inv) = self.invocations.iter().find(|inv| !inv.found) {
+            return Err(FlashError::ToolNotFound {
+                tool: inv.tool.name(),
+                searched: "nothing (plan made for a dry run)".into(),
+            });
+        }
+        for h in self.host_steps.iter().filter(|h| h.when == When::Before) {
+            on_event(&FlashEvent::Host {
+                label: h.label.clone(),
+                command: h.to_string(),
+            });
+            h.run()?;
+        }
         for (i, inv) in self.invocations.iter().enumerate() {
             if !inv.found {
                 return Err(FlashError::ToolNotFound {
@@ -419,6 +614,13 @@ impl FlashPlan {
                 tool: inv.tool,
                 elapsed: t.elapsed(),
             });
+        }
+        for h in self.host_steps.iter().filter(|h| h.when == When::After) {
+            on_event(&FlashEvent::Host {
+                label: h.label.clone(),
+                command: h.to_string(),
+            });
+            h.run()?;
         }
         Ok(FlashReport {
             board: self.board,

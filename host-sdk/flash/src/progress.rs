@@ -313,6 +313,9 @@ impl ProgressTracker {
                 self.step = None;
                 self.percent = 0;
             }
+            // A host step shows its label; it moves no fraction (it takes
+            // milliseconds next to the tool runs).
+            E::Host { label, .. } => self.label = label.clone(),
             E::Line { .. } => {}
         }
         before != (self.fraction(), self.label.clone())

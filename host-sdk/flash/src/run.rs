@@ -56,6 +56,13 @@ pub enum FlashEvent {
         /// The line.
         text: String,
     },
+    /// A host step runs (PCIe remove/rescan, SD copy).
+    Host {
+        /// Progress label.
+        label: String,
+        /// The step as a shell command.
+        command: String,
+    },
     /// The tool finished successfully.
     Finished {
         /// The tool.
@@ -205,7 +212,7 @@ pub(crate) fn run_tool(
             last_lines: tail(&last),
         });
     }
-    if inv.script.is_some() && !done_seen {
+    if inv.runs_our_tcl() && !done_seen {
         return Err(FlashError::ToolFailed {
             tool,
             status: format!("exited 0 without printing `{DONE_MARKER}`: the script stopped early"),

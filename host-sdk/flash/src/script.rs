@@ -26,14 +26,23 @@ pub fn tcl_word(what: &'static str, p: &Path) -> Result<String, FlashError> {
     Ok(format!("{{{s}}}"))
 }
 
-/// Firmware load over JTAG: the ELF and the PS initialisation script.
+/// Firmware load over JTAG: the ELF, the hardware platform and the PS
+/// initialisation script.
 #[derive(Debug, Clone, Copy)]
 pub struct JtagFirmware<'a> {
     /// The firmware ELF.
     pub elf: &'a Path,
     /// `psu_init.tcl` from the hardware platform (XSA) of the bitstream.
     pub psu_init: &'a Path,
+    /// The hardware platform (`.xsa`) itself: `loadhw` gives xsct the
+    /// design's memory map and PS registers before DDR is touched.
+    pub xsa: &'a Path,
 }
+
+/// `CRL_APB.BOOT_MODE_USER` (UG1087): bits 3:0 read the boot-mode pins
+/// (0 = JTAG); bit 8 (`use_alt`) with bits 15:12 (`alt_boot_mode`) = 0
+/// makes the next system reset boot as JTAG (kept until power-on reset).
+pub const BOOT_MODE_USER: &str = "0xff5e0200";
 
 /// A JTAG cable serial (or part of one) that selects one board among
 /// several on the same hw_server. Only letters, digits, `-` and `_`, so it
@@ -66,6 +75,12 @@ fn xsct_target(name: &str, cable: Option<&str>) -> String {
 /// `bitstream`), then (if `firmware`) initialise the PS like the FSBL would
 /// (clocks, DDR, PS-PL isolation), load the ELF into DDR on A53 #0 and
 /// start it. With `cable`, every target is picked on that cable only.
+///
+/// Order and targets follow the script Vitis generates for a JTAG launch
+/// (checked, not copied): with firmware, the boot-mode pins are read first
+/// and, when they are not JTAG, the reset is forced to JTAG boot (else
+/// `rst -system` would boot the QSPI/SD image, which then owns the PS);
+/// `fpga` runs with the PL device selected; `loadhw` precedes `psu_init`.
 pub fn xsct_jtag(
     hw_server: &str,
     cable: Option<&str>,
@@ -95,29 +110,41 @@ pub fn xsct_jtag(
         "connect -url {}\n",
         tcl_word("hw_server", Path::new(hw_server))?
     ));
-    if let Some(fw) = firmware {
+    if firmware.is_some() {
+        // Reset the whole system (PS and PL) so we start from a known state,
+        // booting as JTAG whatever the boot-mode switches say.
+        s.push_str(&xsct_target("PSU", cable));
         s.push_str(&format!(
-            "source {}\n",
-            tcl_word("psu_init.tcl", fw.psu_init)?
+            "set clio_boot_mode [expr {{[mrd -value {BOOT_MODE_USER}] & 0xf}}]\n\
+             if {{$clio_boot_mode != 0}} {{\n\
+             \x20   puts \"clio-warning: boot-mode pins read $clio_boot_mode, not JTAG (0): forcing JTAG boot for this reset\"\n\
+             \x20   mwr {BOOT_MODE_USER} 0x100\n\
+             }}\n"
         ));
-        // Reset the whole system (PS and PL) so we start from a known state.
-        s.push_str(&xsct_target("APU*", cable));
         s.push_str("rst -system\nafter 3000\n");
     }
     if let Some(bit) = bitstream {
         mark(&mut s, "program PL");
-        s.push_str(&xsct_target("PSU", cable));
+        s.push_str(&xsct_target("PL", cable));
         s.push_str(&format!("fpga -file {}\n", tcl_word("bitstream", bit)?));
     }
     if let Some(fw) = firmware {
         mark(&mut s, "initialise PS");
         s.push_str(&xsct_target("APU*", cable));
+        s.push_str(&format!(
+            "loadhw -hw {} -mem-ranges [list {{0x80000000 0xbfffffff}} {{0x400000000 0x5ffffffff}} {{0x1000000000 0x7fffffffff}}] -regs\n",
+            tcl_word("hardware platform", fw.xsa)?
+        ));
+        s.push_str("configparams force-mem-access 1\n");
+        s.push_str(&format!(
+            "source {}\n",
+            tcl_word("psu_init.tcl", fw.psu_init)?
+        ));
         s.push_str("psu_init\nafter 1000\npsu_ps_pl_isolation_removal\nafter 1000\npsu_ps_pl_reset_config\n");
         s.push_str("catch {psu_protection}\n");
         mark(&mut s, "load firmware");
         s.push_str(&xsct_target("*A53*#0", cable));
         s.push_str("rst -processor\n");
-        s.push_str("configparams force-mem-access 1\n");
         s.push_str(&format!("dow {}\n", tcl_word("firmware ELF", fw.elf)?));
         s.push_str("configparams force-mem-access 0\n");
         mark(&mut s, "start firmware");

@@ -15,6 +15,8 @@ pub enum Tool {
     ProgramFlash,
     /// Vivado (batch mode, hardware manager).
     Vivado,
+    /// Vitis' boot-image generator.
+    Bootgen,
 }
 
 impl Tool {
@@ -24,13 +26,14 @@ impl Tool {
             Tool::Xsct => "xsct",
             Tool::ProgramFlash => "program_flash",
             Tool::Vivado => "vivado",
+            Tool::Bootgen => "bootgen",
         }
     }
 
     /// The install-root variable the Xilinx settings script sets for it.
     pub const fn home_var(self) -> &'static str {
         match self {
-            Tool::Xsct | Tool::ProgramFlash => "XILINX_VITIS",
+            Tool::Xsct | Tool::ProgramFlash | Tool::Bootgen => "XILINX_VITIS",
             Tool::Vivado => "XILINX_VIVADO",
         }
     }
@@ -79,7 +82,7 @@ impl Toolchain {
 
     fn candidates(&self, tool: Tool) -> Vec<PathBuf> {
         let home = match tool {
-            Tool::Xsct | Tool::ProgramFlash => &self.vitis,
+            Tool::Xsct | Tool::ProgramFlash | Tool::Bootgen => &self.vitis,
             Tool::Vivado => &self.vivado,
         };
         home.iter()

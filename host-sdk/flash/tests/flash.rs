@@ -91,6 +91,21 @@ impl Fixture {
         m
     }
 
+    /// A hardware platform (`.xsa`) as `build.tcl` writes beside the bitstream.
+    fn xsa(&self) -> PathBuf {
+        let p = self.path("build-zcu106/clio_zcu106.xsa");
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(&p, b"PK\x03\x04 fake xsa").unwrap();
+        p
+    }
+
+    /// ATF BL31.
+    fn atf(&self) -> PathBuf {
+        let p = self.path("bl31.elf");
+        fs::write(&p, b"\x7fELF fake bl31").unwrap();
+        p
+    }
+
     fn psu_init(&self) -> PathBuf {
         let p = self.path("psu_init.tcl");
         let procs = [
@@ -192,6 +207,7 @@ fn zcu106_jtag(f: &Fixture) -> FlashRequest {
         bitstream_manifest: Some(f.bitstream(Board::Zcu106)),
         firmware_manifest: Some(f.firmware()),
         psu_init: Some(f.psu_init()),
+        xsa: Some(f.xsa()),
         ..FlashRequest::new(Board::Zcu106)
     }
 }
@@ -213,6 +229,7 @@ fn zcu106_jtag_programs_pl_inits_ps_and_starts_firmware() {
     let bit = f.path("build-zcu106/clio_zcu106.bit");
     let elf = f.path("fw/clio-firmware.elf");
     let init = f.path("psu_init.tcl");
+    let xsa = f.path("build-zcu106/clio_zcu106.xsa");
     // argv: exactly the generated script.
     let argv = f.read("bin/xsct.argv");
     assert!(
@@ -226,15 +243,22 @@ proc clio_step {{n total label}} {{
     flush stdout
 }}
 connect -url {{TCP:127.0.0.1:3121}}
-source {{{init}}}
-targets -set -nocase -filter {{name =~ "APU*"}}
+targets -set -nocase -filter {{name =~ "PSU"}}
+set clio_boot_mode [expr {{[mrd -value 0xff5e0200] & 0xf}}]
+if {{$clio_boot_mode != 0}} {{
+    puts "clio-warning: boot-mode pins read $clio_boot_mode, not JTAG (0): forcing JTAG boot for this reset"
+    mwr 0xff5e0200 0x100
+}}
 rst -system
 after 3000
 clio_step 1 4 {{program PL}}
-targets -set -nocase -filter {{name =~ "PSU"}}
+targets -set -nocase -filter {{name =~ "PL"}}
 fpga -file {{{bit}}}
 clio_step 2 4 {{initialise PS}}
 targets -set -nocase -filter {{name =~ "APU*"}}
+loadhw -hw {{{xsa}}} -mem-ranges [list {{0x80000000 0xbfffffff}} {{0x400000000 0x5ffffffff}} {{0x1000000000 0x7fffffffff}}] -regs
+configparams force-mem-access 1
+source {{{init}}}
 psu_init
 after 1000
 psu_ps_pl_isolation_removal
@@ -244,7 +268,6 @@ catch {{psu_protection}}
 clio_step 3 4 {{load firmware}}
 targets -set -nocase -filter {{name =~ "*A53*#0"}}
 rst -processor
-configparams force-mem-access 1
 dow {{{elf}}}
 configparams force-mem-access 0
 clio_step 4 4 {{start firmware}}
@@ -254,19 +277,23 @@ puts "clio-done"
 "#,
         init = init.display(),
         bit = bit.display(),
-        elf = elf.display()
+        elf = elf.display(),
+        xsa = xsa.display()
     );
     assert_eq!(f.read("bin/xsct.script"), expected_script);
     // The commands the tool executed, in order.
     let calls = f.read("bin/xsct.calls");
     let expected_calls = format!(
         "connect -url TCP:127.0.0.1:3121\n\
-         targets -set -nocase -filter name =~ \"APU*\"\n\
+         targets -set -nocase -filter name =~ \"PSU\"\n\
+         mrd -value 0xff5e0200\n\
          rst -system\n\
          after 3000\n\
-         targets -set -nocase -filter name =~ \"PSU\"\n\
+         targets -set -nocase -filter name =~ \"PL\"\n\
          fpga -file {bit}\n\
          targets -set -nocase -filter name =~ \"APU*\"\n\
+         loadhw -hw {xsa} -mem-ranges {{0x80000000 0xbfffffff}} {{0x400000000 0x5ffffffff}} {{0x1000000000 0x7fffffffff}} -regs\n\
+         configparams force-mem-access 1\n\
          psu_init\n\
          after 1000\n\
          psu_ps_pl_isolation_removal\n\
@@ -275,13 +302,13 @@ puts "clio-done"
          psu_protection\n\
          targets -set -nocase -filter name =~ \"*A53*#0\"\n\
          rst -processor\n\
-         configparams force-mem-access 1\n\
          dow {elf}\n\
          configparams force-mem-access 0\n\
          con\n\
          disconnect\n",
         bit = bit.display(),
-        elf = elf.display()
+        elf = elf.display(),
+        xsa = xsa.display()
     );
     assert_eq!(calls, expected_calls);
 
@@ -333,7 +360,7 @@ fn zcu106_jtag_bitstream_only_skips_the_ps() {
     assert_eq!(
         f.read("bin/xsct.calls"),
         format!(
-            "connect -url TCP:127.0.0.1:3121\ntargets -set -nocase -filter name =~ \"PSU\"\nfpga -file {}\ndisconnect\n",
+            "connect -url TCP:127.0.0.1:3121\ntargets -set -nocase -filter name =~ \"PL\"\nfpga -file {}\ndisconnect\n",
             bit.display()
         )
     );
@@ -882,6 +909,7 @@ fn relative_input_paths_work_although_tools_run_elsewhere() {
         bitstream_manifest: abs.bitstream_manifest.as_deref().map(relative_to_cwd),
         firmware_manifest: abs.firmware_manifest.as_deref().map(relative_to_cwd),
         psu_init: abs.psu_init.as_deref().map(relative_to_cwd),
+        xsa: abs.xsa.as_deref().map(relative_to_cwd),
         ..abs.clone()
     };
     assert!(req.psu_init.as_ref().unwrap().is_relative());
@@ -914,7 +942,7 @@ fn jtag_cable_selects_one_board_among_several() {
     };
     run(&FlashPlan::new(&req, &f.tools()).unwrap()).0.unwrap();
     let script = f.read("bin/xsct.script");
-    for name in ["APU*", "PSU", "*A53*#0"] {
+    for name in ["APU*", "PSU", "PL", "*A53*#0"] {
         let filter = format!(
             "targets -set -nocase -filter {{name =~ \"{name}\" && jtag_cable_serial =~ \"*ABC-123*\"}}\n"
         );
@@ -961,4 +989,335 @@ fn jtag_cable_selects_one_board_among_several() {
     };
     let e = FlashPlan::new(&qspi, &f.tools()).unwrap_err();
     assert!(e.to_string().contains("cannot select a JTAG cable"), "{e}");
+}
+
+/// Issue #17 finding 7: with the boot-mode switches on QSPI/SD, `rst
+/// -system` would boot the flash image; the script must force JTAG boot
+/// for that reset, and program the PL on the PL target after `loadhw`.
+#[test]
+fn zcu106_jtag_forces_jtag_boot_when_the_switches_say_otherwise() {
+    let f = Fixture::new();
+    f.install("xsct");
+    fs::write(f.path("bin/bootmode"), "2\n").unwrap(); // QSPI32
+    let (r, events) = run(&FlashPlan::new(&zcu106_jtag(&f), &f.tools()).unwrap());
+    r.unwrap();
+    let calls = f.read("bin/xsct.calls");
+    let order: Vec<&str> = calls.lines().collect();
+    let at = |p: &str| {
+        order
+            .iter()
+            .position(|l| l.starts_with(p))
+            .unwrap_or_else(|| panic!("{p} not in {calls}"))
+    };
+    assert!(at("mrd -value 0xff5e0200") < at("mwr 0xff5e0200 0x100"));
+    assert!(at("mwr 0xff5e0200 0x100") < at("rst -system"));
+    assert!(at("targets -set -nocase -filter name =~ \"PL\"") < at("fpga -file"));
+    assert!(at("loadhw -hw") < at("psu_init"));
+    assert!(lines(&events)
+        .iter()
+        .any(|l| l.contains("clio-warning: boot-mode pins read 2, not JTAG")));
+    // JTAG switches: no override.
+    fs::write(f.path("bin/bootmode"), "0\n").unwrap();
+    run(&FlashPlan::new(&zcu106_jtag(&f), &f.tools()).unwrap())
+        .0
+        .unwrap();
+    assert!(!f.read("bin/xsct.calls").contains("mwr"));
+    // Firmware over JTAG without the .xsa is refused by name.
+    let e = FlashPlan::new(
+        &FlashRequest {
+            xsa: None,
+            ..zcu106_jtag(&f)
+        },
+        &f.tools(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--xsa"), "{e}");
+}
+
+fn boot_build(f: &Fixture, route: Route) -> FlashRequest {
+    FlashRequest {
+        route: Some(route),
+        bitstream_manifest: Some(f.bitstream(Board::Zcu106)),
+        firmware_manifest: Some(f.firmware()),
+        xsa: Some(f.xsa()),
+        atf: Some(f.atf()),
+        out_dir: Some(f.path("out")),
+        ..FlashRequest::new(Board::Zcu106)
+    }
+}
+
+/// Issue #17 finding 3: BOOT.BIN built from the .xsa (FSBL, PMU firmware
+/// with xsct), the bitstream, ATF and our image with bootgen, then written
+/// to QSPI with the FSBL just built.
+#[test]
+fn zcu106_qspi_builds_boot_bin_from_the_xsa_and_writes_it() {
+    let f = Fixture::new();
+    for t in ["xsct", "bootgen", "program_flash"] {
+        f.install(t);
+    }
+    let plan = FlashPlan::new(&boot_build(&f, Route::Qspi), &f.tools()).unwrap();
+    assert_eq!(
+        plan.invocations
+            .iter()
+            .map(|i| i.tool.name())
+            .collect::<Vec<_>>(),
+        ["xsct", "bootgen", "program_flash"]
+    );
+    let (r, events) = run(&plan);
+    r.unwrap();
+    let out = f.path("out");
+    let (xsa, bit, atf) = (
+        f.path("build-zcu106/clio_zcu106.xsa"),
+        f.path("build-zcu106/clio_zcu106.bit"),
+        f.path("bl31.elf"),
+    );
+    let elf = f.path("fw/clio-firmware.elf");
+    assert_eq!(
+        f.read("bin/xsct.calls"),
+        format!(
+            "hsi::open_hw_design {xsa}\n\
+             hsi::generate_app -hw design_1 -os standalone -proc psu_cortexa53_0 -app zynqmp_fsbl -compile -sw fsbl -dir {o}/fsbl\n\
+             hsi::generate_app -hw design_1 -os standalone -proc psu_pmu_0 -app zynqmp_pmufw -compile -sw pmufw -dir {o}/pmufw\n\
+             hsi::close_hw_design design_1\n",
+            xsa = xsa.display(),
+            o = out.display()
+        )
+    );
+    let argv = f.read("bin/bootgen.argv");
+    let argv: Vec<&str> = argv.lines().collect();
+    assert_eq!(argv.len(), 8, "{argv:?}");
+    assert_eq!(&argv[..3], ["-arch", "zynqmp", "-image"]);
+    assert!(argv[3].ends_with("/boot.bif"));
+    assert_eq!(
+        &argv[4..],
+        [
+            "-o",
+            &out.join("BOOT.BIN").display().to_string(),
+            "-w",
+            "on"
+        ]
+    );
+    assert_eq!(
+        f.read("bin/bootgen.bif"),
+        format!(
+            "// Generated by clio-flash: ZCU106 boot image (FSBL, PMU firmware, bitstream, ATF, clio-firmware).\n\
+             the_ROM_image:\n{{\n\
+             \t[bootloader, destination_cpu=a53-0] {o}/fsbl/executable.elf\n\
+             \t[pmufw_image] {o}/pmufw/executable.elf\n\
+             \t[destination_device=pl] {bit}\n\
+             \t[destination_cpu=a53-0, exception_level=el-3, trustzone] {atf}\n\
+             \t[destination_cpu=a53-0, exception_level=el-1] {elf}\n\
+             }}\n",
+            o = out.display(),
+            bit = bit.display(),
+            atf = atf.display(),
+            elf = elf.display()
+        )
+    );
+    assert!(out.join("BOOT.BIN").is_file());
+    assert_eq!(
+        f.read("bin/program_flash.argv"),
+        format!(
+            "-f\n{}\n-offset\n0\n-flash_type\nqspi-x8-dual_parallel\n-fsbl\n{}\n-verify\n-url\nTCP:127.0.0.1:3121\n",
+            out.join("BOOT.BIN").display(),
+            out.join("fsbl/executable.elf").display()
+        )
+    );
+    assert_eq!(
+        steps(&events)[..2],
+        [
+            "1/2 build FSBL".to_string(),
+            "2/2 build PMU firmware".to_string()
+        ]
+    );
+    // ATF is required to build an image, and named.
+    let e = FlashPlan::new(
+        &FlashRequest {
+            atf: None,
+            ..boot_build(&f, Route::Qspi)
+        },
+        &f.tools(),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("--atf"), "{e}");
+}
+
+#[test]
+fn zcu106_sd_copies_the_built_boot_bin_to_the_card() {
+    let f = Fixture::new();
+    for t in ["xsct", "bootgen"] {
+        f.install(t);
+    }
+    let sd = f.path("sdcard");
+    fs::create_dir_all(&sd).unwrap();
+    let req = FlashRequest {
+        sd_mount: Some(sd.clone()),
+        ..boot_build(&f, Route::Sd)
+    };
+    let plan = FlashPlan::new(&req, &f.tools()).unwrap();
+    let (r, events) = run(&plan);
+    r.unwrap();
+    assert_eq!(
+        fs::read(sd.join("BOOT.BIN")).unwrap(),
+        fs::read(f.path("out/BOOT.BIN")).unwrap()
+    );
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, FlashEvent::Host { command, .. } if command.starts_with("cp ") && command.ends_with("sdcard/BOOT.BIN && sync"))));
+    let e = FlashPlan::new(
+        &FlashRequest {
+            sd_mount: Some(f.path("no-card")),
+            ..boot_build(&f, Route::Sd)
+        },
+        &f.tools(),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            FlashError::MissingInput {
+                what: "SD card mount point",
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+/// A directory standing in for /sys/bus/pci with the card at `bdf`.
+fn fake_pci(f: &Fixture, bdf: &str) -> PathBuf {
+    let root = f.path("sys/bus/pci");
+    fs::create_dir_all(root.join("devices").join(bdf)).unwrap();
+    fs::write(root.join("devices").join(bdf).join("remove"), "").unwrap();
+    fs::write(root.join("rescan"), "").unwrap();
+    root
+}
+
+/// Issue #17 finding 5: the U200's configuration memory (write_cfgmem +
+/// program_hw_cfgmem, boot from flash), with the card removed from PCIe
+/// before and the bus rescanned after.
+#[test]
+fn alveo_u200_cfgmem_writes_the_flash_and_rescans_pcie() {
+    let f = Fixture::new();
+    f.install("vivado");
+    let sysfs = fake_pci(&f, "0000:65:00.0");
+    let req = FlashRequest {
+        route: Some(Route::Cfgmem),
+        bitstream_manifest: Some(f.bitstream(Board::AlveoU200)),
+        pci_bdf: Some("0000:65:00.0".into()),
+        pci_sysfs: sysfs.clone(),
+        ..FlashRequest::new(Board::AlveoU200)
+    };
+    let plan = FlashPlan::new(&req, &f.tools()).unwrap();
+    let (r, events) = run(&plan);
+    r.unwrap();
+    let bit = f.path("build-alveo-u200/clio_alveo_u200.bit");
+    let mcs = f.path("build-alveo-u200/boot/clio_alveo_u200.mcs");
+    assert_eq!(
+        f.read("bin/vivado.argv"),
+        format!(
+            "-mode\nbatch\n-nojournal\n-nolog\n-notrace\n-source\n{}\n-tclargs\n{}\n{}\n127.0.0.1:3121\nxcu200_0\n*\n",
+            f.read("bin/vivado.argv").lines().nth(6).unwrap(),
+            bit.display(),
+            mcs.display()
+        )
+    );
+    let calls = f.read("bin/vivado.calls");
+    assert!(calls.starts_with(&format!(
+        "write_cfgmem -force -format mcs -size 128 -interface SPIx4 -loadbit up 0x01002000 {} -file {}\n",
+        bit.display(),
+        mcs.display()
+    )), "{calls}");
+    for c in [
+        "create_hw_cfgmem -hw_device xcu200_0 mt25qu01g-spi-x1_x2_x4",
+        "program_hw_cfgmem -hw_cfgmem cfgmem_0",
+        "boot_hw_device xcu200_0",
+    ] {
+        assert!(calls.contains(c), "{c} not in {calls}");
+    }
+    assert!(calls.find("program_hw_cfgmem").unwrap() < calls.find("boot_hw_device").unwrap());
+    assert!(mcs.is_file());
+    // PCIe: removed before Vivado starts, rescanned after it finished.
+    assert_eq!(
+        fs::read_to_string(sysfs.join("devices/0000:65:00.0/remove")).unwrap(),
+        "1"
+    );
+    assert_eq!(fs::read_to_string(sysfs.join("rescan")).unwrap(), "1");
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            FlashEvent::Host { label, .. } if label.starts_with("remove") => Some("remove"),
+            FlashEvent::Host { .. } => Some("rescan"),
+            FlashEvent::Start { .. } => Some("start"),
+            FlashEvent::Finished { .. } => Some("finished"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(kinds, ["remove", "start", "finished", "rescan"]);
+    // The volatile route rescans too; a bad address is named.
+    let e = FlashPlan::new(
+        &FlashRequest {
+            route: Some(Route::Vivado),
+            pci_bdf: Some("65:00.0".into()),
+            ..req.clone()
+        },
+        &f.tools(),
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("`65:00.0` is not DDDD:BB:DD.F"),
+        "{e}"
+    );
+}
+
+/// `--dry-run` prints the exact vendor commands of every persistent route.
+#[test]
+fn dry_run_prints_the_vendor_commands_of_the_boot_routes() {
+    let f = Fixture::new();
+    let plan = FlashPlan::dry_run(&boot_build(&f, Route::Qspi), &Toolchain::default()).unwrap();
+    let text = plan.describe(Path::new("/tmp/S"));
+    let out = f.path("out");
+    for line in [
+        "$ xsct /tmp/S/boot_firmware.tcl".to_string(),
+        format!("$ bootgen -arch zynqmp -image /tmp/S/boot.bif -o {} -w on", out.join("BOOT.BIN").display()),
+        format!(
+            "$ program_flash -f {} -offset 0 -flash_type qspi-x8-dual_parallel -fsbl {} -verify -url TCP:127.0.0.1:3121",
+            out.join("BOOT.BIN").display(),
+            out.join("fsbl/executable.elf").display()
+        ),
+    ] {
+        assert!(text.lines().any(|l| l == line), "no line `{line}` in:\n{text}");
+    }
+    assert!(text.contains("[pmufw_image]"), "{text}");
+    let sysfs = fake_pci(&f, "0000:65:00.0");
+    let u200 = FlashRequest {
+        route: Some(Route::Cfgmem),
+        bitstream_manifest: Some(f.bitstream(Board::AlveoU200)),
+        pci_bdf: Some("0000:65:00.0".into()),
+        pci_sysfs: sysfs.clone(),
+        ..FlashRequest::new(Board::AlveoU200)
+    };
+    let text = FlashPlan::dry_run(&u200, &Toolchain::default())
+        .unwrap()
+        .describe(Path::new("/tmp/S"));
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("$ ")).collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(
+        lines[0],
+        format!(
+            "$ echo 1 | sudo tee {}",
+            sysfs.join("devices/0000:65:00.0/remove").display()
+        )
+    );
+    assert!(
+        lines[1].starts_with(
+            "$ vivado -mode batch -nojournal -nolog -notrace -source /tmp/S/cfgmem.tcl -tclargs "
+        ),
+        "{text}"
+    );
+    assert_eq!(
+        lines[2],
+        format!("$ echo 1 | sudo tee {}", sysfs.join("rescan").display())
+    );
+    assert!(text.contains("write_cfgmem -force -format mcs -size 128 -interface SPIx4 -loadbit \"up 0x01002000 $bitstream\""), "{text}");
 }

@@ -1,7 +1,9 @@
 //! The XDMA driver's character devices for one card and one DMA channel.
 
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
+use crate::dma::BounceBuffer;
 use crate::node::Node;
 use crate::{Result, XdmaError};
 
@@ -12,7 +14,8 @@ use crate::{Result, XdmaError};
 /// Registers are 32-bit little-endian and accessed one word per call, as
 /// the driver requires; 64-bit registers are two words, low word first.
 /// DMA goes through `pwrite`/`pread` at the card address, looping over
-/// short transfers.
+/// short transfers, from a bounce buffer whose address is congruent to the
+/// card address (the driver's alignment rule, [`crate::dma`]).
 #[derive(Debug)]
 pub struct XdmaDevice {
     user: Node,
@@ -20,6 +23,7 @@ pub struct XdmaDevice {
     c2h: Node,
     control: Option<Node>,
     control_path: PathBuf,
+    bounce: Mutex<BounceBuffer>,
 }
 
 /// The node path `<prefix><suffix>` (e.g. `/dev/xdma0` + `_user`).
@@ -57,6 +61,7 @@ impl XdmaDevice {
             c2h,
             control,
             control_path,
+            bounce: Mutex::new(BounceBuffer::default()),
         })
     }
 
@@ -109,13 +114,22 @@ impl XdmaDevice {
         }
     }
 
-    /// Host-to-card DMA: write `data` at card address `card_addr`.
+    /// Host-to-card DMA: write `data` at card address `card_addr` (any
+    /// caller buffer: it is copied to an aligned bounce buffer).
     pub fn dma_write(&self, card_addr: u64, data: &[u8]) -> Result<()> {
-        self.h2c.write_all_at(card_addr, data)
+        let mut bounce = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
+        let buf = bounce.slice_for(card_addr, data.len());
+        buf.copy_from_slice(data);
+        self.h2c.dma_write_at(card_addr, buf)
     }
 
-    /// Card-to-host DMA: fill `buf` from card address `card_addr`.
+    /// Card-to-host DMA: fill `buf` from card address `card_addr` (through
+    /// an aligned bounce buffer).
     pub fn dma_read(&self, card_addr: u64, buf: &mut [u8]) -> Result<()> {
-        self.c2h.read_exact_at(card_addr, buf)
+        let mut bounce = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
+        let b = bounce.slice_for(card_addr, buf.len());
+        self.c2h.dma_read_at(card_addr, b)?;
+        buf.copy_from_slice(b);
+        Ok(())
     }
 }

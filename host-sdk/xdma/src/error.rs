@@ -28,6 +28,32 @@ pub enum XdmaError {
         /// What the OS said.
         source: io::Error,
     },
+    /// The XDMA driver timed out a DMA transfer (`ETIMEDOUT`): it aborted
+    /// the transfer and stopped the engine; the card never completed it.
+    #[error("DMA {op} on {path} at card address {offset:#x} timed out in the XDMA driver, which stopped the engine: the card did not complete the transfer. Check `dmesg` for the engine status, then reset the card (reprogram it with `clio flash` and rescan PCIe, or `rmmod xdma` and load the driver again) before retrying; raise the driver's h2c_timeout_ms/c2h_timeout_ms only for a card that is known to be slow")]
+    DmaTimeout {
+        /// The DMA node.
+        path: PathBuf,
+        /// `"read"` or `"write"`.
+        op: &'static str,
+        /// Card address of the transfer.
+        offset: u64,
+    },
+    /// A DMA buffer breaks the driver's alignment rule (a bug in this crate:
+    /// every DMA goes through an aligned bounce buffer).
+    #[error("DMA {op} on {path} at card address {offset:#x}: host buffer {buf:#x} is not congruent to the card address modulo {align} (the XDMA driver would refuse it with EINVAL)")]
+    Misaligned {
+        /// The DMA node.
+        path: PathBuf,
+        /// `"read"` or `"write"`.
+        op: &'static str,
+        /// Card address of the transfer.
+        offset: u64,
+        /// Host buffer address.
+        buf: usize,
+        /// The alignment checked.
+        align: usize,
+    },
     /// A transfer made no progress (the node returned 0 bytes).
     #[error("{op} on {path} at {offset:#x} stopped after {done} of {want} bytes")]
     ShortTransfer {

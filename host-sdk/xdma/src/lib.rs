@@ -9,6 +9,9 @@
 //!   [`clio_wire::xdma`] (probe, send, receive with a deadline); it
 //!   implements the SDK's [`clio::backend::Transport`], so a
 //!   `clio::Session` runs over it.
+//! - [`dma`]: the XDMA driver's buffer-alignment rule (every DMA goes
+//!   through a bounce buffer congruent to the card address) and its
+//!   timeout, reported as [`XdmaError::DmaTimeout`] with what to do.
 //! - [`card`]: [`FileCard`], a software card on stand-in files, used by the
 //!   tests (no card or driver is needed) and usable as a software card.
 //!
@@ -16,6 +19,7 @@
 
 pub mod card;
 mod device;
+pub mod dma;
 mod error;
 mod link;
 mod node;

@@ -6,7 +6,7 @@ use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
-use crate::{Result, XdmaError};
+use crate::{dma, Result, XdmaError};
 
 /// An open node: the file plus the path it was opened from.
 #[derive(Debug)]
@@ -87,6 +87,34 @@ impl Node {
         Ok(())
     }
 
+    /// A DMA write (`pwrite` on an `_h2c_N` node): `buf` must follow the
+    /// driver's alignment rule ([`crate::dma`]); a driver timeout becomes
+    /// [`XdmaError::DmaTimeout`].
+    pub(crate) fn dma_write_at(&self, offset: u64, buf: &[u8]) -> Result<()> {
+        self.check_dma("write", offset, buf.as_ptr())?;
+        self.write_all_at(offset, buf).map_err(dma_io)
+    }
+
+    /// A DMA read (`pread` on a `_c2h_N` node), as [`Node::dma_write_at`].
+    pub(crate) fn dma_read_at(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
+        self.check_dma("read", offset, buf.as_ptr())?;
+        self.read_exact_at(offset, buf).map_err(dma_io)
+    }
+
+    fn check_dma(&self, op: &'static str, offset: u64, buf: *const u8) -> Result<()> {
+        if dma::aligned(buf, offset) {
+            Ok(())
+        } else {
+            Err(XdmaError::Misaligned {
+                path: self.path.clone(),
+                op,
+                offset,
+                buf: buf as usize,
+                align: dma::DMA_ALIGN,
+            })
+        }
+    }
+
     /// One 32-bit little-endian register read (one 4-byte `pread`: the XDMA
     /// user/control nodes move exactly one 32-bit word per call).
     pub(crate) fn read_u32(&self, offset: u64) -> Result<u32> {
@@ -113,5 +141,18 @@ impl Node {
             offset,
             source,
         }
+    }
+}
+
+/// An I/O error of a DMA node, classified ([`dma::dma_error`]).
+fn dma_io(e: XdmaError) -> XdmaError {
+    match e {
+        XdmaError::Io {
+            path,
+            op,
+            offset,
+            source,
+        } => dma::dma_error(&path, op, offset, source),
+        e => e,
     }
 }

@@ -503,3 +503,50 @@ fn sender_drains_answers_while_the_card_waits_for_c2h_room() {
     let card = thread.stop().unwrap();
     assert_eq!(card.stats().responses, 8);
 }
+
+/// The driver refuses (EINVAL) a DMA whose host buffer is not congruent to
+/// the card address modulo the engine's alignment. The stand-in applies the
+/// same rule before each DMA; callers' buffers sit anywhere, so without the
+/// bounce buffer these transfers from odd offsets of a Vec fail.
+#[test]
+fn dma_from_any_caller_buffer_meets_the_drivers_alignment_rule() {
+    let dir = tempfile::tempdir().unwrap();
+    let card = card(&dir);
+    let dev = XdmaDevice::open(card.prefix()).unwrap();
+    let g = card.geometry();
+    let backing: Vec<u8> = (0..300u32).map(|i| (i * 7 + 1) as u8).collect();
+    for (k, skew) in [0usize, 1, 3, 5, 17].into_iter().enumerate() {
+        let card_addr = g.h2c_slot(k as u32) + [0u64, 2, 7, 64, 1][k];
+        let data = &backing[skew..skew + 200];
+        dev.dma_write(card_addr, data).unwrap();
+        let mut back = vec![0u8; 203];
+        dev.dma_read(card_addr, &mut back[3..]).unwrap();
+        assert_eq!(
+            &back[3..],
+            data,
+            "card address {card_addr:#x}, caller skew {skew}"
+        );
+    }
+}
+
+#[test]
+fn dma_errors_name_the_alignment_rule_and_the_timeout_advice() {
+    let e = XdmaError::Misaligned {
+        path: "/dev/xdma0_h2c_0".into(),
+        op: "write",
+        offset: 0x1003,
+        buf: 0x7f00_0000_0001,
+        align: clio_xdma::dma::DMA_ALIGN,
+    };
+    assert!(e.to_string().contains("EINVAL"), "{e}");
+    let e = XdmaError::DmaTimeout {
+        path: "/dev/xdma0_c2h_0".into(),
+        op: "read",
+        offset: 0x40,
+    };
+    let s = e.to_string();
+    assert!(
+        s.contains("/dev/xdma0_c2h_0") && s.contains("rmmod xdma") && s.contains("clio flash"),
+        "{s}"
+    );
+}

@@ -229,6 +229,30 @@ assign O = 1'd0;
 assign ODIV2 = 1'd0;
 endmodule
 
+module IBUFDS (
+    input  wire         I,
+    input  wire         IB,
+    output wire         O
+);
+`ifdef CLIO_STUB_CLOCKS
+// tb/edm_u200_reset: the buffer passes the board clock through.
+assign O = I;
+`else
+assign O = 1'd0;
+`endif
+endmodule
+
+module BUFG (
+    input  wire         I,
+    output wire         O
+);
+`ifdef CLIO_STUB_CLOCKS
+assign O = I;
+`else
+assign O = 1'd0;
+`endif
+endmodule
+
 /* verilator lint_on MULTITOP */
 /* verilator lint_on DECLFILENAME */
 /* verilator lint_on UNUSEDSIGNAL */

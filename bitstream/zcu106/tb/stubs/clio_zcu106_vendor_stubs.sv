@@ -11,6 +11,8 @@
 // `verilator --lint-only -Wall` can check the top's wiring. Their outputs
 // are tied to constants. The names and widths are the assumptions listed in
 // clio_zcu106_top.sv (CHECK there); a Vivado build is the real check.
+// With CLIO_STUB_CLOCKS defined (tb/clio_zcu106_clocks only) the PS and the
+// Ethernet core also model their clocks and the GT's OUTCLKSEL selection.
 
 /* verilator lint_off UNUSEDSIGNAL */
 /* verilator lint_off DECLFILENAME */
@@ -100,9 +102,21 @@ module clio_ps_wrapper (
     output wire         S_AXI_HP0_FPD_0_rvalid,
     input  wire         S_AXI_HP0_FPD_0_rready
 );
+`ifdef CLIO_STUB_CLOCKS
+// Clock model for tb/clio_zcu106_clocks (simulation only): pl_clk0 250 MHz,
+// pl_clk1 100 MHz, pl_resetn0 released after 200 ns.
+reg pl_clk0_r = 1'b0, pl_clk1_r = 1'b0, pl_resetn_r = 1'b0;
+always #2 pl_clk0_r = !pl_clk0_r;
+always #5 pl_clk1_r = !pl_clk1_r;
+initial #200 pl_resetn_r = 1'b1;
+assign pl_clk0_0 = pl_clk0_r;
+assign pl_clk1_0 = pl_clk1_r;
+assign pl_resetn0_0 = pl_resetn_r;
+`else
 assign pl_clk0_0 = 1'b0;
 assign pl_clk1_0 = 1'b0;
 assign pl_resetn0_0 = 1'b0;
+`endif
 assign M_AXI_HPM0_FPD_0_awid = '0;
 assign M_AXI_HPM0_FPD_0_awaddr = '0;
 assign M_AXI_HPM0_FPD_0_awlen = '0;
@@ -164,6 +178,8 @@ module clio_eth (
     output wire         user_tx_reset_0,
     input  wire         gtwiz_reset_tx_datapath_0,
     input  wire         gtwiz_reset_rx_datapath_0,
+    input  wire [2:0]   txoutclksel_in_0,
+    input  wire [2:0]   rxoutclksel_in_0,
     output wire         rx_axis_tvalid_0,
     output wire [63:0]  rx_axis_tdata_0,
     output wire         rx_axis_tlast_0,
@@ -202,6 +218,8 @@ module clio_eth (
     output wire         user_tx_reset_1,
     input  wire         gtwiz_reset_tx_datapath_1,
     input  wire         gtwiz_reset_rx_datapath_1,
+    input  wire [2:0]   txoutclksel_in_1,
+    input  wire [2:0]   rxoutclksel_in_1,
     output wire         rx_axis_tvalid_1,
     output wire [63:0]  rx_axis_tdata_1,
     output wire         rx_axis_tlast_1,
@@ -234,10 +252,45 @@ module clio_eth (
 assign gt_txp_out = 2'b00;
 assign gt_txn_out = 2'b00;
 assign gt_refclk_out = 1'b0;
+`ifdef CLIO_STUB_CLOCKS
+// Clock model of the GT's TXOUTCLK/RXOUTCLK multiplexers (UG576,
+// TXOUTCLKSEL/RXOUTCLKSEL): only 3'b101 (TXPROGDIVCLK/RXPROGDIVCLK) gives
+// the 156.25 MHz user clock this core configuration runs on; 3'b000 is a
+// static level, and the other selections are not the user clock (modelled
+// as static too, so a wrong value fails the bench rather than passing with
+// a wrong frequency). An open input (z in simulation) counts as the 0
+// synthesis ties it to, hence `===`. user_*_reset_N fall 64 user-clock cycles after
+// sys_reset falls, and stay high while the clock does not run.
+wire [1:0] tx_sel_ok = {txoutclksel_in_1 === 3'b101, txoutclksel_in_0 === 3'b101};
+wire [1:0] rx_sel_ok = {rxoutclksel_in_1 === 3'b101, rxoutclksel_in_0 === 3'b101};
+reg [1:0] progdiv = 2'b00;
+always #3.2 progdiv = ~progdiv;
+wire [1:0] txclk = progdiv & tx_sel_ok;
+wire [1:0] rxclk = progdiv & rx_sel_ok;
+reg [6:0] tx_rst_cnt [0:1];
+reg [6:0] rx_rst_cnt [0:1];
+initial begin
+    tx_rst_cnt[0] = 7'd0; tx_rst_cnt[1] = 7'd0;
+    rx_rst_cnt[0] = 7'd0; rx_rst_cnt[1] = 7'd0;
+end
+always @(posedge txclk[0] or posedge sys_reset)
+    if (sys_reset) tx_rst_cnt[0] <= 7'd0; else if (!tx_rst_cnt[0][6]) tx_rst_cnt[0] <= tx_rst_cnt[0] + 7'd1;
+always @(posedge txclk[1] or posedge sys_reset)
+    if (sys_reset) tx_rst_cnt[1] <= 7'd0; else if (!tx_rst_cnt[1][6]) tx_rst_cnt[1] <= tx_rst_cnt[1] + 7'd1;
+always @(posedge rxclk[0] or posedge sys_reset)
+    if (sys_reset) rx_rst_cnt[0] <= 7'd0; else if (!rx_rst_cnt[0][6]) rx_rst_cnt[0] <= rx_rst_cnt[0] + 7'd1;
+always @(posedge rxclk[1] or posedge sys_reset)
+    if (sys_reset) rx_rst_cnt[1] <= 7'd0; else if (!rx_rst_cnt[1][6]) rx_rst_cnt[1] <= rx_rst_cnt[1] + 7'd1;
+assign tx_clk_out_0 = txclk[0];
+assign rx_clk_out_0 = rxclk[0];
+assign user_rx_reset_0 = !rx_rst_cnt[0][6];
+assign user_tx_reset_0 = !tx_rst_cnt[0][6];
+`else
 assign tx_clk_out_0 = 1'b0;
 assign rx_clk_out_0 = 1'b0;
 assign user_rx_reset_0 = 1'b1;
 assign user_tx_reset_0 = 1'b1;
+`endif
 assign rx_axis_tvalid_0 = 1'b0;
 assign rx_axis_tdata_0 = 64'd0;
 assign rx_axis_tlast_0 = 1'b0;
@@ -245,10 +298,17 @@ assign rx_axis_tkeep_0 = 8'd0;
 assign rx_axis_tuser_0 = 1'b0;
 assign tx_axis_tready_0 = 1'b0;
 assign stat_rx_block_lock_0 = 1'b0;
+`ifdef CLIO_STUB_CLOCKS
+assign tx_clk_out_1 = txclk[1];
+assign rx_clk_out_1 = rxclk[1];
+assign user_rx_reset_1 = !rx_rst_cnt[1][6];
+assign user_tx_reset_1 = !tx_rst_cnt[1][6];
+`else
 assign tx_clk_out_1 = 1'b0;
 assign rx_clk_out_1 = 1'b0;
 assign user_rx_reset_1 = 1'b1;
 assign user_tx_reset_1 = 1'b1;
+`endif
 assign rx_axis_tvalid_1 = 1'b0;
 assign rx_axis_tdata_1 = 64'd0;
 assign rx_axis_tlast_1 = 1'b0;

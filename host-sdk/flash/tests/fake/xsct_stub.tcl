@@ -45,6 +45,31 @@ proc dow {args} {
     puts "Setting PC to Program Start Address 0x00000000"
     puts "Successfully downloaded $f"
 }
+# Boot-mode pins: the file `bootmode` (default 0, JTAG) holds CRL_APB.BOOT_MODE_USER.
+proc mrd {args} {
+    rec mrd {*}$args
+    global dir
+    set f [file join $dir bootmode]
+    set v 0
+    if {[file exists $f]} { set h [open $f]; set v [string trim [read $h]]; close $h }
+    if {[lindex $args 0] eq "-value"} { return $v }
+    return [format "%X:   %08X" [lindex $args end] $v]
+}
+proc loadhw {args} { rec loadhw {*}$args; fail_if loadhw }
+# hsi (FSBL / PMU firmware build): generate_app writes DIR/executable.elf.
+namespace eval hsi {}
+proc hsi::open_hw_design {args} { rec hsi::open_hw_design {*}$args; fail_if hsi::open_hw_design; return design_1 }
+proc hsi::current_hw_design {args} { return design_1 }
+proc hsi::close_hw_design {args} { rec hsi::close_hw_design {*}$args }
+proc hsi::generate_app {args} {
+    rec hsi::generate_app {*}$args
+    fail_if hsi::generate_app
+    set d [lindex $args [expr {[lsearch $args -dir] + 1}]]
+    set app [lindex $args [expr {[lsearch $args -app] + 1}]]
+    file mkdir $d
+    set h [open [file join $d executable.elf] w]; puts $h "fake $app"; close $h
+    puts "Compiling $app ... done"
+}
 proc con {args} { rec con {*}$args; puts "Info: Cortex-A53 #0 (target 9) Running" }
 proc disconnect {args} { rec disconnect {*}$args }
 source [lindex $argv 0]
