@@ -116,7 +116,7 @@ pub const IDLE_SLEEP: bool =
 
 /// Core 0 keeps busy-polling this long after the last activity, so a burst
 /// of requests is served without sleep latency.
-pub const POLL_AFTER_ACTIVITY_US: u64 = 200;
+pub const POLL_AFTER_ACTIVITY_US: u64 = 2_000;
 
 /// Core 0's first sleep once quiet; each quiet look doubles it.
 const IDLE_SLEEP_MIN_US: u64 = 20;
