@@ -379,7 +379,7 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
         // Take in answers already waiting before timers fire, so a task
         // that was not scheduled for a while does not retry requests whose
         // answers sit in the socket.
-        if conn.poll_timeout().is_some_and(|t| t <= now) {
+        if conn.earliest_timer().is_some_and(|t| t <= now) {
             while let Ok(n) = sock.try_recv(&mut rxb) {
                 now = ns(Instant::now());
                 conn.handle_packet(now, &rxb[..n]);

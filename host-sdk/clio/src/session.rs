@@ -292,7 +292,7 @@ impl<T: Transport> Session<T> {
     /// (that made most of the "timeouts" of a loaded pipelined run, and
     /// each also cut `cwnd`). Costs nothing when no timer is due.
     fn fire_timers(&mut self, now: &mut u64) -> Result<(), ClioError> {
-        if self.conn.poll_timeout().is_some_and(|t| t <= *now) {
+        if self.conn.earliest_timer().is_some_and(|t| t <= *now) {
             for _ in 0..DRAIN_BATCH {
                 if !self.take_waiting(now)? {
                     break;

@@ -56,6 +56,9 @@ pub use ranges::{Insert, RangeSet};
 
 use crate::{ClientConfig, ClioError, OpKind, ShareToken};
 
+/// The zero payload an INFO request carries (its answer's size).
+static INFO_PAD: [u8; InfoResp::LEN] = [0; InfoResp::LEN];
+
 /// Largest datagram the protocol ever emits or accepts.
 pub const MAX_DATAGRAM: usize = HEADER_LEN + MAX_PAYLOAD;
 
@@ -1099,7 +1102,9 @@ impl Connection {
                 h.ack = ack;
             }
         }
-        let mut small = [0u8; 64];
+        // Fixed payloads are at most an `OpenSessionReq`; INFO's padding is
+        // a shared zero block (no per-packet zeroing of it).
+        let mut small = [0u8; OpenSessionReq::LEN];
         let payload: &[u8] = match (s.kind, s.params) {
             (OpKind::Write, _) => {
                 let n = (s.len - off).min(mtu);
@@ -1117,7 +1122,7 @@ impl Connection {
             }
             // An INFO request is padded to the answer's size (zeros), so
             // the board never answers more bytes than it was sent.
-            (OpKind::Info, _) => &small[..InfoResp::LEN],
+            (OpKind::Info, _) => &INFO_PAD,
             (_, Params::Alloc { req, fixed }) => {
                 if fixed {
                     h.flags |= flags::FIXED_VA;
@@ -1139,6 +1144,13 @@ impl Connection {
         // The buffer was checked against max_packet_len and the payload is
         // at most one MTU, so emitting cannot fail.
         h.emit_with_payload(buf, payload).unwrap_or(0)
+    }
+
+    /// The earliest armed timer, live or not: a cheap check whether
+    /// [`Connection::handle_timeout`] might have work (never later than the
+    /// earliest live timer; pacing is not a timer).
+    pub fn earliest_timer(&self) -> Option<u64> {
+        self.timers.peek().map(|Reverse((t, ..))| *t)
     }
 
     /// The earliest time [`Connection::handle_timeout`] has work to do.
