@@ -118,14 +118,23 @@ mod tests {
     fn commands(text: &str) -> Vec<(String, bool)> {
         let mut out = Vec::new();
         let mut in_code = false;
+        let mut pending = String::new();
         for line in text.lines() {
             if line.trim_start().starts_with("```") {
                 in_code = !in_code;
                 continue;
             }
             if in_code {
+                // Shell continuation lines make one command.
                 let l = line.split(" #").next().unwrap_or("").trim();
-                let l = l.strip_prefix("$ ").unwrap_or(l);
+                if let Some(head) = l.strip_suffix('\\') {
+                    pending.push_str(head.trim_end());
+                    pending.push(' ');
+                    continue;
+                }
+                pending.push_str(l);
+                let joined = std::mem::take(&mut pending);
+                let l = joined.strip_prefix("$ ").unwrap_or(&joined);
                 if let Some((_, args)) = l.split_once("-p clio-cli -- ") {
                     out.push((format!("clio {args}"), false));
                 } else if l.starts_with("clio ") {
@@ -141,6 +150,19 @@ mod tests {
         }
         out.retain(|(c, _)| !c.contains(['[', '…', '|', '<']) && !c.contains("..."));
         out
+    }
+
+    /// The arguments of a documented command line as the shell would pass
+    /// them: up to the first redirection or command separator, quotes
+    /// removed.
+    fn argv(command: &str) -> Vec<String> {
+        command
+            .split_whitespace()
+            .take_while(|t| {
+                !(t.starts_with('>') || t.starts_with("2>") || ["&", "&&", ";"].contains(t))
+            })
+            .map(|t| t.trim_matches(['"', '\'']).to_string())
+            .collect()
     }
 
     /// An inline span that names a command (`clio flash`) or a flag
@@ -173,7 +195,7 @@ mod tests {
             let text = std::fs::read_to_string(f).unwrap_or_default();
             for (c, inline) in commands(&text) {
                 n += 1;
-                let argv: Vec<&str> = c.split_whitespace().collect();
+                let argv = argv(&c);
                 if argv.len() == 1 {
                     continue; // bare `clio` names the tool
                 }
@@ -193,14 +215,21 @@ mod tests {
     #[test]
     fn command_scanner() {
         let md = "run `clio bench --only async` or\n```sh\ncargo run --release -p clio-cli -- demo   # main job\n\
-                  clio bench slowpath [--board zcu106]\nclio sim --listen 127.0.0.1:1\n```\n";
+                  clio bench slowpath [--board zcu106]\nclio sim --listen 127.0.0.1:1 \\\n  --board emulator > log 2>&1 &\n```\n";
         assert_eq!(
             commands(md),
             vec![
                 ("clio bench --only async".to_string(), true),
                 ("clio demo".to_string(), false),
-                ("clio sim --listen 127.0.0.1:1".to_string(), false)
+                (
+                    "clio sim --listen 127.0.0.1:1 --board emulator > log 2>&1 &".to_string(),
+                    false
+                )
             ]
+        );
+        assert_eq!(
+            argv("clio flash --bitstream \"$OUT/m.json\" > x 2>&1"),
+            vec!["clio", "flash", "--bitstream", "$OUT/m.json"]
         );
         let e = Cli::try_parse_from(["clio", "info", "--manifest"]).unwrap_err();
         assert!(mention_only("clio info --manifest", &e));

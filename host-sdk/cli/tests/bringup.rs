@@ -94,6 +94,7 @@ fn xdma_bringup_probes_nodes_status_link_and_dma_alignment_then_runs_the_checks(
             "link",
             "dma alignment",
             "identity",
+            "epoch",
             "link mtu",
             "memory test",
             "page faults",
