@@ -6,7 +6,8 @@
 // Combinational. A slot is accepted when its CRC32C (bytes 0..59) matches,
 // its kind is a TX kind, its flag bits are those the kind defines, every byte
 // the kind does not use is zero (parse re-encodes and compares), the u64
-// operands that carry u32 values have zero high halves, and a PTE_WRITE's
+// operands that carry u32 (u16) values have zero high bytes, an EPOCH's
+// epoch is nonzero, and a PTE_WRITE's
 // entry parses (no reserved flag or permission bits, page shift in range
 // when allocated, never valid without allocated).
 module clio_desc_check #(
@@ -33,7 +34,10 @@ import clio_pkg::DESC_PTE_REMOVE;
 import clio_pkg::DESC_TLB_INVALIDATE;
 import clio_pkg::DESC_FREE_PA_PUSH;
 import clio_pkg::DESC_REPLY;
+import clio_pkg::DESC_SESSION_REPLY;
+import clio_pkg::DESC_EPOCH;
 import clio_pkg::DESC_FLAG_FIXED_OR_MOVED;
+import clio_pkg::DESC_FLAG_CLOSE;
 import clio_pkg::DESC_FLAG_UPDATE;
 import clio_pkg::PTE_LEN;
 import clio_pkg::PTE_OFF_PERMS;
@@ -77,6 +81,12 @@ localparam [N-1:0] M_FREE_PA_PUSH = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_PAG
 localparam [N-1:0] M_REPLY = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FLAGS, 1) | bytes(SLOT_OFF_STATUS, 1)
     | bytes(SLOT_OFF_PID, 4) | bytes(SLOT_OFF_TAG, 4) | bytes(SLOT_OFF_REQ_ID, 4)
     | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 8) | bytes(SLOT_OFF_F, 4);
+// SESSION_REPLY: key in A, the u16 session in B, the quotas in C.
+localparam [N-1:0] M_SESSION_REPLY = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FLAGS, 1)
+    | bytes(SLOT_OFF_STATUS, 1) | bytes(SLOT_OFF_PID, 4) | bytes(SLOT_OFF_TAG, 4)
+    | bytes(SLOT_OFF_REQ_ID, 4) | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 2) | bytes(SLOT_OFF_C, 8);
+// EPOCH: the u32 epoch in A, nonzero.
+localparam [N-1:0] M_EPOCH = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_A, 4);
 
 wire [31:0] crc_raw;
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
@@ -107,6 +117,8 @@ always @* begin
         DESC_TLB_INVALIDATE: used = M_TLB_INVALIDATE;
         DESC_FREE_PA_PUSH: used = M_FREE_PA_PUSH;
         DESC_REPLY: begin used = M_REPLY; flags_ok_mask = DESC_FLAG_FIXED_OR_MOVED; end
+        DESC_SESSION_REPLY: begin used = M_SESSION_REPLY; flags_ok_mask = DESC_FLAG_CLOSE; end
+        DESC_EPOCH: used = M_EPOCH;
         default: kind_ok = 1'b0;
     endcase
     for (i = 0; i < N; i = i + 1) begin
@@ -122,10 +134,12 @@ wire pte_ok = kind != DESC_PTE_WRITE || (
     && (!pte_alloc || ({27'd0, pte_shift} >= PTE_MIN_PAGE_SHIFT && {27'd0, pte_shift} <= PTE_MAX_PAGE_SHIFT))
     && (!pte_valid || pte_alloc));
 
+wire epoch_ok = kind != DESC_EPOCH || slot[SLOT_OFF_A*8 +: 32] != 32'd0;
+
 assign ok = ~crc_raw == slot[SLOT_OFF_CRC*8 +: 32] && kind_ok
     && (flags & ~flags_ok_mask) == 8'd0
     && (nonzero & ~used) == 0
-    && pte_ok;
+    && pte_ok && epoch_ok;
 
 endmodule
 

@@ -17,6 +17,7 @@ module clio_fastpath_sim #(
     parameter DEDUP_ENTRIES = 64,
     parameter FWD_SLOTS = 64,
     parameter FENCE_SLOTS = 16,
+    parameter SESSIONS = 1024,
     parameter RAM_WORDS = 65536,
     parameter RAM_READ_LATENCY = 4
 ) (
@@ -67,7 +68,7 @@ clio_fastpath_top #(
     .ADDR_WIDTH(ADDR_WIDTH), .PKT_BEATS(PKT_BEATS), .TLB_ENTRIES(TLB_ENTRIES),
     .BUCKET_BITS(BUCKET_BITS), .SLOTS(SLOTS), .NUM_SIZES(NUM_SIZES), .FIFO_SHIFTS(FIFO_SHIFTS),
     .FIFO_DEPTH(FIFO_DEPTH), .DEDUP_ENTRIES(DEDUP_ENTRIES),
-    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS)
+    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS), .SESSIONS(SESSIONS)
 ) top_inst (
     .clk(clk), .rst(rst),
     .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),

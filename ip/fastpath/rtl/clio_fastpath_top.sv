@@ -71,7 +71,8 @@ module clio_fastpath_top #(
     parameter DEDUP_ENTRIES = 64,
     parameter FAULT_QUEUE = 4,
     parameter FWD_SLOTS = 64,
-    parameter FENCE_SLOTS = 16
+    parameter FENCE_SLOTS = 16,
+    parameter SESSIONS = 1024
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -144,10 +145,16 @@ localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
 localparam SW = $clog2(SLOTS);
 localparam PBW = $clog2(PKT_BEATS + 1);
+localparam SIW = $clog2(SESSIONS);
+localparam [15:0] SESS16 = SESSIONS;
 
 initial begin
     if (DATA_WIDTH != 512) begin
         $error("Error: the top level runs at DATA_WIDTH = 512 (ring slots are beats) (instance %m)");
+        $finish;
+    end
+    if (SESSIONS < 2 || SESSIONS > 65535) begin
+        $error("Error: SESSIONS must be 2..65535 (session ids are u16) (instance %m)");
         $finish;
     end
 end
@@ -170,8 +177,10 @@ wire                  p_tlast;
 wire [7:0]  p_opcode, p_flags, p_status;
 wire [31:0] p_pid, p_req_id, p_retry_of, p_total_len, p_offset;
 wire [63:0] p_va;
-wire [15:0] p_plen, p_len;
-wire        p_short, p_crc, p_malformed, p_request;
+wire [15:0] p_plen, p_len, p_session;
+wire [31:0] p_epoch, p_ack;
+wire [63:0] p_key;
+wire        p_short, p_crc, p_malformed, p_unknown, p_request;
 wire [1:0]  p_class;
 
 reg pkt_have_reg = 1'b0;
@@ -187,18 +196,77 @@ clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
     .m_hdr_opcode(p_opcode), .m_hdr_flags(p_flags), .m_hdr_status(p_status), .m_hdr_pid(p_pid),
     .m_hdr_req_id(p_req_id), .m_hdr_retry_of(p_retry_of), .m_hdr_va(p_va),
     .m_hdr_total_len(p_total_len), .m_hdr_offset(p_offset), .m_hdr_payload_len(p_plen),
+    .m_hdr_session(p_session), .m_hdr_epoch(p_epoch), .m_hdr_key(p_key), .m_hdr_ack(p_ack),
     .m_pkt_len(p_len), .m_err_short(p_short), .m_err_crc(p_crc), .m_err_malformed(p_malformed),
+    .m_err_unknown_op(p_unknown),
     .m_opcode_request(p_request), .m_class(p_class)
 );
 
 reg [DATA_WIDTH-1:0] pkt_mem [0:PKT_BEATS];
+// The first two beats: request payloads of up to 64 bytes start in beat 0
+// (byte CLIO_HEADER_LEN) and run into beat 1.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2*DATA_WIDTH-1:0] pkt01 = {pkt_mem[1], pkt_mem[0]};
+/* verilator lint_on UNUSEDSIGNAL */
 reg [PBW-1:0]        pkt_beat_reg = 0;
 reg [7:0]  h_op = 0, h_flags = 0, h_status = 0;
 reg [31:0] h_pid = 0, h_req_id = 0, h_retry_of = 0, h_total_len = 0, h_offset = 0;
 reg [63:0] h_va = 0;
-reg [15:0] h_plen = 0, h_len = 0;
-reg        h_short = 0, h_crc = 0, h_malformed = 0, h_request = 0;
+reg [15:0] h_plen = 0, h_len = 0, h_session = 0;
+reg [31:0] h_epoch = 0, h_ack = 0;
+reg [63:0] h_key = 0;
+reg        h_short = 0, h_crc = 0, h_malformed = 0, h_unknown = 0, h_request = 0;
 reg        h_from_lane = 0;
+
+// ---------------------------------------------------------------------------
+// Session table (on-chip, indexed by session id) and the boot epoch. Written
+// by the engine only (SESSION_REPLY, EPOCH); read by the lane and the engine.
+// ---------------------------------------------------------------------------
+reg [31:0] epoch_reg = 0;
+reg [SESSIONS-1:0] st_valid = 0;
+reg [31:0] st_pid [0:SESSIONS-1];
+reg [63:0] st_key [0:SESSIONS-1];
+reg [15:0] st_dquota [0:SESSIONS-1];
+reg [15:0] st_lquota [0:SESSIONS-1];
+reg [15:0] st_locks [0:SESSIONS-1];
+// The furthest ack the session sent (0 = none): a non-idempotent packet of a
+// request before it was answered and acknowledged already (a late duplicate).
+reg [31:0] st_floor [0:SESSIONS-1];
+integer si;
+initial begin
+    for (si = 0; si < SESSIONS; si = si + 1) begin
+        st_pid[si] = 0;
+        st_key[si] = 0;
+        st_dquota[si] = 0;
+        st_lquota[si] = 0;
+        st_locks[si] = 0;
+        st_floor[si] = 0;
+    end
+end
+
+// RFC 1982 order over u32: `a` comes before `b`.
+function serial_before(input [31:0] a, input [31:0] b);
+    reg [31:0] d;
+    begin
+        d = b - a;
+        serial_before = d != 32'd0 && !d[31];
+    end
+endfunction
+
+// Epoch 0: no EPOCH descriptor yet, no session exists.
+function epoch_ok(input [31:0] e);
+    epoch_ok = epoch_reg != 32'd0 && e == epoch_reg;
+endfunction
+
+/* verilator lint_off WIDTH */
+function sess_ok(input [15:0] s, input [63:0] k, input [31:0] pid);
+    reg [SIW-1:0] x;
+    begin
+        x = s[SIW-1:0];
+        sess_ok = s != 16'd0 && s < SESSIONS && st_valid[x] && st_key[x] == k && st_pid[x] == pid;
+    end
+endfunction
+/* verilator lint_on WIDTH */
 
 // ---------------------------------------------------------------------------
 // Hit lane.
@@ -220,11 +288,15 @@ wire lane_elig = p_tlast && pkt_beat_reg == 0 && p_len >= CLIO_HEADER_LEN && !p_
     && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
     && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu}
     && p_pid != 32'd0 && p_pid <= cfg_max_pid && p_va_hi == 64'd0 && p_shift != 8'd0
-    && p_lane_end <= BYTES && !fw_fence_any;
+    && p_lane_end <= BYTES && !fw_fence_any
+    && epoch_ok(p_epoch) && sess_ok(p_session, p_key, p_pid);
 /* verilator lint_on WIDTH */
 
 reg              l1_valid = 1'b0, l2_valid = 1'b0, l2_first = 1'b0;
 reg [31:0]       l1_pid = 0, l1_req_id = 0, l1_retry_of = 0, l2_pid = 0, l2_req_id = 0, l2_retry_of = 0;
+reg [15:0]       l1_session = 0, l2_session = 0;
+reg [31:0]       l1_epoch = 0, l2_epoch = 0, l1_ack = 0, l2_ack = 0;
+reg [63:0]       l1_key = 0, l2_key = 0;
 reg [63:0]       l1_va = 0, l2_va = 0;
 reg [LEN_W-1:0]  l1_len = 0, l2_len = 0;
 reg [4:0]        l1_shift = 0, l2_shift = 0;
@@ -236,6 +308,8 @@ reg [7:0]        l2_perms_r = 0;
 reg [31:0]       lq_pid [0:LQ-1];
 reg [31:0]       lq_req_id [0:LQ-1];
 reg [31:0]       lq_retry_of [0:LQ-1];
+reg [15:0]       lq_session [0:LQ-1];
+reg [31:0]       lq_epoch [0:LQ-1];
 reg [63:0]       lq_va [0:LQ-1];
 reg [LEN_W-1:0]  lq_len [0:LQ-1];
 reg [3:0]        lq_wr = 0, lq_rd = 0;
@@ -285,6 +359,8 @@ always @* begin
     lr_beat[CLIO_OFF_VA*8 +: 64] = bswap64(lq_va[lq_h]);
     lr_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32({27'd0, lq_len[lq_h]});
     lr_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, lq_len[lq_h], 8'd0};
+    lr_beat[CLIO_OFF_SESSION*8 +: 16] = {lq_session[lq_h][7:0], lq_session[lq_h][15:8]};
+    lr_beat[CLIO_OFF_EPOCH*8 +: 32] = bswap32(lq_epoch[lq_h]);
     for (li = 0; li < BYTES - CLIO_HEADER_LEN; li = li + 1) begin
         if (li < lq_len[lq_h]) lr_beat[(CLIO_HEADER_LEN + li)*8 +: 8] = lr_data[li*8 +: 8];
     end
@@ -304,6 +380,10 @@ always @(posedge clk) begin
         l2_pid <= l1_pid;
         l2_req_id <= l1_req_id;
         l2_retry_of <= l1_retry_of;
+        l2_session <= l1_session;
+        l2_epoch <= l1_epoch;
+        l2_key <= l1_key;
+        l2_ack <= l1_ack;
         l2_va <= l1_va;
         l2_len <= l1_len;
         l2_shift <= l1_shift;
@@ -323,6 +403,10 @@ always @(posedge clk) begin
         l1_pid <= p_pid;
         l1_req_id <= p_req_id;
         l1_retry_of <= p_retry_of;
+        l1_session <= p_session;
+        l1_epoch <= p_epoch;
+        l1_key <= p_key;
+        l1_ack <= p_ack;
         l1_va <= p_va;
         l1_len <= p_total_len[LEN_W-1:0];
         l1_shift <= p_shift[4:0];
@@ -331,6 +415,8 @@ always @(posedge clk) begin
         lq_pid[lq_wr[2:0]] <= l2_pid;
         lq_req_id[lq_wr[2:0]] <= l2_req_id;
         lq_retry_of[lq_wr[2:0]] <= l2_retry_of;
+        lq_session[lq_wr[2:0]] <= l2_session;
+        lq_epoch[lq_wr[2:0]] <= l2_epoch;
         lq_va[lq_wr[2:0]] <= l2_va;
         lq_len[lq_wr[2:0]] <= l2_len;
         lq_wr <= lq_wr + 1'b1;
@@ -372,9 +458,14 @@ always @(posedge clk) begin
             h_offset <= p_offset;
             h_plen <= p_plen;
             h_len <= p_len;
+            h_session <= p_session;
+            h_epoch <= p_epoch;
+            h_key <= p_key;
+            h_ack <= p_ack;
             h_short <= p_short;
             h_crc <= p_crc;
             h_malformed <= p_malformed;
+            h_unknown <= p_unknown;
             h_request <= p_request;
             h_from_lane <= 1'b0;
         end
@@ -392,9 +483,14 @@ always @(posedge clk) begin
         h_offset <= 32'd0;
         h_plen <= 16'd0;
         h_len <= CLIO_HEADER_LEN[15:0];
+        h_session <= l2_session;
+        h_epoch <= l2_epoch;
+        h_key <= l2_key;
+        h_ack <= l2_ack;
         h_short <= 1'b0;
         h_crc <= 1'b0;
         h_malformed <= 1'b0;
+        h_unknown <= 1'b0;
         h_request <= 1'b1;
         h_from_lane <= 1'b1;
     end
@@ -414,8 +510,8 @@ wire unused_parser = ^{p_class, p_tkeep};
 // ---------------------------------------------------------------------------
 localparam [6:0]
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
-    S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_DD_LOOK2 = 7'd9, S_DD_W2 = 7'd10,
-    S_DD_INS = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
+    S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
+    S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
     S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLB = 7'd16, S_XL_TLBW = 7'd17,
     S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
     S_XL_FAULTW = 7'd24, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
@@ -423,7 +519,7 @@ localparam [6:0]
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DATA = 7'd34, S_RD_AFTER = 7'd35,
     S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37, S_WR_RESP = 7'd38,
     S_AT_BEGIN = 7'd39, S_AT_READ = 7'd40, S_AT_SYNC = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
-    S_REC1 = 7'd44, S_REC2 = 7'd45,
+    S_REC1 = 7'd44,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
     S_POLL = 7'd54, S_POLL_POPPED = 7'd55, S_POLL_NEXT = 7'd56, S_POLL_DONE = 7'd57,
@@ -431,7 +527,7 @@ localparam [6:0]
     S_CMD_REJECT = 7'd63, S_CMD_RM = 7'd64, S_CMD_RMINV = 7'd65, S_CMD_PUSH = 7'd66,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
     S_FW_MATCH = 7'd71, S_FW_PUSH = 7'd72, S_FW_PUSHED = 7'd73,
-    S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_REC2 = 7'd76, S_RP_REC3 = 7'd77, S_RP_SEND = 7'd78,
+    S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
     S_RP_FENCE = 7'd79,
     S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84;
 
@@ -458,6 +554,7 @@ reg [7:0]  r_op = 0, r_flags = 0, r_status = 0;
 reg [63:0] r_va = 0;
 reg [31:0] r_total_len = 0, r_offset = 0;
 reg [15:0] r_plen = 0;
+reg [31:0] r_epoch = 0;
 reg [7:0]  fail_status = 0;
 
 // Translation.
@@ -503,9 +600,11 @@ reg [31:0]           unreported = 0;
 // request they answer, not of the packet in the buffer.
 reg        rs_own = 1'b0;
 reg [31:0] rs_pid = 0, rs_req_id = 0, rs_retry_of = 0, rs_first = 0;
+reg [15:0] rs_session = 0, rs_dd_session = 0;
 reg [7:0]  rs_op = 0;
-reg [127:0] r_payload = 0;
+reg [255:0] r_payload = 0;
 wire [31:0] o_pid = rs_own ? rs_pid : h_pid;
+wire [15:0] o_session = rs_own ? rs_session : h_session;
 wire [31:0] o_req_id = rs_own ? rs_req_id : h_req_id;
 wire [31:0] o_retry_of = rs_own ? rs_retry_of : h_retry_of;
 
@@ -513,6 +612,8 @@ wire [31:0] o_retry_of = rs_own ? rs_retry_of : h_retry_of;
 localparam FIW = $clog2(FWD_SLOTS);
 localparam FFW = $clog2(FENCE_SLOTS);
 reg            fw_set = 1'b0, fw_set_new = 1'b0, fw_release = 1'b0, fw_fence_set = 1'b0, fw_fence_clear = 1'b0;
+reg            fw_orphan = 1'b0, fw_orphan_all = 1'b0;
+reg [15:0]     fw_orphan_session = 0;
 reg [FIW-1:0]  fw_set_index = 0, fw_release_index = 0;
 reg [FFW-1:0]  fw_fence_set_index = 0, fw_fence_clear_index = 0;
 
@@ -523,10 +624,13 @@ reg [63:0] ch_base = 0, ch_cur = 0, ch_word = 0, ch_node = 0;
 reg [15:0] ch_need = 0, ch_got = 0, ch_vlen = 0;
 reg [31:0] ch_hops = 0;
 
-// Dedup.
-localparam KEY_W = 104;
+// Dedup: key {opcode, offset, first id, session}.
+localparam KEY_W = 88;
 localparam REC_W = 280;
+localparam DCW = $clog2(DEDUP_ENTRIES + 1);
 reg [REC_W-1:0] rec_reg = 0;
+wire [31:0]      dd_id;      // defined with the helpers below
+wire [REC_W-1:0] cur_rec;
 
 // Poll.
 reg        poll_req = 1'b0;
@@ -554,8 +658,18 @@ reg sync_valid = 1'b0;
 reg dd_look_valid = 1'b0;
 reg [KEY_W-1:0] dd_look_key = 0;
 reg dd_ins_valid = 1'b0;
+reg dd_ins_pending = 1'b0;
 reg [KEY_W-1:0] dd_ins_key = 0;
 reg [REC_W-1:0] dd_ins_rec = 0;
+reg dd_cmp_valid = 1'b0;
+reg dd_cmp_keep = 1'b0;
+reg [KEY_W-1:0] dd_cmp_key = 0;
+reg dd_ack_valid_e = 1'b0;
+reg [15:0] dd_ack_session_e = 0;
+reg [31:0] dd_ack_id_e = 0;
+reg dd_close_valid = 1'b0;
+reg [15:0] dd_close_session = 0;
+reg dd_clear = 1'b0;
 reg ring_valid = 1'b0;
 reg rb_start = 1'b0;
 reg push_valid = 1'b0;
@@ -665,22 +779,33 @@ wire        sync_out_valid;
 clio_sync_unit sync_inst (
     .clk(clk), .rst(rst),
     .s_opcode(h_op), .s_old(mem_rdata[{d_lane, 3'd0} +: 64]),
-    .s_arg0(bswap64(pkt_mem[0][CLIO_HEADER_LEN*8 +: 64])),
-    .s_arg1(bswap64(pkt_mem[0][(CLIO_HEADER_LEN+8)*8 +: 64])),
+    .s_arg0(bswap64(pkt01[CLIO_HEADER_LEN*8 +: 64])),
+    .s_arg1(bswap64(pkt01[(CLIO_HEADER_LEN+8)*8 +: 64])),
     .s_valid(sync_valid),
     .m_old(sync_old), .m_new(sync_new), .m_write(sync_write), .m_status(sync_status),
     .m_valid(sync_out_valid)
 );
 
-wire             dd_hit;
+wire             dd_hit, dd_full;
+wire [DCW-1:0]   dd_count;
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
+// A lane read acknowledges at intake (the engine is idle then); the engine
+// acknowledges from S_DECIDE.
+wire             lane_ack = p_tvalid && parser_ready && to_lane && p_ack != 32'd0;
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
     .s_lookup_key(dd_look_key), .s_lookup_valid(dd_look_valid),
-    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_valid(dd_out_valid),
-    .s_insert_key(dd_ins_key), .s_insert_rec(dd_ins_rec), .s_insert_valid(dd_ins_valid)
+    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_count(dd_count),
+    .m_lookup_valid(dd_out_valid),
+    .s_insert_key(dd_ins_key), .s_insert_rec(dd_ins_rec), .s_insert_pending(dd_ins_pending),
+    .s_insert_valid(dd_ins_valid),
+    .s_complete_key(dd_cmp_key), .s_complete_rec(cur_rec), .s_complete_keep(dd_cmp_keep),
+    .s_complete_valid(dd_cmp_valid),
+    .s_ack_session(lane_ack ? p_session : dd_ack_session_e), .s_ack_id(lane_ack ? p_ack : dd_ack_id_e),
+    .s_ack_valid(lane_ack || dd_ack_valid_e),
+    .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
 );
 
 wire                   sel_ring = state_reg == S_RING || state_reg == S_RING_W;
@@ -723,34 +848,41 @@ wire [63:0]          fw_va;
 wire [FFW-1:0]       fw_fence_index, fw_fence_free_index;
 wire [31:0]          fw_fence_req_id, fw_fence_retry_of, fw_fence_total_len, fw_fence_offset;
 wire [63:0]          fw_fence_va;
+wire [15:0]          fw_session, fw_dd_session, fw_fence_session;
+wire [31:0]          fw_epoch, fw_fence_epoch;
 
 clio_fwd_table #(.SLOTS(FWD_SLOTS), .FENCES(FENCE_SLOTS)) fwd_inst (
     .clk(clk), .rst(rst),
-    .q_pid(o_pid), .q_opcode(h_op), .q_req_id(h_req_id), .q_retry_of(h_retry_of),
+    .q_pid(o_pid), .q_session(h_session), .q_opcode(h_op), .q_id(dd_id),
     .m_match(fw_match), .m_match_index(fw_match_index), .m_pending(fw_pending),
     .m_free(fw_free), .m_free_index(fw_free_index), .m_free_gen(fw_free_gen),
     .s_tag(desc_reg[SLOT_OFF_TAG*8 +: 32]), .m_tag_ok(fw_tag_ok), .m_pid(fw_pid), .m_opcode(fw_opcode),
     .m_req_id(fw_req_id), .m_retry_of(fw_retry_of), .m_first_req_id(fw_first), .m_va(fw_va),
     .m_total_len(fw_total_len), .m_offset(fw_offset),
+    .m_session(fw_session), .m_dd_session(fw_dd_session), .m_epoch(fw_epoch),
     .m_fence_wait(fw_fence_wait), .m_fence_index(fw_fence_index), .m_fence_req_id(fw_fence_req_id),
     .m_fence_retry_of(fw_fence_retry_of), .m_fence_va(fw_fence_va), .m_fence_total_len(fw_fence_total_len),
-    .m_fence_offset(fw_fence_offset), .m_fence_any(fw_fence_any), .m_fence_free(fw_fence_free),
+    .m_fence_offset(fw_fence_offset), .m_fence_session(fw_fence_session), .m_fence_epoch(fw_fence_epoch),
+    .m_fence_any(fw_fence_any), .m_fence_free(fw_fence_free),
     .m_fence_free_index(fw_fence_free_index),
     .s_pid(h_pid), .s_opcode(h_op), .s_req_id(h_req_id), .s_retry_of(h_retry_of), .s_va(h_va),
     .s_total_len(h_total_len), .s_offset(h_offset),
+    .s_session(h_session), .s_epoch(h_epoch), .s_first(dd_id),
+    .s_dd_session(h_op == OP_OPEN_SESSION ? 16'd0 : h_session),
     .s_set(fw_set), .s_set_new(fw_set_new), .s_set_index(fw_set_index),
     .s_release(fw_release), .s_release_index(fw_release_index),
     .s_fence_set(fw_fence_set), .s_fence_set_index(fw_fence_set_index),
-    .s_fence_clear(fw_fence_clear), .s_fence_clear_index(fw_fence_clear_index)
+    .s_fence_clear(fw_fence_clear), .s_fence_clear_index(fw_fence_clear_index),
+    .s_orphan(fw_orphan), .s_orphan_all(fw_orphan_all), .s_orphan_session(fw_orphan_session)
 );
 
 // Pointer chase: request fields (first beat) and the walk.
-wire [63:0] cq_key = bswap64(pkt_mem[0][CLIO_HEADER_LEN*8 +: 64]);
-wire [15:0] cq_key_off = {pkt_mem[0][(CLIO_HEADER_LEN+8)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+9)*8 +: 8]};
-wire [15:0] cq_next_off = {pkt_mem[0][(CLIO_HEADER_LEN+10)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+11)*8 +: 8]};
-wire [15:0] cq_value_off = {pkt_mem[0][(CLIO_HEADER_LEN+12)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+13)*8 +: 8]};
-wire [15:0] cq_value_len = {pkt_mem[0][(CLIO_HEADER_LEN+14)*8 +: 8], pkt_mem[0][(CLIO_HEADER_LEN+15)*8 +: 8]};
-wire [31:0] cq_max_hops = bswap32(pkt_mem[0][(CLIO_HEADER_LEN+16)*8 +: 32]);
+wire [63:0] cq_key = bswap64(pkt01[CLIO_HEADER_LEN*8 +: 64]);
+wire [15:0] cq_key_off = {pkt01[(CLIO_HEADER_LEN+8)*8 +: 8], pkt01[(CLIO_HEADER_LEN+9)*8 +: 8]};
+wire [15:0] cq_next_off = {pkt01[(CLIO_HEADER_LEN+10)*8 +: 8], pkt01[(CLIO_HEADER_LEN+11)*8 +: 8]};
+wire [15:0] cq_value_off = {pkt01[(CLIO_HEADER_LEN+12)*8 +: 8], pkt01[(CLIO_HEADER_LEN+13)*8 +: 8]};
+wire [15:0] cq_value_len = {pkt01[(CLIO_HEADER_LEN+14)*8 +: 8], pkt01[(CLIO_HEADER_LEN+15)*8 +: 8]};
+wire [31:0] cq_max_hops = bswap32(pkt01[(CLIO_HEADER_LEN+16)*8 +: 32]);
 /* verilator lint_off WIDTH */
 wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE && cq_max_hops != 0
     && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
@@ -786,7 +918,8 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
     .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(o_pid),
     .hdr_req_id(o_req_id), .hdr_retry_of(o_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
-    .hdr_offset(r_offset), .hdr_payload_len(r_plen), .start(rb_start), .busy(), .done(rb_done),
+    .hdr_offset(r_offset), .hdr_payload_len(r_plen), .hdr_session(o_session), .hdr_epoch(r_epoch),
+    .start(rb_start), .busy(), .done(rb_done),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
@@ -812,8 +945,19 @@ endfunction
 wire        is_nonidem = h_op == OP_WRITE || h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA
     || h_op == OP_LOCK || h_op == OP_UNLOCK || h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_OFFLOAD_CALL;
 wire [31:0] key_off = h_op == OP_WRITE ? h_offset : 32'd0;
-wire [KEY_W-1:0] own_key = {h_op, key_off, h_req_id, h_pid};
-wire [KEY_W-1:0] retry_key = {h_op, key_off, h_retry_of, h_pid};
+// The dedup id: the first attempt's id (`retry_of` of a retry).
+assign dd_id = h_retry_of != 32'd0 ? h_retry_of : h_req_id;
+wire [KEY_W-1:0] own_key = {h_op, key_off, dd_id, h_session};
+// Session credentials of the packet in hand.
+wire        needs_sess = h_op != OP_INFO && h_op != OP_OPEN_SESSION;
+wire        h_sess_ok = sess_ok(h_session, h_key, h_pid);
+wire [SIW-1:0] h_sidx = h_session[SIW-1:0];
+wire [15:0] h_dquota = st_dquota[h_sidx];
+wire [15:0] h_lquota = st_lquota[h_sidx];
+wire [15:0] h_locks = st_locks[h_sidx];
+wire [31:0] h_floor = st_floor[h_sidx];
+wire [SIW-1:0] p_sidx = p_session[SIW-1:0];
+wire [31:0] p_floor = st_floor[p_sidx];
 
 // VA class -> page shift.
 wire [63:0] va_hi = xl_cur >> cfg_va_bits;
@@ -900,27 +1044,43 @@ wire        old_parses = (old_flags & PTE_FLAG_RESERVED) == 0
 // Dedup record of the response in hand (payload bytes: the atomics' old
 // value, or the AllocResp of a reply).
 wire [127:0] rec_payload = {64'd0, bswap64(sync_old)};
-wire [REC_W-1:0] cur_rec = {(r_plen == ATOMIC_RESP_LEN ? rec_payload : (r_plen == ALLOC_RESP_LEN ? r_payload : 128'd0)),
+assign cur_rec = {(r_plen == ATOMIC_RESP_LEN ? rec_payload : (r_plen == ALLOC_RESP_LEN ? r_payload[127:0] : 128'd0)),
     r_plen[7:0], r_offset, r_total_len, r_va, r_status, r_flags};
 
 // ALLOC / FREE payload (first beat) and the descriptor forwarding it.
-wire [63:0] fa_size = bswap64(pkt_mem[0][CLIO_HEADER_LEN*8 +: 64]);
-wire [7:0]  fa_perms = pkt_mem[0][(CLIO_HEADER_LEN+8)*8 +: 8];
-wire [7:0]  fa_shift = pkt_mem[0][(CLIO_HEADER_LEN+9)*8 +: 8];
-wire [47:0] fa_rsvd = pkt_mem[0][(CLIO_HEADER_LEN+10)*8 +: 48];
+wire [63:0] fa_size = bswap64(pkt01[CLIO_HEADER_LEN*8 +: 64]);
+wire [7:0]  fa_perms = pkt01[(CLIO_HEADER_LEN+8)*8 +: 8];
+wire [7:0]  fa_shift = pkt01[(CLIO_HEADER_LEN+9)*8 +: 8];
+wire [47:0] fa_rsvd = pkt01[(CLIO_HEADER_LEN+10)*8 +: 48];
 wire        fa_ok = h_op == OP_ALLOC
     ? (h_plen == ALLOC_REQ_LEN && fa_perms != 0 && (fa_perms & ~(PERM_READ | PERM_WRITE)) == 0
         && (fa_shift == 0 || (fa_shift >= PTE_MIN_PAGE_SHIFT && fa_shift <= PTE_MAX_PAGE_SHIFT)) && fa_rsvd == 0)
-    : h_plen == FREE_REQ_LEN;
+    : h_op == OP_FREE ? h_plen == FREE_REQ_LEN
+    : h_plen == 16'd0;                                   // CLOSE_SESSION: no payload
+// OPEN_SESSION payload (OpenSessionReq, bytes 56..87 of the packet): the
+// reserved bytes and the pad must be zero, no key without a session to join.
+wire [255:0] op_pl = pkt01[CLIO_HEADER_LEN*8 +: 256];
+wire [15:0]  op_join = {op_pl[7:0], op_pl[15:8]};
+wire [63:0]  op_key = bswap64(op_pl[64 +: 64]);
+wire         op_ok = h_plen == OPEN_SESSION_REQ_LEN && op_pl[16 +: 48] == 48'd0 && op_pl[128 +: 128] == 128'd0
+    && (op_join != 16'd0 || op_key == 64'd0);
 reg [DATA_WIDTH-1:0] fw_desc;
 always @* begin
     fw_desc = 0;
-    fw_desc[SLOT_OFF_KIND*8 +: 8] = h_op == OP_ALLOC ? DESC_ALLOC_REQ : DESC_FREE_REQ;
+    fw_desc[SLOT_OFF_KIND*8 +: 8] = h_op == OP_ALLOC ? DESC_ALLOC_REQ : h_op == OP_FREE ? DESC_FREE_REQ
+        : h_op == OP_OPEN_SESSION ? DESC_SESSION_OPEN_REQ : DESC_SESSION_CLOSE_REQ;
     fw_desc[SLOT_OFF_PID*8 +: 32] = h_pid;
     fw_desc[SLOT_OFF_TAG*8 +: 32] = {fw_free_gen, 16'd0} | fw_free_index;
     fw_desc[SLOT_OFF_REQ_ID*8 +: 32] = h_req_id;
-    fw_desc[SLOT_OFF_A*8 +: 64] = h_va;
-    fw_desc[SLOT_OFF_B*8 +: 64] = fa_size;
+    if (h_op == OP_ALLOC || h_op == OP_FREE) begin
+        fw_desc[SLOT_OFF_A*8 +: 64] = h_va;
+        fw_desc[SLOT_OFF_B*8 +: 64] = fa_size;
+    end else if (h_op == OP_OPEN_SESSION) begin
+        fw_desc[SLOT_OFF_A*8 +: 64] = op_key;
+        fw_desc[SLOT_OFF_B*8 +: 16] = op_join;
+    end else begin
+        fw_desc[SLOT_OFF_B*8 +: 16] = h_session;
+    end
     if (h_op == OP_ALLOC) begin
         fw_desc[SLOT_OFF_FLAGS*8 +: 8] = (h_flags & FLAG_FIXED_VA) != 0 ? DESC_FLAG_FIXED_OR_MOVED : 8'd0;
         fw_desc[SLOT_OFF_PAGE_SHIFT*8 +: 8] = fa_shift;
@@ -934,6 +1094,20 @@ wire        c_moved = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_FIXED_OR_MOVE
 wire [63:0] c_size = desc_reg[SLOT_OFF_B*8 +: 64];
 wire [31:0] c_retries = desc_reg[SLOT_OFF_F*8 +: 32];
 
+// SESSION_REPLY fields.
+wire [31:0] c_tag = desc_reg[SLOT_OFF_TAG*8 +: 32];
+wire        c_close = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_CLOSE) != 0;
+wire [15:0] c_sess = desc_reg[SLOT_OFF_B*8 +: 16];
+wire [63:0] c_key = desc_reg[SLOT_OFF_A*8 +: 64];
+wire [15:0] c_dquota = desc_reg[SLOT_OFF_C*8 +: 16];
+wire [15:0] c_lquota = desc_reg[(SLOT_OFF_C+2)*8 +: 16];
+wire [31:0] c_mquota = desc_reg[(SLOT_OFF_C+4)*8 +: 32];
+wire        c_sess_in = c_sess != 16'd0 && c_sess < SESSIONS;
+wire [SIW-1:0] c_sidx = c_sess[SIW-1:0];
+// OpenSessionResp of an installed session (big-endian on the wire).
+wire [255:0] sr_payload = {32'd0, bswap32(c_mquota), c_lquota[7:0], c_lquota[15:8], c_dquota[7:0], c_dquota[15:8],
+    bswap32(epoch_reg), bswap64(c_key), bswap32(c_pid), 16'd0, c_sess[7:0], c_sess[15:8]};
+
 always @* begin
     rb_wr_en = 1'b0;
     rb_wr_off = CLIO_HEADER_LEN;
@@ -941,9 +1115,17 @@ always @* begin
     rb_wr_len = 0;
     case (state_reg)
         S_INFO: begin
+            // cfg_info holds the static fields (bytes 0..55); the epoch and
+            // the session-table size are this block's own.
             rb_wr_en = 1'b1;
-            rb_wr_data = {32'd0, cfg_info};
+            rb_wr_data = {{(DATA_WIDTH-512){1'b0}}, 16'd0, SESS16[7:0], SESS16[15:8], bswap32(epoch_reg),
+                cfg_info[447:0]};
             rb_wr_len = INFO_RESP_LEN;
+        end
+        S_SR_SEND: begin
+            rb_wr_en = 1'b1;
+            rb_wr_data = {{(DATA_WIDTH-256){1'b0}}, r_payload};
+            rb_wr_len = OPEN_SESSION_RESP_LEN;
         end
         S_REPLAY: begin
             rb_wr_en = 1'b1;
@@ -963,7 +1145,7 @@ always @* begin
         end
         S_RP_SEND: begin
             rb_wr_en = 1'b1;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, r_payload};
+            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
             rb_wr_len = ALLOC_RESP_LEN;
         end
         S_CH_D2: begin
@@ -1020,6 +1202,12 @@ always @(posedge clk) begin
     sync_valid <= 1'b0;
     dd_look_valid <= 1'b0;
     dd_ins_valid <= 1'b0;
+    dd_cmp_valid <= 1'b0;
+    dd_ack_valid_e <= 1'b0;
+    dd_close_valid <= 1'b0;
+    dd_clear <= 1'b0;
+    fw_orphan <= 1'b0;
+    fw_orphan_all <= 1'b0;
     ring_valid <= 1'b0;
     rb_start <= 1'b0;
     push_valid <= 1'b0;
@@ -1052,44 +1240,81 @@ always @(posedge clk) begin
             r_total_len <= h_total_len;
             r_offset <= h_offset;
             r_plen <= 16'd0;
+            r_epoch <= h_epoch;
             if (h_len < CLIO_HEADER_LEN) begin
                 state_reg <= S_FINISH;                       // runt: dropped
             end else if (h_short || h_crc) begin
-                // NACK: only the ids are echoed.
+                // NACK: the ids, the packet's offset, session and epoch are echoed.
                 r_op <= OP_NACK;
                 r_status <= STATUS_CORRUPT;
                 r_va <= 64'd0;
                 r_total_len <= 32'd0;
-                r_offset <= 32'd0;
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
             end else if ((h_op & OP_RESPONSE_BIT) != 0) begin
                 state_reg <= S_FINISH;                       // stray response: dropped
             end else if (h_malformed) begin
-                // The header does not parse: ids only, like a NACK.
-                r_status <= STATUS_MALFORMED;
+                // The header does not parse: shaped like a NACK. An unknown
+                // opcode is UNSUPPORTED (not damage: no retry).
+                r_status <= h_unknown ? STATUS_UNSUPPORTED : STATUS_MALFORMED;
                 r_va <= 64'd0;
                 r_total_len <= 32'd0;
-                r_offset <= 32'd0;
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
-            end else if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
+            end else if (needs_sess && !epoch_ok(h_epoch)) begin
+                r_epoch <= epoch_reg;                        // the current epoch
+                fail_status <= STATUS_RESTARTED;
+                state_reg <= S_FAIL;
+            end else if (needs_sess && !h_sess_ok) begin
+                fail_status <= STATUS_BAD_SESSION;           // nothing else happens
+                state_reg <= S_FAIL;
+            end else begin
+                if (needs_sess && h_ack != 32'd0) begin
+                    // Acknowledged answers free their records; the floor rises.
+                    dd_ack_valid_e <= 1'b1;
+                    dd_ack_session_e <= h_session;
+                    dd_ack_id_e <= h_ack;
+                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_floor[h_sidx] <= h_ack;
+                end
+                if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
+                    fail_status <= STATUS_MALFORMED;
+                    state_reg <= S_FAIL;
+                end else if (h_op == OP_INFO) begin
+                    // The request must be as long as the answer (no amplification).
+                    if (h_plen < INFO_RESP_LEN) begin
+                        fail_status <= STATUS_MALFORMED;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        r_epoch <= epoch_reg;
+                        state_reg <= S_INFO;
+                    end
+                end else if (h_op == OP_OPEN_SESSION) begin
+                    state_reg <= S_OPEN;
+                end else if (h_pid == 0 || h_pid > cfg_max_pid) begin
+                    fail_status <= STATUS_BAD_PID;
+                    state_reg <= S_FAIL;
+                end else if (h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_CLOSE_SESSION) begin
+                    state_reg <= S_FW_MATCH;
+                end else if (fw_fence_wait) begin
+                    fail_status <= STATUS_BUSY;              // a fence of this PID waits
+                    state_reg <= S_FAIL;
+                end else if (is_nonidem) begin
+                    state_reg <= S_DD_LOOK1;
+                end else begin
+                    state_reg <= S_DISPATCH;
+                end
+            end
+        end
+        S_OPEN: begin
+            // Not re-targeted, not recorded: a retry opens another session.
+            if (!op_ok) begin
                 fail_status <= STATUS_MALFORMED;
                 state_reg <= S_FAIL;
-            end else if (h_op == OP_INFO) begin
-                state_reg <= S_INFO;
-            end else if (h_pid == 0 || h_pid > cfg_max_pid) begin
-                fail_status <= STATUS_BAD_PID;
+            end else if (!fw_free) begin
+                fail_status <= STATUS_BUSY;
                 state_reg <= S_FAIL;
-            end else if (h_op == OP_ALLOC || h_op == OP_FREE) begin
-                state_reg <= S_FW_MATCH;
-            end else if (fw_fence_wait) begin
-                fail_status <= STATUS_BUSY;                  // a fence of this PID waits
-                state_reg <= S_FAIL;
-            end else if (is_nonidem) begin
-                state_reg <= S_DD_LOOK1;
             end else begin
-                state_reg <= S_DISPATCH;
+                state_reg <= S_FW_PUSH;
             end
         end
         S_FW_MATCH: begin
@@ -1104,7 +1329,7 @@ always @(posedge clk) begin
                 fail_status <= STATUS_BUSY;
                 state_reg <= S_FAIL;
             end else begin
-                state_reg <= S_DD_LOOK1;
+                state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
             end
         end
         S_INFO: begin
@@ -1180,35 +1405,28 @@ always @(posedge clk) begin
 
         // ----- dedup -----
         S_DD_LOOK1: begin
-            dd_look_key <= own_key;
-            dd_look_valid <= 1'b1;
-            state_reg <= S_DD_W1;
+            if (h_floor != 32'd0 && serial_before(dd_id, h_floor)) begin
+                // A late duplicate of an acknowledged request: dropped.
+                state_reg <= S_FINISH;
+            end else begin
+                dd_look_key <= own_key;
+                dd_look_valid <= 1'b1;
+                state_reg <= S_DD_W1;
+            end
         end
         S_DD_W1: begin
             if (dd_out_valid) begin
                 rec_reg <= dd_rec;
-                if (dd_hit) state_reg <= S_REPLAY;
-                else if (h_retry_of != 0) state_reg <= S_DD_LOOK2;
-                else state_reg <= S_DISPATCH;
+                if (dd_hit) begin
+                    state_reg <= S_REPLAY;
+                end else if (dd_full || {{(32-DCW){1'b0}}, dd_count} >= {16'd0, h_dquota}) begin
+                    // Never evicted: without room the request waits for acks.
+                    fail_status <= STATUS_BUSY;
+                    state_reg <= S_FAIL;
+                end else begin
+                    state_reg <= S_DISPATCH;
+                end
             end
-        end
-        S_DD_LOOK2: begin
-            dd_look_key <= retry_key;
-            dd_look_valid <= 1'b1;
-            state_reg <= S_DD_W2;
-        end
-        S_DD_W2: begin
-            if (dd_out_valid) begin
-                rec_reg <= dd_rec;
-                state_reg <= dd_hit ? S_DD_INS : S_DISPATCH;
-            end
-        end
-        S_DD_INS: begin
-            // A retry of this retry must find the record too.
-            dd_ins_key <= own_key;
-            dd_ins_rec <= rec_reg;
-            dd_ins_valid <= 1'b1;
-            state_reg <= S_REPLAY;
         end
         S_REPLAY: begin
             r_flags <= rec_reg[0 +: 8] | FLAG_DUPLICATE;
@@ -1282,7 +1500,7 @@ always @(posedge clk) begin
                         state_reg <= S_CH_STEP;
                     end
                 end
-                OP_ALLOC, OP_FREE: begin
+                OP_ALLOC, OP_FREE, OP_CLOSE_SESSION: begin
                     if (!fa_ok) begin
                         fail_status <= STATUS_MALFORMED;
                         state_reg <= S_FAIL;
@@ -1320,6 +1538,12 @@ always @(posedge clk) begin
                 fw_set <= 1'b1;
                 fw_set_new <= 1'b1;
                 fw_set_index <= fw_free_index;
+                // ALLOC / FREE take their record now (a reservation), so it
+                // fits when the reply comes.
+                dd_ins_key <= own_key;
+                dd_ins_rec <= 0;
+                dd_ins_pending <= 1'b1;
+                dd_ins_valid <= is_nonidem;
                 state_reg <= S_FINISH;
             end
         end
@@ -1643,7 +1867,11 @@ always @(posedge clk) begin
         end
         S_AT_SYNCW: begin
             if (sync_out_valid) begin
-                if (sync_write) begin
+                if (h_op == OP_LOCK && sync_status == STATUS_OK && h_locks >= h_lquota) begin
+                    // A lock that would be taken while the session holds its quota.
+                    fail_status <= STATUS_OVER_QUOTA;
+                    state_reg <= S_FAIL;
+                end else if (sync_write) begin
                     mem_wdata <= {{(DATA_WIDTH-64){1'b0}}, sync_new} << {d_lane, 3'd0};
                     mem_wstrb <= {{(BYTES-8){1'b0}}, 8'hff} << d_lane;
                     mem_ret <= S_AT_RESP;
@@ -1660,6 +1888,8 @@ always @(posedge clk) begin
             r_total_len <= h_total_len;
             r_offset <= h_offset;
             if (sync_status == STATUS_OK) begin
+                if (h_op == OP_LOCK && h_locks != 16'hffff) st_locks[h_sidx] <= h_locks + 16'd1;
+                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_locks[h_sidx] <= h_locks - 16'd1;
                 state_reg <= S_REC1;
             end else begin
                 send_ret <= S_FINISH;
@@ -1671,14 +1901,9 @@ always @(posedge clk) begin
         S_REC1: begin
             dd_ins_key <= own_key;
             dd_ins_rec <= cur_rec;
+            dd_ins_pending <= 1'b0;
             dd_ins_valid <= 1'b1;
             send_ret <= S_FINISH;
-            state_reg <= (h_retry_of != 0 && h_retry_of != h_req_id) ? S_REC2 : S_SEND;
-        end
-        S_REC2: begin
-            dd_ins_key <= retry_key;
-            dd_ins_rec <= cur_rec;
-            dd_ins_valid <= 1'b1;
             state_reg <= S_SEND;
         end
 
@@ -1819,13 +2044,25 @@ always @(posedge clk) begin
                     end
                 end
                 DESC_REPLY: state_reg <= S_RP_CHECK;
+                DESC_SESSION_REPLY: state_reg <= S_SR_CHECK;
+                DESC_EPOCH: begin
+                    // A new boot: every session, record and lock count of the
+                    // earlier one is gone; requests it held become orphans.
+                    epoch_reg <= desc_reg[SLOT_OFF_A*8 +: 32];
+                    // (Lock counts are zeroed when an entry is installed.)
+                    st_valid <= 0;
+                    dd_clear <= 1'b1;
+                    fw_orphan <= 1'b1;
+                    fw_orphan_all <= 1'b1;
+                    state_reg <= S_POLL_NEXT;
+                end
                 default: state_reg <= S_CMD_REJECT;
             endcase
         end
 
         // ----- REPLY: answer a forwarded request, then release fences -----
         S_RP_CHECK: begin
-            if (!fw_tag_ok || fw_pid != c_pid) begin
+            if (!fw_tag_ok || fw_pid != c_pid || (fw_opcode != OP_ALLOC && fw_opcode != OP_FREE)) begin
                 state_reg <= S_CMD_REJECT;
             end else begin
                 fw_release <= 1'b1;
@@ -1835,38 +2072,80 @@ always @(posedge clk) begin
                 rs_req_id <= fw_req_id;
                 rs_retry_of <= fw_retry_of;
                 rs_first <= fw_first;
+                rs_session <= fw_session;
+                rs_dd_session <= fw_dd_session;
                 rs_op <= fw_opcode;
                 r_op <= fw_opcode | OP_RESPONSE_BIT;
-                r_status <= c_status <= STATUS_UNSUPPORTED ? c_status : STATUS_MALFORMED;
+                r_status <= c_status <= STATUS_OVER_QUOTA ? c_status : STATUS_MALFORMED;
                 r_flags <= (fw_opcode == OP_ALLOC && c_moved) ? FLAG_MOVED : 8'd0;
                 r_va <= fw_opcode == OP_ALLOC ? cmd_reply_va : fw_va;
                 r_total_len <= fw_total_len;
                 r_offset <= fw_offset;
+                r_epoch <= fw_epoch;
                 r_plen <= fw_opcode == OP_ALLOC ? ALLOC_RESP_LEN : 16'd0;
-                r_payload <= {32'd0, bswap32(c_retries), bswap64(c_size)};
-                state_reg <= c_status == STATUS_OK ? S_RP_REC1 : S_RP_SEND;
+                r_payload <= {128'd0, 32'd0, bswap32(c_retries), bswap64(c_size)};
+                state_reg <= S_RP_REC1;
             end
         end
         S_RP_REC1: begin
-            dd_ins_key <= {rs_op, 32'd0, rs_req_id, rs_pid};
-            dd_ins_rec <= cur_rec;
-            dd_ins_valid <= 1'b1;
-            state_reg <= (rs_retry_of != 0 && rs_retry_of != rs_req_id) ? S_RP_REC2 : S_RP_REC3;
-        end
-        S_RP_REC2: begin
-            dd_ins_key <= {rs_op, 32'd0, rs_retry_of, rs_pid};
-            dd_ins_rec <= cur_rec;
-            dd_ins_valid <= 1'b1;
-            state_reg <= S_RP_REC3;
-        end
-        S_RP_REC3: begin
-            // The first attempt may still arrive late: it must not run again.
-            dd_ins_key <= {rs_op, 32'd0, rs_first, rs_pid};
-            dd_ins_rec <= cur_rec;
-            dd_ins_valid <= rs_first != rs_req_id && rs_first != rs_retry_of;
+            // The reservation taken at intake becomes the record, or is freed
+            // if the request failed (its retry must execute). An orphan
+            // (session 0) has none.
+            dd_cmp_key <= {rs_op, 32'd0, rs_first, rs_dd_session};
+            dd_cmp_keep <= r_status == STATUS_OK;
+            dd_cmp_valid <= 1'b1;
             state_reg <= S_RP_SEND;
         end
         S_RP_SEND: begin
+            send_ret <= S_RP_FENCE;
+            state_reg <= S_SEND;
+        end
+        // ----- SESSION_REPLY: install or clear an entry, answer the request -----
+        S_SR_CHECK: begin
+            if ((c_status == STATUS_OK && !c_sess_in)
+                    || (c_tag != 32'd0 && !(fw_tag_ok && fw_opcode == (c_close ? OP_CLOSE_SESSION : OP_OPEN_SESSION)
+                        && (!c_close || fw_pid == c_pid)))) begin
+                state_reg <= S_CMD_REJECT;
+            end else begin
+                if (c_status == STATUS_OK) begin
+                    // A close clears; an open starts clean, then installs.
+                    st_valid[c_sidx] <= !c_close;
+                    st_pid[c_sidx] <= c_close ? 32'd0 : c_pid;
+                    st_key[c_sidx] <= c_close ? 64'd0 : c_key;
+                    st_dquota[c_sidx] <= c_close ? 16'd0 : c_dquota;
+                    st_lquota[c_sidx] <= c_close ? 16'd0 : c_lquota;
+                    st_locks[c_sidx] <= 16'd0;
+                    st_floor[c_sidx] <= 32'd0;
+                    dd_close_valid <= 1'b1;
+                    dd_close_session <= c_sess;
+                    fw_orphan <= 1'b1;
+                    fw_orphan_session <= c_sess;
+                end
+                if (c_tag == 32'd0) begin
+                    state_reg <= S_POLL_NEXT;                // nobody waits
+                end else begin
+                    fw_release <= 1'b1;
+                    fw_release_index <= c_tag[FIW-1:0];
+                    rs_own <= 1'b1;
+                    rs_pid <= fw_pid;
+                    rs_req_id <= fw_req_id;
+                    rs_retry_of <= fw_retry_of;
+                    rs_session <= fw_session;
+                    r_op <= fw_opcode | OP_RESPONSE_BIT;
+                    r_status <= c_status <= STATUS_OVER_QUOTA ? c_status : STATUS_MALFORMED;
+                    r_flags <= 8'd0;
+                    r_va <= fw_va;
+                    r_total_len <= fw_total_len;
+                    r_offset <= fw_offset;
+                    r_epoch <= c_close ? fw_epoch : epoch_reg;
+                    r_plen <= (!c_close && c_status == STATUS_OK) ? OPEN_SESSION_RESP_LEN : 16'd0;
+                    r_payload <= sr_payload;
+                    state_reg <= (!c_close && c_status == STATUS_OK) ? S_SR_SEND : S_RP_SEND;
+                end
+            end
+        end
+        S_SR_SEND: begin
+            // The OpenSessionResp is written into the response buffer now.
             send_ret <= S_RP_FENCE;
             state_reg <= S_SEND;
         end
@@ -1877,6 +2156,8 @@ always @(posedge clk) begin
                 fw_fence_clear_index <= fw_fence_index;
                 rs_req_id <= fw_fence_req_id;
                 rs_retry_of <= fw_fence_retry_of;
+                rs_session <= fw_fence_session;
+                r_epoch <= fw_fence_epoch;
                 r_op <= OP_FENCE_RESP;
                 r_flags <= 8'd0;
                 r_status <= STATUS_OK;
@@ -1947,6 +2228,11 @@ always @(posedge clk) begin
     if ((p_tvalid && parser_ready && !to_lane && p_tlast) || lane_handoff) begin
         pkt_have_reg <= 1'b1;
     end
+    // A lane read's ack raises its session's floor (the engine holds no
+    // packet then: the parser only accepts while pkt_have_reg is low).
+    if (lane_ack && (p_floor == 32'd0 || serial_before(p_floor, p_ack))) begin
+        st_floor[p_sidx] <= p_ack;
+    end
 
     if (rst) begin
         state_reg <= S_IDLE;
@@ -1957,6 +2243,8 @@ always @(posedge clk) begin
         rx_credit <= 0;
         mem_aw_done <= 1'b0;
         mem_w_done <= 1'b0;
+        epoch_reg <= 32'd0;                              // no session before an EPOCH
+        st_valid <= 0;
     end
 end
 /* verilator lint_on WIDTH */
@@ -1996,7 +2284,7 @@ assign m_axi_rready = sel_ring ? rg_rready : (sel_ptf ? ptf_rready
 
 // Unused pieces of the units' outputs.
 /* verilator lint_off UNUSEDSIGNAL */
-wire unused_top = ^{tlb_shift, mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
+wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
     cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], sel_eng_rd, c_kind};
 /* verilator lint_on UNUSEDSIGNAL */
 

@@ -5,14 +5,16 @@
 
 // Pending slots (reference model `Pending`, ip/fastpath/src/control.rs):
 // each holds the request as last seen (a retry re-targets the answer to
-// itself), the id of its first attempt and a 16-bit generation; the tag
-// handed to the slow path is `generation << 16 | slot`. Fence slots hold a
-// FENCE waiting until no forwarded request of its PID is pending.
+// itself), the session it belongs to, the id of its first attempt (its dedup
+// id) and a 16-bit generation that is never 0 (so no tag is 0: a
+// SESSION_REPLY with tag 0 answers nobody); the tag handed to the slow path
+// is `generation << 16 | slot`. Fence slots hold a FENCE waiting until no
+// forwarded request of its PID is pending.
 // All queries are combinational over the registered table (the engine holds
 // their inputs in registers); updates take effect at the clock edge:
-//  match       live slot with the query's PID and opcode whose request id
-//              equals `q_req_id`, or whose current or first id equals
-//              `q_retry_of` (if nonzero); the lowest such slot.
+//  match       live slot of session `q_session` (never 0: OPEN_SESSION
+//              requests and orphans are never matched) with opcode
+//              `q_opcode` and first id `q_id`; the lowest such slot.
 //  pending     some live slot has PID `q_pid`.
 //  free        lowest slot not live, with its generation.
 //  tag         `s_tag` names a live slot of the same generation; that slot's
@@ -29,9 +31,9 @@ module clio_fwd_table #(
 
     // Queries.
     input  wire [31:0]             q_pid,
+    input  wire [15:0]             q_session,
     input  wire [7:0]              q_opcode,
-    input  wire [31:0]             q_req_id,
-    input  wire [31:0]             q_retry_of,
+    input  wire [31:0]             q_id,
     output reg                     m_match,
     output reg  [$clog2(SLOTS)-1:0] m_match_index,
     output reg                     m_pending,
@@ -50,6 +52,9 @@ module clio_fwd_table #(
     output wire [63:0]             m_va,
     output wire [31:0]             m_total_len,
     output wire [31:0]             m_offset,
+    output wire [15:0]             m_session,      // as the request carried it (echoed)
+    output wire [15:0]             m_dd_session,   // 0 once orphaned
+    output wire [31:0]             m_epoch,
 
     // Fences.
     output reg                     m_fence_wait,
@@ -59,15 +64,20 @@ module clio_fwd_table #(
     output wire [63:0]             m_fence_va,
     output wire [31:0]             m_fence_total_len,
     output wire [31:0]             m_fence_offset,
+    output wire [15:0]             m_fence_session,
+    output wire [31:0]             m_fence_epoch,
     output wire                    m_fence_any,
     output reg                     m_fence_free,
     output reg  [$clog2(FENCES)-1:0] m_fence_free_index,
 
     // Updates. `s_set`: write the request fields into slot `s_set_index`
-    // and mark it live; `s_set_new` also takes `s_req_id` as the first id
-    // (a new request), else the slot is re-targeted. `s_release`: the slot
-    // leaves, its generation advances. `s_fence_set` / `s_fence_clear`
-    // likewise for fence slots (`s_fence_set` uses the request fields).
+    // and mark it live; `s_set_new` also takes `s_first` as the first id and
+    // `s_dd_session` as its session (a new request), else the slot is
+    // re-targeted. `s_release`: the slot leaves, its generation advances
+    // (skipping 0). `s_fence_set` / `s_fence_clear` likewise for fence slots
+    // (`s_fence_set` uses the request fields). `s_orphan`: the slots of
+    // session `s_orphan_session` (every slot if `s_orphan_all`) lose their
+    // session: they are still answered but never matched or recorded.
     input  wire [31:0]             s_pid,
     input  wire [7:0]              s_opcode,
     input  wire [31:0]             s_req_id,
@@ -75,6 +85,10 @@ module clio_fwd_table #(
     input  wire [63:0]             s_va,
     input  wire [31:0]             s_total_len,
     input  wire [31:0]             s_offset,
+    input  wire [15:0]             s_session,
+    input  wire [31:0]             s_epoch,
+    input  wire [31:0]             s_first,
+    input  wire [15:0]             s_dd_session,
     input  wire                    s_set,
     input  wire                    s_set_new,
     input  wire [$clog2(SLOTS)-1:0] s_set_index,
@@ -83,7 +97,10 @@ module clio_fwd_table #(
     input  wire                    s_fence_set,
     input  wire [$clog2(FENCES)-1:0] s_fence_set_index,
     input  wire                    s_fence_clear,
-    input  wire [$clog2(FENCES)-1:0] s_fence_clear_index
+    input  wire [$clog2(FENCES)-1:0] s_fence_clear_index,
+    input  wire                    s_orphan,
+    input  wire                    s_orphan_all,
+    input  wire [15:0]             s_orphan_session
 );
 
 localparam IW = $clog2(SLOTS);
@@ -110,6 +127,9 @@ reg [31:0]       first_mem [0:SLOTS-1];
 reg [63:0]       va_mem [0:SLOTS-1];
 reg [31:0]       len_mem [0:SLOTS-1];
 reg [31:0]       off_mem [0:SLOTS-1];
+reg [15:0]       hsess_mem [0:SLOTS-1];
+reg [15:0]       sess_mem [0:SLOTS-1];
+reg [31:0]       epoch_mem [0:SLOTS-1];
 
 reg              f_live [0:FENCES-1];
 reg [31:0]       f_pid [0:FENCES-1];
@@ -118,13 +138,18 @@ reg [31:0]       f_retry [0:FENCES-1];
 reg [63:0]       f_va [0:FENCES-1];
 reg [31:0]       f_len [0:FENCES-1];
 reg [31:0]       f_off [0:FENCES-1];
+reg [15:0]       f_sess [0:FENCES-1];
+reg [31:0]       f_epoch [0:FENCES-1];
 
 integer i;
 
 initial begin
     for (i = 0; i < SLOTS; i = i + 1) begin
         live[i] = 1'b0;
-        gen[i] = 16'd0;
+        gen[i] = 16'd1;
+        hsess_mem[i] = 0;
+        sess_mem[i] = 0;
+        epoch_mem[i] = 0;
         pid_mem[i] = 0;
         op_mem[i] = 0;
         req_mem[i] = 0;
@@ -142,6 +167,8 @@ initial begin
         f_va[i] = 0;
         f_len[i] = 0;
         f_off[i] = 0;
+        f_sess[i] = 0;
+        f_epoch[i] = 0;
     end
 end
 
@@ -155,9 +182,8 @@ always @* begin
     m_free = 1'b0;
     m_free_index = 0;
     for (i = SLOTS - 1; i >= 0; i = i - 1) begin
-        if (live[i] && pid_mem[i] == q_pid && op_mem[i] == q_opcode
-                && (req_mem[i] == q_req_id
-                    || (q_retry_of != 32'd0 && (req_mem[i] == q_retry_of || first_mem[i] == q_retry_of)))) begin
+        if (live[i] && sess_mem[i] != 16'd0 && sess_mem[i] == q_session && op_mem[i] == q_opcode
+                && first_mem[i] == q_id) begin
             m_match = 1'b1;
             m_match_index = i[IW-1:0];
         end
@@ -201,12 +227,17 @@ assign m_first_req_id = first_mem[t];
 assign m_va = va_mem[t];
 assign m_total_len = len_mem[t];
 assign m_offset = off_mem[t];
+assign m_session = hsess_mem[t];
+assign m_dd_session = sess_mem[t];
+assign m_epoch = epoch_mem[t];
 
 assign m_fence_req_id = f_req[m_fence_index];
 assign m_fence_retry_of = f_retry[m_fence_index];
 assign m_fence_va = f_va[m_fence_index];
 assign m_fence_total_len = f_len[m_fence_index];
 assign m_fence_offset = f_off[m_fence_index];
+assign m_fence_session = f_sess[m_fence_index];
+assign m_fence_epoch = f_epoch[m_fence_index];
 
 always @(posedge clk) begin
     if (s_set) begin
@@ -218,11 +249,21 @@ always @(posedge clk) begin
         va_mem[s_set_index] <= s_va;
         len_mem[s_set_index] <= s_total_len;
         off_mem[s_set_index] <= s_offset;
-        if (s_set_new) first_mem[s_set_index] <= s_req_id;
+        hsess_mem[s_set_index] <= s_session;
+        epoch_mem[s_set_index] <= s_epoch;
+        if (s_set_new) begin
+            first_mem[s_set_index] <= s_first;
+            sess_mem[s_set_index] <= s_dd_session;
+        end
+    end
+    if (s_orphan) begin
+        for (i = 0; i < SLOTS; i = i + 1) begin
+            if (s_orphan_all || sess_mem[i] == s_orphan_session) sess_mem[i] <= 16'd0;
+        end
     end
     if (s_release) begin
         live[s_release_index] <= 1'b0;
-        gen[s_release_index] <= gen[s_release_index] + 16'd1;
+        gen[s_release_index] <= gen[s_release_index] == 16'hffff ? 16'd1 : gen[s_release_index] + 16'd1;
     end
     if (s_fence_set) begin
         f_live[s_fence_set_index] <= 1'b1;
@@ -232,6 +273,8 @@ always @(posedge clk) begin
         f_va[s_fence_set_index] <= s_va;
         f_len[s_fence_set_index] <= s_total_len;
         f_off[s_fence_set_index] <= s_offset;
+        f_sess[s_fence_set_index] <= s_session;
+        f_epoch[s_fence_set_index] <= s_epoch;
     end
     if (s_fence_clear) begin
         f_live[s_fence_clear_index] <= 1'b0;
@@ -239,7 +282,7 @@ always @(posedge clk) begin
     if (rst) begin
         for (i = 0; i < SLOTS; i = i + 1) begin
             live[i] <= 1'b0;
-            gen[i] <= 16'd0;
+            gen[i] <= 16'd1;
         end
         for (i = 0; i < FENCES; i = i + 1) begin
             f_live[i] <= 1'b0;

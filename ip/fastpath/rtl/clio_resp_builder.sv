@@ -35,6 +35,8 @@ module clio_resp_builder #(
     input  wire [31:0]            hdr_total_len,
     input  wire [31:0]            hdr_offset,
     input  wire [15:0]            hdr_payload_len,
+    input  wire [15:0]            hdr_session,
+    input  wire [31:0]            hdr_epoch,
     input  wire                   start,
     output wire                   busy,
     output wire                   done,
@@ -59,6 +61,8 @@ import clio_pkg::CLIO_OFF_VA;
 import clio_pkg::CLIO_OFF_TOTAL_LEN;
 import clio_pkg::CLIO_OFF_OFFSET;
 import clio_pkg::CLIO_OFF_PAYLOAD_LEN;
+import clio_pkg::CLIO_OFF_SESSION;
+import clio_pkg::CLIO_OFF_EPOCH;
 import clio_pkg::CLIO_OFF_CRC;
 
 localparam BW = $clog2(BEATS);
@@ -144,6 +148,9 @@ always @* begin
     hdr_image[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(hdr_total_len);
     hdr_image[CLIO_OFF_OFFSET*8 +: 32] = bswap32(hdr_offset);
     hdr_image[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {hdr_payload_len[7:0], hdr_payload_len[15:8]};
+    // Responses echo session and epoch; key and ack stay zero.
+    hdr_image[CLIO_OFF_SESSION*8 +: 16] = {hdr_session[7:0], hdr_session[15:8]};
+    hdr_image[CLIO_OFF_EPOCH*8 +: 32] = bswap32(hdr_epoch);
 end
 
 // The current beat with the header merged in (beat 0).

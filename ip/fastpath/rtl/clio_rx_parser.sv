@@ -44,10 +44,17 @@ module clio_rx_parser #(
     output wire [31:0]            m_hdr_total_len,
     output wire [31:0]            m_hdr_offset,
     output wire [15:0]            m_hdr_payload_len,
+    output wire [15:0]            m_hdr_session,
+    output wire [31:0]            m_hdr_epoch,
+    output wire [63:0]            m_hdr_key,
+    output wire [31:0]            m_hdr_ack,
     output wire [LEN_WIDTH-1:0]   m_pkt_len,
     output wire                   m_err_short,
     output wire                   m_err_crc,
     output wire                   m_err_malformed,
+    // Of the malformed: the version is right but the opcode is unknown
+    // (answered UNSUPPORTED, not MALFORMED).
+    output wire                   m_err_unknown_op,
     output wire                   m_opcode_request,
     // 0: fast path, 1: slow path (ARM), 2: extend path, 3: answered locally (info).
     output wire [1:0]             m_class
@@ -114,6 +121,11 @@ reg [31:0] retry_of_reg = 0, retry_of_next;
 reg [63:0] va_reg = 0, va_next;
 reg [31:0] total_len_reg = 0, total_len_next;
 reg [31:0] offset_reg = 0, offset_next;
+reg [15:0] session_reg = 0, session_next;
+reg [31:0] epoch_reg = 0, epoch_next;
+reg [63:0] key_reg = 0, key_next;
+reg [31:0] ack_reg = 0, ack_next;
+reg        unknown_op_reg = 0, unknown_op_next;
 reg [31:0] carried_crc_reg = 0, carried_crc_next;
 reg        malformed_reg = 0, malformed_next;
 reg        request_reg = 0, request_next;
@@ -190,6 +202,11 @@ always @* begin
     va_next = va_reg;
     total_len_next = total_len_reg;
     offset_next = offset_reg;
+    session_next = session_reg;
+    epoch_next = epoch_reg;
+    key_next = key_reg;
+    ack_next = ack_reg;
+    unknown_op_next = unknown_op_reg;
     carried_crc_next = carried_crc_reg;
     malformed_next = malformed_reg;
     request_next = request_reg;
@@ -202,13 +219,14 @@ always @* begin
     op_request = 1'b1;
     op_class = CLASS_FAST;
     case (byte_at(s_axis_tdata, CLIO_OFF_OPCODE))
-        OP_ALLOC, OP_FREE: op_class = CLASS_SLOW;
+        OP_ALLOC, OP_FREE, OP_OPEN_SESSION, OP_CLOSE_SESSION: op_class = CLASS_SLOW;
         OP_READ, OP_WRITE, OP_TAS, OP_CAS, OP_FAA, OP_LOCK, OP_UNLOCK, OP_FENCE: op_class = CLASS_FAST;
         OP_POINTER_CHASE, OP_OFFLOAD_CALL: op_class = CLASS_EXTEND;
         OP_INFO: op_class = CLASS_LOCAL;
         OP_ALLOC_RESP, OP_FREE_RESP, OP_READ_RESP, OP_WRITE_RESP, OP_TAS_RESP, OP_CAS_RESP,
         OP_FAA_RESP, OP_LOCK_RESP, OP_UNLOCK_RESP, OP_FENCE_RESP, OP_POINTER_CHASE_RESP,
-        OP_OFFLOAD_CALL_RESP, OP_INFO_RESP, OP_NACK: op_request = 1'b0;
+        OP_OFFLOAD_CALL_RESP, OP_INFO_RESP, OP_OPEN_SESSION_RESP, OP_CLOSE_SESSION_RESP,
+        OP_NACK: op_request = 1'b0;
         default: begin
             op_known = 1'b0;
             op_request = 1'b0;
@@ -235,14 +253,18 @@ always @* begin
             va_next = be64(s_axis_tdata, CLIO_OFF_VA);
             total_len_next = be32(s_axis_tdata, CLIO_OFF_TOTAL_LEN);
             offset_next = be32(s_axis_tdata, CLIO_OFF_OFFSET);
+            session_next = be16(s_axis_tdata, CLIO_OFF_SESSION);
+            epoch_next = be32(s_axis_tdata, CLIO_OFF_EPOCH);
+            key_next = be64(s_axis_tdata, CLIO_OFF_KEY);
+            ack_next = be32(s_axis_tdata, CLIO_OFF_ACK);
+            unknown_op_next = byte_at(s_axis_tdata, CLIO_OFF_VERSION) == CLIO_VERSION[7:0] && !op_known;
             carried_crc_next = be32(s_axis_tdata, CLIO_OFF_CRC);
             request_next = op_request;
             class_next = op_class;
             malformed_next = byte_at(s_axis_tdata, CLIO_OFF_VERSION) != CLIO_VERSION[7:0]
                 || !op_known
-                || byte_at(s_axis_tdata, CLIO_OFF_STATUS) > STATUS_UNSUPPORTED
+                || byte_at(s_axis_tdata, CLIO_OFF_STATUS) > STATUS_OVER_QUOTA
                 || (byte_at(s_axis_tdata, CLIO_OFF_FLAGS) & ~(FLAG_FIXED_VA | FLAG_MOVED | FLAG_DUPLICATE)) != 8'd0
-                || be16(s_axis_tdata, CLIO_OFF_RESERVED) != 16'd0
                 || {16'd0, beat_plen} > CLIO_MAX_PAYLOAD
                 || (slice && slice_end > {1'b0, be32(s_axis_tdata, CLIO_OFF_TOTAL_LEN)})
                 || va_end[64];
@@ -281,6 +303,11 @@ always @(posedge clk) begin
     va_reg <= va_next;
     total_len_reg <= total_len_next;
     offset_reg <= offset_next;
+    session_reg <= session_next;
+    epoch_reg <= epoch_next;
+    key_reg <= key_next;
+    ack_reg <= ack_next;
+    unknown_op_reg <= unknown_op_next;
     carried_crc_reg <= carried_crc_next;
     malformed_reg <= malformed_next;
     request_reg <= request_next;
@@ -311,6 +338,11 @@ assign m_hdr_va = va_reg;
 assign m_hdr_total_len = total_len_reg;
 assign m_hdr_offset = offset_reg;
 assign m_hdr_payload_len = plen_reg;
+assign m_hdr_session = session_reg;
+assign m_hdr_epoch = epoch_reg;
+assign m_hdr_key = key_reg;
+assign m_hdr_ack = ack_reg;
+assign m_err_unknown_op = unknown_op_reg;
 assign m_pkt_len = pkt_len_reg;
 assign m_err_short = err_short_reg;
 assign m_err_crc = err_crc_reg;

@@ -58,6 +58,11 @@ pub fn board() -> BoardConfig {
     c.dedup.entry_bytes = 32;
     c.va.bits = 32;
     c.va.max_pids = 6;
+    // A small session table and quotas, so ids are reused, quotas bind and
+    // the 32-record buffer fills within a short trace.
+    c.sessions.capacity = 12;
+    c.sessions.dedup_per_session = 10;
+    c.sessions.locks_per_session = 2;
     c
 }
 
@@ -88,14 +93,16 @@ pub fn verilator_params(layout: &Layout) -> Vec<String> {
         format!("-GPKT_BEATS={}", pkt_bytes.div_ceil(64)),
         format!("-GFWD_SLOTS={}", options().pending_slots),
         format!("-GFENCE_SLOTS={}", options().fence_slots),
+        format!("-GSESSIONS={}", layout.sessions),
     ]
 }
 
-/// The INFO payload `fp` answers with. The RTL is given it as `cfg_info`,
-/// so the model and the RTL report the same identity.
+/// The INFO payload `fp` answers with. The RTL is given its static part
+/// (bytes 0..56) as `cfg_info`, so the model and the RTL report the same
+/// identity; the epoch and the session-table size are the RTL's own.
 pub fn info_payload<D: Dram>(fp: &mut FastPath<D>) -> Result<[u8; InfoResp::LEN], String> {
     let pkt = Header::request(Opcode::Info, 1, 1, 0, 0)
-        .encode(&[])
+        .encode(&[0; InfoResp::LEN])
         .map_err(|e| format!("INFO request: {e}"))?;
     let mut resp = Vec::new();
     fp.receive(ClientId(0), &pkt, &mut |_, r: &[u8]| resp = r.to_vec());

@@ -13,8 +13,10 @@
 //! memory follow from the model alone.
 
 use clio_fastpath::{ClientId, FastPath, Stats, Trace};
-use clio_wire::clio::{flags, HEADER_LEN, RESPONSE_BIT};
-use clio_wire::payload::{perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, OffloadReq};
+use clio_wire::clio::{field, flags, HEADER_LEN, RESPONSE_BIT};
+use clio_wire::payload::{
+    perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, InfoResp, OffloadReq, OpenSessionReq,
+};
 use clio_wire::pte::{bucket_index, Pte, PTE_LEN};
 use clio_wire::ring::{self, header_field, Descriptor, Direction};
 use clio_wire::{Header, Opcode, Status};
@@ -85,9 +87,41 @@ struct Forwarded {
     tag: u32,
     pid: u32,
     req_id: u32,
-    alloc: bool,
+    kind: FwdKind,
     va: u64,
     size: u64,
+}
+
+/// What a forwarded request asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FwdKind {
+    Alloc,
+    Free,
+    /// OPEN_SESSION joining `join` (0: a new address space) with `key`.
+    Open {
+        join: u16,
+        key: u64,
+    },
+    /// CLOSE_SESSION of a session.
+    Close {
+        session: u16,
+    },
+}
+
+/// Credentials of a session a client holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Cred {
+    session: u16,
+    pid: u32,
+    key: u64,
+    epoch: u32,
+}
+
+/// What a published TX descriptor does to the clients' sessions.
+#[derive(Debug, Clone, Copy)]
+enum CredChange {
+    Install(Cred),
+    Close(u16),
 }
 
 /// A linked list the client built in its memory (for later walks).
@@ -124,6 +158,12 @@ struct Gen {
     waiting: Vec<Forwarded>,
     /// Linked lists built for pointer chases.
     lists: Vec<List>,
+    /// Sessions the clients hold (installed by the slow path).
+    creds: Vec<Cred>,
+    /// Sessions of an earlier boot (their requests must answer RESTARTED).
+    stale: Vec<Cred>,
+    /// This boot's epoch.
+    epoch: u32,
 }
 
 const TX_HEAD: usize = header_field::HEAD;
@@ -212,7 +252,7 @@ impl Gen {
                         tag,
                         pid,
                         req_id,
-                        alloc: true,
+                        kind: FwdKind::Alloc,
                         va,
                         size,
                     }),
@@ -226,9 +266,39 @@ impl Gen {
                         tag,
                         pid,
                         req_id,
-                        alloc: false,
+                        kind: FwdKind::Free,
                         va,
                         size,
+                    }),
+                    Ok(Descriptor::SessionOpenReq {
+                        tag,
+                        pid,
+                        req_id,
+                        join_session,
+                        join_key,
+                    }) => self.waiting.push(Forwarded {
+                        tag,
+                        pid,
+                        req_id,
+                        kind: FwdKind::Open {
+                            join: join_session,
+                            key: join_key,
+                        },
+                        va: 0,
+                        size: 0,
+                    }),
+                    Ok(Descriptor::SessionCloseReq {
+                        tag,
+                        pid,
+                        req_id,
+                        session,
+                    }) => self.waiting.push(Forwarded {
+                        tag,
+                        pid,
+                        req_id,
+                        kind: FwdKind::Close { session },
+                        va: 0,
+                        size: 0,
                     }),
                     _ => {}
                 }
@@ -324,12 +394,23 @@ impl Gen {
     /// the odd corrupt descriptor; then the fast path polls.
     /// REPLYs of the ARM: answers to forwarded requests it read (most of
     /// them correct, some with an undefined status), and the odd reply with
-    /// a stale generation, a wrong PID or a tag nobody holds. Returns the
-    /// slots and, per slot, the index in `waiting` it answers.
-    fn replies(&mut self) -> (Vec<[u8; ring::SLOT_LEN]>, Vec<Option<usize>>) {
+    /// a stale generation, a wrong PID or a tag nobody holds; SESSION_REPLYs
+    /// to OPEN_SESSION / CLOSE_SESSION (some with a session id outside the
+    /// table), slow-path-initiated closes. Returns the slots, per slot the
+    /// index in `waiting` it answers, and what it does to the clients' sessions.
+    #[allow(clippy::type_complexity)]
+    fn replies(
+        &mut self,
+    ) -> (
+        Vec<[u8; ring::SLOT_LEN]>,
+        Vec<Option<usize>>,
+        Vec<Option<CredChange>>,
+    ) {
         let mut slots = Vec::new();
         let mut answers = Vec::new();
+        let mut changes = Vec::new();
         let max_pid = self.lay().max_pid;
+        let cap = self.lay().sessions as u16;
         for i in 0..self.waiting.len() {
             if !self.rng.gen_bool(0.6) {
                 continue;
@@ -341,38 +422,88 @@ impl Gen {
                 2 => 0x33, // undefined: the client sees MALFORMED
                 _ => Status::Ok.raw(),
             };
-            let moved = w.alloc && self.rng.gen_bool(0.3);
-            let va = if moved {
-                w.va.wrapping_add(self.rng.gen_range(1..64u64) << SMALL_SHIFT)
-            } else {
-                w.va
-            };
-            let mut d = Descriptor::Reply {
-                tag: w.tag,
-                pid: w.pid,
-                req_id: w.req_id,
-                status,
-                va,
-                size: w.size.next_multiple_of(1 << SMALL_SHIFT),
-                retries: if w.alloc { self.rng.gen_range(0..5) } else { 0 },
-                moved,
-            };
-            let mut answers_it = Some(i);
-            if let Descriptor::Reply { tag, pid, .. } = &mut d {
-                match self.rng.gen_range(0..25) {
-                    0 => {
-                        *tag = tag.wrapping_add(1 << 16); // another generation of the slot
-                        answers_it = None;
+            match w.kind {
+                FwdKind::Open { join, key } => {
+                    // The slow path's answer: a join needs a live session and its key.
+                    let joined = self
+                        .creds
+                        .iter()
+                        .find(|c| c.session == join && c.key == key && c.pid == w.pid)
+                        .copied();
+                    let (status, pid) = match (join, joined) {
+                        (0, _) if w.pid == 0 => (status, self.rng.gen_range(1..=max_pid)),
+                        (_, Some(c)) if join != 0 => (status, c.pid),
+                        _ => (Status::BadSession.raw(), w.pid),
+                    };
+                    let session = match self.rng.gen_range(0..30) {
+                        0 => 0,   // outside the table: rejected
+                        1 => cap, // outside the table: rejected
+                        _ => self.rng.gen_range(1..cap),
+                    };
+                    let (mut d, cred) = self.install(w.tag, session, pid);
+                    if let Descriptor::SessionReply { status: st, .. } = &mut d {
+                        *st = status;
                     }
-                    1 => {
-                        *pid = *pid % max_pid + 1; // not the requester
-                        answers_it = None;
+                    let ok = status == Status::Ok.raw();
+                    let valid = !ok || (1..cap).contains(&session);
+                    slots.push(Self::desc(&d));
+                    answers.push(valid.then_some(i));
+                    changes.push((ok && valid).then_some(CredChange::Install(cred)));
+                }
+                FwdKind::Close { session } => {
+                    let ok = status == Status::Ok.raw();
+                    slots.push(Self::desc(&Descriptor::SessionReply {
+                        tag: w.tag,
+                        pid: w.pid,
+                        req_id: w.req_id,
+                        status,
+                        session,
+                        key: 0,
+                        dedup_quota: 0,
+                        lock_quota: 0,
+                        mem_quota_pages: 0,
+                        close: true,
+                    }));
+                    answers.push(Some(i));
+                    changes.push(ok.then_some(CredChange::Close(session)));
+                }
+                FwdKind::Alloc | FwdKind::Free => {
+                    let alloc = w.kind == FwdKind::Alloc;
+                    let moved = alloc && self.rng.gen_bool(0.3);
+                    let va = if moved {
+                        w.va.wrapping_add(self.rng.gen_range(1..64u64) << SMALL_SHIFT)
+                    } else {
+                        w.va
+                    };
+                    let mut d = Descriptor::Reply {
+                        tag: w.tag,
+                        pid: w.pid,
+                        req_id: w.req_id,
+                        status,
+                        va,
+                        size: w.size.next_multiple_of(1 << SMALL_SHIFT),
+                        retries: if alloc { self.rng.gen_range(0..5) } else { 0 },
+                        moved,
+                    };
+                    let mut answers_it = Some(i);
+                    if let Descriptor::Reply { tag, pid, .. } = &mut d {
+                        match self.rng.gen_range(0..25) {
+                            0 => {
+                                *tag = tag.wrapping_add(1 << 16); // another generation of the slot
+                                answers_it = None;
+                            }
+                            1 => {
+                                *pid = *pid % max_pid + 1; // not the requester
+                                answers_it = None;
+                            }
+                            _ => {}
+                        }
                     }
-                    _ => {}
+                    slots.push(Self::desc(&d));
+                    answers.push(answers_it);
+                    changes.push(None);
                 }
             }
-            slots.push(Self::desc(&d));
-            answers.push(answers_it);
         }
         if self.rng.gen_bool(0.1) {
             // A tag no slot holds (beyond the table), or a second answer to an
@@ -393,13 +524,41 @@ impl Gen {
                 moved: false,
             }));
             answers.push(None);
+            changes.push(None);
         }
-        (slots, answers)
+        if !self.creds.is_empty() && self.rng.gen_bool(0.05) {
+            // The slow path closes a session on its own (tag 0: no answer).
+            let c = self.creds[self.rng.gen_range(0..self.creds.len())];
+            slots.push(Self::desc(&Descriptor::SessionReply {
+                tag: 0,
+                pid: c.pid,
+                req_id: 0,
+                status: 0,
+                session: c.session,
+                key: 0,
+                dedup_quota: 0,
+                lock_quota: 0,
+                mem_quota_pages: 0,
+                close: true,
+            }));
+            answers.push(None);
+            changes.push(Some(CredChange::Close(c.session)));
+        }
+        if self.rng.gen_bool(0.1) {
+            // A session the slow path opens on its own for some PID.
+            let session = self.rng.gen_range(1..cap);
+            let pid = self.rng.gen_range(1..=max_pid);
+            let (d, cred) = self.install(0, session, pid);
+            slots.push(Self::desc(&d));
+            answers.push(None);
+            changes.push(Some(CredChange::Install(cred)));
+        }
+        (slots, answers, changes)
     }
 
     fn slow_path_batch(&mut self, initial: bool) {
-        let (mut slots, answers) = if initial {
-            (Vec::new(), Vec::new())
+        let (mut slots, answers, changes) = if initial {
+            (Vec::new(), Vec::new(), Vec::new())
         } else {
             self.replies()
         };
@@ -499,7 +658,7 @@ impl Gen {
                 }
                 _ => {
                     s = Self::desc(&Descriptor::Reply {
-                        tag: 3,
+                        tag: 0x1_0003,
                         pid: 1,
                         req_id: 9,
                         status: 0,
@@ -513,6 +672,9 @@ impl Gen {
             slots.push(s);
         }
         let published = self.tx_publish(slots);
+        for c in changes[..published.min(changes.len())].iter().flatten() {
+            self.apply(*c);
+        }
         // Replies that made it into the ring leave the ARM's list (a wrong one
         // is rejected and its request still waits for the right one).
         let mut done: Vec<usize> = answers[..published.min(answers.len())]
@@ -553,6 +715,32 @@ impl Gen {
 
     fn header(&mut self, opcode: Opcode, pid: u32, va: u64, total_len: u32) -> Header {
         self.next_req = self.next_req.wrapping_add(1).max(1);
+        // A session of the PID, if the client holds one (else none: BAD_SESSION).
+        if pid != 0 && !self.creds.iter().any(|c| c.pid == pid) && self.rng.gen_bool(0.9) {
+            // The client opens a session first (the slow path installs it).
+            self.open_for(pid);
+        }
+        let mine: Vec<Cred> = self
+            .creds
+            .iter()
+            .filter(|c| c.pid == pid)
+            .copied()
+            .collect();
+        let c = if mine.is_empty() {
+            None
+        } else {
+            Some(mine[self.rng.gen_range(0..mine.len())])
+        };
+        // Acknowledgements: usually none, often a watermark some way back
+        // (frees older records), now and then everything sent so far.
+        let ack = match self.rng.gen_range(0..100) {
+            0..=49 => 0,
+            50..=97 => self
+                .next_req
+                .wrapping_sub(self.rng.gen_range(1..150))
+                .max(1),
+            _ => self.next_req.wrapping_add(1).max(1),
+        };
         Header {
             opcode,
             flags: 0,
@@ -564,11 +752,93 @@ impl Gen {
             total_len,
             offset: 0,
             payload_len: 0,
-            session: 0,
-            epoch: 0,
-            key: 0,
-            ack: 0,
+            session: c.map_or(0, |c| c.session),
+            epoch: c.map_or(self.epoch, |c| c.epoch),
+            key: c.map_or(0, |c| c.key),
+            ack,
         }
+    }
+
+    /// Apply a published session change to what the clients hold.
+    fn apply(&mut self, c: CredChange) {
+        match c {
+            CredChange::Install(n) => {
+                self.creds.retain(|x| x.session != n.session);
+                self.creds.push(n);
+            }
+            CredChange::Close(s) => self.creds.retain(|x| x.session != s),
+        }
+    }
+
+    /// A SESSION_REPLY installing `session` for `pid` (tag 0: nobody asked).
+    fn install(&mut self, tag: u32, session: u16, pid: u32) -> (Descriptor, Cred) {
+        let cfg = board::board();
+        let key = self.rng.gen::<u64>() | 1;
+        let cred = Cred {
+            session,
+            pid,
+            key,
+            epoch: self.epoch,
+        };
+        let d = Descriptor::SessionReply {
+            tag,
+            pid,
+            req_id: 0,
+            status: 0,
+            session,
+            key,
+            dedup_quota: match self.rng.gen_range(0..10) {
+                0 => 2,
+                1 => 0,
+                _ => cfg.dedup_quota(),
+            },
+            lock_quota: if self.rng.gen_bool(0.2) {
+                0
+            } else {
+                cfg.lock_quota()
+            },
+            mem_quota_pages: cfg.mem_quota_pages(),
+            close: false,
+        };
+        (d, cred)
+    }
+
+    /// Install a session for `pid` under an id no client holds (if any).
+    fn open_for(&mut self, pid: u32) {
+        let cap = self.lay().sessions as u16;
+        let free: Vec<u16> = (1..cap)
+            .filter(|s| !self.creds.iter().any(|c| c.session == *s))
+            .collect();
+        if free.is_empty() {
+            return;
+        }
+        let session = free[self.rng.gen_range(0..free.len())];
+        let (d, cred) = self.install(0, session, pid);
+        if self.tx_publish(vec![Self::desc(&d)]) == 1 {
+            self.apply(CredChange::Install(cred));
+            self.poll();
+        }
+    }
+
+    /// A boot of the slow path: a new epoch first, then one session per PID.
+    fn boot(&mut self) {
+        self.epoch = self.rng.gen::<u32>() | 1;
+        self.stale.append(&mut self.creds);
+        self.stale.retain(|c| c.epoch != 0);
+        if self.stale.len() > 8 {
+            self.stale.drain(..self.stale.len() - 8);
+        }
+        let mut slots = vec![Self::desc(&Descriptor::Epoch { epoch: self.epoch })];
+        let mut creds = Vec::new();
+        for pid in 1..=self.lay().max_pid {
+            let (d, c) = self.install(0, pid as u16, pid);
+            slots.push(Self::desc(&d));
+            creds.push(c);
+        }
+        let n = self.tx_publish(slots);
+        assert_eq!(n, creds.len() + 1, "the boot descriptors fit the TX ring");
+        self.creds = creds;
+        self.poll();
     }
 
     fn emit(h: &Header, payload: &[u8]) -> Vec<u8> {
@@ -853,6 +1123,98 @@ impl Gen {
         touch(self);
     }
 
+    /// An OPEN_SESSION: a new address space, a join of a session the
+    /// client holds (or with a wrong key), the odd malformed payload.
+    fn open_session(&mut self) -> (Header, Vec<u8>) {
+        let mut req = OpenSessionReq {
+            join_session: 0,
+            join_key: 0,
+        };
+        let mut pid = 0;
+        if !self.creds.is_empty() && self.rng.gen_bool(0.3) {
+            let c = self.creds[self.rng.gen_range(0..self.creds.len())];
+            req.join_session = c.session;
+            req.join_key = if self.rng.gen_bool(0.85) {
+                c.key
+            } else {
+                c.key ^ 4
+            };
+            pid = c.pid;
+        }
+        let mut p = vec![0u8; OpenSessionReq::LEN];
+        let _ = req.emit(&mut p);
+        match self.rng.gen_range(0..40) {
+            0 => p.truncate(self.rng.gen_range(0..OpenSessionReq::LEN)),
+            1 => p[self.rng.gen_range(2..8)] = 1,    // reserved
+            2 => p[self.rng.gen_range(16..32)] = 1,  // pad
+            3 if req.join_session == 0 => p[15] = 1, // a key without a session to join
+            4 => p.push(0),
+            _ => {}
+        }
+        (self.header(Opcode::OpenSession, pid, 0, 0), p)
+    }
+
+    /// Directed: the exactly-once scenario. An FAA whose answer is
+    /// lost, then more writes than the buffer has records (the client's
+    /// watermark stays at the FAA), so the buffer fills and writes get
+    /// BUSY; then the FAA's retry is answered from its record; then an
+    /// acknowledgement of everything frees the buffer.
+    fn exactly_once(&mut self) {
+        let Some(p) = self
+            .pages
+            .iter()
+            .find(|p| p.pid == 1 && p.perms == perms::RW)
+            .copied()
+        else {
+            return;
+        };
+        let session = self.lay().sessions as u16 - 1;
+        let (mut d, cred) = self.install(0, session, 1);
+        if let Descriptor::SessionReply { dedup_quota, .. } = &mut d {
+            *dedup_quota = u16::MAX; // only the buffer's size binds
+        }
+        self.tx_publish(vec![Self::desc(&d)]);
+        self.apply(CredChange::Install(cred));
+        self.poll();
+        let va = Self::va_of(&p) + 8;
+        let with = |h: Header| h.with_session(cred.session, cred.epoch, cred.key);
+        let faa = |id: u32, retry_of: u32| {
+            let mut a = [0u8; 8];
+            let _ = AtomicArgs::FetchAndAdd { addend: 5 }.emit(&mut a);
+            let h = Header {
+                retry_of,
+                ..with(Header::request(Opcode::FetchAndAdd, 1, id, va, 8))
+            };
+            Self::emit(&h, &a)
+        };
+        self.next_req = self.next_req.wrapping_add(1).max(1);
+        let first = self.next_req;
+        self.send(faa(first, 0), false);
+        for i in 0..self.lay().dedup_entries as u64 + 4 {
+            self.next_req = self.next_req.wrapping_add(1).max(1);
+            let h = Header {
+                ack: first,
+                ..with(Header::request(
+                    Opcode::Write,
+                    1,
+                    self.next_req,
+                    va + 8 + 8 * (i % 64),
+                    8,
+                ))
+            };
+            self.send(Self::emit(&h, &i.to_le_bytes()), false);
+        }
+        self.next_req = self.next_req.wrapping_add(1).max(1);
+        let retry = self.next_req;
+        self.send(faa(retry, first), false);
+        self.next_req = self.next_req.wrapping_add(1).max(1);
+        let h = Header {
+            ack: self.next_req.wrapping_add(1),
+            ..with(Header::request(Opcode::Read, 1, self.next_req, va, 8))
+        };
+        self.send(Self::emit(&h, &[]), false);
+    }
+
     fn request(&mut self) {
         let mtu = self.lay().mtu;
         let (pid, va) = self.target();
@@ -939,13 +1301,26 @@ impl Gen {
                 let s = self.sent[self.rng.gen_range(0..self.sent.len())].clone();
                 let mut h = s.header;
                 if self.rng.gen_bool(0.7) {
-                    h.retry_of = h.req_id;
+                    // A retry names the first attempt (as the SDK does), now
+                    // and then the attempt before it.
+                    if h.retry_of == 0 || self.rng.gen_bool(0.1) {
+                        h.retry_of = h.req_id;
+                    }
                     self.next_req = self.next_req.wrapping_add(1).max(1);
                     h.req_id = self.next_req;
                 }
                 (h, s.payload)
             }
-            85..=86 => (self.header(Opcode::Info, pid, 0, 0), Vec::new()),
+            85 => {
+                // INFO must be as long as its answer; now and then it is not.
+                let n = if self.rng.gen_bool(0.85) {
+                    InfoResp::LEN + self.rng.gen_range(0..8)
+                } else {
+                    self.rng.gen_range(0..InfoResp::LEN)
+                };
+                (self.header(Opcode::Info, pid, 0, 0), vec![0u8; n])
+            }
+            86 => self.open_session(),
             87..=88 => (self.header(Opcode::Fence, pid, 0, 0), Vec::new()),
             89 => {
                 let mut p = vec![0u8; OffloadReq::LEN];
@@ -961,8 +1336,47 @@ impl Gen {
                 Some(r) => r,
                 None => return,
             },
+            96 if self.rng.gen_bool(0.3) => {
+                // CLOSE_SESSION of one of the PID's sessions (the odd one with a payload).
+                let p = if self.rng.gen_bool(0.05) {
+                    vec![0u8; 4]
+                } else {
+                    Vec::new()
+                };
+                (self.header(Opcode::CloseSession, pid, 0, 0), p)
+            }
+            97 => {
+                // An opcode this board does not know: UNSUPPORTED.
+                let mut h = self.header(Opcode::Read, pid, va, 8);
+                h.opcode = Opcode::Read;
+                let mut pkt = Self::emit(&h, &[]);
+                pkt[field::OPCODE] = *[0x10u8, 0x3f, 0x7e]
+                    .get(self.rng.gen_range(0..3))
+                    .unwrap_or(&0x10);
+                refill_crc(&mut pkt);
+                self.send(pkt, false);
+                return;
+            }
             _ => (self.header(Opcode::Read, pid, va, 8), Vec::new()),
         };
+        // Credentials that do not hold: a guessed key, another session, an
+        // earlier boot, none at all.
+        match self.rng.gen_range(0..100) {
+            0 => h.key ^= 1 << self.rng.gen_range(0..64),
+            1 => h.session = self.rng.gen_range(0..self.lay().sessions as u16 + 2),
+            2 => {
+                if let Some(c) = self
+                    .stale
+                    .get(self.rng.gen_range(0..self.stale.len().max(1)))
+                {
+                    (h.session, h.key, h.epoch) = (c.session, c.key, c.epoch);
+                } else {
+                    h.epoch ^= 0x100;
+                }
+            }
+            3 => (h.session, h.key) = (0, 0),
+            _ => {}
+        }
         if self.rng.gen_bool(0.03) {
             h.pid = *[0u32, self.lay().max_pid + 1]
                 .get(self.rng.gen_range(0..2))
@@ -980,13 +1394,7 @@ impl Gen {
         let mut pkt = Self::emit(&h, &payload);
         // Damage: malformed fields (CRC refilled), corruption, truncation, runts, strays.
         let damage = self.rng.gen_range(0..100);
-        let refill = |p: &mut Vec<u8>| {
-            let n = HEADER_LEN + u16::from_be_bytes([p[32], p[33]]) as usize;
-            let n = n.min(p.len());
-            p[36..40].fill(0);
-            let crc = clio_wire::crc32c(&p[..n]);
-            p[36..40].copy_from_slice(&crc.to_be_bytes());
-        };
+        let refill = |p: &mut Vec<u8>| refill_crc(p);
         match damage {
             0..=1 => {
                 let i = self.rng.gen_range(0..pkt.len());
@@ -1000,11 +1408,11 @@ impl Gen {
             }
             5 => {
                 match self.rng.gen_range(0..6) {
-                    0 => pkt[0] = 2,
+                    0 => pkt[0] = 1,
                     1 => pkt[1] = 0x33,
                     2 => pkt[2] = flags::MOVED,
                     3 => pkt[3] = 1,
-                    4 => pkt[35] = 1,
+                    4 => pkt[field::SESSION + 1] ^= 1,
                     _ => pkt[2] = 0x40,
                 }
                 refill(&mut pkt);
@@ -1014,6 +1422,16 @@ impl Gen {
         }
         self.send(pkt, probe && damage > 6);
     }
+}
+
+/// Recompute the CRC of a packet whose header was changed.
+fn refill_crc(p: &mut [u8]) {
+    let n = HEADER_LEN
+        + u16::from_be_bytes([p[field::PAYLOAD_LEN], p[field::PAYLOAD_LEN + 1]]) as usize;
+    let n = n.min(p.len());
+    p[field::CRC..field::CRC + 4].fill(0);
+    let crc = clio_wire::crc32c(&p[..n]);
+    p[field::CRC..field::CRC + 4].copy_from_slice(&crc.to_be_bytes());
 }
 
 fn new_gen(seed: u64) -> Gen {
@@ -1035,6 +1453,9 @@ fn new_gen(seed: u64) -> Gen {
         packets: 0,
         waiting: Vec::new(),
         lists: Vec::new(),
+        creds: Vec::new(),
+        stale: Vec::new(),
+        epoch: 0,
     }
 }
 
@@ -1042,12 +1463,21 @@ fn new_gen(seed: u64) -> Gen {
 pub fn generate(seed: u64, requests: usize) -> Case {
     let mut g = new_gen(seed);
     let initial = g.model.dram().clone();
+    // Before the slow path's EPOCH every session request answers RESTARTED.
+    let h = g.header(Opcode::Read, 1, 0x1000, 8);
+    g.send(Gen::emit(&h, &[]), false);
+    g.boot();
     g.slow_path_batch(true);
     g.two_page_sizes();
+    g.exactly_once();
     while g.packets < requests {
         g.request();
         if g.rng.gen_bool(0.04) {
             g.slow_path_batch(false);
+        }
+        if g.rng.gen_bool(0.0005) {
+            // The slow path reboots: a new epoch, every session anew.
+            g.boot();
         }
     }
     let last = g.model.dram().clone();
@@ -1064,12 +1494,13 @@ pub fn generate(seed: u64, requests: usize) -> Case {
     }
 }
 
-/// A throughput case: `count` single-beat reads (1..=24 bytes within one
+/// A throughput case: `count` single-beat reads (1..=8 bytes within one
 /// 64-byte line) of pages already in the TLB, to be sent back to back after
 /// a setup (mapped pages, one warm-up read per page).
 pub fn generate_stream(seed: u64, count: usize) -> Case {
     let mut g = new_gen(seed);
     let initial = g.model.dram().clone();
+    g.boot();
     let tlb = g.lay().tlb_entries as u64;
     let mut slots = Vec::new();
     for i in 0..(tlb / 2).max(1) {
@@ -1093,7 +1524,7 @@ pub fn generate_stream(seed: u64, count: usize) -> Case {
     let stream_from = g.events.len();
     for _ in 0..count {
         let p = pages[g.rng.gen_range(0..pages.len())];
-        let len = g.rng.gen_range(1..=24u32);
+        let len = g.rng.gen_range(1..=8u32);
         let off = g.rng.gen_range(0..=64 - u64::from(len));
         let line = g.rng.gen_range(0..64);
         read(&mut g, &p, line, off, len);
@@ -1149,6 +1580,30 @@ mod tests {
     }
 
     #[test]
+    fn sessions_acks_quotas_and_spoofs_are_covered() {
+        let c = generate(4, 6000);
+        let statuses: std::collections::BTreeSet<u8> =
+            c.outputs.iter().map(|(_, o)| o[3]).collect();
+        // Stale keys, sessions and epochs; a full buffer or a session's
+        // quota; the lock quota; unknown opcodes.
+        for s in [
+            Status::BadSession,
+            Status::Restarted,
+            Status::Busy,
+            Status::OverQuota,
+            Status::Unsupported,
+        ] {
+            assert!(statuses.contains(&s.raw()), "no response with status {s:?}");
+        }
+        assert!(
+            c.outputs.iter().any(|(_, o)| o[2] & flags::DUPLICATE != 0),
+            "no replayed response"
+        );
+        assert!(c.stats.dedup_busy > 0 && c.stats.dedup_acked > 0);
+        assert!(c.stats.sessions_opened > 6 && c.stats.sessions_closed > 0);
+    }
+
+    #[test]
     fn slow_path_and_extend_path_traffic() {
         let c = generate(3, 3000);
         let polls: std::collections::BTreeSet<usize> = c
@@ -1171,6 +1626,13 @@ mod tests {
         assert!(allocs.iter().any(|o| o[2] & flags::MOVED != 0));
         assert!(allocs.iter().any(|o| o[3] != Status::Ok.raw()));
         assert!(!at_poll(Opcode::Free).is_empty());
+        // Sessions opened and closed through the rings, answered at a poll.
+        assert!(at_poll(Opcode::OpenSession)
+            .iter()
+            .any(|o| o[3] == Status::Ok.raw() && o.len() == HEADER_LEN + 32));
+        assert!(at_poll(Opcode::CloseSession)
+            .iter()
+            .any(|o| o[3] == Status::Ok.raw()));
         // Fences that waited are answered at the poll of the completing reply.
         assert!(!at_poll(Opcode::Fence).is_empty());
         assert!(c.stats.forwarded > 20 && c.stats.pending_retargets > 0);
