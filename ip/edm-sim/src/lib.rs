@@ -14,7 +14,10 @@
 //!
 //! The metric is the slowdown of every message: its completion time (issue to last data byte
 //! delivered) divided by its ideal completion time, the time the same scheme takes when the
-//! message is alone in the network. Modeling choices and deviations: `ip/edm-sim/README.md`.
+//! message is alone in the network (the steady metric; [`evaluate_after`] leaves a warm-up
+//! out). [`paper`] implements the published simulator's own definitions (`--metric
+//! published`), and [`trace`] reads and writes traces in its CSV format. Modeling choices and
+//! deviations: `ip/edm-sim/README.md`.
 
 pub mod cli;
 pub mod config;
