@@ -13,6 +13,8 @@
 //! CI) and the firmware image for `emulator.toml` (`CLIO_COSIM_IMAGE`, else
 //! built like `tests/qemu_cosim.rs` does).
 
+mod common;
+
 use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -121,7 +123,18 @@ fn exchange(s: &UdpSocket, board: std::net::SocketAddr, pkt: &[u8]) -> Header {
     Header::parse_verified(&p).unwrap()
 }
 
-fn alloc(req_id: u32, size: u64) -> Vec<u8> {
+/// Open a session on a new address space through the board's slow path.
+fn open_session(s: &UdpSocket, board: std::net::SocketAddr, req_id: u32) -> common::Creds {
+    s.send_to(&common::open_packet(req_id, None), board)
+        .unwrap();
+    let mut buf = vec![0u8; 2048];
+    let (n, _) = s
+        .recv_from(&mut buf)
+        .expect("an answer within the socket timeout");
+    common::creds_of(&buf[..n])
+}
+
+fn alloc(me: &common::Creds, req_id: u32, size: u64) -> Vec<u8> {
     let mut p = [0u8; AllocReq::LEN];
     AllocReq {
         size,
@@ -130,9 +143,7 @@ fn alloc(req_id: u32, size: u64) -> Vec<u8> {
     }
     .emit(&mut p)
     .unwrap();
-    Header::request(Opcode::Alloc, 5, req_id, 0, 0)
-        .encode(&p)
-        .unwrap()
+    me.request(Opcode::Alloc, req_id, 0, 0, &p)
 }
 
 #[test]
@@ -152,14 +163,16 @@ fn an_idle_qemu_board_idles_and_wakes_on_a_request() {
     .unwrap();
     let c = UdpSocket::bind("127.0.0.1:0").unwrap();
     c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    // Work through both processes: INFO (fast path only) and an ALLOC (a
-    // round trip through the firmware's rings).
-    let info = Header::request(Opcode::Info, 5, 1, 0, 0)
-        .encode(&[])
-        .unwrap();
+    // Work through both processes: INFO (fast path only), a session and an
+    // ALLOC (round trips through the firmware's rings).
+    let info = common::info_packet(1);
     assert_eq!(exchange(&c, h.addr(), &info).status, Status::Ok);
+    let me = open_session(&c, h.addr(), 4);
     let page = cfg.pages.default_size;
-    assert_eq!(exchange(&c, h.addr(), &alloc(2, page)).status, Status::Ok);
+    assert_eq!(
+        exchange(&c, h.addr(), &alloc(&me, 2, page)).status,
+        Status::Ok
+    );
 
     // The backoff settles within a few polls (≈ 20 ms); the window starts after.
     let settle = Instant::now();
@@ -185,7 +198,10 @@ fn an_idle_qemu_board_idles_and_wakes_on_a_request() {
     // Wakes on activity: an ALLOC after the idle window is answered, and
     // the host polls at the fast rate while it waits for the firmware.
     let t = Instant::now();
-    assert_eq!(exchange(&c, h.addr(), &alloc(3, page)).status, Status::Ok);
+    assert_eq!(
+        exchange(&c, h.addr(), &alloc(&me, 3, page)).status,
+        Status::Ok
+    );
     println!("ALLOC after the idle window answered in {:?}", t.elapsed());
     assert!(t.elapsed() < Duration::from_secs(5));
     h.stop().unwrap();
