@@ -151,7 +151,7 @@ impl Outcome for Sessions {
 
     fn text(&self) -> String {
         let mut o = format!(
-            "  {} B sync reads over UDP, round-robin over N sessions (one PID, socket and 4 KiB page each)\n  {:>8} {:>10} {:>10} {:>10} {:>9}\n",
+            "  {} B sync reads over UDP, round-robin over N sessions (each its own address space, socket and 4 KiB page)\n  {:>8} {:>10} {:>10} {:>10} {:>9}\n",
             self.read_bytes, "sessions", "p50", "p99", "p99.9", "failures"
         );
         for p in &self.points {
