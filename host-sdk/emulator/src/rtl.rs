@@ -87,6 +87,10 @@ pub struct RtlOptions {
     pub cache_dir: PathBuf,
     /// The `verilator` command.
     pub verilator: PathBuf,
+    /// Boot seed of the slow path (its epoch and session keys follow from
+    /// it); `None`: a fresh one ([`crate::boot_seed`]). Tests pin it to
+    /// compare the board with a model board booted with the same seed.
+    pub seed: Option<u64>,
 }
 
 impl Default for RtlOptions {
@@ -121,6 +125,7 @@ impl RtlOptions {
             fastpath_dir,
             cache_dir,
             verilator: PathBuf::from("verilator"),
+            seed: None,
         }
     }
 }
@@ -485,7 +490,8 @@ impl RtlBoard {
                 .map_err(|e| err(format!("fast path: {e}")))?;
             clio_fastpath_cosim::board::info_payload(&mut fp).map_err(err)?
         };
-        let core = SlowPath::new_leaked(SlowPathConfig::from_board(cfg), crate::boot_seed())
+        let seed = opts.seed.unwrap_or_else(crate::boot_seed);
+        let core = SlowPath::new_leaked(SlowPathConfig::from_board(cfg), seed)
             .map_err(|e| err(format!("slow path: {e:?}")))?;
         let slow = SlowEngine::new(
             core,

@@ -6,6 +6,10 @@
 //! RTL's first-touch faults must reach the slow path over the shared rings,
 //! and its writes must land in the shared DRAM file.
 //!
+//! Both boards boot their slow path with the same seed, so the epoch, the
+//! session a client opens and its key are the same on both; every request
+//! carries that session's credentials.
+//!
 //! Needs `verilator` on PATH (the harness is built on first use, into
 //! `$CLIO_RTLSIM_CACHE` or the target directory); without it the test says
 //! so and passes, except under `CI_STRICT=1`, where it fails.
@@ -13,12 +17,21 @@
 use clio_config::BoardConfig;
 use clio_emu::rtl::{verilator_version, RtlBoard, RtlOptions};
 use clio_emu::{Board, Engine};
+use clio_fastpath::ModelOptions;
+use clio_fastpath::ZeroPolicy;
 use clio_wire::clio::flags;
-use clio_wire::payload::{perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp};
+use clio_wire::payload::{
+    perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp, OpenSessionReq,
+    OpenSessionResp,
+};
 use clio_wire::{Header, Opcode, Packet, Status};
+
+/// The slow-path boot seed both boards share.
+const SEED: u64 = 0x5eed_cafe;
 
 fn rtl_options() -> RtlOptions {
     let mut o = RtlOptions::new();
+    o.seed = Some(SEED);
     if std::env::var_os("CLIO_RTLSIM_CACHE").is_none() {
         o.cache_dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("rtlsim");
     }
@@ -48,8 +61,19 @@ fn launch(cfg: &BoardConfig) -> Option<RtlBoard> {
     Some(b)
 }
 
-fn req(op: Opcode, pid: u32, id: u32, va: u64, total: u32, payload: &[u8]) -> Vec<u8> {
-    Header::request(op, pid, id, va, total)
+/// The credentials of an open session.
+#[derive(Clone, Copy)]
+struct Creds {
+    pid: u32,
+    session: u16,
+    epoch: u32,
+    key: u64,
+}
+
+/// A request of session `c`.
+fn req(c: Creds, op: Opcode, id: u32, va: u64, total: u32, payload: &[u8]) -> Vec<u8> {
+    Header::request(op, c.pid, id, va, total)
+        .with_session(c.session, c.epoch, c.key)
         .encode(payload)
         .unwrap()
 }
@@ -96,7 +120,7 @@ fn read_data(resps: &[(Header, Vec<u8>)], len: usize) -> Vec<u8> {
     out
 }
 
-fn alloc_pkt(pid: u32, id: u32, va: u64, size: u64, fixed: bool) -> Vec<u8> {
+fn alloc_pkt(c: Creds, id: u32, va: u64, size: u64, fixed: bool) -> Vec<u8> {
     let mut a = [0u8; AllocReq::LEN];
     AllocReq {
         size,
@@ -107,7 +131,7 @@ fn alloc_pkt(pid: u32, id: u32, va: u64, size: u64, fixed: bool) -> Vec<u8> {
     .unwrap();
     Header {
         flags: if fixed { flags::FIXED_VA } else { 0 },
-        ..Header::request(Opcode::Alloc, pid, id, va, 0)
+        ..Header::request(Opcode::Alloc, c.pid, id, va, 0).with_session(c.session, c.epoch, c.key)
     }
     .encode(&a)
     .unwrap()
@@ -123,29 +147,59 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 fn rtl_board_answers_like_the_model() {
     let cfg = BoardConfig::embedded("emulator").unwrap();
     let Some(mut rtl) = launch(&cfg) else { return };
-    let mut model = Board::new(&cfg).unwrap();
+    let opts = ModelOptions {
+        zero_policy: ZeroPolicy::BySlowPath,
+        ..ModelOptions::default()
+    };
+    let mut model = Board::with_seed(&cfg, opts, SEED).unwrap();
     let page = cfg.pages.default_size;
     let shift = page.trailing_zeros() as u8;
 
-    // INFO comes from the RTL's static configuration, the model's answer.
-    let r = same(
-        &mut rtl,
-        &mut model,
-        &req(Opcode::Info, 1, 1, 0, 0, &[]),
-        "INFO",
-    );
+    // INFO (padded to its answer's length) comes from the RTL's static
+    // configuration and its epoch register.
+    let info_req = Header::request(Opcode::Info, 0, 1, 0, 0)
+        .encode(&[0; InfoResp::LEN])
+        .unwrap();
+    let r = same(&mut rtl, &mut model, &info_req, "INFO");
     let info = InfoResp::parse(&r[0].1).unwrap();
     assert_eq!(info.board_name().unwrap(), "emulator");
     assert_eq!(u64::from(info.mtu), u64::from(cfg.network.mtu_payload));
+    assert_eq!(info.epoch, model.epoch());
+    assert_eq!(u32::from(info.sessions), cfg.session_capacity());
+
+    // A session on a new address space: the same answer from both.
+    let mut o = [0u8; OpenSessionReq::LEN];
+    OpenSessionReq {
+        join_session: 0,
+        join_key: 0,
+    }
+    .emit(&mut o)
+    .unwrap();
+    let open = Header::request(Opcode::OpenSession, 0, 1, 0, 0)
+        .encode(&o)
+        .unwrap();
+    let r = same(&mut rtl, &mut model, &open, "OPEN_SESSION");
+    assert_eq!(
+        (r[0].0.opcode, r[0].0.status),
+        (Opcode::OpenSessionResp, Status::Ok)
+    );
+    let s = OpenSessionResp::parse(&r[0].1).unwrap();
+    let c = Creds {
+        pid: s.pid,
+        session: s.session,
+        epoch: s.epoch,
+        key: s.key,
+    };
+    assert_eq!(c.epoch, info.epoch);
 
     // The same fixed range on both: a forwarded ALLOC on the model, the
     // slow path directly on the RTL board.
-    let pid = 5;
+    let pid = c.pid;
     let (win, _) = rtl.slow_path().va_window(shift).unwrap();
     let va = win + 4 * page;
     let placed = rtl.slow_path_alloc(pid, va, 3 * page, perms::RW).unwrap();
     assert_eq!((placed.start, placed.bytes()), (va, 3 * page));
-    let m = exec(&mut model, &alloc_pkt(pid, 2, va, 3 * page, true));
+    let m = exec(&mut model, &alloc_pkt(c, 2, va, 3 * page, true));
     let (h, _) = parse(&m[0]);
     assert_eq!((h.status, h.va), (Status::Ok, va), "model ALLOC: {h:?}");
 
@@ -156,7 +210,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Write, pid, 3, va + 100, 1000, &data),
+        &req(c, Opcode::Write, 3, va + 100, 1000, &data),
         "WRITE",
     );
     assert_eq!(
@@ -171,7 +225,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, pid, 4, va + 100, 1000, &[]),
+        &req(c, Opcode::Read, 4, va + 100, 1000, &[]),
         "READ",
     );
     assert_eq!(read_data(&r, 1000), data);
@@ -191,7 +245,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Write, pid, 5, at, 5000, &big[..1450]),
+        &req(c, Opcode::Write, 5, at, 5000, &big[..1450]),
         "WRITE part 1",
     );
     assert_eq!(r[0].0.status, Status::Ok);
@@ -201,6 +255,7 @@ fn rtl_board_answers_like_the_model() {
         let pkt = Header {
             offset: off as u32,
             ..Header::request(Opcode::Write, pid, 5, at, 5000)
+                .with_session(c.session, c.epoch, c.key)
         }
         .encode(&big[off..end])
         .unwrap();
@@ -210,7 +265,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, pid, 10, at, 5000, &[]),
+        &req(c, Opcode::Read, 10, at, 5000, &[]),
         "READ across a page",
     );
     assert_eq!(r.len(), 4, "5000 B at MTU 1450: four packets");
@@ -226,7 +281,7 @@ fn rtl_board_answers_like_the_model() {
         let r = same(
             &mut rtl,
             &mut model,
-            &req(Opcode::FetchAndAdd, pid, id, word, 8, &faa),
+            &req(c, Opcode::FetchAndAdd, id, word, 8, &faa),
             "FAA",
         );
         assert_eq!(AtomicResp::parse(&r[0].1).unwrap().old, old);
@@ -241,14 +296,14 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::CompareAndSwap, pid, 13, word, 8, &cas),
+        &req(c, Opcode::CompareAndSwap, 13, word, 8, &cas),
         "CAS",
     );
     assert_eq!(AtomicResp::parse(&r[0].1).unwrap().old, 10);
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, pid, 14, word, 8, &[]),
+        &req(c, Opcode::Read, 14, word, 8, &[]),
         "READ word",
     );
     assert_eq!(read_data(&r, 8), 77u64.to_le_bytes());
@@ -256,35 +311,70 @@ fn rtl_board_answers_like_the_model() {
     let retry = Header {
         retry_of: 12,
         ..Header::request(Opcode::FetchAndAdd, pid, 15, word, 8)
+            .with_session(c.session, c.epoch, c.key)
     }
     .encode(&faa)
     .unwrap();
     same(&mut rtl, &mut model, &retry, "retried FAA");
 
-    // Refusals: another PID, an unmapped VA, a bad PID, a corrupt packet.
+    // Refusals: another PID in this session, a guessed key, an earlier
+    // epoch, an unmapped VA, a corrupt packet.
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, 6, 16, va + 100, 8, &[]),
+        &req(
+            Creds { pid: pid + 1, ..c },
+            Opcode::Read,
+            16,
+            va + 100,
+            8,
+            &[],
+        ),
         "other PID",
     );
-    assert_eq!(r[0].0.status, Status::Unmapped);
+    assert_eq!(r[0].0.status, Status::BadSession);
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, pid, 17, va + 3 * page, 8, &[]),
+        &req(
+            Creds {
+                key: c.key ^ 1,
+                ..c
+            },
+            Opcode::Write,
+            16,
+            va + 100,
+            4,
+            &[0; 4],
+        ),
+        "guessed key",
+    );
+    assert_eq!((r[0].0.status, r[0].0.payload_len), (Status::BadSession, 0));
+    let r = same(
+        &mut rtl,
+        &mut model,
+        &req(
+            Creds {
+                epoch: c.epoch ^ 1,
+                ..c
+            },
+            Opcode::Read,
+            16,
+            va + 100,
+            4,
+            &[],
+        ),
+        "an earlier boot",
+    );
+    assert_eq!((r[0].0.status, r[0].0.epoch), (Status::Restarted, c.epoch));
+    let r = same(
+        &mut rtl,
+        &mut model,
+        &req(c, Opcode::Read, 17, va + 3 * page, 8, &[]),
         "past the range",
     );
     assert_eq!(r[0].0.status, Status::Unmapped);
-    let bad_pid = cfg.va.max_pids + 1;
-    let r = same(
-        &mut rtl,
-        &mut model,
-        &req(Opcode::Read, bad_pid, 18, va, 8, &[]),
-        "bad PID",
-    );
-    assert_eq!(r[0].0.status, Status::BadPid);
-    let mut corrupt = req(Opcode::Write, pid, 19, va, 4, &[1, 2, 3, 4]);
+    let mut corrupt = req(c, Opcode::Write, 19, va, 4, &[1, 2, 3, 4]);
     let n = corrupt.len();
     corrupt[n - 1] ^= 0x10;
     let r = same(&mut rtl, &mut model, &corrupt, "corrupt payload");
@@ -306,7 +396,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &alloc_pkt(pid, 21, 0, 2 * page, false),
+        &alloc_pkt(c, 21, 0, 2 * page, false),
         "ALLOC",
     );
     let (h, p) = &r[0];
@@ -320,7 +410,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Write, pid, 22, fresh + 8, 4, &[9, 8, 7, 6]),
+        &req(c, Opcode::Write, 22, fresh + 8, 4, &[9, 8, 7, 6]),
         "WRITE fresh",
     );
     assert_eq!(r[0].0.status, Status::Ok);
@@ -329,7 +419,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Free, pid, 23, fresh, 0, &f),
+        &req(c, Opcode::Free, 23, fresh, 0, &f),
         "FREE",
     );
     assert_eq!(
@@ -339,7 +429,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, pid, 24, fresh + 8, 4, &[]),
+        &req(c, Opcode::Read, 24, fresh + 8, 4, &[]),
         "READ freed",
     );
     assert_eq!(r[0].0.status, Status::Unmapped);
@@ -351,7 +441,7 @@ fn rtl_board_answers_like_the_model() {
     let r = same(
         &mut rtl,
         &mut model,
-        &req(Opcode::Read, pid, 20, va + 100, 1000, &[]),
+        &req(c, Opcode::Read, 20, va + 100, 1000, &[]),
         "READ again",
     );
     assert_eq!(read_data(&r, 1000), data);

@@ -72,7 +72,8 @@ initial begin
     end
 end
 
-reg                 live_mem[0:ENTRIES-1];
+// Live bits as one vector: frees of many entries are one masked update.
+reg [ENTRIES-1:0]   live_v = 0;
 reg                 pend_mem[0:ENTRIES-1];
 reg [KEY_WIDTH-1:0] key_mem[0:ENTRIES-1];
 reg [REC_WIDTH-1:0] rec_mem[0:ENTRIES-1];
@@ -93,6 +94,7 @@ reg [IW-1:0] ins_index;
 reg          cmp_hit;
 reg [IW-1:0] cmp_index;
 reg [ENTRIES-1:0] free_now;
+reg [ENTRIES-1:0] ins_new;
 reg [31:0]   d;
 integer i;
 
@@ -110,20 +112,20 @@ always @* begin
     d = 0;
     // High to low: the lowest free entry wins.
     for (i = ENTRIES - 1; i >= 0; i = i - 1) begin
-        if (live_mem[i] && !pend_mem[i] && key_mem[i] == s_lookup_key) begin
+        if (live_v[i] && !pend_mem[i] && key_mem[i] == s_lookup_key) begin
             look_hit = 1'b1;
             look_index = i[IW-1:0];
         end
-        if (live_mem[i] && key_mem[i][15:0] == s_lookup_key[15:0]) look_count = look_count + 1'b1;
-        if (!live_mem[i]) begin
+        if (live_v[i] && key_mem[i][15:0] == s_lookup_key[15:0]) look_count = look_count + 1'b1;
+        if (!live_v[i]) begin
             any_free = 1'b1;
             free_index = i[IW-1:0];
         end
-        if (live_mem[i] && key_mem[i] == s_insert_key) begin
+        if (live_v[i] && key_mem[i] == s_insert_key) begin
             ins_hit = 1'b1;
             ins_index = i[IW-1:0];
         end
-        if (live_mem[i] && key_mem[i] == s_complete_key) begin
+        if (live_v[i] && key_mem[i] == s_complete_key) begin
             cmp_hit = 1'b1;
             cmp_index = i[IW-1:0];
         end
@@ -133,6 +135,8 @@ always @* begin
             || (s_close_valid && key_mem[i][15:0] == s_close_session);
     end
     if (s_complete_valid && !s_complete_keep && cmp_hit) free_now[cmp_index] = 1'b1;
+    ins_new = 0;
+    if (s_insert_valid && !ins_hit && any_free) ins_new[free_index] = 1'b1;
 end
 
 always @(posedge clk) begin
@@ -152,20 +156,16 @@ always @(posedge clk) begin
             rec_mem[ins_index] <= s_insert_rec;
             pend_mem[ins_index] <= s_insert_pending;
         end else if (any_free) begin
-            live_mem[free_index] <= 1'b1;
             pend_mem[free_index] <= s_insert_pending;
             key_mem[free_index] <= s_insert_key;
             rec_mem[free_index] <= s_insert_rec;
         end
     end
-    for (i = 0; i < ENTRIES; i = i + 1) begin
-        if (live_mem[i] && free_now[i]) live_mem[i] <= 1'b0;
-    end
+    // Frees clear live entries; an insert sets an entry that was free.
+    live_v <= (live_v & ~free_now) | ins_new;
     if (rst) begin
         valid_reg <= 1'b0;
-        for (i = 0; i < ENTRIES; i = i + 1) begin
-            live_mem[i] <= 1'b0;
-        end
+        live_v <= 0;
     end
 end
 

@@ -146,7 +146,9 @@ localparam OW = $clog2(BYTES);
 localparam SW = $clog2(SLOTS);
 localparam PBW = $clog2(PKT_BEATS + 1);
 localparam SIW = $clog2(SESSIONS);
-localparam [15:0] SESS16 = SESSIONS;
+/* verilator lint_off WIDTH */
+localparam [15:0] SESS16 = SESSIONS;        // checked to fit below
+/* verilator lint_on WIDTH */
 
 initial begin
     if (DATA_WIDTH != 512) begin
