@@ -22,7 +22,8 @@ fn fix_crc(s: &mut [u8; SLOT_LEN]) {
 }
 
 /// `n` lines of `<slot hex> <0|1>` from `seed`: valid descriptors of every TX
-/// kind (and RX kinds), then single-byte mutations with the CRC refilled or not.
+/// kind (SESSION_REPLY and EPOCH included, an EPOCH of 0 too) and RX kinds,
+/// then single-byte mutations with the CRC refilled or not.
 pub fn desc_vectors(seed: u64, n: usize) -> String {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = String::new();
@@ -36,7 +37,23 @@ pub fn desc_vectors(seed: u64, n: usize) -> String {
             valid: rng.gen(),
             page_shift: rng.gen_range(12..=30),
         };
-        let d = match rng.gen_range(0..7) {
+        let d = match rng.gen_range(0..9) {
+            7 => Descriptor::SessionReply {
+                tag: rng.gen(),
+                pid: rng.gen(),
+                req_id: rng.gen(),
+                status: rng.gen(),
+                session: rng.gen(),
+                key: rng.gen(),
+                dedup_quota: rng.gen(),
+                lock_quota: rng.gen(),
+                mem_quota_pages: rng.gen(),
+                close: rng.gen(),
+            },
+            8 => Descriptor::Epoch {
+                // Now and then 0, which no EPOCH may carry.
+                epoch: if rng.gen_bool(0.1) { 0 } else { rng.gen() },
+            },
             0 => Descriptor::PteWrite {
                 bucket: rng.gen(),
                 slot: rng.gen(),

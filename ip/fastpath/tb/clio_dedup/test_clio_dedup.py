@@ -1,5 +1,7 @@
-"""clio_dedup against a model of the reference dedup buffer: FIFO eviction over a non-power-of-two
-capacity, overwrite in place, lookups racing inserts."""
+"""clio_dedup against a model of the reference dedup buffer (ip/fastpath/src/dedup.rs): records
+never evicted, the lowest free entry taken, reservations that answer no lookup, frees by ack (serial
+order, wrapping ids), by session close and by clear, full and per-session counts, and every
+same-cycle combination of operations."""
 
 import random
 
@@ -9,54 +11,112 @@ from cocotb.triggers import RisingEdge
 
 from clio_tb import reset
 
+IDS = list(range(12)) + [0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFF]
+
+
+def serial_before(a, b):
+    d = (b - a) & 0xFFFFFFFF
+    return d != 0 and d < 0x80000000
+
 
 class Model:
+    """Entries: [live, pending, key, rec]; key = id << 16 | session."""
+
     def __init__(self, n):
-        self.keys = [None] * n
-        self.recs = [None] * n
-        self.w = 0
+        self.e = [[False, False, 0, 0] for _ in range(n)]
 
-    def get(self, k):
-        return self.recs[self.keys.index(k)] if k in self.keys else None
+    def find(self, k):
+        for i, (live, _, key, _) in enumerate(self.e):
+            if live and key == k:
+                return i
+        return None
 
-    def insert(self, k, r):
-        if k in self.keys:
-            self.recs[self.keys.index(k)] = r
-            return
-        self.keys[self.w], self.recs[self.w] = k, r
-        self.w = (self.w + 1) % len(self.keys)
+    def lookup(self, k):
+        i = self.find(k)
+        hit = i is not None and not self.e[i][1]
+        full = all(live for live, *_ in self.e)
+        count = sum(1 for live, _, key, _ in self.e if live and key & 0xFFFF == k & 0xFFFF)
+        return hit, (self.e[i][3] if hit else None), full, count
+
+    def step(self, ins, cmp, ack, close, clear):
+        pre = [list(x) for x in self.e]
+        free = set()
+        for i, (live, _, key, _) in enumerate(pre):
+            if not live:
+                continue
+            if clear or (ack and key & 0xFFFF == ack[0] and serial_before(key >> 16, ack[1])):
+                free.add(i)
+            if close is not None and key & 0xFFFF == close:
+                free.add(i)
+        ci = None
+        if cmp:
+            ci = next((i for i, x in enumerate(pre) if x[0] and x[2] == cmp[0]), None)
+            if ci is not None and not cmp[2]:
+                free.add(ci)
+            if ci is not None and cmp[2]:
+                self.e[ci][3], self.e[ci][1] = cmp[1], False
+        new = None
+        if ins:
+            ii = next((i for i, x in enumerate(pre) if x[0] and x[2] == ins[0]), None)
+            if ii is not None:
+                self.e[ii][3], self.e[ii][1] = ins[1], ins[2]
+            else:
+                new = next((i for i, x in enumerate(pre) if not x[0]), None)
+                if new is not None:
+                    self.e[new] = [False, ins[2], ins[0], ins[1]]
+        for i in range(len(self.e)):
+            self.e[i][0] = (pre[i][0] and i not in free) or i == new
 
 
 @cocotb.test()
 async def random_against_model(dut):
-    """Random lookups and inserts over a small key space agree with the FIFO model."""
+    """Random operations, several per cycle, agree with the model cycle by cycle."""
     n = int(dut.ENTRIES.value)
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    dut.s_lookup_valid.value = 0
-    dut.s_insert_valid.value = 0
+    for s in ("s_lookup_valid", "s_insert_valid", "s_complete_valid", "s_ack_valid", "s_close_valid", "s_clear"):
+        getattr(dut, s).value = 0
     await reset(dut)
     m = Model(n)
     rng = random.Random(int(cocotb.RANDOM_SEED))
+    key = lambda: rng.choice(IDS) << 16 | rng.randrange(1, 4)
     pending = None
-    hits = 0
-    for _ in range(5000):
-        look = rng.randrange(20) if rng.random() < 0.8 else None
-        ins = (rng.randrange(20), rng.getrandbits(32)) if rng.random() < 0.4 else None
+    seen = {"hit": 0, "full": 0, "acked": 0}
+    for _ in range(6000):
+        look = key() if rng.random() < 0.8 else None
+        ins = (key(), rng.getrandbits(32), rng.random() < 0.2) if rng.random() < 0.45 else None
+        cmp = (key(), rng.getrandbits(32), rng.random() < 0.5) if rng.random() < 0.15 else None
+        ack = (rng.randrange(1, 4), rng.choice(IDS + [5, 9, 12])) if rng.random() < 0.12 else None
+        close = rng.randrange(0, 4) if rng.random() < 0.03 else None
+        clear = rng.random() < 0.005
+        dut.s_lookup_valid.value = int(look is not None)
         if look is not None:
             dut.s_lookup_key.value = look
-        dut.s_lookup_valid.value = int(look is not None)
-        if ins:
-            dut.s_insert_key.value, dut.s_insert_rec.value = ins
         dut.s_insert_valid.value = int(ins is not None)
+        if ins:
+            dut.s_insert_key.value, dut.s_insert_rec.value, dut.s_insert_pending.value = ins[0], ins[1], int(ins[2])
+        dut.s_complete_valid.value = int(cmp is not None)
+        if cmp:
+            dut.s_complete_key.value, dut.s_complete_rec.value, dut.s_complete_keep.value = cmp[0], cmp[1], int(cmp[2])
+        dut.s_ack_valid.value = int(ack is not None)
+        if ack:
+            dut.s_ack_session.value, dut.s_ack_id.value = ack
+        dut.s_close_valid.value = int(close is not None)
+        if close is not None:
+            dut.s_close_session.value = close
+        dut.s_clear.value = int(clear)
         await RisingEdge(dut.clk)
         if pending is not None:
-            (want,) = pending
+            hit, rec, full, count = pending
             assert dut.m_lookup_valid.value == 1
-            assert bool(dut.m_lookup_hit.value) == (want is not None)
-            if want is not None:
-                hits += 1
-                assert int(dut.m_lookup_rec.value) == want
-        pending = (m.get(look),) if look is not None else None
-        if ins:
-            m.insert(*ins)
-    assert hits > 500
+            assert bool(dut.m_lookup_hit.value) == hit
+            if hit:
+                seen["hit"] += 1
+                assert int(dut.m_lookup_rec.value) == rec
+            assert bool(dut.m_lookup_full.value) == full
+            assert int(dut.m_lookup_count.value) == count
+            seen["full"] += full
+        pending = m.lookup(look) if look is not None else None
+        before = sum(x[0] for x in m.e)
+        m.step(ins, cmp, ack, close, clear)
+        seen["acked"] += ack is not None and sum(x[0] for x in m.e) < before
+    assert seen["hit"] > 300 and seen["full"] > 100 and seen["acked"] > 20, seen

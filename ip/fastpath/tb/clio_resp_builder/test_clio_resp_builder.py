@@ -20,14 +20,15 @@ async def packets(dut):
     await reset(dut)
     rng = random.Random(int(cocotb.RANDOM_SEED))
     for n in range(60):
-        # 1488: header + payload fill all 24 buffer beats exactly.
+        # 1480: header + payload fill all 24 buffer beats exactly.
         full = len(dut.wr_data) // 8 * 24 - P["CLIO_HEADER_LEN"]
         plen = rng.choice([0, 1, 8, 23, 24, 25, 60, 88, 130, full, rng.randrange(0, 1400)])
         payload = bytes(rng.getrandbits(8) for _ in range(plen))
         f = dict(opcode=rng.choice([P["OP_READ_RESP"], P["OP_NACK"], P["OP_WRITE_RESP"]]),
                  pid=rng.getrandbits(32), req_id=rng.getrandbits(32), retry_of=rng.getrandbits(32),
                  va=rng.getrandbits(64), total_len=rng.getrandbits(32), offset=rng.getrandbits(32),
-                 flags=rng.choice([0, 4]), status=rng.randrange(9))
+                 flags=rng.choice([0, 4]), status=rng.randrange(12),
+                 session=rng.getrandbits(16), epoch=rng.getrandbits(32))
         want = clio_header(payload=payload, **f)
         pos = 0
         while pos < plen:
@@ -52,6 +53,7 @@ async def packets(dut):
         dut.hdr_pid.value, dut.hdr_req_id.value, dut.hdr_retry_of.value = f["pid"], f["req_id"], f["retry_of"]
         dut.hdr_va.value, dut.hdr_total_len.value, dut.hdr_offset.value = f["va"], f["total_len"], f["offset"]
         dut.hdr_payload_len.value = plen
+        dut.hdr_session.value, dut.hdr_epoch.value = f["session"], f["epoch"]
         dut.start.value = 1
         await RisingEdge(dut.clk)
         dut.start.value = 0

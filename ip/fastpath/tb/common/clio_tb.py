@@ -64,7 +64,8 @@ def hash_vectors():
 
 
 def clio_header(opcode, pid=0, req_id=1, retry_of=0, va=0, total_len=0, offset=0,
-                payload=b"", flags=0, status=0, version=None, reserved=0, plen=None):
+                payload=b"", flags=0, status=0, version=None, plen=None, session=0, epoch=0,
+                key=0, ack=0):
     """A Clio packet (header + payload) with its CRC filled, built from package offsets."""
     p = PKG
     h = bytearray(p["CLIO_HEADER_LEN"])
@@ -79,7 +80,10 @@ def clio_header(opcode, pid=0, req_id=1, retry_of=0, va=0, total_len=0, offset=0
     struct.pack_into(">I", h, p["CLIO_OFF_TOTAL_LEN"], total_len)
     struct.pack_into(">I", h, p["CLIO_OFF_OFFSET"], offset)
     struct.pack_into(">H", h, p["CLIO_OFF_PAYLOAD_LEN"], len(payload) if plen is None else plen)
-    struct.pack_into(">H", h, p["CLIO_OFF_RESERVED"], reserved)
+    struct.pack_into(">H", h, p["CLIO_OFF_SESSION"], session)
+    struct.pack_into(">I", h, p["CLIO_OFF_EPOCH"], epoch)
+    struct.pack_into(">Q", h, p["CLIO_OFF_KEY"], key)
+    struct.pack_into(">I", h, p["CLIO_OFF_ACK"], ack)
     pkt = bytes(h) + bytes(payload)
     crc = crc32c(pkt)
     struct.pack_into(">I", h, p["CLIO_OFF_CRC"], crc)
