@@ -35,6 +35,8 @@ pub fn small_page_board(base: &BoardConfig, pages: u64) -> Result<BoardConfig> {
     let end = c.regions.page_table.base + c.regions.page_table.size;
     c.regions.data.base = c.regions.data.base.max(end.div_ceil(largest) * largest);
     c.dram.size = c.regions.data.base + c.regions.data.size - c.dram.base;
+    // The benchmarks fill one address space with every page.
+    c.sessions.mem_quota_bytes = c.sessions.mem_quota_bytes.max(c.regions.data.size);
     c.validate()
         .map_err(|v| anyhow::anyhow!("derived 4 KiB-page board: {v}"))?;
     Ok(c)
@@ -97,6 +99,10 @@ mod tests {
             assert_eq!(c.pages.default_size, SMALL_PAGE);
             assert!(c.data_pages(SMALL_PAGE) >= pages);
             assert!(c.regions.page_table.size >= c.page_table_bytes());
+            assert!(
+                c.sessions.mem_quota_bytes >= pages * SMALL_PAGE,
+                "one address space holds them"
+            );
             assert_eq!(c.dram.base + c.dram.size, c.regions.data.end());
         }
         // Small counts keep the base's data region.
