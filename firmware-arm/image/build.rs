@@ -34,10 +34,25 @@ fn fail(msg: &str) -> ! {
     process::exit(1);
 }
 
+/// The board config: `CLIO_BOARD_CONFIG` or the ZCU106's. Cargo runs this
+/// script in the firmware's directory, so a relative path is tried there and
+/// then from the repository root (where the READMEs' commands are typed).
 fn config_path(manifest_dir: &Path) -> PathBuf {
-    match env::var_os("CLIO_BOARD_CONFIG") {
-        Some(p) => PathBuf::from(p),
-        None => manifest_dir.join("../../board-configs/zcu106.toml"),
+    let Some(p) = env::var_os("CLIO_BOARD_CONFIG").map(PathBuf::from) else {
+        return manifest_dir.join("../../board-configs/zcu106.toml");
+    };
+    if p.is_absolute() {
+        return p;
+    }
+    let tries = [manifest_dir.join(&p), manifest_dir.join("../..").join(&p)];
+    match tries.iter().find(|t| t.is_file()) {
+        Some(t) => t.clone(),
+        None => fail(&format!(
+            "CLIO_BOARD_CONFIG={}: no such file in {} or in the repository root {} (give an absolute path, or one from the repository root)",
+            p.display(),
+            manifest_dir.display(),
+            manifest_dir.join("../..").display()
+        )),
     }
 }
 
