@@ -16,13 +16,12 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use clio_config::BoardConfig;
-use clio_emu::qemu::{cosim_model_options, find_qemu, QemuDram, QemuOptions, QemuSlowPath};
+use clio_emu::qemu::{cosim_model_options, QemuDram, QemuOptions, QemuSlowPath};
 use clio_fastpath::{ClientId, FastPath};
 use clio_wire::clio::HEADER_LEN;
 use clio_wire::payload::{perms, AllocReq, FreeReq, InfoResp};
@@ -30,65 +29,13 @@ use clio_wire::ring::{
     header_field, slot_offset, Descriptor, Direction, Producer, RingMemory, SLOT_LEN,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
+use common::qemu::{board, image, qemu_or_skip};
 use common::Creds;
 
 /// One QEMU at a time: the machine has two cores.
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const STEP: Duration = Duration::from_secs(20);
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn board() -> BoardConfig {
-    clio_config::load(root().join("board-configs/emulator.toml")).expect("emulator.toml loads")
-}
-
-/// The QEMU binary, or `None` (skip) outside CI.
-fn qemu_or_skip() -> Option<PathBuf> {
-    if let Some(q) = find_qemu() {
-        return Some(q);
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(!ci, "CI: qemu-system-aarch64 is required for the co-simulation tests (Debian package qemu-system-arm)");
-    eprintln!("skipping the QEMU co-simulation: qemu-system-aarch64 not found (install qemu-system-arm or set QEMU=path)");
-    None
-}
-
-/// The firmware ELF for the emulator board config.
-fn image() -> PathBuf {
-    if let Some(p) = std::env::var_os("CLIO_COSIM_IMAGE") {
-        return PathBuf::from(p);
-    }
-    // The same directory ci/suites/40-cosim-qemu.sh builds in.
-    let target_dir = std::env::var_os("CLIO_COSIM_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            std::env::var_os("CARGO_TARGET_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| root().join("target"))
-                .join("cosim-image")
-        });
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(root())
-        .env(
-            "CLIO_BOARD_CONFIG",
-            root().join("board-configs/emulator.toml"),
-        )
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .args([
-            "build",
-            "-q",
-            "--manifest-path",
-            "firmware-arm/image/Cargo.toml",
-        ])
-        .args(["--target", "aarch64-unknown-none", "--release"])
-        .status()
-        .expect("running cargo to build the firmware image");
-    assert!(status.success(), "building the firmware image failed");
-    target_dir.join("aarch64-unknown-none/release/clio-firmware")
-}
 
 /// A parsed response packet.
 struct Resp {

@@ -2,6 +2,8 @@
 //! (wire v2) and put its credentials in every request.
 #![allow(dead_code)]
 
+pub mod qemu;
+
 use clio_emu::Board;
 use clio_wire::payload::{InfoResp, OpenSessionReq, OpenSessionResp};
 use clio_wire::{Header, Opcode, Packet, Status};
