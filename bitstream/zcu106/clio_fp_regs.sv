@@ -60,7 +60,7 @@ module clio_fp_regs #(
     output wire [31:0]           cfg_class_shift,
     output wire [31:0]           cfg_max_pid,
     output wire [15:0]           cfg_mtu,
-    output wire [479:0]          cfg_info,
+    output wire [511:0]          cfg_info,
     output wire                  poll,
 
     // To the Ethernet/IPv4/UDP layer: the board's addresses.
@@ -111,7 +111,7 @@ initial begin
         $error("Error: ADDR_WIDTH must cover FPREGS_BLOCK_LEN and be at most 32 (instance %m)");
         $finish;
     end
-    if (FPREG_INFO_BITS != 480 || FPREG_VA_BITS_BITS != 6 || FPREG_MTU_BITS != 16
+    if (FPREG_INFO_BITS != 512 || FPREG_VA_BITS_BITS != 6 || FPREG_MTU_BITS != 16
             || FPREG_TABLE_BASE_BITS != 64 || FPREG_CONTROL_BITS != 1 || FPREG_MAC_BITS != 48
             || FPREG_IPV4_BITS != 32 || FPREG_UDP_PORT_BITS != 16 || FPREG_RX_DROPS_BITS != 32
             || FPREG_TX_DROPS_BITS != 32) begin

@@ -487,7 +487,7 @@ wire [63:0]  cfg_table_base, cfg_rx_base, cfg_tx_base, cfg_data_start, cfg_data_
 wire [31:0]  cfg_rx_slots, cfg_tx_slots, cfg_class_shift, cfg_max_pid;
 wire [5:0]   cfg_va_bits;
 wire [15:0]  cfg_mtu;
-wire [479:0] cfg_info;
+wire [511:0] cfg_info;
 wire         poll, poll_done, fp_idle;
 
 clio_fp_regs #(

@@ -35,7 +35,7 @@ module clio_fastpath_sim #(
     input  wire [31:0]  cfg_class_shift,
     input  wire [31:0]  cfg_max_pid,
     input  wire [15:0]  cfg_mtu,
-    input  wire [479:0] cfg_info,
+    input  wire [511:0] cfg_info,
 
     input  wire         poll,
     output wire         poll_done,

@@ -89,7 +89,7 @@ module clio_fastpath_top #(
     input  wire [31:0]             cfg_class_shift,
     input  wire [31:0]             cfg_max_pid,
     input  wire [15:0]             cfg_mtu,
-    input  wire [479:0]            cfg_info,
+    input  wire [INFO_RESP_LEN*8-1:0] cfg_info,     // InfoResp as the firmware writes it (epoch 0)
 
     // Drain the TX ring once (pulse); `poll_done` pulses when finished.
     input  wire                    poll,
@@ -146,9 +146,6 @@ localparam OW = $clog2(BYTES);
 localparam SW = $clog2(SLOTS);
 localparam PBW = $clog2(PKT_BEATS + 1);
 localparam SIW = $clog2(SESSIONS);
-/* verilator lint_off WIDTH */
-localparam [15:0] SESS16 = SESSIONS;        // checked to fit below
-/* verilator lint_on WIDTH */
 
 initial begin
     if (DATA_WIDTH != 512) begin
@@ -1117,11 +1114,11 @@ always @* begin
     rb_wr_len = 0;
     case (state_reg)
         S_INFO: begin
-            // cfg_info holds the static fields (bytes 0..55); the epoch and
-            // the session-table size are this block's own.
+            // cfg_info is the InfoResp the firmware wrote (register map
+            // FPREG_INFO); the epoch is this block's own.
             rb_wr_en = 1'b1;
-            rb_wr_data = {{(DATA_WIDTH-512){1'b0}}, 16'd0, SESS16[7:0], SESS16[15:8], bswap32(epoch_reg),
-                cfg_info[447:0]};
+            rb_wr_data = {{(DATA_WIDTH-INFO_RESP_LEN*8){1'b0}}, cfg_info[INFO_RESP_LEN*8-1:480],
+                bswap32(epoch_reg), cfg_info[447:0]};
             rb_wr_len = INFO_RESP_LEN;
         end
         S_SR_SEND: begin

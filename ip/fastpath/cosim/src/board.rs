@@ -97,9 +97,9 @@ pub fn verilator_params(layout: &Layout) -> Vec<String> {
     ]
 }
 
-/// The INFO payload `fp` answers with. The RTL is given its static part
-/// (bytes 0..56) as `cfg_info`, so the model and the RTL report the same
-/// identity; the epoch and the session-table size are the RTL's own.
+/// The INFO payload `fp` answers with. The RTL is given it as `cfg_info`
+/// (as the firmware writes it: epoch 0), so the model and the RTL report the
+/// same identity; the epoch is the RTL's own.
 pub fn info_payload<D: Dram>(fp: &mut FastPath<D>) -> Result<[u8; InfoResp::LEN], String> {
     let pkt = Header::request(Opcode::Info, 1, 1, 0, 0)
         .encode(&[0; InfoResp::LEN])

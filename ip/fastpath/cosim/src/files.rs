@@ -55,9 +55,9 @@ pub fn config_lines(lay: &Layout, info: &[u8; InfoResp::LEN], seed: u64) -> Stri
     }
     let _ = writeln!(s, "mtu {:x}", lay.mtu);
     let _ = writeln!(s, "dram_base {:x}", lay.dram_base);
-    // `cfg_info` is 480 bits: the fields before the epoch (the RTL adds
-    // the epoch and the session-table size itself).
-    let _ = writeln!(s, "info {}", hex(&info[..60]));
+    // `cfg_info` (register map FPREG_INFO): the whole InfoResp; the RTL
+    // fills in its own epoch.
+    let _ = writeln!(s, "info {}", hex(info));
     s
 }
 
