@@ -5,23 +5,25 @@
 
 // Remembers the response record of each executed non-idempotent request
 // under its key {opcode, offset, first id, session} (session in the low 16
-// bits, the first-attempt id above it). Records are never evicted: an insert
-// takes the lowest free entry, and entries are freed only by
+// bits, the first-attempt id above it). Records are never evicted: entries
+// are freed only by
 //  ack      every entry of session `s_ack_session` whose id is serially
 //           before `s_ack_id` (RFC 1982 over u32), all in one cycle;
 //  close    every entry of session `s_close_session`;
 //  clear    every entry (a new boot epoch);
-//  complete with `s_complete_keep` = 0: the entry of `s_complete_key`.
-// An entry may be a reservation (`pending`, taken when a request goes to the
-// slow path): counted like a record, never a lookup hit; `complete` with
-// keep = 1 turns it into the record. Lookup answers one cycle later with
-// hit (complete records only), the record, whether the buffer is full and
-// how many entries the key's session holds. Same-cycle operations: the
-// lookup sees the state before the edge; frees win over a complete that
-// keeps; an insert takes an entry that was free before the edge (never one
-// a same-cycle free releases). An insert whose key is present overwrites it
-// in place; an insert into a full buffer is dropped (the engine checks room
-// first).
+//  update   mode REMOVE: the entry of `s_update_key` (a failed reply).
+// One update port (the engine never needs two in a cycle), by `s_update_mode`:
+//  INSERT   the record: overwrites the key's entry if present, else takes the
+//           lowest free entry (dropped if none: the engine checks room first);
+//  RESERVE  the same, as a reservation (a request handed to the slow path):
+//           counted like a record, never a lookup hit;
+//  COMPLETE the key's entry, if present, becomes the record;
+//  REMOVE   the key's entry, if present, is freed.
+// Lookup answers one cycle later with hit (records only), the record,
+// whether the buffer is full and how many entries the key's session holds.
+// Same-cycle operations: the lookup sees the state before the edge; frees
+// win over an update of the same entry; an insert takes an entry that was
+// free before the edge. The record store has a single write port.
 module clio_dedup #(
     parameter ENTRIES = 64,
     parameter KEY_WIDTH = 88,
@@ -39,15 +41,10 @@ module clio_dedup #(
     output wire [CW-1:0]        m_lookup_count,
     output wire                 m_lookup_valid,
 
-    input  wire [KEY_WIDTH-1:0] s_insert_key,
-    input  wire [REC_WIDTH-1:0] s_insert_rec,
-    input  wire                 s_insert_pending,
-    input  wire                 s_insert_valid,
-
-    input  wire [KEY_WIDTH-1:0] s_complete_key,
-    input  wire [REC_WIDTH-1:0] s_complete_rec,
-    input  wire                 s_complete_keep,
-    input  wire                 s_complete_valid,
+    input  wire [KEY_WIDTH-1:0] s_update_key,
+    input  wire [REC_WIDTH-1:0] s_update_rec,
+    input  wire [1:0]           s_update_mode,    // 0 INSERT, 1 RESERVE, 2 COMPLETE, 3 REMOVE
+    input  wire                 s_update_valid,
 
     input  wire [15:0]          s_ack_session,
     input  wire [31:0]          s_ack_id,
@@ -60,6 +57,8 @@ module clio_dedup #(
 );
 
 localparam IW = ENTRIES > 1 ? $clog2(ENTRIES) : 1;
+// Modes (2'd2 = COMPLETE: a write of the key's entry only, with pending cleared).
+localparam [1:0] M_INSERT = 2'd0, M_RESERVE = 2'd1, M_REMOVE = 2'd3;
 
 initial begin
     if (ENTRIES < 1) begin
@@ -89,14 +88,16 @@ reg [IW-1:0] look_index;
 reg [CW-1:0] look_count;
 reg          any_free;
 reg [IW-1:0] free_index;
-reg          ins_hit;
-reg [IW-1:0] ins_index;
-reg          cmp_hit;
-reg [IW-1:0] cmp_index;
+reg          upd_hit;
+reg [IW-1:0] upd_index;
 reg [ENTRIES-1:0] free_now;
 reg [ENTRIES-1:0] ins_new;
+reg          wr_en;
+reg [IW-1:0] wr_index;
 reg [31:0]   d;
 integer i;
+
+wire upd_puts = s_update_mode == M_INSERT || s_update_mode == M_RESERVE;
 
 always @* begin
     look_hit = 1'b0;
@@ -104,13 +105,11 @@ always @* begin
     look_count = 0;
     any_free = 1'b0;
     free_index = 0;
-    ins_hit = 1'b0;
-    ins_index = 0;
-    cmp_hit = 1'b0;
-    cmp_index = 0;
+    upd_hit = 1'b0;
+    upd_index = 0;
     free_now = 0;
     d = 0;
-    // High to low: the lowest free entry wins.
+    // High to low: the lowest matching or free entry wins.
     for (i = ENTRIES - 1; i >= 0; i = i - 1) begin
         if (live_v[i] && !pend_mem[i] && key_mem[i] == s_lookup_key) begin
             look_hit = 1'b1;
@@ -121,22 +120,21 @@ always @* begin
             any_free = 1'b1;
             free_index = i[IW-1:0];
         end
-        if (live_v[i] && key_mem[i] == s_insert_key) begin
-            ins_hit = 1'b1;
-            ins_index = i[IW-1:0];
-        end
-        if (live_v[i] && key_mem[i] == s_complete_key) begin
-            cmp_hit = 1'b1;
-            cmp_index = i[IW-1:0];
+        if (live_v[i] && key_mem[i] == s_update_key) begin
+            upd_hit = 1'b1;
+            upd_index = i[IW-1:0];
         end
         d = s_ack_id - key_mem[i][47:16];
         free_now[i] = s_clear
             || (s_ack_valid && key_mem[i][15:0] == s_ack_session && d != 32'd0 && !d[31])
             || (s_close_valid && key_mem[i][15:0] == s_close_session);
     end
-    if (s_complete_valid && !s_complete_keep && cmp_hit) free_now[cmp_index] = 1'b1;
+    if (s_update_valid && s_update_mode == M_REMOVE && upd_hit) free_now[upd_index] = 1'b1;
     ins_new = 0;
-    if (s_insert_valid && !ins_hit && any_free) ins_new[free_index] = 1'b1;
+    if (s_update_valid && upd_puts && !upd_hit && any_free) ins_new[free_index] = 1'b1;
+    // One write port: the key's entry, or the lowest free one for a new key.
+    wr_en = s_update_valid && (upd_hit ? s_update_mode != M_REMOVE : (upd_puts && any_free));
+    wr_index = upd_hit ? upd_index : free_index;
 end
 
 always @(posedge clk) begin
@@ -147,19 +145,10 @@ always @(posedge clk) begin
         full_reg <= !any_free;
         count_reg <= look_count;
     end
-    if (s_complete_valid && s_complete_keep && cmp_hit) begin
-        rec_mem[cmp_index] <= s_complete_rec;
-        pend_mem[cmp_index] <= 1'b0;
-    end
-    if (s_insert_valid) begin
-        if (ins_hit) begin
-            rec_mem[ins_index] <= s_insert_rec;
-            pend_mem[ins_index] <= s_insert_pending;
-        end else if (any_free) begin
-            pend_mem[free_index] <= s_insert_pending;
-            key_mem[free_index] <= s_insert_key;
-            rec_mem[free_index] <= s_insert_rec;
-        end
+    if (wr_en) begin
+        rec_mem[wr_index] <= s_update_rec;
+        pend_mem[wr_index] <= s_update_mode == M_RESERVE;
+        key_mem[wr_index] <= s_update_key;
     end
     // Frees clear live entries; an insert sets an entry that was free.
     live_v <= (live_v & ~free_now) | ins_new;

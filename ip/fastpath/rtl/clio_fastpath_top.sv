@@ -656,13 +656,11 @@ reg fault_valid = 1'b0;
 reg sync_valid = 1'b0;
 reg dd_look_valid = 1'b0;
 reg [KEY_W-1:0] dd_look_key = 0;
-reg dd_ins_valid = 1'b0;
-reg dd_ins_pending = 1'b0;
-reg [KEY_W-1:0] dd_ins_key = 0;
-reg [REC_W-1:0] dd_ins_rec = 0;
-reg dd_cmp_valid = 1'b0;
-reg dd_cmp_keep = 1'b0;
-reg [KEY_W-1:0] dd_cmp_key = 0;
+// One update port: 0 insert, 1 reserve, 2 complete, 3 remove.
+reg dd_upd_valid = 1'b0;
+reg [1:0] dd_upd_mode = 0;
+reg [KEY_W-1:0] dd_upd_key = 0;
+reg [REC_W-1:0] dd_upd_rec = 0;
 reg dd_ack_valid_e = 1'b0;
 reg [15:0] dd_ack_session_e = 0;
 reg [31:0] dd_ack_id_e = 0;
@@ -798,10 +796,8 @@ clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedu
     .s_lookup_key(dd_look_key), .s_lookup_valid(dd_look_valid),
     .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
-    .s_insert_key(dd_ins_key), .s_insert_rec(dd_ins_rec), .s_insert_pending(dd_ins_pending),
-    .s_insert_valid(dd_ins_valid),
-    .s_complete_key(dd_cmp_key), .s_complete_rec(cur_rec), .s_complete_keep(dd_cmp_keep),
-    .s_complete_valid(dd_cmp_valid),
+    .s_update_key(dd_upd_key), .s_update_rec(dd_upd_rec), .s_update_mode(dd_upd_mode),
+    .s_update_valid(dd_upd_valid),
     .s_ack_session(lane_ack ? p_session : dd_ack_session_e), .s_ack_id(lane_ack ? p_ack : dd_ack_id_e),
     .s_ack_valid(lane_ack || dd_ack_valid_e),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
@@ -1200,8 +1196,7 @@ always @(posedge clk) begin
     fault_valid <= 1'b0;
     sync_valid <= 1'b0;
     dd_look_valid <= 1'b0;
-    dd_ins_valid <= 1'b0;
-    dd_cmp_valid <= 1'b0;
+    dd_upd_valid <= 1'b0;
     dd_ack_valid_e <= 1'b0;
     dd_close_valid <= 1'b0;
     dd_clear <= 1'b0;
@@ -1539,10 +1534,10 @@ always @(posedge clk) begin
                 fw_set_index <= fw_free_index;
                 // ALLOC / FREE take their record now (a reservation), so it
                 // fits when the reply comes.
-                dd_ins_key <= own_key;
-                dd_ins_rec <= 0;
-                dd_ins_pending <= 1'b1;
-                dd_ins_valid <= is_nonidem;
+                dd_upd_key <= own_key;
+                dd_upd_rec <= 0;
+                dd_upd_mode <= 2'd1;                     // reserve
+                dd_upd_valid <= is_nonidem;
                 state_reg <= S_FINISH;
             end
         end
@@ -1898,10 +1893,10 @@ always @(posedge clk) begin
 
         // ----- dedup record of an executed non-idempotent request -----
         S_REC1: begin
-            dd_ins_key <= own_key;
-            dd_ins_rec <= cur_rec;
-            dd_ins_pending <= 1'b0;
-            dd_ins_valid <= 1'b1;
+            dd_upd_key <= own_key;
+            dd_upd_rec <= cur_rec;
+            dd_upd_mode <= 2'd0;                         // insert
+            dd_upd_valid <= 1'b1;
             send_ret <= S_FINISH;
             state_reg <= S_SEND;
         end
@@ -2090,9 +2085,10 @@ always @(posedge clk) begin
             // The reservation taken at intake becomes the record, or is freed
             // if the request failed (its retry must execute). An orphan
             // (session 0) has none.
-            dd_cmp_key <= {rs_op, 32'd0, rs_first, rs_dd_session};
-            dd_cmp_keep <= r_status == STATUS_OK;
-            dd_cmp_valid <= 1'b1;
+            dd_upd_key <= {rs_op, 32'd0, rs_first, rs_dd_session};
+            dd_upd_rec <= cur_rec;
+            dd_upd_mode <= r_status == STATUS_OK ? 2'd2 : 2'd3;   // complete / remove
+            dd_upd_valid <= 1'b1;
             state_reg <= S_RP_SEND;
         end
         S_RP_SEND: begin

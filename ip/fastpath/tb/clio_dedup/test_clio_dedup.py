@@ -1,7 +1,7 @@
 """clio_dedup against a model of the reference dedup buffer (ip/fastpath/src/dedup.rs): records
-never evicted, the lowest free entry taken, reservations that answer no lookup, frees by ack (serial
-order, wrapping ids), by session close and by clear, full and per-session counts, and every
-same-cycle combination of operations."""
+never evicted, the lowest free entry taken, reservations that answer no lookup, completion and
+removal of a key, frees by ack (serial order, wrapping ids), by session close and by clear, full
+and per-session counts, and every same-cycle combination of operations."""
 
 import random
 
@@ -38,7 +38,8 @@ class Model:
         count = sum(1 for live, _, key, _ in self.e if live and key & 0xFFFF == k & 0xFFFF)
         return hit, (self.e[i][3] if hit else None), full, count
 
-    def step(self, ins, cmp, ack, close, clear):
+    def step(self, upd, ack, close, clear):
+        """upd = (mode, key, rec): 0 insert, 1 reserve, 2 complete, 3 remove."""
         pre = [list(x) for x in self.e]
         free = set()
         for i, (live, _, key, _) in enumerate(pre):
@@ -48,22 +49,19 @@ class Model:
                 free.add(i)
             if close is not None and key & 0xFFFF == close:
                 free.add(i)
-        ci = None
-        if cmp:
-            ci = next((i for i, x in enumerate(pre) if x[0] and x[2] == cmp[0]), None)
-            if ci is not None and not cmp[2]:
-                free.add(ci)
-            if ci is not None and cmp[2]:
-                self.e[ci][3], self.e[ci][1] = cmp[1], False
         new = None
-        if ins:
-            ii = next((i for i, x in enumerate(pre) if x[0] and x[2] == ins[0]), None)
-            if ii is not None:
-                self.e[ii][3], self.e[ii][1] = ins[1], ins[2]
-            else:
+        if upd:
+            mode, k, r = upd
+            ui = next((i for i, x in enumerate(pre) if x[0] and x[2] == k), None)
+            if ui is not None:
+                if mode == 3:
+                    free.add(ui)
+                else:
+                    self.e[ui][3], self.e[ui][1] = r, mode == 1
+            elif mode in (0, 1):
                 new = next((i for i, x in enumerate(pre) if not x[0]), None)
                 if new is not None:
-                    self.e[new] = [False, ins[2], ins[0], ins[1]]
+                    self.e[new] = [False, mode == 1, k, r]
         for i in range(len(self.e)):
             self.e[i][0] = (pre[i][0] and i not in free) or i == new
 
@@ -73,7 +71,7 @@ async def random_against_model(dut):
     """Random operations, several per cycle, agree with the model cycle by cycle."""
     n = int(dut.ENTRIES.value)
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for s in ("s_lookup_valid", "s_insert_valid", "s_complete_valid", "s_ack_valid", "s_close_valid", "s_clear"):
+    for s in ("s_lookup_valid", "s_update_valid", "s_ack_valid", "s_close_valid", "s_clear"):
         getattr(dut, s).value = 0
     await reset(dut)
     m = Model(n)
@@ -83,20 +81,18 @@ async def random_against_model(dut):
     seen = {"hit": 0, "full": 0, "acked": 0}
     for _ in range(6000):
         look = key() if rng.random() < 0.8 else None
-        ins = (key(), rng.getrandbits(32), rng.random() < 0.2) if rng.random() < 0.45 else None
-        cmp = (key(), rng.getrandbits(32), rng.random() < 0.5) if rng.random() < 0.15 else None
+        upd = None
+        if rng.random() < 0.6:
+            upd = (rng.choice([0, 0, 0, 0, 1, 2, 3]), key(), rng.getrandbits(32))
         ack = (rng.randrange(1, 4), rng.choice(IDS + [5, 9, 12])) if rng.random() < 0.12 else None
         close = rng.randrange(0, 4) if rng.random() < 0.03 else None
         clear = rng.random() < 0.005
         dut.s_lookup_valid.value = int(look is not None)
         if look is not None:
             dut.s_lookup_key.value = look
-        dut.s_insert_valid.value = int(ins is not None)
-        if ins:
-            dut.s_insert_key.value, dut.s_insert_rec.value, dut.s_insert_pending.value = ins[0], ins[1], int(ins[2])
-        dut.s_complete_valid.value = int(cmp is not None)
-        if cmp:
-            dut.s_complete_key.value, dut.s_complete_rec.value, dut.s_complete_keep.value = cmp[0], cmp[1], int(cmp[2])
+        dut.s_update_valid.value = int(upd is not None)
+        if upd:
+            dut.s_update_mode.value, dut.s_update_key.value, dut.s_update_rec.value = upd
         dut.s_ack_valid.value = int(ack is not None)
         if ack:
             dut.s_ack_session.value, dut.s_ack_id.value = ack
@@ -117,6 +113,6 @@ async def random_against_model(dut):
             seen["full"] += full
         pending = m.lookup(look) if look is not None else None
         before = sum(x[0] for x in m.e)
-        m.step(ins, cmp, ack, close, clear)
+        m.step(upd, ack, close, clear)
         seen["acked"] += ack is not None and sum(x[0] for x in m.e) < before
     assert seen["hit"] > 300 and seen["full"] > 100 and seen["acked"] > 20, seen
