@@ -111,7 +111,10 @@ fn check_board(file: &Path, m: &Map<String, Value>, board: Board) -> Result<(), 
         return Err(FlashError::ManifestKey {
             file: file.to_path_buf(),
             key: "board",
-            reason: format!("built for `{found}`, not for the `{}` being flashed", board.name()),
+            reason: format!(
+                "built for `{found}`, not for the `{}` being flashed",
+                board.name()
+            ),
         });
     }
     Ok(())
