@@ -168,6 +168,26 @@ pub enum Field {
 }
 
 impl Field {
+    /// Every field, in declaration order.
+    pub const ALL: [Field; 16] = [
+        Field::Envelope,
+        Field::Message,
+        Field::HelloNode,
+        Field::HelloAddr,
+        Field::HelloCapacity,
+        Field::HeartbeatNode,
+        Field::HeartbeatEpoch,
+        Field::HeartbeatPressure,
+        Field::AssignRegion,
+        Field::AssignOwner,
+        Field::AssignEpoch,
+        Field::ReleaseRegion,
+        Field::ReleaseOwner,
+        Field::ReleaseEpoch,
+        Field::LookupRegion,
+        Field::AllocateBytes,
+    ];
+
     /// The dotted field name, as in decoding errors.
     pub const fn name(self) -> &'static str {
         match self {
@@ -431,6 +451,18 @@ impl Envelope {
     pub fn encode<'b>(&self, buf: &'b mut [u8]) -> Result<&'b mut [u8], Error> {
         postcard::to_slice(self, buf)
             .map_err(|e| Error::new("envelope", ErrorKind::from_postcard(e)))
+    }
+
+    /// The request id of a datagram whose magic, version and id decode, even if the
+    /// message after them does not (so a refusal can carry the right id).
+    pub fn peek_request_id(bytes: &[u8]) -> Option<u32> {
+        let mut r = Reader { rest: bytes };
+        let magic: [u8; 4] = r.take("envelope.magic").ok()?;
+        let version: u16 = r.take("envelope.version").ok()?;
+        if magic != MAGIC || version != VERSION {
+            return None;
+        }
+        r.take("envelope.request_id").ok()
     }
 
     /// Decodes and validates one datagram. Trailing bytes are an error.
