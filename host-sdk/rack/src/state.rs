@@ -279,18 +279,16 @@ impl Controller {
         epoch: u32,
         f_node: Field,
         f_epoch: Field,
-    ) -> Result<&NodeState, Decision> {
-        let st = self
-            .node(node)
-            .ok_or(Decision::refuse(ErrorCode::UnknownNode, f_node))?;
+    ) -> Result<&NodeState, (ErrorCode, Field)> {
+        let st = self.node(node).ok_or((ErrorCode::UnknownNode, f_node))?;
         if st.epoch == 0 {
-            return Err(Decision::refuse(ErrorCode::NodeDead, f_node));
+            return Err((ErrorCode::NodeDead, f_node));
         }
         if epoch != st.epoch {
-            return Err(Decision::refuse(ErrorCode::StaleEpoch, f_epoch));
+            return Err((ErrorCode::StaleEpoch, f_epoch));
         }
         if st.dead {
-            return Err(Decision::refuse(ErrorCode::NodeDead, f_epoch));
+            return Err((ErrorCode::NodeDead, f_epoch));
         }
         Ok(st)
     }
@@ -349,10 +347,10 @@ impl Controller {
                 epoch,
                 pressure,
             } => {
-                if let Err(d) =
+                if let Err((code, field)) =
                     self.fenced(node, epoch, Field::HeartbeatNode, Field::HeartbeatEpoch)
                 {
-                    return d;
+                    return Decision::refuse(code, field);
                 }
                 let st = self.state_mut(node);
                 st.last_heard_ms = Some(now_ms);
@@ -369,7 +367,7 @@ impl Controller {
                 }
                 let st = match self.fenced(owner, epoch, Field::AssignOwner, Field::AssignEpoch) {
                     Ok(st) => st,
-                    Err(d) => return d,
+                    Err((code, field)) => return Decision::refuse(code, field),
                 };
                 if st.regions >= self.slots(owner) {
                     return Decision::refuse(ErrorCode::NoCapacity, Field::AssignOwner);
