@@ -25,7 +25,8 @@ pub const POLL: Duration = Duration::from_millis(20);
 pub struct Stats {
     /// Requests answered (refusals included).
     pub answered: u64,
-    /// Datagrams dropped (no control magic, or a reply where a request belongs).
+    /// Datagrams dropped (no control magic, a reply where a request belongs) and
+    /// answers that could not be sent.
     pub dropped: u64,
     /// Nodes declared dead.
     pub declared_dead: u64,
@@ -42,6 +43,7 @@ pub struct Service {
 
 impl Service {
     /// Binds `addr` (e.g. the rack file's `controller.listen`, or port 0 for tests).
+    /// The service's clock starts at 0 here: open the `Rack` with `now_ms = 0`.
     pub fn bind(addr: impl ToSocketAddrs, rack: Rack) -> io::Result<Service> {
         let socket = UdpSocket::bind(addr)?;
         socket.set_read_timeout(Some(POLL))?;
@@ -70,6 +72,8 @@ impl Service {
     }
 
     /// Answers one datagram, if one arrives within [`POLL`]; then checks liveness.
+    /// Errors only if the socket fails or declaring a node dead cannot be logged
+    /// (fail-stop: the controller must not run on without its log).
     pub fn turn(&mut self) -> io::Result<()> {
         let mut buf = [0u8; MAX_ENVELOPE_LEN + 1];
         match self.socket.recv_from(&mut buf) {
@@ -118,8 +122,12 @@ impl Service {
         let bytes = Envelope::new(id, reply)
             .encode(&mut out)
             .map_err(io::Error::other)?;
-        self.socket.send_to(bytes, from)?;
-        self.stats.answered += 1;
+        // The change (if any) is committed already; a lost answer is the client's
+        // to retry, so a failed send does not stop the service.
+        match self.socket.send_to(bytes, from) {
+            Ok(_) => self.stats.answered += 1,
+            Err(_) => self.stats.dropped += 1,
+        }
         Ok(())
     }
 
