@@ -60,20 +60,18 @@ impl Rack {
     ) -> Result<(Rack, Recovery), RackError> {
         let (log, records, recovery) = Log::open(log_path)?;
         let mut ctl = Controller::new(config);
-        let mut offset = log::HEADER_LEN as u64;
-        for (index, events) in records.iter().enumerate() {
+        for (index, (offset, events)) in records.iter().enumerate() {
             // A record is one change: apply all of it or refuse to start.
             let mut next = ctl.clone();
             for e in events {
                 next.apply(e).map_err(|error| RackError::Replay {
                     file: log.path().display().to_string(),
                     index,
-                    offset,
+                    offset: *offset,
                     error,
                 })?;
             }
             ctl = next;
-            offset += log::encode_record(events).len() as u64;
         }
         ctl.start_clock(now_ms);
         Ok((Rack { ctl, log }, recovery))

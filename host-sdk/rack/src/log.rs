@@ -51,11 +51,14 @@ pub enum StopReason {
     Undecodable(String),
 }
 
+/// One good record: its file offset and the events of its change.
+pub type Record = (u64, Vec<Event>);
+
 /// What [`scan`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scan {
     /// Good records in order: (file offset, events).
-    pub records: Vec<(u64, Vec<Event>)>,
+    pub records: Vec<Record>,
     /// Bytes of header plus good records: where the next record goes.
     pub valid_len: u64,
     /// Why the scan stopped before the end, if it did.
@@ -175,8 +178,9 @@ pub struct Log {
 }
 
 impl Log {
-    /// Opens (or creates) the log at `path`, recovers it, and returns the good records.
-    pub fn open(path: impl AsRef<Path>) -> Result<(Log, Vec<Vec<Event>>, Recovery), LogError> {
+    /// Opens (or creates) the log at `path`, recovers it, and returns the good records
+    /// with their file offsets.
+    pub fn open(path: impl AsRef<Path>) -> Result<(Log, Vec<Record>, Recovery), LogError> {
         let path = path.as_ref().to_path_buf();
         let name = path.display().to_string();
         let io = |io| LogError::Io {
@@ -227,7 +231,6 @@ impl Log {
             truncated,
             created,
         };
-        let records = s.records.into_iter().map(|(_, e)| e).collect();
         Ok((
             Log {
                 file,
@@ -235,7 +238,7 @@ impl Log {
                 end: s.valid_len,
                 poisoned: false,
             },
-            records,
+            s.records,
             recovery,
         ))
     }

@@ -121,3 +121,12 @@ fn missing_and_malformed_values() {
     .unwrap_err();
     assert_eq!((e.key(), e.node()), (Some("node[1].capacity"), Some("mn1")));
 }
+
+#[test]
+fn the_example_rack_file_loads() {
+    let c = load(concat!(env!("CARGO_MANIFEST_DIR"), "/rack.example.toml")).unwrap();
+    let names: Vec<&str> = c.nodes.iter().map(|n| n.name.as_str()).collect();
+    assert_eq!(names, ["zcu106-a", "zcu106-b", "u200-a"]);
+    assert_eq!(c.nodes[2].region_slots(), 64);
+    assert_eq!(c.dead_after_ms, 3000);
+}
