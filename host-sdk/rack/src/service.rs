@@ -65,6 +65,11 @@ impl Service {
         &self.rack
     }
 
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
     /// Milliseconds since the service started (the clock the state machine sees; the
     /// rack was opened at 0).
     fn now_ms(&self) -> u64 {

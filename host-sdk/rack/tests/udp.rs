@@ -105,6 +105,7 @@ fn the_service_answers_over_loopback_and_stops_when_asked() {
 
     let service = running.stop().unwrap();
     assert_eq!(service.rack().controller().owner(1), Some(2));
+    assert_eq!(service.stats().dropped, 1);
     // Stopped means stopped: nobody answers any more.
     c.timeout = Duration::from_millis(50);
     c.attempts = 2;
@@ -113,4 +114,74 @@ fn the_service_answers_over_loopback_and_stops_when_asked() {
         e.to_string().contains("no answer from the rack controller"),
         "{e}"
     );
+}
+
+#[test]
+fn a_restarted_service_answers_from_its_log_and_fences_silent_nodes() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("rack.log");
+    let cfg = rack();
+    let (r, _) = Rack::open(cfg.clone(), &log, 0).unwrap();
+    let running = Service::bind("127.0.0.1:0", r).unwrap().spawn().unwrap();
+    let mut c = Client::connect(running.addr()).unwrap();
+    assert_eq!(
+        c.call(hello(&cfg, 1, 5)).unwrap(),
+        Message::Welcome { node: 1, epoch: 1 }
+    );
+    assert_eq!(
+        c.call(Message::AssignRegion {
+            region: 42,
+            owner: 1,
+            epoch: 1
+        })
+        .unwrap(),
+        Message::Owner(Placement {
+            region: 42,
+            node: 1,
+            epoch: 1
+        })
+    );
+    drop(running.stop().unwrap());
+
+    // A new controller process over the same log.
+    let (r, rec) = Rack::open(cfg.clone(), &log, 0).unwrap();
+    assert_eq!((rec.records, rec.truncated), (2, None));
+    let running = Service::bind("127.0.0.1:0", r).unwrap().spawn().unwrap();
+    let mut c = Client::connect(running.addr()).unwrap();
+    assert_eq!(
+        c.call(Message::Lookup { region: 42 }).unwrap(),
+        Message::Owner(Placement {
+            region: 42,
+            node: 1,
+            epoch: 1
+        })
+    );
+    // mn0 never beats again: after dead_after_ms (1000) it is declared dead and fenced.
+    std::thread::sleep(Duration::from_millis(1300));
+    let hb = Message::Heartbeat {
+        node: 1,
+        epoch: 1,
+        pressure: clio_control::Pressure {
+            used_bytes: 0,
+            free_bytes: 0,
+        },
+    };
+    assert_eq!(
+        c.call(hb).unwrap(),
+        Message::Refused {
+            code: ErrorCode::StaleEpoch,
+            field: Field::HeartbeatEpoch
+        }
+    );
+    assert_eq!(
+        c.call(Message::Lookup { region: 42 }).unwrap(),
+        Message::Owner(Placement {
+            region: 42,
+            node: 1,
+            epoch: 2
+        })
+    );
+    let service = running.stop().unwrap();
+    assert!(service.rack().controller().node(1).unwrap().dead);
+    assert_eq!(service.stats().declared_dead, 1);
 }
