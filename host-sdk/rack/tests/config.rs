@@ -130,3 +130,16 @@ fn the_example_rack_file_loads() {
     assert_eq!(c.nodes[2].region_slots(), 64);
     assert_eq!(c.dead_after_ms, 3000);
 }
+
+#[test]
+fn the_protocol_regions_are_the_boards_vregions() {
+    // clio-control fixes 1 GiB vRegions of a 50-bit space; every shipped board must agree.
+    for (name, board) in clio_config::boards::ALL {
+        assert_eq!(
+            board.va.vregion_bytes,
+            clio_control::VREGION_BYTES,
+            "{name}: va.vregion_bytes"
+        );
+        assert_eq!(board.va.bits, clio_control::VA_BITS, "{name}: va.bits");
+    }
+}
