@@ -1,0 +1,758 @@
+//! Rack control-plane messages: one definition, shared by the global controller
+//! (`clio-rack`), the host SDK and, later, the memory board's slow path.
+//!
+//! A datagram is one [`Envelope`] (magic, version, request id, [`Message`]) encoded
+//! with [`postcard`] into a caller's buffer ([`Envelope::encode`]). Decoding
+//! ([`Envelope::decode`]) walks the same encoding field by field, so a malformed
+//! datagram yields an [`Error`] naming the field at fault (`"hello.capacity"`),
+//! never a panic; values are then range-checked ([`Message::validate`]).
+//!
+//! `no_std` and allocation-free: lists are `heapless::Vec`s of fixed capacity.
+#![cfg_attr(not(feature = "std"), no_std)]
+#![forbid(unsafe_code)]
+
+use core::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// First four bytes of every control datagram: `"CLRK"`.
+pub const MAGIC: [u8; 4] = *b"CLRK";
+/// Control-protocol version this crate speaks.
+pub const VERSION: u16 = 1;
+/// vRegion size as a power of two: 1 GiB, the unit of distribution (LegoOS, Clio §3.4.7).
+pub const VREGION_SHIFT: u32 = 30;
+/// vRegion size in bytes.
+pub const VREGION_BYTES: u64 = 1 << VREGION_SHIFT;
+/// Virtual-address bits of the rack's address space (the boards' `va.bits`).
+pub const VA_BITS: u32 = 50;
+/// Number of vRegions in the address space; region indices are `0..REGION_COUNT`.
+pub const REGION_COUNT: u32 = 1 << (VA_BITS - VREGION_SHIFT);
+/// Most regions one [`Message::Allocate`] may ask for (its answer must fit one datagram).
+pub const MAX_PLACEMENTS: usize = 16;
+/// Largest encoded envelope; a buffer of this size always suffices for [`Envelope::encode`].
+pub const MAX_ENVELOPE_LEN: usize = 256;
+
+/// A memory node's id: its 1-based position in the rack file; 0 is never a node.
+pub type NodeId = u16;
+
+/// A memory node's network address (IPv4 or IPv6 with a UDP port).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum NodeAddr {
+    /// IPv4 address and port.
+    V4 {
+        /// Address octets.
+        ip: [u8; 4],
+        /// UDP port.
+        port: u16,
+    },
+    /// IPv6 address and port.
+    V6 {
+        /// Address octets.
+        ip: [u8; 16],
+        /// UDP port.
+        port: u16,
+    },
+}
+
+#[cfg(feature = "std")]
+impl From<std::net::SocketAddr> for NodeAddr {
+    fn from(a: std::net::SocketAddr) -> Self {
+        match a {
+            std::net::SocketAddr::V4(a) => NodeAddr::V4 {
+                ip: a.ip().octets(),
+                port: a.port(),
+            },
+            std::net::SocketAddr::V6(a) => NodeAddr::V6 {
+                ip: a.ip().octets(),
+                port: a.port(),
+            },
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl From<NodeAddr> for std::net::SocketAddr {
+    fn from(a: NodeAddr) -> Self {
+        match a {
+            NodeAddr::V4 { ip, port } => (std::net::Ipv4Addr::from(ip), port).into(),
+            NodeAddr::V6 { ip, port } => (std::net::Ipv6Addr::from(ip), port).into(),
+        }
+    }
+}
+
+/// Memory pressure a node reports with each heartbeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pressure {
+    /// Physical bytes the node has mapped for its regions.
+    pub used_bytes: u64,
+    /// Physical bytes still free on the node.
+    pub free_bytes: u64,
+}
+
+/// Where one vRegion lives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Placement {
+    /// vRegion index (`va >> VREGION_SHIFT`).
+    pub region: u32,
+    /// Owner node.
+    pub node: NodeId,
+    /// The owner's current epoch (its registration generation at the controller).
+    pub epoch: u32,
+}
+
+/// Why the controller refused a request (always sent with the [`Field`] at fault).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ErrorCode {
+    /// The datagram could not be decoded or a value is out of range.
+    Malformed,
+    /// The node id is not in the rack file.
+    UnknownNode,
+    /// The epoch is not the node's current one: an earlier incarnation (fenced) or
+    /// one never issued.
+    StaleEpoch,
+    /// The node is declared dead (missed heartbeats); it must say hello again.
+    NodeDead,
+    /// The address differs from the rack file's for this node.
+    AddressMismatch,
+    /// The node reports less memory than the rack file gives it.
+    CapacityMismatch,
+    /// The region already has an owner.
+    AlreadyAssigned,
+    /// The region has no owner.
+    NotAssigned,
+    /// The region is owned by another node.
+    NotOwner,
+    /// No live node (or not enough of them) has room for the regions asked for.
+    NoCapacity,
+    /// The controller could not make the change durable; nothing changed.
+    Storage,
+    /// A reply was sent where a request was expected.
+    NotARequest,
+}
+
+/// The field an [`ErrorCode`] is about (its dotted name via [`Field::name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Field {
+    /// The envelope as a whole (e.g. trailing bytes).
+    Envelope,
+    /// The message kind.
+    Message,
+    /// `hello.node`
+    HelloNode,
+    /// `hello.addr`
+    HelloAddr,
+    /// `hello.capacity`
+    HelloCapacity,
+    /// `heartbeat.node`
+    HeartbeatNode,
+    /// `heartbeat.epoch`
+    HeartbeatEpoch,
+    /// `heartbeat.pressure`
+    HeartbeatPressure,
+    /// `assign.region`
+    AssignRegion,
+    /// `assign.owner`
+    AssignOwner,
+    /// `assign.epoch`
+    AssignEpoch,
+    /// `release.region`
+    ReleaseRegion,
+    /// `release.owner`
+    ReleaseOwner,
+    /// `release.epoch`
+    ReleaseEpoch,
+    /// `lookup.region`
+    LookupRegion,
+    /// `allocate.bytes`
+    AllocateBytes,
+}
+
+impl Field {
+    /// Every field, in declaration order.
+    pub const ALL: [Field; 16] = [
+        Field::Envelope,
+        Field::Message,
+        Field::HelloNode,
+        Field::HelloAddr,
+        Field::HelloCapacity,
+        Field::HeartbeatNode,
+        Field::HeartbeatEpoch,
+        Field::HeartbeatPressure,
+        Field::AssignRegion,
+        Field::AssignOwner,
+        Field::AssignEpoch,
+        Field::ReleaseRegion,
+        Field::ReleaseOwner,
+        Field::ReleaseEpoch,
+        Field::LookupRegion,
+        Field::AllocateBytes,
+    ];
+
+    /// The dotted field name, as in decoding errors.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Field::Envelope => "envelope",
+            Field::Message => "message",
+            Field::HelloNode => "hello.node",
+            Field::HelloAddr => "hello.addr",
+            Field::HelloCapacity => "hello.capacity",
+            Field::HeartbeatNode => "heartbeat.node",
+            Field::HeartbeatEpoch => "heartbeat.epoch",
+            Field::HeartbeatPressure => "heartbeat.pressure",
+            Field::AssignRegion => "assign.region",
+            Field::AssignOwner => "assign.owner",
+            Field::AssignEpoch => "assign.epoch",
+            Field::ReleaseRegion => "release.region",
+            Field::ReleaseOwner => "release.owner",
+            Field::ReleaseEpoch => "release.epoch",
+            Field::LookupRegion => "lookup.region",
+            Field::AllocateBytes => "allocate.bytes",
+        }
+    }
+}
+
+/// Every control-plane message. Requests go to the controller, replies come back
+/// with the request's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Message {
+    /// Node -> controller: register (or re-register after a restart or a partition).
+    Hello {
+        /// The node's id in the rack file.
+        node: NodeId,
+        /// The address it serves on (must match the rack file).
+        addr: NodeAddr,
+        /// Physical bytes it offers (at least the rack file's capacity).
+        capacity: u64,
+        /// The board's per-boot epoch (a new boot draws a new one).
+        boot_epoch: u32,
+    },
+    /// Controller -> node: registered; use `epoch` in every later message.
+    Welcome {
+        /// The node.
+        node: NodeId,
+        /// Its new epoch; messages carrying an earlier one are refused.
+        epoch: u32,
+    },
+    /// Node -> controller: alive, with its memory pressure.
+    Heartbeat {
+        /// The node.
+        node: NodeId,
+        /// Its current epoch.
+        epoch: u32,
+        /// Its pressure report.
+        pressure: Pressure,
+    },
+    /// Place `region` on `owner` (an explicit placement; allocation picks nodes itself).
+    AssignRegion {
+        /// vRegion index.
+        region: u32,
+        /// Node to own it.
+        owner: NodeId,
+        /// The owner's current epoch (a stale one is refused).
+        epoch: u32,
+    },
+    /// Give `region` back (its owner or a host freeing it); names owner and epoch as a fence.
+    ReleaseRegion {
+        /// vRegion index.
+        region: u32,
+        /// Its owner.
+        owner: NodeId,
+        /// The owner's current epoch.
+        epoch: u32,
+    },
+    /// Which node holds `region`?
+    Lookup {
+        /// vRegion index.
+        region: u32,
+    },
+    /// Assign enough fresh vRegions for `bytes` (rounded up to whole regions).
+    Allocate {
+        /// Bytes wanted, 1..=`MAX_PLACEMENTS` GiB.
+        bytes: u64,
+    },
+    /// Success of a heartbeat or a release.
+    Ack {
+        /// The epoch the controller holds for the sender's node (0 for a release by a host).
+        epoch: u32,
+    },
+    /// `region` is held by `node` at `epoch` (answers Lookup and AssignRegion).
+    Owner(Placement),
+    /// `region` has no owner.
+    NotAssigned {
+        /// vRegion index.
+        region: u32,
+    },
+    /// The regions an Allocate got, in ascending region order.
+    Allocated {
+        /// Region, owner and epoch of each.
+        placements: heapless::Vec<Placement, MAX_PLACEMENTS>,
+    },
+    /// The request was refused.
+    Refused {
+        /// Why.
+        code: ErrorCode,
+        /// Which field.
+        field: Field,
+    },
+}
+
+impl Message {
+    /// Whether this message is a request to the controller.
+    pub const fn is_request(&self) -> bool {
+        matches!(
+            self,
+            Message::Hello { .. }
+                | Message::Heartbeat { .. }
+                | Message::AssignRegion { .. }
+                | Message::ReleaseRegion { .. }
+                | Message::Lookup { .. }
+                | Message::Allocate { .. }
+        )
+    }
+
+    /// Range checks beyond the encoding: node ids are non-zero, regions are below
+    /// [`REGION_COUNT`], sizes are non-zero and bounded.
+    pub fn validate(&self) -> Result<(), Error> {
+        fn node(field: &'static str, n: NodeId) -> Result<(), Error> {
+            if n == 0 {
+                Err(Error::new(
+                    field,
+                    ErrorKind::OutOfRange {
+                        value: 0,
+                        min: 1,
+                        max: u64::from(NodeId::MAX),
+                    },
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        fn region(field: &'static str, r: u32) -> Result<(), Error> {
+            if r >= REGION_COUNT {
+                Err(Error::new(
+                    field,
+                    ErrorKind::OutOfRange {
+                        value: u64::from(r),
+                        min: 0,
+                        max: u64::from(REGION_COUNT - 1),
+                    },
+                ))
+            } else {
+                Ok(())
+            }
+        }
+        match self {
+            Message::Hello {
+                node: n, capacity, ..
+            } => {
+                node("hello.node", *n)?;
+                if *capacity < VREGION_BYTES {
+                    return Err(Error::new(
+                        "hello.capacity",
+                        ErrorKind::OutOfRange {
+                            value: *capacity,
+                            min: VREGION_BYTES,
+                            max: u64::MAX,
+                        },
+                    ));
+                }
+                Ok(())
+            }
+            Message::Welcome { node: n, .. } => node("welcome.node", *n),
+            Message::Heartbeat {
+                node: n, pressure, ..
+            } => {
+                node("heartbeat.node", *n)?;
+                if pressure
+                    .used_bytes
+                    .checked_add(pressure.free_bytes)
+                    .is_none()
+                {
+                    return Err(Error::new("heartbeat.pressure", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
+            Message::AssignRegion {
+                region: r, owner, ..
+            } => {
+                region("assign.region", *r)?;
+                node("assign.owner", *owner)
+            }
+            Message::ReleaseRegion {
+                region: r, owner, ..
+            } => {
+                region("release.region", *r)?;
+                node("release.owner", *owner)
+            }
+            Message::Lookup { region: r } => region("lookup.region", *r),
+            Message::Allocate { bytes } => {
+                let max = MAX_PLACEMENTS as u64 * VREGION_BYTES;
+                if *bytes == 0 || *bytes > max {
+                    return Err(Error::new(
+                        "allocate.bytes",
+                        ErrorKind::OutOfRange {
+                            value: *bytes,
+                            min: 1,
+                            max,
+                        },
+                    ));
+                }
+                Ok(())
+            }
+            Message::Ack { .. } | Message::Refused { .. } => Ok(()),
+            Message::Owner(p) => {
+                region("owner.region", p.region)?;
+                node("owner.node", p.node)
+            }
+            Message::NotAssigned { region: r } => region("not_assigned.region", *r),
+            Message::Allocated { placements } => {
+                for (i, p) in placements.iter().enumerate() {
+                    region("allocated.placements.region", p.region)?;
+                    node("allocated.placements.node", p.node)?;
+                    if i > 0 && placements[i - 1].region >= p.region {
+                        return Err(Error::new(
+                            "allocated.placements.region",
+                            ErrorKind::Inconsistent,
+                        ));
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// One control datagram.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Always [`MAGIC`].
+    pub magic: [u8; 4],
+    /// Always [`VERSION`] for this crate.
+    pub version: u16,
+    /// Chosen by the requester; the reply carries the same id.
+    pub request_id: u32,
+    /// The message.
+    pub message: Message,
+}
+
+impl Envelope {
+    /// An envelope of this version around `message`.
+    pub const fn new(request_id: u32, message: Message) -> Self {
+        Envelope {
+            magic: MAGIC,
+            version: VERSION,
+            request_id,
+            message,
+        }
+    }
+
+    /// Encodes into `buf` (postcard), returning the used prefix.
+    /// [`MAX_ENVELOPE_LEN`] bytes always suffice.
+    pub fn encode<'b>(&self, buf: &'b mut [u8]) -> Result<&'b mut [u8], Error> {
+        postcard::to_slice(self, buf)
+            .map_err(|e| Error::new("envelope", ErrorKind::from_postcard(e)))
+    }
+
+    /// The request id of a datagram whose magic, version and id decode, even if the
+    /// message after them does not (so a refusal can carry the right id).
+    pub fn peek_request_id(bytes: &[u8]) -> Option<u32> {
+        let mut r = Reader { rest: bytes };
+        let magic: [u8; 4] = r.take("envelope.magic").ok()?;
+        let version: u16 = r.take("envelope.version").ok()?;
+        if magic != MAGIC || version != VERSION {
+            return None;
+        }
+        r.take("envelope.request_id").ok()
+    }
+
+    /// Decodes and validates one datagram. Trailing bytes are an error.
+    pub fn decode(bytes: &[u8]) -> Result<Envelope, Error> {
+        let mut r = Reader { rest: bytes };
+        let magic: [u8; 4] = r.take("envelope.magic")?;
+        if magic != MAGIC {
+            return Err(Error::new(
+                "envelope.magic",
+                ErrorKind::Unknown(u64::from(u32::from_be_bytes(magic))),
+            ));
+        }
+        let version: u16 = r.take("envelope.version")?;
+        if version != VERSION {
+            return Err(Error::new(
+                "envelope.version",
+                ErrorKind::Unknown(u64::from(version)),
+            ));
+        }
+        let request_id: u32 = r.take("envelope.request_id")?;
+        let message = decode_message(&mut r)?;
+        if !r.rest.is_empty() {
+            return Err(Error::new(
+                "envelope",
+                ErrorKind::TrailingBytes(r.rest.len()),
+            ));
+        }
+        message.validate()?;
+        Ok(Envelope {
+            magic,
+            version,
+            request_id,
+            message,
+        })
+    }
+}
+
+/// Postcard's encoding of the message, walked field by field so errors name the field.
+/// The variant order here is the declaration order of [`Message`] (postcard encodes
+/// the variant index as a varint); the round-trip tests hold the two together.
+fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
+    let kind: u32 = r.take("message")?;
+    Ok(match kind {
+        0 => Message::Hello {
+            node: r.take("hello.node")?,
+            addr: r.take("hello.addr")?,
+            capacity: r.take("hello.capacity")?,
+            boot_epoch: r.take("hello.boot_epoch")?,
+        },
+        1 => Message::Welcome {
+            node: r.take("welcome.node")?,
+            epoch: r.take("welcome.epoch")?,
+        },
+        2 => Message::Heartbeat {
+            node: r.take("heartbeat.node")?,
+            epoch: r.take("heartbeat.epoch")?,
+            pressure: r.take("heartbeat.pressure")?,
+        },
+        3 => Message::AssignRegion {
+            region: r.take("assign.region")?,
+            owner: r.take("assign.owner")?,
+            epoch: r.take("assign.epoch")?,
+        },
+        4 => Message::ReleaseRegion {
+            region: r.take("release.region")?,
+            owner: r.take("release.owner")?,
+            epoch: r.take("release.epoch")?,
+        },
+        5 => Message::Lookup {
+            region: r.take("lookup.region")?,
+        },
+        6 => Message::Allocate {
+            bytes: r.take("allocate.bytes")?,
+        },
+        7 => Message::Ack {
+            epoch: r.take("ack.epoch")?,
+        },
+        8 => Message::Owner(r.take("owner")?),
+        9 => Message::NotAssigned {
+            region: r.take("not_assigned.region")?,
+        },
+        10 => Message::Allocated {
+            placements: r.take("allocated.placements")?,
+        },
+        11 => Message::Refused {
+            code: r.take("refused.code")?,
+            field: r.take("refused.field")?,
+        },
+        other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
+    })
+}
+
+struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take<T: Deserialize<'a>>(&mut self, field: &'static str) -> Result<T, Error> {
+        match postcard::take_from_bytes::<T>(self.rest) {
+            Ok((v, rest)) => {
+                self.rest = rest;
+                Ok(v)
+            }
+            Err(e) => Err(Error::new(field, ErrorKind::from_postcard(e))),
+        }
+    }
+}
+
+/// A message that could not be encoded or decoded, naming the field at fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Error {
+    /// Dotted field name, e.g. `"hello.capacity"`.
+    pub field: &'static str,
+    /// What is wrong with it.
+    pub kind: ErrorKind,
+}
+
+impl Error {
+    /// Shorthand constructor.
+    pub const fn new(field: &'static str, kind: ErrorKind) -> Self {
+        Error { field, kind }
+    }
+}
+
+/// What is wrong with a field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The datagram ends inside the field.
+    Truncated,
+    /// A tag or magic value no version defines.
+    Unknown(u64),
+    /// A value outside its allowed range.
+    OutOfRange {
+        /// The value found.
+        value: u64,
+        /// Smallest allowed.
+        min: u64,
+        /// Largest allowed.
+        max: u64,
+    },
+    /// Bytes that are not a valid encoding (bad varint, bool, list too long).
+    Malformed,
+    /// Fields that disagree with each other.
+    Inconsistent,
+    /// Bytes left after the message.
+    TrailingBytes(usize),
+    /// The output buffer is too small (encoding only).
+    BufferFull,
+}
+
+impl ErrorKind {
+    fn from_postcard(e: postcard::Error) -> Self {
+        match e {
+            postcard::Error::DeserializeUnexpectedEnd => ErrorKind::Truncated,
+            postcard::Error::SerializeBufferFull => ErrorKind::BufferFull,
+            _ => ErrorKind::Malformed,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ErrorKind::Truncated => write!(f, "{}: datagram ends inside this field", self.field),
+            ErrorKind::Unknown(v) => write!(f, "{}: unknown value {v:#x}", self.field),
+            ErrorKind::OutOfRange { value, min, max } => {
+                write!(
+                    f,
+                    "{}: value {value} out of range {min}..={max}",
+                    self.field
+                )
+            }
+            ErrorKind::Malformed => write!(f, "{}: malformed encoding", self.field),
+            ErrorKind::Inconsistent => write!(f, "{}: inconsistent with other fields", self.field),
+            ErrorKind::TrailingBytes(n) => write!(f, "{}: {n} bytes after the message", self.field),
+            ErrorKind::BufferFull => write!(f, "{}: output buffer too small", self.field),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn golden_lookup_bytes() {
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let e = Envelope::new(7, Message::Lookup { region: 300 });
+        let b = e.encode(&mut buf).unwrap();
+        // magic, version 1, id 7, kind 5, region 300 as varint (0xac 0x02)
+        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 1, 7, 5, 0xac, 0x02]);
+        assert_eq!(Envelope::decode(b).unwrap(), e);
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let e = Envelope::new(
+            1,
+            Message::Hello {
+                node: 1,
+                addr: NodeAddr::V4 {
+                    ip: [10, 0, 0, 2],
+                    port: 7700,
+                },
+                capacity: 0,
+                boot_epoch: 3,
+            },
+        );
+        let n = e.encode(&mut buf).unwrap().len();
+        assert_eq!(
+            Envelope::decode(&buf[..n]).unwrap_err().field,
+            "hello.capacity"
+        );
+        assert_eq!(
+            Envelope::decode(&buf[..n - 1]).unwrap_err().field,
+            "hello.boot_epoch"
+        );
+        assert_eq!(
+            Envelope::decode(&buf[..3]).unwrap_err().field,
+            "envelope.magic"
+        );
+        buf[4] = 2;
+        assert_eq!(
+            Envelope::decode(&buf[..n]).unwrap_err().field,
+            "envelope.version"
+        );
+        let mut b = [0u8; MAX_ENVELOPE_LEN];
+        let n = Envelope::new(
+            1,
+            Message::Lookup {
+                region: REGION_COUNT,
+            },
+        )
+        .encode(&mut b)
+        .unwrap()
+        .len();
+        let err = Envelope::decode(&b[..n]).unwrap_err();
+        assert_eq!(err.field, "lookup.region");
+        assert!(err
+            .to_string()
+            .starts_with("lookup.region: value 1048576 out of range"));
+        let n = Envelope::new(1, Message::Allocate { bytes: 17 << 30 })
+            .encode(&mut b)
+            .unwrap()
+            .len();
+        assert_eq!(
+            Envelope::decode(&b[..n]).unwrap_err().field,
+            "allocate.bytes"
+        );
+        b[n] = 0;
+        assert_eq!(
+            Envelope::decode(&b[..n + 1]).unwrap_err().kind,
+            ErrorKind::TrailingBytes(1)
+        );
+        assert_eq!(
+            Envelope::decode(&b[..n]).unwrap_err().kind,
+            ErrorKind::OutOfRange {
+                value: 17 << 30,
+                min: 1,
+                max: 16 << 30
+            }
+        );
+    }
+
+    #[test]
+    fn largest_message_fits() {
+        let mut placements = heapless::Vec::new();
+        for i in 0..MAX_PLACEMENTS {
+            placements
+                .push(Placement {
+                    region: REGION_COUNT - 1 - (MAX_PLACEMENTS - i) as u32,
+                    node: u16::MAX,
+                    epoch: u32::MAX,
+                })
+                .unwrap();
+        }
+        let e = Envelope::new(u32::MAX, Message::Allocated { placements });
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let n = e.encode(&mut buf).unwrap().len();
+        assert!(n <= MAX_ENVELOPE_LEN);
+        assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
+    }
+}

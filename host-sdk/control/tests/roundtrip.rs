@@ -1,0 +1,166 @@
+//! Every message round-trips through its encoding, and arbitrary bytes through
+//! the decoder never panic: they decode or fail naming a field.
+
+use clio_control::{
+    Envelope, ErrorCode, Field, Message, NodeAddr, Placement, Pressure, MAX_ENVELOPE_LEN,
+    MAX_PLACEMENTS, REGION_COUNT, VREGION_BYTES,
+};
+use proptest::prelude::*;
+
+fn addr() -> impl Strategy<Value = NodeAddr> {
+    prop_oneof![
+        (any::<[u8; 4]>(), any::<u16>()).prop_map(|(ip, port)| NodeAddr::V4 { ip, port }),
+        (any::<[u8; 16]>(), any::<u16>()).prop_map(|(ip, port)| NodeAddr::V6 { ip, port }),
+    ]
+}
+
+fn code() -> impl Strategy<Value = ErrorCode> {
+    use ErrorCode::*;
+    proptest::sample::select(vec![
+        Malformed,
+        UnknownNode,
+        StaleEpoch,
+        NodeDead,
+        AddressMismatch,
+        CapacityMismatch,
+        AlreadyAssigned,
+        NotAssigned,
+        NotOwner,
+        NoCapacity,
+        Storage,
+        NotARequest,
+    ])
+}
+
+fn field() -> impl Strategy<Value = Field> {
+    use Field::*;
+    proptest::sample::select(vec![
+        Envelope,
+        Message,
+        HelloNode,
+        HelloAddr,
+        HelloCapacity,
+        HeartbeatNode,
+        HeartbeatEpoch,
+        HeartbeatPressure,
+        AssignRegion,
+        AssignOwner,
+        AssignEpoch,
+        ReleaseRegion,
+        ReleaseOwner,
+        ReleaseEpoch,
+        LookupRegion,
+        AllocateBytes,
+    ])
+}
+
+fn placement() -> impl Strategy<Value = Placement> {
+    (0..REGION_COUNT, 1..=u16::MAX, any::<u32>()).prop_map(|(region, node, epoch)| Placement {
+        region,
+        node,
+        epoch,
+    })
+}
+
+fn message() -> impl Strategy<Value = Message> {
+    let node = 1..=u16::MAX;
+    let region = 0..REGION_COUNT;
+    prop_oneof![
+        (node.clone(), addr(), VREGION_BYTES..=u64::MAX, any::<u32>()).prop_map(
+            |(node, addr, capacity, boot_epoch)| Message::Hello {
+                node,
+                addr,
+                capacity,
+                boot_epoch
+            }
+        ),
+        (node.clone(), any::<u32>()).prop_map(|(node, epoch)| Message::Welcome { node, epoch }),
+        (node.clone(), any::<u32>(), 0..u64::MAX / 2, 0..u64::MAX / 2).prop_map(
+            |(node, epoch, used_bytes, free_bytes)| {
+                Message::Heartbeat {
+                    node,
+                    epoch,
+                    pressure: Pressure {
+                        used_bytes,
+                        free_bytes,
+                    },
+                }
+            }
+        ),
+        (region.clone(), node.clone(), any::<u32>()).prop_map(|(region, owner, epoch)| {
+            Message::AssignRegion {
+                region,
+                owner,
+                epoch,
+            }
+        }),
+        (region.clone(), node, any::<u32>()).prop_map(|(region, owner, epoch)| {
+            Message::ReleaseRegion {
+                region,
+                owner,
+                epoch,
+            }
+        }),
+        region.clone().prop_map(|region| Message::Lookup { region }),
+        (1..=MAX_PLACEMENTS as u64 * VREGION_BYTES).prop_map(|bytes| Message::Allocate { bytes }),
+        any::<u32>().prop_map(|epoch| Message::Ack { epoch }),
+        placement().prop_map(Message::Owner),
+        region.prop_map(|region| Message::NotAssigned { region }),
+        proptest::collection::btree_map(0..REGION_COUNT, placement(), 0..=MAX_PLACEMENTS).prop_map(
+            |m| {
+                let placements = m
+                    .into_iter()
+                    .map(|(region, p)| Placement { region, ..p })
+                    .collect();
+                Message::Allocated { placements }
+            }
+        ),
+        (code(), field()).prop_map(|(code, field)| Message::Refused { code, field }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn every_message_round_trips(id in any::<u32>(), message in message()) {
+        let e = Envelope::new(id, message);
+        prop_assert!(e.message.validate().is_ok());
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let n = e.encode(&mut buf).unwrap().len();
+        prop_assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e.clone());
+        // Every strict prefix is refused, naming a field, without a panic.
+        for cut in 0..n {
+            let err = Envelope::decode(&buf[..cut]).unwrap_err();
+            prop_assert!(!err.field.is_empty());
+        }
+    }
+
+    #[test]
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        check_arbitrary(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_bodies_after_a_valid_header_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300)) {
+        let mut bytes = b"CLRK\x01\x05".to_vec();
+        bytes.extend_from_slice(&body);
+        check_arbitrary(&bytes);
+    }
+}
+
+fn check_arbitrary(bytes: &[u8]) {
+    match Envelope::decode(bytes) {
+        Ok(e) => {
+            // Whatever decodes is valid and survives its own round trip.
+            assert!(e.message.validate().is_ok());
+            let mut buf = [0u8; MAX_ENVELOPE_LEN];
+            let n = e.encode(&mut buf).unwrap().len();
+            assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
+        }
+        Err(err) => {
+            assert!(!err.field.is_empty());
+            assert!(err.to_string().starts_with(err.field));
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The rack's global controller (issue #22, first slice): the two-level memory
+//! management of LegoOS and Clio §3.4.7, top level.
+//!
+//! - [`config`]: the rack file (the memory nodes: name, address, capacity).
+//! - [`state`]: the pure state machine: registration with epochs, liveness and
+//!   fencing, 1 GiB vRegion assignment (least-loaded first), lookup, release.
+//! - [`log`]: the durable, checksummed, append-only log of committed changes.
+//! - [`Rack`]: the state machine over its log (commit before answering; replay on open).
+//! - [`service`]: a UDP shell speaking the `clio-control` messages, and a small client.
+#![forbid(unsafe_code)]
+
+pub mod config;
+pub mod log;
+pub mod service;
+pub mod state;
+
+use std::path::Path;
+
+use clio_control::{ErrorCode, Field, Message};
+
+pub use config::{load as load_config, NodeConfig, RackConfig, RackConfigError};
+pub use log::{Log, LogError, Recovery};
+pub use state::{ApplyError, Controller, Decision, Event, NodeState};
+
+/// Why a rack controller could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RackError {
+    /// The log could not be opened or recovered.
+    #[error(transparent)]
+    Log(#[from] LogError),
+    /// A good record does not apply to this rack file (e.g. it names a node the file
+    /// no longer lists). Nothing is truncated: fix the rack file or move the log away.
+    #[error("{file}: record {index} (offset {offset}) does not apply to the rack file: {error}")]
+    Replay {
+        /// The log file.
+        file: String,
+        /// 0-based record number.
+        index: usize,
+        /// Its byte offset.
+        offset: u64,
+        /// Why.
+        error: ApplyError,
+    },
+}
+
+/// The controller over its durable log.
+#[derive(Debug)]
+pub struct Rack {
+    ctl: Controller,
+    log: Log,
+}
+
+impl Rack {
+    /// Opens the log at `log_path` (created if absent), replays it over `config`, and
+    /// starts the liveness clock at `now_ms`.
+    pub fn open(
+        config: RackConfig,
+        log_path: impl AsRef<Path>,
+        now_ms: u64,
+    ) -> Result<(Rack, Recovery), RackError> {
+        let (log, records, recovery) = Log::open(log_path)?;
+        let mut ctl = Controller::new(config);
+        for (index, (offset, events)) in records.iter().enumerate() {
+            // A record is one change: apply all of it or refuse to start.
+            let mut next = ctl.clone();
+            for e in events {
+                next.apply(e).map_err(|error| RackError::Replay {
+                    file: log.path().display().to_string(),
+                    index,
+                    offset: *offset,
+                    error,
+                })?;
+            }
+            ctl = next;
+        }
+        ctl.start_clock(now_ms);
+        Ok((Rack { ctl, log }, recovery))
+    }
+
+    /// The state machine (read only).
+    pub fn controller(&self) -> &Controller {
+        &self.ctl
+    }
+
+    /// The log.
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// Answers `request` at `now_ms`; a change is logged and synced before the answer
+    /// is returned (a failed write answers `Refused { Storage }` and changes nothing).
+    pub fn request(&mut self, now_ms: u64, request: &Message) -> Message {
+        let d = self.ctl.handle(now_ms, request);
+        if d.events.is_empty() {
+            return d.reply;
+        }
+        match self.commit(&d.events) {
+            Ok(()) => d.reply,
+            Err(_) => Message::Refused {
+                code: ErrorCode::Storage,
+                field: Field::Message,
+            },
+        }
+    }
+
+    /// Declares nodes silent too long dead (logged); returns the events committed.
+    pub fn tick(&mut self, now_ms: u64) -> Result<Vec<Event>, LogError> {
+        let events = self.ctl.expired(now_ms);
+        if !events.is_empty() {
+            self.commit(&events)?;
+        }
+        Ok(events)
+    }
+
+    fn commit(&mut self, events: &[Event]) -> Result<(), LogError> {
+        self.log.append(events)?;
+        for e in events {
+            // handle()/expired() only produce events that apply to the current state.
+            self.ctl.apply(e).expect("a decided event applies");
+        }
+        Ok(())
+    }
+}

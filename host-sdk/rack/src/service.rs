@@ -1,0 +1,254 @@
+//! The thin UDP shell: one datagram in, one answer out, over a [`Rack`].
+//!
+//! [`Service::serve`] loops until its stop flag is set: each turn waits at most
+//! [`POLL`] for one datagram, answers it, then declares silent nodes dead. Datagrams
+//! without the control magic are dropped; ones that fail to decode are answered
+//! `Refused { Malformed, field }` with the request id when it could be read.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use clio_control::{Envelope, ErrorCode, Field, Message, MAX_ENVELOPE_LEN};
+
+use crate::state::field_named;
+use crate::Rack;
+
+/// Longest wait for a datagram before the loop checks its stop flag and liveness.
+pub const POLL: Duration = Duration::from_millis(20);
+
+/// Counters of one service.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Requests answered (refusals included).
+    pub answered: u64,
+    /// Datagrams dropped (no control magic, a reply where a request belongs) and
+    /// answers that could not be sent.
+    pub dropped: u64,
+    /// Nodes declared dead.
+    pub declared_dead: u64,
+}
+
+/// The controller behind a UDP socket.
+#[derive(Debug)]
+pub struct Service {
+    socket: UdpSocket,
+    rack: Rack,
+    started: Instant,
+    stats: Stats,
+}
+
+impl Service {
+    /// Binds `addr` (e.g. the rack file's `controller.listen`, or port 0 for tests).
+    /// The service's clock starts at 0 here: open the `Rack` with `now_ms = 0`.
+    pub fn bind(addr: impl ToSocketAddrs, rack: Rack) -> io::Result<Service> {
+        let socket = UdpSocket::bind(addr)?;
+        socket.set_read_timeout(Some(POLL))?;
+        Ok(Service {
+            socket,
+            rack,
+            started: Instant::now(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.socket.local_addr()
+    }
+
+    /// The controller.
+    pub fn rack(&self) -> &Rack {
+        &self.rack
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> Stats {
+        self.stats
+    }
+
+    /// Milliseconds since the service started (the clock the state machine sees; the
+    /// rack was opened at 0).
+    fn now_ms(&self) -> u64 {
+        u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Answers one datagram, if one arrives within [`POLL`]; then checks liveness.
+    /// Errors only if the socket fails or declaring a node dead cannot be logged
+    /// (fail-stop: the controller must not run on without its log).
+    pub fn turn(&mut self) -> io::Result<()> {
+        let mut buf = [0u8; MAX_ENVELOPE_LEN + 1];
+        match self.socket.recv_from(&mut buf) {
+            Ok((n, from)) => self.answer(&buf[..n], from)?,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e),
+        }
+        let now = self.now_ms();
+        let dead = self.rack.tick(now).map_err(io::Error::other)?;
+        self.stats.declared_dead += dead.len() as u64;
+        Ok(())
+    }
+
+    fn answer(&mut self, datagram: &[u8], from: SocketAddr) -> io::Result<()> {
+        let (id, reply) = match Envelope::decode(datagram) {
+            Ok(env) if env.message.is_request() => {
+                let now = self.now_ms();
+                (env.request_id, self.rack.request(now, &env.message))
+            }
+            Ok(_) => {
+                self.stats.dropped += 1;
+                return Ok(());
+            }
+            Err(e) => match Envelope::peek_request_id(datagram) {
+                Some(id) => {
+                    let field = field_named(e.field).unwrap_or(Field::Message);
+                    (
+                        id,
+                        Message::Refused {
+                            code: ErrorCode::Malformed,
+                            field,
+                        },
+                    )
+                }
+                None => {
+                    self.stats.dropped += 1;
+                    return Ok(());
+                }
+            },
+        };
+        let mut out = [0u8; MAX_ENVELOPE_LEN];
+        let bytes = Envelope::new(id, reply)
+            .encode(&mut out)
+            .map_err(io::Error::other)?;
+        // The change (if any) is committed already; a lost answer is the client's
+        // to retry, so a failed send does not stop the service.
+        match self.socket.send_to(bytes, from) {
+            Ok(_) => self.stats.answered += 1,
+            Err(_) => self.stats.dropped += 1,
+        }
+        Ok(())
+    }
+
+    /// Serves until `stop` is set (checked at least every [`POLL`]).
+    pub fn serve(&mut self, stop: &AtomicBool) -> io::Result<Stats> {
+        while !stop.load(Ordering::Relaxed) {
+            self.turn()?;
+        }
+        Ok(self.stats)
+    }
+
+    /// Serves on a new thread; [`Running::stop`] ends it and returns the service.
+    pub fn spawn(mut self) -> io::Result<Running> {
+        let addr = self.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let thread = std::thread::Builder::new()
+            .name("clio-rack".into())
+            .spawn(move || self.serve(&flag).map(|_| self))?;
+        Ok(Running { addr, stop, thread })
+    }
+}
+
+/// A service running on its own thread.
+#[derive(Debug)]
+pub struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<io::Result<Service>>,
+}
+
+impl Running {
+    /// Where it listens.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// Stops the loop (within one [`POLL`]) and returns the service.
+    pub fn stop(self) -> io::Result<Service> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .join()
+            .map_err(|_| io::Error::other("rack service thread panicked"))?
+    }
+}
+
+/// A blocking client: one request, bounded retries.
+#[derive(Debug)]
+pub struct Client {
+    socket: UdpSocket,
+    next_id: u32,
+    /// Wait per attempt.
+    pub timeout: Duration,
+    /// Attempts before giving up.
+    pub attempts: u32,
+}
+
+impl Client {
+    /// A client of the controller at `controller` (from an ephemeral local port).
+    pub fn connect(controller: SocketAddr) -> io::Result<Client> {
+        let local: SocketAddr = if controller.is_ipv4() {
+            "0.0.0.0:0"
+        } else {
+            "[::]:0"
+        }
+        .parse()
+        .expect("literal");
+        let socket = UdpSocket::bind(local)?;
+        socket.connect(controller)?;
+        Ok(Client {
+            socket,
+            next_id: 1,
+            timeout: Duration::from_millis(200),
+            attempts: 5,
+        })
+    }
+
+    /// Sends `request` and waits for the answer with its id (retrying on timeout).
+    /// Not idempotent for `Allocate`: a lost answer and a retry allocate twice.
+    pub fn call(&mut self, request: Message) -> io::Result<Message> {
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1);
+        let mut out = [0u8; MAX_ENVELOPE_LEN];
+        let bytes = Envelope::new(id, request)
+            .encode(&mut out)
+            .map_err(io::Error::other)?
+            .to_vec();
+        self.socket.set_read_timeout(Some(self.timeout))?;
+        let mut buf = [0u8; MAX_ENVELOPE_LEN + 1];
+        for _ in 0..self.attempts {
+            self.socket.send(&bytes)?;
+            let deadline = Instant::now() + self.timeout;
+            while Instant::now() < deadline {
+                match self.socket.recv(&mut buf) {
+                    Ok(n) => match Envelope::decode(&buf[..n]) {
+                        Ok(env) if env.request_id == id => return Ok(env.message),
+                        _ => continue,
+                    },
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        break
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "no answer from the rack controller after {} attempts",
+                self.attempts
+            ),
+        ))
+    }
+}

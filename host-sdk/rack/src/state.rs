@@ -1,0 +1,496 @@
+//! The controller as a pure state machine: no I/O, no clock of its own.
+//!
+//! Durable state changes only through [`Event`]s: [`Controller::handle`] decides a
+//! request's answer and the events that make it true; the caller makes them durable
+//! (the log) and then [`Controller::apply`]s them. Recovery applies the same events
+//! from the log, so a restarted controller is the same state machine. Liveness (when
+//! a node was last heard, its pressure) is volatile and kept here directly.
+
+use std::collections::BTreeMap;
+
+use clio_control::{
+    ErrorCode, Field, Message, NodeId, Placement, Pressure, REGION_COUNT, VREGION_BYTES,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::config::RackConfig;
+
+/// One durable change. Nodes are recorded by name, so reordering the rack file
+/// (which renumbers node ids) keeps the map.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Event {
+    /// `node` registered with a new `epoch` (its earlier epochs are fenced from now on).
+    Registered {
+        /// Node name.
+        node: String,
+        /// The new epoch.
+        epoch: u32,
+        /// The board's boot epoch it said hello with.
+        boot_epoch: u32,
+    },
+    /// `node` was declared dead; its epoch moved to `epoch`, which no incarnation holds,
+    /// so everything the old incarnation sends is stale.
+    Dead {
+        /// Node name.
+        node: String,
+        /// The fence epoch.
+        epoch: u32,
+    },
+    /// `region` is owned by `node`.
+    Assigned {
+        /// vRegion index.
+        region: u32,
+        /// Node name.
+        node: String,
+    },
+    /// `region` has no owner any more.
+    Released {
+        /// vRegion index.
+        region: u32,
+    },
+}
+
+/// An event that cannot apply to the current state (a log written against another
+/// rack file, or a bug); nothing was changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ApplyError {
+    /// The event names a node the rack file does not list.
+    #[error("node '{0}' is not in the rack file")]
+    UnknownNode(String),
+    /// The region is already owned.
+    #[error("region {region} is already owned by node '{owner}'")]
+    AlreadyAssigned {
+        /// vRegion index.
+        region: u32,
+        /// Current owner's name.
+        owner: String,
+    },
+    /// The region has no owner to release.
+    #[error("region {0} is not assigned")]
+    NotAssigned(u32),
+    /// The region index is out of range.
+    #[error("region {0} is out of range (max {max})", max = REGION_COUNT - 1)]
+    RegionOutOfRange(u32),
+    /// Epochs only grow.
+    #[error("node '{node}': epoch {epoch} does not follow {current}")]
+    EpochNotNewer {
+        /// Node name.
+        node: String,
+        /// The event's epoch.
+        epoch: u32,
+        /// The current one.
+        current: u32,
+    },
+}
+
+/// What the controller knows about one node.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NodeState {
+    /// Current epoch; 0 = never registered.
+    pub epoch: u32,
+    /// Boot epoch of the current registration.
+    pub boot_epoch: u32,
+    /// Declared dead and not registered again since.
+    pub dead: bool,
+    /// Regions it owns.
+    pub regions: u64,
+    /// When it was last heard (ms, the caller's clock); volatile.
+    pub last_heard_ms: Option<u64>,
+    /// Its last pressure report; volatile.
+    pub pressure: Option<Pressure>,
+}
+
+impl NodeState {
+    /// Registered and not declared dead: it may receive new regions.
+    pub fn is_live(&self) -> bool {
+        self.epoch != 0 && !self.dead
+    }
+}
+
+/// A request's outcome: the answer, and the events to make durable before sending it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// The answer.
+    pub reply: Message,
+    /// Events to log and apply (empty for reads and refusals).
+    pub events: Vec<Event>,
+}
+
+impl Decision {
+    fn read(reply: Message) -> Self {
+        Decision {
+            reply,
+            events: Vec::new(),
+        }
+    }
+    fn refuse(code: ErrorCode, field: Field) -> Self {
+        Decision::read(Message::Refused { code, field })
+    }
+}
+
+/// The global controller's state: nodes and the vRegion owner map.
+#[derive(Debug, Clone)]
+pub struct Controller {
+    config: RackConfig,
+    nodes: Vec<NodeState>,
+    regions: BTreeMap<u32, NodeId>,
+}
+
+impl Controller {
+    /// A controller with no history over the nodes of `config`.
+    pub fn new(config: RackConfig) -> Self {
+        let nodes = vec![NodeState::default(); config.nodes.len()];
+        Controller {
+            config,
+            nodes,
+            regions: BTreeMap::new(),
+        }
+    }
+
+    /// The rack file it runs with.
+    pub fn config(&self) -> &RackConfig {
+        &self.config
+    }
+
+    /// State of node `id`.
+    pub fn node(&self, id: NodeId) -> Option<&NodeState> {
+        self.nodes.get(usize::from(id).checked_sub(1)?)
+    }
+
+    /// Owner of `region`, if any.
+    pub fn owner(&self, region: u32) -> Option<NodeId> {
+        self.regions.get(&region).copied()
+    }
+
+    /// Every assigned region and its owner, ascending.
+    pub fn assignments(&self) -> impl Iterator<Item = (u32, NodeId)> + '_ {
+        self.regions.iter().map(|(r, n)| (*r, *n))
+    }
+
+    fn id_of(&self, name: &str) -> Result<NodeId, ApplyError> {
+        self.config
+            .node_by_name(name)
+            .map(|n| n.id)
+            .ok_or_else(|| ApplyError::UnknownNode(name.to_string()))
+    }
+
+    fn name_of(&self, id: NodeId) -> &str {
+        &self.config.nodes[usize::from(id) - 1].name
+    }
+
+    fn state_mut(&mut self, id: NodeId) -> &mut NodeState {
+        &mut self.nodes[usize::from(id) - 1]
+    }
+
+    /// Applies one durable event (live, after logging it, or replaying the log).
+    /// On error nothing changed.
+    pub fn apply(&mut self, event: &Event) -> Result<(), ApplyError> {
+        match event {
+            Event::Registered {
+                node,
+                epoch,
+                boot_epoch,
+            } => {
+                let id = self.id_of(node)?;
+                let st = self.state_mut(id);
+                if *epoch <= st.epoch {
+                    return Err(ApplyError::EpochNotNewer {
+                        node: node.clone(),
+                        epoch: *epoch,
+                        current: st.epoch,
+                    });
+                }
+                st.epoch = *epoch;
+                st.boot_epoch = *boot_epoch;
+                st.dead = false;
+            }
+            Event::Dead { node, epoch } => {
+                let id = self.id_of(node)?;
+                let st = self.state_mut(id);
+                if *epoch <= st.epoch {
+                    return Err(ApplyError::EpochNotNewer {
+                        node: node.clone(),
+                        epoch: *epoch,
+                        current: st.epoch,
+                    });
+                }
+                st.epoch = *epoch;
+                st.dead = true;
+                st.last_heard_ms = None;
+                st.pressure = None;
+            }
+            Event::Assigned { region, node } => {
+                let id = self.id_of(node)?;
+                if *region >= REGION_COUNT {
+                    return Err(ApplyError::RegionOutOfRange(*region));
+                }
+                if let Some(owner) = self.regions.get(region) {
+                    return Err(ApplyError::AlreadyAssigned {
+                        region: *region,
+                        owner: self.name_of(*owner).to_string(),
+                    });
+                }
+                self.regions.insert(*region, id);
+                self.state_mut(id).regions += 1;
+            }
+            Event::Released { region } => {
+                let Some(id) = self.regions.remove(region) else {
+                    return Err(ApplyError::NotAssigned(*region));
+                };
+                self.state_mut(id).regions -= 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// After recovery: every live node counts as heard at `now_ms`, so one that stays
+    /// silent is declared dead `dead_after_ms` later.
+    pub fn start_clock(&mut self, now_ms: u64) {
+        for st in &mut self.nodes {
+            if st.is_live() {
+                st.last_heard_ms = Some(now_ms);
+            }
+        }
+    }
+
+    /// Nodes silent for longer than the rack file's `dead_after_ms` at `now_ms`:
+    /// the events declaring them dead.
+    pub fn expired(&self, now_ms: u64) -> Vec<Event> {
+        let limit = self.config.dead_after_ms;
+        self.nodes
+            .iter()
+            .zip(&self.config.nodes)
+            .filter(|(st, _)| st.is_live())
+            .filter(|(st, _)| {
+                st.last_heard_ms
+                    .is_none_or(|t| now_ms.saturating_sub(t) > limit)
+            })
+            .map(|(st, cfg)| Event::Dead {
+                node: cfg.name.clone(),
+                epoch: st.epoch.saturating_add(1),
+            })
+            .collect()
+    }
+
+    /// The node's state if `epoch` is its current one and it is live; else the refusal.
+    fn fenced(
+        &self,
+        node: NodeId,
+        epoch: u32,
+        f_node: Field,
+        f_epoch: Field,
+    ) -> Result<&NodeState, (ErrorCode, Field)> {
+        let st = self.node(node).ok_or((ErrorCode::UnknownNode, f_node))?;
+        if st.epoch == 0 {
+            return Err((ErrorCode::NodeDead, f_node));
+        }
+        if epoch != st.epoch {
+            return Err((ErrorCode::StaleEpoch, f_epoch));
+        }
+        if st.dead {
+            return Err((ErrorCode::NodeDead, f_epoch));
+        }
+        Ok(st)
+    }
+
+    fn slots(&self, id: NodeId) -> u64 {
+        self.config.nodes[usize::from(id) - 1].region_slots()
+    }
+
+    /// Decides the answer to `request` at `now_ms`. Durable state is untouched (the
+    /// returned events carry the change); volatile liveness is updated.
+    pub fn handle(&mut self, now_ms: u64, request: &Message) -> Decision {
+        if let Err(e) = request.validate() {
+            let field = field_named(e.field).unwrap_or(Field::Message);
+            return Decision::refuse(ErrorCode::Malformed, field);
+        }
+        match *request {
+            Message::Hello {
+                node,
+                addr,
+                capacity,
+                boot_epoch,
+            } => {
+                let Some(cfg) = self.config.node(node) else {
+                    return Decision::refuse(ErrorCode::UnknownNode, Field::HelloNode);
+                };
+                if cfg.node_addr() != addr {
+                    return Decision::refuse(ErrorCode::AddressMismatch, Field::HelloAddr);
+                }
+                if capacity < cfg.capacity {
+                    return Decision::refuse(ErrorCode::CapacityMismatch, Field::HelloCapacity);
+                }
+                let name = cfg.name.clone();
+                let st = self.state_mut(node);
+                st.last_heard_ms = Some(now_ms);
+                if st.is_live() && st.boot_epoch == boot_epoch {
+                    // A repeated hello of the same incarnation: same answer, no change.
+                    return Decision::read(Message::Welcome {
+                        node,
+                        epoch: st.epoch,
+                    });
+                }
+                let Some(epoch) = st.epoch.checked_add(1) else {
+                    return Decision::refuse(ErrorCode::StaleEpoch, Field::HelloNode);
+                };
+                Decision {
+                    reply: Message::Welcome { node, epoch },
+                    events: vec![Event::Registered {
+                        node: name,
+                        epoch,
+                        boot_epoch,
+                    }],
+                }
+            }
+            Message::Heartbeat {
+                node,
+                epoch,
+                pressure,
+            } => {
+                if let Err((code, field)) =
+                    self.fenced(node, epoch, Field::HeartbeatNode, Field::HeartbeatEpoch)
+                {
+                    return Decision::refuse(code, field);
+                }
+                let st = self.state_mut(node);
+                st.last_heard_ms = Some(now_ms);
+                st.pressure = Some(pressure);
+                Decision::read(Message::Ack { epoch })
+            }
+            Message::AssignRegion {
+                region,
+                owner,
+                epoch,
+            } => {
+                if self.regions.contains_key(&region) {
+                    return Decision::refuse(ErrorCode::AlreadyAssigned, Field::AssignRegion);
+                }
+                let st = match self.fenced(owner, epoch, Field::AssignOwner, Field::AssignEpoch) {
+                    Ok(st) => st,
+                    Err((code, field)) => return Decision::refuse(code, field),
+                };
+                if st.regions >= self.slots(owner) {
+                    return Decision::refuse(ErrorCode::NoCapacity, Field::AssignOwner);
+                }
+                Decision {
+                    reply: Message::Owner(Placement {
+                        region,
+                        node: owner,
+                        epoch,
+                    }),
+                    events: vec![Event::Assigned {
+                        region,
+                        node: self.name_of(owner).to_string(),
+                    }],
+                }
+            }
+            Message::ReleaseRegion {
+                region,
+                owner,
+                epoch,
+            } => {
+                let Some(holder) = self.owner(region) else {
+                    return Decision::refuse(ErrorCode::NotAssigned, Field::ReleaseRegion);
+                };
+                if holder != owner {
+                    return Decision::refuse(ErrorCode::NotOwner, Field::ReleaseOwner);
+                }
+                // A release names the owner's current epoch (a host learns it from
+                // Lookup); the owner may be dead: its regions can still be given back.
+                let current = self.node(owner).map_or(0, |s| s.epoch);
+                if epoch != current {
+                    return Decision::refuse(ErrorCode::StaleEpoch, Field::ReleaseEpoch);
+                }
+                Decision {
+                    reply: Message::Ack { epoch },
+                    events: vec![Event::Released { region }],
+                }
+            }
+            Message::Lookup { region } => match self.owner(region) {
+                Some(node) => {
+                    let epoch = self.node(node).map_or(0, |s| s.epoch);
+                    Decision::read(Message::Owner(Placement {
+                        region,
+                        node,
+                        epoch,
+                    }))
+                }
+                None => Decision::read(Message::NotAssigned { region }),
+            },
+            Message::Allocate { bytes } => self.allocate(bytes),
+            Message::Welcome { .. }
+            | Message::Ack { .. }
+            | Message::Owner(_)
+            | Message::NotAssigned { .. }
+            | Message::Allocated { .. }
+            | Message::Refused { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
+        }
+    }
+
+    /// Lowest free region indices, each placed on the least-loaded live node with room
+    /// (load = owned regions / region slots; ties: more reported free bytes, then lower id).
+    /// All or nothing.
+    fn allocate(&self, bytes: u64) -> Decision {
+        let want = bytes.div_ceil(VREGION_BYTES) as usize;
+        // (id, owned, slots, reported free bytes)
+        let mut load: Vec<(NodeId, u64, u64, u64)> = self
+            .config
+            .nodes
+            .iter()
+            .zip(&self.nodes)
+            .filter(|(_, st)| st.is_live())
+            .map(|(cfg, st)| {
+                (
+                    cfg.id,
+                    st.regions,
+                    cfg.region_slots(),
+                    st.pressure.map_or(0, |p| p.free_bytes),
+                )
+            })
+            .collect();
+        let mut free = (0..REGION_COUNT).filter(|r| !self.regions.contains_key(r));
+        let mut placements = heapless::Vec::new();
+        let mut events = Vec::with_capacity(want);
+        for _ in 0..want {
+            let best = load
+                .iter_mut()
+                .filter(|(_, owned, slots, _)| owned < slots)
+                .min_by(|a, b| {
+                    (u128::from(a.1) * u128::from(b.2))
+                        .cmp(&(u128::from(b.1) * u128::from(a.2)))
+                        .then(b.3.cmp(&a.3))
+                        .then(a.0.cmp(&b.0))
+                });
+            let (Some(best), Some(region)) = (best, free.next()) else {
+                return Decision::refuse(ErrorCode::NoCapacity, Field::AllocateBytes);
+            };
+            best.1 += 1;
+            let node = best.0;
+            let epoch = self.node(node).map_or(0, |s| s.epoch);
+            // `want` <= MAX_PLACEMENTS: validate() bounded `bytes`.
+            if placements
+                .push(Placement {
+                    region,
+                    node,
+                    epoch,
+                })
+                .is_err()
+            {
+                return Decision::refuse(ErrorCode::Malformed, Field::AllocateBytes);
+            }
+            events.push(Event::Assigned {
+                region,
+                node: self.name_of(node).to_string(),
+            });
+        }
+        Decision {
+            reply: Message::Allocated { placements },
+            events,
+        }
+    }
+}
+
+/// The protocol field called `name` (as decoding errors name it), if it has one.
+pub fn field_named(name: &str) -> Option<Field> {
+    Field::ALL.iter().copied().find(|f| f.name() == name)
+}
