@@ -184,3 +184,105 @@ impl ChaseResult {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resp(node_va: u64, hops: u32, found: bool, value: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; ChaseResp::LEN];
+        ChaseResp {
+            node_va,
+            hops,
+            found,
+        }
+        .emit(&mut b)
+        .unwrap();
+        b.extend_from_slice(value);
+        b
+    }
+
+    fn req(value_len: u16, max_hops: u32) -> ChaseReq {
+        ChaseRequest {
+            va: 0x1000,
+            key: 7,
+            key_offset: 0,
+            next_offset: 8,
+            value_offset: 16,
+            value_len,
+            max_hops,
+        }
+        .wire()
+    }
+
+    #[test]
+    fn answers_decode_to_outcomes() {
+        let r = ChaseResult::decode(&req(4, 10), &resp(0x2000, 3, true, &[1, 2, 3, 4])).unwrap();
+        assert_eq!(r.hops, 3);
+        assert_eq!(r.node_va(), Some(0x2000));
+        assert_eq!(r.value(), Some(&[1, 2, 3, 4][..]));
+        let r = ChaseResult::decode(&req(4, 10), &resp(0, 9, false, &[])).unwrap();
+        assert_eq!((r.hops, r.outcome), (9, ChaseOutcome::End));
+        let r = ChaseResult::decode(&req(4, 10), &resp(0, 10, false, &[])).unwrap();
+        assert_eq!((r.hops, r.outcome.clone()), (10, ChaseOutcome::HopLimit));
+        assert_eq!(r.value(), None);
+        assert_eq!(r.node_va(), None);
+    }
+
+    #[test]
+    fn answers_that_contradict_the_request_name_the_field() {
+        let q = req(4, 10);
+        let bad = |p: Vec<u8>| ChaseResult::decode(&q, &p).unwrap_err();
+        assert_eq!(bad(resp(0x2000, 3, true, &[1, 2])), "clio.payload_len");
+        assert_eq!(bad(resp(0, 3, false, &[1])), "clio.payload_len");
+        assert_eq!(bad(resp(0, 0, false, &[])), "chase_resp.hops");
+        assert_eq!(bad(resp(0, 11, false, &[])), "chase_resp.hops");
+        assert_eq!(bad(resp(0x40, 2, false, &[])), "chase_resp.node_va");
+        assert_eq!(bad(vec![0; 8]), "chase_resp.payload");
+        let mut p = resp(0, 2, false, &[]);
+        p[15] = 2;
+        assert_eq!(bad(p), "chase_resp.found");
+    }
+
+    #[test]
+    fn arguments_are_checked_against_the_wire() {
+        let ok = ChaseRequest {
+            va: 0,
+            key: 0,
+            key_offset: 0,
+            next_offset: 8,
+            value_offset: 0,
+            value_len: 1024,
+            max_hops: 4096,
+        };
+        assert_eq!(ok.validate(1450), Ok(()));
+        assert_eq!(ok.response_bytes(), 56 + 16 + 1024);
+        let what = |r: ChaseRequest, mtu| match r.validate(mtu) {
+            Err(ClioError::InvalidArgument { what, .. }) => what,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(what(ChaseRequest { max_hops: 0, ..ok }, 1450), "max_hops");
+        assert_eq!(
+            what(
+                ChaseRequest {
+                    max_hops: 4097,
+                    ..ok
+                },
+                1450
+            ),
+            "max_hops"
+        );
+        assert_eq!(
+            what(
+                ChaseRequest {
+                    value_len: 1025,
+                    ..ok
+                },
+                9000
+            ),
+            "value_len"
+        );
+        assert_eq!(what(ok, 1039), "value_len");
+        assert_eq!(ok.validate(1040), Ok(()));
+    }
+}
