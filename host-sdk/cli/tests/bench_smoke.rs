@@ -27,7 +27,7 @@ fn quick_json_run_covers_every_benchmark() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "clio bench failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    assert!(stderr.contains("clio bench: 7 benchmark(s)"), "{stderr}");
+    assert!(stderr.contains("clio bench: 8 benchmark(s)"), "{stderr}");
     assert_eq!(r["quick"], true);
     assert!(num(&r, "machine.nproc") >= 1.0);
 
@@ -45,7 +45,8 @@ fn quick_json_run_covers_every_benchmark() {
             "fault",
             "sessions",
             "ptes",
-            "memcached"
+            "memcached",
+            "radix"
         ]
     );
     let by = |n: &str| benches.iter().find(|b| b["name"] == n).unwrap();
@@ -125,6 +126,11 @@ fn quick_json_run_covers_every_benchmark() {
             assert!(num(row, "get_over_rread") > 0.0 && num(row, "set_over_rwrite") > 0.0);
         }
     }
+    // Radix: one round trip per level by rchase, more by rread.
+    let radix = &by("radix")["data"];
+    assert_eq!(num(radix, "rchase_round_trips"), 8.0, "{radix}");
+    assert!(num(radix, "rread_round_trips") > 8.0, "{radix}");
+    assert!(num(radix, "rchase_median_ns") > 0.0, "{radix}");
     let _ = std::fs::remove_dir_all(&svg);
 }
 

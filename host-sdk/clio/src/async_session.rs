@@ -23,7 +23,7 @@ use tokio::time::Instant;
 
 use crate::proto::{Allocation, Completion, Connection, OpId, Request, SessionInfo, MAX_DATAGRAM};
 use crate::session::CLOSE_ON_DROP_NS;
-use crate::{ClientConfig, ClioError, OpKind, ShareToken};
+use crate::{ChaseRequest, ChaseResult, ClientConfig, ClioError, OpKind, ShareToken};
 
 type Reply = oneshot::Sender<Result<Completion, ClioError>>;
 
@@ -326,6 +326,25 @@ impl AsyncSession {
     fn unit(&self, req: Request<'static>) -> impl Future<Output = Result<(), ClioError>> {
         let f = self.submit(Owned::Req(req));
         async move { f.await.map(drop) }
+    }
+
+    /// Pointer chase with value compare, executed by the board in one round
+    /// trip (see [`crate::chase`]); submitted when called, ordered after
+    /// every earlier call of the session (a barrier).
+    pub fn rchase(
+        &self,
+        req: &ChaseRequest,
+    ) -> impl Future<Output = Result<ChaseResult, ClioError>> {
+        let f = self.submit(Owned::Req(Request::PointerChase(*req)));
+        async move {
+            match f.await? {
+                Completion::Chased(r) => Ok(r),
+                _ => Err(ClioError::Protocol {
+                    op: OpKind::PointerChase,
+                    field: "clio.opcode",
+                }),
+            }
+        }
     }
 
     /// Acquire the lock word at `va`.

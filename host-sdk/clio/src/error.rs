@@ -33,6 +33,8 @@ pub enum OpKind {
     OpenSession,
     /// Close this session.
     CloseSession,
+    /// `rchase`: a pointer chase executed by the board (`POINTER_CHASE`).
+    PointerChase,
 }
 
 impl OpKind {
@@ -52,6 +54,7 @@ impl OpKind {
             OpKind::Info => Opcode::Info,
             OpKind::OpenSession => Opcode::OpenSession,
             OpKind::CloseSession => Opcode::CloseSession,
+            OpKind::PointerChase => Opcode::PointerChase,
             OpKind::Release => return None,
         })
     }
@@ -73,6 +76,7 @@ impl OpKind {
             OpKind::Info => "info",
             OpKind::OpenSession => "open-session",
             OpKind::CloseSession => "close-session",
+            OpKind::PointerChase => "pointer-chase",
         }
     }
 }

@@ -16,7 +16,7 @@ use clio_wire::payload::InfoResp;
 
 use crate::backend::{Transport, UdpTransport};
 use crate::proto::{Allocation, Completion, Connection, OpId, Request, SessionInfo, MAX_DATAGRAM};
-use crate::{ClientConfig, ClioError, ShareToken};
+use crate::{ChaseRequest, ChaseResult, ClientConfig, ClioError, ShareToken};
 
 /// Most waiting packets taken in at once before timers and sends run again.
 const DRAIN_BATCH: usize = 256;
@@ -619,6 +619,19 @@ impl<T: Transport> Session<T> {
     /// Fetch-and-add on the word at `va`; returns its old value.
     pub fn faa(&mut self, va: u64, addend: u64) -> Result<u64, ClioError> {
         self.word_call(Request::FetchAndAdd { va, addend })
+    }
+
+    /// Pointer chase with value compare, executed by the board in one round
+    /// trip (`POINTER_CHASE`; see [`crate::chase`] for the outcomes, the
+    /// hop cap and the errors). Ordered after every earlier call.
+    pub fn rchase(&mut self, req: &ChaseRequest) -> Result<ChaseResult, ClioError> {
+        match self.call(Request::PointerChase(*req))? {
+            Completion::Chased(r) => Ok(r),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::PointerChase,
+                field: "clio.opcode",
+            }),
+        }
     }
 
     /// Acquire the lock word at `va` (waits, with backoff, while another

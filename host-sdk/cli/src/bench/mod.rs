@@ -11,6 +11,7 @@ mod fault;
 mod inproc;
 mod latency;
 mod peer;
+mod radix;
 mod scale;
 mod slowpath;
 mod stats;
@@ -67,10 +68,12 @@ pub enum Which {
     Ptes,
     /// The same workload against memcached (get/set).
     Memcached,
+    /// Radix-tree lookups by rchase vs by rread over UDP (issue #16).
+    Radix,
 }
 
 impl Which {
-    const ALL: [Which; 7] = [
+    const ALL: [Which; 8] = [
         Which::Latency,
         Which::Async,
         Which::Inproc,
@@ -78,6 +81,7 @@ impl Which {
         Which::Sessions,
         Which::Ptes,
         Which::Memcached,
+        Which::Radix,
     ];
 
     fn name(self) -> &'static str {
@@ -89,12 +93,16 @@ impl Which {
             Which::Sessions => "sessions",
             Which::Ptes => "ptes",
             Which::Memcached => "memcached",
+            Which::Radix => "radix",
         }
     }
 
     /// Whether it talks to the target board over UDP.
     fn needs_target(self) -> bool {
-        matches!(self, Which::Latency | Which::Async | Which::Memcached)
+        matches!(
+            self,
+            Which::Latency | Which::Async | Which::Memcached | Which::Radix
+        )
     }
 }
 
@@ -160,6 +168,10 @@ pub struct Plan {
     pub peer_rounds: usize,
     /// Ops per memcached/clio series per round.
     pub peer_batch: usize,
+    /// Radix: keys inserted into the depth-8 tree.
+    pub radix_keys: usize,
+    /// Radix: lookups of each kind (rchase, rread).
+    pub radix_lookups: usize,
 }
 
 impl Plan {
@@ -194,6 +206,8 @@ impl Plan {
                 pte_samples: 200,
                 peer_rounds: 4,
                 peer_batch: 20,
+                radix_keys: 300,
+                radix_lookups: 50,
             }
         } else {
             Plan {
@@ -212,6 +226,8 @@ impl Plan {
                 pte_samples: 20_000,
                 peer_rounds: 30,
                 peer_batch: 100,
+                radix_keys: 5000,
+                radix_lookups: 500,
             }
         }
     }
@@ -391,6 +407,7 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
         Which::Sessions => scale::sessions(ctx),
         Which::Ptes => scale::ptes(ctx),
         Which::Memcached => peer::run(ctx),
+        Which::Radix => radix::run(ctx),
     }
 }
 

@@ -45,8 +45,8 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use clio_wire::clio::{flags, HEADER_LEN, MAX_PAYLOAD};
 use clio_wire::payload::{
-    perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp, OpenSessionReq,
-    OpenSessionResp,
+    perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, FreeReq, InfoResp,
+    OpenSessionReq, OpenSessionResp,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
 
@@ -54,7 +54,7 @@ pub use cc::Control;
 pub use deps::{Footprint, MAX_TRACKED_PAGES};
 pub use ranges::{Insert, RangeSet};
 
-use crate::{ClientConfig, ClioError, OpKind, ShareToken};
+use crate::{ChaseRequest, ChaseResult, ClientConfig, ClioError, OpKind, ShareToken};
 
 /// The zero payload an INFO request carries (its answer's size).
 static INFO_PAD: [u8; InfoResp::LEN] = [0; InfoResp::LEN];
@@ -167,6 +167,9 @@ pub enum Request<'a> {
     /// (a board answer `BAD_SESSION` counts as closed). Later requests fail
     /// with [`ClioError::NoSession`] until a new session is opened.
     CloseSession,
+    /// A pointer chase executed by the board (see [`crate::chase`]);
+    /// ordered as a barrier (the pages it reads are not known in advance).
+    PointerChase(ChaseRequest),
 }
 
 impl Request<'_> {
@@ -187,6 +190,7 @@ impl Request<'_> {
             Request::Info => OpKind::Info,
             Request::OpenSession { .. } => OpKind::OpenSession,
             Request::CloseSession => OpKind::CloseSession,
+            Request::PointerChase(_) => OpKind::PointerChase,
         }
     }
 }
@@ -293,6 +297,8 @@ pub enum Completion {
     Opened(SessionInfo),
     /// The session was closed.
     Closed,
+    /// A pointer chase finished (found, end of list, or hop limit).
+    Chased(ChaseResult),
 }
 
 /// Counters of what the connection saw and did.
@@ -353,6 +359,7 @@ enum Params {
     Free(FreeReq),
     Atomic(AtomicArgs),
     Open(Option<ShareToken>),
+    Chase(ChaseReq),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -747,6 +754,10 @@ impl Connection {
             Request::Info => (0, 0, Params::None, Footprint::None, None),
             Request::OpenSession { join } => (0, 0, Params::Open(join), Footprint::Barrier, None),
             Request::CloseSession => (0, 0, Params::None, Footprint::Barrier, None),
+            Request::PointerChase(c) => {
+                c.validate(self.mtu as usize)?;
+                (c.va, 0, Params::Chase(c.wire()), Footprint::Barrier, None)
+            }
         };
 
         let idx = match self.free.pop() {
@@ -769,6 +780,12 @@ impl Connection {
             OpKind::Info => (HEADER_LEN + InfoResp::LEN) as u64,
             OpKind::OpenSession => (HEADER_LEN + OpenSessionResp::LEN) as u64,
             OpKind::CloseSession | OpKind::Fence | OpKind::Release => HEADER_LEN as u64,
+            OpKind::PointerChase => match params {
+                Params::Chase(c) => {
+                    (HEADER_LEN + clio_wire::payload::ChaseResp::LEN + c.value_len as usize) as u64
+                }
+                _ => HEADER_LEN as u64,
+            },
             _ => (HEADER_LEN + AtomicResp::LEN) as u64,
         };
         let pool = &mut self.pool;
@@ -1138,6 +1155,10 @@ impl Connection {
                 let n = a.emit(&mut small).unwrap_or(0);
                 &small[..n]
             }
+            (_, Params::Chase(c)) => {
+                let n = c.emit(&mut small).unwrap_or(0);
+                &small[..n]
+            }
             _ => &[],
         };
         h.payload_len = payload.len() as u16;
@@ -1498,6 +1519,18 @@ impl Connection {
                 Ok(Completion::Opened(info))
             }
             OpKind::CloseSession => Ok(Completion::Closed),
+            OpKind::PointerChase => {
+                if h.va != s.va {
+                    return self.protocol(idx, now, "clio.va");
+                }
+                let Params::Chase(req) = s.params else {
+                    return self.protocol(idx, now, "clio.opcode");
+                };
+                match ChaseResult::decode(&req, payload) {
+                    Ok(r) => Ok(Completion::Chased(r)),
+                    Err(field) => return self.protocol(idx, now, field),
+                }
+            }
             OpKind::Release => return,
         };
         self.complete(idx, now, result);
