@@ -42,7 +42,7 @@ use edm_pim::XorShift64;
 use serde::Serialize;
 
 use crate::trace::TraceRecord;
-use crate::workload::{unit, Kind, Sizes};
+use crate::workload::{draw_messages, Draw, Kind, Sizes};
 use crate::SimError;
 
 /// The published load labels and the generator loads behind them.
@@ -204,25 +204,25 @@ pub fn generate(spec: &PaperTraceSpec, cfg: &PaperConfig) -> Result<Vec<TraceRec
     // Bits per slot of a 100 Gb/s link: 64.
     let per_host_per_slot = 64.0 * spec.generator_load / WIRE_BITS_PER_MESSAGE;
     let rate = n as f64 * per_host_per_slot;
-    let mut rng = XorShift64::new(spec.seed ^ 0x00BA_5ED0_F1CE_u64);
-    let mut t = 0.0f64;
+    let draws = draw_messages(
+        spec.seed ^ 0x00BA_5ED0_F1CE_u64,
+        n,
+        rate,
+        spec.write_share,
+        &spec.sizes,
+    );
     let mut out = Vec::with_capacity(spec.messages);
-    for id in 0..spec.messages {
-        t += -(1.0 - unit(&mut rng)).ln() / rate;
-        let src = rng.below(n as u32) as u16;
-        let mut dst = rng.below(n as u32 - 1) as u16;
-        if dst >= src {
-            dst += 1;
-        }
-        let kind = if unit(&mut rng) < spec.write_share {
-            Kind::Write
-        } else {
-            Kind::Read
-        };
-        let bytes = match &spec.sizes {
-            Sizes::Fixed(b) => *b,
-            Sizes::Cdf(c) => c.sample(unit(&mut rng)),
-        };
+    for (
+        id,
+        Draw {
+            t,
+            src,
+            dst,
+            kind,
+            bytes,
+        },
+    ) in draws.take(spec.messages).enumerate()
+    {
         out.push(TraceRecord {
             flow_id: id as u64,
             kind,

@@ -198,6 +198,57 @@ pub struct WorkloadSpec {
     pub seed: u64,
 }
 
+/// One drawn message: its arrival time (in the caller's time unit), its two
+/// ends, its kind and its size.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Draw {
+    pub(crate) t: f64,
+    pub(crate) src: u16,
+    pub(crate) dst: u16,
+    pub(crate) kind: Kind,
+    pub(crate) bytes: u64,
+}
+
+/// Messages of a Poisson process of `rate` arrivals per time unit over `n`
+/// nodes (n ≥ 2): a uniformly drawn ordered pair of distinct nodes, a write
+/// with probability `write_share` (else a read), a size from `sizes`. Both
+/// trace generators (ours and the published one's definitions) draw their
+/// messages here, so the draw order, and with it every seeded trace, is one.
+pub(crate) fn draw_messages(
+    seed: u64,
+    n: usize,
+    rate: f64,
+    write_share: f64,
+    sizes: &Sizes,
+) -> impl Iterator<Item = Draw> + '_ {
+    let mut rng = XorShift64::new(seed);
+    let mut t = 0.0f64;
+    std::iter::from_fn(move || {
+        t += -(1.0 - unit(&mut rng)).ln() / rate;
+        let src = rng.below(n as u32) as u16;
+        let mut dst = rng.below(n as u32 - 1) as u16;
+        if dst >= src {
+            dst += 1;
+        }
+        let kind = if unit(&mut rng) < write_share {
+            Kind::Write
+        } else {
+            Kind::Read
+        };
+        let bytes = match sizes {
+            Sizes::Fixed(b) => *b,
+            Sizes::Cdf(c) => c.sample(unit(&mut rng)),
+        };
+        Some(Draw {
+            t,
+            src,
+            dst,
+            kind,
+            bytes,
+        })
+    })
+}
+
 /// Uniform double in [0, 1) from 53 random bits.
 pub(crate) fn unit(rng: &mut XorShift64) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
@@ -229,32 +280,22 @@ pub fn generate(spec: &WorkloadSpec, cfg: &SimConfig) -> Result<Vec<Message>, Si
     // Arrivals over the whole cluster: rate N·ρ·B / E[size] messages per picosecond.
     let bytes_per_ps = 1.0 / cfg.ps_per_byte as f64;
     let rate = n as f64 * spec.load * bytes_per_ps / spec.sizes.mean();
-    let mut rng = XorShift64::new(spec.seed ^ 0x005E_ED0F_ED35_u64);
-    let mut t = 0.0f64;
+    let draws = draw_messages(
+        spec.seed ^ 0x005E_ED0F_ED35_u64,
+        n,
+        rate,
+        spec.write_ratio,
+        &spec.sizes,
+    );
     let mut out = Vec::with_capacity(spec.messages);
-    for id in 0..spec.messages {
-        t += -(1.0 - unit(&mut rng)).ln() / rate;
-        let requester = rng.below(n as u32) as u16;
-        let mut target = rng.below(n as u32 - 1) as u16;
-        if target >= requester {
-            target += 1;
-        }
-        let kind = if unit(&mut rng) < spec.write_ratio {
-            Kind::Write
-        } else {
-            Kind::Read
-        };
-        let bytes = match &spec.sizes {
-            Sizes::Fixed(b) => *b,
-            Sizes::Cdf(c) => c.sample(unit(&mut rng)),
-        };
+    for (id, d) in draws.take(spec.messages).enumerate() {
         out.push(Message {
             id: id as u32,
-            kind,
-            requester,
-            target,
-            bytes,
-            arrival: t.round() as u64,
+            kind: d.kind,
+            requester: d.src,
+            target: d.dst,
+            bytes: d.bytes,
+            arrival: d.t.round() as u64,
         });
     }
     Ok(out)
