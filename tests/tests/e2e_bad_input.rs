@@ -162,7 +162,12 @@ fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
     let a = s.ralloc(2 * page, perms::RW).unwrap();
     let known = pattern(300, 3);
     s.rwrite(a.va, &known).unwrap();
-    let mut raw = Raw::new(board.addr(), creds);
+    // The raw client gets a session of its own in the same address space: it
+    // picks its own request ids, which must never fall before the ack floor
+    // that `s`'s acknowledgements raise (the board drops those as late
+    // duplicates), and `s` starts from an unpredictable id.
+    let raw_session = board.join(&s);
+    let mut raw = Raw::new(board.addr(), *raw_session.session_info().unwrap());
     raw.alive(pid, a.va, &known);
     let before = board.stats().fast;
 
