@@ -6,7 +6,8 @@
 // 64-bit AXI4-Stream of Clio packets (one per frame, packed tkeep) in;
 // Ethernet frames (no FCS: the MAC adds it) out.
 //
-// The first 5 beats (the 40-byte Clio header) are held; the response's `pid`
+// The Clio header's beats (CLIO_HEADER_LEN / 8: 7 for the 56-byte header)
+// are held; the response's `pid`
 // is looked up (`lookup_pid` -> `lookup_hit` and the client's MAC, IPv4 and
 // UDP port, combinational, registered the cycle after the header is
 // complete; the header is built from them the cycle after that). A
@@ -75,16 +76,20 @@ module clio_udp_tx #(
 
 import clio_pkg::*;
 
-localparam PKT_BEATS = 5;
+// The Clio header's beats (7 for the 56-byte header of wire v2).
+localparam PKT_BEATS = CLIO_HEADER_LEN / 8;
+// Whole beats of the 42-byte Ethernet/IPv4/UDP header (its last two bytes
+// start the first shifted packet beat).
+localparam ETH_BEATS = 5;
 localparam ARP_BEATS = 8;
 localparam [7:0]  IP_TTL = 8'd64;
 localparam [7:0]  IP_UDP = 8'd17;
 localparam [15:0] IP_DF = 16'h4000;
 
 initial begin
-    if (CLIO_HEADER_LEN != 8 * PKT_BEATS || CLIO_OFF_PID + 4 > CLIO_HEADER_LEN
+    if (CLIO_HEADER_LEN != 8 * PKT_BEATS || PKT_BEATS > 7 || CLIO_OFF_PID + 4 > CLIO_HEADER_LEN
             || CLIO_OFF_PAYLOAD_LEN + 2 > CLIO_HEADER_LEN) begin
-        $error("Error: the Clio header must be 5 beats holding pid and payload_len (instance %m)");
+        $error("Error: the Clio header must be whole beats (at most 7) holding pid and payload_len (instance %m)");
         $finish;
     end
 end
@@ -289,14 +294,14 @@ always @* begin
                 out_last_next = 1'b0;
                 rem_next = rem_reg - 16'd8;
                 beat_next = beat_reg + 1'b1;
-                if (beat_reg == 3'(PKT_BEATS - 1)) begin
+                if (beat_reg == 3'(ETH_BEATS - 1)) begin
                     beat_next = 0;
                     state_next = T_SEND;
                 end
             end
         end
         T_SEND: begin
-            // Source beat k: held (k < 5), then the input, or zero once the
+            // Source beat k: held (k < PKT_BEATS), then the input, or zero once the
             // packet has ended; a last beat needing only prev's two bytes
             // takes none.
             if (beat_reg < 3'(PKT_BEATS)) begin
