@@ -1,4 +1,4 @@
-//! The Clio packet: a fixed 40-byte header in front of every request,
+//! The Clio packet: a fixed 56-byte header in front of every request,
 //! response and NACK, carried as the payload of an Ethernet/IPv4/UDP frame.
 //!
 //! Every packet is self-contained (rule 1 of the design): it names the
