@@ -34,16 +34,18 @@ FAULTS="${NETNS_FAULTS:-drop=0.05,dup=0.02,reorder=0.25,window_us=2000,corrupt=0
 PORT=47700
 T0=$(date +%s%N)
 
+# Cargo's output directory, absolute (CARGO_TARGET_DIR may be either).
 TARGET="${CARGO_TARGET_DIR:-target}/debug"
+[[ "$TARGET" == /* ]] || TARGET="$PWD/$TARGET"
 if [[ -n ${CLIO_BIN:-} ]]; then
     cargo build --quiet -p clio-netns
     CLIO="$CLIO_BIN"
 else
     cargo build --quiet -p clio-cli -p clio-netns
-    CLIO="$PWD/$TARGET/clio"
+    CLIO="$TARGET/clio"
 fi
-PROXY="$PWD/$TARGET/clio-fault-proxy"
-WORKLOAD="$PWD/$TARGET/clio-netns-workload"
+PROXY="$TARGET/clio-fault-proxy"
+WORKLOAD="$TARGET/clio-netns-workload"
 SPOOF="$PWD/tests/python/spoof.py"
 
 # Unique names (interface names stay within 15 characters).

@@ -13,6 +13,8 @@ if ! command -v python3 >/dev/null; then
 fi
 if [[ -z ${CLIO_BIN:-} ]]; then
     cargo build --quiet -p clio-cli
-    export CLIO_BIN="$PWD/${CARGO_TARGET_DIR:-target}/debug/clio"
+    target="${CARGO_TARGET_DIR:-target}"
+    [[ "$target" == /* ]] || target="$PWD/$target"
+    export CLIO_BIN="$target/debug/clio"
 fi
 python3 tests/python/test_client.py
