@@ -137,6 +137,16 @@ pub enum ClioError {
         /// Its VA.
         va: u64,
     },
+    /// The request asks for more than the board can ever serve in one
+    /// request (e.g. an allocation larger than its data region); retrying
+    /// cannot help.
+    #[error("{op} at {va:#x}: larger than the board serves in one request")]
+    TooLarge {
+        /// The operation.
+        op: OpKind,
+        /// Its VA.
+        va: u64,
+    },
     /// The call needs an open session and this connection has none (not
     /// opened yet, or closed).
     #[error("{op}: no open session")]
@@ -241,6 +251,7 @@ impl ClioError {
             Status::BadSession => ClioError::BadSession { op, session },
             Status::Restarted => ClioError::BoardRestarted { op, epoch },
             Status::OverQuota => ClioError::OverQuota { op, va },
+            Status::TooLarge => ClioError::TooLarge { op, va },
             Status::BadPid => ClioError::BadPid { pid },
             Status::Permission => ClioError::Permission { op, va },
             Status::Unmapped => ClioError::Unmapped { op, va },

@@ -250,6 +250,10 @@ wire_enum! {
         /// A per-session or per-address-space limit (memory, locks held,
         /// sessions) would be exceeded.
         OverQuota = 11 => "OVER_QUOTA",
+        /// The request asks for more than this board can ever give in one
+        /// request (an allocation larger than the data region, a response
+        /// beyond the board's per-request bound): split it, do not retry it.
+        TooLarge = 12 => "TOO_LARGE",
     }
 }
 

@@ -617,6 +617,10 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
             "a per-session or per-address-space limit would be exceeded: ALLOC beyond the PID's memory quota, LOCK while holding `lock_quota` locks, OPEN_SESSION with every session-table entry in use",
             "free or unlock first; do not retry as is",
         ),
+        Status::TooLarge => (
+            "the request asks for more than the board can ever serve in one request: ALLOC larger than the board's data region",
+            "split the request (or allocate less); do not retry as is",
+        ),
     }
 }
 
