@@ -341,60 +341,140 @@ pub struct Stats {
     pub dedup_waits: u64,
 }
 
+/// Where an operation slot is in its life. The transitions:
+///
+/// ```text
+/// Free ─submit─▶ Blocked ─blockers done─▶ Ready ─poll_transmit─▶ Sending ─last packet─▶ Inflight
+///                                          ▲  ▲                                            │
+///                                          │  └──── lost (RTO, NACK, corrupt answer) ◀──────┤
+///                                          └─ Backoff ◀── BUSY answer ◀────────────────────┤
+/// Free ◀─take── Done ◀─────────── answer, error, timeout, restart ◀────────────────────────┘
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
+    /// Unused; on the free list.
     Free,
+    /// Waits for `blockers` earlier conflicting operations to complete.
     Blocked,
+    /// In the ready queue, waiting for the windows (or a retry waiting to be sent).
     Ready,
+    /// A multi-packet write whose packets are being emitted (`tx_off` is the
+    /// next one); at most one slot is `Sending` at a time.
     Sending,
+    /// Every packet of the current attempt sent; an RTO timer is armed.
     Inflight,
+    /// Answered `BUSY`; a backoff timer is armed, then back to `Ready`.
     Backoff,
+    /// Finished; `result` waits for [`Connection::take`].
     Done,
 }
 
+/// The request-specific fields of an operation, encoded at emit time.
 #[derive(Debug, Clone, Copy)]
 enum Params {
+    /// Nothing beyond the header (reads, writes, locks, fences, ...).
     None,
+    /// `ALLOC`'s payload, and whether `FIXED_VA` is set.
     Alloc { req: AllocReq, fixed: bool },
+    /// `FREE`'s payload.
     Free(FreeReq),
+    /// The operands of CAS and FAA.
     Atomic(AtomicArgs),
+    /// `OPEN_SESSION`: the session to join, if any.
     Open(Option<ShareToken>),
+    /// `POINTER_CHASE`'s payload.
     Chase(ChaseReq),
 }
 
+/// What an armed timer does when it fires.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum TimerKind {
+    /// Retransmission timeout of an `Inflight` attempt.
     Rto,
+    /// End of a `Backoff` after a `BUSY` answer.
     Backoff,
 }
 
+/// An armed timer. Timers are never removed when their attempt ends: a
+/// timer whose `token` is no longer its slot's current attempt id (or whose
+/// slot left the state the kind expects) is dead and skipped when it reaches
+/// the front of the heap ([`timer_live`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Timer {
+    /// When it fires (ns). First, so the heap orders by time.
+    at: u64,
+    /// The operation's slot.
+    slot: u32,
+    /// The attempt id (`req_id`) it was armed for.
+    token: u32,
+    /// What it does.
+    kind: TimerKind,
+}
+
+/// One operation, from submit until its result is taken.
 #[derive(Debug)]
 struct Slot {
+    /// Generation, bumped when the slot is freed, so a stale [`OpId`] never
+    /// names a later operation.
     gen: u32,
+    /// Life-cycle state.
     state: State,
+    /// The operation.
     kind: OpKind,
+    /// Its VA (0 if it has none).
     va: u64,
+    /// Its data length: bytes read or written, 8 for atomics, else 0.
     len: u32,
+    /// Request-specific fields.
     params: Params,
+    /// The pages it reads or writes, for ordering.
     fp: Footprint,
+    /// Write data (copied at submit), or the read buffer being filled.
     data: Vec<u8>,
+    /// Byte ranges received (reads) or acknowledged (writes), kept across
+    /// attempts.
     got: RangeSet,
+    /// Id of the current attempt.
     req_id: u32,
+    /// Id of the first attempt (`retry_of` of every retry; the dedup key).
     orig_id: u32,
     /// The id of the last attempt that ended by RTO expiry, until an answer
     /// to it is counted as a spurious timeout; 0 otherwise.
     prev_id: u32,
+    /// Attempts started.
     attempts: u32,
+    /// Attempts lost (RTO, NACK, corrupt answer): the retry budget counts these.
     losses: u32,
+    /// `BUSY` answers so far (the backoff exponent).
     busy: u32,
+    /// When the first attempt was sent (the request deadline counts from it).
     first_sent: u64,
+    /// When the current attempt was sent (RTT samples and RTO).
     sent_at: u64,
+    /// `Sending` writes: offset of the next packet to emit.
     tx_off: u32,
+    /// Bytes the answer will occupy on the wire (incast window accounting).
     resp_bytes: u64,
+    /// Counted in the congestion and incast windows (between send and
+    /// answer, loss or backoff).
     on_wire: bool,
+    /// `Blocked`: earlier operations still to complete.
     blockers: u32,
+    /// Later operations blocked on this one.
     dependents: Vec<u32>,
+    /// `Done`: the result.
     result: Option<Result<Completion, ClioError>>,
+}
+
+/// An operation checked and encoded by [`Connection::submit`], before it
+/// takes a slot.
+struct Prepared<'a> {
+    va: u64,
+    len: u32,
+    params: Params,
+    fp: Footprint,
+    /// Write data to copy in.
+    data: Option<&'a [u8]>,
 }
 
 impl Slot {
@@ -427,17 +507,68 @@ impl Slot {
     }
 }
 
+impl Slot {
+    /// The completion a successful single-packet answer carries (every
+    /// kind but reads, writes and `OPEN_SESSION`, which change connection
+    /// state). `Err` names the field that breaks the protocol.
+    fn answer(&self, h: &Header, payload: &[u8]) -> Result<Completion, &'static str> {
+        Ok(match self.kind {
+            OpKind::Alloc => {
+                let r = AllocResp::parse(payload).map_err(|e| e.field)?;
+                Completion::Allocated(Allocation {
+                    va: h.va,
+                    size: r.size,
+                    moved: h.flags & flags::MOVED != 0,
+                    retries: r.retries,
+                })
+            }
+            OpKind::Free => Completion::Freed,
+            OpKind::TestAndSet | OpKind::CompareAndSwap | OpKind::FetchAndAdd => {
+                let r = AtomicResp::parse(payload).map_err(|e| e.field)?;
+                Completion::Atomic { old: r.old }
+            }
+            OpKind::Lock => Completion::Locked,
+            OpKind::Unlock => Completion::Unlocked,
+            OpKind::Fence => Completion::Fenced,
+            OpKind::Info => Completion::Info(InfoResp::parse(payload).map_err(|e| e.field)?),
+            OpKind::CloseSession => Completion::Closed,
+            OpKind::PointerChase => {
+                if h.va != self.va {
+                    return Err("clio.va");
+                }
+                let Params::Chase(req) = self.params else {
+                    return Err("clio.opcode");
+                };
+                Completion::Chased(ChaseResult::decode(&req, payload)?)
+            }
+            // Handled by the connection; `Release` has no packet.
+            OpKind::Read | OpKind::Write | OpKind::OpenSession | OpKind::Release => {
+                return Err("clio.opcode")
+            }
+        })
+    }
+}
+
 /// One client's connection-less transport and ordering state towards one
 /// memory node.
 #[derive(Debug)]
 pub struct Connection {
+    /// Settings (validated).
     cfg: ClientConfig,
+    /// Payload bytes per packet.
     mtu: u32,
+    /// Operation slab, at most `cfg.max_ops` entries.
     slots: Vec<Slot>,
+    /// Free slot indices.
     free: Vec<u32>,
+    /// The last request id assigned.
     counter: u32,
+    /// Direct-mapped id table (2 × `max_ops`, indexed by the low id bits):
+    /// (attempt id, slot) of recent attempts.
     idmap: Vec<(u32, u32)>,
+    /// The open session's credentials.
     session: Option<SessionInfo>,
+    /// The board's new epoch once it answered `RESTARTED`.
     restarted: Option<u32>,
     /// First attempts in id order (slot, id, dedup records it may hold):
     /// the oldest live one is the ack watermark; entries of finished
@@ -452,16 +583,27 @@ pub struct Connection {
     last_rx: Option<u64>,
     /// Latest send time among attempts that got an answer.
     rx_sent_max: u64,
+    /// Per-page readers and writers, barriers and releases.
     deps: deps::Deps,
+    /// Slots ready to send, in order (retries go to the front).
     ready: VecDeque<u32>,
+    /// The multi-packet write being emitted, if any.
     sending: Option<u32>,
+    /// When pacing next allows a send, if it is what holds the ready queue.
     pace_at: Option<u64>,
-    timers: BinaryHeap<Reverse<(u64, u32, u32, TimerKind)>>,
+    /// Armed timers, earliest first (dead ones included, see [`Timer`]).
+    timers: BinaryHeap<Reverse<Timer>>,
+    /// Completed operations, in completion order, for `poll_completion`.
     done: VecDeque<OpId>,
+    /// Congestion control, RTT estimate and incast window.
     cc: Control,
+    /// Read buffers given back for reuse.
     pool: Vec<Vec<u8>>,
+    /// Reused list of blockers while submitting.
     scratch: Vec<u32>,
+    /// Operations submitted and not yet completed.
     active: usize,
+    /// Counters.
     stats: Stats,
 }
 
@@ -617,185 +759,17 @@ impl Connection {
         if let Some(epoch) = self.restarted {
             return Err(ClioError::BoardRestarted { op: kind, epoch });
         }
-        let shift = self.cfg.page_shift;
-        let word = |va: u64| -> Result<u64, ClioError> {
-            if va % 8 != 0 {
-                return Err(ClioError::InvalidArgument {
-                    what: "va",
-                    reason: "atomic and lock words must be 8-byte aligned",
-                });
-            }
-            Ok(va)
-        };
-        let range = |va: u64, len: u64, what: &'static str| -> Result<(), ClioError> {
-            if len == 0 {
-                return Err(ClioError::InvalidArgument {
-                    what,
-                    reason: "must not be zero",
-                });
-            }
-            if va.checked_add(len).is_none() {
-                return Err(ClioError::InvalidArgument {
-                    what: "va",
-                    reason: "range wraps the address space",
-                });
-            }
-            Ok(())
-        };
-        let max = self.cfg.max_request_bytes as u64;
-        let (va, len, params, fp, data) = match req {
-            Request::Read { va, len } => {
-                range(va, len as u64, "len")?;
-                if len as u64 > max {
-                    return Err(ClioError::InvalidArgument {
-                        what: "len",
-                        reason: "exceeds max_request_bytes",
-                    });
-                }
-                (
-                    va,
-                    len,
-                    Params::None,
-                    Footprint::range(va, len as u64, shift, false),
-                    None,
-                )
-            }
-            Request::Write { va, data } => {
-                range(va, data.len() as u64, "data")?;
-                if data.len() as u64 > max {
-                    return Err(ClioError::InvalidArgument {
-                        what: "data",
-                        reason: "exceeds max_request_bytes",
-                    });
-                }
-                let fp = Footprint::range(va, data.len() as u64, shift, true);
-                (va, data.len() as u32, Params::None, fp, Some(data))
-            }
-            Request::Alloc {
-                size,
-                perms: p,
-                page_shift,
-                fixed_va,
-            } => {
-                if size == 0 {
-                    return Err(ClioError::InvalidArgument {
-                        what: "size",
-                        reason: "must not be zero",
-                    });
-                }
-                if p == 0 || p & !perms::ALL != 0 {
-                    return Err(ClioError::InvalidArgument {
-                        what: "perms",
-                        reason: "must be a non-empty set of READ | WRITE",
-                    });
-                }
-                if page_shift != 0 && !(12..=30).contains(&page_shift) {
-                    return Err(ClioError::InvalidArgument {
-                        what: "page_shift",
-                        reason: "must be 0 or in 12..=30",
-                    });
-                }
-                let req = AllocReq {
-                    size,
-                    perms: p,
-                    page_shift,
-                };
-                match fixed_va {
-                    Some(va) => {
-                        range(va, size, "size")?;
-                        let fp = Footprint::range(va, size, shift, true);
-                        (va, 0, Params::Alloc { req, fixed: true }, fp, None)
-                    }
-                    None => (
-                        0,
-                        0,
-                        Params::Alloc { req, fixed: false },
-                        Footprint::None,
-                        None,
-                    ),
-                }
-            }
-            Request::Free { va, size } => {
-                range(va, size, "size")?;
-                (
-                    va,
-                    0,
-                    Params::Free(FreeReq { size }),
-                    Footprint::range(va, size, shift, true),
-                    None,
-                )
-            }
-            Request::TestAndSet { va } => (
-                word(va)?,
-                8,
-                Params::None,
-                Footprint::range(va, 8, shift, true),
-                None,
-            ),
-            Request::CompareAndSwap { va, expected, new } => (
-                word(va)?,
-                8,
-                Params::Atomic(AtomicArgs::CompareAndSwap { expected, new }),
-                Footprint::range(va, 8, shift, true),
-                None,
-            ),
-            Request::FetchAndAdd { va, addend } => (
-                word(va)?,
-                8,
-                Params::Atomic(AtomicArgs::FetchAndAdd { addend }),
-                Footprint::range(va, 8, shift, true),
-                None,
-            ),
-            Request::Lock { va } | Request::Unlock { va } => {
-                (word(va)?, 8, Params::None, Footprint::Barrier, None)
-            }
-            Request::Fence => (0, 0, Params::None, Footprint::Barrier, None),
-            Request::Release => (0, 0, Params::None, Footprint::Release, None),
-            Request::Info => (0, 0, Params::None, Footprint::None, None),
-            Request::OpenSession { join } => (0, 0, Params::Open(join), Footprint::Barrier, None),
-            Request::CloseSession => (0, 0, Params::None, Footprint::Barrier, None),
-            Request::PointerChase(c) => {
-                c.validate(self.mtu as usize)?;
-                (c.va, 0, Params::Chase(c.wire()), Footprint::Barrier, None)
-            }
-        };
-
-        let idx = match self.free.pop() {
-            Some(i) => i,
-            None if self.slots.len() < self.cfg.max_ops => {
-                self.slots.push(Slot::new());
-                (self.slots.len() - 1) as u32
-            }
-            None => {
-                return Err(ClioError::QueueFull {
-                    max: self.cfg.max_ops,
-                })
-            }
-        };
-        let mtu = self.mtu as u64;
-        let resp_bytes = match kind {
-            OpKind::Read => len as u64 + HEADER_LEN as u64 * (len as u64).div_ceil(mtu),
-            OpKind::Write => HEADER_LEN as u64 * (len as u64).div_ceil(mtu),
-            OpKind::Alloc => (HEADER_LEN + AllocResp::LEN) as u64,
-            OpKind::Info => (HEADER_LEN + InfoResp::LEN) as u64,
-            OpKind::OpenSession => (HEADER_LEN + OpenSessionResp::LEN) as u64,
-            OpKind::CloseSession | OpKind::Fence | OpKind::Release => HEADER_LEN as u64,
-            OpKind::PointerChase => match params {
-                Params::Chase(c) => {
-                    (HEADER_LEN + clio_wire::payload::ChaseResp::LEN + c.value_len as usize) as u64
-                }
-                _ => HEADER_LEN as u64,
-            },
-            _ => (HEADER_LEN + AtomicResp::LEN) as u64,
-        };
+        let prep = self.prepare(req)?;
+        let idx = self.take_slot()?;
+        let resp_bytes = response_bytes(kind, prep.len, prep.params, self.mtu);
         let pool = &mut self.pool;
         let s = &mut self.slots[idx as usize];
         s.state = State::Blocked;
         s.kind = kind;
-        s.va = va;
-        s.len = len;
-        s.params = params;
-        s.fp = fp;
+        s.va = prep.va;
+        s.len = prep.len;
+        s.params = prep.params;
+        s.fp = prep.fp;
         s.attempts = 0;
         s.prev_id = 0;
         s.losses = 0;
@@ -811,14 +785,117 @@ impl Connection {
             }
         }
         s.data.clear();
-        match (kind, data) {
+        match (kind, prep.data) {
             (_, Some(d)) => s.data.extend_from_slice(d),
-            (OpKind::Read, None) => s.data.resize(len as usize, 0),
+            (OpKind::Read, None) => s.data.resize(prep.len as usize, 0),
             _ => {}
         }
         self.active += 1;
+        let id = OpId::new(idx, self.slots[idx as usize].gen);
+        if self.order(idx) {
+            self.unblock(idx);
+        }
+        Ok(id)
+    }
 
-        // Ordering: collect the active operations this one waits for.
+    /// Check a request's arguments and encode its fields.
+    fn prepare<'a>(&self, req: Request<'a>) -> Result<Prepared<'a>, ClioError> {
+        let shift = self.cfg.page_shift;
+        let max = self.cfg.max_request_bytes as u64;
+        let word = |va: u64| -> Result<u64, ClioError> {
+            if va % 8 != 0 {
+                return Err(ClioError::InvalidArgument {
+                    what: "va",
+                    reason: "atomic and lock words must be 8-byte aligned",
+                });
+            }
+            Ok(va)
+        };
+        let prep = |va, len, params, fp| Prepared {
+            va,
+            len,
+            params,
+            fp,
+            data: None,
+        };
+        // Atomics write one word; locks and the rest are ordered as barriers.
+        let atomic = |va: u64, params| {
+            Ok(prep(
+                word(va)?,
+                8,
+                params,
+                Footprint::range(va, 8, shift, true),
+            ))
+        };
+        match req {
+            Request::Read { va, len } => {
+                check_range(va, len as u64, "len")?;
+                check_max(len as u64, max, "len")?;
+                let fp = Footprint::range(va, len as u64, shift, false);
+                Ok(prep(va, len, Params::None, fp))
+            }
+            Request::Write { va, data } => {
+                check_range(va, data.len() as u64, "data")?;
+                check_max(data.len() as u64, max, "data")?;
+                let fp = Footprint::range(va, data.len() as u64, shift, true);
+                Ok(Prepared {
+                    data: Some(data),
+                    ..prep(va, data.len() as u32, Params::None, fp)
+                })
+            }
+            Request::Alloc {
+                size,
+                perms,
+                page_shift,
+                fixed_va,
+            } => prepare_alloc(size, perms, page_shift, fixed_va, shift)
+                .map(|(va, params, fp)| prep(va, 0, params, fp)),
+            Request::Free { va, size } => {
+                check_range(va, size, "size")?;
+                let fp = Footprint::range(va, size, shift, true);
+                Ok(prep(va, 0, Params::Free(FreeReq { size }), fp))
+            }
+            Request::TestAndSet { va } => atomic(va, Params::None),
+            Request::CompareAndSwap { va, expected, new } => atomic(
+                va,
+                Params::Atomic(AtomicArgs::CompareAndSwap { expected, new }),
+            ),
+            Request::FetchAndAdd { va, addend } => {
+                atomic(va, Params::Atomic(AtomicArgs::FetchAndAdd { addend }))
+            }
+            Request::Lock { va } | Request::Unlock { va } => {
+                Ok(prep(word(va)?, 8, Params::None, Footprint::Barrier))
+            }
+            Request::Fence => Ok(prep(0, 0, Params::None, Footprint::Barrier)),
+            Request::Release => Ok(prep(0, 0, Params::None, Footprint::Release)),
+            Request::Info => Ok(prep(0, 0, Params::None, Footprint::None)),
+            Request::OpenSession { join } => Ok(prep(0, 0, Params::Open(join), Footprint::Barrier)),
+            Request::CloseSession => Ok(prep(0, 0, Params::None, Footprint::Barrier)),
+            Request::PointerChase(c) => {
+                c.validate(self.mtu as usize)?;
+                Ok(prep(c.va, 0, Params::Chase(c.wire()), Footprint::Barrier))
+            }
+        }
+    }
+
+    /// A free slot index, growing the slab up to `max_ops`.
+    fn take_slot(&mut self) -> Result<u32, ClioError> {
+        if let Some(i) = self.free.pop() {
+            return Ok(i);
+        }
+        if self.slots.len() < self.cfg.max_ops {
+            self.slots.push(Slot::new());
+            return Ok((self.slots.len() - 1) as u32);
+        }
+        Err(ClioError::QueueFull {
+            max: self.cfg.max_ops,
+        })
+    }
+
+    /// Register slot `idx` with the ordering rules; true if nothing earlier
+    /// blocks it.
+    fn order(&mut self, idx: u32) -> bool {
+        let fp = self.slots[idx as usize].fp;
         let mut blockers = std::mem::take(&mut self.scratch);
         blockers.clear();
         self.deps.register(idx, fp, &mut blockers);
@@ -835,11 +912,7 @@ impl Connection {
         self.slots[idx as usize].blockers = blockers.len() as u32;
         let unblocked = blockers.is_empty();
         self.scratch = blockers;
-        let id = OpId::new(idx, self.slots[idx as usize].gen);
-        if unblocked {
-            self.unblock(idx);
-        }
-        Ok(id)
+        unblocked
     }
 
     /// An operation's blockers are all done: queue it (or finish a release).
@@ -857,14 +930,8 @@ impl Connection {
         let mut work = vec![];
         let mut next = Some((idx, result));
         while let Some((idx, result)) = next.take() {
+            self.leave_wire(idx);
             let s = &mut self.slots[idx as usize];
-            if s.on_wire {
-                s.on_wire = false;
-                self.cc.on_leave(s.resp_bytes);
-            }
-            if self.sending == Some(idx) {
-                self.sending = None;
-            }
             s.state = State::Done;
             s.result = Some(result);
             let fp = s.fp;
@@ -1016,9 +1083,8 @@ impl Connection {
             self.sending = None;
         }
         if s.state == State::Inflight {
-            let t = now + self.cc.rto();
-            self.timers
-                .push(Reverse((t, idx, s.req_id, TimerKind::Rto)));
+            let at = now + self.cc.rto();
+            self.arm(at, idx, TimerKind::Rto);
         }
         Some(n)
     }
@@ -1171,16 +1237,16 @@ impl Connection {
     /// [`Connection::handle_timeout`] might have work (never later than the
     /// earliest live timer; pacing is not a timer).
     pub fn earliest_timer(&self) -> Option<u64> {
-        self.timers.peek().map(|Reverse((t, ..))| *t)
+        self.timers.peek().map(|Reverse(t)| t.at)
     }
 
     /// The earliest time [`Connection::handle_timeout`] has work to do.
     pub fn poll_timeout(&mut self) -> Option<u64> {
-        while let Some(&Reverse((t, idx, token, kind))) = self.timers.peek() {
-            if self.timer_live(idx, token, kind) {
+        while let Some(&Reverse(t)) = self.timers.peek() {
+            if timer_live(&self.slots, t) {
                 return Some(match self.pace_at {
-                    Some(p) if !self.ready.is_empty() => p.min(t),
-                    _ => t,
+                    Some(p) if !self.ready.is_empty() => p.min(t.at),
+                    _ => t.at,
                 });
             }
             self.timers.pop();
@@ -1188,27 +1254,34 @@ impl Connection {
         self.pace_at.filter(|_| !self.ready.is_empty())
     }
 
-    fn timer_live(&self, idx: u32, token: u32, kind: TimerKind) -> bool {
-        timer_live(&self.slots, idx, token, kind)
+    /// Arm a timer of `kind` at `at` for the current attempt of slot `idx`.
+    fn arm(&mut self, at: u64, idx: u32, kind: TimerKind) {
+        let token = self.slots[idx as usize].req_id;
+        self.timers.push(Reverse(Timer {
+            at,
+            slot: idx,
+            token,
+            kind,
+        }));
     }
 
     /// Fire every timer due at `now`: retransmit timed-out requests, resend
     /// backed-off ones.
     pub fn handle_timeout(&mut self, now: u64) {
-        while let Some(&Reverse((t, idx, token, kind))) = self.timers.peek() {
-            if t > now {
+        while let Some(&Reverse(t)) = self.timers.peek() {
+            if t.at > now {
                 break;
             }
             self.timers.pop();
-            if !self.timer_live(idx, token, kind) {
+            if !timer_live(&self.slots, t) {
                 continue;
             }
-            match kind {
+            let idx = t.slot;
+            match t.kind {
                 TimerKind::Rto => {
                     if let Some(later) = self.rto_defer(idx, now) {
                         self.stats.rto_deferred += 1;
-                        self.timers
-                            .push(Reverse((later, idx, token, TimerKind::Rto)));
+                        self.arm(later, idx, TimerKind::Rto);
                         continue;
                     }
                     self.stats.timeouts += 1;
@@ -1249,11 +1322,9 @@ impl Connection {
         (in_order && quiet_at > now && cap > now).then_some(quiet_at.min(cap))
     }
 
-    /// The current attempt of `idx` is lost: retry it or give up.
-    fn lost(&mut self, idx: u32, now: u64, timed_out: bool) {
-        self.cc.on_loss(now, timed_out);
-        let budget = self.cfg.retry_budget;
-        let deadline = self.cfg.request_timeout_ns;
+    /// The current attempt of `idx` no longer counts in the windows (it was
+    /// answered, lost or refused), and no longer holds the send position.
+    fn leave_wire(&mut self, idx: u32) {
         let s = &mut self.slots[idx as usize];
         if s.on_wire {
             s.on_wire = false;
@@ -1262,6 +1333,15 @@ impl Connection {
         if self.sending == Some(idx) {
             self.sending = None;
         }
+    }
+
+    /// The current attempt of `idx` is lost: retry it or give up.
+    fn lost(&mut self, idx: u32, now: u64, timed_out: bool) {
+        self.cc.on_loss(now, timed_out);
+        let budget = self.cfg.retry_budget;
+        let deadline = self.cfg.request_timeout_ns;
+        self.leave_wire(idx);
+        let s = &mut self.slots[idx as usize];
         s.losses += 1;
         s.prev_id = if timed_out { s.req_id } else { 0 };
         if s.losses > budget || now.saturating_sub(s.first_sent) >= deadline {
@@ -1281,14 +1361,8 @@ impl Connection {
     fn busy(&mut self, idx: u32, now: u64) {
         self.stats.busy += 1;
         let deadline = self.cfg.request_timeout_ns;
+        self.leave_wire(idx);
         let s = &mut self.slots[idx as usize];
-        if s.on_wire {
-            s.on_wire = false;
-            self.cc.on_leave(s.resp_bytes);
-        }
-        if self.sending == Some(idx) {
-            self.sending = None;
-        }
         let wait = self
             .cfg
             .busy_backoff_ns
@@ -1303,8 +1377,7 @@ impl Connection {
             self.finish(idx, Err(e));
         } else {
             s.state = State::Backoff;
-            self.timers
-                .push(Reverse((now + wait, idx, s.req_id, TimerKind::Backoff)));
+            self.arm(now + wait, idx, TimerKind::Backoff);
         }
     }
 
@@ -1383,25 +1456,7 @@ impl Connection {
         self.last_rx = Some(now);
         self.rx_sent_max = self.rx_sent_max.max(s.sent_at);
         if h.opcode == Opcode::Nack || h.status == Status::Corrupt {
-            self.stats.nacks += 1;
-            // A NACK names the refused packet's offset: of a write cut in
-            // several packets, resend only that one (the others may well
-            // have arrived); anything else is one packet, so retry it.
-            let multi = kind == OpKind::Write && s.len > self.mtu;
-            let off = h.offset;
-            if multi
-                && h.opcode == Opcode::Nack
-                && off % self.mtu == 0
-                && off < s.len
-                && off < s.tx_off
-                && s.got.next_gap(off) == off
-            {
-                self.cc.on_loss(now, false);
-                self.resend.push_back((idx, h.req_id, off));
-            } else {
-                self.lost(idx, now, false);
-            }
-            return;
+            return self.on_nack(idx, now, &h);
         }
         let expect = kind.opcode().and_then(Opcode::response);
         if Some(h.opcode) != expect {
@@ -1429,111 +1484,110 @@ impl Connection {
             self.complete(idx, now, Err(e));
             return;
         }
-        let payload = p.payload();
-        let result = match kind {
-            OpKind::Read => {
-                if h.total_len != s.len {
-                    return self.protocol(idx, now, "clio.total_len");
-                }
-                if h.va != s.va {
-                    return self.protocol(idx, now, "clio.va");
-                }
-                let s = &mut self.slots[idx as usize];
-                let (off, end) = (h.offset, h.offset + h.payload_len as u32);
-                if s.got.insert(off, end) == Insert::Duplicate {
-                    self.stats.duplicates += 1;
-                    return;
-                }
-                s.data[off as usize..end as usize].copy_from_slice(payload);
-                if !s.got.covers(s.len) {
-                    return;
-                }
-                let data = std::mem::take(&mut s.data);
-                Ok(Completion::Read(data))
-            }
-            OpKind::Write => {
-                let mtu = self.mtu;
-                let s = &mut self.slots[idx as usize];
-                if h.offset % mtu != 0 || h.offset >= s.len || h.offset >= s.tx_off {
-                    return self.protocol(idx, now, "clio.offset");
-                }
-                let end = (h.offset + mtu).min(s.len);
-                if s.got.insert(h.offset, end) == Insert::Duplicate {
-                    self.stats.duplicates += 1;
-                    return;
-                }
-                if !s.got.covers(s.len) {
-                    return;
-                }
-                Ok(Completion::Written)
-            }
-            OpKind::Alloc => match AllocResp::parse(payload) {
-                Ok(r) => Ok(Completion::Allocated(Allocation {
-                    va: h.va,
-                    size: r.size,
-                    moved: h.flags & flags::MOVED != 0,
-                    retries: r.retries,
-                })),
-                Err(e) => return self.protocol(idx, now, e.field),
-            },
-            OpKind::Free => Ok(Completion::Freed),
-            OpKind::TestAndSet | OpKind::CompareAndSwap | OpKind::FetchAndAdd => {
-                match AtomicResp::parse(payload) {
-                    Ok(r) => Ok(Completion::Atomic { old: r.old }),
-                    Err(e) => return self.protocol(idx, now, e.field),
-                }
-            }
-            OpKind::Lock => Ok(Completion::Locked),
-            OpKind::Unlock => Ok(Completion::Unlocked),
-            OpKind::Fence => Ok(Completion::Fenced),
-            OpKind::Info => match InfoResp::parse(payload) {
-                Ok(r) => Ok(Completion::Info(r)),
-                Err(e) => return self.protocol(idx, now, e.field),
-            },
-            OpKind::OpenSession => {
-                let r = match OpenSessionResp::parse(payload) {
-                    Ok(r) => r,
-                    Err(e) => return self.protocol(idx, now, e.field),
-                };
-                let join = match self.slots[idx as usize].params {
-                    Params::Open(j) => j,
-                    _ => None,
-                };
-                if r.session == 0 || r.pid == 0 || r.epoch == 0 {
-                    return self.protocol(idx, now, "open_session_resp.session");
-                }
-                if join.is_some_and(|t| t.pid != r.pid) {
-                    return self.protocol(idx, now, "open_session_resp.pid");
-                }
-                let info = SessionInfo {
-                    pid: r.pid,
-                    session: r.session,
-                    epoch: r.epoch,
-                    key: r.key,
-                    dedup_quota: r.dedup_quota,
-                    lock_quota: r.lock_quota,
-                    mem_quota_pages: r.mem_quota_pages,
-                };
-                self.session = Some(info);
-                self.restarted = None;
-                Ok(Completion::Opened(info))
-            }
-            OpKind::CloseSession => Ok(Completion::Closed),
-            OpKind::PointerChase => {
-                if h.va != s.va {
-                    return self.protocol(idx, now, "clio.va");
-                }
-                let Params::Chase(req) = s.params else {
-                    return self.protocol(idx, now, "clio.opcode");
-                };
-                match ChaseResult::decode(&req, payload) {
-                    Ok(r) => Ok(Completion::Chased(r)),
-                    Err(field) => return self.protocol(idx, now, field),
-                }
-            }
-            OpKind::Release => return,
+        let step = match kind {
+            OpKind::Read => self.on_read_data(idx, &h, p.payload()),
+            OpKind::Write => self.on_write_ack(idx, &h),
+            OpKind::OpenSession => self.on_opened(idx, p.payload()).map(Some),
+            _ => self.slots[idx as usize].answer(&h, p.payload()).map(Some),
         };
-        self.complete(idx, now, result);
+        match step {
+            Ok(Some(c)) => self.complete(idx, now, Ok(c)),
+            Ok(None) => {}
+            Err(field) => self.protocol(idx, now, field),
+        }
+    }
+
+    /// A NACK (or a `CORRUPT` answer) to the current attempt of `idx`.
+    fn on_nack(&mut self, idx: u32, now: u64, h: &Header) {
+        self.stats.nacks += 1;
+        // A NACK names the refused packet's offset: of a write cut in
+        // several packets, resend only that one (the others may well have
+        // arrived); anything else is one packet, so retry it.
+        let s = &self.slots[idx as usize];
+        let multi = s.kind == OpKind::Write && s.len > self.mtu;
+        let off = h.offset;
+        if multi
+            && h.opcode == Opcode::Nack
+            && off % self.mtu == 0
+            && off < s.len
+            && off < s.tx_off
+            && s.got.next_gap(off) == off
+        {
+            self.cc.on_loss(now, false);
+            self.resend.push_back((idx, h.req_id, off));
+        } else {
+            self.lost(idx, now, false);
+        }
+    }
+
+    /// A `READ_RESP` packet: place its bytes; the read completes when every
+    /// byte arrived. `Err` names the header field that breaks the protocol.
+    fn on_read_data(
+        &mut self,
+        idx: u32,
+        h: &Header,
+        payload: &[u8],
+    ) -> Result<Option<Completion>, &'static str> {
+        let s = &mut self.slots[idx as usize];
+        if h.total_len != s.len {
+            return Err("clio.total_len");
+        }
+        if h.va != s.va {
+            return Err("clio.va");
+        }
+        let (off, end) = (h.offset, h.offset + h.payload_len as u32);
+        if s.got.insert(off, end) == Insert::Duplicate {
+            self.stats.duplicates += 1;
+            return Ok(None);
+        }
+        s.data[off as usize..end as usize].copy_from_slice(payload);
+        if !s.got.covers(s.len) {
+            return Ok(None);
+        }
+        Ok(Some(Completion::Read(std::mem::take(&mut s.data))))
+    }
+
+    /// A `WRITE_RESP`: one packet of the write is acknowledged; the write
+    /// completes when all are.
+    fn on_write_ack(&mut self, idx: u32, h: &Header) -> Result<Option<Completion>, &'static str> {
+        let mtu = self.mtu;
+        let s = &mut self.slots[idx as usize];
+        if h.offset % mtu != 0 || h.offset >= s.len || h.offset >= s.tx_off {
+            return Err("clio.offset");
+        }
+        let end = (h.offset + mtu).min(s.len);
+        if s.got.insert(h.offset, end) == Insert::Duplicate {
+            self.stats.duplicates += 1;
+            return Ok(None);
+        }
+        Ok(s.got.covers(s.len).then_some(Completion::Written))
+    }
+
+    /// An `OPEN_SESSION_RESP`: take the session's credentials.
+    fn on_opened(&mut self, idx: u32, payload: &[u8]) -> Result<Completion, &'static str> {
+        let r = OpenSessionResp::parse(payload).map_err(|e| e.field)?;
+        let join = match self.slots[idx as usize].params {
+            Params::Open(j) => j,
+            _ => None,
+        };
+        if r.session == 0 || r.pid == 0 || r.epoch == 0 {
+            return Err("open_session_resp.session");
+        }
+        if join.is_some_and(|t| t.pid != r.pid) {
+            return Err("open_session_resp.pid");
+        }
+        let info = SessionInfo {
+            pid: r.pid,
+            session: r.session,
+            epoch: r.epoch,
+            key: r.key,
+            dedup_quota: r.dedup_quota,
+            lock_quota: r.lock_quota,
+            mem_quota_pages: r.mem_quota_pages,
+        };
+        self.session = Some(info);
+        self.restarted = None;
+        Ok(Completion::Opened(info))
     }
 
     /// A stale answer: if it answers the attempt before the current one of
@@ -1592,11 +1646,102 @@ impl Connection {
 }
 
 /// Whether a timer still refers to the current state of its slot.
-fn timer_live(slots: &[Slot], idx: u32, token: u32, kind: TimerKind) -> bool {
-    let s = &slots[idx as usize];
-    s.req_id == token
-        && match kind {
+fn timer_live(slots: &[Slot], t: Timer) -> bool {
+    let s = &slots[t.slot as usize];
+    s.req_id == t.token
+        && match t.kind {
             TimerKind::Rto => s.state == State::Inflight,
             TimerKind::Backoff => s.state == State::Backoff,
         }
+}
+
+/// A request's `[va, va + len)` must be non-empty and must not wrap.
+fn check_range(va: u64, len: u64, what: &'static str) -> Result<(), ClioError> {
+    if len == 0 {
+        return Err(ClioError::InvalidArgument {
+            what,
+            reason: "must not be zero",
+        });
+    }
+    if va.checked_add(len).is_none() {
+        return Err(ClioError::InvalidArgument {
+            what: "va",
+            reason: "range wraps the address space",
+        });
+    }
+    Ok(())
+}
+
+/// A read or write must fit `max_request_bytes`.
+fn check_max(len: u64, max: u64, what: &'static str) -> Result<(), ClioError> {
+    if len > max {
+        return Err(ClioError::InvalidArgument {
+            what,
+            reason: "exceeds max_request_bytes",
+        });
+    }
+    Ok(())
+}
+
+/// Check an `ALLOC`'s arguments: its VA (0 unless fixed), fields and
+/// footprint (a fixed range is ordered like a write of it).
+fn prepare_alloc(
+    size: u64,
+    p: u8,
+    page_shift: u8,
+    fixed_va: Option<u64>,
+    shift: u8,
+) -> Result<(u64, Params, Footprint), ClioError> {
+    if size == 0 {
+        return Err(ClioError::InvalidArgument {
+            what: "size",
+            reason: "must not be zero",
+        });
+    }
+    if p == 0 || p & !perms::ALL != 0 {
+        return Err(ClioError::InvalidArgument {
+            what: "perms",
+            reason: "must be a non-empty set of READ | WRITE",
+        });
+    }
+    if page_shift != 0 && !(12..=30).contains(&page_shift) {
+        return Err(ClioError::InvalidArgument {
+            what: "page_shift",
+            reason: "must be 0 or in 12..=30",
+        });
+    }
+    let req = AllocReq {
+        size,
+        perms: p,
+        page_shift,
+    };
+    Ok(match fixed_va {
+        Some(va) => {
+            check_range(va, size, "size")?;
+            let fp = Footprint::range(va, size, shift, true);
+            (va, Params::Alloc { req, fixed: true }, fp)
+        }
+        None => (0, Params::Alloc { req, fixed: false }, Footprint::None),
+    })
+}
+
+/// Bytes the answer to an operation occupies on the wire (headers
+/// included), which the incast window reserves while it is outstanding.
+fn response_bytes(kind: OpKind, len: u32, params: Params, mtu: u32) -> u64 {
+    let (len, mtu, hdr) = (len as u64, mtu as u64, HEADER_LEN as u64);
+    match kind {
+        OpKind::Read => len + hdr * len.div_ceil(mtu),
+        OpKind::Write => hdr * len.div_ceil(mtu),
+        OpKind::Alloc => hdr + AllocResp::LEN as u64,
+        OpKind::Info => hdr + InfoResp::LEN as u64,
+        OpKind::OpenSession => hdr + OpenSessionResp::LEN as u64,
+        OpKind::CloseSession | OpKind::Fence | OpKind::Release => hdr,
+        OpKind::PointerChase => match params {
+            Params::Chase(c) => {
+                hdr + (clio_wire::payload::ChaseResp::LEN + c.value_len as usize) as u64
+            }
+            _ => hdr,
+        },
+        _ => hdr + AtomicResp::LEN as u64,
+    }
 }
