@@ -153,6 +153,19 @@ enum RemoveStage {
     Reply,
 }
 
+/// What [`SlowPath::admit_alloc`] found for an allocation it accepts.
+#[derive(Debug, Clone, Copy)]
+struct AllocPlan {
+    /// Index of the page size in the per-size counters.
+    size_index: usize,
+    /// The page size's class (VA window).
+    class: usize,
+    /// The class window `[lo, hi)`.
+    window: (u64, u64),
+    /// Pages of the range.
+    pages: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Job {
     Insert {
@@ -538,6 +551,9 @@ impl<'a> SlowPath<'a> {
         r
     }
 
+    /// Place a new range of `size` bytes for `pid`: at `va` if `fixed` and
+    /// possible (else moved), else next fit from `va` as a hint or the PID's
+    /// cursor, inside the class window of its page size.
     fn place(
         &mut self,
         pid: u32,
@@ -552,6 +568,90 @@ impl<'a> SlowPath<'a> {
         } else {
             page_shift
         };
+        let plan = self.admit_alloc(pid, size, perm, shift, page_shift)?;
+        let (lo, hi) = plan.window;
+        let pidx = self.pids.get_or_insert(pid)?;
+        let mut retries = 0u32;
+        let mut moved = false;
+        let mut placed = None;
+        let len = plan.pages << shift;
+        let in_window = |v: u64| v >= lo && v.checked_add(len).is_some_and(|e| e <= hi);
+        if fixed {
+            // A fixed VA outside the class of its page size could never be
+            // reached (the fast path would take it for another size), so it
+            // is moved into the class like any other fixed VA that cannot be
+            // honoured; the reply says `moved`.
+            let fits = va % (1u64 << shift) == 0
+                && in_window(va)
+                && self.ranges.conflict(pid, va, len).is_none();
+            if fits
+                && self
+                    .try_reserve(pid, va >> shift, plan.pages, shift, perm)
+                    .is_ok()
+            {
+                placed = Some(va);
+            } else {
+                retries += fits as u32;
+                moved = true;
+            }
+        }
+        let placed = match placed {
+            Some(v) => v,
+            None => {
+                // A hint outside the class window is ignored: next fit
+                // from this PID's cursor in the class.
+                let hint = if va != 0 && in_window(va) {
+                    va
+                } else {
+                    self.pids.cursor(pidx, plan.class)
+                };
+                let found = self.search(
+                    pid,
+                    hint,
+                    plan.window,
+                    plan.pages,
+                    shift,
+                    perm,
+                    &mut retries,
+                );
+                match found {
+                    Ok(v) => v,
+                    Err(e) => {
+                        if self.pids.ranges(pidx) == 0 {
+                            self.pids.remove(pid);
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+        };
+        let range = VaRange {
+            pid,
+            start: placed,
+            pages: plan.pages,
+            page_shift: shift,
+            perms: perm,
+        };
+        self.commit_range(pidx, plan, &range)?;
+        Ok(Placement {
+            range,
+            retries,
+            moved,
+        })
+    }
+
+    /// The checks an allocation passes before any state changes: a page
+    /// size with a class window, permissions, a size the window can hold,
+    /// an owned PID within its memory quota, physical pages to back it, a
+    /// free range-table entry.
+    fn admit_alloc(
+        &self,
+        pid: u32,
+        size: u64,
+        perm: u8,
+        shift: u8,
+        page_shift: u8,
+    ) -> Result<AllocPlan, SlowPathError> {
         // Per-size counters use the size index; the VA goes in the size's
         // class window (`PageClasses`), the only place the fast path looks
         // for pages of this size.
@@ -569,7 +669,6 @@ impl<'a> SlowPath<'a> {
         if size == 0 {
             return Err(SlowPathError::ZeroSize);
         }
-        let page = 1u64 << shift;
         let max = (hi - lo).min(self.cfg.pages_of(shift) << shift);
         if size > max {
             return Err(SlowPathError::Oversize { size, max });
@@ -578,10 +677,9 @@ impl<'a> SlowPath<'a> {
             return Err(SlowPathError::UnknownPid(0));
         }
         self.check_owner(pid)?;
-        let pages = size.div_ceil(page);
-        let len = pages << shift;
+        let pages = size.div_ceil(1u64 << shift);
         let used = self.pid_charged_bytes(pid);
-        if used.saturating_add(len) > self.cfg.mem_quota_bytes {
+        if used.saturating_add(pages << shift) > self.cfg.mem_quota_bytes {
             return Err(SlowPathError::OverQuota {
                 used,
                 quota: self.cfg.mem_quota_bytes,
@@ -593,62 +691,28 @@ impl<'a> SlowPath<'a> {
         if self.ranges.len() == self.ranges.capacity() {
             return Err(SlowPathError::RangeTableFull);
         }
-        let pidx = self.pids.get_or_insert(pid)?;
-        let mut retries = 0u32;
-        let mut moved = false;
-        let mut placed = None;
-        let in_window = |v: u64| v >= lo && v.checked_add(len).is_some_and(|e| e <= hi);
-        if fixed {
-            // A fixed VA outside the class of its page size could never be
-            // reached (the fast path would take it for another size), so it
-            // is moved into the class like any other fixed VA that cannot be
-            // honoured; the reply says `moved`.
-            let fits =
-                va % page == 0 && in_window(va) && self.ranges.conflict(pid, va, len).is_none();
-            if fits
-                && self
-                    .try_reserve(pid, va >> shift, pages, shift, perm)
-                    .is_ok()
-            {
-                placed = Some(va);
-            } else {
-                retries += fits as u32;
-                moved = true;
-            }
-        }
-        let placed = match placed {
-            Some(v) => v,
-            None => {
-                // A hint outside the class window is ignored: next fit
-                // from this PID's cursor in the class.
-                let hint = if va != 0 && in_window(va) {
-                    va
-                } else {
-                    self.pids.cursor(pidx, class)
-                };
-                match self.search(pid, hint, (lo, hi), pages, shift, perm, &mut retries) {
-                    Ok(v) => v,
-                    Err(e) => {
-                        if self.pids.ranges(pidx) == 0 {
-                            self.pids.remove(pid);
-                        }
-                        return Err(e);
-                    }
-                }
-            }
-        };
-        let range = VaRange {
-            pid,
-            start: placed,
+        Ok(AllocPlan {
+            size_index: si,
+            class,
+            window: (lo, hi),
             pages,
-            page_shift: shift,
-            perms: perm,
-        };
-        self.ranges.insert(&range)?;
+        })
+    }
+
+    /// Record a placed range: range table, the PID's count and cursor, the
+    /// size's untouched pages; a free of a recently freed range it overlaps
+    /// becomes legal again.
+    fn commit_range(
+        &mut self,
+        pidx: usize,
+        plan: AllocPlan,
+        range: &VaRange,
+    ) -> Result<(), SlowPathError> {
+        self.ranges.insert(range)?;
         self.pids.add_ranges(pidx, 1);
-        self.pids.set_cursor(pidx, class, range.end());
-        self.sizes[si].untouched += pages;
-        // A new range over a recently freed one makes a later free of it legal again.
+        self.pids.set_cursor(pidx, plan.class, range.end());
+        self.sizes[plan.size_index].untouched += plan.pages;
+        let pid = range.pid;
         let n = self.recent.len();
         for _ in 0..n {
             if let Some(e) = self.recent.pop_front() {
@@ -658,11 +722,7 @@ impl<'a> SlowPath<'a> {
                 }
             }
         }
-        Ok(Placement {
-            range,
-            retries,
-            moved,
-        })
+        Ok(())
     }
 
     /// Next-fit search from `hint` for a free, overflow-free range inside
@@ -1050,120 +1110,145 @@ impl<'a> SlowPath<'a> {
                     }
                 }
             };
-            match job {
+            let progressed = match job {
                 Job::Reply(d) => {
-                    if !self.emit(sink, &d) {
-                        return false;
+                    let sent = self.emit(sink, &d);
+                    if sent {
+                        self.job = None;
                     }
-                    self.job = None;
+                    sent
                 }
-                Job::Insert {
-                    pid,
-                    vpn,
-                    pages,
-                    shift,
-                    mut next,
-                    reply,
-                } => {
-                    while next < pages {
-                        let v = vpn + next;
-                        if let Some((b, s)) = self.shadow.find(pid, v, shift) {
-                            let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
-                            let d = Descriptor::PteWrite {
-                                bucket: b,
-                                slot: s,
-                                update: false,
-                                pte,
-                            };
-                            if !self.emit(sink, &d) {
-                                self.job = Some(Job::Insert {
-                                    pid,
-                                    vpn,
-                                    pages,
-                                    shift,
-                                    next,
-                                    reply,
-                                });
-                                return false;
-                            }
-                        }
-                        next += 1;
-                    }
-                    self.job = Some(Job::Reply(reply));
-                }
-                Job::Remove {
-                    pid,
-                    vpn,
-                    pages,
-                    shift,
-                    mut next,
-                    stage,
-                    reply,
-                } => {
-                    let size = self.cfg.size_index(shift).unwrap_or(0);
-                    let save = |next, stage| {
-                        Some(Job::Remove {
-                            pid,
-                            vpn,
-                            pages,
-                            shift,
-                            next,
-                            stage,
-                            reply,
-                        })
-                    };
-                    if stage == RemoveStage::Pages {
-                        while next < pages {
-                            let v = vpn + next;
-                            if let Some((b, s)) = self.shadow.find(pid, v, shift) {
-                                let d = Descriptor::PteRemove {
-                                    bucket: b,
-                                    slot: s,
-                                    pid,
-                                    vpn: v,
-                                };
-                                if !self.emit(sink, &d) {
-                                    self.job = save(next, RemoveStage::Pages);
-                                    return false;
-                                }
-                                let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
-                                if pte.valid {
-                                    if let Some(u) = self.phys.unit(size, pte.ppn) {
-                                        self.push_dirty(size, u, OPEN);
-                                    }
-                                    self.sizes[size].mapped -= 1;
-                                } else {
-                                    self.sizes[size].untouched -= 1;
-                                }
-                                self.shadow.remove(b, s);
-                            }
-                            next += 1;
-                        }
-                        self.job = save(next, RemoveStage::Tlb);
-                        continue;
-                    }
-                    if stage == RemoveStage::Tlb {
-                        let d = Descriptor::TlbInvalidate {
-                            pid,
-                            vpn,
-                            pages: pages.min(u32::MAX as u64) as u32,
-                        };
-                        if !self.emit(sink, &d) {
-                            return false;
-                        }
-                        self.close_open_batch();
-                        self.job = save(next, RemoveStage::Reply);
-                        continue;
-                    }
-                    if let Some(reply) = reply {
-                        if !self.emit(sink, &reply) {
-                            return false;
-                        }
-                    }
-                    self.job = None;
-                }
+                Job::Insert { .. } => self.pump_insert(job, sink),
+                Job::Remove { .. } => self.pump_remove(job, sink),
+            };
+            if !progressed {
+                return false;
             }
         }
+    }
+
+    /// One step of an `Insert` job: a `PteWrite` for each page placed, then
+    /// the reply. `false` if the sink filled (the job keeps its position).
+    fn pump_insert<S: TxSink + ?Sized>(&mut self, job: Job, sink: &mut S) -> bool {
+        let Job::Insert {
+            pid,
+            vpn,
+            pages,
+            shift,
+            mut next,
+            reply,
+        } = job
+        else {
+            return true;
+        };
+        while next < pages {
+            let v = vpn + next;
+            if let Some((b, s)) = self.shadow.find(pid, v, shift) {
+                let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
+                let d = Descriptor::PteWrite {
+                    bucket: b,
+                    slot: s,
+                    update: false,
+                    pte,
+                };
+                if !self.emit(sink, &d) {
+                    self.job = Some(Job::Insert {
+                        pid,
+                        vpn,
+                        pages,
+                        shift,
+                        next,
+                        reply,
+                    });
+                    return false;
+                }
+            }
+            next += 1;
+        }
+        self.job = Some(Job::Reply(reply));
+        true
+    }
+
+    /// One stage of a `Remove` job: a `PteRemove` per mapped page (its
+    /// physical page goes to the dirty list), then one `TlbInvalidate` of the
+    /// range, then the reply if any. `false` if the sink filled.
+    fn pump_remove<S: TxSink + ?Sized>(&mut self, job: Job, sink: &mut S) -> bool {
+        let Job::Remove {
+            pid,
+            vpn,
+            pages,
+            shift,
+            mut next,
+            stage,
+            reply,
+        } = job
+        else {
+            return true;
+        };
+        let save = |next, stage| {
+            Some(Job::Remove {
+                pid,
+                vpn,
+                pages,
+                shift,
+                next,
+                stage,
+                reply,
+            })
+        };
+        match stage {
+            RemoveStage::Pages => {
+                let size = self.cfg.size_index(shift).unwrap_or(0);
+                while next < pages {
+                    let v = vpn + next;
+                    if let Some((b, s)) = self.shadow.find(pid, v, shift) {
+                        let d = Descriptor::PteRemove {
+                            bucket: b,
+                            slot: s,
+                            pid,
+                            vpn: v,
+                        };
+                        if !self.emit(sink, &d) {
+                            self.job = save(next, RemoveStage::Pages);
+                            return false;
+                        }
+                        let pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
+                        if pte.valid {
+                            if let Some(u) = self.phys.unit(size, pte.ppn) {
+                                self.push_dirty(size, u, OPEN);
+                            }
+                            self.sizes[size].mapped -= 1;
+                        } else {
+                            self.sizes[size].untouched -= 1;
+                        }
+                        self.shadow.remove(b, s);
+                    }
+                    next += 1;
+                }
+                self.job = save(next, RemoveStage::Tlb);
+            }
+            RemoveStage::Tlb => {
+                let d = Descriptor::TlbInvalidate {
+                    pid,
+                    vpn,
+                    pages: pages.min(u32::MAX as u64) as u32,
+                };
+                if !self.emit(sink, &d) {
+                    return false;
+                }
+                self.close_open_batch();
+                self.job = save(next, RemoveStage::Reply);
+            }
+            RemoveStage::Reply => {
+                if let Some(reply) = reply {
+                    if !self.emit(sink, &reply) {
+                        return false;
+                    }
+                }
+                self.job = None;
+            }
+        }
+        true
     }
 
     /// Emit the `Epoch` descriptor if it is not out yet; `false` if the
