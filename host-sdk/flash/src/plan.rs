@@ -240,269 +240,24 @@ impl FlashPlan {
                     .join(" or ")
             )
         })?;
-        let psu_init = existing("psu_init.tcl", &req.psu_init)?;
-        let boot_image = existing("boot image", &req.boot_image)?;
-        let fsbl = existing("FSBL", &req.fsbl)?;
-        let bitstream = req
-            .bitstream_manifest
-            .as_deref()
-            .map(|f| BitstreamManifest::load(f, board))
-            .transpose()?;
-        let firmware = req
-            .firmware_manifest
-            .as_deref()
-            .map(|f| FirmwareManifest::load(f, board))
-            .transpose()?;
-        let find = |tool: Tool| -> Result<(PathBuf, bool), FlashError> {
-            match tools.find(tool) {
-                Ok(p) => Ok((p, true)),
-                Err(_) if !strict => Ok((PathBuf::from(tool.name()), false)),
-                Err(e) => Err(e),
-            }
-        };
-        let hw = req.hw_server.as_str();
-        let xsa = existing("hardware platform (.xsa)", &req.xsa)?;
-        let atf = existing("ATF (bl31.elf)", &req.atf)?;
-        let mut host_steps = Vec::new();
-        // Default output directory: boot/ beside the bitstream manifest.
-        let out_dir = match (&req.out_dir, &req.bitstream_manifest) {
-            (Some(d), _) => Some(absolute(d)),
-            (None, Some(m)) => Some(
-                absolute(m)
-                    .parent()
-                    .map_or_else(|| PathBuf::from("boot"), |p| p.join("boot")),
-            ),
-            (None, None) => None,
-        };
+        let inputs = Inputs::load(req, tools, strict, route)?;
         refuse(req.sd_mount.is_some() && route != Route::Sd, || {
             "an SD card mount is only used by route sd".into()
         })?;
         refuse(req.pci_bdf.is_some() && board != Board::AlveoU200, || {
             format!("the {board} is not a PCIe card (no --pci-bdf)")
         })?;
+        let mut host_steps = Vec::new();
         let invocations = match route {
-            Route::Jtag => {
-                refuse(
-                    boot_image.is_some() || fsbl.is_some() || atf.is_some(),
-                    || "a boot image, FSBL or ATF belongs to route qspi or sd, not jtag".into(),
-                )?;
-                let fw = match (&firmware, &psu_init, &xsa) {
-                    (Some(fw), Some(init), Some(xsa)) => Some(JtagFirmware {
-                        elf: &fw.elf,
-                        psu_init: init,
-                        xsa,
-                    }),
-                    (Some(_), None, _) => {
-                        return Err(FlashError::Request(
-                            "loading firmware over JTAG needs psu_init.tcl (PS clocks and DDR); \
-                             take it from the bitstream's hardware platform (.xsa)"
-                                .into(),
-                        ))
-                    }
-                    (Some(_), Some(_), None) => return Err(FlashError::Request(
-                        "loading firmware over JTAG needs the hardware platform (--xsa, written \
-                             next to the bitstream by build.tcl) for xsct's loadhw"
-                            .into(),
-                    )),
-                    (None, Some(_), _) => {
-                        return Err(FlashError::Request(
-                            "psu_init.tcl given without a firmware manifest".into(),
-                        ))
-                    }
-                    (None, None, _) => None,
-                };
-                let text = script::xsct_jtag(
-                    hw,
-                    req.jtag_cable.as_deref(),
-                    bitstream.as_ref().map(|b| b.bitstream.as_path()),
-                    fw,
-                )?;
-                let (program, found) = find(Tool::Xsct)?;
-                vec![Invocation {
-                    tool: Tool::Xsct,
-                    program,
-                    found,
-                    args: vec![Arg::Script],
-                    script: Some((format!("flash_{}.tcl", board.name()), text)),
-                }]
-            }
-            Route::Qspi | Route::Sd => {
-                refuse(req.jtag_cable.is_some(), || {
-                    format!("route {route} cannot select a JTAG cable; leave one board on the hw_server")
-                })?;
-                refuse(psu_init.is_some(), || {
-                    format!(
-                        "route {route} boots through the FSBL, which does what psu_init.tcl does"
-                    )
-                })?;
-                let mut runs = Vec::new();
-                // BOOT.BIN and the FSBL: given, or built here.
-                let (image, fsbl_elf) = match (&boot_image, &fsbl) {
-                    (Some(image), Some(fsbl)) => {
-                        refuse(
-                            bitstream.is_some()
-                                || firmware.is_some()
-                                || xsa.is_some()
-                                || atf.is_some(),
-                            || {
-                                "a given boot image already holds bitstream and firmware; \
-                             pass either --boot-image/--fsbl or the manifests with --xsa and --atf"
-                                    .into()
-                            },
-                        )?;
-                        (image.clone(), fsbl.clone())
-                    }
-                    (Some(_), None) | (None, Some(_)) => {
-                        return Err(FlashError::Request(
-                            "a given boot image needs its FSBL ELF too (--boot-image with --fsbl)"
-                                .into(),
-                        ))
-                    }
-                    (None, None) => {
-                        let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) =
-                            (&bitstream, &firmware, &xsa, &atf, &out_dir)
-                        else {
-                            return Err(FlashError::Request(format!(
-                                "route {route} needs a boot image (BOOT.BIN): either --boot-image and --fsbl, or \
-                                 --bitstream and --firmware manifests with --xsa (hardware platform) and \
-                                 --atf (bl31.elf) to build one"
-                            )));
-                        };
-                        let outputs = BootOutputs::under(out);
-                        let (program, found) = find(Tool::Xsct)?;
-                        runs.push(Invocation {
-                            tool: Tool::Xsct,
-                            program,
-                            found,
-                            args: vec![Arg::Script],
-                            script: Some((
-                                "boot_firmware.tcl".into(),
-                                boot::xsct_boot_firmware(xsa, out)?,
-                            )),
-                        });
-                        let bif = boot::zcu106_bif(&outputs, &bit.bitstream, atf, &fw.elf)?;
-                        let (program, found) = find(Tool::Bootgen)?;
-                        runs.push(Invocation {
-                            tool: Tool::Bootgen,
-                            program,
-                            found,
-                            args: boot::bootgen_args(String::new(), &outputs.boot_bin)
-                                .into_iter()
-                                .map(|a| {
-                                    if a.is_empty() {
-                                        Arg::Script
-                                    } else {
-                                        Arg::Lit(a)
-                                    }
-                                })
-                                .collect(),
-                            script: Some(("boot.bif".into(), bif)),
-                        });
-                        (outputs.boot_bin, outputs.fsbl)
-                    }
-                };
-                if route == Route::Qspi {
-                    let (program, found) = find(Tool::ProgramFlash)?;
-                    runs.push(Invocation {
-                        tool: Tool::ProgramFlash,
-                        program,
-                        found,
-                        args: script::program_flash_args(hw, &image, &fsbl_elf)
-                            .into_iter()
-                            .map(Arg::Lit)
-                            .collect(),
-                        script: None,
-                    });
-                } else {
-                    let Some(mount) = &req.sd_mount else {
-                        return Err(FlashError::Request(
-                            "route sd needs the SD card's mount point (--sd-mount, its first FAT partition)".into(),
-                        ));
-                    };
-                    if !mount.is_dir() {
-                        return Err(FlashError::MissingInput {
-                            what: "SD card mount point",
-                            path: mount.clone(),
-                        });
-                    }
-                    host_steps.push(HostStep {
-                        when: When::After,
-                        label: "copy BOOT.BIN to the SD card".into(),
-                        action: host::HostAction::Copy {
-                            from: image.clone(),
-                            to: absolute(mount).join("BOOT.BIN"),
-                        },
-                    });
-                }
-                runs
-            }
-            Route::Vivado | Route::Cfgmem => {
-                refuse(firmware.is_some() || psu_init.is_some(), || {
-                    format!("the {board} has no ARM firmware to load")
-                })?;
-                refuse(
-                    boot_image.is_some() || fsbl.is_some() || atf.is_some() || xsa.is_some(),
-                    || {
-                        format!(
-                        "the {board} is programmed from its bitstream manifest, not a boot image"
-                    )
-                    },
-                )?;
-                let Some(bit) = &bitstream else {
-                    return Err(FlashError::Request(format!(
-                        "the {board} needs a bitstream manifest"
-                    )));
-                };
-                if let Some(bdf) = &req.pci_bdf {
-                    host_steps.extend(host::pcie_reprogram_steps(&req.pci_sysfs, bdf)?);
-                }
-                let (program, found) = find(Tool::Vivado)?;
-                let url = hw.strip_prefix("TCP:").unwrap_or(hw);
-                let target = match &req.jtag_cable {
-                    Some(c) => {
-                        script::check_cable(c)?;
-                        format!("*{c}*")
-                    }
-                    None => "*".to_string(),
-                };
-                let lit = |s: &str| Arg::Lit(s.to_string());
-                let mut args = vec![
-                    lit("-mode"),
-                    lit("batch"),
-                    lit("-nojournal"),
-                    lit("-nolog"),
-                    lit("-notrace"),
-                    lit("-source"),
-                    Arg::Script,
-                    lit("-tclargs"),
-                    Arg::Lit(bit.bitstream.display().to_string()),
-                ];
-                let script = if route == Route::Vivado {
-                    (
-                        "program.tcl".to_string(),
-                        script::VIVADO_PROGRAM_TCL.to_string(),
-                    )
-                } else {
-                    let out = out_dir.clone().unwrap_or_else(|| PathBuf::from("boot"));
-                    let stem = bit
-                        .bitstream
-                        .file_stem()
-                        .map_or_else(|| "clio".into(), |s| s.to_string_lossy().into_owned());
-                    args.push(Arg::Lit(
-                        out.join(format!("{stem}.mcs")).display().to_string(),
-                    ));
-                    ("cfgmem.tcl".to_string(), boot::vivado_cfgmem_tcl())
-                };
-                args.extend([lit(url), lit(script::U200_DEVICE), Arg::Lit(target)]);
-                vec![Invocation {
-                    tool: Tool::Vivado,
-                    program,
-                    found,
-                    args,
-                    script: Some(script),
-                }]
-            }
+            Route::Jtag => inputs.jtag()?,
+            Route::Qspi | Route::Sd => inputs.boot_image(&mut host_steps)?,
+            Route::Vivado | Route::Cfgmem => inputs.fpga(&mut host_steps)?,
         };
+        let Inputs {
+            bitstream,
+            firmware,
+            ..
+        } = inputs;
         Ok(FlashPlan {
             board,
             route,
@@ -629,5 +384,353 @@ impl FlashPlan {
             firmware_build_id: self.firmware.as_ref().map(|f| f.image.build_id.clone()),
             elapsed: start.elapsed(),
         })
+    }
+}
+
+/// A request's inputs, checked and loaded, and how to find the tools: what
+/// every route's command builder reads.
+struct Inputs<'r> {
+    req: &'r FlashRequest,
+    tools: &'r Toolchain,
+    /// Missing tools are errors (else shown by bare name, for dry runs).
+    strict: bool,
+    board: Board,
+    route: Route,
+    hw: &'r str,
+    psu_init: Option<PathBuf>,
+    boot_image: Option<PathBuf>,
+    fsbl: Option<PathBuf>,
+    xsa: Option<PathBuf>,
+    atf: Option<PathBuf>,
+    bitstream: Option<BitstreamManifest>,
+    firmware: Option<FirmwareManifest>,
+    /// Where built outputs go: given, else boot/ beside the bitstream manifest.
+    out_dir: Option<PathBuf>,
+}
+
+impl<'r> Inputs<'r> {
+    fn load(
+        req: &'r FlashRequest,
+        tools: &'r Toolchain,
+        strict: bool,
+        route: Route,
+    ) -> Result<Inputs<'r>, FlashError> {
+        let board = req.board;
+        let psu_init = existing("psu_init.tcl", &req.psu_init)?;
+        let boot_image = existing("boot image", &req.boot_image)?;
+        let fsbl = existing("FSBL", &req.fsbl)?;
+        let bitstream = req
+            .bitstream_manifest
+            .as_deref()
+            .map(|f| BitstreamManifest::load(f, board))
+            .transpose()?;
+        let firmware = req
+            .firmware_manifest
+            .as_deref()
+            .map(|f| FirmwareManifest::load(f, board))
+            .transpose()?;
+        let xsa = existing("hardware platform (.xsa)", &req.xsa)?;
+        let atf = existing("ATF (bl31.elf)", &req.atf)?;
+        let out_dir = match (&req.out_dir, &req.bitstream_manifest) {
+            (Some(d), _) => Some(absolute(d)),
+            (None, Some(m)) => Some(
+                absolute(m)
+                    .parent()
+                    .map_or_else(|| PathBuf::from("boot"), |p| p.join("boot")),
+            ),
+            (None, None) => None,
+        };
+        Ok(Inputs {
+            req,
+            tools,
+            strict,
+            board,
+            route,
+            hw: req.hw_server.as_str(),
+            psu_init,
+            boot_image,
+            fsbl,
+            xsa,
+            atf,
+            bitstream,
+            firmware,
+            out_dir,
+        })
+    }
+
+    /// A tool's path, and whether it was found.
+    fn find(&self, tool: Tool) -> Result<(PathBuf, bool), FlashError> {
+        match self.tools.find(tool) {
+            Ok(p) => Ok((p, true)),
+            Err(_) if !self.strict => Ok((PathBuf::from(tool.name()), false)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Route jtag: one xsct script that programs the bitstream and, with a
+    /// firmware manifest, loads and starts the firmware.
+    fn jtag(&self) -> Result<Vec<Invocation>, FlashError> {
+        let Inputs {
+            req,
+            board,
+            hw,
+            psu_init,
+            boot_image,
+            fsbl,
+            xsa,
+            atf,
+            bitstream,
+            firmware,
+            ..
+        } = self;
+        let (board, hw) = (*board, *hw);
+        refuse(
+            boot_image.is_some() || fsbl.is_some() || atf.is_some(),
+            || "a boot image, FSBL or ATF belongs to route qspi or sd, not jtag".into(),
+        )?;
+        let fw = match (&firmware, &psu_init, &xsa) {
+            (Some(fw), Some(init), Some(xsa)) => Some(JtagFirmware {
+                elf: &fw.elf,
+                psu_init: init,
+                xsa,
+            }),
+            (Some(_), None, _) => {
+                return Err(FlashError::Request(
+                    "loading firmware over JTAG needs psu_init.tcl (PS clocks and DDR); \
+                     take it from the bitstream's hardware platform (.xsa)"
+                        .into(),
+                ))
+            }
+            (Some(_), Some(_), None) => {
+                return Err(FlashError::Request(
+                    "loading firmware over JTAG needs the hardware platform (--xsa, written \
+                     next to the bitstream by build.tcl) for xsct's loadhw"
+                        .into(),
+                ))
+            }
+            (None, Some(_), _) => {
+                return Err(FlashError::Request(
+                    "psu_init.tcl given without a firmware manifest".into(),
+                ))
+            }
+            (None, None, _) => None,
+        };
+        let text = script::xsct_jtag(
+            hw,
+            req.jtag_cable.as_deref(),
+            bitstream.as_ref().map(|b| b.bitstream.as_path()),
+            fw,
+        )?;
+        let (program, found) = self.find(Tool::Xsct)?;
+        Ok(vec![Invocation {
+            tool: Tool::Xsct,
+            program,
+            found,
+            args: vec![Arg::Script],
+            script: Some((format!("flash_{}.tcl", board.name()), text)),
+        }])
+    }
+
+    /// Routes qspi and sd: a BOOT.BIN (given, or built by xsct and
+    /// bootgen), then written to QSPI flash or copied to the SD card.
+    fn boot_image(&self, host_steps: &mut Vec<HostStep>) -> Result<Vec<Invocation>, FlashError> {
+        let Inputs {
+            req,
+            route,
+            hw,
+            psu_init,
+            boot_image,
+            fsbl,
+            xsa,
+            atf,
+            bitstream,
+            firmware,
+            out_dir,
+            ..
+        } = self;
+        let (route, hw) = (*route, *hw);
+        refuse(req.jtag_cable.is_some(), || {
+            format!("route {route} cannot select a JTAG cable; leave one board on the hw_server")
+        })?;
+        refuse(psu_init.is_some(), || {
+            format!("route {route} boots through the FSBL, which does what psu_init.tcl does")
+        })?;
+        let mut runs = Vec::new();
+        // BOOT.BIN and the FSBL: given, or built here.
+        let (image, fsbl_elf) = match (&boot_image, &fsbl) {
+            (Some(image), Some(fsbl)) => {
+                refuse(
+                    bitstream.is_some() || firmware.is_some() || xsa.is_some() || atf.is_some(),
+                    || {
+                        "a given boot image already holds bitstream and firmware; \
+                     pass either --boot-image/--fsbl or the manifests with --xsa and --atf"
+                            .into()
+                    },
+                )?;
+                (image.clone(), fsbl.clone())
+            }
+            (Some(_), None) | (None, Some(_)) => {
+                return Err(FlashError::Request(
+                    "a given boot image needs its FSBL ELF too (--boot-image with --fsbl)".into(),
+                ))
+            }
+            (None, None) => {
+                let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) =
+                    (&bitstream, &firmware, &xsa, &atf, &out_dir)
+                else {
+                    return Err(FlashError::Request(format!(
+                        "route {route} needs a boot image (BOOT.BIN): either --boot-image and --fsbl, or \
+                         --bitstream and --firmware manifests with --xsa (hardware platform) and \
+                         --atf (bl31.elf) to build one"
+                    )));
+                };
+                let outputs = BootOutputs::under(out);
+                let (program, found) = self.find(Tool::Xsct)?;
+                runs.push(Invocation {
+                    tool: Tool::Xsct,
+                    program,
+                    found,
+                    args: vec![Arg::Script],
+                    script: Some((
+                        "boot_firmware.tcl".into(),
+                        boot::xsct_boot_firmware(xsa, out)?,
+                    )),
+                });
+                let bif = boot::zcu106_bif(&outputs, &bit.bitstream, atf, &fw.elf)?;
+                let (program, found) = self.find(Tool::Bootgen)?;
+                runs.push(Invocation {
+                    tool: Tool::Bootgen,
+                    program,
+                    found,
+                    args: boot::bootgen_args(String::new(), &outputs.boot_bin)
+                        .into_iter()
+                        .map(|a| {
+                            if a.is_empty() {
+                                Arg::Script
+                            } else {
+                                Arg::Lit(a)
+                            }
+                        })
+                        .collect(),
+                    script: Some(("boot.bif".into(), bif)),
+                });
+                (outputs.boot_bin, outputs.fsbl)
+            }
+        };
+        if route == Route::Qspi {
+            let (program, found) = self.find(Tool::ProgramFlash)?;
+            runs.push(Invocation {
+                tool: Tool::ProgramFlash,
+                program,
+                found,
+                args: script::program_flash_args(hw, &image, &fsbl_elf)
+                    .into_iter()
+                    .map(Arg::Lit)
+                    .collect(),
+                script: None,
+            });
+        } else {
+            let Some(mount) = &req.sd_mount else {
+                return Err(FlashError::Request(
+                    "route sd needs the SD card's mount point (--sd-mount, its first FAT partition)".into(),
+                ));
+            };
+            if !mount.is_dir() {
+                return Err(FlashError::MissingInput {
+                    what: "SD card mount point",
+                    path: mount.clone(),
+                });
+            }
+            host_steps.push(HostStep {
+                when: When::After,
+                label: "copy BOOT.BIN to the SD card".into(),
+                action: host::HostAction::Copy {
+                    from: image.clone(),
+                    to: absolute(mount).join("BOOT.BIN"),
+                },
+            });
+        }
+        Ok(runs)
+    }
+
+    /// Routes vivado and cfgmem (the U200): program the FPGA, or write the
+    /// configuration memory; PCIe remove/rescan around it for a card in use.
+    fn fpga(&self, host_steps: &mut Vec<HostStep>) -> Result<Vec<Invocation>, FlashError> {
+        let Inputs {
+            req,
+            board,
+            route,
+            hw,
+            psu_init,
+            boot_image,
+            fsbl,
+            xsa,
+            atf,
+            bitstream,
+            firmware,
+            out_dir,
+            ..
+        } = self;
+        let (board, route, hw) = (*board, *route, *hw);
+        refuse(firmware.is_some() || psu_init.is_some(), || {
+            format!("the {board} has no ARM firmware to load")
+        })?;
+        refuse(
+            boot_image.is_some() || fsbl.is_some() || atf.is_some() || xsa.is_some(),
+            || format!("the {board} is programmed from its bitstream manifest, not a boot image"),
+        )?;
+        let Some(bit) = &bitstream else {
+            return Err(FlashError::Request(format!(
+                "the {board} needs a bitstream manifest"
+            )));
+        };
+        if let Some(bdf) = &req.pci_bdf {
+            host_steps.extend(host::pcie_reprogram_steps(&req.pci_sysfs, bdf)?);
+        }
+        let (program, found) = self.find(Tool::Vivado)?;
+        let url = hw.strip_prefix("TCP:").unwrap_or(hw);
+        let target = match &req.jtag_cable {
+            Some(c) => {
+                script::check_cable(c)?;
+                format!("*{c}*")
+            }
+            None => "*".to_string(),
+        };
+        let lit = |s: &str| Arg::Lit(s.to_string());
+        let mut args = vec![
+            lit("-mode"),
+            lit("batch"),
+            lit("-nojournal"),
+            lit("-nolog"),
+            lit("-notrace"),
+            lit("-source"),
+            Arg::Script,
+            lit("-tclargs"),
+            Arg::Lit(bit.bitstream.display().to_string()),
+        ];
+        let script = if route == Route::Vivado {
+            (
+                "program.tcl".to_string(),
+                script::VIVADO_PROGRAM_TCL.to_string(),
+            )
+        } else {
+            let out = out_dir.clone().unwrap_or_else(|| PathBuf::from("boot"));
+            let stem = bit
+                .bitstream
+                .file_stem()
+                .map_or_else(|| "clio".into(), |s| s.to_string_lossy().into_owned());
+            args.push(Arg::Lit(
+                out.join(format!("{stem}.mcs")).display().to_string(),
+            ));
+            ("cfgmem.tcl".to_string(), boot::vivado_cfgmem_tcl())
+        };
+        args.extend([lit(url), lit(script::U200_DEVICE), Arg::Lit(target)]);
+        Ok(vec![Invocation {
+            tool: Tool::Vivado,
+            program,
+            found,
+            args,
+            script: Some(script),
+        }])
     }
 }
