@@ -18,6 +18,7 @@ use crate::board_arg::{connect_target, TargetArgs};
 /// Ask a board for its identity.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
+    /// Which board, and how to reach it.
     #[command(flatten)]
     pub target: TargetArgs,
     /// A firmware `manifest.json` (from firmware-arm/image/package.sh) to compare against.

@@ -1,1 +1,26 @@
-//! The clio command-line tool
+//! The logic behind the `clio` command-line tool, as a library: each
+//! command's module takes its parsed arguments and does the work, so other
+//! programs (and tests) can run a bring-up, a benchmark suite, a demo or an
+//! emulated board without going through the executable. The `clio` binary
+//! (`src/main.rs`) only parses the command line and dispatches here.
+//!
+//! | command | module |
+//! |---|---|
+//! | `clio sim` | [`sim`] |
+//! | `clio demo` | [`demo`] |
+//! | `clio bench` | [`bench`] |
+//! | `clio bringup` | [`bringup`] |
+//! | `clio info` | [`info`] |
+//! | `clio logs` | [`logs`] |
+//! | `clio flash` | [`flash`] |
+//! | `clio edmsim` | `edm_sim::cli` (in the `edm-sim` crate) |
+
+pub mod bench;
+pub mod board_arg;
+pub mod bringup;
+pub mod demo;
+pub mod flash;
+pub mod info;
+pub mod logs;
+pub mod report;
+pub mod sim;

@@ -3,15 +3,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-mod bench;
-mod board_arg;
-mod bringup;
-mod demo;
-mod flash;
-mod info;
-mod logs;
-mod report;
-mod sim;
+use clio_cli::{bench, bringup, demo, flash, info, logs, sim};
 
 /// The clio command-line tool.
 #[derive(Debug, Parser)]
