@@ -11,18 +11,9 @@ use std::time::Duration;
 
 use clio_config::BoardConfig;
 use clio_fastpath::{ClientId as FpClient, Dram, FastPath, ModelOptions, Span, ZeroPolicy};
-use clio_slowpath::{SlowPath, SlowPathConfig};
 
 use crate::server::{ClientId, Engine};
-
-/// Worker queues of the in-process slow path (the firmware's cores 1-3).
-pub const WORKERS: usize = 3;
-/// Capacity of each worker queue plus one.
-pub const WORKER_QUEUE: usize = 64;
-/// RX slots the slow path takes per poll round.
-const RX_BUDGET: u32 = 64;
-
-type SlowEngine = clio_slowpath::Engine<'static, WORKERS, WORKER_QUEUE>;
+use crate::slow::InProcSlowPath;
 
 /// Why a board could not be built, naming the config key or part at fault.
 #[derive(Debug)]
@@ -69,11 +60,8 @@ pub fn boot_seed() -> u64 {
 /// An emulated memory board with its slow path in process.
 pub struct Board {
     fast: FastPath<Vec<u8>>,
-    slow: SlowEngine,
+    slow: InProcSlowPath,
     rx: Span,
-    tx: Span,
-    data: Span,
-    dram_base: u64,
 }
 
 impl std::fmt::Debug for Board {
@@ -82,28 +70,6 @@ impl std::fmt::Debug for Board {
             .field("fast", &self.fast)
             .finish_non_exhaustive()
     }
-}
-
-/// Three disjoint mutable views of DRAM (RX ring, TX ring, data region).
-fn split3(mem: &mut [u8], a: Span, b: Span, c: Span) -> (&mut [u8], &mut [u8], &mut [u8]) {
-    let mut spans = [(0usize, a), (1, b), (2, c)];
-    spans.sort_by_key(|(_, s)| s.start);
-    let mut out: [Option<&mut [u8]>; 3] = [None, None, None];
-    let mut rest = mem;
-    let mut consumed = 0;
-    for (i, s) in spans {
-        let (_, tail) = rest.split_at_mut(s.start - consumed);
-        let (mine, tail) = tail.split_at_mut(s.len());
-        out[i] = Some(mine);
-        rest = tail;
-        consumed = s.end;
-    }
-    let [x, y, z] = out;
-    (
-        x.unwrap_or_default(),
-        y.unwrap_or_default(),
-        z.unwrap_or_default(),
-    )
 }
 
 impl Board {
@@ -144,27 +110,11 @@ impl Board {
         let fast = FastPath::format(cfg, opts, vec![0u8; dram_len])
             .map_err(|e| BoardError(format!("fast path: {e}")))?;
         let lay = *fast.layout();
-        let scfg = SlowPathConfig::from_board(cfg);
-        let core = SlowPath::new_leaked(scfg, seed)
-            .map_err(|e| BoardError(format!("slow path: {e:?}")))?;
-        let mem = fast.dram();
-        let slow = SlowEngine::new(
-            core,
-            &mem[lay.rx_ring.start..lay.rx_ring.end],
-            &mem[lay.tx_ring.start..lay.tx_ring.end],
-        )
-        .map_err(|e| BoardError(format!("slow path rings: {e}")))?;
-        let data = Span {
-            start: lay.offset(cfg.regions.data.base),
-            end: lay.offset(cfg.regions.data.base) + cfg.regions.data.size as usize,
-        };
+        let slow = InProcSlowPath::boot(cfg, &lay, fast.dram(), seed).map_err(BoardError)?;
         let mut b = Board {
             fast,
             slow,
             rx: lay.rx_ring,
-            tx: lay.tx_ring,
-            data,
-            dram_base: lay.dram_base,
         };
         b.settle(&mut |_, _| {});
         Ok(b)
@@ -228,25 +178,10 @@ impl Board {
         // Each round moves at least one descriptor or stops; the bound only
         // guards against a livelock bug turning into a hang.
         for _ in 0..1_000_000 {
-            let (rx, tx, data) = split3(self.fast.dram_mut(), self.rx, self.tx, self.data);
-            // Physical address of the data slice's first byte.
-            let base = self.dram_base + self.data.start as u64;
-            let before = *self.slow.counters();
-            let o = self.slow.step(rx, tx, RX_BUDGET, |pa, len| {
-                let off = pa.wrapping_sub(base) as usize;
-                if let Some(s) = data.get_mut(off..off.saturating_add(len as usize)) {
-                    s.fill(0);
-                }
-            });
+            let slow_moved = self.slow.step(self.fast.dram_mut());
             let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
             let s = self.fast.poll_rings(&mut cb);
-            let after = *self.slow.counters();
-            let moved = o.rx_taken > 0
-                || o.refilled > 0
-                || s.commands > 0
-                || after.worked != before.worked
-                || after.scrubbed != before.scrubbed;
-            if !moved {
+            if !slow_moved && s.commands == 0 {
                 return;
             }
         }

@@ -12,8 +12,10 @@ pub mod faults;
 pub mod qemu;
 pub mod rtl;
 pub mod server;
+pub mod slow;
 
 pub use board::{boot_seed, Board, BoardError, BoardStats, QemuBoard};
 pub use clients::{ClientCounters, ClientTable};
 pub use faults::{FaultConfig, FaultyLink};
 pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};
+pub use slow::InProcSlowPath;

@@ -59,7 +59,6 @@ use std::time::{Duration, Instant};
 use clio_config::BoardConfig;
 use clio_fastpath::{ClientId, Dram, FastPath, ModelOptions, ZeroPolicy};
 use clio_fwlog::{Firmware, ImageManifest, Level, LogLine};
-use clio_slowpath::{Engine, SlowPath, SlowPathConfig};
 use clio_wire::payload::{perms, AllocReq, FreeReq, OpenSessionReq, OpenSessionResp};
 use clio_wire::ring::{Consumer, Direction};
 use clio_wire::{Header, Opcode, Packet, Status};
@@ -547,54 +546,26 @@ impl Side<QemuDram> for InQemu<'_> {
     }
 }
 
-/// The in-process slow path: the library's engine on this thread.
-pub(crate) struct InProcess {
-    engine: Engine<'static, 3, 32>,
-    scrub: Vec<(u64, u64)>,
-}
+/// The in-process slow path: the library's engine on this thread (the
+/// same driver as the model board's).
+pub(crate) struct InProcess(crate::slow::InProcSlowPath);
 
 impl InProcess {
     fn new(fp: &FastPath<Vec<u8>>, board: &BoardConfig) -> io::Result<Self> {
-        let core = SlowPath::new_leaked(SlowPathConfig::from_board(board), crate::boot_seed())
-            .map_err(|e| invalid(e.to_string()))?;
-        let lay = fp.layout();
-        let d = fp.dram().as_slice();
-        let engine = Engine::new(
-            core,
-            &d[lay.rx_ring.start..lay.rx_ring.end],
-            &d[lay.tx_ring.start..lay.tx_ring.end],
+        let slow = crate::slow::InProcSlowPath::boot(
+            board,
+            fp.layout(),
+            fp.dram().as_slice(),
+            crate::boot_seed(),
         )
-        .map_err(|e| invalid(format!("{e:?}")))?;
-        Ok(InProcess {
-            engine,
-            scrub: Vec::new(),
-        })
+        .map_err(invalid)?;
+        Ok(InProcess(slow))
     }
 }
 
 impl Side<Vec<u8>> for InProcess {
     fn step(&mut self, fp: &mut FastPath<Vec<u8>>) {
-        let lay = *fp.layout();
-        let base = lay.dram_base;
-        let d = fp.dram_mut().as_mut_slice();
-        let (lo, hi) = if lay.rx_ring.start < lay.tx_ring.start {
-            (lay.rx_ring, lay.tx_ring)
-        } else {
-            (lay.tx_ring, lay.rx_ring)
-        };
-        let (a, b) = d.split_at_mut(hi.start);
-        let (lo_mem, hi_mem) = (&mut a[lo.start..lo.end], &mut b[..hi.len()]);
-        let (rx, tx) = if lay.rx_ring.start < lay.tx_ring.start {
-            (lo_mem, hi_mem)
-        } else {
-            (hi_mem, lo_mem)
-        };
-        let scrub = &mut self.scrub;
-        self.engine.step(rx, tx, 64, |pa, n| scrub.push((pa, n)));
-        for (pa, n) in self.scrub.drain(..) {
-            let o = (pa - base) as usize;
-            d[o..o + n as usize].fill(0);
-        }
+        self.0.step(fp.dram_mut().as_mut_slice());
     }
     fn check(&mut self) -> io::Result<()> {
         Ok(())

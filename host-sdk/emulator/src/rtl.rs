@@ -45,17 +45,16 @@ use std::time::{Duration, Instant};
 
 use clio_config::BoardConfig;
 use clio_fastpath::{FastPath, Layout, Span};
-use clio_slowpath::{SlowPath, SlowPathConfig};
+use clio_slowpath::SlowPath;
 use clio_wire::clio::HEADER_LEN;
 use clio_wire::ring::{header_field, Descriptor, Direction, Producer, RingMemory};
 use clio_wire::Packet;
 use memmap2::MmapMut;
 
-use crate::board::{BoardError, WORKERS, WORKER_QUEUE};
+use crate::board::BoardError;
 use crate::server::{ClientId, Engine};
+use crate::slow::InProcSlowPath;
 
-/// RX slots the slow path takes per round (as the model board).
-const RX_BUDGET: u32 = 64;
 /// Requests remembered for routing slow-path replies back to their client.
 const ROUTES: usize = 1 << 16;
 /// Largest frame the harness may send (a response packet, a message).
@@ -66,8 +65,6 @@ const DIRECT_TAG: u32 = 0xFFFF_FFFF;
 const HARNESS_BIN: &str = "clio_rtlsim";
 /// Bumped when the build command or the frame protocol changes.
 const BUILD_RECIPE: &str = "clio-rtlsim 2";
-
-type SlowEngine = clio_slowpath::Engine<'static, WORKERS, WORKER_QUEUE>;
 
 fn err(msg: impl Into<String>) -> BoardError {
     BoardError(msg.into())
@@ -416,7 +413,7 @@ pub struct RtlBoard {
     log: File,
     map: MmapMut,
     lay: Layout,
-    slow: SlowEngine,
+    slow: InProcSlowPath,
     routes: HashMap<(u32, u32), ClientId>,
     route_order: VecDeque<(u32, u32)>,
     /// Responses produced outside a server call, sent at the next one.
@@ -432,17 +429,6 @@ impl std::fmt::Debug for RtlBoard {
             .field("harness", &self.harness.path)
             .field("stats", &self.stats)
             .finish_non_exhaustive()
-    }
-}
-
-/// Two disjoint mutable views of DRAM.
-fn split2(mem: &mut [u8], a: Span, b: Span) -> (&mut [u8], &mut [u8]) {
-    if a.start < b.start {
-        let (lo, hi) = mem.split_at_mut(b.start);
-        (&mut lo[a.start..a.end], &mut hi[..b.len()])
-    } else {
-        let (lo, hi) = mem.split_at_mut(a.start);
-        (&mut hi[..a.len()], &mut lo[b.start..b.end])
     }
 }
 
@@ -491,14 +477,7 @@ impl RtlBoard {
             clio_fastpath_cosim::board::info_payload(&mut fp).map_err(err)?
         };
         let seed = opts.seed.unwrap_or_else(crate::boot_seed);
-        let core = SlowPath::new_leaked(SlowPathConfig::from_board(cfg), seed)
-            .map_err(|e| err(format!("slow path: {e:?}")))?;
-        let slow = SlowEngine::new(
-            core,
-            &map[lay.rx_ring.start..lay.rx_ring.end],
-            &map[lay.tx_ring.start..lay.tx_ring.end],
-        )
-        .map_err(|e| err(format!("slow path rings: {e}")))?;
+        let slow = InProcSlowPath::boot(cfg, &lay, &map[..], seed).map_err(err)?;
         let cfg_path = std::env::temp_dir().join(format!("{stem}.cfg"));
         fs::write(
             &cfg_path,
@@ -794,19 +773,7 @@ impl RtlBoard {
             if self.failed.is_some() {
                 return;
             }
-            let before = *self.slow.counters();
-            let base = self.lay.dram_base;
-            let mut scrub: Vec<(u64, u64)> = Vec::new();
-            let (rx, tx) = split2(&mut self.map, self.lay.rx_ring, self.lay.tx_ring);
-            let o = self
-                .slow
-                .step(rx, tx, RX_BUDGET, |pa, n| scrub.push((pa, n)));
-            for (pa, n) in scrub {
-                let at = pa.wrapping_sub(base) as usize;
-                if let Some(s) = self.map.get_mut(at..at.saturating_add(n as usize)) {
-                    s.fill(0);
-                }
-            }
+            let slow_moved = self.slow.step(&mut self.map);
             let tail = self.ring_index(self.lay.tx_ring, header_field::TAIL);
             let head = self.ring_index(self.lay.tx_ring, header_field::HEAD);
             let mut consumed = false;
@@ -815,13 +782,7 @@ impl RtlBoard {
                 self.command(b'R', &[], None, out);
                 consumed = self.ring_index(self.lay.tx_ring, header_field::TAIL) != tail;
             }
-            let after = *self.slow.counters();
-            let moved = o.rx_taken > 0
-                || o.refilled > 0
-                || consumed
-                || after.worked != before.worked
-                || after.scrubbed != before.scrubbed;
-            if !moved {
+            if !slow_moved && !consumed {
                 return;
             }
         }
@@ -928,17 +889,6 @@ mod tests {
             e.contains("/nonexistent/rtl") && e.contains("CLIO_FASTPATH_DIR"),
             "{e}"
         );
-    }
-
-    #[test]
-    fn split2_gives_each_span_in_either_order() {
-        let mut m: Vec<u8> = (0..32).collect();
-        let a = Span { start: 4, end: 8 };
-        let b = Span { start: 20, end: 22 };
-        let (x, y) = split2(&mut m, a, b);
-        assert_eq!((&x[..], &y[..]), (&[4u8, 5, 6, 7][..], &[20u8, 21][..]));
-        let (y, x) = split2(&mut m, b, a);
-        assert_eq!((&x[..], &y[..]), (&[4u8, 5, 6, 7][..], &[20u8, 21][..]));
     }
 
     #[test]
