@@ -55,7 +55,8 @@ if [ -z "${SKIP_BENCHES:-}" ]; then
 fi
 
 # 3. Differential co-simulation, then 4. the II = 1 run (10 000 back-to-back
-#    TLB-hit reads through the top level, responses checked against the model).
+#    TLB-hit reads through the top level, responses checked against the model),
+#    then 5. a stream of each request class.
 if [ -z "${SKIP_COSIM:-}" ]; then
     (cd "$repo" && cargo build --release -q -p clio-fastpath-cosim) || failures+=("cargo build clio-fastpath-cosim")
     gen="$CARGO_TARGET_DIR/release/clio-cosim"
@@ -79,6 +80,15 @@ if [ -z "${SKIP_COSIM:-}" ]; then
         else
             cat "$work/stream.log" 2>/dev/null | head -5
             failures+=("II = 1 stream run, seed $seed")
+        fi
+        # 5. Every request class back to back (tb/cosim/classes.sh): each
+        #    stream's responses and final memory checked against the model.
+        if GEN="$gen" SIM="$sim" CARGO_TARGET_DIR="$CARGO_TARGET_DIR" \
+                "$here/cosim/classes.sh" --requests 200 --seed "$seed" > "$work/classes.md"; then
+            summary+=("per-class streams (200 requests each, cycles until idle):")
+            while read -r l; do summary+=("  $l"); done < <(awk -F'|' 'NR > 2 {printf "%s%s cycles/request\n", $2, $7}' "$work/classes.md")
+        else
+            failures+=("per-class stream, seed $seed (see above)")
         fi
     else
         failures+=("cosim harness build")

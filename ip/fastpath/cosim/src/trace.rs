@@ -25,6 +25,9 @@ use rand::{Rng, SeedableRng};
 
 use crate::board::{self, LARGE_POOL, LARGE_SHIFT, SMALL_POOL, SMALL_SHIFT};
 
+mod classes;
+pub use classes::{generate_class, Class, ClassCase};
+
 /// One stimulus event.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
@@ -692,7 +695,9 @@ impl Gen {
         self.poll();
     }
 
-    fn send(&mut self, pkt: Vec<u8>, path_probe: bool) {
+    /// Apply a client packet to the model, recording it and the answers;
+    /// returns the model's trace of it.
+    fn send(&mut self, pkt: Vec<u8>, path_probe: bool) -> Trace {
         let idx = self.events.len();
         let mut outs = Vec::new();
         let trace: Trace = self
@@ -711,6 +716,7 @@ impl Gen {
         self.outputs.extend(outs.into_iter().map(|o| (idx, o)));
         self.events.push(Event::Packet(pkt));
         self.packets += 1;
+        trace
     }
 
     fn header(&mut self, opcode: Opcode, pid: u32, va: u64, total_len: u32) -> Header {

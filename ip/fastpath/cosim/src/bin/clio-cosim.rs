@@ -3,6 +3,11 @@
 //! ```text
 //! clio-cosim gen --seed N --requests N --out DIR   write one case (see clio_fastpath_cosim::files)
 //! clio-cosim stream --seed N --requests N --out DIR write a back-to-back TLB-hit read case (II = 1 run)
+//! clio-cosim class --class C --seed N --requests N --out DIR
+//!                                                  a back-to-back stream of one request class
+//!                                                  (read8 read64 write64 read1k write1k read4k
+//!                                                  write4k faa cas miss fault), and the model's
+//!                                                  projected cycles for it
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
 //! ```
 
@@ -14,7 +19,10 @@ use clio_fastpath_cosim::{board, files, trace};
 use clio_wire::payload::InfoResp;
 
 fn usage() -> ExitCode {
-    eprintln!("usage: clio-cosim gen|stream --seed N --requests N --out DIR | clio-cosim params");
+    eprintln!(
+        "usage: clio-cosim gen|stream --seed N --requests N --out DIR \
+         | clio-cosim class --class C --seed N --requests N --out DIR | clio-cosim params"
+    );
     ExitCode::from(2)
 }
 
@@ -41,10 +49,11 @@ fn main() -> ExitCode {
             println!("{}", board::verilator_params(&lay).join(" "));
             ExitCode::SUCCESS
         }
-        Some(cmd @ ("gen" | "stream")) => {
+        Some(cmd @ ("gen" | "stream" | "class")) => {
             let mut seed = None;
             let mut requests = None;
             let mut out = None;
+            let mut class = None;
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 let v = it.next();
@@ -52,6 +61,13 @@ fn main() -> ExitCode {
                     ("--seed", Some(v)) => seed = v.parse::<u64>().ok(),
                     ("--requests", Some(v)) => requests = v.parse::<usize>().ok(),
                     ("--out", Some(v)) => out = Some(PathBuf::from(v)),
+                    ("--class", Some(v)) => match trace::Class::parse(v) {
+                        Some(c) => class = Some(c),
+                        None => {
+                            eprintln!("clio-cosim: unknown --class `{v}`");
+                            return usage();
+                        }
+                    },
                     _ => return usage(),
                 }
             }
@@ -65,10 +81,26 @@ fn main() -> ExitCode {
                     return ExitCode::FAILURE;
                 }
             };
-            let case = if cmd == "gen" {
-                trace::generate(seed, requests)
-            } else {
-                trace::generate_stream(seed, requests)
+            let case = match (cmd, class) {
+                ("gen", _) => trace::generate(seed, requests),
+                ("stream", _) => trace::generate_stream(seed, requests),
+                (_, Some(class)) => {
+                    let c = trace::generate_class(seed, requests, class);
+                    // One line for tb/cosim/classes.sh.
+                    println!(
+                        "class {} requests {} packets {} ok {} model_cycles {}",
+                        class.name(),
+                        c.requests,
+                        c.packets,
+                        c.ok,
+                        c.model_cycles
+                    );
+                    c.case
+                }
+                _ => {
+                    eprintln!("clio-cosim: class needs --class");
+                    return usage();
+                }
             };
             if let Err(e) = files::write_case(&case, &lay, &info, &out) {
                 eprintln!("clio-cosim: writing {}: {e}", out.display());

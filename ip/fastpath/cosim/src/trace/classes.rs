@@ -1,0 +1,325 @@
+//! Back-to-back streams of one request class: the fast path's per-class
+//! throughput table (`clio-cosim class`, `tb/cosim/classes.sh`). Each case
+//! sets up pages and one session with the board's full quotas, then offers
+//! `count` requests of the class back to back (`Case::stream_from`); every
+//! request acknowledges all earlier ones, so dedup records never pile up.
+//! The RTL's cycles come from the harness; the model's projected cycles
+//! (its per-request pipeline cost) from [`ClassCase::model_cycles`].
+
+use super::*;
+
+/// A request class offered back to back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// 8-byte read within one beat of a page in the TLB (the hit lane).
+    Read8,
+    /// 64-byte read of a page in the TLB.
+    Read64,
+    /// 64-byte write of a page in the TLB.
+    Write64,
+    /// 1 KiB read of a page in the TLB.
+    Read1k,
+    /// 1 KiB write of a page in the TLB (MTU-sized packets).
+    Write1k,
+    /// 4 KiB read (a whole small page) in the TLB.
+    Read4k,
+    /// 4 KiB write (a whole small page) in the TLB.
+    Write4k,
+    /// Fetch-and-add of a word in a page in the TLB.
+    Faa,
+    /// Compare-and-swap of a word in a page in the TLB.
+    Cas,
+    /// 8-byte read of a mapped page not in the TLB (four times more pages
+    /// than TLB entries, visited in turn).
+    Miss,
+    /// 8-byte read of a page never touched (a first-touch fault); the
+    /// slow path refills the free-page FIFO every `fifo_depth` requests.
+    Fault,
+}
+
+impl Class {
+    /// Every class, in table order.
+    pub const ALL: [Class; 11] = [
+        Class::Read8,
+        Class::Read64,
+        Class::Write64,
+        Class::Read1k,
+        Class::Write1k,
+        Class::Read4k,
+        Class::Write4k,
+        Class::Faa,
+        Class::Cas,
+        Class::Miss,
+        Class::Fault,
+    ];
+
+    /// Name on the command line and in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Read8 => "read8",
+            Class::Read64 => "read64",
+            Class::Write64 => "write64",
+            Class::Read1k => "read1k",
+            Class::Write1k => "write1k",
+            Class::Read4k => "read4k",
+            Class::Write4k => "write4k",
+            Class::Faa => "faa",
+            Class::Cas => "cas",
+            Class::Miss => "miss",
+            Class::Fault => "fault",
+        }
+    }
+
+    /// The class named `s`.
+    pub fn parse(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == s)
+    }
+
+    /// Data bytes per request.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Class::Read64 | Class::Write64 => 64,
+            Class::Read1k | Class::Write1k => 1024,
+            Class::Read4k | Class::Write4k => 4096,
+            _ => 8,
+        }
+    }
+
+    fn is_write(self) -> bool {
+        matches!(self, Class::Write64 | Class::Write1k | Class::Write4k)
+    }
+}
+
+/// A class stream and what the model projects for it.
+#[derive(Debug, Clone)]
+pub struct ClassCase {
+    /// The case (setup, then the stream).
+    pub case: Case,
+    /// Requests in the stream.
+    pub requests: usize,
+    /// Request packets in the stream (writes above the MTU take several).
+    pub packets: usize,
+    /// Sum of the model's per-packet pipeline cycles over the stream.
+    pub model_cycles: u64,
+    /// Stream packets the model answered OK.
+    pub ok: usize,
+}
+
+/// A session with the board's full quotas for `pid`, under a session id
+/// the boot did not use.
+fn full_session(g: &mut Gen, pid: u32) -> Cred {
+    let cfg = board::board();
+    let session = (g.lay().max_pid + 1) as u16;
+    let key = g.rng.gen::<u64>() | 1;
+    let d = Descriptor::SessionReply {
+        tag: 0,
+        pid,
+        req_id: 0,
+        status: 0,
+        session,
+        key,
+        dedup_quota: cfg.dedup_quota(),
+        lock_quota: cfg.lock_quota(),
+        mem_quota_pages: cfg.mem_quota_pages(),
+        close: false,
+    };
+    assert_eq!(
+        g.tx_publish(vec![Gen::desc(&d)]),
+        1,
+        "the session fits the TX ring"
+    );
+    g.poll();
+    Cred {
+        session,
+        pid,
+        key,
+        epoch: g.epoch,
+    }
+}
+
+/// A request header of `c` that acknowledges every earlier request.
+fn header(g: &mut Gen, c: &Cred, opcode: Opcode, va: u64, total_len: u32) -> Header {
+    g.next_req = g.next_req.wrapping_add(1).max(1);
+    Header {
+        opcode,
+        flags: 0,
+        status: Status::Ok,
+        pid: c.pid,
+        req_id: g.next_req,
+        retry_of: 0,
+        va,
+        total_len,
+        offset: 0,
+        payload_len: 0,
+        session: c.session,
+        epoch: c.epoch,
+        key: c.key,
+        ack: g.next_req,
+    }
+}
+
+/// Map `n` small pages of `pid` from `vpn0` on (`valid`: backed now, else
+/// first touch faults); the pages actually placed (a full bucket skips one).
+fn map_pages(g: &mut Gen, pid: u32, vpn0: u64, n: usize, valid: bool) -> Vec<Page> {
+    let mut placed = Vec::new();
+    let mut vpn = vpn0;
+    while placed.len() < n && vpn < vpn0 + 8 * n as u64 {
+        if let Some(d) = g.allocate_with(pid, vpn, SMALL_SHIFT, valid, perms::RW) {
+            // The TX ring holds a few descriptors at a time: publish each.
+            assert_eq!(g.tx_publish(vec![Gen::desc(&d)]), 1, "PTE write published");
+            g.poll();
+            placed.extend(g.pages.last().copied());
+        }
+        vpn += 1;
+    }
+    placed
+}
+
+/// The slow path's turn: take the fast path's PA_CONSUMED notices off the
+/// RX ring, and push `n` free small pages to its FIFO.
+fn refill(g: &mut Gen, n: usize) {
+    // Each call takes at least half of what waits: a few calls empty it.
+    for _ in 0..6 {
+        g.consume_rx();
+    }
+    let slots: Vec<_> = (0..n)
+        .map(|_| {
+            let ppn = g.next_ppn(SMALL_SHIFT);
+            Gen::desc(&Descriptor::FreePaPush {
+                page_shift: SMALL_SHIFT,
+                ppn,
+            })
+        })
+        .collect();
+    assert_eq!(g.tx_publish(slots), n, "refill published");
+    g.poll();
+}
+
+/// The request packets of stream request `i` of `class` at `va`.
+fn packets(g: &mut Gen, c: &Cred, class: Class, i: usize, va: u64) -> Vec<(Header, Vec<u8>)> {
+    let len = class.bytes();
+    let mtu = g.lay().mtu as u32;
+    if class.is_write() {
+        let h = header(g, c, Opcode::Write, va, len);
+        return (0..len)
+            .step_by(mtu as usize)
+            .map(|off| {
+                let n = (len - off).min(mtu);
+                let data: Vec<u8> = (0..n).map(|_| g.rng.gen()).collect();
+                (Header { offset: off, ..h }, data)
+            })
+            .collect();
+    }
+    let (op, args) = match class {
+        Class::Faa => (
+            Opcode::FetchAndAdd,
+            AtomicArgs::FetchAndAdd { addend: i as u64 },
+        ),
+        Class::Cas => (
+            Opcode::CompareAndSwap,
+            AtomicArgs::CompareAndSwap {
+                expected: 0,
+                new: i as u64,
+            },
+        ),
+        _ => return vec![(header(g, c, Opcode::Read, va, len), Vec::new())],
+    };
+    let mut payload = vec![0u8; 16];
+    let n = args.emit(&mut payload).expect("atomic arguments encode");
+    payload.truncate(n);
+    vec![(header(g, c, op, va, 8), payload)]
+}
+
+/// Generate a stream of `count` requests of `class` from `seed` (a fault
+/// stream has at most as many requests as pages could be mapped).
+pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
+    let mut g = new_gen(seed);
+    let initial = g.model.dram().clone();
+    g.boot();
+    let cred = full_session(&mut g, 1);
+    let lay = g.lay();
+    let (tlb, depth) = (lay.tlb_entries, lay.fifo_depth.max(1));
+    let pages = match class {
+        Class::Miss => map_pages(&mut g, cred.pid, 0x1_0000, 4 * tlb, true),
+        Class::Fault => map_pages(&mut g, cred.pid, 0x1_0000, count, false),
+        _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
+    };
+    assert!(!pages.is_empty(), "no page could be mapped");
+    if !matches!(class, Class::Miss | Class::Fault) {
+        // Warm the TLB: one read of each page before the stream.
+        for p in &pages {
+            let h = header(&mut g, &cred, Opcode::Read, Gen::va_of(p), 8);
+            g.send(Gen::emit(&h, &[]), false);
+        }
+    }
+    let requests = if class == Class::Fault {
+        count.min(pages.len())
+    } else {
+        count
+    };
+    let stream_from = g.events.len();
+    let (mut model_cycles, mut ok, mut sent) = (0u64, 0usize, 0usize);
+    for i in 0..requests {
+        let p = pages[i % pages.len()];
+        // Small requests spread over the page's lines; large ones take the
+        // page from its start.
+        let line = if class.bytes() <= 64 {
+            i as u64 % 64
+        } else {
+            0
+        };
+        if class == Class::Fault && i % depth == 0 {
+            refill(&mut g, depth);
+        }
+        for (h, payload) in packets(&mut g, &cred, class, i, Gen::va_of(&p) + line * 64) {
+            let t = g.send(Gen::emit(&h, &payload), false);
+            model_cycles += t.cycles;
+            ok += usize::from(t.status == Some(Status::Ok));
+            sent += 1;
+        }
+    }
+    let last = g.model.dram().clone();
+    ClassCase {
+        case: Case {
+            seed,
+            events: g.events,
+            outputs: g.outputs,
+            paths: g.paths,
+            initial,
+            last,
+            packets: g.packets,
+            stream_from: Some(stream_from),
+            stats: *g.model.stats(),
+        },
+        requests,
+        packets: sent,
+        model_cycles,
+        ok,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_class_streams_ok_answers_on_its_path() {
+        for class in Class::ALL {
+            let c = generate_class(3, 40, class);
+            assert!(c.requests > 0, "{}: no requests", class.name());
+            assert_eq!(
+                c.ok,
+                c.packets,
+                "{}: every stream packet is answered OK",
+                class.name()
+            );
+            let st = c.case.stats;
+            match class {
+                Class::Miss => assert!(st.tlb_misses >= c.requests as u64, "miss: {st:?}"),
+                Class::Fault => assert!(st.faults >= c.requests as u64, "fault: {st:?}"),
+                _ => {}
+            }
+            assert_eq!(Class::parse(class.name()), Some(class));
+        }
+    }
+}

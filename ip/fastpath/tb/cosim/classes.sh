@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Per-class throughput of the fast-path RTL: for each request class, a
+# stream of back-to-back requests (clio-cosim class) through the Verilated
+# top level, checked response by response and memory against the model, and
+# the cycles until the top is idle again. Prints a Markdown table (and JSON
+# with --json FILE) beside the model's projected cycles per packet.
+#
+# Usage: classes.sh [--requests N] [--seed N] [--json FILE]
+# Env: CARGO_TARGET_DIR, CLASSES (space-separated subset), CLOCK_MHZ (250),
+#      GEN and SIM (a built clio-cosim and harness, as tb/run.sh has them).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../../.." && pwd)"
+requests=2000 seed=1 json=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --requests) requests="$2"; shift 2 ;;
+        --seed) seed="$2"; shift 2 ;;
+        --json) json="$2"; shift 2 ;;
+        *) echo "usage: $0 [--requests N] [--seed N] [--json FILE]" >&2; exit 2 ;;
+    esac
+done
+classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault}"
+mhz="${CLOCK_MHZ:-250}"
+target="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target" in /*) ;; *) target="$repo/$target" ;; esac
+work="$target/cosim-classes"
+mkdir -p "$work"
+if [ -n "${GEN:-}" ] && [ -n "${SIM:-}" ]; then
+    gen="$GEN" sim="$SIM"
+else
+    (cd "$repo" && cargo build --release -q -p clio-fastpath-cosim)
+    gen="$target/release/clio-cosim"
+    sim=$("$here/build.sh" "$gen" "$target/cosim-build")
+fi
+
+printf '| class | requests | packets | beats in | RTL cycles | RTL cycles/request | beats/cycle | RTL Gb/s at %s MHz | model cycles/packet |\n' "$mhz"
+printf '|---|---|---|---|---|---|---|---|---|\n'
+rows=()
+for c in $classes; do
+    out="$work/$c"
+    line=$("$gen" class --class "$c" --seed "$seed" --requests "$requests" --out "$out" | grep '^class ')
+    read -r _ _ _ reqs _ pkts _ ok _ mcyc <<< "$line"
+    if ! "$sim" "$out" > "$out.log" 2>&1; then
+        tail -5 "$out.log" >&2
+        echo "classes.sh: class $c: the RTL differs from the model (reproduce: $gen class --class $c --seed $seed --requests $requests --out DIR; $sim DIR)" >&2
+        exit 1
+    fi
+    st=$(grep '^stream:' "$out.log")
+    beats=$(sed -E 's/.*\(([0-9]+) beats\).*/\1/' <<< "$st")
+    cycles=$(sed -E 's/.*idle after ([0-9]+) cycles.*/\1/' <<< "$st")
+    bytes=$(case "$c" in read64|write64) echo 64 ;; read1k|write1k) echo 1024 ;; read4k|write4k) echo 4096 ;; *) echo 8 ;; esac)
+    row=$(awk -v c="$c" -v r="$reqs" -v p="$pkts" -v b="$beats" -v y="$cycles" -v m="$mcyc" -v by="$bytes" -v f="$mhz" -v ok="$ok" 'BEGIN {
+        gbps = (y > 0) ? r * by * 8 / (y / (f * 1e6)) / 1e9 : 0;
+        printf "%s %d %d %d %d %.2f %.3f %.2f %.1f %d", c, r, p, b, y, y / r, b / y, gbps, m / p, ok }')
+    read -r _ _ _ _ _ cpr bpc gb mpp okn <<< "$row"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$reqs" "$pkts" "$beats" "$cycles" "$cpr" "$bpc" "$gb" "$mpp"
+    rows+=("{\"class\":\"$c\",\"requests\":$reqs,\"packets\":$pkts,\"ok\":$okn,\"beats\":$beats,\"rtl_cycles\":$cycles,\"rtl_cycles_per_request\":$cpr,\"beats_per_cycle\":$bpc,\"rtl_gbps\":$gb,\"model_cycles_per_packet\":$mpp}")
+done
+if [ -n "$json" ]; then
+    (IFS=,; printf '{"seed":%s,"clock_mhz":%s,"classes":[%s]}\n' "$seed" "$mhz" "${rows[*]}") > "$json"
+fi
