@@ -436,7 +436,7 @@ impl<N: MemoryNode> ClioFabric<N> {
         let applied = std::mem::take(&mut self.fabric.hosts[port].applied);
         let mut done = Vec::new();
         for a in applied {
-            if a.addr < INBOX_BASE || a.addr >= OUTBOX_BASE {
+            if !(INBOX_BASE..OUTBOX_BASE).contains(&a.addr) {
                 continue;
             }
             let idx = (a.addr - INBOX_BASE) / INBOX_SLOT_BYTES;
