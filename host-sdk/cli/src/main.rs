@@ -7,6 +7,7 @@ mod bench;
 mod board_arg;
 mod bringup;
 mod demo;
+mod fabric;
 mod flash;
 mod info;
 mod logs;
@@ -37,6 +38,8 @@ enum Cmd {
     Info(info::InfoArgs),
     /// Start an emulated board and run a visible remote-memory workload on it.
     Demo(demo::DemoArgs),
+    /// Start an emulated EDM rack: emulated U200 cards, Clio memory nodes on EDM ports, one EDM switch.
+    Fabric(fabric::FabricArgs),
     /// Serve an emulated memory board over UDP.
     Sim(sim::SimArgs),
     /// Decode a firmware defmt log stream with its ELF.
@@ -52,6 +55,7 @@ fn dispatch(cli: &Cli) -> Result<()> {
         Cmd::Info(a) => info::run(a),
         Cmd::Flash(a) => flash::run(a),
         Cmd::Demo(a) => demo::run(a),
+        Cmd::Fabric(a) => fabric::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),

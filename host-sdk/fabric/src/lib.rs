@@ -161,7 +161,7 @@ fn refusal_answer(packet: &[u8], status: Status) -> Option<Vec<u8>> {
 }
 
 /// Cycles the rack steps the fabric per round before looking at the rings again.
-const ROUND_CYCLES: u64 = 200_000;
+const ROUND_CYCLES: u64 = 20_000;
 
 fn serve(
     mut cards: Vec<FileCard>,
