@@ -20,6 +20,13 @@ trap cleanup EXIT
 
 "$clio" fabric --cards 3 --nodes 2 --check
 
+# The translator's classification RTL against its model (cocotb + Icarus).
+if command -v verilator >/dev/null && command -v cocotb-config >/dev/null; then
+    EDM_CLIO_COUNT=2000 bash ip/edm-clio/tb/run.sh
+else
+    echo "verilator or cocotb missing: skipping ip/edm-clio/tb/run.sh"
+fi
+
 "$clio" fabric --cards 1 --nodes 1 --dir "$work/rack" --seconds 120 > "$work/fabric.log" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do
