@@ -49,6 +49,8 @@ pub struct Answer {
     pub answered: u64,
     /// Whether the request was a READ (carried as WREQ + RREQ).
     pub read: bool,
+    /// Cycle the request record's last chunk left the card (its WREQ completed).
+    pub record_sent: u64,
 }
 
 /// Counters of the translators and memory-node front ends (bad input is counted, never fatal).
@@ -81,6 +83,7 @@ struct InFlight {
     seq: u32,
     demand: Option<u16>,
     submitted: u64,
+    record_sent: u64,
     stage: Stage,
 }
 
@@ -291,6 +294,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                         seq: c.seq,
                         demand,
                         submitted,
+                        record_sent: 0,
                         stage: Stage::Record,
                     });
                     self.counters.carried += 1;
@@ -351,6 +355,11 @@ impl<N: MemoryNode> ClioFabric<N> {
                 self.counters.null_responses += 1;
                 self.cards[card].slots[slot] = None;
                 continue;
+            }
+            if f.stage == Stage::Record {
+                if let Some(s) = self.cards[card].slots[slot].as_mut() {
+                    s.record_sent = comp.done;
+                }
             }
             match (f.stage, f.demand) {
                 (Stage::Record, Some(demand)) => {
@@ -418,6 +427,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                             submitted: f.submitted,
                             answered: now,
                             read,
+                            record_sent: f.record_sent,
                         }),
                         Err(_) => {
                             self.counters.bad_records += 1;
