@@ -23,8 +23,10 @@ use std::time::Duration;
 use clio_config::BoardConfig;
 use clio_emu::Board;
 use clio_wire::clio::HEADER_LEN;
+use clio_wire::xdma::{reg, status};
 use clio_wire::{Header, Packet, Status};
 use clio_xdma::FileCard;
+use edm_clio::edm_fabric::Dir;
 use edm_clio::{ClioFabric, ClioFabricConfig, MemoryNode};
 
 /// A Clio board serving as an EDM memory node.
@@ -171,6 +173,7 @@ fn serve(
 ) -> Result<(), String> {
     let mut out: Vec<VecDeque<Vec<u8>>> = vec![VecDeque::new(); cards.len()];
     let mut idle_rounds = 0u32;
+    let mut link_down = vec![false; cards.len()];
     while !stop.load(Ordering::Acquire) {
         let mut moved = false;
         let mut taken = 0u64;
@@ -197,6 +200,18 @@ fn serve(
         if fabric.outstanding() > 0 || !fabric.fabric.is_quiet() {
             fabric.run_until_idle(ROUND_CYCLES);
             moved = true;
+        }
+        // A card whose EDM link the sync-header monitor took down says so in
+        // STATUS.LINK_UP (the SDK's requests to it time out; `clio bringup` names it).
+        for (i, card) in cards.iter().enumerate() {
+            let down = [Dir::Up, Dir::Down]
+                .into_iter()
+                .any(|d| fabric.fabric.link_disabled(i, d).is_some());
+            if down && !link_down[i] {
+                link_down[i] = true;
+                card.set_register(reg::STATUS, status::READY)
+                    .map_err(|e| format!("card {i}: {e}"))?;
+            }
         }
         let answers = fabric.take_answers();
         {

@@ -21,6 +21,8 @@ use clio_wire::edm_clio::{
     self as map, inbox_addr, outbox_addr, Carriage, INBOX_BASE, INBOX_SLOT_BYTES, OUTBOX_BASE,
     OUTBOX_SLOT_BYTES, SLOTS,
 };
+/// The EDM fabric model this crate runs on (for fault injection and link state).
+pub use edm::fabric as edm_fabric;
 use edm::fabric::{Fabric, FabricConfig};
 use edm::host::Request;
 

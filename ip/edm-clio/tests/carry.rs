@@ -86,3 +86,30 @@ fn reads_writes_and_refusals_cross_the_fabric() {
     assert_eq!(f.submit(0, &long).unwrap_err().field, "clio.total_len");
     assert_eq!(f.outstanding(), 0);
 }
+
+#[test]
+fn a_dead_link_times_out_its_cards_slots_and_spares_the_others() {
+    let mut cfg = ClioFabricConfig::new(2, 1);
+    cfg.slot_timeout = 20_000;
+    let mut f = ClioFabric::new(cfg, vec![Toy(vec![])]).unwrap();
+    // Card 0's uplink takes bad sync headers until its monitor takes it down.
+    for c in 0..64 {
+        f.fabric
+            .inject(0, edm::fabric::Dir::Up, c, edm::fabric::Inject::BadSync);
+    }
+    for card in 0..2 {
+        for i in 0..3u32 {
+            let id = card as u32 * 100 + i + 1;
+            f.submit(card, &request(Opcode::Read, id, 64, &[])).unwrap();
+        }
+    }
+    for _ in 0..60_000 {
+        f.step();
+    }
+    assert!(f.fabric.link_disabled(0, edm::fabric::Dir::Up).is_some());
+    let answers = f.take_answers();
+    assert!(answers.iter().all(|a| a.card == 1));
+    assert_eq!(answers.len(), 3);
+    assert_eq!(f.counters.timeouts, 3, "{:?}", f.counters);
+    assert_eq!(f.outstanding(), 0, "the dead card's slots are free again");
+}
