@@ -35,6 +35,75 @@ pub struct EdmArgs {
     /// Seed of the arrival process.
     #[arg(long, default_value_t = 15)]
     pub seed: u64,
+    /// Also measure the host-side cost of a 64 B sync read over the XDMA backend
+    /// (software card on stand-in files, the board answering in the card's
+    /// thread) against the UDP backend (the same board behind loopback UDP).
+    #[arg(long)]
+    pub host_cost: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct HostCost {
+    reads: usize,
+    udp_median_us: f64,
+    xdma_median_us: f64,
+    xdma_over_udp: f64,
+}
+
+fn median_read_us<T: clio::backend::Transport>(
+    t: T,
+    cfg: &clio_config::BoardConfig,
+    n: usize,
+) -> Result<f64> {
+    let mut s = clio::Session::open_with(t, clio::ClientConfig::from_board(cfg))?;
+    let a = s.ralloc(4096, clio_wire::payload::perms::RW)?;
+    let mut b = [0u8; 64];
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t0 = std::time::Instant::now();
+        s.rread(a.va, &mut b)?;
+        v.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v[n / 2])
+}
+
+fn host_cost(n: usize) -> Result<HostCost> {
+    let cfg = clio_config::BoardConfig::embedded("emulator").map_err(anyhow::Error::new)?;
+    let board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
+    let server = clio_emu::spawn(
+        board,
+        "127.0.0.1:0".parse()?,
+        clio_emu::ServeOptions::for_board(&cfg),
+    )?;
+    let udp = median_read_us(
+        clio::backend::UdpTransport::connect(server.addr())?,
+        &cfg,
+        n,
+    )?;
+    drop(server);
+    let dir = std::env::temp_dir().join(format!("clio-bench-edm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let r = (|| -> Result<f64> {
+        let card =
+            clio_xdma::FileCard::create(&dir, "xdma0", clio_xdma::FileCard::DEFAULT_GEOMETRY)?;
+        let prefix = card.prefix().to_path_buf();
+        let mut board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
+        let th = card.spawn(move |p: &[u8], out: &mut dyn FnMut(&[u8])| {
+            board.handle(1, p, &mut |_, a| out(a));
+        });
+        let x = median_read_us(clio_xdma::XdmaLink::open(&prefix)?, &cfg, n);
+        th.stop()?;
+        x
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    let xdma = r?;
+    Ok(HostCost {
+        reads: n,
+        udp_median_us: udp,
+        xdma_median_us: xdma,
+        xdma_over_udp: xdma / udp,
+    })
 }
 
 /// Answers a READ with the bytes asked for and anything else with a bare answer, at once.
@@ -120,6 +189,7 @@ struct Report {
     table1_write_ns: f64,
     unloaded: Vec<Unloaded>,
     loaded: Vec<Loaded>,
+    host_cost: Option<HostCost>,
 }
 
 fn ns(c: f64) -> f64 {
@@ -244,7 +314,11 @@ pub fn run(a: &EdmArgs) -> Result<()> {
         table1_write_ns: 296.96,
         unloaded: vec![r, w],
         loaded: Vec::new(),
+        host_cost: None,
     };
+    if a.host_cost {
+        rep.host_cost = Some(host_cost(if a.quick { 200 } else { 2000 })?);
+    }
     for load in [0.2, 0.4, 0.6, 0.8, 0.9] {
         rep.loaded
             .push(loaded(load, ops, a.seed, (r.total_ns, w.total_ns))?);
@@ -265,6 +339,12 @@ pub fn run(a: &EdmArgs) -> Result<()> {
         println!(
             "    load {:.1}: mean {:>8.2} ns ({:.2}x unloaded), p99 {:>8.2} ns ({:.2}x), {} ops",
             l.load, l.mean_ns, l.mean_over_unloaded, l.p99_ns, l.p99_over_unloaded, l.ops
+        );
+    }
+    if let Some(h) = &rep.host_cost {
+        println!(
+            "  host side, 64 B sync read, median of {}: XDMA backend (software card on stand-in files) {:.1} us, UDP backend (loopback) {:.1} us: {:.2}x",
+            h.reads, h.xdma_median_us, h.udp_median_us, h.xdma_over_udp
         );
     }
     Ok(())
