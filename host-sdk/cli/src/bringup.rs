@@ -541,6 +541,12 @@ pub fn run(a: &BringupArgs) -> Result<()> {
     };
     let mut _server = None;
     let target = match (&a.addr, &a.xdma) {
+        // `--addr xdma:///dev/xdmaN` is `--xdma /dev/xdmaN`.
+        (Some(addr), _) if addr.starts_with("xdma://") => match addr.parse() {
+            Ok(clio_xdma::BoardAddr::Xdma(p)) => Target::Xdma(p),
+            Ok(other) => bail!("--addr {other}: not an xdma address"),
+            Err(e) => bail!("--addr: {e}"),
+        },
         (Some(addr), _) => {
             use std::net::ToSocketAddrs;
             let sa = addr

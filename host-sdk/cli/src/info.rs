@@ -137,14 +137,29 @@ fn emulator_stats(addr: std::net::SocketAddr) -> Option<clio_emu::server::ProbeR
 
 /// Run `clio info`.
 pub fn run(a: &InfoArgs) -> Result<()> {
-    let (addr, cfg, _server) = connect_target(&a.target)?;
-    let mut s = Session::open(addr, a.target.client_config(&cfg)?)
-        .with_context(|| format!("opening a session with {addr}"))?;
-    let info = s
-        .info()
-        .with_context(|| format!("asking {addr} for its identity"))?;
+    let (info, emulator) = match a.target.addr.as_deref() {
+        // An Alveo card (or an emulated one, `clio fabric`) through its XDMA nodes.
+        Some(x) if x.starts_with("xdma://") => {
+            let cfg = crate::board_arg::load_board(&a.target.config)?;
+            let t = clio_xdma::connect(x).with_context(|| format!("opening {x}"))?;
+            let mut s = Session::open_with(t, a.target.client_config(&cfg)?)
+                .with_context(|| format!("opening a session with {x}"))?;
+            let info = s
+                .info()
+                .with_context(|| format!("asking {x} for its identity"))?;
+            (info, None)
+        }
+        _ => {
+            let (addr, cfg, _server) = connect_target(&a.target)?;
+            let mut s = Session::open(addr, a.target.client_config(&cfg)?)
+                .with_context(|| format!("opening a session with {addr}"))?;
+            let info = s
+                .info()
+                .with_context(|| format!("asking {addr} for its identity"))?;
+            (info, emulator_stats(addr))
+        }
+    };
     let id = BoardIdentity::from(&info);
-    let emulator = emulator_stats(addr);
     let checks = match &a.manifest {
         Some(p) => {
             let text =

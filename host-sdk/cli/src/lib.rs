@@ -13,12 +13,14 @@
 //! | `clio info` | [`info`] |
 //! | `clio logs` | [`logs`] |
 //! | `clio flash` | [`flash`] |
+//! | `clio fabric` | [`fabric`] |
 //! | `clio edmsim` | `edm_sim::cli` (in the `edm-sim` crate) |
 
 pub mod bench;
 pub mod board_arg;
 pub mod bringup;
 pub mod demo;
+pub mod fabric;
 pub mod flash;
 pub mod info;
 pub mod logs;

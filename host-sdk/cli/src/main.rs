@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use clio_cli::{bench, bringup, demo, flash, info, logs, sim};
+use clio_cli::{bench, bringup, demo, fabric, flash, info, logs, sim};
 
 /// The clio command-line tool.
 #[derive(Debug, Parser)]
@@ -29,6 +29,8 @@ enum Cmd {
     Info(info::InfoArgs),
     /// Start an emulated board and run a visible remote-memory workload on it.
     Demo(demo::DemoArgs),
+    /// Start an emulated EDM rack: emulated U200 cards, Clio memory nodes on EDM ports, one EDM switch.
+    Fabric(fabric::FabricArgs),
     /// Serve an emulated memory board over UDP.
     Sim(sim::SimArgs),
     /// Decode a firmware defmt log stream with its ELF.
@@ -44,6 +46,7 @@ fn dispatch(cli: &Cli) -> Result<()> {
         Cmd::Info(a) => info::run(a),
         Cmd::Flash(a) => flash::run(a),
         Cmd::Demo(a) => demo::run(a),
+        Cmd::Fabric(a) => fabric::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),

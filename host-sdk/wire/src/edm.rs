@@ -1027,6 +1027,8 @@ pub fn sv_package() -> std::string::String {
     for (name, v) in fields {
         let _ = writeln!(s, "    localparam int {name:<13} = {v};");
     }
+    let _ = writeln!(s);
+    s.push_str(&crate::edm_clio::sv_constants());
     let _ = writeln!(
         s,
         "\nendpackage\n/* verilator lint_on UNUSEDPARAM */\n\n`resetall"

@@ -10,6 +10,7 @@
 //! - [`ring`]: the FPGA <-> ARM ring header and descriptors.
 //! - [`pte`]: PTE and bucket layout of the hash page table, and its hash.
 //! - [`edm`]: EDM's 66-bit PHY blocks and memory messages.
+//! - [`edm_clio`]: Clio packets carried over EDM (the U200 card's translator).
 //! - [`xdma`]: the user-BAR register map and packet slots of the PCIe (XDMA) path.
 //! - [`crc`]: CRC32C, the integrity check of packets and descriptors.
 //! - `svgen` (feature `std`): the generated SystemVerilog packages.
@@ -24,6 +25,7 @@ extern crate std;
 pub mod clio;
 pub mod crc;
 pub mod edm;
+pub mod edm_clio;
 mod enums;
 mod error;
 pub mod fpregs;

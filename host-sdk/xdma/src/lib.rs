@@ -12,11 +12,14 @@
 //! - [`dma`]: the XDMA driver's buffer-alignment rule (every DMA goes
 //!   through a bounce buffer congruent to the card address) and its
 //!   timeout, reported as [`XdmaError::DmaTimeout`] with what to do.
+//! - [`connect`]: the SDK's backend chosen by address (`udp://HOST:PORT`,
+//!   `xdma:///dev/xdma0`), as [`AnyTransport`].
 //! - [`card`]: [`FileCard`], a software card on stand-in files, used by the
 //!   tests (no card or driver is needed) and usable as a software card.
 //!
 //! See `README.md` beside this crate for running against a real card.
 
+mod addr;
 pub mod card;
 mod device;
 pub mod dma;
@@ -25,6 +28,7 @@ mod link;
 mod node;
 mod transport;
 
+pub use addr::{connect, AnyTransport, BoardAddr};
 pub use card::{CardStats, CardThread, FileCard, Served};
 pub use device::{node_path, XdmaDevice};
 pub use error::{Result, XdmaError};

@@ -55,6 +55,23 @@ package edm_pkg;
     localparam int CB_KIND_LSB   = 48;
     localparam int ADDR_BYTES    = 8;
 
+    // Clio over EDM (host-sdk/wire/src/edm_clio.rs).
+    localparam int CLIO_HEADER_LEN        = 56;
+    localparam int CLIO_OP_READ           = 3;
+    localparam int CLIO_OP_FIRST          = 1;
+    localparam int CLIO_OP_LAST           = 15;
+    localparam int CARRY_READ             = 1;
+    localparam int CARRY_WRITE            = 2;
+    localparam int CARRY_REFUSE           = 3;
+    localparam int REFUSE_OPCODE          = 1;
+    localparam int REFUSE_READ_LEN        = 2;
+    localparam int REFUSE_PACKET_LEN      = 3;
+    localparam int REFUSE_SHORT           = 4;
+    localparam int EC_MAX_READ            = 57344;
+    localparam int EC_MAX_RECORD_PACKET   = 4088;
+    localparam int EC_READ_ANSWER_PAYLOAD = 512;
+    localparam int EC_RECORD_HEADER       = 8;
+
 endpackage
 /* verilator lint_on UNUSEDPARAM */
 

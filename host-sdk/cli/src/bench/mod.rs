@@ -7,6 +7,7 @@
 //! and assembles the report. See `host-sdk/cli/BENCH.md`.
 
 mod boards;
+mod edm;
 mod fault;
 mod inproc;
 mod latency;
@@ -48,6 +49,9 @@ pub enum BenchCmd {
     /// The slow path's report: allocation retries (Clio Fig. 13),
     /// allocation latency, free-PA refill rate, memory footprint.
     Slowpath(slowpath::SlowpathArgs),
+    /// Clio requests over the EDM fabric in model time: unloaded 64 B breakdown,
+    /// 8 cards -> 2 memory nodes under load (issue #15).
+    Edm(edm::EdmArgs),
 }
 
 /// The benchmarks of the suite, in the order they run.
@@ -394,6 +398,7 @@ struct SuiteReport {
 pub fn run(a: &BenchArgs) -> Result<()> {
     match &a.cmd {
         Some(BenchCmd::Slowpath(s)) => slowpath::run(s),
+        Some(BenchCmd::Edm(e)) => edm::run(e),
         None => run_suite(&a.suite),
     }
 }

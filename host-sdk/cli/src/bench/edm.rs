@@ -1,0 +1,351 @@
+//! `clio bench edm`: Clio requests over the EDM fabric in model time (issue #15).
+//!
+//! Runs the card translator, the EDM fabric and memory-node front ends of
+//! `edm-clio` (cycle models, 2.56 ns per cycle) with a memory node that answers
+//! at once (its own service time is the Clio fast path's, measured by
+//! `clio bench --only fault`), so every nanosecond reported is the card's and the
+//! fabric's:
+//! - unloaded 64 B READ and WRITE, one at a time: total, and the legs (the
+//!   request record's WREQ leaving the card; then for a READ the RREQ/RRES round
+//!   trip, for a WRITE the record's arrival and the answer's WREQ back). EDM's
+//!   links here have no transceiver or cable; Table 1 adds 192 ns for those per
+//!   EDM operation (`LinkPhysical::TABLE1`), and the report adds it alike.
+//! - loaded: 8 cards, 2 memory nodes (cards 4:1 on each node), 64 B READs and
+//!   WRITEs half and half, Poisson arrivals; `load` is the offered share of a
+//!   memory node's link (blocks per cycle); mean and p99 latency per load and
+//!   their ratio to unloaded.
+
+use anyhow::Result;
+use clap::Args;
+use clio_wire::clio::HEADER_LEN;
+use clio_wire::{Header, Opcode, Status};
+use edm::timing::{LinkPhysical, CYCLE_NS};
+use edm_clio::{Answer, ClioFabric, ClioFabricConfig, MemoryNode};
+use serde::Serialize;
+
+/// Options of `clio bench edm`.
+#[derive(Debug, Args)]
+pub struct EdmArgs {
+    /// Fewer operations (CI smoke run).
+    #[arg(long)]
+    pub quick: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Seed of the arrival process.
+    #[arg(long, default_value_t = 15)]
+    pub seed: u64,
+    /// Also measure the host-side cost of a 64 B sync read over the XDMA backend
+    /// (software card on stand-in files, the board answering in the card's
+    /// thread) against the UDP backend (the same board behind loopback UDP).
+    #[arg(long)]
+    pub host_cost: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct HostCost {
+    reads: usize,
+    udp_median_us: f64,
+    xdma_median_us: f64,
+    xdma_over_udp: f64,
+}
+
+fn median_read_us<T: clio::backend::Transport>(
+    t: T,
+    cfg: &clio_config::BoardConfig,
+    n: usize,
+) -> Result<f64> {
+    let mut s = clio::Session::open_with(t, clio::ClientConfig::from_board(cfg))?;
+    let a = s.ralloc(4096, clio_wire::payload::perms::RW)?;
+    let mut b = [0u8; 64];
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t0 = std::time::Instant::now();
+        s.rread(a.va, &mut b)?;
+        v.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    v.sort_by(f64::total_cmp);
+    Ok(v[n / 2])
+}
+
+fn host_cost(n: usize) -> Result<HostCost> {
+    let cfg = clio_config::BoardConfig::embedded("emulator").map_err(anyhow::Error::new)?;
+    let board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
+    let server = clio_emu::spawn(
+        board,
+        "127.0.0.1:0".parse()?,
+        clio_emu::ServeOptions::for_board(&cfg),
+    )?;
+    let udp = median_read_us(
+        clio::backend::UdpTransport::connect(server.addr())?,
+        &cfg,
+        n,
+    )?;
+    drop(server);
+    let dir = std::env::temp_dir().join(format!("clio-bench-edm-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let r = (|| -> Result<f64> {
+        let card =
+            clio_xdma::FileCard::create(&dir, "xdma0", clio_xdma::FileCard::DEFAULT_GEOMETRY)?;
+        let prefix = card.prefix().to_path_buf();
+        let mut board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
+        let th = card.spawn(move |p: &[u8], out: &mut dyn FnMut(&[u8])| {
+            board.handle(1, p, &mut |_, a| out(a));
+        });
+        let x = median_read_us(clio_xdma::XdmaLink::open(&prefix)?, &cfg, n);
+        th.stop()?;
+        x
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    let xdma = r?;
+    Ok(HostCost {
+        reads: n,
+        udp_median_us: udp,
+        xdma_median_us: xdma,
+        xdma_over_udp: xdma / udp,
+    })
+}
+
+/// Answers a READ with the bytes asked for and anything else with a bare answer, at once.
+struct Instant0;
+
+impl MemoryNode for Instant0 {
+    fn handle(&mut self, _from: u16, packet: &[u8], out: &mut dyn FnMut(&[u8])) {
+        let Ok(p) = clio_wire::Packet::new_checked(packet) else {
+            return;
+        };
+        let Ok(h) = Header::parse_verified(&p) else {
+            return;
+        };
+        let body = if h.opcode == Opcode::Read {
+            vec![0xa5; h.total_len as usize]
+        } else {
+            Vec::new()
+        };
+        let Some(op) = h.opcode.response() else {
+            return;
+        };
+        let r = Header {
+            opcode: op,
+            status: Status::Ok,
+            payload_len: body.len() as u16,
+            key: 0,
+            ack: 0,
+            ..h
+        };
+        let mut b = vec![0u8; HEADER_LEN + body.len()];
+        if let Ok(n) = r.emit_with_payload(&mut b, &body) {
+            out(&b[..n]);
+        }
+    }
+}
+
+fn packet(read: bool, req_id: u32) -> Vec<u8> {
+    let (op, payload): (Opcode, &[u8]) = if read {
+        (Opcode::Read, &[])
+    } else {
+        (Opcode::Write, &[0x5a; 64])
+    };
+    let h = Header {
+        payload_len: payload.len() as u16,
+        session: 1,
+        ..Header::request(op, 1, req_id, 0x10_0000, 64)
+    };
+    let mut b = vec![0u8; HEADER_LEN + payload.len()];
+    let n = h.emit_with_payload(&mut b, payload).unwrap_or(0);
+    b.truncate(n);
+    b
+}
+
+#[derive(Debug, Serialize, Clone, Copy)]
+struct Unloaded {
+    op: &'static str,
+    samples: usize,
+    /// Card + fabric, links without transceivers or cable.
+    total_ns: f64,
+    /// Request record's WREQ from submission until its last chunk left the card.
+    record_ns: f64,
+    /// The rest: READ the RREQ/RRES round trip, WRITE the record's arrival and the answer back.
+    rest_ns: f64,
+    /// EDM operations on the path (READ: WREQ + RREQ/RRES; WRITE: WREQ + WREQ back).
+    edm_operations: u32,
+    /// With Table 1's transceivers and cables (192 ns per EDM operation).
+    total_with_physical_ns: f64,
+}
+
+#[derive(Debug, Serialize, Clone, Copy)]
+struct Loaded {
+    load: f64,
+    ops: usize,
+    mean_ns: f64,
+    p99_ns: f64,
+    mean_over_unloaded: f64,
+    p99_over_unloaded: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    table1_read_ns: f64,
+    table1_write_ns: f64,
+    unloaded: Vec<Unloaded>,
+    loaded: Vec<Loaded>,
+    host_cost: Option<HostCost>,
+}
+
+fn ns(c: f64) -> f64 {
+    c * CYCLE_NS
+}
+
+fn unloaded(read: bool, n: usize) -> Result<Unloaded> {
+    let mut f =
+        ClioFabric::new(ClioFabricConfig::new(1, 1), vec![Instant0]).map_err(anyhow::Error::msg)?;
+    let (mut tot, mut rec) = (0u64, 0u64);
+    for i in 0..n {
+        f.submit(0, &packet(read, i as u32 + 1))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if !f.run_until_idle(1_000_000) {
+            anyhow::bail!(
+                "unloaded {}: no answer",
+                if read { "read" } else { "write" }
+            );
+        }
+        let a: Vec<Answer> = f.take_answers();
+        let a = a.first().ok_or_else(|| anyhow::anyhow!("no answer"))?;
+        tot += a.answered - a.submitted;
+        rec += a.record_sent - a.submitted;
+    }
+    let phys = LinkPhysical::TABLE1.added_ns(4).total_ns();
+    let total_ns = ns(tot as f64 / n as f64);
+    Ok(Unloaded {
+        op: if read { "read64" } else { "write64" },
+        samples: n,
+        total_ns,
+        record_ns: ns(rec as f64 / n as f64),
+        rest_ns: ns((tot - rec) as f64 / n as f64),
+        edm_operations: 2,
+        total_with_physical_ns: total_ns + 2.0 * phys,
+    })
+}
+
+/// xorshift64*.
+struct Rng(u64);
+
+impl Rng {
+    fn unit(&mut self) -> f64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// Blocks a 64 B operation puts on a memory node's downlink, averaged over READ
+/// and WRITE (the request record's WREQ: 8-byte address + record; a READ adds its RREQ).
+fn node_blocks_per_op() -> f64 {
+    let rec = |payload: usize| {
+        clio_wire::edm::message_blocks(
+            8 + clio_wire::edm_clio::RECORD_HEADER + HEADER_LEN + payload,
+        ) as f64
+    };
+    (rec(0) + 2.0 + rec(64)) / 2.0
+}
+
+fn loaded(load: f64, ops: usize, seed: u64, unloaded_ns: (f64, f64)) -> Result<Loaded> {
+    let (cards, nodes) = (8usize, 2usize);
+    let mut f = ClioFabric::new(
+        ClioFabricConfig::new(cards, nodes),
+        (0..nodes).map(|_| Instant0).collect(),
+    )
+    .map_err(anyhow::Error::msg)?;
+    let per_card = load / node_blocks_per_op() / (cards / nodes) as f64;
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut next: Vec<f64> = (0..cards).map(|_| -rng.unit().ln() / per_card).collect();
+    let (mut sent, mut lat) = (0usize, Vec::with_capacity(ops));
+    let mut id = 1u32;
+    while lat.len() < ops {
+        let now = f.now() as f64;
+        for (c, t) in next.iter_mut().enumerate() {
+            while *t <= now && sent < ops {
+                let read = rng.unit() < 0.5;
+                f.submit(c, &packet(read, id))
+                    .map_err(|e| anyhow::anyhow!("{e}"))?;
+                id = id.wrapping_add(1).max(1);
+                sent += 1;
+                *t += -rng.unit().ln() / per_card;
+            }
+        }
+        f.step();
+        for a in f.take_answers() {
+            let base = if a.read { unloaded_ns.0 } else { unloaded_ns.1 };
+            lat.push((ns((a.answered - a.submitted) as f64), base));
+        }
+        if f.now() > 50_000_000 {
+            anyhow::bail!(
+                "load {load}: {} of {ops} answered after 50M cycles",
+                lat.len()
+            );
+        }
+    }
+    // Warm-up: the first tenth is left out.
+    let lat = &lat[ops / 10..];
+    let mut v: Vec<f64> = lat.iter().map(|(l, _)| *l).collect();
+    v.sort_by(f64::total_cmp);
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    let p99 = v[(v.len() * 99).div_ceil(100) - 1];
+    let base = lat.iter().map(|(_, b)| *b).sum::<f64>() / lat.len() as f64;
+    Ok(Loaded {
+        load,
+        ops: v.len(),
+        mean_ns: mean,
+        p99_ns: p99,
+        mean_over_unloaded: mean / base,
+        p99_over_unloaded: p99 / base,
+    })
+}
+
+/// Run `clio bench edm`.
+pub fn run(a: &EdmArgs) -> Result<()> {
+    let n = if a.quick { 20 } else { 200 };
+    let ops = if a.quick { 500 } else { 5000 };
+    let r = unloaded(true, n)?;
+    let w = unloaded(false, n)?;
+    let mut rep = Report {
+        table1_read_ns: 299.52,
+        table1_write_ns: 296.96,
+        unloaded: vec![r, w],
+        loaded: Vec::new(),
+        host_cost: None,
+    };
+    if a.host_cost {
+        rep.host_cost = Some(host_cost(if a.quick { 200 } else { 2000 })?);
+    }
+    for load in [0.2, 0.4, 0.6, 0.8, 0.9] {
+        rep.loaded
+            .push(loaded(load, ops, a.seed, (r.total_ns, w.total_ns))?);
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+        return Ok(());
+    }
+    println!("clio bench edm: Clio over the EDM fabric, model time (2.56 ns cycles), memory node answering at once");
+    for u in &rep.unloaded {
+        println!(
+            "  unloaded {:<8} {:>7.2} ns = record WREQ {:>7.2} + rest {:>7.2}; {} EDM operations, {:>7.2} ns with Table 1's physical share (Table 1 per EDM operation: read {:.2}, write {:.2})",
+            u.op, u.total_ns, u.record_ns, u.rest_ns, u.edm_operations, u.total_with_physical_ns, rep.table1_read_ns, rep.table1_write_ns
+        );
+    }
+    println!("  loaded: 8 cards -> 2 memory nodes, 64 B reads/writes half and half, Poisson");
+    for l in &rep.loaded {
+        println!(
+            "    load {:.1}: mean {:>8.2} ns ({:.2}x unloaded), p99 {:>8.2} ns ({:.2}x), {} ops",
+            l.load, l.mean_ns, l.mean_over_unloaded, l.p99_ns, l.p99_over_unloaded, l.ops
+        );
+    }
+    if let Some(h) = &rep.host_cost {
+        println!(
+            "  host side, 64 B sync read, median of {}: XDMA backend (software card on stand-in files) {:.1} us, UDP backend (loopback) {:.1} us: {:.2}x",
+            h.reads, h.xdma_median_us, h.udp_median_us, h.xdma_over_udp
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,517 @@
+//! The U200 card's Clio-to-EDM translator as a model, over the EDM fabric model.
+//!
+//! A [`ClioFabric`] is an EDM star fabric ([`edm::fabric::Fabric`], stepped one 2.56 ns
+//! PHY cycle at a time) whose first `cards` ports are compute cards and whose other
+//! ports are Clio memory nodes. Each card runs the translator: it takes whole Clio
+//! request packets (what the host wrote into its H2C ring), maps each onto EDM
+//! messages by [`clio_wire::edm_clio`] (READ: WREQ of the request record, then an
+//! RREQ sized by the answer; everything else: WREQ) and turns what comes back into
+//! Clio answer packets (what it publishes in its C2H ring). Each memory node hands
+//! every request record that has fully arrived to a [`MemoryNode`] (a Clio board
+//! whose network side is this EDM port) and sends its answers back.
+//!
+//! Timing is the EDM model's: [`Answer::submitted`] and [`Answer::answered`] are PHY
+//! cycles. The memory node answers in the cycle the record arrives (its own service
+//! time is the Clio fast path's, reported apart).
+
+use std::collections::{HashMap, VecDeque};
+
+use clio_wire::clio::{field, Opcode};
+use clio_wire::edm_clio::{
+    self as map, inbox_addr, outbox_addr, Carriage, INBOX_BASE, INBOX_SLOT_BYTES, OUTBOX_BASE,
+    OUTBOX_SLOT_BYTES, SLOTS,
+};
+/// The EDM fabric model this crate runs on (for fault injection and link state).
+pub use edm::fabric as edm_fabric;
+use edm::fabric::{Fabric, FabricConfig};
+use edm::host::Request;
+
+/// A Clio memory node behind an EDM port: answers one Clio request packet.
+pub trait MemoryNode {
+    /// Serve `packet` from card `from` (its EDM node id); each answer goes to `out`.
+    fn handle(&mut self, from: u16, packet: &[u8], out: &mut dyn FnMut(&[u8]));
+}
+
+impl<F: FnMut(u16, &[u8], &mut dyn FnMut(&[u8]))> MemoryNode for F {
+    fn handle(&mut self, from: u16, packet: &[u8], out: &mut dyn FnMut(&[u8])) {
+        self(from, packet, out)
+    }
+}
+
+/// One Clio answer delivered to a card.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    /// Card index.
+    pub card: usize,
+    /// The Clio answer packet.
+    pub packet: Vec<u8>,
+    /// Cycle the request was handed to the card's translator.
+    pub submitted: u64,
+    /// Cycle the answer was complete at the card.
+    pub answered: u64,
+    /// Whether the request was a READ (carried as WREQ + RREQ).
+    pub read: bool,
+    /// Cycle the request record's last chunk left the card (its WREQ completed).
+    pub record_sent: u64,
+}
+
+/// Counters of the translators and memory-node front ends (bad input is counted, never fatal).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Requests carried.
+    pub carried: u64,
+    /// Requests whose slot timed out (lost on a dead link); the SDK retries them.
+    pub timeouts: u64,
+    /// Records or chains that failed to parse, or carried a stale sequence number.
+    pub bad_records: u64,
+    /// NULL responses from the EDM layer (an address outside a node's memory).
+    pub null_responses: u64,
+    /// Answers that did not fit their chain.
+    pub dropped_answers: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The record's WREQ is being sent.
+    Record,
+    /// The READ's RREQ is outstanding.
+    Reading,
+    /// Waiting for the answer chain's WREQ.
+    Awaiting,
+}
+
+#[derive(Debug, Clone)]
+struct InFlight {
+    seq: u32,
+    demand: Option<u16>,
+    submitted: u64,
+    record_sent: u64,
+    stage: Stage,
+}
+
+#[derive(Debug, Clone, Default)]
+struct CardState {
+    dst: u16,
+    slots: Vec<Option<InFlight>>,
+    waiting: VecDeque<(u64, Vec<u8>)>,
+    seq: u32,
+    tags: HashMap<u64, usize>,
+}
+
+/// Configuration of a [`ClioFabric`].
+#[derive(Debug, Clone, Copy)]
+pub struct ClioFabricConfig {
+    /// Compute cards (EDM ports `0..cards`).
+    pub cards: usize,
+    /// Memory nodes (EDM ports `cards..cards + nodes`).
+    pub nodes: usize,
+    /// The EDM fabric (its port count and host memory are set from the above).
+    pub fabric: FabricConfig,
+    /// Cycles after which a card gives up on a request (a dead link) and frees its slot.
+    pub slot_timeout: u64,
+    /// Requests a card queues while its slots are busy; more are refused.
+    pub max_waiting: usize,
+}
+
+impl ClioFabricConfig {
+    /// `cards` cards and `nodes` memory nodes on one switch, paper timing.
+    pub fn new(cards: usize, nodes: usize) -> Self {
+        let mut fabric = FabricConfig::new(cards + nodes);
+        fabric.host.mem_bytes = map::MAILBOX_BYTES as usize;
+        ClioFabricConfig {
+            cards,
+            nodes,
+            fabric,
+            slot_timeout: 2_000_000,
+            max_waiting: 1024,
+        }
+    }
+}
+
+/// Why a card refuses a packet: the field at fault.
+pub type Refusal = clio_wire::Error;
+
+/// Cards, switch and memory nodes (see the crate docs).
+pub struct ClioFabric<N: MemoryNode> {
+    /// The EDM fabric model.
+    pub fabric: Fabric,
+    /// The memory nodes' Clio engines.
+    pub nodes: Vec<N>,
+    cfg: ClioFabricConfig,
+    cards: Vec<CardState>,
+    rx: Vec<HashMap<u64, usize>>,
+    answers: Vec<Answer>,
+    /// Counters.
+    pub counters: Counters,
+}
+
+impl<N: MemoryNode> std::fmt::Debug for ClioFabric<N> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClioFabric")
+            .field("cards", &self.cfg.cards)
+            .field("nodes", &self.cfg.nodes)
+            .field("now", &self.fabric.now())
+            .field("counters", &self.counters)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<N: MemoryNode> ClioFabric<N> {
+    /// Build the fabric; card `i` sends to memory node `i % nodes`. Fails naming the
+    /// parameter if the sizes do not fit the mailbox layout or the switch.
+    pub fn new(mut cfg: ClioFabricConfig, nodes: Vec<N>) -> Result<Self, String> {
+        let ports = cfg.cards + cfg.nodes;
+        if cfg.cards == 0 || cfg.nodes == 0 || nodes.len() != cfg.nodes {
+            return Err(format!(
+                "cards = {}, nodes = {} ({} engines): need at least one of each, one engine per node",
+                cfg.cards,
+                cfg.nodes,
+                nodes.len()
+            ));
+        }
+        if ports > map::MAX_PEERS as usize {
+            return Err(format!(
+                "cards + nodes = {ports}: the mailbox layout has room for {} nodes",
+                map::MAX_PEERS
+            ));
+        }
+        cfg.fabric.switch.ports = ports;
+        cfg.fabric.host.mem_bytes = map::MAILBOX_BYTES as usize;
+        let fabric = Fabric::new(cfg.fabric).map_err(|e| format!("switch: {e:?}"))?;
+        let cards = (0..cfg.cards)
+            .map(|i| CardState {
+                dst: (cfg.cards + i % cfg.nodes) as u16,
+                slots: vec![None; SLOTS as usize],
+                ..CardState::default()
+            })
+            .collect();
+        Ok(ClioFabric {
+            fabric,
+            nodes,
+            cards,
+            rx: vec![HashMap::new(); ports],
+            answers: Vec::new(),
+            counters: Counters::default(),
+            cfg,
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ClioFabricConfig {
+        &self.cfg
+    }
+
+    /// Current cycle.
+    pub fn now(&self) -> u64 {
+        self.fabric.now()
+    }
+
+    /// Point card `card` at memory node `node` (index among the memory nodes).
+    pub fn set_target(&mut self, card: usize, node: usize) {
+        self.cards[card].dst = (self.cfg.cards + node) as u16;
+    }
+
+    /// Hand one Clio request packet to card `card`'s translator. A packet the
+    /// mapping refuses is returned with the field at fault (the card answers it
+    /// itself, or counts it, and carries nothing).
+    pub fn submit(&mut self, card: usize, packet: &[u8]) -> Result<(), Refusal> {
+        let total = packet
+            .get(field::TOTAL_LEN..field::TOTAL_LEN + 4)
+            .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let op = packet.get(field::OPCODE).copied().unwrap_or(0);
+        map::carriage(op, total, packet.len())?;
+        let now = self.now();
+        let c = &mut self.cards[card];
+        if c.waiting.len() >= self.cfg.max_waiting {
+            return Err(clio_wire::Error::new(
+                "edm_clio.card.queue",
+                clio_wire::ErrorKind::OutOfRange {
+                    value: c.waiting.len() as u64 + 1,
+                    max: self.cfg.max_waiting as u64,
+                },
+            ));
+        }
+        c.waiting.push_back((now, packet.to_vec()));
+        self.issue(card);
+        Ok(())
+    }
+
+    /// Answers delivered so far (taken).
+    pub fn take_answers(&mut self) -> Vec<Answer> {
+        std::mem::take(&mut self.answers)
+    }
+
+    /// Requests queued or in flight at the cards.
+    pub fn outstanding(&self) -> usize {
+        self.cards
+            .iter()
+            .map(|c| c.waiting.len() + c.slots.iter().filter(|s| s.is_some()).count())
+            .sum()
+    }
+
+    /// Step until every request is answered (or timed out) and the fabric is quiet,
+    /// at most `max_cycles`; whether it got there.
+    pub fn run_until_idle(&mut self, max_cycles: u64) -> bool {
+        let end = self.now() + max_cycles;
+        while self.now() < end {
+            if self.outstanding() == 0 && self.fabric.is_quiet() {
+                return true;
+            }
+            self.step();
+        }
+        false
+    }
+
+    fn issue(&mut self, card: usize) {
+        let now = self.now();
+        let port = card as u16;
+        let c = &mut self.cards[card];
+        while let Some(slot) = c.slots.iter().position(|s| s.is_none()) {
+            let Some((submitted, packet)) = c.waiting.pop_front() else {
+                break;
+            };
+            c.seq = c.seq.wrapping_add(1);
+            let mut rec = vec![0u8; map::RECORD_HEADER + packet.len()];
+            // The mapping checked the length at submission.
+            let _ = map::emit_record(c.seq, &packet, &mut rec);
+            let total = u32::from_be_bytes([
+                packet[field::TOTAL_LEN],
+                packet[field::TOTAL_LEN + 1],
+                packet[field::TOTAL_LEN + 2],
+                packet[field::TOTAL_LEN + 3],
+            ]);
+            let demand = match map::carriage(packet[field::OPCODE], total, packet.len()) {
+                Ok(Carriage::Read { demand }) => Some(demand),
+                _ => None,
+            };
+            let req = Request::Write {
+                dst: c.dst,
+                addr: inbox_addr(port, slot as u16),
+                data: rec,
+            };
+            match self.fabric.hosts[card].submit(now, req) {
+                Ok(tag) => {
+                    c.tags.insert(tag, slot);
+                    c.slots[slot] = Some(InFlight {
+                        seq: c.seq,
+                        demand,
+                        submitted,
+                        record_sent: 0,
+                        stage: Stage::Record,
+                    });
+                    self.counters.carried += 1;
+                }
+                Err(_) => self.counters.bad_records += 1,
+            }
+        }
+    }
+
+    /// Advance one cycle.
+    pub fn step(&mut self) {
+        self.fabric.tick();
+        let now = self.now();
+        for card in 0..self.cfg.cards {
+            self.card_events(card, now);
+        }
+        for n in 0..self.cfg.nodes {
+            self.node_events(self.cfg.cards + n, now);
+        }
+        if now % 1024 == 0 {
+            self.expire(now);
+        }
+    }
+
+    fn expire(&mut self, now: u64) {
+        let limit = self.cfg.slot_timeout;
+        for card in 0..self.cfg.cards {
+            let c = &mut self.cards[card];
+            let mut freed = false;
+            for s in c.slots.iter_mut() {
+                if s.as_ref()
+                    .is_some_and(|f| now.saturating_sub(f.submitted) > limit)
+                {
+                    *s = None;
+                    freed = true;
+                    self.counters.timeouts += 1;
+                }
+            }
+            if freed {
+                c.tags.retain(|_, slot| c.slots[*slot].is_some());
+                self.issue(card);
+            }
+        }
+    }
+
+    fn card_events(&mut self, card: usize, now: u64) {
+        let comps = std::mem::take(&mut self.fabric.hosts[card].completions);
+        let port = card as u16;
+        for comp in comps {
+            let Some(slot) = self.cards[card].tags.remove(&comp.tag) else {
+                continue;
+            };
+            let dst = self.cards[card].dst;
+            let Some(f) = self.cards[card].slots[slot].clone() else {
+                continue;
+            };
+            if !comp.ok {
+                self.counters.null_responses += 1;
+                self.cards[card].slots[slot] = None;
+                continue;
+            }
+            if f.stage == Stage::Record {
+                if let Some(s) = self.cards[card].slots[slot].as_mut() {
+                    s.record_sent = comp.done;
+                }
+            }
+            match (f.stage, f.demand) {
+                (Stage::Record, Some(demand)) => {
+                    let req = Request::Read {
+                        dst,
+                        addr: outbox_addr(port, slot as u16),
+                        len: demand,
+                        local_addr: outbox_addr(dst, slot as u16),
+                    };
+                    match self.fabric.hosts[card].submit(now, req) {
+                        Ok(tag) => {
+                            self.cards[card].tags.insert(tag, slot);
+                            if let Some(s) = self.cards[card].slots[slot].as_mut() {
+                                s.stage = Stage::Reading;
+                            }
+                        }
+                        Err(_) => {
+                            self.counters.bad_records += 1;
+                            self.cards[card].slots[slot] = None;
+                        }
+                    }
+                }
+                (Stage::Record, None) => {
+                    if let Some(s) = self.cards[card].slots[slot].as_mut() {
+                        s.stage = Stage::Awaiting;
+                    }
+                }
+                (Stage::Reading, _) => {
+                    self.deliver_chain(card, slot, &comp.result, now, true);
+                }
+                (Stage::Awaiting, _) => {}
+            }
+        }
+        for rec in self.complete_records(card) {
+            let (peer, slot, bytes) = rec;
+            let c = &self.cards[card];
+            if peer != c.dst {
+                self.counters.bad_records += 1;
+                continue;
+            }
+            match map::parse_record(&bytes) {
+                Ok(r) => {
+                    let chain = r.body.to_vec();
+                    self.deliver_chain(card, slot as usize, &chain, now, false);
+                }
+                Err(_) => self.counters.bad_records += 1,
+            }
+        }
+        self.issue(card);
+    }
+
+    /// Parse an answer chain for `slot` and deliver its packets; frees the slot.
+    fn deliver_chain(&mut self, card: usize, slot: usize, chain: &[u8], now: u64, read: bool) {
+        let Some(f) = self.cards[card].slots.get(slot).cloned().flatten() else {
+            self.counters.bad_records += 1;
+            return;
+        };
+        match map::parse_chain(chain) {
+            Ok((seq, packets)) if seq == f.seq => {
+                for p in packets {
+                    match p {
+                        Ok(p) => self.answers.push(Answer {
+                            card,
+                            packet: p.to_vec(),
+                            submitted: f.submitted,
+                            answered: now,
+                            read,
+                            record_sent: f.record_sent,
+                        }),
+                        Err(_) => {
+                            self.counters.bad_records += 1;
+                            break;
+                        }
+                    }
+                }
+                self.cards[card].slots[slot] = None;
+            }
+            _ => self.counters.bad_records += 1,
+        }
+    }
+
+    /// Inbox records that finished arriving at `port` this cycle: (peer, slot, bytes).
+    fn complete_records(&mut self, port: usize) -> Vec<(u16, u16, Vec<u8>)> {
+        let applied = std::mem::take(&mut self.fabric.hosts[port].applied);
+        let mut done = Vec::new();
+        for a in applied {
+            if !(INBOX_BASE..OUTBOX_BASE).contains(&a.addr) {
+                continue;
+            }
+            let idx = (a.addr - INBOX_BASE) / INBOX_SLOT_BYTES;
+            let (peer, slot) = ((idx / SLOTS as u64) as u16, (idx % SLOTS as u64) as u16);
+            let base = inbox_addr(peer, slot);
+            let got = self.rx[port].entry(base).or_insert(0);
+            *got += a.len;
+            let mem = &self.fabric.hosts[port].mem;
+            let b = base as usize;
+            if let Some(n) = map::record_len(&mem[b..b + 2]) {
+                if *got >= n {
+                    self.rx[port].remove(&base);
+                    let end = (b + n).min(b + INBOX_SLOT_BYTES as usize);
+                    done.push((peer, slot, mem[b..end].to_vec()));
+                }
+            }
+        }
+        done
+    }
+
+    fn node_events(&mut self, port: usize, now: u64) {
+        // The node's own answer WREQs finishing need nothing.
+        self.fabric.hosts[port].completions.clear();
+        for (peer, slot, bytes) in self.complete_records(port) {
+            let r = match map::parse_record(&bytes) {
+                Ok(r) => r,
+                Err(_) => {
+                    self.counters.bad_records += 1;
+                    continue;
+                }
+            };
+            let seq = r.seq;
+            let is_read = r.body.get(field::OPCODE) == Some(&(Opcode::Read as u8));
+            let mut out: Vec<Vec<u8>> = Vec::new();
+            let node = port - self.cfg.cards;
+            self.nodes[node].handle(peer, r.body, &mut |p| out.push(p.to_vec()));
+            if is_read {
+                let at = outbox_addr(peer, slot) as usize;
+                let mem = &mut self.fabric.hosts[port].mem[at..at + OUTBOX_SLOT_BYTES as usize];
+                if map::emit_chain(seq, out.iter().map(|p| p.as_slice()), mem).is_err() {
+                    self.counters.dropped_answers += 1;
+                }
+            } else {
+                let mut chain = vec![0u8; map::MAX_RECORD_PACKET];
+                let n = match map::emit_chain(seq, out.iter().map(|p| p.as_slice()), &mut chain) {
+                    Ok(n) => n,
+                    Err(_) => {
+                        self.counters.dropped_answers += 1;
+                        // An empty chain still frees the card's slot.
+                        map::emit_chain(seq, std::iter::empty(), &mut chain).unwrap_or(0)
+                    }
+                };
+                let mut rec = vec![0u8; map::RECORD_HEADER + n];
+                let _ = map::emit_record(seq, &chain[..n], &mut rec);
+                let req = Request::Write {
+                    dst: peer,
+                    addr: inbox_addr(port as u16, slot),
+                    data: rec,
+                };
+                if self.fabric.hosts[port].submit(now, req).is_err() {
+                    self.counters.bad_records += 1;
+                }
+            }
+        }
+    }
+}
