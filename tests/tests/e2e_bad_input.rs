@@ -448,16 +448,19 @@ fn sdk_maps_bad_credentials_and_bad_va_to_errors() {
             va: a.va + page - 4
         })
     );
-    // An allocation larger than the board could ever hold is malformed
-    // (the slow path's `Oversize`); one that only exceeds what is left is
-    // out of memory (no overcommit).
-    assert_eq!(
-        s.ralloc(board.cfg.dram.size * 2, perms::RW),
-        Err(ClioError::Malformed {
-            op: OpKind::Alloc,
-            va: 0
-        })
-    );
+    // An allocation larger than the board could ever hold is TOO_LARGE
+    // (the slow path's `Oversize`), even one byte past the data region;
+    // one that only exceeds what is left is out of memory (no overcommit).
+    for size in [board.cfg.dram.size * 2, board.cfg.regions.data.size + 1] {
+        assert_eq!(
+            s.ralloc(size, perms::RW),
+            Err(ClioError::TooLarge {
+                op: OpKind::Alloc,
+                va: 0
+            }),
+            "{size}"
+        );
+    }
     // Up to the address space's quota (`sessions.mem_quota_bytes`), then
     // OVER_QUOTA; the board's memory runs out (OUT_OF_MEMORY) only when
     // several address spaces together ask for more than it has.
