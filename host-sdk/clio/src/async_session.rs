@@ -48,6 +48,8 @@ pub struct AsyncSession {
     write_chunk: u64,
     info: InfoResp,
     session: Option<SessionInfo>,
+    /// The board's address, named in timeouts.
+    board: SocketAddr,
 }
 
 fn closed() -> ClioError {
@@ -102,6 +104,7 @@ impl AsyncSession {
             write_chunk: chunk,
             info: unknown,
             session: None,
+            board,
         };
         let info = s.info().await?;
         let mut mtu = mtu as u64;
@@ -179,11 +182,14 @@ impl AsyncSession {
     fn submit(&self, op: Owned) -> impl Future<Output = Result<Completion, ClioError>> {
         let (reply, rx) = oneshot::channel();
         let sent = self.tx.send(Cmd { op, reply }).is_ok();
+        let board = self.board;
         async move {
             if !sent {
                 return Err(closed());
             }
-            rx.await.unwrap_or_else(|_| Err(closed()))
+            rx.await
+                .unwrap_or_else(|_| Err(closed()))
+                .map_err(|e| e.at_board(Some(&format!("udp://{board}"))))
         }
     }
 

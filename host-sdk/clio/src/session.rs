@@ -78,6 +78,12 @@ impl Client {
         self.token.pid
     }
 
+    /// The board's address (for an [`crate::AsyncSession::join`] of this
+    /// client's address space).
+    pub fn board(&self) -> SocketAddr {
+        self.board
+    }
+
     /// The token another process joins this client's address space with.
     pub fn share(&self) -> ShareToken {
         self.token
@@ -99,6 +105,8 @@ pub struct Session<T: Transport> {
     tx: Vec<u8>,
     rx: Vec<u8>,
     info: Option<InfoResp>,
+    /// The transport's name for the board, for errors.
+    peer: Option<String>,
 }
 
 /// Longest a dropped [`Session`] waits for the board to confirm the close.
@@ -167,6 +175,7 @@ impl<T: Transport> Session<T> {
             .get_or_insert_with(crate::fresh_first_req_id);
         Ok(Session {
             conn: Connection::new(cfg)?,
+            peer: transport.peer(),
             transport,
             epoch: Instant::now(),
             tx: vec![0; MAX_DATAGRAM],
@@ -333,7 +342,10 @@ impl<T: Transport> Session<T> {
 
     fn wait(&mut self, id: OpId) -> Result<Completion, ClioError> {
         self.drive(&|c| c.is_done(id) || !c.is_known(id))?;
-        self.conn.take(id).unwrap_or(Err(ClioError::UnknownOp))
+        self.conn
+            .take(id)
+            .unwrap_or(Err(ClioError::UnknownOp))
+            .map_err(|e| e.at_board(self.peer.as_deref()))
     }
 
     fn call(&mut self, req: Request<'_>) -> Result<Completion, ClioError> {
