@@ -15,7 +15,7 @@
 //! allocation, records, a lock shared by 4 threads, 10 000 async reads and
 //! the error cases). Only this crate is needed: it re-exports [`perms`],
 //! [`BoardConfig`] (for [`ClientConfig::from_board`]), [`InfoResp`] and
-//! [`bytemuck`] (derive `Pod` with `#[bytemuck(crate = "clio::bytemuck")]`).
+//! `bytemuck` (derive `Pod` with `#[bytemuck(crate = "clio::bytemuck")]`).
 //!
 //! # Two levels
 //!

@@ -1,5 +1,5 @@
 //! Typed layer over the `u64` calls: [`RemoteAddr`], [`RemoteAlloc`],
-//! plain-old-data reads and writes ([`bytemuck::Pod`]), lock scopes and
+//! plain-old-data reads and writes (`bytemuck::Pod` types), lock scopes and
 //! simpler polling. Everything here is a thin wrapper of the byte APIs of
 //! [`Session`] and [`AsyncSession`], which stay the low level (and the
 //! zero-copy path: [`Session::rread`] into your buffer).
@@ -221,7 +221,7 @@ impl<T: Transport> Session<T> {
     }
 
     /// Write one `P` at `at` (its in-memory bytes, so little-endian
-    /// numbers on the usual hosts; padding is ruled out by [`NoUninit`]).
+    /// numbers on the usual hosts; padding is ruled out by `NoUninit`).
     pub fn write_pod<P: NoUninit>(&mut self, at: RemoteAddr, value: &P) -> Result<(), ClioError> {
         pod_len::<P>()?;
         self.rwrite(at.0, bytemuck::bytes_of(value))
@@ -285,8 +285,11 @@ impl<T: Transport> Session<T> {
 
 impl AsyncSession {
     /// Open a session with [`ClientConfig::default`] to the board at
-    /// `addr` (any [`tokio::net::ToSocketAddrs`]; the first resolved
+    /// `addr` (any `tokio::net::ToSocketAddrs`; the first resolved
     /// address is used): [`AsyncSession::open`] after name resolution.
+    ///
+    /// Not eager, unlike the calls of an open session: an ordinary `async`
+    /// function that does nothing until awaited.
     pub async fn connect(addr: impl tokio::net::ToSocketAddrs) -> Result<AsyncSession, ClioError> {
         let board = tokio::net::lookup_host(addr)
             .await

@@ -357,7 +357,7 @@ impl<T: Transport> Session<T> {
         self.conn.config().max_request_bytes
     }
 
-    /// Allocate `size` bytes with [`clio_wire::payload::perms`] bits.
+    /// Allocate `size` bytes with [`crate::perms`] bits (`perms::RW` for read-write).
     pub fn ralloc(&mut self, size: u64, perms: u8) -> Result<Allocation, ClioError> {
         match self.call(Request::Alloc {
             size,
@@ -394,7 +394,9 @@ impl<T: Transport> Session<T> {
         self.call(Request::Free { va, size }).map(drop)
     }
 
-    /// Read `buf.len()` bytes at `va`.
+    /// Read `buf.len()` bytes at `va` into `buf` (no copy beyond the
+    /// packets'); [`Session::rread_vec`] returns a new `Vec`, as
+    /// [`crate::AsyncSession::rread`] does.
     pub fn rread(&mut self, va: u64, buf: &mut [u8]) -> Result<(), ClioError> {
         let h = self.rread_async(va, buf.len() as u64)?;
         self.rread_wait(h, buf)
