@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SDK's examples (host-sdk/clio/examples: the crate-level quick start and
 # the tour of issue #19: a 64 MiB allocation, records, a lock shared by 4
-# threads, 10 000 async reads, the error cases) against `clio sim` on
+# threads, 10 000 async reads, the error cases; the same tour on the `u64`
+# calls) against `clio sim` on
 # loopback. The SDK may not depend on the emulator (top README's crate
 # order), so the board is the `clio` binary's, as a user would run it.
 set -euo pipefail
@@ -26,7 +27,8 @@ for _ in $(seq 1 200); do
 done
 [[ -n "$addr" ]] || { echo "clio sim did not start" >&2; cat "$log" >&2; exit 1; }
 
-for ex in "$target"/debug/examples/quick_start "$target"/debug/examples/tour; do
+for ex in quick_start tour tour_low_level; do
+    ex="$target/debug/examples/$ex"
     echo "== $(basename "$ex") against udp://$addr"
     timeout 120 "$ex" "$addr"
 done

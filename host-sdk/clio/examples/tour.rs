@@ -3,7 +3,7 @@
 //! 10 000 async reads, and the error cases.
 //! Run: `clio sim &` then `cargo run -p clio --example tour [-- ADDR]`.
 use clio::bytemuck::{Pod, Zeroable};
-use clio::{AsyncSession, Client, ClientConfig, ClioError, Session};
+use clio::{AsyncSession, Client, ClientConfig, ClioError, Completion, Session};
 
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 #[bytemuck(crate = "clio::bytemuck")]
@@ -78,6 +78,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok::<_, ClioError>(())
     })?;
+
+    // The blocking asynchronous calls: one handle, one flat result.
+    let h = s.rread_async(mem.addr().get(), 8)?;
+    assert_eq!(
+        s.rwait(h)?,
+        Completion::Read(recs[0].id.to_le_bytes().to_vec())
+    );
 
     // The error cases: each is its own typed error with an honest message.
     let e = s.alloc(1 << 40).unwrap_err(); // more than the board has
