@@ -394,8 +394,8 @@ impl<T: Transport> Session<T> {
         self.call(Request::Free { va, size }).map(drop)
     }
 
-    /// Read `buf.len()` bytes at `va` into `buf` (no copy beyond the
-    /// packets'); [`Session::rread_vec`] returns a new `Vec`, as
+    /// Read `buf.len()` bytes at `va` into `buf` (no allocation per call);
+    /// [`Session::rread_vec`] returns a new `Vec`, as
     /// [`crate::AsyncSession::rread`] does.
     pub fn rread(&mut self, va: u64, buf: &mut [u8]) -> Result<(), ClioError> {
         let h = self.rread_async(va, buf.len() as u64)?;
