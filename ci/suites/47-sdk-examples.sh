@@ -8,7 +8,9 @@
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"
 
-cargo build --quiet -p clio-cli -p clio --examples
+# Two commands: `--examples` would also limit clio-cli to its examples.
+cargo build --quiet -p clio-cli
+cargo build --quiet -p clio --examples
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" == /* ]] || target="$PWD/$target"
 clio="${CLIO_BIN:-$target/debug/clio}"
