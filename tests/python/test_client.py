@@ -168,6 +168,12 @@ class AgainstSim(unittest.TestCase):
             self.assertEqual(h.status, cc.MALFORMED)
             self.assertLessEqual(len(buf), len(pkt))
 
+    def test_alloc_larger_than_the_board_is_too_large(self):
+        s = self.session()
+        with self.assertRaises(cc.ClioError) as e:
+            s.alloc(1 << 40)
+        self.assertEqual(e.exception.status, cc.TOO_LARGE)
+
     def test_alloc_write_read_atomics_free(self):
         s = self.session()
         self.assertNotEqual(s.session, 0)

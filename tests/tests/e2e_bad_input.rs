@@ -436,7 +436,8 @@ fn sdk_maps_bad_credentials_and_bad_va_to_errors() {
             s.rread(va, &mut b),
             Err(ClioError::Unmapped {
                 op: OpKind::Read,
-                va
+                va,
+                len: 16
             }),
             "{va:#x}"
         );
@@ -445,19 +446,49 @@ fn sdk_maps_bad_credentials_and_bad_va_to_errors() {
         s.rwrite(a.va + page - 4, &[1u8; 8]),
         Err(ClioError::Unmapped {
             op: OpKind::Write,
-            va: a.va + page - 4
+            va: a.va + page - 4,
+            len: 8
         })
     );
-    // An allocation larger than the board could ever hold is malformed
-    // (the slow path's `Oversize`); one that only exceeds what is left is
-    // out of memory (no overcommit).
+    // A read longer than its allocation (issue #19: 8 MiB from 4 MiB) starts
+    // at an allocated address: the error names the whole range, not just
+    // a VA that is in fact allocated.
+    let four = s.ralloc(4 * page, perms::RW).unwrap();
+    let mut long = vec![0u8; 8 * page as usize];
+    let e = s.rread(four.va, &mut long).unwrap_err();
     assert_eq!(
-        s.ralloc(board.cfg.dram.size * 2, perms::RW),
-        Err(ClioError::Malformed {
-            op: OpKind::Alloc,
-            va: 0
-        })
+        e,
+        ClioError::Unmapped {
+            op: OpKind::Read,
+            va: four.va,
+            len: 8 * page
+        }
     );
+    let msg = e.to_string();
+    assert!(
+        msg.contains(&format!(
+            "read of {} bytes at {:#x}: [{:#x}, {:#x}) is not entirely inside an allocation",
+            8 * page,
+            four.va,
+            four.va,
+            four.va + 8 * page
+        )),
+        "{msg}"
+    );
+    s.rfree(four.va, four.size).unwrap();
+    // An allocation larger than the board could ever hold is TOO_LARGE
+    // (the slow path's `Oversize`), even one byte past the data region;
+    // one that only exceeds what is left is out of memory (no overcommit).
+    for size in [board.cfg.dram.size * 2, board.cfg.regions.data.size + 1] {
+        assert_eq!(
+            s.ralloc(size, perms::RW),
+            Err(ClioError::TooLarge {
+                op: OpKind::Alloc,
+                va: 0
+            }),
+            "{size}"
+        );
+    }
     // Up to the address space's quota (`sessions.mem_quota_bytes`), then
     // OVER_QUOTA; the board's memory runs out (OUT_OF_MEMORY) only when
     // several address spaces together ask for more than it has.
@@ -493,7 +524,8 @@ fn sdk_maps_bad_credentials_and_bad_va_to_errors() {
         s.rfree(two.va, page),
         Err(ClioError::Unmapped {
             op: OpKind::Free,
-            va: two.va
+            va: two.va,
+            len: page
         }),
         "half a range"
     );
@@ -502,7 +534,8 @@ fn sdk_maps_bad_credentials_and_bad_va_to_errors() {
         s.rfree(two.va, two.size),
         Err(ClioError::Unmapped {
             op: OpKind::Free,
-            va: two.va
+            va: two.va,
+            len: two.size
         }),
         "double free"
     );

@@ -141,7 +141,8 @@ fn free_then_reuse_reads_zeros() {
         s.rread(a.va, &mut b),
         Err(ClioError::Unmapped {
             op: OpKind::Read,
-            va: a.va
+            va: a.va,
+            len: 8
         })
     );
     // Allocate again: with every page dirtied before, each page this range
@@ -203,21 +204,24 @@ fn pids_are_isolated() {
             s.rread(va, &mut w),
             Err(ClioError::Unmapped {
                 op: OpKind::Read,
-                va
+                va,
+                len: 8
             })
         );
         assert_eq!(
             s.rwrite(va, &[1; 8]),
             Err(ClioError::Unmapped {
                 op: OpKind::Write,
-                va
+                va,
+                len: 8
             })
         );
         assert_eq!(
             s.faa(va, 1),
             Err(ClioError::Unmapped {
                 op: OpKind::FetchAndAdd,
-                va
+                va,
+                len: 8
             })
         );
     }

@@ -84,9 +84,9 @@ impl SlowPathError {
     pub const fn status(&self) -> Status {
         use SlowPathError::*;
         match self {
-            ZeroSize | Oversize { .. } | BadPerms(_) | UnsupportedPageSize(_) | BadNotice => {
-                Status::Malformed
-            }
+            ZeroSize | BadPerms(_) | UnsupportedPageSize(_) | BadNotice => Status::Malformed,
+            // Retrying cannot help, but the request itself is well formed.
+            Oversize { .. } => Status::TooLarge,
             VaExhausted | TableFull { .. } | PhysExhausted | PidTableFull | RangeTableFull => {
                 Status::OutOfMemory
             }
@@ -141,6 +141,38 @@ impl fmt::Display for SlowPathError {
                 f,
                 "sessions.mem_quota_bytes: {used} bytes allocated, quota {quota}"
             ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each way an allocation can fail has its own status: a size no board
+    /// state could serve is TOO_LARGE (not MALFORMED), a board that is
+    /// merely full is OUT_OF_MEMORY, a PID past its share is OVER_QUOTA.
+    #[test]
+    fn allocation_errors_map_to_distinct_statuses() {
+        use SlowPathError::*;
+        let cases = [
+            (
+                Oversize {
+                    size: 1 << 40,
+                    max: 1 << 27,
+                },
+                Status::TooLarge,
+            ),
+            (ZeroSize, Status::Malformed),
+            (BadPerms(0), Status::Malformed),
+            (UnsupportedPageSize(13), Status::Malformed),
+            (PhysExhausted, Status::OutOfMemory),
+            (VaExhausted, Status::OutOfMemory),
+            (TableFull { retries: 3 }, Status::OutOfMemory),
+            (OverQuota { used: 1, quota: 1 }, Status::OverQuota),
+        ];
+        for (e, want) in cases {
+            assert_eq!(e.status(), want, "{e}");
         }
     }
 }

@@ -88,8 +88,20 @@ fn memory_test<T: Transport>(
     bytes: u64,
     mtu: usize,
     json: bool,
+    cfg: &BoardConfig,
 ) -> Result<String> {
-    let al = s.ralloc(bytes, perms::RW)?;
+    let al = match s.ralloc(bytes, perms::RW) {
+        Ok(al) => al,
+        Err(ClioError::TooLarge { .. }) => bail!(
+            "--mem-test-bytes {bytes}: larger than the board can ever allocate at once (its data region, regions.data.size, is {} bytes)",
+            cfg.regions.data.size
+        ),
+        Err(ClioError::OverQuota { .. }) => bail!(
+            "--mem-test-bytes {bytes}: over one address space's memory quota (sessions.mem_quota_bytes = {} bytes)",
+            cfg.sessions.mem_quota_bytes
+        ),
+        Err(e) => return Err(e.into()),
+    };
     let chunk = (mtu / 8 * 8).max(8) * 16;
     let rounds = 3u32;
     let total = bytes.div_ceil(chunk as u64) * rounds as u64 * 2;
@@ -719,7 +731,7 @@ fn checks<T: Transport>(
     );
     add(
         "memory test",
-        memory_test(&mut s, a.mem_test_bytes.max(8), mtu, a.json),
+        memory_test(&mut s, a.mem_test_bytes.max(8), mtu, a.json, cfg),
     );
     add(
         "page faults",

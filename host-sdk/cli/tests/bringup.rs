@@ -172,3 +172,44 @@ fn udp_bringup_takes_the_config_the_board_names() {
         "{err}"
     );
 }
+
+/// Before: a memory test larger than the board's data region failed as
+/// "board rejected the request as malformed". Now the board answers
+/// TOO_LARGE and the row names the flag, the value and the region's size.
+#[test]
+fn a_memory_test_larger_than_the_data_region_says_so() {
+    let cfg = BoardConfig::embedded("emulator").unwrap();
+    let server = clio_emu::spawn(
+        clio_emu::Board::new(&cfg).unwrap(),
+        "127.0.0.1:0".parse().unwrap(),
+        clio_emu::ServeOptions::default(),
+    )
+    .unwrap();
+    let addr = server.addr().to_string();
+    let out = clio(&[
+        "bringup",
+        "--addr",
+        &addr,
+        "--mem-test-bytes",
+        "200000000",
+        "--max-p50-us",
+        "200000",
+        "--json",
+    ]);
+    let v = json(&out);
+    let row = v["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["check"] == "memory test")
+        .expect("a memory test row")
+        .clone();
+    assert_eq!(row["ok"], false);
+    let detail = row["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("--mem-test-bytes 200000000: larger than the board can ever allocate")
+            && detail.contains(&format!("{} bytes", cfg.regions.data.size))
+            && !detail.contains("malformed"),
+        "{detail}"
+    );
+}

@@ -48,6 +48,8 @@ pub struct AsyncSession {
     write_chunk: u64,
     info: InfoResp,
     session: Option<SessionInfo>,
+    /// The board's address, named in timeouts.
+    board: SocketAddr,
 }
 
 fn closed() -> ClioError {
@@ -62,6 +64,9 @@ impl AsyncSession {
     /// space, or the one `cfg.join` names.
     /// A config without [`ClientConfig::first_req_id`] gets a fresh random
     /// one, as in [`crate::Session::without_probe`].
+    ///
+    /// Not eager, unlike the calls of an open session: an ordinary `async`
+    /// function that does nothing until awaited.
     pub async fn open(board: SocketAddr, mut cfg: ClientConfig) -> Result<AsyncSession, ClioError> {
         let join = cfg.join;
         cfg.first_req_id
@@ -102,6 +107,7 @@ impl AsyncSession {
             write_chunk: chunk,
             info: unknown,
             session: None,
+            board,
         };
         let info = s.info().await?;
         let mut mtu = mtu as u64;
@@ -134,6 +140,9 @@ impl AsyncSession {
     }
 
     /// Open a session that joins the address space `token` names.
+    ///
+    /// Not eager, unlike the calls of an open session: an ordinary `async`
+    /// function that does nothing until awaited.
     pub async fn join(
         board: SocketAddr,
         token: ShareToken,
@@ -172,6 +181,9 @@ impl AsyncSession {
 
     /// Close the board session after every earlier call (shared by every
     /// clone: their later calls fail with [`ClioError::NoSession`]).
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn close(&self) -> impl Future<Output = Result<(), ClioError>> {
         self.unit(Request::CloseSession)
     }
@@ -179,15 +191,21 @@ impl AsyncSession {
     fn submit(&self, op: Owned) -> impl Future<Output = Result<Completion, ClioError>> {
         let (reply, rx) = oneshot::channel();
         let sent = self.tx.send(Cmd { op, reply }).is_ok();
+        let board = self.board;
         async move {
             if !sent {
                 return Err(closed());
             }
-            rx.await.unwrap_or_else(|_| Err(closed()))
+            rx.await
+                .unwrap_or_else(|_| Err(closed()))
+                .map_err(|e| e.at_board(Some(&format!("udp://{board}"))))
         }
     }
 
-    /// Allocate `size` bytes with [`clio_wire::payload::perms`] bits.
+    /// Allocate `size` bytes with [`crate::perms`] bits (`perms::RW` for read-write).
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn ralloc(
         &self,
         size: u64,
@@ -211,13 +229,20 @@ impl AsyncSession {
     }
 
     /// Free `[va, va + size)`.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn rfree(&self, va: u64, size: u64) -> impl Future<Output = Result<(), ClioError>> {
         let f = self.submit(Owned::Req(Request::Free { va, size }));
         async move { f.await.map(drop) }
     }
 
-    /// Read `len` bytes at `va` (split into requests of at most
-    /// `max_request_bytes`).
+    /// Read `len` bytes at `va` into a new `Vec` (split into requests of
+    /// at most `max_request_bytes`); [`AsyncSession::rread_into`] fills a
+    /// buffer of yours, as the blocking [`crate::Session::rread`] does.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn rread(&self, va: u64, len: u64) -> impl Future<Output = Result<Vec<u8>, ClioError>> {
         let mut parts = Vec::new();
         let mut err = None;
@@ -262,6 +287,9 @@ impl AsyncSession {
 
     /// Write `data` at `va` (copied; split like [`AsyncSession::rread`], and
     /// into requests whose packets fit the session's dedup quota).
+    ///
+    /// Eager: submitted when called, not when first polled; a dropped,
+    /// never-awaited `rwrite` still writes.
     pub fn rwrite(&self, va: u64, data: &[u8]) -> impl Future<Output = Result<(), ClioError>> {
         let mut parts = Vec::new();
         let empty = data.is_empty();
@@ -304,11 +332,17 @@ impl AsyncSession {
     }
 
     /// Test-and-set; returns the old value.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn tas(&self, va: u64) -> impl Future<Output = Result<u64, ClioError>> {
         self.word(Request::TestAndSet { va })
     }
 
     /// Compare-and-swap; returns the old value.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn cas(
         &self,
         va: u64,
@@ -319,6 +353,9 @@ impl AsyncSession {
     }
 
     /// Fetch-and-add; returns the old value.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn faa(&self, va: u64, addend: u64) -> impl Future<Output = Result<u64, ClioError>> {
         self.word(Request::FetchAndAdd { va, addend })
     }
@@ -331,6 +368,9 @@ impl AsyncSession {
     /// Pointer chase with value compare, executed by the board in one round
     /// trip (see [`crate::chase`]); submitted when called, ordered after
     /// every earlier call of the session (a barrier).
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn rchase(
         &self,
         req: &ChaseRequest,
@@ -348,26 +388,41 @@ impl AsyncSession {
     }
 
     /// Acquire the lock word at `va`.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn rlock(&self, va: u64) -> impl Future<Output = Result<(), ClioError>> {
         self.unit(Request::Lock { va })
     }
 
     /// Release the lock word at `va`.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn runlock(&self, va: u64) -> impl Future<Output = Result<(), ClioError>> {
         self.unit(Request::Unlock { va })
     }
 
     /// Wait for every earlier operation, then fence at the board.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn rfence(&self) -> impl Future<Output = Result<(), ClioError>> {
         self.unit(Request::Fence)
     }
 
     /// Completes when every earlier operation has completed.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn rrelease(&self) -> impl Future<Output = Result<(), ClioError>> {
         self.unit(Request::Release)
     }
 
     /// Ask the board who it is.
+    ///
+    /// Eager: submitted when called, not when first polled; dropping the
+    /// future does not cancel the operation (its result is then lost).
     pub fn info(&self) -> impl Future<Output = Result<InfoResp, ClioError>> {
         let f = self.submit(Owned::Req(Request::Info));
         async move {

@@ -91,12 +91,16 @@ impl core::fmt::Display for OpKind {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ClioError {
     /// No valid response within the retry budget or the request deadline.
-    #[error("{op} request got no valid response after {attempts} attempts")]
+    #[error("{op} request got no valid response{} after {attempts} attempts", at_board(.board))]
     Timeout {
         /// The operation that failed.
         op: OpKind,
         /// Attempts sent (first send included).
         attempts: u32,
+        /// The board asked, as its transport names it (`udp://ip:port`);
+        /// `None` from the bare state machine and from transports that
+        /// have no address.
+        board: Option<String>,
     },
     /// The board kept answering `BUSY` (e.g. a held lock) until the request deadline.
     #[error("{op} request still busy after {attempts} attempts")]
@@ -168,13 +172,18 @@ pub enum ClioError {
         /// Its VA.
         va: u64,
     },
-    /// The VA is not inside an allocated range.
-    #[error("{op} at {va:#x}: address not allocated")]
+    /// The request's range `[va, va + len)` is not entirely inside an
+    /// allocated range (the board does not say which byte is outside).
+    #[error("{}", unmapped(*.op, *.va, *.len))]
     Unmapped {
         /// The operation.
         op: OpKind,
-        /// Its VA.
+        /// First byte of the request's range.
         va: u64,
+        /// Bytes of the request's range (a read's or write's length, a
+        /// free's size, 8 for atomics and locks); 0 when the request names
+        /// no range up front (a pointer chase: `va` is where it started).
+        len: u64,
     },
     /// The board has no memory (or VA space) left.
     #[error("{op}: board out of memory")]
@@ -234,14 +243,49 @@ pub enum ClioError {
     Transport(String),
 }
 
+fn at_board(board: &Option<String>) -> String {
+    board
+        .as_ref()
+        .map_or_else(String::new, |b| format!(" from the board at {b}"))
+}
+
+fn unmapped(op: OpKind, va: u64, len: u64) -> String {
+    match va.checked_add(len) {
+        Some(end) if len > 0 => format!(
+            "{op} of {len} bytes at {va:#x}: [{va:#x}, {end:#x}) is not entirely inside an allocation"
+        ),
+        _ => format!("{op} at {va:#x}: address not allocated"),
+    }
+}
+
 impl ClioError {
+    /// Name the board a [`ClioError::Timeout`] came from (other errors are
+    /// returned unchanged; a board already named is kept).
+    pub fn at_board(self, board: Option<&str>) -> ClioError {
+        match self {
+            ClioError::Timeout {
+                op,
+                attempts,
+                board: None,
+            } => ClioError::Timeout {
+                op,
+                attempts,
+                board: board.map(str::to_string),
+            },
+            e => e,
+        }
+    }
+
     /// Map a non-OK response status to an error; `None` for `Ok`, `Busy` and
-    /// `Corrupt`, which the transport handles by retrying. `session` is the
-    /// id the request carried, `epoch` the one the answer carried.
+    /// `Corrupt`, which the transport handles by retrying. `va` and `len`
+    /// are the request's range, `session` the id it carried, `epoch` the
+    /// one the answer carried.
+    #[allow(clippy::too_many_arguments)]
     pub fn from_status(
         status: Status,
         op: OpKind,
         va: u64,
+        len: u64,
         pid: u32,
         session: u16,
         epoch: u32,
@@ -254,7 +298,7 @@ impl ClioError {
             Status::TooLarge => ClioError::TooLarge { op, va },
             Status::BadPid => ClioError::BadPid { pid },
             Status::Permission => ClioError::Permission { op, va },
-            Status::Unmapped => ClioError::Unmapped { op, va },
+            Status::Unmapped => ClioError::Unmapped { op, va, len },
             Status::OutOfMemory => ClioError::OutOfMemory { op },
             Status::Malformed => ClioError::Malformed { op, va },
             Status::Unsupported => ClioError::Unsupported { op },

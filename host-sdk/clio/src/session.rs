@@ -78,6 +78,12 @@ impl Client {
         self.token.pid
     }
 
+    /// The board's address (for an [`crate::AsyncSession::join`] of this
+    /// client's address space).
+    pub fn board(&self) -> SocketAddr {
+        self.board
+    }
+
     /// The token another process joins this client's address space with.
     pub fn share(&self) -> ShareToken {
         self.token
@@ -99,6 +105,8 @@ pub struct Session<T: Transport> {
     tx: Vec<u8>,
     rx: Vec<u8>,
     info: Option<InfoResp>,
+    /// The transport's name for the board, for errors.
+    peer: Option<String>,
 }
 
 /// Longest a dropped [`Session`] waits for the board to confirm the close.
@@ -167,6 +175,7 @@ impl<T: Transport> Session<T> {
             .get_or_insert_with(crate::fresh_first_req_id);
         Ok(Session {
             conn: Connection::new(cfg)?,
+            peer: transport.peer(),
             transport,
             epoch: Instant::now(),
             tx: vec![0; MAX_DATAGRAM],
@@ -333,7 +342,10 @@ impl<T: Transport> Session<T> {
 
     fn wait(&mut self, id: OpId) -> Result<Completion, ClioError> {
         self.drive(&|c| c.is_done(id) || !c.is_known(id))?;
-        self.conn.take(id).unwrap_or(Err(ClioError::UnknownOp))
+        self.conn
+            .take(id)
+            .unwrap_or(Err(ClioError::UnknownOp))
+            .map_err(|e| e.at_board(self.peer.as_deref()))
     }
 
     fn call(&mut self, req: Request<'_>) -> Result<Completion, ClioError> {
@@ -345,7 +357,7 @@ impl<T: Transport> Session<T> {
         self.conn.config().max_request_bytes
     }
 
-    /// Allocate `size` bytes with [`clio_wire::payload::perms`] bits.
+    /// Allocate `size` bytes with [`crate::perms`] bits (`perms::RW` for read-write).
     pub fn ralloc(&mut self, size: u64, perms: u8) -> Result<Allocation, ClioError> {
         match self.call(Request::Alloc {
             size,
@@ -382,7 +394,9 @@ impl<T: Transport> Session<T> {
         self.call(Request::Free { va, size }).map(drop)
     }
 
-    /// Read `buf.len()` bytes at `va`.
+    /// Read `buf.len()` bytes at `va` into `buf` (no allocation per call);
+    /// [`Session::rread_vec`] returns a new `Vec`, as
+    /// [`crate::AsyncSession::rread`] does.
     pub fn rread(&mut self, va: u64, buf: &mut [u8]) -> Result<(), ClioError> {
         let h = self.rread_async(va, buf.len() as u64)?;
         self.rread_wait(h, buf)

@@ -57,7 +57,8 @@ async fn async_session_workload() {
         s.rread(a.va, 8).await,
         Err(ClioError::Unmapped {
             op: OpKind::Read,
-            va: a.va
+            va: a.va,
+            len: 8
         })
     );
 }
@@ -95,7 +96,8 @@ async fn async_session_survives_loss_and_times_out_cleanly() {
         AsyncSession::open(dead, c).await.unwrap_err(),
         ClioError::Timeout {
             op: OpKind::Info,
-            attempts: 2
+            attempts: 2,
+            board: Some(format!("udp://{dead}"))
         }
     );
 }

@@ -106,7 +106,8 @@ fn workload<T: Transport>(s: &mut Session<T>) {
         rs[2],
         Err(ClioError::Unmapped {
             op: OpKind::Read,
-            va: b2.va
+            va: b2.va,
+            len: 4
         })
     );
     s.rfree(a.va, a.size).unwrap();
@@ -115,7 +116,8 @@ fn workload<T: Transport>(s: &mut Session<T>) {
         s.rread(a.va, &mut b),
         Err(ClioError::Unmapped {
             op: OpKind::Read,
-            va: a.va
+            va: a.va,
+            len: 8
         })
     );
 }
@@ -163,8 +165,15 @@ fn unreachable_board_gives_a_timeout_not_a_hang() {
         e,
         ClioError::Timeout {
             op: OpKind::Info,
-            attempts: 3
+            attempts: 3,
+            board: Some(format!("udp://{addr}"))
         }
+    );
+    // A dead board's error says which board.
+    assert!(
+        e.to_string()
+            .contains(&format!("from the board at udp://{addr}")),
+        "{e}"
     );
     // 20 + 40 + 80 ms of RTO, with slack.
     assert!(t0.elapsed().as_secs_f64() < 2.0);

@@ -99,7 +99,8 @@ fn basic_operations_round_trip() {
         read(&mut s, va, 8),
         Err(ClioError::Unmapped {
             op: OpKind::Read,
-            va
+            va,
+            len: 8
         })
     );
     // Every request id was non-zero and unique.
@@ -313,7 +314,8 @@ fn retry_budget_ends_in_a_clear_timeout() {
         read(&mut s, va, 8),
         Err(ClioError::Timeout {
             op: OpKind::Read,
-            attempts: 4
+            attempts: 4,
+            board: None
         })
     );
     assert_eq!(s.sent_of(Opcode::Read).len(), 4);
@@ -323,9 +325,20 @@ fn retry_budget_ends_in_a_clear_timeout() {
     let msg = ClioError::Timeout {
         op: OpKind::Read,
         attempts: 4,
+        board: None,
     }
     .to_string();
     assert!(msg.contains("read") && msg.contains('4'), "{msg}");
+    let msg = ClioError::Timeout {
+        op: OpKind::Read,
+        attempts: 4,
+        board: Some("udp://10.0.0.7:47700".into()),
+    }
+    .to_string();
+    assert!(
+        msg.contains("from the board at udp://10.0.0.7:47700"),
+        "{msg}"
+    );
 }
 
 #[test]

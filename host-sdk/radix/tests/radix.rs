@@ -132,7 +132,8 @@ fn a_next_pointer_out_of_the_address_space_is_unmapped() {
             level: 0,
             source: ClioError::Unmapped {
                 op: OpKind::PointerChase,
-                va: t.root()
+                va: t.root(),
+                len: 0
             }
         })
     );
@@ -142,7 +143,8 @@ fn a_next_pointer_out_of_the_address_space_is_unmapped() {
             level: 0,
             source: ClioError::Unmapped {
                 op: OpKind::Read,
-                va: bad
+                va: bad,
+                len: clio_radix::ENTRY_LEN
             }
         })
     );

@@ -121,7 +121,8 @@ fn pointers_out_of_the_address_space_are_unmapped() {
         s.rchase(&req(bad, 1, 8)),
         Err(ClioError::Unmapped {
             op: OpKind::PointerChase,
-            va: bad
+            va: bad,
+            len: 0
         })
     );
     // A next pointer in the middle: the error names the chase's start.
@@ -130,7 +131,8 @@ fn pointers_out_of_the_address_space_are_unmapped() {
         s.rchase(&req(a.va, 7, 8)),
         Err(ClioError::Unmapped {
             op: OpKind::PointerChase,
-            va: a.va
+            va: a.va,
+            len: 0
         })
     );
     // The key is still found before the bad pointer.
@@ -171,7 +173,8 @@ fn async_rchase_over_udp() {
             s.rchase(&req(0x6600_0000_0000, 1, 4)).await,
             Err(ClioError::Unmapped {
                 op: OpKind::PointerChase,
-                va: 0x6600_0000_0000
+                va: 0x6600_0000_0000,
+                len: 0
             })
         );
     });

@@ -618,7 +618,7 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
             "free or unlock first; do not retry as is",
         ),
         Status::TooLarge => (
-            "the request asks for more than the board can ever serve in one request: ALLOC larger than the board's data region",
+            "the request asks for more than the board can ever serve in one request, whatever is free: ALLOC larger than the board's data region or than the VA window of its page size (a board that is only full answers OUT_OF_MEMORY or OVER_QUOTA)",
             "split the request (or allocate less); do not retry as is",
         ),
     }

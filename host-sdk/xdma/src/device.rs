@@ -23,6 +23,8 @@ pub struct XdmaDevice {
     c2h: Node,
     control: Option<Node>,
     control_path: PathBuf,
+    /// The node prefix it was opened with (`/dev/xdma0`).
+    prefix: PathBuf,
     bounce: Mutex<BounceBuffer>,
 }
 
@@ -61,8 +63,14 @@ impl XdmaDevice {
             c2h,
             control,
             control_path,
+            prefix: prefix.to_path_buf(),
             bounce: Mutex::new(BounceBuffer::default()),
         })
+    }
+
+    /// The node prefix it was opened with (`/dev/xdma0`).
+    pub fn prefix(&self) -> &Path {
+        &self.prefix
     }
 
     /// Path of the user-BAR node.

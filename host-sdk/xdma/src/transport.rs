@@ -15,6 +15,11 @@ impl From<XdmaError> for ClioError {
 }
 
 impl Transport for XdmaLink {
+    /// `xdma://<prefix>`, as `clio bringup` names a card.
+    fn peer(&self) -> Option<String> {
+        Some(format!("xdma://{}", self.device().prefix().display()))
+    }
+
     fn send(&mut self, pkt: &[u8]) -> Result<(), ClioError> {
         XdmaLink::send(self, pkt).map_err(ClioError::from)
     }

@@ -170,6 +170,12 @@ fn session_over_a_silent_card_times_out_cleanly() {
     };
     let e = Session::open_with(link, cfg).unwrap_err();
     assert!(matches!(e, ClioError::Timeout { .. }), "{e}");
+    // The error names the card.
+    let want = format!(
+        "from the board at xdma://{}",
+        dir.path().join("xdma0").display()
+    );
+    assert!(e.to_string().contains(&want), "{e}");
     let card = thread.stop().unwrap();
     assert!(card.stats().requests >= 1);
 }

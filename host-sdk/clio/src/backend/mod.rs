@@ -42,4 +42,10 @@ pub trait Transport {
     fn flush(&mut self) -> Result<(), ClioError> {
         Ok(())
     }
+
+    /// The board's address as errors name it (`udp://ip:port`); `None`
+    /// (the default) for a transport without one.
+    fn peer(&self) -> Option<String> {
+        None
+    }
 }

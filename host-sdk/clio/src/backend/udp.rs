@@ -130,6 +130,10 @@ impl UdpTransport {
 }
 
 impl Transport for UdpTransport {
+    fn peer(&self) -> Option<String> {
+        self.sock.peer_addr().ok().map(|a| format!("udp://{a}"))
+    }
+
     fn send(&mut self, pkt: &[u8]) -> Result<(), ClioError> {
         if self.queued == self.sendq.len() {
             self.sendq.push((Vec::with_capacity(pkt.len()), None));

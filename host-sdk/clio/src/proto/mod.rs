@@ -1348,6 +1348,7 @@ impl Connection {
             let e = ClioError::Timeout {
                 op: s.kind,
                 attempts: s.attempts,
+                board: None,
             };
             self.finish(idx, Err(e));
         } else {
@@ -1480,7 +1481,12 @@ impl Connection {
             return;
         }
         let (pid, session) = self.session.map_or((0, 0), |c| (c.pid, c.session));
-        if let Some(e) = ClioError::from_status(h.status, kind, s.va, pid, session, h.epoch) {
+        // The request's range, for errors that name it.
+        let len = match s.params {
+            Params::Free(f) => f.size,
+            _ => u64::from(s.len),
+        };
+        if let Some(e) = ClioError::from_status(h.status, kind, s.va, len, pid, session, h.epoch) {
             self.complete(idx, now, Err(e));
             return;
         }
