@@ -175,11 +175,13 @@ pub enum Field {
     MoveTo,
     /// `gate.region`
     GateRegion,
+    /// `node_status.node`
+    NodeStatusNode,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 21] = [
+    pub const ALL: [Field; 22] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -201,6 +203,7 @@ impl Field {
         Field::MoveFromEpoch,
         Field::MoveTo,
         Field::GateRegion,
+        Field::NodeStatusNode,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -227,6 +230,7 @@ impl Field {
             Field::MoveFromEpoch => "move.from_epoch",
             Field::MoveTo => "move.to",
             Field::GateRegion => "gate.region",
+            Field::NodeStatusNode => "node_status.node",
         }
     }
 }
@@ -357,6 +361,24 @@ pub enum Message {
         /// How to serve it from now on.
         state: GateState,
     },
+    /// Host -> controller: what do you know about `node`? (`clio rack status`)
+    NodeStatus {
+        /// The node.
+        node: NodeId,
+    },
+    /// Controller -> host: the answer to `NodeStatus`.
+    NodeReport {
+        /// The node.
+        node: NodeId,
+        /// Its current epoch (0: never registered).
+        epoch: u32,
+        /// Registered and not declared dead.
+        live: bool,
+        /// vRegions it owns.
+        regions: u32,
+        /// Its last pressure report (none since it registered, or dead).
+        pressure: Option<Pressure>,
+    },
 }
 
 impl Message {
@@ -372,6 +394,7 @@ impl Message {
                 | Message::Allocate { .. }
                 | Message::MoveRegion { .. }
                 | Message::Gate { .. }
+                | Message::NodeStatus { .. }
         )
     }
 
@@ -479,6 +502,8 @@ impl Message {
                 }
                 Ok(())
             }
+            Message::NodeStatus { node: n } => node("node_status.node", *n),
+            Message::NodeReport { node: n, .. } => node("node_report.node", *n),
             Message::Gate {
                 region: r, va, len, ..
             } => {
@@ -658,6 +683,16 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
             va: r.take("gate.va")?,
             len: r.take("gate.len")?,
             state: r.take("gate.state")?,
+        },
+        14 => Message::NodeStatus {
+            node: r.take("node_status.node")?,
+        },
+        15 => Message::NodeReport {
+            node: r.take("node_report.node")?,
+            epoch: r.take("node_report.epoch")?,
+            live: r.take("node_report.live")?,
+            regions: r.take("node_report.regions")?,
+            pressure: r.take("node_report.pressure")?,
         },
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })

@@ -56,6 +56,7 @@ fn field() -> impl Strategy<Value = Field> {
         MoveFromEpoch,
         MoveTo,
         GateRegion,
+        NodeStatusNode,
     ])
 }
 
@@ -142,6 +143,24 @@ fn message() -> impl Strategy<Value = Message> {
                 va,
                 len,
                 state
+            }),
+        (1..=u16::MAX).prop_map(|node| Message::NodeStatus { node }),
+        (
+            1..=u16::MAX,
+            any::<u32>(),
+            any::<bool>(),
+            any::<u32>(),
+            proptest::option::of((any::<u64>(), any::<u64>()))
+        )
+            .prop_map(|(node, epoch, live, regions, p)| Message::NodeReport {
+                node,
+                epoch,
+                live,
+                regions,
+                pressure: p.map(|(used_bytes, free_bytes)| Pressure {
+                    used_bytes,
+                    free_bytes
+                }),
             }),
     ]
 }

@@ -472,9 +472,20 @@ impl Controller {
                     }],
                 }
             }
+            Message::NodeStatus { node } => match self.node(node) {
+                Some(st) => Decision::read(Message::NodeReport {
+                    node,
+                    epoch: st.epoch,
+                    live: st.is_live(),
+                    regions: u32::try_from(st.regions).unwrap_or(u32::MAX),
+                    pressure: st.pressure,
+                }),
+                None => Decision::refuse(ErrorCode::UnknownNode, Field::NodeStatusNode),
+            },
             // Addressed to memory nodes, not to the controller.
             Message::Gate { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
             Message::Welcome { .. }
+            | Message::NodeReport { .. }
             | Message::Ack { .. }
             | Message::Owner(_)
             | Message::NotAssigned { .. }
