@@ -10,6 +10,7 @@ mod demo;
 mod flash;
 mod info;
 mod logs;
+mod rack;
 mod report;
 mod sim;
 
@@ -41,6 +42,8 @@ enum Cmd {
     Sim(sim::SimArgs),
     /// Decode a firmware defmt log stream with its ELF.
     Logs(logs::LogsArgs),
+    /// Start a rack controller and emulated memory nodes over UDP; `clio rack status` asks a running one.
+    Rack(rack::RackArgs),
     /// Benchmarks side by side (latency vs a UDP floor, throughput, faults, scaling, memcached); slow-path report.
     Bench(bench::BenchArgs),
 }
@@ -55,6 +58,7 @@ fn dispatch(cli: &Cli) -> Result<()> {
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Rack(a) => rack::run(a),
     }
 }
 
