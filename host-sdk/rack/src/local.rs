@@ -19,7 +19,7 @@ use crate::Rack;
 pub const HEARTBEAT: Duration = Duration::from_millis(100);
 
 /// How local nodes are declared: capacity each claims in the rack file.
-pub const NODE_CAPACITY: u64 = 4 << 30;
+pub const NODE_CAPACITY: u64 = 16 << 30;
 
 /// A running local rack.
 pub struct LocalRack {

@@ -243,3 +243,86 @@ fn a_failed_migration_rolls_back() {
     // The target's copy was freed again.
     assert_eq!(r.nodes()[usize::from(to) - 1].lock().pressure(), before);
 }
+
+#[test]
+fn a_source_that_dies_mid_migration_leaves_the_region_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(2, &dir);
+    let cfg = ClientConfig {
+        request_timeout_ns: 200_000_000,
+        ..ClientConfig::from_board(&board())
+    };
+    let c = RackClient::new(r.config(), r.controller_addr(), UdpLinks, cfg).unwrap();
+    let va = c.ralloc(CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    c.rwrite(va, b"data").unwrap();
+    let from = c.owner_of(region).unwrap();
+    // The source's board stops answering (its server is gone) before the copy.
+    r.kill(from).unwrap();
+    let err = c.migrate(region, 3 - from).unwrap_err();
+    assert!(
+        matches!(&err, RackClientError::Gate { node, .. } | RackClientError::Node { node, .. } if *node == from),
+        "{err}"
+    );
+    // Never half: the controller still names the source, the cache too.
+    let mut ctl = clio_rack::service::Client::connect(r.controller_addr()).unwrap();
+    assert!(matches!(
+        ctl.call(Message::Lookup { region }).unwrap(),
+        Message::Owner(p) if p.node == from
+    ));
+    assert_eq!(c.owner_of(region), Some(from));
+}
+
+#[test]
+fn a_node_declared_dead_is_fenced_until_it_says_hello_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(2, &dir);
+    let mut ctl = clio_rack::service::Client::connect(r.controller_addr()).unwrap();
+    r.silence(2);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let dead_epoch = loop {
+        if let Message::NodeReport {
+            live: false, epoch, ..
+        } = ctl.call(Message::NodeStatus { node: 2 }).unwrap()
+        {
+            break epoch;
+        }
+        assert!(std::time::Instant::now() < deadline, "never declared dead");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The old incarnation's heartbeats are refused (its epoch is stale).
+    assert!(matches!(
+        ctl.call(Message::Heartbeat {
+            node: 2,
+            epoch: 1,
+            pressure: clio_control::Pressure {
+                used_bytes: 0,
+                free_bytes: 1
+            }
+        })
+        .unwrap(),
+        Message::Refused {
+            code: clio_control::ErrorCode::StaleEpoch,
+            ..
+        }
+    ));
+    // No new regions land on it: a 1 GiB allocation goes to node 1.
+    let c = in_process(&r);
+    let va = c.ralloc(1).unwrap();
+    assert_eq!(c.owner_of((va >> 30) as u32), Some(1));
+    // Hello again: an epoch above the fence, live again.
+    let e = r.rejoin(2).unwrap();
+    assert!(e > dead_epoch, "{e} > {dead_epoch}");
+    assert!(matches!(
+        ctl.call(Message::NodeStatus { node: 2 }).unwrap(),
+        Message::NodeReport { live: true, epoch, .. } if epoch == e
+    ));
+    // An unknown node id is refused by name.
+    assert!(matches!(
+        ctl.call(Message::NodeStatus { node: 9 }).unwrap(),
+        Message::Refused {
+            code: clio_control::ErrorCode::UnknownNode,
+            field: clio_control::Field::NodeStatusNode
+        }
+    ));
+}

@@ -11,6 +11,7 @@ mod fault;
 mod inproc;
 mod latency;
 mod peer;
+mod rack;
 mod radix;
 mod scale;
 mod slowpath;
@@ -48,6 +49,9 @@ pub enum BenchCmd {
     /// The slow path's report: allocation retries (Clio Fig. 13),
     /// allocation latency, free-PA refill rate, memory footprint.
     Slowpath(slowpath::SlowpathArgs),
+    /// A rack of emulated nodes: 64 B read ops/s over 1-8 nodes, allocation
+    /// through the controller vs one node, a migration under writers.
+    Rack(rack::RackBenchArgs),
 }
 
 /// The benchmarks of the suite, in the order they run.
@@ -394,6 +398,7 @@ struct SuiteReport {
 pub fn run(a: &BenchArgs) -> Result<()> {
     match &a.cmd {
         Some(BenchCmd::Slowpath(s)) => slowpath::run(s),
+        Some(BenchCmd::Rack(r)) => rack::run(r),
         None => run_suite(&a.suite),
     }
 }
