@@ -14,6 +14,7 @@
 //! | `clio logs` | [`logs`] |
 //! | `clio flash` | [`flash`] |
 //! | `clio fabric` | [`fabric`] |
+//! | `clio rack` | [`rack`] |
 //! | `clio edmsim` | `edm_sim::cli` (in the `edm-sim` crate) |
 
 pub mod bench;
@@ -24,5 +25,6 @@ pub mod fabric;
 pub mod flash;
 pub mod info;
 pub mod logs;
+pub mod rack;
 pub mod report;
 pub mod sim;

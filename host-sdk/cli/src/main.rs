@@ -3,7 +3,7 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use clio_cli::{bench, bringup, demo, fabric, flash, info, logs, sim};
+use clio_cli::{bench, bringup, demo, fabric, flash, info, logs, rack, sim};
 
 /// The clio command-line tool.
 #[derive(Debug, Parser)]
@@ -35,6 +35,8 @@ enum Cmd {
     Sim(sim::SimArgs),
     /// Decode a firmware defmt log stream with its ELF.
     Logs(logs::LogsArgs),
+    /// Start a rack controller and emulated memory nodes over UDP; `clio rack status` asks a running one.
+    Rack(rack::RackArgs),
     /// Benchmarks side by side (latency vs a UDP floor, throughput, faults, scaling, memcached); slow-path report.
     Bench(bench::BenchArgs),
 }
@@ -50,6 +52,7 @@ fn dispatch(cli: &Cli) -> Result<()> {
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),
+        Cmd::Rack(a) => rack::run(a),
     }
 }
 

@@ -151,6 +151,16 @@ pub enum ClioError {
         /// Its VA.
         va: u64,
     },
+    /// The VA's 1 GiB vRegion migrated away from this memory node (a rack's
+    /// node answered `MOVED`); nothing executed. A rack client looks the
+    /// region up at the controller and resends to the new owner.
+    #[error("{op} at {va:#x}: region moved to another memory node")]
+    Moved {
+        /// The operation.
+        op: OpKind,
+        /// Its VA.
+        va: u64,
+    },
     /// The call needs an open session and this connection has none (not
     /// opened yet, or closed).
     #[error("{op}: no open session")]
@@ -296,6 +306,7 @@ impl ClioError {
             Status::Restarted => ClioError::BoardRestarted { op, epoch },
             Status::OverQuota => ClioError::OverQuota { op, va },
             Status::TooLarge => ClioError::TooLarge { op, va },
+            Status::Moved => ClioError::Moved { op, va },
             Status::BadPid => ClioError::BadPid { pid },
             Status::Permission => ClioError::Permission { op, va },
             Status::Unmapped => ClioError::Unmapped { op, va, len },

@@ -165,11 +165,23 @@ pub enum Field {
     LookupRegion,
     /// `allocate.bytes`
     AllocateBytes,
+    /// `move.region`
+    MoveRegion,
+    /// `move.from`
+    MoveFrom,
+    /// `move.from_epoch`
+    MoveFromEpoch,
+    /// `move.to`
+    MoveTo,
+    /// `gate.region`
+    GateRegion,
+    /// `node_status.node`
+    NodeStatusNode,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 16] = [
+    pub const ALL: [Field; 22] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -186,6 +198,12 @@ impl Field {
         Field::ReleaseEpoch,
         Field::LookupRegion,
         Field::AllocateBytes,
+        Field::MoveRegion,
+        Field::MoveFrom,
+        Field::MoveFromEpoch,
+        Field::MoveTo,
+        Field::GateRegion,
+        Field::NodeStatusNode,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -207,8 +225,27 @@ impl Field {
             Field::ReleaseEpoch => "release.epoch",
             Field::LookupRegion => "lookup.region",
             Field::AllocateBytes => "allocate.bytes",
+            Field::MoveRegion => "move.region",
+            Field::MoveFrom => "move.from",
+            Field::MoveFromEpoch => "move.from_epoch",
+            Field::MoveTo => "move.to",
+            Field::GateRegion => "gate.region",
+            Field::NodeStatusNode => "node_status.node",
         }
     }
+}
+
+/// How a memory node serves requests to one of its vRegions (set by [`Message::Gate`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum GateState {
+    /// Served normally.
+    Open,
+    /// Being migrated: reads are served, everything that changes memory (writes,
+    /// atomics, locks, allocations, frees) is answered `BUSY` until the move ends.
+    Paused,
+    /// Migrated away: every request is answered `MOVED` (the client asks the
+    /// controller for the new owner).
+    Moved,
 }
 
 /// Every control-plane message. Requests go to the controller, replies come back
@@ -294,6 +331,54 @@ pub enum Message {
         /// Which field.
         field: Field,
     },
+    /// Migration's commit point, to the controller: `region` changes owner from
+    /// `from` to `to` in one logged change. `from_epoch` must be `from`'s current
+    /// epoch (`from` may be dead: its region is then moved off it); `to` must be
+    /// live with room. Answered `Owner` with the new placement (and `to`'s epoch).
+    MoveRegion {
+        /// vRegion index.
+        region: u32,
+        /// Current owner.
+        from: NodeId,
+        /// Its current epoch.
+        from_epoch: u32,
+        /// New owner.
+        to: NodeId,
+    },
+    /// To a memory node (a datagram to its data port, told apart from Clio
+    /// packets by the magic): serve the requests of address space `pid` whose VA
+    /// lies in `[va, va + len)` — the node's part of vRegion `region` — as `state`
+    /// says. Answered `Ack` with the node's boot epoch.
+    Gate {
+        /// vRegion index (the rack address space's; for reports).
+        region: u32,
+        /// The address space on this node.
+        pid: u32,
+        /// First node VA of the range.
+        va: u64,
+        /// Bytes in the range (at least 1).
+        len: u64,
+        /// How to serve it from now on.
+        state: GateState,
+    },
+    /// Host -> controller: what do you know about `node`? (`clio rack status`)
+    NodeStatus {
+        /// The node.
+        node: NodeId,
+    },
+    /// Controller -> host: the answer to `NodeStatus`.
+    NodeReport {
+        /// The node.
+        node: NodeId,
+        /// Its current epoch (0: never registered).
+        epoch: u32,
+        /// Registered and not declared dead.
+        live: bool,
+        /// vRegions it owns.
+        regions: u32,
+        /// Its last pressure report (none since it registered, or dead).
+        pressure: Option<Pressure>,
+    },
 }
 
 impl Message {
@@ -307,6 +392,9 @@ impl Message {
                 | Message::ReleaseRegion { .. }
                 | Message::Lookup { .. }
                 | Message::Allocate { .. }
+                | Message::MoveRegion { .. }
+                | Message::Gate { .. }
+                | Message::NodeStatus { .. }
         )
     }
 
@@ -400,6 +488,38 @@ impl Message {
                 Ok(())
             }
             Message::Ack { .. } | Message::Refused { .. } => Ok(()),
+            Message::MoveRegion {
+                region: r,
+                from,
+                to,
+                ..
+            } => {
+                region("move.region", *r)?;
+                node("move.from", *from)?;
+                node("move.to", *to)?;
+                if from == to {
+                    return Err(Error::new("move.to", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
+            Message::NodeStatus { node: n } => node("node_status.node", *n),
+            Message::NodeReport { node: n, .. } => node("node_report.node", *n),
+            Message::Gate {
+                region: r, va, len, ..
+            } => {
+                region("gate.region", *r)?;
+                if *len == 0 || va.checked_add(*len).is_none() {
+                    return Err(Error::new(
+                        "gate.len",
+                        ErrorKind::OutOfRange {
+                            value: *len,
+                            min: 1,
+                            max: u64::MAX - *va,
+                        },
+                    ));
+                }
+                Ok(())
+            }
             Message::Owner(p) => {
                 region("owner.region", p.region)?;
                 node("owner.node", p.node)
@@ -550,6 +670,29 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
         11 => Message::Refused {
             code: r.take("refused.code")?,
             field: r.take("refused.field")?,
+        },
+        12 => Message::MoveRegion {
+            region: r.take("move.region")?,
+            from: r.take("move.from")?,
+            from_epoch: r.take("move.from_epoch")?,
+            to: r.take("move.to")?,
+        },
+        13 => Message::Gate {
+            region: r.take("gate.region")?,
+            pid: r.take("gate.pid")?,
+            va: r.take("gate.va")?,
+            len: r.take("gate.len")?,
+            state: r.take("gate.state")?,
+        },
+        14 => Message::NodeStatus {
+            node: r.take("node_status.node")?,
+        },
+        15 => Message::NodeReport {
+            node: r.take("node_report.node")?,
+            epoch: r.take("node_report.epoch")?,
+            live: r.take("node_report.live")?,
+            regions: r.take("node_report.regions")?,
+            pressure: r.take("node_report.pressure")?,
         },
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })

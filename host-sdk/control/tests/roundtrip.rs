@@ -2,8 +2,8 @@
 //! the decoder never panic: they decode or fail naming a field.
 
 use clio_control::{
-    Envelope, ErrorCode, Field, Message, NodeAddr, Placement, Pressure, MAX_ENVELOPE_LEN,
-    MAX_PLACEMENTS, REGION_COUNT, VREGION_BYTES,
+    Envelope, ErrorCode, Field, GateState, Message, NodeAddr, Placement, Pressure,
+    MAX_ENVELOPE_LEN, MAX_PLACEMENTS, REGION_COUNT, VREGION_BYTES,
 };
 use proptest::prelude::*;
 
@@ -51,6 +51,12 @@ fn field() -> impl Strategy<Value = Field> {
         ReleaseEpoch,
         LookupRegion,
         AllocateBytes,
+        MoveRegion,
+        MoveFrom,
+        MoveFromEpoch,
+        MoveTo,
+        GateRegion,
+        NodeStatusNode,
     ])
 }
 
@@ -116,6 +122,46 @@ fn message() -> impl Strategy<Value = Message> {
             }
         ),
         (code(), field()).prop_map(|(code, field)| Message::Refused { code, field }),
+        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u32>()).prop_map(|(region, from, from_epoch)| {
+            Message::MoveRegion {
+                region,
+                from,
+                from_epoch,
+                to: from + 1,
+            }
+        }),
+        (
+            0..REGION_COUNT,
+            any::<u32>(),
+            0..u64::MAX / 2,
+            1..u64::MAX / 2,
+            proptest::sample::select(vec![GateState::Open, GateState::Paused, GateState::Moved])
+        )
+            .prop_map(|(region, pid, va, len, state)| Message::Gate {
+                region,
+                pid,
+                va,
+                len,
+                state
+            }),
+        (1..=u16::MAX).prop_map(|node| Message::NodeStatus { node }),
+        (
+            1..=u16::MAX,
+            any::<u32>(),
+            any::<bool>(),
+            any::<u32>(),
+            proptest::option::of((any::<u64>(), any::<u64>()))
+        )
+            .prop_map(|(node, epoch, live, regions, p)| Message::NodeReport {
+                node,
+                epoch,
+                live,
+                regions,
+                pressure: p.map(|(used_bytes, free_bytes)| Pressure {
+                    used_bytes,
+                    free_bytes
+                }),
+            }),
     ]
 }
 

@@ -7,10 +7,16 @@
 //! - [`log`]: the durable, checksummed, append-only log of committed changes.
 //! - [`Rack`]: the state machine over its log (commit before answering; replay on open).
 //! - [`service`]: a UDP shell speaking the `clio-control` messages, and a small client.
+//! - [`client`]: the SDK side, [`RackClient`]: one address space over many nodes.
+//! - [`node`]: the memory-node side for emulated boards: a region gate in front of
+//!   the board ([`RackNode`]) and registration with heartbeats ([`NodeAgent`]).
 #![forbid(unsafe_code)]
 
+pub mod client;
 pub mod config;
+pub mod local;
 pub mod log;
+pub mod node;
 pub mod service;
 pub mod state;
 
@@ -18,8 +24,10 @@ use std::path::Path;
 
 use clio_control::{ErrorCode, Field, Message};
 
+pub use client::{Links, Migration, RackClient, RackClientError, UdpLinks};
 pub use config::{load as load_config, NodeConfig, RackConfig, RackConfigError};
 pub use log::{Log, LogError, Recovery};
+pub use node::{InProcessLinks, NodeAgent, RackNode, SharedNode};
 pub use state::{ApplyError, Controller, Decision, Event, NodeState};
 
 /// Why a rack controller could not start.

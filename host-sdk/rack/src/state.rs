@@ -43,6 +43,13 @@ pub enum Event {
         /// Node name.
         node: String,
     },
+    /// `region` changed owner to `node` (a migration's commit point).
+    Moved {
+        /// vRegion index.
+        region: u32,
+        /// New owner's name.
+        node: String,
+    },
     /// `region` has no owner any more.
     Released {
         /// vRegion index.
@@ -233,6 +240,15 @@ impl Controller {
                 self.regions.insert(*region, id);
                 self.state_mut(id).regions += 1;
             }
+            Event::Moved { region, node } => {
+                let to = self.id_of(node)?;
+                let Some(from) = self.regions.get(region).copied() else {
+                    return Err(ApplyError::NotAssigned(*region));
+                };
+                self.regions.insert(*region, to);
+                self.state_mut(from).regions -= 1;
+                self.state_mut(to).regions += 1;
+            }
             Event::Released { region } => {
                 let Some(id) = self.regions.remove(region) else {
                     return Err(ApplyError::NotAssigned(*region));
@@ -418,7 +434,58 @@ impl Controller {
                 None => Decision::read(Message::NotAssigned { region }),
             },
             Message::Allocate { bytes } => self.allocate(bytes),
+            Message::MoveRegion {
+                region,
+                from,
+                from_epoch,
+                to,
+            } => {
+                let Some(holder) = self.owner(region) else {
+                    return Decision::refuse(ErrorCode::NotAssigned, Field::MoveRegion);
+                };
+                if holder != from {
+                    return Decision::refuse(ErrorCode::NotOwner, Field::MoveFrom);
+                }
+                // The giver may be dead (its regions can be moved off it), but the
+                // epoch fences a mover that works from stale knowledge.
+                if self.node(from).map_or(0, |s| s.epoch) != from_epoch {
+                    return Decision::refuse(ErrorCode::StaleEpoch, Field::MoveFromEpoch);
+                }
+                let Some(st) = self.node(to) else {
+                    return Decision::refuse(ErrorCode::UnknownNode, Field::MoveTo);
+                };
+                if !st.is_live() {
+                    return Decision::refuse(ErrorCode::NodeDead, Field::MoveTo);
+                }
+                if st.regions >= self.slots(to) {
+                    return Decision::refuse(ErrorCode::NoCapacity, Field::MoveTo);
+                }
+                Decision {
+                    reply: Message::Owner(Placement {
+                        region,
+                        node: to,
+                        epoch: st.epoch,
+                    }),
+                    events: vec![Event::Moved {
+                        region,
+                        node: self.name_of(to).to_string(),
+                    }],
+                }
+            }
+            Message::NodeStatus { node } => match self.node(node) {
+                Some(st) => Decision::read(Message::NodeReport {
+                    node,
+                    epoch: st.epoch,
+                    live: st.is_live(),
+                    regions: u32::try_from(st.regions).unwrap_or(u32::MAX),
+                    pressure: st.pressure,
+                }),
+                None => Decision::refuse(ErrorCode::UnknownNode, Field::NodeStatusNode),
+            },
+            // Addressed to memory nodes, not to the controller.
+            Message::Gate { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
             Message::Welcome { .. }
+            | Message::NodeReport { .. }
             | Message::Ack { .. }
             | Message::Owner(_)
             | Message::NotAssigned { .. }
@@ -427,7 +494,20 @@ impl Controller {
         }
     }
 
-    /// Lowest free region indices, each placed on the least-loaded live node with room
+    /// First region of the lowest run of `n` free regions.
+    fn lowest_free_run(&self, n: u32) -> Option<u32> {
+        let mut start = 0u32;
+        // Owned regions ascending: a run ends where the next owned one starts.
+        for &r in self.regions.keys() {
+            if r >= start && r - start >= n {
+                return Some(start);
+            }
+            start = start.max(r + 1);
+        }
+        (REGION_COUNT - start >= n).then_some(start)
+    }
+
+    /// The lowest run of free regions, each placed on the least-loaded live node with room
     /// (load = owned regions / region slots; ties: more reported free bytes, then lower id).
     /// All or nothing.
     fn allocate(&self, bytes: u64) -> Decision {
@@ -448,7 +528,12 @@ impl Controller {
                 )
             })
             .collect();
-        let mut free = (0..REGION_COUNT).filter(|r| !self.regions.contains_key(r));
+        // One allocation is one contiguous run of regions (the lowest free run), so
+        // its rack addresses are contiguous.
+        let Some(start) = self.lowest_free_run(want as u32) else {
+            return Decision::refuse(ErrorCode::NoCapacity, Field::AllocateBytes);
+        };
+        let mut free = start..start + want as u32;
         let mut placements = heapless::Vec::new();
         let mut events = Vec::with_capacity(want);
         for _ in 0..want {

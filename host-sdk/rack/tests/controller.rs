@@ -401,3 +401,132 @@ fn unknown_nodes_and_wrong_identities_are_refused() {
         "node 'mn9' is not in the rack file"
     );
 }
+
+#[test]
+fn move_region_switches_owner_once_and_is_fenced() {
+    let mut c = Controller::new(rack());
+    let e1 = welcome(&mut c, 1, 11);
+    let e2 = welcome(&mut c, 2, 12);
+    let Message::Allocated { placements } = run(&mut c, 0, Message::Allocate { bytes: 1 }) else {
+        panic!()
+    };
+    let r = placements[0].region;
+    assert_eq!(placements[0].node, 1);
+    // Wrong giver, stale epoch, same node, unknown and never-registered targets.
+    let mv = |from, from_epoch, to| Message::MoveRegion {
+        region: r,
+        from,
+        from_epoch,
+        to,
+    };
+    assert_eq!(
+        run(&mut c, 0, mv(2, e2, 1)),
+        refused(ErrorCode::NotOwner, Field::MoveFrom)
+    );
+    assert_eq!(
+        run(&mut c, 0, mv(1, e1 + 1, 2)),
+        refused(ErrorCode::StaleEpoch, Field::MoveFromEpoch)
+    );
+    assert_eq!(
+        run(&mut c, 0, mv(1, e1, 1)),
+        refused(ErrorCode::Malformed, Field::MoveTo)
+    );
+    assert_eq!(
+        run(&mut c, 0, mv(1, e1, 9)),
+        refused(ErrorCode::UnknownNode, Field::MoveTo)
+    );
+    assert_eq!(
+        run(&mut c, 0, mv(1, e1, 3)),
+        refused(ErrorCode::NodeDead, Field::MoveTo)
+    );
+    assert_eq!(
+        run(
+            &mut c,
+            0,
+            Message::MoveRegion {
+                region: r + 1,
+                from: 1,
+                from_epoch: e1,
+                to: 2
+            }
+        ),
+        refused(ErrorCode::NotAssigned, Field::MoveRegion)
+    );
+    // The move itself: one event, the owner switches, loads follow.
+    let d = c.handle(0, &mv(1, e1, 2));
+    assert_eq!(
+        d.events,
+        [Event::Moved {
+            region: r,
+            node: "mn1".into()
+        }]
+    );
+    for e in &d.events {
+        c.apply(e).unwrap();
+    }
+    assert_eq!(
+        d.reply,
+        Message::Owner(Placement {
+            region: r,
+            node: 2,
+            epoch: e2
+        })
+    );
+    assert_eq!(c.owner(r), Some(2));
+    assert_eq!(c.node(1).unwrap().regions, 0);
+    assert_eq!(c.node(2).unwrap().regions, 1);
+    // A replayed move (the mover retrying after a lost answer) is refused: the
+    // region is no longer the giver's, so it cannot be moved twice.
+    assert_eq!(
+        run(&mut c, 0, mv(1, e1, 2)),
+        refused(ErrorCode::NotOwner, Field::MoveFrom)
+    );
+    // Gate messages are for nodes.
+    assert_eq!(
+        run(
+            &mut c,
+            0,
+            Message::Gate {
+                region: r,
+                pid: 1,
+                va: 0,
+                len: 1,
+                state: clio_control::GateState::Paused
+            }
+        ),
+        refused(ErrorCode::NotARequest, Field::Message)
+    );
+}
+
+#[test]
+fn allocations_are_contiguous_runs() {
+    let mut c = Controller::new(rack());
+    for n in 1..=3 {
+        welcome(&mut c, n, 1);
+    }
+    let alloc = |c: &mut Controller, bytes| match run(c, 0, Message::Allocate { bytes }) {
+        Message::Allocated { placements } => {
+            placements.iter().map(|p| p.region).collect::<Vec<_>>()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(alloc(&mut c, 1), [0]);
+    assert_eq!(alloc(&mut c, 1), [1]);
+    assert_eq!(alloc(&mut c, 1), [2]);
+    let (o, e) = (
+        c.owner(1).unwrap(),
+        c.node(c.owner(1).unwrap()).unwrap().epoch,
+    );
+    run(
+        &mut c,
+        0,
+        Message::ReleaseRegion {
+            region: 1,
+            owner: o,
+            epoch: e,
+        },
+    );
+    // Two regions do not fit the hole at 1: they go to 3..5; one region fills it.
+    assert_eq!(alloc(&mut c, 2 * VREGION_BYTES), [3, 4]);
+    assert_eq!(alloc(&mut c, 1), [1]);
+}

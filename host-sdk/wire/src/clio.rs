@@ -254,6 +254,10 @@ wire_enum! {
         /// request (an allocation larger than the data region, a response
         /// beyond the board's per-request bound): split it, do not retry it.
         TooLarge = 12 => "TOO_LARGE",
+        /// The VA's 1 GiB vRegion is no longer served by this memory node (a
+        /// rack migrated it): nothing executed; ask the rack controller where
+        /// the region lives now and send the request there.
+        Moved = 16 => "MOVED",
     }
 }
 

@@ -621,6 +621,10 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
             "the request asks for more than the board can ever serve in one request, whatever is free: ALLOC larger than the board's data region or than the VA window of its page size (a board that is only full answers OUT_OF_MEMORY or OVER_QUOTA)",
             "split the request (or allocate less); do not retry as is",
         ),
+        Status::Moved => (
+            "in a rack (several memory nodes under one controller): the request's VA lies in a 1 GiB vRegion (`va >> 30`) this node no longer serves, because the region migrated to another node. Header-only; nothing executed, no dedup record. A region being migrated answers BUSY to writes, atomics, locks, allocations and frees until the move completes",
+            "look the region up at the rack controller (clio-control `Lookup`) and resend the request to its new owner",
+        ),
     }
 }
 

@@ -74,6 +74,7 @@ package clio_pkg;
   localparam logic [7:0] STATUS_RESTARTED = 8'ha;
   localparam logic [7:0] STATUS_OVER_QUOTA = 8'hb;
   localparam logic [7:0] STATUS_TOO_LARGE = 8'hc;
+  localparam logic [7:0] STATUS_MOVED = 8'h10;
 
   // Header flag bits
   localparam logic [7:0] FLAG_FIXED_VA = 8'h1;

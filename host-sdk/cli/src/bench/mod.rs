@@ -12,6 +12,7 @@ mod fault;
 mod inproc;
 mod latency;
 mod peer;
+mod rack;
 mod radix;
 mod scale;
 mod slowpath;
@@ -52,6 +53,9 @@ pub enum BenchCmd {
     /// Clio requests over the EDM fabric in model time: unloaded 64 B breakdown,
     /// 8 cards -> 2 memory nodes under load (issue #15).
     Edm(edm::EdmArgs),
+    /// A rack of emulated nodes: 64 B read ops/s over 1-8 nodes, allocation
+    /// through the controller vs one node, a migration under writers.
+    Rack(rack::RackBenchArgs),
 }
 
 /// The benchmarks of the suite, in the order they run.
@@ -399,6 +403,7 @@ pub fn run(a: &BenchArgs) -> Result<()> {
     match &a.cmd {
         Some(BenchCmd::Slowpath(s)) => slowpath::run(s),
         Some(BenchCmd::Edm(e)) => edm::run(e),
+        Some(BenchCmd::Rack(r)) => rack::run(r),
         None => run_suite(&a.suite),
     }
 }

@@ -1,0 +1,353 @@
+//! `clio bench rack`: a rack of emulated memory nodes under one controller.
+//!
+//! - aggregate 64 B read ops/s with 1, 2, 4, 8 nodes from a fixed set of client
+//!   threads (in process and over UDP loopback), and the scaling over 1 node;
+//! - allocation latency through the controller (`RackClient::ralloc`: one
+//!   controller round trip and its logged, fsynced change) against one node's
+//!   `ralloc`, measured side by side;
+//! - a region migrated under concurrent writers: bytes/s moved, write latency
+//!   p50/p99 before and during the move, and acknowledged writes lost (checked
+//!   against a model of what each writer last wrote).
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use clio::backend::Transport;
+use clio::{ClientConfig, Session};
+use clio_control::VREGION_BYTES;
+use clio_rack::client::CHUNK;
+use clio_rack::local::LocalRack;
+use clio_rack::{Links, RackClient, UdpLinks};
+use serde::Serialize;
+
+use super::stats::{ratio, Rng, Summary};
+use crate::board_arg::load_board;
+
+/// `clio bench rack` options.
+#[derive(Debug, Args)]
+pub struct RackBenchArgs {
+    /// Board config of every node.
+    #[arg(long, default_value = "emulator")]
+    pub board: String,
+    /// Seconds per throughput point.
+    #[arg(long, default_value_t = 1.0)]
+    pub secs: f64,
+    /// Client threads for the throughput points.
+    #[arg(long, default_value_t = 4)]
+    pub threads: usize,
+    /// Allocation samples per side.
+    #[arg(long, default_value_t = 200)]
+    pub allocs: usize,
+    /// Chunks (4 MiB each) in the migrated region.
+    #[arg(long, default_value_t = 8)]
+    pub chunks: u64,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Point {
+    transport: &'static str,
+    nodes: usize,
+    threads: usize,
+    ops: u64,
+    ops_per_s: f64,
+    scaling_vs_1: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Alloc {
+    controller: Summary,
+    single_node: Summary,
+    p50_ratio: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Move {
+    bytes: u64,
+    seconds: f64,
+    bytes_per_s: f64,
+    writes_before: Summary,
+    writes_during: Summary,
+    writes_checked: usize,
+    lost_writes: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Report {
+    board: String,
+    cores: usize,
+    throughput: Vec<Point>,
+    alloc: Alloc,
+    migration: Move,
+}
+
+fn temp_log(tag: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("clio-bench-rack-{}-{tag}.log", std::process::id()))
+}
+
+fn start(
+    m: usize,
+    board: &clio_config::BoardConfig,
+    tag: &str,
+) -> Result<(LocalRack, std::path::PathBuf)> {
+    let log = temp_log(tag);
+    let _ = std::fs::remove_file(&log);
+    let r = LocalRack::start(m, board, "127.0.0.1:0".parse()?, &log, 5000)
+        .with_context(|| format!("starting a local rack of {m} nodes"))?;
+    Ok((r, log))
+}
+
+/// Ops/s of `threads` clients reading 64 B at random from one region per node.
+fn throughput<T, L>(
+    r: &LocalRack,
+    links: impl Fn() -> L,
+    cfg: &ClientConfig,
+    m: usize,
+    threads: usize,
+    secs: f64,
+) -> Result<u64>
+where
+    T: Transport + Send + 'static,
+    L: Links<T> + 'static,
+{
+    let stop = Arc::new(AtomicBool::new(false));
+    let ops = Arc::new(AtomicU64::new(0));
+    let mut hs = Vec::new();
+    let ready = Arc::new(std::sync::Barrier::new(threads + 1));
+    for t in 0..threads {
+        let c = RackClient::new(r.config(), r.controller_addr(), links(), cfg.clone())?;
+        // One region on each node (least-loaded placement spreads them).
+        let va = c.ralloc(m as u64 * VREGION_BYTES)?;
+        for i in 0..m as u64 {
+            c.rwrite(va + i * VREGION_BYTES, &[t as u8; 64])?;
+        }
+        let (stop, ops, ready) = (stop.clone(), ops.clone(), ready.clone());
+        hs.push(std::thread::spawn(move || -> Result<()> {
+            let mut rng = Rng::new(t as u64 + 1);
+            let mut buf = [0u8; 64];
+            ready.wait();
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let i = rng.below(m as u64);
+                c.rread(
+                    va + i * VREGION_BYTES + rng.below(CHUNK / 64) * 64,
+                    &mut buf,
+                )?;
+                n += 1;
+            }
+            ops.fetch_add(n, Ordering::Relaxed);
+            Ok(())
+        }));
+    }
+    ready.wait();
+    std::thread::sleep(Duration::from_secs_f64(secs));
+    stop.store(true, Ordering::Relaxed);
+    for h in hs {
+        h.join().map_err(|_| anyhow::anyhow!("reader panicked"))??;
+    }
+    Ok(ops.load(Ordering::Relaxed))
+}
+
+fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec<Point>> {
+    let cfg = ClientConfig::from_board(board);
+    let mut points = Vec::new();
+    for transport in ["inproc", "udp"] {
+        let mut base = 0.0;
+        for m in [1usize, 2, 4, 8] {
+            let (r, log) = start(m, board, &format!("{transport}{m}"))?;
+            let ops = if transport == "inproc" {
+                throughput(&r, || r.links(), &cfg, m, a.threads, a.secs)?
+            } else {
+                throughput(&r, || UdpLinks, &cfg, m, a.threads, a.secs)?
+            };
+            drop(r);
+            let _ = std::fs::remove_file(log);
+            let ops_per_s = ops as f64 / a.secs;
+            if m == 1 {
+                base = ops_per_s;
+            }
+            points.push(Point {
+                transport,
+                nodes: m,
+                threads: a.threads,
+                ops,
+                ops_per_s,
+                scaling_vs_1: ratio(ops_per_s, base),
+            });
+        }
+    }
+    Ok(points)
+}
+
+fn run_alloc(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Alloc> {
+    let (r, log) = start(2, board, "alloc")?;
+    let cfg = ClientConfig::from_board(board);
+    let c = RackClient::new(r.config(), r.controller_addr(), UdpLinks, cfg.clone())?;
+    let mut s = Session::open(r.config().nodes[0].address, cfg)?;
+    let (mut ctl, mut one) = (Vec::new(), Vec::new());
+    // Interleaved, so both sides see the same machine moment by moment.
+    for _ in 0..a.allocs {
+        let t = Instant::now();
+        let va = c.ralloc(64 << 10)?;
+        ctl.push(t.elapsed().as_nanos() as f64);
+        c.rfree(va)?;
+        let t = Instant::now();
+        let al = s.ralloc(64 << 10, clio_wire::payload::perms::RW)?;
+        one.push(t.elapsed().as_nanos() as f64);
+        s.rfree(al.va, al.size)?;
+    }
+    drop(r);
+    let _ = std::fs::remove_file(log);
+    let (controller, single_node) = (Summary::of(&mut ctl), Summary::of(&mut one));
+    Ok(Alloc {
+        p50_ratio: ratio(controller.p50_ns, single_node.p50_ns),
+        controller,
+        single_node,
+    })
+}
+
+fn run_move(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Move> {
+    let (r, log) = start(2, board, "move")?;
+    let cfg = ClientConfig::from_board(board);
+    let c = Arc::new(RackClient::new(
+        r.config(),
+        r.controller_addr(),
+        UdpLinks,
+        cfg,
+    )?);
+    let va = c.ralloc(a.chunks * CHUNK)?;
+    let region = (va >> 30) as u32;
+    for i in 0..a.chunks {
+        c.rwrite(va + i * CHUNK, &[0xa5; 64])?;
+    }
+    let from = c.owner_of(region).context("no owner")?;
+    let moving = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let (words, chunks) = (a.chunks * 64, a.chunks);
+    let writers: Vec<_> = (0..2u64)
+        .map(|t| {
+            let (c, stop, moving) = (c.clone(), stop.clone(), moving.clone());
+            std::thread::spawn(move || -> Result<_> {
+                let mut model = BTreeMap::new();
+                let (mut before, mut during) = (Vec::new(), Vec::new());
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let slot = (i * 2 + t) % words;
+                    let at = va + (slot % chunks) * CHUNK + (slot / chunks) * 8;
+                    let v = (t << 60) | i;
+                    let start = Instant::now();
+                    let m = moving.load(Ordering::Relaxed);
+                    c.rwrite(at, &v.to_le_bytes())?;
+                    let ns = start.elapsed().as_nanos() as f64;
+                    if m || moving.load(Ordering::Relaxed) {
+                        during.push(ns);
+                    } else {
+                        before.push(ns);
+                    }
+                    model.insert(at, v);
+                    i += 1;
+                }
+                Ok((model, before, during))
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    moving.store(true, Ordering::Relaxed);
+    let t = Instant::now();
+    let m = c.migrate(region, 3 - from)?;
+    let seconds = t.elapsed().as_secs_f64();
+    moving.store(false, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    let (mut model, mut before, mut during) = (BTreeMap::new(), Vec::new(), Vec::new());
+    for w in writers {
+        let (md, b, d) = w.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+        model.extend(md);
+        before.extend(b);
+        during.extend(d);
+    }
+    let mut lost = 0;
+    for (at, v) in &model {
+        let mut b = [0u8; 8];
+        c.rread(*at, &mut b)?;
+        if u64::from_le_bytes(b) != *v {
+            lost += 1;
+        }
+    }
+    drop(r);
+    let _ = std::fs::remove_file(log);
+    Ok(Move {
+        bytes: m.bytes,
+        seconds,
+        bytes_per_s: m.bytes as f64 / seconds,
+        writes_before: Summary::of(&mut before),
+        writes_during: Summary::of(&mut during),
+        writes_checked: model.len(),
+        lost_writes: lost,
+    })
+}
+
+/// Runs `clio bench rack`.
+pub fn run(a: &RackBenchArgs) -> Result<()> {
+    let board = load_board(&a.board)?;
+    if a.threads == 0 || a.chunks == 0 || a.chunks > 16 {
+        anyhow::bail!("--threads must be positive and --chunks 1..=16 (64 MiB per address space)");
+    }
+    let throughput = run_points(a, &board)?;
+    let alloc = run_alloc(a, &board)?;
+    let migration = run_move(a, &board)?;
+    let r = Report {
+        board: board.board.name.to_string(),
+        cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        throughput,
+        alloc,
+        migration,
+    };
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&r)?);
+        return Ok(());
+    }
+    println!(
+        "clio bench rack: board '{}', {} cores, {} client threads",
+        r.board, r.cores, a.threads
+    );
+    println!(
+        "{:<8} {:>5} {:>12} {:>10}",
+        "", "nodes", "64 B ops/s", "vs 1 node"
+    );
+    for p in &r.throughput {
+        println!(
+            "{:<8} {:>5} {:>12.0} {:>9.2}x",
+            p.transport, p.nodes, p.ops_per_s, p.scaling_vs_1
+        );
+    }
+    println!(
+        "allocation p50: controller {:.1} us, one node {:.1} us ({:.2}x); p99 {:.1} / {:.1} us",
+        r.alloc.controller.p50_ns / 1e3,
+        r.alloc.single_node.p50_ns / 1e3,
+        r.alloc.p50_ratio,
+        r.alloc.controller.p99_ns / 1e3,
+        r.alloc.single_node.p99_ns / 1e3
+    );
+    let mv = &r.migration;
+    println!(
+        "migration: {} MiB in {:.3} s ({:.1} MiB/s); 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
+        mv.bytes >> 20,
+        mv.seconds,
+        mv.bytes_per_s / (1 << 20) as f64,
+        mv.writes_before.p50_ns / 1e3,
+        mv.writes_before.p99_ns / 1e3,
+        mv.writes_during.p50_ns / 1e3,
+        mv.writes_during.p99_ns / 1e3,
+        mv.writes_during.n,
+        mv.writes_checked,
+        mv.lost_writes
+    );
+    Ok(())
+}

@@ -1,0 +1,801 @@
+//! The SDK side of the rack: one address space over many memory nodes.
+//!
+//! A [`RackClient`] holds one `clio` [`Session`] per memory node it uses (opened on
+//! first use), asks the controller for vRegions on [`RackClient::ralloc`], and
+//! routes every call by rack VA: region = `va >> 30`, then the region's owner from
+//! its cache. Inside a region, memory is taken from the owner in [`CHUNK`]-sized
+//! board allocations on first touch (the node manages its regions at page
+//! granularity; a 1 GiB region costs a node only what is touched), so an
+//! allocation larger than one node's memory or one vRegion works as long as what
+//! is touched fits. Requests that cross a chunk (hence a region) boundary are
+//! split. A `MOVED` answer (the region migrated) makes the client look the region
+//! up again; the normal path never asks the controller. [`RackClient::rfence`] and
+//! [`RackClient::rrelease`] wait on every node this client has a session with, so
+//! the ordering rules hold across nodes.
+//!
+//! [`RackClient::migrate`] moves a region to another node: gate the source
+//! (writes answered `BUSY`, reads served), copy each chunk through sessions that
+//! join the client's address spaces, switch the owner at the controller (the
+//! commit point, one logged change), point the cache at the copy, then gate the
+//! source `MOVED` and free it. A failure before the switch rolls back (source
+//! reopened, copies freed); a lost answer to the switch is resolved by a lookup.
+//! Writers on other threads of the same client retry `BUSY` and follow `MOVED`,
+//! so no acknowledged write is lost.
+//!
+//! The client is `Sync`: threads share it; each node's session is used by one
+//! thread at a time.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::{Mutex, MutexGuard, RwLock};
+use std::time::{Duration, Instant};
+
+use clio::backend::Transport;
+use clio::{ClientConfig, ClioError, Session, ShareToken};
+use clio_control::{
+    ErrorCode, Field, GateState, Message, NodeId, Placement, VREGION_BYTES, VREGION_SHIFT,
+};
+
+use crate::config::RackConfig;
+use crate::service::Client;
+
+/// Bytes a node allocates for a region at a time, on first touch.
+pub const CHUNK: u64 = 4 << 20;
+
+/// Largest piece one board request carries: larger calls (and migration copies)
+/// are split, so a read's answer stays within what a board streams back at once.
+pub const MAX_PIECE: u64 = 64 << 10;
+
+/// How long a call keeps following `BUSY` (a migration in progress) and `MOVED`
+/// before it gives up.
+pub const FOLLOW_FOR: Duration = Duration::from_secs(10);
+
+/// Why a rack call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RackClientError {
+    /// The controller did not answer (or the socket failed).
+    #[error("rack controller {addr}: {source}")]
+    Controller {
+        /// Its address.
+        addr: SocketAddr,
+        /// What happened.
+        source: io::Error,
+    },
+    /// The controller refused the request.
+    #[error("rack controller {addr} refused: {code} ({field})", field = field.name())]
+    Refused {
+        /// Its address.
+        addr: SocketAddr,
+        /// Why.
+        code: ErrorCode,
+        /// The field at fault.
+        field: Field,
+    },
+    /// A memory node failed the call.
+    #[error("memory node {node} ({addr}): {source}")]
+    Node {
+        /// Its id.
+        node: NodeId,
+        /// Its address.
+        addr: SocketAddr,
+        /// The SDK's error.
+        source: ClioError,
+    },
+    /// A memory node's control port did not take a gate.
+    #[error("memory node {node} ({addr}) gate: {source}")]
+    Gate {
+        /// Its id.
+        node: NodeId,
+        /// Its address.
+        addr: SocketAddr,
+        /// What happened.
+        source: io::Error,
+    },
+    /// The VA lies in no region this client allocated.
+    #[error("rack address {va:#x} is not allocated by this client")]
+    Unallocated {
+        /// The VA.
+        va: u64,
+    },
+    /// The controller names an owner this client cannot use.
+    #[error("region {region}: owner node {node} is not in the rack file")]
+    UnknownNode {
+        /// vRegion.
+        region: u32,
+        /// The node id.
+        node: NodeId,
+    },
+    /// The region moved to a node where this client has no copy of it (another
+    /// client migrated it; their translation is theirs).
+    #[error("region {region} moved to node {node}, which this client did not copy it to")]
+    MovedAway {
+        /// vRegion.
+        region: u32,
+        /// New owner.
+        node: NodeId,
+    },
+    /// A caller argument is invalid.
+    #[error("invalid argument {what}: {reason}")]
+    InvalidArgument {
+        /// Parameter.
+        what: &'static str,
+        /// Why.
+        reason: &'static str,
+    },
+    /// The region kept answering `BUSY`/`MOVED` for [`FOLLOW_FOR`].
+    #[error("region {region}: still moving after {FOLLOW_FOR:?}")]
+    StillMoving {
+        /// vRegion.
+        region: u32,
+    },
+}
+
+/// How a client reaches memory nodes: sessions (UDP or in process) and the gate.
+pub trait Links<T: Transport>: Send + Sync {
+    /// Opens a session to node `node` at `addr` with `cfg` (which may join an
+    /// address space through `cfg.join`).
+    fn session(
+        &self,
+        node: NodeId,
+        addr: SocketAddr,
+        cfg: ClientConfig,
+    ) -> Result<Session<T>, ClioError>;
+    /// Sends a control message (a [`Message::Gate`]) to the node; returns its answer.
+    fn control(&self, node: NodeId, addr: SocketAddr, message: Message) -> io::Result<Message>;
+}
+
+/// Memory nodes over UDP at their rack-file addresses.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UdpLinks;
+
+impl Links<clio::backend::UdpTransport> for UdpLinks {
+    fn session(
+        &self,
+        _node: NodeId,
+        addr: SocketAddr,
+        cfg: ClientConfig,
+    ) -> Result<Session<clio::backend::UdpTransport>, ClioError> {
+        Session::open(addr, cfg)
+    }
+    fn control(&self, _node: NodeId, addr: SocketAddr, message: Message) -> io::Result<Message> {
+        crate::node::call_node(addr, message)
+    }
+}
+
+/// Where one region lives and which board ranges hold its touched chunks.
+#[derive(Debug, Clone)]
+struct Route {
+    node: NodeId,
+    /// Bytes of the region the allocation uses (≤ 1 GiB).
+    len: u64,
+    /// Chunk index within the region -> node VA of its board allocation.
+    chunks: BTreeMap<u64, u64>,
+    /// A migration holds the region: new chunks wait.
+    migrating: bool,
+}
+
+struct NodeSlot<T: Transport> {
+    id: NodeId,
+    addr: SocketAddr,
+    session: Mutex<Option<Session<T>>>,
+    /// The session's share token and PID, kept apart so a mover can join the
+    /// address space while a writer holds the session.
+    share: Mutex<Option<(ShareToken, u32)>>,
+}
+
+/// What a migration did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Migration {
+    /// The region.
+    pub region: u32,
+    /// From node.
+    pub from: NodeId,
+    /// To node.
+    pub to: NodeId,
+    /// Bytes copied (touched chunks).
+    pub bytes: u64,
+    /// From the pause to the source answering `MOVED`.
+    pub paused: Duration,
+}
+
+/// One address space over the rack's memory nodes (see the module docs).
+pub struct RackClient<T: Transport> {
+    ctl_addr: SocketAddr,
+    ctl: Mutex<Client>,
+    nodes: Vec<NodeSlot<T>>,
+    links: Box<dyn Links<T>>,
+    cfg: ClientConfig,
+    routes: RwLock<BTreeMap<u32, Route>>,
+    /// Rack VA -> bytes of each allocation.
+    allocs: Mutex<BTreeMap<u64, u64>>,
+}
+
+impl<T: Transport> std::fmt::Debug for RackClient<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RackClient")
+            .field("controller", &self.ctl_addr)
+            .field("nodes", &self.nodes.len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A node's session slot, locked.
+type SessionGuard<'a, T> = MutexGuard<'a, Option<Session<T>>>;
+
+fn lock<X>(m: &Mutex<X>) -> MutexGuard<'_, X> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl<T: Transport> RackClient<T> {
+    /// A client of the rack in `rack` (its nodes and controller address), reaching
+    /// nodes through `links` with session settings `cfg`. Nothing is sent yet.
+    pub fn new(
+        rack: &RackConfig,
+        controller: SocketAddr,
+        links: impl Links<T> + 'static,
+        cfg: ClientConfig,
+    ) -> Result<Self, RackClientError> {
+        let ctl = Client::connect(controller).map_err(|source| RackClientError::Controller {
+            addr: controller,
+            source,
+        })?;
+        Ok(RackClient {
+            ctl_addr: controller,
+            ctl: Mutex::new(ctl),
+            nodes: rack
+                .nodes
+                .iter()
+                .map(|n| NodeSlot {
+                    id: n.id,
+                    addr: n.address,
+                    session: Mutex::new(None),
+                    share: Mutex::new(None),
+                })
+                .collect(),
+            links: Box::new(links),
+            cfg,
+            routes: RwLock::new(BTreeMap::new()),
+            allocs: Mutex::new(BTreeMap::new()),
+        })
+    }
+
+    /// Shortens the controller client's patience (tests of an unreachable one).
+    pub fn set_controller_timeout(&self, per_attempt: Duration, attempts: u32) {
+        let mut c = lock(&self.ctl);
+        c.timeout = per_attempt;
+        c.attempts = attempts;
+    }
+
+    fn call_controller(&self, m: Message) -> Result<Message, RackClientError> {
+        let reply = lock(&self.ctl)
+            .call(m)
+            .map_err(|source| RackClientError::Controller {
+                addr: self.ctl_addr,
+                source,
+            })?;
+        if let Message::Refused { code, field } = reply {
+            return Err(RackClientError::Refused {
+                addr: self.ctl_addr,
+                code,
+                field,
+            });
+        }
+        Ok(reply)
+    }
+
+    fn slot(&self, node: NodeId) -> Option<&NodeSlot<T>> {
+        self.nodes.get(usize::from(node).checked_sub(1)?)
+    }
+
+    /// The node's session, opened on first use.
+    fn session(&self, node: NodeId) -> Result<(SessionGuard<'_, T>, SocketAddr), RackClientError> {
+        let slot = self
+            .slot(node)
+            .ok_or(RackClientError::UnknownNode { region: 0, node })?;
+        let mut g = lock(&slot.session);
+        if g.is_none() {
+            let s = self
+                .links
+                .session(node, slot.addr, self.cfg.clone())
+                .map_err(|source| RackClientError::Node {
+                    node,
+                    addr: slot.addr,
+                    source,
+                })?;
+            let share = s.share().map_err(|source| RackClientError::Node {
+                node,
+                addr: slot.addr,
+                source,
+            })?;
+            *lock(&slot.share) = Some((share, s.pid().unwrap_or(0)));
+            *g = Some(s);
+        }
+        Ok((g, slot.addr))
+    }
+
+    /// Allocates `size` bytes (1 B ..= 16 GiB) as whole vRegions from the
+    /// controller; returns the rack VA of the first byte. Board memory is taken
+    /// on first touch.
+    pub fn ralloc(&self, size: u64) -> Result<u64, RackClientError> {
+        if size == 0 {
+            return Err(RackClientError::InvalidArgument {
+                what: "size",
+                reason: "must not be zero",
+            });
+        }
+        let Message::Allocated { placements } =
+            self.call_controller(Message::Allocate { bytes: size })?
+        else {
+            return Err(RackClientError::Controller {
+                addr: self.ctl_addr,
+                source: io::Error::other("unexpected answer to Allocate"),
+            });
+        };
+        let first = placements.first().map_or(0, |p| p.region);
+        let va = u64::from(first) << VREGION_SHIFT;
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        let mut left = size;
+        for (i, p) in placements.iter().enumerate() {
+            if p.region != first + i as u32 {
+                return Err(RackClientError::Controller {
+                    addr: self.ctl_addr,
+                    source: io::Error::other("allocated regions are not contiguous"),
+                });
+            }
+            if self.slot(p.node).is_none() {
+                return Err(RackClientError::UnknownNode {
+                    region: p.region,
+                    node: p.node,
+                });
+            }
+            let len = left.min(VREGION_BYTES);
+            left -= len;
+            routes.insert(
+                p.region,
+                Route {
+                    node: p.node,
+                    len,
+                    chunks: BTreeMap::new(),
+                    migrating: false,
+                },
+            );
+        }
+        lock(&self.allocs).insert(va, size);
+        Ok(va)
+    }
+
+    /// Frees the allocation at `va` (as returned by [`RackClient::ralloc`]): its
+    /// chunks on their nodes and its regions at the controller.
+    pub fn rfree(&self, va: u64) -> Result<(), RackClientError> {
+        let size = lock(&self.allocs)
+            .remove(&va)
+            .ok_or(RackClientError::Unallocated { va })?;
+        let first = (va >> VREGION_SHIFT) as u32;
+        let n = size.div_ceil(VREGION_BYTES) as u32;
+        for region in first..first + n {
+            let route = self
+                .routes
+                .write()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&region);
+            let Some(route) = route else { continue };
+            {
+                let (mut s, addr) = self.session(route.node)?;
+                let s = s.as_mut().expect("opened");
+                for node_va in route.chunks.values() {
+                    s.rfree(*node_va, CHUNK)
+                        .map_err(|source| RackClientError::Node {
+                            node: route.node,
+                            addr,
+                            source,
+                        })?;
+                }
+            }
+            let owner = self.lookup(region)?;
+            self.call_controller(Message::ReleaseRegion {
+                region,
+                owner: owner.node,
+                epoch: owner.epoch,
+            })?;
+        }
+        Ok(())
+    }
+
+    fn lookup(&self, region: u32) -> Result<Placement, RackClientError> {
+        match self.call_controller(Message::Lookup { region })? {
+            Message::Owner(p) => Ok(p),
+            _ => Err(RackClientError::Unallocated {
+                va: u64::from(region) << VREGION_SHIFT,
+            }),
+        }
+    }
+
+    /// The node and node VA of rack VA `va`, allocating its chunk on first touch.
+    fn locate(&self, va: u64) -> Result<(NodeId, u64), RackClientError> {
+        let region = (va >> VREGION_SHIFT) as u32;
+        let off = va & (VREGION_BYTES - 1);
+        let chunk = off / CHUNK;
+        {
+            let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
+            let r = routes
+                .get(&region)
+                .ok_or(RackClientError::Unallocated { va })?;
+            if off >= r.len {
+                return Err(RackClientError::Unallocated { va });
+            }
+            if let Some(base) = r.chunks.get(&chunk) {
+                return Ok((r.node, base + off % CHUNK));
+            }
+        }
+        let deadline = Instant::now() + FOLLOW_FOR;
+        loop {
+            let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+            let r = routes
+                .get_mut(&region)
+                .ok_or(RackClientError::Unallocated { va })?;
+            if let Some(base) = r.chunks.get(&chunk) {
+                return Ok((r.node, base + off % CHUNK));
+            }
+            if !r.migrating {
+                let node = r.node;
+                let (mut s, addr) = self.session(node)?;
+                let a = s
+                    .as_mut()
+                    .expect("opened")
+                    .ralloc(CHUNK, clio_wire::payload::perms::RW)
+                    .map_err(|source| RackClientError::Node { node, addr, source })?;
+                r.chunks.insert(chunk, a.va);
+                return Ok((node, a.va + off % CHUNK));
+            }
+            drop(routes);
+            if Instant::now() > deadline {
+                return Err(RackClientError::StillMoving { region });
+            }
+            // A migration of this region is copying; it ends within its own bound.
+            std::thread::sleep(Duration::from_micros(200));
+        }
+    }
+
+    /// Runs `f` on the session of the node holding `va` with the node VA, following
+    /// `BUSY` (a pause) and `MOVED` (a finished move) until [`FOLLOW_FOR`].
+    fn at<R>(
+        &self,
+        va: u64,
+        mut f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
+    ) -> Result<R, RackClientError> {
+        let region = (va >> VREGION_SHIFT) as u32;
+        let deadline = Instant::now() + FOLLOW_FOR;
+        loop {
+            let (node, node_va) = self.locate(va)?;
+            let (mut s, addr) = self.session(node)?;
+            match f(s.as_mut().expect("opened"), node_va) {
+                Ok(r) => return Ok(r),
+                Err(ClioError::Moved { .. }) => {
+                    drop(s);
+                    self.relearn(region, node)?;
+                }
+                Err(ClioError::Busy { .. }) if Instant::now() < deadline => {}
+                Err(source) => return Err(RackClientError::Node { node, addr, source }),
+            }
+            if Instant::now() > deadline {
+                return Err(RackClientError::StillMoving { region });
+            }
+        }
+    }
+
+    /// After `MOVED` from `node`: the cache may already point elsewhere (this
+    /// client's own migration); else ask the controller.
+    fn relearn(&self, region: u32, node: NodeId) -> Result<(), RackClientError> {
+        let cached = self
+            .routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&region)
+            .map(|r| r.node);
+        if cached != Some(node) {
+            return Ok(());
+        }
+        let p = self.lookup(region)?;
+        if p.node == node {
+            // The controller still names it: the switch is being committed.
+            return Ok(());
+        }
+        Err(RackClientError::MovedAway {
+            region,
+            node: p.node,
+        })
+    }
+
+    /// Pieces of `[va, va + len)` that stay inside one chunk: (offset, len).
+    fn pieces(va: u64, len: usize) -> impl Iterator<Item = (usize, usize)> {
+        let mut done = 0usize;
+        std::iter::from_fn(move || {
+            if done >= len {
+                return None;
+            }
+            let at = va + done as u64;
+            let room = (CHUNK - at % CHUNK).min(MAX_PIECE) as usize;
+            let n = room.min(len - done);
+            let piece = (done, n);
+            done += n;
+            Some(piece)
+        })
+    }
+
+    /// Reads `buf.len()` bytes at rack VA `va` (split at chunk and region edges).
+    pub fn rread(&self, va: u64, buf: &mut [u8]) -> Result<(), RackClientError> {
+        for (off, n) in Self::pieces(va, buf.len()) {
+            let part = &mut buf[off..off + n];
+            self.at(va + off as u64, |s, nva| s.rread(nva, part))?;
+        }
+        Ok(())
+    }
+
+    /// Writes `data` at rack VA `va` (split at chunk and region edges).
+    pub fn rwrite(&self, va: u64, data: &[u8]) -> Result<(), RackClientError> {
+        for (off, n) in Self::pieces(va, data.len()) {
+            let part = &data[off..off + n];
+            self.at(va + off as u64, |s, nva| s.rwrite(nva, part))?;
+        }
+        Ok(())
+    }
+
+    fn word(va: u64) -> Result<(), RackClientError> {
+        if va % 8 != 0 {
+            return Err(RackClientError::InvalidArgument {
+                what: "va",
+                reason: "atomics act on 8-byte aligned words",
+            });
+        }
+        Ok(())
+    }
+
+    /// Test-and-set of the word at `va`; returns the old value.
+    pub fn tas(&self, va: u64) -> Result<u64, RackClientError> {
+        Self::word(va)?;
+        self.at(va, |s, nva| s.tas(nva))
+    }
+
+    /// Compare-and-swap of the word at `va`; returns the old value.
+    pub fn cas(&self, va: u64, expected: u64, new: u64) -> Result<u64, RackClientError> {
+        Self::word(va)?;
+        self.at(va, |s, nva| s.cas(nva, expected, new))
+    }
+
+    /// Fetch-and-add on the word at `va`; returns the old value.
+    pub fn faa(&self, va: u64, addend: u64) -> Result<u64, RackClientError> {
+        Self::word(va)?;
+        self.at(va, |s, nva| s.faa(nva, addend))
+    }
+
+    fn each_open(
+        &self,
+        mut f: impl FnMut(&mut Session<T>) -> Result<(), ClioError>,
+    ) -> Result<usize, RackClientError> {
+        let mut n = 0;
+        for slot in &self.nodes {
+            let mut g = lock(&slot.session);
+            if let Some(s) = g.as_mut() {
+                f(s).map_err(|source| RackClientError::Node {
+                    node: slot.id,
+                    addr: slot.addr,
+                    source,
+                })?;
+                n += 1;
+            }
+        }
+        Ok(n)
+    }
+
+    /// A fence on every node this client has a session with (T4 across nodes:
+    /// nothing after it starts before everything before it finished, anywhere).
+    /// Returns how many nodes it waited on.
+    pub fn rfence(&self) -> Result<usize, RackClientError> {
+        self.each_open(|s| s.rfence())
+    }
+
+    /// A release on every node this client has a session with.
+    pub fn rrelease(&self) -> Result<usize, RackClientError> {
+        self.each_open(|s| s.rrelease())
+    }
+
+    /// The node currently caching `region` for this client.
+    pub fn owner_of(&self, region: u32) -> Option<NodeId> {
+        self.routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&region)
+            .map(|r| r.node)
+    }
+
+    fn gate(
+        &self,
+        node: NodeId,
+        region: u32,
+        pid: u32,
+        va: u64,
+        state: GateState,
+    ) -> Result<(), RackClientError> {
+        let addr = self.slot(node).map_or(self.ctl_addr, |s| s.addr);
+        let m = Message::Gate {
+            region,
+            pid,
+            va,
+            len: CHUNK,
+            state,
+        };
+        match self.links.control(node, addr, m) {
+            Ok(Message::Ack { .. }) => Ok(()),
+            Ok(other) => Err(RackClientError::Gate {
+                node,
+                addr,
+                source: io::Error::other(format!("unexpected answer {other:?}")),
+            }),
+            Err(source) => Err(RackClientError::Gate { node, addr, source }),
+        }
+    }
+
+    /// A second session joined to this client's address space on `node`.
+    fn joined(&self, node: NodeId) -> Result<(Session<T>, u32), RackClientError> {
+        let slot = self
+            .slot(node)
+            .ok_or(RackClientError::UnknownNode { region: 0, node })?;
+        let addr = slot.addr;
+        let known = *lock(&slot.share);
+        let (token, pid) = match known {
+            Some(k) => k,
+            None => {
+                drop(self.session(node)?);
+                lock(&slot.share).expect("set when the session opened")
+            }
+        };
+        let err = |source| RackClientError::Node { node, addr, source };
+        let cfg = ClientConfig {
+            join: Some(token),
+            ..self.cfg.clone()
+        };
+        let j = self.links.session(node, addr, cfg).map_err(err)?;
+        Ok((j, pid))
+    }
+
+    /// Moves `region` to node `to` (see the module docs). Completed or rolled
+    /// back, never half: the controller's switch is one logged change.
+    pub fn migrate(&self, region: u32, to: NodeId) -> Result<Migration, RackClientError> {
+        let (from, chunks) = {
+            let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+            let r = routes
+                .get_mut(&region)
+                .ok_or(RackClientError::Unallocated {
+                    va: u64::from(region) << VREGION_SHIFT,
+                })?;
+            if r.migrating {
+                return Err(RackClientError::StillMoving { region });
+            }
+            if r.node == to {
+                return Err(RackClientError::InvalidArgument {
+                    what: "to",
+                    reason: "the region is on that node already",
+                });
+            }
+            r.migrating = true;
+            (r.node, r.chunks.clone())
+        };
+        let res = self.migrate_locked(region, from, to, &chunks);
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = routes.get_mut(&region) {
+            r.migrating = false;
+            if let Ok((_, ref new_chunks)) = res {
+                r.node = to;
+                r.chunks = new_chunks.clone();
+            }
+        }
+        drop(routes);
+        let (m, _) = res?;
+        // Switched: everything still aimed at the source learns the move.
+        let (mut src, pid) = self.joined(from)?;
+        let t = Instant::now();
+        for nva in chunks.values() {
+            self.gate(from, region, pid, *nva, GateState::Moved)?;
+            let _ = src.rfree(*nva, CHUNK);
+        }
+        Ok(Migration {
+            paused: m.paused + t.elapsed(),
+            ..m
+        })
+    }
+
+    /// Pause, copy, switch. On error before the switch everything is undone.
+    fn migrate_locked(
+        &self,
+        region: u32,
+        from: NodeId,
+        to: NodeId,
+        chunks: &BTreeMap<u64, u64>,
+    ) -> Result<(Migration, BTreeMap<u64, u64>), RackClientError> {
+        let from_epoch = self.lookup(region)?.epoch;
+        let (mut src, pid) = self.joined(from)?;
+        let (mut dst, _) = self.joined(to)?;
+        let to_addr = self.slot(to).map_or(self.ctl_addr, |s| s.addr);
+        let started = Instant::now();
+        let mut paused = Vec::new();
+        let mut copied = BTreeMap::new();
+        let mut bytes = 0;
+        let copy = (|| {
+            for nva in chunks.values() {
+                self.gate(from, region, pid, *nva, GateState::Paused)?;
+                paused.push(*nva);
+            }
+            let from_addr = self.slot(from).map_or(self.ctl_addr, |s| s.addr);
+            let mut buf = vec![0u8; CHUNK as usize];
+            for (c, nva) in chunks {
+                for (i, part) in buf.chunks_mut(MAX_PIECE as usize).enumerate() {
+                    src.rread(nva + i as u64 * MAX_PIECE, part)
+                        .map_err(|source| RackClientError::Node {
+                            node: from,
+                            addr: from_addr,
+                            source,
+                        })?;
+                }
+                let err = |source| RackClientError::Node {
+                    node: to,
+                    addr: to_addr,
+                    source,
+                };
+                let a = dst
+                    .ralloc(CHUNK, clio_wire::payload::perms::RW)
+                    .map_err(err)?;
+                copied.insert(*c, a.va);
+                for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
+                    dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
+                }
+                bytes += CHUNK;
+            }
+            // Everything is on `to` before the switch makes it the owner.
+            dst.rfence().map_err(|source| RackClientError::Node {
+                node: to,
+                addr: to_addr,
+                source,
+            })?;
+            self.call_controller(Message::MoveRegion {
+                region,
+                from,
+                from_epoch,
+                to,
+            })
+        })();
+        let switched = match copy {
+            Ok(Message::Owner(p)) if p.node == to => Ok(()),
+            Ok(other) => Err(RackClientError::Controller {
+                addr: self.ctl_addr,
+                source: io::Error::other(format!("unexpected answer to MoveRegion: {other:?}")),
+            }),
+            // A lost answer to the switch: the controller decides what happened.
+            Err(e @ RackClientError::Controller { .. }) => match self.lookup(region) {
+                Ok(p) if p.node == to => Ok(()),
+                _ => Err(e),
+            },
+            Err(e) => Err(e),
+        };
+        if let Err(e) = switched {
+            // Roll back: the source serves again, the copies go.
+            for nva in &paused {
+                let _ = self.gate(from, region, pid, *nva, GateState::Open);
+            }
+            for nva in copied.values() {
+                let _ = dst.rfree(*nva, CHUNK);
+            }
+            return Err(e);
+        }
+        Ok((
+            Migration {
+                region,
+                from,
+                to,
+                bytes,
+                paused: started.elapsed(),
+            },
+            copied,
+        ))
+    }
+}

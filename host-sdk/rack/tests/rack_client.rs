@@ -1,0 +1,328 @@
+//! The SDK side and the node side together: a local rack (controller and
+//! emulated nodes over real UDP), a `RackClient` in process and over UDP.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clio::ClientConfig;
+use clio_config::BoardConfig;
+use clio_control::{GateState, Message, VREGION_BYTES};
+use clio_rack::client::CHUNK;
+use clio_rack::local::LocalRack;
+use clio_rack::{RackClient, RackClientError, UdpLinks};
+
+fn board() -> BoardConfig {
+    BoardConfig::embedded("emulator").unwrap()
+}
+
+fn start(m: usize, dir: &tempfile::TempDir) -> LocalRack {
+    LocalRack::start(
+        m,
+        &board(),
+        "127.0.0.1:0".parse().unwrap(),
+        &dir.path().join("rack.log"),
+        1000,
+    )
+    .unwrap()
+}
+
+fn in_process(r: &LocalRack) -> RackClient<clio::backend::InProcess<clio_rack::SharedNode>> {
+    RackClient::new(
+        r.config(),
+        r.controller_addr(),
+        r.links(),
+        ClientConfig::from_board(&board()),
+    )
+    .unwrap()
+}
+
+fn pattern(seed: u64, n: usize) -> Vec<u8> {
+    (0..n)
+        .map(|i| (seed.wrapping_mul(31).wrapping_add(i as u64 * 7) >> 1) as u8)
+        .collect()
+}
+
+#[test]
+fn an_allocation_spans_regions_and_nodes_and_requests_split_at_edges() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(3, &dir);
+    let c = in_process(&r);
+    // 3 GiB: three regions, least-loaded first: one on each node.
+    let va = c.ralloc(3 * VREGION_BYTES).unwrap();
+    let owners: Vec<_> = (0..3)
+        .map(|i| c.owner_of((va >> 30) as u32 + i).unwrap())
+        .collect();
+    assert_eq!(owners, [1, 2, 3]);
+    // A write across the region 0/1 boundary and one across a chunk edge.
+    let edge = va + VREGION_BYTES - 100;
+    let data = pattern(1, 300);
+    c.rwrite(edge, &data).unwrap();
+    let chunk_edge = va + 2 * VREGION_BYTES + CHUNK - 5;
+    c.rwrite(chunk_edge, &pattern(2, 10)).unwrap();
+    let mut back = vec![0u8; 300];
+    c.rread(edge, &mut back).unwrap();
+    assert_eq!(back, data);
+    let mut back = vec![0u8; 10];
+    c.rread(chunk_edge, &mut back).unwrap();
+    assert_eq!(back, pattern(2, 10));
+    // The two halves really live on two boards: node 1 holds the first 100 bytes.
+    let n1 = r.nodes()[0].lock().board().stats().fast.packets_in;
+    let n2 = r.nodes()[1].lock().board().stats().fast.packets_in;
+    assert!(n1 > 0 && n2 > 0);
+    // Atomics route to the word's node.
+    let w = va + 2 * VREGION_BYTES + 64;
+    assert_eq!(c.faa(w, 5).unwrap(), 0);
+    assert_eq!(c.cas(w, 5, 9).unwrap(), 5);
+    assert_eq!(c.tas(w).unwrap(), 9);
+    assert!(matches!(
+        c.faa(w + 4, 1),
+        Err(RackClientError::InvalidArgument { what: "va", .. })
+    ));
+    // A fence waits on all three nodes this client touched.
+    assert_eq!(c.rfence().unwrap(), 3);
+    assert_eq!(c.rrelease().unwrap(), 3);
+    // Outside the allocation.
+    let err = c.rread(va + 3 * VREGION_BYTES, &mut [0u8; 8]).unwrap_err();
+    assert!(matches!(err, RackClientError::Unallocated { .. }), "{err}");
+    // Free: regions go back to the controller and can be allocated again.
+    c.rfree(va).unwrap();
+    assert!(matches!(
+        c.rfree(va),
+        Err(RackClientError::Unallocated { .. })
+    ));
+    assert_eq!(c.ralloc(1).unwrap(), va);
+}
+
+#[test]
+fn over_udp_a_client_reaches_every_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(2, &dir);
+    let c = RackClient::new(
+        r.config(),
+        r.controller_addr(),
+        UdpLinks,
+        ClientConfig::from_board(&board()),
+    )
+    .unwrap();
+    let va = c.ralloc(2 * VREGION_BYTES).unwrap();
+    let at = va + VREGION_BYTES - 2000;
+    let data = pattern(3, 4000);
+    c.rwrite(at, &data).unwrap();
+    let mut back = vec![0u8; 4000];
+    c.rread(at, &mut back).unwrap();
+    assert_eq!(back, data);
+    assert_eq!(c.rfence().unwrap(), 2);
+    // Migration over UDP: the gate travels as a control datagram to the node's port.
+    let m = c.migrate((va >> 30) as u32, 2).unwrap();
+    assert_eq!((m.from, m.to, m.bytes), (1, 2, CHUNK));
+    c.rread(at, &mut back).unwrap();
+    assert_eq!(back, data);
+}
+
+#[test]
+fn an_unreachable_controller_is_named() {
+    let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let dead = sock.local_addr().unwrap();
+    drop(sock);
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(1, &dir);
+    let c = RackClient::new(
+        r.config(),
+        dead,
+        r.links(),
+        ClientConfig::from_board(&board()),
+    )
+    .unwrap();
+    c.set_controller_timeout(Duration::from_millis(20), 2);
+    let err = c.ralloc(100).unwrap_err();
+    assert!(matches!(err, RackClientError::Controller { addr, .. } if addr == dead));
+    assert!(err.to_string().contains(&dead.to_string()), "{err}");
+}
+
+#[test]
+fn migration_under_concurrent_writers_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(2, &dir);
+    let c = Arc::new(in_process(&r));
+    let va = c.ralloc(2 * CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    let from = c.owner_of(region).unwrap();
+    let to = 3 - from;
+    // Touch both chunks.
+    c.rwrite(va, &[1; 64]).unwrap();
+    c.rwrite(va + CHUNK, &[1; 64]).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    // Two writers, each owning its own words: the model is what each last wrote
+    // and got acknowledged.
+    let writers: Vec<_> = (0..2u64)
+        .map(|t| {
+            let c = Arc::clone(&c);
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut model = BTreeMap::new();
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) || i < 200 {
+                    // Words spread over both chunks; thread t owns odd/even slots.
+                    let slot = (i * 2 + t) % 1024;
+                    let at = va + (slot % 2) * CHUNK + slot * 8;
+                    let v = (t << 60) | i;
+                    c.rwrite(at, &v.to_le_bytes()).unwrap();
+                    model.insert(at, v);
+                    i += 1;
+                }
+                model
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(20));
+    let m = c.migrate(region, to).unwrap();
+    assert_eq!((m.from, m.to, m.bytes), (from, to, 2 * CHUNK));
+    assert_eq!(c.owner_of(region), Some(to));
+    stop.store(true, Ordering::Relaxed);
+    let mut model = BTreeMap::new();
+    for w in writers {
+        model.extend(w.join().unwrap());
+    }
+    for (at, v) in &model {
+        let mut b = [0u8; 8];
+        c.rread(*at, &mut b).unwrap();
+        assert_eq!(u64::from_le_bytes(b), *v, "word at {at:#x}");
+    }
+    // The source answers MOVED to its old ranges; the controller agrees.
+    let src = r.nodes()[usize::from(from) - 1].lock();
+    assert!(src
+        .gates()
+        .iter()
+        .all(|g| g.state == GateState::Moved && g.region == region));
+    assert_eq!(src.gates().len(), 2);
+}
+
+#[test]
+fn a_failed_migration_rolls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(2, &dir);
+    let c = in_process(&r);
+    let va = c.ralloc(CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    let from = c.owner_of(region).unwrap();
+    let to = 3 - from;
+    c.rwrite(va, b"before").unwrap();
+    // The target is declared dead before the switch: the controller refuses the
+    // move, the source reopens, the data stays where it was.
+    r.silence(to);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let mut ctl = clio_rack::service::Client::connect(r.controller_addr()).unwrap();
+    // Wait for the controller to declare it dead on its own clock.
+    while !matches!(
+        ctl.call(Message::NodeStatus { node: to }).unwrap(),
+        Message::NodeReport { live: false, .. }
+    ) {
+        assert!(std::time::Instant::now() < deadline, "never declared dead");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let before = r.nodes()[usize::from(to) - 1].lock().pressure();
+    let err = c.migrate(region, to).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RackClientError::Refused {
+                code: clio_control::ErrorCode::NodeDead,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(c.owner_of(region), Some(from));
+    assert!(r.nodes()[usize::from(from) - 1].lock().gates().is_empty());
+    c.rwrite(va + 6, b" after").unwrap();
+    let mut b = [0u8; 12];
+    c.rread(va, &mut b).unwrap();
+    assert_eq!(&b, b"before after");
+    // The target's copy was freed again.
+    assert_eq!(r.nodes()[usize::from(to) - 1].lock().pressure(), before);
+}
+
+#[test]
+fn a_source_that_dies_mid_migration_leaves_the_region_where_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(2, &dir);
+    let cfg = ClientConfig {
+        request_timeout_ns: 200_000_000,
+        ..ClientConfig::from_board(&board())
+    };
+    let c = RackClient::new(r.config(), r.controller_addr(), UdpLinks, cfg).unwrap();
+    let va = c.ralloc(CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    c.rwrite(va, b"data").unwrap();
+    let from = c.owner_of(region).unwrap();
+    // The source's board stops answering (its server is gone) before the copy.
+    r.kill(from).unwrap();
+    let err = c.migrate(region, 3 - from).unwrap_err();
+    assert!(
+        matches!(&err, RackClientError::Gate { node, .. } | RackClientError::Node { node, .. } if *node == from),
+        "{err}"
+    );
+    // Never half: the controller still names the source, the cache too.
+    let mut ctl = clio_rack::service::Client::connect(r.controller_addr()).unwrap();
+    assert!(matches!(
+        ctl.call(Message::Lookup { region }).unwrap(),
+        Message::Owner(p) if p.node == from
+    ));
+    assert_eq!(c.owner_of(region), Some(from));
+}
+
+#[test]
+fn a_node_declared_dead_is_fenced_until_it_says_hello_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(2, &dir);
+    let mut ctl = clio_rack::service::Client::connect(r.controller_addr()).unwrap();
+    r.silence(2);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let dead_epoch = loop {
+        if let Message::NodeReport {
+            live: false, epoch, ..
+        } = ctl.call(Message::NodeStatus { node: 2 }).unwrap()
+        {
+            break epoch;
+        }
+        assert!(std::time::Instant::now() < deadline, "never declared dead");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // The old incarnation's heartbeats are refused (its epoch is stale).
+    assert!(matches!(
+        ctl.call(Message::Heartbeat {
+            node: 2,
+            epoch: 1,
+            pressure: clio_control::Pressure {
+                used_bytes: 0,
+                free_bytes: 1
+            }
+        })
+        .unwrap(),
+        Message::Refused {
+            code: clio_control::ErrorCode::StaleEpoch,
+            ..
+        }
+    ));
+    // No new regions land on it: a 1 GiB allocation goes to node 1.
+    let c = in_process(&r);
+    let va = c.ralloc(1).unwrap();
+    assert_eq!(c.owner_of((va >> 30) as u32), Some(1));
+    // Hello again: an epoch above the fence, live again.
+    let e = r.rejoin(2).unwrap();
+    assert!(e > dead_epoch, "{e} > {dead_epoch}");
+    assert!(matches!(
+        ctl.call(Message::NodeStatus { node: 2 }).unwrap(),
+        Message::NodeReport { live: true, epoch, .. } if epoch == e
+    ));
+    // An unknown node id is refused by name.
+    assert!(matches!(
+        ctl.call(Message::NodeStatus { node: 9 }).unwrap(),
+        Message::Refused {
+            code: clio_control::ErrorCode::UnknownNode,
+            field: clio_control::Field::NodeStatusNode
+        }
+    ));
+}
