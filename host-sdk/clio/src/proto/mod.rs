@@ -46,7 +46,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use clio_wire::clio::{flags, HEADER_LEN, MAX_PAYLOAD};
 use clio_wire::payload::{
     perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, FreeReq, InfoResp,
-    OpenSessionReq, OpenSessionResp,
+    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
 
@@ -170,6 +170,18 @@ pub enum Request<'a> {
     /// A pointer chase executed by the board (see [`crate::chase`]);
     /// ordered as a barrier (the pages it reads are not known in advance).
     PointerChase(ChaseRequest),
+    /// A call of offload `offload`'s operation `op` at the memory node,
+    /// with the offload-defined `args` (one packet: the fixed part and the
+    /// arguments must fit the MTU). Not ordered against this PID's memory
+    /// operations: the offload works in its own address space.
+    OffloadCall {
+        /// Offload id registered at the board.
+        offload: u32,
+        /// Operation of that offload.
+        op: u16,
+        /// Its arguments.
+        args: &'a [u8],
+    },
 }
 
 impl Request<'_> {
@@ -191,6 +203,7 @@ impl Request<'_> {
             Request::OpenSession { .. } => OpKind::OpenSession,
             Request::CloseSession => OpKind::CloseSession,
             Request::PointerChase(_) => OpKind::PointerChase,
+            Request::OffloadCall { .. } => OpKind::OffloadCall,
         }
     }
 }
@@ -299,6 +312,8 @@ pub enum Completion {
     Closed,
     /// A pointer chase finished (found, end of list, or hop limit).
     Chased(ChaseResult),
+    /// An offload call succeeded; its result bytes.
+    Offloaded(Vec<u8>),
 }
 
 /// Counters of what the connection saw and did.
@@ -360,6 +375,7 @@ enum Params {
     Atomic(AtomicArgs),
     Open(Option<ShareToken>),
     Chase(ChaseReq),
+    Offload(OffloadCallReq),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -758,6 +774,16 @@ impl Connection {
                 c.validate(self.mtu as usize)?;
                 (c.va, 0, Params::Chase(c.wire()), Footprint::Barrier, None)
             }
+            Request::OffloadCall { offload, op, args } => {
+                if OffloadCallReq::LEN + args.len() > self.mtu as usize {
+                    return Err(ClioError::InvalidArgument {
+                        what: "args",
+                        reason: "offload call does not fit one packet (MTU)",
+                    });
+                }
+                let r = OffloadCallReq { offload, op };
+                (0, 0, Params::Offload(r), Footprint::None, Some(args))
+            }
         };
 
         let idx = match self.free.pop() {
@@ -786,6 +812,8 @@ impl Connection {
                 }
                 _ => HEADER_LEN as u64,
             },
+            // The result's length is the offload's business: at most a packet.
+            OpKind::OffloadCall => (HEADER_LEN + self.mtu as usize) as u64,
             _ => (HEADER_LEN + AtomicResp::LEN) as u64,
         };
         let pool = &mut self.pool;
@@ -812,6 +840,15 @@ impl Connection {
         }
         s.data.clear();
         match (kind, data) {
+            (OpKind::OffloadCall, Some(d)) => {
+                // The packet's whole payload: the fixed part, then the args.
+                if let Params::Offload(r) = params {
+                    let mut f = [0u8; OffloadCallReq::LEN];
+                    let _ = r.emit(&mut f);
+                    s.data.extend_from_slice(&f);
+                }
+                s.data.extend_from_slice(d)
+            }
             (_, Some(d)) => s.data.extend_from_slice(d),
             (OpKind::Read, None) => s.data.resize(len as usize, 0),
             _ => {}
@@ -1159,6 +1196,7 @@ impl Connection {
                 let n = c.emit(&mut small).unwrap_or(0);
                 &small[..n]
             }
+            (OpKind::OffloadCall, _) => &s.data[..],
             _ => &[],
         };
         h.payload_len = payload.len() as u16;
@@ -1424,6 +1462,15 @@ impl Connection {
             self.complete(idx, now, Ok(Completion::Closed));
             return;
         }
+        if kind == OpKind::OffloadCall && h.status == Status::OffloadRefused {
+            let code = match OffloadCallResp::parse(p.payload()) {
+                Ok(r) if r.code != 0 => r.code,
+                _ => return self.protocol(idx, now, "offload_call_resp.code"),
+            };
+            let e = ClioError::OffloadRefused { op: kind, code };
+            self.complete(idx, now, Err(e));
+            return;
+        }
         let (pid, session) = self.session.map_or((0, 0), |c| (c.pid, c.session));
         if let Some(e) = ClioError::from_status(h.status, kind, s.va, pid, session, h.epoch) {
             self.complete(idx, now, Err(e));
@@ -1531,6 +1578,13 @@ impl Connection {
                     Err(field) => return self.protocol(idx, now, field),
                 }
             }
+            OpKind::OffloadCall => match OffloadCallResp::parse(payload) {
+                Ok(r) if r.code == 0 => Ok(Completion::Offloaded(
+                    payload[OffloadCallResp::LEN..].to_vec(),
+                )),
+                Ok(_) => return self.protocol(idx, now, "offload_call_resp.code"),
+                Err(e) => return self.protocol(idx, now, e.field),
+            },
             OpKind::Release => return,
         };
         self.complete(idx, now, result);
