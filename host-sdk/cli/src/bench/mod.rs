@@ -9,6 +9,7 @@
 mod boards;
 mod fault;
 mod inproc;
+mod kv;
 mod latency;
 mod peer;
 mod radix;
@@ -70,10 +71,12 @@ pub enum Which {
     Memcached,
     /// Radix-tree lookups by rchase vs by rread over UDP (issue #16).
     Radix,
+    /// YCSB A-D against Clio-KV, memcached and redis-server (issue #16).
+    Kv,
 }
 
 impl Which {
-    const ALL: [Which; 8] = [
+    const ALL: [Which; 9] = [
         Which::Latency,
         Which::Async,
         Which::Inproc,
@@ -82,6 +85,7 @@ impl Which {
         Which::Ptes,
         Which::Memcached,
         Which::Radix,
+        Which::Kv,
     ];
 
     fn name(self) -> &'static str {
@@ -94,6 +98,7 @@ impl Which {
             Which::Ptes => "ptes",
             Which::Memcached => "memcached",
             Which::Radix => "radix",
+            Which::Kv => "kv",
         }
     }
 
@@ -172,6 +177,12 @@ pub struct Plan {
     pub radix_keys: usize,
     /// Radix: lookups of each kind (rchase, rread).
     pub radix_lookups: usize,
+    /// KV: keys loaded per value size.
+    pub kv_keys: u64,
+    /// KV: requests per (workload, distribution, mode, store).
+    pub kv_ops: usize,
+    /// KV: requests in flight when pipelined.
+    pub kv_depth: usize,
 }
 
 impl Plan {
@@ -208,6 +219,9 @@ impl Plan {
                 peer_batch: 20,
                 radix_keys: 300,
                 radix_lookups: 50,
+                kv_keys: 2000,
+                kv_ops: 400,
+                kv_depth: 16,
             }
         } else {
             Plan {
@@ -228,6 +242,9 @@ impl Plan {
                 peer_batch: 100,
                 radix_keys: 5000,
                 radix_lookups: 500,
+                kv_keys: 100_000,
+                kv_ops: 10_000,
+                kv_depth: 32,
             }
         }
     }
@@ -408,6 +425,7 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
         Which::Ptes => scale::ptes(ctx),
         Which::Memcached => peer::run(ctx),
         Which::Radix => radix::run(ctx),
+        Which::Kv => kv::run(ctx),
     }
 }
 
