@@ -10,8 +10,8 @@
 //! the latest keys; request keys Zipf (θ = 0.99, scrambled) or uniform over
 //! the loaded keys (D: Zipf over recency, or uniform). Each value size gets
 //! a fresh board, loaded with `keys` keys; its per-address-space quota is
-//! raised so 100 K 1 KiB values fit (the stock emulator config gives an
-//! address space 64 MiB). memcached runs with 1 GiB of memory (no eviction).
+//! raised to nearly the whole data region (the stock emulator config gives
+//! an address space 64 MiB). memcached runs with 1 GiB (no eviction).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
