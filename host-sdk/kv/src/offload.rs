@@ -8,7 +8,7 @@
 //!   fingerprints, one pad byte, seven 8-byte object VAs (0 = empty);
 //!   words little-endian, as the board's atomics see them;
 //! - objects: `key_len: u16`, pad, `value_len: u32`, key, value (LE
-//!   header), placed by a size-class allocator over 1 MiB chunks taken with
+//!   header), placed by a size-class allocator over 4 MiB chunks taken with
 //!   `alloc`.
 //!
 //! Atomic writes: an object is written in full before its VA is published
@@ -29,8 +29,10 @@ pub const SLOT_LEN: usize = 72;
 pub const SLOT_ENTRIES: usize = 7;
 /// Object header bytes.
 const OBJ_HDR: usize = 8;
-/// Bytes taken from the board at a time for objects and chained slots.
-const CHUNK: u64 = 1 << 20;
+/// Bytes taken from the board at a time for objects and chained slots: the
+/// emulated board's default page (4 MiB); a smaller chunk still takes a
+/// whole page of the address space's quota.
+const CHUNK: u64 = 4 << 20;
 /// Granularity of the object allocator's size classes.
 const CLASS: usize = 64;
 /// Default head slots.
