@@ -31,6 +31,7 @@ APT_TOOLS=(
     "yosys:yosys"
     "qemu-system-aarch64:qemu-system-arm"
     "memcached:memcached"
+    "redis-server:redis-server"
     "make:make"
     "tclsh:tcl"
 )

@@ -333,9 +333,19 @@ fn every_bad_packet_gets_its_answer_and_the_board_keeps_serving() {
             Status::Malformed,
         ),
         (
-            "offload call",
+            "offload call shorter than its OffloadCallReq",
             raw.req(Opcode::OffloadCall, pid, 0, 0, &[0, 0, 0, 1]),
-            Status::Unsupported,
+            Status::Malformed,
+        ),
+        (
+            "offload call with reserved bits set",
+            raw.req(Opcode::OffloadCall, pid, 0, 0, &[0, 0, 0, 1, 0, 1, 0, 1]),
+            Status::Malformed,
+        ),
+        (
+            "offload call of an unregistered offload id",
+            raw.req(Opcode::OffloadCall, pid, 0, 0, &[0, 0xab, 0, 1, 0, 1, 0, 0]),
+            Status::NoSuchOffload,
         ),
     ];
     // A write packet whose slice ends past the write's total length.

@@ -141,7 +141,11 @@ pub fn run(a: &SimArgs) -> Result<()> {
             clio_emu::server::serve(board, socket, opts, &stop)?;
         }
         None => {
-            let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
+            let mut board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
+            // Clio-KV as offload 1 (issue #16); it takes memory only when used.
+            board
+                .register_offload(clio_kv::OFFLOAD_ID, Box::<clio_kv::KvOffload>::default())
+                .map_err(anyhow::Error::msg)?;
             serving(&socket)?;
             clio_emu::server::serve(board, socket, opts, &stop)?;
         }

@@ -29,7 +29,15 @@ type Reply = oneshot::Sender<Result<Completion, ClioError>>;
 
 enum Owned {
     Req(Request<'static>),
-    Write { va: u64, data: Vec<u8> },
+    Write {
+        va: u64,
+        data: Vec<u8>,
+    },
+    Offload {
+        offload: u32,
+        op: u16,
+        args: Vec<u8>,
+    },
     SetMtu(usize),
 }
 
@@ -365,6 +373,32 @@ impl AsyncSession {
         async move { f.await.map(drop) }
     }
 
+    /// Call operation `op` of offload `offload` at the memory node with
+    /// `args` (copied; one packet); submitted when called, so several calls
+    /// pipeline. Returns the offload's result bytes (errors as
+    /// [`crate::Session::offload_call`]).
+    pub fn offload_call(
+        &self,
+        offload: u32,
+        op: u16,
+        args: &[u8],
+    ) -> impl Future<Output = Result<Vec<u8>, ClioError>> {
+        let f = self.submit(Owned::Offload {
+            offload,
+            op,
+            args: args.to_vec(),
+        });
+        async move {
+            match f.await? {
+                Completion::Offloaded(r) => Ok(r),
+                _ => Err(ClioError::Protocol {
+                    op: OpKind::OffloadCall,
+                    field: "clio.opcode",
+                }),
+            }
+        }
+    }
+
     /// Pointer chase with value compare, executed by the board in one round
     /// trip (see [`crate::chase`]); submitted when called, ordered after
     /// every earlier call of the session (a barrier).
@@ -464,6 +498,11 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
             let r = match &cmd.op {
                 Owned::Req(req) => conn.submit(*req),
                 Owned::Write { va, data } => conn.submit(Request::Write { va: *va, data }),
+                Owned::Offload { offload, op, args } => conn.submit(Request::OffloadCall {
+                    offload: *offload,
+                    op: *op,
+                    args,
+                }),
                 Owned::SetMtu(m) => {
                     let r = conn.set_mtu(*m).map(|()| Completion::Released);
                     let _ = cmd.reply.send(r);

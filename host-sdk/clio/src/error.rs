@@ -35,6 +35,8 @@ pub enum OpKind {
     CloseSession,
     /// `rchase`: a pointer chase executed by the board (`POINTER_CHASE`).
     PointerChase,
+    /// `offload_call`: a call of an offload at the memory node (`OFFLOAD_CALL`).
+    OffloadCall,
 }
 
 impl OpKind {
@@ -55,6 +57,7 @@ impl OpKind {
             OpKind::OpenSession => Opcode::OpenSession,
             OpKind::CloseSession => Opcode::CloseSession,
             OpKind::PointerChase => Opcode::PointerChase,
+            OpKind::OffloadCall => Opcode::OffloadCall,
             OpKind::Release => return None,
         })
     }
@@ -77,6 +80,7 @@ impl OpKind {
             OpKind::OpenSession => "open-session",
             OpKind::CloseSession => "close-session",
             OpKind::PointerChase => "pointer-chase",
+            OpKind::OffloadCall => "offload-call",
         }
     }
 }
@@ -215,6 +219,26 @@ pub enum ClioError {
         /// The operation.
         op: OpKind,
     },
+    /// No offload is registered at the board under the id the call named.
+    #[error("{op}: no such offload at the board")]
+    NoSuchOffload {
+        /// The operation.
+        op: OpKind,
+    },
+    /// The offload faulted serving the call (the board keeps serving).
+    #[error("{op}: the offload faulted")]
+    OffloadFault {
+        /// The operation.
+        op: OpKind,
+    },
+    /// The offload refused the call; `code` is its reason (offload-defined).
+    #[error("{op}: the offload refused the call (code {code})")]
+    OffloadRefused {
+        /// The operation.
+        op: OpKind,
+        /// The offload's reason.
+        code: u16,
+    },
     /// A checksum-valid response disagrees with its request (a board bug).
     #[error("{op}: response field {field} is inconsistent with the request")]
     Protocol {
@@ -313,6 +337,10 @@ impl ClioError {
             Status::OutOfMemory => ClioError::OutOfMemory { op },
             Status::Malformed => ClioError::Malformed { op, va },
             Status::Unsupported => ClioError::Unsupported { op },
+            Status::NoSuchOffload => ClioError::NoSuchOffload { op },
+            Status::OffloadFault => ClioError::OffloadFault { op },
+            // The reason code travels in the payload; the connection reads it.
+            Status::OffloadRefused => ClioError::OffloadRefused { op, code: 0 },
         })
     }
 }

@@ -635,6 +635,25 @@ impl<T: Transport> Session<T> {
         self.word_call(Request::FetchAndAdd { va, addend })
     }
 
+    /// Call operation `op` of offload `offload` at the memory node with
+    /// `args` (one packet); returns the offload's result bytes. Offload
+    /// errors: [`ClioError::NoSuchOffload`], [`ClioError::OffloadFault`],
+    /// [`ClioError::OffloadRefused`] (with the offload's reason code).
+    pub fn offload_call(
+        &mut self,
+        offload: u32,
+        op: u16,
+        args: &[u8],
+    ) -> Result<Vec<u8>, ClioError> {
+        match self.call(Request::OffloadCall { offload, op, args })? {
+            Completion::Offloaded(r) => Ok(r),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::OffloadCall,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
     /// Pointer chase with value compare, executed by the board in one round
     /// trip (`POINTER_CHASE`; see [`crate::chase`] for the outcomes, the
     /// hop cap and the errors). Ordered after every earlier call.

@@ -62,6 +62,8 @@ pub struct Board {
     fast: FastPath<Vec<u8>>,
     slow: InProcSlowPath,
     rx: Span,
+    /// The offload engine behind the fast path's offload port.
+    offloads: crate::offload::OffloadEngine,
 }
 
 impl std::fmt::Debug for Board {
@@ -115,7 +117,11 @@ impl Board {
             fast,
             slow,
             rx: lay.rx_ring,
+            offloads: Default::default(),
         };
+        // `OFFLOAD_CALL` reaches the offload engine (an unknown id is
+        // answered `NO_SUCH_OFFLOAD`, not `UNSUPPORTED`).
+        b.fast.attach_offload_port();
         b.settle(&mut |_, _| {});
         Ok(b)
     }
@@ -123,6 +129,27 @@ impl Board {
     /// The fast-path model (for inspection and benchmarks).
     pub fn fast(&self) -> &FastPath<Vec<u8>> {
         &self.fast
+    }
+
+    /// The fast-path model, mutable (the offload engine answers through it).
+    pub(crate) fn fast_mut(&mut self) -> &mut FastPath<Vec<u8>> {
+        &mut self.fast
+    }
+
+    /// Register `offload` under `id` (not 0, not taken): `OFFLOAD_CALL`s
+    /// naming `id` reach it. It opens its own session (its own address
+    /// space, under the board's quotas) on its first memory access.
+    pub fn register_offload(
+        &mut self,
+        id: u32,
+        offload: Box<dyn crate::offload::Offload>,
+    ) -> Result<(), BoardError> {
+        self.offloads.register(id, offload).map_err(BoardError)
+    }
+
+    /// The offload engine's counters.
+    pub fn offload_counters(&self) -> crate::offload::OffloadCounters {
+        self.offloads.counters()
     }
 
     /// The slow path (sessions, ranges, counters), for inspection.
@@ -157,6 +184,20 @@ impl Board {
     /// the slow path is finished before returning, so a forwarded alloc is
     /// answered within the call, as a pipelined board answers it promptly.
     pub fn handle(&mut self, from: u64, packet: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
+        self.handle_raw(from, packet, out);
+        if self.fast.has_offload_port() {
+            // The engine borrows the board for its offloads' own requests.
+            let mut eng = std::mem::take(&mut self.offloads);
+            while let Some(job) = self.fast.take_offload() {
+                eng.serve(self, job, out);
+            }
+            self.offloads = eng;
+        }
+    }
+
+    /// [`Board::handle`] without serving queued offload calls (the path of
+    /// the offloads' own memory requests).
+    pub(crate) fn handle_raw(&mut self, from: u64, packet: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
         let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
         self.fast.receive(FpClient(from), packet, &mut cb);
         if self.slow_work_waiting() {

@@ -9,6 +9,7 @@
 pub mod board;
 pub mod clients;
 pub mod faults;
+pub mod offload;
 pub mod qemu;
 pub mod rtl;
 pub mod server;
@@ -17,5 +18,6 @@ pub mod slow;
 pub use board::{boot_seed, Board, BoardError, BoardStats, QemuBoard};
 pub use clients::{ClientCounters, ClientTable};
 pub use faults::{FaultConfig, FaultyLink};
+pub use offload::{MemError, Offload, OffloadCounters, OffloadError, OffloadMem};
 pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};
 pub use slow::InProcSlowPath;

@@ -254,6 +254,17 @@ wire_enum! {
         /// request (an allocation larger than the data region, a response
         /// beyond the board's per-request bound): split it, do not retry it.
         TooLarge = 12 => "TOO_LARGE",
+        /// `OffloadCall` names an offload id that no offload is registered
+        /// under at this board (a board without an offload engine answers
+        /// `Unsupported` instead).
+        NoSuchOffload = 13 => "NO_SUCH_OFFLOAD",
+        /// The offload faulted while serving the call (a memory access of
+        /// its own address space failed, or it crashed); the board keeps
+        /// serving, the call's effects up to the fault may remain.
+        OffloadFault = 14 => "OFFLOAD_FAULT",
+        /// The offload refused the call; the answer carries an
+        /// `OffloadCallResp` whose `code` (defined by the offload) says why.
+        OffloadRefused = 15 => "OFFLOAD_REFUSED",
         /// The VA's 1 GiB vRegion is no longer served by this memory node (a
         /// rack migrated it): nothing executed; ask the rack controller where
         /// the region lives now and send the request there.

@@ -314,27 +314,77 @@ impl ChaseResp {
     }
 }
 
-/// Fixed part of an `OffloadCall`: which offload; its arguments follow.
+/// Fixed part of an `OffloadCall`: which offload and which of its
+/// operations; the operation's arguments (defined by the offload) follow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct OffloadReq {
+pub struct OffloadCallReq {
     /// Offload id registered on the board.
     pub offload: u32,
+    /// Operation of that offload.
+    pub op: u16,
 }
 
-impl OffloadReq {
+impl OffloadCallReq {
     /// Encoded length of the fixed part.
-    pub const LEN: usize = 4;
-    /// Parse.
+    pub const LEN: usize = 8;
+    /// Parse the fixed part; returns it and the arguments after it.
+    pub fn parse_with_args(b: &[u8]) -> Result<(Self, &[u8])> {
+        Ok((Self::parse(b)?, &b[Self::LEN..]))
+    }
+    /// Parse the fixed part; the reserved bytes must be zero.
     pub fn parse(b: &[u8]) -> Result<Self> {
-        need("offload.payload", b, Self::LEN)?;
-        Ok(OffloadReq {
+        need("offload_call.payload", b, Self::LEN)?;
+        let rsvd = be16(b, 6);
+        if rsvd != 0 {
+            return Err(Error::new(
+                "offload_call.reserved",
+                ErrorKind::Reserved(rsvd as u64),
+            ));
+        }
+        Ok(OffloadCallReq {
             offload: be32(b, 0),
+            op: be16(b, 4),
         })
     }
-    /// Emit; returns bytes written.
+    /// Emit the fixed part; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
-        need("offload.payload", b, Self::LEN)?;
+        need("offload_call.payload", b, Self::LEN)?;
         set_be32(b, 0, self.offload);
+        set_be16(b, 4, self.op);
+        set_be16(b, 6, 0);
+        Ok(Self::LEN)
+    }
+}
+
+/// Fixed part of an `OffloadCallResp` with status `Ok` or `OffloadRefused`;
+/// the operation's result bytes (defined by the offload) follow it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffloadCallResp {
+    /// 0 with status `Ok`; with `OffloadRefused`, the offload's reason
+    /// (never 0).
+    pub code: u16,
+}
+
+impl OffloadCallResp {
+    /// Encoded length of the fixed part.
+    pub const LEN: usize = 4;
+    /// Parse the fixed part; the reserved bytes must be zero.
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        need("offload_call_resp.payload", b, Self::LEN)?;
+        let rsvd = be16(b, 2);
+        if rsvd != 0 {
+            return Err(Error::new(
+                "offload_call_resp.reserved",
+                ErrorKind::Reserved(rsvd as u64),
+            ));
+        }
+        Ok(OffloadCallResp { code: be16(b, 0) })
+    }
+    /// Emit the fixed part; returns bytes written.
+    pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
+        need("offload_call_resp.payload", b, Self::LEN)?;
+        set_be16(b, 0, self.code);
+        set_be16(b, 2, 0);
         Ok(Self::LEN)
     }
 }

@@ -30,7 +30,7 @@ use std::{format, vec};
 use crate::clio::{self, field, flags, serial_before, HEADER_LEN, MAX_PAYLOAD, RESPONSE_BIT};
 use crate::payload::{
     perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, FreeReq, InfoResp,
-    OffloadReq, OpenSessionReq, OpenSessionResp,
+    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp,
 };
 use crate::pte::{MAX_PAGE_SHIFT, MIN_PAGE_SHIFT};
 use crate::{crc, crc32c, Header, Opcode, Packet, Status};
@@ -296,15 +296,31 @@ fn payloads() -> Vec<PayloadDoc> {
             notes: "",
         },
         PayloadDoc {
-            title: "OffloadReq",
-            rust: "payload::OffloadReq",
-            len: OffloadReq::LEN,
-            carried_by: "OFFLOAD_CALL request (fixed part; arguments follow)",
-            fields: vec![fd("offload", Kind::Int, "an id registered on the board", "which offload")],
-            build: |v| emit_vec(OffloadReq::LEN, |b| OffloadReq { offload: v[0] as u32 }.emit(b)),
+            title: "OffloadCallReq",
+            rust: "payload::OffloadCallReq",
+            len: OffloadCallReq::LEN,
+            carried_by: "OFFLOAD_CALL request (fixed part; the operation's arguments, defined by the offload, follow)",
+            fields: vec![
+                fd("offload", Kind::Int, "an id registered on the board", "which offload"),
+                fd("op", Kind::Int, "defined by the offload", "which operation of it"),
+            ],
+            build: |v| emit_vec(OffloadCallReq::LEN, |b| OffloadCallReq { offload: v[0] as u32, op: v[1] as u16 }.emit(b)),
+            valid: vec![0, 0],
+            parse_ok: |b| OffloadCallReq::parse(b).is_ok(),
+            notes: "Answered by the board's offload engine (the emulated board registers Clio-KV as offload 1): OK + OffloadCallResp + result bytes, NO_SUCH_OFFLOAD for an unknown id, OFFLOAD_FAULT when the offload faulted, OFFLOAD_REFUSED + OffloadCallResp (code = the offload's reason). A board without an offload engine (the RTL fast path alone) answers UNSUPPORTED. Exactly-once is the offload engine's: it remembers its answers per (session, first attempt's req_id) until `ack` passes them.",
+        },
+        PayloadDoc {
+            title: "OffloadCallResp",
+            rust: "payload::OffloadCallResp",
+            len: OffloadCallResp::LEN,
+            carried_by: "OFFLOAD_CALL_RESP with status OK or OFFLOAD_REFUSED (fixed part; result bytes follow with OK)",
+            fields: vec![
+                fd("code", Kind::Int, "0 with OK; the offload's reason (≠ 0) with OFFLOAD_REFUSED", "why the call was refused"),
+            ],
+            build: |v| emit_vec(OffloadCallResp::LEN, |b| OffloadCallResp { code: v[0] as u16 }.emit(b)),
             valid: vec![0],
-            parse_ok: |b| OffloadReq::parse(b).is_ok(),
-            notes: "No board registers offloads today: OFFLOAD_CALL is answered UNSUPPORTED.",
+            parse_ok: |b| OffloadCallResp::parse(b).is_ok(),
+            notes: "",
         },
         PayloadDoc {
             title: "OpenSessionReq",
@@ -535,10 +551,10 @@ fn request_rules(op: Opcode) -> Option<[String; 4]> {
             "POINTER_CHASE_RESP + ChaseResp + value",
         ),
         Opcode::OffloadCall => r(
-            format!("≥ {} (OffloadReq + args)", OffloadReq::LEN),
+            format!("≥ {} (OffloadCallReq + args)", OffloadCallReq::LEN),
             "0 (ignored)",
             "0",
-            "UNSUPPORTED (no offloads registered)",
+            "OFFLOAD_CALL_RESP + OffloadCallResp + result (UNSUPPORTED without an offload engine)",
         ),
         Opcode::Info => r(
             format!("≥ {} zero bytes (anti-amplification)", InfoResp::LEN),
@@ -602,7 +618,7 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
             "resend that packet (a retry of the request)",
         ),
         Status::Unsupported => (
-            "unknown request opcode, or an operation this board does not offer (OFFLOAD_CALL)",
+            "unknown request opcode, or an operation this board does not offer (OFFLOAD_CALL on a board without an offload engine)",
             "do not retry",
         ),
         Status::BadSession => (
@@ -616,6 +632,18 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
         Status::OverQuota => (
             "a per-session or per-address-space limit would be exceeded: ALLOC beyond the PID's memory quota, LOCK while holding `lock_quota` locks, OPEN_SESSION with every session-table entry in use",
             "free or unlock first; do not retry as is",
+        ),
+        Status::NoSuchOffload => (
+            "OFFLOAD_CALL names an offload id no offload is registered under. Header-only",
+            "a client bug or the wrong board; do not retry",
+        ),
+        Status::OffloadFault => (
+            "the offload faulted serving the call (a memory access of its own address space failed, or it crashed); the board and its other offloads keep serving. Header-only",
+            "report it; retrying the same call will most likely fault again",
+        ),
+        Status::OffloadRefused => (
+            "the offload refused the call; the OffloadCallResp after the header carries its reason `code` (Clio-KV: 1 key too long, 2 value too long, 3 no such key, 4 key exists, 5 bad arguments, 6 store full)",
+            "depends on the code; do not retry as is",
         ),
         Status::TooLarge => (
             "the request asks for more than the board can ever serve in one request, whatever is free: ALLOC larger than the board's data region or than the VA window of its page size (a board that is only full answers OUT_OF_MEMORY or OVER_QUOTA)",

@@ -4,7 +4,7 @@
 use clio_wire::clio::{flags, Header, Opcode, Packet, Status, HEADER_LEN};
 use clio_wire::payload::{
     AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, FreeReq, InfoResp,
-    OffloadReq, OpenSessionReq, OpenSessionResp,
+    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp,
 };
 use clio_wire::pte::{Bucket, Pte, VPN_MAX};
 use clio_wire::ring::{Descriptor, Direction, SLOT_LEN};
@@ -278,9 +278,12 @@ proptest! {
         let r = ChaseResp { node_va: a, hops: c, found };
         r.emit(&mut buf).unwrap();
         prop_assert_eq!(ChaseResp::parse(&buf).unwrap(), r);
-        let r = OffloadReq { offload: c };
+        let r = OffloadCallReq { offload: c, op: v16 };
         r.emit(&mut buf).unwrap();
-        prop_assert_eq!(OffloadReq::parse(&buf).unwrap(), r);
+        prop_assert_eq!(OffloadCallReq::parse(&buf).unwrap(), r);
+        let r = OffloadCallResp { code: v16 };
+        r.emit(&mut buf).unwrap();
+        prop_assert_eq!(OffloadCallResp::parse(&buf).unwrap(), r);
         let r = InfoResp { board: InfoResp::board_field(&name), firmware_version: c, rtl_version: c ^ 1,
             build_id: a, config_hash: b, dram_bytes: size, mtu: v16, page_shift: 22, slots_per_bucket: 16, tlb_entries: 64,
             epoch: c ^ 7, sessions: v16 ^ 3 };
@@ -326,7 +329,8 @@ fn clio_wire_fuzz_all(bytes: &[u8]) {
     named(AtomicResp::parse(bytes));
     named(ChaseReq::parse(bytes));
     named(ChaseResp::parse(bytes));
-    named(OffloadReq::parse(bytes));
+    named(OffloadCallReq::parse(bytes));
+    named(OffloadCallResp::parse(bytes));
     named(InfoResp::parse(bytes));
     named(OpenSessionReq::parse(bytes));
     named(OpenSessionResp::parse(bytes));

@@ -74,6 +74,9 @@ package clio_pkg;
   localparam logic [7:0] STATUS_RESTARTED = 8'ha;
   localparam logic [7:0] STATUS_OVER_QUOTA = 8'hb;
   localparam logic [7:0] STATUS_TOO_LARGE = 8'hc;
+  localparam logic [7:0] STATUS_NO_SUCH_OFFLOAD = 8'hd;
+  localparam logic [7:0] STATUS_OFFLOAD_FAULT = 8'he;
+  localparam logic [7:0] STATUS_OFFLOAD_REFUSED = 8'hf;
   localparam logic [7:0] STATUS_MOVED = 8'h10;
 
   // Header flag bits

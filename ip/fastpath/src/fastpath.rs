@@ -77,6 +77,9 @@ pub struct FastPath<D: Dram> {
     pub(crate) buf: Vec<u8>,
     pub(crate) segs: Vec<Seg>,
     pub(crate) info: InfoResp,
+    /// The offload port's queue (`None`: no port, `OffloadCall` is
+    /// answered `Unsupported` as the RTL does).
+    pub(crate) offloads: Option<std::collections::VecDeque<crate::OffloadJob>>,
 }
 
 impl<D: Dram> core::fmt::Debug for FastPath<D> {
@@ -160,6 +163,7 @@ impl<D: Dram> FastPath<D> {
             buf: vec![0; buf_len(lay.mtu)],
             segs: Vec::with_capacity(64),
             info,
+            offloads: None,
             lay,
             opts,
             dram,
@@ -353,6 +357,10 @@ impl<D: Dram> FastPath<D> {
         }
         if self.fence_waiting(h.pid) {
             return self.fail(src, &h, Status::Busy, out);
+        }
+        if h.opcode == Opcode::OffloadCall && self.offloads.is_some() {
+            // The offload engine keeps its own exactly-once records.
+            return self.offload(src, &h, payload, out);
         }
         if h.opcode.is_non_idempotent() {
             let key = dedup_key(&h);

@@ -10,6 +10,7 @@ mod boards;
 mod edm;
 mod fault;
 mod inproc;
+mod kv;
 mod latency;
 mod peer;
 mod rack;
@@ -78,10 +79,12 @@ pub enum Which {
     Memcached,
     /// Radix-tree lookups by rchase vs by rread over UDP (issue #16).
     Radix,
+    /// YCSB A-D against Clio-KV, memcached and redis-server (issue #16).
+    Kv,
 }
 
 impl Which {
-    const ALL: [Which; 8] = [
+    const ALL: [Which; 9] = [
         Which::Latency,
         Which::Async,
         Which::Inproc,
@@ -90,6 +93,7 @@ impl Which {
         Which::Ptes,
         Which::Memcached,
         Which::Radix,
+        Which::Kv,
     ];
 
     fn name(self) -> &'static str {
@@ -102,6 +106,7 @@ impl Which {
             Which::Ptes => "ptes",
             Which::Memcached => "memcached",
             Which::Radix => "radix",
+            Which::Kv => "kv",
         }
     }
 
@@ -180,6 +185,12 @@ pub struct Plan {
     pub radix_keys: usize,
     /// Radix: lookups of each kind (rchase, rread).
     pub radix_lookups: usize,
+    /// KV: keys loaded per value size.
+    pub kv_keys: u64,
+    /// KV: requests per (workload, distribution, mode, store).
+    pub kv_ops: usize,
+    /// KV: requests in flight when pipelined.
+    pub kv_depth: usize,
 }
 
 impl Plan {
@@ -216,6 +227,9 @@ impl Plan {
                 peer_batch: 20,
                 radix_keys: 300,
                 radix_lookups: 50,
+                kv_keys: 2000,
+                kv_ops: 400,
+                kv_depth: 16,
             }
         } else {
             Plan {
@@ -236,6 +250,11 @@ impl Plan {
                 peer_batch: 100,
                 radix_keys: 5000,
                 radix_lookups: 500,
+                // 100 000 keys of 1 KiB filled the emulated board ("store
+                // full"); 50 000 fit.
+                kv_keys: 50_000,
+                kv_ops: 5_000,
+                kv_depth: 32,
             }
         }
     }
@@ -418,6 +437,7 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
         Which::Ptes => scale::ptes(ctx),
         Which::Memcached => peer::run(ctx),
         Which::Radix => radix::run(ctx),
+        Which::Kv => kv::run(ctx),
     }
 }
 

@@ -46,7 +46,7 @@ use std::collections::{BinaryHeap, VecDeque};
 use clio_wire::clio::{flags, HEADER_LEN, MAX_PAYLOAD};
 use clio_wire::payload::{
     perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, FreeReq, InfoResp,
-    OpenSessionReq, OpenSessionResp,
+    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
 
@@ -170,6 +170,18 @@ pub enum Request<'a> {
     /// A pointer chase executed by the board (see [`crate::chase`]);
     /// ordered as a barrier (the pages it reads are not known in advance).
     PointerChase(ChaseRequest),
+    /// A call of offload `offload`'s operation `op` at the memory node,
+    /// with the offload-defined `args` (one packet: the fixed part and the
+    /// arguments must fit the MTU). Not ordered against this PID's memory
+    /// operations: the offload works in its own address space.
+    OffloadCall {
+        /// Offload id registered at the board.
+        offload: u32,
+        /// Operation of that offload.
+        op: u16,
+        /// Its arguments.
+        args: &'a [u8],
+    },
 }
 
 impl Request<'_> {
@@ -191,6 +203,7 @@ impl Request<'_> {
             Request::OpenSession { .. } => OpKind::OpenSession,
             Request::CloseSession => OpKind::CloseSession,
             Request::PointerChase(_) => OpKind::PointerChase,
+            Request::OffloadCall { .. } => OpKind::OffloadCall,
         }
     }
 }
@@ -299,6 +312,8 @@ pub enum Completion {
     Closed,
     /// A pointer chase finished (found, end of list, or hop limit).
     Chased(ChaseResult),
+    /// An offload call succeeded; its result bytes.
+    Offloaded(Vec<u8>),
 }
 
 /// Counters of what the connection saw and did.
@@ -384,6 +399,7 @@ enum Params {
     Open(Option<ShareToken>),
     /// `POINTER_CHASE`'s payload.
     Chase(ChaseReq),
+    Offload(OffloadCallReq),
 }
 
 /// What an armed timer does when it fires.
@@ -540,6 +556,13 @@ impl Slot {
                     return Err("clio.opcode");
                 };
                 Completion::Chased(ChaseResult::decode(&req, payload)?)
+            }
+            OpKind::OffloadCall => {
+                let r = OffloadCallResp::parse(payload).map_err(|e| e.field)?;
+                if r.code != 0 {
+                    return Err("offload_call_resp.code");
+                }
+                Completion::Offloaded(payload[OffloadCallResp::LEN..].to_vec())
             }
             // Handled by the connection; `Release` has no packet.
             OpKind::Read | OpKind::Write | OpKind::OpenSession | OpKind::Release => {
@@ -786,6 +809,15 @@ impl Connection {
         }
         s.data.clear();
         match (kind, prep.data) {
+            (OpKind::OffloadCall, Some(d)) => {
+                // The packet's whole payload: the fixed part, then the args.
+                if let Params::Offload(r) = prep.params {
+                    let mut f = [0u8; OffloadCallReq::LEN];
+                    let _ = r.emit(&mut f);
+                    s.data.extend_from_slice(&f);
+                }
+                s.data.extend_from_slice(d)
+            }
             (_, Some(d)) => s.data.extend_from_slice(d),
             (OpKind::Read, None) => s.data.resize(prep.len as usize, 0),
             _ => {}
@@ -874,6 +906,19 @@ impl Connection {
             Request::PointerChase(c) => {
                 c.validate(self.mtu as usize)?;
                 Ok(prep(c.va, 0, Params::Chase(c.wire()), Footprint::Barrier))
+            }
+            Request::OffloadCall { offload, op, args } => {
+                if OffloadCallReq::LEN + args.len() > self.mtu as usize {
+                    return Err(ClioError::InvalidArgument {
+                        what: "args",
+                        reason: "offload call does not fit one packet (MTU)",
+                    });
+                }
+                let r = OffloadCallReq { offload, op };
+                Ok(Prepared {
+                    data: Some(args),
+                    ..prep(0, 0, Params::Offload(r), Footprint::None)
+                })
             }
         }
     }
@@ -1225,6 +1270,7 @@ impl Connection {
                 let n = c.emit(&mut small).unwrap_or(0);
                 &small[..n]
             }
+            (OpKind::OffloadCall, _) => &s.data[..],
             _ => &[],
         };
         h.payload_len = payload.len() as u16;
@@ -1478,6 +1524,15 @@ impl Connection {
             // Closing a session the board no longer has is done, too.
             self.session = None;
             self.complete(idx, now, Ok(Completion::Closed));
+            return;
+        }
+        if kind == OpKind::OffloadCall && h.status == Status::OffloadRefused {
+            let code = match OffloadCallResp::parse(p.payload()) {
+                Ok(r) if r.code != 0 => r.code,
+                _ => return self.protocol(idx, now, "offload_call_resp.code"),
+            };
+            let e = ClioError::OffloadRefused { op: kind, code };
+            self.complete(idx, now, Err(e));
             return;
         }
         let (pid, session) = self.session.map_or((0, 0), |c| (c.pid, c.session));
@@ -1748,6 +1803,8 @@ fn response_bytes(kind: OpKind, len: u32, params: Params, mtu: u32) -> u64 {
             }
             _ => hdr,
         },
+        // The result's length is the offload's business: at most a packet.
+        OpKind::OffloadCall => hdr + mtu,
         _ => hdr + AtomicResp::LEN as u64,
     }
 }

@@ -12,7 +12,13 @@ fuzz_target!(|data: &[u8]| {
     let _ = AtomicResp::parse(data);
     let _ = ChaseReq::parse(data);
     let _ = ChaseResp::parse(data);
-    let _ = OffloadReq::parse(data);
+    if let Ok((r, args)) = OffloadCallReq::parse_with_args(data) {
+        let mut b = [0u8; OffloadCallReq::LEN];
+        r.emit(&mut b).unwrap();
+        assert_eq!(&b[..], &data[..OffloadCallReq::LEN]);
+        assert_eq!(args.len(), data.len() - OffloadCallReq::LEN);
+    }
+    let _ = OffloadCallResp::parse(data);
     if let Ok(i) = InfoResp::parse(data) {
         assert!(i.board_name().is_ok());
     }

@@ -15,7 +15,7 @@
 use clio_fastpath::{ClientId, FastPath, Stats, Trace};
 use clio_wire::clio::{field, flags, HEADER_LEN, RESPONSE_BIT};
 use clio_wire::payload::{
-    perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, InfoResp, OffloadReq, OpenSessionReq,
+    perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, InfoResp, OffloadCallReq, OpenSessionReq,
 };
 use clio_wire::pte::{bucket_index, Pte, PTE_LEN};
 use clio_wire::ring::{self, header_field, Descriptor, Direction};
@@ -1329,8 +1329,8 @@ impl Gen {
             86 => self.open_session(),
             87..=88 => (self.header(Opcode::Fence, pid, 0, 0), Vec::new()),
             89 => {
-                let mut p = vec![0u8; OffloadReq::LEN];
-                let _ = OffloadReq { offload: 7 }.emit(&mut p);
+                let mut p = vec![0u8; OffloadCallReq::LEN];
+                let _ = OffloadCallReq { offload: 7, op: 0 }.emit(&mut p);
                 (self.header(Opcode::OffloadCall, pid, va, 0), p)
             }
             90..=92 => self.alloc_or_free(pid, va),

@@ -1,0 +1,846 @@
+//! `kv`: YCSB-style workloads against Clio-KV (an offload at an emulated
+//! board served over UDP in this process), a real memcached and a real
+//! redis-server (both started here on loopback TCP and stopped after), with
+//! the same single client thread, sync (one request at a time) and
+//! pipelined (batches of `depth` requests in flight).
+//!
+//! The generator is this crate's own code after the core workload
+//! definitions (Cooper et al., SoCC 2010): A 50 % read / 50 % update, B 95 %
+//! read / 5 % update, C 100 % read, D 95 % read / 5 % insert with reads of
+//! the latest keys; request keys Zipf (θ = 0.99, scrambled) or uniform over
+//! the loaded keys (D: Zipf over recency, or uniform). Each value size gets
+//! a fresh board, loaded with `keys` keys; its per-address-space quota is
+//! raised to nearly the whole data region (the stock emulator config gives
+//! an address space 64 MiB). memcached runs with 1 GiB (no eviction).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clio::{AsyncSession, ClientConfig, Session};
+use clio_kv::{AsyncKvClient, KvClient, KvOffload, OFFLOAD_ID};
+use serde::Serialize;
+
+use super::stats::Rng;
+use super::{bar, Check, Ctx, Outcome, Plot, Ran};
+
+/// Value sizes measured.
+pub const VALUE_SIZES: [usize; 3] = [64, 256, 1024];
+/// Zipf constant of the skewed distribution.
+pub const THETA: f64 = 0.99;
+
+/// A YCSB core workload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Workload {
+    /// 50 % read, 50 % update.
+    A,
+    /// 95 % read, 5 % update.
+    B,
+    /// 100 % read.
+    C,
+    /// 95 % read (latest keys), 5 % insert.
+    D,
+}
+
+impl Workload {
+    const ALL: [Workload; 4] = [Workload::A, Workload::B, Workload::C, Workload::D];
+    /// Percent of requests that write (update, or insert for D).
+    fn write_pct(self) -> u64 {
+        match self {
+            Workload::A => 50,
+            Workload::B | Workload::D => 5,
+            Workload::C => 0,
+        }
+    }
+}
+
+/// Key distribution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dist {
+    /// Zipf θ = 0.99 (scrambled over the key space; D: over recency).
+    Zipf,
+    /// Uniform.
+    Uniform,
+}
+
+/// Zipf ranks in `0..n` by the rejection-free method of Gray et al.
+/// ("Quickly generating billion-record synthetic databases", 1994).
+#[derive(Debug, Clone)]
+pub struct Zipf {
+    n: u64,
+    theta: f64,
+    alpha: f64,
+    zetan: f64,
+    eta: f64,
+}
+
+fn zeta(n: u64, theta: f64) -> f64 {
+    (1..=n).map(|i| 1.0 / (i as f64).powf(theta)).sum()
+}
+
+impl Zipf {
+    /// Ranks `0..n` (n ≥ 2) with constant `theta` (0 < θ < 1).
+    pub fn new(n: u64, theta: f64) -> Zipf {
+        let n = n.max(2);
+        let zetan = zeta(n, theta);
+        let zeta2 = zeta(2, theta);
+        Zipf {
+            n,
+            theta,
+            alpha: 1.0 / (1.0 - theta),
+            zetan,
+            eta: (1.0 - (2.0 / n as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
+        }
+    }
+    /// A rank (0 most popular) from a uniform `u` in [0, 1).
+    pub fn rank(&self, u: f64) -> u64 {
+        let uz = u * self.zetan;
+        if uz < 1.0 {
+            return 0;
+        }
+        if uz < 1.0 + 0.5f64.powf(self.theta) {
+            return 1;
+        }
+        ((self.n as f64 * (self.eta * u - self.eta + 1.0).powf(self.alpha)) as u64).min(self.n - 1)
+    }
+}
+
+/// One generated request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Read key i.
+    Read(u64),
+    /// Update key i.
+    Update(u64),
+    /// Insert key i (new).
+    Insert(u64),
+}
+
+/// The request generator of one run.
+#[derive(Debug)]
+pub struct Generator {
+    w: Workload,
+    dist: Dist,
+    zipf: Zipf,
+    rng: Rng,
+    /// Keys that exist (0..inserted).
+    inserted: u64,
+}
+
+fn uniform(rng: &mut Rng) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
+
+fn scramble(i: u64, n: u64) -> u64 {
+    clio_kv::proto::hash(&i.to_le_bytes()) % n
+}
+
+impl Generator {
+    /// Over `loaded` keys (0..loaded).
+    pub fn new(w: Workload, dist: Dist, loaded: u64, seed: u64) -> Generator {
+        Generator {
+            w,
+            dist,
+            zipf: Zipf::new(loaded, THETA),
+            rng: Rng::new(seed),
+            inserted: loaded,
+        }
+    }
+
+    fn existing(&mut self) -> u64 {
+        let n = self.inserted;
+        match (self.dist, self.w) {
+            (Dist::Uniform, _) => self.rng.below(n),
+            // Latest: the most recent keys are the most popular.
+            (Dist::Zipf, Workload::D) => n - 1 - self.zipf.rank(uniform(&mut self.rng)).min(n - 1),
+            (Dist::Zipf, _) => scramble(self.zipf.rank(uniform(&mut self.rng)), n),
+        }
+    }
+
+    /// The next request.
+    pub fn next_op(&mut self) -> Op {
+        let write = self.rng.below(100) < self.w.write_pct();
+        match (write, self.w) {
+            (false, _) => Op::Read(self.existing()),
+            (true, Workload::D) => {
+                self.inserted += 1;
+                Op::Insert(self.inserted - 1)
+            }
+            (true, _) => Op::Update(self.existing()),
+        }
+    }
+}
+
+fn key(i: u64) -> String {
+    format!("user{i:012}")
+}
+
+/// A store under test.
+trait Store {
+    fn name(&self) -> &'static str;
+    /// One request, waiting for its answer; reads check the value's length.
+    fn one(&mut self, op: Op, value: &[u8]) -> Result<()>;
+    /// Requests back to back, then every answer.
+    fn batch(&mut self, ops: &[Op], value: &[u8]) -> Result<()>;
+}
+
+// ---- Clio-KV ----
+
+struct Clio {
+    sync: KvClient<clio::backend::UdpTransport>,
+    rt: tokio::runtime::Runtime,
+    asy: AsyncKvClient,
+}
+
+impl Clio {
+    fn open(addr: SocketAddr, cfg: &clio_config::BoardConfig) -> Result<Clio> {
+        let s = Session::open(addr, ClientConfig::from_board(cfg))?;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let a = rt.block_on(AsyncSession::open(addr, ClientConfig::from_board(cfg)))?;
+        Ok(Clio {
+            sync: KvClient::new(vec![s])?,
+            rt,
+            asy: AsyncKvClient::new(vec![a])?,
+        })
+    }
+}
+
+impl Store for Clio {
+    fn name(&self) -> &'static str {
+        "clio-kv"
+    }
+    fn one(&mut self, op: Op, value: &[u8]) -> Result<()> {
+        match op {
+            Op::Read(i) => {
+                let v = self.sync.read(key(i).as_bytes())?;
+                if v.len() != value.len() {
+                    bail!("clio-kv read {}: {} bytes", key(i), v.len());
+                }
+            }
+            Op::Update(i) => self.sync.update(key(i).as_bytes(), value)?,
+            Op::Insert(i) => self.sync.create(key(i).as_bytes(), value)?,
+        }
+        Ok(())
+    }
+    fn batch(&mut self, ops: &[Op], value: &[u8]) -> Result<()> {
+        let kv = &self.asy;
+        let futs: Vec<_> = ops
+            .iter()
+            .map(|&op| {
+                let (k, f) = match op {
+                    Op::Read(i) => (i, futures_read(kv, i)),
+                    Op::Update(i) => (i, futures_write(kv.update(key(i).as_bytes(), value))),
+                    Op::Insert(i) => (i, futures_write(kv.create(key(i).as_bytes(), value))),
+                };
+                (k, f)
+            })
+            .collect();
+        let n = value.len();
+        self.rt.block_on(async move {
+            for (k, f) in futs {
+                let got = f.await?;
+                if let Some(len) = got {
+                    if len != n {
+                        bail!("clio-kv read {}: {len} bytes", key(k));
+                    }
+                }
+            }
+            Ok(())
+        })
+    }
+}
+
+type BoxFut = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<usize>>>>>;
+
+fn futures_read(kv: &AsyncKvClient, i: u64) -> BoxFut {
+    let f = kv.read(key(i).as_bytes());
+    Box::pin(async move { Ok(Some(f.await?.len())) })
+}
+
+fn futures_write(
+    f: impl std::future::Future<Output = Result<(), clio_kv::KvError>> + 'static,
+) -> BoxFut {
+    Box::pin(async move {
+        f.await?;
+        Ok(None)
+    })
+}
+
+// ---- memcached and redis over TCP ----
+
+/// A peer server process of ours; killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn find(bin: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(bin))
+        .find(|p| p.is_file())
+}
+
+impl Server {
+    /// Start `bin` with `args(port)` on a free loopback port and wait until
+    /// it accepts a connection.
+    fn start(bin: &std::path::Path, args: &dyn Fn(u16) -> Vec<String>) -> Result<Server> {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .context("finding a free TCP port")?
+            .port();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let child = Command::new(bin)
+            .args(args(port))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .with_context(|| format!("starting {}", bin.display()))?;
+        let mut s = Server { child, addr };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Some(status) = s.child.try_wait()? {
+                let mut err = String::new();
+                if let Some(mut e) = s.child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                bail!(
+                    "{} exited at start ({status}): {}",
+                    bin.display(),
+                    err.trim()
+                );
+            }
+            match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
+                Ok(_) => return Ok(s),
+                Err(e) if Instant::now() >= deadline => {
+                    bail!("{} did not accept on {addr}: {e}", bin.display())
+                }
+                // Not listening yet: the refused connect is the wait.
+                Err(_) => std::thread::yield_now(),
+            }
+        }
+    }
+}
+
+struct Tcp {
+    w: TcpStream,
+    r: BufReader<TcpStream>,
+    line: String,
+    buf: Vec<u8>,
+    out: Vec<u8>,
+}
+
+impl Tcp {
+    fn connect(addr: SocketAddr) -> Result<Tcp> {
+        let s = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
+        s.set_nodelay(true)?;
+        s.set_read_timeout(Some(Duration::from_secs(10)))?;
+        Ok(Tcp {
+            r: BufReader::new(s.try_clone()?),
+            w: s,
+            line: String::new(),
+            buf: Vec::new(),
+            out: Vec::new(),
+        })
+    }
+    fn read_line(&mut self) -> Result<&str> {
+        self.line.clear();
+        if self.r.read_line(&mut self.line)? == 0 {
+            bail!("peer closed the connection");
+        }
+        Ok(self.line.trim_end())
+    }
+    fn read_bytes(&mut self, n: usize) -> Result<()> {
+        self.buf.resize(n, 0);
+        self.r.read_exact(&mut self.buf)?;
+        Ok(())
+    }
+}
+
+/// memcached, text protocol.
+struct Memcached {
+    c: Tcp,
+    _server: Server,
+}
+
+impl Memcached {
+    fn push(&mut self, op: Op, value: &[u8]) {
+        let o = &mut self.c.out;
+        match op {
+            Op::Read(i) => o.extend_from_slice(format!("get {}\r\n", key(i)).as_bytes()),
+            Op::Update(i) | Op::Insert(i) => {
+                o.extend_from_slice(format!("set {} 0 0 {}\r\n", key(i), value.len()).as_bytes());
+                o.extend_from_slice(value);
+                o.extend_from_slice(b"\r\n");
+            }
+        }
+    }
+    fn answer(&mut self, op: Op, n: usize) -> Result<()> {
+        match op {
+            Op::Read(i) => {
+                let head = self.c.read_line()?.to_string();
+                let want = format!("VALUE {} 0 {n}", key(i));
+                if head != want {
+                    bail!("memcached get {}: answered {head:?}", key(i));
+                }
+                self.c.read_bytes(n + 2)?;
+                if self.c.read_line()? != "END" {
+                    bail!("memcached get {}: no END", key(i));
+                }
+            }
+            _ => {
+                let l = self.c.read_line()?;
+                if l != "STORED" {
+                    bail!("memcached set: answered {l:?}");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Store for Memcached {
+    fn name(&self) -> &'static str {
+        "memcached"
+    }
+    fn one(&mut self, op: Op, value: &[u8]) -> Result<()> {
+        self.batch(&[op], value)
+    }
+    fn batch(&mut self, ops: &[Op], value: &[u8]) -> Result<()> {
+        self.c.out.clear();
+        for &op in ops {
+            self.push(op, value);
+        }
+        self.c.w.write_all(&self.c.out)?;
+        for &op in ops {
+            self.answer(op, value.len())?;
+        }
+        Ok(())
+    }
+}
+
+/// redis-server, RESP.
+struct Redis {
+    c: Tcp,
+    _server: Server,
+}
+
+impl Store for Redis {
+    fn name(&self) -> &'static str {
+        "redis"
+    }
+    fn one(&mut self, op: Op, value: &[u8]) -> Result<()> {
+        self.batch(&[op], value)
+    }
+    fn batch(&mut self, ops: &[Op], value: &[u8]) -> Result<()> {
+        let o = &mut self.c.out;
+        o.clear();
+        for &op in ops {
+            match op {
+                Op::Read(i) => {
+                    let k = key(i);
+                    o.extend_from_slice(
+                        format!("*2\r\n$3\r\nGET\r\n${}\r\n{k}\r\n", k.len()).as_bytes(),
+                    );
+                }
+                Op::Update(i) | Op::Insert(i) => {
+                    let k = key(i);
+                    o.extend_from_slice(
+                        format!(
+                            "*3\r\n$3\r\nSET\r\n${}\r\n{k}\r\n${}\r\n",
+                            k.len(),
+                            value.len()
+                        )
+                        .as_bytes(),
+                    );
+                    o.extend_from_slice(value);
+                    o.extend_from_slice(b"\r\n");
+                }
+            }
+        }
+        self.c.w.write_all(&self.c.out)?;
+        for &op in ops {
+            let l = self.c.read_line()?.to_string();
+            match op {
+                Op::Read(i) => {
+                    if l != format!("${}", value.len()) {
+                        bail!("redis GET {}: answered {l:?}", key(i));
+                    }
+                    self.c.read_bytes(value.len() + 2)?;
+                }
+                _ => {
+                    if l != "+OK" {
+                        bail!("redis SET: answered {l:?}");
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+// ---- the benchmark ----
+
+/// Throughput and latency of one (store, mode) run.
+#[derive(Debug, Clone, Copy, Serialize)]
+struct Measured {
+    ops_per_sec: f64,
+    /// Sync: per request; pipelined: per batch (send to last answer).
+    p50_us: f64,
+    p99_us: f64,
+}
+
+#[derive(Debug, Serialize)]
+struct Row {
+    value_bytes: usize,
+    workload: Workload,
+    dist: Dist,
+    mode: &'static str,
+    clio: Measured,
+    memcached: Option<Measured>,
+    redis: Option<Measured>,
+    /// clio throughput / the faster peer's.
+    throughput_ratio: Option<f64>,
+    /// clio p50 / the faster peer's p50 (below 1: clio is faster).
+    p50_ratio: Option<f64>,
+}
+
+#[derive(Debug, Serialize)]
+struct Kv {
+    keys: u64,
+    ops: usize,
+    depth: usize,
+    threads: usize,
+    peers: Vec<String>,
+    rows: Vec<Row>,
+}
+
+fn percentile(v: &mut [f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[((v.len() - 1) as f64 * p).round() as usize]
+}
+
+fn measure(
+    s: &mut dyn Store,
+    mut g: Generator,
+    ops: usize,
+    depth: usize,
+    value: &[u8],
+) -> Result<Measured> {
+    let reqs: Vec<Op> = (0..ops).map(|_| g.next_op()).collect();
+    let mut lat = Vec::with_capacity(ops);
+    let t = Instant::now();
+    if depth <= 1 {
+        for &op in &reqs {
+            let at = Instant::now();
+            s.one(op, value)?;
+            lat.push(at.elapsed().as_secs_f64() * 1e6);
+        }
+    } else {
+        for chunk in reqs.chunks(depth) {
+            let at = Instant::now();
+            s.batch(chunk, value)?;
+            lat.push(at.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    let secs = t.elapsed().as_secs_f64();
+    Ok(Measured {
+        ops_per_sec: ops as f64 / secs,
+        p50_us: percentile(&mut lat, 0.5),
+        p99_us: percentile(&mut lat, 0.99),
+    })
+}
+
+fn load(s: &mut dyn Store, n: u64, value: &[u8], depth: usize) -> Result<()> {
+    let ops: Vec<Op> = (0..n).map(Op::Insert).collect();
+    for c in ops.chunks(depth.max(1)) {
+        s.batch(c, value)?;
+    }
+    Ok(())
+}
+
+/// Run the key-value comparison.
+pub fn run(ctx: &Ctx) -> Result<Ran> {
+    let p = &ctx.plan;
+    let (keys, ops, depth) = (p.kv_keys, p.kv_ops, p.kv_depth);
+    let mut cfg = ctx.cfg;
+    // Room for `keys` 1 KiB objects in the store's one address space.
+    cfg.sessions.mem_quota_bytes = cfg.regions.data.size - (8 << 20);
+    let mc_bin = find("memcached");
+    let redis_bin = find("redis-server");
+    let mut peers = Vec::new();
+    if let Some(b) = &mc_bin {
+        peers.push(format!("memcached ({})", b.display()));
+    }
+    if let Some(b) = &redis_bin {
+        peers.push(format!("redis-server ({})", b.display()));
+    }
+    let combos = VALUE_SIZES.len() * Workload::ALL.len() * 2 * 2;
+    let pb = bar(combos as u64, "kv");
+    let mut rows = Vec::new();
+    for (vi, &vsize) in VALUE_SIZES.iter().enumerate() {
+        let value = vec![0x5au8 + vi as u8; vsize];
+        let mut board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
+        board
+            .register_offload(OFFLOAD_ID, Box::new(KvOffload::new((keys / 4).max(64))))
+            .map_err(anyhow::Error::msg)?;
+        let server = clio_emu::spawn(
+            board,
+            "127.0.0.1:0".parse()?,
+            clio_emu::ServeOptions::for_board(&cfg),
+        )?;
+        let mut stores: Vec<Box<dyn Store>> = vec![Box::new(Clio::open(server.addr(), &cfg)?)];
+        if let Some(b) = &mc_bin {
+            let srv = Server::start(b, &|port| {
+                [
+                    "-p",
+                    &port.to_string(),
+                    "-U",
+                    "0",
+                    "-l",
+                    "127.0.0.1",
+                    "-m",
+                    "1024",
+                    "-u",
+                    "nobody",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+            })?;
+            stores.push(Box::new(Memcached {
+                c: Tcp::connect(srv.addr)?,
+                _server: srv,
+            }));
+        }
+        if let Some(b) = &redis_bin {
+            let srv = Server::start(b, &|port| {
+                [
+                    "--port",
+                    &port.to_string(),
+                    "--bind",
+                    "127.0.0.1",
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                ]
+                .iter()
+                .map(|s| s.to_string())
+                .collect()
+            })?;
+            stores.push(Box::new(Redis {
+                c: Tcp::connect(srv.addr)?,
+                _server: srv,
+            }));
+        }
+        for s in stores.iter_mut() {
+            load(s.as_mut(), keys, &value, 64)
+                .with_context(|| format!("kv: loading {}", s.name()))?;
+        }
+        let mut inserted = 0u64;
+        for (wi, &w) in Workload::ALL.iter().enumerate() {
+            for (di, &dist) in [Dist::Zipf, Dist::Uniform].iter().enumerate() {
+                for (mi, (mode, d)) in [("sync", 1usize), ("pipelined", depth)]
+                    .into_iter()
+                    .enumerate()
+                {
+                    let seed = (vi * 100 + wi * 10 + di * 2 + mi) as u64 + 1;
+                    let mut got = Vec::new();
+                    for s in stores.iter_mut() {
+                        // D inserts new keys: each store gets keys of its own run
+                        // past everything inserted so far.
+                        let m = measure(
+                            s.as_mut(),
+                            Generator::new(w, dist, keys + inserted, seed),
+                            ops,
+                            d,
+                            &value,
+                        )
+                        .with_context(|| format!("kv: {} {w:?} {dist:?} {mode}", s.name()))?;
+                        got.push((s.name(), m));
+                    }
+                    if w == Workload::D {
+                        let mut g = Generator::new(w, dist, keys + inserted, seed);
+                        inserted += (0..ops)
+                            .filter(|_| matches!(g.next_op(), Op::Insert(_)))
+                            .count() as u64;
+                    }
+                    let find = |n: &str| got.iter().find(|(m, _)| *m == n).map(|(_, x)| *x);
+                    let clio = find("clio-kv").context("clio-kv result")?;
+                    let (mc, rd) = (find("memcached"), find("redis"));
+                    let best_tp = [mc, rd]
+                        .iter()
+                        .flatten()
+                        .map(|m| m.ops_per_sec)
+                        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+                    let best_p50 = [mc, rd]
+                        .iter()
+                        .flatten()
+                        .map(|m| m.p50_us)
+                        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.min(x))));
+                    rows.push(Row {
+                        value_bytes: vsize,
+                        workload: w,
+                        dist,
+                        mode,
+                        clio,
+                        memcached: mc,
+                        redis: rd,
+                        throughput_ratio: best_tp.map(|b| clio.ops_per_sec / b),
+                        p50_ratio: best_p50.map(|b| clio.p50_us / b),
+                    });
+                }
+                pb.inc(2);
+            }
+        }
+        drop(stores);
+        server.stop()?;
+    }
+    pb.finish_and_clear();
+    Ok(Ran::Done(Box::new(Kv {
+        keys,
+        ops,
+        depth,
+        threads: 1,
+        peers,
+        rows,
+    })))
+}
+
+impl Outcome for Kv {
+    fn data(&self) -> Result<serde_json::Value> {
+        Ok(serde_json::to_value(self)?)
+    }
+
+    fn checks(&self) -> Vec<Check> {
+        // Issue #16's targets: 1 KiB values, YCSB A/B/C, Zipf: throughput
+        // ≥ 1.0× the faster peer and p50 ≤ 1.0×, sync and pipelined.
+        self.rows
+            .iter()
+            .filter(|r| r.value_bytes == 1024 && r.dist == Dist::Zipf && r.workload != Workload::D)
+            .flat_map(|r| {
+                let what = format!("kv {:?} 1 KiB zipf {}", r.workload, r.mode);
+                let mut v = Vec::new();
+                if let Some(t) = r.throughput_ratio {
+                    v.push(Check::at_least(
+                        format!("{what}: throughput / faster peer"),
+                        (t * 100.0).round() / 100.0,
+                        1.0,
+                    ));
+                }
+                if let Some(p) = r.p50_ratio {
+                    v.push(Check::at_most(
+                        format!("{what}: p50 / faster peer"),
+                        (p * 100.0).round() / 100.0,
+                        1.0,
+                    ));
+                }
+                v
+            })
+            .collect()
+    }
+
+    fn text(&self) -> String {
+        let mut s = format!(
+            "  {} keys, {} requests per run, {} client thread, pipelined depth {}; peers: {}\n  value  wl dist    mode       clio-kv kops/s p50/p99 µs   memcached kops/s p50/p99   redis kops/s p50/p99   tput ratio  p50 ratio\n",
+            self.keys,
+            self.ops,
+            self.threads,
+            self.depth,
+            if self.peers.is_empty() { "none installed".to_string() } else { self.peers.join(", ") }
+        );
+        let m = |x: Option<Measured>| {
+            x.map_or("—".to_string(), |m| {
+                format!("{:.1} {:.0}/{:.0}", m.ops_per_sec / 1e3, m.p50_us, m.p99_us)
+            })
+        };
+        for r in &self.rows {
+            s.push_str(&format!(
+                "  {:>5}  {:?}  {:<7} {:<10} {:<27} {:<26} {:<22} {:<11} {}\n",
+                r.value_bytes,
+                r.workload,
+                format!("{:?}", r.dist).to_lowercase(),
+                r.mode,
+                m(Some(r.clio)),
+                m(r.memcached),
+                m(r.redis),
+                r.throughput_ratio.map_or("—".into(), |x| format!("{x:.2}")),
+                r.p50_ratio.map_or("—".into(), |x| format!("{x:.2}")),
+            ));
+        }
+        s
+    }
+
+    fn plots(&self) -> Vec<Plot> {
+        Vec::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zipf_is_skewed_and_in_range() {
+        let z = Zipf::new(100_000, THETA);
+        let mut rng = Rng::new(3);
+        let mut hits0 = 0;
+        for _ in 0..100_000 {
+            let r = z.rank(uniform(&mut rng));
+            assert!(r < 100_000);
+            if r == 0 {
+                hits0 += 1;
+            }
+        }
+        // P(rank 0) = 1 / zeta(n) ≈ 0.08 for θ = 0.99, n = 100 K.
+        assert!((6_000..11_000).contains(&hits0), "{hits0}");
+    }
+
+    #[test]
+    fn workload_mixes_match_the_definitions() {
+        for (w, writes) in [
+            (Workload::A, 50),
+            (Workload::B, 5),
+            (Workload::C, 0),
+            (Workload::D, 5),
+        ] {
+            let mut g = Generator::new(w, Dist::Zipf, 1000, 1);
+            let n = 20_000;
+            let got = (0..n)
+                .filter(|_| !matches!(g.next_op(), Op::Read(_)))
+                .count();
+            let pct = got as f64 * 100.0 / n as f64;
+            assert!((pct - writes as f64).abs() < 1.5, "{w:?}: {pct}");
+        }
+        // D inserts fresh keys and reads recent ones.
+        let mut g = Generator::new(Workload::D, Dist::Zipf, 1000, 2);
+        let mut next = 1000;
+        for _ in 0..5000 {
+            match g.next_op() {
+                Op::Insert(i) => {
+                    assert_eq!(i, next);
+                    next += 1;
+                }
+                Op::Read(i) => assert!(i < next),
+                Op::Update(_) => panic!("D does not update"),
+            }
+        }
+    }
+}

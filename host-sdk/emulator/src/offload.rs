@@ -1,0 +1,502 @@
+//! The offload engine of the emulated memory node: a registry of offloads by
+//! id, reached by `OFFLOAD_CALL` through the fast path's offload port.
+//!
+//! An offload is a program at the memory node with its own address space.
+//! It reaches memory exactly as a client does (rule 8 of the design brief):
+//! through Clio packets into the fast path, under its own session, so the
+//! board's translation, permissions, first-touch faults, allocation by the
+//! slow path, dedup and quotas apply to it unchanged. The only difference is
+//! that its packets never cross a network: [`OffloadMem`] hands them to the
+//! fast path in process and takes its answers back.
+//!
+//! On a real ZCU106 this engine is ARM software (it needs a general-purpose
+//! CPU: hashing, variable-length keys, chains of unknown length, allocation
+//! decisions), reached over the same kind of ring as alloc/free; only fixed,
+//! bounded walks such as `POINTER_CHASE` are worth building in the RTL
+//! extend path. See the emulator README.
+//!
+//! Exactly-once: an `OFFLOAD_CALL` is non-idempotent, but its answer can be a
+//! whole packet, more than the fast path's 16-byte dedup records hold. The
+//! engine therefore remembers its answers itself per (session, first
+//! attempt's request id) and replays them to retries, forgetting them when
+//! the session's `ack` watermark passes them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use clio_fastpath::{ClientId as FpClient, OffloadJob};
+use clio_wire::clio::serial_before;
+use clio_wire::payload::{
+    AllocReq, AllocResp, AtomicArgs, AtomicResp, OffloadCallReq, OffloadCallResp, OpenSessionReq,
+    OpenSessionResp,
+};
+use clio_wire::{Header, Opcode, Packet, Status};
+
+use crate::board::Board;
+
+/// Client ids of offloads' own sessions: counted down from the top of the id
+/// space, far from any UDP client slot.
+const OFFLOAD_CLIENT_TOP: u64 = u64::MAX;
+
+/// Answers remembered per session before the oldest is forgotten (a client
+/// keeps far fewer calls unacknowledged: its dedup quota).
+const REMEMBERED_PER_SESSION: usize = 1024;
+
+/// Times one memory request is re-sent after `BUSY` (with the slow path run
+/// in between, which is what frees whatever was busy) before it faults.
+const BUSY_RETRIES: u32 = 64;
+
+/// Why an offload call did not succeed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OffloadError {
+    /// The offload refuses the call for its own reason (not 0); the client
+    /// gets `OFFLOAD_REFUSED` with this code.
+    Refused(u16),
+    /// The offload faulted (a memory access failed, or its own invariant
+    /// broke); the client gets `OFFLOAD_FAULT`.
+    Fault(String),
+}
+
+impl From<MemError> for OffloadError {
+    fn from(e: MemError) -> Self {
+        OffloadError::Fault(e.to_string())
+    }
+}
+
+/// A memory access of an offload that the board refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemError {
+    /// The request.
+    pub op: Opcode,
+    /// Its VA.
+    pub va: u64,
+    /// The board's answer (or `Busy` if it stayed busy, `Corrupt` if it did
+    /// not answer at all).
+    pub status: Status,
+}
+
+impl std::fmt::Display for MemError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} at va {:#x}: {}",
+            self.op.name(),
+            self.va,
+            self.status.name()
+        )
+    }
+}
+
+impl std::error::Error for MemError {}
+
+/// An offload: one program at the memory node, serving calls.
+pub trait Offload: Send {
+    /// Short name (for logs and errors).
+    fn name(&self) -> &str;
+
+    /// Serve operation `op` with `args`, appending the result bytes to
+    /// `out` (at most [`OffloadMem::max_result`]); every memory access goes
+    /// through `mem`. A panic is caught and answered as a fault.
+    fn call(
+        &mut self,
+        mem: &mut OffloadMem<'_>,
+        op: u16,
+        args: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), OffloadError>;
+}
+
+/// The session an offload holds at its board.
+#[derive(Debug, Clone, Copy, Default)]
+struct Creds {
+    pid: u32,
+    session: u16,
+    epoch: u32,
+    key: u64,
+}
+
+/// An offload's client state: its session and request ids.
+#[derive(Debug)]
+struct OffloadClient {
+    from: u64,
+    creds: Option<Creds>,
+    next_id: u32,
+}
+
+/// The memory interface of an offload: Clio requests of its own session,
+/// handed to the fast path in process. Each call completes before it
+/// returns (no pipelining: an offload on the ARM waits for its DRAM too).
+pub struct OffloadMem<'a> {
+    board: &'a mut Board,
+    client: &'a mut OffloadClient,
+    out: &'a mut dyn FnMut(u64, &[u8]),
+    inbox: Vec<Vec<u8>>,
+    mtu: usize,
+}
+
+impl std::fmt::Debug for OffloadMem<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OffloadMem")
+            .field("client", &self.client)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OffloadMem<'_> {
+    /// Largest result an offload may return (one packet).
+    pub fn max_result(&self) -> usize {
+        self.mtu - OffloadCallResp::LEN
+    }
+
+    /// The PID of the offload's own address space (opening its session on
+    /// first use).
+    pub fn pid(&mut self) -> Result<u32, MemError> {
+        Ok(self.creds()?.pid)
+    }
+
+    fn creds(&mut self) -> Result<Creds, MemError> {
+        if let Some(c) = self.client.creds {
+            return Ok(c);
+        }
+        let mut p = [0u8; OpenSessionReq::LEN];
+        let _ = OpenSessionReq {
+            join_session: 0,
+            join_key: 0,
+        }
+        .emit(&mut p);
+        let id = self.next_id();
+        let h = Header::request(Opcode::OpenSession, 0, id, 0, 0);
+        let (_, payload) = self.exchange(h, &p)?;
+        let r = OpenSessionResp::parse(&payload).map_err(|_| MemError {
+            op: Opcode::OpenSession,
+            va: 0,
+            status: Status::Malformed,
+        })?;
+        let c = Creds {
+            pid: r.pid,
+            session: r.session,
+            epoch: r.epoch,
+            key: r.key,
+        };
+        self.client.creds = Some(c);
+        Ok(c)
+    }
+
+    fn next_id(&mut self) -> u32 {
+        let id = self.client.next_id;
+        self.client.next_id = id.wrapping_add(1).max(1);
+        id
+    }
+
+    /// One request of the offload's session; its (single) answer.
+    fn request(
+        &mut self,
+        op: Opcode,
+        va: u64,
+        total_len: u32,
+        payload: &[u8],
+    ) -> Result<(Header, Vec<u8>), MemError> {
+        let c = self.creds()?;
+        let id = self.next_id();
+        let mut h =
+            Header::request(op, c.pid, id, va, total_len).with_session(c.session, c.epoch, c.key);
+        // Every earlier request was answered before this one was sent.
+        h.ack = id;
+        let (rh, rp) = self.exchange(h, payload)?;
+        if rh.status != Status::Ok {
+            if matches!(rh.status, Status::BadSession | Status::Restarted) {
+                self.client.creds = None;
+            }
+            return Err(MemError {
+                op,
+                va,
+                status: rh.status,
+            });
+        }
+        Ok((rh, rp))
+    }
+
+    /// Send `h` with `payload` into the fast path (running the slow path
+    /// when the request went there), retrying `BUSY`; the answer.
+    fn exchange(&mut self, mut h: Header, payload: &[u8]) -> Result<(Header, Vec<u8>), MemError> {
+        let first = h.req_id;
+        for attempt in 0..=BUSY_RETRIES {
+            if attempt > 0 {
+                h.retry_of = first;
+                h.req_id = self.next_id();
+            }
+            let pkt = h.encode(payload).map_err(|_| MemError {
+                op: h.opcode,
+                va: h.va,
+                status: Status::Malformed,
+            })?;
+            self.inbox.clear();
+            let me = self.client.from;
+            {
+                let (inbox, out) = (&mut self.inbox, &mut *self.out);
+                let mut route = |c: u64, p: &[u8]| {
+                    if c == me {
+                        inbox.push(p.to_vec());
+                    } else {
+                        out(c, p);
+                    }
+                };
+                self.board.handle_raw(me, &pkt, &mut route);
+            }
+            let Some(resp) = self.inbox.first() else {
+                return Err(MemError {
+                    op: h.opcode,
+                    va: h.va,
+                    status: Status::Corrupt,
+                });
+            };
+            let p = Packet::new_unchecked(&resp[..]);
+            let rh = Header::parse_verified(&p).map_err(|_| MemError {
+                op: h.opcode,
+                va: h.va,
+                status: Status::Corrupt,
+            })?;
+            if rh.status == Status::Busy {
+                continue;
+            }
+            return Ok((rh, p.payload().to_vec()));
+        }
+        Err(MemError {
+            op: h.opcode,
+            va: h.va,
+            status: Status::Busy,
+        })
+    }
+
+    /// Allocate `size` bytes (read/write) in the offload's address space.
+    pub fn alloc(&mut self, size: u64) -> Result<u64, MemError> {
+        let mut p = [0u8; AllocReq::LEN];
+        let _ = AllocReq {
+            size,
+            perms: clio_wire::payload::perms::RW,
+            page_shift: 0,
+        }
+        .emit(&mut p);
+        let (h, payload) = self.request(Opcode::Alloc, 0, 0, &p)?;
+        AllocResp::parse(&payload).map_err(|_| MemError {
+            op: Opcode::Alloc,
+            va: 0,
+            status: Status::Malformed,
+        })?;
+        Ok(h.va)
+    }
+
+    /// Read `buf.len()` bytes at `va` (one request per MTU).
+    pub fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
+        let mtu = self.mtu;
+        for (i, chunk) in buf.chunks_mut(mtu).enumerate() {
+            let at = va.wrapping_add((i * mtu) as u64);
+            let (_, data) = self.request(Opcode::Read, at, chunk.len() as u32, &[])?;
+            if data.len() != chunk.len() {
+                return Err(MemError {
+                    op: Opcode::Read,
+                    va: at,
+                    status: Status::Malformed,
+                });
+            }
+            chunk.copy_from_slice(&data);
+        }
+        Ok(())
+    }
+
+    /// Write `data` at `va` (one request per MTU).
+    pub fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemError> {
+        let mtu = self.mtu;
+        for (i, chunk) in data.chunks(mtu).enumerate() {
+            let at = va.wrapping_add((i * mtu) as u64);
+            self.request(Opcode::Write, at, chunk.len() as u32, chunk)?;
+        }
+        Ok(())
+    }
+
+    /// Compare-and-swap the 8-byte word at `va`; the old value.
+    pub fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemError> {
+        let mut p = [0u8; AtomicArgs::CAS_LEN];
+        let _ = AtomicArgs::CompareAndSwap { expected, new }.emit(&mut p);
+        let (_, payload) = self.request(Opcode::CompareAndSwap, va, 8, &p)?;
+        AtomicResp::parse(&payload)
+            .map(|r| r.old)
+            .map_err(|_| MemError {
+                op: Opcode::CompareAndSwap,
+                va,
+                status: Status::Malformed,
+            })
+    }
+}
+
+struct Entry {
+    offload: Box<dyn Offload>,
+    client: OffloadClient,
+}
+
+/// A remembered answer.
+type Answer = (Status, Vec<u8>);
+
+/// The registry of offloads at one board and their exactly-once records.
+#[derive(Default)]
+pub struct OffloadEngine {
+    entries: BTreeMap<u32, Entry>,
+    /// Per client session: answers by first attempt's request id.
+    answers: HashMap<u16, BTreeMap<u32, Answer>>,
+    /// Calls answered (ok, refused, fault) since boot.
+    counters: OffloadCounters,
+}
+
+impl std::fmt::Debug for OffloadEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<_> = self
+            .entries
+            .iter()
+            .map(|(id, e)| (*id, e.offload.name().to_string()))
+            .collect();
+        f.debug_struct("OffloadEngine")
+            .field("offloads", &names)
+            .field("counters", &self.counters)
+            .finish()
+    }
+}
+
+/// Counters of the offload engine.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OffloadCounters {
+    /// Calls answered `OK`.
+    pub ok: u64,
+    /// Calls answered `OFFLOAD_REFUSED`.
+    pub refused: u64,
+    /// Calls answered `OFFLOAD_FAULT`.
+    pub faults: u64,
+    /// Calls answered `NO_SUCH_OFFLOAD`.
+    pub unknown: u64,
+    /// Retries answered from the remembered answer.
+    pub replays: u64,
+}
+
+impl OffloadEngine {
+    /// Register `offload` under `id` (not 0); an id already taken is an error.
+    pub fn register(&mut self, id: u32, offload: Box<dyn Offload>) -> Result<(), String> {
+        if id == 0 {
+            return Err("offload id 0 is reserved".into());
+        }
+        if let Some(e) = self.entries.get(&id) {
+            return Err(format!("offload id {id} is taken by {}", e.offload.name()));
+        }
+        let from = OFFLOAD_CLIENT_TOP - u64::from(id);
+        self.entries.insert(
+            id,
+            Entry {
+                offload,
+                client: OffloadClient {
+                    from,
+                    creds: None,
+                    next_id: 1,
+                },
+            },
+        );
+        Ok(())
+    }
+
+    /// Counters.
+    pub fn counters(&self) -> OffloadCounters {
+        self.counters
+    }
+
+    /// Whether an id is registered.
+    pub fn has(&self, id: u32) -> bool {
+        self.entries.contains_key(&id)
+    }
+
+    /// Serve one call from the port, answering through the board's fast path.
+    pub(crate) fn serve(
+        &mut self,
+        board: &mut Board,
+        job: OffloadJob,
+        out: &mut dyn FnMut(u64, &[u8]),
+    ) {
+        let h = job.header;
+        let first = if h.retry_of != 0 {
+            h.retry_of
+        } else {
+            h.req_id
+        };
+        let mine = self.answers.entry(h.session).or_default();
+        if h.ack != 0 {
+            mine.retain(|&id, _| !serial_before(id, h.ack));
+        }
+        if let Some((status, payload)) = mine.get(&first) {
+            self.counters.replays += 1;
+            let (status, payload) = (*status, payload.clone());
+            return reply(board, &job, status, &payload, out);
+        }
+        let (status, payload) = self.run(board, &job, out);
+        let mine = self.answers.entry(h.session).or_default();
+        if mine.len() >= REMEMBERED_PER_SESSION {
+            mine.pop_first();
+        }
+        mine.insert(first, (status, payload.clone()));
+        reply(board, &job, status, &payload, out);
+    }
+
+    fn run(
+        &mut self,
+        board: &mut Board,
+        job: &OffloadJob,
+        out: &mut dyn FnMut(u64, &[u8]),
+    ) -> Answer {
+        let Ok((req, args)) = OffloadCallReq::parse_with_args(&job.payload) else {
+            return (Status::Malformed, Vec::new());
+        };
+        let Some(e) = self.entries.get_mut(&req.offload) else {
+            self.counters.unknown += 1;
+            return (Status::NoSuchOffload, Vec::new());
+        };
+        let mtu = board.fast().layout().mtu;
+        let mut result = vec![0u8; OffloadCallResp::LEN];
+        let mut mem = OffloadMem {
+            board,
+            client: &mut e.client,
+            out,
+            inbox: Vec::new(),
+            mtu,
+        };
+        let offload = &mut e.offload;
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            offload.call(&mut mem, req.op, args, &mut result)
+        }));
+        match r {
+            Ok(Ok(())) if result.len() <= mtu => {
+                self.counters.ok += 1;
+                (Status::Ok, result)
+            }
+            Ok(Err(OffloadError::Refused(code))) if code != 0 => {
+                self.counters.refused += 1;
+                let mut p = vec![0u8; OffloadCallResp::LEN];
+                let _ = OffloadCallResp { code }.emit(&mut p);
+                (Status::OffloadRefused, p)
+            }
+            // A fault, a panic, a result over one packet, a refusal without
+            // a reason: all are the offload's failure, not the caller's.
+            _ => {
+                self.counters.faults += 1;
+                (Status::OffloadFault, Vec::new())
+            }
+        }
+    }
+}
+
+fn reply(
+    board: &mut Board,
+    job: &OffloadJob,
+    status: Status,
+    payload: &[u8],
+    out: &mut dyn FnMut(u64, &[u8]),
+) {
+    let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+    board
+        .fast_mut()
+        .offload_reply(job, status, payload, &mut cb);
+}

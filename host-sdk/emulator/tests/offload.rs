@@ -1,0 +1,148 @@
+//! The offload framework: `OFFLOAD_CALL` through the fast path's offload
+//! port to a registered offload that works in its own address space through
+//! the board's ordinary memory interface; unknown ids, refusals, faults and
+//! panics get their own statuses and the board keeps serving.
+
+use clio::backend::{InProcess, InProcessBoard};
+use clio::{ClientConfig, ClioError, OpKind, Session};
+use clio_config::BoardConfig;
+use clio_emu::{Board, Offload, OffloadError, OffloadMem};
+
+/// A test offload. op 1: store the args in its own memory and return them
+/// read back; op 2: read an unmapped VA; op 3: panic; op 4: refuse with
+/// code 7; op 5: return more than a packet; op 6: return its PID and the
+/// VA it stored at.
+#[derive(Default)]
+struct Probe {
+    va: Option<u64>,
+}
+
+impl Offload for Probe {
+    fn name(&self) -> &str {
+        "probe"
+    }
+    fn call(
+        &mut self,
+        mem: &mut OffloadMem<'_>,
+        op: u16,
+        args: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), OffloadError> {
+        match op {
+            1 => {
+                let va = match self.va {
+                    Some(v) => v,
+                    None => *self.va.insert(mem.alloc(64 << 10)?),
+                };
+                mem.write(va, args)?;
+                let mut back = vec![0u8; args.len()];
+                mem.read(va, &mut back)?;
+                out.extend_from_slice(&back);
+                Ok(())
+            }
+            2 => {
+                let mut b = [0u8; 8];
+                mem.read(0x7fff_0000_0000, &mut b)?;
+                Ok(())
+            }
+            3 => panic!("probe offload panics on purpose"),
+            4 => Err(OffloadError::Refused(7)),
+            5 => {
+                out.resize(64 << 10, 1);
+                Ok(())
+            }
+            6 => {
+                out.extend_from_slice(&mem.pid()?.to_be_bytes());
+                out.extend_from_slice(&self.va.unwrap_or(0).to_be_bytes());
+                Ok(())
+            }
+            _ => Err(OffloadError::Refused(1)),
+        }
+    }
+}
+
+struct Emu(Board);
+
+impl InProcessBoard for Emu {
+    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
+        self.0.handle(from, pkt, &mut |to, p| {
+            if to == from {
+                out(p)
+            }
+        })
+    }
+}
+
+fn session() -> Session<InProcess<Emu>> {
+    let c = BoardConfig::embedded("emulator").unwrap();
+    let mut board = Board::new(&c).unwrap();
+    board.register_offload(9, Box::<Probe>::default()).unwrap();
+    assert!(board.register_offload(9, Box::<Probe>::default()).is_err());
+    assert!(board.register_offload(0, Box::<Probe>::default()).is_err());
+    Session::open_with(InProcess::new(Emu(board), 1), ClientConfig::from_board(&c)).unwrap()
+}
+
+#[test]
+fn calls_reach_the_offload_in_its_own_address_space() {
+    let mut s = session();
+    let r = s.offload_call(9, 1, b"hello offload").unwrap();
+    assert_eq!(r, b"hello offload");
+    let r = s.offload_call(9, 6, &[]).unwrap();
+    let pid = u32::from_be_bytes(r[..4].try_into().unwrap());
+    let va = u64::from_be_bytes(r[4..12].try_into().unwrap());
+    // Its own PID, not the caller's: the caller cannot read its memory.
+    assert_ne!(pid, s.pid().unwrap());
+    let mut b = [0u8; 8];
+    assert!(matches!(
+        s.rread(va, &mut b),
+        Err(ClioError::Unmapped { .. }) | Err(ClioError::Permission { .. })
+    ));
+}
+
+#[test]
+fn bad_calls_get_distinct_statuses_and_the_board_keeps_serving() {
+    let mut s = session();
+    assert!(matches!(
+        s.offload_call(12345, 1, b"x"),
+        Err(ClioError::NoSuchOffload {
+            op: OpKind::OffloadCall
+        })
+    ));
+    assert!(matches!(
+        s.offload_call(9, 2, &[]),
+        Err(ClioError::OffloadFault { .. })
+    ));
+    assert!(matches!(
+        s.offload_call(9, 3, &[]),
+        Err(ClioError::OffloadFault { .. })
+    ));
+    assert!(matches!(
+        s.offload_call(9, 4, &[]),
+        Err(ClioError::OffloadRefused { code: 7, .. })
+    ));
+    assert!(matches!(
+        s.offload_call(9, 5, &[]),
+        Err(ClioError::OffloadFault { .. })
+    ));
+    // Arguments over one packet are refused by the SDK before sending.
+    assert!(matches!(
+        s.offload_call(9, 1, &vec![0u8; 4096]),
+        Err(ClioError::InvalidArgument { .. })
+    ));
+    // The offload and the board still serve.
+    assert_eq!(s.offload_call(9, 1, b"again").unwrap(), b"again");
+    let a = s.ralloc(4096, clio_wire::payload::perms::RW).unwrap();
+    s.rwrite(a.va, b"data").unwrap();
+    let c = s.transport_mut().board().0.offload_counters();
+    assert_eq!((c.unknown, c.faults, c.refused), (1, 3, 1));
+    assert_eq!(c.ok, 1);
+}
+
+#[test]
+fn many_calls_do_not_leak_offload_dedup_or_quota() {
+    let mut s = session();
+    for i in 0..3000u32 {
+        let r = s.offload_call(9, 1, &i.to_be_bytes()).unwrap();
+        assert_eq!(r, i.to_be_bytes());
+    }
+}
