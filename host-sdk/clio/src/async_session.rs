@@ -95,6 +95,7 @@ impl AsyncSession {
             tlb_entries: 0,
             epoch: 0,
             sessions: 0,
+            max_resp_kib: 0,
         };
         let mut s = AsyncSession {
             tx,
@@ -110,6 +111,12 @@ impl AsyncSession {
             mtu = info.mtu as u64;
         }
         s.info = info;
+        // Reads (and writes) are cut at the board's response bound (crate::split).
+        s.chunk = u64::from(crate::split::bounded(
+            s.chunk.min(u64::from(u32::MAX)) as u32,
+            Some(&info),
+        ));
+        s.write_chunk = s.chunk;
         if let Some(t) = join {
             if t.epoch != info.epoch {
                 return Err(ClioError::BoardRestarted {
@@ -217,7 +224,7 @@ impl AsyncSession {
     }
 
     /// Read `len` bytes at `va` (split into requests of at most
-    /// `max_request_bytes`).
+    /// `max_request_bytes` and of the board's response bound).
     pub fn rread(&self, va: u64, len: u64) -> impl Future<Output = Result<Vec<u8>, ClioError>> {
         let mut parts = Vec::new();
         let mut err = None;

@@ -19,6 +19,7 @@ mod config;
 mod error;
 pub mod proto;
 mod session;
+mod split;
 
 pub use async_session::AsyncSession;
 pub use chase::{ChaseOutcome, ChaseRequest, ChaseResult};

@@ -1592,6 +1592,7 @@ mod tests {
             Status::Busy,
             Status::OverQuota,
             Status::Unsupported,
+            Status::TooLarge,
         ] {
             assert!(statuses.contains(&s.raw()), "no response with status {s:?}");
         }
