@@ -7,6 +7,7 @@
 //! and assembles the report. See `host-sdk/cli/BENCH.md`.
 
 mod boards;
+mod fairness;
 mod fault;
 mod inproc;
 mod latency;
@@ -70,10 +71,13 @@ pub enum Which {
     Memcached,
     /// Radix-tree lookups by rchase vs by rread over UDP (issue #16).
     Radix,
+    /// A small read's p50/p99 alone and while another client streams
+    /// 8 MiB reads (issue #23).
+    Fairness,
 }
 
 impl Which {
-    const ALL: [Which; 8] = [
+    const ALL: [Which; 9] = [
         Which::Latency,
         Which::Async,
         Which::Inproc,
@@ -82,6 +86,7 @@ impl Which {
         Which::Ptes,
         Which::Memcached,
         Which::Radix,
+        Which::Fairness,
     ];
 
     fn name(self) -> &'static str {
@@ -94,6 +99,7 @@ impl Which {
             Which::Ptes => "ptes",
             Which::Memcached => "memcached",
             Which::Radix => "radix",
+            Which::Fairness => "fairness",
         }
     }
 
@@ -101,7 +107,7 @@ impl Which {
     fn needs_target(self) -> bool {
         matches!(
             self,
-            Which::Latency | Which::Async | Which::Memcached | Which::Radix
+            Which::Latency | Which::Async | Which::Memcached | Which::Radix | Which::Fairness
         )
     }
 }
@@ -408,6 +414,7 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
         Which::Ptes => scale::ptes(ctx),
         Which::Memcached => peer::run(ctx),
         Which::Radix => radix::run(ctx),
+        Which::Fairness => fairness::run(ctx),
     }
 }
 
