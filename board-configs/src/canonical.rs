@@ -79,6 +79,9 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     if n.clients != crate::model::DEFAULT_CLIENTS {
         writeln!(w, "clients = {}", n.clients)?;
     }
+    if n.max_response_bytes != crate::model::DEFAULT_MAX_RESPONSE_BYTES {
+        writeln!(w, "max_response_bytes = {}", n.max_response_bytes)?;
+    }
     writeln!(w, "\n[dedup]")?;
     writeln!(w, "buffer_bytes = {}", c.dedup.buffer_bytes)?;
     writeln!(w, "entry_bytes = {}", c.dedup.entry_bytes)?;

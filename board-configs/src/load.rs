@@ -450,6 +450,12 @@ impl Reader<'_> {
         Some(self.int(key, limit))
     }
 
+    /// An optional byte count within `limit`: `None` when the key is absent.
+    fn opt_bytes(&self, key: &str, limit: Limit) -> Option<u64> {
+        self.get(key)?;
+        Some(self.bytes(key, limit))
+    }
+
     /// A byte count within `limit`: an integer, or a string with a binary unit.
     fn bytes(&self, key: &str, limit: Limit) -> u64 {
         let expected = format!("{SIZE_HINT} {limit}");
@@ -675,6 +681,9 @@ impl Reader<'_> {
                 clients: self
                     .opt_int("network.clients", l::CLIENTS)
                     .map_or(crate::model::DEFAULT_CLIENTS, |n| n as u32),
+                max_response_bytes: self
+                    .opt_bytes("network.max_response_bytes", l::MAX_RESPONSE_BYTES)
+                    .map_or(crate::model::DEFAULT_MAX_RESPONSE_BYTES, |n| n as u32),
             },
             dedup: Dedup {
                 buffer_bytes: self.bytes("dedup.buffer_bytes", l::DEDUP_BUFFER_BYTES),

@@ -106,6 +106,10 @@ pub mod limits {
     /// `network.clients`: up to 2^24 remembered addresses (about 1.6 GB of
     /// table at ~100 B each; the default 4096 takes ~400 KB).
     pub const CLIENTS: Limit = Limit::range(1, 1 << 24);
+    /// `network.max_response_bytes`: whole KiB that fit the 16-bit
+    /// `InfoResp.max_resp_kib` (also a multiple of 1 KiB, and at least
+    /// `network.mtu_payload`).
+    pub const MAX_RESPONSE_BYTES: Limit = Limit::range(KIB, 65535 * KIB);
     /// `dedup.buffer_bytes`.
     pub const DEDUP_BUFFER_BYTES: Limit = Limit::range(64, 64 * MIB);
     /// `dedup.entry_bytes`.
@@ -335,6 +339,25 @@ impl BoardConfig {
         check("network.ports", n.ports.into(), l::PORTS)?;
         check("network.port_gbps", n.port_gbps.into(), l::PORT_GBPS)?;
         check("network.clients", n.clients.into(), l::CLIENTS)?;
+        check(
+            "network.max_response_bytes",
+            n.max_response_bytes.into(),
+            l::MAX_RESPONSE_BYTES,
+        )?;
+        if n.max_response_bytes % 1024 != 0 {
+            fail(
+                "network.max_response_bytes",
+                Shown::Int(n.max_response_bytes.into()),
+                Reason::NotAligned(1024),
+            )?;
+        }
+        if n.max_response_bytes < n.mtu_payload {
+            fail(
+                "network.max_response_bytes",
+                Shown::Int(n.max_response_bytes.into()),
+                Reason::TooSmall(n.mtu_payload.into(), "network.mtu_payload: one full packet"),
+            )?;
+        }
         check(
             "dedup.buffer_bytes",
             c.dedup.buffer_bytes,

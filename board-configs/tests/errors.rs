@@ -95,6 +95,22 @@ fn bad_type_names_found_and_expected() {
             "{msg}"
         );
     }
+    for (bad, why) in [
+        ("0", "must be"),
+        ("\"64 MiB\"", "must be"),
+        ("1500", "must be a multiple of 0x400"),
+        (
+            "1024",
+            "must be at least 1450 (network.mtu_payload: one full packet)",
+        ),
+    ] {
+        let msg = with_child(&format!("[network]\nmax_response_bytes = {bad}\n")).error("bad.toml");
+        assert!(
+            msg.starts_with("board-configs/bad.toml: key 'network.max_response_bytes' = ")
+                && msg.contains(why),
+            "{msg}"
+        );
+    }
     let msg = Files::shipped()
         .with("bad.toml", "inherit = 3\n")
         .error("bad.toml");

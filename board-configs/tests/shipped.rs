@@ -124,6 +124,16 @@ fn emulator_inherits_zcu106_and_overrides_memory_and_ports() {
     more.network.clients = 100_000;
     assert!(more.to_toml().contains("clients = 100000"));
     assert_ne!(more.config_hash(), emu.config_hash());
+    // The response bound: every shipped board states the default 64 KiB,
+    // which leaves the canonical form unchanged.
+    assert_eq!(emu.network.max_response_bytes, 64 * 1024);
+    assert_eq!(
+        z.network.max_response_bytes,
+        clio_config::DEFAULT_MAX_RESPONSE_BYTES
+    );
+    assert!(!emu.to_toml().contains("max_response_bytes"));
+    more.network.max_response_bytes = 16 * 1024;
+    assert!(more.to_toml().contains("max_response_bytes = 16384"));
     // Inherited unchanged, including keys inside partially overridden tables.
     assert_eq!(emu.regions.firmware, z.regions.firmware);
     assert_eq!(emu.regions.rings, z.regions.rings);

@@ -146,6 +146,7 @@ class Session:
         self.next_id = (int.from_bytes(os.urandom(4), "big") % 0xFFFF0000) + 1
         self.pid = self.session = self.epoch = self.key = 0
         self.mtu = None
+        self.max_resp = None
         self.stats = {"sent": 0, "retries": 0, "nacks": 0, "busy": 0, "stray": 0}
 
     # -- request ids -------------------------------------------------------
@@ -245,12 +246,14 @@ class Session:
     def info(self):
         """INFO (padded to 64 zero bytes); returns a dict of InfoResp (section 6)."""
         (h, p), = self._request(INFO, packets=[(0, bytes(INFO_RESP_LEN))], sessionless=True)
-        f = struct.unpack(">16sIIQQQHBBIIH2x", p[:INFO_RESP_LEN])
+        f = struct.unpack(">16sIIQQQHBBIIHH", p[:INFO_RESP_LEN])
         info = dict(zip(("board", "firmware_version", "rtl_version", "build_id", "config_hash",
                          "dram_bytes", "mtu", "page_shift", "slots_per_bucket",
-                         "tlb_entries", "epoch", "sessions"), f))
+                         "tlb_entries", "epoch", "sessions", "max_resp_kib"), f))
         info["board"] = info["board"].rstrip(b"\0").decode("ascii")
         self.mtu = info["mtu"]
+        # The response bound (0: none stated): larger reads are split (section 6).
+        self.max_resp = info["max_resp_kib"] * 1024 or None
         return info
 
     def open(self, join_session=0, join_key=0, join_pid=0):
@@ -288,13 +291,24 @@ class Session:
         self._request(FREE, va=va, packets=[(0, struct.pack(">Q", size))])
 
     def write(self, va, data):
-        """WRITE `data` at `va`, cut into MTU-sized packets (section 7)."""
+        """WRITE `data` at `va`, cut into MTU-sized packets (section 7); above
+        the board's response bound (InfoResp.max_resp_kib), several requests."""
+        bound = self.max_resp
+        if bound and len(data) > bound:
+            for off in range(0, len(data), bound):
+                self.write(va + off, data[off:off + bound])
+            return
         mtu = self.mtu
         pkts = [(off, data[off:off + mtu]) for off in range(0, len(data), mtu)] or [(0, b"")]
         self._request(WRITE, va=va, total_len=len(data), packets=pkts)
 
     def read(self, va, n):
-        """READ `n` bytes at `va`, reassembled from ⌈n / MTU⌉ chunks (section 7)."""
+        """READ `n` bytes at `va`, reassembled from ⌈n / MTU⌉ chunks (section 7);
+        above the board's response bound (InfoResp.max_resp_kib, a larger READ
+        gets TOO_LARGE), several requests."""
+        bound = self.max_resp
+        if bound and n > bound:
+            return b"".join(self.read(va + off, min(bound, n - off)) for off in range(0, n, bound))
         chunks = max(1, -(-n // self.mtu))
         answers = self._request(READ, va=va, total_len=n, want_chunks=chunks)
         out = bytearray(n)

@@ -159,6 +159,18 @@ class AgainstSim(unittest.TestCase):
         self.assertNotEqual(info["epoch"], 0)
         self.assertGreater(info["sessions"], 1)
 
+    def test_reads_above_the_response_bound_are_split(self):
+        s = self.session()
+        self.assertEqual(s.max_resp, 64 * 1024)  # emulator.toml network.max_response_bytes
+        va, size = s.alloc(1 << 20)
+        data = os.urandom(200 * 1024 + 3)  # four requests each way
+        s.write(va + 1, data)
+        self.assertEqual(s.read(va + 1, len(data)), data)
+        # One READ above the bound, unsplit: TOO_LARGE, nothing read.
+        with self.assertRaises(cc.ClioError) as e:
+            s._request(cc.READ, va=va, total_len=s.max_resp + 1, want_chunks=1)
+        self.assertEqual(e.exception.status, cc.TOO_LARGE)
+
     def test_short_info_is_refused_without_amplification(self):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         pkt = cc.encode(cc.Header(opcode=cc.INFO, req_id=5), b"")

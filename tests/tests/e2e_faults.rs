@@ -354,3 +354,39 @@ fn large_requests_complete_under_loss() {
     assert_eq!(first_difference(&back, &d), None);
     board.stop().unwrap();
 }
+
+/// An 8 MiB `rread` (and `rwrite`) through the SDK under 1 % loss each way.
+/// The board refuses a READ above its response bound (`TOO_LARGE`, 64 KiB
+/// in emulator.toml) and states the bound in INFO; the session splits below
+/// it, so the transfer is 128 ordinary requests, each retried on its own,
+/// and no single request holds the board for more than 64 KiB of answers.
+/// Without the split, the unsplit READ gets `TOO_LARGE`; without the
+/// board's bound, it is one 5 786-packet request.
+#[test]
+fn an_8_mib_read_completes_under_loss_in_bounded_requests() {
+    let f = FaultConfig::parse("drop=0.01,seed=23").unwrap();
+    let opts = ServeOptions {
+        inbound: f,
+        outbound: FaultConfig { seed: 24, ..f },
+        ..ServeOptions::default()
+    };
+    let board = ServedBoard::start(emulator_config(), opts);
+    let mut s = board.session();
+    let bound = s.board_info().unwrap().max_resp_bytes().unwrap();
+    assert_eq!(bound, 64 << 10);
+    let len = 8 << 20;
+    let a = s.ralloc(len as u64, perms::RW).unwrap();
+    let d = clio_tests::pattern(len, 23);
+    s.rwrite(a.va, &d).unwrap();
+    let mut back = vec![0u8; d.len()];
+    s.rread(a.va, &mut back).unwrap();
+    assert_eq!(first_difference(&back, &d), None);
+    let fast = board.stats().fast;
+    assert_eq!(fast.too_large, 0, "every request was within the bound");
+    s.close().unwrap();
+    let links = board.stop().unwrap();
+    assert!(
+        links.outbound.dropped > 0 && links.inbound.dropped > 0,
+        "{links:?}"
+    );
+}

@@ -208,6 +208,9 @@ pub fn info_payload(
         // `Epoch` descriptor); the static INFO words carry none.
         epoch: 0,
         sessions: board.session_capacity().min(u16::MAX.into()) as u16,
+        // The fast path enforces the bound it reads from these INFO words
+        // (bytes 62..64), so the stated and the enforced bound are one value.
+        max_resp_kib: (board.network.max_response_bytes / 1024).min(u16::MAX.into()) as u16,
     }
 }
 

@@ -78,6 +78,7 @@ impl Responder {
                     tlb_entries: 64,
                     epoch: 1,
                     sessions: 64,
+                    max_resp_kib: 64,
                 }
                 .emit(&mut body)
                 .unwrap();

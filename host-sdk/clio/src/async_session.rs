@@ -108,6 +108,7 @@ impl AsyncSession {
             tlb_entries: 0,
             epoch: 0,
             sessions: 0,
+            max_resp_kib: 0,
         };
         let mut s = AsyncSession {
             tx,
@@ -124,6 +125,12 @@ impl AsyncSession {
             mtu = info.mtu as u64;
         }
         s.info = info;
+        // Reads (and writes) are cut at the board's response bound (crate::split).
+        s.chunk = u64::from(crate::split::bounded(
+            s.chunk.min(u64::from(u32::MAX)) as u32,
+            Some(&info),
+        ));
+        s.write_chunk = s.chunk;
         if let Some(t) = join {
             if t.epoch != info.epoch {
                 return Err(ClioError::BoardRestarted {
@@ -246,8 +253,9 @@ impl AsyncSession {
     }
 
     /// Read `len` bytes at `va` into a new `Vec` (split into requests of
-    /// at most `max_request_bytes`); [`AsyncSession::rread_into`] fills a
-    /// buffer of yours, as the blocking [`crate::Session::rread`] does.
+    /// at most `max_request_bytes` and of the board's response bound);
+    /// [`AsyncSession::rread_into`] fills a buffer of yours, as the blocking
+    /// [`crate::Session::rread`] does.
     ///
     /// Eager: submitted when called, not when first polled; dropping the
     /// future does not cancel the operation (its result is then lost).

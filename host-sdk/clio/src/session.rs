@@ -22,7 +22,8 @@ use crate::{ChaseRequest, ChaseResult, ClientConfig, ClioError, ShareToken};
 const DRAIN_BATCH: usize = 256;
 
 /// An outstanding asynchronous operation of a [`Session`]. A read or write
-/// larger than `max_request_bytes` is several requests behind one handle.
+/// larger than `max_request_bytes` or than the board's response bound
+/// (`InfoResp::max_resp_kib`) is several requests behind one handle.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Handle {
     first: OpId,
@@ -353,8 +354,10 @@ impl<T: Transport> Session<T> {
         self.wait(id)
     }
 
+    /// Largest read request: `max_request_bytes`, or the board's response
+    /// bound if lower ([`crate::split`]).
     fn chunk(&self) -> u32 {
-        self.conn.config().max_request_bytes
+        crate::split::bounded(self.conn.config().max_request_bytes, self.info.as_ref())
     }
 
     /// Allocate `size` bytes with [`crate::perms`] bits (`perms::RW` for read-write).
@@ -465,7 +468,7 @@ impl<T: Transport> Session<T> {
         // Writes are also cut to what the session's dedup quota can hold at
         // once (one record per packet until the write is acknowledged).
         let chunk = match data {
-            Some(_) => self.conn.max_write_bytes(),
+            Some(_) => crate::split::bounded(self.conn.max_write_bytes(), self.info.as_ref()),
             None => self.chunk(),
         } as u64;
         let parts = len.div_ceil(chunk);

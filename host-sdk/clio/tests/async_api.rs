@@ -138,3 +138,25 @@ async fn async_sessions_share_join_and_close() {
         tokio::task::yield_now().await;
     }
 }
+
+#[tokio::test]
+async fn async_reads_and_writes_are_cut_at_the_boards_response_bound() {
+    // The board's 2 KiB bound is below the client's 8 KiB requests: a READ
+    // of more would come back TOO_LARGE, so the session splits at 2 KiB.
+    let board = UdpBoard::start(1000, 0);
+    board.board.lock().unwrap().max_resp_kib = 2;
+    let s = AsyncSession::open(board.addr, cfg()).await.unwrap();
+    assert_eq!(s.board_info().max_resp_bytes(), Some(2048));
+    let a = s.ralloc(64 << 10, perms::RW).await.unwrap();
+    let data: Vec<u8> = (0..30_000).map(|i| (i % 251) as u8).collect();
+    s.rwrite(a.va + 1, &data).await.unwrap();
+    assert_eq!(s.rread(a.va + 1, data.len() as u64).await.unwrap(), data);
+    let b = board.board.lock().unwrap();
+    let big = b
+        .requests
+        .iter()
+        .filter(|h| matches!(h.opcode, clio_wire::Opcode::Read | clio_wire::Opcode::Write))
+        .map(|h| h.total_len)
+        .max();
+    assert_eq!(big, Some(2048));
+}

@@ -9,6 +9,7 @@ use std::time::Instant;
 use clio::backend::{InProcess, InProcessBoard, SharedBoard, Transport};
 use clio::{Client, ClientConfig, ClioError, Completion, OpKind, Session};
 use clio_wire::payload::perms;
+use clio_wire::Opcode;
 use common::udp_board::UdpBoard;
 use common::FakeBoard;
 
@@ -330,4 +331,40 @@ fn dropped_sessions_are_closed_at_the_board() {
     // The board lost the session (as after an expiry): close still succeeds.
     board.board.lock().unwrap().sessions.remove(&si.session);
     s.close().unwrap();
+}
+
+#[test]
+fn reads_and_writes_are_cut_at_the_boards_response_bound() {
+    // The board states 4 KiB and refuses larger READs TOO_LARGE; the client
+    // allows 16 KiB requests: the session learns the bound at open and
+    // splits below it, sync and async, without the caller noticing.
+    let mut fake = FakeBoard::new(1450);
+    fake.max_resp_kib = 4;
+    let shared = SharedBoard(Arc::new(Mutex::new(Inproc(fake))));
+    let mut s = Session::open_with(InProcess::new(shared.clone(), 1), cfg()).unwrap();
+    assert_eq!(s.board_info().unwrap().max_resp_bytes(), Some(4096));
+    let a = s.ralloc(256 << 10, perms::RW).unwrap();
+    let data = pattern(100_000);
+    s.rwrite(a.va + 5, &data).unwrap();
+    let mut back = vec![0u8; data.len()];
+    s.rread(a.va + 5, &mut back).unwrap();
+    assert_eq!(back, data);
+    let h = s.rread_async(a.va + 77, 30_000).unwrap();
+    let w = s.rwrite_async(a.va + 200_000, &data[..20_000]).unwrap();
+    let mut part = vec![0u8; 30_000];
+    s.rread_wait(h, &mut part).unwrap();
+    assert_eq!(part, data[72..30_072]);
+    assert!(s.rpoll(&[w]).unwrap()[0].is_ok());
+    let board = shared.0.lock().unwrap();
+    let reqs = &board.0.requests;
+    let reads: Vec<_> = reqs.iter().filter(|h| h.opcode == Opcode::Read).collect();
+    assert!(
+        reads.len() >= 100_000 / 4096 + 30_000 / 4096,
+        "{}",
+        reads.len()
+    );
+    assert!(reqs
+        .iter()
+        .filter(|h| matches!(h.opcode, Opcode::Read | Opcode::Write))
+        .all(|h| h.total_len <= 4096));
 }

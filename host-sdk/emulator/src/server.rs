@@ -63,7 +63,34 @@ const RECV_BATCH: usize = 16;
 
 /// Send every queued datagram in batches; returns how many left. A datagram
 /// the kernel refuses is lost, as on a real link (the client retries).
+/// Reorder `q` round-robin by destination, each destination's packets in
+/// their order: one client's multi-packet answers (up to the response bound
+/// per request) then delay another's one-packet answer by at most one packet
+/// per client instead of all of them (packet-granularity interleaving).
+fn interleave(q: &mut Vec<(Vec<u8>, Option<SocketAddr>)>) {
+    if q.len() < 2 || q.iter().all(|(_, a)| *a == q[0].1) {
+        return;
+    }
+    let mut queues: Vec<(Option<SocketAddr>, std::collections::VecDeque<Vec<u8>>)> = Vec::new();
+    for (p, a) in q.drain(..) {
+        match queues.iter_mut().find(|(d, _)| *d == a) {
+            Some((_, v)) => v.push_back(p),
+            None => queues.push((a, std::collections::VecDeque::from([p]))),
+        }
+    }
+    while !queues.is_empty() {
+        queues.retain_mut(|(a, v)| match v.pop_front() {
+            Some(p) => {
+                q.push((p, *a));
+                true
+            }
+            None => false,
+        });
+    }
+}
+
 fn send_all(socket: &UdpSocket, q: &mut Vec<(Vec<u8>, Option<SocketAddr>)>) -> u64 {
+    interleave(q);
     let mut sent = 0;
     let mut at = 0;
     while at < q.len() {
@@ -454,6 +481,19 @@ mod tests {
         fn poll(&mut self, _out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
             None
         }
+    }
+
+    #[test]
+    fn answers_interleave_round_robin_by_destination() {
+        let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let b: SocketAddr = "127.0.0.1:2".parse().unwrap();
+        let mut q: Vec<(Vec<u8>, Option<SocketAddr>)> = (0..4u8)
+            .map(|i| (vec![i], Some(a)))
+            .chain([(vec![9], Some(b))])
+            .collect();
+        interleave(&mut q);
+        let order: Vec<u8> = q.iter().map(|(p, _)| p[0]).collect();
+        assert_eq!(order, [0, 9, 1, 2, 3], "b's one answer goes second");
     }
 
     #[test]

@@ -717,6 +717,7 @@ mod tests {
             tlb_entries: 64,
             epoch: 0,
             sessions: 256,
+            max_resp_kib: 64,
         };
         FastPathConfig {
             table_base: 0x0600_0000,

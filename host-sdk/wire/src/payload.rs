@@ -526,12 +526,23 @@ pub struct InfoResp {
     pub epoch: u32,
     /// Session-table entries (session ids `1..sessions`).
     pub sessions: u16,
+    /// Largest response one request may produce, in KiB (bytes 62..64;
+    /// `network.max_response_bytes` / 1024). A READ whose `total_len` is
+    /// above it is answered `TOO_LARGE`, header-only, without executing, so
+    /// clients split larger reads. 0: the board states no bound.
+    pub max_resp_kib: u16,
 }
 
 impl InfoResp {
     /// Encoded length. An `Info` request must carry at least this many
     /// payload bytes (zeros), so an answer is never larger than what asked.
     pub const LEN: usize = 64;
+
+    /// The response bound in bytes ([`InfoResp::max_resp_kib`] × 1024), or
+    /// `None` when the board states none.
+    pub fn max_resp_bytes(&self) -> Option<u32> {
+        (self.max_resp_kib != 0).then(|| u32::from(self.max_resp_kib) * 1024)
+    }
 
     /// The board name as text (up to the first NUL), if it is ASCII.
     pub fn board_name(&self) -> Result<&str> {
@@ -573,15 +584,9 @@ impl InfoResp {
             tlb_entries: be32(b, 52),
             epoch: be32(b, 56),
             sessions: be16(b, 60),
+            max_resp_kib: be16(b, 62),
         };
         r.board_name()?;
-        let rsvd = be16(b, 62);
-        if rsvd != 0 {
-            return Err(Error::new(
-                "info.reserved",
-                ErrorKind::Reserved(rsvd as u64),
-            ));
-        }
         Ok(r)
     }
     /// Emit; returns bytes written.
@@ -599,7 +604,7 @@ impl InfoResp {
         set_be32(b, 52, self.tlb_entries);
         set_be32(b, 56, self.epoch);
         set_be16(b, 60, self.sessions);
-        set_be16(b, 62, 0);
+        set_be16(b, 62, self.max_resp_kib);
         Ok(Self::LEN)
     }
 }

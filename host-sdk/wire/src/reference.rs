@@ -373,9 +373,10 @@ fn payloads() -> Vec<PayloadDoc> {
                 fd("tlb_entries", Kind::Int, "any", "TLB entries (diagnostic)"),
                 fd("epoch", Kind::Int, "non-zero once booted", "this boot's epoch; changes at every restart"),
                 fd("sessions", Kind::Int, "any", "session-table entries: session ids are 1..sessions"),
+                fd("max_resp_kib", Kind::Int, "0 or 1..=65535", "largest response one request may produce, in KiB (0: none stated): a READ with `total_len` above `max_resp_kib` × 1024 gets TOO_LARGE, header-only, nothing read; split larger reads (and, by convention, writes) into requests of at most this many bytes"),
             ],
-            build: |v| emit_vec(InfoResp::LEN, |b| InfoResp { board: text16(v[0]), firmware_version: v[1] as u32, rtl_version: v[2] as u32, build_id: v[3], config_hash: v[4], dram_bytes: v[5], mtu: v[6] as u16, page_shift: v[7] as u8, slots_per_bucket: v[8] as u8, tlb_entries: v[9] as u32, epoch: v[10] as u32, sessions: v[11] as u16 }.emit(b)),
-            valid: vec![0; 12],
+            build: |v| emit_vec(InfoResp::LEN, |b| InfoResp { board: text16(v[0]), firmware_version: v[1] as u32, rtl_version: v[2] as u32, build_id: v[3], config_hash: v[4], dram_bytes: v[5], mtu: v[6] as u16, page_shift: v[7] as u8, slots_per_bucket: v[8] as u8, tlb_entries: v[9] as u32, epoch: v[10] as u32, sessions: v[11] as u16, max_resp_kib: v[12] as u16 }.emit(b)),
+            valid: vec![0; 13],
             parse_ok: |b| InfoResp::parse(b).is_ok(),
             notes: "",
         },
@@ -646,7 +647,7 @@ fn status_doc(s: Status) -> (&'static str, &'static str) {
             "depends on the code; do not retry as is",
         ),
         Status::TooLarge => (
-            "the request asks for more than the board can ever serve in one request, whatever is free: ALLOC larger than the board's data region or than the VA window of its page size (a board that is only full answers OUT_OF_MEMORY or OVER_QUOTA)",
+            "the request asks for more than the board can ever serve in one request, whatever is free: ALLOC larger than the board's data region or than the VA window of its page size (a board that is only full answers OUT_OF_MEMORY or OVER_QUOTA); READ whose `total_len` is above InfoResp.max_resp_kib × 1024 (answered header-only, nothing read)",
             "split the request (or allocate less); do not retry as is",
         ),
         Status::Moved => (

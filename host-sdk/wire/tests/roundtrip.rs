@@ -286,7 +286,7 @@ proptest! {
         prop_assert_eq!(OffloadCallResp::parse(&buf).unwrap(), r);
         let r = InfoResp { board: InfoResp::board_field(&name), firmware_version: c, rtl_version: c ^ 1,
             build_id: a, config_hash: b, dram_bytes: size, mtu: v16, page_shift: 22, slots_per_bucket: 16, tlb_entries: 64,
-            epoch: c ^ 7, sessions: v16 ^ 3 };
+            epoch: c ^ 7, sessions: v16 ^ 3, max_resp_kib: v16 ^ 5 };
         r.emit(&mut buf).unwrap();
         let back = InfoResp::parse(&buf).unwrap();
         prop_assert_eq!(back, r);

@@ -68,6 +68,7 @@ impl Board {
                     tlb_entries: 64,
                     epoch: 1,
                     sessions: 2,
+                    max_resp_kib: 64,
                 };
                 let n = info.emit(&mut b).unwrap();
                 reply(out, Status::Ok, 0, 0, &b[..n]);

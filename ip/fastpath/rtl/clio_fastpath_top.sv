@@ -276,6 +276,11 @@ localparam LQ = 8;                 // lane reads in flight
 localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
 
 wire [63:0] p_va_hi = p_va >> cfg_va_bits;
+// Response bound of one request, in KiB: InfoResp bytes 62..64 (big endian)
+// of `cfg_info`, so the bound the board states is the one it enforces
+// (0: none). A READ above it is answered TOO_LARGE by the engine; lane reads
+// (at most one beat) are always below the smallest bound (1 KiB).
+wire [15:0] max_resp_kib = {cfg_info[62*8 +: 8], cfg_info[63*8 +: 8]};
 /* verilator lint_off WIDTH */
 wire [1:0]  p_cls = p_va >> (cfg_va_bits - 2);
 wire [6:0]  p_lane_end = p_va[OW-1:0] + p_total_len;
@@ -1441,6 +1446,10 @@ always @(posedge clk) begin
                 OP_READ: begin
                     if (h_plen != 0 || h_offset != 0) begin
                         fail_status <= STATUS_MALFORMED;
+                        state_reg <= S_FAIL;
+                    end else if (max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) begin
+                        // Above the per-request response bound: header-only, nothing read.
+                        fail_status <= STATUS_TOO_LARGE;
                         state_reg <= S_FAIL;
                     end else begin
                         xl_cur <= h_va;

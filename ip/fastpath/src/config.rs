@@ -107,6 +107,9 @@ pub struct Layout {
     pub max_pid: u32,
     /// Largest payload per packet.
     pub mtu: usize,
+    /// Largest response one request may produce (`network.max_response_bytes`):
+    /// a READ with a larger `total_len` is answered `TOO_LARGE`.
+    pub max_resp: u32,
     /// TLB entries.
     pub tlb_entries: usize,
     /// Free-PA FIFO depth per page size.
@@ -292,6 +295,7 @@ impl Layout {
             va_bits: c.va.bits,
             max_pid: c.va.max_pids,
             mtu,
+            max_resp: c.network.max_response_bytes,
             tlb_entries: c.tlb.entries as usize,
             fifo_depth: c.free_pa_fifo.depth as usize,
             dedup_entries: c.dedup_entries() as usize,

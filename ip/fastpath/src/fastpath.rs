@@ -143,6 +143,7 @@ impl<D: Dram> FastPath<D> {
             tlb_entries: lay.tlb_entries as u32,
             epoch: 0,
             sessions: lay.sessions as u16,
+            max_resp_kib: (lay.max_resp / 1024).min(u16::MAX.into()) as u16,
         };
         Ok(FastPath {
             tlb: Tlb::new(lay.tlb_entries),
@@ -476,6 +477,7 @@ impl<D: Dram> FastPath<D> {
             Status::BadSession => self.stats.bad_session += 1,
             Status::Restarted => self.stats.restarted += 1,
             Status::OverQuota => self.stats.over_quota += 1,
+            Status::TooLarge => self.stats.too_large += 1,
             _ => {}
         }
     }
@@ -501,6 +503,12 @@ impl<D: Dram> FastPath<D> {
     fn read<F: FnMut(ClientId, &[u8])>(&mut self, src: ClientId, h: &Header, out: &mut F) {
         if h.payload_len != 0 || h.offset != 0 {
             return self.fail(src, h, Status::Malformed, out);
+        }
+        // One request may not hold the port for more than the bound (the
+        // INFO reply states it; clients split): refused before translation,
+        // header-only, so its cost is one header in and one out.
+        if h.total_len > self.lay.max_resp {
+            return self.fail(src, h, Status::TooLarge, out);
         }
         if let Err(s) = self.translate_range(h.pid, h.va, u64::from(h.total_len), perms::READ) {
             return self.fail(src, h, s, out);

@@ -30,6 +30,8 @@ pub struct Stats {
     pub restarted: u64,
     /// Responses sent with status `OverQuota`.
     pub over_quota: u64,
+    /// Reads refused `TOO_LARGE` (above `network.max_response_bytes`).
+    pub too_large: u64,
     /// Non-idempotent requests refused with `Busy` because the dedup buffer
     /// or the session's share of it was full.
     pub dedup_busy: u64,

@@ -506,3 +506,40 @@ fn borrowed_memory_and_uninitialised_rings() {
     let fp = clio_fastpath::FastPath::new(&cfg, ModelOptions::default(), &mut mem[..]).unwrap();
     assert_eq!(fp.layout().mtu, 1450);
 }
+
+#[test]
+fn a_read_above_the_response_bound_is_too_large_and_not_executed() {
+    // The shipped bound (64 KiB); a read of one byte more is refused with
+    // one header-only answer and no DRAM access, one of exactly the bound
+    // is served in MTU packets.
+    let (mut b, va) = mapped(MIB4, 1);
+    let bound = common::board().network.max_response_bytes;
+    assert_eq!(bound, 64 * 1024);
+    let rs = b.req(Opcode::Read, 1, 1, va, bound + 1, &[]);
+    assert_eq!(rs.len(), 1, "header-only");
+    assert_eq!(
+        (rs[0].h.opcode, rs[0].h.status),
+        (Opcode::ReadResp, Status::TooLarge)
+    );
+    assert_eq!((rs[0].h.offset, rs[0].payload().len()), (0, 0));
+    assert_eq!(b.fp.last_trace().dram_accesses, 0, "nothing read");
+    assert_eq!(b.fp.stats().too_large, 1);
+    // 8 MiB, the read that held the RTL board for seconds: one header back.
+    let rs = b.req(Opcode::Read, 1, 2, va, 8 << 20, &[]);
+    assert_eq!((rs.len(), rs[0].h.status), (1, Status::TooLarge));
+    let rs = b.req(Opcode::Read, 1, 3, va, bound, &[]);
+    assert_eq!(rs.len(), (bound as usize).div_ceil(1450));
+    assert!(rs.iter().all(|r| r.h.status == Status::Ok));
+    // INFO states the bound in KiB.
+    let info = b.req(
+        Opcode::Info,
+        0,
+        4,
+        0,
+        0,
+        &[0; clio_wire::payload::InfoResp::LEN],
+    );
+    let i = clio_wire::payload::InfoResp::parse(info[0].payload()).unwrap();
+    assert_eq!(i.max_resp_kib, 64);
+    assert_eq!(i.max_resp_bytes(), Some(bound));
+}

@@ -8,6 +8,7 @@
 
 mod boards;
 mod edm;
+mod fairness;
 mod fault;
 mod inproc;
 mod kv;
@@ -81,10 +82,13 @@ pub enum Which {
     Radix,
     /// YCSB A-D against Clio-KV, memcached and redis-server (issue #16).
     Kv,
+    /// A small read's p50/p99 alone and while another client streams
+    /// 8 MiB reads (issue #23).
+    Fairness,
 }
 
 impl Which {
-    const ALL: [Which; 9] = [
+    const ALL: [Which; 10] = [
         Which::Latency,
         Which::Async,
         Which::Inproc,
@@ -94,6 +98,7 @@ impl Which {
         Which::Memcached,
         Which::Radix,
         Which::Kv,
+        Which::Fairness,
     ];
 
     fn name(self) -> &'static str {
@@ -107,6 +112,7 @@ impl Which {
             Which::Memcached => "memcached",
             Which::Radix => "radix",
             Which::Kv => "kv",
+            Which::Fairness => "fairness",
         }
     }
 
@@ -114,7 +120,7 @@ impl Which {
     fn needs_target(self) -> bool {
         matches!(
             self,
-            Which::Latency | Which::Async | Which::Memcached | Which::Radix
+            Which::Latency | Which::Async | Which::Memcached | Which::Radix | Which::Fairness
         )
     }
 }
@@ -438,6 +444,7 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
         Which::Memcached => peer::run(ctx),
         Which::Radix => radix::run(ctx),
         Which::Kv => kv::run(ctx),
+        Which::Fairness => fairness::run(ctx),
     }
 }
 

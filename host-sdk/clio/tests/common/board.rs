@@ -62,6 +62,9 @@ pub struct FakeBoard {
     /// Answer the next this-many new non-idempotent requests `BUSY` (as a
     /// dedup buffer filled by other sessions would).
     pub busy_next: u32,
+    /// Response bound stated in INFO (KiB, 0: none); a larger READ is
+    /// answered `TOO_LARGE`, as the fast path does.
+    pub max_resp_kib: u16,
     next_session: u16,
     next_pid: u32,
     dedup_writes: HashSet<(u16, u32, u32)>,
@@ -87,6 +90,7 @@ impl FakeBoard {
             dedup_high_water: 0,
             over_quota: 0,
             busy_next: 0,
+            max_resp_kib: 0,
             next_session: SESSION + 1,
             next_pid: 100,
             dedup_writes: HashSet::new(),
@@ -268,6 +272,10 @@ impl FakeBoard {
         }
         match h.opcode {
             Opcode::Read => {
+                if self.max_resp_kib != 0 && h.total_len > u32::from(self.max_resp_kib) * 1024 {
+                    out(reply(Status::TooLarge, h.va, h.total_len, 0, &[]));
+                    return;
+                }
                 let st = self.check(h.va, h.total_len as u64, perms::READ);
                 if st != Status::Ok {
                     out(reply(st, h.va, h.total_len, 0, &[]));
@@ -349,6 +357,7 @@ impl FakeBoard {
                             tlb_entries: 64,
                             epoch: self.epoch,
                             sessions: 64,
+                            max_resp_kib: self.max_resp_kib,
                         }
                         .emit(&mut body)
                         .unwrap(),

@@ -54,6 +54,9 @@ pub fn board() -> BoardConfig {
     c.rings.tx.base = 0x1_8000;
     c.rings.tx.slots = 16;
     c.network.mtu_payload = 512;
+    // A response bound of four packets, so the random reads (up to 5000
+    // bytes) land on both sides of it: TOO_LARGE and multi-packet answers.
+    c.network.max_response_bytes = 2 * 1024;
     c.dedup.buffer_bytes = 32 * 32;
     c.dedup.entry_bytes = 32;
     c.va.bits = 32;

@@ -95,6 +95,8 @@ pub fn write_case(
             PathClass::Hit => "hit",
             PathClass::Miss => "miss",
             PathClass::Fault => "fault",
+            PathClass::Bound => "bound",
+            PathClass::TooLarge => "2big",
         };
         let _ = writeln!(exp, "L {i} {name}");
     }

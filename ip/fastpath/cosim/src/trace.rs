@@ -48,6 +48,11 @@ pub enum PathClass {
     Miss,
     /// Bucket read and first-touch fault.
     Fault,
+    /// A READ of exactly the response bound (`network.max_response_bytes`),
+    /// served in full: the longest one request may hold the output.
+    Bound,
+    /// A READ above the bound, answered `TOO_LARGE` header-only.
+    TooLarge,
 }
 
 /// A generated case: stimulus, expected outputs, memory images.
@@ -703,7 +708,15 @@ impl Gen {
         let trace: Trace = self
             .model
             .receive(ClientId(0), &pkt, &mut |_, b: &[u8]| outs.push(b.to_vec()));
-        if path_probe && trace.pages == 1 && trace.status == Some(Status::Ok) {
+        let read_len = (pkt.len() >= HEADER_LEN && pkt[1] == Opcode::Read.raw())
+            .then(|| Header::parse(&clio_wire::Packet::new_unchecked(&pkt[..])).ok())
+            .flatten()
+            .map(|h| h.total_len);
+        if trace.status == Some(Status::TooLarge) && read_len.is_some() {
+            self.paths.push((idx, PathClass::TooLarge));
+        } else if trace.status == Some(Status::Ok) && read_len == Some(self.lay().max_resp) {
+            self.paths.push((idx, PathClass::Bound));
+        } else if path_probe && trace.pages == 1 && trace.status == Some(Status::Ok) {
             let class = if trace.faults > 0 {
                 PathClass::Fault
             } else if trace.tlb_misses > 0 {
@@ -1228,11 +1241,14 @@ impl Gen {
         let mut probe = false;
         let (mut h, payload) = match roll {
             0..=29 => {
-                let len = match self.rng.gen_range(0..4) {
+                let bound = self.lay().max_resp;
+                let len = match self.rng.gen_range(0..5) {
                     0 => 8,
                     1 => self.rng.gen_range(0..64),
                     2 => self.rng.gen_range(0..2 * mtu as u32),
-                    _ => self.rng.gen_range(0..5000),
+                    3 => self.rng.gen_range(0..5000),
+                    // Either side of the response bound (TOO_LARGE above).
+                    _ => bound - 1 + self.rng.gen_range(0..3),
                 };
                 probe = len == 8 && va % 64 <= 56;
                 (self.header(Opcode::Read, pid, va, len), Vec::new())
@@ -1598,6 +1614,7 @@ mod tests {
             Status::Busy,
             Status::OverQuota,
             Status::Unsupported,
+            Status::TooLarge,
         ] {
             assert!(statuses.contains(&s.raw()), "no response with status {s:?}");
         }
@@ -1606,12 +1623,20 @@ mod tests {
             "no replayed response"
         );
         assert!(c.stats.dedup_busy > 0 && c.stats.dedup_acked > 0);
+        // Reads either side of the response bound: served in full, refused.
+        for class in [PathClass::Bound, PathClass::TooLarge] {
+            assert!(
+                c.paths.iter().any(|(_, p)| *p == class),
+                "no {class:?} read"
+            );
+        }
+        assert!(c.stats.too_large > 0);
         assert!(c.stats.sessions_opened > 6 && c.stats.sessions_closed > 0);
     }
 
     #[test]
     fn slow_path_and_extend_path_traffic() {
-        let c = generate(3, 3000);
+        let c = generate(1, 3000);
         let polls: std::collections::BTreeSet<usize> = c
             .events
             .iter()
@@ -1641,7 +1666,11 @@ mod tests {
             .any(|o| o[3] == Status::Ok.raw()));
         // Fences that waited are answered at the poll of the completing reply.
         assert!(!at_poll(Opcode::Fence).is_empty());
-        assert!(c.stats.forwarded > 20 && c.stats.pending_retargets > 0);
+        assert!(
+            c.stats.forwarded > 20 && c.stats.pending_retargets > 0,
+            "{:?}",
+            (c.stats.forwarded, c.stats.pending_retargets)
+        );
         // REPLYs with stale tags or wrong PIDs are rejected.
         assert!(c.stats.tx_rejected > 0);
         // Chases: found with a value, not found, failing mid-walk, malformed.

@@ -21,7 +21,8 @@ pub enum Class {
     Read1k,
     /// 1 KiB write of a page in the TLB (MTU-sized packets).
     Write1k,
-    /// 4 KiB read (a whole small page) in the TLB.
+    /// 4 KiB read (a whole small page) in the TLB, in requests of at most
+    /// the board's response bound (2 KiB on the co-simulation board).
     Read4k,
     /// 4 KiB write (a whole small page) in the TLB.
     Write4k,
@@ -97,7 +98,8 @@ pub struct ClassCase {
     pub case: Case,
     /// Requests in the stream.
     pub requests: usize,
-    /// Request packets in the stream (writes above the MTU take several).
+    /// Request packets in the stream (writes above the MTU take several,
+    /// reads above the response bound several requests).
     pub packets: usize,
     /// Sum of the model's per-packet pipeline cycles over the stream.
     pub model_cycles: u64,
@@ -222,7 +224,18 @@ fn packets(g: &mut Gen, c: &Cred, class: Class, i: usize, va: u64) -> Vec<(Heade
                 new: i as u64,
             },
         ),
-        _ => return vec![(header(g, c, Opcode::Read, va, len), Vec::new())],
+        _ => {
+            // A read above the board's response bound is split into
+            // requests of the bound, as the SDK does.
+            let bound = g.lay().max_resp.max(1);
+            return (0..len)
+                .step_by(bound as usize)
+                .map(|off| {
+                    let n = (len - off).min(bound);
+                    (header(g, c, Opcode::Read, va + off as u64, n), Vec::new())
+                })
+                .collect();
+        }
     };
     let mut payload = vec![0u8; 16];
     let n = args.emit(&mut payload).expect("atomic arguments encode");
