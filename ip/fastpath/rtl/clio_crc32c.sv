@@ -109,7 +109,7 @@ wire [KW-1:0]        k;
 reg [DATA_WIDTH-1:0] beat;
 integer i;
 
-always @* begin
+always_comb begin
     n_onehot = {keep, 1'b1} & ~{1'b0, keep};
     beat = 0;
     for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
@@ -142,7 +142,7 @@ assign crc_out = res[KW*32 +: 32];
 
 `ifndef SYNTHESIS
 // The contract on `keep` (unknown values at start-up are not reported).
-always @* begin
+always_comb begin
     if (!$isunknown(keep) && ((({1'b0, keep} + 1'b1) & {1'b0, keep}) != 0)) begin
         $error("Error: clio_crc32c keep %h is not contiguous from lane 0 (instance %m)", keep);
     end

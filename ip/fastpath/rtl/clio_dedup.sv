@@ -99,7 +99,7 @@ integer i;
 
 wire upd_puts = s_update_mode == M_INSERT || s_update_mode == M_RESERVE;
 
-always @* begin
+always_comb begin
     look_hit = 1'b0;
     look_index = 0;
     look_count = 0;
@@ -137,7 +137,7 @@ always @* begin
     wr_index = upd_hit ? upd_index : free_index;
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     valid_reg <= s_lookup_valid;
     if (s_lookup_valid) begin
         hit_reg <= look_hit;

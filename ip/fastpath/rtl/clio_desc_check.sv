@@ -107,7 +107,7 @@ reg         kind_ok;
 reg [N-1:0] nonzero;
 integer i;
 
-always @* begin
+always_comb begin
     kind_ok = 1'b1;
     used = 0;
     flags_ok_mask = 0;

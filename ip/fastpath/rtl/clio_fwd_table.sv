@@ -175,7 +175,7 @@ end
 // Lowest-index priority over the slots (loops run high to low so the last
 // assignment is the lowest index).
 reg any_fence;
-always @* begin
+always_comb begin
     m_match = 1'b0;
     m_match_index = 0;
     m_pending = 1'b0;
@@ -239,7 +239,7 @@ assign m_fence_offset = f_off[m_fence_index];
 assign m_fence_session = f_sess[m_fence_index];
 assign m_fence_epoch = f_epoch[m_fence_index];
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (s_set) begin
         live[s_set_index] <= 1'b1;
         pid_mem[s_set_index] <= s_pid;

@@ -103,7 +103,7 @@ wire [63:0] ins_base = {16'd0, s_insert_vpn} << s_insert_shift;
 
 integer i;
 
-always @* begin
+always_comb begin
     hit = 1'b0;
     hit_index = 0;
     ins_found = 1'b0;
@@ -145,7 +145,7 @@ end
 wire          touch = (s_insert_valid) || (lookup && hit);
 wire [IW-1:0] touch_index = s_insert_valid ? victim : hit_index;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (s_lookup_ready) begin
         out_valid_reg <= s_lookup_valid;
         out_hit_reg <= hit
