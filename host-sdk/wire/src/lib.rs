@@ -12,6 +12,7 @@
 //! - [`edm`]: EDM's 66-bit PHY blocks and memory messages.
 //! - [`xdma`]: the user-BAR register map and packet slots of the PCIe (XDMA) path.
 //! - [`crc`]: CRC32C, the integrity check of packets and descriptors.
+//! - `display`: `Display` for [`Header`], [`Descriptor`] and [`Pte`] (one-line dumps).
 //! - `svgen` (feature `std`): the generated SystemVerilog packages.
 //! - `reference` (feature `std`): the generated wire reference `REFERENCE.md`.
 #![cfg_attr(not(test), no_std)]
@@ -23,6 +24,7 @@ extern crate std;
 
 pub mod clio;
 pub mod crc;
+mod display;
 pub mod edm;
 mod enums;
 mod error;
