@@ -129,9 +129,9 @@ reg                 well_formed;
 reg [SW-1:0]        beat_slot;
 reg [PTE_W-1:0]     beat_pte;
 reg [PTE_W-1:0]     pte;
-integer i;
 
-always_comb begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     beat_found = 1'b0;
     beat_bad = 0;
     beat_slot = 0;

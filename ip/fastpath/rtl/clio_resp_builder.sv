@@ -125,13 +125,8 @@ wire [KEEP_WIDTH-1:0] odd_we = !wr_en ? {KEEP_WIDTH{1'b0}}
     : wr_beat[0] ? (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}})
     : (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}});
 
-// Controller states.
-typedef enum logic [1:0] {
-    ST_IDLE = 2'd0,
-    ST_CRC = 2'd1,
-    ST_OUT = 2'd2
-} state_t;
-state_t            state_reg = ST_IDLE;
+localparam [1:0] ST_IDLE = 2'd0, ST_CRC = 2'd1, ST_OUT = 2'd2;
+reg [1:0]            state_reg = ST_IDLE;
 reg [DATA_WIDTH-1:0] hdr_reg = 0;      // beat 0 header bytes (crc zero)
 reg [16:0]           len_reg = 0;      // packet bytes
 reg [BW:0]           beat_reg = 0;
@@ -140,7 +135,7 @@ reg [31:0]           crc_reg = 32'hffffffff;
 reg                  done_reg = 1'b0;
 
 reg [DATA_WIDTH-1:0] hdr_image;
-always_comb begin
+always @* begin
     hdr_image = 0;
     hdr_image[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
     hdr_image[CLIO_OFF_OPCODE*8 +: 8] = hdr_opcode;
@@ -167,7 +162,7 @@ wire [16:0] beat_start = {beat_reg, {OW{1'b0}}};
 wire [16:0] remain = len_reg - beat_start;
 integer i;
 
-always_comb begin
+always @* begin
     cur_beat = beat_reg[0] ? odd_mem[beat_reg[BW-1:1]] : even_mem[beat_reg[BW-1:1]];
     if (beat_reg == 0) begin
         for (i = 0; i < CLIO_HEADER_LEN; i = i + 1) begin
@@ -188,7 +183,7 @@ clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) crc_inst (
 );
 
 reg [DATA_WIDTH-1:0] out_beat;
-always_comb begin
+always @* begin
     // Lanes past the end of the packet carry zeros, not stale buffer bytes.
     for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
         out_beat[i*8 +: 8] = cur_keep[i] ? cur_beat[i*8 +: 8] : 8'd0;
@@ -198,7 +193,7 @@ always_comb begin
     end
 end
 
-always_ff @(posedge clk) begin
+always @(posedge clk) begin
     done_reg <= 1'b0;
     for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
         if (even_we[i]) even_mem[even_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];

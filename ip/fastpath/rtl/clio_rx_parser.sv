@@ -147,9 +147,9 @@ reg [KEEP_WIDTH-1:0] crc_keep;
 reg [DATA_WIDTH-1:0] crc_data;
 reg [BEAT_BYTES_W-1:0] beat_bytes;
 wire [31:0] crc_out;
-integer i;
 
-always_comb begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     crc_keep = s_axis_tkeep;
     crc_data = s_axis_tdata;
     beat_bytes = 0;
