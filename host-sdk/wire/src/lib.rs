@@ -13,6 +13,7 @@
 //! - [`edm_clio`]: Clio packets carried over EDM (the U200 card's translator).
 //! - [`xdma`]: the user-BAR register map and packet slots of the PCIe (XDMA) path.
 //! - [`crc`]: CRC32C, the integrity check of packets and descriptors.
+//! - `display`: `Display` for [`Header`], [`Descriptor`] and [`Pte`] (one-line dumps).
 //! - `svgen` (feature `std`): the generated SystemVerilog packages.
 //! - `reference` (feature `std`): the generated wire reference `REFERENCE.md`.
 #![cfg_attr(not(test), no_std)]
@@ -24,6 +25,7 @@ extern crate std;
 
 pub mod clio;
 pub mod crc;
+mod display;
 pub mod edm;
 pub mod edm_clio;
 mod enums;

@@ -42,6 +42,8 @@ pub mod field {
     pub const PERMS: usize = 14;
     /// Flags byte.
     pub const FLAGS: usize = 15;
+    /// Bytes of the 48-bit VPN (offset and width in one value).
+    pub const VPN_BYTES: core::ops::Range<usize> = VPN..PERMS;
 }
 
 /// Bits of the PTE flags byte.
@@ -83,7 +85,7 @@ impl<T: AsRef<[u8]>> PteView<T> {
     pub fn vpn(&self) -> u64 {
         let b = self.buffer.as_ref();
         let mut a = [0u8; 8];
-        a[..6].copy_from_slice(&b[field::VPN..field::VPN + 6]);
+        a[..field::VPN_BYTES.len()].copy_from_slice(&b[field::VPN_BYTES]);
         u64::from_le_bytes(a)
     }
     /// Permission bits.
@@ -120,7 +122,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> PteView<T> {
     }
     /// Set the VPN (low 48 bits kept).
     pub fn set_vpn(&mut self, v: u64) {
-        self.buffer.as_mut()[field::VPN..field::VPN + 6].copy_from_slice(&v.to_le_bytes()[..6]);
+        let n = field::VPN_BYTES.len();
+        self.buffer.as_mut()[field::VPN_BYTES].copy_from_slice(&v.to_le_bytes()[..n]);
     }
     /// Set the permission bits.
     pub fn set_perms(&mut self, v: u8) {

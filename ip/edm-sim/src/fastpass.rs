@@ -17,7 +17,7 @@
 //! are reserved until that transfer ends (minus the shortest grant transit, so back-to-back
 //! allocations pipeline).
 
-use edm_pim::{Config as PimConfig, LinkRate, Notification, Priority, Scheduler};
+use edm_pim::{Config as PimConfig, LinkRate, Match, Notification, Priority, Schedule, Scheduler};
 
 use crate::config::SimConfig;
 use crate::event::EventQueue;
@@ -57,18 +57,9 @@ pub fn run(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, SimError> {
 
 /// Run Fastpass with one request frame and one grant frame per transfer.
 pub fn run_per_transfer(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, SimError> {
-    let n = cfg.nodes;
     let hop = cfg.hop_ps();
     let ctrl = cfg.ser_ps(CONTROL_FRAME_BYTES);
-    let mut pim = PimConfig::new(n)
-        .with_priority(Priority::Fcfs)
-        .with_active_per_pair(u32::MAX);
-    pim.chunk_bytes = cfg.mtu_bytes;
-    pim.link = LinkRate {
-        bytes: 1,
-        time: cfg.ps_per_byte,
-    };
-    let mut arb = Scheduler::new(pim).map_err(|e| SimError::Internal(e.to_string()))?;
+    let mut arb = arbiter(cfg)?;
     let mut q = EventQueue::new();
     for m in msgs {
         q.push(m.arrival, Ev::Issue(m.id));
@@ -77,7 +68,7 @@ pub fn run_per_transfer(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, 
     let mut transfers: Vec<Transfer> = Vec::with_capacity(msgs.len() * 2);
     let (mut arb_in_busy, mut arb_out_busy) = (0u64, 0u64);
     let mut wake_at: Option<u64> = None;
-    let (mut iter_sum, mut calls) = (0u64, 0u64);
+    let mut stats = MatchStats::default();
     // Send a request frame from `src` at `t`: node uplink, switch, then the arbiter's link.
     let request = |q: &mut EventQueue<Ev>, arb_in_busy: &mut u64, t: u64, id: u32| {
         let start = (t + ctrl + hop).max(*arb_in_busy);
@@ -107,19 +98,7 @@ pub fn run_per_transfer(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, 
                     request(&mut q, &mut arb_in_busy, t, transfers.len() as u32 - 1);
                 }
                 Ev::Request(tid) => {
-                    let tr = transfers[tid as usize];
-                    let m = &msgs[tr.msg as usize];
-                    let bytes = if tr.data {
-                        m.bytes
-                    } else {
-                        u64::from(cfg.rreq_bytes)
-                    };
-                    let note = Notification {
-                        src: tr.src,
-                        dst: tr.dst,
-                        bytes,
-                        id: u64::from(tid),
-                    };
+                    let note = notification(cfg, msgs, tid, transfers[tid as usize]);
                     arb.notify(t, note)
                         .map_err(|e| SimError::Internal(format!("arbiter refused: {e}")))?;
                     dirty = true;
@@ -151,10 +130,7 @@ pub fn run_per_transfer(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, 
             continue;
         }
         let out = arb.schedule(t);
-        if !out.matches.is_empty() {
-            iter_sum += u64::from(out.iterations);
-            calls += 1;
-        }
+        stats.record(&out);
         for mt in &out.matches {
             let tr = transfers[mt.id as usize];
             // The grant frame queues on the arbiter's link, then crosses two hops.
@@ -184,13 +160,7 @@ pub fn run_per_transfer(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, 
             }
         }
     }
-    res.events = q.processed();
-    res.pim_iterations = if calls > 0 {
-        iter_sum as f64 / calls as f64
-    } else {
-        0.0
-    };
-    Ok(res)
+    Ok(finish(res, &q, stats))
 }
 
 /// Fixed part of a batched control frame (Ethernet header and FCS, IPv4, FCP header): a
@@ -235,59 +205,8 @@ enum BatchEv {
 /// is usable once the frame bytes up to it have reached the sender. Ports stay reserved until
 /// the allocated transfer ends (minus the shortest grant transit), so data never queues.
 pub fn run_batched(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, SimError> {
-    let n = cfg.nodes;
-    let hop = cfg.hop_ps();
-    let period = cfg.fastpass_batch_ps;
-    // Shortest time from an allocation decision to the sender starting: one minimum frame on
-    // the arbiter link and two hops (arbiter to switch to node).
-    let lead = 2 * hop + cfg.ser_ps(CONTROL_FRAME_BYTES);
-    let per_frame = (FRAME_MAX_BYTES - FRAME_FIXED_BYTES) / ENTRY_BYTES;
-    let mut pim = PimConfig::new(n)
-        .with_priority(Priority::Fcfs)
-        .with_active_per_pair(u32::MAX);
-    pim.chunk_bytes = cfg.mtu_bytes;
-    pim.link = LinkRate {
-        bytes: 1,
-        time: cfg.ps_per_byte,
-    };
-    let mut arb = Scheduler::new(pim).map_err(|e| SimError::Internal(e.to_string()))?;
-    let mut q = EventQueue::new();
-    for m in msgs {
-        q.push(m.arrival, BatchEv::Issue(m.id));
-    }
-    let mut res = RunResult::new(msgs.len());
-    let mut transfers: Vec<Transfer> = Vec::with_capacity(msgs.len() * 2);
-    let mut unreported: Vec<Vec<u32>> = vec![Vec::new(); n];
-    let mut report_due = vec![false; n];
-    let mut last_report: Vec<Option<u64>> = vec![None; n];
-    let mut reports: Vec<Vec<u32>> = Vec::new();
-    let (mut arb_in_busy, mut arb_out_busy) = (0u64, 0u64);
-    let mut round_due = false;
-    let mut last_round: Option<u64> = None;
-    let mut rounds = 0u64;
-    // Per source: the round of its open allocation frame and the entries in it.
-    let mut frame_round = vec![u64::MAX; n];
-    let mut frame_entries = vec![0u64; n];
-    let (mut iter_sum, mut calls) = (0u64, 0u64);
-    let next_slot = |last: Option<u64>, t: u64| last.map_or(t, |l| t.max(l + period));
-
-    let add_transfer = |q: &mut EventQueue<BatchEv>,
-                        transfers: &mut Vec<Transfer>,
-                        unreported: &mut [Vec<u32>],
-                        report_due: &mut [bool],
-                        last_report: &[Option<u64>],
-                        t: u64,
-                        tr: Transfer| {
-        transfers.push(tr);
-        let s = usize::from(tr.src);
-        unreported[s].push(transfers.len() as u32 - 1);
-        if !report_due[s] {
-            report_due[s] = true;
-            q.push(next_slot(last_report[s], t), BatchEv::Report(tr.src));
-        }
-    };
-
-    while let Some((t, ev)) = q.pop() {
+    let mut fp = Batched::new(cfg, msgs)?;
+    while let Some((t, ev)) = fp.q.pop() {
         if t > cfg.time_limit_ps {
             return Err(SimError::TimeLimit {
                 scheme: "fastpass",
@@ -303,144 +222,272 @@ pub fn run_batched(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, SimEr
                     src: m.requester,
                     dst: m.target,
                 };
-                add_transfer(
-                    &mut q,
-                    &mut transfers,
-                    &mut unreported,
-                    &mut report_due,
-                    &last_report,
-                    t,
-                    tr,
-                );
+                fp.add_transfer(t, tr);
             }
-            BatchEv::Report(node) => {
-                let s = usize::from(node);
-                report_due[s] = false;
-                last_report[s] = Some(t);
-                let batch = std::mem::take(&mut unreported[s]);
-                let mut dsts: Vec<u16> = batch.iter().map(|&x| transfers[x as usize].dst).collect();
-                dsts.sort_unstable();
-                dsts.dedup();
-                let ser = cfg.ser_ps(batch_frame_bytes(dsts.len() as u64));
-                // Node uplink, switch, then FIFO on the arbiter's link.
-                let start = (t + ser + hop).max(arb_in_busy);
-                arb_in_busy = start + ser;
-                reports.push(batch);
-                q.push(
-                    start + ser + hop,
-                    BatchEv::Demands(reports.len() as u32 - 1),
-                );
-            }
-            BatchEv::Demands(r) => {
-                for &tid in &reports[r as usize] {
-                    let tr = transfers[tid as usize];
-                    let m = &msgs[tr.msg as usize];
-                    let bytes = if tr.data {
-                        m.bytes
-                    } else {
-                        u64::from(cfg.rreq_bytes)
-                    };
-                    let note = Notification {
-                        src: tr.src,
-                        dst: tr.dst,
-                        bytes,
-                        id: u64::from(tid),
-                    };
-                    arb.notify(t, note)
-                        .map_err(|e| SimError::Internal(format!("arbiter refused: {e}")))?;
-                }
-                reports[r as usize] = Vec::new();
-                if !round_due {
-                    round_due = true;
-                    q.push(next_slot(last_round, t), BatchEv::Round);
-                }
-            }
-            BatchEv::Round => {
-                round_due = false;
-                last_round = Some(t);
-                rounds += 1;
-                let mut cursor = t.max(arb_out_busy);
-                let mut v = t;
-                loop {
-                    let out = arb.schedule(v);
-                    if !out.matches.is_empty() {
-                        iter_sum += u64::from(out.iterations);
-                        calls += 1;
-                    }
-                    for mt in &out.matches {
-                        let s = usize::from(mt.src);
-                        if frame_round[s] != rounds || frame_entries[s] % per_frame == 0 {
-                            if frame_round[s] != rounds {
-                                frame_entries[s] = 0;
-                            }
-                            frame_round[s] = rounds;
-                            cursor += cfg.ser_ps(CONTROL_FRAME_BYTES);
-                        } else if frame_entries[s] % per_frame >= 4 {
-                            cursor += cfg.ser_ps(ENTRY_BYTES);
-                        }
-                        frame_entries[s] += 1;
-                        let start = (v + lead).max(cursor + 2 * hop);
-                        let ser = cfg.ser_ps(u64::from(mt.len));
-                        arb.hold_until(
-                            mt.src,
-                            mt.dst,
-                            (start + ser).saturating_sub(lead).max(v + 1),
-                        );
-                        let tr = transfers[mt.id as usize];
-                        if tr.data {
-                            res.delivered[tr.msg as usize] += u64::from(mt.len);
-                            res.sent_bytes += u64::from(mt.len);
-                        }
-                        if mt.last {
-                            q.push(start + 2 * (ser + hop), BatchEv::Done(mt.id as u32));
-                        }
-                    }
-                    if arb.queued() == 0 {
-                        break;
-                    }
-                    match arb.next_release() {
-                        Some(r) if r > v && r < t + period => v = r,
-                        _ => break,
-                    }
-                }
-                arb_out_busy = cursor;
-                if arb.queued() > 0 {
-                    round_due = true;
-                    q.push(t + period, BatchEv::Round);
-                }
-            }
-            BatchEv::Done(tid) => {
-                let tr = transfers[tid as usize];
-                if tr.data {
-                    res.finish[tr.msg as usize] = Some(t);
-                } else {
-                    // RREQ delivered: the memory node reports demand for the response.
-                    let resp = Transfer {
-                        msg: tr.msg,
-                        data: true,
-                        src: tr.dst,
-                        dst: tr.src,
-                    };
-                    add_transfer(
-                        &mut q,
-                        &mut transfers,
-                        &mut unreported,
-                        &mut report_due,
-                        &last_report,
-                        t,
-                        resp,
-                    );
-                }
-            }
+            BatchEv::Report(node) => fp.report(t, node),
+            BatchEv::Demands(r) => fp.demands(t, r)?,
+            BatchEv::Round => fp.round(t),
+            BatchEv::Done(tid) => fp.done(t, tid),
         }
     }
+    Ok(finish(fp.res, &fp.q, fp.stats))
+}
+
+/// The arbiter both variants use: PIM with FCFS priority and no per-pair limit, in MTU chunks.
+fn arbiter(cfg: &SimConfig) -> Result<Scheduler, SimError> {
+    let mut pim = PimConfig::new(cfg.nodes)
+        .with_priority(Priority::Fcfs)
+        .with_active_per_pair(u32::MAX);
+    pim.chunk_bytes = cfg.mtu_bytes;
+    pim.link = LinkRate {
+        bytes: 1,
+        time: cfg.ps_per_byte,
+    };
+    Scheduler::new(pim).map_err(|e| SimError::Internal(e.to_string()))
+}
+
+/// The arbiter's notification for transfer `tid` (a read's first transfer is its RREQ).
+fn notification(cfg: &SimConfig, msgs: &[Message], tid: u32, tr: Transfer) -> Notification {
+    let bytes = if tr.data {
+        msgs[tr.msg as usize].bytes
+    } else {
+        u64::from(cfg.rreq_bytes)
+    };
+    Notification {
+        src: tr.src,
+        dst: tr.dst,
+        bytes,
+        id: u64::from(tid),
+    }
+}
+
+/// Iterations summed over the arbiter calls that matched something, and those calls.
+#[derive(Debug, Default, Clone, Copy)]
+struct MatchStats {
+    iterations: u64,
+    calls: u64,
+}
+
+impl MatchStats {
+    fn record(&mut self, out: &Schedule) {
+        if !out.matches.is_empty() {
+            self.iterations += u64::from(out.iterations);
+            self.calls += 1;
+        }
+    }
+}
+
+fn finish<E>(mut res: RunResult, q: &EventQueue<E>, stats: MatchStats) -> RunResult {
     res.events = q.processed();
-    res.pim_iterations = if calls > 0 {
-        iter_sum as f64 / calls as f64
+    res.pim_iterations = if stats.calls > 0 {
+        stats.iterations as f64 / stats.calls as f64
     } else {
         0.0
     };
-    Ok(res)
+    res
+}
+
+/// Batched Fastpass while it runs ([`run_batched`]): the arbiter, the nodes' demand reports
+/// and the allocation frames of the current round.
+struct Batched<'a> {
+    cfg: &'a SimConfig,
+    msgs: &'a [Message],
+    arb: Scheduler,
+    q: EventQueue<BatchEv>,
+    res: RunResult,
+    stats: MatchStats,
+    transfers: Vec<Transfer>,
+    // Demand reports: per node the transfers not yet reported, whether a report is
+    // scheduled and when the last one left; the reports in flight to the arbiter.
+    unreported: Vec<Vec<u32>>,
+    report_due: Vec<bool>,
+    last_report: Vec<Option<u64>>,
+    reports: Vec<Vec<u32>>,
+    // The arbiter's link, each way: busy until.
+    arb_in_busy: u64,
+    arb_out_busy: u64,
+    // Allocation rounds: one scheduled, when the last ran, how many so far.
+    round_due: bool,
+    last_round: Option<u64>,
+    rounds: u64,
+    // Per source: the round of its open allocation frame and the entries in it.
+    frame_round: Vec<u64>,
+    frame_entries: Vec<u64>,
+}
+
+impl<'a> Batched<'a> {
+    fn new(cfg: &'a SimConfig, msgs: &'a [Message]) -> Result<Batched<'a>, SimError> {
+        let n = cfg.nodes;
+        let mut q = EventQueue::new();
+        for m in msgs {
+            q.push(m.arrival, BatchEv::Issue(m.id));
+        }
+        Ok(Batched {
+            cfg,
+            msgs,
+            arb: arbiter(cfg)?,
+            q,
+            res: RunResult::new(msgs.len()),
+            stats: MatchStats::default(),
+            transfers: Vec::with_capacity(msgs.len() * 2),
+            unreported: vec![Vec::new(); n],
+            report_due: vec![false; n],
+            last_report: vec![None; n],
+            reports: Vec::new(),
+            arb_in_busy: 0,
+            arb_out_busy: 0,
+            round_due: false,
+            last_round: None,
+            rounds: 0,
+            frame_round: vec![u64::MAX; n],
+            frame_entries: vec![0; n],
+        })
+    }
+
+    /// The first batching-period slot at or after `t` for something last done at `last`.
+    fn next_slot(&self, last: Option<u64>, t: u64) -> u64 {
+        last.map_or(t, |l| t.max(l + self.cfg.fastpass_batch_ps))
+    }
+
+    /// A new transfer waits for its source's next demand report.
+    fn add_transfer(&mut self, t: u64, tr: Transfer) {
+        self.transfers.push(tr);
+        let s = usize::from(tr.src);
+        self.unreported[s].push(self.transfers.len() as u32 - 1);
+        if !self.report_due[s] {
+            self.report_due[s] = true;
+            let at = self.next_slot(self.last_report[s], t);
+            self.q.push(at, BatchEv::Report(tr.src));
+        }
+    }
+
+    /// Node `node` sends one frame with its unreported demands (one entry per destination).
+    fn report(&mut self, t: u64, node: u16) {
+        let s = usize::from(node);
+        self.report_due[s] = false;
+        self.last_report[s] = Some(t);
+        let batch = std::mem::take(&mut self.unreported[s]);
+        let mut dsts: Vec<u16> = batch
+            .iter()
+            .map(|&x| self.transfers[x as usize].dst)
+            .collect();
+        dsts.sort_unstable();
+        dsts.dedup();
+        let ser = self.cfg.ser_ps(batch_frame_bytes(dsts.len() as u64));
+        // Node uplink, switch, then FIFO on the arbiter's link.
+        let start = (t + ser + self.cfg.hop_ps()).max(self.arb_in_busy);
+        self.arb_in_busy = start + ser;
+        self.reports.push(batch);
+        self.q.push(
+            start + ser + self.cfg.hop_ps(),
+            BatchEv::Demands(self.reports.len() as u32 - 1),
+        );
+    }
+
+    /// Report `r` reaches the arbiter: its demands are queued and a round is scheduled.
+    fn demands(&mut self, t: u64, r: u32) -> Result<(), SimError> {
+        for tid in std::mem::take(&mut self.reports[r as usize]) {
+            let note = notification(self.cfg, self.msgs, tid, self.transfers[tid as usize]);
+            self.arb
+                .notify(t, note)
+                .map_err(|e| SimError::Internal(format!("arbiter refused: {e}")))?;
+        }
+        if !self.round_due {
+            self.round_due = true;
+            let at = self.next_slot(self.last_round, t);
+            self.q.push(at, BatchEv::Round);
+        }
+        Ok(())
+    }
+
+    /// An allocation round at `t`: allocate the next period of link time, releasing ports as
+    /// allocated transfers end within it; another round follows while demand remains.
+    fn round(&mut self, t: u64) {
+        let period = self.cfg.fastpass_batch_ps;
+        self.round_due = false;
+        self.last_round = Some(t);
+        self.rounds += 1;
+        let mut cursor = t.max(self.arb_out_busy);
+        let mut v = t;
+        loop {
+            let out = self.arb.schedule(v);
+            self.stats.record(&out);
+            for mt in &out.matches {
+                cursor = self.allocate(v, cursor, mt);
+            }
+            if self.arb.queued() == 0 {
+                break;
+            }
+            match self.arb.next_release() {
+                Some(r) if r > v && r < t + period => v = r,
+                _ => break,
+            }
+        }
+        self.arb_out_busy = cursor;
+        if self.arb.queued() > 0 {
+            self.round_due = true;
+            self.q.push(t + period, BatchEv::Round);
+        }
+    }
+
+    /// One allocation decided at `v`: its entry goes into the source's frame of this round
+    /// (a new frame, or 4 more bytes past a minimum frame's four entries), serialized on the
+    /// arbiter link up to `cursor`; returns the new cursor. The transfer starts once the
+    /// frame reached its sender and holds both ports until it ends (minus the shortest
+    /// grant transit).
+    fn allocate(&mut self, v: u64, mut cursor: u64, mt: &Match) -> u64 {
+        let cfg = self.cfg;
+        let hop = cfg.hop_ps();
+        // Shortest time from an allocation decision to the sender starting: one minimum frame
+        // on the arbiter link and two hops (arbiter to switch to node).
+        let lead = 2 * hop + cfg.ser_ps(CONTROL_FRAME_BYTES);
+        let per_frame = (FRAME_MAX_BYTES - FRAME_FIXED_BYTES) / ENTRY_BYTES;
+        let s = usize::from(mt.src);
+        if self.frame_round[s] != self.rounds || self.frame_entries[s] % per_frame == 0 {
+            if self.frame_round[s] != self.rounds {
+                self.frame_entries[s] = 0;
+            }
+            self.frame_round[s] = self.rounds;
+            cursor += cfg.ser_ps(CONTROL_FRAME_BYTES);
+        } else if self.frame_entries[s] % per_frame >= 4 {
+            cursor += cfg.ser_ps(ENTRY_BYTES);
+        }
+        self.frame_entries[s] += 1;
+        let start = (v + lead).max(cursor + 2 * hop);
+        let ser = cfg.ser_ps(u64::from(mt.len));
+        self.arb.hold_until(
+            mt.src,
+            mt.dst,
+            (start + ser).saturating_sub(lead).max(v + 1),
+        );
+        let tr = self.transfers[mt.id as usize];
+        if tr.data {
+            self.res.delivered[tr.msg as usize] += u64::from(mt.len);
+            self.res.sent_bytes += u64::from(mt.len);
+        }
+        if mt.last {
+            self.q
+                .push(start + 2 * (ser + hop), BatchEv::Done(mt.id as u32));
+        }
+        cursor
+    }
+
+    /// Transfer `tid` delivered: a write completes; a read's RREQ makes the memory node
+    /// report demand for the response.
+    fn done(&mut self, t: u64, tid: u32) {
+        let tr = self.transfers[tid as usize];
+        if tr.data {
+            self.res.finish[tr.msg as usize] = Some(t);
+        } else {
+            let resp = Transfer {
+                msg: tr.msg,
+                data: true,
+                src: tr.dst,
+                dst: tr.src,
+            };
+            self.add_transfer(t, resp);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -53,7 +53,7 @@ wire [63:0] pid_rot = (pid64 << HASH_PID_ROTATE) | (pid64 >> (64 - HASH_PID_ROTA
 wire [63:0] product = key_reg * HASH_MULTIPLIER;
 /* verilator lint_on UNUSEDSIGNAL */
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (ready1) begin
         valid1_reg <= s_valid;
         key_reg <= s_vpn ^ pid_rot;

@@ -41,9 +41,15 @@ module clio_chase (
 );
 
 localparam [1:0] CMD_WORD = 2'd0, CMD_VALUE = 2'd1, CMD_DONE = 2'd2;
-localparam [1:0] ST_IDLE = 2'd0, ST_HOP = 2'd1, ST_OUT = 2'd2, ST_WAIT = 2'd3;
+// Controller states.
+typedef enum logic [1:0] {
+    ST_IDLE = 2'd0,
+    ST_HOP = 2'd1,
+    ST_OUT = 2'd2,
+    ST_WAIT = 2'd3
+} state_t;
 
-reg [1:0]  state_reg = ST_IDLE;
+state_t  state_reg = ST_IDLE;
 reg        want_next_reg = 1'b0;      // the word awaited is the next pointer (else the key)
 reg [63:0] cur_reg = 0, key_reg = 0;
 reg [15:0] key_off_reg = 0, next_off_reg = 0, value_off_reg = 0;
@@ -57,7 +63,7 @@ assign m_node = cur_reg;
 assign m_hops = hops_reg;
 assign m_valid = state_reg == ST_OUT;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     case (state_reg)
         ST_IDLE: begin end
         ST_HOP: begin

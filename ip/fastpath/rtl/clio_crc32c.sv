@@ -107,9 +107,9 @@ endfunction
 reg [KEEP_WIDTH:0]   n_onehot;
 wire [KW-1:0]        k;
 reg [DATA_WIDTH-1:0] beat;
-integer i;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     n_onehot = {keep, 1'b1} & ~{1'b0, keep};
     beat = 0;
     for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
@@ -141,7 +141,8 @@ assign res[31:0] = full;
 assign crc_out = res[KW*32 +: 32];
 
 `ifndef SYNTHESIS
-// The contract on `keep` (unknown values at start-up are not reported).
+// The contract on `keep` (unknown values at start-up are not reported); a simulation
+// check, so a plain `always @*` (Icarus refuses system tasks in `always_comb`).
 always @* begin
     if (!$isunknown(keep) && ((({1'b0, keep} + 1'b1) & {1'b0, keep}) != 0)) begin
         $error("Error: clio_crc32c keep %h is not contiguous from lane 0 (instance %m)", keep);

@@ -95,11 +95,11 @@ reg [ENTRIES-1:0] ins_new;
 reg          wr_en;
 reg [IW-1:0] wr_index;
 reg [31:0]   d;
-integer i;
 
 wire upd_puts = s_update_mode == M_INSERT || s_update_mode == M_RESERVE;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     look_hit = 1'b0;
     look_index = 0;
     look_count = 0;
@@ -137,7 +137,7 @@ always @* begin
     wr_index = upd_hit ? upd_index : free_index;
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     valid_reg <= s_lookup_valid;
     if (s_lookup_valid) begin
         hit_reg <= look_hit;

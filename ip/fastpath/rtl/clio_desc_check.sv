@@ -105,9 +105,9 @@ reg [N-1:0] used;
 reg [7:0]   flags_ok_mask;
 reg         kind_ok;
 reg [N-1:0] nonzero;
-integer i;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     kind_ok = 1'b1;
     used = 0;
     flags_ok_mask = 0;

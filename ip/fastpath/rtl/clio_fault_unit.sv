@@ -142,7 +142,7 @@ fifo_inst (
 );
 
 reg [127:0] pte_image;
-always @* begin
+always_comb begin
     pte_image = 128'd0;
     pte_image[PTE_OFF_PID*8 +: 32] = s_pid;
     pte_image[PTE_OFF_PPN*8 +: 32] = pop_ppn;
@@ -152,7 +152,7 @@ always @* begin
         | ({3'd0, s_shift} << PTE_PAGE_SHIFT_SHIFT);
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (m_ready) begin
         res_valid_reg <= 1'b0;
     end

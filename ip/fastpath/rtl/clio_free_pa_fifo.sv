@@ -48,9 +48,9 @@ reg [AW:0]          rd_ptr[0:NUM_SIZES-1];
 
 reg           push_hit, pop_hit;
 reg [SIW-1:0] push_sel, pop_sel;
-integer i;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     push_hit = 1'b0;
     push_sel = 0;
     pop_hit = 1'b0;
@@ -85,7 +85,8 @@ generate
     end
 endgenerate
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin : seq_2
+    integer i;  // loop index local to the block (no shared variable between processes)
     if (s_push_valid && s_push_ready) begin
         /* verilator lint_off WIDTH */
         mem[push_sel * DEPTH + wr_ptr[push_sel][AW-1:0]] <= s_push_ppn;

@@ -141,41 +141,42 @@ reg [31:0]       f_off [0:FENCES-1];
 reg [15:0]       f_sess [0:FENCES-1];
 reg [31:0]       f_epoch [0:FENCES-1];
 
-integer i;
+integer k;  // initial block only
 
 initial begin
-    for (i = 0; i < SLOTS; i = i + 1) begin
-        live[i] = 1'b0;
-        gen[i] = 16'd1;
-        hsess_mem[i] = 0;
-        sess_mem[i] = 0;
-        epoch_mem[i] = 0;
-        pid_mem[i] = 0;
-        op_mem[i] = 0;
-        req_mem[i] = 0;
-        retry_mem[i] = 0;
-        first_mem[i] = 0;
-        va_mem[i] = 0;
-        len_mem[i] = 0;
-        off_mem[i] = 0;
+    for (k = 0; k < SLOTS; k = k + 1) begin
+        live[k] = 1'b0;
+        gen[k] = 16'd1;
+        hsess_mem[k] = 0;
+        sess_mem[k] = 0;
+        epoch_mem[k] = 0;
+        pid_mem[k] = 0;
+        op_mem[k] = 0;
+        req_mem[k] = 0;
+        retry_mem[k] = 0;
+        first_mem[k] = 0;
+        va_mem[k] = 0;
+        len_mem[k] = 0;
+        off_mem[k] = 0;
     end
-    for (i = 0; i < FENCES; i = i + 1) begin
-        f_live[i] = 1'b0;
-        f_pid[i] = 0;
-        f_req[i] = 0;
-        f_retry[i] = 0;
-        f_va[i] = 0;
-        f_len[i] = 0;
-        f_off[i] = 0;
-        f_sess[i] = 0;
-        f_epoch[i] = 0;
+    for (k = 0; k < FENCES; k = k + 1) begin
+        f_live[k] = 1'b0;
+        f_pid[k] = 0;
+        f_req[k] = 0;
+        f_retry[k] = 0;
+        f_va[k] = 0;
+        f_len[k] = 0;
+        f_off[k] = 0;
+        f_sess[k] = 0;
+        f_epoch[k] = 0;
     end
 end
 
 // Lowest-index priority over the slots (loops run high to low so the last
 // assignment is the lowest index).
 reg any_fence;
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     m_match = 1'b0;
     m_match_index = 0;
     m_pending = 1'b0;
@@ -239,7 +240,8 @@ assign m_fence_offset = f_off[m_fence_index];
 assign m_fence_session = f_sess[m_fence_index];
 assign m_fence_epoch = f_epoch[m_fence_index];
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin : seq_2
+    integer i;  // loop index local to the block (no shared variable between processes)
     if (s_set) begin
         live[s_set_index] <= 1'b1;
         pid_mem[s_set_index] <= s_pid;

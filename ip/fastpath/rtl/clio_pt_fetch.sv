@@ -93,9 +93,15 @@ initial begin
     end
 end
 
-localparam [1:0] ST_IDLE = 2'd0, ST_AR = 2'd1, ST_DATA = 2'd2, ST_RESP = 2'd3;
+// Controller states.
+typedef enum logic [1:0] {
+    ST_IDLE = 2'd0,
+    ST_AR = 2'd1,
+    ST_DATA = 2'd2,
+    ST_RESP = 2'd3
+} state_t;
 
-reg [1:0]              state_reg = ST_IDLE;
+state_t              state_reg = ST_IDLE;
 reg [31:0]             pid_reg = 0;
 reg [63:0]             vpn_reg = 0;
 reg [4:0]              shift_reg = 0;
@@ -123,9 +129,9 @@ reg                 well_formed;
 reg [SW-1:0]        beat_slot;
 reg [PTE_W-1:0]     beat_pte;
 reg [PTE_W-1:0]     pte;
-integer i;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     beat_found = 1'b0;
     beat_bad = 0;
     beat_slot = 0;
@@ -152,7 +158,7 @@ always @* begin
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     case (state_reg)
         ST_IDLE: begin
             if (s_valid) begin

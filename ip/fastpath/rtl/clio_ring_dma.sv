@@ -99,7 +99,8 @@ end
 
 localparam [1:0] CMD_PUSH = 2'd0, CMD_PROBE = 2'd1, CMD_POP = 2'd2;
 
-localparam [3:0]
+// Controller states.
+typedef enum logic [3:0] {
     ST_IDLE = 4'd0,
     ST_HDR_AR = 4'd1,
     ST_HDR_R0 = 4'd2,
@@ -111,9 +112,10 @@ localparam [3:0]
     ST_TX_SLOT_AR = 4'd8,
     ST_TX_SLOT_R = 4'd9,
     ST_TX_TAIL_W = 4'd11,
-    ST_TX_TAIL_B = 4'd12;
+    ST_TX_TAIL_B = 4'd12
+} state_t;
 
-reg [3:0]            state_reg = ST_IDLE;
+state_t            state_reg = ST_IDLE;
 reg [1:0]            cmd_reg = CMD_PUSH;
 reg [31:0]           head_reg = 0;
 reg [31:0]           bell_reg = 0;
@@ -141,7 +143,7 @@ clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) rx_crc_inst (
 );
 
 reg [DATA_WIDTH-1:0] rx_slot_image;
-always @* begin
+always_comb begin
     rx_slot_image = desc_reg;
     rx_slot_image[SLOT_OFF_CRC*8 +: 32] = ~rx_crc_raw;
 end
@@ -162,7 +164,7 @@ reg [BYTES-1:0]      wstrb;
 reg [ADDR_WIDTH-1:0] araddr;
 reg [7:0]            arlen;
 
-always @* begin
+always_comb begin
     awaddr = 0;
     wdata = 0;
     wstrb = 0;
@@ -206,7 +208,7 @@ wire w_fire = in_write && !w_done_reg && m_axi_wready;
 wire aw_ok = aw_done_reg || aw_fire;
 wire w_ok = w_done_reg || w_fire;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     done_reg <= 1'b0;
     if (aw_fire) aw_done_reg <= 1'b1;
     if (w_fire) w_done_reg <= 1'b1;

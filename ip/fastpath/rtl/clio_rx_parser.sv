@@ -147,9 +147,9 @@ reg [KEEP_WIDTH-1:0] crc_keep;
 reg [DATA_WIDTH-1:0] crc_data;
 reg [BEAT_BYTES_W-1:0] beat_bytes;
 wire [31:0] crc_out;
-integer i;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     crc_keep = s_axis_tkeep;
     crc_data = s_axis_tdata;
     beat_bytes = 0;
@@ -188,7 +188,7 @@ reg [64:0] va_end;  // only the carry matters
 /* verilator lint_on UNUSEDSIGNAL */
 reg [LEN_WIDTH:0] total_bytes;
 
-always @* begin
+always_comb begin
     first_next = first_reg;
     count_next = count_reg;
     crc_next = crc_reg;
@@ -280,7 +280,7 @@ always @* begin
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (s_axis_tready) begin
         out_valid_reg <= s_axis_tvalid;
         if (s_axis_tvalid) begin

@@ -40,7 +40,7 @@ reg [63:0] new_next;
 reg        write_next;
 reg [7:0]  status_next;
 
-always @* begin
+always_comb begin
     new_next = s_old;
     write_next = 1'b0;
     status_next = STATUS_OK;
@@ -78,7 +78,7 @@ reg        write_reg = 1'b0;
 reg [7:0]  status_reg = 0;
 reg        valid_reg = 1'b0;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     valid_reg <= s_valid;
     if (s_valid) begin
         old_reg <= s_old;

@@ -101,9 +101,9 @@ reg          inval_wrap;
 wire [63:0] ins_mask = ~((64'd1 << s_insert_shift) - 64'd1);
 wire [63:0] ins_base = {16'd0, s_insert_vpn} << s_insert_shift;
 
-integer i;
 
-always @* begin
+always_comb begin : comb_1
+    integer i;  // loop index local to the block (no shared variable between processes)
     hit = 1'b0;
     hit_index = 0;
     ins_found = 1'b0;
@@ -145,7 +145,8 @@ end
 wire          touch = (s_insert_valid) || (lookup && hit);
 wire [IW-1:0] touch_index = s_insert_valid ? victim : hit_index;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin : seq_2
+    integer i;  // loop index local to the block (no shared variable between processes)
     if (s_lookup_ready) begin
         out_valid_reg <= s_lookup_valid;
         out_hit_reg <= hit

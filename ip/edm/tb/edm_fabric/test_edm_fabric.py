@@ -8,8 +8,9 @@ dropped in the switch."""
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
+
+from tb_base import drive, start_clock
 
 IDLE = 0x1E
 
@@ -90,9 +91,8 @@ async def cosim_against_model(dut):
     t = load(path)
     ports, words = t["ports"], t["words"]
     aw = (words - 1).bit_length()
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for sig in ("req_valid", "req_rmw", "ext_en", "ext_we", "h_enc_valid", "s_enc_valid"):
-        getattr(dut, sig).value = 0
+    start_clock(dut)
+    drive(dut, req_valid=0, req_rmw=0, ext_en=0, ext_we=0, h_enc_valid=0, s_enc_valid=0)
     dut.rst.value = 1
 
     # Preload every host's memory through its DMA port (during reset).

@@ -11,8 +11,9 @@ import os
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
+
+from tb_base import drive, start_clock
 
 from edm_blocks import (IDLE_BLOCK, MST, N, RMWREQ, RRES, RREQ, WREQ, body, frame, grant, header,
                         message, notify, split)
@@ -36,18 +37,10 @@ class Harness:
 
     async def start(self, mem):
         d = self.dut
-        cocotb.start_soon(Clock(d.clk, 4, unit="ns").start())
-        d.node_id.value = NODE
-        d.req_valid.value = 0
-        d.req_rmw.value = 0
-        d.req_op.value = 0
-        d.req_opa.value = 0
-        d.req_opb.value = 0
-        d.enc_valid.value = 0
-        d.line_rx_valid.value = 1
-        d.line_rx_data.value = IDLE_BLOCK[1]
-        d.line_rx_hdr.value = IDLE_BLOCK[0]
-        d.rst.value = 1
+        start_clock(d)
+        drive(d, node_id=NODE, req_valid=0, req_rmw=0, req_op=0, req_opa=0, req_opb=0, enc_valid=0,
+              line_rx_valid=1, line_rx_data=IDLE_BLOCK[1], line_rx_hdr=IDLE_BLOCK[0])
+        d.rst.value = 1  # held while the memory is preloaded
         for w, v in enumerate(mem):
             await FallingEdge(d.clk)
             d.ext_en.value = 1

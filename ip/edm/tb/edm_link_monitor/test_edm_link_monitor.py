@@ -5,8 +5,9 @@ import os
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import reset, start_clock
 
 ERROR_BLOCK = sum(0x1E << (8 + 7 * lane) for lane in range(8)) | 0x1E
 
@@ -33,14 +34,11 @@ async def run(dut, rng, error_rate, cycles):
     window = int(os.environ.get("WINDOW", "64"))
     threshold = int(os.environ.get("THRESHOLD", "4"))
     ref = Reference(window, threshold)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.in_valid.value = 0
-    dut.rst.value = 1
-    for _ in range(2):
-        await RisingEdge(dut.clk)
+    await reset(dut, cycles=2, settle=0)
     for c in range(cycles):
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         hdr = rng.choice([0, 3]) if rng.random() < error_rate else rng.choice([1, 2])
         data = rng.getrandbits(64)
         dut.in_valid.value = 1

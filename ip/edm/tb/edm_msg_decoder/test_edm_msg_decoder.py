@@ -4,8 +4,9 @@ and /G/, and the bad-field / bad-length counts, on a mix with corrupted and cut-
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import reset, start_clock
 
 
 def parse(path):
@@ -33,16 +34,13 @@ async def matches_assembler(dut):
     path = os.environ.get("EDM_VECTORS")
     assert path, "set EDM_VECTORS to a file from `edm-vectors dec`"
     inputs, want, want_cnt = parse(path)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.in_valid.value = 0
-    dut.rst.value = 1
-    for _ in range(2):
-        await RisingEdge(dut.clk)
+    await reset(dut, cycles=2, settle=0)
     got, words = [], []
     bad_field = bad_length = 0
     for k, (cls, data) in enumerate(inputs):
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         dut.in_valid.value = 1
         dut.in_class.value = cls
         dut.in_data.value = data

@@ -4,8 +4,9 @@
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import reset, start_clock
 
 
 def parse(path):
@@ -33,17 +34,14 @@ async def matches_wire_encoder(dut):
     path = os.environ.get("EDM_VECTORS")
     assert path, "set EDM_VECTORS to a file from `edm-vectors enc`"
     msgs = parse(path)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.start.value = 0
     dut.body_valid.value = 0
-    dut.rst.value = 1
-    for _ in range(2):
-        await RisingEdge(dut.clk)
+    await reset(dut, cycles=2, settle=0)
     blocks = 0
     flagged = 0
     for n, m in enumerate(msgs):
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         kind, last, op, peer, mid, ln = m["h"]
         dut.hdr_kind.value = kind
         dut.hdr_last.value = last

@@ -6,8 +6,9 @@ import os
 from collections import deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import start
 
 
 def parse(path):
@@ -42,12 +43,7 @@ async def loopback_matches_model(dut):
     path = os.environ.get("EDM_VECTORS")
     assert path, "set EDM_VECTORS to a file from `edm-vectors phy`"
     cycles, want_w, want_d, want_m, want_link = parse(path)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for sig in ("enc_valid", "txm_valid", "line_rx_valid"):
-        getattr(dut, sig).value = 0
-    dut.rst.value = 1
-    for _ in range(3):
-        await RisingEdge(dut.clk)
+    await start(dut, idle=("enc_valid", "txm_valid", "line_rx_valid"), cycles=3, settle=0)
     units = deque()
     cur = None
     corrupt_flags = deque()
@@ -57,7 +53,6 @@ async def loopback_matches_model(dut):
     idle_after = 0
     while k < len(cycles) or line or idle_after < 12:
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         if k < len(cycles):
             c = cycles[k]
             for u in c["units"]:

@@ -3,8 +3,9 @@
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, ReadOnly
+
+from tb_base import start
 
 from pim_vectors import check_outputs, expected_iteration, load
 
@@ -19,14 +20,7 @@ async def replay_model_vectors(dut):
     assert path, "set EDM_VECTORS to a file from `edm-vectors pim`"
     ports = int(os.environ.get("PORTS", "4"))
     pw = max(1, (ports - 1).bit_length())
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for sig in ("notif_valid", "rel_src_valid", "rel_dst_valid", "iter_start"):
-        getattr(dut, sig).value = 0
-    dut.rst.value = 1
-    for _ in range(3):
-        await step(dut)
-    dut.rst.value = 0
-    await step(dut)
+    await start(dut, idle=("notif_valid", "rel_src_valid", "rel_dst_valid", "iter_start"), cycles=3, settle=1)
 
     lines = load(path)
     i = 0

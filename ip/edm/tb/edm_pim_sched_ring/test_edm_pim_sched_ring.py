@@ -8,8 +8,9 @@ and an iteration takes 3 * ceil(PORTS / LANES) + 4 cycles (asserted) instead of 
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import ReadOnly, RisingEdge
+
+from tb_base import start
 
 from pim_vectors import check_outputs, expected_iteration, load
 
@@ -36,14 +37,7 @@ async def replay_model_vectors(dut):
     pw = max(1, (ports - 1).bit_length())
     lanes = int(os.environ.get("LANES", "1"))
     iter_cycles = 3 * -(-ports // lanes) + 4
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for sig in ("notif_valid", "rel_src_valid", "rel_dst_valid", "iter_start"):
-        getattr(dut, sig).value = 0
-    dut.rst.value = 1
-    for _ in range(3):
-        await step(dut)
-    dut.rst.value = 0
-    await step(dut)
+    await start(dut, idle=("notif_valid", "rel_src_valid", "rel_dst_valid", "iter_start"), cycles=3, settle=1)
     await wait_high(dut, "notif_ready", ports + 2, "reset clear")
     await step(dut)
 

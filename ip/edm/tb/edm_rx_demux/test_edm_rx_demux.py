@@ -4,8 +4,9 @@ consecutive blocks, memory cycles turned idle) and the memory-side blocks, cycle
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import reset, start_clock
 
 
 @cocotb.test()
@@ -24,12 +25,9 @@ async def replay_model_vectors(dut):
             want_mem.append((int(op[1]), int(op[2], 16), int(op[3], 16)))
         elif op[0] == "C":
             want_cnt = tuple(int(x) for x in op[1:])
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.in_valid.value = 0
-    dut.rst.value = 1
-    for _ in range(3):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    await reset(dut, cycles=3, settle=0)
     got_dec, got_mem = [], []
 
     async def sample():

@@ -5,8 +5,9 @@ import os
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import reset, start_clock
 
 MASK58 = (1 << 58) - 1
 
@@ -33,15 +34,12 @@ async def matches_bit_serial_reference(dut):
     seed = int(os.environ.get("EDM_SEED", "1"))
     rng = random.Random(seed)
     ref = Reference(descramble)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.in_valid.value = 0
-    dut.rst.value = 1
-    for _ in range(2):
-        await RisingEdge(dut.clk)
+    await reset(dut, cycles=2, settle=0)
     checked = 0
     for k in range(2000):
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         valid = rng.random() < 0.8
         word = rng.getrandbits(64) if rng.random() < 0.7 else 0x1E
         hdr = rng.choice([1, 2])
@@ -67,14 +65,11 @@ async def round_trip_is_identity(dut):
     descramble = int(os.environ.get("DESCRAMBLE", "0")) != 0
     rng = random.Random(7)
     other = Reference(not descramble)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    dut.rst.value = 1
+    start_clock(dut)
     dut.in_valid.value = 0
-    await RisingEdge(dut.clk)
-    await RisingEdge(dut.clk)
+    await reset(dut, cycles=2, settle=0)
     for k in range(300):
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         word = rng.getrandbits(64)
         dut.in_valid.value = 1
         dut.in_data.value = other.step(word) if descramble else word

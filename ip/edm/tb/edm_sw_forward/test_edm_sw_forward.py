@@ -4,8 +4,9 @@ latency, per-egress message order, and what is passed on, cycle by cycle."""
 import os
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import start
 
 
 def pack(values, width):
@@ -48,16 +49,10 @@ async def replay_model_vectors(dut):
             cur = {"I": {}, "G": {}, "T": set(), "A": {}, "F": {}}
         elif op[0] == "C":
             final = (int(op[1]), int(op[2]))
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for sig in ("in_valid", "grant_valid", "mid_unit"):
-        getattr(dut, sig).value = 0
-    dut.rst.value = 1
-    for _ in range(3):
-        await RisingEdge(dut.clk)
+    await start(dut, idle=("in_valid", "grant_valid", "mid_unit"), cycles=3, settle=0)
     forwarded = 0
     for k, c in enumerate(cycles):
         await FallingEdge(dut.clk)
-        dut.rst.value = 0
         dut.in_valid.value = pack([int(p in c["I"]) for p in range(ports)], 1)
         dut.in_class.value = pack([c["I"].get(p, (0, 0, 0))[0] for p in range(ports)], 3)
         dut.in_hdr.value = pack([c["I"].get(p, (0, 0, 0))[1] for p in range(ports)], 2)

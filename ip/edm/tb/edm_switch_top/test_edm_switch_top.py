@@ -10,8 +10,9 @@ import os
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge
+
+from tb_base import start_clock
 
 from edm_blocks import (G, IDLE_BLOCK, RRES, RREQ, SYNC_CTRL, WREQ, body, frame, grant,
                         header, lane, message, notify, pack, split, with_peer)
@@ -32,7 +33,7 @@ class Harness:
 
     async def start(self):
         d = self.dut
-        cocotb.start_soon(Clock(d.clk, 4, unit="ns").start())
+        start_clock(d)
         d.line_rx_valid.value = (1 << PORTS) - 1
         d.line_rx_data.value = pack([IDLE_BLOCK[1]] * PORTS, 64)
         d.line_rx_hdr.value = pack([IDLE_BLOCK[0]] * PORTS, 2)

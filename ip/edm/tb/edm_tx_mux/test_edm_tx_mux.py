@@ -5,8 +5,9 @@ import os
 from collections import deque
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from tb_base import reset, start_clock
 
 
 @cocotb.test()
@@ -15,13 +16,10 @@ async def replay_model_vectors(dut):
     assert path, "set EDM_VECTORS to a file from `edm-vectors tx`"
     with open(path) as f:
         lines = [line.split() for line in f if line.strip()]
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.enc_valid.value = 0
     dut.mem_valid.value = 0
-    dut.rst.value = 1
-    for _ in range(3):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    await reset(dut, cycles=3, settle=0)
     units = deque()  # each: deque of (hdr, data), plus its length
     cur = None
     i = 0

@@ -3,10 +3,9 @@
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from clio_tb import bucket_index, hash_vectors, reset
+from clio_tb import bucket_index, hash_vectors, reset, start_clock
 
 
 async def stream(dut, keys, ready_prob, rng):
@@ -42,7 +41,7 @@ async def stream(dut, keys, ready_prob, rng):
 @cocotb.test()
 async def vectors_and_random(dut):
     """Published vectors (those with bucket_bits == BUCKET_BITS checked exactly) and random keys."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.m_ready.value = 1
     dut.s_valid.value = 0
     await reset(dut)
@@ -63,7 +62,7 @@ async def vectors_and_random(dut):
 @cocotb.test()
 async def full_rate(dut):
     """With the output always ready, N keys take N + 2 cycles (II = 1, latency 2)."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.m_ready.value = 1
     dut.s_valid.value = 0
     await reset(dut)

@@ -5,10 +5,9 @@ pointer ending the walk, wrapping VA arithmetic, walks abandoned mid-way."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
-from clio_tb import reset
+from clio_tb import reset, start_clock
 
 M64 = (1 << 64) - 1
 WORD, VALUE, DONE = 0, 1, 2
@@ -57,7 +56,7 @@ def make_list(rng):
 @cocotb.test()
 async def walks_against_model(dut):
     """Random lists (found, not found, cycles, hop limits) give the model's reads and answers."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.s_start.value = 0
     dut.s_word_valid.value = 0
     dut.m_ready.value = 0

@@ -6,10 +6,9 @@ and per-session counts, and every same-cycle combination of operations."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from clio_tb import reset
+from clio_tb import reset, start_clock
 
 IDS = list(range(12)) + [0xFFFFFFFD, 0xFFFFFFFE, 0xFFFFFFFF]
 
@@ -70,7 +69,7 @@ class Model:
 async def random_against_model(dut):
     """Random operations, several per cycle, agree with the model cycle by cycle."""
     n = int(dut.ENTRIES.value)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     for s in ("s_lookup_valid", "s_update_valid", "s_ack_valid", "s_close_valid", "s_clear"):
         getattr(dut, s).value = 0
     await reset(dut)

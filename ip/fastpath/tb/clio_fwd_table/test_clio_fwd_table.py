@@ -8,10 +8,9 @@ fence of a PID first."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer
 
-from clio_tb import reset
+from clio_tb import reset, start_clock
 
 OPS = (1, 2, 15)  # ALLOC, FREE, CLOSE_SESSION
 
@@ -112,7 +111,7 @@ async def random_against_model(dut):
     """Random inserts, re-targets, releases, orphans and fences agree with the model."""
     n = int(dut.SLOTS.value)
     nf = int(dut.FENCES.value)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     idle_inputs(dut)
     await reset(dut)
     m = Model(n, nf)
@@ -184,7 +183,7 @@ async def random_against_model(dut):
 @cocotb.test()
 async def generation_wraps(dut):
     """A slot released 65 535 times is back at generation 1 (0 is skipped); a stale tag never matches."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     idle_inputs(dut)
     await reset(dut)
     drive_request(dut, (1, 1, 5, 0, 0, 0, 0, 1, 0), 5, 1)

@@ -5,21 +5,19 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiRamRead, AxiReadBus
 
-from clio_tb import PKG, bucket_index, pte_bytes, reset
+from clio_tb import PKG, bucket_index, param, pte_bytes, reset, start_clock
 
 BASE = 0x10000
-BITS = 8
-K = 16
 
 
 @cocotb.test()
 async def lookups(dut):
     """Random (pid, vpn) keys placed by the wire hash; every lookup finds exactly its slot."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    bits, k = param(dut, "BUCKET_BITS"), param(dut, "SLOTS")  # the sweep point
+    start_clock(dut)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
     ram = AxiRamRead(AxiReadBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=2**20)
     dut.table_base.value = BASE
@@ -31,8 +29,8 @@ async def lookups(dut):
     used = {}
     for _ in range(600):
         pid, vpn = rng.randrange(1, 6), rng.getrandbits(20)
-        b = bucket_index(pid, vpn, BITS)
-        free = [s for s in range(K) if (b, s) not in used]
+        b = bucket_index(pid, vpn, bits)
+        free = [s for s in range(k) if (b, s) not in used]
         if (pid, vpn) in table or not free:
             continue
         s = rng.choice(free)
@@ -41,16 +39,16 @@ async def lookups(dut):
                rng.choice([12, 21, 22]))
         used[(b, s)] = pte
         table[(pid, vpn)] = (b, s, pte)
-        ram.write(BASE + (b * K + s) * PKG["PTE_LEN"], pte_bytes(*pte))
+        ram.write(BASE + (b * k + s) * PKG["PTE_LEN"], pte_bytes(*pte))
     # A freed-looking slot (not allocated) with a matching tag must not match.
     ghost = (9, 0x777)
-    gb = bucket_index(*ghost, BITS)
-    gs = next(s for s in range(K) if (gb, s) not in used)
-    ram.write(BASE + (gb * K + gs) * PKG["PTE_LEN"], pte_bytes(9, 0x777, 5, 3, False, False, 0))
+    gb = bucket_index(*ghost, bits)
+    gs = next(s for s in range(k) if (gb, s) not in used)
+    ram.write(BASE + (gb * k + gs) * PKG["PTE_LEN"], pte_bytes(9, 0x777, 5, 3, False, False, 0))
     keys = list(table) + [ghost] + [(p + 1, v) for p, v in list(table)[:50]] + [(p, v ^ 1 << 47) for p, v in list(table)[:50]]
     rng.shuffle(keys)
     for n, (pid, vpn) in enumerate(keys):
-        b = bucket_index(pid, vpn, BITS)
+        b = bucket_index(pid, vpn, bits)
         want = table.get((pid, vpn))
         shift = want[2][6] if want else 12
         wrong_shift = want is not None and rng.random() < 0.1

@@ -4,16 +4,15 @@ CRC included, for payload lengths across beat boundaries; output backpressure re
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from clio_tb import PKG as P, clio_header, reset
+from clio_tb import PKG as P, clio_header, reset, start_clock
 
 
 @cocotb.test()
 async def packets(dut):
     """Random headers and payloads (0..1400 bytes) written in random unaligned pieces."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.wr_en.value = 0
     dut.start.value = 0
     dut.m_axis_tready.value = 1

@@ -7,11 +7,10 @@ import random
 import struct
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiBus, AxiRam
 
-from clio_tb import PKG as P, crc32c, reset
+from clio_tb import PKG as P, crc32c, reset, start_clock
 
 RX, TX = 0x1000, 0x4000
 RX_SLOTS, TX_SLOTS = 4, 8
@@ -43,7 +42,7 @@ def fix_crc(s):
 
 
 async def setup(dut):
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
     ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=2**16)
     init_ring(ram, RX, RX_SLOTS)

@@ -4,11 +4,10 @@ import random
 import struct
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
-from clio_tb import PKG, clio_header, crc32c, reset
+from clio_tb import PKG, clio_header, crc32c, reset, start_clock
 
 P = PKG
 CLASS = {P["OP_ALLOC"]: 1, P["OP_FREE"]: 1, P["OP_OPEN_SESSION"]: 1, P["OP_CLOSE_SESSION"]: 1,
@@ -78,7 +77,7 @@ def random_packet(rng):
 
 
 async def run(dut, packets, pause):
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
     dut.m_axis_tready.value = 1
     await reset(dut)
@@ -148,7 +147,7 @@ async def one_beat_per_cycle(dut):
     n = 10000
     packets = [clio_header(P["OP_READ"], pid=5, req_id=i + 1, va=0x400000 + 8 * i, total_len=8)
                for i in range(n)]
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.m_axis_tready.value = 1
     dut.s_axis_tvalid.value = 0
     await reset(dut)

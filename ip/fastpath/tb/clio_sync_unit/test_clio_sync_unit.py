@@ -3,10 +3,9 @@
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from clio_tb import PKG as P, reset
+from clio_tb import PKG as P, reset, start_clock
 
 M64 = 2**64 - 1
 
@@ -29,7 +28,7 @@ def model(op, old, a0, a1):
 @cocotb.test()
 async def operations(dut):
     """Every operation on random and edge-case words, one result per cycle."""
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.s_valid.value = 0
     await reset(dut)
     rng = random.Random(int(cocotb.RANDOM_SEED))

@@ -4,10 +4,9 @@ insert/invalidate, and hits demoted to misses when an update races a lookup."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 
-from clio_tb import reset
+from clio_tb import reset, start_clock
 
 
 class TlbModel:
@@ -71,7 +70,7 @@ class TlbModel:
 async def random_against_model(dut):
     """Thousands of random cycles of lookups, inserts and invalidates agree with the model."""
     n = int(dut.ENTRIES.value)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     for s in ("s_lookup_valid", "s_insert_valid", "s_inval_valid"):
         getattr(dut, s).value = 0
     dut.m_lookup_ready.value = 1
@@ -128,7 +127,7 @@ async def random_against_model(dut):
 async def lru_order(dut):
     """Filling the TLB then touching all but one entry evicts exactly that one."""
     n = int(dut.ENTRIES.value)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     for s in ("s_lookup_valid", "s_insert_valid", "s_inval_valid"):
         getattr(dut, s).value = 0
     dut.m_lookup_ready.value = 1

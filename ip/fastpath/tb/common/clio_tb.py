@@ -113,13 +113,6 @@ def pte_bytes(pid, vpn, ppn, perms, allocated, valid, page_shift):
     return bytes(b)
 
 
-async def reset(dut, clk_name="clk", rst_name="rst", cycles=3):
-    """Hold reset for a few cycles."""
-    from cocotb.triggers import RisingEdge
-    clk = getattr(dut, clk_name)
-    rst = getattr(dut, rst_name)
-    rst.value = 1
-    for _ in range(cycles):
-        await RisingEdge(clk)
-    rst.value = 0
-    await RisingEdge(clk)
+# The clock/reset opening lives in the ip-wide bench base; re-exported here
+# so the fast-path benches import everything from one module.
+from tb_base import cycles, drive, param, reset, start, start_clock  # noqa: E402,F401

@@ -1,0 +1,81 @@
+"""Bench base shared by every cocotb bench under ip/ (fast path and EDM).
+
+One place for what each bench used to set up by hand: the clock, the reset
+sequence, idle levels of the inputs, the seed, and the parameter point the
+bench was compiled for (benches run at several points: see the `run.sh` of
+each IP). Format helpers stay with their IP (`ip/fastpath/tb/common/clio_tb.py`,
+`ip/edm/tb/edm_blocks.py`).
+"""
+
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import FallingEdge, RisingEdge
+
+#: Clock period of every bench (250 MHz, the fast path's clock).
+PERIOD_NS = 4
+
+
+def start_clock(dut, clk="clk", period_ns=PERIOD_NS):
+    """Start a free-running clock on `dut.<clk>`."""
+    cocotb.start_soon(Clock(getattr(dut, clk), period_ns, unit="ns").start())
+
+
+def drive(dut, **values):
+    """Set several inputs at once: `drive(dut, in_valid=0, node_id=3)`."""
+    for name, value in values.items():
+        getattr(dut, name).value = value
+
+
+async def reset(dut, cycles=3, settle=1, clk="clk", rst="rst"):
+    """Hold `rst` high for `cycles` rising edges, release it, then wait `settle` more.
+
+    With `settle=0` the reset is released right after a rising edge, so inputs
+    driven at the next falling edge are the first the design sees out of reset.
+    """
+    c, r = getattr(dut, clk), getattr(dut, rst)
+    r.value = 1
+    for _ in range(cycles):
+        await RisingEdge(c)
+    r.value = 0
+    for _ in range(settle):
+        await RisingEdge(c)
+
+
+async def start(dut, idle=(), cycles=3, settle=1, clk="clk", rst="rst", **values):
+    """The common opening of a bench: clock on, the inputs in `idle` driven low
+    and the named `values` driven, reset held `cycles` edges and released."""
+    start_clock(dut, clk)
+    drive(dut, **{name: 0 for name in idle})
+    drive(dut, **values)
+    await reset(dut, cycles=cycles, settle=settle, clk=clk, rst=rst)
+
+
+async def cycles(dut, n, clk="clk"):
+    """Wait `n` rising edges."""
+    for _ in range(n):
+        await RisingEdge(getattr(dut, clk))
+
+
+async def falling(dut, clk="clk"):
+    """Wait for the next falling edge (where benches drive inputs)."""
+    await FallingEdge(getattr(dut, clk))
+
+
+def param(dut, name):
+    """A parameter of the compiled design (the sweep point), as an int."""
+    return int(getattr(dut, name).value)
+
+
+def env_int(name, default):
+    """An integer setting passed by the Makefile or run.sh (e.g. `PORTS=6`)."""
+    return int(os.environ.get(name, str(default)), 0)
+
+
+def rng(default_seed=1):
+    """A seeded generator; `TB_SEED` (or the EDM benches' `EDM_SEED`) replays a run."""
+    seed = os.environ.get("TB_SEED") or os.environ.get("EDM_SEED") or str(default_seed)
+    cocotb.log.info("seed %s", seed)
+    return random.Random(int(seed))
