@@ -27,7 +27,7 @@ fn quick_json_run_covers_every_benchmark() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "clio bench failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    assert!(stderr.contains("clio bench: 8 benchmark(s)"), "{stderr}");
+    assert!(stderr.contains("clio bench: 10 benchmark(s)"), "{stderr}");
     assert_eq!(r["quick"], true);
     assert!(num(&r, "machine.nproc") >= 1.0);
 
@@ -46,7 +46,9 @@ fn quick_json_run_covers_every_benchmark() {
             "sessions",
             "ptes",
             "memcached",
-            "radix"
+            "radix",
+            "kv",
+            "fairness"
         ]
     );
     let by = |n: &str| benches.iter().find(|b| b["name"] == n).unwrap();

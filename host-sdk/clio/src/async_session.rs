@@ -293,7 +293,7 @@ impl AsyncSession {
                         });
                     }
                     Err(e) => {
-                        first_err.get_or_insert(e);
+                        first_err.get_or_insert(e.for_call(va, len));
                     }
                 }
             }
@@ -309,6 +309,7 @@ impl AsyncSession {
     pub fn rwrite(&self, va: u64, data: &[u8]) -> impl Future<Output = Result<(), ClioError>> {
         let mut parts = Vec::new();
         let empty = data.is_empty();
+        let total = data.len() as u64;
         for (i, c) in data.chunks(self.write_chunk as usize).enumerate() {
             let at = va.wrapping_add(i as u64 * self.write_chunk);
             parts.push(self.submit(Owned::Write {
@@ -326,7 +327,7 @@ impl AsyncSession {
             let mut first_err = None;
             for p in parts {
                 if let Err(e) = p.await {
-                    first_err.get_or_insert(e);
+                    first_err.get_or_insert(e.for_call(va, total));
                 }
             }
             first_err.map_or(Ok(()), Err)

@@ -345,6 +345,20 @@ impl ClioError {
     }
 }
 
+impl ClioError {
+    /// An error of one part of a call that the SDK split into several
+    /// requests (at `max_request_bytes` or the board's response bound), as
+    /// the caller sees it: `Unmapped` names the whole call's range
+    /// `[va, va + len)` (the part that failed is not what was asked for);
+    /// anything else is unchanged.
+    pub fn for_call(self, va: u64, len: u64) -> ClioError {
+        match self {
+            ClioError::Unmapped { op, .. } => ClioError::Unmapped { op, va, len },
+            e => e,
+        }
+    }
+}
+
 impl From<std::io::Error> for ClioError {
     fn from(e: std::io::Error) -> Self {
         ClioError::Transport(e.to_string())

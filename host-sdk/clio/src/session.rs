@@ -403,12 +403,15 @@ impl<T: Transport> Session<T> {
     pub fn rread(&mut self, va: u64, buf: &mut [u8]) -> Result<(), ClioError> {
         let h = self.rread_async(va, buf.len() as u64)?;
         self.rread_wait(h, buf)
+            .map_err(|e| e.for_call(va, buf.len() as u64))
     }
 
     /// Write `data` at `va`.
     pub fn rwrite(&mut self, va: u64, data: &[u8]) -> Result<(), ClioError> {
         let h = self.rwrite_async(va, data)?;
-        self.rpoll_one(h).map(drop)
+        self.rpoll_one(h)
+            .map(drop)
+            .map_err(|e| e.for_call(va, data.len() as u64))
     }
 
     /// Start an allocation; `rpoll` yields `Completion::Allocated`.

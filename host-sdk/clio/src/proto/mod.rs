@@ -390,7 +390,10 @@ enum Params {
     /// Nothing beyond the header (reads, writes, locks, fences, ...).
     None,
     /// `ALLOC`'s payload, and whether `FIXED_VA` is set.
-    Alloc { req: AllocReq, fixed: bool },
+    Alloc {
+        req: AllocReq,
+        fixed: bool,
+    },
     /// `FREE`'s payload.
     Free(FreeReq),
     /// The operands of CAS and FAA.
