@@ -18,7 +18,7 @@ clio="${CLIO_BIN:-$target/debug/clio}"
 log="$(mktemp "${TMPDIR:-/tmp}/clio-examples.XXXXXX")"
 "$clio" sim --listen 127.0.0.1:0 2>"$log" &
 sim=$!
-trap 'kill "$sim" 2>/dev/null; wait "$sim" 2>/dev/null; rm -f "$log"' EXIT
+trap 'kill "$sim" 2>/dev/null; wait "$sim" 2>/dev/null || true; rm -f "$log"' EXIT
 # "serving on udp://ADDR" is printed once the board answers.
 addr=""
 for _ in $(seq 1 200); do
