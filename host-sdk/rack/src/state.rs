@@ -189,6 +189,22 @@ impl Controller {
         &mut self.nodes[usize::from(id) - 1]
     }
 
+    /// Raise `node`'s epoch to `epoch`, which must be newer (epochs only
+    /// grow: a registration or a death fences everything before it).
+    fn advance_epoch(&mut self, node: &str, epoch: u32) -> Result<&mut NodeState, ApplyError> {
+        let id = self.id_of(node)?;
+        let st = self.state_mut(id);
+        if epoch <= st.epoch {
+            return Err(ApplyError::EpochNotNewer {
+                node: node.to_string(),
+                epoch,
+                current: st.epoch,
+            });
+        }
+        st.epoch = epoch;
+        Ok(st)
+    }
+
     /// Applies one durable event (live, after logging it, or replaying the log).
     /// On error nothing changed.
     pub fn apply(&mut self, event: &Event) -> Result<(), ApplyError> {
@@ -198,30 +214,12 @@ impl Controller {
                 epoch,
                 boot_epoch,
             } => {
-                let id = self.id_of(node)?;
-                let st = self.state_mut(id);
-                if *epoch <= st.epoch {
-                    return Err(ApplyError::EpochNotNewer {
-                        node: node.clone(),
-                        epoch: *epoch,
-                        current: st.epoch,
-                    });
-                }
-                st.epoch = *epoch;
+                let st = self.advance_epoch(node, *epoch)?;
                 st.boot_epoch = *boot_epoch;
                 st.dead = false;
             }
             Event::Dead { node, epoch } => {
-                let id = self.id_of(node)?;
-                let st = self.state_mut(id);
-                if *epoch <= st.epoch {
-                    return Err(ApplyError::EpochNotNewer {
-                        node: node.clone(),
-                        epoch: *epoch,
-                        current: st.epoch,
-                    });
-                }
-                st.epoch = *epoch;
+                let st = self.advance_epoch(node, *epoch)?;
                 st.dead = true;
                 st.last_heard_ms = None;
                 st.pressure = None;
