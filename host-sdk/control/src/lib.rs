@@ -29,6 +29,9 @@ pub const VA_BITS: u32 = 50;
 pub const REGION_COUNT: u32 = 1 << (VA_BITS - VREGION_SHIFT);
 /// Most regions one [`Message::Allocate`] may ask for (its answer must fit one datagram).
 pub const MAX_PLACEMENTS: usize = 16;
+/// Most regions one [`Message::AllocateReplicated`] may ask for (each answer
+/// entry names two nodes; the answer must fit one datagram).
+pub const MAX_REPLICATED: usize = 8;
 /// Largest encoded envelope; a buffer of this size always suffices for [`Envelope::encode`].
 pub const MAX_ENVELOPE_LEN: usize = 256;
 
@@ -100,6 +103,23 @@ pub struct Placement {
     pub epoch: u32,
 }
 
+/// Where one replicated vRegion lives: its primary (which serves reads and
+/// atomics) and its backup (which receives every write in parallel); `backup` 0
+/// means none any more (it died, or the primary died and it was promoted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Replicas {
+    /// vRegion index.
+    pub region: u32,
+    /// Primary node.
+    pub primary: NodeId,
+    /// The primary's current epoch.
+    pub primary_epoch: u32,
+    /// Backup node; 0: none.
+    pub backup: NodeId,
+    /// The backup's current epoch (0 when there is none).
+    pub backup_epoch: u32,
+}
+
 /// Why the controller refused a request (always sent with the [`Field`] at fault).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ErrorCode {
@@ -128,6 +148,9 @@ pub enum ErrorCode {
     Storage,
     /// A reply was sent where a request was expected.
     NotARequest,
+    /// The region is replicated and the request applies to single-copy regions
+    /// only (a migration of a replicated region).
+    Replicated,
 }
 
 /// The field an [`ErrorCode`] is about (its dotted name via [`Field::name`]).
@@ -177,11 +200,15 @@ pub enum Field {
     GateRegion,
     /// `node_status.node`
     NodeStatusNode,
+    /// `allocate_replicated.bytes`
+    AllocateReplicatedBytes,
+    /// `lookup_replicas.region`
+    LookupReplicasRegion,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 22] = [
+    pub const ALL: [Field; 24] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -204,6 +231,8 @@ impl Field {
         Field::MoveTo,
         Field::GateRegion,
         Field::NodeStatusNode,
+        Field::AllocateReplicatedBytes,
+        Field::LookupReplicasRegion,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -231,6 +260,8 @@ impl Field {
             Field::MoveTo => "move.to",
             Field::GateRegion => "gate.region",
             Field::NodeStatusNode => "node_status.node",
+            Field::AllocateReplicatedBytes => "allocate_replicated.bytes",
+            Field::LookupReplicasRegion => "lookup_replicas.region",
         }
     }
 }
@@ -379,6 +410,25 @@ pub enum Message {
         /// Its last pressure report (none since it registered, or dead).
         pressure: Option<Pressure>,
     },
+    /// Assign enough fresh vRegions for `bytes`, each on two distinct live nodes
+    /// (primary and backup). Answered `AllocatedReplicated`.
+    AllocateReplicated {
+        /// Bytes wanted, 1..=`MAX_REPLICATED` GiB.
+        bytes: u64,
+    },
+    /// The replicated regions an `AllocateReplicated` got, in ascending order.
+    AllocatedReplicated {
+        /// Region, primary and backup of each.
+        sets: heapless::Vec<Replicas, MAX_REPLICATED>,
+    },
+    /// Who holds `region`, with its backup if it is replicated? Answered
+    /// `ReplicaState` (backup 0 for a single-copy region) or `NotAssigned`.
+    LookupReplicas {
+        /// vRegion index.
+        region: u32,
+    },
+    /// The answer to `LookupReplicas`.
+    ReplicaState(Replicas),
 }
 
 impl Message {
@@ -395,6 +445,8 @@ impl Message {
                 | Message::MoveRegion { .. }
                 | Message::Gate { .. }
                 | Message::NodeStatus { .. }
+                | Message::AllocateReplicated { .. }
+                | Message::LookupReplicas { .. }
         )
     }
 
@@ -428,6 +480,14 @@ impl Message {
             } else {
                 Ok(())
             }
+        }
+        fn replicas(field: &'static str, s: &Replicas) -> Result<(), Error> {
+            region(field, s.region)?;
+            node(field, s.primary)?;
+            if s.backup == s.primary {
+                return Err(Error::new(field, ErrorKind::Inconsistent));
+            }
+            Ok(())
         }
         match self {
             Message::Hello {
@@ -517,6 +577,34 @@ impl Message {
                             max: u64::MAX - *va,
                         },
                     ));
+                }
+                Ok(())
+            }
+            Message::AllocateReplicated { bytes } => {
+                let max = MAX_REPLICATED as u64 * VREGION_BYTES;
+                if *bytes == 0 || *bytes > max {
+                    return Err(Error::new(
+                        "allocate_replicated.bytes",
+                        ErrorKind::OutOfRange {
+                            value: *bytes,
+                            min: 1,
+                            max,
+                        },
+                    ));
+                }
+                Ok(())
+            }
+            Message::LookupReplicas { region: r } => region("lookup_replicas.region", *r),
+            Message::ReplicaState(s) => replicas("replica_state", s),
+            Message::AllocatedReplicated { sets } => {
+                for (i, s) in sets.iter().enumerate() {
+                    replicas("allocated_replicated.sets", s)?;
+                    if i > 0 && sets[i - 1].region >= s.region {
+                        return Err(Error::new(
+                            "allocated_replicated.sets.region",
+                            ErrorKind::Inconsistent,
+                        ));
+                    }
                 }
                 Ok(())
             }
@@ -694,6 +782,16 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
             regions: r.take("node_report.regions")?,
             pressure: r.take("node_report.pressure")?,
         },
+        16 => Message::AllocateReplicated {
+            bytes: r.take("allocate_replicated.bytes")?,
+        },
+        17 => Message::AllocatedReplicated {
+            sets: r.take("allocated_replicated.sets")?,
+        },
+        18 => Message::LookupReplicas {
+            region: r.take("lookup_replicas.region")?,
+        },
+        19 => Message::ReplicaState(r.take("replica_state")?),
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })
 }
@@ -877,6 +975,42 @@ mod tests {
                 min: 1,
                 max: 16 << 30
             }
+        );
+    }
+
+    #[test]
+    fn largest_replicated_answer_fits() {
+        let mut sets = heapless::Vec::new();
+        for i in 0..MAX_REPLICATED {
+            sets.push(Replicas {
+                region: REGION_COUNT - 1 - (MAX_REPLICATED - i) as u32,
+                primary: u16::MAX,
+                primary_epoch: u32::MAX,
+                backup: u16::MAX - 1,
+                backup_epoch: u32::MAX,
+            })
+            .unwrap();
+        }
+        let e = Envelope::new(u32::MAX, Message::AllocatedReplicated { sets });
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let n = e.encode(&mut buf).unwrap().len();
+        assert!(n <= MAX_ENVELOPE_LEN);
+        assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
+        let bad = Envelope::new(
+            1,
+            Message::ReplicaState(Replicas {
+                region: 3,
+                primary: 2,
+                primary_epoch: 1,
+                backup: 2,
+                backup_epoch: 1,
+            }),
+        );
+        let n = bad.encode(&mut buf).unwrap().len();
+        let err = Envelope::decode(&buf[..n]).unwrap_err();
+        assert_eq!(
+            (err.field, err.kind),
+            ("replica_state", ErrorKind::Inconsistent)
         );
     }
 

@@ -3,7 +3,7 @@
 
 use clio_control::{
     Envelope, ErrorCode, Field, GateState, Message, NodeAddr, Placement, Pressure,
-    MAX_ENVELOPE_LEN, MAX_PLACEMENTS, REGION_COUNT, VREGION_BYTES,
+    MAX_ENVELOPE_LEN, MAX_PLACEMENTS, MAX_REPLICATED, REGION_COUNT, VREGION_BYTES, Replicas,
 };
 use proptest::prelude::*;
 
@@ -29,6 +29,7 @@ fn code() -> impl Strategy<Value = ErrorCode> {
         NoCapacity,
         Storage,
         NotARequest,
+        Replicated,
     ])
 }
 
@@ -57,6 +58,8 @@ fn field() -> impl Strategy<Value = Field> {
         MoveTo,
         GateRegion,
         NodeStatusNode,
+        AllocateReplicatedBytes,
+        LookupReplicasRegion,
     ])
 }
 
@@ -66,6 +69,26 @@ fn placement() -> impl Strategy<Value = Placement> {
         node,
         epoch,
     })
+}
+
+fn replicas() -> impl Strategy<Value = Replicas> {
+    (
+        0..REGION_COUNT,
+        1..=u16::MAX,
+        any::<u32>(),
+        any::<u16>(),
+        any::<u32>(),
+    )
+        .prop_filter("backup differs from primary", |s| s.1 != s.3)
+        .prop_map(
+            |(region, primary, primary_epoch, backup, backup_epoch)| Replicas {
+                region,
+                primary,
+                primary_epoch,
+                backup,
+                backup_epoch,
+            },
+        )
 }
 
 fn message() -> impl Strategy<Value = Message> {
@@ -162,6 +185,17 @@ fn message() -> impl Strategy<Value = Message> {
                     free_bytes
                 }),
             }),
+        (1..=MAX_REPLICATED as u64 * VREGION_BYTES)
+            .prop_map(|bytes| Message::AllocateReplicated { bytes }),
+        proptest::collection::btree_map(0..REGION_COUNT, replicas(), 0..=MAX_REPLICATED)
+            .prop_map(|m| Message::AllocatedReplicated {
+                sets: m
+                    .into_iter()
+                    .map(|(region, s)| Replicas { region, ..s })
+                    .collect(),
+            }),
+        (0..REGION_COUNT).prop_map(|region| Message::LookupReplicas { region }),
+        replicas().prop_map(Message::ReplicaState),
     ]
 }
 

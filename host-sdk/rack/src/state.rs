@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use clio_control::{
-    ErrorCode, Field, Message, NodeId, Placement, Pressure, REGION_COUNT, VREGION_BYTES,
+    ErrorCode, Field, Message, NodeId, Placement, Pressure, Replicas, REGION_COUNT,
+    VREGION_BYTES,
 };
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +56,24 @@ pub enum Event {
         /// vRegion index.
         region: u32,
     },
+    /// `region` (owned already) is replicated: `node` holds its backup copy.
+    Replicated {
+        /// vRegion index.
+        region: u32,
+        /// Backup node's name.
+        node: String,
+    },
+    /// The primary of `region` is gone: its backup becomes the owner (and the
+    /// region has no backup any more).
+    Promoted {
+        /// vRegion index.
+        region: u32,
+    },
+    /// The backup of `region` is gone: the region has one copy from now on.
+    Unreplicated {
+        /// vRegion index.
+        region: u32,
+    },
 }
 
 /// An event that cannot apply to the current state (a log written against another
@@ -75,6 +94,10 @@ pub enum ApplyError {
     /// The region has no owner to release.
     #[error("region {0} is not assigned")]
     NotAssigned(u32),
+    /// A backup event for a region that has no backup, or a backup on its own
+    /// primary or a second one.
+    #[error("region {0}: backup event does not fit its replicas")]
+    Backup(u32),
     /// The region index is out of range.
     #[error("region {0} is out of range (max {max})", max = REGION_COUNT - 1)]
     RegionOutOfRange(u32),
@@ -99,7 +122,7 @@ pub struct NodeState {
     pub boot_epoch: u32,
     /// Declared dead and not registered again since.
     pub dead: bool,
-    /// Regions it owns.
+    /// Regions it holds a copy of (as owner or as backup).
     pub regions: u64,
     /// When it was last heard (ms, the caller's clock); volatile.
     pub last_heard_ms: Option<u64>,
@@ -141,6 +164,8 @@ pub struct Controller {
     config: RackConfig,
     nodes: Vec<NodeState>,
     regions: BTreeMap<u32, NodeId>,
+    /// Backup of each replicated region that still has one.
+    backups: BTreeMap<u32, NodeId>,
 }
 
 impl Controller {
@@ -151,6 +176,7 @@ impl Controller {
             config,
             nodes,
             regions: BTreeMap::new(),
+            backups: BTreeMap::new(),
         }
     }
 
@@ -167,6 +193,56 @@ impl Controller {
     /// Owner of `region`, if any.
     pub fn owner(&self, region: u32) -> Option<NodeId> {
         self.regions.get(&region).copied()
+    }
+
+    /// Backup of `region`, if it is replicated and the backup is alive.
+    pub fn backup(&self, region: u32) -> Option<NodeId> {
+        self.backups.get(&region).copied()
+    }
+
+    fn replicas(&self, region: u32) -> Option<Replicas> {
+        let primary = self.owner(region)?;
+        let epoch = |n: NodeId| self.node(n).map_or(0, |s| s.epoch);
+        let backup = self.backup(region).unwrap_or(0);
+        Some(Replicas {
+            region,
+            primary,
+            primary_epoch: epoch(primary),
+            backup,
+            backup_epoch: if backup == 0 { 0 } else { epoch(backup) },
+        })
+    }
+
+    /// Failover when the nodes in `lost` lost their memory (declared dead, or
+    /// registered again after a reboot): each replicated region whose primary is
+    /// lost and whose backup is not gets its backup promoted; each whose backup is
+    /// lost keeps one copy. A region whose both copies are lost stays with its
+    /// owner (its data is gone; clients see the node's errors).
+    fn failover(&self, lost: &[NodeId]) -> Vec<(u32, bool)> {
+        self.backups
+            .iter()
+            .filter_map(|(&region, &backup)| {
+                let primary = self.owner(region)?;
+                match (lost.contains(&primary), lost.contains(&backup)) {
+                    (true, false) => Some((region, true)),
+                    (false, true) => Some((region, false)),
+                    _ => None,
+                }
+            })
+            .collect()
+    }
+
+    fn failover_events(&self, lost: &[NodeId]) -> Vec<Event> {
+        self.failover(lost)
+            .into_iter()
+            .map(|(region, promote)| {
+                if promote {
+                    Event::Promoted { region }
+                } else {
+                    Event::Unreplicated { region }
+                }
+            })
+            .collect()
     }
 
     /// Every assigned region and its owner, ascending.
@@ -243,6 +319,9 @@ impl Controller {
                 let Some(from) = self.regions.get(region).copied() else {
                     return Err(ApplyError::NotAssigned(*region));
                 };
+                if self.backups.contains_key(region) {
+                    return Err(ApplyError::Backup(*region));
+                }
                 self.regions.insert(*region, to);
                 self.state_mut(from).regions -= 1;
                 self.state_mut(to).regions += 1;
@@ -252,6 +331,36 @@ impl Controller {
                     return Err(ApplyError::NotAssigned(*region));
                 };
                 self.state_mut(id).regions -= 1;
+                if let Some(b) = self.backups.remove(region) {
+                    self.state_mut(b).regions -= 1;
+                }
+            }
+            Event::Replicated { region, node } => {
+                let id = self.id_of(node)?;
+                let Some(owner) = self.owner(*region) else {
+                    return Err(ApplyError::NotAssigned(*region));
+                };
+                if owner == id || self.backups.contains_key(region) {
+                    return Err(ApplyError::Backup(*region));
+                }
+                self.backups.insert(*region, id);
+                self.state_mut(id).regions += 1;
+            }
+            Event::Promoted { region } => {
+                let Some(b) = self.backups.get(region).copied() else {
+                    return Err(ApplyError::Backup(*region));
+                };
+                let Some(p) = self.regions.insert(*region, b) else {
+                    return Err(ApplyError::NotAssigned(*region));
+                };
+                self.backups.remove(region);
+                self.state_mut(p).regions -= 1;
+            }
+            Event::Unreplicated { region } => {
+                let Some(b) = self.backups.remove(region) else {
+                    return Err(ApplyError::Backup(*region));
+                };
+                self.state_mut(b).regions -= 1;
             }
         }
         Ok(())
@@ -269,9 +378,12 @@ impl Controller {
 
     /// Nodes silent for longer than the rack file's `dead_after_ms` at `now_ms`:
     /// the events declaring them dead.
+    /// With them, in the same change, the failover of replicated regions: a
+    /// primary's backup is promoted, a dead backup is dropped.
     pub fn expired(&self, now_ms: u64) -> Vec<Event> {
         let limit = self.config.dead_after_ms;
-        self.nodes
+        let dead: Vec<(NodeId, Event)> = self
+            .nodes
             .iter()
             .zip(&self.config.nodes)
             .filter(|(st, _)| st.is_live())
@@ -279,11 +391,20 @@ impl Controller {
                 st.last_heard_ms
                     .is_none_or(|t| now_ms.saturating_sub(t) > limit)
             })
-            .map(|(st, cfg)| Event::Dead {
-                node: cfg.name.clone(),
-                epoch: st.epoch.saturating_add(1),
+            .map(|(st, cfg)| {
+                (
+                    cfg.id,
+                    Event::Dead {
+                        node: cfg.name.clone(),
+                        epoch: st.epoch.saturating_add(1),
+                    },
+                )
             })
-            .collect()
+            .collect();
+        let ids: Vec<NodeId> = dead.iter().map(|(id, _)| *id).collect();
+        let mut events: Vec<Event> = dead.into_iter().map(|(_, e)| e).collect();
+        events.extend(self.failover_events(&ids));
+        events
     }
 
     /// The node's state if `epoch` is its current one and it is live; else the refusal.
@@ -344,16 +465,24 @@ impl Controller {
                         epoch: st.epoch,
                     });
                 }
+                // A live node saying hello with a new boot epoch rebooted: its DRAM,
+                // hence its copies of replicated regions, are gone (a dead one had
+                // its failover when it was declared dead).
+                let rebooted = st.is_live();
                 let Some(epoch) = st.epoch.checked_add(1) else {
                     return Decision::refuse(ErrorCode::StaleEpoch, Field::HelloNode);
                 };
+                let mut events = vec![Event::Registered {
+                    node: name,
+                    epoch,
+                    boot_epoch,
+                }];
+                if rebooted {
+                    events.extend(self.failover_events(&[node]));
+                }
                 Decision {
                     reply: Message::Welcome { node, epoch },
-                    events: vec![Event::Registered {
-                        node: name,
-                        epoch,
-                        boot_epoch,
-                    }],
+                    events,
                 }
             }
             Message::Heartbeat {
@@ -431,7 +560,12 @@ impl Controller {
                 }
                 None => Decision::read(Message::NotAssigned { region }),
             },
-            Message::Allocate { bytes } => self.allocate(bytes),
+            Message::Allocate { bytes } => self.allocate(bytes, false),
+            Message::AllocateReplicated { bytes } => self.allocate(bytes, true),
+            Message::LookupReplicas { region } => match self.replicas(region) {
+                Some(r) => Decision::read(Message::ReplicaState(r)),
+                None => Decision::read(Message::NotAssigned { region }),
+            },
             Message::MoveRegion {
                 region,
                 from,
@@ -443,6 +577,9 @@ impl Controller {
                 };
                 if holder != from {
                     return Decision::refuse(ErrorCode::NotOwner, Field::MoveFrom);
+                }
+                if self.backups.contains_key(&region) {
+                    return Decision::refuse(ErrorCode::Replicated, Field::MoveRegion);
                 }
                 // The giver may be dead (its regions can be moved off it), but the
                 // epoch fences a mover that works from stale knowledge.
@@ -488,6 +625,8 @@ impl Controller {
             | Message::Owner(_)
             | Message::NotAssigned { .. }
             | Message::Allocated { .. }
+            | Message::AllocatedReplicated { .. }
+            | Message::ReplicaState(_)
             | Message::Refused { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
         }
     }
@@ -506,11 +645,16 @@ impl Controller {
     }
 
     /// The lowest run of free regions, each placed on the least-loaded live node with room
-    /// (load = owned regions / region slots; ties: more reported free bytes, then lower id).
-    /// All or nothing.
-    fn allocate(&self, bytes: u64) -> Decision {
+    /// (load = held copies / region slots; ties: more reported free bytes, then lower id);
+    /// `replicated`: each also gets a backup, the least-loaded other node. All or nothing.
+    fn allocate(&self, bytes: u64, replicated: bool) -> Decision {
         let want = bytes.div_ceil(VREGION_BYTES) as usize;
-        // (id, owned, slots, reported free bytes)
+        let field = if replicated {
+            Field::AllocateReplicatedBytes
+        } else {
+            Field::AllocateBytes
+        };
+        // (id, held, slots, reported free bytes)
         let mut load: Vec<(NodeId, u64, u64, u64)> = self
             .config
             .nodes
@@ -529,47 +673,69 @@ impl Controller {
         // One allocation is one contiguous run of regions (the lowest free run), so
         // its rack addresses are contiguous.
         let Some(start) = self.lowest_free_run(want as u32) else {
-            return Decision::refuse(ErrorCode::NoCapacity, Field::AllocateBytes);
+            return Decision::refuse(ErrorCode::NoCapacity, field);
         };
-        let mut free = start..start + want as u32;
-        let mut placements = heapless::Vec::new();
-        let mut events = Vec::with_capacity(want);
-        for _ in 0..want {
+        let mut pick = |not: NodeId| -> Option<NodeId> {
             let best = load
                 .iter_mut()
-                .filter(|(_, owned, slots, _)| owned < slots)
+                .filter(|(id, owned, slots, _)| owned < slots && *id != not)
                 .min_by(|a, b| {
                     (u128::from(a.1) * u128::from(b.2))
                         .cmp(&(u128::from(b.1) * u128::from(a.2)))
                         .then(b.3.cmp(&a.3))
                         .then(a.0.cmp(&b.0))
-                });
-            let (Some(best), Some(region)) = (best, free.next()) else {
-                return Decision::refuse(ErrorCode::NoCapacity, Field::AllocateBytes);
-            };
+                })?;
             best.1 += 1;
-            let node = best.0;
-            let epoch = self.node(node).map_or(0, |s| s.epoch);
-            // `want` <= MAX_PLACEMENTS: validate() bounded `bytes`.
-            if placements
-                .push(Placement {
-                    region,
-                    node,
-                    epoch,
-                })
-                .is_err()
-            {
-                return Decision::refuse(ErrorCode::Malformed, Field::AllocateBytes);
-            }
+            Some(best.0)
+        };
+        let epoch = |n: NodeId| self.node(n).map_or(0, |s| s.epoch);
+        let mut placements = heapless::Vec::new();
+        let mut sets = heapless::Vec::new();
+        let mut events = Vec::with_capacity(want * 2);
+        for region in start..start + want as u32 {
+            let Some(node) = pick(0) else {
+                return Decision::refuse(ErrorCode::NoCapacity, field);
+            };
             events.push(Event::Assigned {
                 region,
                 node: self.name_of(node).to_string(),
             });
+            // `want` is bounded by validate() (MAX_PLACEMENTS / MAX_REPLICATED).
+            let full = if replicated {
+                let Some(backup) = pick(node) else {
+                    return Decision::refuse(ErrorCode::NoCapacity, field);
+                };
+                events.push(Event::Replicated {
+                    region,
+                    node: self.name_of(backup).to_string(),
+                });
+                sets.push(Replicas {
+                    region,
+                    primary: node,
+                    primary_epoch: epoch(node),
+                    backup,
+                    backup_epoch: epoch(backup),
+                })
+                .is_err()
+            } else {
+                placements
+                    .push(Placement {
+                        region,
+                        node,
+                        epoch: epoch(node),
+                    })
+                    .is_err()
+            };
+            if full {
+                return Decision::refuse(ErrorCode::Malformed, field);
+            }
         }
-        Decision {
-            reply: Message::Allocated { placements },
-            events,
-        }
+        let reply = if replicated {
+            Message::AllocatedReplicated { sets }
+        } else {
+            Message::Allocated { placements }
+        };
+        Decision { reply, events }
     }
 }
 
