@@ -2,8 +2,8 @@
 //! the decoder never panic: they decode or fail naming a field.
 
 use clio_control::{
-    Envelope, ErrorCode, Field, GateState, Message, NodeAddr, Placement, Pressure,
-    MAX_ENVELOPE_LEN, MAX_PLACEMENTS, MAX_REPLICATED, REGION_COUNT, VREGION_BYTES, Replicas,
+    Envelope, ErrorCode, Field, GateState, Message, NodeAddr, Placement, Pressure, Replicas,
+    MAX_ENVELOPE_LEN, MAX_PLACEMENTS, MAX_REPLICATED, REGION_COUNT, VREGION_BYTES,
 };
 use proptest::prelude::*;
 
@@ -187,13 +187,14 @@ fn message() -> impl Strategy<Value = Message> {
             }),
         (1..=MAX_REPLICATED as u64 * VREGION_BYTES)
             .prop_map(|bytes| Message::AllocateReplicated { bytes }),
-        proptest::collection::btree_map(0..REGION_COUNT, replicas(), 0..=MAX_REPLICATED)
-            .prop_map(|m| Message::AllocatedReplicated {
+        proptest::collection::btree_map(0..REGION_COUNT, replicas(), 0..=MAX_REPLICATED).prop_map(
+            |m| Message::AllocatedReplicated {
                 sets: m
                     .into_iter()
                     .map(|(region, s)| Replicas { region, ..s })
                     .collect(),
-            }),
+            }
+        ),
         (0..REGION_COUNT).prop_map(|region| Message::LookupReplicas { region }),
         replicas().prop_map(Message::ReplicaState),
     ]

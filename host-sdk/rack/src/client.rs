@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, NodeId, Placement, VREGION_BYTES, VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, VREGION_BYTES, VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -46,6 +46,17 @@ pub const CHUNK: u64 = 4 << 20;
 /// Largest piece one board request carries: larger calls (and migration copies)
 /// are split, so a read's answer stays within what a board streams back at once.
 pub const MAX_PIECE: u64 = 64 << 10;
+
+/// Allocations up to this size are carved out of a vRegion this client already
+/// holds (no controller round trip); larger ones get whole regions of their own.
+pub const ARENA_MAX: u64 = 64 << 20;
+
+/// Alignment of allocations carved out of a held region.
+pub const ARENA_ALIGN: u64 = 64;
+
+/// Lock stripes that order writes to the two copies of a replicated region
+/// (one stripe per chunk, hashed).
+const STRIPES: usize = 64;
 
 /// How long a call keeps following `BUSY` (a migration in progress) and `MOVED`
 /// before it gives up.
@@ -173,6 +184,68 @@ struct Route {
     chunks: BTreeMap<u64, u64>,
     /// A migration holds the region: new chunks wait.
     migrating: bool,
+    /// A replicated region: the backup node and its chunk table (`None` if the
+    /// region has one copy, or has lost its backup).
+    backup: Option<(NodeId, BTreeMap<u64, u64>)>,
+    /// Allocated as replicated (also after it lost a copy).
+    replicated: bool,
+}
+
+impl Route {
+    fn new(node: NodeId, len: u64, backup: Option<NodeId>) -> Route {
+        Route {
+            node,
+            len,
+            chunks: BTreeMap::new(),
+            migrating: false,
+            backup: backup.map(|b| (b, BTreeMap::new())),
+            replicated: backup.is_some(),
+        }
+    }
+}
+
+/// Where one byte of the rack lives: its node VA on the primary and, for a
+/// replicated region, on the backup.
+#[derive(Debug, Clone, Copy)]
+struct Loc {
+    node: NodeId,
+    va: u64,
+    backup: Option<(NodeId, u64)>,
+}
+
+/// The region this client carves small allocations from (one per kind).
+#[derive(Debug, Clone, Copy)]
+struct Arena {
+    region: u32,
+    /// Next free offset in the region.
+    next: u64,
+}
+
+/// What waiting for a failover found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Failover {
+    /// The node was declared dead and its copy failed over.
+    Gone,
+    /// The node is still live a heartbeat window later (only slow).
+    Alive,
+}
+
+/// One allocation this client made.
+#[derive(Debug, Clone, Copy)]
+struct Alloc {
+    size: u64,
+    /// Carved out of an arena region (shared with other allocations).
+    carved: bool,
+}
+
+/// Allocation bookkeeping: allocations, the arenas and their live counts.
+#[derive(Debug, Default)]
+struct Allocs {
+    by_va: BTreeMap<u64, Alloc>,
+    /// Arena regions and how many live allocations each holds.
+    live: BTreeMap<u32, usize>,
+    /// Current arena: [single copy, replicated].
+    arenas: [Option<Arena>; 2],
 }
 
 struct NodeSlot<T: Transport> {
@@ -207,8 +280,11 @@ pub struct RackClient<T: Transport> {
     links: Box<dyn Links<T>>,
     cfg: ClientConfig,
     routes: RwLock<BTreeMap<u32, Route>>,
-    /// Rack VA -> bytes of each allocation.
-    allocs: Mutex<BTreeMap<u64, u64>>,
+    allocs: Mutex<Allocs>,
+    /// Orders the two copies' writes of one chunk of a replicated region.
+    stripes: Vec<Mutex<()>>,
+    /// The controller's death verdict delay (from the rack file).
+    dead_after_ms: u64,
 }
 
 impl<T: Transport> std::fmt::Debug for RackClient<T> {
@@ -256,7 +332,9 @@ impl<T: Transport> RackClient<T> {
             links: Box::new(links),
             cfg,
             routes: RwLock::new(BTreeMap::new()),
-            allocs: Mutex::new(BTreeMap::new()),
+            allocs: Mutex::new(Allocs::default()),
+            stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
+            dead_after_ms: rack.dead_after_ms,
         })
     }
 
@@ -314,91 +392,183 @@ impl<T: Transport> RackClient<T> {
         Ok((g, slot.addr))
     }
 
-    /// Allocates `size` bytes (1 B ..= 16 GiB) as whole vRegions from the
-    /// controller; returns the rack VA of the first byte. Board memory is taken
-    /// on first touch.
+    /// Allocates `size` bytes (1 B ..= 16 GiB); returns the rack VA of the first
+    /// byte. Up to [`ARENA_MAX`] bytes are carved out of a vRegion this client
+    /// already holds (no controller round trip but for the region's first
+    /// allocation); larger sizes get whole vRegions from the controller. Board
+    /// memory is taken on first touch.
     pub fn ralloc(&self, size: u64) -> Result<u64, RackClientError> {
+        self.alloc(size, false)
+    }
+
+    /// Like [`RackClient::ralloc`], but every vRegion has two copies on distinct
+    /// nodes (at most 8 GiB): writes are acknowledged when both copies have
+    /// them, and when a copy's node dies the controller fails over (see the
+    /// crate README, "Replication").
+    pub fn ralloc_replicated(&self, size: u64) -> Result<u64, RackClientError> {
+        self.alloc(size, true)
+    }
+
+    fn alloc(&self, size: u64, replicated: bool) -> Result<u64, RackClientError> {
         if size == 0 {
             return Err(RackClientError::InvalidArgument {
                 what: "size",
                 reason: "must not be zero",
             });
         }
-        let Message::Allocated { placements } =
-            self.call_controller(Message::Allocate { bytes: size })?
-        else {
-            return Err(RackClientError::Controller {
-                addr: self.ctl_addr,
-                source: io::Error::other("unexpected answer to Allocate"),
-            });
+        if size > ARENA_MAX {
+            let va = self.alloc_regions(size, replicated)?;
+            lock(&self.allocs).by_va.insert(
+                va,
+                Alloc {
+                    size,
+                    carved: false,
+                },
+            );
+            return Ok(va);
+        }
+        let kind = usize::from(replicated);
+        let mut a = lock(&self.allocs);
+        let fits = |ar: &Arena| ar.next.next_multiple_of(ARENA_ALIGN) + size <= VREGION_BYTES;
+        let arena = match a.arenas[kind] {
+            Some(ar) if fits(&ar) => ar,
+            old => {
+                let va = self.alloc_regions(VREGION_BYTES, replicated)?;
+                let region = (va >> VREGION_SHIFT) as u32;
+                a.live.insert(region, 0);
+                a.arenas[kind] = Some(Arena { region, next: 0 });
+                if let Some(old) = old {
+                    if a.live.get(&old.region) == Some(&0) {
+                        a.live.remove(&old.region);
+                        drop(a);
+                        self.release_region(old.region)?;
+                        a = lock(&self.allocs);
+                    }
+                }
+                Arena { region, next: 0 }
+            }
         };
-        let first = placements.first().map_or(0, |p| p.region);
+        let off = arena.next.next_multiple_of(ARENA_ALIGN);
+        let va = (u64::from(arena.region) << VREGION_SHIFT) + off;
+        a.arenas[kind] = Some(Arena {
+            region: arena.region,
+            next: off + size,
+        });
+        *a.live.entry(arena.region).or_insert(0) += 1;
+        a.by_va.insert(va, Alloc { size, carved: true });
+        Ok(va)
+    }
+
+    /// Whole vRegions from the controller, cached; the VA of the first.
+    fn alloc_regions(&self, size: u64, replicated: bool) -> Result<u64, RackClientError> {
+        let unexpected = |what: &str| RackClientError::Controller {
+            addr: self.ctl_addr,
+            source: io::Error::other(format!("unexpected answer to {what}")),
+        };
+        let sets: Vec<Replicas> = if replicated {
+            let Message::AllocatedReplicated { sets } =
+                self.call_controller(Message::AllocateReplicated { bytes: size })?
+            else {
+                return Err(unexpected("AllocateReplicated"));
+            };
+            sets.into_iter().collect()
+        } else {
+            let Message::Allocated { placements } =
+                self.call_controller(Message::Allocate { bytes: size })?
+            else {
+                return Err(unexpected("Allocate"));
+            };
+            placements
+                .iter()
+                .map(|p| Replicas {
+                    region: p.region,
+                    primary: p.node,
+                    primary_epoch: p.epoch,
+                    backup: 0,
+                    backup_epoch: 0,
+                })
+                .collect()
+        };
+        let first = sets.first().map_or(0, |p| p.region);
         let va = u64::from(first) << VREGION_SHIFT;
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
         let mut left = size;
-        for (i, p) in placements.iter().enumerate() {
+        for (i, p) in sets.iter().enumerate() {
             if p.region != first + i as u32 {
                 return Err(RackClientError::Controller {
                     addr: self.ctl_addr,
                     source: io::Error::other("allocated regions are not contiguous"),
                 });
             }
-            if self.slot(p.node).is_none() {
-                return Err(RackClientError::UnknownNode {
-                    region: p.region,
-                    node: p.node,
-                });
+            for node in [p.primary, p.backup] {
+                if node != 0 && self.slot(node).is_none() {
+                    return Err(RackClientError::UnknownNode {
+                        region: p.region,
+                        node,
+                    });
+                }
             }
             let len = left.min(VREGION_BYTES);
             left -= len;
-            routes.insert(
-                p.region,
-                Route {
-                    node: p.node,
-                    len,
-                    chunks: BTreeMap::new(),
-                    migrating: false,
-                },
-            );
+            let backup = (p.backup != 0).then_some(p.backup);
+            routes.insert(p.region, Route::new(p.primary, len, backup));
         }
-        lock(&self.allocs).insert(va, size);
         Ok(va)
     }
 
-    /// Frees the allocation at `va` (as returned by [`RackClient::ralloc`]): its
-    /// chunks on their nodes and its regions at the controller.
+    /// Frees the allocation at `va` (as returned by [`RackClient::ralloc`]). A
+    /// whole-region allocation frees its chunks on their nodes and its regions at
+    /// the controller; a carved one gives its region back when the region's last
+    /// allocation is freed and it is no longer the arena.
     pub fn rfree(&self, va: u64) -> Result<(), RackClientError> {
-        let size = lock(&self.allocs)
+        let mut a = lock(&self.allocs);
+        let alloc = a
+            .by_va
             .remove(&va)
             .ok_or(RackClientError::Unallocated { va })?;
         let first = (va >> VREGION_SHIFT) as u32;
-        let n = size.div_ceil(VREGION_BYTES) as u32;
-        for region in first..first + n {
-            let route = self
-                .routes
-                .write()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&region);
-            let Some(route) = route else { continue };
-            {
-                let (mut s, addr) = self.session(route.node)?;
-                let s = s.as_mut().expect("opened");
-                for node_va in route.chunks.values() {
-                    s.rfree(*node_va, CHUNK)
-                        .map_err(|source| RackClientError::Node {
-                            node: route.node,
-                            addr,
-                            source,
-                        })?;
-                }
+        if alloc.carved {
+            let current = a.arenas.iter().flatten().any(|ar| ar.region == first);
+            let live = a.live.entry(first).or_insert(1);
+            *live -= 1;
+            if *live > 0 || current {
+                return Ok(());
             }
-            let owner = self.lookup(region)?;
-            self.call_controller(Message::ReleaseRegion {
-                region,
-                owner: owner.node,
-                epoch: owner.epoch,
-            })?;
+            a.live.remove(&first);
+            drop(a);
+            return self.release_region(first);
         }
+        drop(a);
+        let n = alloc.size.div_ceil(VREGION_BYTES) as u32;
+        for region in first..first + n {
+            self.release_region(region)?;
+        }
+        Ok(())
+    }
+
+    /// Frees `region`'s chunks on every copy and gives it back to the controller.
+    fn release_region(&self, region: u32) -> Result<(), RackClientError> {
+        let route = self
+            .routes
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&region);
+        let Some(route) = route else { return Ok(()) };
+        let copies = std::iter::once((route.node, route.chunks)).chain(route.backup);
+        for (node, chunks) in copies {
+            let (mut s, addr) = self.session(node)?;
+            let s = s.as_mut().expect("opened");
+            for node_va in chunks.values() {
+                s.rfree(*node_va, CHUNK)
+                    .map_err(|source| RackClientError::Node { node, addr, source })?;
+            }
+        }
+        let owner = self.lookup(region)?;
+        self.call_controller(Message::ReleaseRegion {
+            region,
+            owner: owner.node,
+            epoch: owner.epoch,
+        })?;
         Ok(())
     }
 
@@ -413,9 +583,27 @@ impl<T: Transport> RackClient<T> {
 
     /// The node and node VA of rack VA `va`, allocating its chunk on first touch.
     fn locate(&self, va: u64) -> Result<(NodeId, u64), RackClientError> {
+        self.locate_copies(va).map(|l| (l.node, l.va))
+    }
+
+    /// Where `va` lives on each copy, allocating its chunk on first touch (on
+    /// both copies of a replicated region).
+    fn locate_copies(&self, va: u64) -> Result<Loc, RackClientError> {
         let region = (va >> VREGION_SHIFT) as u32;
         let off = va & (VREGION_BYTES - 1);
         let chunk = off / CHUNK;
+        let at = |r: &Route| -> Option<Loc> {
+            let base = r.chunks.get(&chunk)?;
+            let backup = match &r.backup {
+                Some((b, chunks)) => Some((*b, chunks.get(&chunk)? + off % CHUNK)),
+                None => None,
+            };
+            Some(Loc {
+                node: r.node,
+                va: base + off % CHUNK,
+                backup,
+            })
+        };
         {
             let routes = self.routes.read().unwrap_or_else(|p| p.into_inner());
             let r = routes
@@ -424,8 +612,8 @@ impl<T: Transport> RackClient<T> {
             if off >= r.len {
                 return Err(RackClientError::Unallocated { va });
             }
-            if let Some(base) = r.chunks.get(&chunk) {
-                return Ok((r.node, base + off % CHUNK));
+            if let Some(l) = at(r) {
+                return Ok(l);
             }
         }
         let deadline = Instant::now() + FOLLOW_FOR;
@@ -434,19 +622,23 @@ impl<T: Transport> RackClient<T> {
             let r = routes
                 .get_mut(&region)
                 .ok_or(RackClientError::Unallocated { va })?;
-            if let Some(base) = r.chunks.get(&chunk) {
-                return Ok((r.node, base + off % CHUNK));
+            if let Some(l) = at(r) {
+                return Ok(l);
             }
             if !r.migrating {
-                let node = r.node;
-                let (mut s, addr) = self.session(node)?;
-                let a = s
-                    .as_mut()
-                    .expect("opened")
-                    .ralloc(CHUNK, clio_wire::payload::perms::RW)
-                    .map_err(|source| RackClientError::Node { node, addr, source })?;
-                r.chunks.insert(chunk, a.va);
-                return Ok((node, a.va + off % CHUNK));
+                // Each copy's chunk is recorded as soon as it exists, so a copy
+                // that fails here is not leaked; the next touch takes the other.
+                if !r.chunks.contains_key(&chunk) {
+                    let nva = self.take_chunk(r.node)?;
+                    r.chunks.insert(chunk, nva);
+                }
+                if let Some((b, chunks)) = &mut r.backup {
+                    if !chunks.contains_key(&chunk) {
+                        let nva = self.take_chunk(*b)?;
+                        chunks.insert(chunk, nva);
+                    }
+                }
+                return Ok(at(r).expect("both copies have the chunk"));
             }
             drop(routes);
             if Instant::now() > deadline {
@@ -455,6 +647,254 @@ impl<T: Transport> RackClient<T> {
             // A migration of this region is copying; it ends within its own bound.
             std::thread::sleep(Duration::from_micros(200));
         }
+    }
+
+    /// A fresh chunk on `node`.
+    fn take_chunk(&self, node: NodeId) -> Result<u64, RackClientError> {
+        let (mut s, addr) = self.session(node)?;
+        s.as_mut()
+            .expect("opened")
+            .ralloc(CHUNK, clio_wire::payload::perms::RW)
+            .map(|a| a.va)
+            .map_err(|source| RackClientError::Node { node, addr, source })
+    }
+
+    /// The node whose copy of a replicated `region` failed with `e` (it did not
+    /// answer, or answers as a new boot), if that is what `e` says.
+    fn lost_copy(&self, region: u32, e: &RackClientError) -> Option<NodeId> {
+        let RackClientError::Node { node, source, .. } = e else {
+            return None;
+        };
+        let lost = matches!(
+            source,
+            ClioError::Timeout { .. } | ClioError::BoardRestarted { .. } | ClioError::Transport(_)
+        );
+        let replicated = self
+            .routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&region)
+            .is_some_and(|r| r.replicated);
+        (lost && replicated).then_some(*node)
+    }
+
+    /// A copy of replicated `region` on `node` failed: wait until the controller
+    /// has declared `node` dead and failed over (its backup promoted, or the
+    /// backup dropped), then point the cache at what is left ([`Failover::Gone`]).
+    /// If the controller still counts `node` live a heartbeat window after the
+    /// failure, the node was only slow ([`Failover::Alive`]). A region whose other
+    /// copy is gone too, or that another client changed, fails with `cause`.
+    fn await_failover(
+        &self,
+        region: u32,
+        node: NodeId,
+        cause: RackClientError,
+    ) -> Result<Failover, RackClientError> {
+        let patience = Duration::from_millis(self.dead_after_ms) + Duration::from_millis(500);
+        let deadline = Instant::now() + patience;
+        loop {
+            let r = match self.call_controller(Message::LookupReplicas { region })? {
+                Message::ReplicaState(r) => r,
+                _ => return Err(cause),
+            };
+            let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+            let Some(route) = routes.get_mut(&region) else {
+                return Err(cause);
+            };
+            let backup = route.backup.as_ref().map(|(b, _)| *b);
+            let held = route.node == node || backup == Some(node);
+            if !held {
+                // Another thread already failed this copy over.
+                return Ok(Failover::Gone);
+            }
+            let still = r.primary == node || r.backup == node;
+            if !still {
+                if route.node == node && backup == Some(r.primary) {
+                    // Promoted: the backup's copy is the region now.
+                    let (b, chunks) = route.backup.take().expect("checked");
+                    route.node = b;
+                    route.chunks = chunks;
+                } else if backup == Some(node) && r.primary == route.node && r.backup == 0 {
+                    route.backup = None;
+                } else {
+                    return Err(RackClientError::MovedAway {
+                        region,
+                        node: r.primary,
+                    });
+                }
+                drop(routes);
+                // The lost node's session is of no further use (fences skip it).
+                if let Some(slot) = self.slot(node) {
+                    *lock(&slot.session) = None;
+                }
+                return Ok(Failover::Gone);
+            }
+            drop(routes);
+            if Instant::now() > deadline {
+                return Ok(Failover::Alive);
+            }
+            // The controller declares the node dead within its dead_after_ms.
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Which nodes hold `region` for this client: (primary, backup).
+    pub fn copies_of(&self, region: u32) -> Option<(NodeId, Option<NodeId>)> {
+        self.routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&region)
+            .map(|r| (r.node, r.backup.as_ref().map(|(b, _)| *b)))
+    }
+
+    /// The stripe ordering writes to `va`'s chunk on both copies.
+    fn stripe(&self, va: u64) -> MutexGuard<'_, ()> {
+        lock(&self.stripes[((va / CHUNK) % STRIPES as u64) as usize])
+    }
+
+    /// Both copies' sessions, locked in node order (no two threads lock them
+    /// crosswise).
+    fn two_sessions(
+        &self,
+        a: NodeId,
+        b: NodeId,
+    ) -> Result<(SessionGuard<'_, T>, SessionGuard<'_, T>), RackClientError> {
+        if a < b {
+            let (ga, _) = self.session(a)?;
+            let (gb, _) = self.session(b)?;
+            Ok((ga, gb))
+        } else {
+            let (gb, _) = self.session(b)?;
+            let (ga, _) = self.session(a)?;
+            Ok((ga, gb))
+        }
+    }
+
+    fn node_err(&self, node: NodeId, source: ClioError) -> RackClientError {
+        RackClientError::Node {
+            node,
+            addr: self.slot(node).map_or(self.ctl_addr, |s| s.addr),
+            source,
+        }
+    }
+
+    /// Writes one piece (inside one chunk) to both copies of a replicated region
+    /// in parallel — sent to the backup, then to the primary, then both waited
+    /// for — under the chunk's stripe, so both copies see writes in one order.
+    /// Acknowledged only when both answered; a lost copy is failed over first,
+    /// then the write is sent again (a write is idempotent).
+    fn write_replicated(&self, va: u64, data: &[u8]) -> Result<(), RackClientError> {
+        let region = (va >> VREGION_SHIFT) as u32;
+        let deadline = Instant::now() + FOLLOW_FOR;
+        loop {
+            let res = (|| {
+                let l = self.locate_copies(va)?;
+                let _order = self.stripe(va);
+                let Some((b, bva)) = l.backup else {
+                    // One copy left (the other was lost): a plain write.
+                    let (mut s, _) = self.session(l.node)?;
+                    return s
+                        .as_mut()
+                        .expect("opened")
+                        .rwrite(l.va, data)
+                        .map_err(|e| self.node_err(l.node, e));
+                };
+                let (mut ps, mut bs) = self.two_sessions(l.node, b)?;
+                let (ps, bs) = (ps.as_mut().expect("opened"), bs.as_mut().expect("opened"));
+                let hb = bs
+                    .rwrite_async(bva, data)
+                    .map_err(|e| self.node_err(b, e))?;
+                // Puts the backup's packets on the wire before the primary's.
+                let sent = bs.try_rpoll(&hb).map_err(|e| self.node_err(b, e));
+                let primary = ps.rwrite(l.va, data).map_err(|e| self.node_err(l.node, e));
+                let backup = bs
+                    .rpoll(std::slice::from_ref(&hb))
+                    .map_err(|e| self.node_err(b, e))
+                    .and_then(|mut r| r.remove(0).map_err(|e| self.node_err(b, e)));
+                primary.and(sent).and(backup.map(drop))
+            })();
+            let e = match res {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            };
+            let Some(node) = self.lost_copy(region, &e) else {
+                return Err(e);
+            };
+            if Instant::now() > deadline {
+                return Err(e);
+            }
+            self.await_failover(region, node, e)?;
+        }
+    }
+
+    /// An atomic on a replicated region: executed at the primary under the
+    /// word's stripe, its result written to the backup before it is returned.
+    fn atomic_replicated(
+        &self,
+        va: u64,
+        op: impl Fn(&mut Session<T>, u64) -> Result<u64, ClioError>,
+        after: impl Fn(u64) -> u64,
+    ) -> Result<u64, RackClientError> {
+        let region = (va >> VREGION_SHIFT) as u32;
+        loop {
+            let l = self.locate_copies(va)?;
+            let order = self.stripe(va);
+            let old = self.session(l.node).and_then(|(mut s, _)| {
+                op(s.as_mut().expect("opened"), l.va).map_err(|e| self.node_err(l.node, e))
+            });
+            let old = match old {
+                Ok(old) => old,
+                Err(e) => {
+                    drop(order);
+                    let Some(node) = self.lost_copy(region, &e) else {
+                        return Err(e);
+                    };
+                    match self.await_failover(region, node, e)? {
+                        // The primary's effect died with it; the backup never had
+                        // it: run it on what is left.
+                        Failover::Gone => continue,
+                        // Whether a live primary ran it is unknown: not retried.
+                        Failover::Alive => {
+                            return Err(self.node_err(
+                                node,
+                                ClioError::Transport(
+                                    "atomic unanswered by a live primary; outcome unknown".into(),
+                                ),
+                            ))
+                        }
+                    }
+                }
+            };
+            let new = after(old);
+            let Some((b, bva)) = l.backup.filter(|_| new != old) else {
+                return Ok(old);
+            };
+            // Mirror under the stripe (no later write to the word overtakes it)
+            // until the backup has it or is gone.
+            loop {
+                let r = self.session(b).and_then(|(mut s, _)| {
+                    s.as_mut()
+                        .expect("opened")
+                        .rwrite(bva, &new.to_le_bytes())
+                        .map_err(|e| self.node_err(b, e))
+                });
+                let Err(e) = r else { return Ok(old) };
+                let Some(node) = self.lost_copy(region, &e) else {
+                    return Err(e);
+                };
+                if self.await_failover(region, node, e)? == Failover::Gone {
+                    return Ok(old);
+                }
+            }
+        }
+    }
+
+    fn is_replicated(&self, va: u64) -> bool {
+        self.routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&((va >> VREGION_SHIFT) as u32))
+            .is_some_and(|r| r.replicated)
     }
 
     /// Runs `f` on the session of the node holding `va` with the node VA, following
@@ -468,7 +908,17 @@ impl<T: Transport> RackClient<T> {
         let deadline = Instant::now() + FOLLOW_FOR;
         loop {
             let (node, node_va) = self.locate(va)?;
-            let (mut s, addr) = self.session(node)?;
+            let (mut s, addr) = match self.session(node) {
+                Ok(s) => s,
+                Err(e) => match self.lost_copy(region, &e) {
+                    // A session to a node declared dead since `locate`.
+                    Some(lost) => {
+                        self.await_failover(region, lost, e)?;
+                        continue;
+                    }
+                    None => return Err(e),
+                },
+            };
             match f(s.as_mut().expect("opened"), node_va) {
                 Ok(r) => return Ok(r),
                 Err(ClioError::Moved { .. }) => {
@@ -476,7 +926,15 @@ impl<T: Transport> RackClient<T> {
                     self.relearn(region, node)?;
                 }
                 Err(ClioError::Busy { .. }) if Instant::now() < deadline => {}
-                Err(source) => return Err(RackClientError::Node { node, addr, source }),
+                Err(source) => {
+                    drop(s);
+                    let e = RackClientError::Node { node, addr, source };
+                    match self.lost_copy(region, &e) {
+                        // A read or single-copy write is idempotent: sent again.
+                        Some(lost) => drop(self.await_failover(region, lost, e)?),
+                        None => return Err(e),
+                    }
+                }
             }
             if Instant::now() > deadline {
                 return Err(RackClientError::StillMoving { region });
@@ -536,7 +994,11 @@ impl<T: Transport> RackClient<T> {
     pub fn rwrite(&self, va: u64, data: &[u8]) -> Result<(), RackClientError> {
         for (off, n) in Self::pieces(va, data.len()) {
             let part = &data[off..off + n];
-            self.at(va + off as u64, |s, nva| s.rwrite(nva, part))?;
+            if self.is_replicated(va + off as u64) {
+                self.write_replicated(va + off as u64, part)?;
+            } else {
+                self.at(va + off as u64, |s, nva| s.rwrite(nva, part))?;
+            }
         }
         Ok(())
     }
@@ -554,18 +1016,35 @@ impl<T: Transport> RackClient<T> {
     /// Test-and-set of the word at `va`; returns the old value.
     pub fn tas(&self, va: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
+        if self.is_replicated(va) {
+            return self.atomic_replicated(va, |s, nva| s.tas(nva), |_| 1);
+        }
         self.at(va, |s, nva| s.tas(nva))
     }
 
     /// Compare-and-swap of the word at `va`; returns the old value.
     pub fn cas(&self, va: u64, expected: u64, new: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
+        if self.is_replicated(va) {
+            return self.atomic_replicated(
+                va,
+                |s, nva| s.cas(nva, expected, new),
+                |old| if old == expected { new } else { old },
+            );
+        }
         self.at(va, |s, nva| s.cas(nva, expected, new))
     }
 
     /// Fetch-and-add on the word at `va`; returns the old value.
     pub fn faa(&self, va: u64, addend: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
+        if self.is_replicated(va) {
+            return self.atomic_replicated(
+                va,
+                |s, nva| s.faa(nva, addend),
+                |old| old.wrapping_add(addend),
+            );
+        }
         self.at(va, |s, nva| s.faa(nva, addend))
     }
 
@@ -671,6 +1150,12 @@ impl<T: Transport> RackClient<T> {
                 })?;
             if r.migrating {
                 return Err(RackClientError::StillMoving { region });
+            }
+            if r.replicated {
+                return Err(RackClientError::InvalidArgument {
+                    what: "region",
+                    reason: "replicated regions do not migrate (their copies fail over)",
+                });
             }
             if r.node == to {
                 return Err(RackClientError::InvalidArgument {

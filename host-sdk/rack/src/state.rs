@@ -9,8 +9,7 @@
 use std::collections::BTreeMap;
 
 use clio_control::{
-    ErrorCode, Field, Message, NodeId, Placement, Pressure, Replicas, REGION_COUNT,
-    VREGION_BYTES,
+    ErrorCode, Field, Message, NodeId, Placement, Pressure, Replicas, REGION_COUNT, VREGION_BYTES,
 };
 use serde::{Deserialize, Serialize};
 
