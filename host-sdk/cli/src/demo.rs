@@ -26,6 +26,14 @@ pub struct DemoArgs {
     /// Print the report as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Run the rack workload instead: a controller and emulated memory nodes
+    /// over UDP, a migration under writers, the primary of a replicated region
+    /// killed under writers (every acknowledged write checked).
+    #[arg(long)]
+    pub rack: bool,
+    /// Memory nodes of the rack workload (at least 3).
+    #[arg(long, default_value_t = 3, requires = "rack")]
+    pub nodes: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -86,6 +94,9 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
 /// Run `clio demo`.
 pub fn run(a: &DemoArgs) -> Result<()> {
     let cfg = load_board(&a.board)?;
+    if a.rack {
+        return crate::demo_rack::run(&cfg, a.nodes, a.json);
+    }
     let faults = FaultConfig::parse(&a.faults)
         .map_err(anyhow::Error::msg)
         .context("--faults")?;

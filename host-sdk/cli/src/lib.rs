@@ -21,6 +21,7 @@ pub mod bench;
 pub mod board_arg;
 pub mod bringup;
 pub mod demo;
+pub mod demo_rack;
 pub mod fabric;
 pub mod flash;
 pub mod info;

@@ -19,3 +19,17 @@ fn demo_passes_on_the_embedded_board() {
         .unwrap_or_else(|| panic!("no summary line:\n{stdout}\n{stderr}"));
     assert!(summary.contains(" 0 failed"), "{summary}");
 }
+
+#[test]
+fn rack_demo_survives_a_node_kill() {
+    let out = Command::new(env!("CARGO_BIN_EXE_clio"))
+        .args(["demo", "--rack", "--json"])
+        .output()
+        .expect("run clio demo --rack");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    let v: serde_json::Value = serde_json::from_str(&stdout).expect("JSON report");
+    assert_eq!(v["failed"], 0, "{stdout}");
+    assert_eq!(v["passed"], 7, "{stdout}");
+}

@@ -429,7 +429,11 @@ impl<T: Transport> RackClient<T> {
         }
         let kind = usize::from(replicated);
         let mut a = lock(&self.allocs);
-        let fits = |ar: &Arena| ar.next.next_multiple_of(ARENA_ALIGN) + size <= VREGION_BYTES;
+        let fits = |ar: &Arena| {
+            ar.next.next_multiple_of(ARENA_ALIGN) + size <= VREGION_BYTES
+                // A replicated arena that lost a copy is not carved further.
+                && (!replicated || self.copies_of(ar.region).is_some_and(|(_, b)| b.is_some()))
+        };
         let arena = match a.arenas[kind] {
             Some(ar) if fits(&ar) => ar,
             old => {

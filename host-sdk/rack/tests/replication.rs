@@ -179,6 +179,19 @@ fn both_copies_hold_every_write_and_atomic() {
         matches!(err, RackClientError::InvalidArgument { what: "region", .. }),
         "{err}"
     );
+    // The region that lost a copy is not carved further, and with one live
+    // node left there is no second copy to be had.
+    let err = c.ralloc_replicated(64).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            RackClientError::Refused {
+                code: clio_control::ErrorCode::NoCapacity,
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]

@@ -7,7 +7,11 @@
 //!   `ralloc`, measured side by side;
 //! - a region migrated under concurrent writers: bytes/s moved, write latency
 //!   p50/p99 before and during the move, and acknowledged writes lost (checked
-//!   against a model of what each writer last wrote).
+//!   against a model of what each writer last wrote);
+//! - replication: 64 B write latency to a replicated region against a
+//!   single-copy one (same client, interleaved), and failover: the primary of a
+//!   replicated region killed under two writers and an adder, time from the kill
+//!   to the region acknowledging writes again, acknowledged writes and adds lost.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -45,6 +49,13 @@ pub struct RackBenchArgs {
     /// Chunks (4 MiB each) in the migrated region.
     #[arg(long, default_value_t = 8)]
     pub chunks: u64,
+    /// Write samples per side for the replication overhead.
+    #[arg(long, default_value_t = 2000)]
+    pub writes: usize,
+    /// The controller's `dead_after_ms` in the failover run (a node silent this
+    /// long is declared dead; the failover time follows it).
+    #[arg(long, default_value_t = 300)]
+    pub dead_after_ms: u64,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
@@ -62,9 +73,36 @@ struct Point {
 
 #[derive(Debug, Serialize)]
 struct Alloc {
+    /// `RackClient::ralloc` of 64 KiB: carved out of a vRegion the client holds.
     controller: Summary,
+    /// One node's `Session::ralloc` of 64 KiB.
     single_node: Summary,
     p50_ratio: f64,
+    /// Allocation plus its first 64 B write, rack side (takes board memory on
+    /// first touch of each 4 MiB chunk).
+    with_first_write: Summary,
+    /// The same on one node.
+    single_node_with_first_write: Summary,
+    with_first_write_p50_ratio: f64,
+    /// Whole vRegions from the controller (one logged, fsynced change).
+    controller_region: Summary,
+}
+
+#[derive(Debug, Serialize)]
+struct Replication {
+    /// 64 B writes to a single-copy region.
+    single_copy: Summary,
+    /// 64 B writes to a replicated region (both copies acknowledge).
+    replicated: Summary,
+    /// (replicated p50 / single p50 - 1) in percent.
+    overhead_p50_pct: f64,
+    dead_after_ms: u64,
+    /// From the primary's kill to the first write issued after it being acknowledged.
+    failover_s: f64,
+    writes_checked: usize,
+    lost_writes: usize,
+    adds_acked: u64,
+    adds_found: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -85,6 +123,7 @@ struct Report {
     throughput: Vec<Point>,
     alloc: Alloc,
     migration: Move,
+    replication: Replication,
 }
 
 fn temp_log(tag: &str) -> std::path::PathBuf {
@@ -96,9 +135,18 @@ fn start(
     board: &clio_config::BoardConfig,
     tag: &str,
 ) -> Result<(LocalRack, std::path::PathBuf)> {
+    start_with(m, board, tag, 5000)
+}
+
+fn start_with(
+    m: usize,
+    board: &clio_config::BoardConfig,
+    tag: &str,
+    dead_after_ms: u64,
+) -> Result<(LocalRack, std::path::PathBuf)> {
     let log = temp_log(tag);
     let _ = std::fs::remove_file(&log);
-    let r = LocalRack::start(m, board, "127.0.0.1:0".parse()?, &log, 5000)
+    let r = LocalRack::start(m, board, "127.0.0.1:0".parse()?, &log, dead_after_ms)
         .with_context(|| format!("starting a local rack of {m} nodes"))?;
     Ok((r, log))
 }
@@ -191,8 +239,10 @@ fn run_alloc(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Allo
     let c = RackClient::new(r.config(), r.controller_addr(), UdpLinks, cfg.clone())?;
     let mut s = Session::open(r.config().nodes[0].address, cfg)?;
     let (mut ctl, mut one) = (Vec::new(), Vec::new());
+    let (mut ctl_w, mut one_w, mut region) = (Vec::new(), Vec::new(), Vec::new());
+    let first = [0x5au8; 64];
     // Interleaved, so both sides see the same machine moment by moment.
-    for _ in 0..a.allocs {
+    for i in 0..a.allocs {
         let t = Instant::now();
         let va = c.ralloc(64 << 10)?;
         ctl.push(t.elapsed().as_nanos() as f64);
@@ -201,14 +251,148 @@ fn run_alloc(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Allo
         let al = s.ralloc(64 << 10, clio_wire::payload::perms::RW)?;
         one.push(t.elapsed().as_nanos() as f64);
         s.rfree(al.va, al.size)?;
+        let t = Instant::now();
+        let va = c.ralloc(64 << 10)?;
+        c.rwrite(va, &first)?;
+        ctl_w.push(t.elapsed().as_nanos() as f64);
+        c.rfree(va)?;
+        let t = Instant::now();
+        let al = s.ralloc(64 << 10, clio_wire::payload::perms::RW)?;
+        s.rwrite(al.va, &first)?;
+        one_w.push(t.elapsed().as_nanos() as f64);
+        s.rfree(al.va, al.size)?;
+        if i % 4 == 0 {
+            let t = Instant::now();
+            let va = c.ralloc(clio_rack::client::ARENA_MAX + 1)?;
+            region.push(t.elapsed().as_nanos() as f64);
+            c.rfree(va)?;
+        }
     }
     drop(r);
     let _ = std::fs::remove_file(log);
     let (controller, single_node) = (Summary::of(&mut ctl), Summary::of(&mut one));
+    let (with_first_write, single_node_with_first_write) =
+        (Summary::of(&mut ctl_w), Summary::of(&mut one_w));
     Ok(Alloc {
         p50_ratio: ratio(controller.p50_ns, single_node.p50_ns),
+        with_first_write_p50_ratio: ratio(
+            with_first_write.p50_ns,
+            single_node_with_first_write.p50_ns,
+        ),
         controller,
         single_node,
+        with_first_write,
+        single_node_with_first_write,
+        controller_region: Summary::of(&mut region),
+    })
+}
+
+fn run_replication(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Replication> {
+    let (mut r, log) = start_with(3, board, "replication", a.dead_after_ms)?;
+    let cfg = ClientConfig {
+        // A dead node is noticed within this bound; the controller's verdict
+        // follows within dead_after_ms.
+        request_timeout_ns: 200_000_000,
+        ..ClientConfig::from_board(board)
+    };
+    let c = Arc::new(RackClient::new(
+        r.config(),
+        r.controller_addr(),
+        UdpLinks,
+        cfg,
+    )?);
+    // Overhead: the same client, interleaved, 64 B to a single-copy region and
+    // to a replicated one.
+    let one = c.ralloc(CHUNK)?;
+    let two = c.ralloc_replicated(CHUNK)?;
+    let data = [0x3cu8; 64];
+    c.rwrite(one, &data)?;
+    c.rwrite(two, &data)?;
+    let (mut single, mut replicated) = (Vec::new(), Vec::new());
+    let mut rng = Rng::new(7);
+    for _ in 0..a.writes {
+        let off = rng.below(CHUNK / 64) * 64;
+        let t = Instant::now();
+        c.rwrite(one + off, &data)?;
+        single.push(t.elapsed().as_nanos() as f64);
+        let t = Instant::now();
+        c.rwrite(two + off, &data)?;
+        replicated.push(t.elapsed().as_nanos() as f64);
+    }
+    let (single_copy, replicated) = (Summary::of(&mut single), Summary::of(&mut replicated));
+    // Failover: two writers own alternate words, an adder counts its adds.
+    let region = (two >> 30) as u32;
+    let counter = two + CHUNK - 64;
+    c.rwrite(counter, &0u64.to_le_bytes())?;
+    let (primary, _) = c.copies_of(region).context("no copies")?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let words = 1024u64;
+    let writers: Vec<_> = (0..2u64)
+        .map(|t| {
+            let (c, stop) = (c.clone(), stop.clone());
+            std::thread::spawn(move || -> Result<_> {
+                let mut model = BTreeMap::new();
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let at = two + ((i * 2 + t) % words) * 8;
+                    let v = (t << 60) | i;
+                    c.rwrite(at, &v.to_le_bytes())?;
+                    model.insert(at, v);
+                    i += 1;
+                }
+                Ok(model)
+            })
+        })
+        .collect();
+    let adder = {
+        let (c, stop) = (c.clone(), stop.clone());
+        std::thread::spawn(move || -> Result<u64> {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                c.faa(counter, 1)?;
+                n += 1;
+            }
+            Ok(n)
+        })
+    };
+    std::thread::sleep(Duration::from_millis(200));
+    let killed = Instant::now();
+    r.kill(primary)?;
+    // Serving again: a write issued after the kill, acknowledged by both the
+    // promoted copy (and no other: the region has one copy now).
+    c.rwrite(two + 8 * words, &data)?;
+    let failover_s = killed.elapsed().as_secs_f64();
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    let mut model = BTreeMap::new();
+    for w in writers {
+        model.extend(w.join().map_err(|_| anyhow::anyhow!("writer panicked"))??);
+    }
+    let adds_acked = adder
+        .join()
+        .map_err(|_| anyhow::anyhow!("adder panicked"))??;
+    let mut lost = 0;
+    let mut b = [0u8; 8];
+    for (at, v) in &model {
+        c.rread(*at, &mut b)?;
+        if u64::from_le_bytes(b) != *v {
+            lost += 1;
+        }
+    }
+    c.rread(counter, &mut b)?;
+    let adds_found = u64::from_le_bytes(b);
+    drop(r);
+    let _ = std::fs::remove_file(log);
+    Ok(Replication {
+        overhead_p50_pct: (ratio(replicated.p50_ns, single_copy.p50_ns) - 1.0) * 100.0,
+        single_copy,
+        replicated,
+        dead_after_ms: a.dead_after_ms,
+        failover_s,
+        writes_checked: model.len(),
+        lost_writes: lost,
+        adds_acked,
+        adds_found,
     })
 }
 
@@ -302,15 +486,23 @@ pub fn run(a: &RackBenchArgs) -> Result<()> {
     let throughput = run_points(a, &board)?;
     let alloc = run_alloc(a, &board)?;
     let migration = run_move(a, &board)?;
+    let replication = run_replication(a, &board)?;
     let r = Report {
         board: board.board.name.to_string(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
         throughput,
         alloc,
         migration,
+        replication,
     };
+    let lost = r.replication.lost_writes != 0
+        || r.replication.adds_found != r.replication.adds_acked
+        || r.migration.lost_writes != 0;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&r)?);
+        if lost {
+            anyhow::bail!("acknowledged writes were lost");
+        }
         return Ok(());
     }
     println!(
@@ -335,6 +527,13 @@ pub fn run(a: &RackBenchArgs) -> Result<()> {
         r.alloc.controller.p99_ns / 1e3,
         r.alloc.single_node.p99_ns / 1e3
     );
+    println!(
+        "allocation + first 64 B write p50: rack {:.1} us, one node {:.1} us ({:.2}x); whole vRegion via the controller p50 {:.1} us",
+        r.alloc.with_first_write.p50_ns / 1e3,
+        r.alloc.single_node_with_first_write.p50_ns / 1e3,
+        r.alloc.with_first_write_p50_ratio,
+        r.alloc.controller_region.p50_ns / 1e3
+    );
     let mv = &r.migration;
     println!(
         "migration: {} MiB in {:.3} s ({:.1} MiB/s); 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
@@ -349,5 +548,26 @@ pub fn run(a: &RackBenchArgs) -> Result<()> {
         mv.writes_checked,
         mv.lost_writes
     );
+    let rp = &r.replication;
+    println!(
+        "replication: 64 B write p50 single copy {:.1} us, replicated {:.1} us (+{:.0} %); p99 {:.1} / {:.1} us",
+        rp.single_copy.p50_ns / 1e3,
+        rp.replicated.p50_ns / 1e3,
+        rp.overhead_p50_pct,
+        rp.single_copy.p99_ns / 1e3,
+        rp.replicated.p99_ns / 1e3
+    );
+    println!(
+        "failover (dead_after_ms {}): primary killed -> serving again in {:.3} s; {} words checked, {} lost; {} adds acknowledged, {} found",
+        rp.dead_after_ms,
+        rp.failover_s,
+        rp.writes_checked,
+        rp.lost_writes,
+        rp.adds_acked,
+        rp.adds_found
+    );
+    if lost {
+        anyhow::bail!("acknowledged writes were lost");
+    }
     Ok(())
 }
