@@ -637,9 +637,8 @@ impl<T: Transport> RackClient<T> {
                     r.chunks.insert(chunk, nva);
                 }
                 if let Some((b, chunks)) = &mut r.backup {
-                    if !chunks.contains_key(&chunk) {
-                        let nva = self.take_chunk(*b)?;
-                        chunks.insert(chunk, nva);
+                    if let std::collections::btree_map::Entry::Vacant(e) = chunks.entry(chunk) {
+                        e.insert(self.take_chunk(*b)?);
                     }
                 }
                 return Ok(at(r).expect("both copies have the chunk"));
