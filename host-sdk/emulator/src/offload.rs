@@ -15,6 +15,15 @@
 //! bounded walks such as `POINTER_CHASE` are worth building in the RTL
 //! extend path. See the emulator README.
 //!
+//! An offload may also work in the *caller's* address space for the rest of
+//! a call ([`OffloadMem::use_caller_space`]): it joins the caller's PID with
+//! a session of its own (the `OPEN_SESSION` join the SDK's `share` uses,
+//! proven by the caller's session key that the fast path has just checked)
+//! and closes that session when the call ends, so it never keeps the
+//! caller's memory alive. This is how Clio-DF's `select` and `aggregate`
+//! scan data the compute node wrote, with no copy and no serialization
+//! (the dissertation's "one address space" for a user's CN and MN code).
+//!
 //! Exactly-once: an `OFFLOAD_CALL` is non-idempotent, but its answer can be a
 //! whole packet, more than the fast path's 16-byte dedup records hold. The
 //! engine therefore remembers its answers itself per (session, first
@@ -128,7 +137,16 @@ struct OffloadClient {
 /// returns (no pipelining: an offload on the ARM waits for its DRAM too).
 pub struct OffloadMem<'a> {
     board: &'a mut Board,
+    /// The offload's own session.
     client: &'a mut OffloadClient,
+    /// The session joined to the caller's address space, once asked for.
+    joined: Option<OffloadClient>,
+    /// Whether accesses go to the caller's address space (`joined`).
+    in_caller: bool,
+    /// The caller's checked credentials (from the call's header).
+    caller: Creds,
+    /// Client id the joined session sends from.
+    joined_from: u64,
     out: &'a mut dyn FnMut(u64, &[u8]),
     inbox: Vec<Vec<u8>>,
     mtu: usize,
@@ -143,20 +161,115 @@ impl std::fmt::Debug for OffloadMem<'_> {
 }
 
 impl OffloadMem<'_> {
+    /// Bytes one memory request of the offload carries at most (the board's
+    /// MTU payload): reads and writes are split into requests of this size.
+    pub fn mtu(&self) -> usize {
+        self.mtu
+    }
+
     /// Largest result an offload may return (one packet).
     pub fn max_result(&self) -> usize {
         self.mtu - OffloadCallResp::LEN
     }
 
-    /// The PID of the offload's own address space (opening its session on
-    /// first use).
+    /// The PID of the address space in use: the offload's own (opening its
+    /// session on first use) or, after [`OffloadMem::use_caller_space`],
+    /// the caller's.
     pub fn pid(&mut self) -> Result<u32, MemError> {
         Ok(self.creds()?.pid)
     }
 
+    /// Work in the caller's address space (the PID that sent this call)
+    /// from now until [`OffloadMem::use_own_space`] or the end of the call:
+    /// every `alloc`, `read`, `write` and `cas` then acts on the caller's
+    /// memory, under the caller's quotas and permissions. The first use in a
+    /// call joins the caller's PID with a session of the offload's (closed
+    /// when the call ends). Returns the caller's PID.
+    pub fn use_caller_space(&mut self) -> Result<u32, MemError> {
+        if self.joined.is_none() {
+            self.joined = Some(OffloadClient {
+                from: self.joined_from,
+                creds: None,
+                next_id: 1,
+            });
+            self.in_caller = true;
+            let r = self.join_caller();
+            if let Err(e) = r {
+                self.joined = None;
+                self.in_caller = false;
+                return Err(e);
+            }
+        }
+        self.in_caller = true;
+        Ok(self.caller.pid)
+    }
+
+    /// Open the joined session (the active client is the new one).
+    fn join_caller(&mut self) -> Result<(), MemError> {
+        let mut p = [0u8; OpenSessionReq::LEN];
+        let _ = OpenSessionReq {
+            join_session: self.caller.session,
+            join_key: self.caller.key,
+        }
+        .emit(&mut p);
+        let id = self.next_id();
+        let h = Header::request(Opcode::OpenSession, self.caller.pid, id, 0, 0);
+        let (rh, payload) = self.exchange(h, &p)?;
+        let bad = |status| MemError {
+            op: Opcode::OpenSession,
+            va: 0,
+            status,
+        };
+        if rh.status != Status::Ok {
+            return Err(bad(rh.status));
+        }
+        let r = OpenSessionResp::parse(&payload).map_err(|_| bad(Status::Malformed))?;
+        self.active().creds = Some(Creds {
+            pid: r.pid,
+            session: r.session,
+            epoch: r.epoch,
+            key: r.key,
+        });
+        Ok(())
+    }
+
+    /// Work in the offload's own address space again (the default).
+    pub fn use_own_space(&mut self) {
+        self.in_caller = false;
+    }
+
+    /// Close the session joined to the caller's address space, if any.
+    fn leave_caller(&mut self) {
+        self.in_caller = true;
+        if self.joined.as_ref().and_then(|j| j.creds).is_some() {
+            // A failure leaves a session the board expires with the PID's
+            // others; nothing the caller could act on.
+            let _ = self.request(Opcode::CloseSession, 0, 0, &[]);
+        }
+        self.joined = None;
+        self.in_caller = false;
+    }
+
+    /// The client whose session accesses use now.
+    fn active(&mut self) -> &mut OffloadClient {
+        match (&mut self.joined, self.in_caller) {
+            (Some(j), true) => j,
+            _ => self.client,
+        }
+    }
+
     fn creds(&mut self) -> Result<Creds, MemError> {
-        if let Some(c) = self.client.creds {
+        if let Some(c) = self.active().creds {
             return Ok(c);
+        }
+        if self.in_caller {
+            // The joined session was lost (board restarted): the caller's
+            // session is gone with it.
+            return Err(MemError {
+                op: Opcode::OpenSession,
+                va: 0,
+                status: Status::BadSession,
+            });
         }
         let mut p = [0u8; OpenSessionReq::LEN];
         let _ = OpenSessionReq {
@@ -183,8 +296,9 @@ impl OffloadMem<'_> {
     }
 
     fn next_id(&mut self) -> u32 {
-        let id = self.client.next_id;
-        self.client.next_id = id.wrapping_add(1).max(1);
+        let c = self.active();
+        let id = c.next_id;
+        c.next_id = id.wrapping_add(1).max(1);
         id
     }
 
@@ -205,7 +319,7 @@ impl OffloadMem<'_> {
         let (rh, rp) = self.exchange(h, payload)?;
         if rh.status != Status::Ok {
             if matches!(rh.status, Status::BadSession | Status::Restarted) {
-                self.client.creds = None;
+                self.active().creds = None;
             }
             return Err(MemError {
                 op,
@@ -231,7 +345,7 @@ impl OffloadMem<'_> {
                 status: Status::Malformed,
             })?;
             self.inbox.clear();
-            let me = self.client.from;
+            let me = self.active().from;
             {
                 let (inbox, out) = (&mut self.inbox, &mut *self.out);
                 let mut route = |c: u64, p: &[u8]| {
@@ -332,6 +446,8 @@ impl OffloadMem<'_> {
 struct Entry {
     offload: Box<dyn Offload>,
     client: OffloadClient,
+    /// Client id of the sessions it joins to callers' address spaces.
+    joined_from: u64,
 }
 
 /// A remembered answer.
@@ -386,6 +502,7 @@ impl OffloadEngine {
             return Err(format!("offload id {id} is taken by {}", e.offload.name()));
         }
         let from = OFFLOAD_CLIENT_TOP - u64::from(id);
+        let joined_from = OFFLOAD_CLIENT_TOP - (1 << 32) - u64::from(id);
         self.entries.insert(
             id,
             Entry {
@@ -395,6 +512,7 @@ impl OffloadEngine {
                     creds: None,
                     next_id: 1,
                 },
+                joined_from,
             },
         );
         Ok(())
@@ -456,9 +574,19 @@ impl OffloadEngine {
         };
         let mtu = board.fast().layout().mtu;
         let mut result = vec![0u8; OffloadCallResp::LEN];
+        let h = &job.header;
         let mut mem = OffloadMem {
             board,
             client: &mut e.client,
+            joined: None,
+            in_caller: false,
+            caller: Creds {
+                pid: h.pid,
+                session: h.session,
+                epoch: h.epoch,
+                key: h.key,
+            },
+            joined_from: e.joined_from,
             out,
             inbox: Vec::new(),
             mtu,
@@ -467,6 +595,7 @@ impl OffloadEngine {
         let r = catch_unwind(AssertUnwindSafe(|| {
             offload.call(&mut mem, req.op, args, &mut result)
         }));
+        mem.leave_caller();
         match r {
             Ok(Ok(())) if result.len() <= mtu => {
                 self.counters.ok += 1;
