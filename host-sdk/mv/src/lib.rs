@@ -97,7 +97,9 @@ pub enum MvError {
         version: u64,
     },
     /// The value is longer than the object's value size (or [`MAX_VALUE`]).
-    #[error("value of {len} bytes: longer than the object's value size (at most {max})")]
+    #[error(
+        "value of {len} bytes: longer than the object's value size (the store's limit is {max})"
+    )]
     ValueTooLong {
         /// Its length.
         len: usize,
