@@ -150,6 +150,8 @@ pub struct OffloadMem<'a> {
     out: &'a mut dyn FnMut(u64, &[u8]),
     inbox: Vec<Vec<u8>>,
     mtu: usize,
+    /// Bytes one read request may ask for (the board's response bound).
+    max_read: usize,
 }
 
 impl std::fmt::Debug for OffloadMem<'_> {
@@ -400,20 +402,41 @@ impl OffloadMem<'_> {
         Ok(h.va)
     }
 
-    /// Read `buf.len()` bytes at `va` (one request per MTU).
+    /// Read `buf.len()` bytes at `va`: one request per response bound
+    /// (`network.max_response_bytes`), answered by the fast path with one
+    /// packet per MTU, as it answers a client.
     pub fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
-        let mtu = self.mtu;
-        for (i, chunk) in buf.chunks_mut(mtu).enumerate() {
-            let at = va.wrapping_add((i * mtu) as u64);
-            let (_, data) = self.request(Opcode::Read, at, chunk.len() as u32, &[])?;
-            if data.len() != chunk.len() {
-                return Err(MemError {
-                    op: Opcode::Read,
-                    va: at,
-                    status: Status::Malformed,
-                });
+        let max = self.max_read;
+        for (i, chunk) in buf.chunks_mut(max).enumerate() {
+            let at = va.wrapping_add((i * max) as u64);
+            let bad = |status| MemError {
+                op: Opcode::Read,
+                va: at,
+                status,
+            };
+            let place = |chunk: &mut [u8], off: u32, data: &[u8]| {
+                let off = off as usize;
+                let dst = chunk
+                    .get_mut(off..off + data.len())
+                    .ok_or(bad(Status::Malformed))?;
+                dst.copy_from_slice(data);
+                Ok::<usize, MemError>(data.len())
+            };
+            let (h0, first) = self.request(Opcode::Read, at, chunk.len() as u32, &[])?;
+            let mut got = place(chunk, h0.offset, &first)?;
+            // The fast path answered the whole request at once: the other
+            // packets are in the inbox behind the first.
+            for raw in self.inbox.iter().skip(1) {
+                let p = Packet::new_unchecked(&raw[..]);
+                let rh = Header::parse_verified(&p).map_err(|_| bad(Status::Corrupt))?;
+                if rh.status != Status::Ok || rh.req_id != h0.req_id {
+                    return Err(bad(rh.status));
+                }
+                got += place(chunk, rh.offset, p.payload())?;
             }
-            chunk.copy_from_slice(&data);
+            if got != chunk.len() {
+                return Err(bad(Status::Malformed));
+            }
         }
         Ok(())
     }
@@ -573,6 +596,7 @@ impl OffloadEngine {
             return (Status::NoSuchOffload, Vec::new());
         };
         let mtu = board.fast().layout().mtu;
+        let max_read = (board.fast().layout().max_resp as usize).max(mtu);
         let mut result = vec![0u8; OffloadCallResp::LEN];
         let h = &job.header;
         let mut mem = OffloadMem {
@@ -590,6 +614,7 @@ impl OffloadEngine {
             out,
             inbox: Vec::new(),
             mtu,
+            max_read,
         };
         let offload = &mut e.offload;
         let r = catch_unwind(AssertUnwindSafe(|| {
