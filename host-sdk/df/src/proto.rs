@@ -215,3 +215,45 @@ pub fn aggregate_result(r: &[u8]) -> Option<(u64, u128, u64, u64)> {
         (be64(r, 0), sum, be64(r, 24), be64(r, 32))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parsers' contract (as a fuzz target would check it, on stable):
+    /// any bytes decode or are refused, never panic, and what decodes
+    /// encodes back to the same bytes.
+    #[test]
+    fn any_bytes_decode_or_are_refused_and_round_trip() {
+        let mut x = 0x0fed_cba9_8765_4321u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut selects, mut aggregates) = (0, 0);
+        for _ in 0..100_000 {
+            let len = [SELECT_LEN, AGGREGATE_LEN, (next() % 80) as usize][(next() % 3) as usize];
+            let mut b: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if len == SELECT_LEN && next() % 2 == 0 {
+                // Plausible: reserved zero, a known predicate, small rows.
+                b[16] = 1 + (next() % 7) as u8;
+                b[17..24].fill(0);
+                b[8..16].copy_from_slice(&(next() % 1000).to_be_bytes());
+            }
+            if len == AGGREGATE_LEN && next() % 2 == 0 {
+                b[8..16].copy_from_slice(&(next() % 1000).to_be_bytes());
+            }
+            if let Ok(s) = Select::decode(&b) {
+                assert_eq!(s.encode(), b);
+                selects += 1;
+            }
+            if let Ok(a) = Aggregate::decode(&b) {
+                assert_eq!(a.encode(), b);
+                aggregates += 1;
+            }
+        }
+        assert!(selects > 100 && aggregates > 100, "{selects} {aggregates}");
+    }
+}

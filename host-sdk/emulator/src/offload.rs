@@ -163,8 +163,9 @@ impl std::fmt::Debug for OffloadMem<'_> {
 }
 
 impl OffloadMem<'_> {
-    /// Bytes one memory request of the offload carries at most (the board's
-    /// MTU payload): reads and writes are split into requests of this size.
+    /// The board's MTU payload: writes are split into requests of this
+    /// size; a read asks for up to the response bound at once and is
+    /// answered in packets of this size.
     pub fn mtu(&self) -> usize {
         self.mtu
     }
@@ -429,7 +430,10 @@ impl OffloadMem<'_> {
             for raw in self.inbox.iter().skip(1) {
                 let p = Packet::new_unchecked(&raw[..]);
                 let rh = Header::parse_verified(&p).map_err(|_| bad(Status::Corrupt))?;
-                if rh.status != Status::Ok || rh.req_id != h0.req_id {
+                if rh.req_id != h0.req_id {
+                    return Err(bad(Status::Corrupt));
+                }
+                if rh.status != Status::Ok {
                     return Err(bad(rh.status));
                 }
                 got += place(chunk, rh.offset, p.payload())?;

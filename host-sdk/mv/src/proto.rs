@@ -206,3 +206,37 @@ pub fn result_u64(b: &[u8], at: usize) -> Option<u64> {
 pub fn result_u32(b: &[u8], at: usize) -> Option<u32> {
     (b.len() >= at + 4).then(|| be32(b, at))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parser's contract (as a fuzz target would check it, on stable):
+    /// any bytes under any op decode or are refused, never panic, and what
+    /// decodes encodes back to the same bytes.
+    #[test]
+    fn any_bytes_decode_or_are_refused_and_round_trip() {
+        let mut x = 0x1234_5678_9abc_def0u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..200_000 {
+            let op = (next() % 7) as u16;
+            let len = (next() % 40) as usize;
+            let mut b: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            // Often a well-formed APPEND length and reserved word.
+            if op == op::APPEND && len >= APPEND_LEN && next() % 2 == 0 {
+                b[8..12].copy_from_slice(&((len - APPEND_LEN) as u32).to_be_bytes());
+                b[12..16].fill(0);
+            }
+            if let Ok(c) = Call::decode(op, &b) {
+                assert_eq!(c.encode(), (op, b.clone()), "{c:?}");
+            }
+        }
+        assert_eq!(Call::decode(op::READ, &[0; 15]), Err(code::BAD_ARGS));
+        assert_eq!(Call::decode(0, &[]), Err(code::BAD_ARGS));
+    }
+}
