@@ -3,7 +3,8 @@
 # the tour of issue #19: a 64 MiB allocation, records, a lock shared by 4
 # threads, 10 000 async reads, the error cases; the same tour on the `u64`
 # calls) against `clio sim` on
-# loopback. The SDK may not depend on the emulator (top README's crate
+# loopback, and the Clio-MV and Clio-DF examples (issue #16: offloads 2 and 3
+# of that board). The SDK may not depend on the emulator (top README's crate
 # order), so the board is the `clio` binary's, as a user would run it.
 set -euo pipefail
 cd "${CI_ROOT:-$(dirname "$0")/../..}"
@@ -11,6 +12,7 @@ cd "${CI_ROOT:-$(dirname "$0")/../..}"
 # Two commands: `--examples` would also limit clio-cli to its examples.
 cargo build --quiet -p clio-cli
 cargo build --quiet -p clio --examples
+cargo build --quiet -p clio-mv -p clio-df --examples
 target="${CARGO_TARGET_DIR:-target}"
 [[ "$target" == /* ]] || target="$PWD/$target"
 clio="${CLIO_BIN:-$target/debug/clio}"
@@ -29,7 +31,7 @@ for _ in $(seq 1 200); do
 done
 [[ -n "$addr" ]] || { echo "clio sim did not start" >&2; cat "$log" >&2; exit 1; }
 
-for ex in quick_start tour tour_low_level; do
+for ex in quick_start tour tour_low_level mv df; do
     ex="$target/debug/examples/$ex"
     echo "== $(basename "$ex") against udp://$addr"
     timeout 120 "$ex" "$addr"

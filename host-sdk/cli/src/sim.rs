@@ -142,9 +142,16 @@ pub fn run(a: &SimArgs) -> Result<()> {
         }
         None => {
             let mut board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
-            // Clio-KV as offload 1 (issue #16); it takes memory only when used.
+            // Clio-KV, Clio-MV and Clio-DF as offloads 1, 2 and 3 (issue
+            // #16); each takes memory only when used.
             board
                 .register_offload(clio_kv::OFFLOAD_ID, Box::<clio_kv::KvOffload>::default())
+                .map_err(anyhow::Error::msg)?;
+            board
+                .register_offload(clio_mv::OFFLOAD_ID, Box::<clio_mv::MvOffload>::default())
+                .map_err(anyhow::Error::msg)?;
+            board
+                .register_offload(clio_df::OFFLOAD_ID, Box::<clio_df::DfOffload>::default())
                 .map_err(anyhow::Error::msg)?;
             serving(&socket)?;
             clio_emu::server::serve(board, socket, opts, &stop)?;

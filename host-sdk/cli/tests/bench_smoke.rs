@@ -27,7 +27,7 @@ fn quick_json_run_covers_every_benchmark() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "clio bench failed: {stderr}");
     let r: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    assert!(stderr.contains("clio bench: 10 benchmark(s)"), "{stderr}");
+    assert!(stderr.contains("clio bench: 12 benchmark(s)"), "{stderr}");
     assert_eq!(r["quick"], true);
     assert!(num(&r, "machine.nproc") >= 1.0);
 
@@ -48,7 +48,9 @@ fn quick_json_run_covers_every_benchmark() {
             "memcached",
             "radix",
             "kv",
-            "fairness"
+            "fairness",
+            "mv",
+            "df"
         ]
     );
     let by = |n: &str| benches.iter().find(|b| b["name"] == n).unwrap();
@@ -133,6 +135,17 @@ fn quick_json_run_covers_every_benchmark() {
     assert_eq!(num(radix, "rchase_round_trips"), 8.0, "{radix}");
     assert!(num(radix, "rread_round_trips") > 8.0, "{radix}");
     assert!(num(radix, "rchase_median_ns") > 0.0, "{radix}");
+    // Clio-MV: both reads measured; Clio-DF: the offload moves fewer bytes
+    // (at the smoke size too: 1 % of one column against both columns).
+    let mv = &by("mv")["data"];
+    assert!(
+        num(mv, "latest_median_ns") > 0.0 && num(mv, "any_median_ns") > 0.0,
+        "{mv}"
+    );
+    let df = &by("df")["data"];
+    assert!(num(df, "selected") > 0.0, "{df}");
+    assert!(num(df, "bytes_ratio") >= 10.0, "{df}");
+    assert!(num(df, "offloaded_median_s") > 0.0, "{df}");
     let _ = std::fs::remove_dir_all(&svg);
 }
 

@@ -15,6 +15,15 @@
 //! bounded walks such as `POINTER_CHASE` are worth building in the RTL
 //! extend path. See the emulator README.
 //!
+//! An offload may also work in the *caller's* address space for the rest of
+//! a call ([`OffloadMem::use_caller_space`]): it joins the caller's PID with
+//! a session of its own (the `OPEN_SESSION` join the SDK's `share` uses,
+//! proven by the caller's session key that the fast path has just checked)
+//! and closes that session when the call ends, so it never keeps the
+//! caller's memory alive. This is how Clio-DF's `select` and `aggregate`
+//! scan data the compute node wrote, with no copy and no serialization
+//! (the dissertation's "one address space" for a user's CN and MN code).
+//!
 //! Exactly-once: an `OFFLOAD_CALL` is non-idempotent, but its answer can be a
 //! whole packet, more than the fast path's 16-byte dedup records hold. The
 //! engine therefore remembers its answers itself per (session, first
@@ -128,10 +137,21 @@ struct OffloadClient {
 /// returns (no pipelining: an offload on the ARM waits for its DRAM too).
 pub struct OffloadMem<'a> {
     board: &'a mut Board,
+    /// The offload's own session.
     client: &'a mut OffloadClient,
+    /// The session joined to the caller's address space, once asked for.
+    joined: Option<OffloadClient>,
+    /// Whether accesses go to the caller's address space (`joined`).
+    in_caller: bool,
+    /// The caller's checked credentials (from the call's header).
+    caller: Creds,
+    /// Client id the joined session sends from.
+    joined_from: u64,
     out: &'a mut dyn FnMut(u64, &[u8]),
     inbox: Vec<Vec<u8>>,
     mtu: usize,
+    /// Bytes one read request may ask for (the board's response bound).
+    max_read: usize,
 }
 
 impl std::fmt::Debug for OffloadMem<'_> {
@@ -143,20 +163,116 @@ impl std::fmt::Debug for OffloadMem<'_> {
 }
 
 impl OffloadMem<'_> {
+    /// The board's MTU payload: writes are split into requests of this
+    /// size; a read asks for up to the response bound at once and is
+    /// answered in packets of this size.
+    pub fn mtu(&self) -> usize {
+        self.mtu
+    }
+
     /// Largest result an offload may return (one packet).
     pub fn max_result(&self) -> usize {
         self.mtu - OffloadCallResp::LEN
     }
 
-    /// The PID of the offload's own address space (opening its session on
-    /// first use).
+    /// The PID of the address space in use: the offload's own (opening its
+    /// session on first use) or, after [`OffloadMem::use_caller_space`],
+    /// the caller's.
     pub fn pid(&mut self) -> Result<u32, MemError> {
         Ok(self.creds()?.pid)
     }
 
+    /// Work in the caller's address space (the PID that sent this call)
+    /// from now until [`OffloadMem::use_own_space`] or the end of the call:
+    /// every `alloc`, `read`, `write` and `cas` then acts on the caller's
+    /// memory, under the caller's quotas and permissions. The first use in a
+    /// call joins the caller's PID with a session of the offload's (closed
+    /// when the call ends). Returns the caller's PID.
+    pub fn use_caller_space(&mut self) -> Result<u32, MemError> {
+        if self.joined.is_none() {
+            self.joined = Some(OffloadClient {
+                from: self.joined_from,
+                creds: None,
+                next_id: 1,
+            });
+            self.in_caller = true;
+            let r = self.join_caller();
+            if let Err(e) = r {
+                self.joined = None;
+                self.in_caller = false;
+                return Err(e);
+            }
+        }
+        self.in_caller = true;
+        Ok(self.caller.pid)
+    }
+
+    /// Open the joined session (the active client is the new one).
+    fn join_caller(&mut self) -> Result<(), MemError> {
+        let mut p = [0u8; OpenSessionReq::LEN];
+        let _ = OpenSessionReq {
+            join_session: self.caller.session,
+            join_key: self.caller.key,
+        }
+        .emit(&mut p);
+        let id = self.next_id();
+        let h = Header::request(Opcode::OpenSession, self.caller.pid, id, 0, 0);
+        let (rh, payload) = self.exchange(h, &p)?;
+        let bad = |status| MemError {
+            op: Opcode::OpenSession,
+            va: 0,
+            status,
+        };
+        if rh.status != Status::Ok {
+            return Err(bad(rh.status));
+        }
+        let r = OpenSessionResp::parse(&payload).map_err(|_| bad(Status::Malformed))?;
+        self.active().creds = Some(Creds {
+            pid: r.pid,
+            session: r.session,
+            epoch: r.epoch,
+            key: r.key,
+        });
+        Ok(())
+    }
+
+    /// Work in the offload's own address space again (the default).
+    pub fn use_own_space(&mut self) {
+        self.in_caller = false;
+    }
+
+    /// Close the session joined to the caller's address space, if any.
+    fn leave_caller(&mut self) {
+        self.in_caller = true;
+        if self.joined.as_ref().and_then(|j| j.creds).is_some() {
+            // A failure leaves a session the board expires with the PID's
+            // others; nothing the caller could act on.
+            let _ = self.request(Opcode::CloseSession, 0, 0, &[]);
+        }
+        self.joined = None;
+        self.in_caller = false;
+    }
+
+    /// The client whose session accesses use now.
+    fn active(&mut self) -> &mut OffloadClient {
+        match (&mut self.joined, self.in_caller) {
+            (Some(j), true) => j,
+            _ => self.client,
+        }
+    }
+
     fn creds(&mut self) -> Result<Creds, MemError> {
-        if let Some(c) = self.client.creds {
+        if let Some(c) = self.active().creds {
             return Ok(c);
+        }
+        if self.in_caller {
+            // The joined session was lost (board restarted): the caller's
+            // session is gone with it.
+            return Err(MemError {
+                op: Opcode::OpenSession,
+                va: 0,
+                status: Status::BadSession,
+            });
         }
         let mut p = [0u8; OpenSessionReq::LEN];
         let _ = OpenSessionReq {
@@ -183,8 +299,9 @@ impl OffloadMem<'_> {
     }
 
     fn next_id(&mut self) -> u32 {
-        let id = self.client.next_id;
-        self.client.next_id = id.wrapping_add(1).max(1);
+        let c = self.active();
+        let id = c.next_id;
+        c.next_id = id.wrapping_add(1).max(1);
         id
     }
 
@@ -205,7 +322,7 @@ impl OffloadMem<'_> {
         let (rh, rp) = self.exchange(h, payload)?;
         if rh.status != Status::Ok {
             if matches!(rh.status, Status::BadSession | Status::Restarted) {
-                self.client.creds = None;
+                self.active().creds = None;
             }
             return Err(MemError {
                 op,
@@ -231,7 +348,7 @@ impl OffloadMem<'_> {
                 status: Status::Malformed,
             })?;
             self.inbox.clear();
-            let me = self.client.from;
+            let me = self.active().from;
             {
                 let (inbox, out) = (&mut self.inbox, &mut *self.out);
                 let mut route = |c: u64, p: &[u8]| {
@@ -286,20 +403,44 @@ impl OffloadMem<'_> {
         Ok(h.va)
     }
 
-    /// Read `buf.len()` bytes at `va` (one request per MTU).
+    /// Read `buf.len()` bytes at `va`: one request per response bound
+    /// (`network.max_response_bytes`), answered by the fast path with one
+    /// packet per MTU, as it answers a client.
     pub fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
-        let mtu = self.mtu;
-        for (i, chunk) in buf.chunks_mut(mtu).enumerate() {
-            let at = va.wrapping_add((i * mtu) as u64);
-            let (_, data) = self.request(Opcode::Read, at, chunk.len() as u32, &[])?;
-            if data.len() != chunk.len() {
-                return Err(MemError {
-                    op: Opcode::Read,
-                    va: at,
-                    status: Status::Malformed,
-                });
+        let max = self.max_read;
+        for (i, chunk) in buf.chunks_mut(max).enumerate() {
+            let at = va.wrapping_add((i * max) as u64);
+            let bad = |status| MemError {
+                op: Opcode::Read,
+                va: at,
+                status,
+            };
+            let place = |chunk: &mut [u8], off: u32, data: &[u8]| {
+                let off = off as usize;
+                let dst = chunk
+                    .get_mut(off..off + data.len())
+                    .ok_or(bad(Status::Malformed))?;
+                dst.copy_from_slice(data);
+                Ok::<usize, MemError>(data.len())
+            };
+            let (h0, first) = self.request(Opcode::Read, at, chunk.len() as u32, &[])?;
+            let mut got = place(chunk, h0.offset, &first)?;
+            // The fast path answered the whole request at once: the other
+            // packets are in the inbox behind the first.
+            for raw in self.inbox.iter().skip(1) {
+                let p = Packet::new_unchecked(&raw[..]);
+                let rh = Header::parse_verified(&p).map_err(|_| bad(Status::Corrupt))?;
+                if rh.req_id != h0.req_id {
+                    return Err(bad(Status::Corrupt));
+                }
+                if rh.status != Status::Ok {
+                    return Err(bad(rh.status));
+                }
+                got += place(chunk, rh.offset, p.payload())?;
             }
-            chunk.copy_from_slice(&data);
+            if got != chunk.len() {
+                return Err(bad(Status::Malformed));
+            }
         }
         Ok(())
     }
@@ -332,6 +473,8 @@ impl OffloadMem<'_> {
 struct Entry {
     offload: Box<dyn Offload>,
     client: OffloadClient,
+    /// Client id of the sessions it joins to callers' address spaces.
+    joined_from: u64,
 }
 
 /// A remembered answer.
@@ -386,6 +529,7 @@ impl OffloadEngine {
             return Err(format!("offload id {id} is taken by {}", e.offload.name()));
         }
         let from = OFFLOAD_CLIENT_TOP - u64::from(id);
+        let joined_from = OFFLOAD_CLIENT_TOP - (1 << 32) - u64::from(id);
         self.entries.insert(
             id,
             Entry {
@@ -395,6 +539,7 @@ impl OffloadEngine {
                     creds: None,
                     next_id: 1,
                 },
+                joined_from,
             },
         );
         Ok(())
@@ -455,18 +600,31 @@ impl OffloadEngine {
             return (Status::NoSuchOffload, Vec::new());
         };
         let mtu = board.fast().layout().mtu;
+        let max_read = (board.fast().layout().max_resp as usize).max(mtu);
         let mut result = vec![0u8; OffloadCallResp::LEN];
+        let h = &job.header;
         let mut mem = OffloadMem {
             board,
             client: &mut e.client,
+            joined: None,
+            in_caller: false,
+            caller: Creds {
+                pid: h.pid,
+                session: h.session,
+                epoch: h.epoch,
+                key: h.key,
+            },
+            joined_from: e.joined_from,
             out,
             inbox: Vec::new(),
             mtu,
+            max_read,
         };
         let offload = &mut e.offload;
         let r = catch_unwind(AssertUnwindSafe(|| {
             offload.call(&mut mem, req.op, args, &mut result)
         }));
+        mem.leave_caller();
         match r {
             Ok(Ok(())) if result.len() <= mtu => {
                 self.counters.ok += 1;

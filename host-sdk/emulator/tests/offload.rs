@@ -11,7 +11,9 @@ use clio_emu::{Board, Offload, OffloadError, OffloadMem};
 /// A test offload. op 1: store the args in its own memory and return them
 /// read back; op 2: read an unmapped VA; op 3: panic; op 4: refuse with
 /// code 7; op 5: return more than a packet; op 6: return its PID and the
-/// VA it stored at.
+/// VA it stored at; op 7: read 8 bytes at the VA in the args (big-endian)
+/// in the caller's address space and return them with the PID it worked
+/// under.
 #[derive(Default)]
 struct Probe {
     va: Option<u64>,
@@ -54,6 +56,16 @@ impl Offload for Probe {
             6 => {
                 out.extend_from_slice(&mem.pid()?.to_be_bytes());
                 out.extend_from_slice(&self.va.unwrap_or(0).to_be_bytes());
+                Ok(())
+            }
+            7 => {
+                let va = u64::from_be_bytes(args.try_into().map_err(|_| OffloadError::Refused(2))?);
+                let pid = mem.use_caller_space()?;
+                let mut b = [0u8; 8];
+                mem.read(va, &mut b)?;
+                out.extend_from_slice(&b);
+                out.extend_from_slice(&pid.to_be_bytes());
+                out.extend_from_slice(&mem.pid()?.to_be_bytes());
                 Ok(())
             }
             _ => Err(OffloadError::Refused(1)),
@@ -145,4 +157,32 @@ fn many_calls_do_not_leak_offload_dedup_or_quota() {
         let r = s.offload_call(9, 1, &i.to_be_bytes()).unwrap();
         assert_eq!(r, i.to_be_bytes());
     }
+}
+
+#[test]
+fn an_offload_works_in_the_callers_space_for_one_call() {
+    let mut s = session();
+    let a = s.ralloc(4096, clio_wire::payload::perms::RW).unwrap();
+    s.rwrite(a.va, b"callers!").unwrap();
+    let sessions = s.transport_mut().board().0.slow().open_sessions();
+    for _ in 0..50 {
+        let r = s.offload_call(9, 7, &a.va.to_be_bytes()).unwrap();
+        assert_eq!(&r[..8], b"callers!");
+        let pid = s.pid().unwrap();
+        assert_eq!(r[8..12], pid.to_be_bytes());
+        assert_eq!(r[12..16], pid.to_be_bytes());
+    }
+    // Each call joined the caller's PID and left it: no session outlives a call.
+    assert_eq!(s.transport_mut().board().0.slow().open_sessions(), sessions);
+    // The next call starts in its own space again (op 1 stores in its own memory).
+    assert_eq!(s.offload_call(9, 1, b"own").unwrap(), b"own");
+    // A VA the caller never mapped: a fault of the offload's (it did not map it).
+    assert!(matches!(
+        s.offload_call(9, 7, &0x7f00_0000_0000u64.to_be_bytes()),
+        Err(ClioError::OffloadFault { .. })
+    ));
+    assert_eq!(
+        s.transport_mut().board().0.slow().open_sessions(),
+        sessions + 1
+    );
 }

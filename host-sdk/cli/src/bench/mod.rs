@@ -7,12 +7,14 @@
 //! and assembles the report. See `host-sdk/cli/BENCH.md`.
 
 mod boards;
+mod df;
 mod edm;
 mod fairness;
 mod fault;
 mod inproc;
 mod kv;
 mod latency;
+mod mv;
 mod peer;
 mod rack;
 mod radix;
@@ -85,10 +87,14 @@ pub enum Which {
     /// A small read's p50/p99 alone and while another client streams
     /// 8 MiB reads (issue #23).
     Fairness,
+    /// Clio-MV: reading any version vs the latest (issue #16).
+    Mv,
+    /// Clio-DF: select at 1 % offloaded vs fetched and filtered (issue #16).
+    Df,
 }
 
 impl Which {
-    const ALL: [Which; 10] = [
+    const ALL: [Which; 12] = [
         Which::Latency,
         Which::Async,
         Which::Inproc,
@@ -99,6 +105,8 @@ impl Which {
         Which::Radix,
         Which::Kv,
         Which::Fairness,
+        Which::Mv,
+        Which::Df,
     ];
 
     fn name(self) -> &'static str {
@@ -113,6 +121,8 @@ impl Which {
             Which::Radix => "radix",
             Which::Kv => "kv",
             Which::Fairness => "fairness",
+            Which::Mv => "mv",
+            Which::Df => "df",
         }
     }
 
@@ -197,6 +207,16 @@ pub struct Plan {
     pub kv_ops: usize,
     /// KV: requests in flight when pipelined.
     pub kv_depth: usize,
+    /// MV: objects.
+    pub mv_objects: usize,
+    /// MV: versions appended to each object (all kept).
+    pub mv_versions: u64,
+    /// MV: reads of each kind (latest, any version).
+    pub mv_reads: usize,
+    /// DF: bytes of the table (two `u64` columns).
+    pub df_bytes: u64,
+    /// DF: rounds of each path.
+    pub df_rounds: usize,
 }
 
 impl Plan {
@@ -236,6 +256,11 @@ impl Plan {
                 kv_keys: 2000,
                 kv_ops: 400,
                 kv_depth: 16,
+                mv_objects: 4,
+                mv_versions: 50,
+                mv_reads: 300,
+                df_bytes: 2 << 20,
+                df_rounds: 3,
             }
         } else {
             Plan {
@@ -261,6 +286,11 @@ impl Plan {
                 kv_keys: 50_000,
                 kv_ops: 5_000,
                 kv_depth: 32,
+                mv_objects: 32,
+                mv_versions: 1000,
+                mv_reads: 5000,
+                df_bytes: 64 << 20,
+                df_rounds: 5,
             }
         }
     }
@@ -445,6 +475,8 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
         Which::Radix => radix::run(ctx),
         Which::Kv => kv::run(ctx),
         Which::Fairness => fairness::run(ctx),
+        Which::Mv => mv::run(ctx),
+        Which::Df => df::run(ctx),
     }
 }
 
