@@ -25,7 +25,9 @@
 //! little-endian hex number, else 0) · `W host word value` (final memory) ·
 //! `E host unknown_grant unknown_response unexpected bad_address` (host error counters) ·
 //! `Y side port n` then `n` lines `K sync payload` (non-idle blocks the receiving decoder got)
-//! · `Q cycles` (model cycles to quiet).
+//! · `Q cycles` (model cycles to quiet) · `T cycle link dir rx sync payload` (the model's link
+//! taps: every /MS/, /MST/, /N/ and /G/ block leaving (`rx` 0) or entering (1) a shim, `dir` 0
+//! host → switch, 1 switch → host; the bench compares per-message latency stage by stage).
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
