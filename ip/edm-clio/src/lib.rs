@@ -53,6 +53,9 @@ pub struct Answer {
     pub read: bool,
     /// Cycle the request record's last chunk left the card (its WREQ completed).
     pub record_sent: u64,
+    /// Cycle the request got a card slot and its record was handed to the EDM host engine
+    /// (after `submitted` when all the card's slots were busy).
+    pub issued: u64,
 }
 
 /// Counters of the translators and memory-node front ends (bad input is counted, never fatal).
@@ -85,6 +88,7 @@ struct InFlight {
     seq: u32,
     demand: Option<u16>,
     submitted: u64,
+    issued: u64,
     record_sent: u64,
     stage: Stage,
 }
@@ -296,6 +300,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                         seq: c.seq,
                         demand,
                         submitted,
+                        issued: now,
                         record_sent: 0,
                         stage: Stage::Record,
                     });
@@ -430,6 +435,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                             answered: now,
                             read,
                             record_sent: f.record_sent,
+                            issued: f.issued,
                         }),
                         Err(_) => {
                             self.counters.bad_records += 1;

@@ -22,6 +22,7 @@
 pub mod cli;
 pub mod config;
 pub mod edm;
+pub mod ethernet;
 pub mod event;
 pub mod fastpass;
 pub mod packet;

@@ -38,7 +38,7 @@ module edm_switch_top #(
     parameter SLOTS = 64,
     parameter NDEPTH = 64,
     parameter UDEPTH = 8,
-    parameter FWD_LAT = 4,
+    parameter FWD_LAT = 1,
     parameter SLACK = 2,
     parameter RX_DEPTH = 2048,
     parameter PW = (PORTS > 1) ? $clog2(PORTS) : 1

@@ -50,7 +50,7 @@ run_bench() {
         echo "FAILED: $dir $* (seed $seed, vectors $vectors)"
         exit 1
     fi
-    grep -h 'matched the' "$work/$dir.log" | sed 's/^ *[0-9.]*ns *INFO *//' || true
+    grep -h 'matched the\|per-message latency' "$work/$dir.log" | sed 's/^ *[0-9.]*ns *INFO *//' || true
     grep -h 'TESTS=' "$work/$dir.log" | sed 's/^ *\*\* *//; s/ *\*\*$//' | awk '{print "  " $1, $2, $3}'
 }
 

@@ -21,6 +21,7 @@ use clio_wire::clio::HEADER_LEN;
 use clio_wire::{Header, Opcode, Status};
 use edm::timing::{LinkPhysical, CYCLE_NS};
 use edm_clio::{Answer, ClioFabric, ClioFabricConfig, MemoryNode};
+use edm_sim::ethernet::{EthernetConfig, Op};
 use serde::Serialize;
 
 /// Options of `clio bench edm`.
@@ -173,6 +174,7 @@ struct Unloaded {
     total_with_physical_ns: f64,
 }
 
+/// One load point of one fabric.
 #[derive(Debug, Serialize, Clone, Copy)]
 struct Loaded {
     load: f64,
@@ -181,6 +183,31 @@ struct Loaded {
     p99_ns: f64,
     mean_over_unloaded: f64,
     p99_over_unloaded: f64,
+    /// EDM: mean from submission until the request record's WREQ completed (the card's
+    /// queue for a slot and X, the /N/ → /G/ wait, the record's chunks). Ethernet: 0.
+    record_mean_ns: f64,
+    /// EDM: mean wait for one of the card's `SLOTS` (4) request slots, inside the above.
+    /// Ethernet: 0 (no limit on requests in flight).
+    slot_wait_mean_ns: f64,
+    /// Mean without the slot wait, over unloaded: what the fabric itself adds.
+    fabric_mean_over_unloaded: f64,
+    /// Busiest link's utilization: EDM `load` (a memory node's downlink, blocks), Ethernet
+    /// the same link's share of wire bytes (frames, preamble, gap) for the same operations.
+    link_utilization: f64,
+    /// Requests never answered (their card slot timed out); left out of the statistics.
+    lost: usize,
+    /// Answers or records the cards and nodes refused (`edm_clio::Counters::bad_records`).
+    bad_records: usize,
+}
+
+/// One fabric setting: its unloaded latencies and its loaded points.
+#[derive(Debug, Serialize)]
+struct Setting {
+    name: &'static str,
+    /// Unloaded 64 B read / write in this setting, measured as under load, ns.
+    unloaded_read_ns: f64,
+    unloaded_write_ns: f64,
+    loaded: Vec<Loaded>,
 }
 
 #[derive(Debug, Serialize)]
@@ -188,7 +215,9 @@ struct Report {
     table1_read_ns: f64,
     table1_write_ns: f64,
     unloaded: Vec<Unloaded>,
-    loaded: Vec<Loaded>,
+    /// Same arrivals (8 cards → 2 memory nodes, 64 B reads and writes half and half,
+    /// Poisson) through each setting, side by side.
+    settings: Vec<Setting>,
     host_cost: Option<HostCost>,
 }
 
@@ -196,9 +225,33 @@ fn ns(c: f64) -> f64 {
     c * CYCLE_NS
 }
 
-fn unloaded(read: bool, n: usize) -> Result<Unloaded> {
-    let mut f =
-        ClioFabric::new(ClioFabricConfig::new(1, 1), vec![Instant0]).map_err(anyhow::Error::msg)?;
+/// The EDM fabric settings compared under load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EdmSetting {
+    /// `ClioFabricConfig::new` as the rack runs it: the default switch (forwarded data ahead
+    /// of grants, `release_slack`), links without transceivers or cable.
+    Rack,
+    /// The paper's: `SwitchConfig::paper_timing` (EDM §3.1.1 step 7) and Table 1's PMA/PMD
+    /// and propagation on every hop (19 cycles), so the unloaded latency is Table 1's fabric
+    /// latency, as the paper normalizes.
+    Paper,
+    /// As `Paper` but the switch keeps forwarded data ahead of its grants (`grants_first`
+    /// off), so an implicit-grant RREQ never overtakes the card's record WREQ to the node.
+    PaperInOrder,
+}
+
+fn config(cards: usize, nodes: usize, s: EdmSetting) -> ClioFabricConfig {
+    let mut c = ClioFabricConfig::new(cards, nodes);
+    if s != EdmSetting::Rack {
+        c.fabric.switch = c.fabric.switch.paper_timing();
+        c.fabric.switch.grants_first = s == EdmSetting::Paper;
+        c.fabric.wire_cycles = edm::load::TABLE1_WIRE_CYCLES;
+    }
+    c
+}
+
+fn unloaded_in(read: bool, n: usize, s: EdmSetting) -> Result<(u64, u64)> {
+    let mut f = ClioFabric::new(config(1, 1, s), vec![Instant0]).map_err(anyhow::Error::msg)?;
     let (mut tot, mut rec) = (0u64, 0u64);
     for i in 0..n {
         f.submit(0, &packet(read, i as u32 + 1))
@@ -214,6 +267,11 @@ fn unloaded(read: bool, n: usize) -> Result<Unloaded> {
         tot += a.answered - a.submitted;
         rec += a.record_sent - a.submitted;
     }
+    Ok((tot, rec))
+}
+
+fn unloaded(read: bool, n: usize) -> Result<Unloaded> {
+    let (tot, rec) = unloaded_in(read, n, EdmSetting::Rack)?;
     let phys = LinkPhysical::TABLE1.added_ns(4).total_ns();
     let total_ns = ns(tot as f64 / n as f64);
     Ok(Unloaded {
@@ -250,57 +308,183 @@ fn node_blocks_per_op() -> f64 {
     (rec(0) + 2.0 + rec(64)) / 2.0
 }
 
-fn loaded(load: f64, ops: usize, seed: u64, unloaded_ns: (f64, f64)) -> Result<Loaded> {
-    let (cards, nodes) = (8usize, 2usize);
-    let mut f = ClioFabric::new(
-        ClioFabricConfig::new(cards, nodes),
-        (0..nodes).map(|_| Instant0).collect(),
-    )
-    .map_err(anyhow::Error::msg)?;
-    let per_card = load / node_blocks_per_op() / (cards / nodes) as f64;
+const CARDS: usize = 8;
+const NODES: usize = 2;
+
+/// One operation of the offered traffic: arrival (cycles), card, READ or WRITE.
+#[derive(Debug, Clone, Copy)]
+struct Arrival {
+    at: f64,
+    card: usize,
+    read: bool,
+}
+
+/// Poisson arrivals per card at `load` (the offered share of a memory node's downlink in EDM
+/// blocks; four cards share each node), in arrival order.
+fn arrivals(load: f64, ops: usize, seed: u64) -> Vec<Arrival> {
+    let per_card = load / node_blocks_per_op() / (CARDS / NODES) as f64;
     let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let mut next: Vec<f64> = (0..cards).map(|_| -rng.unit().ln() / per_card).collect();
-    let (mut sent, mut lat) = (0usize, Vec::with_capacity(ops));
-    let mut id = 1u32;
-    while lat.len() < ops {
-        let now = f.now() as f64;
-        for (c, t) in next.iter_mut().enumerate() {
-            while *t <= now && sent < ops {
-                let read = rng.unit() < 0.5;
-                f.submit(c, &packet(read, id))
-                    .map_err(|e| anyhow::anyhow!("{e}"))?;
-                id = id.wrapping_add(1).max(1);
-                sent += 1;
-                *t += -rng.unit().ln() / per_card;
-            }
-        }
-        f.step();
-        for a in f.take_answers() {
-            let base = if a.read { unloaded_ns.0 } else { unloaded_ns.1 };
-            lat.push((ns((a.answered - a.submitted) as f64), base));
-        }
-        if f.now() > 50_000_000 {
-            anyhow::bail!(
-                "load {load}: {} of {ops} answered after 50M cycles",
-                lat.len()
-            );
-        }
+    let mut next: Vec<f64> = (0..CARDS).map(|_| -rng.unit().ln() / per_card).collect();
+    let mut v = Vec::with_capacity(ops);
+    while v.len() < ops {
+        let (card, &at) = next
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.total_cmp(b.1))
+            .unwrap_or((0, &0.0));
+        v.push(Arrival {
+            at,
+            card,
+            read: rng.unit() < 0.5,
+        });
+        next[card] += -rng.unit().ln() / per_card;
     }
-    // Warm-up: the first tenth is left out.
-    let lat = &lat[ops / 10..];
-    let mut v: Vec<f64> = lat.iter().map(|(l, _)| *l).collect();
+    v
+}
+
+/// Mean and p99 of `lat` (ns) after the first tenth (warm-up), with `base` the unloaded
+/// latency of each operation.
+fn summarize(load: f64, lat: &[(f64, f64, f64, f64)], util: f64) -> Loaded {
+    let lat: Vec<(f64, f64, f64, f64)> = lat[lat.len() / 10..]
+        .iter()
+        .copied()
+        .filter(|l| !l.0.is_nan())
+        .collect();
+    let mut v: Vec<f64> = lat.iter().map(|l| l.0).collect();
     v.sort_by(f64::total_cmp);
     let mean = v.iter().sum::<f64>() / v.len() as f64;
     let p99 = v[(v.len() * 99).div_ceil(100) - 1];
-    let base = lat.iter().map(|(_, b)| *b).sum::<f64>() / lat.len() as f64;
-    Ok(Loaded {
+    let base = lat.iter().map(|l| l.1).sum::<f64>() / lat.len() as f64;
+    Loaded {
         load,
         ops: v.len(),
         mean_ns: mean,
         p99_ns: p99,
         mean_over_unloaded: mean / base,
         p99_over_unloaded: p99 / base,
-    })
+        record_mean_ns: lat.iter().map(|l| l.2).sum::<f64>() / lat.len() as f64,
+        slot_wait_mean_ns: lat.iter().map(|l| l.3).sum::<f64>() / lat.len() as f64,
+        fabric_mean_over_unloaded: (mean - lat.iter().map(|l| l.3).sum::<f64>() / lat.len() as f64)
+            / base,
+        link_utilization: util,
+        lost: 0,
+        bad_records: 0,
+    }
+}
+
+fn loaded_edm(
+    load: f64,
+    arr: &[Arrival],
+    s: EdmSetting,
+    unloaded_ns: (f64, f64),
+) -> Result<Loaded> {
+    let mut cfg = config(CARDS, NODES, s);
+    // Lost answers (see `lost`) should not hold a card slot for long.
+    cfg.slot_timeout = 50_000;
+    let mut f =
+        ClioFabric::new(cfg, (0..NODES).map(|_| Instant0).collect()).map_err(anyhow::Error::msg)?;
+    // Answers come back out of order: index them by request id (the submission order).
+    let mut lat = vec![(f64::NAN, 0.0, 0.0, 0.0); arr.len()];
+    let (mut sent, mut got) = (0usize, 0usize);
+    while got < arr.len() {
+        let now = f.now() as f64;
+        while sent < arr.len() && arr[sent].at <= now {
+            let a = arr[sent];
+            f.submit(a.card, &packet(a.read, sent as u32 + 1))
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            sent += 1;
+        }
+        f.step();
+        for a in f.take_answers() {
+            let id = clio_wire::Packet::new_checked(&a.packet[..])
+                .ok()
+                .and_then(|p| Header::parse_verified(&p).ok())
+                .map(|h| h.req_id as usize)
+                .ok_or_else(|| anyhow::anyhow!("load {load}: an answer without a valid header"))?;
+            let i = id
+                .checked_sub(1)
+                .filter(|&i| i < arr.len())
+                .ok_or_else(|| anyhow::anyhow!("load {load}: answer to unknown request {id}"))?;
+            let base = if a.read { unloaded_ns.0 } else { unloaded_ns.1 };
+            lat[i] = (
+                ns((a.answered - a.submitted) as f64),
+                base,
+                ns((a.record_sent - a.submitted) as f64),
+                ns((a.issued - a.submitted) as f64),
+            );
+            got += 1;
+        }
+        // A request whose answer was lost frees its card slot at the timeout: stop when
+        // everything was sent and nothing is left at the cards.
+        if sent == arr.len() && f.outstanding() == 0 {
+            break;
+        }
+        if f.now() > 50_000_000 {
+            anyhow::bail!(
+                "load {load}: {got} of {} answered after 50M cycles",
+                arr.len()
+            );
+        }
+    }
+    let mut l = summarize(load, &lat, load);
+    l.lost = f.counters.timeouts as usize;
+    l.bad_records = f.counters.bad_records as usize;
+    Ok(l)
+}
+
+/// Clio packet bytes of a 64 B READ/WRITE request and of its answer.
+fn clio_bytes(read: bool) -> (usize, usize) {
+    if read {
+        (HEADER_LEN, HEADER_LEN + 64)
+    } else {
+        (HEADER_LEN + 64, HEADER_LEN)
+    }
+}
+
+fn loaded_ethernet(load: f64, arr: &[Arrival], unloaded_ns: (f64, f64)) -> Loaded {
+    let cfg = EthernetConfig::TABLE1;
+    let ops: Vec<Op> = arr
+        .iter()
+        .map(|a| {
+            let (request_bytes, answer_bytes) = clio_bytes(a.read);
+            Op {
+                at_ns: ns(a.at),
+                card: a.card,
+                node: CARDS + a.card % NODES,
+                request_bytes,
+                answer_bytes,
+            }
+        })
+        .collect();
+    let out = edm_sim::ethernet::run(&cfg, CARDS + NODES, &ops);
+    let lat: Vec<(f64, f64, f64, f64)> = arr
+        .iter()
+        .zip(out)
+        .map(|(a, l)| {
+            (
+                l,
+                if a.read { unloaded_ns.0 } else { unloaded_ns.1 },
+                0.0,
+                0.0,
+            )
+        })
+        .collect();
+    // The node downlink carries the same operations' requests as frames.
+    let per_op_ns = (cfg.wire_ns(clio_bytes(true).0) + cfg.wire_ns(clio_bytes(false).0)) / 2.0;
+    let ops_per_ns = load / node_blocks_per_op() / CYCLE_NS;
+    summarize(load, &lat, ops_per_ns * per_op_ns)
+}
+
+fn ethernet_unloaded(read: bool) -> f64 {
+    let (request_bytes, answer_bytes) = clio_bytes(read);
+    let op = Op {
+        at_ns: 0.0,
+        card: 0,
+        node: 1,
+        request_bytes,
+        answer_bytes,
+    };
+    edm_sim::ethernet::run(&EthernetConfig::TABLE1, 2, &[op])[0]
 }
 
 /// Run `clio bench edm`.
@@ -313,16 +497,55 @@ pub fn run(a: &EdmArgs) -> Result<()> {
         table1_read_ns: 299.52,
         table1_write_ns: 296.96,
         unloaded: vec![r, w],
-        loaded: Vec::new(),
+        settings: Vec::new(),
         host_cost: None,
     };
     if a.host_cost {
         rep.host_cost = Some(host_cost(if a.quick { 200 } else { 2000 })?);
     }
-    for load in [0.2, 0.4, 0.6, 0.8, 0.9] {
-        rep.loaded
-            .push(loaded(load, ops, a.seed, (r.total_ns, w.total_ns))?);
+    let loads = [0.2, 0.4, 0.6, 0.8, 0.9];
+    let traffic: Vec<Vec<Arrival>> = loads.iter().map(|&l| arrivals(l, ops, a.seed)).collect();
+    for (name, s) in [
+        (
+            "edm (rack: default switch, no transceivers/cable)",
+            EdmSetting::Rack,
+        ),
+        (
+            "edm (paper: paper_timing switch, Table 1 PMA/PMD + propagation)",
+            EdmSetting::Paper,
+        ),
+        (
+            "edm (paper, grants behind forwarded data: no slack, Table 1 PMA/PMD + propagation)",
+            EdmSetting::PaperInOrder,
+        ),
+    ] {
+        let u = |read| -> Result<f64> {
+            let (tot, _) = unloaded_in(read, n, s)?;
+            Ok(ns(tot as f64 / n as f64))
+        };
+        let base = (u(true)?, u(false)?);
+        let mut set = Setting {
+            name,
+            unloaded_read_ns: base.0,
+            unloaded_write_ns: base.1,
+            loaded: Vec::new(),
+        };
+        for (&load, arr) in loads.iter().zip(&traffic) {
+            set.loaded.push(loaded_edm(load, arr, s, base)?);
+        }
+        rep.settings.push(set);
     }
+    let base = (ethernet_unloaded(true), ethernet_unloaded(false));
+    rep.settings.push(Setting {
+        name: "udp/ipv4 over a store-and-forward ethernet switch (Table 1 raw Ethernet latencies, 25G)",
+        unloaded_read_ns: base.0,
+        unloaded_write_ns: base.1,
+        loaded: loads
+            .iter()
+            .zip(&traffic)
+            .map(|(&load, arr)| loaded_ethernet(load, arr, base))
+            .collect(),
+    });
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
         return Ok(());
@@ -334,12 +557,18 @@ pub fn run(a: &EdmArgs) -> Result<()> {
             u.op, u.total_ns, u.record_ns, u.rest_ns, u.edm_operations, u.total_with_physical_ns, rep.table1_read_ns, rep.table1_write_ns
         );
     }
-    println!("  loaded: 8 cards -> 2 memory nodes, 64 B reads/writes half and half, Poisson");
-    for l in &rep.loaded {
+    println!("  loaded: 8 cards -> 2 memory nodes, 64 B reads/writes half and half, Poisson, the same arrivals in every setting");
+    for s in &rep.settings {
         println!(
-            "    load {:.1}: mean {:>8.2} ns ({:.2}x unloaded), p99 {:>8.2} ns ({:.2}x), {} ops",
-            l.load, l.mean_ns, l.mean_over_unloaded, l.p99_ns, l.p99_over_unloaded, l.ops
+            "  {}: unloaded read {:.2} ns, write {:.2} ns",
+            s.name, s.unloaded_read_ns, s.unloaded_write_ns
         );
+        for l in &s.loaded {
+            println!(
+                "    load {:.1}: mean {:>9.2} ns ({:>6.2}x unloaded), p99 {:>9.2} ns ({:>6.2}x), record leg {:>8.2} ns (card slot wait {:>8.2}; without it {:.2}x), busiest link {:>4.2}, {} ops, {} lost",
+                l.load, l.mean_ns, l.mean_over_unloaded, l.p99_ns, l.p99_over_unloaded, l.record_mean_ns, l.slot_wait_mean_ns, l.fabric_mean_over_unloaded, l.link_utilization, l.ops, l.lost
+            );
+        }
     }
     if let Some(h) = &rep.host_cost {
         println!(

@@ -25,14 +25,16 @@
 //! little-endian hex number, else 0) · `W host word value` (final memory) ·
 //! `E host unknown_grant unknown_response unexpected bad_address` (host error counters) ·
 //! `Y side port n` then `n` lines `K sync payload` (non-idle blocks the receiving decoder got)
-//! · `Q cycles` (model cycles to quiet).
+//! · `Q cycles` (model cycles to quiet) · `T cycle link dir rx sync payload` (the model's link
+//! taps: every /MS/, /MST/, /N/ and /G/ block leaving (`rx` 0) or entering (1) a shim, `dir` 0
+//! host → switch, 1 switch → host; the bench compares per-message latency stage by stage).
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
 
 use clio_wire::edm::RmwOp;
 use clio_wire::edm::{Block66, BlockClass};
-use edm::fabric::{Fabric, FabricConfig};
+use edm::fabric::{Dir, Fabric, FabricConfig};
 use edm::host::Request;
 use edm::phy::{frame_blocks, TxPolicy};
 use edm::vectors::Rng;
@@ -80,6 +82,7 @@ fn trace(
     cfg.switch.policy = TxPolicy::StrictMemory;
     let (chunk, x) = (cfg.host.chunk_bytes, cfg.host.active_per_dst);
     let mut fab = Fabric::new(cfg).map_err(|e| format!("fabric config: {e}"))?;
+    fab.tap = true;
     let mut rng = Rng::new(seed);
     let mut out = String::new();
     let _ = writeln!(out, "P {ports} {} {chunk} {x}", MEM_BYTES / 8);
@@ -259,6 +262,18 @@ fn trace(
         return Err(format!("seed {seed}: the model did not go quiet"));
     }
     let _ = writeln!(out, "Q {}", fab.now());
+    for t in &fab.taps {
+        let _ = writeln!(
+            out,
+            "T {} {} {} {} {:x} {:x}",
+            t.cycle,
+            t.link,
+            matches!(t.dir, Dir::Down) as u8,
+            t.rx as u8,
+            t.block.sync,
+            t.block.payload
+        );
+    }
 
     for (h, host) in fab.hosts.iter().enumerate() {
         let mut c: Vec<_> = host.completions.iter().collect();

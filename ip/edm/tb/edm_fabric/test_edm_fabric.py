@@ -3,7 +3,9 @@ the Rust fabric model: the same random read/write/atomic mix with frames sent bo
 (`edm-cosim PORTS REQUESTS FRAMES SEED OUT [SPAN]`) must give the same completions (tag,
 NULL or not, atomic results), the same final memory on every host, the same frame blocks at
 every receiver, and the same host error counters, with nothing refused, overflowed or
-dropped in the switch."""
+dropped in the switch. Per-message latency is compared too: the log gives, per kind of control
+block, its mean shift (RTL cycle - model cycle) at the four tap points and how many messages are
+within 2 % of the model; EDM_LAT_TOL (percent) makes any message beyond it a failure."""
 
 import os
 
@@ -13,6 +15,34 @@ from cocotb.triggers import FallingEdge
 from tb_base import drive, start_clock
 
 IDLE = 0x1E
+KINDS = {0: "RREQ", 1: "WREQ", 2: "RMWREQ", 3: "RRES"}
+POINTS = ("host TX", "switch RX", "switch TX", "host RX")
+
+
+def tap_kind(payload):
+    """Message kind of a tapped control block: /N/, /G/ or the header's kind."""
+    ty = payload & 0xFF
+    if ty == 0x04:
+        return "/N/"
+    if ty == 0x08:
+        return "/G/"
+    return KINDS.get((payload >> 8) & 7, "?")
+
+
+def breakdown(rtl_taps, model_taps):
+    """Mean shift (RTL cycle - model cycle) of every kind of control block at each of the four
+    tap points. The same block (payload and occurrence) is matched on both sides, so the growth
+    of the shift from one point to the next is what that stage costs the RTL beyond the model."""
+    rtl, model = {}, {}
+    for side, taps in ((rtl, rtl_taps), (model, model_taps)):
+        for c, link, d, rx, _, payload in sorted(taps):
+            side.setdefault((link, d, rx, payload), []).append(c)
+    shift = {}
+    for key, cycles in model.items():
+        got = rtl.get(key, [])
+        for i, c in enumerate(cycles[: len(got)]):
+            shift.setdefault((tap_kind(key[3]), POINTS[2 * key[1] + key[2]]), []).append(got[i] - c)
+    return {k: (sum(v) / len(v), len(v)) for k, v in sorted(shift.items(), key=lambda kv: (kv[0][0], POINTS.index(kv[0][1])))}
 
 
 def lane(sig, index, width):
@@ -35,7 +65,7 @@ def pack(values, width):
 
 
 def load(path):
-    t = {"mem": {}, "reqs": [], "frames": [], "comp": {}, "final": {}, "rx": {}, "quiet": 0, "counters": {}}
+    t = {"mem": {}, "reqs": [], "frames": [], "comp": {}, "final": {}, "rx": {}, "quiet": 0, "counters": {}, "taps": []}
     with open(path) as f:
         lines = [line.split() for line in f if line.strip()]
     i = 0
@@ -65,6 +95,8 @@ def load(path):
             i += n
         elif op[0] == "E":
             t["counters"][int(op[1])] = tuple(int(v) for v in op[2:6])
+        elif op[0] == "T":
+            t["taps"].append(tuple(int(v) for v in op[1:5]) + (int(op[5], 16), int(op[6], 16)))
         elif op[0] == "Q":
             t["quiet"] = int(op[1])
     return t
@@ -114,6 +146,7 @@ async def cosim_against_model(dut):
     txq = {(s, p): [] for s in (0, 1) for p in range(ports)}
     rx = {(s, p): [] for s in (0, 1) for p in range(ports)}
     comp, submitted = {}, {}
+    taps = []
     want_rx = {k: len(v) for k, v in t["rx"].items()}
     limit = 4 * t["quiet"] + 2000
     fi = 0
@@ -122,6 +155,14 @@ async def cosim_against_model(dut):
     while True:
         await FallingEdge(dut.clk)
         # outputs of this cycle
+        for link_dir, rx_side, sig_d, sig_h in ((0, 0, dut.up_data, dut.up_hdr), (0, 1, dut.sw_rx_data, dut.sw_rx_hdr),
+                                                (1, 0, dut.down_data, dut.down_hdr), (1, 1, dut.h_rx_data, dut.h_rx_hdr)):
+            for p in range(ports):
+                hdr = lane(sig_h, p, 2)
+                if hdr == 1:
+                    data = lane(sig_d, p, 64)
+                    if data & 0xFF in (0x10, 0x40, 0x04, 0x08):
+                        taps.append((cycle, p, link_dir, rx_side, hdr, data))
         for side, vs, ds, hs in ((1, dut.h_dec_valid, dut.h_dec_data, dut.h_dec_hdr),
                                  (0, dut.s_dec_valid, dut.s_dec_data, dut.s_dec_hdr)):
             for p, v in enumerate(bits(vs)[:ports]):
@@ -249,6 +290,24 @@ async def cosim_against_model(dut):
             dut.ext_addr.value = pack([w] * ports, aw)
     dut.ext_en.value = 0
 
+    # Per-message latency: the RTL against the model, message by message, with where the
+    # cycles differ (the shift of every control block at the four tap points).
+    for (kind, point), (mean, n) in breakdown(taps, t["taps"]).items():
+        dut._log.info("latency shift %-6s at %-9s: %+6.2f cycles (%d blocks)", kind, point, mean, n)
+    worst = []
+    for key, (_, mlat, _) in t["comp"].items():
+        rlat = comp[key][1]
+        worst.append((abs(rlat - mlat) / max(1, mlat), key, rlat, mlat))
+    worst.sort(reverse=True)
+    within = sum(1 for w in worst if w[0] <= 0.02)
+    dut._log.info("per-message latency: %d of %d within 2 %% of the model; worst %s: RTL %d, model %d cycles (%.1f %%)",
+                  within, len(worst), worst[0][1], worst[0][2], worst[0][3], 100 * worst[0][0])
+    tol = os.environ.get("EDM_LAT_TOL")
+    if tol:
+        over = [w for w in worst if w[0] > float(tol) / 100]
+        assert not over, (
+            f"{len(over)} of {len(worst)} messages differ from the model by more than {tol} % in latency; "
+            f"worst host {over[0][1][0]} tag {over[0][1][1]}: RTL {over[0][2]}, model {over[0][3]} cycles {where}")
     preempted = sum(int(dut.host[h].host_inst.cnt_preempted.value) for h in range(ports))
     preempted += sum(int(dut.switch_inst.port[p].c_preempted.value) for p in range(ports))
     lat = [v[1] for v in comp.values()]
