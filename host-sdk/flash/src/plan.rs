@@ -470,25 +470,12 @@ impl<'r> Inputs<'r> {
     /// Route jtag: one xsct script that programs the bitstream and, with a
     /// firmware manifest, loads and starts the firmware.
     fn jtag(&self) -> Result<Vec<Invocation>, FlashError> {
-        let Inputs {
-            req,
-            board,
-            hw,
-            psu_init,
-            boot_image,
-            fsbl,
-            xsa,
-            atf,
-            bitstream,
-            firmware,
-            ..
-        } = self;
-        let (board, hw) = (*board, *hw);
+        let (board, hw) = (self.board, self.hw);
         refuse(
-            boot_image.is_some() || fsbl.is_some() || atf.is_some(),
+            self.boot_image.is_some() || self.fsbl.is_some() || self.atf.is_some(),
             || "a boot image, FSBL or ATF belongs to route qspi or sd, not jtag".into(),
         )?;
-        let fw = match (&firmware, &psu_init, &xsa) {
+        let fw = match (&self.firmware, &self.psu_init, &self.xsa) {
             (Some(fw), Some(init), Some(xsa)) => Some(JtagFirmware {
                 elf: &fw.elf,
                 psu_init: init,
@@ -517,8 +504,8 @@ impl<'r> Inputs<'r> {
         };
         let text = script::xsct_jtag(
             hw,
-            req.jtag_cable.as_deref(),
-            bitstream.as_ref().map(|b| b.bitstream.as_path()),
+            self.req.jtag_cable.as_deref(),
+            self.bitstream.as_ref().map(|b| b.bitstream.as_path()),
             fw,
         )?;
         let (program, found) = self.find(Tool::Xsct)?;
@@ -534,33 +521,22 @@ impl<'r> Inputs<'r> {
     /// Routes qspi and sd: a BOOT.BIN (given, or built by xsct and
     /// bootgen), then written to QSPI flash or copied to the SD card.
     fn boot_image(&self, host_steps: &mut Vec<HostStep>) -> Result<Vec<Invocation>, FlashError> {
-        let Inputs {
-            req,
-            route,
-            hw,
-            psu_init,
-            boot_image,
-            fsbl,
-            xsa,
-            atf,
-            bitstream,
-            firmware,
-            out_dir,
-            ..
-        } = self;
-        let (route, hw) = (*route, *hw);
-        refuse(req.jtag_cable.is_some(), || {
+        let (route, hw) = (self.route, self.hw);
+        refuse(self.req.jtag_cable.is_some(), || {
             format!("route {route} cannot select a JTAG cable; leave one board on the hw_server")
         })?;
-        refuse(psu_init.is_some(), || {
+        refuse(self.psu_init.is_some(), || {
             format!("route {route} boots through the FSBL, which does what psu_init.tcl does")
         })?;
         let mut runs = Vec::new();
         // BOOT.BIN and the FSBL: given, or built here.
-        let (image, fsbl_elf) = match (&boot_image, &fsbl) {
+        let (image, fsbl_elf) = match (&self.boot_image, &self.fsbl) {
             (Some(image), Some(fsbl)) => {
                 refuse(
-                    bitstream.is_some() || firmware.is_some() || xsa.is_some() || atf.is_some(),
+                    self.bitstream.is_some()
+                        || self.firmware.is_some()
+                        || self.xsa.is_some()
+                        || self.atf.is_some(),
                     || {
                         "a given boot image already holds bitstream and firmware; \
                      pass either --boot-image/--fsbl or the manifests with --xsa and --atf"
@@ -575,9 +551,13 @@ impl<'r> Inputs<'r> {
                 ))
             }
             (None, None) => {
-                let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) =
-                    (&bitstream, &firmware, &xsa, &atf, &out_dir)
-                else {
+                let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) = (
+                    &self.bitstream,
+                    &self.firmware,
+                    &self.xsa,
+                    &self.atf,
+                    &self.out_dir,
+                ) else {
                     return Err(FlashError::Request(format!(
                         "route {route} needs a boot image (BOOT.BIN): either --boot-image and --fsbl, or \
                          --bitstream and --firmware manifests with --xsa (hardware platform) and \
@@ -630,7 +610,7 @@ impl<'r> Inputs<'r> {
                 script: None,
             });
         } else {
-            let Some(mount) = &req.sd_mount else {
+            let Some(mount) = &self.req.sd_mount else {
                 return Err(FlashError::Request(
                     "route sd needs the SD card's mount point (--sd-mount, its first FAT partition)".into(),
                 ));
@@ -656,40 +636,28 @@ impl<'r> Inputs<'r> {
     /// Routes vivado and cfgmem (the U200): program the FPGA, or write the
     /// configuration memory; PCIe remove/rescan around it for a card in use.
     fn fpga(&self, host_steps: &mut Vec<HostStep>) -> Result<Vec<Invocation>, FlashError> {
-        let Inputs {
-            req,
-            board,
-            route,
-            hw,
-            psu_init,
-            boot_image,
-            fsbl,
-            xsa,
-            atf,
-            bitstream,
-            firmware,
-            out_dir,
-            ..
-        } = self;
-        let (board, route, hw) = (*board, *route, *hw);
-        refuse(firmware.is_some() || psu_init.is_some(), || {
+        let (board, route, hw) = (self.board, self.route, self.hw);
+        refuse(self.firmware.is_some() || self.psu_init.is_some(), || {
             format!("the {board} has no ARM firmware to load")
         })?;
         refuse(
-            boot_image.is_some() || fsbl.is_some() || atf.is_some() || xsa.is_some(),
+            self.boot_image.is_some()
+                || self.fsbl.is_some()
+                || self.atf.is_some()
+                || self.xsa.is_some(),
             || format!("the {board} is programmed from its bitstream manifest, not a boot image"),
         )?;
-        let Some(bit) = &bitstream else {
+        let Some(bit) = &self.bitstream else {
             return Err(FlashError::Request(format!(
                 "the {board} needs a bitstream manifest"
             )));
         };
-        if let Some(bdf) = &req.pci_bdf {
-            host_steps.extend(host::pcie_reprogram_steps(&req.pci_sysfs, bdf)?);
+        if let Some(bdf) = &self.req.pci_bdf {
+            host_steps.extend(host::pcie_reprogram_steps(&self.req.pci_sysfs, bdf)?);
         }
         let (program, found) = self.find(Tool::Vivado)?;
         let url = hw.strip_prefix("TCP:").unwrap_or(hw);
-        let target = match &req.jtag_cable {
+        let target = match &self.req.jtag_cable {
             Some(c) => {
                 script::check_cable(c)?;
                 format!("*{c}*")
@@ -714,7 +682,10 @@ impl<'r> Inputs<'r> {
                 script::VIVADO_PROGRAM_TCL.to_string(),
             )
         } else {
-            let out = out_dir.clone().unwrap_or_else(|| PathBuf::from("boot"));
+            let out = self
+                .out_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("boot"));
             let stem = bit
                 .bitstream
                 .file_stem()
