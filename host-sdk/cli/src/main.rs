@@ -56,7 +56,10 @@ fn dispatch(cli: &Cli) -> Result<()> {
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),
-        Cmd::Rack(a) => rack::run(a),
+        Cmd::Rack(a) => match &a.cmd {
+            Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
+            None => rack::run(a),
+        },
     }
 }
 
