@@ -880,3 +880,130 @@ impl InfoResp {
         Ok(Self::LEN)
     }
 }
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use crate::Field;
+
+    /// Every byte of `0..len` belongs to exactly one field.
+    fn tiles(name: &str, len: usize, fields: &[Field]) {
+        let mut owner = std::vec![0u8; len];
+        for f in fields {
+            for b in f.clone() {
+                assert!(b < len, "{name}: field {f:?} runs past {len}");
+                owner[b] += 1;
+            }
+        }
+        assert!(owner.iter().all(|&n| n == 1), "{name}: {owner:?}");
+    }
+
+    /// A one-byte field as a range.
+    fn one(at: usize) -> Field {
+        at..at + 1
+    }
+
+    #[test]
+    fn every_payload_layout_tiles_its_length() {
+        tiles(
+            "alloc_req",
+            AllocReq::LEN,
+            &[
+                alloc_req::SIZE,
+                one(alloc_req::PERMS),
+                one(alloc_req::PAGE_SHIFT),
+                alloc_req::RESERVED_16,
+                alloc_req::RESERVED_32,
+            ],
+        );
+        tiles(
+            "alloc_resp",
+            AllocResp::LEN,
+            &[alloc_resp::SIZE, alloc_resp::RETRIES],
+        );
+        tiles("free_req", FreeReq::LEN, &[free_req::SIZE]);
+        tiles(
+            "cas",
+            AtomicArgs::CAS_LEN,
+            &[atomic_args::CAS_EXPECTED, atomic_args::CAS_NEW],
+        );
+        tiles("faa", AtomicArgs::FAA_LEN, &[atomic_args::FAA_ADDEND]);
+        tiles("atomic_resp", AtomicResp::LEN, &[atomic_resp::OLD]);
+        tiles(
+            "chase_req",
+            ChaseReq::LEN,
+            &[
+                chase_req::KEY,
+                chase_req::KEY_OFFSET,
+                chase_req::NEXT_OFFSET,
+                chase_req::VALUE_OFFSET,
+                chase_req::VALUE_LEN,
+                chase_req::MAX_HOPS,
+            ],
+        );
+        tiles(
+            "chase_resp",
+            ChaseResp::LEN,
+            &[chase_resp::NODE_VA, chase_resp::HOPS, chase_resp::FOUND],
+        );
+        tiles(
+            "offload_call_req",
+            OffloadCallReq::LEN,
+            &[
+                offload_call_req::OFFLOAD,
+                offload_call_req::OP,
+                offload_call_req::RESERVED,
+            ],
+        );
+        tiles(
+            "offload_call_resp",
+            OffloadCallResp::LEN,
+            &[offload_call_resp::CODE, offload_call_resp::RESERVED],
+        );
+        tiles(
+            "open_session_req",
+            OpenSessionReq::LEN,
+            &[
+                open_session_req::JOIN_SESSION,
+                open_session_req::RESERVED_16,
+                open_session_req::RESERVED_32,
+                open_session_req::JOIN_KEY,
+                open_session_req::PAD,
+            ],
+        );
+        tiles(
+            "open_session_resp",
+            OpenSessionResp::LEN,
+            &[
+                open_session_resp::SESSION,
+                open_session_resp::RESERVED_16,
+                open_session_resp::PID,
+                open_session_resp::KEY,
+                open_session_resp::EPOCH,
+                open_session_resp::DEDUP_QUOTA,
+                open_session_resp::LOCK_QUOTA,
+                open_session_resp::MEM_QUOTA_PAGES,
+                open_session_resp::RESERVED_32,
+            ],
+        );
+        tiles(
+            "info_resp",
+            InfoResp::LEN,
+            &[
+                info_resp::BOARD,
+                info_resp::FIRMWARE_VERSION,
+                info_resp::RTL_VERSION,
+                info_resp::BUILD_ID,
+                info_resp::CONFIG_HASH,
+                info_resp::DRAM_BYTES,
+                info_resp::MTU,
+                one(info_resp::PAGE_SHIFT),
+                one(info_resp::SLOTS_PER_BUCKET),
+                info_resp::TLB_ENTRIES,
+                info_resp::EPOCH,
+                info_resp::SESSIONS,
+                info_resp::MAX_RESP_KIB,
+            ],
+        );
+    }
+}
