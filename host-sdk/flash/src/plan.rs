@@ -467,6 +467,23 @@ impl<'r> Inputs<'r> {
         }
     }
 
+    /// An invocation of `tool`: its path, or its bare name in a dry run.
+    fn invoke(
+        &self,
+        tool: Tool,
+        args: Vec<Arg>,
+        script: Option<(String, String)>,
+    ) -> Result<Invocation, FlashError> {
+        let (program, found) = self.find(tool)?;
+        Ok(Invocation {
+            tool,
+            program,
+            found,
+            args,
+            script,
+        })
+    }
+
     /// Route jtag: one xsct script that programs the bitstream and, with a
     /// firmware manifest, loads and starts the firmware.
     fn jtag(&self) -> Result<Vec<Invocation>, FlashError> {
@@ -508,14 +525,11 @@ impl<'r> Inputs<'r> {
             self.bitstream.as_ref().map(|b| b.bitstream.as_path()),
             fw,
         )?;
-        let (program, found) = self.find(Tool::Xsct)?;
-        Ok(vec![Invocation {
-            tool: Tool::Xsct,
-            program,
-            found,
-            args: vec![Arg::Script],
-            script: Some((format!("flash_{}.tcl", board.name()), text)),
-        }])
+        Ok(vec![self.invoke(
+            Tool::Xsct,
+            vec![Arg::Script],
+            Some((format!("flash_{}.tcl", board.name()), text)),
+        )?])
     }
 
     /// Routes qspi and sd: a BOOT.BIN (given, or built by xsct and
@@ -565,50 +579,35 @@ impl<'r> Inputs<'r> {
                     )));
                 };
                 let outputs = BootOutputs::under(out);
-                let (program, found) = self.find(Tool::Xsct)?;
-                runs.push(Invocation {
-                    tool: Tool::Xsct,
-                    program,
-                    found,
-                    args: vec![Arg::Script],
-                    script: Some((
+                runs.push(self.invoke(
+                    Tool::Xsct,
+                    vec![Arg::Script],
+                    Some((
                         "boot_firmware.tcl".into(),
                         boot::xsct_boot_firmware(xsa, out)?,
                     )),
-                });
+                )?);
                 let bif = boot::zcu106_bif(&outputs, &bit.bitstream, atf, &fw.elf)?;
-                let (program, found) = self.find(Tool::Bootgen)?;
-                runs.push(Invocation {
-                    tool: Tool::Bootgen,
-                    program,
-                    found,
-                    args: boot::bootgen_args(String::new(), &outputs.boot_bin)
-                        .into_iter()
-                        .map(|a| {
-                            if a.is_empty() {
-                                Arg::Script
-                            } else {
-                                Arg::Lit(a)
-                            }
-                        })
-                        .collect(),
-                    script: Some(("boot.bif".into(), bif)),
-                });
+                let args = boot::bootgen_args(String::new(), &outputs.boot_bin)
+                    .into_iter()
+                    .map(|a| {
+                        if a.is_empty() {
+                            Arg::Script
+                        } else {
+                            Arg::Lit(a)
+                        }
+                    })
+                    .collect();
+                runs.push(self.invoke(Tool::Bootgen, args, Some(("boot.bif".into(), bif)))?);
                 (outputs.boot_bin, outputs.fsbl)
             }
         };
         if route == Route::Qspi {
-            let (program, found) = self.find(Tool::ProgramFlash)?;
-            runs.push(Invocation {
-                tool: Tool::ProgramFlash,
-                program,
-                found,
-                args: script::program_flash_args(hw, &image, &fsbl_elf)
-                    .into_iter()
-                    .map(Arg::Lit)
-                    .collect(),
-                script: None,
-            });
+            let args = script::program_flash_args(hw, &image, &fsbl_elf)
+                .into_iter()
+                .map(Arg::Lit)
+                .collect();
+            runs.push(self.invoke(Tool::ProgramFlash, args, None)?);
         } else {
             let Some(mount) = &self.req.sd_mount else {
                 return Err(FlashError::Request(
@@ -655,7 +654,6 @@ impl<'r> Inputs<'r> {
         if let Some(bdf) = &self.req.pci_bdf {
             host_steps.extend(host::pcie_reprogram_steps(&self.req.pci_sysfs, bdf)?);
         }
-        let (program, found) = self.find(Tool::Vivado)?;
         let url = hw.strip_prefix("TCP:").unwrap_or(hw);
         let target = match &self.req.jtag_cable {
             Some(c) => {
@@ -696,12 +694,6 @@ impl<'r> Inputs<'r> {
             ("cfgmem.tcl".to_string(), boot::vivado_cfgmem_tcl())
         };
         args.extend([lit(url), lit(script::U200_DEVICE), Arg::Lit(target)]);
-        Ok(vec![Invocation {
-            tool: Tool::Vivado,
-            program,
-            found,
-            args,
-            script: Some(script),
-        }])
+        Ok(vec![self.invoke(Tool::Vivado, args, Some(script))?])
     }
 }
