@@ -660,9 +660,9 @@ impl Gen {
             match self.rng.gen_range(0..3) {
                 0 => s[self.rng.gen_range(0..60)] ^= 1 << self.rng.gen_range(0..8),
                 1 => {
-                    s[ring::slot_field::D + 1] = 7;
-                    let crc = clio_wire::crc32c(&s[..ring::slot_field::CRC]);
-                    s[ring::slot_field::CRC..].copy_from_slice(&crc.to_le_bytes());
+                    s[ring::slot_field::D.start + 1] = 7;
+                    let crc = clio_wire::crc32c(&s[..ring::slot_field::CRC.start]);
+                    s[ring::slot_field::CRC].copy_from_slice(&crc.to_le_bytes());
                 }
                 _ => {
                     s = Self::desc(&Descriptor::Reply {
