@@ -58,3 +58,45 @@ impl BoardConfig {
         load_from(&EmbeddedSource, &Path::new(DIR).join(file))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::FILES;
+    use crate::codegen::{shipped_boards_source, to_rust_source};
+
+    /// Compares `path` (relative to the crate) with `text`; rewrites it under `CLIO_BLESS=1`.
+    fn check_generated(path: &str, text: &str) {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+        if std::env::var_os("CLIO_BLESS").is_some() {
+            std::fs::write(&path, text).unwrap();
+            return;
+        }
+        let old = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            old == text,
+            "{} is stale: run `CLIO_BLESS=1 cargo test -p clio-config`",
+            path.display()
+        );
+    }
+
+    /// The checked-in `const`s (`boards`, and the firmware-build-script form
+    /// the round-trip test compiles) are what the TOML files on disk generate.
+    #[test]
+    fn generated_sources_match_the_board_files() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let boards: Vec<_> = FILES
+            .iter()
+            .map(|(name, file, _)| {
+                let c = crate::load(dir.join(file)).unwrap_or_else(|e| panic!("{e}"));
+                (*name, c)
+            })
+            .collect();
+        check_generated("src/boards_gen.rs", &shipped_boards_source(&boards));
+        check_generated(
+            "tests/generated/zcu106_board.rs",
+            &to_rust_source(&boards.iter().find(|(n, _)| *n == "zcu106").unwrap().1),
+        );
+    }
+}

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
+use crate::keys::{self, RegionKeys, RingKeys};
 use crate::model::{
     Board, BoardConfig, BoardKind, Dedup, Dram, FastPath, FreePaFifo, Name, Network, PageSizes,
     PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Sessions, Timeouts, Tlb,
@@ -135,7 +136,7 @@ impl ConfigError {
         match self {
             ConfigError::Read { .. } | ConfigError::Syntax { .. } => None,
             ConfigError::InheritMissing { .. } | ConfigError::InheritCycle { .. } => {
-                Some("inherit")
+                Some(keys::INHERIT)
             }
             ConfigError::UnknownKey { key, .. }
             | ConfigError::Missing { key, .. }
@@ -265,7 +266,7 @@ fn resolve(
             message: syntax_message(text, &e),
         })?;
     stack.push((id, file.clone()));
-    let mut merged = match table.remove("inherit") {
+    let mut merged = match table.remove(keys::INHERIT) {
         None => Table::new(),
         Some(Value::String(target)) => {
             let resolved = path.parent().unwrap_or(Path::new("")).join(&target);
@@ -282,7 +283,7 @@ fn resolve(
         Some(other) => {
             return Err(ConfigError::WrongType {
                 file,
-                key: "inherit".into(),
+                key: keys::INHERIT.into(),
                 found: other.type_str().into(),
                 expected: "a file name string, relative to this file".into(),
             })
@@ -513,17 +514,17 @@ impl Reader<'_> {
         all[0]
     }
 
-    fn region(&self, key: &str) -> Region {
+    fn region(&self, key: RegionKeys) -> Region {
         Region {
-            base: self.int(&format!("{key}.base"), limits::REGION_BASE),
-            size: self.bytes(&format!("{key}.size"), limits::REGION_SIZE),
+            base: self.int(key.base, limits::REGION_BASE),
+            size: self.bytes(key.size, limits::REGION_SIZE),
         }
     }
 
-    fn ring(&self, key: &str) -> Ring {
+    fn ring(&self, key: RingKeys) -> Ring {
         Ring {
-            base: self.int(&format!("{key}.base"), limits::RING_BASE),
-            slots: self.int(&format!("{key}.slots"), limits::RING_SLOTS) as u32,
+            base: self.int(key.base, limits::RING_BASE),
+            slots: self.int(key.slots, limits::RING_SLOTS) as u32,
         }
     }
 
@@ -613,100 +614,100 @@ impl Reader<'_> {
 
     fn config(&self) -> BoardConfig {
         use limits as l;
-        let pcie = match self.get("pcie") {
+        let pcie = match self.get(keys::PCIE) {
             None => None,
             Some(Value::Table(_)) => Some(Pcie {
-                vendor_id: self.int("pcie.vendor_id", l::PCI_ID) as u16,
-                device_id: self.int("pcie.device_id", l::PCI_ID) as u16,
-                user_bar: self.int("pcie.user_bar", l::PCI_BAR) as u8,
-                user_offset: self.int("pcie.user_offset", l::PCI_USER_OFFSET),
+                vendor_id: self.int(keys::PCIE_VENDOR_ID, l::PCI_ID) as u16,
+                device_id: self.int(keys::PCIE_DEVICE_ID, l::PCI_ID) as u16,
+                user_bar: self.int(keys::PCIE_USER_BAR, l::PCI_BAR) as u8,
+                user_offset: self.int(keys::PCIE_USER_OFFSET, l::PCI_USER_OFFSET),
                 h2c_channels: self.int("pcie.h2c_channels", l::XDMA_CHANNELS) as u8,
                 c2h_channels: self.int("pcie.c2h_channels", l::XDMA_CHANNELS) as u8,
-                xdma_instance: self.int("pcie.xdma_instance", l::XDMA_INSTANCE) as u32,
+                xdma_instance: self.int(keys::PCIE_XDMA_INSTANCE, l::XDMA_INSTANCE) as u32,
             }),
             Some(v) => {
-                self.wrong_type("pcie", v, &"a table");
+                self.wrong_type(keys::PCIE, v, &"a table");
                 None
             }
         };
         BoardConfig {
             board: Board {
-                name: self.name("board.name"),
-                kind: self.choice("board.kind", &BoardKind::ALL, BoardKind::as_str),
+                name: self.name(keys::BOARD_NAME),
+                kind: self.choice(keys::BOARD_KIND, &BoardKind::ALL, BoardKind::as_str),
             },
             dram: Dram {
-                base: self.int("dram.base", l::DRAM_BASE),
-                size: self.bytes("dram.size", l::DRAM_SIZE),
+                base: self.int(keys::DRAM_BASE, l::DRAM_BASE),
+                size: self.bytes(keys::DRAM_SIZE, l::DRAM_SIZE),
             },
             regions: Regions {
-                firmware: self.region("regions.firmware"),
-                rings: self.region("regions.rings"),
-                net_buffers: self.region("regions.net_buffers"),
-                page_table: self.region("regions.page_table"),
-                data: self.region("regions.data"),
+                firmware: self.region(keys::REGIONS_FIRMWARE),
+                rings: self.region(keys::REGIONS_RINGS),
+                net_buffers: self.region(keys::REGIONS_NET_BUFFERS),
+                page_table: self.region(keys::REGIONS_PAGE_TABLE),
+                data: self.region(keys::REGIONS_DATA),
             },
             pages: Pages {
-                sizes: self.page_sizes("pages.sizes"),
-                default_size: self.bytes("pages.default_size", l::PAGE_SIZE),
+                sizes: self.page_sizes(keys::PAGES_SIZES),
+                default_size: self.bytes(keys::PAGES_DEFAULT_SIZE, l::PAGE_SIZE),
             },
             page_table: PageTable {
-                slots_per_bucket: self.int("page_table.slots_per_bucket", l::SLOTS_PER_BUCKET)
+                slots_per_bucket: self.int(keys::PAGE_TABLE_SLOTS_PER_BUCKET, l::SLOTS_PER_BUCKET)
                     as u32,
-                slot_factor: self.int("page_table.slot_factor", l::SLOT_FACTOR) as u32,
+                slot_factor: self.int(keys::PAGE_TABLE_SLOT_FACTOR, l::SLOT_FACTOR) as u32,
             },
             tlb: Tlb {
-                entries: self.int("tlb.entries", l::TLB_ENTRIES) as u32,
+                entries: self.int(keys::TLB_ENTRIES, l::TLB_ENTRIES) as u32,
             },
             free_pa_fifo: FreePaFifo {
-                depth: self.int("free_pa_fifo.depth", l::FREE_PA_FIFO_DEPTH) as u32,
+                depth: self.int(keys::FREE_PA_FIFO_DEPTH, l::FREE_PA_FIFO_DEPTH) as u32,
             },
             rings: Rings {
-                slot_bytes: self.bytes("rings.slot_bytes", l::RING_SLOT_BYTES) as u32,
-                rx: self.ring("rings.rx"),
-                tx: self.ring("rings.tx"),
+                slot_bytes: self.bytes(keys::RINGS_SLOT_BYTES, l::RING_SLOT_BYTES) as u32,
+                rx: self.ring(keys::RINGS_RX),
+                tx: self.ring(keys::RINGS_TX),
             },
             fastpath: FastPath {
-                clock_mhz: self.int("fastpath.clock_mhz", l::CLOCK_MHZ) as u32,
-                datapath_bits: self.int("fastpath.datapath_bits", l::DATAPATH_BITS) as u32,
-                regs_base: self.opt_int("fastpath.regs_base", l::REGS_BASE),
+                clock_mhz: self.int(keys::FASTPATH_CLOCK_MHZ, l::CLOCK_MHZ) as u32,
+                datapath_bits: self.int(keys::FASTPATH_DATAPATH_BITS, l::DATAPATH_BITS) as u32,
+                regs_base: self.opt_int(keys::FASTPATH_REGS_BASE, l::REGS_BASE),
             },
             network: Network {
-                mac: self.mac("network.mac"),
+                mac: self.mac(keys::NETWORK_MAC),
                 ipv4: self.ipv4("network.ipv4"),
-                udp_port: self.int("network.udp_port", l::UDP_PORT) as u16,
-                mtu_payload: self.bytes("network.mtu_payload", l::MTU_PAYLOAD) as u32,
-                ports: self.int("network.ports", l::PORTS) as u32,
-                port_gbps: self.int("network.port_gbps", l::PORT_GBPS) as u32,
-                port_kind: self.choice("network.port_kind", &PortKind::ALL, PortKind::as_str),
+                udp_port: self.int(keys::NETWORK_UDP_PORT, l::UDP_PORT) as u16,
+                mtu_payload: self.bytes(keys::NETWORK_MTU_PAYLOAD, l::MTU_PAYLOAD) as u32,
+                ports: self.int(keys::NETWORK_PORTS, l::PORTS) as u32,
+                port_gbps: self.int(keys::NETWORK_PORT_GBPS, l::PORT_GBPS) as u32,
+                port_kind: self.choice(keys::NETWORK_PORT_KIND, &PortKind::ALL, PortKind::as_str),
                 clients: self
-                    .opt_int("network.clients", l::CLIENTS)
+                    .opt_int(keys::NETWORK_CLIENTS, l::CLIENTS)
                     .map_or(crate::model::DEFAULT_CLIENTS, |n| n as u32),
                 max_response_bytes: self
-                    .opt_bytes("network.max_response_bytes", l::MAX_RESPONSE_BYTES)
+                    .opt_bytes(keys::NETWORK_MAX_RESPONSE_BYTES, l::MAX_RESPONSE_BYTES)
                     .map_or(crate::model::DEFAULT_MAX_RESPONSE_BYTES, |n| n as u32),
             },
             dedup: Dedup {
-                buffer_bytes: self.bytes("dedup.buffer_bytes", l::DEDUP_BUFFER_BYTES),
-                entry_bytes: self.bytes("dedup.entry_bytes", l::DEDUP_ENTRY_BYTES) as u32,
+                buffer_bytes: self.bytes(keys::DEDUP_BUFFER_BYTES, l::DEDUP_BUFFER_BYTES),
+                entry_bytes: self.bytes(keys::DEDUP_ENTRY_BYTES, l::DEDUP_ENTRY_BYTES) as u32,
             },
             timeouts: Timeouts {
-                request_us: self.int("timeouts.request_us", l::REQUEST_US),
-                rto_min_us: self.int("timeouts.rto_min_us", l::RTO_US),
-                rto_max_us: self.int("timeouts.rto_max_us", l::RTO_US),
-                retry_budget: self.int("timeouts.retry_budget", l::RETRY_BUDGET) as u32,
+                request_us: self.int(keys::TIMEOUTS_REQUEST_US, l::REQUEST_US),
+                rto_min_us: self.int(keys::TIMEOUTS_RTO_MIN_US, l::RTO_US),
+                rto_max_us: self.int(keys::TIMEOUTS_RTO_MAX_US, l::RTO_US),
+                retry_budget: self.int(keys::TIMEOUTS_RETRY_BUDGET, l::RETRY_BUDGET) as u32,
             },
             va: VaSpace {
-                bits: self.int("va.bits", l::VA_BITS) as u32,
-                vregion_bytes: self.bytes("va.vregion_bytes", l::VREGION_BYTES),
-                max_pids: self.int("va.max_pids", l::MAX_PIDS) as u32,
+                bits: self.int(keys::VA_BITS, l::VA_BITS) as u32,
+                vregion_bytes: self.bytes(keys::VA_VREGION_BYTES, l::VREGION_BYTES),
+                max_pids: self.int(keys::VA_MAX_PIDS, l::MAX_PIDS) as u32,
             },
             sessions: Sessions {
-                capacity: self.int("sessions.capacity", l::SESSION_CAPACITY) as u32,
-                dedup_per_session: self.int("sessions.dedup_per_session", l::DEDUP_PER_SESSION)
+                capacity: self.int(keys::SESSIONS_CAPACITY, l::SESSION_CAPACITY) as u32,
+                dedup_per_session: self.int(keys::SESSIONS_DEDUP_PER_SESSION, l::DEDUP_PER_SESSION)
                     as u32,
-                locks_per_session: self.int("sessions.locks_per_session", l::LOCKS_PER_SESSION)
+                locks_per_session: self.int(keys::SESSIONS_LOCKS_PER_SESSION, l::LOCKS_PER_SESSION)
                     as u32,
-                mem_quota_bytes: self.bytes("sessions.mem_quota_bytes", l::MEM_QUOTA_BYTES),
+                mem_quota_bytes: self.bytes(keys::SESSIONS_MEM_QUOTA_BYTES, l::MEM_QUOTA_BYTES),
             },
             pcie,
         }
@@ -739,7 +740,7 @@ impl Reader<'_> {
                         .collect();
                     let mut known: Vec<&str> = siblings.into_iter().collect();
                     if prefix.is_empty() {
-                        known.insert(0, "inherit");
+                        known.insert(0, keys::INHERIT);
                     }
                     return Err(ConfigError::UnknownKey {
                         file: self.file(&key),

@@ -8,6 +8,8 @@
 
 use core::fmt;
 
+use crate::keys;
+
 /// Bytes in one page-table entry, from the PTE layout in `clio-wire` (16 B).
 pub const PTE_BYTES: u64 = clio_wire::pte::PTE_LEN as u64;
 
@@ -276,11 +278,11 @@ impl Regions {
     /// Every region with its dotted key, in address-layout order of the shipped files.
     pub const fn named(&self) -> [(&'static str, Region); 5] {
         [
-            ("regions.firmware", self.firmware),
-            ("regions.rings", self.rings),
-            ("regions.net_buffers", self.net_buffers),
-            ("regions.page_table", self.page_table),
-            ("regions.data", self.data),
+            (keys::REGIONS_FIRMWARE.table, self.firmware),
+            (keys::REGIONS_RINGS.table, self.rings),
+            (keys::REGIONS_NET_BUFFERS.table, self.net_buffers),
+            (keys::REGIONS_PAGE_TABLE.table, self.page_table),
+            (keys::REGIONS_DATA.table, self.data),
         ]
     }
 }

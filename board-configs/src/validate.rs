@@ -6,6 +6,7 @@
 
 use core::fmt;
 
+use crate::keys;
 use crate::model::{BoardConfig, BoardKind, Name, Region, PTE_BYTES, RING_SLOT_BYTES};
 
 /// An inclusive range of allowed values.
@@ -276,134 +277,142 @@ impl BoardConfig {
         // Single keys.
         let name = c.board.name.as_str();
         if name.is_empty() || !name.bytes().all(name_byte_ok) {
-            return fail("board.name", Shown::Name(c.board.name), Reason::BadName);
+            return fail(keys::BOARD_NAME, Shown::Name(c.board.name), Reason::BadName);
         }
-        check("dram.base", c.dram.base, l::DRAM_BASE)?;
-        check("dram.size", c.dram.size, l::DRAM_SIZE)?;
+        check(keys::DRAM_BASE, c.dram.base, l::DRAM_BASE)?;
+        check(keys::DRAM_SIZE, c.dram.size, l::DRAM_SIZE)?;
         for (key, r) in c.regions.named() {
             check(key, r.size, l::REGION_SIZE)?;
         }
         if c.pages.sizes.is_empty() {
             return fail(
-                "pages.sizes",
+                keys::PAGES_SIZES,
                 Shown::Text("[]"),
                 Reason::TooSmall(1, "page sizes"),
             );
         }
         for size in c.pages.sizes.iter() {
-            check("pages.sizes", size, l::PAGE_SIZE)?;
+            check(keys::PAGES_SIZES, size, l::PAGE_SIZE)?;
         }
-        check("pages.default_size", c.pages.default_size, l::PAGE_SIZE)?;
+        check(keys::PAGES_DEFAULT_SIZE, c.pages.default_size, l::PAGE_SIZE)?;
         let ps = &c.page_table;
         check(
-            "page_table.slots_per_bucket",
+            keys::PAGE_TABLE_SLOTS_PER_BUCKET,
             ps.slots_per_bucket.into(),
             l::SLOTS_PER_BUCKET,
         )?;
         check(
-            "page_table.slot_factor",
+            keys::PAGE_TABLE_SLOT_FACTOR,
             ps.slot_factor.into(),
             l::SLOT_FACTOR,
         )?;
-        check("tlb.entries", c.tlb.entries.into(), l::TLB_ENTRIES)?;
+        check(keys::TLB_ENTRIES, c.tlb.entries.into(), l::TLB_ENTRIES)?;
         check(
-            "free_pa_fifo.depth",
+            keys::FREE_PA_FIFO_DEPTH,
             c.free_pa_fifo.depth.into(),
             l::FREE_PA_FIFO_DEPTH,
         )?;
         check(
-            "rings.slot_bytes",
+            keys::RINGS_SLOT_BYTES,
             c.rings.slot_bytes.into(),
             l::RING_SLOT_BYTES,
         )?;
-        check("rings.rx.base", c.rings.rx.base, l::RING_BASE)?;
-        check("rings.rx.slots", c.rings.rx.slots.into(), l::RING_SLOTS)?;
-        check("rings.tx.base", c.rings.tx.base, l::RING_BASE)?;
-        check("rings.tx.slots", c.rings.tx.slots.into(), l::RING_SLOTS)?;
+        check(keys::RINGS_RX.base, c.rings.rx.base, l::RING_BASE)?;
+        check(keys::RINGS_RX.slots, c.rings.rx.slots.into(), l::RING_SLOTS)?;
+        check(keys::RINGS_TX.base, c.rings.tx.base, l::RING_BASE)?;
+        check(keys::RINGS_TX.slots, c.rings.tx.slots.into(), l::RING_SLOTS)?;
         check(
-            "fastpath.clock_mhz",
+            keys::FASTPATH_CLOCK_MHZ,
             c.fastpath.clock_mhz.into(),
             l::CLOCK_MHZ,
         )?;
         check(
-            "fastpath.datapath_bits",
+            keys::FASTPATH_DATAPATH_BITS,
             c.fastpath.datapath_bits.into(),
             l::DATAPATH_BITS,
         )?;
         if let Some(base) = c.fastpath.regs_base {
-            check("fastpath.regs_base", base, l::REGS_BASE)?;
+            check(keys::FASTPATH_REGS_BASE, base, l::REGS_BASE)?;
         }
         let n = &c.network;
-        check("network.udp_port", n.udp_port.into(), l::UDP_PORT)?;
-        check("network.mtu_payload", n.mtu_payload.into(), l::MTU_PAYLOAD)?;
-        check("network.ports", n.ports.into(), l::PORTS)?;
-        check("network.port_gbps", n.port_gbps.into(), l::PORT_GBPS)?;
-        check("network.clients", n.clients.into(), l::CLIENTS)?;
+        check(keys::NETWORK_UDP_PORT, n.udp_port.into(), l::UDP_PORT)?;
         check(
-            "network.max_response_bytes",
+            keys::NETWORK_MTU_PAYLOAD,
+            n.mtu_payload.into(),
+            l::MTU_PAYLOAD,
+        )?;
+        check(keys::NETWORK_PORTS, n.ports.into(), l::PORTS)?;
+        check(keys::NETWORK_PORT_GBPS, n.port_gbps.into(), l::PORT_GBPS)?;
+        check(keys::NETWORK_CLIENTS, n.clients.into(), l::CLIENTS)?;
+        check(
+            keys::NETWORK_MAX_RESPONSE_BYTES,
             n.max_response_bytes.into(),
             l::MAX_RESPONSE_BYTES,
         )?;
         if n.max_response_bytes % 1024 != 0 {
             fail(
-                "network.max_response_bytes",
+                keys::NETWORK_MAX_RESPONSE_BYTES,
                 Shown::Int(n.max_response_bytes.into()),
                 Reason::NotAligned(1024),
             )?;
         }
         if n.max_response_bytes < n.mtu_payload {
             fail(
-                "network.max_response_bytes",
+                keys::NETWORK_MAX_RESPONSE_BYTES,
                 Shown::Int(n.max_response_bytes.into()),
                 Reason::TooSmall(n.mtu_payload.into(), "network.mtu_payload: one full packet"),
             )?;
         }
         check(
-            "dedup.buffer_bytes",
+            keys::DEDUP_BUFFER_BYTES,
             c.dedup.buffer_bytes,
             l::DEDUP_BUFFER_BYTES,
         )?;
         check(
-            "dedup.entry_bytes",
+            keys::DEDUP_ENTRY_BYTES,
             c.dedup.entry_bytes.into(),
             l::DEDUP_ENTRY_BYTES,
         )?;
         let t = &c.timeouts;
-        check("timeouts.request_us", t.request_us, l::REQUEST_US)?;
-        check("timeouts.rto_min_us", t.rto_min_us, l::RTO_US)?;
-        check("timeouts.rto_max_us", t.rto_max_us, l::RTO_US)?;
+        check(keys::TIMEOUTS_REQUEST_US, t.request_us, l::REQUEST_US)?;
+        check(keys::TIMEOUTS_RTO_MIN_US, t.rto_min_us, l::RTO_US)?;
+        check(keys::TIMEOUTS_RTO_MAX_US, t.rto_max_us, l::RTO_US)?;
         check(
-            "timeouts.retry_budget",
+            keys::TIMEOUTS_RETRY_BUDGET,
             t.retry_budget.into(),
             l::RETRY_BUDGET,
         )?;
-        check("va.bits", c.va.bits.into(), l::VA_BITS)?;
-        check("va.vregion_bytes", c.va.vregion_bytes, l::VREGION_BYTES)?;
-        check("va.max_pids", c.va.max_pids.into(), l::MAX_PIDS)?;
+        check(keys::VA_BITS, c.va.bits.into(), l::VA_BITS)?;
+        check(keys::VA_VREGION_BYTES, c.va.vregion_bytes, l::VREGION_BYTES)?;
+        check(keys::VA_MAX_PIDS, c.va.max_pids.into(), l::MAX_PIDS)?;
         let se = &c.sessions;
-        check("sessions.capacity", se.capacity.into(), l::SESSION_CAPACITY)?;
         check(
-            "sessions.dedup_per_session",
+            keys::SESSIONS_CAPACITY,
+            se.capacity.into(),
+            l::SESSION_CAPACITY,
+        )?;
+        check(
+            keys::SESSIONS_DEDUP_PER_SESSION,
             se.dedup_per_session.into(),
             l::DEDUP_PER_SESSION,
         )?;
         check(
-            "sessions.locks_per_session",
+            keys::SESSIONS_LOCKS_PER_SESSION,
             se.locks_per_session.into(),
             l::LOCKS_PER_SESSION,
         )?;
         check(
-            "sessions.mem_quota_bytes",
+            keys::SESSIONS_MEM_QUOTA_BYTES,
             se.mem_quota_bytes,
             l::MEM_QUOTA_BYTES,
         )?;
         if let Some(p) = &c.pcie {
-            check("pcie.user_bar", p.user_bar.into(), l::PCI_BAR)?;
-            check("pcie.user_offset", p.user_offset, l::PCI_USER_OFFSET)?;
+            check(keys::PCIE_USER_BAR, p.user_bar.into(), l::PCI_BAR)?;
+            check(keys::PCIE_USER_OFFSET, p.user_offset, l::PCI_USER_OFFSET)?;
             check("pcie.h2c_channels", p.h2c_channels.into(), l::XDMA_CHANNELS)?;
             check("pcie.c2h_channels", p.c2h_channels.into(), l::XDMA_CHANNELS)?;
             check(
-                "pcie.xdma_instance",
+                keys::PCIE_XDMA_INSTANCE,
                 p.xdma_instance.into(),
                 l::XDMA_INSTANCE,
             )?;
@@ -419,14 +428,14 @@ impl BoardConfig {
         let dram = c.dram.region();
         if c.dram.base % l_align() != 0 {
             return fail(
-                "dram.base",
+                keys::DRAM_BASE,
                 Shown::Addr(c.dram.base),
                 Reason::NotAligned(l_align()),
             );
         }
         if c.dram.base.checked_add(c.dram.size).is_none() {
             return fail(
-                "dram.size",
+                keys::DRAM_SIZE,
                 Shown::Int(c.dram.size),
                 Reason::TooLarge(u64::MAX - c.dram.base, "base + size must fit in 64 bits"),
             );
@@ -447,14 +456,14 @@ impl BoardConfig {
         }
         if u64::from(c.rings.slot_bytes) != RING_SLOT_BYTES {
             return fail(
-                "rings.slot_bytes",
+                keys::RINGS_SLOT_BYTES,
                 Shown::Int(c.rings.slot_bytes.into()),
                 Reason::NotEqual(RING_SLOT_BYTES, "the ring slot of clio-wire"),
             );
         }
-        let ring_area = ("regions.rings", c.regions.rings);
-        let rx = ("rings.rx.base", c.rx_ring_region());
-        let tx = ("rings.tx.base", c.tx_ring_region());
+        let ring_area = (keys::REGIONS_RINGS.table, c.regions.rings);
+        let rx = (keys::RINGS_RX.base, c.rx_ring_region());
+        let tx = (keys::RINGS_TX.base, c.tx_ring_region());
         for (key, r) in [rx, tx] {
             if r.base % u64::from(c.rings.slot_bytes) != 0 {
                 return fail(
@@ -475,13 +484,13 @@ impl BoardConfig {
             return fail(
                 tx.0,
                 Shown::Region(tx.1),
-                Reason::Overlaps("rings.rx", rx.1),
+                Reason::Overlaps(keys::RINGS_RX.table, rx.1),
             );
         }
         let need = c.page_table_bytes();
         if c.regions.page_table.size < need {
             return fail(
-                "regions.page_table",
+                keys::REGIONS_PAGE_TABLE.table,
                 Shown::Region(c.regions.page_table),
                 Reason::TooSmall(need, "bytes of the derived page table"),
             );
@@ -490,7 +499,7 @@ impl BoardConfig {
         let data = c.regions.data;
         if data.base % largest != 0 || data.size % largest != 0 {
             return fail(
-                "regions.data",
+                keys::REGIONS_DATA.table,
                 Shown::Region(data),
                 Reason::NotAligned(largest),
             );
@@ -503,7 +512,7 @@ impl BoardConfig {
         let c = self;
         if !c.pages.sizes.contains(c.pages.default_size) {
             return fail(
-                "pages.default_size",
+                keys::PAGES_DEFAULT_SIZE,
                 Shown::Int(c.pages.default_size),
                 Reason::NotASupportedPageSize,
             );
@@ -512,7 +521,7 @@ impl BoardConfig {
         // the largest page must fit in one class's share of the VA space.
         if c.pages.sizes.len() as usize > clio_wire::pte::MAX_PAGE_CLASSES {
             return fail(
-                "pages.sizes",
+                keys::PAGES_SIZES,
                 Shown::Int(c.pages.sizes.len().into()),
                 Reason::TooLarge(
                     clio_wire::pte::MAX_PAGE_CLASSES as u64,
@@ -522,7 +531,7 @@ impl BoardConfig {
         }
         if c.page_classes().is_err() {
             return fail(
-                "va.bits",
+                keys::VA_BITS,
                 Shown::Int(c.va.bits.into()),
                 Reason::TooSmall(
                     u64::from(c.pages.sizes.largest().trailing_zeros()) + 2,
@@ -533,35 +542,35 @@ impl BoardConfig {
         let t = &c.timeouts;
         if t.rto_max_us < t.rto_min_us {
             return fail(
-                "timeouts.rto_max_us",
+                keys::TIMEOUTS_RTO_MAX_US,
                 Shown::Int(t.rto_max_us),
-                Reason::TooSmall(t.rto_min_us, "timeouts.rto_min_us"),
+                Reason::TooSmall(t.rto_min_us, keys::TIMEOUTS_RTO_MIN_US),
             );
         }
         if t.request_us < t.rto_max_us {
             return fail(
-                "timeouts.request_us",
+                keys::TIMEOUTS_REQUEST_US,
                 Shown::Int(t.request_us),
-                Reason::TooSmall(t.rto_max_us, "timeouts.rto_max_us"),
+                Reason::TooSmall(t.rto_max_us, keys::TIMEOUTS_RTO_MAX_US),
             );
         }
         if c.dedup.buffer_bytes < u64::from(c.dedup.entry_bytes) {
             return fail(
-                "dedup.buffer_bytes",
+                keys::DEDUP_BUFFER_BYTES,
                 Shown::Int(c.dedup.buffer_bytes),
                 Reason::TooSmall(c.dedup.entry_bytes.into(), "one dedup.entry_bytes entry"),
             );
         }
         if c.va.vregion_bytes > c.va_bytes() {
             return fail(
-                "va.vregion_bytes",
+                keys::VA_VREGION_BYTES,
                 Shown::Int(c.va.vregion_bytes),
                 Reason::TooLarge(c.va_bytes(), "2^va.bits"),
             );
         }
         if c.pages.sizes.largest() > c.va.vregion_bytes {
             return fail(
-                "va.vregion_bytes",
+                keys::VA_VREGION_BYTES,
                 Shown::Int(c.va.vregion_bytes),
                 Reason::TooSmall(c.pages.sizes.largest(), "the largest page size"),
             );
@@ -570,7 +579,7 @@ impl BoardConfig {
         // One bucket is one DRAM burst; a PTE beat must fit the datapath.
         if PTE_BYTES * 8 > u64::from(c.fastpath.datapath_bits) {
             return fail(
-                "fastpath.datapath_bits",
+                keys::FASTPATH_DATAPATH_BITS,
                 Shown::Int(c.fastpath.datapath_bits.into()),
                 Reason::TooSmall(PTE_BYTES * 8, "one PTE per beat"),
             );
@@ -578,7 +587,7 @@ impl BoardConfig {
         let is_alveo = c.board.kind == BoardKind::AlveoU200;
         if is_alveo != c.pcie.is_some() {
             return fail(
-                "pcie",
+                keys::PCIE,
                 Shown::Text(if c.pcie.is_some() {
                     "present"
                 } else {
@@ -600,7 +609,7 @@ impl BoardConfig {
         let need = c.dedup_buffer_bytes_needed();
         if c.dedup.buffer_bytes < need {
             return fail(
-                "dedup.buffer_bytes",
+                keys::DEDUP_BUFFER_BYTES,
                 Shown::Int(c.dedup.buffer_bytes),
                 Reason::TooSmall(
                     need,
@@ -611,7 +620,7 @@ impl BoardConfig {
         }
         if u64::from(se.dedup_per_session) > c.dedup_entries() {
             return fail(
-                "sessions.dedup_per_session",
+                keys::SESSIONS_DEDUP_PER_SESSION,
                 Shown::Int(se.dedup_per_session.into()),
                 Reason::TooLarge(
                     c.dedup_entries(),
@@ -622,21 +631,21 @@ impl BoardConfig {
         let page = c.pages.default_size;
         if page != 0 && se.mem_quota_bytes % page != 0 {
             return fail(
-                "sessions.mem_quota_bytes",
+                keys::SESSIONS_MEM_QUOTA_BYTES,
                 Shown::Int(se.mem_quota_bytes),
                 Reason::NotAligned(page),
             );
         }
         if se.mem_quota_bytes > c.regions.data.size {
             return fail(
-                "sessions.mem_quota_bytes",
+                keys::SESSIONS_MEM_QUOTA_BYTES,
                 Shown::Int(se.mem_quota_bytes),
-                Reason::TooLarge(c.regions.data.size, "regions.data.size"),
+                Reason::TooLarge(c.regions.data.size, keys::REGIONS_DATA.size),
             );
         }
         if page != 0 && se.mem_quota_bytes / page > u64::from(u32::MAX) {
             return fail(
-                "sessions.mem_quota_bytes",
+                keys::SESSIONS_MEM_QUOTA_BYTES,
                 Shown::Int(se.mem_quota_bytes),
                 Reason::TooLarge(
                     u64::from(u32::MAX).saturating_mul(page),
@@ -660,7 +669,7 @@ impl BoardConfig {
     /// block), refused on an Alveo card (no ARM); where present, 4 KiB
     /// aligned with the whole block inside the `M_AXI_HPM0_FPD` window.
     fn validate_regs_base(&self) -> Result<(), Violation> {
-        let key = "fastpath.regs_base";
+        let key = keys::FASTPATH_REGS_BASE;
         let kind = self.board.kind;
         let base = match (kind, self.fastpath.regs_base) {
             (BoardKind::AlveoU200, Some(b)) => {

@@ -83,11 +83,93 @@ impl From<&InfoResp> for BoardIdentity {
 
 /// One comparison of the board's answer with the manifest.
 #[derive(Debug, Serialize)]
-struct Check {
-    field: &'static str,
-    board: String,
-    manifest: String,
-    ok: bool,
+pub struct Check {
+    /// The compared field (`board`, `build_id`, `config_hash`).
+    pub field: &'static str,
+    /// What the board says.
+    pub board: String,
+    /// What the manifest says.
+    pub manifest: String,
+    /// Whether they agree.
+    pub ok: bool,
+}
+
+/// What `clio info` found; `Display` is the text report, `Serialize` the
+/// `--json` one.
+#[derive(Debug, Serialize)]
+pub struct InfoReport {
+    /// The board's answer.
+    pub board: BoardIdentity,
+    /// The UDP server's client table, when the board is an emulator.
+    pub emulator: Option<clio_emu::server::ProbeReply>,
+    /// The comparison with `--manifest` (empty without one).
+    pub manifest_checks: Vec<Check>,
+}
+
+impl InfoReport {
+    /// An error naming every field in which the board differs from the manifest.
+    pub fn verdict(&self) -> Result<()> {
+        let bad: Vec<_> = self
+            .manifest_checks
+            .iter()
+            .filter(|c| !c.ok)
+            .map(|c| c.field)
+            .collect();
+        if !bad.is_empty() {
+            bail!("board differs from the manifest in: {}", bad.join(", "));
+        }
+        Ok(())
+    }
+}
+
+impl std::fmt::Display for InfoReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let id = &self.board;
+        writeln!(f, "board            {}", id.board)?;
+        writeln!(
+            f,
+            "firmware         {}  (build {})",
+            id.firmware_version, id.build_id
+        )?;
+        writeln!(f, "rtl              {}", id.rtl_version)?;
+        writeln!(f, "config hash      {}", id.config_hash)?;
+        writeln!(f, "dram             {} MiB", id.dram_bytes >> 20)?;
+        writeln!(f, "mtu              {} B", id.mtu)?;
+        writeln!(
+            f,
+            "pages            {} KiB, {} slots/bucket, {} TLB entries",
+            id.page_bytes >> 10,
+            id.slots_per_bucket,
+            id.tlb_entries
+        )?;
+        writeln!(f, "epoch            {}", id.epoch)?;
+        writeln!(
+            f,
+            "sessions         {} at once (table of {}, ids 1..{})",
+            id.sessions.saturating_sub(1),
+            id.sessions,
+            id.sessions.saturating_sub(1)
+        )?;
+        if let Some(e) = &self.emulator {
+            let c = &e.clients;
+            writeln!(
+                f,
+                "clients          {} live of {}, {} evicted, {} answers to evicted clients dropped (emulator)",
+                c.live, c.capacity, c.evicted, c.unroutable
+            )?;
+        }
+        for c in &self.manifest_checks {
+            writeln!(
+                f,
+                "{:<6} {:<11} board {}  manifest {}",
+                if c.ok { "match" } else { "DIFF" },
+                c.field,
+                c.board,
+                c.manifest
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Compare a board's identity with a manifest. The board reports the first
@@ -135,8 +217,9 @@ fn emulator_stats(addr: std::net::SocketAddr) -> Option<clio_emu::server::ProbeR
         .flatten()
 }
 
-/// Run `clio info`.
-pub fn run(a: &InfoArgs) -> Result<()> {
+/// Ask the board (and compare with `--manifest`); the caller prints the
+/// report and then checks its [`InfoReport::verdict`].
+pub fn query(a: &InfoArgs) -> Result<InfoReport> {
     let (info, emulator) = match a.target.addr.as_deref() {
         // An Alveo card (or an emulated one, `clio fabric`) through its XDMA nodes.
         Some(x) if x.starts_with("xdma://") => {
@@ -170,58 +253,11 @@ pub fn run(a: &InfoArgs) -> Result<()> {
         }
         None => Vec::new(),
     };
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "board": id, "emulator": emulator, "manifest_checks": checks })
-            )?
-        );
-    } else {
-        println!("board            {}", id.board);
-        println!(
-            "firmware         {}  (build {})",
-            id.firmware_version, id.build_id
-        );
-        println!("rtl              {}", id.rtl_version);
-        println!("config hash      {}", id.config_hash);
-        println!("dram             {} MiB", id.dram_bytes >> 20);
-        println!("mtu              {} B", id.mtu);
-        println!(
-            "pages            {} KiB, {} slots/bucket, {} TLB entries",
-            id.page_bytes >> 10,
-            id.slots_per_bucket,
-            id.tlb_entries
-        );
-        println!("epoch            {}", id.epoch);
-        println!(
-            "sessions         {} at once (table of {}, ids 1..{})",
-            id.sessions.saturating_sub(1),
-            id.sessions,
-            id.sessions.saturating_sub(1)
-        );
-        if let Some(e) = &emulator {
-            let c = &e.clients;
-            println!(
-                "clients          {} live of {}, {} evicted, {} answers to evicted clients dropped (emulator)",
-                c.live, c.capacity, c.evicted, c.unroutable
-            );
-        }
-        for c in &checks {
-            println!(
-                "{:<6} {:<11} board {}  manifest {}",
-                if c.ok { "match" } else { "DIFF" },
-                c.field,
-                c.board,
-                c.manifest
-            );
-        }
-    }
-    let bad: Vec<_> = checks.iter().filter(|c| !c.ok).map(|c| c.field).collect();
-    if !bad.is_empty() {
-        bail!("board differs from the manifest in: {}", bad.join(", "));
-    }
-    Ok(())
+    Ok(InfoReport {
+        board: id,
+        emulator,
+        manifest_checks: checks,
+    })
 }
 
 #[cfg(test)]
@@ -281,5 +317,26 @@ mod tests {
             .map(|c| c.field)
             .collect();
         assert_eq!(bad, ["build_id", "config_hash"]);
+        // The report says so in text, in JSON and in its verdict.
+        let report = InfoReport {
+            manifest_checks: compare(&id, &m),
+            board: id,
+            emulator: None,
+        };
+        let text = report.to_string();
+        assert!(text.starts_with("board            zcu106\n"), "{text}");
+        assert!(
+            text.contains("DIFF   build_id    board 0123456789abcdef"),
+            "{text}"
+        );
+        assert!(!text.contains("clients"), "no emulator line: {text}");
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["board"]["mtu"], 1450);
+        assert_eq!(json["manifest_checks"][1]["ok"], false);
+        let e = report.verdict().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "board differs from the manifest in: build_id, config_hash"
+        );
     }
 }

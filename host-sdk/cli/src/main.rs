@@ -45,15 +45,32 @@ fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
         Cmd::Bringup(a) => bringup::run(a),
         Cmd::Edmsim(a) => edm_sim::cli::run(a.clone()).map_err(anyhow::Error::msg),
-        Cmd::Info(a) => info::run(a),
+        Cmd::Info(a) => {
+            let report = info::query(a)?;
+            show(&report, a.json)?;
+            report.verdict()
+        }
         Cmd::Flash(a) => flash::run(a),
         Cmd::Demo(a) => demo::run(a),
         Cmd::Fabric(a) => fabric::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
         Cmd::Bench(a) => bench::run(a),
-        Cmd::Rack(a) => rack::run(a),
+        Cmd::Rack(a) => match &a.cmd {
+            Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
+            None => rack::run(a),
+        },
     }
+}
+
+/// Prints a command's report: its text form, or pretty JSON with `--json`.
+fn show<R: serde::Serialize + std::fmt::Display>(report: &R, json: bool) -> Result<()> {
+    if json {
+        println!("{}", serde_json::to_string_pretty(report)?);
+    } else {
+        print!("{report}");
+    }
+    Ok(())
 }
 
 /// Whether a panic is `print!` failing on a closed standard output: the

@@ -1,6 +1,7 @@
 //! `clio rack`: a rack of emulated memory nodes under one controller, and
 //! `clio rack status`: what a running controller knows.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -61,24 +62,53 @@ pub struct StatusArgs {
     pub json: bool,
 }
 
+/// One node as the controller knows it.
 #[derive(Debug, Serialize)]
-struct NodeRow {
-    id: u16,
-    name: Option<String>,
-    address: Option<String>,
-    epoch: u32,
-    live: bool,
-    regions: u32,
-    used_bytes: Option<u64>,
-    free_bytes: Option<u64>,
+pub struct NodeRow {
+    /// Node id.
+    pub id: u16,
+    /// Its name in the rack config (a rack started here only).
+    pub name: Option<String>,
+    /// Its address in the rack config (a rack started here only).
+    pub address: Option<String>,
+    /// The node's boot epoch.
+    pub epoch: u32,
+    /// Whether the controller hears from it.
+    pub live: bool,
+    /// vRegions placed on it.
+    pub regions: u32,
+    /// Bytes in use, if reported.
+    pub used_bytes: Option<u64>,
+    /// Bytes free, if reported.
+    pub free_bytes: Option<u64>,
 }
 
-/// Runs `clio rack`.
-pub fn run(a: &RackArgs) -> Result<()> {
-    match &a.cmd {
-        Some(RackCmd::Status(s)) => status(s),
-        None => serve(a),
+/// What `clio rack status` found; `Display` is the text report, `Serialize`
+/// the `--json` one.
+#[derive(Debug, Serialize)]
+pub struct RackStatus {
+    /// The controller asked.
+    pub controller: String,
+    /// Every node it knows.
+    pub nodes: Vec<NodeRow>,
+}
+
+impl fmt::Display for RackStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "rack controller udp://{}: {} nodes",
+            self.controller,
+            self.nodes.len()
+        )?;
+        write!(f, "{}", Rows(&self.nodes))
     }
+}
+
+/// Runs `clio rack` without a subcommand: starts a rack and serves until
+/// killed or `--for-secs` ([`status`] is `clio rack status`).
+pub fn run(a: &RackArgs) -> Result<()> {
+    serve(a)
 }
 
 fn serve(a: &RackArgs) -> Result<()> {
@@ -103,7 +133,7 @@ fn serve(a: &RackArgs) -> Result<()> {
             a.nodes,
             board.board.name
         );
-        print_rows(&rows);
+        print!("{}", Rows(&rows));
         println!(
             "serving; `clio rack status --controller {}` from another shell",
             rack.controller_addr()
@@ -162,40 +192,69 @@ fn mib(b: Option<u64>) -> String {
     })
 }
 
-fn print_rows(rows: &[NodeRow]) {
-    println!(
-        "{:>4}  {:<8} {:<22} {:>6} {:>5} {:>8} {:>10} {:>10}",
-        "node", "name", "address", "epoch", "live", "regions", "used MiB", "free MiB"
-    );
-    for r in rows {
-        println!(
+/// The node table.
+struct Rows<'a>(&'a [NodeRow]);
+
+impl fmt::Display for Rows<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
             "{:>4}  {:<8} {:<22} {:>6} {:>5} {:>8} {:>10} {:>10}",
-            r.id,
-            r.name.as_deref().unwrap_or("-"),
-            r.address.as_deref().unwrap_or("-"),
-            r.epoch,
-            if r.live { "yes" } else { "no" },
-            r.regions,
-            mib(r.used_bytes),
-            mib(r.free_bytes)
-        );
+            "node", "name", "address", "epoch", "live", "regions", "used MiB", "free MiB"
+        )?;
+        for r in self.0 {
+            writeln!(
+                f,
+                "{:>4}  {:<8} {:<22} {:>6} {:>5} {:>8} {:>10} {:>10}",
+                r.id,
+                r.name.as_deref().unwrap_or("-"),
+                r.address.as_deref().unwrap_or("-"),
+                r.epoch,
+                if r.live { "yes" } else { "no" },
+                r.regions,
+                mib(r.used_bytes),
+                mib(r.free_bytes)
+            )?;
+        }
+        Ok(())
     }
 }
 
-fn status(s: &StatusArgs) -> Result<()> {
-    let rows = query(s.controller, None)?;
-    if s.json {
-        println!(
-            "{}",
-            serde_json::json!({ "controller": s.controller.to_string(), "nodes": rows })
-        );
-    } else {
-        println!(
-            "rack controller udp://{}: {} nodes",
-            s.controller,
-            rows.len()
-        );
-        print_rows(&rows);
+/// Asks a running controller for its nodes (`clio rack status`); the
+/// caller prints the report.
+pub fn status(s: &StatusArgs) -> Result<RackStatus> {
+    Ok(RackStatus {
+        controller: s.controller.to_string(),
+        nodes: query(s.controller, None)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn status_report_text_and_json() {
+        let r = RackStatus {
+            controller: "127.0.0.1:7800".into(),
+            nodes: vec![NodeRow {
+                id: 1,
+                name: None,
+                address: None,
+                epoch: 3,
+                live: false,
+                regions: 2,
+                used_bytes: Some(3 << 20),
+                free_bytes: None,
+            }],
+        };
+        let text = r.to_string();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "rack controller udp://127.0.0.1:7800: 1 nodes");
+        assert!(lines[1].trim_start().starts_with("node  name"), "{text}");
+        let row: Vec<&str> = lines[2].split_whitespace().collect();
+        assert_eq!(row, ["1", "-", "-", "3", "no", "2", "3.0", "-"]);
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["nodes"][0]["used_bytes"], 3 << 20);
     }
-    Ok(())
 }

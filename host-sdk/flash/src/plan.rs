@@ -467,28 +467,32 @@ impl<'r> Inputs<'r> {
         }
     }
 
+    /// An invocation of `tool`: its path, or its bare name in a dry run.
+    fn invoke(
+        &self,
+        tool: Tool,
+        args: Vec<Arg>,
+        script: Option<(String, String)>,
+    ) -> Result<Invocation, FlashError> {
+        let (program, found) = self.find(tool)?;
+        Ok(Invocation {
+            tool,
+            program,
+            found,
+            args,
+            script,
+        })
+    }
+
     /// Route jtag: one xsct script that programs the bitstream and, with a
     /// firmware manifest, loads and starts the firmware.
     fn jtag(&self) -> Result<Vec<Invocation>, FlashError> {
-        let Inputs {
-            req,
-            board,
-            hw,
-            psu_init,
-            boot_image,
-            fsbl,
-            xsa,
-            atf,
-            bitstream,
-            firmware,
-            ..
-        } = self;
-        let (board, hw) = (*board, *hw);
+        let (board, hw) = (self.board, self.hw);
         refuse(
-            boot_image.is_some() || fsbl.is_some() || atf.is_some(),
+            self.boot_image.is_some() || self.fsbl.is_some() || self.atf.is_some(),
             || "a boot image, FSBL or ATF belongs to route qspi or sd, not jtag".into(),
         )?;
-        let fw = match (&firmware, &psu_init, &xsa) {
+        let fw = match (&self.firmware, &self.psu_init, &self.xsa) {
             (Some(fw), Some(init), Some(xsa)) => Some(JtagFirmware {
                 elf: &fw.elf,
                 psu_init: init,
@@ -517,50 +521,36 @@ impl<'r> Inputs<'r> {
         };
         let text = script::xsct_jtag(
             hw,
-            req.jtag_cable.as_deref(),
-            bitstream.as_ref().map(|b| b.bitstream.as_path()),
+            self.req.jtag_cable.as_deref(),
+            self.bitstream.as_ref().map(|b| b.bitstream.as_path()),
             fw,
         )?;
-        let (program, found) = self.find(Tool::Xsct)?;
-        Ok(vec![Invocation {
-            tool: Tool::Xsct,
-            program,
-            found,
-            args: vec![Arg::Script],
-            script: Some((format!("flash_{}.tcl", board.name()), text)),
-        }])
+        Ok(vec![self.invoke(
+            Tool::Xsct,
+            vec![Arg::Script],
+            Some((format!("flash_{}.tcl", board.name()), text)),
+        )?])
     }
 
     /// Routes qspi and sd: a BOOT.BIN (given, or built by xsct and
     /// bootgen), then written to QSPI flash or copied to the SD card.
     fn boot_image(&self, host_steps: &mut Vec<HostStep>) -> Result<Vec<Invocation>, FlashError> {
-        let Inputs {
-            req,
-            route,
-            hw,
-            psu_init,
-            boot_image,
-            fsbl,
-            xsa,
-            atf,
-            bitstream,
-            firmware,
-            out_dir,
-            ..
-        } = self;
-        let (route, hw) = (*route, *hw);
-        refuse(req.jtag_cable.is_some(), || {
+        let (route, hw) = (self.route, self.hw);
+        refuse(self.req.jtag_cable.is_some(), || {
             format!("route {route} cannot select a JTAG cable; leave one board on the hw_server")
         })?;
-        refuse(psu_init.is_some(), || {
+        refuse(self.psu_init.is_some(), || {
             format!("route {route} boots through the FSBL, which does what psu_init.tcl does")
         })?;
         let mut runs = Vec::new();
         // BOOT.BIN and the FSBL: given, or built here.
-        let (image, fsbl_elf) = match (&boot_image, &fsbl) {
+        let (image, fsbl_elf) = match (&self.boot_image, &self.fsbl) {
             (Some(image), Some(fsbl)) => {
                 refuse(
-                    bitstream.is_some() || firmware.is_some() || xsa.is_some() || atf.is_some(),
+                    self.bitstream.is_some()
+                        || self.firmware.is_some()
+                        || self.xsa.is_some()
+                        || self.atf.is_some(),
                     || {
                         "a given boot image already holds bitstream and firmware; \
                      pass either --boot-image/--fsbl or the manifests with --xsa and --atf"
@@ -575,9 +565,13 @@ impl<'r> Inputs<'r> {
                 ))
             }
             (None, None) => {
-                let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) =
-                    (&bitstream, &firmware, &xsa, &atf, &out_dir)
-                else {
+                let (Some(bit), Some(fw), Some(xsa), Some(atf), Some(out)) = (
+                    &self.bitstream,
+                    &self.firmware,
+                    &self.xsa,
+                    &self.atf,
+                    &self.out_dir,
+                ) else {
                     return Err(FlashError::Request(format!(
                         "route {route} needs a boot image (BOOT.BIN): either --boot-image and --fsbl, or \
                          --bitstream and --firmware manifests with --xsa (hardware platform) and \
@@ -585,52 +579,37 @@ impl<'r> Inputs<'r> {
                     )));
                 };
                 let outputs = BootOutputs::under(out);
-                let (program, found) = self.find(Tool::Xsct)?;
-                runs.push(Invocation {
-                    tool: Tool::Xsct,
-                    program,
-                    found,
-                    args: vec![Arg::Script],
-                    script: Some((
+                runs.push(self.invoke(
+                    Tool::Xsct,
+                    vec![Arg::Script],
+                    Some((
                         "boot_firmware.tcl".into(),
                         boot::xsct_boot_firmware(xsa, out)?,
                     )),
-                });
+                )?);
                 let bif = boot::zcu106_bif(&outputs, &bit.bitstream, atf, &fw.elf)?;
-                let (program, found) = self.find(Tool::Bootgen)?;
-                runs.push(Invocation {
-                    tool: Tool::Bootgen,
-                    program,
-                    found,
-                    args: boot::bootgen_args(String::new(), &outputs.boot_bin)
-                        .into_iter()
-                        .map(|a| {
-                            if a.is_empty() {
-                                Arg::Script
-                            } else {
-                                Arg::Lit(a)
-                            }
-                        })
-                        .collect(),
-                    script: Some(("boot.bif".into(), bif)),
-                });
+                let args = boot::bootgen_args(String::new(), &outputs.boot_bin)
+                    .into_iter()
+                    .map(|a| {
+                        if a.is_empty() {
+                            Arg::Script
+                        } else {
+                            Arg::Lit(a)
+                        }
+                    })
+                    .collect();
+                runs.push(self.invoke(Tool::Bootgen, args, Some(("boot.bif".into(), bif)))?);
                 (outputs.boot_bin, outputs.fsbl)
             }
         };
         if route == Route::Qspi {
-            let (program, found) = self.find(Tool::ProgramFlash)?;
-            runs.push(Invocation {
-                tool: Tool::ProgramFlash,
-                program,
-                found,
-                args: script::program_flash_args(hw, &image, &fsbl_elf)
-                    .into_iter()
-                    .map(Arg::Lit)
-                    .collect(),
-                script: None,
-            });
+            let args = script::program_flash_args(hw, &image, &fsbl_elf)
+                .into_iter()
+                .map(Arg::Lit)
+                .collect();
+            runs.push(self.invoke(Tool::ProgramFlash, args, None)?);
         } else {
-            let Some(mount) = &req.sd_mount else {
+            let Some(mount) = &self.req.sd_mount else {
                 return Err(FlashError::Request(
                     "route sd needs the SD card's mount point (--sd-mount, its first FAT partition)".into(),
                 ));
@@ -656,40 +635,27 @@ impl<'r> Inputs<'r> {
     /// Routes vivado and cfgmem (the U200): program the FPGA, or write the
     /// configuration memory; PCIe remove/rescan around it for a card in use.
     fn fpga(&self, host_steps: &mut Vec<HostStep>) -> Result<Vec<Invocation>, FlashError> {
-        let Inputs {
-            req,
-            board,
-            route,
-            hw,
-            psu_init,
-            boot_image,
-            fsbl,
-            xsa,
-            atf,
-            bitstream,
-            firmware,
-            out_dir,
-            ..
-        } = self;
-        let (board, route, hw) = (*board, *route, *hw);
-        refuse(firmware.is_some() || psu_init.is_some(), || {
+        let (board, route, hw) = (self.board, self.route, self.hw);
+        refuse(self.firmware.is_some() || self.psu_init.is_some(), || {
             format!("the {board} has no ARM firmware to load")
         })?;
         refuse(
-            boot_image.is_some() || fsbl.is_some() || atf.is_some() || xsa.is_some(),
+            self.boot_image.is_some()
+                || self.fsbl.is_some()
+                || self.atf.is_some()
+                || self.xsa.is_some(),
             || format!("the {board} is programmed from its bitstream manifest, not a boot image"),
         )?;
-        let Some(bit) = &bitstream else {
+        let Some(bit) = &self.bitstream else {
             return Err(FlashError::Request(format!(
                 "the {board} needs a bitstream manifest"
             )));
         };
-        if let Some(bdf) = &req.pci_bdf {
-            host_steps.extend(host::pcie_reprogram_steps(&req.pci_sysfs, bdf)?);
+        if let Some(bdf) = &self.req.pci_bdf {
+            host_steps.extend(host::pcie_reprogram_steps(&self.req.pci_sysfs, bdf)?);
         }
-        let (program, found) = self.find(Tool::Vivado)?;
         let url = hw.strip_prefix("TCP:").unwrap_or(hw);
-        let target = match &req.jtag_cable {
+        let target = match &self.req.jtag_cable {
             Some(c) => {
                 script::check_cable(c)?;
                 format!("*{c}*")
@@ -714,7 +680,10 @@ impl<'r> Inputs<'r> {
                 script::VIVADO_PROGRAM_TCL.to_string(),
             )
         } else {
-            let out = out_dir.clone().unwrap_or_else(|| PathBuf::from("boot"));
+            let out = self
+                .out_dir
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("boot"));
             let stem = bit
                 .bitstream
                 .file_stem()
@@ -725,12 +694,6 @@ impl<'r> Inputs<'r> {
             ("cfgmem.tcl".to_string(), boot::vivado_cfgmem_tcl())
         };
         args.extend([lit(url), lit(script::U200_DEVICE), Arg::Lit(target)]);
-        Ok(vec![Invocation {
-            tool: Tool::Vivado,
-            program,
-            found,
-            args,
-            script: Some(script),
-        }])
+        Ok(vec![self.invoke(Tool::Vivado, args, Some(script))?])
     }
 }

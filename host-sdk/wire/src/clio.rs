@@ -43,8 +43,11 @@ pub const HEADER_LEN: usize = 56;
 /// MTU in force comes from the board config and is never above this.
 pub const MAX_PAYLOAD: usize = 9000 - HEADER_LEN - 28;
 
-/// Byte offsets of the header fields (shared with the RTL via the generated package).
+/// The header fields: byte offsets of one-byte fields, byte ranges of the
+/// others (shared with the RTL via the generated package, which has the offsets).
 pub mod field {
+    use crate::Field;
+
     /// Version byte.
     pub const VERSION: usize = 0;
     /// Opcode byte.
@@ -54,29 +57,29 @@ pub mod field {
     /// Status byte.
     pub const STATUS: usize = 3;
     /// Global process id, u32.
-    pub const PID: usize = 4;
+    pub const PID: Field = 4..8;
     /// Request id, u32.
-    pub const REQ_ID: usize = 8;
+    pub const REQ_ID: Field = 8..12;
     /// Id of the request this one retries (0 = none), u32.
-    pub const RETRY_OF: usize = 12;
+    pub const RETRY_OF: Field = 12..16;
     /// Virtual address of the request's first byte, u64.
-    pub const VA: usize = 16;
+    pub const VA: Field = 16..24;
     /// Length of the whole request's data, u32.
-    pub const TOTAL_LEN: usize = 24;
+    pub const TOTAL_LEN: Field = 24..28;
     /// Offset of this packet's payload within the request, u32.
-    pub const OFFSET: usize = 28;
+    pub const OFFSET: Field = 28..32;
     /// This packet's payload length, u16.
-    pub const PAYLOAD_LEN: usize = 32;
+    pub const PAYLOAD_LEN: Field = 32..34;
     /// Session id issued by `OpenSession` (0 = none), u16.
-    pub const SESSION: usize = 34;
+    pub const SESSION: Field = 34..36;
     /// Boot epoch of the board the session was opened in, u32.
-    pub const EPOCH: usize = 36;
+    pub const EPOCH: Field = 36..40;
     /// Session key (requests; 0 in responses), u64.
-    pub const KEY: usize = 40;
+    pub const KEY: Field = 40..48;
     /// Acknowledgement watermark (requests; 0 in responses), u32.
-    pub const ACK: usize = 48;
+    pub const ACK: Field = 48..52;
     /// CRC32C over header and payload, u32.
-    pub const CRC: usize = 52;
+    pub const CRC: Field = 52..56;
 }
 
 wire_enum! {
@@ -407,7 +410,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
         // The header is copied with its CRC field zeroed so the check runs
         // over whole 8-byte words (the CRC field ends the header).
         let mut hdr = [0u8; HEADER_LEN];
-        hdr[..field::CRC].copy_from_slice(&self.buffer.as_ref()[..field::CRC]);
+        hdr[..field::CRC.start].copy_from_slice(&self.buffer.as_ref()[..field::CRC.start]);
         let mut c = Crc32c::new();
         c.update(&hdr);
         c.update(self.payload());

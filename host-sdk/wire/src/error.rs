@@ -93,17 +93,41 @@ pub type Result<T> = core::result::Result<T, Error>;
 /// the caller has already checked; every accessor is bounds-checked by
 /// construction of the caller (`check_len`).
 pub(crate) mod bytes {
+    use core::ops::Range;
+
+    /// Where a value sits: a byte offset, or a [`Field`](crate::Field) whose
+    /// width must match the value's.
+    pub(crate) trait Place {
+        /// The bytes of a value `width` bytes wide.
+        fn bytes(self, width: usize) -> Range<usize>;
+    }
+
+    impl Place for usize {
+        #[inline]
+        fn bytes(self, width: usize) -> Range<usize> {
+            self..self + width
+        }
+    }
+
+    impl Place for Range<usize> {
+        #[inline]
+        fn bytes(self, width: usize) -> Range<usize> {
+            debug_assert_eq!(self.len(), width, "field {self:?} is not {width} bytes");
+            self
+        }
+    }
+
     macro_rules! rw {
         ($get:ident, $set:ident, $t:ty, $from:ident, $to:ident) => {
             #[inline]
-            pub(crate) fn $get(b: &[u8], at: usize) -> $t {
+            pub(crate) fn $get(b: &[u8], at: impl Place) -> $t {
                 let mut a = [0u8; core::mem::size_of::<$t>()];
-                a.copy_from_slice(&b[at..at + core::mem::size_of::<$t>()]);
+                a.copy_from_slice(&b[at.bytes(core::mem::size_of::<$t>())]);
                 <$t>::$from(a)
             }
             #[inline]
-            pub(crate) fn $set(b: &mut [u8], at: usize, v: $t) {
-                b[at..at + core::mem::size_of::<$t>()].copy_from_slice(&v.$to());
+            pub(crate) fn $set(b: &mut [u8], at: impl Place, v: $t) {
+                b[at.bytes(core::mem::size_of::<$t>())].copy_from_slice(&v.$to());
             }
         };
     }

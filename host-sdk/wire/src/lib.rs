@@ -41,6 +41,11 @@ pub mod svgen;
 pub mod xdma;
 
 pub use clio::{Header, Opcode, Packet, Status};
+
+/// The bytes of a multi-byte field (smoltcp's convention): offset and width
+/// in one value, so `&buf[field::VA]` is the whole field and nobody writes
+/// `field::VA + 7`. One-byte fields stay plain `usize` offsets.
+pub type Field = core::ops::Range<usize>;
 pub use crc::crc32c;
 pub use error::{Error, ErrorKind, Result};
 pub use pte::{bucket_index, PageClasses, Pte, TableGeometry};

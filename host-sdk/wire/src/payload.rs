@@ -39,17 +39,33 @@ pub struct AllocReq {
     pub page_shift: u8,
 }
 
+/// Byte layout of [`AllocReq`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod alloc_req {
+    use crate::Field;
+
+    /// Bytes requested, u64.
+    pub const SIZE: Field = 0..8;
+    /// Permission bits.
+    pub const PERMS: usize = 8;
+    /// log2 of the page size.
+    pub const PAGE_SHIFT: usize = 9;
+    /// Reserved, zero.
+    pub const RESERVED_16: Field = 10..12;
+    /// Reserved, zero.
+    pub const RESERVED_32: Field = 12..16;
+}
+
 impl AllocReq {
     /// Encoded length.
     pub const LEN: usize = 16;
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("alloc.payload", b, Self::LEN)?;
-        let perms = b[8];
+        let perms = b[alloc_req::PERMS];
         if perms & !perms::ALL != 0 || perms == 0 {
             return Err(Error::new("alloc.perms", ErrorKind::Unknown(perms as u64)));
         }
-        let page_shift = b[9];
+        let page_shift = b[alloc_req::PAGE_SHIFT];
         if page_shift != 0
             && !(crate::pte::MIN_PAGE_SHIFT..=crate::pte::MAX_PAGE_SHIFT).contains(&page_shift)
         {
@@ -61,24 +77,31 @@ impl AllocReq {
                 },
             ));
         }
-        let rsvd = be16(b, 10) as u64 | (be32(b, 12) as u64) << 16;
+        let rsvd =
+            be16(b, alloc_req::RESERVED_16) as u64 | (be32(b, alloc_req::RESERVED_32) as u64) << 16;
         if rsvd != 0 {
             return Err(Error::new("alloc.reserved", ErrorKind::Reserved(rsvd)));
         }
         Ok(AllocReq {
-            size: be64(b, 0),
+            size: be64(b, alloc_req::SIZE),
             perms,
             page_shift,
         })
     }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be64(&mut b, alloc_req::SIZE, self.size);
+        b[alloc_req::PERMS] = self.perms;
+        b[alloc_req::PAGE_SHIFT] = self.page_shift;
+        set_be16(&mut b, alloc_req::RESERVED_16, 0);
+        set_be32(&mut b, alloc_req::RESERVED_32, 0);
+        b
+    }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("alloc.payload", b, Self::LEN)?;
-        set_be64(b, 0, self.size);
-        b[8] = self.perms;
-        b[9] = self.page_shift;
-        set_be16(b, 10, 0);
-        set_be32(b, 12, 0);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -92,6 +115,16 @@ pub struct AllocResp {
     pub retries: u32,
 }
 
+/// Byte layout of [`AllocResp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod alloc_resp {
+    use crate::Field;
+
+    /// Bytes allocated, u64.
+    pub const SIZE: Field = 0..8;
+    /// Placement retries, u32.
+    pub const RETRIES: Field = 8..12;
+}
+
 impl AllocResp {
     /// Encoded length.
     pub const LEN: usize = 12;
@@ -99,15 +132,21 @@ impl AllocResp {
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("alloc_resp.payload", b, Self::LEN)?;
         Ok(AllocResp {
-            size: be64(b, 0),
-            retries: be32(b, 8),
+            size: be64(b, alloc_resp::SIZE),
+            retries: be32(b, alloc_resp::RETRIES),
         })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be64(&mut b, alloc_resp::SIZE, self.size);
+        set_be32(&mut b, alloc_resp::RETRIES, self.retries);
+        b
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("alloc_resp.payload", b, Self::LEN)?;
-        set_be64(b, 0, self.size);
-        set_be32(b, 8, self.retries);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -119,18 +158,34 @@ pub struct FreeReq {
     pub size: u64,
 }
 
+/// Byte layout of [`FreeReq`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod free_req {
+    use crate::Field;
+
+    /// Bytes to free, u64.
+    pub const SIZE: Field = 0..8;
+}
+
 impl FreeReq {
     /// Encoded length.
     pub const LEN: usize = 8;
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("free.payload", b, Self::LEN)?;
-        Ok(FreeReq { size: be64(b, 0) })
+        Ok(FreeReq {
+            size: be64(b, free_req::SIZE),
+        })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be64(&mut b, free_req::SIZE, self.size);
+        b
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("free.payload", b, Self::LEN)?;
-        set_be64(b, 0, self.size);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -152,6 +207,18 @@ pub enum AtomicArgs {
     },
 }
 
+/// Byte layout of [`AtomicArgs`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod atomic_args {
+    use crate::Field;
+
+    /// CAS: the expected value, u64.
+    pub const CAS_EXPECTED: Field = 0..8;
+    /// CAS: the value to store, u64.
+    pub const CAS_NEW: Field = 8..16;
+    /// FAA: the addend, u64.
+    pub const FAA_ADDEND: Field = 0..8;
+}
+
 impl AtomicArgs {
     /// Encoded length of a CAS operand pair.
     pub const CAS_LEN: usize = 16;
@@ -162,30 +229,44 @@ impl AtomicArgs {
     pub fn parse_cas(b: &[u8]) -> Result<Self> {
         need("cas.payload", b, Self::CAS_LEN)?;
         Ok(AtomicArgs::CompareAndSwap {
-            expected: be64(b, 0),
-            new: be64(b, 8),
+            expected: be64(b, atomic_args::CAS_EXPECTED),
+            new: be64(b, atomic_args::CAS_NEW),
         })
     }
     /// Parse the operand of an FAA.
     pub fn parse_faa(b: &[u8]) -> Result<Self> {
         need("faa.payload", b, Self::FAA_LEN)?;
-        Ok(AtomicArgs::FetchAndAdd { addend: be64(b, 0) })
+        Ok(AtomicArgs::FetchAndAdd {
+            addend: be64(b, atomic_args::FAA_ADDEND),
+        })
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
-        match *self {
+        let (bytes, n) = self.to_bytes();
+        let name = match self {
+            AtomicArgs::CompareAndSwap { .. } => "cas.payload",
+            AtomicArgs::FetchAndAdd { .. } => "faa.payload",
+        };
+        need(name, b, n)?;
+        b[..n].copy_from_slice(&bytes[..n]);
+        Ok(n)
+    }
+    /// The encoded bytes and how many of them are the payload (an emit
+    /// that cannot fail).
+    pub fn to_bytes(&self) -> ([u8; Self::CAS_LEN], usize) {
+        let mut b = [0u8; Self::CAS_LEN];
+        let n = match *self {
             AtomicArgs::CompareAndSwap { expected, new } => {
-                need("cas.payload", b, Self::CAS_LEN)?;
-                set_be64(b, 0, expected);
-                set_be64(b, 8, new);
-                Ok(Self::CAS_LEN)
+                set_be64(&mut b, atomic_args::CAS_EXPECTED, expected);
+                set_be64(&mut b, atomic_args::CAS_NEW, new);
+                Self::CAS_LEN
             }
             AtomicArgs::FetchAndAdd { addend } => {
-                need("faa.payload", b, Self::FAA_LEN)?;
-                set_be64(b, 0, addend);
-                Ok(Self::FAA_LEN)
+                set_be64(&mut b, atomic_args::FAA_ADDEND, addend);
+                Self::FAA_LEN
             }
-        }
+        };
+        (b, n)
     }
 }
 
@@ -197,18 +278,34 @@ pub struct AtomicResp {
     pub old: u64,
 }
 
+/// Byte layout of [`AtomicResp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod atomic_resp {
+    use crate::Field;
+
+    /// The old value, u64.
+    pub const OLD: Field = 0..8;
+}
+
 impl AtomicResp {
     /// Encoded length.
     pub const LEN: usize = 8;
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("atomic_resp.payload", b, Self::LEN)?;
-        Ok(AtomicResp { old: be64(b, 0) })
+        Ok(AtomicResp {
+            old: be64(b, atomic_resp::OLD),
+        })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be64(&mut b, atomic_resp::OLD, self.old);
+        b
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("atomic_resp.payload", b, Self::LEN)?;
-        set_be64(b, 0, self.old);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -234,6 +331,24 @@ pub struct ChaseReq {
     pub max_hops: u32,
 }
 
+/// Byte layout of [`ChaseReq`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod chase_req {
+    use crate::Field;
+
+    /// Key searched for, u64.
+    pub const KEY: Field = 0..8;
+    /// Offset of the key in a node, u16.
+    pub const KEY_OFFSET: Field = 8..10;
+    /// Offset of the next pointer, u16.
+    pub const NEXT_OFFSET: Field = 10..12;
+    /// Offset of the value, u16.
+    pub const VALUE_OFFSET: Field = 12..14;
+    /// Value bytes, u16.
+    pub const VALUE_LEN: Field = 14..16;
+    /// Hop limit, u32.
+    pub const MAX_HOPS: Field = 16..20;
+}
+
 impl ChaseReq {
     /// Encoded length.
     pub const LEN: usize = 20;
@@ -245,12 +360,12 @@ impl ChaseReq {
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("chase.payload", b, Self::LEN)?;
         let r = ChaseReq {
-            key: be64(b, 0),
-            key_offset: be16(b, 8),
-            next_offset: be16(b, 10),
-            value_offset: be16(b, 12),
-            value_len: be16(b, 14),
-            max_hops: be32(b, 16),
+            key: be64(b, chase_req::KEY),
+            key_offset: be16(b, chase_req::KEY_OFFSET),
+            next_offset: be16(b, chase_req::NEXT_OFFSET),
+            value_offset: be16(b, chase_req::VALUE_OFFSET),
+            value_len: be16(b, chase_req::VALUE_LEN),
+            max_hops: be32(b, chase_req::MAX_HOPS),
         };
         if r.value_len > Self::MAX_VALUE {
             return Err(Error::new(
@@ -263,15 +378,21 @@ impl ChaseReq {
         }
         Ok(r)
     }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be64(&mut b, chase_req::KEY, self.key);
+        set_be16(&mut b, chase_req::KEY_OFFSET, self.key_offset);
+        set_be16(&mut b, chase_req::NEXT_OFFSET, self.next_offset);
+        set_be16(&mut b, chase_req::VALUE_OFFSET, self.value_offset);
+        set_be16(&mut b, chase_req::VALUE_LEN, self.value_len);
+        set_be32(&mut b, chase_req::MAX_HOPS, self.max_hops);
+        b
+    }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("chase.payload", b, Self::LEN)?;
-        set_be64(b, 0, self.key);
-        set_be16(b, 8, self.key_offset);
-        set_be16(b, 10, self.next_offset);
-        set_be16(b, 12, self.value_offset);
-        set_be16(b, 14, self.value_len);
-        set_be32(b, 16, self.max_hops);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -287,29 +408,47 @@ pub struct ChaseResp {
     pub found: bool,
 }
 
+/// Byte layout of [`ChaseResp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod chase_resp {
+    use crate::Field;
+
+    /// VA of the last node visited, u64.
+    pub const NODE_VA: Field = 0..8;
+    /// Hops taken, u32.
+    pub const HOPS: Field = 8..12;
+    /// 1 if found, else 0; u32.
+    pub const FOUND: Field = 12..16;
+}
+
 impl ChaseResp {
     /// Encoded length of the fixed part.
     pub const LEN: usize = 16;
     /// Parse.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("chase_resp.payload", b, Self::LEN)?;
-        let found = match be32(b, 12) {
+        let found = match be32(b, chase_resp::FOUND) {
             0 => false,
             1 => true,
             v => return Err(Error::new("chase_resp.found", ErrorKind::Unknown(v as u64))),
         };
         Ok(ChaseResp {
-            node_va: be64(b, 0),
-            hops: be32(b, 8),
+            node_va: be64(b, chase_resp::NODE_VA),
+            hops: be32(b, chase_resp::HOPS),
             found,
         })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be64(&mut b, chase_resp::NODE_VA, self.node_va);
+        set_be32(&mut b, chase_resp::HOPS, self.hops);
+        set_be32(&mut b, chase_resp::FOUND, self.found as u32);
+        b
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("chase_resp.payload", b, Self::LEN)?;
-        set_be64(b, 0, self.node_va);
-        set_be32(b, 8, self.hops);
-        set_be32(b, 12, self.found as u32);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -324,6 +463,18 @@ pub struct OffloadCallReq {
     pub op: u16,
 }
 
+/// Byte layout of [`OffloadCallReq`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod offload_call_req {
+    use crate::Field;
+
+    /// Offload id, u32.
+    pub const OFFLOAD: Field = 0..4;
+    /// Operation, u16.
+    pub const OP: Field = 4..6;
+    /// Reserved, zero.
+    pub const RESERVED: Field = 6..8;
+}
+
 impl OffloadCallReq {
     /// Encoded length of the fixed part.
     pub const LEN: usize = 8;
@@ -334,7 +485,7 @@ impl OffloadCallReq {
     /// Parse the fixed part; the reserved bytes must be zero.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("offload_call.payload", b, Self::LEN)?;
-        let rsvd = be16(b, 6);
+        let rsvd = be16(b, offload_call_req::RESERVED);
         if rsvd != 0 {
             return Err(Error::new(
                 "offload_call.reserved",
@@ -342,16 +493,22 @@ impl OffloadCallReq {
             ));
         }
         Ok(OffloadCallReq {
-            offload: be32(b, 0),
-            op: be16(b, 4),
+            offload: be32(b, offload_call_req::OFFLOAD),
+            op: be16(b, offload_call_req::OP),
         })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be32(&mut b, offload_call_req::OFFLOAD, self.offload);
+        set_be16(&mut b, offload_call_req::OP, self.op);
+        set_be16(&mut b, offload_call_req::RESERVED, 0);
+        b
     }
     /// Emit the fixed part; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("offload_call.payload", b, Self::LEN)?;
-        set_be32(b, 0, self.offload);
-        set_be16(b, 4, self.op);
-        set_be16(b, 6, 0);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -365,26 +522,44 @@ pub struct OffloadCallResp {
     pub code: u16,
 }
 
+/// Byte layout of [`OffloadCallResp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod offload_call_resp {
+    use crate::Field;
+
+    /// Result code, u16.
+    pub const CODE: Field = 0..2;
+    /// Reserved, zero.
+    pub const RESERVED: Field = 2..4;
+}
+
 impl OffloadCallResp {
     /// Encoded length of the fixed part.
     pub const LEN: usize = 4;
     /// Parse the fixed part; the reserved bytes must be zero.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("offload_call_resp.payload", b, Self::LEN)?;
-        let rsvd = be16(b, 2);
+        let rsvd = be16(b, offload_call_resp::RESERVED);
         if rsvd != 0 {
             return Err(Error::new(
                 "offload_call_resp.reserved",
                 ErrorKind::Reserved(rsvd as u64),
             ));
         }
-        Ok(OffloadCallResp { code: be16(b, 0) })
+        Ok(OffloadCallResp {
+            code: be16(b, offload_call_resp::CODE),
+        })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be16(&mut b, offload_call_resp::CODE, self.code);
+        set_be16(&mut b, offload_call_resp::RESERVED, 0);
+        b
     }
     /// Emit the fixed part; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("offload_call_resp.payload", b, Self::LEN)?;
-        set_be16(b, 0, self.code);
-        set_be16(b, 2, 0);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -405,6 +580,22 @@ pub struct OpenSessionReq {
     pub join_key: u64,
 }
 
+/// Byte layout of [`OpenSessionReq`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod open_session_req {
+    use crate::Field;
+
+    /// Session to join, u16.
+    pub const JOIN_SESSION: Field = 0..2;
+    /// Reserved, zero.
+    pub const RESERVED_16: Field = 2..4;
+    /// Reserved, zero.
+    pub const RESERVED_32: Field = 4..8;
+    /// Its key, u64.
+    pub const JOIN_KEY: Field = 8..16;
+    /// Zero pad to the answer's length.
+    pub const PAD: Field = 16..32;
+}
+
 impl OpenSessionReq {
     /// Encoded length (the exact payload length an `OpenSession` carries).
     pub const LEN: usize = 32;
@@ -412,10 +603,13 @@ impl OpenSessionReq {
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("open_session.payload", b, Self::LEN)?;
         let r = OpenSessionReq {
-            join_session: be16(b, 0),
-            join_key: be64(b, 8),
+            join_session: be16(b, open_session_req::JOIN_SESSION),
+            join_key: be64(b, open_session_req::JOIN_KEY),
         };
-        if be16(b, 2) != 0 || be32(b, 4) != 0 || b[16..Self::LEN].iter().any(|&x| x != 0) {
+        if be16(b, open_session_req::RESERVED_16) != 0
+            || be32(b, open_session_req::RESERVED_32) != 0
+            || b[open_session_req::PAD].iter().any(|&x| x != 0)
+        {
             return Err(Error::new("open_session.reserved", ErrorKind::Reserved(0)));
         }
         if r.join_session == 0 && r.join_key != 0 {
@@ -423,12 +617,17 @@ impl OpenSessionReq {
         }
         Ok(r)
     }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be16(&mut b, open_session_req::JOIN_SESSION, self.join_session);
+        set_be64(&mut b, open_session_req::JOIN_KEY, self.join_key);
+        b
+    }
     /// Emit (pad included); returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("open_session.payload", b, Self::LEN)?;
-        b[..Self::LEN].fill(0);
-        set_be16(b, 0, self.join_session);
-        set_be64(b, 8, self.join_key);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -455,39 +654,74 @@ pub struct OpenSessionResp {
     pub mem_quota_pages: u32,
 }
 
+/// Byte layout of [`OpenSessionResp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod open_session_resp {
+    use crate::Field;
+
+    /// Session id, u16.
+    pub const SESSION: Field = 0..2;
+    /// Reserved, zero.
+    pub const RESERVED_16: Field = 2..4;
+    /// PID, u32.
+    pub const PID: Field = 4..8;
+    /// Session key, u64.
+    pub const KEY: Field = 8..16;
+    /// Boot epoch, u32.
+    pub const EPOCH: Field = 16..20;
+    /// Dedup records, u16.
+    pub const DEDUP_QUOTA: Field = 20..22;
+    /// Locks, u16.
+    pub const LOCK_QUOTA: Field = 22..24;
+    /// Pages of VA, u32.
+    pub const MEM_QUOTA_PAGES: Field = 24..28;
+    /// Reserved, zero.
+    pub const RESERVED_32: Field = 28..32;
+}
+
 impl OpenSessionResp {
     /// Encoded length.
     pub const LEN: usize = 32;
     /// Parse; reserved bytes must be zero.
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("open_session_resp.payload", b, Self::LEN)?;
-        if be16(b, 2) != 0 || be32(b, 28) != 0 {
+        if be16(b, open_session_resp::RESERVED_16) != 0
+            || be32(b, open_session_resp::RESERVED_32) != 0
+        {
             return Err(Error::new(
                 "open_session_resp.reserved",
                 ErrorKind::Reserved(0),
             ));
         }
         Ok(OpenSessionResp {
-            session: be16(b, 0),
-            pid: be32(b, 4),
-            key: be64(b, 8),
-            epoch: be32(b, 16),
-            dedup_quota: be16(b, 20),
-            lock_quota: be16(b, 22),
-            mem_quota_pages: be32(b, 24),
+            session: be16(b, open_session_resp::SESSION),
+            pid: be32(b, open_session_resp::PID),
+            key: be64(b, open_session_resp::KEY),
+            epoch: be32(b, open_session_resp::EPOCH),
+            dedup_quota: be16(b, open_session_resp::DEDUP_QUOTA),
+            lock_quota: be16(b, open_session_resp::LOCK_QUOTA),
+            mem_quota_pages: be32(b, open_session_resp::MEM_QUOTA_PAGES),
         })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be16(&mut b, open_session_resp::SESSION, self.session);
+        set_be32(&mut b, open_session_resp::PID, self.pid);
+        set_be64(&mut b, open_session_resp::KEY, self.key);
+        set_be32(&mut b, open_session_resp::EPOCH, self.epoch);
+        set_be16(&mut b, open_session_resp::DEDUP_QUOTA, self.dedup_quota);
+        set_be16(&mut b, open_session_resp::LOCK_QUOTA, self.lock_quota);
+        set_be32(
+            &mut b,
+            open_session_resp::MEM_QUOTA_PAGES,
+            self.mem_quota_pages,
+        );
+        b
     }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("open_session_resp.payload", b, Self::LEN)?;
-        b[..Self::LEN].fill(0);
-        set_be16(b, 0, self.session);
-        set_be32(b, 4, self.pid);
-        set_be64(b, 8, self.key);
-        set_be32(b, 16, self.epoch);
-        set_be16(b, 20, self.dedup_quota);
-        set_be16(b, 22, self.lock_quota);
-        set_be32(b, 24, self.mem_quota_pages);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
     }
 }
@@ -533,6 +767,38 @@ pub struct InfoResp {
     pub max_resp_kib: u16,
 }
 
+/// Byte layout of [`InfoResp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod info_resp {
+    use crate::Field;
+
+    /// Board name, NUL-padded.
+    pub const BOARD: Field = 0..16;
+    /// u32.
+    pub const FIRMWARE_VERSION: Field = 16..20;
+    /// u32.
+    pub const RTL_VERSION: Field = 20..24;
+    /// u64.
+    pub const BUILD_ID: Field = 24..32;
+    /// u64.
+    pub const CONFIG_HASH: Field = 32..40;
+    /// u64.
+    pub const DRAM_BYTES: Field = 40..48;
+    /// u16.
+    pub const MTU: Field = 48..50;
+    /// One byte.
+    pub const PAGE_SHIFT: usize = 50;
+    /// One byte.
+    pub const SLOTS_PER_BUCKET: usize = 51;
+    /// u32.
+    pub const TLB_ENTRIES: Field = 52..56;
+    /// u32.
+    pub const EPOCH: Field = 56..60;
+    /// u16.
+    pub const SESSIONS: Field = 60..62;
+    /// u16.
+    pub const MAX_RESP_KIB: Field = 62..64;
+}
+
 impl InfoResp {
     /// Encoded length. An `Info` request must carry at least this many
     /// payload bytes (zeros), so an answer is never larger than what asked.
@@ -570,41 +836,174 @@ impl InfoResp {
     pub fn parse(b: &[u8]) -> Result<Self> {
         need("info.payload", b, Self::LEN)?;
         let mut board = [0u8; 16];
-        board.copy_from_slice(&b[..16]);
+        board.copy_from_slice(&b[info_resp::BOARD]);
         let r = InfoResp {
             board,
-            firmware_version: be32(b, 16),
-            rtl_version: be32(b, 20),
-            build_id: be64(b, 24),
-            config_hash: be64(b, 32),
-            dram_bytes: be64(b, 40),
-            mtu: be16(b, 48),
-            page_shift: b[50],
-            slots_per_bucket: b[51],
-            tlb_entries: be32(b, 52),
-            epoch: be32(b, 56),
-            sessions: be16(b, 60),
-            max_resp_kib: be16(b, 62),
+            firmware_version: be32(b, info_resp::FIRMWARE_VERSION),
+            rtl_version: be32(b, info_resp::RTL_VERSION),
+            build_id: be64(b, info_resp::BUILD_ID),
+            config_hash: be64(b, info_resp::CONFIG_HASH),
+            dram_bytes: be64(b, info_resp::DRAM_BYTES),
+            mtu: be16(b, info_resp::MTU),
+            page_shift: b[info_resp::PAGE_SHIFT],
+            slots_per_bucket: b[info_resp::SLOTS_PER_BUCKET],
+            tlb_entries: be32(b, info_resp::TLB_ENTRIES),
+            epoch: be32(b, info_resp::EPOCH),
+            sessions: be16(b, info_resp::SESSIONS),
+            max_resp_kib: be16(b, info_resp::MAX_RESP_KIB),
         };
         r.board_name()?;
         Ok(r)
     }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[info_resp::BOARD].copy_from_slice(&self.board);
+        set_be32(&mut b, info_resp::FIRMWARE_VERSION, self.firmware_version);
+        set_be32(&mut b, info_resp::RTL_VERSION, self.rtl_version);
+        set_be64(&mut b, info_resp::BUILD_ID, self.build_id);
+        set_be64(&mut b, info_resp::CONFIG_HASH, self.config_hash);
+        set_be64(&mut b, info_resp::DRAM_BYTES, self.dram_bytes);
+        set_be16(&mut b, info_resp::MTU, self.mtu);
+        b[info_resp::PAGE_SHIFT] = self.page_shift;
+        b[info_resp::SLOTS_PER_BUCKET] = self.slots_per_bucket;
+        set_be32(&mut b, info_resp::TLB_ENTRIES, self.tlb_entries);
+        set_be32(&mut b, info_resp::EPOCH, self.epoch);
+        set_be16(&mut b, info_resp::SESSIONS, self.sessions);
+        set_be16(&mut b, info_resp::MAX_RESP_KIB, self.max_resp_kib);
+        b
+    }
     /// Emit; returns bytes written.
     pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
         need("info.payload", b, Self::LEN)?;
-        b[..16].copy_from_slice(&self.board);
-        set_be32(b, 16, self.firmware_version);
-        set_be32(b, 20, self.rtl_version);
-        set_be64(b, 24, self.build_id);
-        set_be64(b, 32, self.config_hash);
-        set_be64(b, 40, self.dram_bytes);
-        set_be16(b, 48, self.mtu);
-        b[50] = self.page_shift;
-        b[51] = self.slots_per_bucket;
-        set_be32(b, 52, self.tlb_entries);
-        set_be32(b, 56, self.epoch);
-        set_be16(b, 60, self.sessions);
-        set_be16(b, 62, self.max_resp_kib);
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
         Ok(Self::LEN)
+    }
+}
+
+#[cfg(test)]
+mod layout_tests {
+    use super::*;
+    use crate::Field;
+
+    /// Every byte of `0..len` belongs to exactly one field.
+    fn tiles(name: &str, len: usize, fields: &[Field]) {
+        let mut owner = std::vec![0u8; len];
+        for f in fields {
+            for b in f.clone() {
+                assert!(b < len, "{name}: field {f:?} runs past {len}");
+                owner[b] += 1;
+            }
+        }
+        assert!(owner.iter().all(|&n| n == 1), "{name}: {owner:?}");
+    }
+
+    /// A one-byte field as a range.
+    fn one(at: usize) -> Field {
+        at..at + 1
+    }
+
+    #[test]
+    fn every_payload_layout_tiles_its_length() {
+        tiles(
+            "alloc_req",
+            AllocReq::LEN,
+            &[
+                alloc_req::SIZE,
+                one(alloc_req::PERMS),
+                one(alloc_req::PAGE_SHIFT),
+                alloc_req::RESERVED_16,
+                alloc_req::RESERVED_32,
+            ],
+        );
+        tiles(
+            "alloc_resp",
+            AllocResp::LEN,
+            &[alloc_resp::SIZE, alloc_resp::RETRIES],
+        );
+        tiles("free_req", FreeReq::LEN, &[free_req::SIZE]);
+        tiles(
+            "cas",
+            AtomicArgs::CAS_LEN,
+            &[atomic_args::CAS_EXPECTED, atomic_args::CAS_NEW],
+        );
+        tiles("faa", AtomicArgs::FAA_LEN, &[atomic_args::FAA_ADDEND]);
+        tiles("atomic_resp", AtomicResp::LEN, &[atomic_resp::OLD]);
+        tiles(
+            "chase_req",
+            ChaseReq::LEN,
+            &[
+                chase_req::KEY,
+                chase_req::KEY_OFFSET,
+                chase_req::NEXT_OFFSET,
+                chase_req::VALUE_OFFSET,
+                chase_req::VALUE_LEN,
+                chase_req::MAX_HOPS,
+            ],
+        );
+        tiles(
+            "chase_resp",
+            ChaseResp::LEN,
+            &[chase_resp::NODE_VA, chase_resp::HOPS, chase_resp::FOUND],
+        );
+        tiles(
+            "offload_call_req",
+            OffloadCallReq::LEN,
+            &[
+                offload_call_req::OFFLOAD,
+                offload_call_req::OP,
+                offload_call_req::RESERVED,
+            ],
+        );
+        tiles(
+            "offload_call_resp",
+            OffloadCallResp::LEN,
+            &[offload_call_resp::CODE, offload_call_resp::RESERVED],
+        );
+        tiles(
+            "open_session_req",
+            OpenSessionReq::LEN,
+            &[
+                open_session_req::JOIN_SESSION,
+                open_session_req::RESERVED_16,
+                open_session_req::RESERVED_32,
+                open_session_req::JOIN_KEY,
+                open_session_req::PAD,
+            ],
+        );
+        tiles(
+            "open_session_resp",
+            OpenSessionResp::LEN,
+            &[
+                open_session_resp::SESSION,
+                open_session_resp::RESERVED_16,
+                open_session_resp::PID,
+                open_session_resp::KEY,
+                open_session_resp::EPOCH,
+                open_session_resp::DEDUP_QUOTA,
+                open_session_resp::LOCK_QUOTA,
+                open_session_resp::MEM_QUOTA_PAGES,
+                open_session_resp::RESERVED_32,
+            ],
+        );
+        tiles(
+            "info_resp",
+            InfoResp::LEN,
+            &[
+                info_resp::BOARD,
+                info_resp::FIRMWARE_VERSION,
+                info_resp::RTL_VERSION,
+                info_resp::BUILD_ID,
+                info_resp::CONFIG_HASH,
+                info_resp::DRAM_BYTES,
+                info_resp::MTU,
+                one(info_resp::PAGE_SHIFT),
+                one(info_resp::SLOTS_PER_BUCKET),
+                info_resp::TLB_ENTRIES,
+                info_resp::EPOCH,
+                info_resp::SESSIONS,
+                info_resp::MAX_RESP_KIB,
+            ],
+        );
     }
 }

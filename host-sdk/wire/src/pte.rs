@@ -30,20 +30,21 @@ pub const MIN_PAGE_SHIFT: u8 = 12;
 /// Largest supported page shift (1 GiB).
 pub const MAX_PAGE_SHIFT: u8 = 30;
 
-/// Byte offsets of PTE fields (shared with the RTL via the generated package).
+/// The PTE fields: byte ranges of multi-byte fields, offsets of one-byte
+/// fields (shared with the RTL via the generated package, which has the offsets).
 pub mod field {
+    use crate::Field;
+
     /// PID, u32.
-    pub const PID: usize = 0;
+    pub const PID: Field = 0..4;
     /// Physical page number, u32 (in units of the PTE's page size).
-    pub const PPN: usize = 4;
-    /// Virtual page number, 48 bits.
-    pub const VPN: usize = 8;
+    pub const PPN: Field = 4..8;
+    /// Virtual page number, 48 bits (six bytes).
+    pub const VPN: Field = 8..14;
     /// Permission bits.
     pub const PERMS: usize = 14;
     /// Flags byte.
     pub const FLAGS: usize = 15;
-    /// Bytes of the 48-bit VPN (offset and width in one value).
-    pub const VPN_BYTES: core::ops::Range<usize> = VPN..PERMS;
 }
 
 /// Bits of the PTE flags byte.
@@ -85,7 +86,7 @@ impl<T: AsRef<[u8]>> PteView<T> {
     pub fn vpn(&self) -> u64 {
         let b = self.buffer.as_ref();
         let mut a = [0u8; 8];
-        a[..field::VPN_BYTES.len()].copy_from_slice(&b[field::VPN_BYTES]);
+        a[..field::VPN.len()].copy_from_slice(&b[field::VPN]);
         u64::from_le_bytes(a)
     }
     /// Permission bits.
@@ -122,8 +123,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> PteView<T> {
     }
     /// Set the VPN (low 48 bits kept).
     pub fn set_vpn(&mut self, v: u64) {
-        let n = field::VPN_BYTES.len();
-        self.buffer.as_mut()[field::VPN_BYTES].copy_from_slice(&v.to_le_bytes()[..n]);
+        let n = field::VPN.len();
+        self.buffer.as_mut()[field::VPN].copy_from_slice(&v.to_le_bytes()[..n]);
     }
     /// Set the permission bits.
     pub fn set_perms(&mut self, v: u8) {

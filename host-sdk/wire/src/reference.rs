@@ -472,18 +472,18 @@ fn header_fields() -> Vec<(&'static str, usize, HeaderSetter, String, &'static s
         ("opcode", field::OPCODE, |p, _| p.set_opcode(Opcode::Nack), "a request opcode (table below)".into(), "request opcode | 0x80, or 0xff (NACK)"),
         ("flags", field::FLAGS, |p, v| p.set_flags(v as u8), format!("0, or FIXED_VA ({:#04x}) on ALLOC", flags::FIXED_VA), "MOVED, DUPLICATE bits (below)"),
         ("status", field::STATUS, |p, _| p.set_status(Status::OverQuota), "0 (OK)".into(), "the outcome (status table)"),
-        ("pid", field::PID, |p, v| p.set_pid(v as u32), "the session's PID (OpenSessionResp.pid); 0 in INFO and in OPEN_SESSION for a new address space".into(), "echoed"),
-        ("req_id", field::REQ_ID, |p, v| p.set_req_id(v as u32), "1..=0xffffffff, never 0; increasing per session (serial arithmetic, wraps)".into(), "echoed"),
-        ("retry_of", field::RETRY_OF, |p, v| p.set_retry_of(v as u32), "0 on a first attempt; on a retry the FIRST attempt's req_id".into(), "echoed"),
-        ("va", field::VA, |p, v| p.set_va(v), "virtual address of the request's first byte; `va + total_len` must not overflow 2^64".into(), "echoed (ALLOC_RESP: the placed VA; NACK and MALFORMED: 0)"),
-        ("total_len", field::TOTAL_LEN, |p, v| p.set_total_len(v as u32), "bytes of the whole request's data (per-opcode rules below)".into(), "echoed (NACK and MALFORMED: 0)"),
-        ("offset", field::OFFSET, |p, v| p.set_offset(v as u32), "WRITE: where this packet's payload sits in the request's data; else 0".into(), "echoed; READ_RESP: the chunk's offset; NACK: the refused packet's offset"),
-        ("payload_len", field::PAYLOAD_LEN, |p, v| p.set_payload_len(v as u16), format!("bytes after the header; ≤ the board's MTU (InfoResp.mtu, never above {MAX_PAYLOAD})"), "bytes after the header"),
-        ("session", field::SESSION, |p, v| p.set_session(v as u16), "OpenSessionResp.session; 0 in INFO and OPEN_SESSION".into(), "echoed"),
-        ("epoch", field::EPOCH, |p, v| p.set_epoch(v as u32), "OpenSessionResp.epoch (the boot the session was opened in); 0 in INFO and OPEN_SESSION".into(), "echoed; RESTARTED, INFO_RESP, OPEN_SESSION_RESP: the board's current epoch"),
-        ("key", field::KEY, |p, v| p.set_key(v), "OpenSessionResp.key; 0 in INFO and OPEN_SESSION".into(), "0"),
-        ("ack", field::ACK, |p, v| p.set_ack(v as u32), "acknowledgement watermark (below); 0 = no information".into(), "0"),
-        ("crc", field::CRC, |p, v| p.set_crc(v as u32), "CRC32C of the packet (below)".into(), "same rule"),
+        ("pid", field::PID.start, |p, v| p.set_pid(v as u32), "the session's PID (OpenSessionResp.pid); 0 in INFO and in OPEN_SESSION for a new address space".into(), "echoed"),
+        ("req_id", field::REQ_ID.start, |p, v| p.set_req_id(v as u32), "1..=0xffffffff, never 0; increasing per session (serial arithmetic, wraps)".into(), "echoed"),
+        ("retry_of", field::RETRY_OF.start, |p, v| p.set_retry_of(v as u32), "0 on a first attempt; on a retry the FIRST attempt's req_id".into(), "echoed"),
+        ("va", field::VA.start, |p, v| p.set_va(v), "virtual address of the request's first byte; `va + total_len` must not overflow 2^64".into(), "echoed (ALLOC_RESP: the placed VA; NACK and MALFORMED: 0)"),
+        ("total_len", field::TOTAL_LEN.start, |p, v| p.set_total_len(v as u32), "bytes of the whole request's data (per-opcode rules below)".into(), "echoed (NACK and MALFORMED: 0)"),
+        ("offset", field::OFFSET.start, |p, v| p.set_offset(v as u32), "WRITE: where this packet's payload sits in the request's data; else 0".into(), "echoed; READ_RESP: the chunk's offset; NACK: the refused packet's offset"),
+        ("payload_len", field::PAYLOAD_LEN.start, |p, v| p.set_payload_len(v as u16), format!("bytes after the header; ≤ the board's MTU (InfoResp.mtu, never above {MAX_PAYLOAD})"), "bytes after the header"),
+        ("session", field::SESSION.start, |p, v| p.set_session(v as u16), "OpenSessionResp.session; 0 in INFO and OPEN_SESSION".into(), "echoed"),
+        ("epoch", field::EPOCH.start, |p, v| p.set_epoch(v as u32), "OpenSessionResp.epoch (the boot the session was opened in); 0 in INFO and OPEN_SESSION".into(), "echoed; RESTARTED, INFO_RESP, OPEN_SESSION_RESP: the board's current epoch"),
+        ("key", field::KEY.start, |p, v| p.set_key(v), "OpenSessionResp.key; 0 in INFO and OPEN_SESSION".into(), "0"),
+        ("ack", field::ACK.start, |p, v| p.set_ack(v as u32), "acknowledgement watermark (below); 0 = no information".into(), "0"),
+        ("crc", field::CRC.start, |p, v| p.set_crc(v as u32), "CRC32C of the packet (below)".into(), "same rule"),
     ]
 }
 
@@ -901,7 +901,7 @@ fn section_crc(w: &mut String) {
          A packet whose length is below `{HEADER_LEN} + payload_len` or whose CRC does not match is answered\n\
          with a NACK (section 8), never executed; one shorter than {HEADER_LEN} bytes is dropped.",
         zeros = crc32c(&[0u8; 32]),
-        crc_off = field::CRC,
+        crc_off = field::CRC.start,
     );
 }
 

@@ -48,18 +48,18 @@ pub fn clio_pkg() -> String {
         ("OPCODE", clio::field::OPCODE),
         ("FLAGS", clio::field::FLAGS),
         ("STATUS", clio::field::STATUS),
-        ("PID", clio::field::PID),
-        ("REQ_ID", clio::field::REQ_ID),
-        ("RETRY_OF", clio::field::RETRY_OF),
-        ("VA", clio::field::VA),
-        ("TOTAL_LEN", clio::field::TOTAL_LEN),
-        ("OFFSET", clio::field::OFFSET),
-        ("PAYLOAD_LEN", clio::field::PAYLOAD_LEN),
-        ("SESSION", clio::field::SESSION),
-        ("EPOCH", clio::field::EPOCH),
-        ("KEY", clio::field::KEY),
-        ("ACK", clio::field::ACK),
-        ("CRC", clio::field::CRC),
+        ("PID", clio::field::PID.start),
+        ("REQ_ID", clio::field::REQ_ID.start),
+        ("RETRY_OF", clio::field::RETRY_OF.start),
+        ("VA", clio::field::VA.start),
+        ("TOTAL_LEN", clio::field::TOTAL_LEN.start),
+        ("OFFSET", clio::field::OFFSET.start),
+        ("PAYLOAD_LEN", clio::field::PAYLOAD_LEN.start),
+        ("SESSION", clio::field::SESSION.start),
+        ("EPOCH", clio::field::EPOCH.start),
+        ("KEY", clio::field::KEY.start),
+        ("ACK", clio::field::ACK.start),
+        ("CRC", clio::field::CRC.start),
     ] {
         p.int(&std::format!("CLIO_OFF_{name}"), off as u64);
     }
@@ -103,9 +103,9 @@ pub fn clio_pkg() -> String {
     p.section("Page-table entry (little-endian in board DRAM); offsets in bytes");
     p.int("PTE_LEN", pte::PTE_LEN as u64);
     p.int("PTE_VPN_BITS", pte::VPN_BITS as u64);
-    p.int("PTE_OFF_PID", pte::field::PID as u64);
-    p.int("PTE_OFF_PPN", pte::field::PPN as u64);
-    p.int("PTE_OFF_VPN", pte::field::VPN as u64);
+    p.int("PTE_OFF_PID", pte::field::PID.start as u64);
+    p.int("PTE_OFF_PPN", pte::field::PPN.start as u64);
+    p.int("PTE_OFF_VPN", pte::field::VPN.start as u64);
     p.int("PTE_OFF_PERMS", pte::field::PERMS as u64);
     p.int("PTE_OFF_FLAGS", pte::field::FLAGS as u64);
     p.bits("PTE_FLAG_ALLOCATED", 8, pte::pte_flags::ALLOCATED as u64);
@@ -144,16 +144,16 @@ pub fn clio_pkg() -> String {
         ("FLAGS", ring::slot_field::FLAGS),
         ("PAGE_SHIFT", ring::slot_field::PAGE_SHIFT),
         ("STATUS", ring::slot_field::STATUS),
-        ("PID", ring::slot_field::PID),
-        ("TAG", ring::slot_field::TAG),
-        ("REQ_ID", ring::slot_field::REQ_ID),
-        ("A", ring::slot_field::A),
-        ("B", ring::slot_field::B),
-        ("C", ring::slot_field::C),
-        ("D", ring::slot_field::D),
-        ("E", ring::slot_field::E),
-        ("F", ring::slot_field::F),
-        ("CRC", ring::slot_field::CRC),
+        ("PID", ring::slot_field::PID.start),
+        ("TAG", ring::slot_field::TAG.start),
+        ("REQ_ID", ring::slot_field::REQ_ID.start),
+        ("A", ring::slot_field::A.start),
+        ("B", ring::slot_field::B.start),
+        ("C", ring::slot_field::C.start),
+        ("D", ring::slot_field::D.start),
+        ("E", ring::slot_field::E.start),
+        ("F", ring::slot_field::F.start),
+        ("CRC", ring::slot_field::CRC.start),
     ] {
         p.int(&std::format!("SLOT_OFF_{name}"), off as u64);
     }

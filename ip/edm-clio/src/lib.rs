@@ -220,7 +220,7 @@ impl<N: MemoryNode> ClioFabric<N> {
     /// itself, or counts it, and carries nothing).
     pub fn submit(&mut self, card: usize, packet: &[u8]) -> Result<(), Refusal> {
         let total = packet
-            .get(field::TOTAL_LEN..field::TOTAL_LEN + 4)
+            .get(field::TOTAL_LEN)
             .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let op = packet.get(field::OPCODE).copied().unwrap_or(0);
         map::carriage(op, total, packet.len())?;
@@ -278,12 +278,9 @@ impl<N: MemoryNode> ClioFabric<N> {
             let mut rec = vec![0u8; map::RECORD_HEADER + packet.len()];
             // The mapping checked the length at submission.
             let _ = map::emit_record(c.seq, &packet, &mut rec);
-            let total = u32::from_be_bytes([
-                packet[field::TOTAL_LEN],
-                packet[field::TOTAL_LEN + 1],
-                packet[field::TOTAL_LEN + 2],
-                packet[field::TOTAL_LEN + 3],
-            ]);
+            let total = packet
+                .get(field::TOTAL_LEN)
+                .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
             let demand = match map::carriage(packet[field::OPCODE], total, packet.len()) {
                 Ok(Carriage::Read { demand }) => Some(demand),
                 _ => None,

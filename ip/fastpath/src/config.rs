@@ -6,7 +6,7 @@
 
 use core::fmt;
 
-use clio_config::BoardConfig;
+use clio_config::{keys, BoardConfig};
 use clio_wire::pte::{TableGeometry, MAX_PAGE_CLASSES, MAX_PAGE_SHIFT, MIN_PAGE_SHIFT};
 use clio_wire::ring::ring_bytes;
 use clio_wire::PageClasses;
@@ -129,156 +129,17 @@ impl Layout {
     pub fn new(c: &BoardConfig, dram_len: usize) -> Result<Layout, ConfigError> {
         if (dram_len as u64) < c.dram.size {
             return Err(err(
-                "dram.size",
+                keys::DRAM_SIZE,
                 format!(
                     "memory buffer holds {dram_len} bytes, config says {}",
                     c.dram.size
                 ),
             ));
         }
-        let off = |key: &'static str, pa: u64, len: u64| -> Result<Span, ConfigError> {
-            let start = pa
-                .checked_sub(c.dram.base)
-                .ok_or_else(|| err(key, "below dram.base"))?;
-            let end = start
-                .checked_add(len)
-                .ok_or_else(|| err(key, "address overflow"))?;
-            if end > c.dram.size {
-                return Err(err(
-                    key,
-                    format!("{pa:#x}+{len:#x} runs past the end of DRAM"),
-                ));
-            }
-            Ok(Span {
-                start: start as usize,
-                end: end as usize,
-            })
-        };
-        if c.rings.slot_bytes as usize != clio_wire::ring::SLOT_LEN {
-            return Err(err(
-                "rings.slot_bytes",
-                format!("must be {}", clio_wire::ring::SLOT_LEN),
-            ));
-        }
-        let rx_ring = off(
-            "rings.rx.base",
-            c.rings.rx.base,
-            ring_bytes(c.rings.rx.slots) as u64,
-        )?;
-        let tx_ring = off(
-            "rings.tx.base",
-            c.rings.tx.base,
-            ring_bytes(c.rings.tx.slots) as u64,
-        )?;
-        if rx_ring.start < tx_ring.end && tx_ring.start < rx_ring.end {
-            return Err(err(
-                "rings.tx.base",
-                format!(
-                    "TX ring {:#x}..{:#x} (128-byte header + slots) overlaps the RX ring {:#x}..{:#x}",
-                    tx_ring.start, tx_ring.end, rx_ring.start, rx_ring.end
-                ),
-            ));
-        }
-        let k = c.page_table.slots_per_bucket;
-        if k == 0 {
-            return Err(err("page_table.slots_per_bucket", "must be at least 1"));
-        }
-        let table = TableGeometry {
-            base: c.regions.page_table.base,
-            bucket_bits: c.bucket_index_bits(),
-            slots_per_bucket: k,
-        };
-        if table.table_bytes() > c.regions.page_table.size {
-            return Err(err(
-                "regions.page_table",
-                format!(
-                    "holds {} bytes, the table needs {}",
-                    c.regions.page_table.size,
-                    table.table_bytes()
-                ),
-            ));
-        }
-        off("regions.page_table", table.base, table.table_bytes())?;
-        off("regions.data", c.regions.data.base, c.regions.data.size)?;
-        for (key, span) in [("rings.rx.base", rx_ring), ("rings.tx.base", tx_ring)] {
-            let pt = off("regions.page_table", table.base, table.table_bytes())?;
-            let data = off("regions.data", c.regions.data.base, c.regions.data.size)?;
-            for other in [pt, data] {
-                if span.start < other.end && other.start < span.end {
-                    return Err(err(key, "ring overlaps the page table or the data region"));
-                }
-            }
-        }
-
-        let mut sizes: Vec<u64> = c.pages.sizes.iter().collect();
-        if sizes.is_empty() || sizes.len() > MAX_PAGE_SIZES {
-            return Err(err(
-                "pages.sizes",
-                format!("1 to {MAX_PAGE_SIZES} page sizes supported"),
-            ));
-        }
-        for &s in &sizes {
-            let shift = s.trailing_zeros() as u8;
-            if !(MIN_PAGE_SHIFT..=MAX_PAGE_SHIFT).contains(&shift) {
-                return Err(err(
-                    "pages.sizes",
-                    format!("page size {s} outside 4 KiB..1 GiB"),
-                ));
-            }
-        }
-        if !c.pages.sizes.contains(c.pages.default_size) {
-            return Err(err("pages.default_size", "not one of pages.sizes"));
-        }
-        // The one definition of the class rule; its errors name the key.
-        let classes = c
-            .page_classes()
-            .map_err(|e| err(e.field, format!("page-size classes: {e}")))?;
-        let default_shift = classes.default_shift();
-        let mut class_shift = [0u8; MAX_PAGE_SIZES];
-        for (class, slot) in class_shift.iter_mut().enumerate() {
-            *slot = classes.shift(class).unwrap_or(0);
-        }
-        sizes.sort_unstable();
-        let mut fifo_shift = [0u8; MAX_PAGE_SIZES];
-        for (i, &s) in sizes.iter().enumerate() {
-            fifo_shift[i] = s.trailing_zeros() as u8;
-        }
-        let mtu = c.network.mtu_payload as usize;
-        let min_mtu = clio_wire::payload::InfoResp::LEN;
-        if mtu < min_mtu || mtu > clio_wire::clio::MAX_PAYLOAD {
-            return Err(err(
-                "network.mtu_payload",
-                format!(
-                    "must be {min_mtu}..={} (an InfoResp must fit)",
-                    clio_wire::clio::MAX_PAYLOAD
-                ),
-            ));
-        }
-        if c.tlb.entries == 0 {
-            return Err(err("tlb.entries", "must be at least 1"));
-        }
-        if c.free_pa_fifo.depth == 0 {
-            return Err(err("free_pa_fifo.depth", "must be at least 1"));
-        }
-        if c.dedup_entries() == 0 {
-            return Err(err("dedup.buffer_bytes", "holds no entry"));
-        }
-        let sessions = c.session_capacity() as usize;
-        if !(2..=u16::MAX as usize).contains(&sessions) {
-            return Err(err(
-                "sessions.capacity",
-                "must be 2..=65535 (session ids and InfoResp.sessions are u16)",
-            ));
-        }
-        if c.fastpath.datapath_bits < 64 || c.fastpath.datapath_bits % 8 != 0 {
-            return Err(err(
-                "fastpath.datapath_bits",
-                "must be a multiple of 8, at least 64",
-            ));
-        }
-        if c.fastpath.clock_mhz == 0 {
-            return Err(err("fastpath.clock_mhz", "must be positive"));
-        }
+        let (rx_ring, tx_ring) = rings(c)?;
+        let table = page_table(c, [rx_ring, tx_ring])?;
+        let pages = PageSizing::new(c)?;
+        let (mtu, sessions) = check_limits(c)?;
         Ok(Layout {
             dram_base: c.dram.base,
             dram_len: c.dram.size as usize,
@@ -287,11 +148,11 @@ impl Layout {
             table,
             data_start: c.regions.data.base,
             data_end: c.regions.data.end(),
-            classes,
-            class_shift,
-            fifo_shift,
-            page_sizes: sizes.len(),
-            default_shift,
+            classes: pages.classes,
+            class_shift: pages.class_shift,
+            fifo_shift: pages.fifo_shift,
+            page_sizes: pages.count,
+            default_shift: pages.classes.default_shift(),
             va_bits: c.va.bits,
             max_pid: c.va.max_pids,
             mtu,
@@ -342,6 +203,187 @@ impl Layout {
         let end = start + (1u64 << shift);
         start >= self.data_start && end <= self.data_end
     }
+}
+
+/// `len` bytes at physical address `pa` as DRAM offsets; an error naming
+/// `key` unless they lie inside DRAM.
+fn dram_span(c: &BoardConfig, key: &'static str, pa: u64, len: u64) -> Result<Span, ConfigError> {
+    let start = pa
+        .checked_sub(c.dram.base)
+        .ok_or_else(|| err(key, "below dram.base"))?;
+    let end = start
+        .checked_add(len)
+        .ok_or_else(|| err(key, "address overflow"))?;
+    if end > c.dram.size {
+        return Err(err(
+            key,
+            format!("{pa:#x}+{len:#x} runs past the end of DRAM"),
+        ));
+    }
+    Ok(Span {
+        start: start as usize,
+        end: end as usize,
+    })
+}
+
+/// The RX and TX rings: inside DRAM, of the wire's slot size, disjoint.
+fn rings(c: &BoardConfig) -> Result<(Span, Span), ConfigError> {
+    if c.rings.slot_bytes as usize != clio_wire::ring::SLOT_LEN {
+        return Err(err(
+            keys::RINGS_SLOT_BYTES,
+            format!("must be {}", clio_wire::ring::SLOT_LEN),
+        ));
+    }
+    let ring = |k: keys::RingKeys, r: clio_config::Ring| {
+        dram_span(c, k.base, r.base, ring_bytes(r.slots) as u64)
+    };
+    let rx_ring = ring(keys::RINGS_RX, c.rings.rx)?;
+    let tx_ring = ring(keys::RINGS_TX, c.rings.tx)?;
+    if rx_ring.start < tx_ring.end && tx_ring.start < rx_ring.end {
+        return Err(err(
+            keys::RINGS_TX.base,
+            format!(
+                "TX ring {:#x}..{:#x} (128-byte header + slots) overlaps the RX ring {:#x}..{:#x}",
+                tx_ring.start, tx_ring.end, rx_ring.start, rx_ring.end
+            ),
+        ));
+    }
+    Ok((rx_ring, tx_ring))
+}
+
+/// The hash page table's geometry: it fits its region, and neither it nor
+/// the data region overlaps a ring.
+fn page_table(c: &BoardConfig, rings: [Span; 2]) -> Result<TableGeometry, ConfigError> {
+    let k = c.page_table.slots_per_bucket;
+    if k == 0 {
+        return Err(err(keys::PAGE_TABLE_SLOTS_PER_BUCKET, "must be at least 1"));
+    }
+    let table = TableGeometry {
+        base: c.regions.page_table.base,
+        bucket_bits: c.bucket_index_bits(),
+        slots_per_bucket: k,
+    };
+    let pt_key = keys::REGIONS_PAGE_TABLE.table;
+    if table.table_bytes() > c.regions.page_table.size {
+        return Err(err(
+            pt_key,
+            format!(
+                "holds {} bytes, the table needs {}",
+                c.regions.page_table.size,
+                table.table_bytes()
+            ),
+        ));
+    }
+    let pt = dram_span(c, pt_key, table.base, table.table_bytes())?;
+    let data = c.regions.data;
+    let data = dram_span(c, keys::REGIONS_DATA.table, data.base, data.size)?;
+    for (key, span) in [keys::RINGS_RX.base, keys::RINGS_TX.base]
+        .into_iter()
+        .zip(rings)
+    {
+        for other in [pt, data] {
+            if span.start < other.end && other.start < span.end {
+                return Err(err(key, "ring overlaps the page table or the data region"));
+            }
+        }
+    }
+    Ok(table)
+}
+
+/// The supported page sizes: the VA classes and one free-PA FIFO per size.
+struct PageSizing {
+    classes: PageClasses,
+    /// Page shift of each VA class (0 = class unused).
+    class_shift: [u8; MAX_PAGE_SIZES],
+    /// Page shift of each FIFO, ascending.
+    fifo_shift: [u8; MAX_PAGE_SIZES],
+    /// How many sizes.
+    count: usize,
+}
+
+impl PageSizing {
+    fn new(c: &BoardConfig) -> Result<PageSizing, ConfigError> {
+        let mut sizes: Vec<u64> = c.pages.sizes.iter().collect();
+        if sizes.is_empty() || sizes.len() > MAX_PAGE_SIZES {
+            return Err(err(
+                keys::PAGES_SIZES,
+                format!("1 to {MAX_PAGE_SIZES} page sizes supported"),
+            ));
+        }
+        for &s in &sizes {
+            let shift = s.trailing_zeros() as u8;
+            if !(MIN_PAGE_SHIFT..=MAX_PAGE_SHIFT).contains(&shift) {
+                return Err(err(
+                    keys::PAGES_SIZES,
+                    format!("page size {s} outside 4 KiB..1 GiB"),
+                ));
+            }
+        }
+        if !c.pages.sizes.contains(c.pages.default_size) {
+            return Err(err(keys::PAGES_DEFAULT_SIZE, "not one of pages.sizes"));
+        }
+        // The one definition of the class rule; its errors name the key.
+        let classes = c
+            .page_classes()
+            .map_err(|e| err(e.field, format!("page-size classes: {e}")))?;
+        let mut class_shift = [0u8; MAX_PAGE_SIZES];
+        for (class, slot) in class_shift.iter_mut().enumerate() {
+            *slot = classes.shift(class).unwrap_or(0);
+        }
+        sizes.sort_unstable();
+        let mut fifo_shift = [0u8; MAX_PAGE_SIZES];
+        for (i, &s) in sizes.iter().enumerate() {
+            fifo_shift[i] = s.trailing_zeros() as u8;
+        }
+        Ok(PageSizing {
+            classes,
+            class_shift,
+            fifo_shift,
+            count: sizes.len(),
+        })
+    }
+}
+
+/// The sizes the model's tables are built from: returns the MTU and the
+/// session-table entries.
+fn check_limits(c: &BoardConfig) -> Result<(usize, usize), ConfigError> {
+    let mtu = c.network.mtu_payload as usize;
+    let min_mtu = clio_wire::payload::InfoResp::LEN;
+    if mtu < min_mtu || mtu > clio_wire::clio::MAX_PAYLOAD {
+        return Err(err(
+            keys::NETWORK_MTU_PAYLOAD,
+            format!(
+                "must be {min_mtu}..={} (an InfoResp must fit)",
+                clio_wire::clio::MAX_PAYLOAD
+            ),
+        ));
+    }
+    if c.tlb.entries == 0 {
+        return Err(err(keys::TLB_ENTRIES, "must be at least 1"));
+    }
+    if c.free_pa_fifo.depth == 0 {
+        return Err(err(keys::FREE_PA_FIFO_DEPTH, "must be at least 1"));
+    }
+    if c.dedup_entries() == 0 {
+        return Err(err(keys::DEDUP_BUFFER_BYTES, "holds no entry"));
+    }
+    let sessions = c.session_capacity() as usize;
+    if !(2..=u16::MAX as usize).contains(&sessions) {
+        return Err(err(
+            keys::SESSIONS_CAPACITY,
+            "must be 2..=65535 (session ids and InfoResp.sessions are u16)",
+        ));
+    }
+    if c.fastpath.datapath_bits < 64 || c.fastpath.datapath_bits % 8 != 0 {
+        return Err(err(
+            keys::FASTPATH_DATAPATH_BITS,
+            "must be a multiple of 8, at least 64",
+        ));
+    }
+    if c.fastpath.clock_mhz == 0 {
+        return Err(err(keys::FASTPATH_CLOCK_MHZ, "must be positive"));
+    }
+    Ok((mtu, sessions))
 }
 
 /// Construction options of the model beyond the board config.

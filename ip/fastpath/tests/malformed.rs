@@ -17,9 +17,9 @@ fn setup() -> (Bench, u64) {
 }
 
 fn refill_crc(p: &mut [u8]) {
-    p[field::CRC..field::CRC + 4].fill(0);
+    p[field::CRC].fill(0);
     let c = clio_wire::crc32c(p);
-    p[field::CRC..field::CRC + 4].copy_from_slice(&c.to_be_bytes());
+    p[field::CRC].copy_from_slice(&c.to_be_bytes());
 }
 
 fn still_serving(b: &mut Bench, va: u64) {
@@ -133,32 +133,32 @@ fn each_bad_field_gets_its_answer() {
         "unknown status"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::KEY + 7] ^= 1),
+        mutate(&mut b, va, |p| p[field::KEY.end - 1] ^= 1),
         (Opcode::ReadResp, Status::BadSession),
         "wrong key"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::SESSION + 1] = 2),
+        mutate(&mut b, va, |p| p[field::SESSION.end - 1] = 2),
         (Opcode::ReadResp, Status::BadSession),
         "another PID's session"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::EPOCH + 3] ^= 1),
+        mutate(&mut b, va, |p| p[field::EPOCH.end - 1] ^= 1),
         (Opcode::ReadResp, Status::Restarted),
         "an earlier boot"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::OFFSET + 3] = 4),
+        mutate(&mut b, va, |p| p[field::OFFSET.end - 1] = 4),
         (Opcode::ReadResp, m),
         "read with offset"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::VA..field::VA + 8].fill(0xff)),
+        mutate(&mut b, va, |p| p[field::VA].fill(0xff)),
         (Opcode::ReadResp, m),
         "va + len wraps"
     );
     assert_eq!(
-        mutate(&mut b, va, |p| p[field::PID..field::PID + 4].fill(0)),
+        mutate(&mut b, va, |p| p[field::PID].fill(0)),
         (Opcode::ReadResp, Status::BadSession),
         "a PID not the session's"
     );
@@ -167,7 +167,7 @@ fn each_bad_field_gets_its_answer() {
     assert_eq!(rs[0].h.status, m);
     // Write packet beyond its request: offset + payload_len > total_len.
     let mut p = packet(Opcode::Write, 1, 52, 0, va, 4, 0, b"abcd");
-    p[field::TOTAL_LEN + 3] = 3;
+    p[field::TOTAL_LEN.end - 1] = 3;
     refill_crc(&mut p);
     assert_eq!(b.send(&p)[0].h.status, m);
     // Payload above the board MTU (1450) but within the wire maximum.
@@ -248,7 +248,7 @@ fn golden_responses() {
     assert_eq!(&rs[0].bytes[56..], b"stil");
 
     let mut p = packet(Opcode::Read, 1, 9, 0, va, 4, 0, &[]);
-    p[field::REQ_ID + 3] ^= 1;
+    p[field::REQ_ID.end - 1] ^= 1;
     let rs = b.send(&p);
     assert_eq!(
         rs[0].bytes,

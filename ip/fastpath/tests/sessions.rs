@@ -143,7 +143,7 @@ fn acks_free_records_of_their_session_only() {
     assert_eq!(b.send(&faa_pkt(7, 3, va, 0))[0].h.flags, flags::DUPLICATE);
     // A spoofed ack from outside the session frees nothing.
     let mut spoof = pkt_ack(Opcode::Read, 8, 0, va, 8, 0, 0x7000_0000, &[]);
-    spoof[clio_wire::clio::field::KEY] ^= 0x40;
+    spoof[clio_wire::clio::field::KEY.start] ^= 0x40;
     let h = Header::parse(&clio_wire::Packet::new_unchecked(&spoof[..])).unwrap();
     let spoof = h.encode(&[]).unwrap();
     assert_eq!(b.send(&spoof)[0].h.status, Status::BadSession);

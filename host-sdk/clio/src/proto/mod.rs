@@ -59,6 +59,14 @@ use crate::{ChaseRequest, ChaseResult, ClientConfig, ClioError, OpKind, ShareTok
 /// The zero payload an INFO request carries (its answer's size).
 static INFO_PAD: [u8; InfoResp::LEN] = [0; InfoResp::LEN];
 
+/// Copies a fixed request payload (at most an `OpenSessionReq`, the longest)
+/// into the staging buffer `emit_packet` sends from.
+fn stage<'a>(small: &'a mut [u8; OpenSessionReq::LEN], bytes: &[u8]) -> &'a [u8] {
+    let n = bytes.len().min(small.len());
+    small[..n].copy_from_slice(&bytes[..n]);
+    &small[..n]
+}
+
 /// Largest datagram the protocol ever emits or accepts.
 pub const MAX_DATAGRAM: usize = HEADER_LEN + MAX_PAYLOAD;
 
@@ -815,9 +823,7 @@ impl Connection {
             (OpKind::OffloadCall, Some(d)) => {
                 // The packet's whole payload: the fixed part, then the args.
                 if let Params::Offload(r) = prep.params {
-                    let mut f = [0u8; OffloadCallReq::LEN];
-                    let _ = r.emit(&mut f);
-                    s.data.extend_from_slice(&f);
+                    s.data.extend_from_slice(&r.to_bytes());
                 }
                 s.data.extend_from_slice(d)
             }
@@ -1248,8 +1254,7 @@ impl Connection {
                     join_key: join.map_or(0, |t| t.key),
                 };
                 h.pid = join.map_or(0, |t| t.pid);
-                let n = req.emit(&mut small).unwrap_or(0);
-                &small[..n]
+                stage(&mut small, &req.to_bytes())
             }
             // An INFO request is padded to the answer's size (zeros), so
             // the board never answers more bytes than it was sent.
@@ -1258,28 +1263,27 @@ impl Connection {
                 if fixed {
                     h.flags |= flags::FIXED_VA;
                 }
-                let n = req.emit(&mut small).unwrap_or(0);
-                &small[..n]
+                stage(&mut small, &req.to_bytes())
             }
-            (_, Params::Free(f)) => {
-                let n = f.emit(&mut small).unwrap_or(0);
-                &small[..n]
-            }
+            (_, Params::Free(f)) => stage(&mut small, &f.to_bytes()),
             (_, Params::Atomic(a)) => {
-                let n = a.emit(&mut small).unwrap_or(0);
-                &small[..n]
+                let (bytes, n) = a.to_bytes();
+                stage(&mut small, &bytes[..n])
             }
-            (_, Params::Chase(c)) => {
-                let n = c.emit(&mut small).unwrap_or(0);
-                &small[..n]
-            }
+            (_, Params::Chase(c)) => stage(&mut small, &c.to_bytes()),
             (OpKind::OffloadCall, _) => &s.data[..],
             _ => &[],
         };
         h.payload_len = payload.len() as u16;
-        // The buffer was checked against max_packet_len and the payload is
-        // at most one MTU, so emitting cannot fail.
-        h.emit_with_payload(buf, payload).unwrap_or(0)
+        // `poll_transmit` checked `buf` against max_packet_len (header + MTU)
+        // and every payload is at most one MTU (checked at submission), so
+        // the packet fits.
+        let len = h.buffer_len();
+        let mut p = Packet::new_unchecked(&mut buf[..len]);
+        h.emit(&mut p);
+        p.payload_mut().copy_from_slice(payload);
+        p.fill_crc();
+        len
     }
 
     /// The earliest armed timer, live or not: a cheap check whether

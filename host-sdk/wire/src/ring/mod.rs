@@ -23,7 +23,7 @@ use crate::crc::crc32c;
 use crate::enums::wire_enum;
 use crate::error::bytes::{le16, le32, le64, set_le16, set_le32, set_le64};
 use crate::pte::{Pte, PTE_LEN};
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, ErrorKind, Field, Result};
 
 mod engine;
 pub use engine::{init, Consumer, Producer, PushError, RingFull, RingMemory};
@@ -57,8 +57,11 @@ pub mod header_field {
     pub const REJECTED: usize = 68;
 }
 
-/// Byte offsets of descriptor fields.
+/// The descriptor fields: offsets of one-byte fields, byte ranges of the
+/// others (the generated SV package has the offsets).
 pub mod slot_field {
+    use crate::Field;
+
     /// Kind, u8.
     pub const KIND: usize = 0;
     /// Flags, u8.
@@ -68,25 +71,25 @@ pub mod slot_field {
     /// Status, u8.
     pub const STATUS: usize = 3;
     /// PID, u32.
-    pub const PID: usize = 4;
+    pub const PID: Field = 4..8;
     /// Fast-path context tag, echoed in replies, u32.
-    pub const TAG: usize = 8;
+    pub const TAG: Field = 8..12;
     /// Client request id, u32.
-    pub const REQ_ID: usize = 12;
+    pub const REQ_ID: Field = 12..16;
     /// Operand a, u64.
-    pub const A: usize = 16;
+    pub const A: Field = 16..24;
     /// Operand b, u64.
-    pub const B: usize = 24;
+    pub const B: Field = 24..32;
     /// Operand c, u64.
-    pub const C: usize = 32;
+    pub const C: Field = 32..40;
     /// Operand d, u64.
-    pub const D: usize = 40;
+    pub const D: Field = 40..48;
     /// Operand e, u64.
-    pub const E: usize = 48;
+    pub const E: Field = 48..56;
     /// Operand f, u32.
-    pub const F: usize = 56;
+    pub const F: Field = 56..60;
     /// CRC32C over bytes 0..60, u32.
-    pub const CRC: usize = 60;
+    pub const CRC: Field = 60..64;
 }
 
 /// Bits of a descriptor's flags byte.
@@ -374,7 +377,7 @@ impl Descriptor {
                 set_le32(s, REQ_ID, req_id);
                 set_le64(s, A, va);
                 set_le64(s, B, size);
-                s[C] = perms;
+                s[C.start] = perms;
             }
             Descriptor::FreeReq {
                 tag,
@@ -414,7 +417,7 @@ impl Descriptor {
                 s[STATUS] = status;
                 set_le32(s, PID, pid);
                 set_le64(s, A, va);
-                s[B] = opcode;
+                s[B.start] = opcode;
                 set_le32(s, F, count);
             }
             Descriptor::PteWrite {
@@ -424,7 +427,7 @@ impl Descriptor {
                 pte,
             } => {
                 s[FLAGS] = if update { desc_flags::UPDATE } else { 0 };
-                pte.emit(&mut s[A..A + PTE_LEN])
+                pte.emit(&mut s[A.start..A.start + PTE_LEN])
                     .map_err(|e| Error::new("ring.pte", e.kind))?;
                 set_le64(s, C, bucket as u64);
                 set_le32(s, F, slot);
@@ -521,7 +524,7 @@ impl Descriptor {
                 set_le64(s, A, epoch as u64);
             }
         }
-        let crc = crc32c(&s[..CRC]);
+        let crc = crc32c(&s[..CRC.start]);
         set_le32(s, CRC, crc);
         Ok(())
     }
@@ -535,7 +538,7 @@ impl Descriptor {
             return Err(Error::truncated("ring.slot", SLOT_LEN, s.len()));
         }
         let carried = le32(s, CRC);
-        let computed = crc32c(&s[..CRC]);
+        let computed = crc32c(&s[..CRC.start]);
         if carried != computed {
             return Err(Error::new(
                 "ring.crc",
@@ -550,7 +553,7 @@ impl Descriptor {
         if flags & !desc_flags::ALL != 0 {
             return Err(Error::new("ring.flags", ErrorKind::Reserved(flags as u64)));
         }
-        let u32_of = |field: &'static str, at: usize| -> Result<u32> {
+        let u32_of = |field: &'static str, at: Field| -> Result<u32> {
             let v = le64(s, at);
             u32::try_from(v).map_err(|_| {
                 Error::new(
@@ -562,7 +565,7 @@ impl Descriptor {
                 )
             })
         };
-        let u16_of = |field: &'static str, at: usize| -> Result<u16> {
+        let u16_of = |field: &'static str, at: Field| -> Result<u16> {
             let v = le64(s, at);
             u16::try_from(v).map_err(|_| {
                 Error::new(
@@ -581,7 +584,7 @@ impl Descriptor {
                 req_id: le32(s, REQ_ID),
                 va: le64(s, A),
                 size: le64(s, B),
-                perms: s[C],
+                perms: s[C.start],
                 page_shift: s[PAGE_SHIFT],
                 fixed: flags & desc_flags::FIXED_OR_MOVED != 0,
             },
@@ -604,14 +607,15 @@ impl Descriptor {
                 status: s[STATUS],
                 pid: le32(s, PID),
                 va: le64(s, A),
-                opcode: s[B],
+                opcode: s[B.start],
                 count: le32(s, F),
             },
             Kind::PteWrite => Descriptor::PteWrite {
                 bucket: u32_of("ring.pte_write.bucket", C)?,
                 slot: le32(s, F),
                 update: flags & desc_flags::UPDATE != 0,
-                pte: Pte::parse(&s[A..A + PTE_LEN]).map_err(|e| Error::new("ring.pte", e.kind))?,
+                pte: Pte::parse(&s[A.start..A.start + PTE_LEN])
+                    .map_err(|e| Error::new("ring.pte", e.kind))?,
             },
             Kind::PteRemove => Descriptor::PteRemove {
                 bucket: u32_of("ring.pte_remove.bucket", C)?,
@@ -675,7 +679,7 @@ impl Descriptor {
         // so two encodings of one command never differ.
         let mut canon = [0u8; SLOT_LEN];
         d.emit(&mut canon)?;
-        if let Some(i) = (0..CRC).find(|&i| canon[i] != s[i]) {
+        if let Some(i) = (0..CRC.start).find(|&i| canon[i] != s[i]) {
             return Err(Error::new(
                 slot_field_name(i),
                 ErrorKind::Reserved(s[i] as u64),

@@ -50,18 +50,18 @@ fn main() -> Result<(), String> {
                 _ => 1 + rng.below(0x0f) as u8,
             };
         }
-        if len >= field::TOTAL_LEN + 4 {
+        if len >= field::TOTAL_LEN.end {
             let total: u32 = match rng.below(6) {
                 0 => rng.next() as u32,
                 1 => map::MAX_READ + rng.below(3) as u32 - 1,
                 2 => 0,
                 _ => rng.below(9000) as u32,
             };
-            p[field::TOTAL_LEN..field::TOTAL_LEN + 4].copy_from_slice(&total.to_be_bytes());
+            p[field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
         }
         let opcode = p.get(field::OPCODE).copied().unwrap_or(0);
         let total = p
-            .get(field::TOTAL_LEN..field::TOTAL_LEN + 4)
+            .get(field::TOTAL_LEN)
             .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let (c, r, d) = match map::carriage(opcode, total, len) {
             Ok(Carriage::Read { demand }) => (carry::READ, 0, demand),

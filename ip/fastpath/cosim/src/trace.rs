@@ -660,9 +660,9 @@ impl Gen {
             match self.rng.gen_range(0..3) {
                 0 => s[self.rng.gen_range(0..60)] ^= 1 << self.rng.gen_range(0..8),
                 1 => {
-                    s[ring::slot_field::D + 1] = 7;
-                    let crc = clio_wire::crc32c(&s[..ring::slot_field::CRC]);
-                    s[ring::slot_field::CRC..].copy_from_slice(&crc.to_le_bytes());
+                    s[ring::slot_field::D.start + 1] = 7;
+                    let crc = clio_wire::crc32c(&s[..ring::slot_field::CRC.start]);
+                    s[ring::slot_field::CRC].copy_from_slice(&crc.to_le_bytes());
                 }
                 _ => {
                     s = Self::desc(&Descriptor::Reply {
@@ -1434,7 +1434,7 @@ impl Gen {
                     1 => pkt[1] = 0x33,
                     2 => pkt[2] = flags::MOVED,
                     3 => pkt[3] = 1,
-                    4 => pkt[field::SESSION + 1] ^= 1,
+                    4 => pkt[field::SESSION.end - 1] ^= 1,
                     _ => pkt[2] = 0x40,
                 }
                 refill(&mut pkt);
@@ -1449,11 +1449,11 @@ impl Gen {
 /// Recompute the CRC of a packet whose header was changed.
 fn refill_crc(p: &mut [u8]) {
     let n = HEADER_LEN
-        + u16::from_be_bytes([p[field::PAYLOAD_LEN], p[field::PAYLOAD_LEN + 1]]) as usize;
+        + u16::from_be_bytes([p[field::PAYLOAD_LEN.start], p[field::PAYLOAD_LEN.end - 1]]) as usize;
     let n = n.min(p.len());
-    p[field::CRC..field::CRC + 4].fill(0);
+    p[field::CRC].fill(0);
     let crc = clio_wire::crc32c(&p[..n]);
-    p[field::CRC..field::CRC + 4].copy_from_slice(&crc.to_be_bytes());
+    p[field::CRC].copy_from_slice(&crc.to_be_bytes());
 }
 
 fn new_gen(seed: u64) -> Gen {

@@ -17,8 +17,8 @@ fn emit(d: &Descriptor) -> [u8; SLOT_LEN] {
 }
 
 fn fix_crc(s: &mut [u8; SLOT_LEN]) {
-    let crc = clio_wire::crc32c(&s[..slot_field::CRC]);
-    s[slot_field::CRC..].copy_from_slice(&crc.to_le_bytes());
+    let crc = clio_wire::crc32c(&s[..slot_field::CRC.start]);
+    s[slot_field::CRC].copy_from_slice(&crc.to_le_bytes());
 }
 
 /// `n` lines of `<slot hex> <0|1>` from `seed`: valid descriptors of every TX
@@ -105,13 +105,13 @@ pub fn desc_vectors(seed: u64, n: usize) -> String {
         match rng.gen_range(0..4) {
             0 => {}
             1 => {
-                let i = rng.gen_range(0..slot_field::CRC);
+                let i = rng.gen_range(0..slot_field::CRC.start);
                 s[i] = rng.gen();
                 fix_crc(&mut s);
             }
             2 => {
                 // Mutate the PTE flags/perms bytes (PteWrite's entry checks).
-                let i = slot_field::A + rng.gen_range(14..16);
+                let i = slot_field::A.start + rng.gen_range(14..16);
                 s[i] = rng.gen();
                 fix_crc(&mut s);
             }
