@@ -46,6 +46,7 @@
 // permission, ...) is handed to the engine once the older lane reads have
 // drained; the engine executes requests one at a time in arrival order and
 // starts a packet only after every older lane request has answered.
+// The AXI port is shared through clio_axi_arbiter.
 // A first-touch fault takes its PPN and inserts the TLB entry at once and the
 // request continues; the PTE write-back and the PA_CONSUMED notice wait in a
 // small queue (FAULT_QUEUE entries) and are written after the response, or
@@ -329,7 +330,11 @@ wire l2_hit = l2_first ? tlb_hit : l2_hit_r;
 wire [31:0] l2_ppn = l2_first ? tlb_ppn : l2_ppn_r;
 wire [7:0]  l2_perms = l2_first ? tlb_perms : l2_perms_r;
 wire l2_good = l2_hit && (l2_perms & PERM_READ) == PERM_READ;
-wire l2_fire = lane_active && l2_valid && l2_good && lq_count < LQ - 1 && m_axi_arready;
+wire lane_arvalid = lane_active && l2_valid && l2_good && lq_count < LQ - 1;
+wire lane_arready;
+wire lane_rvalid;
+wire [DATA_WIDTH-1:0] lane_rdata;
+wire l2_fire = lane_arvalid && lane_arready;
 wire l2_eject = l2_valid && !l2_good;
 wire lane_handoff = lane_active && l2_eject && lq_count == 0 && !lo_valid && !pkt_have_reg;
 wire l2_free = !l2_valid || l2_fire;
@@ -347,11 +352,11 @@ wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift) | (l2_va & l2_mask);
 
 // Response beat of the oldest read in flight, from the returning data.
 wire [2:0]  lq_h = lq_rd[2:0];
-wire        lane_r = lane_active && lq_count != 0 && m_axi_rvalid;
+wire        lane_r = lane_active && lq_count != 0 && lane_rvalid;
 wire        lane_r_take = lane_r && (!lo_valid || m_axis_tready);
 reg [DATA_WIDTH-1:0] lr_beat;
 reg [BYTES-1:0]      lr_keep;
-wire [DATA_WIDTH-1:0] lr_data = m_axi_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
+wire [DATA_WIDTH-1:0] lr_data = lane_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
 integer li;
 always @* begin
     lr_beat = 0;
@@ -589,7 +594,8 @@ reg [63:0]           mem_addr = 0;
 reg [DATA_WIDTH-1:0] mem_wdata = 0;
 reg [BYTES-1:0]      mem_wstrb = 0;
 reg [DATA_WIDTH-1:0] mem_rdata = 0;
-reg                  mem_aw_done = 1'b0, mem_w_done = 1'b0;
+wire                 eng_ready, eng_done;      // clio_axi_arbiter's engine port
+wire [DATA_WIDTH-1:0] eng_rdata;
 
 // Rings and error reports.
 reg [1:0]            ring_cmd = 0;
@@ -720,6 +726,10 @@ wire [2:0]             ptf_arsize;
 wire [1:0]             ptf_arburst;
 wire                   ptf_arvalid;
 wire                   ptf_rready;
+wire                   ptf_arready, ptf_rvalid, ptf_rlast;
+wire [ID_WIDTH-1:0]    ptf_rid;
+wire [DATA_WIDTH-1:0]  ptf_rdata;
+wire [1:0]             ptf_rresp;
 wire                   sel_ptf = state_reg == S_XL_PTF || state_reg == S_XL_PTFW;
 
 clio_pt_fetch #(
@@ -734,9 +744,9 @@ clio_pt_fetch #(
     .m_valid(ptf_out_valid), .m_ready(1'b1),
     .m_axi_arid(ptf_arid), .m_axi_araddr(ptf_araddr), .m_axi_arlen(ptf_arlen),
     .m_axi_arsize(ptf_arsize), .m_axi_arburst(ptf_arburst), .m_axi_arvalid(ptf_arvalid),
-    .m_axi_arready(sel_ptf && m_axi_arready),
-    .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata), .m_axi_rresp(m_axi_rresp),
-    .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ptf && m_axi_rvalid), .m_axi_rready(ptf_rready)
+    .m_axi_arready(ptf_arready),
+    .m_axi_rid(ptf_rid), .m_axi_rdata(ptf_rdata), .m_axi_rresp(ptf_rresp),
+    .m_axi_rlast(ptf_rlast), .m_axi_rvalid(ptf_rvalid), .m_axi_rready(ptf_rready)
 );
 
 wire [7:0] perm_status;
@@ -820,6 +830,10 @@ wire [1:0]             rg_awburst, rg_arburst;
 wire                   rg_awvalid, rg_wvalid, rg_wlast, rg_bready, rg_arvalid, rg_rready;
 wire [DATA_WIDTH-1:0]  rg_wdata;
 wire [BYTES-1:0]       rg_wstrb;
+wire                   rg_awready, rg_wready, rg_bvalid, rg_arready, rg_rvalid, rg_rlast;
+wire [ID_WIDTH-1:0]    rg_bid, rg_rid;
+wire [1:0]             rg_bresp, rg_rresp;
+wire [DATA_WIDTH-1:0]  rg_rdata;
 
 clio_ring_dma #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) ring_inst (
     .clk(clk), .rst(rst),
@@ -829,14 +843,14 @@ clio_ring_dma #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_W
     .done(ring_done), .res_full(ring_full), .res_free(ring_free), .res_empty(ring_empty), .res_bad_head(ring_bad_head),
     .res_rejected(ring_rejected), .m_tx_desc(ring_tx_desc),
     .m_axi_awid(rg_awid), .m_axi_awaddr(rg_awaddr), .m_axi_awlen(rg_awlen), .m_axi_awsize(rg_awsize),
-    .m_axi_awburst(rg_awburst), .m_axi_awvalid(rg_awvalid), .m_axi_awready(sel_ring && m_axi_awready),
+    .m_axi_awburst(rg_awburst), .m_axi_awvalid(rg_awvalid), .m_axi_awready(rg_awready),
     .m_axi_wdata(rg_wdata), .m_axi_wstrb(rg_wstrb), .m_axi_wlast(rg_wlast), .m_axi_wvalid(rg_wvalid),
-    .m_axi_wready(sel_ring && m_axi_wready), .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp),
-    .m_axi_bvalid(sel_ring && m_axi_bvalid), .m_axi_bready(rg_bready),
+    .m_axi_wready(rg_wready), .m_axi_bid(rg_bid), .m_axi_bresp(rg_bresp),
+    .m_axi_bvalid(rg_bvalid), .m_axi_bready(rg_bready),
     .m_axi_arid(rg_arid), .m_axi_araddr(rg_araddr), .m_axi_arlen(rg_arlen), .m_axi_arsize(rg_arsize),
-    .m_axi_arburst(rg_arburst), .m_axi_arvalid(rg_arvalid), .m_axi_arready(sel_ring && m_axi_arready),
-    .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata), .m_axi_rresp(m_axi_rresp),
-    .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ring && m_axi_rvalid), .m_axi_rready(rg_rready)
+    .m_axi_arburst(rg_arburst), .m_axi_arvalid(rg_arvalid), .m_axi_arready(rg_arready),
+    .m_axi_rid(rg_rid), .m_axi_rdata(rg_rdata), .m_axi_rresp(rg_rresp),
+    .m_axi_rlast(rg_rlast), .m_axi_rvalid(rg_rvalid), .m_axi_rready(rg_rready)
 );
 
 wire                 fw_match, fw_pending, fw_free, fw_tag_ok, fw_fence_wait, fw_fence_free;
@@ -1911,23 +1925,16 @@ always @(posedge clk) begin
         end
 
         // ----- engine memory port -----
-        S_MEM_RD: if (m_axi_arready) state_reg <= S_MEM_RDW;
+        // (clio_axi_arbiter's engine port: command, then its completion)
+        S_MEM_RD: if (eng_ready) state_reg <= S_MEM_RDW;
         S_MEM_RDW: begin
-            if (m_axi_rvalid) begin
-                mem_rdata <= m_axi_rdata;
+            if (eng_done) begin
+                mem_rdata <= eng_rdata;
                 state_reg <= mem_ret;
             end
         end
-        S_MEM_WR: begin
-            if (m_axi_awready) mem_aw_done <= 1'b1;
-            if (m_axi_wready) mem_w_done <= 1'b1;
-            if ((mem_aw_done || m_axi_awready) && (mem_w_done || m_axi_wready)) begin
-                mem_aw_done <= 1'b0;
-                mem_w_done <= 1'b0;
-                state_reg <= S_MEM_WRB;
-            end
-        end
-        S_MEM_WRB: if (m_axi_bvalid) state_reg <= mem_ret;
+        S_MEM_WR: if (eng_ready) state_reg <= S_MEM_WRB;
+        S_MEM_WRB: if (eng_done) state_reg <= mem_ret;
 
         // ----- rings -----
         S_RING: begin
@@ -2245,8 +2252,6 @@ always @(posedge clk) begin
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;
-        mem_aw_done <= 1'b0;
-        mem_w_done <= 1'b0;
         epoch_reg <= 32'd0;                              // no session before an EPOCH
         st_valid <= 0;
     end
@@ -2259,37 +2264,49 @@ assign lane_active = state_reg == S_IDLE;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
-// the engine is waiting on (one transaction at a time).
+// the engine is waiting on, else (engine idle) the hit lane.
 // ---------------------------------------------------------------------------
-wire sel_eng_rd = state_reg == S_MEM_RD || state_reg == S_MEM_RDW;
-wire sel_eng_wr = state_reg == S_MEM_WR || state_reg == S_MEM_WRB;
+wire [1:0] axi_grant = sel_ring ? 2'd3 : sel_ptf ? 2'd2 : lane_active ? 2'd0 : 2'd1;
+wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR;
 
-assign m_axi_awid = sel_ring ? rg_awid : {ID_WIDTH{1'b0}};
-assign m_axi_awaddr = sel_ring ? rg_awaddr : {mem_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}};
-assign m_axi_awlen = sel_ring ? rg_awlen : 8'd0;
-assign m_axi_awsize = sel_ring ? rg_awsize : OW[2:0];
-assign m_axi_awburst = sel_ring ? rg_awburst : 2'b01;
-assign m_axi_awvalid = sel_ring ? rg_awvalid : (state_reg == S_MEM_WR && !mem_aw_done);
-assign m_axi_wdata = sel_ring ? rg_wdata : mem_wdata;
-assign m_axi_wstrb = sel_ring ? rg_wstrb : mem_wstrb;
-assign m_axi_wlast = sel_ring ? rg_wlast : 1'b1;
-assign m_axi_wvalid = sel_ring ? rg_wvalid : (state_reg == S_MEM_WR && !mem_w_done);
-assign m_axi_bready = sel_ring ? rg_bready : sel_eng_wr;
-assign m_axi_arid = sel_ring ? rg_arid : (sel_ptf ? ptf_arid : {ID_WIDTH{1'b0}});
-assign m_axi_araddr = sel_ring ? rg_araddr : (sel_ptf ? ptf_araddr
-    : (lane_active ? {l2_pa[ADDR_WIDTH-1:OW], {OW{1'b0}}} : {mem_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}}));
-assign m_axi_arlen = sel_ring ? rg_arlen : (sel_ptf ? ptf_arlen : 8'd0);
-assign m_axi_arsize = sel_ring ? rg_arsize : (sel_ptf ? ptf_arsize : OW[2:0]);
-assign m_axi_arburst = sel_ring ? rg_arburst : (sel_ptf ? ptf_arburst : 2'b01);
-assign m_axi_arvalid = sel_ring ? rg_arvalid : (sel_ptf ? ptf_arvalid
-    : (lane_active ? (lane_active && l2_valid && l2_good && lq_count < LQ - 1) : state_reg == S_MEM_RD));
-assign m_axi_rready = sel_ring ? rg_rready : (sel_ptf ? ptf_rready
-    : (lane_active ? (lq_count != 0 && (!lo_valid || m_axis_tready)) : state_reg == S_MEM_RDW));
+clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
+    .clk(clk), .rst(rst), .grant(axi_grant),
+    .s_lane_araddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
+    .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid), .s_lane_rready(lq_count != 0 && (!lo_valid || m_axis_tready)),
+    .s_lane_awaddr({ADDR_WIDTH{1'b0}}), .s_lane_awvalid(1'b0), .s_lane_awready(), .s_lane_wdata({DATA_WIDTH{1'b0}}),
+    .s_lane_wstrb({BYTES{1'b0}}), .s_lane_wvalid(1'b0), .s_lane_wready(), .s_lane_bvalid(), .s_lane_bready(1'b0),
+    .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR), .s_eng_wdata(mem_wdata),
+    .s_eng_wstrb(mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
+    .m_eng_rdata(eng_rdata),
+    .s_ptf_arid(ptf_arid), .s_ptf_araddr(ptf_araddr), .s_ptf_arlen(ptf_arlen), .s_ptf_arsize(ptf_arsize),
+    .s_ptf_arburst(ptf_arburst), .s_ptf_arvalid(ptf_arvalid), .s_ptf_arready(ptf_arready),
+    .s_ptf_rid(ptf_rid), .s_ptf_rdata(ptf_rdata), .s_ptf_rresp(ptf_rresp), .s_ptf_rlast(ptf_rlast),
+    .s_ptf_rvalid(ptf_rvalid), .s_ptf_rready(ptf_rready),
+    .s_ring_awid(rg_awid), .s_ring_awaddr(rg_awaddr), .s_ring_awlen(rg_awlen), .s_ring_awsize(rg_awsize),
+    .s_ring_awburst(rg_awburst), .s_ring_awvalid(rg_awvalid), .s_ring_awready(rg_awready),
+    .s_ring_wdata(rg_wdata), .s_ring_wstrb(rg_wstrb), .s_ring_wlast(rg_wlast), .s_ring_wvalid(rg_wvalid),
+    .s_ring_wready(rg_wready), .s_ring_bid(rg_bid), .s_ring_bresp(rg_bresp), .s_ring_bvalid(rg_bvalid),
+    .s_ring_bready(rg_bready),
+    .s_ring_arid(rg_arid), .s_ring_araddr(rg_araddr), .s_ring_arlen(rg_arlen), .s_ring_arsize(rg_arsize),
+    .s_ring_arburst(rg_arburst), .s_ring_arvalid(rg_arvalid), .s_ring_arready(rg_arready),
+    .s_ring_rid(rg_rid), .s_ring_rdata(rg_rdata), .s_ring_rresp(rg_rresp), .s_ring_rlast(rg_rlast),
+    .s_ring_rvalid(rg_rvalid), .s_ring_rready(rg_rready),
+    .m_axi_awid(m_axi_awid), .m_axi_awaddr(m_axi_awaddr), .m_axi_awlen(m_axi_awlen),
+    .m_axi_awsize(m_axi_awsize), .m_axi_awburst(m_axi_awburst), .m_axi_awvalid(m_axi_awvalid),
+    .m_axi_awready(m_axi_awready), .m_axi_wdata(m_axi_wdata), .m_axi_wstrb(m_axi_wstrb),
+    .m_axi_wlast(m_axi_wlast), .m_axi_wvalid(m_axi_wvalid), .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp), .m_axi_bvalid(m_axi_bvalid), .m_axi_bready(m_axi_bready),
+    .m_axi_arid(m_axi_arid), .m_axi_araddr(m_axi_araddr), .m_axi_arlen(m_axi_arlen),
+    .m_axi_arsize(m_axi_arsize), .m_axi_arburst(m_axi_arburst), .m_axi_arvalid(m_axi_arvalid),
+    .m_axi_arready(m_axi_arready), .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata),
+    .m_axi_rresp(m_axi_rresp), .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(m_axi_rvalid),
+    .m_axi_rready(m_axi_rready)
+);
 
 // Unused pieces of the units' outputs.
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
-    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], sel_eng_rd, c_kind};
+    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, l2_pa[63:ADDR_WIDTH]};
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
