@@ -42,10 +42,21 @@
 // Hit lane (II = 1): a single-beat READ of at most one DRAM beat (the common
 // small read; none while a fence waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
 // permission -> DRAM read; the response beat (header, data, CRC) is formed
-// when the data returns — one request per cycle. Anything else on L2 (miss,
-// permission, ...) is handed to the engine once the older lane reads have
-// drained; the engine executes requests one at a time in arrival order and
-// starts a packet only after every older lane request has answered.
+// when the data returns — one request per cycle. A WRITE of one or two
+// packet beats whose 1..64 bytes fall in one DRAM beat takes the same lane:
+// L1 looks up the TLB and the dedup buffer; L2 needs a hit with WRITE
+// permission, no record (a replay), room and quota, no late duplicate, then
+// issues AW + W and inserts its dedup record in the same cycle; its header-only
+// response leaves when the B arrives. One write at a time is in L1/L2, and
+// no packet carrying an ack enters while it is there, so every lookup and
+// ack sees the records of the writes before it, as in the model. Lane reads
+// and writes never overlap in DRAM (a read waits for the lane's writes'
+// B, a write for the reads' data). Anything else on L2 (miss, permission,
+// replay, BUSY, ...) is handed to the engine, which decides it from the
+// start, once the older lane requests have drained; the engine executes
+// requests one at a time in arrival order and starts a packet only after
+// every older lane request has answered. The AXI port is shared through
+// clio_axi_arbiter.
 // A first-touch fault takes its PPN and inserts the TLB entry at once and the
 // request continues; the PTE write-back and the PA_CONSUMED notice wait in a
 // small queue (FAULT_QUEUE entries) and are written after the response, or
@@ -275,25 +286,40 @@ wire fw_fence_any;
 localparam LQ = 8;                 // lane reads in flight
 localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
 
-wire [63:0] p_va_hi = p_va >> cfg_va_bits;
+// Lane writes: one WRITE packet of at most two beats (payload bytes 56.. of
+// beat 0, then beat 1) whose 1..64 bytes land in one DRAM beat.
+wire        p_is_wr = p_opcode == OP_WRITE;
+// Target VA (the offset is zero for lane reads); its class and page.
+wire [63:0] p_tva = p_va + {32'd0, p_offset};
+wire [31:0] p_lane_len = p_is_wr ? {16'd0, p_plen} : p_total_len;
+wire [63:0] p_va_hi = p_tva >> cfg_va_bits;
 // Response bound of one request, in KiB: InfoResp bytes 62..64 (big endian)
 // of `cfg_info`, so the bound the board states is the one it enforces
 // (0: none). A READ above it is answered TOO_LARGE by the engine; lane reads
 // (at most one beat) are always below the smallest bound (1 KiB).
 wire [15:0] max_resp_kib = {cfg_info[62*8 +: 8], cfg_info[63*8 +: 8]};
 /* verilator lint_off WIDTH */
-wire [1:0]  p_cls = p_va >> (cfg_va_bits - 2);
-wire [6:0]  p_lane_end = p_va[OW-1:0] + p_total_len;
+wire [1:0]  p_cls = p_tva >> (cfg_va_bits - 2);
+wire [7:0]  p_lane_end = p_tva[OW-1:0] + p_lane_len;
 /* verilator lint_on WIDTH */
 wire [7:0]  p_shift = cfg_class_shift[p_cls*8 +: 8];
 /* verilator lint_off WIDTH */
-wire lane_elig = p_tlast && pkt_beat_reg == 0 && p_len >= CLIO_HEADER_LEN && !p_short && !p_crc
+wire lane_common = p_tlast && p_len >= CLIO_HEADER_LEN && !p_short && !p_crc
     && !p_malformed && p_status == STATUS_OK && (p_flags & ~FLAG_FIXED_VA) == 8'd0
-    && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
-    && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu}
     && p_pid != 32'd0 && p_pid <= cfg_max_pid && p_va_hi == 64'd0 && p_shift != 8'd0
     && p_lane_end <= BYTES && !fw_fence_any
     && epoch_ok(p_epoch) && sess_ok(p_session, p_key, p_pid);
+wire lane_elig_rd = lane_common && pkt_beat_reg == 0
+    && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
+    && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu};
+wire lane_elig_wr = lane_common && pkt_beat_reg <= 1 && p_is_wr && p_plen != 16'd0
+    && p_plen <= BYTES && p_plen <= cfg_mtu;
+wire lane_elig = lane_elig_rd || lane_elig_wr;
+// The write payload: bytes 56.. of the packet (beat 0 is in pkt_mem[0] for a two-beat packet).
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2*DATA_WIDTH-1:0] p_pair = pkt_beat_reg == 0 ? {{DATA_WIDTH{1'b0}}, p_tdata} : {p_tdata, pkt_mem[0]};
+wire [DATA_WIDTH-1:0] p_wdata = p_pair[CLIO_HEADER_LEN*8 +: DATA_WIDTH];
+/* verilator lint_on UNUSEDSIGNAL */
 /* verilator lint_on WIDTH */
 
 reg              l1_valid = 1'b0, l2_valid = 1'b0, l2_first = 1'b0;
@@ -304,6 +330,15 @@ reg [63:0]       l1_key = 0, l2_key = 0;
 reg [63:0]       l1_va = 0, l2_va = 0;
 reg [LEN_W-1:0]  l1_len = 0, l2_len = 0;
 reg [4:0]        l1_shift = 0, l2_shift = 0;
+// Writes: target VA, echoed total_len and offset, payload (from byte 0) and its length.
+reg              l1_wr = 1'b0, l2_wr = 1'b0;
+reg [63:0]       l1_tva = 0, l2_tva = 0;
+reg [31:0]       l1_total = 0, l2_total = 0, l1_off = 0, l2_off = 0;
+reg [6:0]        l1_plen = 0, l2_plen = 0;
+reg [DATA_WIDTH-1:0] l1_data = 0, l2_data = 0;
+// A write's dedup lookup (issued at intake) answers in L1's first cycle.
+reg              l1_first = 1'b0, l1_dd_hit_r = 1'b0, l1_dd_full_r = 1'b0, l2_dd_bad = 1'b0;
+reg [$clog2(DEDUP_ENTRIES+1)-1:0] l1_dd_count_r = 0;
 reg              l2_hit_r = 1'b0;
 reg [31:0]       l2_ppn_r = 0;
 reg [7:0]        l2_perms_r = 0;
@@ -316,52 +351,104 @@ reg [15:0]       lq_session [0:LQ-1];
 reg [31:0]       lq_epoch [0:LQ-1];
 reg [63:0]       lq_va [0:LQ-1];
 reg [LEN_W-1:0]  lq_len [0:LQ-1];
+reg              lq_kind [0:LQ-1];    // 1: a write (answered on its B), 0: a read (on its R beat)
+reg [31:0]       lq_total [0:LQ-1];
+reg [31:0]       lq_off [0:LQ-1];
 reg [3:0]        lq_wr = 0, lq_rd = 0;
+reg [3:0]        lq_nw = 0;           // writes among them (reads and writes never mix in flight)
 wire [3:0]       lq_count = lq_wr - lq_rd;
+// The W beat of the write whose AW was accepted last.
+reg                  lw_valid = 1'b0;
+reg [DATA_WIDTH-1:0] lw_data = 0;
+reg [BYTES-1:0]      lw_strb = 0;
 
 reg                  lo_valid = 1'b0;
 reg [DATA_WIDTH-1:0] lo_data = 0;
 reg [BYTES-1:0]      lo_keep = 0;
 
-wire lane_empty = !l1_valid && !l2_valid && lq_count == 0 && !lo_valid;
+wire lane_empty = !l1_valid && !l2_valid && lq_count == 0 && !lo_valid && !lw_valid;
 wire lane_active;           // the engine is idle: the lane may use the TLB and the AXI port
 wire l2_hit = l2_first ? tlb_hit : l2_hit_r;
 wire [31:0] l2_ppn = l2_first ? tlb_ppn : l2_ppn_r;
 wire [7:0]  l2_perms = l2_first ? tlb_perms : l2_perms_r;
-wire l2_good = l2_hit && (l2_perms & PERM_READ) == PERM_READ;
-wire l2_fire = lane_active && l2_valid && l2_good && lq_count < LQ - 1 && m_axi_arready;
+// A write executes in the lane only as the engine would: no dedup record
+// of it (else a replay), room in the dedup buffer and the session's quota,
+// not a late duplicate (all decided in L1, so a write the engine answers
+// from its record or drops never touches the TLB, as in the model), then a
+// TLB hit with WRITE permission in L2; anything else is handed to the
+// engine, which decides it from the start. The lookup is issued at intake,
+// in the cycle the packet's own ack frees records: it sees more records than
+// the model, never fewer, so a hit there (a record the ack frees belongs to
+// a late duplicate) or a count at the quota only sends the write to the engine.
+wire        l1_dd_hit = l1_first ? dd_hit : l1_dd_hit_r;
+wire        l1_dd_full = l1_first ? dd_full : l1_dd_full_r;
+wire [$clog2(DEDUP_ENTRIES+1)-1:0] l1_dd_count = l1_first ? dd_count : l1_dd_count_r;
+wire [31:0] l1_floor = st_floor[l1_session[SIW-1:0]];
+wire [15:0] l1_dquota = st_dquota[l1_session[SIW-1:0]];
+wire [31:0] l1_ddid = l1_retry_of != 32'd0 ? l1_retry_of : l1_req_id;
+/* verilator lint_off WIDTH */
+wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= l1_dquota
+    || (l1_floor != 32'd0 && serial_before(l1_ddid, l1_floor));
+/* verilator lint_on WIDTH */
+wire l2_good = l2_wr ? (!l2_dd_bad && l2_hit && (l2_perms & PERM_WRITE) == PERM_WRITE)
+    : l2_hit && (l2_perms & PERM_READ) == PERM_READ;
+// Reads and writes never overlap in DRAM: a read waits for the lane's writes, a write for its reads.
+wire lane_arvalid = lane_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw == 0;
+wire lane_awvalid = lane_active && l2_valid && l2_wr && l2_good && lq_count < LQ - 1 && lq_nw == lq_count
+    && !lw_valid;
+wire lane_arready, lane_awready, lane_wready;
+wire lane_rvalid, lane_bvalid;
+wire [DATA_WIDTH-1:0] lane_rdata;
+wire l2_fire = (lane_arvalid && lane_arready) || (lane_awvalid && lane_awready);
 wire l2_eject = l2_valid && !l2_good;
 wire lane_handoff = lane_active && l2_eject && lq_count == 0 && !lo_valid && !pkt_have_reg;
 wire l2_free = !l2_valid || l2_fire;
 wire l1_move = lane_active && l1_valid && l2_free && !l2_eject;
 wire l1_free = !l1_valid || l1_move;
 assign to_lane = lane_elig;
-// Other packets wait until every older lane request has answered.
-assign parser_ready = !pkt_have_reg && !l2_eject && (to_lane ? l1_free : lane_empty);
+// A write in L1 or L2 has not written its dedup record yet: no packet whose
+// ack could free it (and no other write, whose lookup must see it) enters,
+// and no other packet's first beats may overwrite its beats in pkt_mem (a
+// write handed to the engine is read from there).
+wire w_busy = (l1_valid && l1_wr) || (l2_valid && l2_wr);
+// Other packets' last beats wait until every older lane request has answered.
+assign parser_ready = !pkt_have_reg && !l2_eject
+    && (to_lane ? (l1_free && !(w_busy && (lane_elig_wr || p_ack != 32'd0))) : (p_tlast ? lane_empty : !w_busy));
 wire lane_lookup = l1_move;
+wire lane_tlb_look = l1_move && !(l1_wr && l1_dd_bad);
+// The lane's dedup accesses: a write's lookup at intake, its record as it fires.
+wire [31:0] p_ddid = p_retry_of != 32'd0 ? p_retry_of : p_req_id;
+wire lane_dd_look = p_tvalid && parser_ready && lane_elig_wr;
+wire lane_dd_ins = l2_fire && l2_wr;
+wire [87:0] p_dd_key = {OP_WRITE, p_offset, p_ddid, p_session};
+wire [31:0] l2_ddid = l2_retry_of != 32'd0 ? l2_retry_of : l2_req_id;
+wire [87:0] l2_dd_key = {OP_WRITE, l2_off, l2_ddid, l2_session};
+wire [279:0] l2_dd_rec = {128'd0, 8'd0, l2_off, l2_total, l2_va, STATUS_OK, 8'd0};
 wire [63:0] l2_mask = (64'd1 << l2_shift) - 64'd1;
 // Beat address of the read: only the bits the AXI port carries are used.
 /* verilator lint_off UNUSEDSIGNAL */
-wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift) | (l2_va & l2_mask);
+wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift) | (l2_tva & l2_mask);
 /* verilator lint_on UNUSEDSIGNAL */
 
 // Response beat of the oldest read in flight, from the returning data.
 wire [2:0]  lq_h = lq_rd[2:0];
-wire        lane_r = lane_active && lq_count != 0 && m_axi_rvalid;
+wire        lq_head_wr = lq_kind[lq_h];
+wire        lane_r = lane_active && lq_count != 0 && (lq_head_wr ? lane_bvalid : lane_rvalid);
 wire        lane_r_take = lane_r && (!lo_valid || m_axis_tready);
 reg [DATA_WIDTH-1:0] lr_beat;
 reg [BYTES-1:0]      lr_keep;
-wire [DATA_WIDTH-1:0] lr_data = m_axi_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
+wire [DATA_WIDTH-1:0] lr_data = lane_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
 integer li;
 always @* begin
     lr_beat = 0;
     lr_beat[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
-    lr_beat[CLIO_OFF_OPCODE*8 +: 8] = OP_READ_RESP;
+    lr_beat[CLIO_OFF_OPCODE*8 +: 8] = lq_head_wr ? OP_WRITE_RESP : OP_READ_RESP;
     lr_beat[CLIO_OFF_PID*8 +: 32] = bswap32(lq_pid[lq_h]);
     lr_beat[CLIO_OFF_REQ_ID*8 +: 32] = bswap32(lq_req_id[lq_h]);
     lr_beat[CLIO_OFF_RETRY_OF*8 +: 32] = bswap32(lq_retry_of[lq_h]);
     lr_beat[CLIO_OFF_VA*8 +: 64] = bswap64(lq_va[lq_h]);
-    lr_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32({27'd0, lq_len[lq_h]});
+    lr_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(lq_total[lq_h]);
+    lr_beat[CLIO_OFF_OFFSET*8 +: 32] = bswap32(lq_off[lq_h]);
     lr_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, lq_len[lq_h], 8'd0};
     lr_beat[CLIO_OFF_SESSION*8 +: 16] = {lq_session[lq_h][7:0], lq_session[lq_h][15:8]};
     lr_beat[CLIO_OFF_EPOCH*8 +: 32] = bswap32(lq_epoch[lq_h]);
@@ -391,6 +478,13 @@ always @(posedge clk) begin
         l2_va <= l1_va;
         l2_len <= l1_len;
         l2_shift <= l1_shift;
+        l2_wr <= l1_wr;
+        l2_tva <= l1_tva;
+        l2_total <= l1_total;
+        l2_off <= l1_off;
+        l2_plen <= l1_plen;
+        l2_data <= l1_data;
+        l2_dd_bad <= l1_wr && l1_dd_bad;
         l1_valid <= 1'b0;
     end else if (l2_fire || lane_handoff) begin
         l2_valid <= 1'b0;
@@ -402,8 +496,16 @@ always @(posedge clk) begin
         l2_ppn_r <= tlb_ppn;
         l2_perms_r <= tlb_perms;
     end
+    if (l1_valid && l1_first) begin
+        // Keep the dedup answer while L1 waits.
+        l1_first <= 1'b0;
+        l1_dd_hit_r <= dd_hit;
+        l1_dd_full_r <= dd_full;
+        l1_dd_count_r <= dd_count;
+    end
     if (p_tvalid && parser_ready && to_lane) begin
         l1_valid <= 1'b1;
+        l1_first <= 1'b1;
         l1_pid <= p_pid;
         l1_req_id <= p_req_id;
         l1_retry_of <= p_retry_of;
@@ -412,8 +514,14 @@ always @(posedge clk) begin
         l1_key <= p_key;
         l1_ack <= p_ack;
         l1_va <= p_va;
-        l1_len <= p_total_len[LEN_W-1:0];
+        l1_len <= lane_elig_wr ? {LEN_W{1'b0}} : p_total_len[LEN_W-1:0];
         l1_shift <= p_shift[4:0];
+        l1_wr <= lane_elig_wr;
+        l1_tva <= p_tva;
+        l1_total <= p_total_len;
+        l1_off <= p_offset;
+        l1_plen <= p_plen[6:0];
+        l1_data <= p_wdata;
     end
     if (l2_fire) begin
         lq_pid[lq_wr[2:0]] <= l2_pid;
@@ -423,8 +531,20 @@ always @(posedge clk) begin
         lq_epoch[lq_wr[2:0]] <= l2_epoch;
         lq_va[lq_wr[2:0]] <= l2_va;
         lq_len[lq_wr[2:0]] <= l2_len;
+        lq_kind[lq_wr[2:0]] <= l2_wr;
+        lq_total[lq_wr[2:0]] <= l2_total;
+        lq_off[lq_wr[2:0]] <= l2_off;
         lq_wr <= lq_wr + 1'b1;
     end
+    if (lw_valid && lane_wready) lw_valid <= 1'b0;
+    if (l2_fire && l2_wr) begin
+        lw_valid <= 1'b1;
+        lw_data <= l2_data << {l2_tva[OW-1:0], 3'd0};
+        /* verilator lint_off WIDTH */
+        lw_strb <= ~({BYTES{1'b1}} << l2_plen) << l2_tva[OW-1:0];
+        /* verilator lint_on WIDTH */
+    end
+    lq_nw <= lq_nw + ((l2_fire && l2_wr) ? 4'd1 : 4'd0) - ((lane_r_take && lq_head_wr) ? 4'd1 : 4'd0);
     if (lo_valid && m_axis_tready) begin
         lo_valid <= 1'b0;
     end
@@ -439,18 +559,21 @@ always @(posedge clk) begin
         l2_valid <= 1'b0;
         lq_wr <= 0;
         lq_rd <= 0;
+        lq_nw <= 0;
+        lw_valid <= 1'b0;
         lo_valid <= 1'b0;
     end
 end
 
 always @(posedge clk) begin
-    if (p_tvalid && parser_ready && !to_lane) begin
+    // Every beat but a lane read's is kept (a lane write's, for a hand-off).
+    if (p_tvalid && parser_ready && !lane_elig_rd) begin
         if (pkt_beat_reg < PKT_BEATS) begin
             pkt_mem[pkt_beat_reg] <= p_tdata;
             pkt_beat_reg <= pkt_beat_reg + 1'b1;
         end
-        if (p_tlast) begin
-            pkt_beat_reg <= 0;
+        if (p_tlast) pkt_beat_reg <= 0;
+        if (p_tlast && !to_lane) begin
             h_op <= p_opcode;
             h_flags <= p_flags;
             h_status <= p_status;
@@ -475,18 +598,19 @@ always @(posedge clk) begin
         end
     end
     if (lane_handoff) begin
-        // An L2 request the lane cannot finish: the engine takes it over.
-        h_op <= OP_READ;
+        // An L2 request the lane cannot finish: the engine takes it over
+        // (a write's beats are still in pkt_mem).
+        h_op <= l2_wr ? OP_WRITE : OP_READ;
         h_flags <= 8'd0;
         h_status <= STATUS_OK;
         h_pid <= l2_pid;
         h_req_id <= l2_req_id;
         h_retry_of <= l2_retry_of;
         h_va <= l2_va;
-        h_total_len <= {27'd0, l2_len};
-        h_offset <= 32'd0;
-        h_plen <= 16'd0;
-        h_len <= CLIO_HEADER_LEN[15:0];
+        h_total_len <= l2_total;
+        h_offset <= l2_off;
+        h_plen <= l2_wr ? {9'd0, l2_plen} : 16'd0;
+        h_len <= CLIO_HEADER_LEN[15:0] + (l2_wr ? {9'd0, l2_plen} : 16'd0);
         h_session <= l2_session;
         h_epoch <= l2_epoch;
         h_key <= l2_key;
@@ -589,7 +713,8 @@ reg [63:0]           mem_addr = 0;
 reg [DATA_WIDTH-1:0] mem_wdata = 0;
 reg [BYTES-1:0]      mem_wstrb = 0;
 reg [DATA_WIDTH-1:0] mem_rdata = 0;
-reg                  mem_aw_done = 1'b0, mem_w_done = 1'b0;
+wire                 eng_ready, eng_done;      // clio_axi_arbiter's engine port
+wire [DATA_WIDTH-1:0] eng_rdata;
 
 // Rings and error reports.
 reg [1:0]            ring_cmd = 0;
@@ -687,8 +812,8 @@ wire        tlb_out_valid;
 
 clio_tlb #(.ENTRIES(TLB_ENTRIES), .PPN_WIDTH(32), .USER_WIDTH(1)) tlb_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_pid(lane_lookup ? l1_pid : h_pid), .s_lookup_va(lane_lookup ? l1_va : xl_cur),
-    .s_lookup_user(1'b0), .s_lookup_valid(tlb_look_valid || lane_lookup), .s_lookup_ready(),
+    .s_lookup_pid(lane_lookup ? l1_pid : h_pid), .s_lookup_va(lane_lookup ? l1_tva : xl_cur),
+    .s_lookup_user(1'b0), .s_lookup_valid(tlb_look_valid || lane_tlb_look), .s_lookup_ready(),
     .m_lookup_hit(tlb_hit), .m_lookup_ppn(tlb_ppn), .m_lookup_perms(tlb_perms),
     .m_lookup_shift(tlb_shift), .m_lookup_index(), .m_lookup_user(),
     .m_lookup_valid(tlb_out_valid), .m_lookup_ready(1'b1),
@@ -720,6 +845,10 @@ wire [2:0]             ptf_arsize;
 wire [1:0]             ptf_arburst;
 wire                   ptf_arvalid;
 wire                   ptf_rready;
+wire                   ptf_arready, ptf_rvalid, ptf_rlast;
+wire [ID_WIDTH-1:0]    ptf_rid;
+wire [DATA_WIDTH-1:0]  ptf_rdata;
+wire [1:0]             ptf_rresp;
 wire                   sel_ptf = state_reg == S_XL_PTF || state_reg == S_XL_PTFW;
 
 clio_pt_fetch #(
@@ -734,9 +863,9 @@ clio_pt_fetch #(
     .m_valid(ptf_out_valid), .m_ready(1'b1),
     .m_axi_arid(ptf_arid), .m_axi_araddr(ptf_araddr), .m_axi_arlen(ptf_arlen),
     .m_axi_arsize(ptf_arsize), .m_axi_arburst(ptf_arburst), .m_axi_arvalid(ptf_arvalid),
-    .m_axi_arready(sel_ptf && m_axi_arready),
-    .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata), .m_axi_rresp(m_axi_rresp),
-    .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ptf && m_axi_rvalid), .m_axi_rready(ptf_rready)
+    .m_axi_arready(ptf_arready),
+    .m_axi_rid(ptf_rid), .m_axi_rdata(ptf_rdata), .m_axi_rresp(ptf_rresp),
+    .m_axi_rlast(ptf_rlast), .m_axi_rvalid(ptf_rvalid), .m_axi_rready(ptf_rready)
 );
 
 wire [7:0] perm_status;
@@ -798,11 +927,11 @@ wire             lane_ack = p_tvalid && parser_ready && to_lane && p_ack != 32'd
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_key(dd_look_key), .s_lookup_valid(dd_look_valid),
+    .s_lookup_key(lane_dd_look ? p_dd_key : dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
     .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
-    .s_update_key(dd_upd_key), .s_update_rec(dd_upd_rec), .s_update_mode(dd_upd_mode),
-    .s_update_valid(dd_upd_valid),
+    .s_update_key(lane_dd_ins ? l2_dd_key : dd_upd_key), .s_update_rec(lane_dd_ins ? l2_dd_rec : dd_upd_rec),
+    .s_update_mode(lane_dd_ins ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || dd_upd_valid),
     .s_ack_session(lane_ack ? p_session : dd_ack_session_e), .s_ack_id(lane_ack ? p_ack : dd_ack_id_e),
     .s_ack_valid(lane_ack || dd_ack_valid_e),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
@@ -820,6 +949,10 @@ wire [1:0]             rg_awburst, rg_arburst;
 wire                   rg_awvalid, rg_wvalid, rg_wlast, rg_bready, rg_arvalid, rg_rready;
 wire [DATA_WIDTH-1:0]  rg_wdata;
 wire [BYTES-1:0]       rg_wstrb;
+wire                   rg_awready, rg_wready, rg_bvalid, rg_arready, rg_rvalid, rg_rlast;
+wire [ID_WIDTH-1:0]    rg_bid, rg_rid;
+wire [1:0]             rg_bresp, rg_rresp;
+wire [DATA_WIDTH-1:0]  rg_rdata;
 
 clio_ring_dma #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) ring_inst (
     .clk(clk), .rst(rst),
@@ -829,14 +962,14 @@ clio_ring_dma #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_W
     .done(ring_done), .res_full(ring_full), .res_free(ring_free), .res_empty(ring_empty), .res_bad_head(ring_bad_head),
     .res_rejected(ring_rejected), .m_tx_desc(ring_tx_desc),
     .m_axi_awid(rg_awid), .m_axi_awaddr(rg_awaddr), .m_axi_awlen(rg_awlen), .m_axi_awsize(rg_awsize),
-    .m_axi_awburst(rg_awburst), .m_axi_awvalid(rg_awvalid), .m_axi_awready(sel_ring && m_axi_awready),
+    .m_axi_awburst(rg_awburst), .m_axi_awvalid(rg_awvalid), .m_axi_awready(rg_awready),
     .m_axi_wdata(rg_wdata), .m_axi_wstrb(rg_wstrb), .m_axi_wlast(rg_wlast), .m_axi_wvalid(rg_wvalid),
-    .m_axi_wready(sel_ring && m_axi_wready), .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp),
-    .m_axi_bvalid(sel_ring && m_axi_bvalid), .m_axi_bready(rg_bready),
+    .m_axi_wready(rg_wready), .m_axi_bid(rg_bid), .m_axi_bresp(rg_bresp),
+    .m_axi_bvalid(rg_bvalid), .m_axi_bready(rg_bready),
     .m_axi_arid(rg_arid), .m_axi_araddr(rg_araddr), .m_axi_arlen(rg_arlen), .m_axi_arsize(rg_arsize),
-    .m_axi_arburst(rg_arburst), .m_axi_arvalid(rg_arvalid), .m_axi_arready(sel_ring && m_axi_arready),
-    .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata), .m_axi_rresp(m_axi_rresp),
-    .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(sel_ring && m_axi_rvalid), .m_axi_rready(rg_rready)
+    .m_axi_arburst(rg_arburst), .m_axi_arvalid(rg_arvalid), .m_axi_arready(rg_arready),
+    .m_axi_rid(rg_rid), .m_axi_rdata(rg_rdata), .m_axi_rresp(rg_rresp),
+    .m_axi_rlast(rg_rlast), .m_axi_rvalid(rg_rvalid), .m_axi_rready(rg_rready)
 );
 
 wire                 fw_match, fw_pending, fw_free, fw_tag_ok, fw_fence_wait, fw_fence_free;
@@ -1911,23 +2044,16 @@ always @(posedge clk) begin
         end
 
         // ----- engine memory port -----
-        S_MEM_RD: if (m_axi_arready) state_reg <= S_MEM_RDW;
+        // (clio_axi_arbiter's engine port: command, then its completion)
+        S_MEM_RD: if (eng_ready) state_reg <= S_MEM_RDW;
         S_MEM_RDW: begin
-            if (m_axi_rvalid) begin
-                mem_rdata <= m_axi_rdata;
+            if (eng_done) begin
+                mem_rdata <= eng_rdata;
                 state_reg <= mem_ret;
             end
         end
-        S_MEM_WR: begin
-            if (m_axi_awready) mem_aw_done <= 1'b1;
-            if (m_axi_wready) mem_w_done <= 1'b1;
-            if ((mem_aw_done || m_axi_awready) && (mem_w_done || m_axi_wready)) begin
-                mem_aw_done <= 1'b0;
-                mem_w_done <= 1'b0;
-                state_reg <= S_MEM_WRB;
-            end
-        end
-        S_MEM_WRB: if (m_axi_bvalid) state_reg <= mem_ret;
+        S_MEM_WR: if (eng_ready) state_reg <= S_MEM_WRB;
+        S_MEM_WRB: if (eng_done) state_reg <= mem_ret;
 
         // ----- rings -----
         S_RING: begin
@@ -2245,8 +2371,6 @@ always @(posedge clk) begin
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;
-        mem_aw_done <= 1'b0;
-        mem_w_done <= 1'b0;
         epoch_reg <= 32'd0;                              // no session before an EPOCH
         st_valid <= 0;
     end
@@ -2259,37 +2383,51 @@ assign lane_active = state_reg == S_IDLE;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
-// the engine is waiting on (one transaction at a time).
+// the engine is waiting on, else (engine idle) the hit lane.
 // ---------------------------------------------------------------------------
-wire sel_eng_rd = state_reg == S_MEM_RD || state_reg == S_MEM_RDW;
-wire sel_eng_wr = state_reg == S_MEM_WR || state_reg == S_MEM_WRB;
+wire [1:0] axi_grant = sel_ring ? 2'd3 : sel_ptf ? 2'd2 : lane_active ? 2'd0 : 2'd1;
+wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR;
 
-assign m_axi_awid = sel_ring ? rg_awid : {ID_WIDTH{1'b0}};
-assign m_axi_awaddr = sel_ring ? rg_awaddr : {mem_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}};
-assign m_axi_awlen = sel_ring ? rg_awlen : 8'd0;
-assign m_axi_awsize = sel_ring ? rg_awsize : OW[2:0];
-assign m_axi_awburst = sel_ring ? rg_awburst : 2'b01;
-assign m_axi_awvalid = sel_ring ? rg_awvalid : (state_reg == S_MEM_WR && !mem_aw_done);
-assign m_axi_wdata = sel_ring ? rg_wdata : mem_wdata;
-assign m_axi_wstrb = sel_ring ? rg_wstrb : mem_wstrb;
-assign m_axi_wlast = sel_ring ? rg_wlast : 1'b1;
-assign m_axi_wvalid = sel_ring ? rg_wvalid : (state_reg == S_MEM_WR && !mem_w_done);
-assign m_axi_bready = sel_ring ? rg_bready : sel_eng_wr;
-assign m_axi_arid = sel_ring ? rg_arid : (sel_ptf ? ptf_arid : {ID_WIDTH{1'b0}});
-assign m_axi_araddr = sel_ring ? rg_araddr : (sel_ptf ? ptf_araddr
-    : (lane_active ? {l2_pa[ADDR_WIDTH-1:OW], {OW{1'b0}}} : {mem_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}}));
-assign m_axi_arlen = sel_ring ? rg_arlen : (sel_ptf ? ptf_arlen : 8'd0);
-assign m_axi_arsize = sel_ring ? rg_arsize : (sel_ptf ? ptf_arsize : OW[2:0]);
-assign m_axi_arburst = sel_ring ? rg_arburst : (sel_ptf ? ptf_arburst : 2'b01);
-assign m_axi_arvalid = sel_ring ? rg_arvalid : (sel_ptf ? ptf_arvalid
-    : (lane_active ? (lane_active && l2_valid && l2_good && lq_count < LQ - 1) : state_reg == S_MEM_RD));
-assign m_axi_rready = sel_ring ? rg_rready : (sel_ptf ? ptf_rready
-    : (lane_active ? (lq_count != 0 && (!lo_valid || m_axis_tready)) : state_reg == S_MEM_RDW));
+clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
+    .clk(clk), .rst(rst), .grant(axi_grant),
+    .s_lane_araddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
+    .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid),
+    .s_lane_rready(lq_count != 0 && !lq_head_wr && (!lo_valid || m_axis_tready)),
+    .s_lane_awaddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_awvalid(lane_awvalid), .s_lane_awready(lane_awready),
+    .s_lane_wdata(lw_data), .s_lane_wstrb(lw_strb), .s_lane_wvalid(lw_valid), .s_lane_wready(lane_wready),
+    .s_lane_bvalid(lane_bvalid), .s_lane_bready(lq_count != 0 && lq_head_wr && (!lo_valid || m_axis_tready)),
+    .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR), .s_eng_wdata(mem_wdata),
+    .s_eng_wstrb(mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
+    .m_eng_rdata(eng_rdata),
+    .s_ptf_arid(ptf_arid), .s_ptf_araddr(ptf_araddr), .s_ptf_arlen(ptf_arlen), .s_ptf_arsize(ptf_arsize),
+    .s_ptf_arburst(ptf_arburst), .s_ptf_arvalid(ptf_arvalid), .s_ptf_arready(ptf_arready),
+    .s_ptf_rid(ptf_rid), .s_ptf_rdata(ptf_rdata), .s_ptf_rresp(ptf_rresp), .s_ptf_rlast(ptf_rlast),
+    .s_ptf_rvalid(ptf_rvalid), .s_ptf_rready(ptf_rready),
+    .s_ring_awid(rg_awid), .s_ring_awaddr(rg_awaddr), .s_ring_awlen(rg_awlen), .s_ring_awsize(rg_awsize),
+    .s_ring_awburst(rg_awburst), .s_ring_awvalid(rg_awvalid), .s_ring_awready(rg_awready),
+    .s_ring_wdata(rg_wdata), .s_ring_wstrb(rg_wstrb), .s_ring_wlast(rg_wlast), .s_ring_wvalid(rg_wvalid),
+    .s_ring_wready(rg_wready), .s_ring_bid(rg_bid), .s_ring_bresp(rg_bresp), .s_ring_bvalid(rg_bvalid),
+    .s_ring_bready(rg_bready),
+    .s_ring_arid(rg_arid), .s_ring_araddr(rg_araddr), .s_ring_arlen(rg_arlen), .s_ring_arsize(rg_arsize),
+    .s_ring_arburst(rg_arburst), .s_ring_arvalid(rg_arvalid), .s_ring_arready(rg_arready),
+    .s_ring_rid(rg_rid), .s_ring_rdata(rg_rdata), .s_ring_rresp(rg_rresp), .s_ring_rlast(rg_rlast),
+    .s_ring_rvalid(rg_rvalid), .s_ring_rready(rg_rready),
+    .m_axi_awid(m_axi_awid), .m_axi_awaddr(m_axi_awaddr), .m_axi_awlen(m_axi_awlen),
+    .m_axi_awsize(m_axi_awsize), .m_axi_awburst(m_axi_awburst), .m_axi_awvalid(m_axi_awvalid),
+    .m_axi_awready(m_axi_awready), .m_axi_wdata(m_axi_wdata), .m_axi_wstrb(m_axi_wstrb),
+    .m_axi_wlast(m_axi_wlast), .m_axi_wvalid(m_axi_wvalid), .m_axi_wready(m_axi_wready),
+    .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp), .m_axi_bvalid(m_axi_bvalid), .m_axi_bready(m_axi_bready),
+    .m_axi_arid(m_axi_arid), .m_axi_araddr(m_axi_araddr), .m_axi_arlen(m_axi_arlen),
+    .m_axi_arsize(m_axi_arsize), .m_axi_arburst(m_axi_arburst), .m_axi_arvalid(m_axi_arvalid),
+    .m_axi_arready(m_axi_arready), .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata),
+    .m_axi_rresp(m_axi_rresp), .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(m_axi_rvalid),
+    .m_axi_rready(m_axi_rready)
+);
 
 // Unused pieces of the units' outputs.
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
-    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], sel_eng_rd, c_kind};
+    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, l2_pa[63:ADDR_WIDTH]};
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule

@@ -1,0 +1,232 @@
+"""clio_axi_arbiter: the engine's single-beat port (reads, strobed writes, AW and W
+accepted in different cycles) against a Python memory, under random channel pauses;
+the lane's pipelined reads and strobed writes, a bucket-reader burst and a ring write passed through
+under their grants; no client without the grant reaches the port."""
+
+import itertools
+import logging
+import random
+
+import cocotb
+from cocotb.triggers import ReadOnly, RisingEdge
+from cocotbext.axi import AxiBus, AxiRam
+
+from tb_base import falling, param, reset, start_clock
+
+GRANT_LANE, GRANT_ENGINE, GRANT_PTF, GRANT_RING = 0, 1, 2, 3
+SIZE = 2**16
+
+INPUTS = ["s_lane_araddr", "s_lane_arvalid", "s_lane_rready", "s_lane_awaddr", "s_lane_awvalid",
+          "s_lane_wdata", "s_lane_wstrb", "s_lane_wvalid", "s_lane_bready", "s_eng_addr", "s_eng_write",
+          "s_eng_wdata", "s_eng_wstrb", "s_eng_valid", "s_ptf_arid", "s_ptf_araddr", "s_ptf_arlen",
+          "s_ptf_arsize", "s_ptf_arburst", "s_ptf_arvalid", "s_ptf_rready", "s_ring_awid",
+          "s_ring_awaddr", "s_ring_awlen", "s_ring_awsize", "s_ring_awburst", "s_ring_awvalid",
+          "s_ring_wdata", "s_ring_wstrb", "s_ring_wlast", "s_ring_wvalid", "s_ring_bready",
+          "s_ring_arid", "s_ring_araddr", "s_ring_arlen", "s_ring_arsize", "s_ring_arburst",
+          "s_ring_arvalid", "s_ring_rready"]
+
+
+def pauses(rng, p):
+    """A pause generator: stall a channel with probability p per cycle."""
+    while True:
+        yield rng.random() < p
+
+
+async def setup(dut, rng=None, p=0.0):
+    start_clock(dut)
+    logging.getLogger(f"cocotb.{dut._name}.m_axi").setLevel(logging.WARNING)
+    ram = AxiRam(AxiBus.from_prefix(dut, "m_axi"), dut.clk, dut.rst, size=SIZE)
+    if rng is not None:
+        for ch in (ram.write_if.aw_channel, ram.write_if.w_channel, ram.write_if.b_channel,
+                   ram.read_if.ar_channel, ram.read_if.r_channel):
+            ch.set_pause_generator(pauses(rng, p))
+    for name in INPUTS:
+        getattr(dut, name).value = 0
+    dut.grant.value = GRANT_ENGINE
+    await reset(dut)
+    return ram
+
+
+async def engine_access(dut, addr, write=False, wdata=0, wstrb=0, grant_after=None):
+    """One engine command; returns the read beat (or None) and the cycles it took.
+    With `grant_after` = (cycles, other grant), the port belongs to another client
+    for the first cycles: the command must not reach the bus then."""
+    await falling(dut)
+    dut.s_eng_addr.value, dut.s_eng_write.value = addr, int(write)
+    dut.s_eng_wdata.value, dut.s_eng_wstrb.value = wdata, wstrb
+    dut.s_eng_valid.value = 1
+    n = 0
+    while True:
+        if grant_after is not None:
+            dut.grant.value = grant_after[1] if n < grant_after[0] else GRANT_ENGINE
+        await ReadOnly()
+        if grant_after is not None and n < grant_after[0]:
+            assert not dut.s_eng_ready.value and not dut.m_axi_awvalid.value
+            assert not dut.m_axi_wvalid.value and not dut.m_axi_arvalid.value
+        accepted = bool(dut.s_eng_ready.value)
+        await RisingEdge(dut.clk)
+        n += 1
+        if accepted:
+            break
+        await falling(dut)
+    await falling(dut)
+    dut.s_eng_valid.value = 0
+    while True:
+        await ReadOnly()
+        if dut.m_eng_done.value:
+            data = int(dut.m_eng_rdata.value) if not write else None
+            await RisingEdge(dut.clk)
+            return data, n
+        await RisingEdge(dut.clk)
+
+
+@cocotb.test()
+async def engine_port(dut):
+    """Random single-beat reads and strobed writes against a Python memory, with the RAM
+    pausing every channel at random (AW and W accepted in different cycles)."""
+    width = param(dut, "DATA_WIDTH") // 8
+    rng = random.Random(int(cocotb.RANDOM_SEED))
+    ram = await setup(dut, rng, 0.3)
+    words = SIZE // width
+    mem = {}
+    for i in range(words):
+        v = rng.getrandbits(8 * width)
+        ram.write(i * width, v.to_bytes(width, "little"))
+        mem[i] = v
+    for _ in range(400):
+        w = rng.randrange(words)
+        addr = w * width + rng.randrange(width)  # the port aligns down to the beat
+        if rng.random() < 0.5:
+            data = rng.getrandbits(8 * width)
+            strb = rng.choice([rng.getrandbits(width), (1 << width) - 1, 1 << rng.randrange(width)])
+            await engine_access(dut, addr, True, data, strb)
+            mask = sum(0xFF << (8 * b) for b in range(width) if strb >> b & 1)
+            mem[w] = (mem[w] & ~mask) | (data & mask)
+        else:
+            got, _ = await engine_access(dut, addr)
+            assert got == mem[w], f"read of word {w}"
+    for i in range(words):
+        assert int.from_bytes(ram.read(i * width, width), "little") == mem[i], f"word {i}"
+
+
+@cocotb.test()
+async def grants(dut):
+    """Each client under its grant: lane reads back to back and strobed writes, a 4-beat
+    bucket burst, a ring write; an engine command waits while another client owns the port."""
+    width = param(dut, "DATA_WIDTH") // 8
+    rng = random.Random(int(cocotb.RANDOM_SEED) + 1)
+    ram = await setup(dut)
+    image = [rng.getrandbits(8 * width) for _ in range(64)]
+    for i, v in enumerate(image):
+        ram.write(i * width, v.to_bytes(width, "little"))
+
+    # Lane: 12 reads offered one per cycle, R collected in order.
+    await falling(dut)
+    dut.grant.value = GRANT_LANE
+    want = [rng.randrange(64) for _ in range(12)]
+    got, sent, cyc = [], 0, 0
+    dut.s_lane_rready.value = 1
+    while len(got) < len(want):
+        await falling(dut)
+        dut.s_lane_arvalid.value = int(sent < len(want))
+        if sent < len(want):
+            dut.s_lane_araddr.value = want[sent] * width + rng.randrange(width)
+        await ReadOnly()
+        assert not dut.s_ptf_arready.value and not dut.s_ring_arready.value and not dut.s_eng_ready.value
+        if dut.s_lane_arvalid.value and dut.s_lane_arready.value:
+            sent += 1
+        if dut.s_lane_rvalid.value:
+            got.append(int(dut.m_axi_rdata.value))
+        await RisingEdge(dut.clk)
+        cyc += 1
+        assert cyc < 200
+    assert got == [image[w] for w in want]
+    await falling(dut)
+    dut.s_lane_arvalid.value = 0
+    dut.s_lane_rready.value = 0
+
+    # Lane: strobed writes, AW then W (the RAM takes W after AW), each B collected.
+    for _ in range(6):
+        w, val, strb = rng.randrange(32, 48), rng.getrandbits(8 * width), rng.getrandbits(width)
+        dut.s_lane_awaddr.value = w * width + rng.randrange(width)
+        dut.s_lane_wdata.value, dut.s_lane_wstrb.value = val, strb
+        dut.s_lane_awvalid.value, dut.s_lane_bready.value = 1, 1
+        aw = wd = b = False
+        for _ in range(100):
+            await ReadOnly()
+            assert not dut.s_eng_ready.value and not dut.s_ring_awready.value
+            aw_now = bool(dut.s_lane_awvalid.value and dut.s_lane_awready.value)
+            w_now = bool(dut.s_lane_wvalid.value and dut.s_lane_wready.value)
+            b = bool(dut.s_lane_bvalid.value)
+            await RisingEdge(dut.clk)
+            await falling(dut)
+            if aw_now:
+                aw, dut.s_lane_awvalid.value, dut.s_lane_wvalid.value = True, 0, 1
+            if w_now:
+                wd, dut.s_lane_wvalid.value = True, 0
+            if b:
+                break
+        assert aw and wd and b
+        mask = sum(0xFF << (8 * i) for i in range(width) if strb >> i & 1)
+        image[w] = (image[w] & ~mask) | (val & mask)
+        assert int.from_bytes(ram.read(w * width, width), "little") == image[w]
+    dut.s_lane_bready.value = 0
+
+    # Bucket reader: one INCR burst of 4 beats.
+    dut.grant.value = GRANT_PTF
+    dut.s_ptf_araddr.value, dut.s_ptf_arlen.value = 8 * width, 3
+    dut.s_ptf_arsize.value, dut.s_ptf_arburst.value = (width - 1).bit_length(), 1
+    dut.s_ptf_arvalid.value, dut.s_ptf_rready.value = 1, 1
+    beats = []
+    for _ in range(100):
+        await ReadOnly()
+        assert not dut.s_lane_rvalid.value and not dut.s_ring_rvalid.value
+        if dut.s_ptf_arvalid.value and dut.s_ptf_arready.value:
+            await RisingEdge(dut.clk)
+            await falling(dut)
+            dut.s_ptf_arvalid.value = 0
+            continue
+        if dut.s_ptf_rvalid.value:
+            beats.append(int(dut.m_axi_rdata.value))
+            if len(beats) == 4:
+                break
+        await RisingEdge(dut.clk)
+    assert beats == image[8:12]
+    await RisingEdge(dut.clk)
+    await falling(dut)
+    dut.s_ptf_rready.value = 0
+
+    # Ring DMA: one write beat (AW and W together), then its B.
+    dut.grant.value = GRANT_RING
+    val = rng.getrandbits(8 * width)
+    dut.s_ring_awaddr.value, dut.s_ring_awsize.value, dut.s_ring_awburst.value = 20 * width, (width - 1).bit_length(), 1
+    dut.s_ring_wdata.value, dut.s_ring_wstrb.value, dut.s_ring_wlast.value = val, (1 << width) - 1, 1
+    dut.s_ring_awvalid.value, dut.s_ring_wvalid.value, dut.s_ring_bready.value = 1, 1, 1
+    aw = w = b = False
+    for _ in range(100):
+        await ReadOnly()
+        aw_now = dut.s_ring_awready.value and dut.s_ring_awvalid.value
+        w_now = dut.s_ring_wready.value and dut.s_ring_wvalid.value
+        b = b or bool(dut.s_ring_bvalid.value)
+        await RisingEdge(dut.clk)
+        await falling(dut)
+        if aw_now:
+            aw, dut.s_ring_awvalid.value = True, 0
+        if w_now:
+            w, dut.s_ring_wvalid.value = True, 0
+        if b:
+            break
+    assert aw and w and b
+    assert int.from_bytes(ram.read(20 * width, width), "little") == val
+    dut.s_ring_bready.value = 0
+
+    # An engine write and read that wait for the grant (ring, then bucket reader).
+    for other, write in itertools.product((GRANT_RING, GRANT_PTF, GRANT_LANE), (True, False)):
+        data = rng.getrandbits(8 * width)
+        _, n = await engine_access(dut, 30 * width, write, data, (1 << width) - 1,
+                                   grant_after=(5, other))
+        assert n >= 6
+        if write:
+            image[30] = data
+        else:
+            assert _ == image[30]
