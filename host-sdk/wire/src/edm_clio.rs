@@ -333,6 +333,11 @@ pub fn sv_constants() -> std::string::String {
         ("EC_MAX_RECORD_PACKET", MAX_RECORD_PACKET as u64),
         ("EC_READ_ANSWER_PAYLOAD", READ_ANSWER_PAYLOAD as u64),
         ("EC_RECORD_HEADER", RECORD_HEADER as u64),
+        ("EC_SLOTS", SLOTS as u64),
+        ("EC_INBOX_BASE", INBOX_BASE),
+        ("EC_INBOX_SLOT_BYTES", INBOX_SLOT_BYTES),
+        ("EC_OUTBOX_BASE", OUTBOX_BASE),
+        ("EC_OUTBOX_SLOT_BYTES", OUTBOX_SLOT_BYTES),
     ] {
         let _ = writeln!(s, "    localparam int {name:<22} = {v};");
     }

@@ -98,6 +98,54 @@ struct CardState {
     tags: HashMap<u64, usize>,
 }
 
+/// What a card makes of an answer that arrived for a slot awaiting sequence number
+/// `seq` ([`unpack_answer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Unpacked {
+    /// The Clio answer packets delivered to the C2H ring, in order.
+    pub packets: Vec<Vec<u8>>,
+    /// Whether the whole answer parsed (else the card counts a bad record).
+    pub ok: bool,
+    /// Whether the slot is freed: a record or chain that does not parse, or a
+    /// stale `seq`, leaves it waiting (for the right answer or the slot timeout);
+    /// a chain that breaks off after its `seq` matched frees it with the packets
+    /// before the break delivered.
+    pub frees: bool,
+}
+
+/// The card's reading of an answer for the slot awaiting `seq`: `bytes` is a READ's
+/// RRES (the answer chain, `record == false`) or the record the memory node wrote
+/// into the card's inbox (`record == true`, a record whose body is the chain). The
+/// translator RTL's return stage (`rtl/edm_clio_chain.sv`) is checked against this.
+pub fn unpack_answer(bytes: &[u8], record: bool, seq: u32) -> Unpacked {
+    let chain = if record {
+        match map::parse_record(bytes) {
+            Ok(r) => r.body,
+            Err(_) => return Unpacked::default(),
+        }
+    } else {
+        bytes
+    };
+    let mut u = Unpacked::default();
+    match map::parse_chain(chain) {
+        Ok((s, packets)) if s == seq => {
+            u.frees = true;
+            u.ok = true;
+            for p in packets {
+                match p {
+                    Ok(p) => u.packets.push(p.to_vec()),
+                    Err(_) => {
+                        u.ok = false;
+                        break;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    u
+}
+
 /// Configuration of a [`ClioFabric`].
 #[derive(Debug, Clone, Copy)]
 pub struct ClioFabricConfig {
@@ -402,44 +450,34 @@ impl<N: MemoryNode> ClioFabric<N> {
                 self.counters.bad_records += 1;
                 continue;
             }
-            match map::parse_record(&bytes) {
-                Ok(r) => {
-                    let chain = r.body.to_vec();
-                    self.deliver_chain(card, slot as usize, &chain, now, false);
-                }
-                Err(_) => self.counters.bad_records += 1,
-            }
+            self.deliver_chain(card, slot as usize, &bytes, now, false);
         }
         self.issue(card);
     }
 
-    /// Parse an answer chain for `slot` and deliver its packets; frees the slot.
-    fn deliver_chain(&mut self, card: usize, slot: usize, chain: &[u8], now: u64, read: bool) {
+    /// Unpack an answer (an answer chain, or a record holding one) for `slot` and
+    /// deliver its packets, by [`unpack_answer`].
+    fn deliver_chain(&mut self, card: usize, slot: usize, bytes: &[u8], now: u64, read: bool) {
         let Some(f) = self.cards[card].slots.get(slot).cloned().flatten() else {
             self.counters.bad_records += 1;
             return;
         };
-        match map::parse_chain(chain) {
-            Ok((seq, packets)) if seq == f.seq => {
-                for p in packets {
-                    match p {
-                        Ok(p) => self.answers.push(Answer {
-                            card,
-                            packet: p.to_vec(),
-                            submitted: f.submitted,
-                            answered: now,
-                            read,
-                            record_sent: f.record_sent,
-                        }),
-                        Err(_) => {
-                            self.counters.bad_records += 1;
-                            break;
-                        }
-                    }
-                }
-                self.cards[card].slots[slot] = None;
-            }
-            _ => self.counters.bad_records += 1,
+        let u = unpack_answer(bytes, !read, f.seq);
+        for p in u.packets {
+            self.answers.push(Answer {
+                card,
+                packet: p,
+                submitted: f.submitted,
+                answered: now,
+                read,
+                record_sent: f.record_sent,
+            });
+        }
+        if !u.ok {
+            self.counters.bad_records += 1;
+        }
+        if u.frees {
+            self.cards[card].slots[slot] = None;
         }
     }
 
