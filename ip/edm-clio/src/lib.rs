@@ -146,6 +146,39 @@ pub fn unpack_answer(bytes: &[u8], record: bool, seq: u32) -> Unpacked {
     u
 }
 
+/// The EDM requests a card makes to carry one Clio request packet ([`plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carry {
+    /// The request record (`len | rsvd | seq | packet`): the WREQ's data.
+    pub record: Vec<u8>,
+    /// Where the WREQ writes it in the memory node's EDM memory (its inbox slot).
+    pub wreq_addr: u64,
+    /// A READ's RREQ once the WREQ completed: address of the answer chain in the
+    /// memory node's EDM memory (its outbox slot) and length.
+    pub rreq: Option<(u64, u16)>,
+}
+
+/// How card `card` (its EDM node id) carries `packet` in slot `slot` with sequence
+/// number `seq`; a packet the mapping refuses gives the field at fault. The
+/// translator RTL's request stage (`rtl/edm_clio_req.sv`) is checked against this.
+pub fn plan(card: u16, slot: u16, seq: u32, packet: &[u8]) -> Result<Carry, Refusal> {
+    let total = packet
+        .get(field::TOTAL_LEN..field::TOTAL_LEN + 4)
+        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let op = packet.get(field::OPCODE).copied().unwrap_or(0);
+    let carriage = map::carriage(op, total, packet.len())?;
+    let mut record = vec![0u8; map::RECORD_HEADER + packet.len()];
+    map::emit_record(seq, packet, &mut record)?;
+    Ok(Carry {
+        record,
+        wreq_addr: inbox_addr(card, slot),
+        rreq: match carriage {
+            Carriage::Read { demand } => Some((outbox_addr(card, slot), demand)),
+            Carriage::Write => None,
+        },
+    })
+}
+
 /// Configuration of a [`ClioFabric`].
 #[derive(Debug, Clone, Copy)]
 pub struct ClioFabricConfig {
@@ -319,23 +352,16 @@ impl<N: MemoryNode> ClioFabric<N> {
                 break;
             };
             c.seq = c.seq.wrapping_add(1);
-            let mut rec = vec![0u8; map::RECORD_HEADER + packet.len()];
-            // The mapping checked the length at submission.
-            let _ = map::emit_record(c.seq, &packet, &mut rec);
-            let total = u32::from_be_bytes([
-                packet[field::TOTAL_LEN],
-                packet[field::TOTAL_LEN + 1],
-                packet[field::TOTAL_LEN + 2],
-                packet[field::TOTAL_LEN + 3],
-            ]);
-            let demand = match map::carriage(packet[field::OPCODE], total, packet.len()) {
-                Ok(Carriage::Read { demand }) => Some(demand),
-                _ => None,
+            // The mapping checked the packet at submission.
+            let Ok(plan) = plan(port, slot as u16, c.seq, &packet) else {
+                self.counters.bad_records += 1;
+                continue;
             };
+            let demand = plan.rreq.map(|(_, len)| len);
             let req = Request::Write {
                 dst: c.dst,
-                addr: inbox_addr(port, slot as u16),
-                data: rec,
+                addr: plan.wreq_addr,
+                data: plan.record,
             };
             match self.fabric.hosts[card].submit(now, req) {
                 Ok(tag) => {
