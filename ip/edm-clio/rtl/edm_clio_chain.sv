@@ -7,11 +7,12 @@
 // (the answer chain itself, `seq u32 | (len u16 | packet)* | 0 u16`, start_bytes
 // long) or as the record the memory node wrote into the card's inbox
 // (start_record = 1: `len u16 | rsvd u16 | seq u32 | chain`, the chain being the
-// record's len bytes). On start the stage reads the answer from start_word on,
+// record's len bytes; start_bytes is then how many bytes of the slot arrived). On start the stage reads the answer from start_word on,
 // checks it (host-sdk/wire/src/edm_clio.rs; constants from the generated edm_pkg)
 // and sends each packet of the chain on m_axis as one frame (byte 0 in lane 0,
 // keep contiguous), exactly as edm-clio's model (`unpack_answer`) delivers it:
-//   - a record whose rsvd is not 0 or whose len exceeds EC_MAX_RECORD_PACKET, a
+//   - a record whose rsvd is not 0, whose len exceeds EC_MAX_RECORD_PACKET or
+//     the bytes that arrived (the model waits for the rest: same outcome), a
 //     chain shorter than 6 bytes, or a chain whose seq is not start_seq (a stale
 //     answer): nothing sent, done with done_ok = 0, done_frees = 0 (the slot keeps
 //     waiting for its answer or its timeout);
@@ -21,7 +22,8 @@
 //     done_ok = 1, done_frees = 1.
 // done pulses once per start, once the last packet's last beat is in the output
 // register. Memory port: mem_en / mem_addr (64-bit words) are combinational and
-// sampled at the next clock edge, the word is on mem_rdata in the cycle after
+// sampled at the next clock edge if mem_gnt (a shared port; else the stage asks
+// again), the word is on mem_rdata in the cycle after
 // (edm_host_engine's ext port). One word is in flight at a time, so the stage
 // moves a word every two cycles: 1 GB/s at the card's 250 MHz clk_pcie, below one
 // 25G EDM link's 3.125 GB/s (widening it is future work; correctness first).
@@ -40,6 +42,7 @@ module edm_clio_chain #(
     output wire          busy,
 
     output wire          mem_en,
+    input  wire          mem_gnt,       // the port is ours this cycle (else ask again)
     output wire [AW-1:0] mem_addr,
     input  wire [63:0]   mem_rdata,
 
@@ -89,7 +92,8 @@ always @* begin
     case (st_reg)
         S_HDR: if (bc_reg >= 5'd8) begin
             take = 4'd8;
-            if (bb_reg[31:16] != 16'd0 || bb_reg[15:0] > 16'(EC_MAX_RECORD_PACKET)) begin
+            if (bb_reg[31:16] != 16'd0 || bb_reg[15:0] > 16'(EC_MAX_RECORD_PACKET)
+                    || {1'b0, bb_reg[15:0]} + 17'(EC_RECORD_HEADER) > rem_reg) begin
                 fin = 1'b1;
             end
         end
@@ -134,11 +138,11 @@ always @(posedge clk) begin
     if (m_axis_tvalid && m_axis_tready) begin
         m_axis_tvalid <= 1'b0;
     end
-    if (mem_en) begin
+    if (mem_en && mem_gnt) begin
         next_reg <= next_reg + 1'b1;
         fetched_reg <= fetched_reg + 14'd1;
     end
-    rd_pend_reg <= mem_en;
+    rd_pend_reg <= mem_en && mem_gnt;
     if (rd_pend_reg && active) begin
         bb_reg <= bb_taken | ({64'd0, mem_rdata} << {bc_taken, 3'b000});
         bc_reg <= bc_taken + 5'd8;

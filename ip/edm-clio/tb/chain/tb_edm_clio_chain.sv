@@ -20,6 +20,7 @@ module tb_edm_clio_chain (
     output wire        m_axis_tvalid,
     output wire        m_axis_tlast,
     input  wire        m_axis_tready,
+    input  wire        mem_gnt,
     output wire        done,
     output wire        done_ok,
     output wire        done_frees,
@@ -32,12 +33,14 @@ wire       mem_en;
 wire [9:0] mem_addr;
 
 always @(posedge clk) begin
-    if (mem_en) begin
+    if (mem_en && mem_gnt) begin
         rdata <= mem[mem_addr];
+    end else begin
+        rdata <= {$random, $random};  // a word not asked for is garbage
     end
     if (rst || start) begin
         reads <= 32'd0;
-    end else if (mem_en) begin
+    end else if (mem_en && mem_gnt) begin
         reads <= reads + 32'd1;
     end
 end
@@ -54,6 +57,7 @@ edm_clio_chain #(
     .start_seq(start_seq),
     .busy(busy),
     .mem_en(mem_en),
+    .mem_gnt(mem_gnt),
     .mem_addr(mem_addr),
     .mem_rdata(rdata),
     .m_axis_tdata(m_axis_tdata),
