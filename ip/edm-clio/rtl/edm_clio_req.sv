@@ -23,7 +23,8 @@
 //    Other requests wait for the answer record the node writes into the card's
 //    inbox.
 //  - The slot stays busy until free_valid names it (the return stage took its
-//    answer, or it timed out).
+//    answer, or it timed out). reread_valid posts a READ's RREQ again (its
+//    answer chain was not in the node's outbox yet: an older seq came back).
 // RREQs go before WREQs on the request port. slot_seq / slot_read /
 // slot_demand describe each busy slot for the return stage. Checked against
 // the model (tb/req, `edm-clio-req-vectors`).
@@ -64,6 +65,8 @@ module edm_clio_req #(
 
     input  wire          free_valid,
     input  wire [1:0]    free_slot,
+    input  wire          reread_valid,  // a READ's answer was not there yet: RREQ again
+    input  wire [1:0]    reread_slot,
 
     output reg           refuse_valid,
     output reg  [2:0]    refuse_code,
@@ -220,6 +223,9 @@ always @(posedge clk) begin
     end
     if (wc_record && read_reg[wc_slot]) begin
         rpend_reg[wc_slot] <= 1'b1;
+    end
+    if (reread_valid && busy_reg[reread_slot] && read_reg[reread_slot]) begin
+        rpend_reg[reread_slot] <= 1'b1;
     end
     if (free_valid) begin
         busy_reg[free_slot] <= 1'b0;

@@ -68,6 +68,8 @@ pub struct Counters {
     pub null_responses: u64,
     /// Answers that did not fit their chain.
     pub dropped_answers: u64,
+    /// READ answers read again because the outbox still held an older chain.
+    pub rereads: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -418,12 +420,10 @@ impl<N: MemoryNode> ClioFabric<N> {
 
     fn card_events(&mut self, card: usize, now: u64) {
         let comps = std::mem::take(&mut self.fabric.hosts[card].completions);
-        let port = card as u16;
         for comp in comps {
             let Some(slot) = self.cards[card].tags.remove(&comp.tag) else {
                 continue;
             };
-            let dst = self.cards[card].dst;
             let Some(f) = self.cards[card].slots[slot].clone() else {
                 continue;
             };
@@ -438,33 +438,21 @@ impl<N: MemoryNode> ClioFabric<N> {
                 }
             }
             match (f.stage, f.demand) {
-                (Stage::Record, Some(demand)) => {
-                    let req = Request::Read {
-                        dst,
-                        addr: outbox_addr(port, slot as u16),
-                        len: demand,
-                        local_addr: outbox_addr(dst, slot as u16),
-                    };
-                    match self.fabric.hosts[card].submit(now, req) {
-                        Ok(tag) => {
-                            self.cards[card].tags.insert(tag, slot);
-                            if let Some(s) = self.cards[card].slots[slot].as_mut() {
-                                s.stage = Stage::Reading;
-                            }
-                        }
-                        Err(_) => {
-                            self.counters.bad_records += 1;
-                            self.cards[card].slots[slot] = None;
-                        }
-                    }
-                }
+                (Stage::Record, Some(demand)) => self.read_answer(card, slot, demand, now),
                 (Stage::Record, None) => {
                     if let Some(s) = self.cards[card].slots[slot].as_mut() {
                         s.stage = Stage::Awaiting;
                     }
                 }
-                (Stage::Reading, _) => {
+                (Stage::Reading, demand) => {
                     self.deliver_chain(card, slot, &comp.result, now, true);
+                    // Not the answer yet (the outbox still holds an older chain: the
+                    // node has not answered when the RREQ reached it): read again,
+                    // until it is there or the slot times out.
+                    if let (Some(demand), Some(_)) = (demand, &self.cards[card].slots[slot]) {
+                        self.counters.rereads += 1;
+                        self.read_answer(card, slot, demand, now);
+                    }
                 }
                 (Stage::Awaiting, _) => {}
             }
@@ -479,6 +467,30 @@ impl<N: MemoryNode> ClioFabric<N> {
             self.deliver_chain(card, slot as usize, &bytes, now, false);
         }
         self.issue(card);
+    }
+
+    /// Post the RREQ of a READ's answer chain (slot `slot`'s outbox at the node).
+    fn read_answer(&mut self, card: usize, slot: usize, demand: u16, now: u64) {
+        let port = card as u16;
+        let dst = self.cards[card].dst;
+        let req = Request::Read {
+            dst,
+            addr: outbox_addr(port, slot as u16),
+            len: demand,
+            local_addr: outbox_addr(dst, slot as u16),
+        };
+        match self.fabric.hosts[card].submit(now, req) {
+            Ok(tag) => {
+                self.cards[card].tags.insert(tag, slot);
+                if let Some(s) = self.cards[card].slots[slot].as_mut() {
+                    s.stage = Stage::Reading;
+                }
+            }
+            Err(_) => {
+                self.counters.bad_records += 1;
+                self.cards[card].slots[slot] = None;
+            }
+        }
     }
 
     /// Unpack an answer (an answer chain, or a record holding one) for `slot` and

@@ -678,7 +678,7 @@ always @(posedge clk) begin : seq
         tx_addr_first_reg <= 1'b1;
         tx_regs_reg <= 1'b0;
         tx_addr_word_reg <= t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
-        tx_ptr_reg <= t_local[gw_idx] + AW'(t_done[gw_idx] >> 3);
+        tx_ptr_reg <= t_local[gw_idx] + AW'(16'(t_done[gw_idx] >> 3));
         tx_words_reg <= 13'd1 + gw_len[15:3];
         t_done[gw_idx] <= t_done[gw_idx] + gw_len;
         if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
@@ -693,7 +693,7 @@ always @(posedge clk) begin : seq
         tx_regs_reg <= s_rmw[gs_idx];
         tx_ridx_reg <= 1'b0;
         tx_w1_reg <= s_result[gs_idx];
-        tx_ptr_reg <= s_addr[gs_idx] + AW'(s_sent[gs_idx] >> 3);
+        tx_ptr_reg <= s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
         tx_words_reg <= 13'((gs_len + 16'd7) >> 3);
         s_sent[gs_idx] <= s_sent[gs_idx] + gs_len;
         if (s_sent[gs_idx] + gs_len == s_total[gs_idx]) begin
@@ -844,7 +844,7 @@ always @(posedge clk) begin : seq
                 MSG_KIND_RRES: begin
                     if (rr_ok) begin
                         d_op[d_wr_reg[DW-1:0]] <= t_rmw[rr_idx] ? 2'd0 : 2'd1;
-                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(t_done[rr_idx] >> 3);
+                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(16'(t_done[rr_idx] >> 3));
                         d_data[d_wr_reg[DW-1:0]] <= (msg_len == 0) ? 64'd0 : m_word0;
                         t_done[rr_idx] <= t_done[rr_idx] + msg_len;
                         if (msg_len == rr_rest || rr_null) begin

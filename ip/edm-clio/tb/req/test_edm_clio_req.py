@@ -50,7 +50,7 @@ async def matches_the_model(dut):
     rng = random.Random(int(os.environ.get("EDM_SEED", "1")))
     cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
     for s in ("s_axis_tvalid", "s_axis_tlast", "s_axis_tdata", "s_axis_tkeep", "req_ready",
-              "wcomp_valid", "wcomp_tag", "free_valid", "free_slot"):
+              "wcomp_valid", "wcomp_tag", "free_valid", "free_slot", "reread_valid", "reread_slot"):
         getattr(dut, s).value = 0
     dut.node_id.value = card
     dut.dst.value = DST
