@@ -18,7 +18,9 @@
 //! * **READ** → a WREQ of the request record into the node's `inbox(card, s)`, then
 //!   an RREQ of `outbox(card, s)` whose length is [`read_demand`]`(total_len)`: the
 //!   switch schedules the answer (an RRES of that size) like any EDM read, so it
-//!   sees the true demand of the read.
+//!   sees the true demand of the read. If the RRES holds a chain with an older
+//!   `seq` (the RREQ reached the node before its answer was written), the card
+//!   reads again, until the answer is there or the slot times out.
 //! * **every other request** (WRITE, atomics, control) → a WREQ of the record into
 //!   `inbox(card, s)`; the node answers with a WREQ of the answer chain into the
 //!   card's `inbox(node, s)`.

@@ -25,8 +25,9 @@
 // sampled at the next clock edge if mem_gnt (a shared port; else the stage asks
 // again), the word is on mem_rdata in the cycle after
 // (edm_host_engine's ext port). One word is in flight at a time, so the stage
-// moves a word every two cycles: 1 GB/s at the card's 250 MHz clk_pcie, below one
-// 25G EDM link's 3.125 GB/s (widening it is future work; correctness first).
+// moves a word every two cycles: 1.5625 GB/s at the U200 EDM port's
+// 390.625 MHz TX clock, half one 25G EDM link's 3.125 GB/s (widening it is
+// future work; correctness first).
 // Checked answer by answer against the model (tb/chain, `edm-clio-chain-vectors`).
 module edm_clio_chain #(
     parameter AW = 16
