@@ -15,9 +15,9 @@ use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
 use crate::model::{
-    Board, BoardConfig, BoardKind, Dedup, Dram, FastPath, FreePaFifo, Name, Network, PageSizes,
-    PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Sessions, Timeouts, Tlb,
-    VaSpace,
+    Board, BoardConfig, BoardKind, Dedup, Dram, FastPath, FreePaFifo, FrontEnd, Name, Network,
+    PageSizes, PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Sessions, Timeouts,
+    Tlb, VaSpace,
 };
 use crate::validate::{limits, Limit};
 
@@ -684,6 +684,10 @@ impl Reader<'_> {
                 max_response_bytes: self
                     .opt_bytes("network.max_response_bytes", l::MAX_RESPONSE_BYTES)
                     .map_or(crate::model::DEFAULT_MAX_RESPONSE_BYTES, |n| n as u32),
+                front_end: match self.get("network.front_end") {
+                    Some(_) => self.choice("network.front_end", &FrontEnd::ALL, FrontEnd::as_str),
+                    None => FrontEnd::Udp,
+                },
             },
             dedup: Dedup {
                 buffer_bytes: self.bytes("dedup.buffer_bytes", l::DEDUP_BUFFER_BYTES),
