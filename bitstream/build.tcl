@@ -34,7 +34,7 @@ set BOARDS {
         xsa 1}
     alveo-u200 {part xcu200-fsgd2104-2-e
         top edm_u200_top
-        rtl {ip/fastpath/rtl ip/edm/rtl bitstream/common bitstream/alveo-u200}
+        rtl {ip/fastpath/rtl ip/edm/rtl ip/edm-clio/rtl bitstream/common bitstream/alveo-u200}
         sim_only {clio_axi_ram.sv clio_fastpath_sim.sv}
         xdc {bitstream/alveo-u200/u200.xdc}
         ip bitstream/alveo-u200/ip.tcl

@@ -10,7 +10,7 @@
 // TX (tx_clk): edm_host_top line side -> edm_scrambler -> gearbox.
 // edm_host_top (tx_clk) is the EDM host stack: requester (req_* /
 // wcomp_* / rcomp_*) and memory node serving its local memory (ext_* is the
-// local side of that memory). There is no Ethernet MAC on the card: the
+// local side of that memory; wapp_* reports received writes applied to it). There is no Ethernet MAC on the card: the
 // frame path of the stack is idle (nothing to send, received frames
 // dropped), so the port carries EDM memory traffic only.
 // link_up (rx_clk domain): block lock and no hi-BER.
@@ -57,6 +57,12 @@ module edm_u200_port #(
     output wire [TAG_W-1:0] rcomp_tag,
     output wire             rcomp_ok,
     output wire [63:0]      rcomp_data,
+    // A received WREQ chunk is in local memory (edm_host_engine).
+    output wire             wapp_valid,
+    output wire [AW-1:0]    wapp_addr,
+    output wire [15:0]      wapp_words,
+    output wire [15:0]      wapp_peer,
+    output wire             wapp_last,
     input  wire             ext_en,
     input  wire             ext_we,
     input  wire [AW-1:0]    ext_addr,
@@ -191,6 +197,11 @@ edm_host_top #(
     .rcomp_tag(rcomp_tag),
     .rcomp_ok(rcomp_ok),
     .rcomp_data(rcomp_data),
+    .wapp_valid(wapp_valid),
+    .wapp_addr(wapp_addr),
+    .wapp_words(wapp_words),
+    .wapp_peer(wapp_peer),
+    .wapp_last(wapp_last),
     .ext_en(ext_en),
     .ext_we(ext_we),
     .ext_addr(ext_addr),

@@ -31,16 +31,22 @@
 //          reads, writes and atomics on its local memory (EDM_MEM_WORDS
 //          64-bit words), and its requester takes read / write / atomic
 //          requests (req_*).
-//   Between the two: a Clio packet from an H2C slot is to become EDM
-//          requests at the memory node that holds its address (READ -> RREQ,
-//          WRITE -> WREQ, CAS / FAA / TAS -> RMWREQ) and the completions
-//          Clio responses (header, payload, CRC32C) in C2H slots. That
-//          translator is not written yet. Until it is, the packet streams
-//          are not connected: the card takes no H2C slot, publishes no C2H
-//          slot, and STATUS.READY stays 0, so the host's XdmaLink::open
-//          refuses the card with NotReady instead of timing out on it; the
-//          EDM ports' requesters are idle, their memory nodes serve the
-//          fabric.
+//   Between the two: the Clio-to-EDM translator (ip/edm-clio/rtl,
+//          edm_clio_card) on port 0, in port 0's TX clock: the H2C packet
+//          stream crosses from clk_pcie through clio_axis_async_fifo, each
+//          Clio request packet is carried over EDM to the Clio memory node
+//          CLIO_NODE_ID by the mapping of host-sdk/wire/src/edm_clio.rs
+//          (READ: WREQ of the request record into the node's inbox, then an
+//          RREQ of its answer chain, sized by the read; every other request:
+//          WREQ of the record, answered by a WREQ into this card's inbox),
+//          and the answers' Clio packets cross back into C2H slots. The
+//          translator stages records and answers in port 0's EDM memory
+//          (EDM_MEM_WORDS: the inbox, 4 staging records, 4 READ answers).
+//          STATUS.READY is the translator out of reset (port 0's TX side
+//          runs: its transceiver is up and PCIe out of reset), synchronized
+//          into clk_pcie; until then the host's XdmaLink::open refuses the
+//          card with NotReady. Port 1's requester is idle; both ports'
+//          memory nodes serve the fabric.
 //
 // Clock domains
 //   clk_pcie  axi_aclk of clio_xdma, 250 MHz: ring memory, rings, register
@@ -96,6 +102,10 @@
 module edm_u200_top #(
     parameter [15:0] NODE_ID0 = 16'd1,
     parameter [15:0] NODE_ID1 = 16'd2,
+    // The Clio memory node (its EDM node id) port 0's translator sends to.
+    parameter [15:0] CLIO_NODE_ID = 16'd3,
+    // Translator slot timeout, port 0 TX cycles (2.56 ns): 5.1 ms.
+    parameter [31:0] CLIO_TIMEOUT = 32'd2000000,
     // edm_board_reset timing (benches shorten them).
     parameter integer REFCLK_RESET_CYCLES = 16384,
     parameter integer REFCLK_SETTLE_CYCLES = 4194304
@@ -148,7 +158,10 @@ localparam [63:0] RING_H2C_BASE = 64'h0;
 localparam [63:0] RING_C2H_BASE = 64'h20000;
 localparam RING_MEM_BYTES = 262144;
 localparam REG_ADDR_WIDTH = 16;      // 64 KiB BAR0 (ip.tcl)
-localparam EDM_MEM_WORDS = 512;
+// Port 0's translator needs the inbox (256 KiB), 4 staging records (16 KiB)
+// and 4 READ answers (256 KiB): 1 MiB of EDM memory per port (2 x 228 of the
+// part's 2160 RAMB36).
+localparam EDM_MEM_WORDS = 131072;
 localparam EDM_AW = $clog2(EDM_MEM_WORDS);
 
 // ---------------------------------------------------------------------------
@@ -290,11 +303,18 @@ wire [15:0] axil_araddr_high = axil_araddr[31:16];
 wire [5:0]  axil_prot = {axil_awprot, axil_arprot};
 wire [15:0] axi_unused = {axi_awprot, axi_arprot, axi_awlock, axi_arlock, axi_awcache, axi_arcache};
 wire        c2h_drop;
-wire [63:0] h2c_tdata;
-wire [7:0]  h2c_tkeep;
-wire        h2c_tvalid, h2c_tlast;
-wire        c2h_tready;
 /* verilator lint_on UNUSEDSIGNAL */
+// Packet streams of the rings (clk_pcie) and of the translator (port 0 TX clock).
+wire [63:0] h2c_tdata, c2h_tdata, x_h2c_tdata, x_c2h_tdata;
+wire [7:0]  h2c_tkeep, c2h_tkeep, x_h2c_tkeep, x_c2h_tkeep;
+wire        h2c_tvalid, h2c_tready, h2c_tlast, c2h_tvalid, c2h_tready, c2h_tlast;
+wire        x_h2c_tvalid, x_h2c_tready, x_h2c_tlast, x_c2h_tvalid, x_c2h_tready, x_c2h_tlast;
+// The translator is up (port 0 TX clock), and that synchronized into clk_pcie.
+wire        x_ready;
+(* ASYNC_REG = "TRUE" *) reg [1:0] x_ready_sync_reg = 2'b00;
+always @(posedge clk_pcie) begin
+    x_ready_sync_reg <= {x_ready_sync_reg[0], x_ready};
+end
 
 edm_xdma_path #(
     .SLOT_BYTES(RING_SLOT_BYTES),
@@ -354,19 +374,17 @@ edm_xdma_path #(
     .s_axil_rresp(axil_rresp),
     .s_axil_rvalid(axil_rvalid),
     .s_axil_rready(axil_rready),
-    // Not connected until the Clio-to-EDM translator exists (header).
     .m_axis_tdata(h2c_tdata),
     .m_axis_tkeep(h2c_tkeep),
     .m_axis_tvalid(h2c_tvalid),
-    .m_axis_tready(1'b0),
+    .m_axis_tready(h2c_tready),
     .m_axis_tlast(h2c_tlast),
-    .s_axis_tdata(64'd0),
-    .s_axis_tkeep(8'd0),
-    .s_axis_tvalid(1'b0),
+    .s_axis_tdata(c2h_tdata),
+    .s_axis_tkeep(c2h_tkeep),
+    .s_axis_tvalid(c2h_tvalid),
     .s_axis_tready(c2h_tready),
-    .s_axis_tlast(1'b0),
-    // Not serving packets until the translator exists (header).
-    .ready(1'b0),
+    .s_axis_tlast(c2h_tlast),
+    .ready(x_ready_sync_reg[1]),
     .link_up(link0_sync_reg[1]),
     .c2h_drop(c2h_drop)
 );
@@ -490,6 +508,22 @@ clio_gt1 gt1_inst (
     .rxdatavalid_out(gt_rx_data_valid[2*1 +: 2])
 );
 
+// Port 0's requester side, driven by the translator; port 1's is idle.
+wire          x_req_valid, x_req_write;
+wire [15:0]   x_req_dst, x_req_len, x_req_tag;
+wire [63:0]   x_req_addr;
+wire [31:0]   x_req_local;
+wire          x_ext_en, x_ext_we;
+wire [EDM_AW-1:0] x_ext_addr;
+wire [63:0]   x_ext_wdata;
+/* verilator lint_off UNUSEDSIGNAL */
+// (port 1's completions and reports are not used)
+wire [1:0]    rst_tx, e_req_ready, e_wcomp_valid, e_rcomp_valid, e_rcomp_ok, e_wapp_valid, e_wapp_last;
+wire [31:0]   e_wcomp_tag, e_rcomp_tag, e_wapp_words, e_wapp_peer;
+wire [127:0]  e_ext_rdata, e_rcomp_data;
+wire [2*EDM_AW-1:0] e_wapp_addr;
+/* verilator lint_on UNUSEDSIGNAL */
+
 genvar p;
 generate
 for (p = 0; p < 2; p = p + 1) begin : port
@@ -507,6 +541,7 @@ for (p = 0; p < 2; p = p + 1) begin : port
         if (rst_rx_async) rst_rx_sync_reg <= 3'b111;
         else rst_rx_sync_reg <= {rst_rx_sync_reg[1:0], 1'b0};
     end
+    assign rst_tx[p] = rst_tx_sync_reg[2];
 
     /* verilator lint_off PINCONNECTEMPTY */
     edm_u200_port #(
@@ -524,34 +559,148 @@ for (p = 0; p < 2; p = p + 1) begin : port
         .gt_rx_valid(gt_rx_data_valid[2*p] && gt_rx_header_valid[2*p]),
         .gt_rx_slip(gt_slip[p]),
         .link_up(link_up[p]),
-        // Requester idle until the translator exists (header).
-        .req_valid(1'b0),
-        .req_ready(),
-        .req_write(1'b0),
-        .req_dst(16'd0),
-        .req_addr(64'd0),
-        .req_len(16'd0),
-        .req_local(32'd0),
-        .req_tag(16'd0),
+        // Port 0: the translator's requests; port 1: idle.
+        .req_valid(p == 0 ? x_req_valid : 1'b0),
+        .req_ready(e_req_ready[p]),
+        .req_write(p == 0 ? x_req_write : 1'b0),
+        .req_dst(p == 0 ? x_req_dst : 16'd0),
+        .req_addr(p == 0 ? x_req_addr : 64'd0),
+        .req_len(p == 0 ? x_req_len : 16'd0),
+        .req_local(p == 0 ? x_req_local : 32'd0),
+        .req_tag(p == 0 ? x_req_tag : 16'd0),
         .req_rmw(1'b0),
         .req_op(4'd0),
         .req_opa(64'd0),
         .req_opb(64'd0),
-        .wcomp_valid(),
-        .wcomp_tag(),
-        .rcomp_valid(),
-        .rcomp_tag(),
-        .rcomp_ok(),
-        .rcomp_data(),
-        .ext_en(1'b0),
-        .ext_we(1'b0),
-        .ext_addr({EDM_AW{1'b0}}),
-        .ext_wdata(64'd0),
-        .ext_rdata()
+        .wcomp_valid(e_wcomp_valid[p]),
+        .wcomp_tag(e_wcomp_tag[16*p +: 16]),
+        .rcomp_valid(e_rcomp_valid[p]),
+        .rcomp_tag(e_rcomp_tag[16*p +: 16]),
+        .rcomp_ok(e_rcomp_ok[p]),
+        .rcomp_data(e_rcomp_data[64*p +: 64]),
+        .wapp_valid(e_wapp_valid[p]),
+        .wapp_addr(e_wapp_addr[EDM_AW*p +: EDM_AW]),
+        .wapp_words(e_wapp_words[16*p +: 16]),
+        .wapp_peer(e_wapp_peer[16*p +: 16]),
+        .wapp_last(e_wapp_last[p]),
+        .ext_en(p == 0 ? x_ext_en : 1'b0),
+        .ext_we(p == 0 ? x_ext_we : 1'b0),
+        .ext_addr(p == 0 ? x_ext_addr : {EDM_AW{1'b0}}),
+        .ext_wdata(p == 0 ? x_ext_wdata : 64'd0),
+        .ext_rdata(e_ext_rdata[64*p +: 64])
     );
     /* verilator lint_on PINCONNECTEMPTY */
 end
 endgenerate
+
+// ---------------------------------------------------------------------------
+// The Clio-to-EDM translator on port 0 (port 0 TX clock), and its packet
+// streams' clock crossings.
+// ---------------------------------------------------------------------------
+// H2C: written on clk_pcie, read by the translator. The read side's reset
+// (port 0 TX) follows rst_pcie, as the FIFO asks.
+/* verilator lint_off PINCONNECTEMPTY */
+clio_axis_async_fifo #(
+    .DEPTH(512)
+) h2c_fifo_inst (
+    .s_clk(clk_pcie),
+    .s_rst(rst_pcie),
+    .s_axis_tdata(h2c_tdata),
+    .s_axis_tkeep(h2c_tkeep),
+    .s_axis_tvalid(h2c_tvalid),
+    .s_axis_tready(h2c_tready),
+    .s_axis_tlast(h2c_tlast),
+    .s_drop(),
+    .m_clk(clk_tx[0]),
+    .m_rst(rst_tx[0]),
+    .m_axis_tdata(x_h2c_tdata),
+    .m_axis_tkeep(x_h2c_tkeep),
+    .m_axis_tvalid(x_h2c_tvalid),
+    .m_axis_tready(x_h2c_tready),
+    .m_axis_tlast(x_h2c_tlast)
+);
+
+// C2H: written by the translator, read on clk_pcie. The read side is held in
+// reset while port 0's TX side is (synchronized), so a transceiver reset
+// restarts both sides. CHECK: that reset reaches the reader two clk_pcie
+// cycles after the writer's; a transceiver reset in the middle of C2H
+// traffic is not simulated.
+(* ASYNC_REG = "TRUE" *) reg [1:0] rst_tx0_pcie_reg = 2'b11;
+always @(posedge clk_pcie) begin
+    rst_tx0_pcie_reg <= {rst_tx0_pcie_reg[0], rst_tx[0]};
+end
+
+clio_axis_async_fifo #(
+    .DEPTH(512)
+) c2h_fifo_inst (
+    .s_clk(clk_tx[0]),
+    .s_rst(rst_tx[0]),
+    .s_axis_tdata(x_c2h_tdata),
+    .s_axis_tkeep(x_c2h_tkeep),
+    .s_axis_tvalid(x_c2h_tvalid),
+    .s_axis_tready(x_c2h_tready),
+    .s_axis_tlast(x_c2h_tlast),
+    .s_drop(),
+    .m_clk(clk_pcie),
+    .m_rst(rst_pcie || rst_tx0_pcie_reg[1]),
+    .m_axis_tdata(c2h_tdata),
+    .m_axis_tkeep(c2h_tkeep),
+    .m_axis_tvalid(c2h_tvalid),
+    .m_axis_tready(c2h_tready),
+    .m_axis_tlast(c2h_tlast)
+);
+/* verilator lint_on PINCONNECTEMPTY */
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] x_cnt_refused, x_cnt_timeouts, x_cnt_bad;
+/* verilator lint_on UNUSEDSIGNAL */
+
+edm_clio_card #(
+    .AW(EDM_AW),
+    .TIMEOUT(CLIO_TIMEOUT)
+) clio_card_inst (
+    .clk(clk_tx[0]),
+    .rst(rst_tx[0]),
+    .node_id(NODE_ID0),
+    .dst(CLIO_NODE_ID),
+    .ready(x_ready),
+    .s_axis_tdata(x_h2c_tdata),
+    .s_axis_tkeep(x_h2c_tkeep),
+    .s_axis_tvalid(x_h2c_tvalid),
+    .s_axis_tlast(x_h2c_tlast),
+    .s_axis_tready(x_h2c_tready),
+    .m_axis_tdata(x_c2h_tdata),
+    .m_axis_tkeep(x_c2h_tkeep),
+    .m_axis_tvalid(x_c2h_tvalid),
+    .m_axis_tlast(x_c2h_tlast),
+    .m_axis_tready(x_c2h_tready),
+    .req_valid(x_req_valid),
+    .req_ready(e_req_ready[0]),
+    .req_write(x_req_write),
+    .req_dst(x_req_dst),
+    .req_addr(x_req_addr),
+    .req_len(x_req_len),
+    .req_local(x_req_local),
+    .req_tag(x_req_tag),
+    .wcomp_valid(e_wcomp_valid[0]),
+    .wcomp_tag(e_wcomp_tag[15:0]),
+    .rcomp_valid(e_rcomp_valid[0]),
+    .rcomp_tag(e_rcomp_tag[15:0]),
+    .rcomp_ok(e_rcomp_ok[0]),
+    .wapp_valid(e_wapp_valid[0]),
+    .wapp_addr(e_wapp_addr[EDM_AW-1:0]),
+    .wapp_words(e_wapp_words[15:0]),
+    .wapp_peer(e_wapp_peer[15:0]),
+    .wapp_last(e_wapp_last[0]),
+    .ext_en(x_ext_en),
+    .ext_we(x_ext_we),
+    .ext_addr(x_ext_addr),
+    .ext_wdata(x_ext_wdata),
+    .ext_rdata(e_ext_rdata[63:0]),
+    .cnt_refused(x_cnt_refused),
+    .cnt_timeouts(x_cnt_timeouts),
+    .cnt_bad(x_cnt_bad)
+);
 
 // ---------------------------------------------------------------------------
 // QSFP sideband and LEDs.

@@ -82,6 +82,9 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     if n.max_response_bytes != crate::model::DEFAULT_MAX_RESPONSE_BYTES {
         writeln!(w, "max_response_bytes = {}", n.max_response_bytes)?;
     }
+    if n.front_end != crate::model::FrontEnd::Udp {
+        writeln!(w, "front_end = \"{}\"", n.front_end.as_str())?;
+    }
     writeln!(w, "\n[dedup]")?;
     writeln!(w, "buffer_bytes = {}", c.dedup.buffer_bytes)?;
     writeln!(w, "entry_bytes = {}", c.dedup.entry_bytes)?;

@@ -115,8 +115,8 @@ pub fn to_rust_expr(c: &BoardConfig, krate: &str) -> String {
         let n = &c.network;
         writeln!(
             s,
-            "    network: {k}::Network {{ mac: {:?}, ipv4: {:?}, udp_port: {}, mtu_payload: {}, ports: {}, port_gbps: {}, port_kind: {k}::PortKind::{:?}, clients: {}, max_response_bytes: {} }},",
-            n.mac, n.ipv4, n.udp_port, n.mtu_payload, n.ports, n.port_gbps, n.port_kind, n.clients, n.max_response_bytes
+            "    network: {k}::Network {{ mac: {:?}, ipv4: {:?}, udp_port: {}, mtu_payload: {}, ports: {}, port_gbps: {}, port_kind: {k}::PortKind::{:?}, clients: {}, max_response_bytes: {}, front_end: {k}::FrontEnd::{:?} }},",
+            n.mac, n.ipv4, n.udp_port, n.mtu_payload, n.ports, n.port_gbps, n.port_kind, n.clients, n.max_response_bytes, n.front_end
         )?;
         writeln!(
             s,

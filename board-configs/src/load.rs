@@ -16,9 +16,9 @@ use toml::{Table, Value};
 
 use crate::keys::{self, RegionKeys, RingKeys};
 use crate::model::{
-    Board, BoardConfig, BoardKind, Dedup, Dram, FastPath, FreePaFifo, Name, Network, PageSizes,
-    PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Sessions, Timeouts, Tlb,
-    VaSpace,
+    Board, BoardConfig, BoardKind, Dedup, Dram, FastPath, FreePaFifo, FrontEnd, Name, Network,
+    PageSizes, PageTable, Pages, Pcie, PortKind, Region, Regions, Ring, Rings, Sessions, Timeouts,
+    Tlb, VaSpace,
 };
 use crate::validate::{limits, Limit};
 
@@ -685,6 +685,10 @@ impl Reader<'_> {
                 max_response_bytes: self
                     .opt_bytes(keys::NETWORK_MAX_RESPONSE_BYTES, l::MAX_RESPONSE_BYTES)
                     .map_or(crate::model::DEFAULT_MAX_RESPONSE_BYTES, |n| n as u32),
+                front_end: match self.get("network.front_end") {
+                    Some(_) => self.choice("network.front_end", &FrontEnd::ALL, FrontEnd::as_str),
+                    None => FrontEnd::Udp,
+                },
             },
             dedup: Dedup {
                 buffer_bytes: self.bytes(keys::DEDUP_BUFFER_BYTES, l::DEDUP_BUFFER_BYTES),

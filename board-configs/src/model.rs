@@ -150,6 +150,35 @@ impl PortKind {
     }
 }
 
+/// What the memory board's network side is (`network.front_end`): how Clio
+/// packets reach its unchanged fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrontEnd {
+    /// UDP/IPv4 over Ethernet (the prototype's; the default).
+    Udp,
+    /// An EDM port: Clio packets carried over the EDM fabric from U200 compute
+    /// cards (issue #15; the mapping is `clio_wire::edm_clio`).
+    Edm,
+}
+
+impl FrontEnd {
+    /// Every front end, in a fixed order.
+    pub const ALL: [FrontEnd; 2] = [FrontEnd::Udp, FrontEnd::Edm];
+
+    /// The spelling used in the TOML files (`network.front_end`).
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FrontEnd::Udp => "udp",
+            FrontEnd::Edm => "edm",
+        }
+    }
+
+    /// Parses the TOML spelling.
+    pub fn from_name(s: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+}
+
 /// A contiguous range of board physical addresses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Region {
@@ -380,6 +409,9 @@ pub struct Network {
     /// reply states the bound (in KiB) so clients split. It bounds how long
     /// one request holds the board's port (64 KiB: about 52 µs at 10 Gbit/s).
     pub max_response_bytes: u32,
+    /// The memory board's network side (`network.front_end`, default
+    /// [`FrontEnd::Udp`]): UDP/IPv4, or an EDM port (memory boards only).
+    pub front_end: FrontEnd,
 }
 
 /// `network.clients` when a file does not set it.

@@ -596,6 +596,15 @@ impl BoardConfig {
                 Reason::WrongForKind(c.board.kind, is_alveo),
             );
         }
+        // The EDM front end is a memory board's network side; a U200 is a compute
+        // node's EDM NIC (its translator is the other end).
+        if c.network.front_end == crate::model::FrontEnd::Edm && is_alveo {
+            return fail(
+                "network.front_end",
+                Shown::Text(c.network.front_end.as_str()),
+                Reason::WrongForKind(c.board.kind, false),
+            );
+        }
         self.validate_regs_base()
     }
 }

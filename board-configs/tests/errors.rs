@@ -434,3 +434,48 @@ fn unknown_embedded_board_is_an_error() {
         "{err}"
     );
 }
+
+#[test]
+fn the_network_front_end_is_typed_and_only_for_memory_boards() {
+    use clio_config::FrontEnd;
+    // Absent: UDP, as before the key existed (and the same config hash).
+    let files = Files::shipped();
+    let plain = files.load("zcu106.toml").unwrap();
+    assert_eq!(plain.network.front_end, FrontEnd::Udp);
+    let edm = with_child("[network]\nfront_end = \"edm\"\n")
+        .load("bad.toml")
+        .unwrap();
+    assert_eq!(edm.network.front_end, FrontEnd::Edm);
+    assert_ne!(edm.config_hash(), plain.config_hash());
+    let udp = with_child("[network]\nfront_end = \"udp\"\n")
+        .load("bad.toml")
+        .unwrap();
+    assert_eq!(udp.config_hash(), plain.config_hash());
+    // The canonical form carries it, and reads back the same.
+    let again = Files::default()
+        .with("again.toml", &edm.to_toml())
+        .load("again.toml")
+        .unwrap();
+    assert_eq!(again.network.front_end, FrontEnd::Edm);
+    let msg = with_child("[network]\nfront_end = \"tcp\"\n").error("bad.toml");
+    assert_eq!(
+        msg,
+        "board-configs/bad.toml: key 'network.front_end' = \"tcp\": must be one of \"udp\", \"edm\""
+    );
+    let msg = with_child("[network]\nfront_end = 1\n").error("bad.toml");
+    assert!(
+        msg.starts_with("board-configs/bad.toml: key 'network.front_end'"),
+        "{msg}"
+    );
+    // A U200 is the compute node's EDM NIC, not a memory board's front end.
+    let files = Files::default().with(
+        "bad.toml",
+        &std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/alveo-u200.toml"))
+            .unwrap()
+            .replace("[network]\n", "[network]\nfront_end = \"edm\"\n"),
+    );
+    assert_eq!(
+        files.error("bad.toml"),
+        "board-configs/bad.toml: key 'network.front_end' = edm: is not allowed for board kind 'alveo-u200'"
+    );
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Alveo U200 board-top checks (seconds): verilator --lint-only -Wall of every glue
-# module, of edm_u200_port with the EDM RTL, and of edm_u200_top (with the fast-path
-# and EDM RTL build.tcl reads, and the vendor IP replaced by the black-box port
+# module, of edm_u200_port with the EDM RTL, and of edm_u200_top (with the fast-path,
+# EDM and Clio-to-EDM translator RTL build.tcl reads, and the vendor IP replaced by the black-box port
 # declarations in stubs/, which build.tcl never reads), an Icarus elaboration of the
 # whole top, and the per-module cocotb benches (Icarus). Called by
 # ci/suites/30-bitstream.sh. Exits non-zero on any failure (77 when a tool is
@@ -12,6 +12,7 @@ u200="$(cd "$here/.." && pwd)"
 repo="$(cd "$u200/../.." && pwd)"
 fp="$repo/ip/fastpath/rtl"
 edm="$repo/ip/edm/rtl"
+xlate="$repo/ip/edm-clio/rtl"
 common="$repo/bitstream/common"
 export PATH="$PATH:$HOME/.local/bin"
 
@@ -33,7 +34,7 @@ subs() {
 }
 # The RTL build.tcl reads for this board (simulation models excluded), packages first.
 rtl_srcs=("$fp/clio_pkg.sv" "$edm/edm_pkg.sv")
-for f in "$fp"/*.sv "$edm"/*.sv; do
+for f in "$fp"/*.sv "$edm"/*.sv "$xlate"/*.sv; do
     case "$(basename "$f")" in
         clio_pkg.sv|edm_pkg.sv|clio_axi_ram.sv|clio_fastpath_sim.sv) ;;
         *) rtl_srcs+=("$f") ;;
@@ -82,6 +83,19 @@ if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_edm_u200_reset -o "$work/reset.vvp" 
 else
     tail -8 "$rst_out"
     failures+=("bench edm_u200_reset (SI5335 reset, transceiver reset without axi_aclk)")
+fi
+
+# The whole top with PCIe and the transceivers running (-DCLIO_STUB_PCIE): the
+# host, reading STATUS over AXI-Lite, must see READY = 0 while the Clio-to-EDM
+# translator is in reset and READY = 1 once it is up (tb/edm_u200_ready).
+ready_out="$work/ready.log"
+if iverilog -g2012 -DCLIO_STUB_CLOCKS -DCLIO_STUB_PCIE -s tb_edm_u200_ready -o "$work/ready.vvp" "${rtl_srcs[@]}" \
+        "$common"/*.sv "$u200"/*.sv "$stubs" "$here/edm_u200_ready/tb_edm_u200_ready.sv" >"$ready_out" 2>&1 &&
+        vvp -n "$work/ready.vvp" >>"$ready_out" 2>&1 && grep -q '^PASS' "$ready_out"; then
+    grep '^PASS' "$ready_out" | sed 's/^/  ready: /'
+else
+    tail -8 "$ready_out"
+    failures+=("bench edm_u200_ready (STATUS.READY when the translator is up)")
 fi
 
 # 2. Benches.

@@ -26,14 +26,21 @@ for f in "$common"/*.sv; do
         failures+=("no bench for $m")
         continue
     fi
-    log="$(mktemp)"
     rm -rf "$here/$m/sim_build" "$here/$m/results.xml"
-    if ! make -C "$here/$m" SIM=icarus > "$log" 2>&1; then
-        grep -E "FAIL|Error|assert" "$log" | head -10
-        failures+=("bench $m")
-    fi
-    grep -E "^\s*\*\* TESTS=" "$log" | sed "s/^ */  $m /" | sed 's/  */ /g'
-    rm -f "$log"
+    # The async FIFO three times: plain, frame mode, frame mode with drop-when-full.
+    variants=("")
+    [ "$m" = clio_axis_async_fifo ] && variants+=("FRAME_FIFO=1" "FRAME_FIFO=1 DROP_WHEN_FULL=1")
+    for arg in "${variants[@]}"; do
+        log="$(mktemp)"
+        # shellcheck disable=SC2086
+        if ! make -C "$here/$m" SIM=icarus $arg > "$log" 2>&1; then
+            grep -E "FAIL|Error|assert" "$log" | head -10
+            failures+=("bench $m $arg")
+        fi
+        grep -E "^\s*\*\* TESTS=" "$log" | sed "s/^ */  $m $arg /" | sed 's/  */ /g'
+        rm -f "$log"
+    done
+    rm -rf "$here/$m/sim_build" "$here/$m/results.xml"
 done
 
 if [ ${#failures[@]} -ne 0 ]; then

@@ -22,14 +22,14 @@ for tool in verilator iverilog make cocotb-config; do
 done
 
 failures=()
-glue=(clio_axis_async_fifo clio_axis_upsize clio_axis_downsize clio_axi_downsize clio_axi_lite_bridge clio_fp_regs
+glue=(clio_axis_upsize clio_axis_downsize clio_axi_downsize clio_axi_lite_bridge clio_fp_regs
       clio_axis_frame_mux clio_axis_frame_demux clio_eth_ports
       clio_udp_shim)
 # Modules a glue module instantiates (linted with it).
 subs() {
     case "$1" in
         clio_udp_shim) echo "$zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv" ;;
-        clio_eth_ports) echo "$zcu/clio_udp_shim.sv $zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv $zcu/clio_axis_frame_mux.sv $zcu/clio_axis_frame_demux.sv $zcu/clio_axis_async_fifo.sv" ;;
+        clio_eth_ports) echo "$zcu/clio_udp_shim.sv $zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv $zcu/clio_axis_frame_mux.sv $zcu/clio_axis_frame_demux.sv $common/clio_axis_async_fifo.sv" ;;
         clio_fp_regs) echo "$common/clio_axil_regif.sv" ;;
     esac
 }
@@ -81,12 +81,12 @@ else
     failures+=("bench clio_zcu106_clocks (MAC user clocks)")
 fi
 
-# 2. Benches (the async FIFO three times: plain, frame mode, and frame mode
-# with drop-when-full; the frame mux and demux with the board's 2 ports and
-# with 3).
+# 2. Benches (the frame mux and demux with the board's 2 ports and with 3;
+# clio_axis_async_fifo, shared with the U200 top, is checked by
+# bitstream/common/tb/run.sh).
 runs=()
 for m in "${glue[@]}"; do runs+=("$m:"); done
-runs+=("clio_axis_async_fifo:FRAME_FIFO=1" "clio_axis_async_fifo:FRAME_FIFO=1 DROP_WHEN_FULL=1" "clio_axis_frame_mux:PORTS=3" "clio_axis_frame_demux:PORTS=3")
+runs+=("clio_axis_frame_mux:PORTS=3" "clio_axis_frame_demux:PORTS=3")
 for r in "${runs[@]}"; do
     m="${r%%:*}"
     arg="${r#*:}"

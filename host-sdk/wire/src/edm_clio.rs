@@ -18,7 +18,9 @@
 //! * **READ** → a WREQ of the request record into the node's `inbox(card, s)`, then
 //!   an RREQ of `outbox(card, s)` whose length is [`read_demand`]`(total_len)`: the
 //!   switch schedules the answer (an RRES of that size) like any EDM read, so it
-//!   sees the true demand of the read.
+//!   sees the true demand of the read. If the RRES holds a chain with an older
+//!   `seq` (the RREQ reached the node before its answer was written), the card
+//!   reads again, until the answer is there or the slot times out.
 //! * **every other request** (WRITE, atomics, control) → a WREQ of the record into
 //!   `inbox(card, s)`; the node answers with a WREQ of the answer chain into the
 //!   card's `inbox(node, s)`.
@@ -333,6 +335,11 @@ pub fn sv_constants() -> std::string::String {
         ("EC_MAX_RECORD_PACKET", MAX_RECORD_PACKET as u64),
         ("EC_READ_ANSWER_PAYLOAD", READ_ANSWER_PAYLOAD as u64),
         ("EC_RECORD_HEADER", RECORD_HEADER as u64),
+        ("EC_SLOTS", SLOTS as u64),
+        ("EC_INBOX_BASE", INBOX_BASE),
+        ("EC_INBOX_SLOT_BYTES", INBOX_SLOT_BYTES),
+        ("EC_OUTBOX_BASE", OUTBOX_BASE),
+        ("EC_OUTBOX_SLOT_BYTES", OUTBOX_SLOT_BYTES),
     ] {
         let _ = writeln!(s, "    localparam int {name:<22} = {v};");
     }

@@ -71,6 +71,8 @@ pub struct Counters {
     pub null_responses: u64,
     /// Answers that did not fit their chain.
     pub dropped_answers: u64,
+    /// READ answers read again because the outbox still held an older chain.
+    pub rereads: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,6 +102,87 @@ struct CardState {
     waiting: VecDeque<(u64, Vec<u8>)>,
     seq: u32,
     tags: HashMap<u64, usize>,
+}
+
+/// What a card makes of an answer that arrived for a slot awaiting sequence number
+/// `seq` ([`unpack_answer`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Unpacked {
+    /// The Clio answer packets delivered to the C2H ring, in order.
+    pub packets: Vec<Vec<u8>>,
+    /// Whether the whole answer parsed (else the card counts a bad record).
+    pub ok: bool,
+    /// Whether the slot is freed: a record or chain that does not parse, or a
+    /// stale `seq`, leaves it waiting (for the right answer or the slot timeout);
+    /// a chain that breaks off after its `seq` matched frees it with the packets
+    /// before the break delivered.
+    pub frees: bool,
+}
+
+/// The card's reading of an answer for the slot awaiting `seq`: `bytes` is a READ's
+/// RRES (the answer chain, `record == false`) or the record the memory node wrote
+/// into the card's inbox (`record == true`, a record whose body is the chain). The
+/// translator RTL's return stage (`rtl/edm_clio_chain.sv`) is checked against this.
+pub fn unpack_answer(bytes: &[u8], record: bool, seq: u32) -> Unpacked {
+    let chain = if record {
+        match map::parse_record(bytes) {
+            Ok(r) => r.body,
+            Err(_) => return Unpacked::default(),
+        }
+    } else {
+        bytes
+    };
+    let mut u = Unpacked::default();
+    match map::parse_chain(chain) {
+        Ok((s, packets)) if s == seq => {
+            u.frees = true;
+            u.ok = true;
+            for p in packets {
+                match p {
+                    Ok(p) => u.packets.push(p.to_vec()),
+                    Err(_) => {
+                        u.ok = false;
+                        break;
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+    u
+}
+
+/// The EDM requests a card makes to carry one Clio request packet ([`plan`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carry {
+    /// The request record (`len | rsvd | seq | packet`): the WREQ's data.
+    pub record: Vec<u8>,
+    /// Where the WREQ writes it in the memory node's EDM memory (its inbox slot).
+    pub wreq_addr: u64,
+    /// A READ's RREQ once the WREQ completed: address of the answer chain in the
+    /// memory node's EDM memory (its outbox slot) and length.
+    pub rreq: Option<(u64, u16)>,
+}
+
+/// How card `card` (its EDM node id) carries `packet` in slot `slot` with sequence
+/// number `seq`; a packet the mapping refuses gives the field at fault. The
+/// translator RTL's request stage (`rtl/edm_clio_req.sv`) is checked against this.
+pub fn plan(card: u16, slot: u16, seq: u32, packet: &[u8]) -> Result<Carry, Refusal> {
+    let total = packet
+        .get(field::TOTAL_LEN)
+        .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    let op = packet.get(field::OPCODE).copied().unwrap_or(0);
+    let carriage = map::carriage(op, total, packet.len())?;
+    let mut record = vec![0u8; map::RECORD_HEADER + packet.len()];
+    map::emit_record(seq, packet, &mut record)?;
+    Ok(Carry {
+        record,
+        wreq_addr: inbox_addr(card, slot),
+        rreq: match carriage {
+            Carriage::Read { demand } => Some((outbox_addr(card, slot), demand)),
+            Carriage::Write => None,
+        },
+    })
 }
 
 /// Configuration of a [`ClioFabric`].
@@ -275,20 +358,16 @@ impl<N: MemoryNode> ClioFabric<N> {
                 break;
             };
             c.seq = c.seq.wrapping_add(1);
-            let mut rec = vec![0u8; map::RECORD_HEADER + packet.len()];
-            // The mapping checked the length at submission.
-            let _ = map::emit_record(c.seq, &packet, &mut rec);
-            let total = packet
-                .get(field::TOTAL_LEN)
-                .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-            let demand = match map::carriage(packet[field::OPCODE], total, packet.len()) {
-                Ok(Carriage::Read { demand }) => Some(demand),
-                _ => None,
+            // The mapping checked the packet at submission.
+            let Ok(plan) = plan(port, slot as u16, c.seq, &packet) else {
+                self.counters.bad_records += 1;
+                continue;
             };
+            let demand = plan.rreq.map(|(_, len)| len);
             let req = Request::Write {
                 dst: c.dst,
-                addr: inbox_addr(port, slot as u16),
-                data: rec,
+                addr: plan.wreq_addr,
+                data: plan.record,
             };
             match self.fabric.hosts[card].submit(now, req) {
                 Ok(tag) => {
@@ -346,12 +425,10 @@ impl<N: MemoryNode> ClioFabric<N> {
 
     fn card_events(&mut self, card: usize, now: u64) {
         let comps = std::mem::take(&mut self.fabric.hosts[card].completions);
-        let port = card as u16;
         for comp in comps {
             let Some(slot) = self.cards[card].tags.remove(&comp.tag) else {
                 continue;
             };
-            let dst = self.cards[card].dst;
             let Some(f) = self.cards[card].slots[slot].clone() else {
                 continue;
             };
@@ -366,33 +443,21 @@ impl<N: MemoryNode> ClioFabric<N> {
                 }
             }
             match (f.stage, f.demand) {
-                (Stage::Record, Some(demand)) => {
-                    let req = Request::Read {
-                        dst,
-                        addr: outbox_addr(port, slot as u16),
-                        len: demand,
-                        local_addr: outbox_addr(dst, slot as u16),
-                    };
-                    match self.fabric.hosts[card].submit(now, req) {
-                        Ok(tag) => {
-                            self.cards[card].tags.insert(tag, slot);
-                            if let Some(s) = self.cards[card].slots[slot].as_mut() {
-                                s.stage = Stage::Reading;
-                            }
-                        }
-                        Err(_) => {
-                            self.counters.bad_records += 1;
-                            self.cards[card].slots[slot] = None;
-                        }
-                    }
-                }
+                (Stage::Record, Some(demand)) => self.read_answer(card, slot, demand, now),
                 (Stage::Record, None) => {
                     if let Some(s) = self.cards[card].slots[slot].as_mut() {
                         s.stage = Stage::Awaiting;
                     }
                 }
-                (Stage::Reading, _) => {
+                (Stage::Reading, demand) => {
                     self.deliver_chain(card, slot, &comp.result, now, true);
+                    // Not the answer yet (the outbox still holds an older chain: the
+                    // node has not answered when the RREQ reached it): read again,
+                    // until it is there or the slot times out.
+                    if let (Some(demand), Some(_)) = (demand, &self.cards[card].slots[slot]) {
+                        self.counters.rereads += 1;
+                        self.read_answer(card, slot, demand, now);
+                    }
                 }
                 (Stage::Awaiting, _) => {}
             }
@@ -404,45 +469,59 @@ impl<N: MemoryNode> ClioFabric<N> {
                 self.counters.bad_records += 1;
                 continue;
             }
-            match map::parse_record(&bytes) {
-                Ok(r) => {
-                    let chain = r.body.to_vec();
-                    self.deliver_chain(card, slot as usize, &chain, now, false);
-                }
-                Err(_) => self.counters.bad_records += 1,
-            }
+            self.deliver_chain(card, slot as usize, &bytes, now, false);
         }
         self.issue(card);
     }
 
-    /// Parse an answer chain for `slot` and deliver its packets; frees the slot.
-    fn deliver_chain(&mut self, card: usize, slot: usize, chain: &[u8], now: u64, read: bool) {
+    /// Post the RREQ of a READ's answer chain (slot `slot`'s outbox at the node).
+    fn read_answer(&mut self, card: usize, slot: usize, demand: u16, now: u64) {
+        let port = card as u16;
+        let dst = self.cards[card].dst;
+        let req = Request::Read {
+            dst,
+            addr: outbox_addr(port, slot as u16),
+            len: demand,
+            local_addr: outbox_addr(dst, slot as u16),
+        };
+        match self.fabric.hosts[card].submit(now, req) {
+            Ok(tag) => {
+                self.cards[card].tags.insert(tag, slot);
+                if let Some(s) = self.cards[card].slots[slot].as_mut() {
+                    s.stage = Stage::Reading;
+                }
+            }
+            Err(_) => {
+                self.counters.bad_records += 1;
+                self.cards[card].slots[slot] = None;
+            }
+        }
+    }
+
+    /// Unpack an answer (an answer chain, or a record holding one) for `slot` and
+    /// deliver its packets, by [`unpack_answer`].
+    fn deliver_chain(&mut self, card: usize, slot: usize, bytes: &[u8], now: u64, read: bool) {
         let Some(f) = self.cards[card].slots.get(slot).cloned().flatten() else {
             self.counters.bad_records += 1;
             return;
         };
-        match map::parse_chain(chain) {
-            Ok((seq, packets)) if seq == f.seq => {
-                for p in packets {
-                    match p {
-                        Ok(p) => self.answers.push(Answer {
-                            card,
-                            packet: p.to_vec(),
-                            submitted: f.submitted,
-                            answered: now,
-                            read,
-                            record_sent: f.record_sent,
-                            issued: f.issued,
-                        }),
-                        Err(_) => {
-                            self.counters.bad_records += 1;
-                            break;
-                        }
-                    }
-                }
-                self.cards[card].slots[slot] = None;
-            }
-            _ => self.counters.bad_records += 1,
+        let u = unpack_answer(bytes, !read, f.seq);
+        for p in u.packets {
+            self.answers.push(Answer {
+                card,
+                packet: p,
+                submitted: f.submitted,
+                answered: now,
+                read,
+                record_sent: f.record_sent,
+                issued: f.issued,
+            });
+        }
+        if !u.ok {
+            self.counters.bad_records += 1;
+        }
+        if u.frees {
+            self.cards[card].slots[slot] = None;
         }
     }
 

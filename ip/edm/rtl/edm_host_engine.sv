@@ -16,6 +16,9 @@
 // aligned (checked at submission; unaligned remote requests are served as bad addresses).
 // Messages leave through edm_msg_encoder into a unit buffer and on to the TX mux; the
 // encoder is never starved, so each unit is sent contiguously.
+// Applied writes: when a received WREQ's words are in local memory, wapp_* reports where
+// (first word, words, sender, whether it was the message's last chunk), so that a
+// layer above (the Clio-over-EDM translator) learns of data written into its memory.
 // RMW (CAS, FAA, SWAP, TAS on an aligned 64-bit word): the requester sends an RMWREQ (its
 // implicit notification, like an RREQ) and reports the 1- or 8-byte result with the
 // completion; the memory node executes it in arrival order with the writes (atomic: one
@@ -66,6 +69,13 @@ module edm_host_engine #(
     output reg  [TAG_W-1:0]  rcomp_tag,
     output reg               rcomp_ok,
     output reg  [63:0]       rcomp_data,       // RMW result (little-endian bytes)
+
+    // a received WREQ chunk is in local memory (one-cycle pulse)
+    output reg               wapp_valid,
+    output reg  [AW-1:0]     wapp_addr,
+    output reg  [15:0]       wapp_words,
+    output reg  [15:0]       wapp_peer,
+    output reg               wapp_last,
 
     // local memory port (host DMA side), one access per cycle, read data one cycle later
     input  wire              ext_en,
@@ -232,6 +242,8 @@ reg [3:0]     d_rmw_op [0:DDEPTH-1];
 reg [15:0]    d_peer [0:DDEPTH-1];
 reg [7:0]     d_id [0:DDEPTH-1];
 reg           d_in_range [0:DDEPTH-1];
+reg           d_wapp [0:DDEPTH-1];      // report an applied write when done
+reg           d_last [0:DDEPTH-1];
 reg [DW:0]    d_wr_reg, d_rd_reg;
 reg           dr_active_reg;
 reg [SW:0]    dr_left_reg;
@@ -242,6 +254,11 @@ reg           dr_comp_reg;
 reg [TAG_W-1:0] dr_tag_reg;
 reg           dr_ok_reg;
 reg [63:0]    dr_data_reg;
+reg           dr_wapp_reg;
+reg           dr_last_reg;
+reg [AW-1:0]  dr_base_reg;
+reg [15:0]    dr_peer_reg;
+reg [SW:0]    dr_words_reg;
 
 // ---------------------------------------------------------------- TX job
 reg           tx_body_reg;              // feeding body words to the encoder
@@ -562,6 +579,7 @@ always @(posedge clk) begin : seq
     reg [QW-1:0] qc;
     wcomp_valid <= 1'b0;
     rcomp_valid <= 1'b0;
+    wapp_valid <= 1'b0;
 
     // local memory: external port
     if (ext_en) begin
@@ -660,7 +678,7 @@ always @(posedge clk) begin : seq
         tx_addr_first_reg <= 1'b1;
         tx_regs_reg <= 1'b0;
         tx_addr_word_reg <= t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
-        tx_ptr_reg <= t_local[gw_idx] + AW'(t_done[gw_idx] >> 3);
+        tx_ptr_reg <= t_local[gw_idx] + AW'(16'(t_done[gw_idx] >> 3));
         tx_words_reg <= 13'd1 + gw_len[15:3];
         t_done[gw_idx] <= t_done[gw_idx] + gw_len;
         if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
@@ -675,7 +693,7 @@ always @(posedge clk) begin : seq
         tx_regs_reg <= s_rmw[gs_idx];
         tx_ridx_reg <= 1'b0;
         tx_w1_reg <= s_result[gs_idx];
-        tx_ptr_reg <= s_addr[gs_idx] + AW'(s_sent[gs_idx] >> 3);
+        tx_ptr_reg <= s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
         tx_words_reg <= 13'((gs_len + 16'd7) >> 3);
         s_sent[gs_idx] <= s_sent[gs_idx] + gs_len;
         if (s_sent[gs_idx] + gs_len == s_total[gs_idx]) begin
@@ -784,6 +802,8 @@ always @(posedge clk) begin : seq
         d_peer[d_wr_reg[DW-1:0]] <= msg_peer;
         d_id[d_wr_reg[DW-1:0]] <= msg_id;
         d_in_range[d_wr_reg[DW-1:0]] <= m_rmw_in_range;
+        d_wapp[d_wr_reg[DW-1:0]] <= 1'b0;
+        d_last[d_wr_reg[DW-1:0]] <= msg_last;
         d_base[d_wr_reg[DW-1:0]] <= m_word0[AW+2:3];
         d_wr_reg <= d_wr_reg + 1;
         if (!m_good) begin
@@ -816,6 +836,7 @@ always @(posedge clk) begin : seq
                         d_op[d_wr_reg[DW-1:0]] <= 2'd1;
                         d_skip[d_wr_reg[DW-1:0]] <= 1'b1;
                         d_base[d_wr_reg[DW-1:0]] <= m_word0[AW+2:3];
+                        d_wapp[d_wr_reg[DW-1:0]] <= 1'b1;
                     end else begin
                         cnt_bad_address <= cnt_bad_address + 1;
                     end
@@ -823,7 +844,7 @@ always @(posedge clk) begin : seq
                 MSG_KIND_RRES: begin
                     if (rr_ok) begin
                         d_op[d_wr_reg[DW-1:0]] <= t_rmw[rr_idx] ? 2'd0 : 2'd1;
-                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(t_done[rr_idx] >> 3);
+                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(16'(t_done[rr_idx] >> 3));
                         d_data[d_wr_reg[DW-1:0]] <= (msg_len == 0) ? 64'd0 : m_word0;
                         t_done[rr_idx] <= t_done[rr_idx] + msg_len;
                         if (msg_len == rr_rest || rr_null) begin
@@ -871,6 +892,13 @@ always @(posedge clk) begin : seq
                 rcomp_ok <= dr_ok_reg;
                 rcomp_data <= dr_data_reg;
             end
+            if (dr_wapp_reg) begin
+                wapp_valid <= 1'b1;
+                wapp_addr <= dr_base_reg;
+                wapp_words <= 16'(dr_words_reg);
+                wapp_peer <= dr_peer_reg;
+                wapp_last <= dr_last_reg;
+            end
         end
     end else if (d_wr_reg != d_rd_reg && (d_op[d_rd_reg[DW-1:0]] != 2'd2 || rmw_go)) begin
         dr_active_reg <= 1'b1;
@@ -900,6 +928,12 @@ always @(posedge clk) begin : seq
         dr_tag_reg <= d_tag[d_rd_reg[DW-1:0]];
         dr_ok_reg <= d_ok[d_rd_reg[DW-1:0]];
         dr_data_reg <= d_data[d_rd_reg[DW-1:0]];
+        dr_wapp_reg <= d_wapp[d_rd_reg[DW-1:0]] && d_op[d_rd_reg[DW-1:0]] == 2'd1;
+        dr_last_reg <= d_last[d_rd_reg[DW-1:0]];
+        dr_base_reg <= d_base[d_rd_reg[DW-1:0]];
+        dr_peer_reg <= d_peer[d_rd_reg[DW-1:0]];
+        // the WREQ's first word is its address, not data
+        dr_words_reg <= d_words[d_rd_reg[DW-1:0]] - 1;
         d_rd_reg <= d_rd_reg + 1;
     end
 
@@ -936,6 +970,7 @@ always @(posedge clk) begin : seq
         tx_words_reg <= 0;
         wcomp_valid <= 1'b0;
         rcomp_valid <= 1'b0;
+        wapp_valid <= 1'b0;
         cnt_unknown_grant <= 0;
         cnt_unknown_response <= 0;
         cnt_unexpected <= 0;

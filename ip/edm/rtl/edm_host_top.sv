@@ -48,6 +48,13 @@ module edm_host_top #(
     output wire              rcomp_ok,
     output wire [63:0]       rcomp_data,
 
+    // a received WREQ chunk is in local memory (edm_host_engine)
+    output wire              wapp_valid,
+    output wire [AW-1:0]     wapp_addr,
+    output wire [15:0]       wapp_words,
+    output wire [15:0]       wapp_peer,
+    output wire              wapp_last,
+
     input  wire              ext_en,
     input  wire              ext_we,
     input  wire [AW-1:0]     ext_addr,
@@ -221,6 +228,11 @@ edm_host_engine #(
     .rcomp_tag(rcomp_tag),
     .rcomp_ok(rcomp_ok),
     .rcomp_data(rcomp_data),
+    .wapp_valid(wapp_valid),
+    .wapp_addr(wapp_addr),
+    .wapp_words(wapp_words),
+    .wapp_peer(wapp_peer),
+    .wapp_last(wapp_last),
     .ext_en(ext_en),
     .ext_we(ext_we),
     .ext_addr(ext_addr),

@@ -12,6 +12,16 @@
 // wiring. Their outputs are tied to constants. The names and widths are the
 // assumptions listed in edm_u200_top.sv (CHECK there); a Vivado build is the
 // real check.
+// With -DCLIO_STUB_PCIE (tb/edm_u200_ready, with -DCLIO_STUB_CLOCKS), the
+// stand-ins run: clio_xdma's axi_aclk (250 MHz) and axi_aresetn (released at
+// 200 ns), and an AXI-Lite reader that reads STATUS (clio_pkg's offset) over
+// and over through the card's register block (status_last, status_reads);
+// the transceivers' user clocks (390.625 MHz) and their reset done flags
+// (raised at GT_DONE_NS).
+
+`ifndef GT_DONE_NS
+`define GT_DONE_NS 2000
+`endif
 
 /* verilator lint_off UNUSEDSIGNAL */
 /* verilator lint_off DECLFILENAME */
@@ -87,11 +97,56 @@ module clio_xdma (
     output wire         m_axil_arvalid,
     output wire         m_axil_rready
 );
+`ifdef CLIO_STUB_PCIE
+reg aclk = 1'b0;
+always #2 aclk = !aclk;
+reg aresetn = 1'b0;
+initial #200 aresetn = 1'b1;
+assign user_lnk_up = aresetn;
+assign axi_aclk = aclk;
+assign axi_aresetn = aresetn;
+// The host reading STATUS: one read at a time, a new one 32 cycles after each answer.
+reg        arvalid = 1'b0;
+reg        waiting = 1'b0;
+reg [5:0]  gap = 6'd0;
+reg [31:0] status_last = 32'd0;
+integer    status_reads = 0;
+always @(posedge aclk) begin
+    if (!aresetn) begin
+        arvalid <= 1'b0;
+        waiting <= 1'b0;
+        gap <= 6'd0;
+    end else begin
+        if (arvalid && m_axil_arready) begin
+            arvalid <= 1'b0;
+        end
+        if (waiting && m_axil_rvalid) begin
+            waiting <= 1'b0;
+            status_last <= m_axil_rdata;
+            status_reads <= status_reads + 1;
+            gap <= 6'd0;
+        end else if (!waiting) begin
+            gap <= gap + 6'd1;
+            if (gap == 6'd31) begin
+                arvalid <= 1'b1;
+                waiting <= 1'b1;
+            end
+        end
+    end
+end
+assign m_axil_araddr = clio_pkg::XDMA_REG_STATUS;
+assign m_axil_arvalid = arvalid;
+assign m_axil_rready = 1'b1;
+`else
 assign user_lnk_up = 1'd0;
-assign pci_exp_txp = 16'd0;
-assign pci_exp_txn = 16'd0;
 assign axi_aclk = 1'd0;
 assign axi_aresetn = 1'd0;
+assign m_axil_araddr = 32'd0;
+assign m_axil_arvalid = 1'd0;
+assign m_axil_rready = 1'd0;
+`endif
+assign pci_exp_txp = 16'd0;
+assign pci_exp_txn = 16'd0;
 assign usr_irq_ack = 1'd0;
 assign msi_enable = 1'd0;
 assign msi_vector_width = 3'd0;
@@ -126,10 +181,7 @@ assign m_axil_wdata = 32'd0;
 assign m_axil_wstrb = 4'd0;
 assign m_axil_wvalid = 1'd0;
 assign m_axil_bready = 1'd0;
-assign m_axil_araddr = 32'd0;
 assign m_axil_arprot = 3'd0;
-assign m_axil_arvalid = 1'd0;
-assign m_axil_rready = 1'd0;
 endmodule
 
 module clio_gt0 (
@@ -163,12 +215,25 @@ module clio_gt0 (
 );
 assign gtytxp_out = 1'd0;
 assign gtytxn_out = 1'd0;
+`ifdef CLIO_STUB_PCIE
+reg uclk = 1'b0;
+always #1.28 uclk = !uclk;
+reg done = 1'b0;
+initial #(`GT_DONE_NS) done = 1'b1;
+assign gtwiz_reset_tx_done_out = done;
+assign gtwiz_reset_rx_done_out = done;
+assign gtwiz_userclk_tx_usrclk2_out = uclk;
+assign gtwiz_userclk_rx_usrclk2_out = uclk;
+assign gtwiz_userclk_tx_active_out = done;
+assign gtwiz_userclk_rx_active_out = done;
+`else
 assign gtwiz_reset_tx_done_out = 1'd0;
 assign gtwiz_reset_rx_done_out = 1'd0;
 assign gtwiz_userclk_tx_usrclk2_out = 1'd0;
 assign gtwiz_userclk_rx_usrclk2_out = 1'd0;
 assign gtwiz_userclk_tx_active_out = 1'd0;
 assign gtwiz_userclk_rx_active_out = 1'd0;
+`endif
 assign gtwiz_userdata_rx_out = 64'd0;
 assign rxheader_out = 6'd0;
 assign rxheadervalid_out = 2'd0;
@@ -206,12 +271,25 @@ module clio_gt1 (
 );
 assign gtytxp_out = 1'd0;
 assign gtytxn_out = 1'd0;
+`ifdef CLIO_STUB_PCIE
+reg uclk = 1'b0;
+always #1.28 uclk = !uclk;
+reg done = 1'b0;
+initial #(`GT_DONE_NS) done = 1'b1;
+assign gtwiz_reset_tx_done_out = done;
+assign gtwiz_reset_rx_done_out = done;
+assign gtwiz_userclk_tx_usrclk2_out = uclk;
+assign gtwiz_userclk_rx_usrclk2_out = uclk;
+assign gtwiz_userclk_tx_active_out = done;
+assign gtwiz_userclk_rx_active_out = done;
+`else
 assign gtwiz_reset_tx_done_out = 1'd0;
 assign gtwiz_reset_rx_done_out = 1'd0;
 assign gtwiz_userclk_tx_usrclk2_out = 1'd0;
 assign gtwiz_userclk_rx_usrclk2_out = 1'd0;
 assign gtwiz_userclk_tx_active_out = 1'd0;
 assign gtwiz_userclk_rx_active_out = 1'd0;
+`endif
 assign gtwiz_userdata_rx_out = 64'd0;
 assign rxheader_out = 6'd0;
 assign rxheadervalid_out = 2'd0;

@@ -1,0 +1,313 @@
+// edm_clio_card: the U200 card's Clio-to-EDM translator: H2C Clio request packets -> EDM requests of an edm_host_top, answers -> C2H Clio packets.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+// The mapping of host-sdk/wire/src/edm_clio.rs, as edm-clio's model
+// (ClioFabric) runs it for one card sending to one memory node (dst):
+//   edm_clio_req    takes each H2C packet into a free slot (one of EC_SLOTS),
+//                   stages its record in the host's memory and posts the
+//                   record's WREQ to the node's inbox, then a READ's RREQ of
+//                   its answer chain (sized by the read, edm_clio_xlate);
+//   edm_clio_chain  turns each answer into C2H packets: a READ's answer chain
+//                   when its RREQ completes (rcomp, tag 4 + slot), or the
+//                   answer record the node wrote into this card's inbox slot
+//                   (inbox_addr(dst, slot), seen on wapp_* when its last chunk
+//                   is in memory);
+//   here            the answers' order (lowest slot first), freeing slots (an
+//                   answer taken, a NULL RRES, or TIMEOUT cycles without an
+//                   answer: a dead link never wedges the card), reading a
+//                   READ's answer again when an older chain came back (the
+//                   node had not answered yet when the RREQ reached it), and
+//                   counters.
+// Host memory layout (64-bit words): the inbox at 0 (EC_INBOX_BASE, written by
+// memory nodes), the slots' staging records at STAGE_WORD, their READ answers
+// at ANSWER_WORD (8192 words a slot). The host's ext port is shared: the
+// request stage's writes first, the return stage reads otherwise.
+// A refused packet (edm_clio_req) is counted (cnt_refused) and answered with
+// nothing: the SDK's request times out (the emulated card answers some itself).
+// ready: out of reset (STATUS.READY of the card).
+module edm_clio_card #(
+    parameter AW = 17,
+    parameter [AW-1:0] STAGE_WORD = AW'(32768),
+    parameter [AW-1:0] ANSWER_WORD = AW'(65536),
+    parameter [31:0] TIMEOUT = 32'd2000000
+) (
+    input  wire          clk,
+    input  wire          rst,
+    input  wire [15:0]   node_id,
+    input  wire [15:0]   dst,
+    output reg           ready,
+
+    input  wire [63:0]   s_axis_tdata,
+    input  wire [7:0]    s_axis_tkeep,
+    input  wire          s_axis_tvalid,
+    input  wire          s_axis_tlast,
+    output wire          s_axis_tready,
+
+    output wire [63:0]   m_axis_tdata,
+    output wire [7:0]    m_axis_tkeep,
+    output wire          m_axis_tvalid,
+    output wire          m_axis_tlast,
+    input  wire          m_axis_tready,
+
+    // edm_host_top requester, completions, applied writes, local memory port
+    output wire          req_valid,
+    input  wire          req_ready,
+    output wire          req_write,
+    output wire [15:0]   req_dst,
+    output wire [63:0]   req_addr,
+    output wire [15:0]   req_len,
+    output wire [31:0]   req_local,
+    output wire [15:0]   req_tag,
+    input  wire          wcomp_valid,
+    input  wire [15:0]   wcomp_tag,
+    input  wire          rcomp_valid,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire [15:0]   rcomp_tag,     // only this card's tags (0..7) complete here
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire          rcomp_ok,
+    input  wire          wapp_valid,
+    input  wire [AW-1:0] wapp_addr,
+    /* verilator lint_off UNUSEDSIGNAL */
+    input  wire [15:0]   wapp_words,    // a chunk: at most CHUNK / 8 words
+    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire [15:0]   wapp_peer,
+    input  wire          wapp_last,
+    output wire          ext_en,
+    output wire          ext_we,
+    output wire [AW-1:0] ext_addr,
+    output wire [63:0]   ext_wdata,
+    input  wire [63:0]   ext_rdata,
+
+    output reg  [31:0]   cnt_refused,
+    output reg  [31:0]   cnt_timeouts,
+    output reg  [31:0]   cnt_bad       // answers that did not parse, stray writes, NULL responses
+);
+
+import edm_pkg::*;
+
+localparam [AW-1:0] INBOX_SLOT_WORDS = AW'(EC_INBOX_SLOT_BYTES / 8);
+localparam [AW-1:0] ANSWER_SLOT_WORDS = AW'(EC_OUTBOX_SLOT_BYTES / 8);
+localparam [AW-1:0] INBOX_WORDS = AW'(EC_INBOX_SLOT_BYTES / 8 * EC_SLOTS * 16);
+
+always @(posedge clk) begin
+    ready <= !rst;
+end
+
+// ---- request stage
+wire          rq_we;
+wire [AW-1:0] rq_addr;
+wire [63:0]   rq_wdata;
+reg           free_valid;
+reg  [1:0]    free_slot;
+wire          refuse_valid;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2:0]    refuse_code;
+wire [15:0]   refuse_len;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [3:0]    slot_busy, slot_read;
+wire [127:0]  slot_seq;
+wire [63:0]   slot_demand;
+
+edm_clio_req #(
+    .AW(AW),
+    .STAGE_WORD(STAGE_WORD),
+    .ANSWER_WORD(ANSWER_WORD)
+) req_inst (
+    .clk(clk),
+    .rst(rst),
+    .node_id(node_id),
+    .dst(dst),
+    .s_axis_tdata(s_axis_tdata),
+    .s_axis_tkeep(s_axis_tkeep),
+    .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tlast(s_axis_tlast),
+    .s_axis_tready(s_axis_tready),
+    .mem_we(rq_we),
+    .mem_addr(rq_addr),
+    .mem_wdata(rq_wdata),
+    .req_valid(req_valid),
+    .req_ready(req_ready),
+    .req_write(req_write),
+    .req_dst(req_dst),
+    .req_addr(req_addr),
+    .req_len(req_len),
+    .req_local(req_local),
+    .req_tag(req_tag),
+    .wcomp_valid(wcomp_valid),
+    .wcomp_tag(wcomp_tag),
+    .free_valid(free_valid),
+    .free_slot(free_slot),
+    .reread_valid(ch_done && ch_read_reg && !ch_frees),
+    .reread_slot(ch_slot_reg),
+    .refuse_valid(refuse_valid),
+    .refuse_code(refuse_code),
+    .refuse_len(refuse_len),
+    .slot_busy(slot_busy),
+    .slot_seq(slot_seq),
+    .slot_read(slot_read),
+    .slot_demand(slot_demand)
+);
+
+// ---- return stage
+reg           ch_start;
+reg           ch_record;
+reg  [AW-1:0] ch_word;
+reg  [16:0]   ch_bytes;
+reg  [31:0]   ch_seq;
+reg  [1:0]    ch_slot_reg = 2'd0;
+reg           ch_read_reg = 1'b0;   // it is a READ's answer chain
+wire          ch_busy, ch_mem_en, ch_done, ch_ok, ch_frees;
+wire [AW-1:0] ch_addr;
+
+edm_clio_chain #(
+    .AW(AW)
+) chain_inst (
+    .clk(clk),
+    .rst(rst),
+    .start(ch_start),
+    .start_record(ch_record),
+    .start_word(ch_word),
+    .start_bytes(ch_bytes),
+    .start_seq(ch_seq),
+    .busy(ch_busy),
+    .mem_en(ch_mem_en),
+    .mem_gnt(!rq_we),
+    .mem_addr(ch_addr),
+    .mem_rdata(ext_rdata),
+    .m_axis_tdata(m_axis_tdata),
+    .m_axis_tkeep(m_axis_tkeep),
+    .m_axis_tvalid(m_axis_tvalid),
+    .m_axis_tlast(m_axis_tlast),
+    .m_axis_tready(m_axis_tready),
+    .done(ch_done),
+    .done_ok(ch_ok),
+    .done_frees(ch_frees)
+);
+
+assign ext_en = rq_we || ch_mem_en;
+assign ext_we = rq_we;
+assign ext_addr = rq_we ? rq_addr : ch_addr;
+assign ext_wdata = rq_wdata;
+
+// ---- answers waiting for the return stage, per slot
+reg [3:0]  rd_ans_reg = 4'd0;     // a READ's RRES is in its answer area
+reg [3:0]  rec_ans_reg = 4'd0;    // the node's answer record is in the inbox
+reg [12:0] acc_mem [0:3];         // words of the inbox slot written since the last look
+reg [3:0]  free_pend_reg = 4'd0;
+reg        ch_run_reg = 1'b0;     // the return stage works on ch_slot_reg
+reg [31:0] age_mem [0:3];
+reg [3:0]  busy_last_reg = 4'd0;
+
+wire [1:0] rc_slot = rcomp_tag[1:0];
+wire       rc_mine = rcomp_valid && rcomp_tag[2] && slot_busy[rc_slot];
+
+// An applied write into the inbox: whose slot.
+wire [AW-1:0] wa_idx = wapp_addr / INBOX_SLOT_WORDS;     // peer * EC_SLOTS + slot
+wire [1:0]    wa_slot = wa_idx[1:0];
+wire          wa_inbox = wapp_addr < INBOX_WORDS;
+wire          wa_mine = wapp_valid && wa_inbox && wapp_peer == dst && wa_idx[AW-1:2] == (AW-2)'(dst)
+                        && slot_busy[wa_slot] && !slot_read[wa_slot];
+
+wire [3:0] ans = (rd_ans_reg | rec_ans_reg) & slot_busy & ~free_pend_reg;
+wire [1:0] ans_slot = ans[0] ? 2'd0 : ans[1] ? 2'd1 : ans[2] ? 2'd2 : 2'd3;
+wire       ans_go = ans != 4'd0 && !ch_busy && !ch_run_reg;
+
+always @* begin
+    ch_start = ans_go;
+    ch_record = !rd_ans_reg[ans_slot];
+    ch_seq = slot_seq[32*ans_slot +: 32];
+    if (rd_ans_reg[ans_slot]) begin
+        ch_word = ANSWER_WORD + AW'(ans_slot) * ANSWER_SLOT_WORDS;
+        ch_bytes = {1'b0, slot_demand[16*ans_slot +: 16]};
+    end else begin
+        ch_word = (AW'(dst) * AW'(EC_SLOTS) + AW'(ans_slot)) * INBOX_SLOT_WORDS;
+        ch_bytes = {acc_mem[ans_slot], 3'b000} + 17'd0;
+    end
+    // one slot freed per cycle, lowest first
+    free_valid = free_pend_reg != 4'd0;
+    free_slot = free_pend_reg[0] ? 2'd0 : free_pend_reg[1] ? 2'd1 : free_pend_reg[2] ? 2'd2 : 2'd3;
+end
+
+integer i;
+always @(posedge clk) begin
+    busy_last_reg <= slot_busy;
+    if (free_valid) begin
+        free_pend_reg[free_slot] <= 1'b0;
+    end
+    for (i = 0; i < 4; i = i + 1) begin
+        // a newly taken slot: no answer yet, its clock starts
+        if (slot_busy[i] && !busy_last_reg[i]) begin
+            age_mem[i] <= 32'd0;
+            rd_ans_reg[i] <= 1'b0;
+            rec_ans_reg[i] <= 1'b0;
+            acc_mem[i] <= 13'd0;
+        end else if (slot_busy[i] && !free_pend_reg[i]) begin
+            age_mem[i] <= age_mem[i] + 32'd1;
+            if (age_mem[i] >= TIMEOUT && !(ch_run_reg && ch_slot_reg == 2'(i))) begin
+                free_pend_reg[i] <= 1'b1;
+                rd_ans_reg[i] <= 1'b0;
+                rec_ans_reg[i] <= 1'b0;
+                cnt_timeouts <= cnt_timeouts + 32'd1;
+            end
+        end
+    end
+    if (rcomp_valid && rcomp_tag[2]) begin
+        if (!rc_mine) begin
+            cnt_bad <= cnt_bad + 32'd1;
+        end else if (rcomp_ok) begin
+            rd_ans_reg[rc_slot] <= 1'b1;
+        end else begin
+            // a NULL response: nothing to unpack, the slot is free again
+            free_pend_reg[rc_slot] <= 1'b1;
+            cnt_bad <= cnt_bad + 32'd1;
+        end
+    end
+    if (wapp_valid && wa_inbox) begin
+        if (!wa_mine) begin
+            cnt_bad <= cnt_bad + 32'd1;
+        end else begin
+            acc_mem[wa_slot] <= acc_mem[wa_slot] + wapp_words[12:0];
+            if (wapp_last) begin
+                rec_ans_reg[wa_slot] <= 1'b1;
+            end
+        end
+    end
+    if (ans_go) begin
+        ch_run_reg <= 1'b1;
+        ch_slot_reg <= ans_slot;
+        ch_read_reg <= rd_ans_reg[ans_slot];
+        rd_ans_reg[ans_slot] <= 1'b0;
+        rec_ans_reg[ans_slot] <= 1'b0;
+        if (!rd_ans_reg[ans_slot]) begin
+            acc_mem[ans_slot] <= 13'd0;
+        end
+    end
+    if (ch_done) begin
+        ch_run_reg <= 1'b0;
+        if (ch_frees) begin
+            free_pend_reg[ch_slot_reg] <= 1'b1;
+        end
+        if (!ch_ok) begin
+            cnt_bad <= cnt_bad + 32'd1;
+        end
+    end
+    if (refuse_valid) begin
+        cnt_refused <= cnt_refused + 32'd1;
+    end
+    if (rst) begin
+        rd_ans_reg <= 4'd0;
+        rec_ans_reg <= 4'd0;
+        free_pend_reg <= 4'd0;
+        ch_run_reg <= 1'b0;
+        busy_last_reg <= 4'd0;
+        cnt_refused <= 32'd0;
+        cnt_timeouts <= 32'd0;
+        cnt_bad <= 32'd0;
+    end
+end
+
+endmodule
+
+`resetall
