@@ -79,9 +79,17 @@ const OUTBOX_CAP: usize = 16 << 20;
 #[derive(Debug)]
 struct Out {
     pkt: Vec<u8>,
-    /// When the request this is the last answer packet of was taken in, if
-    /// that request is traced ([`ServerHandle::trace`]).
-    traced: Option<Instant>,
+    /// If this is the last answer datagram of a traced request
+    /// ([`ServerHandle::trace`]): that request's mark.
+    traced: Option<Mark>,
+}
+
+/// When a traced request was taken in, and the server's send counters then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mark {
+    taken: Instant,
+    sent: u64,
+    bytes: u64,
 }
 
 /// Answers waiting to be sent, one FIFO per destination, drained
@@ -97,7 +105,7 @@ struct Outbox {
 }
 
 impl Outbox {
-    fn push(&mut self, to: SocketAddr, pkt: Vec<u8>, traced: Option<Instant>) {
+    fn push(&mut self, to: SocketAddr, pkt: Vec<u8>, traced: Option<Mark>) {
         self.bytes += pkt.len();
         let out = Out { pkt, traced };
         match self.queues.iter_mut().find(|(d, _)| *d == to) {
@@ -119,7 +127,7 @@ impl Outbox {
         &mut self,
         max: usize,
         sends: &mut Vec<(Vec<u8>, Option<SocketAddr>)>,
-        marks: &mut Vec<(usize, Instant)>,
+        marks: &mut Vec<(usize, Mark)>,
     ) {
         for _ in 0..max {
             let Some((to, mut q)) = self.queues.pop_front() else {
@@ -175,7 +183,22 @@ fn send_all(
 pub struct Trace {
     client: std::sync::Mutex<Option<SocketAddr>>,
     on: AtomicBool,
-    records: std::sync::Mutex<Vec<(Instant, Instant)>>,
+    records: std::sync::Mutex<Vec<Traced>>,
+}
+
+/// The board-side record of one traced request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traced {
+    /// The serving thread took the request in (its receive returned it).
+    pub taken: Instant,
+    /// The send of its last answer datagram returned.
+    pub answered: Instant,
+    /// Datagrams the board sent in between (other clients' answers, or
+    /// earlier ones of this client): the board's queueing in packets,
+    /// whatever the host's scheduler did meanwhile.
+    pub ahead: u64,
+    /// Their bytes (UDP payload).
+    pub ahead_bytes: u64,
 }
 
 /// Opaque id of a client address, as the engine sees it.
@@ -307,7 +330,7 @@ impl ServerHandle {
     /// Take the records made so far: for each traced request, when the
     /// serving thread took it in and when its answer's send returned, in
     /// the order answered.
-    pub fn take_trace(&self) -> Vec<(Instant, Instant)> {
+    pub fn take_trace(&self) -> Vec<Traced> {
         std::mem::take(&mut *self.trace.records.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -473,7 +496,8 @@ fn serve_counted<E: Engine>(
     let mut outbox = Outbox::default();
     let mut sends: Vec<(Vec<u8>, Option<SocketAddr>)> = Vec::new();
     let mut sent: Vec<bool> = Vec::new();
-    let mut marks: Vec<(usize, Instant)> = Vec::new();
+    let mut marks: Vec<(usize, Mark)> = Vec::new();
+    let mut sent_bytes = 0u64;
 
     while !stop.load(Ordering::Relaxed) {
         // Sleep in the kernel until a datagram or the next owed event.
@@ -558,7 +582,11 @@ fn serve_counted<E: Engine>(
                             if let Some((_, q)) = outbox.queues.iter_mut().find(|(d, _)| *d == from)
                             {
                                 if let Some(o) = q.back_mut() {
-                                    o.traced = Some(taken);
+                                    o.traced = Some(Mark {
+                                        taken,
+                                        sent: stats.sent,
+                                        bytes: sent_bytes,
+                                    });
                                 }
                             }
                         }
@@ -601,17 +629,28 @@ fn serve_counted<E: Engine>(
         sends.clear();
         marks.clear();
         outbox.burst(SEND_BURST, &mut sends, &mut marks);
+        let (base, base_bytes) = (stats.sent, sent_bytes);
         stats.sent += send_all(&socket, &sends, &mut sent);
         if !marks.is_empty() {
             let done = Instant::now();
             let mut r = trace.records.lock().unwrap_or_else(|e| e.into_inner());
-            r.extend(
-                marks
-                    .iter()
-                    .filter(|(i, _)| sent[*i])
-                    .map(|(_, t)| (*t, done)),
-            );
+            for &(i, m) in marks.iter().filter(|(i, _)| sent[*i]) {
+                let before = sends[..i].iter().zip(&sent[..i]).filter(|(_, s)| **s);
+                let (n, b) = before.fold((0, 0), |(n, b), ((p, _), _)| (n + 1, b + p.len() as u64));
+                r.push(Traced {
+                    taken: m.taken,
+                    answered: done,
+                    ahead: base + n - m.sent,
+                    ahead_bytes: base_bytes + b - m.bytes,
+                });
+            }
         }
+        sent_bytes += sends
+            .iter()
+            .zip(&sent)
+            .filter(|(_, s)| **s)
+            .map(|((p, _), _)| p.len() as u64)
+            .sum::<u64>();
     }
     stats.inbound = inbound.stats();
     stats.outbound = outbound.stats();
@@ -648,7 +687,11 @@ mod tests {
         assert_eq!(sends.len(), SEND_BURST, "one burst, not the whole queue");
         // B's one answer, queued while A's 992 others wait, leaves in the
         // next burst right after one more of A's, marked.
-        let t = Instant::now();
+        let t = Mark {
+            taken: Instant::now(),
+            sent: 8,
+            bytes: 32,
+        };
         ob.push(b, vec![9], Some(t));
         sends.clear();
         ob.burst(SEND_BURST, &mut sends, &mut marks);
@@ -733,7 +776,12 @@ mod tests {
         assert!(r.sent < u64::from(Flood::N), "sent {}", r.sent);
         let tr = h.take_trace();
         assert_eq!(tr.len(), 1, "B's request was traced");
-        assert!(tr[0].1 >= tr[0].0);
+        assert!(tr[0].answered >= tr[0].taken);
+        assert!(
+            tr[0].ahead <= 1,
+            "B's answer waited behind {} datagrams",
+            tr[0].ahead
+        );
         let s = h.stop().unwrap();
         assert_eq!(s.received, 2);
     }

@@ -58,6 +58,16 @@ struct Phases {
     board: Summary,
     /// Answer sent → the probe call returned.
     ret: Summary,
+    /// Datagrams the board sent between taking the request in and sending
+    /// its answer, p50 and p99: its queueing counted in packets, which the
+    /// host's scheduler cannot stretch.
+    ahead_p50: f64,
+    ahead_p99: f64,
+    /// Their bytes, p99, and the time they take on one of the board's
+    /// ports at its line rate (`network.port_gbps`), µs: the board-side
+    /// delay a hardware board with this queueing adds.
+    ahead_bytes_p99: f64,
+    ahead_line_us_p99: f64,
 }
 
 /// Scheduler time of one thread over the loaded rounds: on a CPU, and
@@ -242,22 +252,30 @@ struct Sample {
 /// answer returned, which may be after the prober already got it: the
 /// answer was sent by the time the probe call returned, so the stamp is
 /// capped there.
-fn phases(samples: &[Sample], trace: &[(Instant, Instant)]) -> Phases {
+fn phases(samples: &[Sample], trace: &[clio_emu::Traced], port_gbps: u32) -> Phases {
     let (mut intake, mut board, mut ret) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ahead, mut ahead_bytes) = (Vec::new(), Vec::new());
     for s in samples {
         let hit = trace
             .iter()
-            .filter(|(taken, _)| *taken >= s.t0 && *taken <= s.t1)
+            .filter(|r| r.taken >= s.t0 && r.taken <= s.t1)
             .last();
-        if let Some((taken, answered)) = hit {
-            let answered = (*answered).min(s.t1);
-            let answered = &answered;
+        if let Some(r) = hit {
+            let (taken, answered) = (&r.taken, &r.answered.min(s.t1));
+            ahead.push(r.ahead as f64);
+            ahead_bytes.push(r.ahead_bytes as f64);
             intake.push(taken.duration_since(s.t0).as_nanos() as f64);
             board.push(answered.duration_since(*taken).as_nanos() as f64);
             ret.push(s.t1.duration_since(*answered).as_nanos() as f64);
         }
     }
+    let ahead = Summary::of(&mut ahead);
+    let ahead_bytes = Summary::of(&mut ahead_bytes);
     Phases {
+        ahead_p50: ahead.p50_ns,
+        ahead_p99: ahead.p99_ns,
+        ahead_bytes_p99: ahead_bytes.p99_ns,
+        ahead_line_us_p99: ahead_bytes.p99_ns * 8.0 / f64::from(port_gbps.max(1)) / 1e3,
         matched: board.len(),
         intake: Summary::of(&mut intake),
         board: Summary::of(&mut board),
@@ -417,7 +435,10 @@ fn measure(
     let reads = st.reads.load(Ordering::Relaxed);
     let secs = st.ns.load(Ordering::Relaxed) as f64 / 1e9;
     let (unloaded_phases, loaded_phases) = match &trace {
-        Some(t) => (Some(phases(&unloaded, t)), Some(phases(&loaded, t))),
+        Some(t) => {
+            let g = board.network.port_gbps;
+            (Some(phases(&unloaded, t, g)), Some(phases(&loaded, t, g)))
+        }
         None => (None, None),
     };
     let board_p99_ratio = unloaded_phases
@@ -502,6 +523,12 @@ fn side_text(name: &str, s: &Side) -> String {
             us(l.ret.p99_ns),
             l.matched,
             s.loaded.n,
+        );
+    }
+    if let (Some(u), Some(l)) = (&s.unloaded_phases, &s.loaded_phases) {
+        t += &format!(
+            "    datagrams the board sent ahead of the probe's answer: unloaded p50 {:.0} p99 {:.0}; loaded p50 {:.0} p99 {:.0} ({:.0} B, {:.1} µs at the port's line rate)\n",
+            u.ahead_p50, u.ahead_p99, l.ahead_p50, l.ahead_p99, l.ahead_bytes_p99, l.ahead_line_us_p99,
         );
     }
     if let Some(w) = &s.loaded_probe_sched_wait {
