@@ -5,7 +5,12 @@
 //! One thread owns the socket and the engine. It blocks in a batched receive with
 //! a timeout set to the next event it owes (a delayed packet, engine work),
 //! so an idle board uses no CPU; [`ServerHandle::stop`] wakes it with an
-//! empty datagram.
+//! empty datagram. Answers wait in per-destination queues and leave
+//! round-robin by destination in bursts of at most `SEND_BURST` datagrams;
+//! between two bursts the loop takes in (without blocking) the requests
+//! that have arrived, so no client's long answer holds another's request in
+//! the socket. [`ServerHandle::trace`] records, for one client, each
+//! request's board-side time and the datagrams sent ahead of its answer.
 //!
 //! Client addresses live in a bounded [`ClientTable`] (`network.clients`
 //! entries, least recently used evicted, generation-tagged ids; see

@@ -258,8 +258,8 @@ fn phases(samples: &[Sample], trace: &[clio_emu::Traced], port_gbps: u32) -> Pha
     for s in samples {
         let hit = trace
             .iter()
-            .filter(|r| r.taken >= s.t0 && r.taken <= s.t1)
-            .last();
+            .rev()
+            .find(|r| r.taken >= s.t0 && r.taken <= s.t1);
         if let Some(r) = hit {
             let (taken, answered) = (&r.taken, &r.answered.min(s.t1));
             ahead.push(r.ahead as f64);
