@@ -307,9 +307,10 @@ fn measure(
     let streamer = {
         let st = st.clone();
         std::thread::spawn(move || -> Result<(u64, u64)> {
-            // Response bytes in flight: STREAM_IWND (the default 4 MiB
-            // queues ~64 bound-sized reads at a loopback board that serves
-            // one at a time, past the RTO of a loaded host).
+            // Response bytes in flight: STREAM_IWND, or CLIO_FAIR_IWND (the
+            // SDK's default 4 MiB queued ~64 bound-sized reads at the board
+            // that sent a turn's answers whole, past a loaded host's RTO;
+            // with bounded bursts it streams, see the emulator README).
             let mut s = Session::open(
                 addr,
                 ClientConfig {
