@@ -19,5 +19,5 @@ pub use board::{boot_seed, Board, BoardError, BoardStats, QemuBoard};
 pub use clients::{ClientCounters, ClientTable};
 pub use faults::{FaultConfig, FaultyLink};
 pub use offload::{MemError, Offload, OffloadCounters, OffloadError, OffloadMem};
-pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle};
+pub use server::{spawn, ClientId, Engine, ServeOptions, ServerHandle, Traced};
 pub use slow::InProcSlowPath;

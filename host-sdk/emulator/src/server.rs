@@ -5,7 +5,12 @@
 //! One thread owns the socket and the engine. It blocks in a batched receive with
 //! a timeout set to the next event it owes (a delayed packet, engine work),
 //! so an idle board uses no CPU; [`ServerHandle::stop`] wakes it with an
-//! empty datagram.
+//! empty datagram. Answers wait in per-destination queues and leave
+//! round-robin by destination in bursts of at most `SEND_BURST` datagrams;
+//! between two bursts the loop takes in (without blocking) the requests
+//! that have arrived, so no client's long answer holds another's request in
+//! the socket. [`ServerHandle::trace`] records, for one client, each
+//! request's board-side time and the datagrams sent ahead of its answer.
 //!
 //! Client addresses live in a bounded [`ClientTable`] (`network.clients`
 //! entries, least recently used evicted, generation-tagged ids; see
@@ -61,42 +66,109 @@ const SPIN_BELOW: Duration = Duration::from_millis(2);
 /// Most datagrams taken in per receive call.
 const RECV_BATCH: usize = 16;
 
-/// Send every queued datagram in batches; returns how many left. A datagram
-/// the kernel refuses is lost, as on a real link (the client retries).
-/// Reorder `q` round-robin by destination, each destination's packets in
-/// their order: one client's multi-packet answers (up to the response bound
-/// per request) then delay another's one-packet answer by at most one packet
-/// per client instead of all of them (packet-granularity interleaving).
-fn interleave(q: &mut Vec<(Vec<u8>, Option<SocketAddr>)>) {
-    if q.len() < 2 || q.iter().all(|(_, a)| *a == q[0].1) {
-        return;
-    }
-    let mut queues: Vec<(Option<SocketAddr>, std::collections::VecDeque<Vec<u8>>)> = Vec::new();
-    for (p, a) in q.drain(..) {
-        match queues.iter_mut().find(|(d, _)| *d == a) {
-            Some((_, v)) => v.push_back(p),
-            None => queues.push((a, std::collections::VecDeque::from([p]))),
+/// Most answer datagrams sent per server-loop turn. Between two bursts the
+/// loop takes in whatever requests have arrived, so a request waits behind
+/// at most one burst of other clients' answers (≈ 8 × 1.5 KB, tens of µs on
+/// loopback) instead of behind every answer of the turn before (up to
+/// `RECV_BATCH` requests of up to the response bound each, milliseconds).
+const SEND_BURST: usize = 8;
+
+/// Answer bytes queued in the [`Outbox`] above which the loop stops taking
+/// in requests until it has sent some: memory stays bounded however fast
+/// clients ask, and the excess waits in the socket (or is dropped there and
+/// retried) as on a real port. Well above what clients that keep to their
+/// incast window queue.
+const OUTBOX_CAP: usize = 16 << 20;
+
+/// One answer datagram waiting to be sent.
+#[derive(Debug)]
+struct Out {
+    pkt: Vec<u8>,
+    /// If this is the last answer datagram of a traced request
+    /// ([`ServerHandle::trace`]): that request's mark.
+    traced: Option<Mark>,
+}
+
+/// When a traced request was taken in, and the server's send counters then.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Mark {
+    taken: Instant,
+    sent: u64,
+    bytes: u64,
+}
+
+/// Answers waiting to be sent, one FIFO per destination, drained
+/// round-robin by destination one packet at a time in bounded bursts
+/// (packet-granularity interleaving). The rotation persists across bursts:
+/// a destination that gets an answer while another's thousand packets wait
+/// has it sent within the next burst, at most one packet per other
+/// destination after the burst starts.
+#[derive(Debug, Default)]
+struct Outbox {
+    queues: std::collections::VecDeque<(SocketAddr, std::collections::VecDeque<Out>)>,
+    bytes: usize,
+}
+
+impl Outbox {
+    fn push(&mut self, to: SocketAddr, pkt: Vec<u8>, traced: Option<Mark>) {
+        self.bytes += pkt.len();
+        let out = Out { pkt, traced };
+        match self.queues.iter_mut().find(|(d, _)| *d == to) {
+            Some((_, q)) => q.push_back(out),
+            None => self
+                .queues
+                .push_back((to, std::collections::VecDeque::from([out]))),
         }
     }
-    while !queues.is_empty() {
-        queues.retain_mut(|(a, v)| match v.pop_front() {
-            Some(p) => {
-                q.push((p, *a));
-                true
+
+    fn is_empty(&self) -> bool {
+        self.queues.is_empty()
+    }
+
+    /// Move up to `max` datagrams, round-robin by destination, to `sends`
+    /// (and the trace marks of those that end a traced answer to `marks`,
+    /// by index in `sends`).
+    fn burst(
+        &mut self,
+        max: usize,
+        sends: &mut Vec<(Vec<u8>, Option<SocketAddr>)>,
+        marks: &mut Vec<(usize, Mark)>,
+    ) {
+        for _ in 0..max {
+            let Some((to, mut q)) = self.queues.pop_front() else {
+                return;
+            };
+            if let Some(o) = q.pop_front() {
+                self.bytes -= o.pkt.len();
+                if let Some(t) = o.traced {
+                    marks.push((sends.len(), t));
+                }
+                sends.push((o.pkt, Some(to)));
             }
-            None => false,
-        });
+            if !q.is_empty() {
+                self.queues.push_back((to, q));
+            }
+        }
     }
 }
 
-fn send_all(socket: &UdpSocket, q: &mut Vec<(Vec<u8>, Option<SocketAddr>)>) -> u64 {
-    interleave(q);
-    let mut sent = 0;
+/// Send `sends` in batches; returns how many the kernel took. A datagram
+/// the kernel refuses is lost, as on a real link (the client retries).
+/// `sent[i]` is set for each datagram handed to the kernel.
+fn send_all(
+    socket: &UdpSocket,
+    sends: &[(Vec<u8>, Option<SocketAddr>)],
+    sent: &mut Vec<bool>,
+) -> u64 {
+    sent.clear();
+    sent.resize(sends.len(), false);
+    let mut n_sent = 0;
     let mut at = 0;
-    while at < q.len() {
-        match clio_mmsg::send_batch(socket, &q[at..]) {
+    while at < sends.len() {
+        match clio_mmsg::send_batch(socket, &sends[at..]) {
             Ok(n) => {
-                sent += n as u64;
+                sent[at..at + n].iter_mut().for_each(|s| *s = true);
+                n_sent += n as u64;
                 at += n;
             }
             // Skip the datagram the kernel refused (e.g. ICMP-reported
@@ -104,8 +176,34 @@ fn send_all(socket: &UdpSocket, q: &mut Vec<(Vec<u8>, Option<SocketAddr>)>) -> u
             Err(_) => at += 1,
         }
     }
-    q.clear();
-    sent
+    n_sent
+}
+
+/// Board-side times of one client's requests, recorded by the server while
+/// [`ServerHandle::trace`] names that client: when the serving thread took
+/// the request in (its receive returned it) and when the send of its last
+/// answer datagram returned. Only requests answered at once (not through a
+/// slow path's rings) over fault-free links are traced.
+#[derive(Debug, Default)]
+pub struct Trace {
+    client: std::sync::Mutex<Option<SocketAddr>>,
+    on: AtomicBool,
+    records: std::sync::Mutex<Vec<Traced>>,
+}
+
+/// The board-side record of one traced request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Traced {
+    /// The serving thread took the request in (its receive returned it).
+    pub taken: Instant,
+    /// The send of its last answer datagram returned.
+    pub answered: Instant,
+    /// Datagrams the board sent in between (other clients' answers, or
+    /// earlier ones of this client): the board's queueing in packets,
+    /// whatever the host's scheduler did meanwhile.
+    pub ahead: u64,
+    /// Their bytes (UDP payload).
+    pub ahead_bytes: u64,
 }
 
 /// Opaque id of a client address, as the engine sees it.
@@ -204,6 +302,7 @@ pub struct ServerHandle {
     addr: SocketAddr,
     stop: Arc<AtomicBool>,
     live: Arc<LiveCounters>,
+    trace: Arc<Trace>,
     thread: Option<JoinHandle<io::Result<ServeStats>>>,
 }
 
@@ -217,6 +316,27 @@ impl ServerHandle {
     /// published before each round's answers go out).
     pub fn clients(&self) -> ClientCounters {
         self.live.get()
+    }
+
+    /// Record the board-side times of `client`'s requests from now on
+    /// (`None`: stop recording); see [`Trace`]. Records of an earlier
+    /// client are dropped.
+    pub fn trace(&self, client: Option<SocketAddr>) {
+        let mut c = self.trace.client.lock().unwrap_or_else(|e| e.into_inner());
+        *c = client;
+        self.trace.on.store(client.is_some(), Ordering::Release);
+        self.trace
+            .records
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clear();
+    }
+
+    /// Take the records made so far: for each traced request, when the
+    /// serving thread took it in and when its answer's send returned, in
+    /// the order answered.
+    pub fn take_trace(&self) -> Vec<Traced> {
+        std::mem::take(&mut *self.trace.records.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// Stop the server and return its counters.
@@ -268,13 +388,16 @@ pub fn spawn<E: Engine + 'static>(
     let flag = stop.clone();
     let live = Arc::new(LiveCounters::default());
     let counters = live.clone();
+    let trace = Arc::new(Trace::default());
+    let tracer = trace.clone();
     let thread = std::thread::Builder::new()
         .name("clio-board".into())
-        .spawn(move || serve_counted(engine, socket, opts, &flag, &counters))?;
+        .spawn(move || serve_counted(engine, socket, opts, &flag, &counters, &tracer))?;
     Ok(ServerHandle {
         addr,
         stop,
         live,
+        trace,
         thread: Some(thread),
     })
 }
@@ -286,7 +409,14 @@ pub fn serve<E: Engine>(
     opts: ServeOptions,
     stop: &AtomicBool,
 ) -> io::Result<ServeStats> {
-    serve_counted(engine, socket, opts, stop, &LiveCounters::default())
+    serve_counted(
+        engine,
+        socket,
+        opts,
+        stop,
+        &LiveCounters::default(),
+        &Trace::default(),
+    )
 }
 
 /// The answer to a stats probe, if `pkt` is one and the answer fits in it.
@@ -349,6 +479,7 @@ fn serve_counted<E: Engine>(
     opts: ServeOptions,
     stop: &AtomicBool,
     live: &LiveCounters,
+    trace: &Trace,
 ) -> io::Result<ServeStats> {
     let start = Instant::now();
     let now = || start.elapsed().as_nanos() as u64;
@@ -367,7 +498,11 @@ fn serve_counted<E: Engine>(
     socket.set_read_timeout(None)?;
     let mut engine_wait: Option<Duration> = None;
     let mut outq: Vec<(ClientId, Vec<u8>)> = Vec::new();
+    let mut outbox = Outbox::default();
     let mut sends: Vec<(Vec<u8>, Option<SocketAddr>)> = Vec::new();
+    let mut sent: Vec<bool> = Vec::new();
+    let mut marks: Vec<(usize, Mark)> = Vec::new();
+    let mut sent_bytes = 0u64;
 
     while !stop.load(Ordering::Relaxed) {
         // Sleep in the kernel until a datagram or the next owed event.
@@ -380,6 +515,8 @@ fn serve_counted<E: Engine>(
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let mode = match wait {
+            // Answers still queued: take in what has arrived, do not wait.
+            _ if !outbox.is_empty() => Wait::No,
             // Socket timeouts are rounded up to scheduler ticks (ms), far
             // coarser than injected delays or a firmware's reply time: wait
             // for near events by polling the socket and yielding the CPU.
@@ -402,8 +539,20 @@ fn serve_counted<E: Engine>(
                 Wait::ForOne
             }
         };
-        match batch.recv(&socket, mode) {
+        // Past the outbox's cap, send before taking in more.
+        let intake = outbox.bytes < OUTBOX_CAP;
+        match if intake {
+            batch.recv(&socket, mode)
+        } else {
+            Err(io::ErrorKind::WouldBlock.into())
+        } {
             Ok(n) => {
+                let taken = Instant::now();
+                let traced = if trace.on.load(Ordering::Acquire) && !faulty {
+                    *trace.client.lock().unwrap_or_else(|e| e.into_inner())
+                } else {
+                    None
+                };
                 for i in 0..n {
                     let Some((pkt, Some(from))) = batch.get(i) else {
                         continue;
@@ -423,6 +572,29 @@ fn serve_counted<E: Engine>(
                     let id = clients.id(from);
                     if faulty {
                         inbound.push(now(), id, pkt);
+                    } else if traced == Some(from) {
+                        // Route this request's answers now, its last
+                        // datagram marked with when it was taken in.
+                        engine.handle(id, pkt, &mut |to, p| outq.push((to, p.to_vec())));
+                        let mut answered = false;
+                        for (to, p) in outq.drain(..) {
+                            if let Some(a) = clients.route(to) {
+                                answered |= a == from;
+                                outbox.push(a, p, None);
+                            }
+                        }
+                        if answered {
+                            if let Some((_, q)) = outbox.queues.iter_mut().find(|(d, _)| *d == from)
+                            {
+                                if let Some(o) = q.back_mut() {
+                                    o.traced = Some(Mark {
+                                        taken,
+                                        sent: stats.sent,
+                                        bytes: sent_bytes,
+                                    });
+                                }
+                            }
+                        }
                     } else {
                         engine.handle(id, pkt, &mut |to, p| outq.push((to, p.to_vec())));
                     }
@@ -447,19 +619,43 @@ fn serve_counted<E: Engine>(
             if faulty {
                 outbound.push(now(), to, &p);
             } else if let Some(a) = clients.route(to) {
-                sends.push((p, Some(a)));
+                outbox.push(a, p, None);
             }
         }
         let t = now();
         while let Some((to, p)) = outbound.pop_due(t) {
             if let Some(a) = clients.route(to) {
-                sends.push((p, Some(a)));
+                outbox.push(a, p, None);
             }
         }
         // Published before the answers go out: a client that got its
         // answer sees counters that include its request.
         live.publish(&clients.counters());
-        stats.sent += send_all(&socket, &mut sends);
+        sends.clear();
+        marks.clear();
+        outbox.burst(SEND_BURST, &mut sends, &mut marks);
+        let (base, base_bytes) = (stats.sent, sent_bytes);
+        stats.sent += send_all(&socket, &sends, &mut sent);
+        if !marks.is_empty() {
+            let done = Instant::now();
+            let mut r = trace.records.lock().unwrap_or_else(|e| e.into_inner());
+            for &(i, m) in marks.iter().filter(|(i, _)| sent[*i]) {
+                let before = sends[..i].iter().zip(&sent[..i]).filter(|(_, s)| **s);
+                let (n, b) = before.fold((0, 0), |(n, b), ((p, _), _)| (n + 1, b + p.len() as u64));
+                r.push(Traced {
+                    taken: m.taken,
+                    answered: done,
+                    ahead: base + n - m.sent,
+                    ahead_bytes: base_bytes + b - m.bytes,
+                });
+            }
+        }
+        sent_bytes += sends
+            .iter()
+            .zip(&sent)
+            .filter(|(_, s)| **s)
+            .map(|((p, _), _)| p.len() as u64)
+            .sum::<u64>();
     }
     stats.inbound = inbound.stats();
     stats.outbound = outbound.stats();
@@ -484,16 +680,115 @@ mod tests {
     }
 
     #[test]
-    fn answers_interleave_round_robin_by_destination() {
+    fn outbox_bursts_are_bounded_and_a_new_destination_goes_next() {
         let a: SocketAddr = "127.0.0.1:1".parse().unwrap();
         let b: SocketAddr = "127.0.0.1:2".parse().unwrap();
-        let mut q: Vec<(Vec<u8>, Option<SocketAddr>)> = (0..4u8)
-            .map(|i| (vec![i], Some(a)))
-            .chain([(vec![9], Some(b))])
+        let mut ob = Outbox::default();
+        for i in 0..1000u32 {
+            ob.push(a, i.to_le_bytes().to_vec(), None);
+        }
+        let (mut sends, mut marks) = (Vec::new(), Vec::new());
+        ob.burst(SEND_BURST, &mut sends, &mut marks);
+        assert_eq!(sends.len(), SEND_BURST, "one burst, not the whole queue");
+        // B's one answer, queued while A's 992 others wait, leaves in the
+        // next burst right after one more of A's, marked.
+        let t = Mark {
+            taken: Instant::now(),
+            sent: 8,
+            bytes: 32,
+        };
+        ob.push(b, vec![9], Some(t));
+        sends.clear();
+        ob.burst(SEND_BURST, &mut sends, &mut marks);
+        let to: Vec<_> = sends.iter().map(|(_, d)| d.unwrap()).collect();
+        assert_eq!(&to[..3], &[a, b, a]);
+        assert_eq!(marks, [(1, t)]);
+        // A's answers stay in order; the outbox drains and counts bytes.
+        let mut rest = Vec::new();
+        while !ob.is_empty() {
+            sends.clear();
+            ob.burst(SEND_BURST, &mut sends, &mut marks);
+            assert!(sends.len() <= SEND_BURST);
+            rest.extend(sends.drain(..).map(|(p, _)| p));
+        }
+        let seq: Vec<u32> = rest
+            .iter()
+            .map(|p| u32::from_le_bytes(p[..4].try_into().unwrap()))
             .collect();
-        interleave(&mut q);
-        let order: Vec<u8> = q.iter().map(|(p, _)| p[0]).collect();
-        assert_eq!(order, [0, 9, 1, 2, 3], "b's one answer goes second");
+        // (The second burst held B's and SEND_BURST - 1 of A's.)
+        let first = 2 * SEND_BURST as u32 - 1;
+        assert!(seq.iter().copied().eq(first..1000), "A's order kept");
+        assert_eq!(ob.bytes, 0);
+    }
+
+    /// Answers `flood` with [`Flood::N`] datagrams, anything else with `ok`.
+    struct Flood;
+    impl Flood {
+        const N: u32 = 200_000;
+    }
+    impl Engine for Flood {
+        fn handle(&mut self, from: ClientId, p: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+            if p == b"flood" {
+                for i in 0..Self::N {
+                    out(from, &i.to_le_bytes());
+                }
+            } else {
+                out(from, b"ok");
+            }
+        }
+        fn poll(&mut self, _out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+            None
+        }
+    }
+
+    #[test]
+    fn requests_are_taken_in_between_answer_bursts() {
+        let h = spawn(
+            Flood,
+            "127.0.0.1:0".parse().unwrap(),
+            ServeOptions::default(),
+        )
+        .unwrap();
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        a.send_to(b"flood", h.addr()).unwrap();
+        let mut buf = [0u8; 64];
+        let (n, _) = a.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], &0u32.to_le_bytes(), "the flood has begun");
+        // A stats probe is answered when the loop takes it in, with the
+        // datagrams sent so far: fewer than the flood, because the loop
+        // takes requests in between bursts. (A loop that sent a turn's
+        // answers at once would take it in only after all of them.)
+        let r = probe_stats(&b, h.addr(), Duration::from_secs(5))
+            .unwrap()
+            .expect("the probe is answered");
+        assert!(
+            r.sent < u64::from(Flood::N),
+            "the probe waited for {} of the flood's {} datagrams",
+            r.sent,
+            Flood::N
+        );
+        // And a request's answer overtakes the rest of the flood.
+        h.trace(Some(b.local_addr().unwrap()));
+        b.send_to(b"hi", h.addr()).unwrap();
+        let (n, _) = b.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"ok");
+        let r = probe_stats(&b, h.addr(), Duration::from_secs(5))
+            .unwrap()
+            .unwrap();
+        assert!(r.sent < u64::from(Flood::N), "sent {}", r.sent);
+        let tr = h.take_trace();
+        assert_eq!(tr.len(), 1, "B's request was traced");
+        assert!(tr[0].answered >= tr[0].taken);
+        assert!(
+            tr[0].ahead <= 1,
+            "B's answer waited behind {} datagrams",
+            tr[0].ahead
+        );
+        let s = h.stop().unwrap();
+        assert_eq!(s.received, 2);
     }
 
     #[test]

@@ -8,10 +8,19 @@
 //! the same machine load; p50/p99 of each, and the loaded/unloaded p99
 //! ratio against the target (≤ 2).
 //!
-//! With the board emulated in this process, the same run is repeated on a
-//! second emulated board whose bound is raised to 65 535 KiB (each 8 MiB
-//! read then one request), the board before the bound existed: its ratio
-//! is reported beside, not checked.
+//! With the board emulated in this process, the benchmark serves its own
+//! board of the target's config and has the server trace the prober's
+//! requests ([`clio_emu::ServerHandle::trace`]): each sample splits into
+//! *intake* (probe call → the board's loop took the request in: the SDK's
+//! send, the socket, a board busy elsewhere), *board* (taken in → the send
+//! of the answer returned: the board's own queueing, its fairness) and
+//! *return* (→ the probe call returned: the kernel, the prober's wake-up).
+//! The prober's, streamer's and board thread's scheduler waits
+//! (`/proc/<tid>/schedstat`, time runnable but not running) show how much
+//! of the tail is the host's two cores rather than the board. The same run
+//! is then repeated on a second emulated board whose bound is raised to
+//! 65 535 KiB (each 8 MiB read then one request), the board before the
+//! bound existed: its ratio is reported beside, not checked.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -37,6 +46,38 @@ pub const STREAM_IWND: u64 = 1 << 20;
 /// Issue #23's target: loaded p99 / unloaded p99 of the probe.
 pub const TARGET_P99_RATIO: f64 = 2.0;
 
+/// Where a probe read's time went, per phase (only with the board
+/// emulated in this process, whose server traces the prober).
+#[derive(Debug, Serialize)]
+struct Phases {
+    /// Probe samples matched to a traced request (one each).
+    matched: usize,
+    /// Probe call → the board's loop took the request in.
+    intake: Summary,
+    /// Taken in → the send of its answer returned (the board-side time).
+    board: Summary,
+    /// Answer sent → the probe call returned.
+    ret: Summary,
+    /// Datagrams the board sent between taking the request in and sending
+    /// its answer, p50 and p99: its queueing counted in packets, which the
+    /// host's scheduler cannot stretch.
+    ahead_p50: f64,
+    ahead_p99: f64,
+    /// Their bytes, p99, and the time they take on one of the board's
+    /// ports at its line rate (`network.port_gbps`), µs: the board-side
+    /// delay a hardware board with this queueing adds.
+    ahead_bytes_p99: f64,
+    ahead_line_us_p99: f64,
+}
+
+/// Scheduler time of one thread over the loaded rounds: on a CPU, and
+/// runnable but waiting for one (`/proc/<tid>/schedstat`).
+#[derive(Debug, Serialize, Default, Clone, Copy)]
+struct Sched {
+    run_ms: f64,
+    wait_ms: f64,
+}
+
 /// One board's measurement.
 #[derive(Debug, Serialize)]
 struct Side {
@@ -50,6 +91,19 @@ struct Side {
     p99_ratio: f64,
     /// loaded p50 / unloaded p50.
     p50_ratio: f64,
+    /// Phases of the unloaded samples.
+    unloaded_phases: Option<Phases>,
+    /// Phases of the loaded samples.
+    loaded_phases: Option<Phases>,
+    /// Board-side (taken in → answered) loaded p99 / unloaded p99.
+    board_p99_ratio: Option<f64>,
+    /// The prober's own scheduler wait per loaded sample.
+    loaded_probe_sched_wait: Option<Summary>,
+    /// Scheduler time of the prober, streamer and board threads in the
+    /// loaded rounds (`None` where /proc has no schedstat).
+    loaded_sched: Option<[Sched; 3]>,
+    /// Wall time of the loaded rounds, ms.
+    loaded_wall_ms: f64,
     /// The streamer's goodput while streaming, Gbit/s.
     stream_gbps: f64,
     /// 8 MiB reads the streamer completed.
@@ -58,6 +112,8 @@ struct Side {
     requests_per_stream_read: f64,
     /// Retries of the prober (RTO expiry or loss).
     probe_retries: u64,
+    /// Retries of the streamer.
+    stream_retries: u64,
     /// The streamer's failure, if its reads failed (the contrast board's
     /// single 8 MiB requests can exhaust the retry budget).
     stream_error: Option<String>,
@@ -81,20 +137,45 @@ struct Fairness {
 /// Run the fairness benchmark against the target board.
 pub fn run(ctx: &Ctx) -> Result<Ran> {
     let (rounds, per_round) = if ctx.plan.quick { (4, 50) } else { (10, 300) };
-    let bounded = measure(ctx.addr, &ctx.cfg, rounds, per_round, "fairness")?;
+    // An emulated target: serve an own board of its config, to trace it.
+    let serve = |cfg: &BoardConfig| -> Result<clio_emu::ServerHandle> {
+        let board = clio_emu::Board::new(cfg).map_err(anyhow::Error::msg)?;
+        Ok(clio_emu::spawn(
+            board,
+            "127.0.0.1:0".parse()?,
+            clio_emu::ServeOptions::for_board(cfg),
+        )?)
+    };
+    let bounded = if ctx.embedded {
+        let server = serve(&ctx.cfg)?;
+        let side = measure(
+            server.addr(),
+            &ctx.cfg,
+            Some(&server),
+            rounds,
+            per_round,
+            "fairness",
+        );
+        server.stop()?;
+        side?
+    } else {
+        measure(ctx.addr, &ctx.cfg, None, rounds, per_round, "fairness")?
+    };
     if let Some(e) = &bounded.stream_error {
         return Err(anyhow!("{e}"));
     }
     let unbounded = if ctx.embedded {
         let mut cfg = ctx.cfg;
         cfg.network.max_response_bytes = 65_535 * 1024;
-        let board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
-        let server = clio_emu::spawn(
-            board,
-            "127.0.0.1:0".parse()?,
-            clio_emu::ServeOptions::for_board(&cfg),
-        )?;
-        let side = measure(server.addr(), &cfg, rounds, per_round, "fairness, no bound");
+        let server = serve(&cfg)?;
+        let side = measure(
+            server.addr(),
+            &cfg,
+            Some(&server),
+            rounds,
+            per_round,
+            "fairness, no bound",
+        );
         server.stop()?;
         Some(side.map_err(|e| format!("{e:#}")))
     } else {
@@ -129,9 +210,83 @@ struct Stream {
     ns: AtomicU64,
 }
 
+/// `(on-CPU ns, runnable-waiting ns)` of a thread, from its schedstat
+/// (`None` where the kernel has none).
+fn schedstat(path: &str) -> Option<(u64, u64)> {
+    let t = std::fs::read_to_string(path).ok()?;
+    let mut f = t.split_whitespace().map(|v| v.parse::<u64>().ok());
+    Some((f.next()??, f.next()??))
+}
+
+/// The schedstat paths of this process's threads named `name`.
+fn threads_named(name: &str) -> Vec<String> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| {
+            std::fs::read_to_string(e.path().join("comm")).is_ok_and(|c| c.trim_end() == name)
+        })
+        .map(|e| e.path().join("schedstat").display().to_string())
+        .collect()
+}
+
+/// Summed schedstat of `paths`.
+fn sched_sum(paths: &[String]) -> Option<(u64, u64)> {
+    paths.iter().try_fold((0, 0), |(r, w), p| {
+        schedstat(p).map(|(r2, w2)| (r + r2, w + w2))
+    })
+}
+
+/// One probe sample: its call's start and end, and the prober's scheduler
+/// wait during it.
+struct Sample {
+    t0: Instant,
+    t1: Instant,
+    wait_ns: Option<u64>,
+}
+
+/// Split `samples` into phases with the server's trace: each sample takes
+/// the last record taken in during it (a retry's, if it was retried). The
+/// server stamps "answered" when the send of the whole burst holding the
+/// answer returned, which may be after the prober already got it: the
+/// answer was sent by the time the probe call returned, so the stamp is
+/// capped there.
+fn phases(samples: &[Sample], trace: &[clio_emu::Traced], port_gbps: u32) -> Phases {
+    let (mut intake, mut board, mut ret) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut ahead, mut ahead_bytes) = (Vec::new(), Vec::new());
+    for s in samples {
+        let hit = trace
+            .iter()
+            .rev()
+            .find(|r| r.taken >= s.t0 && r.taken <= s.t1);
+        if let Some(r) = hit {
+            let (taken, answered) = (&r.taken, &r.answered.min(s.t1));
+            ahead.push(r.ahead as f64);
+            ahead_bytes.push(r.ahead_bytes as f64);
+            intake.push(taken.duration_since(s.t0).as_nanos() as f64);
+            board.push(answered.duration_since(*taken).as_nanos() as f64);
+            ret.push(s.t1.duration_since(*answered).as_nanos() as f64);
+        }
+    }
+    let ahead = Summary::of(&mut ahead);
+    let ahead_bytes = Summary::of(&mut ahead_bytes);
+    Phases {
+        ahead_p50: ahead.p50_ns,
+        ahead_p99: ahead.p99_ns,
+        ahead_bytes_p99: ahead_bytes.p99_ns,
+        ahead_line_us_p99: ahead_bytes.p99_ns * 8.0 / f64::from(port_gbps.max(1)) / 1e3,
+        matched: board.len(),
+        intake: Summary::of(&mut intake),
+        board: Summary::of(&mut board),
+        ret: Summary::of(&mut ret),
+    }
+}
+
 fn measure(
     addr: SocketAddr,
     board: &BoardConfig,
+    server: Option<&clio_emu::ServerHandle>,
     rounds: usize,
     per_round: usize,
     label: &str,
@@ -144,6 +299,7 @@ fn measure(
     let mut probe = Session::open(addr, cfg.clone())
         .with_context(|| format!("fairness: opening the probe's session on {addr}"))?;
     let bound = probe.board_info().and_then(|i| i.max_resp_bytes());
+    let probe_port = probe.transport_mut().local_addr()?.port();
     let a = probe.ralloc(PROBE_BYTES as u64, perms::RW)?;
     probe.rwrite(a.va, &[0x5a; PROBE_BYTES])?;
     let st = Arc::new(Stream::default());
@@ -151,9 +307,10 @@ fn measure(
     let streamer = {
         let st = st.clone();
         std::thread::spawn(move || -> Result<(u64, u64)> {
-            // Response bytes in flight: STREAM_IWND (the default 4 MiB
-            // queues ~64 bound-sized reads at a loopback board that serves
-            // one at a time, past the RTO of a loaded host).
+            // Response bytes in flight: STREAM_IWND, or CLIO_FAIR_IWND (the
+            // SDK's default 4 MiB queued ~64 bound-sized reads at the board
+            // that sent a turn's answers whole, past a loaded host's RTO;
+            // with bounded bursts it streams, see the emulator README).
             let mut s = Session::open(
                 addr,
                 ClientConfig {
@@ -163,7 +320,10 @@ fn measure(
             )?;
             let b = s.ralloc(STREAM_BYTES as u64, perms::RW)?;
             let mut buf = vec![0u8; STREAM_BYTES];
-            let _ = ready_tx.send(());
+            let me = std::fs::read_link("/proc/thread-self")
+                .map(|p| format!("/proc/{}/schedstat", p.display()))
+                .unwrap_or_default();
+            let _ = ready_tx.send(me);
             while !st.quit.load(Ordering::Acquire) {
                 if !st.active.load(Ordering::Acquire) {
                     std::thread::park();
@@ -181,17 +341,35 @@ fn measure(
             Ok((c.requests_sent - c.retries, c.retries))
         })
     };
-    ready_rx
+    let streamer_stat = ready_rx
         .recv()
         .map_err(|_| anyhow!("fairness: the streamer failed to start"))?;
+    let prober_stat = "/proc/thread-self/schedstat";
+    let board_stats = threads_named("clio-board");
     let mut buf = [0u8; PROBE_BYTES];
     // Warm-up, unmeasured.
     for _ in 0..per_round {
         probe.rread(a.va, &mut buf)?;
     }
     let (mut unloaded, mut loaded) = (Vec::new(), Vec::new());
+    let mut sched = [(0u64, 0u64); 3];
+    let mut loaded_wall = 0u64;
     let pb = bar((2 * rounds) as u64, label);
     let retries_before = probe.connection().stats().retries;
+    if let Some(h) = server {
+        h.trace(Some(SocketAddr::new(addr.ip(), probe_port)));
+    }
+    let sample = |probe: &mut Session<clio::backend::UdpTransport>,
+                  buf: &mut [u8],
+                  what: &'static str|
+     -> Result<Sample> {
+        let w0 = schedstat(prober_stat);
+        let t0 = Instant::now();
+        probe.rread(a.va, buf).context(what)?;
+        let t1 = Instant::now();
+        let wait_ns = w0.zip(schedstat(prober_stat)).map(|(a, b)| b.1 - a.1);
+        Ok(Sample { t0, t1, wait_ns })
+    };
     let result = (|| -> Result<()> {
         for _ in 0..rounds {
             // Unloaded: the streamer idle, no read of it in flight.
@@ -200,9 +378,7 @@ fn measure(
                 std::thread::yield_now();
             }
             for _ in 0..per_round {
-                let t = Instant::now();
-                probe.rread(a.va, &mut buf).context("fairness: probe")?;
-                unloaded.push(ns_since(t));
+                unloaded.push(sample(&mut probe, &mut buf, "fairness: probe")?);
             }
             pb.inc(1);
             // Loaded: the streamer has a read in flight.
@@ -211,12 +387,26 @@ fn measure(
             while !st.busy.load(Ordering::Acquire) && !streamer.is_finished() {
                 std::thread::yield_now();
             }
+            let before = [
+                schedstat(prober_stat),
+                schedstat(&streamer_stat),
+                sched_sum(&board_stats),
+            ];
+            let w = Instant::now();
             for _ in 0..per_round {
-                let t = Instant::now();
-                probe
-                    .rread(a.va, &mut buf)
-                    .context("fairness: probe, loaded")?;
-                loaded.push(ns_since(t));
+                loaded.push(sample(&mut probe, &mut buf, "fairness: probe, loaded")?);
+            }
+            loaded_wall += w.elapsed().as_nanos() as u64;
+            let after = [
+                schedstat(prober_stat),
+                schedstat(&streamer_stat),
+                sched_sum(&board_stats),
+            ];
+            for (i, (b, a)) in before.iter().zip(after).enumerate() {
+                if let (Some(b), Some(a)) = (b, a) {
+                    sched[i].0 += a.0 - b.0;
+                    sched[i].1 += a.1 - b.1;
+                }
             }
             pb.inc(1);
         }
@@ -230,9 +420,14 @@ fn measure(
         .join()
         .map_err(|_| anyhow!("fairness: the streamer panicked"))?;
     result?;
-    let (stream_requests, stream_error) = match joined {
-        Ok((n, _)) => (n, None),
-        Err(e) => (0, Some(format!("{e:#}"))),
+    let trace = server.map(|h| {
+        let t = h.take_trace();
+        h.trace(None);
+        t
+    });
+    let (stream_requests, stream_retries, stream_error) = match joined {
+        Ok((n, r)) => (n, r, None),
+        Err(e) => (0, 0, Some(format!("{e:#}"))),
     };
     let probe_retries = probe.connection().stats().retries - retries_before;
     if buf != [0x5a; PROBE_BYTES] {
@@ -240,14 +435,44 @@ fn measure(
     }
     let reads = st.reads.load(Ordering::Relaxed);
     let secs = st.ns.load(Ordering::Relaxed) as f64 / 1e9;
-    let u = Summary::of(&mut unloaded);
-    let l = Summary::of(&mut loaded);
+    let (unloaded_phases, loaded_phases) = match &trace {
+        Some(t) => {
+            let g = board.network.port_gbps;
+            (Some(phases(&unloaded, t, g)), Some(phases(&loaded, t, g)))
+        }
+        None => (None, None),
+    };
+    let board_p99_ratio = unloaded_phases
+        .as_ref()
+        .zip(loaded_phases.as_ref())
+        .map(|(u, l)| ratio(l.board.p99_ns, u.board.p99_ns));
+    let mut waits: Option<Vec<f64>> = loaded.iter().map(|s| s.wait_ns.map(|w| w as f64)).collect();
+    let loaded_probe_sched_wait = waits.as_mut().map(|w| Summary::of(w));
+    let loaded_sched = (!board_stats.is_empty() && schedstat(prober_stat).is_some()).then(|| {
+        sched.map(|(r, w)| Sched {
+            run_ms: r as f64 / 1e6,
+            wait_ms: w as f64 / 1e6,
+        })
+    });
+    let lat = |v: &[Sample]| -> Vec<f64> {
+        v.iter()
+            .map(|s| s.t1.duration_since(s.t0).as_nanos() as f64)
+            .collect()
+    };
+    let u = Summary::of(&mut lat(&unloaded));
+    let l = Summary::of(&mut lat(&loaded));
     Ok(Side {
         max_response_bytes: bound,
         p99_ratio: ratio(l.p99_ns, u.p99_ns),
         p50_ratio: ratio(l.p50_ns, u.p50_ns),
         unloaded: u,
         loaded: l,
+        unloaded_phases,
+        loaded_phases,
+        board_p99_ratio,
+        loaded_probe_sched_wait,
+        loaded_sched,
+        loaded_wall_ms: loaded_wall as f64 / 1e6,
         stream_gbps: if secs > 0.0 {
             (reads * STREAM_BYTES as u64) as f64 * 8.0 / secs / 1e9
         } else {
@@ -261,27 +486,74 @@ fn measure(
             0.0
         },
         probe_retries,
+        stream_retries,
         stream_error,
     })
 }
 
 fn side_text(name: &str, s: &Side) -> String {
-    format!(
-        "  {name}: bound {}\n    probe {} B unloaded p50 {:.1} µs p99 {:.1} µs; loaded p50 {:.1} µs p99 {:.1} µs; p99 ratio {:.2}, p50 ratio {:.2}\n    streamer: {} reads of 8 MiB, {:.1} requests each, {:.2} Gbit/s; probe retries {}\n",
+    let us = |ns: f64| ns / 1e3;
+    let mut t = format!(
+        "  {name}: bound {}\n    probe {} B end to end: unloaded p50 {:.1} µs p99 {:.1} µs; loaded p50 {:.1} µs p99 {:.1} µs; p99 ratio {:.2}, p50 ratio {:.2}\n",
         s.max_response_bytes
             .map_or("none stated".to_string(), |b| format!("{} KiB", b / 1024)),
         PROBE_BYTES,
-        s.unloaded.p50_ns / 1e3,
-        s.unloaded.p99_ns / 1e3,
-        s.loaded.p50_ns / 1e3,
-        s.loaded.p99_ns / 1e3,
+        us(s.unloaded.p50_ns),
+        us(s.unloaded.p99_ns),
+        us(s.loaded.p50_ns),
+        us(s.loaded.p99_ns),
         s.p99_ratio,
         s.p50_ratio,
+    );
+    if let (Some(u), Some(l)) = (&s.unloaded_phases, &s.loaded_phases) {
+        t += &format!(
+            "    board side (taken in → answer sent): unloaded p50 {:.1} µs p99 {:.1} µs; loaded p50 {:.1} µs p99 {:.1} µs; p99 ratio {:.2}\n",
+            us(u.board.p50_ns),
+            us(u.board.p99_ns),
+            us(l.board.p50_ns),
+            us(l.board.p99_ns),
+            s.board_p99_ratio.unwrap_or(0.0),
+        );
+        t += &format!(
+            "    loaded phases p50/p99 µs: intake {:.1}/{:.1}, board {:.1}/{:.1}, return {:.1}/{:.1} ({} of {} samples traced)\n",
+            us(l.intake.p50_ns),
+            us(l.intake.p99_ns),
+            us(l.board.p50_ns),
+            us(l.board.p99_ns),
+            us(l.ret.p50_ns),
+            us(l.ret.p99_ns),
+            l.matched,
+            s.loaded.n,
+        );
+    }
+    if let (Some(u), Some(l)) = (&s.unloaded_phases, &s.loaded_phases) {
+        t += &format!(
+            "    datagrams the board sent ahead of the probe's answer: unloaded p50 {:.0} p99 {:.0}; loaded p50 {:.0} p99 {:.0} ({:.0} B, {:.1} µs at the port's line rate)\n",
+            u.ahead_p50, u.ahead_p99, l.ahead_p50, l.ahead_p99, l.ahead_bytes_p99, l.ahead_line_us_p99,
+        );
+    }
+    if let Some(w) = &s.loaded_probe_sched_wait {
+        t += &format!(
+            "    prober's scheduler wait per loaded sample: p50 {:.1} µs p99 {:.1} µs\n",
+            us(w.p50_ns),
+            us(w.p99_ns),
+        );
+    }
+    if let Some([p, st, b]) = &s.loaded_sched {
+        t += &format!(
+            "    loaded rounds ({:.0} ms): on CPU / waiting for one, ms: prober {:.0}/{:.0}, streamer {:.0}/{:.0}, board {:.0}/{:.0}\n",
+            s.loaded_wall_ms, p.run_ms, p.wait_ms, st.run_ms, st.wait_ms, b.run_ms, b.wait_ms,
+        );
+    }
+    t += &format!(
+        "    streamer: {} reads of 8 MiB, {:.1} requests each, {:.2} Gbit/s, {} retries; probe retries {}\n",
         s.stream_reads,
         s.requests_per_stream_read,
         s.stream_gbps,
+        s.stream_retries,
         s.probe_retries,
-    ) + &s
+    );
+    t + &s
         .stream_error
         .as_ref()
         .map_or(String::new(), |e| format!("    streamer failed: {e}\n"))
