@@ -109,6 +109,8 @@ pub const NETWORK_PORT_KIND: &str = "network.port_kind";
 pub const NETWORK_CLIENTS: &str = "network.clients";
 /// `network.max_response_bytes` (optional).
 pub const NETWORK_MAX_RESPONSE_BYTES: &str = "network.max_response_bytes";
+/// `network.front_end` (optional).
+pub const NETWORK_FRONT_END: &str = "network.front_end";
 /// `dedup.buffer_bytes`.
 pub const DEDUP_BUFFER_BYTES: &str = "dedup.buffer_bytes";
 /// `dedup.entry_bytes`.
@@ -153,7 +155,7 @@ pub const PCIE_C2H_CHANNELS: &str = "pcie.c2h_channels";
 pub const PCIE_XDMA_INSTANCE: &str = "pcie.xdma_instance";
 
 /// Every key that holds a value (not a table, not `inherit`), in canonical order.
-pub const LEAVES: [&str; 57] = [
+pub const LEAVES: [&str; 58] = [
     BOARD_NAME,
     BOARD_KIND,
     DRAM_BASE,
@@ -191,6 +193,7 @@ pub const LEAVES: [&str; 57] = [
     NETWORK_PORT_KIND,
     NETWORK_CLIENTS,
     NETWORK_MAX_RESPONSE_BYTES,
+    NETWORK_FRONT_END,
     DEDUP_BUFFER_BYTES,
     DEDUP_ENTRY_BYTES,
     TIMEOUTS_REQUEST_US,

@@ -685,8 +685,8 @@ impl Reader<'_> {
                 max_response_bytes: self
                     .opt_bytes(keys::NETWORK_MAX_RESPONSE_BYTES, l::MAX_RESPONSE_BYTES)
                     .map_or(crate::model::DEFAULT_MAX_RESPONSE_BYTES, |n| n as u32),
-                front_end: match self.get("network.front_end") {
-                    Some(_) => self.choice("network.front_end", &FrontEnd::ALL, FrontEnd::as_str),
+                front_end: match self.get(keys::NETWORK_FRONT_END) {
+                    Some(_) => self.choice(keys::NETWORK_FRONT_END, &FrontEnd::ALL, FrontEnd::as_str),
                     None => FrontEnd::Udp,
                 },
             },

@@ -600,7 +600,7 @@ impl BoardConfig {
         // node's EDM NIC (its translator is the other end).
         if c.network.front_end == crate::model::FrontEnd::Edm && is_alveo {
             return fail(
-                "network.front_end",
+                keys::NETWORK_FRONT_END,
                 Shown::Text(c.network.front_end.as_str()),
                 Reason::WrongForKind(c.board.kind, false),
             );

@@ -246,6 +246,7 @@ fn the_key_table_is_exactly_what_the_canonical_form_writes() {
     // to non-defaults so the canonical form writes them too.
     let mut c = boards::ALVEO_U200;
     c.fastpath.regs_base = Some(0xa000_0000);
+    c.network.front_end = clio_config::FrontEnd::Edm;
     c.network.clients = 7;
     c.network.max_response_bytes = 2048;
     let table: toml::Table = c.to_toml().parse().unwrap();
