@@ -686,7 +686,9 @@ impl Reader<'_> {
                     .opt_bytes(keys::NETWORK_MAX_RESPONSE_BYTES, l::MAX_RESPONSE_BYTES)
                     .map_or(crate::model::DEFAULT_MAX_RESPONSE_BYTES, |n| n as u32),
                 front_end: match self.get(keys::NETWORK_FRONT_END) {
-                    Some(_) => self.choice(keys::NETWORK_FRONT_END, &FrontEnd::ALL, FrontEnd::as_str),
+                    Some(_) => {
+                        self.choice(keys::NETWORK_FRONT_END, &FrontEnd::ALL, FrontEnd::as_str)
+                    }
                     None => FrontEnd::Udp,
                 },
             },
