@@ -832,16 +832,24 @@ impl<T: Transport> RackClient<T> {
 
     /// An atomic on a replicated region: executed at the primary under the
     /// word's stripe, its result written to the backup before it is returned.
+    ///
+    /// `order_op` holds the stripe across the primary's op too (atomics). A lock
+    /// is taken at the primary without it — the board makes the taker wait while
+    /// the word is held, and a waiter holding the stripe would keep the holder's
+    /// release out — and mirrored under it: a lock succeeds only after the
+    /// previous holder's release ran at the primary under the stripe, so its
+    /// mirror (0) reaches the backup before the new holder's (1).
     fn atomic_replicated(
         &self,
         va: u64,
+        order_op: bool,
         op: impl Fn(&mut Session<T>, u64) -> Result<u64, ClioError>,
         after: impl Fn(u64) -> u64,
     ) -> Result<u64, RackClientError> {
         let region = (va >> VREGION_SHIFT) as u32;
         loop {
             let l = self.locate_copies(va)?;
-            let order = self.stripe(va);
+            let order = order_op.then(|| self.stripe(va));
             let old = self.session(l.node).and_then(|(mut s, _)| {
                 op(s.as_mut().expect("opened"), l.va).map_err(|e| self.node_err(l.node, e))
             });
@@ -872,6 +880,7 @@ impl<T: Transport> RackClient<T> {
             let Some((b, bva)) = l.backup.filter(|_| new != old) else {
                 return Ok(old);
             };
+            let _order = order.unwrap_or_else(|| self.stripe(va));
             // Mirror under the stripe (no later write to the word overtakes it)
             // until the backup has it or is gone.
             loop {
@@ -1020,7 +1029,7 @@ impl<T: Transport> RackClient<T> {
     pub fn tas(&self, va: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
         if self.is_replicated(va) {
-            return self.atomic_replicated(va, |s, nva| s.tas(nva), |_| 1);
+            return self.atomic_replicated(va, true, |s, nva| s.tas(nva), |_| 1);
         }
         self.at(va, |s, nva| s.tas(nva))
     }
@@ -1031,6 +1040,7 @@ impl<T: Transport> RackClient<T> {
         if self.is_replicated(va) {
             return self.atomic_replicated(
                 va,
+                true,
                 |s, nva| s.cas(nva, expected, new),
                 |old| if old == expected { new } else { old },
             );
@@ -1044,11 +1054,46 @@ impl<T: Transport> RackClient<T> {
         if self.is_replicated(va) {
             return self.atomic_replicated(
                 va,
+                true,
                 |s, nva| s.faa(nva, addend),
                 |old| old.wrapping_add(addend),
             );
         }
         self.at(va, |s, nva| s.faa(nva, addend))
+    }
+
+    /// Takes the lock word at `va` (8-byte aligned) at the node holding it,
+    /// waiting while another holder has it (the board answers `BUSY`; retried
+    /// for up to [`FOLLOW_FOR`], then `Node { source: Busy }`). On a replicated
+    /// region it is taken at the primary and the held word (1) is written to the
+    /// backup before it is granted, so a held lock stays held on a promoted copy.
+    pub fn rlock(&self, va: u64) -> Result<(), RackClientError> {
+        Self::word(va)?;
+        if !self.is_replicated(va) {
+            return self.at(va, |s, nva| s.rlock(nva));
+        }
+        let deadline = Instant::now() + FOLLOW_FOR;
+        loop {
+            match self.atomic_replicated(va, false, |s, nva| s.rlock(nva).map(|()| 0), |_| 1) {
+                Err(RackClientError::Node {
+                    source: ClioError::Busy { .. },
+                    ..
+                }) if Instant::now() < deadline => {}
+                r => return r.map(drop),
+            }
+        }
+    }
+
+    /// Releases the lock word at `va` (after this client's earlier operations on
+    /// that node). On a replicated region: at the primary, then 0 is written to
+    /// the backup before it returns; after a failover, at the promoted copy.
+    pub fn runlock(&self, va: u64) -> Result<(), RackClientError> {
+        Self::word(va)?;
+        if !self.is_replicated(va) {
+            return self.at(va, |s, nva| s.runlock(nva));
+        }
+        self.atomic_replicated(va, true, |s, nva| s.runlock(nva).map(|()| 1), |_| 0)
+            .map(drop)
     }
 
     fn each_open(

@@ -326,3 +326,54 @@ fn a_node_declared_dead_is_fenced_until_it_says_hello_again() {
         }
     ));
 }
+
+#[test]
+fn locks_route_to_each_words_node_and_exclude_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(3, &dir);
+    let c = Arc::new(in_process(&r));
+    let va = c.ralloc(3 * VREGION_BYTES).unwrap();
+    // One lock word in each region: one on each node.
+    let words: Vec<u64> = (0..3).map(|i| va + i * VREGION_BYTES + 128).collect();
+    for &w in &words {
+        c.rlock(w).unwrap();
+    }
+    for (i, &w) in words.iter().enumerate() {
+        let mut b = [0u8; 8];
+        c.rread(w, &mut b).unwrap();
+        assert_eq!(u64::from_le_bytes(b), 1, "lock word {i} held");
+    }
+    // The lock word really is on its node: that board saw a lock request.
+    for (i, n) in r.nodes().iter().enumerate() {
+        assert!(
+            n.lock().board().stats().fast.packets_in > 0,
+            "node {}",
+            i + 1
+        );
+    }
+    // A second thread waits on the node-2 word until it is released.
+    let released = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (c, released, w) = (Arc::clone(&c), Arc::clone(&released), words[1]);
+        std::thread::spawn(move || {
+            c.rlock(w).unwrap();
+            let after = released.load(Ordering::SeqCst);
+            c.runlock(w).unwrap();
+            after
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    released.store(true, Ordering::SeqCst);
+    c.runlock(words[1]).unwrap();
+    assert!(waiter.join().unwrap(), "the lock was granted while held");
+    c.runlock(words[0]).unwrap();
+    c.runlock(words[2]).unwrap();
+    for &w in &words {
+        assert_eq!(c.cas(w, 0, 0).unwrap(), 0, "released");
+    }
+    // Lock words are 8-byte aligned words.
+    assert!(matches!(
+        c.rlock(words[0] + 4),
+        Err(RackClientError::InvalidArgument { what: "va", .. })
+    ));
+}
