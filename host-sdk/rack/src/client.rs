@@ -175,7 +175,7 @@ impl Links<clio::backend::UdpTransport> for UdpLinks {
 }
 
 /// Where one region lives and which board ranges hold its touched chunks.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Route {
     node: NodeId,
     /// Bytes of the region the allocation uses (≤ 1 GiB).
@@ -189,6 +189,9 @@ struct Route {
     backup: Option<(NodeId, BTreeMap<u64, u64>)>,
     /// Allocated as replicated (also after it lost a copy).
     replicated: bool,
+    /// Requests this client routed to the region (reads, writes, atomics, locks):
+    /// how hot it is, for [`RackClient::shed_pressure`].
+    hits: std::sync::atomic::AtomicU64,
 }
 
 impl Route {
@@ -200,6 +203,7 @@ impl Route {
             migrating: false,
             backup: backup.map(|b| (b, BTreeMap::new())),
             replicated: backup.is_some(),
+            hits: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -597,6 +601,7 @@ impl<T: Transport> RackClient<T> {
         let off = va & (VREGION_BYTES - 1);
         let chunk = off / CHUNK;
         let at = |r: &Route| -> Option<Loc> {
+            r.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let base = r.chunks.get(&chunk)?;
             let backup = match &r.backup {
                 Some((b, chunks)) => Some((*b, chunks.get(&chunk)? + off % CHUNK)),
@@ -1184,6 +1189,64 @@ impl<T: Transport> RackClient<T> {
         };
         let j = self.links.session(node, addr, cfg).map_err(err)?;
         Ok((j, pid))
+    }
+
+    /// Relieves memory pressure: asks the controller for every node's last
+    /// pressure report (heartbeats: used / (used + free) bytes), and if the most
+    /// loaded live node is above `high_permille`, moves the least-used (fewest
+    /// requests routed by this client) single-copy region of this client there
+    /// to the least loaded live node below `low_permille`, by [`Self::migrate`].
+    /// `Ok(None)`: no node over the mark, no target under it, or no movable
+    /// region. The decision uses the nodes' reports; the move is done here
+    /// because only the address space's owner can copy its chunks.
+    pub fn shed_pressure(
+        &self,
+        high_permille: u64,
+        low_permille: u64,
+    ) -> Result<Option<Migration>, RackClientError> {
+        let mut load = Vec::new();
+        for node in 1..=self.nodes.len() as NodeId {
+            // Dead, or no report yet: neither shed from nor moved to.
+            if let Message::NodeReport {
+                live: true,
+                pressure: Some(p),
+                ..
+            } = self.call_controller(Message::NodeStatus { node })?
+            {
+                // In parts per million (marks are in ‰): a few touched
+                // chunks of a large board still order the nodes.
+                let total = u128::from(p.used_bytes) + u128::from(p.free_bytes);
+                let ppm = u128::from(p.used_bytes) * 1_000_000 / total.max(1);
+                load.push((ppm as u64, node));
+            }
+        }
+        let Some(&(hot_load, over)) = load.iter().max() else {
+            return Ok(None);
+        };
+        let Some(&(_, to)) = load
+            .iter()
+            .filter(|(l, _)| *l < low_permille.saturating_mul(1000))
+            .min()
+        else {
+            return Ok(None);
+        };
+        if hot_load <= high_permille.saturating_mul(1000) || to == over {
+            return Ok(None);
+        }
+        let coldest = self
+            .routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, r)| {
+                r.node == over && !r.replicated && !r.migrating && !r.chunks.is_empty()
+            })
+            .map(|(&region, r)| (r.hits.load(std::sync::atomic::Ordering::Relaxed), region))
+            .min();
+        match coldest {
+            Some((_, region)) => self.migrate(region, to).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Moves `region` to node `to` (see the module docs). Completed or rolled
