@@ -175,7 +175,7 @@ impl Links<clio::backend::UdpTransport> for UdpLinks {
 }
 
 /// Where one region lives and which board ranges hold its touched chunks.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Route {
     node: NodeId,
     /// Bytes of the region the allocation uses (≤ 1 GiB).
@@ -189,6 +189,9 @@ struct Route {
     backup: Option<(NodeId, BTreeMap<u64, u64>)>,
     /// Allocated as replicated (also after it lost a copy).
     replicated: bool,
+    /// Requests this client routed to the region (reads, writes, atomics, locks):
+    /// how hot it is, for [`RackClient::shed_pressure`].
+    hits: std::sync::atomic::AtomicU64,
 }
 
 impl Route {
@@ -200,6 +203,7 @@ impl Route {
             migrating: false,
             backup: backup.map(|b| (b, BTreeMap::new())),
             replicated: backup.is_some(),
+            hits: std::sync::atomic::AtomicU64::new(0),
         }
     }
 }
@@ -597,6 +601,7 @@ impl<T: Transport> RackClient<T> {
         let off = va & (VREGION_BYTES - 1);
         let chunk = off / CHUNK;
         let at = |r: &Route| -> Option<Loc> {
+            r.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let base = r.chunks.get(&chunk)?;
             let backup = match &r.backup {
                 Some((b, chunks)) => Some((*b, chunks.get(&chunk)? + off % CHUNK)),
@@ -832,16 +837,24 @@ impl<T: Transport> RackClient<T> {
 
     /// An atomic on a replicated region: executed at the primary under the
     /// word's stripe, its result written to the backup before it is returned.
+    ///
+    /// `order_op` holds the stripe across the primary's op too (atomics). A lock
+    /// is taken at the primary without it — the board makes the taker wait while
+    /// the word is held, and a waiter holding the stripe would keep the holder's
+    /// release out — and mirrored under it: a lock succeeds only after the
+    /// previous holder's release ran at the primary under the stripe, so its
+    /// mirror (0) reaches the backup before the new holder's (1).
     fn atomic_replicated(
         &self,
         va: u64,
+        order_op: bool,
         op: impl Fn(&mut Session<T>, u64) -> Result<u64, ClioError>,
         after: impl Fn(u64) -> u64,
     ) -> Result<u64, RackClientError> {
         let region = (va >> VREGION_SHIFT) as u32;
         loop {
             let l = self.locate_copies(va)?;
-            let order = self.stripe(va);
+            let order = order_op.then(|| self.stripe(va));
             let old = self.session(l.node).and_then(|(mut s, _)| {
                 op(s.as_mut().expect("opened"), l.va).map_err(|e| self.node_err(l.node, e))
             });
@@ -872,6 +885,7 @@ impl<T: Transport> RackClient<T> {
             let Some((b, bva)) = l.backup.filter(|_| new != old) else {
                 return Ok(old);
             };
+            let _order = order.unwrap_or_else(|| self.stripe(va));
             // Mirror under the stripe (no later write to the word overtakes it)
             // until the backup has it or is gone.
             loop {
@@ -1020,7 +1034,7 @@ impl<T: Transport> RackClient<T> {
     pub fn tas(&self, va: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
         if self.is_replicated(va) {
-            return self.atomic_replicated(va, |s, nva| s.tas(nva), |_| 1);
+            return self.atomic_replicated(va, true, |s, nva| s.tas(nva), |_| 1);
         }
         self.at(va, |s, nva| s.tas(nva))
     }
@@ -1031,6 +1045,7 @@ impl<T: Transport> RackClient<T> {
         if self.is_replicated(va) {
             return self.atomic_replicated(
                 va,
+                true,
                 |s, nva| s.cas(nva, expected, new),
                 |old| if old == expected { new } else { old },
             );
@@ -1044,11 +1059,46 @@ impl<T: Transport> RackClient<T> {
         if self.is_replicated(va) {
             return self.atomic_replicated(
                 va,
+                true,
                 |s, nva| s.faa(nva, addend),
                 |old| old.wrapping_add(addend),
             );
         }
         self.at(va, |s, nva| s.faa(nva, addend))
+    }
+
+    /// Takes the lock word at `va` (8-byte aligned) at the node holding it,
+    /// waiting while another holder has it (the board answers `BUSY`; retried
+    /// for up to [`FOLLOW_FOR`], then `Node { source: Busy }`). On a replicated
+    /// region it is taken at the primary and the held word (1) is written to the
+    /// backup before it is granted, so a held lock stays held on a promoted copy.
+    pub fn rlock(&self, va: u64) -> Result<(), RackClientError> {
+        Self::word(va)?;
+        if !self.is_replicated(va) {
+            return self.at(va, |s, nva| s.rlock(nva));
+        }
+        let deadline = Instant::now() + FOLLOW_FOR;
+        loop {
+            match self.atomic_replicated(va, false, |s, nva| s.rlock(nva).map(|()| 0), |_| 1) {
+                Err(RackClientError::Node {
+                    source: ClioError::Busy { .. },
+                    ..
+                }) if Instant::now() < deadline => {}
+                r => return r.map(drop),
+            }
+        }
+    }
+
+    /// Releases the lock word at `va` (after this client's earlier operations on
+    /// that node). On a replicated region: at the primary, then 0 is written to
+    /// the backup before it returns; after a failover, at the promoted copy.
+    pub fn runlock(&self, va: u64) -> Result<(), RackClientError> {
+        Self::word(va)?;
+        if !self.is_replicated(va) {
+            return self.at(va, |s, nva| s.runlock(nva));
+        }
+        self.atomic_replicated(va, true, |s, nva| s.runlock(nva).map(|()| 1), |_| 0)
+            .map(drop)
     }
 
     fn each_open(
@@ -1139,6 +1189,64 @@ impl<T: Transport> RackClient<T> {
         };
         let j = self.links.session(node, addr, cfg).map_err(err)?;
         Ok((j, pid))
+    }
+
+    /// Relieves memory pressure: asks the controller for every node's last
+    /// pressure report (heartbeats: used / (used + free) bytes), and if the most
+    /// loaded live node is above `high_permille`, moves the least-used (fewest
+    /// requests routed by this client) single-copy region of this client there
+    /// to the least loaded live node below `low_permille`, by [`Self::migrate`].
+    /// `Ok(None)`: no node over the mark, no target under it, or no movable
+    /// region. The decision uses the nodes' reports; the move is done here
+    /// because only the address space's owner can copy its chunks.
+    pub fn shed_pressure(
+        &self,
+        high_permille: u64,
+        low_permille: u64,
+    ) -> Result<Option<Migration>, RackClientError> {
+        let mut load = Vec::new();
+        for node in 1..=self.nodes.len() as NodeId {
+            // Dead, or no report yet: neither shed from nor moved to.
+            if let Message::NodeReport {
+                live: true,
+                pressure: Some(p),
+                ..
+            } = self.call_controller(Message::NodeStatus { node })?
+            {
+                // In parts per million (marks are in ‰): a few touched
+                // chunks of a large board still order the nodes.
+                let total = u128::from(p.used_bytes) + u128::from(p.free_bytes);
+                let ppm = u128::from(p.used_bytes) * 1_000_000 / total.max(1);
+                load.push((ppm as u64, node));
+            }
+        }
+        let Some(&(hot_load, over)) = load.iter().max() else {
+            return Ok(None);
+        };
+        let Some(&(_, to)) = load
+            .iter()
+            .filter(|(l, _)| *l < low_permille.saturating_mul(1000))
+            .min()
+        else {
+            return Ok(None);
+        };
+        if hot_load <= high_permille.saturating_mul(1000) || to == over {
+            return Ok(None);
+        }
+        let coldest = self
+            .routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, r)| {
+                r.node == over && !r.replicated && !r.migrating && !r.chunks.is_empty()
+            })
+            .map(|(&region, r)| (r.hits.load(std::sync::atomic::Ordering::Relaxed), region))
+            .min();
+        match coldest {
+            Some((_, region)) => self.migrate(region, to).map(Some),
+            None => Ok(None),
+        }
     }
 
     /// Moves `region` to node `to` (see the module docs). Completed or rolled

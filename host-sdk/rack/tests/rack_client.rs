@@ -326,3 +326,127 @@ fn a_node_declared_dead_is_fenced_until_it_says_hello_again() {
         }
     ));
 }
+
+#[test]
+fn locks_route_to_each_words_node_and_exclude_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(3, &dir);
+    let c = Arc::new(in_process(&r));
+    let va = c.ralloc(3 * VREGION_BYTES).unwrap();
+    // One lock word in each region: one on each node.
+    let words: Vec<u64> = (0..3).map(|i| va + i * VREGION_BYTES + 128).collect();
+    for &w in &words {
+        c.rlock(w).unwrap();
+    }
+    for (i, &w) in words.iter().enumerate() {
+        let mut b = [0u8; 8];
+        c.rread(w, &mut b).unwrap();
+        assert_eq!(u64::from_le_bytes(b), 1, "lock word {i} held");
+    }
+    // The lock word really is on its node: that board saw a lock request.
+    for (i, n) in r.nodes().iter().enumerate() {
+        assert!(
+            n.lock().board().stats().fast.packets_in > 0,
+            "node {}",
+            i + 1
+        );
+    }
+    // A second thread waits on the node-2 word until it is released.
+    let released = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (c, released, w) = (Arc::clone(&c), Arc::clone(&released), words[1]);
+        std::thread::spawn(move || {
+            c.rlock(w).unwrap();
+            let after = released.load(Ordering::SeqCst);
+            c.runlock(w).unwrap();
+            after
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    released.store(true, Ordering::SeqCst);
+    c.runlock(words[1]).unwrap();
+    assert!(waiter.join().unwrap(), "the lock was granted while held");
+    c.runlock(words[0]).unwrap();
+    c.runlock(words[2]).unwrap();
+    for &w in &words {
+        assert_eq!(c.cas(w, 0, 0).unwrap(), 0, "released");
+    }
+    // Lock words are 8-byte aligned words.
+    assert!(matches!(
+        c.rlock(words[0] + 4),
+        Err(RackClientError::InvalidArgument { what: "va", .. })
+    ));
+}
+
+#[test]
+fn a_pressed_node_sheds_its_coldest_region_while_a_writer_keeps_the_hot_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(2, &dir);
+    let c = Arc::new(in_process(&r));
+    // Two whole regions; the second starts on node 2 and is moved to node 1,
+    // so node 1 holds both: a hot one and a cold one (touched once per chunk).
+    // The hot one has the lower index: a tie would pick it, so only the
+    // request counts make the cold one go.
+    let hot = c.ralloc(VREGION_BYTES).unwrap();
+    let cold = c.ralloc(VREGION_BYTES).unwrap();
+    let (cold_r, hot_r) = ((cold >> 30) as u32, (hot >> 30) as u32);
+    assert!(hot_r < cold_r);
+    assert_eq!(c.owner_of(hot_r), Some(1));
+    if c.owner_of(cold_r) != Some(1) {
+        c.migrate(cold_r, 1).unwrap();
+    }
+    for i in 0..4 {
+        c.rwrite(cold + i * CHUNK, &pattern(i, 64)).unwrap();
+    }
+    // The hot region is written all along by another thread.
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let (c, stop) = (Arc::clone(&c), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            let mut model = BTreeMap::new();
+            let mut i = 0u64;
+            while !stop.load(Ordering::SeqCst) || i < 100 {
+                let at = hot + (i % 4) * CHUNK + (i % 512) * 8;
+                c.rwrite(at, &i.to_le_bytes()).unwrap();
+                model.insert(at, i);
+                i += 1;
+            }
+            model
+        })
+    };
+    // Node 1 reports its pages in use, more than node 2.
+    let mut ctl = clio_rack::service::Client::connect(r.controller_addr()).unwrap();
+    let mut used = |node| match ctl.call(Message::NodeStatus { node }).unwrap() {
+        Message::NodeReport {
+            pressure: Some(p), ..
+        } => Some(p.used_bytes),
+        _ => None,
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !matches!((used(1), used(2)), (Some(a), Some(b)) if a > b) {
+        assert!(std::time::Instant::now() < deadline, "no pressure reports");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Marks no node passes (none above 1000‰ used, none below 0‰): nothing moves.
+    assert!(c.shed_pressure(1000, 0).unwrap().is_none());
+    // Node 1 is above 0‰ used and node 2 below 1000‰: node 1 sheds its coldest.
+    let m = c
+        .shed_pressure(0, 1000)
+        .unwrap()
+        .expect("a region was shed");
+    stop.store(true, Ordering::SeqCst);
+    let model = writer.join().unwrap();
+    assert_eq!((m.region, m.from, m.to), (cold_r, 1, 2));
+    assert_eq!(c.owner_of(cold_r), Some(2));
+    assert_eq!(c.owner_of(hot_r), Some(1));
+    for i in 0..4 {
+        let mut b = vec![0u8; 64];
+        c.rread(cold + i * CHUNK, &mut b).unwrap();
+        assert_eq!(b, pattern(i, 64), "cold chunk {i} after the move");
+    }
+    for (&at, &v) in &model {
+        let mut b = [0u8; 8];
+        c.rread(at, &mut b).unwrap();
+        assert_eq!(u64::from_le_bytes(b), v, "hot word at {at:#x}");
+    }
+}

@@ -235,3 +235,74 @@ fn small_allocations_share_a_region_and_free_it_with_the_last() {
     assert_ne!(last >> 30, a >> 30);
     assert!(c.copies_of(region).is_some(), "16 live allocations hold it");
 }
+
+#[test]
+fn a_held_lock_stays_held_on_the_promoted_copy() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(3, &dir);
+    let holder = client(&r);
+    let va = holder.ralloc_replicated(CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    let w = va + 256;
+    holder.rlock(w).unwrap();
+    // Released and taken again: both copies follow each change.
+    holder.runlock(w).unwrap();
+    holder.rlock(w).unwrap();
+    let (p, b) = holder.copies_of(region).unwrap();
+    let b = b.expect("replicated");
+    r.kill(p).unwrap();
+    // On the promoted copy the word is still held: a CAS that would take it fails.
+    assert_eq!(holder.cas(w, 0, 7).unwrap(), 1);
+    assert_eq!(holder.copies_of(region).unwrap(), (b, None));
+    // Its holder releases it there; then it can be taken again.
+    holder.runlock(w).unwrap();
+    assert_eq!(read_word(&holder, w), 0);
+    holder.rlock(w).unwrap();
+    assert_eq!(read_word(&holder, w), 1);
+    holder.runlock(w).unwrap();
+}
+
+#[test]
+fn a_lock_taken_just_before_the_primary_dies_is_held_once() {
+    // Two threads contend for one replicated lock word while the primary dies;
+    // each critical section bumps a plain word twice (read, write, read, write):
+    // mutual exclusion across the failover means no bump is lost.
+    let dir = tempfile::tempdir().unwrap();
+    let mut r = start(3, &dir);
+    let c = Arc::new(client(&r));
+    let va = c.ralloc_replicated(CHUNK).unwrap();
+    let (lockw, data) = (va + 64, va + 4096);
+    let stop = Arc::new(AtomicBool::new(false));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let (c, stop) = (Arc::clone(&c), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut done = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    c.rlock(lockw).unwrap();
+                    let v = read_word(&c, data);
+                    c.rwrite(data, &(v + 1).to_le_bytes()).unwrap();
+                    c.runlock(lockw).unwrap();
+                    done += 1;
+                }
+                done
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(40));
+    let (p, _) = c.copies_of((va >> 30) as u32).unwrap();
+    r.kill(p).unwrap();
+    let killed = Instant::now();
+    while killed.elapsed() < Duration::from_millis(2 * DEAD_AFTER_MS + 400) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let total: u64 = workers.into_iter().map(|t| t.join().unwrap()).sum();
+    assert!(total > 0);
+    assert_eq!(
+        read_word(&c, data),
+        total,
+        "a critical section overlapped another"
+    );
+    assert_eq!(read_word(&c, lockw), 0);
+}
