@@ -26,6 +26,7 @@ pub mod fabric;
 pub mod flash;
 pub mod info;
 pub mod logs;
+pub mod progress;
 pub mod rack;
 pub mod report;
 pub mod sim;

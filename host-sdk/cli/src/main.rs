@@ -3,7 +3,11 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use clio_cli::progress::{Progress, Silent};
 use clio_cli::{bench, bringup, demo, fabric, flash, info, logs, rack, sim};
+
+mod print;
+use print::{Printer, Rows};
 
 /// The clio command-line tool.
 #[derive(Debug, Parser)]
@@ -43,7 +47,15 @@ enum Cmd {
 
 fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
-        Cmd::Bringup(a) => bringup::run(a),
+        Cmd::Bringup(a) => {
+            let report = bringup::check(a, sink(a.json, Rows::Checks).as_mut())?;
+            if a.json {
+                show(&report, true)?;
+            } else {
+                println!("{}", report.summary());
+            }
+            report.verdict()
+        }
         Cmd::Edmsim(a) => edm_sim::cli::run(a.clone()).map_err(anyhow::Error::msg),
         Cmd::Info(a) => {
             let report = info::query(a)?;
@@ -60,6 +72,16 @@ fn dispatch(cli: &Cli) -> Result<()> {
             Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
             None => rack::run(a),
         },
+    }
+}
+
+/// Where a command's progress goes: nowhere with `--json` (the report is
+/// the output), else printed as rows laid out as `rows`.
+fn sink(json: bool, rows: Rows) -> Box<dyn Progress> {
+    if json {
+        Box::new(Silent)
+    } else {
+        Box::new(Printer::new(rows))
     }
 }
 
