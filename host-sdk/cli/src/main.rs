@@ -4,7 +4,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use clio_cli::progress::{Progress, Silent};
-use clio_cli::{bench, bringup, demo, fabric, flash, info, logs, rack, sim};
+use clio_cli::{bench, board_arg, bringup, demo, demo_rack, fabric, flash, info, logs, rack, sim};
 
 mod print;
 use print::{Printer, Rows};
@@ -63,7 +63,25 @@ fn dispatch(cli: &Cli) -> Result<()> {
             report.verdict()
         }
         Cmd::Flash(a) => flash::run(a),
-        Cmd::Demo(a) => demo::run(a),
+        Cmd::Demo(a) if a.rack => {
+            let board = board_arg::load_board(&a.board)?;
+            let report = demo_rack::demo(&board, a.nodes, sink(a.json, Rows::Timed(40)).as_mut())?;
+            if a.json {
+                show(&report, true)?;
+            } else {
+                println!("{}", report.summary());
+            }
+            report.verdict()
+        }
+        Cmd::Demo(a) => {
+            let report = demo::demo(a, sink(a.json, Rows::Timed(34)).as_mut())?;
+            if a.json {
+                show(&report, true)?;
+            } else {
+                println!("{}", report.summary());
+            }
+            report.verdict()
+        }
         Cmd::Fabric(a) => fabric::run(a),
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => logs::run(a),
