@@ -62,7 +62,7 @@ fn dispatch(cli: &Cli) -> Result<()> {
             show(&report, a.json)?;
             report.verdict()
         }
-        Cmd::Flash(a) => flash::run(a),
+        Cmd::Flash(a) => print::flash(a),
         Cmd::Demo(a) if a.rack => {
             let board = board_arg::load_board(&a.board)?;
             let report = demo_rack::demo(&board, a.nodes, sink(a.json, Rows::Timed(40)).as_mut())?;

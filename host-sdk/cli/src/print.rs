@@ -69,3 +69,46 @@ impl Progress for Printer {
         }
     }
 }
+
+/// `clio flash`: the plan with `--dry-run`, else a progress bar over the
+/// tools' events (their lines with `--verbose`), then the report.
+pub fn flash(a: &clio_cli::flash::FlashArgs) -> anyhow::Result<()> {
+    use clio_cli::flash;
+    use clio_flash::{FlashEvent, ProgressTracker, Toolchain};
+    let tools = Toolchain::from_env();
+    if a.dry_run {
+        print!("{}", flash::dry_run(a, &tools)?);
+        return Ok(());
+    }
+    let bar = if a.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new(1000)
+    };
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut tracker = ProgressTracker::new();
+    let report = flash::flash(a, &tools, &mut |ev: &FlashEvent| {
+        match ev {
+            FlashEvent::Line { text, .. } if a.verbose => bar.println(text),
+            FlashEvent::Host { command, .. } => bar.println(format!("$ {command}")),
+            _ => {}
+        }
+        if tracker.update(ev) {
+            bar.set_position((tracker.fraction() * 1000.0) as u64);
+            bar.set_message(tracker.label().to_string());
+        }
+    })?;
+    bar.finish_and_clear();
+    if a.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&flash::report_json(&report))?
+        );
+    } else {
+        println!("{}", flash::report_line(&report));
+    }
+    Ok(())
+}
