@@ -84,7 +84,23 @@ fn dispatch(cli: &Cli) -> Result<()> {
         }
         Cmd::Fabric(a) => fabric::run(a),
         Cmd::Sim(a) => sim::run(a),
-        Cmd::Logs(a) => logs::run(a),
+        Cmd::Logs(a) => {
+            let summary = logs::decode(a, &mut |e| {
+                match e {
+                    logs::LogEvent::Line(l) if a.json => println!("{}", serde_json::to_string(&l)?),
+                    logs::LogEvent::Line(l) => println!("{l}"),
+                    logs::LogEvent::Warning(w) => eprintln!("clio logs: {w}"),
+                }
+                Ok(())
+            })?;
+            if summary.malformed > 0 {
+                eprintln!(
+                    "clio logs: {} malformed frame(s) skipped",
+                    summary.malformed
+                );
+            }
+            Ok(())
+        }
         Cmd::Bench(a) => bench::run(a),
         Cmd::Rack(a) => match &a.cmd {
             Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
