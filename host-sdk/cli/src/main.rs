@@ -82,7 +82,11 @@ fn dispatch(cli: &Cli) -> Result<()> {
             }
             report.verdict()
         }
-        Cmd::Fabric(a) => fabric::run(a),
+        Cmd::Fabric(a) => {
+            let report = fabric::fabric(a, sink(a.json, Rows::Checks).as_mut())?;
+            show(&report, a.json)?;
+            report.verdict()
+        }
         Cmd::Sim(a) => sim::run(a),
         Cmd::Logs(a) => {
             let summary = logs::decode(a, &mut |e| {

@@ -33,6 +33,7 @@ impl Progress for Printer {
         match e {
             Event::Began { command, against } => println!("{command}: {against}"),
             Event::Config(name) => println!("  (board config '{name}')"),
+            Event::Endpoint { name, detail } => println!("  {name}: {detail}"),
             Event::Advanced { done, total } => {
                 let bar = self.bar.get_or_insert_with(|| {
                     let b = ProgressBar::new(total);

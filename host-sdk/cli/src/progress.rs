@@ -33,6 +33,13 @@ pub enum Event {
         /// Units in the step.
         total: u64,
     },
+    /// Something the run serves, and where (`card 0`: `xdma://… -> memory node 0`).
+    Endpoint {
+        /// What it is.
+        name: String,
+        /// Where it is and what is behind it.
+        detail: String,
+    },
     /// A step (a check, a demo step) ended.
     Step(StepOutcome),
 }
