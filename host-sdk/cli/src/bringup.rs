@@ -28,10 +28,10 @@ use clio_wire::payload::{perms, InfoResp};
 use clio_wire::xdma::{reg, status, ID, VERSION};
 use clio_wire::{Header, Opcode, Packet, Status};
 use clio_xdma::{XdmaDevice, XdmaLink};
-use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::board_arg::load_board;
+use crate::progress::{Event, Progress, StepOutcome};
 use crate::report::{fmt_ns, percentile};
 
 /// Run bring-up checks against a board.
@@ -66,11 +66,66 @@ pub struct BringupArgs {
     pub json: bool,
 }
 
-#[derive(Debug, Serialize)]
-struct Check {
-    check: &'static str,
-    ok: bool,
-    detail: String,
+/// One bring-up check's row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    /// The check's name (`identity`, `memory test`, …).
+    pub check: String,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What it measured, or why it failed.
+    pub detail: String,
+}
+
+/// The outcome of a bring-up: every check's row, in the order they ran.
+#[derive(Debug, Clone, Serialize)]
+pub struct BringupReport {
+    /// The target, `udp://host:port` or `xdma:///dev/xdmaN`.
+    pub board: String,
+    /// The rows.
+    pub checks: Vec<Check>,
+    /// The board config the checks used.
+    pub config: String,
+    /// How many rows failed.
+    pub failed: usize,
+}
+
+/// The whole table: the rows as `clio bringup` prints them, then the
+/// summary line.
+impl std::fmt::Display for BringupReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(f, "clio bringup: {}", self.board)?;
+        writeln!(f, "  (board config '{}')", self.config)?;
+        for c in &self.checks {
+            writeln!(
+                f,
+                "  {:<5} {:<18} {}",
+                if c.ok { "PASS" } else { "FAIL" },
+                c.check,
+                c.detail
+            )?;
+        }
+        writeln!(f, "{}", self.summary())
+    }
+}
+
+impl BringupReport {
+    /// The closing line: `N passed, M failed`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} passed, {} failed",
+            self.checks.len() - self.failed,
+            self.failed
+        )
+    }
+
+    /// An error when any check failed.
+    pub fn verdict(&self) -> Result<()> {
+        if self.failed > 0 {
+            bail!("{} bring-up check(s) failed", self.failed);
+        }
+        Ok(())
+    }
 }
 
 /// 64-bit test words: walking ones, walking zeros, then each word's own
@@ -87,7 +142,7 @@ fn memory_test<T: Transport>(
     s: &mut Session<T>,
     bytes: u64,
     mtu: usize,
-    json: bool,
+    sink: &mut dyn Progress,
     cfg: &BoardConfig,
 ) -> Result<String> {
     let al = match s.ralloc(bytes, perms::RW) {
@@ -105,15 +160,11 @@ fn memory_test<T: Transport>(
     let chunk = (mtu / 8 * 8).max(8) * 16;
     let rounds = 3u32;
     let total = bytes.div_ceil(chunk as u64) * rounds as u64 * 2;
-    let bar = if json {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(total)
+    let mut done = 0;
+    let mut advance = |sink: &mut dyn Progress| {
+        done += 1;
+        sink.event(Event::Advanced { done, total });
     };
-    bar.set_style(
-        ProgressStyle::with_template("  memory test {bar:40} {pos}/{len} chunks {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
     let mut buf = vec![0u8; chunk];
     let mut back = vec![0u8; chunk];
     for round in 0..rounds {
@@ -125,7 +176,7 @@ fn memory_test<T: Transport>(
             }
             s.rwrite(al.va + off, &buf[..n])?;
             off += n as u64;
-            bar.inc(1);
+            advance(sink);
         }
         let mut off = 0;
         while off < bytes {
@@ -136,15 +187,13 @@ fn memory_test<T: Transport>(
                 let want = pattern_word(round, addr);
                 let got = u64::from_le_bytes(w.try_into().unwrap_or_default());
                 if got != want {
-                    bar.finish_and_clear();
                     bail!("round {round}: word at {addr:#x} reads {got:#018x}, wrote {want:#018x}");
                 }
             }
             off += n as u64;
-            bar.inc(1);
+            advance(sink);
         }
     }
-    bar.finish_and_clear();
     s.rfree(al.va, al.size)?;
     Ok(format!("{} MiB x {rounds} patterns verified", bytes >> 20))
 }
@@ -344,26 +393,35 @@ fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Resul
 }
 
 /// The rows of the table.
-struct Table {
-    json: bool,
+/// The rows so far, and where each new row is reported.
+struct Table<'a> {
+    sink: &'a mut dyn Progress,
     checks: Vec<Check>,
+    /// When the previous row ended (or the checks began): the checks run
+    /// one after another, each computed just before it is added, so the
+    /// time since is the row's own.
+    since: Instant,
 }
 
-impl Table {
-    fn add(&mut self, check: &'static str, r: Result<String>) {
+impl Table<'_> {
+    fn add(&mut self, check: &str, r: Result<String>) {
+        let micros = self.since.elapsed().as_secs_f64() * 1e6;
         let (ok, detail) = match r {
             Ok(d) => (true, d),
             Err(e) => (false, format!("{e:#}")),
         };
-        if !self.json {
-            println!(
-                "  {:<5} {:<18} {}",
-                if ok { "PASS" } else { "FAIL" },
-                check,
-                detail
-            );
-        }
-        self.checks.push(Check { check, ok, detail });
+        self.sink.event(Event::Step(StepOutcome {
+            name: check.into(),
+            ok,
+            detail: detail.clone(),
+            micros,
+        }));
+        self.checks.push(Check {
+            check: check.into(),
+            ok,
+            detail,
+        });
+        self.since = Instant::now();
     }
 }
 
@@ -545,11 +603,15 @@ fn resolve_config(
     }
 }
 
-/// Run `clio bringup`.
-pub fn run(a: &BringupArgs) -> Result<()> {
+/// Runs `clio bringup`: the checks against the board `a` names (an
+/// emulated one in process without `--addr`/`--xdma`), each row sent to
+/// `sink` as it ends. An error when the board cannot be reached or named;
+/// failed checks are rows of the report (see [`BringupReport::verdict`]).
+pub fn check(a: &BringupArgs, sink: &mut dyn Progress) -> Result<BringupReport> {
     let mut table = Table {
-        json: a.json,
+        sink,
         checks: Vec::new(),
+        since: Instant::now(),
     };
     let mut _server = None;
     let target = match (&a.addr, &a.xdma) {
@@ -582,16 +644,17 @@ pub fn run(a: &BringupArgs) -> Result<()> {
             Target::Udp(sa)
         }
     };
-    if !a.json {
-        println!(
-            "clio bringup: {target}{}",
+    table.sink.event(Event::Began {
+        command: "clio bringup".into(),
+        against: format!(
+            "{target}{}",
             if a.join.is_some() {
                 " (joining an address space)"
             } else {
                 ""
             }
-        );
-    }
+        ),
+    });
     let join = match &a.join {
         Some(t) => Some(
             t.parse::<clio::ShareToken>()
@@ -613,6 +676,7 @@ pub fn run(a: &BringupArgs) -> Result<()> {
                 .map_err(|e| anyhow::anyhow!("no answer from {addr}: {e}"))?
                 .info()?;
             let cfg = resolve_config(a.config.as_deref(), &target, &info)?;
+            table.since = Instant::now();
             table.add("arp", arp_check(*addr, Some(mac_text(&cfg.network.mac))));
             let s = Session::open(*addr, client(&cfg))
                 .map_err(|e| anyhow::anyhow!("no answer from {addr}: {e}"))?;
@@ -641,6 +705,7 @@ pub fn run(a: &BringupArgs) -> Result<()> {
             })
         }
         Target::Xdma(prefix) => {
+            table.since = Instant::now();
             xdma_checks(&mut table, prefix)?;
             let link = XdmaLink::open(prefix)?;
             let info = Session::open_with(link, probe)?.info()?;
@@ -678,12 +743,13 @@ fn checks<T: Transport>(
     cfg: &BoardConfig,
     target: &Target,
     session_rows: impl FnOnce(&mut Session<T>, &mut Table),
-) -> Result<()> {
+) -> Result<BringupReport> {
     let mtu = cfg.network.mtu_payload as usize;
     let page = cfg.pages.default_size;
-    if !a.json {
-        println!("  (board config '{}')", cfg.board.name);
-    }
+    table
+        .sink
+        .event(Event::Config(cfg.board.name.as_str().into()));
+    table.since = Instant::now();
     table.add(
         "identity",
         s.info().map_err(Into::into).and_then(|i| {
@@ -707,8 +773,7 @@ fn checks<T: Transport>(
         }),
     );
     session_rows(&mut s, table);
-    let mut add = |check: &'static str, r: Result<String>| table.add(check, r);
-    add(
+    table.add(
         "link mtu",
         (|| {
             let al = s.ralloc(page, perms::RW)?;
@@ -729,11 +794,9 @@ fn checks<T: Transport>(
             ))
         })(),
     );
-    add(
-        "memory test",
-        memory_test(&mut s, a.mem_test_bytes.max(8), mtu, a.json, cfg),
-    );
-    add(
+    let mem = memory_test(&mut s, a.mem_test_bytes.max(8), mtu, &mut *table.sink, cfg);
+    table.add("memory test", mem);
+    table.add(
         "page faults",
         (|| {
             let al = s.ralloc(2 * page, perms::RW)?;
@@ -759,7 +822,7 @@ fn checks<T: Transport>(
             ))
         })(),
     );
-    add(
+    table.add(
         "atomics",
         (|| {
             let al = s.ralloc(page, perms::RW)?;
@@ -775,7 +838,7 @@ fn checks<T: Transport>(
         })(),
     );
     let max_p50 = a.max_p50_us;
-    add(
+    table.add(
         "latency",
         (|| {
             let al = s.ralloc(page, perms::RW)?;
@@ -799,27 +862,109 @@ fn checks<T: Transport>(
             ))
         })(),
     );
-    let checks = &table.checks;
+    let checks = std::mem::take(&mut table.checks);
     let failed = checks.iter().filter(|c| !c.ok).count();
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(
-                &serde_json::json!({ "board": target.to_string(), "config": cfg.board.name.as_str(), "checks": checks, "failed": failed })
-            )?
-        );
-    } else {
-        println!("{} passed, {} failed", checks.len() - failed, failed);
-    }
-    if failed > 0 {
-        bail!("{failed} bring-up check(s) failed");
-    }
-    Ok(())
+    Ok(BringupReport {
+        board: target.to_string(),
+        checks,
+        config: cfg.board.name.as_str().into(),
+        failed,
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{arp_lookup, mac_text, pattern_word};
+    use super::{arp_lookup, check, mac_text, pattern_word, BringupArgs};
+    use crate::progress::{steps, Event};
+
+    /// In process against an emulated board: the events name the target,
+    /// then the config, every check's row in order (the memory test's
+    /// chunks counted up to their total before its row), and the report
+    /// holds the same rows.
+    #[test]
+    fn emulated_board_reports_every_check_as_an_event() {
+        let a = BringupArgs {
+            addr: None,
+            xdma: None,
+            config: None,
+            join: None,
+            mem_test_bytes: 1 << 16,
+            max_p50_us: 1e6,
+            json: false,
+        };
+        let mut ev = Vec::new();
+        let report = check(&a, &mut ev).unwrap();
+        assert!(
+            matches!(&ev[0], Event::Began { command, against }
+                if command == "clio bringup" && *against == report.board),
+            "{:?}",
+            ev[0]
+        );
+        assert!(ev.contains(&Event::Config("emulator".into())));
+        let rows = steps(&ev);
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "arp",
+                "identity",
+                "epoch",
+                "session key",
+                "forged session",
+                "dedup coverage",
+                "link mtu",
+                "memory test",
+                "page faults",
+                "atomics",
+                "latency"
+            ]
+        );
+        assert!(rows.iter().all(|r| r.1), "{ev:?}");
+        let adv: Vec<(u64, u64)> = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::Advanced { done, total } => Some((*done, *total)),
+                _ => None,
+            })
+            .collect();
+        let total = adv[0].1;
+        assert!(total > 0 && adv.len() as u64 == total, "{adv:?}");
+        assert!(adv.iter().enumerate().all(|(i, a)| a.0 == i as u64 + 1));
+        let mem_row = ev
+            .iter()
+            .position(|e| matches!(e, Event::Step(s) if s.name == "memory test"))
+            .unwrap();
+        let last_adv = ev
+            .iter()
+            .rposition(|e| matches!(e, Event::Advanced { .. }))
+            .unwrap();
+        assert!(last_adv < mem_row);
+        assert_eq!(report.checks.len(), rows.len());
+        assert_eq!(report.failed, 0);
+        assert_eq!(report.config, "emulator");
+        assert!(report.verdict().is_ok());
+        assert!(report.to_string().ends_with("11 passed, 0 failed\n"));
+    }
+
+    /// A check that fails is a failed row and event, and the verdict says so.
+    #[test]
+    fn a_failing_check_is_a_failed_row_and_a_failing_verdict() {
+        let a = BringupArgs {
+            addr: None,
+            xdma: None,
+            config: None,
+            join: None,
+            mem_test_bytes: 1 << 16,
+            max_p50_us: 0.0,
+            json: false,
+        };
+        let mut ev = Vec::new();
+        let report = check(&a, &mut ev).unwrap();
+        assert!(steps(&ev).contains(&("latency".into(), false)));
+        assert_eq!(report.failed, 1);
+        assert!(report.verdict().is_err());
+        assert_eq!(report.summary(), "10 passed, 1 failed");
+    }
 
     #[test]
     fn arp_entries_must_be_complete() {

@@ -12,6 +12,7 @@ use clio_wire::payload::perms;
 use serde::Serialize;
 
 use crate::board_arg::load_board;
+use crate::progress::{Event, Progress, StepOutcome};
 use crate::report::{fmt_ns, percentile};
 
 /// Run a remote-memory workload against an embedded emulated board.
@@ -36,52 +37,129 @@ pub struct DemoArgs {
     pub nodes: usize,
 }
 
-#[derive(Debug, Serialize)]
-struct Step {
-    step: String,
-    ok: bool,
-    detail: String,
-    micros: f64,
+/// One demo step's row.
+#[derive(Debug, Clone, Serialize)]
+pub struct Step {
+    /// The step's name.
+    pub step: String,
+    /// Whether it passed.
+    pub ok: bool,
+    /// What it did, or why it failed.
+    pub detail: String,
+    /// How long it took, in microseconds.
+    pub micros: f64,
 }
 
-#[derive(Debug, Serialize)]
-struct DemoReport {
-    board: String,
-    listen: String,
-    steps: Vec<Step>,
-    passed: usize,
-    failed: usize,
-}
-
-struct Runner {
-    steps: Vec<Step>,
-    json: bool,
-}
-
-impl Runner {
-    fn step(&mut self, name: &str, f: impl FnOnce() -> Result<String>) {
-        let t = Instant::now();
-        let r = f();
-        let micros = t.elapsed().as_secs_f64() * 1e6;
-        let (ok, detail) = match r {
-            Ok(d) => (true, d),
-            Err(e) => (false, format!("{e:#}")),
-        };
-        if !self.json {
-            println!(
-                "  {:<4} {:<34} {:>10}  {}",
-                if ok { "ok" } else { "FAIL" },
-                name,
-                fmt_ns(micros * 1e3),
-                detail
-            );
+impl From<StepOutcome> for Step {
+    fn from(s: StepOutcome) -> Self {
+        Self {
+            step: s.name,
+            ok: s.ok,
+            detail: s.detail,
+            micros: s.micros,
         }
-        self.steps.push(Step {
-            step: name.into(),
-            ok,
-            detail,
-            micros,
-        });
+    }
+}
+
+/// The board's packet counts at the end of a demo (not in the JSON form).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LinkCounts {
+    /// Packets the board received.
+    pub received: u64,
+    /// Packets the board sent.
+    pub sent: u64,
+    /// Packets the faulty link dropped towards the board.
+    pub dropped_in: u64,
+    /// Packets the faulty link dropped towards the client.
+    pub dropped_out: u64,
+}
+
+/// The outcome of `clio demo`: every step's row, in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct DemoReport {
+    /// The board config's name.
+    pub board: String,
+    /// Where the emulated board listened.
+    pub listen: String,
+    /// The rows.
+    pub steps: Vec<Step>,
+    /// Rows that passed.
+    pub passed: usize,
+    /// Rows that failed.
+    pub failed: usize,
+    /// The board's packet counts.
+    #[serde(skip)]
+    pub link: LinkCounts,
+}
+
+impl DemoReport {
+    /// The closing line: counts of steps and of the board's packets.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} passed, {} failed  (board saw {} packets in, {} out; link dropped {}/{} in/out)",
+            self.passed,
+            self.failed,
+            self.link.received,
+            self.link.sent,
+            self.link.dropped_in,
+            self.link.dropped_out
+        )
+    }
+
+    /// An error when any step failed.
+    pub fn verdict(&self) -> Result<()> {
+        if self.failed > 0 {
+            bail!("{} demo step(s) failed", self.failed);
+        }
+        Ok(())
+    }
+}
+
+/// The rows as `clio demo` prints them, then the summary line.
+impl std::fmt::Display for DemoReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write_rows(f, &self.steps, 34)?;
+        writeln!(f, "{}", self.summary())
+    }
+}
+
+/// Demo rows, the name padded to `width`.
+pub(crate) fn write_rows(
+    f: &mut std::fmt::Formatter<'_>,
+    steps: &[Step],
+    width: usize,
+) -> std::fmt::Result {
+    for s in steps {
+        writeln!(
+            f,
+            "  {:<4} {:<width$} {:>10}  {}",
+            if s.ok { "ok" } else { "FAIL" },
+            s.step,
+            fmt_ns(s.micros * 1e3),
+            s.detail
+        )?;
+    }
+    Ok(())
+}
+
+/// Runs steps, reporting each to the sink as it ends.
+pub(crate) struct Runner<'a> {
+    pub(crate) steps: Vec<Step>,
+    pub(crate) sink: &'a mut dyn Progress,
+}
+
+impl Runner<'_> {
+    /// Runs `f` as the step `name`.
+    pub(crate) fn step(&mut self, name: &str, f: impl FnOnce() -> Result<String>) {
+        let o = StepOutcome::run(name, f);
+        self.sink.event(Event::Step(o.clone()));
+        self.steps.push(o.into());
+    }
+
+    /// (passed, failed).
+    pub(crate) fn counts(&self) -> (usize, usize) {
+        let failed = self.steps.iter().filter(|s| !s.ok).count();
+        (self.steps.len() - failed, failed)
     }
 }
 
@@ -91,12 +169,12 @@ fn pattern(len: usize, seed: u8) -> Vec<u8> {
         .collect()
 }
 
-/// Run `clio demo`.
-pub fn run(a: &DemoArgs) -> Result<()> {
+/// Runs `clio demo` (not `--rack`: that is [`crate::demo_rack::demo`]):
+/// the checked workload on an emulated board in this process, each step
+/// sent to `sink` as it ends. An error when the board cannot start; failed
+/// steps are rows of the report (see [`DemoReport::verdict`]).
+pub fn demo(a: &DemoArgs, sink: &mut dyn Progress) -> Result<DemoReport> {
     let cfg = load_board(&a.board)?;
-    if a.rack {
-        return crate::demo_rack::run(&cfg, a.nodes, a.json);
-    }
     let faults = FaultConfig::parse(&a.faults)
         .map_err(anyhow::Error::msg)
         .context("--faults")?;
@@ -111,20 +189,25 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     let board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
     let server = clio_emu::spawn(board, "127.0.0.1:0".parse()?, opts)?;
     let addr = server.addr();
-    if !a.json {
-        println!(
-            "clio demo: emulated board '{}' ({} MiB DRAM, {} KiB pages, {}-entry TLB) on udp://{addr}{}",
+    sink.event(Event::Began {
+        command: "clio demo".into(),
+        against: format!(
+            "emulated board '{}' ({} MiB DRAM, {} KiB pages, {}-entry TLB) on udp://{addr}{}",
             cfg.board.name,
             cfg.dram.size >> 20,
             cfg.pages.default_size >> 10,
             cfg.tlb.entries,
-            if faults.is_none() { String::new() } else { format!(", faults: {}", a.faults) }
-        );
-    }
+            if faults.is_none() {
+                String::new()
+            } else {
+                format!(", faults: {}", a.faults)
+            }
+        ),
+    });
     let page = cfg.pages.default_size;
     let mut r = Runner {
         steps: Vec::new(),
-        json: a.json,
+        sink,
     };
     let mut s = Session::open(addr, ClientConfig::from_board(&cfg))
         .context("opening a session (a new address space)")?;
@@ -269,29 +352,73 @@ pub fn run(a: &DemoArgs) -> Result<()> {
     let _ = s.close();
     let _ = other.close();
     let stats = server.stop()?;
-    let failed = r.steps.iter().filter(|s| !s.ok).count();
-    let report = DemoReport {
+    let (passed, failed) = r.counts();
+    Ok(DemoReport {
         board: cfg.board.name.to_string(),
         listen: addr.to_string(),
-        passed: r.steps.len() - failed,
+        passed,
         failed,
         steps: r.steps,
-    };
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!(
-            "{} passed, {} failed  (board saw {} packets in, {} out; link dropped {}/{} in/out)",
-            report.passed,
-            report.failed,
-            stats.received,
-            stats.sent,
-            stats.inbound.dropped,
-            stats.outbound.dropped
+        link: LinkCounts {
+            received: stats.received,
+            sent: stats.sent,
+            dropped_in: stats.inbound.dropped,
+            dropped_out: stats.outbound.dropped,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{demo, DemoArgs};
+    use crate::progress::{steps, Event};
+
+    /// In process: the events open with the board line, then one step event
+    /// per row of the report, in order, all passing; the board's packet
+    /// counts are in the report (its summary line).
+    #[test]
+    fn demo_reports_each_step_as_an_event() {
+        let a = DemoArgs {
+            board: "emulator".into(),
+            faults: String::new(),
+            json: false,
+            rack: false,
+            nodes: 3,
+        };
+        let mut ev = Vec::new();
+        let report = demo(&a, &mut ev).unwrap();
+        assert!(
+            matches!(&ev[0], Event::Began { command, against }
+                if command == "clio demo" && against.contains(&report.listen)),
+            "{:?}",
+            ev[0]
         );
+        let rows = steps(&ev);
+        assert_eq!(rows.len(), 12, "{rows:?}");
+        assert_eq!(rows.len(), ev.len() - 1);
+        for (r, s) in rows.iter().zip(&report.steps) {
+            assert_eq!((&r.0, r.1), (&s.step, s.ok));
+        }
+        assert_eq!(rows[0].0, "info");
+        assert_eq!(rows[11].0, "rfree, then access");
+        assert_eq!((report.passed, report.failed), (12, 0), "{report}");
+        assert!(report.link.received > 0 && report.link.sent > 0);
+        assert!(report.verdict().is_ok());
     }
-    if failed > 0 {
-        bail!("{failed} demo step(s) failed");
+
+    /// A bad `--faults` is an error naming the flag, before any event.
+    #[test]
+    fn bad_faults_are_an_error_before_any_event() {
+        let a = DemoArgs {
+            board: "emulator".into(),
+            faults: "drop=lots".into(),
+            json: false,
+            rack: false,
+            nodes: 3,
+        };
+        let mut ev = Vec::new();
+        let e = demo(&a, &mut ev).unwrap_err();
+        assert!(format!("{e:#}").contains("--faults"), "{e:#}");
+        assert!(ev.is_empty());
     }
-    Ok(())
 }

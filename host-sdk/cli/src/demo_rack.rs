@@ -18,26 +18,49 @@ use clio_rack::local::LocalRack;
 use clio_rack::{RackClient, UdpLinks};
 use serde::Serialize;
 
+use crate::demo::{write_rows, Step};
+use crate::progress::{Event, Progress, StepOutcome};
 use crate::report::{fmt_ns, percentile};
 
 /// The controller declares a node dead after this long without heartbeats.
 const DEAD_AFTER_MS: u64 = 300;
 
-#[derive(Debug, Serialize)]
-struct Step {
-    step: String,
-    ok: bool,
-    detail: String,
-    micros: f64,
+/// The outcome of `clio demo --rack`: every step's row, in order.
+#[derive(Debug, Clone, Serialize)]
+pub struct RackDemoReport {
+    /// Memory nodes in the rack.
+    pub nodes: usize,
+    /// How the client reached the controller (`udp`).
+    pub controller: String,
+    /// The rows.
+    pub steps: Vec<Step>,
+    /// Rows that passed.
+    pub passed: usize,
+    /// Rows that failed.
+    pub failed: usize,
 }
 
-#[derive(Debug, Serialize)]
-struct Report {
-    nodes: usize,
-    controller: String,
-    steps: Vec<Step>,
-    passed: usize,
-    failed: usize,
+impl RackDemoReport {
+    /// The closing line: `N passed, M failed`.
+    pub fn summary(&self) -> String {
+        format!("{} passed, {} failed", self.passed, self.failed)
+    }
+
+    /// An error when any step failed.
+    pub fn verdict(&self) -> Result<()> {
+        if self.failed > 0 {
+            bail!("{} rack demo step(s) failed", self.failed);
+        }
+        Ok(())
+    }
+}
+
+/// The rows as `clio demo --rack` prints them, then the summary line.
+impl std::fmt::Display for RackDemoReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write_rows(f, &self.steps, 40)?;
+        writeln!(f, "{}", self.summary())
+    }
 }
 
 type Client = RackClient<UdpTransport>;
@@ -92,8 +115,14 @@ fn check(
     Ok(model.len())
 }
 
-/// Runs `clio demo --rack` with `nodes` emulated nodes of `board`.
-pub fn run(board: &clio_config::BoardConfig, nodes: usize, json: bool) -> Result<()> {
+/// Runs `clio demo --rack` with `nodes` emulated nodes of `board`, each
+/// step sent to `sink` as it ends. An error when the rack cannot start;
+/// failed steps are rows of the report (see [`RackDemoReport::verdict`]).
+pub fn demo(
+    board: &clio_config::BoardConfig,
+    nodes: usize,
+    sink: &mut dyn Progress,
+) -> Result<RackDemoReport> {
     if nodes < 3 {
         bail!("--nodes: the rack demo needs at least 3 (two copies and a migration target)");
     }
@@ -101,13 +130,14 @@ pub fn run(board: &clio_config::BoardConfig, nodes: usize, json: bool) -> Result
     let _ = std::fs::remove_file(&log);
     let mut r = LocalRack::start(nodes, board, "127.0.0.1:0".parse()?, &log, DEAD_AFTER_MS)
         .context("starting a local rack")?;
-    if !json {
-        println!(
-            "clio demo --rack: controller on udp://{}, {nodes} emulated '{}' nodes, dead after {DEAD_AFTER_MS} ms",
+    sink.event(Event::Began {
+        command: "clio demo --rack".into(),
+        against: format!(
+            "controller on udp://{}, {nodes} emulated '{}' nodes, dead after {DEAD_AFTER_MS} ms",
             r.controller_addr(),
             board.board.name
-        );
-    }
+        ),
+    });
     let cfg = ClientConfig {
         // A dead node is noticed within this bound (the controller's verdict
         // follows within dead_after_ms).
@@ -122,28 +152,10 @@ pub fn run(board: &clio_config::BoardConfig, nodes: usize, json: bool) -> Result
     )?);
     let mut steps = Vec::new();
     let mut step = |name: &str, f: &mut dyn FnMut() -> Result<String>| {
-        let t = Instant::now();
-        let res = f();
-        let micros = t.elapsed().as_secs_f64() * 1e6;
-        let (ok, detail) = match res {
-            Ok(d) => (true, d),
-            Err(e) => (false, format!("{e:#}")),
-        };
-        if !json {
-            println!(
-                "  {:<4} {:<40} {:>10}  {}",
-                if ok { "ok" } else { "FAIL" },
-                name,
-                fmt_ns(micros * 1e3),
-                detail
-            );
-        }
-        steps.push(Step {
-            step: name.into(),
-            ok,
-            detail,
-            micros,
-        });
+        let o = StepOutcome::run(name, f);
+        let ok = o.ok;
+        sink.event(Event::Step(o.clone()));
+        steps.push(Step::from(o));
         ok
     };
 
@@ -302,20 +314,50 @@ pub fn run(board: &clio_config::BoardConfig, nodes: usize, json: bool) -> Result
     r.stop()?;
     let _ = std::fs::remove_file(&log);
     let failed = steps.iter().filter(|s| !s.ok).count();
-    let report = Report {
+    Ok(RackDemoReport {
         nodes,
         controller: "udp".into(),
         passed: steps.len() - failed,
         failed,
         steps,
-    };
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!("{} passed, {} failed", report.passed, report.failed);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::demo;
+    use crate::progress::{steps, Event};
+
+    /// In process over loopback UDP: the rack line, then the seven steps
+    /// (node kill included) as events, matching the report's rows.
+    #[test]
+    fn rack_demo_reports_each_step_as_an_event() {
+        let board = clio_config::BoardConfig::embedded("emulator").unwrap();
+        let mut ev = Vec::new();
+        let report = demo(&board, 3, &mut ev).unwrap();
+        assert!(
+            matches!(&ev[0], Event::Began { command, against }
+                if command == "clio demo --rack" && against.contains("3 emulated 'emulator' nodes")),
+            "{:?}",
+            ev[0]
+        );
+        let rows = steps(&ev);
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(names.len(), 7, "{names:?}");
+        assert!(names.contains(&"kill the primary under 2 writers + adder"));
+        for (r, s) in rows.iter().zip(&report.steps) {
+            assert_eq!((&r.0, r.1), (&s.step, s.ok));
+        }
+        assert_eq!((report.passed, report.failed), (7, 0), "{report}");
     }
-    if failed > 0 {
-        bail!("{failed} rack demo step(s) failed");
+
+    /// Fewer than three nodes is refused before anything starts.
+    #[test]
+    fn two_nodes_are_refused() {
+        let board = clio_config::BoardConfig::embedded("emulator").unwrap();
+        let mut ev = Vec::new();
+        let e = demo(&board, 2, &mut ev).unwrap_err();
+        assert!(e.to_string().contains("--nodes"), "{e}");
+        assert!(ev.is_empty());
     }
-    Ok(())
 }

@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use crate::progress::{Event, Progress};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use clio::Session;
@@ -46,31 +47,81 @@ pub struct FabricArgs {
 }
 
 /// One card's check.
-#[derive(Debug, Serialize)]
-struct CardCheck {
-    card: String,
-    ok: bool,
-    error: Option<String>,
+#[derive(Debug, Clone, Serialize)]
+pub struct CardCheck {
+    /// The card's address (`xdma://…`).
+    pub card: String,
+    /// Whether the SDK workload passed on it.
+    pub ok: bool,
+    /// Why it failed.
+    pub error: Option<String>,
 }
 
 /// Model-time latency summary.
-#[derive(Debug, Serialize, Default)]
-struct Latency {
-    count: usize,
-    mean_ns: f64,
-    p99_ns: f64,
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct Latency {
+    /// Answers counted.
+    pub count: usize,
+    /// Mean, ns.
+    pub mean_ns: f64,
+    /// 99th percentile, ns.
+    pub p99_ns: f64,
 }
 
-#[derive(Debug, Serialize)]
-struct Report {
-    cards: Vec<String>,
-    nodes: usize,
-    checks: Vec<CardCheck>,
-    requests: u64,
-    answers: u64,
-    refused: Vec<(String, u64)>,
-    read_latency: Latency,
-    other_latency: Latency,
+/// What `clio fabric` did: the cards, the `--check` rows, the rack's counts.
+#[derive(Debug, Clone, Serialize)]
+pub struct FabricReport {
+    /// Card addresses, card `i` in front of memory node `i % nodes`.
+    pub cards: Vec<String>,
+    /// Memory nodes.
+    pub nodes: usize,
+    /// One row per card with `--check`.
+    pub checks: Vec<CardCheck>,
+    /// Requests the cards took.
+    pub requests: u64,
+    /// Answers they gave.
+    pub answers: u64,
+    /// Refusals by reason.
+    pub refused: Vec<(String, u64)>,
+    /// Read latency card -> memory node -> card (model time).
+    pub read_latency: Latency,
+    /// Latency of the other requests.
+    pub other_latency: Latency,
+}
+
+/// The `--check` rows and the counts, as `clio fabric` prints them at the end.
+impl std::fmt::Display for FabricReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in &self.checks {
+            match &c.error {
+                None => writeln!(f, "  PASS {}: alloc, write, read, faa, cas, free", c.card)?,
+                Some(e) => writeln!(f, "  FAIL {}: {e}", c.card)?,
+            }
+        }
+        writeln!(
+            f,
+            "  {} requests, {} answers; EDM model latency card -> memory node -> card: reads mean {:.1} ns (p99 {:.1}, {} answers), others mean {:.1} ns (p99 {:.1}, {})",
+            self.requests,
+            self.answers,
+            self.read_latency.mean_ns,
+            self.read_latency.p99_ns,
+            self.read_latency.count,
+            self.other_latency.mean_ns,
+            self.other_latency.p99_ns,
+            self.other_latency.count
+        )
+    }
+}
+
+impl FabricReport {
+    /// An error when a card failed its check.
+    pub fn verdict(&self) -> Result<()> {
+        let failed = self.checks.iter().filter(|c| !c.ok).count();
+        if failed > 0 {
+            bail!("clio fabric --check: {failed} card(s) failed");
+        }
+        Ok(())
+    }
 }
 
 fn summary(st: &RackStats, read: bool) -> Latency {
@@ -114,8 +165,10 @@ fn check_card(addr: &str, cfg: clio::ClientConfig) -> Result<()> {
     Ok(())
 }
 
-/// Run `clio fabric`.
-pub fn run(a: &FabricArgs) -> Result<()> {
+/// Runs `clio fabric`: starts the emulated rack, reports it (the cards as
+/// [`Event::Endpoint`]s) to `sink`, runs `--check` or serves for
+/// `--seconds` (until killed without), stops it; the report.
+pub fn fabric(a: &FabricArgs, sink: &mut dyn Progress) -> Result<FabricReport> {
     let board = load_board(&a.config)?;
     let (dir, temp) = match &a.dir {
         Some(d) => {
@@ -128,14 +181,19 @@ pub fn run(a: &FabricArgs) -> Result<()> {
             (d, true)
         }
     };
-    let result = serve(a, &board, &dir);
+    let result = serve(a, &board, &dir, sink);
     if temp {
         let _ = std::fs::remove_dir_all(&dir);
     }
     result
 }
 
-fn serve(a: &FabricArgs, board: &clio_config::BoardConfig, dir: &std::path::Path) -> Result<()> {
+fn serve(
+    a: &FabricArgs,
+    board: &clio_config::BoardConfig,
+    dir: &std::path::Path,
+    sink: &mut dyn Progress,
+) -> Result<FabricReport> {
     let rack = Rack::start(RackOptions {
         cards: a.cards,
         nodes: a.nodes,
@@ -148,14 +206,18 @@ fn serve(a: &FabricArgs, board: &clio_config::BoardConfig, dir: &std::path::Path
         .iter()
         .map(|p| format!("xdma://{}", p.display()))
         .collect();
-    if !a.json {
-        println!(
-            "clio fabric: {} emulated U200 card(s), {} memory node(s) ('{}') on one EDM switch",
+    sink.event(Event::Began {
+        command: "clio fabric".into(),
+        against: format!(
+            "{} emulated U200 card(s), {} memory node(s) ('{}') on one EDM switch",
             a.cards, a.nodes, board.board.name
-        );
-        for (i, c) in cards.iter().enumerate() {
-            println!("  card {i}: {c} -> memory node {}", i % a.nodes);
-        }
+        ),
+    });
+    for (i, c) in cards.iter().enumerate() {
+        sink.event(Event::Endpoint {
+            name: format!("card {i}"),
+            detail: format!("{c} -> memory node {}", i % a.nodes),
+        });
     }
     let mut checks = Vec::new();
     if a.check {
@@ -182,7 +244,7 @@ fn serve(a: &FabricArgs, board: &clio_config::BoardConfig, dir: &std::path::Path
     let st = rack.stats();
     rack.stop()
         .map_err(|e| anyhow::anyhow!("clio fabric: {e}"))?;
-    let report = Report {
+    Ok(FabricReport {
         cards,
         nodes: a.nodes,
         requests: st.requests,
@@ -191,31 +253,44 @@ fn serve(a: &FabricArgs, board: &clio_config::BoardConfig, dir: &std::path::Path
         read_latency: summary(&st, true),
         other_latency: summary(&st, false),
         checks,
-    };
-    let failed = report.checks.iter().filter(|c| !c.ok).count();
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        for c in &report.checks {
-            match &c.error {
-                None => println!("  PASS {}: alloc, write, read, faa, cas, free", c.card),
-                Some(e) => println!("  FAIL {}: {e}", c.card),
-            }
-        }
-        println!(
-            "  {} requests, {} answers; EDM model latency card -> memory node -> card: reads mean {:.1} ns (p99 {:.1}, {} answers), others mean {:.1} ns (p99 {:.1}, {})",
-            report.requests,
-            report.answers,
-            report.read_latency.mean_ns,
-            report.read_latency.p99_ns,
-            report.read_latency.count,
-            report.other_latency.mean_ns,
-            report.other_latency.p99_ns,
-            report.other_latency.count
-        );
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{fabric, FabricArgs};
+    use crate::progress::Event;
+
+    /// `--check` in process: the rack line, one endpoint event per card (in
+    /// front of node `i % nodes`), then every card passes the SDK workload.
+    #[test]
+    fn check_reports_the_cards_then_passes_on_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = FabricArgs {
+            cards: 2,
+            nodes: 1,
+            dir: Some(dir.path().to_path_buf()),
+            config: "emulator".into(),
+            check: true,
+            seconds: None,
+            json: false,
+        };
+        let mut ev = Vec::new();
+        let report = fabric(&a, &mut ev).unwrap();
+        assert!(matches!(&ev[0], Event::Began { command, .. } if command == "clio fabric"));
+        let cards: Vec<(String, String)> = ev
+            .iter()
+            .filter_map(|e| match e {
+                Event::Endpoint { name, detail } => Some((name.clone(), detail.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(cards.len(), 2);
+        assert_eq!(cards[1].0, "card 1");
+        assert!(cards[1].1.ends_with("-> memory node 0"), "{cards:?}");
+        assert_eq!(report.checks.len(), 2);
+        assert!(report.checks.iter().all(|c| c.ok), "{report}");
+        assert!(report.answers > 0);
+        assert!(report.verdict().is_ok());
     }
-    if failed > 0 {
-        bail!("clio fabric --check: {failed} card(s) failed");
-    }
-    Ok(())
 }

@@ -6,8 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use clio_flash::{Board, FlashEvent, FlashPlan, FlashRequest, ProgressTracker, Route, Toolchain};
-use indicatif::{ProgressBar, ProgressStyle};
+use clio_flash::{Board, FlashEvent, FlashPlan, FlashReport, FlashRequest, Route, Toolchain};
 
 /// Flash a board (ZCU106 over JTAG, to QSPI or to an SD card; Alveo U200
 /// over JTAG or into its configuration flash).
@@ -75,8 +74,9 @@ pub struct FlashArgs {
     pub json: bool,
 }
 
-/// Run `clio flash`.
-pub fn run(a: &FlashArgs) -> Result<()> {
+/// The flash request `a` describes (board, route, manifests, images, tool
+/// time limit).
+pub fn request(a: &FlashArgs) -> Result<FlashRequest> {
     let mut req = FlashRequest::new(Board::parse(&a.board)?);
     req.route = a.route.as_deref().map(Route::parse).transpose()?;
     req.bitstream_manifest = a.bitstream.clone();
@@ -93,57 +93,98 @@ pub fn run(a: &FlashArgs) -> Result<()> {
     req.pci_bdf = a.pci_bdf.clone();
     req.pci_sysfs = a.pci_sysfs.clone();
     req.timeout = Duration::from_secs(a.timeout_s);
-    let tools = Toolchain::from_env();
-    if a.dry_run {
-        let plan = FlashPlan::dry_run(&req, &tools)?;
-        print!("{}", plan.describe(&std::env::temp_dir()));
-        return Ok(());
+    Ok(req)
+}
+
+/// `clio flash --dry-run`: the checked plan's commands and scripts, as
+/// text; nothing runs.
+pub fn dry_run(a: &FlashArgs, tools: &Toolchain) -> Result<String> {
+    let plan = FlashPlan::dry_run(&request(a)?, tools)?;
+    Ok(plan.describe(&std::env::temp_dir()))
+}
+
+/// Runs `clio flash` with the vendor `tools`, each tool event (step, line,
+/// progress) sent to `on_event` as it happens (`clio_flash::ProgressTracker`
+/// turns them into a fraction done); the report when the board is flashed.
+pub fn flash(
+    a: &FlashArgs,
+    tools: &Toolchain,
+    on_event: &mut dyn FnMut(&FlashEvent),
+) -> Result<FlashReport> {
+    let plan = FlashPlan::new(&request(a)?, tools)?;
+    plan.run(on_event)
+        .with_context(|| format!("flashing {}", a.board))
+}
+
+/// A flash report as `clio flash --json` prints it.
+pub fn report_json(report: &FlashReport) -> serde_json::Value {
+    serde_json::json!({
+        "board": report.board.to_string(),
+        "route": format!("{:?}", report.route),
+        "bitstream_sha256": report.bitstream_sha256,
+        "firmware_build_id": report.firmware_build_id,
+        "seconds": report.elapsed.as_secs_f64(),
+    })
+}
+
+/// A flash report's one line of text.
+pub fn report_line(report: &FlashReport) -> String {
+    format!(
+        "flashed {} via {:?} in {:.1} s (bitstream {}, firmware {})",
+        report.board,
+        report.route,
+        report.elapsed.as_secs_f64(),
+        report.bitstream_sha256.as_deref().unwrap_or("-"),
+        report.firmware_build_id.as_deref().unwrap_or("-")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{flash, request, FlashArgs};
+    use clap::Parser;
+    use clio_flash::Toolchain;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        a: FlashArgs,
     }
-    let plan = FlashPlan::new(&req, &tools)?;
-    let bar = if a.json {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new(1000)
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {bar:40} {percent:>3}% {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
-    let mut tracker = ProgressTracker::new();
-    let report = plan
-        .run(&mut |ev: &FlashEvent| {
-            match ev {
-                FlashEvent::Line { text, .. } if a.verbose => bar.println(text),
-                FlashEvent::Host { command, .. } => bar.println(format!("$ {command}")),
-                _ => {}
-            }
-            if tracker.update(ev) {
-                bar.set_position((tracker.fraction() * 1000.0) as u64);
-                bar.set_message(tracker.label().to_string());
-            }
-        })
-        .with_context(|| format!("flashing {}", a.board))?;
-    bar.finish_and_clear();
-    if a.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "board": report.board.to_string(),
-                "route": format!("{:?}", report.route),
-                "bitstream_sha256": report.bitstream_sha256,
-                "firmware_build_id": report.firmware_build_id,
-                "seconds": report.elapsed.as_secs_f64(),
-            }))?
-        );
-    } else {
-        println!(
-            "flashed {} via {:?} in {:.1} s (bitstream {}, firmware {})",
-            report.board,
-            report.route,
-            report.elapsed.as_secs_f64(),
-            report.bitstream_sha256.as_deref().unwrap_or("-"),
-            report.firmware_build_id.as_deref().unwrap_or("-")
-        );
+
+    fn args(argv: &[&str]) -> FlashArgs {
+        Cli::try_parse_from(std::iter::once("flash").chain(argv.iter().copied()))
+            .unwrap()
+            .a
     }
-    Ok(())
+
+    /// The flags land in the request the flash library plans from.
+    #[test]
+    fn flags_make_the_request() {
+        let a = args(&[
+            "--board",
+            "zcu106",
+            "--route",
+            "jtag",
+            "--bitstream",
+            "b.json",
+            "--timeout-s",
+            "7",
+        ]);
+        let r = request(&a).unwrap();
+        assert_eq!(r.board, clio_flash::Board::Zcu106);
+        assert_eq!(r.bitstream_manifest.as_deref(), Some("b.json".as_ref()));
+        assert_eq!(r.timeout, std::time::Duration::from_secs(7));
+        assert!(request(&args(&["--board", "nope"])).is_err());
+    }
+
+    /// Without the vendor tools nothing runs: an error, and no event.
+    #[test]
+    fn no_tools_is_an_error_before_any_event() {
+        let dir = tempfile::tempdir().unwrap();
+        let tools = Toolchain::with_path(vec![dir.path().to_path_buf()]);
+        let a = args(&["--board", "zcu106"]);
+        let mut events = 0;
+        let e = flash(&a, &tools, &mut |_| events += 1).unwrap_err();
+        assert_eq!(events, 0, "{e:#}");
+    }
 }

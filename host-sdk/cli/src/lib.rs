@@ -3,6 +3,9 @@
 //! programs (and tests) can run a bring-up, a benchmark suite, a demo or an
 //! emulated board without going through the executable. The `clio` binary
 //! (`src/main.rs`) only parses the command line and dispatches here.
+//! Long-running commands (bring-up, the demos) report typed
+//! [`progress::Event`]s to a [`progress::Progress`] sink and return a report
+//! value; the binary decides how they look on a terminal.
 //!
 //! | command | module |
 //! |---|---|
@@ -26,6 +29,7 @@ pub mod fabric;
 pub mod flash;
 pub mod info;
 pub mod logs;
+pub mod progress;
 pub mod rack;
 pub mod report;
 pub mod sim;

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use clio_fwlog::{BuildIdScanner, Firmware, ImageManifest};
+use clio_fwlog::{BuildIdScanner, Firmware, ImageManifest, LogLine};
 
 /// The firmware's console baud rate (`firmware-arm/image/src/board.rs`,
 /// `CONSOLE_BAUD`, 8N1).
@@ -82,22 +82,44 @@ fn elf_build_id(name: &Path, elf: &[u8]) -> Option<String> {
         .map(|m| m.build_id)
 }
 
-/// Run `clio logs`: decode as bytes arrive, so a live UART prints as it goes.
-pub fn run(a: &LogsArgs) -> Result<()> {
+/// What `clio logs` reports while it decodes.
+#[derive(Debug)]
+pub enum LogEvent {
+    /// A decoded log line.
+    Line(LogLine),
+    /// Something the reader should know (no build id to check; a build id
+    /// mismatch overridden by `--force`).
+    Warning(String),
+}
+
+/// The end of a decoded stream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogSummary {
+    /// Lines decoded.
+    pub lines: u64,
+    /// Frames that could not be decoded and were skipped.
+    pub malformed: u64,
+}
+
+/// Runs `clio logs`: decodes as bytes arrive, each line (and warning) sent
+/// to `on` as soon as it is decoded, so a live UART shows as it goes; an
+/// error from `on` ends the run. The counts at the end of the stream.
+pub fn decode(a: &LogsArgs, on: &mut dyn FnMut(LogEvent) -> Result<()>) -> Result<LogSummary> {
     let elf = std::fs::read(&a.elf).with_context(|| format!("reading {}", a.elf.display()))?;
     let fw = Firmware::from_elf(&a.elf.display().to_string(), &elf)
         .with_context(|| format!("{}: not a firmware ELF with defmt data", a.elf.display()))?;
     let expected = elf_build_id(&a.elf, &elf);
     if expected.is_none() {
-        eprintln!(
-            "clio logs: {} has no GNU build id; the stream cannot be matched to it",
+        on(LogEvent::Warning(format!(
+            "{} has no GNU build id; the stream cannot be matched to it",
             a.elf.display()
-        );
+        )))?;
     }
     let mut scanner = expected.as_ref().map(|id| BuildIdScanner::new(id.len()));
     let mut input = open_input(&a.input, a.baud)?;
     let mut stream = fw.stream();
     let mut buf = [0u8; 4096];
+    let mut lines = 0;
     loop {
         let n = match input.read(&mut buf) {
             Ok(0) => break,
@@ -127,23 +149,88 @@ pub fn run(a: &LogsArgs) -> Result<()> {
                     if !a.force {
                         bail!(msg);
                     }
-                    eprintln!("clio logs: warning (--force): {msg}");
+                    on(LogEvent::Warning(format!("warning (--force): {msg}")))?;
                 }
             }
         }
         for line in stream.feed(&buf[..n]) {
-            if a.json {
-                println!("{}", serde_json::to_string(&line)?);
-            } else {
-                println!("{line}");
-            }
+            lines += 1;
+            on(LogEvent::Line(line))?;
         }
     }
-    if stream.malformed_frames() > 0 {
-        eprintln!(
-            "clio logs: {} malformed frame(s) skipped",
-            stream.malformed_frames()
+    Ok(LogSummary {
+        lines,
+        malformed: stream.malformed_frames(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decode, LogEvent, LogSummary, LogsArgs};
+    use std::path::PathBuf;
+
+    fn data(name: &str) -> PathBuf {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../firmware-arm/fwlog/tests/data")
+            .join(name)
+    }
+
+    fn args(elf: &str, force: bool) -> LogsArgs {
+        LogsArgs {
+            elf: data(elf),
+            input: data("boot.uart").display().to_string(),
+            baud: super::DEFAULT_BAUD,
+            force,
+            json: false,
+        }
+    }
+
+    /// The golden capture decodes, in process, to the golden log's lines,
+    /// one event each, and the summary counts them.
+    #[test]
+    fn golden_capture_decodes_to_line_events() {
+        let mut text = String::new();
+        let mut warnings = Vec::new();
+        let summary = decode(&args("boot.elf", false), &mut |e| {
+            match e {
+                LogEvent::Line(l) => text.push_str(&format!("{l}\n")),
+                LogEvent::Warning(w) => warnings.push(w),
+            }
+            Ok(())
+        })
+        .unwrap();
+        let golden = std::fs::read_to_string(data("boot.log")).unwrap();
+        assert_eq!(text, golden);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            summary,
+            LogSummary {
+                lines: golden.lines().count() as u64,
+                malformed: 0
+            }
         );
     }
-    Ok(())
+
+    /// Another build's ELF is an error; with `--force` a warning event.
+    #[test]
+    fn wrong_elf_is_an_error_or_a_forced_warning() {
+        let mut events = 0;
+        let e = decode(&args("fault.elf", false), &mut |_| {
+            events += 1;
+            Ok(())
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("--force"), "{e}");
+        assert_eq!(events, 0);
+        let mut warnings = Vec::new();
+        decode(&args("fault.elf", true), &mut |e| {
+            if let LogEvent::Warning(w) = e {
+                warnings.push(w);
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(warnings[0].starts_with("warning (--force):"));
+    }
 }

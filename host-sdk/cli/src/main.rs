@@ -3,7 +3,11 @@
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use clio_cli::{bench, bringup, demo, fabric, flash, info, logs, rack, sim};
+use clio_cli::progress::{Progress, Silent};
+use clio_cli::{bench, board_arg, bringup, demo, demo_rack, fabric, flash, info, logs, rack, sim};
+
+mod print;
+use print::{Printer, Rows};
 
 /// The clio command-line tool.
 #[derive(Debug, Parser)]
@@ -43,23 +47,79 @@ enum Cmd {
 
 fn dispatch(cli: &Cli) -> Result<()> {
     match &cli.cmd {
-        Cmd::Bringup(a) => bringup::run(a),
+        Cmd::Bringup(a) => {
+            let report = bringup::check(a, sink(a.json, Rows::Checks).as_mut())?;
+            if a.json {
+                show(&report, true)?;
+            } else {
+                println!("{}", report.summary());
+            }
+            report.verdict()
+        }
         Cmd::Edmsim(a) => edm_sim::cli::run(a.clone()).map_err(anyhow::Error::msg),
         Cmd::Info(a) => {
             let report = info::query(a)?;
             show(&report, a.json)?;
             report.verdict()
         }
-        Cmd::Flash(a) => flash::run(a),
-        Cmd::Demo(a) => demo::run(a),
-        Cmd::Fabric(a) => fabric::run(a),
+        Cmd::Flash(a) => print::flash(a),
+        Cmd::Demo(a) if a.rack => {
+            let board = board_arg::load_board(&a.board)?;
+            let report = demo_rack::demo(&board, a.nodes, sink(a.json, Rows::Timed(40)).as_mut())?;
+            if a.json {
+                show(&report, true)?;
+            } else {
+                println!("{}", report.summary());
+            }
+            report.verdict()
+        }
+        Cmd::Demo(a) => {
+            let report = demo::demo(a, sink(a.json, Rows::Timed(34)).as_mut())?;
+            if a.json {
+                show(&report, true)?;
+            } else {
+                println!("{}", report.summary());
+            }
+            report.verdict()
+        }
+        Cmd::Fabric(a) => {
+            let report = fabric::fabric(a, sink(a.json, Rows::Checks).as_mut())?;
+            show(&report, a.json)?;
+            report.verdict()
+        }
         Cmd::Sim(a) => sim::run(a),
-        Cmd::Logs(a) => logs::run(a),
+        Cmd::Logs(a) => {
+            let summary = logs::decode(a, &mut |e| {
+                match e {
+                    logs::LogEvent::Line(l) if a.json => println!("{}", serde_json::to_string(&l)?),
+                    logs::LogEvent::Line(l) => println!("{l}"),
+                    logs::LogEvent::Warning(w) => eprintln!("clio logs: {w}"),
+                }
+                Ok(())
+            })?;
+            if summary.malformed > 0 {
+                eprintln!(
+                    "clio logs: {} malformed frame(s) skipped",
+                    summary.malformed
+                );
+            }
+            Ok(())
+        }
         Cmd::Bench(a) => bench::run(a),
         Cmd::Rack(a) => match &a.cmd {
             Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
             None => rack::run(a),
         },
+    }
+}
+
+/// Where a command's progress goes: nowhere with `--json` (the report is
+/// the output), else printed as rows laid out as `rows`.
+fn sink(json: bool, rows: Rows) -> Box<dyn Progress> {
+    if json {
+        Box::new(Silent)
+    } else {
+        Box::new(Printer::new(rows))
     }
 }
 

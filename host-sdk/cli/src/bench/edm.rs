@@ -141,21 +141,20 @@ impl MemoryNode for Instant0 {
     }
 }
 
-fn packet(read: bool, req_id: u32) -> Vec<u8> {
+/// A session-1 READ or 64 B WRITE request (`encode` sets the payload
+/// length from the payload and fails only on one over 64 KiB).
+fn packet(read: bool, req_id: u32) -> Result<Vec<u8>> {
     let (op, payload): (Opcode, &[u8]) = if read {
         (Opcode::Read, &[])
     } else {
         (Opcode::Write, &[0x5a; 64])
     };
     let h = Header {
-        payload_len: payload.len() as u16,
         session: 1,
         ..Header::request(op, 1, req_id, 0x10_0000, 64)
     };
-    let mut b = vec![0u8; HEADER_LEN + payload.len()];
-    let n = h.emit_with_payload(&mut b, payload).unwrap_or(0);
-    b.truncate(n);
-    b
+    h.encode(payload)
+        .map_err(|e| anyhow::anyhow!("request: {e}"))
 }
 
 #[derive(Debug, Serialize, Clone, Copy)]
@@ -254,7 +253,7 @@ fn unloaded_in(read: bool, n: usize, s: EdmSetting) -> Result<(u64, u64)> {
     let mut f = ClioFabric::new(config(1, 1, s), vec![Instant0]).map_err(anyhow::Error::msg)?;
     let (mut tot, mut rec) = (0u64, 0u64);
     for i in 0..n {
-        f.submit(0, &packet(read, i as u32 + 1))
+        f.submit(0, &packet(read, i as u32 + 1)?)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         if !f.run_until_idle(1_000_000) {
             anyhow::bail!(
@@ -390,7 +389,7 @@ fn loaded_edm(
         let now = f.now() as f64;
         while sent < arr.len() && arr[sent].at <= now {
             let a = arr[sent];
-            f.submit(a.card, &packet(a.read, sent as u32 + 1))
+            f.submit(a.card, &packet(a.read, sent as u32 + 1)?)
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
             sent += 1;
         }
@@ -577,4 +576,25 @@ pub fn run(a: &EdmArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::packet;
+    use clio_wire::clio::HEADER_LEN;
+    use clio_wire::{Header, Opcode, Packet};
+
+    /// The requests the fabric benches submit parse back as sent.
+    #[test]
+    fn requests_parse_back() {
+        for (read, op, len) in [(true, Opcode::Read, 0), (false, Opcode::Write, 64)] {
+            let b = packet(read, 9).unwrap();
+            assert_eq!(b.len(), HEADER_LEN + len);
+            let h = Header::parse_verified(&Packet::new_checked(&b[..]).unwrap()).unwrap();
+            assert_eq!(
+                (h.opcode, h.payload_len as usize, h.session, h.req_id),
+                (op, len, 1, 9)
+            );
+        }
+    }
 }

@@ -13,9 +13,8 @@
 //! raised to nearly the whole data region (the stock emulator config gives
 //! an address space 64 MiB). memcached runs with 1 GiB (no eviction).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -24,6 +23,7 @@ use clio_kv::{AsyncKvClient, KvClient, KvOffload, OFFLOAD_ID};
 use serde::Serialize;
 
 use super::stats::Rng;
+use super::tcp::{find, LineClient, Server};
 use super::{bar, Check, Ctx, Outcome, Plot, Ran};
 
 /// Value sizes measured.
@@ -273,106 +273,12 @@ fn futures_write(
 
 // ---- memcached and redis over TCP ----
 
-/// A peer server process of ours; killed when dropped.
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn find(bin: &str) -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(bin))
-        .find(|p| p.is_file())
-}
-
-impl Server {
-    /// Start `bin` with `args(port)` on a free loopback port and wait until
-    /// it accepts a connection.
-    fn start(bin: &std::path::Path, args: &dyn Fn(u16) -> Vec<String>) -> Result<Server> {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .context("finding a free TCP port")?
-            .port();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let child = Command::new(bin)
-            .args(args(port))
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("starting {}", bin.display()))?;
-        let mut s = Server { child, addr };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            if let Some(status) = s.child.try_wait()? {
-                let mut err = String::new();
-                if let Some(mut e) = s.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                bail!(
-                    "{} exited at start ({status}): {}",
-                    bin.display(),
-                    err.trim()
-                );
-            }
-            match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
-                Ok(_) => return Ok(s),
-                Err(e) if Instant::now() >= deadline => {
-                    bail!("{} did not accept on {addr}: {e}", bin.display())
-                }
-                // Not listening yet: the refused connect is the wait.
-                Err(_) => std::thread::yield_now(),
-            }
-        }
-    }
-}
-
-struct Tcp {
-    w: TcpStream,
-    r: BufReader<TcpStream>,
-    line: String,
-    buf: Vec<u8>,
-    out: Vec<u8>,
-}
-
-impl Tcp {
-    fn connect(addr: SocketAddr) -> Result<Tcp> {
-        let s = TcpStream::connect(addr).with_context(|| format!("connecting to {addr}"))?;
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(Duration::from_secs(10)))?;
-        Ok(Tcp {
-            r: BufReader::new(s.try_clone()?),
-            w: s,
-            line: String::new(),
-            buf: Vec::new(),
-            out: Vec::new(),
-        })
-    }
-    fn read_line(&mut self) -> Result<&str> {
-        self.line.clear();
-        if self.r.read_line(&mut self.line)? == 0 {
-            bail!("peer closed the connection");
-        }
-        Ok(self.line.trim_end())
-    }
-    fn read_bytes(&mut self, n: usize) -> Result<()> {
-        self.buf.resize(n, 0);
-        self.r.read_exact(&mut self.buf)?;
-        Ok(())
-    }
-}
+/// How long a read from memcached or redis may wait.
+const PEER_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// memcached, text protocol.
 struct Memcached {
-    c: Tcp,
+    c: LineClient,
     _server: Server,
 }
 
@@ -434,7 +340,7 @@ impl Store for Memcached {
 
 /// redis-server, RESP.
 struct Redis {
-    c: Tcp,
+    c: LineClient,
     _server: Server,
 }
 
@@ -625,7 +531,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
                 .collect()
             })?;
             stores.push(Box::new(Memcached {
-                c: Tcp::connect(srv.addr)?,
+                c: LineClient::connect("memcached", srv.addr, PEER_TIMEOUT)?,
                 _server: srv,
             }));
         }
@@ -646,7 +552,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
                 .collect()
             })?;
             stores.push(Box::new(Redis {
-                c: Tcp::connect(srv.addr)?,
+                c: LineClient::connect("redis", srv.addr, PEER_TIMEOUT)?,
                 _server: srv,
             }));
         }

@@ -22,6 +22,7 @@ mod scale;
 mod slowpath;
 mod stats;
 mod svg;
+mod tcp;
 mod throughput;
 
 use std::net::SocketAddr;

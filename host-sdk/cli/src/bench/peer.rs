@@ -3,9 +3,8 @@
 //! stack would pick, interleaved with the same clio ops over UDP. The
 //! benchmark starts memcached on a free loopback port and stops it.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::io::Write;
+use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
@@ -16,111 +15,24 @@ use serde::Serialize;
 use super::latency::{interleave, timed, SIZES};
 use super::stats::{ratio, Summary};
 use super::svg::{self, Axis};
+use super::tcp::{find, LineClient, Server};
 use super::{ns_since, Check, Ctx, Outcome, Plot, Ran};
 use crate::report::fmt_ns;
 
-/// How long memcached may take to accept connections.
-const START_DEADLINE: Duration = Duration::from_secs(10);
-
-/// A memcached process of ours; killed when dropped.
-struct Memcached {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Memcached {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// The memcached binary on PATH, if it is installed.
-fn find_memcached() -> Option<std::path::PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join("memcached"))
-        .find(|p| p.is_file())
-}
-
-impl Memcached {
-    /// Start memcached on a free loopback TCP port (UDP off) and wait until
-    /// it accepts a connection.
-    fn start(bin: &std::path::Path) -> Result<Memcached> {
-        // Learn a free port from the kernel, then hand it to memcached.
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .context("finding a free TCP port")?
-            .port();
-        let addr = SocketAddr::from(([127, 0, 0, 1], port));
-        let child = Command::new(bin)
-            .args([
-                "-p",
-                &port.to_string(),
-                "-U",
-                "0",
-                "-l",
-                "127.0.0.1",
-                "-m",
-                "64",
-            ])
-            // Root must name a user to run as; others ignore it.
-            .args(["-u", "nobody"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("starting {}", bin.display()))?;
-        let mut m = Memcached { child, addr };
-        let deadline = Instant::now() + START_DEADLINE;
-        loop {
-            if let Some(status) = m.child.try_wait()? {
-                let mut err = String::new();
-                if let Some(mut e) = m.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                bail!("memcached exited at start ({status}): {}", err.trim());
-            }
-            match TcpStream::connect_timeout(&addr, Duration::from_millis(100)) {
-                Ok(_) => return Ok(m),
-                Err(e) if Instant::now() >= deadline => {
-                    bail!("memcached did not accept on {addr} within {START_DEADLINE:?}: {e}")
-                }
-                // Not listening yet: the refused connect is the wait.
-                Err(_) => std::thread::yield_now(),
-            }
-        }
-    }
-}
-
 /// A memcached text-protocol client on one TCP connection.
 struct McClient {
-    w: TcpStream,
-    r: BufReader<TcpStream>,
-    line: String,
-    val: Vec<u8>,
+    c: LineClient,
 }
 
 impl McClient {
     fn connect(addr: SocketAddr) -> Result<McClient> {
-        let s =
-            TcpStream::connect(addr).with_context(|| format!("connecting to memcached {addr}"))?;
-        s.set_nodelay(true)?;
-        s.set_read_timeout(Some(Duration::from_secs(5)))?;
         Ok(McClient {
-            r: BufReader::new(s.try_clone()?),
-            w: s,
-            line: String::new(),
-            val: Vec::new(),
+            c: LineClient::connect("memcached", addr, Duration::from_secs(5))?,
         })
     }
 
     fn read_line(&mut self) -> Result<&str> {
-        self.line.clear();
-        if self.r.read_line(&mut self.line)? == 0 {
-            bail!("memcached closed the connection");
-        }
-        Ok(self.line.trim_end())
+        self.c.read_line()
     }
 
     /// `set key 0 0 len` with `data`; expects `STORED`.
@@ -128,7 +40,7 @@ impl McClient {
         let mut req = format!("set {key} 0 0 {}\r\n", data.len()).into_bytes();
         req.extend_from_slice(data);
         req.extend_from_slice(b"\r\n");
-        self.w.write_all(&req)?;
+        self.c.w.write_all(&req)?;
         match self.read_line()? {
             "STORED" => Ok(()),
             other => bail!("memcached set {key}: answered {other:?}"),
@@ -137,7 +49,7 @@ impl McClient {
 
     /// `get key` into `out` (whose length must be the value's).
     fn get(&mut self, key: &str, out: &mut [u8]) -> Result<()> {
-        self.w.write_all(format!("get {key}\r\n").as_bytes())?;
+        self.c.w.write_all(format!("get {key}\r\n").as_bytes())?;
         let head = self.read_line()?.to_string();
         let len: usize = match head.split(' ').collect::<Vec<_>>()[..] {
             ["VALUE", k, _flags, len] if k == key => len
@@ -149,9 +61,8 @@ impl McClient {
         if len != out.len() {
             bail!("memcached get {key}: {len} bytes, expected {}", out.len());
         }
-        self.val.resize(len + 2, 0);
-        self.r.read_exact(&mut self.val)?;
-        out.copy_from_slice(&self.val[..len]);
+        self.c.read_bytes(len + 2)?;
+        out.copy_from_slice(&self.c.buf[..len]);
         match self.read_line()? {
             "END" => Ok(()),
             other => bail!("memcached get {key}: expected END, got {other:?}"),
@@ -181,15 +92,31 @@ struct Peer {
 
 /// Run the memcached comparison (skipped when memcached is not installed).
 pub fn run(ctx: &Ctx) -> Result<Ran> {
-    let Some(bin) = find_memcached() else {
+    let Some(bin) = find("memcached") else {
         return Ok(Ran::Skipped(
             "memcached is not installed (Debian package 'memcached')".into(),
         ));
     };
     let p = &ctx.plan;
-    let mc = Memcached::start(&bin)?;
+    let mc = Server::start(&bin, &|port| {
+        [
+            "-p",
+            &port.to_string(),
+            "-U",
+            "0",
+            "-l",
+            "127.0.0.1",
+            "-m",
+            "64",
+        ]
+        .iter()
+        // Root must name a user to run as; others ignore it.
+        .chain(&["-u", "nobody"])
+        .map(|s| s.to_string())
+        .collect()
+    })?;
     let mut c = McClient::connect(mc.addr)?;
-    c.w.write_all(b"version\r\n")?;
+    c.c.w.write_all(b"version\r\n")?;
     let version = c.read_line()?.trim_start_matches("VERSION ").to_string();
     let mut s = Session::open(ctx.addr, ClientConfig::from_board(&ctx.cfg))
         .with_context(|| format!("opening a session to {}", ctx.addr))?;
@@ -313,6 +240,8 @@ impl Outcome for Peer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::Read;
+    use std::net::TcpListener;
 
     /// A scripted memcached: answers what the protocol says, so the client's
     /// parsing is checked without the daemon.
