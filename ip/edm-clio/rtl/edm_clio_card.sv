@@ -28,9 +28,9 @@
 // nothing: the SDK's request times out (the emulated card answers some itself).
 // ready: out of reset (STATUS.READY of the card).
 module edm_clio_card #(
-    parameter AW = 17,
-    parameter [AW-1:0] STAGE_WORD = AW'(32768),
-    parameter [AW-1:0] ANSWER_WORD = AW'(65536),
+    parameter AW = 18,
+    parameter [AW-1:0] STAGE_WORD = AW'(65536),
+    parameter [AW-1:0] ANSWER_WORD = AW'(131072),
     parameter [31:0] TIMEOUT = 32'd2000000
 ) (
     input  wire          clk,

@@ -88,7 +88,7 @@ fn queueing_for_a_slot_does_not_count_toward_its_timeout() {
     let mut cfg = ClioFabricConfig::new(1, 1);
     cfg.slot_timeout = 4096;
     let mut f = ClioFabric::new(cfg, vec![Instant0]).unwrap();
-    let ops = 400u32;
+    let ops = 1000u32;
     for id in 1..=ops {
         f.submit(0, &request(id % 2 == 0, id)).unwrap();
     }

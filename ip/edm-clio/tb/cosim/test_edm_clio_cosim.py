@@ -28,7 +28,7 @@ SLOTS = int(re.search(r"EC_SLOTS\s*=\s*(\d+)",
                       (Path(__file__).resolve().parents[3] / "edm/rtl/edm_pkg.sv").read_text()).group(1))
 OUTBOX_BASE = 16 * SLOTS * 4096
 OUTBOX_SLOT = 65536
-NODE_STAGE_WORD = 100000  # where the node stages its answer records
+NODE_STAGE_WORD = 200000  # where the node stages its answer records (after its outboxes)
 
 
 def respond(p):

@@ -33,7 +33,7 @@ def parse(path):
             op = line.split()
             if op[0] == "S":
                 v = [int(x) for x in op[1:]]
-                head = (v[0], v[1:5], v[5:9])
+                head = (v[0], v[1:1 + SLOTS], v[1 + SLOTS:1 + 2 * SLOTS])
             elif op[0] == "P":
                 n = int(op[1])
                 data = bytes.fromhex(op[2]) if op[2] != "-" else b""
