@@ -41,7 +41,7 @@
 //          WREQ of the record, answered by a WREQ into this card's inbox),
 //          and the answers' Clio packets cross back into C2H slots. The
 //          translator stages records and answers in port 0's EDM memory
-//          (EDM_MEM_WORDS: the inbox, 4 staging records, 4 READ answers).
+//          (EDM_MEM_WORDS: the inbox, EC_SLOTS staging records and READ answers).
 //          STATUS.READY is the translator out of reset (port 0's TX side
 //          runs: its transceiver is up and PCIe out of reset), synchronized
 //          into clk_pcie; until then the host's XdmaLink::open refuses the
@@ -158,10 +158,10 @@ localparam [63:0] RING_H2C_BASE = 64'h0;
 localparam [63:0] RING_C2H_BASE = 64'h20000;
 localparam RING_MEM_BYTES = 262144;
 localparam REG_ADDR_WIDTH = 16;      // 64 KiB BAR0 (ip.tcl)
-// Port 0's translator needs the inbox (256 KiB), 4 staging records (16 KiB)
-// and 4 READ answers (256 KiB): 1 MiB of EDM memory per port (2 x 228 of the
-// part's 2160 RAMB36).
-localparam EDM_MEM_WORDS = 131072;
+// Port 0's translator needs the inbox (512 KiB), EC_SLOTS = 8 staging records
+// (32 KiB) and 8 READ answers (512 KiB): 2 MiB of EDM memory per port (2 x 456
+// of the part's 2160 RAMB36).
+localparam EDM_MEM_WORDS = 262144;
 localparam EDM_AW = $clog2(EDM_MEM_WORDS);
 
 // ---------------------------------------------------------------------------

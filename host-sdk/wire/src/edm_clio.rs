@@ -36,7 +36,13 @@ use crate::clio::{Opcode, HEADER_LEN};
 use crate::{Error, ErrorKind, Result};
 
 /// Slots per (card, memory node) pair: requests a card keeps in flight to one node.
-pub const SLOTS: u16 = 4;
+///
+/// Sized from the bandwidth-delay product (`ip/edm-clio/README.md`): a memory node's
+/// downlink carries at most 1/(15 × 4) 64 B operations per cycle for each of the 4 cards
+/// sharing it, and an operation holds its slot 204–257 cycles in the paper's setting, so
+/// a card has ~3.8 operations in flight at full load; 4 slots left no headroom (77 % busy
+/// at load 0.8). 8 slots keep the wait for one under 1 % of the hold time there (Erlang C).
+pub const SLOTS: u16 = 8;
 /// Nodes a mailbox layout has room for (EDM node ids `0..MAX_PEERS`).
 pub const MAX_PEERS: u16 = 16;
 /// Bytes of one inbox slot: a record of a Clio packet of at most one XDMA slot.

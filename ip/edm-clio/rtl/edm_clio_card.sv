@@ -10,7 +10,7 @@
 //                   record's WREQ to the node's inbox, then a READ's RREQ of
 //                   its answer chain (sized by the read, edm_clio_xlate);
 //   edm_clio_chain  turns each answer into C2H packets: a READ's answer chain
-//                   when its RREQ completes (rcomp, tag 4 + slot), or the
+//                   when its RREQ completes (rcomp, tag EC_SLOTS + slot), or the
 //                   answer record the node wrote into this card's inbox slot
 //                   (inbox_addr(dst, slot), seen on wapp_* when its last chunk
 //                   is in memory);
@@ -28,9 +28,9 @@
 // nothing: the SDK's request times out (the emulated card answers some itself).
 // ready: out of reset (STATUS.READY of the card).
 module edm_clio_card #(
-    parameter AW = 17,
-    parameter [AW-1:0] STAGE_WORD = AW'(32768),
-    parameter [AW-1:0] ANSWER_WORD = AW'(65536),
+    parameter AW = 18,
+    parameter [AW-1:0] STAGE_WORD = AW'(65536),
+    parameter [AW-1:0] ANSWER_WORD = AW'(131072),
     parameter [31:0] TIMEOUT = 32'd2000000
 ) (
     input  wire          clk,
@@ -64,7 +64,7 @@ module edm_clio_card #(
     input  wire [15:0]   wcomp_tag,
     input  wire          rcomp_valid,
     /* verilator lint_off UNUSEDSIGNAL */
-    input  wire [15:0]   rcomp_tag,     // only this card's tags (0..7) complete here
+    input  wire [15:0]   rcomp_tag,     // only this card's tags (0 .. 2*EC_SLOTS-1) complete here
     /* verilator lint_on UNUSEDSIGNAL */
     input  wire          rcomp_ok,
     input  wire          wapp_valid,
@@ -89,7 +89,18 @@ import edm_pkg::*;
 
 localparam [AW-1:0] INBOX_SLOT_WORDS = AW'(EC_INBOX_SLOT_BYTES / 8);
 localparam [AW-1:0] ANSWER_SLOT_WORDS = AW'(EC_OUTBOX_SLOT_BYTES / 8);
-localparam [AW-1:0] INBOX_WORDS = AW'(EC_INBOX_SLOT_BYTES / 8 * EC_SLOTS * 16);
+localparam [AW-1:0] INBOX_WORDS = AW'(EC_INBOX_SLOT_BYTES / 8 * EC_SLOTS * 16);  // 16: clio_wire MAX_PEERS
+localparam int NS = EC_SLOTS;
+localparam int SB = $clog2(NS);    // slot index bits; a tag is {read, slot}
+
+// lowest set bit of a slot mask (slot 0 if none)
+function automatic [SB-1:0] lowest(input [NS-1:0] m);
+    integer k;
+    lowest = '0;
+    for (k = NS - 1; k >= 0; k = k - 1) begin
+        if (m[k]) lowest = SB'(k);
+    end
+endfunction
 
 always @(posedge clk) begin
     ready <= !rst;
@@ -100,15 +111,15 @@ wire          rq_we;
 wire [AW-1:0] rq_addr;
 wire [63:0]   rq_wdata;
 reg           free_valid;
-reg  [1:0]    free_slot;
+reg  [SB-1:0] free_slot;
 wire          refuse_valid;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [2:0]    refuse_code;
 wire [15:0]   refuse_len;
 /* verilator lint_on UNUSEDSIGNAL */
-wire [3:0]    slot_busy, slot_read;
-wire [127:0]  slot_seq;
-wire [63:0]   slot_demand;
+wire [NS-1:0] slot_busy, slot_read;
+wire [32*NS-1:0] slot_seq;
+wire [16*NS-1:0] slot_demand;
 
 edm_clio_req #(
     .AW(AW),
@@ -156,7 +167,7 @@ reg           ch_record;
 reg  [AW-1:0] ch_word;
 reg  [16:0]   ch_bytes;
 reg  [31:0]   ch_seq;
-reg  [1:0]    ch_slot_reg = 2'd0;
+reg  [SB-1:0] ch_slot_reg = '0;
 reg           ch_read_reg = 1'b0;   // it is a READ's answer chain
 wire          ch_busy, ch_mem_en, ch_done, ch_ok, ch_frees;
 wire [AW-1:0] ch_addr;
@@ -192,27 +203,27 @@ assign ext_addr = rq_we ? rq_addr : ch_addr;
 assign ext_wdata = rq_wdata;
 
 // ---- answers waiting for the return stage, per slot
-reg [3:0]  rd_ans_reg = 4'd0;     // a READ's RRES is in its answer area
-reg [3:0]  rec_ans_reg = 4'd0;    // the node's answer record is in the inbox
-reg [12:0] acc_mem [0:3];         // words of the inbox slot written since the last look
-reg [3:0]  free_pend_reg = 4'd0;
+reg [NS-1:0] rd_ans_reg = '0;     // a READ's RRES is in its answer area
+reg [NS-1:0] rec_ans_reg = '0;    // the node's answer record is in the inbox
+reg [12:0] acc_mem [0:NS-1];      // words of the inbox slot written since the last look
+reg [NS-1:0] free_pend_reg = '0;
 reg        ch_run_reg = 1'b0;     // the return stage works on ch_slot_reg
-reg [31:0] age_mem [0:3];
-reg [3:0]  busy_last_reg = 4'd0;
+reg [31:0] age_mem [0:NS-1];
+reg [NS-1:0] busy_last_reg = '0;
 
-wire [1:0] rc_slot = rcomp_tag[1:0];
-wire       rc_mine = rcomp_valid && rcomp_tag[2] && slot_busy[rc_slot];
+wire [SB-1:0] rc_slot = rcomp_tag[SB-1:0];
+wire       rc_mine = rcomp_valid && rcomp_tag[SB] && slot_busy[rc_slot];
 
 // An applied write into the inbox: whose slot.
 wire [AW-1:0] wa_idx = wapp_addr / INBOX_SLOT_WORDS;     // peer * EC_SLOTS + slot
-wire [1:0]    wa_slot = wa_idx[1:0];
+wire [SB-1:0] wa_slot = wa_idx[SB-1:0];
 wire          wa_inbox = wapp_addr < INBOX_WORDS;
-wire          wa_mine = wapp_valid && wa_inbox && wapp_peer == dst && wa_idx[AW-1:2] == (AW-2)'(dst)
+wire          wa_mine = wapp_valid && wa_inbox && wapp_peer == dst && wa_idx[AW-1:SB] == (AW-SB)'(dst)
                         && slot_busy[wa_slot] && !slot_read[wa_slot];
 
-wire [3:0] ans = (rd_ans_reg | rec_ans_reg) & slot_busy & ~free_pend_reg;
-wire [1:0] ans_slot = ans[0] ? 2'd0 : ans[1] ? 2'd1 : ans[2] ? 2'd2 : 2'd3;
-wire       ans_go = ans != 4'd0 && !ch_busy && !ch_run_reg;
+wire [NS-1:0] ans = (rd_ans_reg | rec_ans_reg) & slot_busy & ~free_pend_reg;
+wire [SB-1:0] ans_slot = lowest(ans);
+wire       ans_go = ans != '0 && !ch_busy && !ch_run_reg;
 
 always @* begin
     ch_start = ans_go;
@@ -226,8 +237,8 @@ always @* begin
         ch_bytes = {acc_mem[ans_slot], 3'b000} + 17'd0;
     end
     // one slot freed per cycle, lowest first
-    free_valid = free_pend_reg != 4'd0;
-    free_slot = free_pend_reg[0] ? 2'd0 : free_pend_reg[1] ? 2'd1 : free_pend_reg[2] ? 2'd2 : 2'd3;
+    free_valid = free_pend_reg != '0;
+    free_slot = lowest(free_pend_reg);
 end
 
 integer i;
@@ -236,7 +247,7 @@ always @(posedge clk) begin
     if (free_valid) begin
         free_pend_reg[free_slot] <= 1'b0;
     end
-    for (i = 0; i < 4; i = i + 1) begin
+    for (i = 0; i < NS; i = i + 1) begin
         // a newly taken slot: no answer yet, its clock starts
         if (slot_busy[i] && !busy_last_reg[i]) begin
             age_mem[i] <= 32'd0;
@@ -245,7 +256,7 @@ always @(posedge clk) begin
             acc_mem[i] <= 13'd0;
         end else if (slot_busy[i] && !free_pend_reg[i]) begin
             age_mem[i] <= age_mem[i] + 32'd1;
-            if (age_mem[i] >= TIMEOUT && !(ch_run_reg && ch_slot_reg == 2'(i))) begin
+            if (age_mem[i] >= TIMEOUT && !(ch_run_reg && ch_slot_reg == SB'(i))) begin
                 free_pend_reg[i] <= 1'b1;
                 rd_ans_reg[i] <= 1'b0;
                 rec_ans_reg[i] <= 1'b0;
@@ -253,7 +264,7 @@ always @(posedge clk) begin
             end
         end
     end
-    if (rcomp_valid && rcomp_tag[2]) begin
+    if (rcomp_valid && rcomp_tag[SB]) begin
         if (!rc_mine) begin
             cnt_bad <= cnt_bad + 32'd1;
         end else if (rcomp_ok) begin
@@ -297,11 +308,11 @@ always @(posedge clk) begin
         cnt_refused <= cnt_refused + 32'd1;
     end
     if (rst) begin
-        rd_ans_reg <= 4'd0;
-        rec_ans_reg <= 4'd0;
-        free_pend_reg <= 4'd0;
+        rd_ans_reg <= '0;
+        rec_ans_reg <= '0;
+        free_pend_reg <= '0;
         ch_run_reg <= 1'b0;
-        busy_last_reg <= 4'd0;
+        busy_last_reg <= '0;
         cnt_refused <= 32'd0;
         cnt_timeouts <= 32'd0;
         cnt_bad <= 32'd0;

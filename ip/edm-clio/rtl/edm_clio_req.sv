@@ -19,7 +19,7 @@
 //    the wire per request here).
 //  - When that WREQ completes (wcomp, tag = slot), a READ posts its RREQ: the
 //    answer chain at outbox_addr(node_id, slot) on dst, read_demand bytes, into
-//    the slot's answer area (word ANSWER_WORD + slot * 8192), tag = 4 + slot.
+//    the slot's answer area (word ANSWER_WORD + slot * 8192), tag = EC_SLOTS + slot.
 //    Other requests wait for the answer record the node writes into the card's
 //    inbox.
 //  - The slot stays busy until free_valid names it (the return stage took its
@@ -60,22 +60,22 @@ module edm_clio_req #(
 
     input  wire          wcomp_valid,
     /* verilator lint_off UNUSEDSIGNAL */
-    input  wire [15:0]   wcomp_tag,     // only this stage's tags (0..7) complete here
+    input  wire [15:0]   wcomp_tag,     // only this stage's tags (0 .. 2*EC_SLOTS-1) complete here
     /* verilator lint_on UNUSEDSIGNAL */
 
     input  wire          free_valid,
-    input  wire [1:0]    free_slot,
+    input  wire [$clog2(edm_pkg::EC_SLOTS)-1:0] free_slot,
     input  wire          reread_valid,  // a READ's answer was not there yet: RREQ again
-    input  wire [1:0]    reread_slot,
+    input  wire [$clog2(edm_pkg::EC_SLOTS)-1:0] reread_slot,
 
     output reg           refuse_valid,
     output reg  [2:0]    refuse_code,
     output reg  [15:0]   refuse_len,
 
-    output wire [3:0]    slot_busy,
-    output wire [127:0]  slot_seq,
-    output wire [3:0]    slot_read,
-    output wire [63:0]   slot_demand
+    output wire [edm_pkg::EC_SLOTS-1:0] slot_busy,
+    output wire [32*edm_pkg::EC_SLOTS-1:0] slot_seq,
+    output wire [edm_pkg::EC_SLOTS-1:0] slot_read,
+    output wire [16*edm_pkg::EC_SLOTS-1:0] slot_demand
 );
 
 import edm_pkg::*;
@@ -84,26 +84,37 @@ localparam int NS = EC_SLOTS;
 localparam [AW-1:0] STAGE_SLOT_WORDS = AW'(EC_INBOX_SLOT_BYTES / 8);
 localparam [AW-1:0] ANSWER_SLOT_WORDS = AW'(EC_OUTBOX_SLOT_BYTES / 8);
 
+localparam int SB = $clog2(NS);    // slot index bits; a tag is {read, slot}
+
 initial begin
-    if (NS != 4) begin
-        $error("edm_clio_req is written for 4 slots (EC_SLOTS = %0d)", NS);
+    if (NS < 2 || (1 << SB) != NS || SB > 14) begin
+        $error("edm_clio_req needs a power-of-two EC_SLOTS in 2..16384 (EC_SLOTS = %0d)", NS);
         $finish;
     end
 end
 
+// lowest set bit of a slot mask (slot 0 if none)
+function automatic [SB-1:0] lowest(input [NS-1:0] m);
+    integer k;
+    lowest = '0;
+    for (k = NS - 1; k >= 0; k = k - 1) begin
+        if (m[k]) lowest = SB'(k);
+    end
+endfunction
+
 // ---- per-slot state
-reg [3:0]  busy_reg = 4'd0;
-reg [3:0]  wpend_reg = 4'd0;   // record WREQ to post
-reg [3:0]  rpend_reg = 4'd0;   // answer RREQ to post
-reg [3:0]  read_reg = 4'd0;
-reg [31:0] seq_mem [0:3];
-reg [15:0] len_mem [0:3];      // record bytes (8 + packet), not rounded
-reg [15:0] demand_mem [0:3];
+reg [NS-1:0] busy_reg = '0;
+reg [NS-1:0] wpend_reg = '0;   // record WREQ to post
+reg [NS-1:0] rpend_reg = '0;   // answer RREQ to post
+reg [NS-1:0] read_reg = '0;
+reg [31:0] seq_mem [0:NS-1];
+reg [15:0] len_mem [0:NS-1];      // record bytes (8 + packet), not rounded
+reg [15:0] demand_mem [0:NS-1];
 reg [31:0] seq_next_reg = 32'd1;
 
 genvar g;
 generate
-for (g = 0; g < 4; g = g + 1) begin : slot_out
+for (g = 0; g < NS; g = g + 1) begin : slot_out
     assign slot_seq[32*g +: 32] = seq_mem[g];
     assign slot_demand[16*g +: 16] = demand_mem[g];
 end
@@ -114,12 +125,12 @@ assign slot_read = read_reg;
 // ---- intake
 localparam [1:0] IN_IDLE = 2'd0, IN_RECV = 2'd1, IN_CLASS = 2'd2;
 reg [1:0]  in_reg = IN_IDLE;
-reg [1:0]  cur_reg = 2'd0;
+reg [SB-1:0] cur_reg = '0;
 reg [9:0]  beat_reg = 10'd0;
 
-wire [3:0] free_mask = ~busy_reg;
-wire       any_free = free_mask != 4'd0;
-wire [1:0] lowest_free = free_mask[0] ? 2'd0 : free_mask[1] ? 2'd1 : free_mask[2] ? 2'd2 : 2'd3;
+wire [NS-1:0] free_mask = ~busy_reg;
+wire       any_free = free_mask != '0;
+wire [SB-1:0] lowest_free = lowest(free_mask);
 
 assign s_axis_tready = in_reg == IN_RECV;
 wire beat = s_axis_tvalid && s_axis_tready;
@@ -164,13 +175,13 @@ assign mem_addr = carried ? stage_base : stage_base + AW'(1) + AW'(beat_reg);
 assign mem_wdata = carried ? {seq_next_reg, 16'd0, cls_len} : (s_axis_tdata & keep_mask(s_axis_tkeep));
 
 // ---- request port: RREQs first, then WREQs; lowest slot first
-wire        pick_r = rpend_reg != 4'd0;
-wire [3:0]  pend = pick_r ? rpend_reg : wpend_reg;
-wire [1:0]  ps = pend[0] ? 2'd0 : pend[1] ? 2'd1 : pend[2] ? 2'd2 : 2'd3;
+wire        pick_r = rpend_reg != '0;
+wire [NS-1:0] pend = pick_r ? rpend_reg : wpend_reg;
+wire [SB-1:0] ps = lowest(pend);
 wire [63:0] slot_idx = 64'(node_id) * 64'(NS) + 64'(ps);
 wire [15:0] plen = pick_r ? demand_mem[ps] : len_mem[ps];
 
-assign req_valid = pend != 4'd0;
+assign req_valid = pend != '0;
 assign req_write = !pick_r;
 assign req_dst = dst;
 assign req_addr = pick_r ? 64'(EC_OUTBOX_BASE) + slot_idx * 64'(EC_OUTBOX_SLOT_BYTES)
@@ -178,11 +189,11 @@ assign req_addr = pick_r ? 64'(EC_OUTBOX_BASE) + slot_idx * 64'(EC_OUTBOX_SLOT_B
 assign req_len = (plen + 16'd7) & ~16'd7;
 assign req_local = pick_r ? {(32 - AW - 3)'(0), ANSWER_WORD + AW'(ps) * ANSWER_SLOT_WORDS, 3'b000}
                           : {(32 - AW - 3)'(0), STAGE_WORD + AW'(ps) * STAGE_SLOT_WORDS, 3'b000};
-assign req_tag = {13'd0, pick_r, ps};
+assign req_tag = {(15 - SB)'(0), pick_r, ps};
 wire posted = req_valid && req_ready;
 
-wire [1:0] wc_slot = wcomp_tag[1:0];
-wire       wc_record = wcomp_valid && !wcomp_tag[2] && busy_reg[wc_slot];
+wire [SB-1:0] wc_slot = wcomp_tag[SB-1:0];
+wire       wc_record = wcomp_valid && !wcomp_tag[SB] && busy_reg[wc_slot];
 
 always @(posedge clk) begin
     refuse_valid <= 1'b0;
@@ -235,10 +246,10 @@ always @(posedge clk) begin
 
     if (rst) begin
         in_reg <= IN_IDLE;
-        busy_reg <= 4'd0;
-        wpend_reg <= 4'd0;
-        rpend_reg <= 4'd0;
-        read_reg <= 4'd0;
+        busy_reg <= '0;
+        wpend_reg <= '0;
+        rpend_reg <= '0;
+        read_reg <= '0;
         seq_next_reg <= 32'd1;
         refuse_valid <= 1'b0;
         refuse_code <= 3'd0;

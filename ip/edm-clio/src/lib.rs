@@ -194,7 +194,9 @@ pub struct ClioFabricConfig {
     pub nodes: usize,
     /// The EDM fabric (its port count and host memory are set from the above).
     pub fabric: FabricConfig,
-    /// Cycles after which a card gives up on a request (a dead link) and frees its slot.
+    /// Cycles after which a card gives up on a request (a dead link) and frees its slot,
+    /// counted from the request taking the slot (not from its submission: a request that
+    /// queued for a slot has not yet been on the link).
     pub slot_timeout: u64,
     /// Requests a card queues while its slots are busy; more are refused.
     pub max_waiting: usize,
@@ -408,8 +410,9 @@ impl<N: MemoryNode> ClioFabric<N> {
             let c = &mut self.cards[card];
             let mut freed = false;
             for s in c.slots.iter_mut() {
+                // From the slot's issue: time queued for a slot is not time on the link.
                 if s.as_ref()
-                    .is_some_and(|f| now.saturating_sub(f.submitted) > limit)
+                    .is_some_and(|f| now.saturating_sub(f.issued) > limit)
                 {
                     *s = None;
                     freed = true;

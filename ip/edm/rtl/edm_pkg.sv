@@ -71,10 +71,10 @@ package edm_pkg;
     localparam int EC_MAX_RECORD_PACKET   = 4088;
     localparam int EC_READ_ANSWER_PAYLOAD = 512;
     localparam int EC_RECORD_HEADER       = 8;
-    localparam int EC_SLOTS               = 4;
+    localparam int EC_SLOTS               = 8;
     localparam int EC_INBOX_BASE          = 0;
     localparam int EC_INBOX_SLOT_BYTES    = 4096;
-    localparam int EC_OUTBOX_BASE         = 262144;
+    localparam int EC_OUTBOX_BASE         = 524288;
     localparam int EC_OUTBOX_SLOT_BYTES   = 65536;
 
 endpackage

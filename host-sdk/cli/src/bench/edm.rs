@@ -185,7 +185,7 @@ struct Loaded {
     /// EDM: mean from submission until the request record's WREQ completed (the card's
     /// queue for a slot and X, the /N/ → /G/ wait, the record's chunks). Ethernet: 0.
     record_mean_ns: f64,
-    /// EDM: mean wait for one of the card's `SLOTS` (4) request slots, inside the above.
+    /// EDM: mean wait for one of the card's `SLOTS` request slots, inside the above.
     /// Ethernet: 0 (no limit on requests in flight).
     slot_wait_mean_ns: f64,
     /// Mean without the slot wait, over unloaded: what the fabric itself adds.

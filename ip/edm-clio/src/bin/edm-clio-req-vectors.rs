@@ -4,7 +4,7 @@
 //! READ, the RREQ's length; plus the mailbox addresses of the card's slots.
 //!
 //! `edm-clio-req-vectors COUNT SEED CARD OUT`: a first line
-//! `S <card> <inbox addr of slot 0..3> <outbox addr of slot 0..3>`, then one line
+//! `S <card> <inbox addr of slot 0..SLOTS-1> <outbox addr of slot 0..SLOTS-1>`, then one line
 //! per packet, `P <len> <hex|-> <refused 0|1> <record hex|-> <rreq len, 0 if none>`.
 
 use std::io::Write;

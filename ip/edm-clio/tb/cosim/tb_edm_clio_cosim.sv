@@ -10,7 +10,7 @@
 // (ip/edm/tb/edm_fabric) does.
 module tb_edm_clio_cosim #(
     parameter LINK = 4,
-    parameter MEM_WORDS = 131072,
+    parameter MEM_WORDS = 262144,
     parameter AW = $clog2(MEM_WORDS),
     parameter [31:0] TIMEOUT = 32'd200000
 ) (

@@ -10,6 +10,8 @@ into the card's inbox. Checked: the card's C2H frames are the model's answers
 slot times out and no EDM host counts an error."""
 
 import os
+import re
+from pathlib import Path
 import random
 from collections import Counter
 
@@ -21,9 +23,12 @@ from tb_base import start_clock
 HEADER_LEN = 56
 READ_ANSWER_PAYLOAD = 512
 INBOX_SLOT = 4096
-OUTBOX_BASE = 16 * 4 * 4096
+# the slot count, from the generated package (clio_wire::edm_clio::SLOTS)
+SLOTS = int(re.search(r"EC_SLOTS\s*=\s*(\d+)",
+                      (Path(__file__).resolve().parents[3] / "edm/rtl/edm_pkg.sv").read_text()).group(1))
+OUTBOX_BASE = 16 * SLOTS * 4096
 OUTBOX_SLOT = 65536
-NODE_STAGE_WORD = 100000  # where the node stages its answer records
+NODE_STAGE_WORD = 200000  # where the node stages its answer records (after its outboxes)
 
 
 def respond(p):
@@ -132,7 +137,7 @@ async def matches_the_model(dut):
                 for i in range(len(data) // 8):
                     node_mem[at + i].value = int.from_bytes(data[8 * i : 8 * i + 8], "little")
                 # into the card's inbox slot for this node (node 1)
-                wreqs.append(((1 * 4 + slot) * INBOX_SLOT, len(data), at * 8, slot))
+                wreqs.append(((1 * SLOTS + slot) * INBOX_SLOT, len(data), at * 8, slot))
         todo = []
         if nreq is None and wreqs:
             nreq = wreqs.pop(0)
@@ -164,7 +169,7 @@ async def matches_the_model(dut):
             addr = int(dut.n_wapp_addr.value)
             assert int(dut.n_wapp_peer.value) == 0
             slot = addr * 8 // INBOX_SLOT
-            assert slot < 4, f"the card wrote outside its inbox slots at the node: word {addr:#x}"
+            assert slot < SLOTS, f"the card wrote outside its inbox slots at the node: word {addr:#x}"
             got_words[slot] = got_words.get(slot, 0) + int(dut.n_wapp_words.value)
             if dut.n_wapp_last.value:
                 todo.append(slot)

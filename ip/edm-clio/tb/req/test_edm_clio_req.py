@@ -10,6 +10,8 @@ READ's RREQ follows its WREQ's completion with the model's outbox address and
 length, no slot is used twice at once and every packet is carried in order."""
 
 import os
+import re
+from pathlib import Path
 import random
 
 import cocotb
@@ -17,6 +19,9 @@ from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
 
 STAGE_WORD = 0x800
+# the slot count, from the generated package (clio_wire::edm_clio::SLOTS)
+SLOTS = int(re.search(r"EC_SLOTS\s*=\s*(\d+)",
+                      (Path(__file__).resolve().parents[3] / "edm/rtl/edm_pkg.sv").read_text()).group(1))
 ANSWER_WORD = 0x8000
 DST = 9
 
@@ -28,7 +33,7 @@ def parse(path):
             op = line.split()
             if op[0] == "S":
                 v = [int(x) for x in op[1:]]
-                head = (v[0], v[1:5], v[5:9])
+                head = (v[0], v[1:1 + SLOTS], v[1 + SLOTS:1 + 2 * SLOTS])
             elif op[0] == "P":
                 n = int(op[1])
                 data = bytes.fromhex(op[2]) if op[2] != "-" else b""
@@ -75,7 +80,7 @@ async def matches_the_model(dut):
     mem = {}
     seen_refusals = []
     wreqs = {}                 # seq -> slot
-    slot_of = [None] * 4       # slot -> (seq, read, state)
+    slot_of = [None] * SLOTS       # slot -> (seq, read, state)
     events = []                # (cycle, kind, slot)
     rreqs = 0
     cycle = 0
@@ -127,7 +132,7 @@ async def matches_the_model(dut):
             seen_refusals.append(int(dut.refuse_len.value))
         if dut.req_valid.value and dut.req_ready.value:
             tag = int(dut.req_tag.value)
-            s = tag & 3
+            s = tag & (SLOTS - 1)
             local = int(dut.req_local.value)
             addr = int(dut.req_addr.value)
             n = int(dut.req_len.value)
@@ -150,7 +155,7 @@ async def matches_the_model(dut):
                 slot_of[s] = (seq, rl != 0, "record")
                 events.append((cycle + rng.randrange(2, 60), "wcomp", s))
             else:
-                assert tag == 4 + s, f"RREQ tag {tag}"
+                assert tag == SLOTS + s, f"RREQ tag {tag}"
                 assert slot_of[s] is not None and slot_of[s][2] == "reading", f"RREQ of slot {s} in state {slot_of[s]}"
                 seq = slot_of[s][0]
                 rl = by_seq[seq][2]
