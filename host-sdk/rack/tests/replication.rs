@@ -14,8 +14,9 @@ use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
 use clio_rack::{RackClient, RackClientError, UdpLinks};
 
-/// Death is declared after this long without heartbeats.
-const DEAD_AFTER_MS: u64 = 300;
+/// Death is declared after this long without heartbeats (sent every
+/// 100 ms); long enough that a loaded host's late heartbeat is not a death.
+const DEAD_AFTER_MS: u64 = 1000;
 
 fn board() -> BoardConfig {
     BoardConfig::embedded("emulator").unwrap()
