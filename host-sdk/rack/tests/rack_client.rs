@@ -1,6 +1,8 @@
 //! The SDK side and the node side together: a local rack (controller and
 //! emulated nodes over real UDP), a `RackClient` in process and over UDP.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -156,35 +158,13 @@ fn migration_under_concurrent_writers_loses_nothing() {
     let stop = Arc::new(AtomicBool::new(false));
     // Two writers, each owning its own words: the model is what each last wrote
     // and got acknowledged.
-    let writers: Vec<_> = (0..2u64)
-        .map(|t| {
-            let c = Arc::clone(&c);
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                let mut model = BTreeMap::new();
-                let mut i = 0u64;
-                while !stop.load(Ordering::Relaxed) || i < 200 {
-                    // Words spread over both chunks; thread t owns odd/even slots.
-                    let slot = (i * 2 + t) % 1024;
-                    let at = va + (slot % 2) * CHUNK + slot * 8;
-                    let v = (t << 60) | i;
-                    c.rwrite(at, &v.to_le_bytes()).unwrap();
-                    model.insert(at, v);
-                    i += 1;
-                }
-                model
-            })
-        })
-        .collect();
+    let writers = common::spawn_writers(&c, va, 1024, 200, &stop);
     std::thread::sleep(Duration::from_millis(20));
     let m = c.migrate(region, to).unwrap();
     assert_eq!((m.from, m.to, m.bytes), (from, to, 2 * CHUNK));
     assert_eq!(c.owner_of(region), Some(to));
     stop.store(true, Ordering::Relaxed);
-    let mut model = BTreeMap::new();
-    for w in writers {
-        model.extend(w.join().unwrap());
-    }
+    let model = common::join_writers(writers);
     for (at, v) in &model {
         let mut b = [0u8; 8];
         c.rread(*at, &mut b).unwrap();

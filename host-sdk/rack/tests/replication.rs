@@ -2,7 +2,8 @@
 //! over real UDP) and a client over UDP. A node is killed under a concurrent
 //! write load; every acknowledged write is checked against a model.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -65,26 +66,7 @@ fn kill_under_load(kill_primary: bool) -> usize {
     let backup = backup.expect("replicated");
     assert_ne!(primary, backup);
     let stop = Arc::new(AtomicBool::new(false));
-    let writers: Vec<_> = (0..2u64)
-        .map(|t| {
-            let c = Arc::clone(&c);
-            let stop = Arc::clone(&stop);
-            std::thread::spawn(move || {
-                let mut model = BTreeMap::new();
-                let mut i = 0u64;
-                while !stop.load(Ordering::Relaxed) || i < 100 {
-                    let slot = (i * 2 + t) % 512;
-                    let at = va + (slot % 2) * CHUNK + slot * 8;
-                    let v = (t << 60) | i;
-                    // Only an acknowledged write enters the model.
-                    c.rwrite(at, &v.to_le_bytes()).unwrap();
-                    model.insert(at, v);
-                    i += 1;
-                }
-                model
-            })
-        })
-        .collect();
+    let writers = common::spawn_writers(&c, va, 512, 100, &stop);
     let adder = {
         let c = Arc::clone(&c);
         let stop = Arc::clone(&stop);
@@ -105,10 +87,7 @@ fn kill_under_load(kill_primary: bool) -> usize {
     c.rwrite(va + 8 * 1000, &[7; 8]).unwrap();
     let pause = killed.elapsed();
     stop.store(true, Ordering::Relaxed);
-    let mut model = BTreeMap::new();
-    for w in writers {
-        model.extend(w.join().unwrap());
-    }
+    let model = common::join_writers(writers);
     let acked = adder.join().unwrap();
     // What is left: the backup promoted, or the primary alone.
     let survivor = if kill_primary { backup } else { primary };

@@ -1,8 +1,15 @@
 //! Shared test helpers: a three-node rack and hello messages.
 #![allow(dead_code)]
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use clio::backend::Transport;
 use clio_control::{Message, NodeId};
-use clio_rack::RackConfig;
+use clio_rack::client::CHUNK;
+use clio_rack::{RackClient, RackConfig};
 
 /// Three nodes: mn0 (4 GiB), mn1 (2 GiB), mn2 (8 GiB).
 pub const RACK: &str = r#"
@@ -38,4 +45,50 @@ pub fn hello(cfg: &RackConfig, node: NodeId, boot_epoch: u32) -> Message {
         capacity: n.capacity,
         boot_epoch,
     }
+}
+
+/// Two writer threads under a concurrent rack operation (a migration, a
+/// failover): thread `t` owns every other word of `slots` 8-byte slots spread
+/// over the two chunks at `va`, and writes until `stop` is set (at least
+/// `min` writes). Each returns its model: the last value acknowledged per
+/// word (only an acknowledged write enters it).
+pub fn spawn_writers<T>(
+    c: &Arc<RackClient<T>>,
+    va: u64,
+    slots: u64,
+    min: u64,
+    stop: &Arc<AtomicBool>,
+) -> Vec<JoinHandle<BTreeMap<u64, u64>>>
+where
+    T: Transport + Send + 'static,
+    RackClient<T>: Send + Sync,
+{
+    (0..2u64)
+        .map(|t| {
+            let c = Arc::clone(c);
+            let stop = Arc::clone(stop);
+            std::thread::spawn(move || {
+                let mut model = BTreeMap::new();
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) || i < min {
+                    let slot = (i * 2 + t) % slots;
+                    let at = va + (slot % 2) * CHUNK + slot * 8;
+                    let v = (t << 60) | i;
+                    c.rwrite(at, &v.to_le_bytes()).unwrap();
+                    model.insert(at, v);
+                    i += 1;
+                }
+                model
+            })
+        })
+        .collect()
+}
+
+/// The writers' models joined into one (their words are disjoint).
+pub fn join_writers(writers: Vec<JoinHandle<BTreeMap<u64, u64>>>) -> BTreeMap<u64, u64> {
+    let mut model = BTreeMap::new();
+    for w in writers {
+        model.extend(w.join().unwrap());
+    }
+    model
 }
