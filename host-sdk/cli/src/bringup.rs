@@ -359,6 +359,10 @@ fn dedup_check(s: &mut Session<clio::backend::UdpTransport>, page: u64) -> Resul
     let n = (q + 16).min(4096);
     let big = ((q + 8) * c.mtu_payload as u64).min(page);
     let al = s.ralloc(page, perms::RW)?;
+    // Touch the page first: its fault may be answered BUSY while the slow
+    // path refills free pages (slowly under QEMU), a BUSY this check is not
+    // about. After it, only the dedup quota can answer BUSY.
+    s.rwrite(al.va, &[0u8; 8])?;
     let before = s.connection().stats();
     let hs = (0..n)
         .map(|i| s.rwrite_async(al.va + (i * 8) % page, &i.to_le_bytes()))
