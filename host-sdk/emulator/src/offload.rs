@@ -132,6 +132,24 @@ struct OffloadClient {
     next_id: u32,
 }
 
+/// Buffers of the offload engine's in-process exchanges, reused from one
+/// memory access to the next.
+#[derive(Debug, Default)]
+struct Scratch {
+    /// The request being sent.
+    tx: Vec<u8>,
+    /// Answers to the offload's client: `inbox[..answers]` are this
+    /// exchange's (the rest keep their capacity for the next).
+    inbox: Vec<Vec<u8>>,
+    answers: usize,
+}
+
+impl Scratch {
+    fn answers(&self) -> &[Vec<u8>] {
+        &self.inbox[..self.answers]
+    }
+}
+
 /// The memory interface of an offload: Clio requests of its own session,
 /// handed to the fast path in process. Each call completes before it
 /// returns (no pipelining: an offload on the ARM waits for its DRAM too).
@@ -148,7 +166,8 @@ pub struct OffloadMem<'a> {
     /// Client id the joined session sends from.
     joined_from: u64,
     out: &'a mut dyn FnMut(u64, &[u8]),
-    inbox: Vec<Vec<u8>>,
+    /// Buffers kept across accesses and calls (no allocation per access).
+    scratch: &'a mut Scratch,
     mtu: usize,
     /// Bytes one read request may ask for (the board's response bound).
     max_read: usize,
@@ -342,25 +361,39 @@ impl OffloadMem<'_> {
                 h.retry_of = first;
                 h.req_id = self.next_id();
             }
-            let pkt = h.encode(payload).map_err(|_| MemError {
-                op: h.opcode,
-                va: h.va,
+            let (op, va) = (h.opcode, h.va);
+            let malformed = move || MemError {
+                op,
+                va,
                 status: Status::Malformed,
-            })?;
-            self.inbox.clear();
+            };
+            h.payload_len = u16::try_from(payload.len()).map_err(|_| malformed())?;
+            let sc = &mut *self.scratch;
+            sc.tx.resize(h.buffer_len(), 0);
+            h.emit_with_payload(&mut sc.tx, payload)
+                .map_err(|_| malformed())?;
+            sc.answers = 0;
             let me = self.active().from;
             {
-                let (inbox, out) = (&mut self.inbox, &mut *self.out);
+                let sc = &mut *self.scratch;
+                let (tx, inbox, answers, out) =
+                    (&sc.tx, &mut sc.inbox, &mut sc.answers, &mut *self.out);
                 let mut route = |c: u64, p: &[u8]| {
                     if c == me {
-                        inbox.push(p.to_vec());
+                        if inbox.len() == *answers {
+                            inbox.push(Vec::new());
+                        }
+                        let b = &mut inbox[*answers];
+                        b.clear();
+                        b.extend_from_slice(p);
+                        *answers += 1;
                     } else {
                         out(c, p);
                     }
                 };
-                self.board.handle_raw(me, &pkt, &mut route);
+                self.board.handle_raw(me, tx, &mut route);
             }
-            let Some(resp) = self.inbox.first() else {
+            let Some(resp) = self.scratch.answers().first() else {
                 return Err(MemError {
                     op: h.opcode,
                     va: h.va,
@@ -368,7 +401,9 @@ impl OffloadMem<'_> {
                 });
             };
             let p = Packet::new_unchecked(&resp[..]);
-            let rh = Header::parse_verified(&p).map_err(|_| MemError {
+            // The answer was handed over in memory by the fast path, which
+            // filled its CRC a moment ago; re-checking it guards no link.
+            let rh = Header::parse(&p).map_err(|_| MemError {
                 op: h.opcode,
                 va: h.va,
                 status: Status::Corrupt,
@@ -427,9 +462,9 @@ impl OffloadMem<'_> {
             let mut got = place(chunk, h0.offset, &first)?;
             // The fast path answered the whole request at once: the other
             // packets are in the inbox behind the first.
-            for raw in self.inbox.iter().skip(1) {
+            for raw in self.scratch.answers().iter().skip(1) {
                 let p = Packet::new_unchecked(&raw[..]);
-                let rh = Header::parse_verified(&p).map_err(|_| bad(Status::Corrupt))?;
+                let rh = Header::parse(&p).map_err(|_| bad(Status::Corrupt))?;
                 if rh.req_id != h0.req_id {
                     return Err(bad(Status::Corrupt));
                 }
@@ -488,6 +523,8 @@ pub struct OffloadEngine {
     answers: HashMap<u16, BTreeMap<u32, Answer>>,
     /// Calls answered (ok, refused, fault) since boot.
     counters: OffloadCounters,
+    /// Exchange buffers of the offloads' memory accesses.
+    scratch: Scratch,
 }
 
 impl std::fmt::Debug for OffloadEngine {
@@ -616,7 +653,7 @@ impl OffloadEngine {
             },
             joined_from: e.joined_from,
             out,
-            inbox: Vec::new(),
+            scratch: &mut self.scratch,
             mtu,
             max_read,
         };

@@ -5,8 +5,10 @@
 //!
 //! - a bucket array of `buckets` head slots, allocated on first use;
 //! - slots of 72 bytes: `next` VA (8, 0 = end of chain), seven 1-byte
-//!   fingerprints, one pad byte, seven 8-byte object VAs (0 = empty);
-//!   words little-endian, as the board's atomics see them;
+//!   fingerprints, one pad byte, seven 8-byte object entries (0 = empty);
+//!   words little-endian, as the board's atomics see them. An entry is the
+//!   object's VA (below 2^56) with the object's length in 64-byte units in
+//!   its top byte, so a read fetches the whole object in one request;
 //! - objects: `key_len: u16`, pad, `value_len: u32`, key, value (LE
 //!   header), placed by a size-class allocator over 4 MiB chunks taken with
 //!   `alloc`.
@@ -37,6 +39,27 @@ const CHUNK: u64 = 4 << 20;
 const CLASS: usize = 64;
 /// Default head slots.
 pub const DEFAULT_BUCKETS: u64 = 16 * 1024;
+/// An entry's top byte holds the object's length in [`CLASS`] units.
+const LEN_SHIFT: u32 = 56;
+
+/// The entry publishing the object at `va` of `len` bytes.
+fn entry_of(va: u64, len: usize) -> Result<u64, OffloadError> {
+    let units = len.div_ceil(CLASS) as u64;
+    if va >> LEN_SHIFT != 0 || units >> (64 - LEN_SHIFT) != 0 {
+        return Err(OffloadError::Fault(format!(
+            "object at {va:#x} ({len} bytes) does not fit a slot entry"
+        )));
+    }
+    Ok(va | units << LEN_SHIFT)
+}
+
+/// An entry's object VA and the bytes its size class spans.
+fn split_entry(e: u64) -> (u64, usize) {
+    (
+        e & ((1 << LEN_SHIFT) - 1),
+        (e >> LEN_SHIFT) as usize * CLASS,
+    )
+}
 
 #[derive(Debug, Clone, Copy, Default)]
 struct Slot {
@@ -89,6 +112,8 @@ struct Walk {
 struct Found {
     slot: u64,
     index: usize,
+    /// The slot entry as stored (compared by the CAS that replaces it).
+    entry: u64,
     obj: u64,
     value_len: usize,
 }
@@ -102,6 +127,8 @@ pub struct KvOffload {
     chunk_end: u64,
     free: Vec<Vec<u64>>,
     keys: u64,
+    /// The object buffer of the call in progress (kept for its capacity).
+    obj: Vec<u8>,
 }
 
 impl Default for KvOffload {
@@ -121,6 +148,7 @@ impl KvOffload {
             chunk_end: 0,
             free: Vec::new(),
             keys: 0,
+            obj: Vec::new(),
         }
     }
 
@@ -182,12 +210,19 @@ impl KvOffload {
     }
 
     /// Walk the key's chain: a slot at a time, then the object of each
-    /// entry whose fingerprint matches. Also says where an insert goes.
-    fn find(&mut self, mem: &mut OffloadMem<'_>, key: &[u8]) -> Result<Walk, OffloadError> {
+    /// entry whose fingerprint matches (with `whole`, all of it: its header,
+    /// key and value in one request, left in `obj`; else header and key).
+    /// Also says where an insert goes.
+    fn find(
+        &mut self,
+        mem: &mut OffloadMem<'_>,
+        key: &[u8],
+        whole: bool,
+        obj: &mut Vec<u8>,
+    ) -> Result<Walk, OffloadError> {
         let h = hash(key);
         let fp = (h >> 56) as u8;
         let mut at = self.head(mem, h)?;
-        let mut hdr = vec![0u8; OBJ_HDR + key.len()];
         let mut free = None;
         // A chain longer than every slot the quota could hold is corrupt.
         for _ in 0..(1u64 << 32) {
@@ -200,15 +235,29 @@ impl KvOffload {
                 if s.fps[i] != fp {
                     continue;
                 }
-                mem.read(s.vas[i], &mut hdr)?;
-                let klen = u16::from_le_bytes([hdr[0], hdr[1]]) as usize;
-                if klen == key.len() && &hdr[OBJ_HDR..] == key {
-                    let vlen = u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]) as usize;
+                let (va, span) = split_entry(s.vas[i]);
+                let want = OBJ_HDR + key.len();
+                if span < want {
+                    // Shorter than this key's header: another key.
+                    continue;
+                }
+                obj.clear();
+                obj.resize(if whole { span } else { want }, 0);
+                mem.read(va, obj)?;
+                let klen = u16::from_le_bytes([obj[0], obj[1]]) as usize;
+                if klen == key.len() && &obj[OBJ_HDR..want] == key {
+                    let vlen = u32::from_le_bytes([obj[4], obj[5], obj[6], obj[7]]) as usize;
+                    if want + vlen > span {
+                        return Err(OffloadError::Fault(format!(
+                            "object at {va:#x} is longer than its entry says"
+                        )));
+                    }
                     return Ok(Walk {
                         found: Some(Found {
                             slot: at,
                             index: i,
-                            obj: s.vas[i],
+                            entry: s.vas[i],
+                            obj: va,
                             value_len: vlen,
                         }),
                         free,
@@ -236,6 +285,7 @@ impl KvOffload {
     ) -> Result<u64, OffloadError> {
         let len = OBJ_HDR + key.len() + value.len();
         let va = self.alloc(mem, len)?;
+        let entry = entry_of(va, len)?;
         let mut b = Vec::with_capacity(len);
         b.extend_from_slice(&(key.len() as u16).to_le_bytes());
         b.extend_from_slice(&[0, 0]);
@@ -243,11 +293,11 @@ impl KvOffload {
         b.extend_from_slice(key);
         b.extend_from_slice(value);
         mem.write(va, &b)?;
-        Ok(va)
+        Ok(entry)
     }
 
-    /// Publish `obj` into the free entry the walk found, or into a new slot
-    /// linked after the chain's last one.
+    /// Publish `obj` (an entry: VA and length) into the free entry the walk
+    /// found, or into a new slot linked after the chain's last one.
     fn insert(
         &mut self,
         mem: &mut OffloadMem<'_>,
@@ -294,15 +344,37 @@ impl Offload for KvOffload {
         if no_value && !value.is_empty() {
             return Err(OffloadError::Refused(code::BAD_ARGS));
         }
+        let mut obj = std::mem::take(&mut self.obj);
         let w = match opn {
-            op::CREATE | op::UPDATE | op::READ | op::DELETE | op::PUT => self.find(mem, key)?,
-            _ => return Err(OffloadError::Refused(code::BAD_ARGS)),
+            op::CREATE | op::UPDATE | op::READ | op::DELETE | op::PUT => {
+                self.find(mem, key, opn == op::READ, &mut obj)
+            }
+            _ => Err(OffloadError::Refused(code::BAD_ARGS)),
         };
+        let r = w.and_then(|w| self.apply(mem, opn, key, value, &w, &obj, out));
+        self.obj = obj;
+        r
+    }
+}
+
+impl KvOffload {
+    /// Carry out `opn` on what the walk found (`obj`: the object a read
+    /// fetched whole).
+    #[allow(clippy::too_many_arguments)]
+    fn apply(
+        &mut self,
+        mem: &mut OffloadMem<'_>,
+        opn: u16,
+        key: &[u8],
+        value: &[u8],
+        w: &Walk,
+        obj: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), OffloadError> {
         match (opn, &w.found) {
             (op::READ, Some(f)) => {
-                let at = out.len();
-                out.resize(at + f.value_len, 0);
-                mem.read(f.obj + (OBJ_HDR + key.len()) as u64, &mut out[at..])?;
+                let at = OBJ_HDR + key.len();
+                out.extend_from_slice(&obj[at..at + f.value_len]);
                 Ok(())
             }
             (op::CREATE, Some(_)) => Err(OffloadError::Refused(code::EXISTS)),
@@ -311,20 +383,20 @@ impl Offload for KvOffload {
             }
             (op::CREATE | op::PUT, None) => {
                 let obj = self.write_object(mem, key, value)?;
-                self.insert(mem, key, obj, &w)?;
+                self.insert(mem, key, obj, w)?;
                 self.keys += 1;
                 Ok(())
             }
             (op::UPDATE | op::PUT, Some(f)) => {
                 let obj = self.write_object(mem, key, value)?;
-                if mem.cas(entry_va(f.slot, f.index), f.obj, obj)? != f.obj {
+                if mem.cas(entry_va(f.slot, f.index), f.entry, obj)? != f.entry {
                     return Err(OffloadError::Fault("entry changed under us".into()));
                 }
                 self.release(f.obj, OBJ_HDR + key.len() + f.value_len);
                 Ok(())
             }
             (op::DELETE, Some(f)) => {
-                if mem.cas(entry_va(f.slot, f.index), f.obj, 0)? != f.obj {
+                if mem.cas(entry_va(f.slot, f.index), f.entry, 0)? != f.entry {
                     return Err(OffloadError::Fault("entry changed under us".into()));
                 }
                 self.release(f.obj, OBJ_HDR + key.len() + f.value_len);

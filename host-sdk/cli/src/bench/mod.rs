@@ -282,9 +282,9 @@ impl Plan {
                 peer_batch: 100,
                 radix_keys: 5000,
                 radix_lookups: 500,
-                // 100 000 keys of 1 KiB filled the emulated board ("store
-                // full"); 50 000 fit.
-                kv_keys: 50_000,
+                // The issue's size: 100 000 keys (of 1 KiB: about 110 MB in
+                // the store's address space).
+                kv_keys: 100_000,
                 kv_ops: 5_000,
                 kv_depth: 32,
                 mv_objects: 32,

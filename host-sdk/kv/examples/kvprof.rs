@@ -1,0 +1,110 @@
+//! Where a Clio-KV call's time goes: the same calls in process (board only,
+//! no UDP) and over UDP, sync and pipelined.
+use std::time::Instant;
+
+use clio::backend::{InProcess, InProcessBoard};
+use clio::{AsyncSession, ClientConfig, Session};
+use clio_config::BoardConfig;
+use clio_emu::{Board, ServeOptions};
+use clio_kv::{AsyncKvClient, KvClient, KvOffload, OFFLOAD_ID};
+
+struct Emu(Board);
+impl InProcessBoard for Emu {
+    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
+        self.0.handle(from, pkt, &mut |to, p| {
+            if to == from {
+                out(p)
+            }
+        })
+    }
+}
+
+fn key(i: u64) -> String {
+    format!("user{i:012}")
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut cfg = BoardConfig::embedded("emulator")?;
+    cfg.sessions.mem_quota_bytes = cfg.regions.data.size - (8 << 20);
+    let n = 20_000u64;
+    let v = vec![7u8; 1024];
+    {
+        let mut board = Board::new(&cfg)?;
+        board.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(n / 4)))?;
+        let s = Session::open_with(
+            InProcess::new(Emu(board), 1),
+            ClientConfig::from_board(&cfg),
+        )?;
+        let mut kv = KvClient::new(vec![s])?;
+        let t = Instant::now();
+        for i in 0..n {
+            kv.create(key(i).as_bytes(), &v)?;
+        }
+        println!(
+            "inproc create {:.2} us",
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+        let t = Instant::now();
+        for _ in 0..5 {
+            for i in 0..n {
+                kv.read(key(i).as_bytes())?;
+            }
+        }
+        println!(
+            "inproc read (x5) {:.2} us",
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+        let t = Instant::now();
+        for i in 0..n {
+            kv.update(key(i).as_bytes(), &v)?;
+        }
+        println!(
+            "inproc update {:.2} us",
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    if std::env::var_os("INPROC_ONLY").is_some() {
+        return Ok(());
+    }
+    let mut board = Board::new(&cfg)?;
+    board.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(n / 4)))?;
+    let h = clio_emu::spawn(board, "127.0.0.1:0".parse()?, ServeOptions::for_board(&cfg))?;
+    let s = Session::open(h.addr(), ClientConfig::from_board(&cfg))?;
+    let mut kv = KvClient::new(vec![s])?;
+    for i in 0..n {
+        kv.create(key(i).as_bytes(), &v)?;
+    }
+    let t = Instant::now();
+    for i in 0..n {
+        kv.read(key(i).as_bytes())?;
+    }
+    println!(
+        "udp sync read {:.2} us",
+        t.elapsed().as_secs_f64() * 1e6 / n as f64
+    );
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let a = rt.block_on(AsyncSession::open(h.addr(), ClientConfig::from_board(&cfg)))?;
+    let akv = AsyncKvClient::new(vec![a])?;
+    for depth in [1usize, 8, 32, 128] {
+        let t = Instant::now();
+        let mut i = 0;
+        while i < n {
+            let fs: Vec<_> = (i..(i + depth as u64).min(n))
+                .map(|k| akv.read(key(k).as_bytes()))
+                .collect();
+            rt.block_on(async {
+                for f in fs {
+                    f.await.unwrap();
+                }
+            });
+            i += depth as u64;
+        }
+        println!(
+            "udp async read depth {depth}: {:.2} us/op",
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    Ok(())
+}
