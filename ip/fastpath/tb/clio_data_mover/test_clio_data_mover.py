@@ -92,6 +92,7 @@ async def run(dut, addr, length, write, src=b"", rng=None, ready_p=0.0):
 async def random_ranges(dut, p, count, seed):
     width = param(dut, "DATA_WIDTH") // 8
     rng = random.Random(seed)
+    count = count * width // 64  # narrower beats: more of them per range, fewer ranges
     ram = await setup(dut, rng, p)
     bursts = []
     cocotb.start_soon(watch_bursts(dut, bursts))
