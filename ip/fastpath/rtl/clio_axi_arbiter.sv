@@ -1,4 +1,4 @@
-// clio_axi_arbiter: the fast path's one AXI4 master port, shared by the hit lane, the engine, the bucket reader and the ring DMA.
+// clio_axi_arbiter: the fast path's one AXI4 master port, shared by the hit lane, the engine, the data mover, the bucket reader and the ring DMA.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
@@ -10,7 +10,9 @@
 //                (AW, W, B) of the hit lane, passed through;
 //  GRANT_ENGINE  the engine's single-beat port below;
 //  GRANT_PTF     AR/R of the bucket reader (clio_pt_fetch);
-//  GRANT_RING    every channel of the ring DMA (clio_ring_dma).
+//  GRANT_RING    every channel of the ring DMA (clio_ring_dma);
+//  GRANT_MOVER   every channel of the engine's data mover (clio_data_mover:
+//                multi-beat reads and writes of a request's data).
 // A client without the grant sees no ready and no valid; the owner's
 // channels pass through combinationally (no cycle added).
 //
@@ -28,7 +30,7 @@ module clio_axi_arbiter #(
     input  wire                    clk,
     input  wire                    rst,
 
-    input  wire [1:0]              grant,
+    input  wire [2:0]              grant,
 
     // Hit lane: single-beat reads and writes.
     input  wire [ADDR_WIDTH-1:0]   s_lane_araddr,
@@ -103,6 +105,25 @@ module clio_axi_arbiter #(
     output wire                    s_ring_rvalid,
     input  wire                    s_ring_rready,
 
+    // Data mover: every channel (bursts).
+    input  wire [ADDR_WIDTH-1:0]   s_mv_awaddr,
+    input  wire [7:0]              s_mv_awlen,
+    input  wire                    s_mv_awvalid,
+    output wire                    s_mv_awready,
+    input  wire [DATA_WIDTH-1:0]   s_mv_wdata,
+    input  wire [DATA_WIDTH/8-1:0] s_mv_wstrb,
+    input  wire                    s_mv_wlast,
+    input  wire                    s_mv_wvalid,
+    output wire                    s_mv_wready,
+    output wire                    s_mv_bvalid,
+    input  wire                    s_mv_bready,
+    input  wire [ADDR_WIDTH-1:0]   s_mv_araddr,
+    input  wire [7:0]              s_mv_arlen,
+    input  wire                    s_mv_arvalid,
+    output wire                    s_mv_arready,
+    output wire                    s_mv_rvalid,
+    input  wire                    s_mv_rready,
+
     // The shared master port (R data, ids and responses go to every client;
     // the engine and the lane ignore the responses, as the DDR never errs).
     output wire [ID_WIDTH-1:0]     m_axi_awid,
@@ -138,7 +159,7 @@ module clio_axi_arbiter #(
 
 localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
-localparam [1:0] GRANT_LANE = 2'd0, GRANT_ENGINE = 2'd1, GRANT_PTF = 2'd2, GRANT_RING = 2'd3;
+localparam [2:0] GRANT_LANE = 3'd0, GRANT_ENGINE = 3'd1, GRANT_PTF = 3'd2, GRANT_RING = 3'd3, GRANT_MOVER = 3'd4;
 
 initial begin
     if ((1 << OW) != BYTES || ADDR_WIDTH <= OW) begin
@@ -162,6 +183,7 @@ wire own_lane = grant == GRANT_LANE;
 wire own_eng = grant == GRANT_ENGINE;
 wire own_ptf = grant == GRANT_PTF;
 wire own_ring = grant == GRANT_RING;
+wire own_mv = grant == GRANT_MOVER;
 
 wire cmd_wr = own_eng && s_eng_valid && s_eng_write && (state_reg == P_IDLE || state_reg == P_WRITE);
 wire cmd_rd = own_eng && s_eng_valid && !s_eng_write && state_reg == P_IDLE;
@@ -172,7 +194,8 @@ wire w_ok = w_done_reg || (eng_wvalid && m_axi_wready);
 wire [ADDR_WIDTH-1:0] eng_beat = {s_eng_addr[ADDR_WIDTH-1:OW], {OW{1'b0}}};
 // Only beat addresses leave the port (the lane and the engine pick their bytes from the beat).
 /* verilator lint_off UNUSEDSIGNAL */
-wire unused_low = ^{s_lane_araddr[OW-1:0], s_lane_awaddr[OW-1:0], s_eng_addr[OW-1:0]};
+wire unused_low = ^{s_lane_araddr[OW-1:0], s_lane_awaddr[OW-1:0], s_eng_addr[OW-1:0], s_mv_araddr[OW-1:0],
+    s_mv_awaddr[OW-1:0]};
 /* verilator lint_on UNUSEDSIGNAL */
 
 assign s_eng_ready = (cmd_rd && m_axi_arready) || (cmd_wr && aw_ok && w_ok);
@@ -207,37 +230,42 @@ always_ff @(posedge clk) begin
     end
 end
 
-// Write channels: the ring DMA, the lane or the engine (the bucket reader only reads).
+// Write channels: the ring DMA, the data mover, the lane or the engine (the bucket reader only reads).
 assign m_axi_awid = own_ring ? s_ring_awid : {ID_WIDTH{1'b0}};
-assign m_axi_awaddr = own_ring ? s_ring_awaddr : own_lane ? {s_lane_awaddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
-assign m_axi_awlen = own_ring ? s_ring_awlen : 8'd0;
+assign m_axi_awaddr = own_ring ? s_ring_awaddr : own_mv ? {s_mv_awaddr[ADDR_WIDTH-1:OW], {OW{1'b0}}}
+    : own_lane ? {s_lane_awaddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
+assign m_axi_awlen = own_ring ? s_ring_awlen : own_mv ? s_mv_awlen : 8'd0;
 assign m_axi_awsize = own_ring ? s_ring_awsize : OW[2:0];
 assign m_axi_awburst = own_ring ? s_ring_awburst : 2'b01;
-assign m_axi_awvalid = own_ring ? s_ring_awvalid : own_lane ? s_lane_awvalid : eng_awvalid;
-assign m_axi_wdata = own_ring ? s_ring_wdata : own_lane ? s_lane_wdata : s_eng_wdata;
-assign m_axi_wstrb = own_ring ? s_ring_wstrb : own_lane ? s_lane_wstrb : s_eng_wstrb;
-assign m_axi_wlast = own_ring ? s_ring_wlast : 1'b1;
-assign m_axi_wvalid = own_ring ? s_ring_wvalid : own_lane ? s_lane_wvalid : eng_wvalid;
-assign m_axi_bready = own_ring ? s_ring_bready : own_lane ? s_lane_bready : (own_eng && state_reg == P_BRESP);
+assign m_axi_awvalid = own_ring ? s_ring_awvalid : own_mv ? s_mv_awvalid : own_lane ? s_lane_awvalid : eng_awvalid;
+assign m_axi_wdata = own_ring ? s_ring_wdata : own_mv ? s_mv_wdata : own_lane ? s_lane_wdata : s_eng_wdata;
+assign m_axi_wstrb = own_ring ? s_ring_wstrb : own_mv ? s_mv_wstrb : own_lane ? s_lane_wstrb : s_eng_wstrb;
+assign m_axi_wlast = own_ring ? s_ring_wlast : own_mv ? s_mv_wlast : 1'b1;
+assign m_axi_wvalid = own_ring ? s_ring_wvalid : own_mv ? s_mv_wvalid : own_lane ? s_lane_wvalid : eng_wvalid;
+assign m_axi_bready = own_ring ? s_ring_bready : own_mv ? s_mv_bready : own_lane ? s_lane_bready
+    : (own_eng && state_reg == P_BRESP);
 assign s_lane_awready = own_lane && m_axi_awready;
 assign s_lane_wready = own_lane && m_axi_wready;
 assign s_lane_bvalid = own_lane && m_axi_bvalid;
 assign s_ring_awready = own_ring && m_axi_awready;
 assign s_ring_wready = own_ring && m_axi_wready;
 assign s_ring_bvalid = own_ring && m_axi_bvalid;
+assign s_mv_awready = own_mv && m_axi_awready;
+assign s_mv_wready = own_mv && m_axi_wready;
+assign s_mv_bvalid = own_mv && m_axi_bvalid;
 assign s_ring_bid = m_axi_bid;
 assign s_ring_bresp = m_axi_bresp;
 
 // Read channels: every client.
 assign m_axi_arid = own_ring ? s_ring_arid : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
 assign m_axi_araddr = own_ring ? s_ring_araddr : own_ptf ? s_ptf_araddr
-    : own_lane ? {s_lane_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
-assign m_axi_arlen = own_ring ? s_ring_arlen : (own_ptf ? s_ptf_arlen : 8'd0);
+    : own_mv ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : own_lane ? {s_lane_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
+assign m_axi_arlen = own_ring ? s_ring_arlen : own_ptf ? s_ptf_arlen : own_mv ? s_mv_arlen : 8'd0;
 assign m_axi_arsize = own_ring ? s_ring_arsize : (own_ptf ? s_ptf_arsize : OW[2:0]);
 assign m_axi_arburst = own_ring ? s_ring_arburst : (own_ptf ? s_ptf_arburst : 2'b01);
-assign m_axi_arvalid = own_ring ? s_ring_arvalid : own_ptf ? s_ptf_arvalid
+assign m_axi_arvalid = own_ring ? s_ring_arvalid : own_ptf ? s_ptf_arvalid : own_mv ? s_mv_arvalid
     : own_lane ? s_lane_arvalid : cmd_rd;
-assign m_axi_rready = own_ring ? s_ring_rready : own_ptf ? s_ptf_rready
+assign m_axi_rready = own_ring ? s_ring_rready : own_ptf ? s_ptf_rready : own_mv ? s_mv_rready
     : own_lane ? s_lane_rready : (own_eng && state_reg == P_RDATA);
 assign s_lane_arready = own_lane && m_axi_arready;
 assign s_lane_rvalid = own_lane && m_axi_rvalid;
@@ -245,6 +273,8 @@ assign s_ptf_arready = own_ptf && m_axi_arready;
 assign s_ptf_rvalid = own_ptf && m_axi_rvalid;
 assign s_ring_arready = own_ring && m_axi_arready;
 assign s_ring_rvalid = own_ring && m_axi_rvalid;
+assign s_mv_arready = own_mv && m_axi_arready;
+assign s_mv_rvalid = own_mv && m_axi_rvalid;
 assign s_lane_rdata = m_axi_rdata;
 assign {s_ptf_rid, s_ptf_rdata, s_ptf_rresp, s_ptf_rlast} = {m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast};
 assign {s_ring_rid, s_ring_rdata, s_ring_rresp, s_ring_rlast} = {m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast};

@@ -31,7 +31,9 @@
 //            touch through clio_fault_unit (PTE write-back, PA_CONSUMED
 //            notice, TLB insert). The first failing page decides the status.
 //  data      reads split at the MTU into READ_RESP packets; writes at any
-//            alignment with byte strobes; atomics through clio_sync_unit.
+//            alignment with byte strobes; each page's share of a read chunk
+//            or of a write's payload is one clio_data_mover command (INCR
+//            bursts, one beat per cycle); atomics through clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
 //            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH, REPLY (tag
 //            live, same generation and PID: the waiting request is answered,
@@ -640,11 +642,11 @@ localparam [6:0]
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
     S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
-    S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLB = 7'd16, S_XL_TLBW = 7'd17,
+    S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLB = 7'd16, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
     S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
-    S_XL_FAULTW = 7'd24, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
+    S_XL_FAULTW = 7'd24, S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
     S_XL_FAILB = 7'd29,
-    S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DATA = 7'd34, S_RD_AFTER = 7'd35,
+    S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_AFTER = 7'd35,
     S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37, S_WR_RESP = 7'd38,
     S_AT_BEGIN = 7'd39, S_AT_READ = 7'd40, S_AT_SYNC = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
     S_REC1 = 7'd44,
@@ -714,6 +716,14 @@ reg [DATA_WIDTH-1:0] mem_wdata = 0;
 reg [BYTES-1:0]      mem_wstrb = 0;
 reg [DATA_WIDTH-1:0] mem_rdata = 0;
 wire                 eng_ready, eng_done;      // clio_axi_arbiter's engine port
+// The data mover (clio_data_mover): a page's share of a read chunk or of a
+// write's payload, in bursts; `mv_go` holds its command until taken.
+reg                  mv_go = 1'b0;
+reg  [63:0]          mv_addr = 0;
+reg  [15:0]          mv_len = 0;
+wire                 mv_cmd_ready, mv_done, mv_rd_valid, mv_take_valid;
+wire [DATA_WIDTH-1:0] mv_rd_data;
+wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
 
 // Rings and error reports.
@@ -1107,15 +1117,10 @@ wire [63:0] rd_pa = ({32'd0, pg_ppn} << pg_shift) | (rd_cur & pg_mask);
 wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
-reg  [31:0] rd_k, wr_k;
-always @* begin
-    rd_k = BYTES - rd_pa[OW-1:0];
-    if (d_n - d_filled < rd_k) rd_k = d_n - d_filled;
-    if (rd_page_left < rd_k) rd_k = rd_page_left;
-    wr_k = BYTES - wr_pa[OW-1:0];
-    if (h_plen - d_pos < wr_k) wr_k = h_plen - d_pos;
-    if (wr_page_left < wr_k) wr_k = wr_page_left;
-end
+
+// The page's share of the rest of the read chunk / of the write payload (one mover command).
+wire [31:0] rd_seg = rd_page_left < {33'd0, d_n - d_filled} ? rd_page_left[31:0] : d_n - d_filled;
+wire [31:0] wr_seg = wr_page_left < {33'd0, h_plen - d_pos} ? wr_page_left[31:0] : h_plen - d_pos;
 
 // Chase data loop: the current byte and its page.
 wire        ch_in_page = pg_ok && ch_cur >= pg_start && {1'b0, ch_cur} < pg_end;
@@ -1265,11 +1270,12 @@ always @* begin
             rb_wr_data = rec_reg[152 +: 128];
             rb_wr_len = rec_reg[144 +: 8];
         end
-        S_RD_DATA: begin
-            rb_wr_en = 1'b1;
+        S_RD_MOVE: begin
+            // The mover's beats, appended in order.
+            rb_wr_en = mv_rd_valid;
             rb_wr_off = CLIO_HEADER_LEN + d_filled;
-            rb_wr_data = mem_rdata >> {d_lane, 3'd0};
-            rb_wr_len = d_k;
+            rb_wr_data = mv_rd_data;
+            rb_wr_len = mv_rd_len;
         end
         S_AT_RESP: begin
             rb_wr_en = 1'b1;
@@ -1929,16 +1935,17 @@ always @(posedge clk) begin
                 xl_ret <= S_RD_STEP;
                 state_reg <= S_XL_PAGE;
             end else begin
-                d_lane <= rd_pa[OW-1:0];
-                d_k <= rd_k;
-                mem_addr <= rd_pa;
-                mem_ret <= S_RD_DATA;
-                state_reg <= S_MEM_RD;
+                // The rest of the chunk in this page, streamed by the mover.
+                mv_addr <= rd_pa;
+                mv_len <= rd_seg[15:0];
+                mv_go <= 1'b1;
+                state_reg <= S_RD_MOVE;
             end
         end
-        S_RD_DATA: begin
-            d_filled <= d_filled + d_k;
-            state_reg <= S_RD_STEP;
+        S_RD_MOVE: begin
+            if (mv_cmd_ready) mv_go <= 1'b0;
+            if (mv_rd_valid) d_filled <= d_filled + mv_rd_len;
+            if (mv_done) state_reg <= S_RD_STEP;
         end
         S_RD_AFTER: begin
             d_sent <= d_sent + d_n;
@@ -1966,13 +1973,18 @@ always @(posedge clk) begin
                 xl_ret <= S_WR_STEP;
                 state_reg <= S_XL_PAGE;
             end else begin
-                mem_addr <= wr_pa;
-                mem_wdata <= src_window << {wr_pa[OW-1:0], 3'd0};
-                mem_wstrb <= ~({BYTES{1'b1}} << wr_k) << wr_pa[OW-1:0];
-                d_pos <= d_pos + wr_k;
-                mem_ret <= S_WR_STEP;
-                state_reg <= S_MEM_WR;
+                // The rest of the payload in this page, streamed by the mover
+                // from the packet buffer (src_window follows d_pos).
+                mv_addr <= wr_pa;
+                mv_len <= wr_seg[15:0];
+                mv_go <= 1'b1;
+                state_reg <= S_WR_MOVE;
             end
+        end
+        S_WR_MOVE: begin
+            if (mv_cmd_ready) mv_go <= 1'b0;
+            if (mv_take_valid) d_pos <= d_pos + mv_take;
+            if (mv_done) state_reg <= S_WR_STEP;
         end
         S_WR_RESP: begin
             r_status <= STATUS_OK;
@@ -2385,7 +2397,30 @@ assign lane_active = state_reg == S_IDLE;
 // AXI master: the engine, the bucket reader or the ring engine, whichever
 // the engine is waiting on, else (engine idle) the hit lane.
 // ---------------------------------------------------------------------------
-wire [1:0] axi_grant = sel_ring ? 2'd3 : sel_ptf ? 2'd2 : lane_active ? 2'd0 : 2'd1;
+wire       sel_mv = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
+wire [2:0] axi_grant = sel_ring ? 3'd3 : sel_ptf ? 3'd2 : sel_mv ? 3'd4 : lane_active ? 3'd0 : 3'd1;
+wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
+wire [7:0]           mv_awlen, mv_arlen;
+wire                 mv_awvalid, mv_awready, mv_wlast, mv_wvalid, mv_wready, mv_bvalid, mv_bready;
+wire                 mv_arvalid, mv_arready, mv_rvalid, mv_rready;
+wire [DATA_WIDTH-1:0] mv_wdata;
+wire [BYTES-1:0]     mv_wstrb;
+
+clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .ID_WIDTH(ID_WIDTH)) mv_inst (
+    .clk(clk), .rst(rst),
+    .s_cmd_addr(mv_addr[ADDR_WIDTH-1:0]), .s_cmd_len(mv_len), .s_cmd_write(state_reg == S_WR_MOVE),
+    .s_cmd_valid(mv_go && sel_mv), .s_cmd_ready(mv_cmd_ready), .m_done(mv_done),
+    .m_rd_data(mv_rd_data), .m_rd_len(mv_rd_len), .m_rd_valid(mv_rd_valid), .m_rd_ready(1'b1),
+    .s_wr_data(src_window), .m_wr_take(mv_take), .m_wr_take_valid(mv_take_valid),
+    .m_axi_awid(), .m_axi_awaddr(mv_awaddr), .m_axi_awlen(mv_awlen), .m_axi_awsize(), .m_axi_awburst(),
+    .m_axi_awvalid(mv_awvalid), .m_axi_awready(mv_awready), .m_axi_wdata(mv_wdata), .m_axi_wstrb(mv_wstrb),
+    .m_axi_wlast(mv_wlast), .m_axi_wvalid(mv_wvalid), .m_axi_wready(mv_wready),
+    .m_axi_bid(m_axi_bid), .m_axi_bresp(m_axi_bresp), .m_axi_bvalid(mv_bvalid), .m_axi_bready(mv_bready),
+    .m_axi_arid(), .m_axi_araddr(mv_araddr), .m_axi_arlen(mv_arlen), .m_axi_arsize(), .m_axi_arburst(),
+    .m_axi_arvalid(mv_arvalid), .m_axi_arready(mv_arready), .m_axi_rid(m_axi_rid), .m_axi_rdata(m_axi_rdata),
+    .m_axi_rresp(m_axi_rresp), .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(mv_rvalid), .m_axi_rready(mv_rready)
+);
+
 wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
@@ -2412,6 +2447,11 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
     .s_ring_arburst(rg_arburst), .s_ring_arvalid(rg_arvalid), .s_ring_arready(rg_arready),
     .s_ring_rid(rg_rid), .s_ring_rdata(rg_rdata), .s_ring_rresp(rg_rresp), .s_ring_rlast(rg_rlast),
     .s_ring_rvalid(rg_rvalid), .s_ring_rready(rg_rready),
+    .s_mv_awaddr(mv_awaddr), .s_mv_awlen(mv_awlen), .s_mv_awvalid(mv_awvalid), .s_mv_awready(mv_awready),
+    .s_mv_wdata(mv_wdata), .s_mv_wstrb(mv_wstrb), .s_mv_wlast(mv_wlast), .s_mv_wvalid(mv_wvalid),
+    .s_mv_wready(mv_wready), .s_mv_bvalid(mv_bvalid), .s_mv_bready(mv_bready),
+    .s_mv_araddr(mv_araddr), .s_mv_arlen(mv_arlen), .s_mv_arvalid(mv_arvalid), .s_mv_arready(mv_arready),
+    .s_mv_rvalid(mv_rvalid), .s_mv_rready(mv_rready),
     .m_axi_awid(m_axi_awid), .m_axi_awaddr(m_axi_awaddr), .m_axi_awlen(m_axi_awlen),
     .m_axi_awsize(m_axi_awsize), .m_axi_awburst(m_axi_awburst), .m_axi_awvalid(m_axi_awvalid),
     .m_axi_awready(m_axi_awready), .m_axi_wdata(m_axi_wdata), .m_axi_wstrb(m_axi_wstrb),
@@ -2427,7 +2467,8 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 // Unused pieces of the units' outputs.
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
-    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, l2_pa[63:ADDR_WIDTH]};
+    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, l2_pa[63:ADDR_WIDTH], mv_addr[63:ADDR_WIDTH],
+    rd_seg[31:16], wr_seg[31:16]};  // segments are at most an MTU (16 bits)
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule

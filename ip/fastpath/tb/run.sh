@@ -22,7 +22,7 @@ summary=()
 
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check
          clio_free_pa_fifo clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma
-         clio_resp_builder clio_fwd_table clio_chase clio_axi_arbiter clio_fastpath_top clio_axi_ram clio_fastpath_sim)
+         clio_resp_builder clio_fwd_table clio_chase clio_axi_arbiter clio_data_mover clio_fastpath_top clio_axi_ram clio_fastpath_sim)
 srcs=()
 for m in clio_pkg "${modules[@]}"; do srcs+=("$rtl/$m.sv"); done
 
@@ -48,6 +48,7 @@ declare -A sweep=(
     [clio_tlb]="ENTRIES=4"
     [clio_bucket_hash]="BUCKET_BITS=10"
     [clio_crc32c]="DATA_WIDTH=128"
+    [clio_data_mover]="DATA_WIDTH=128"
     [clio_dedup]="ENTRIES=16"
     [clio_fault_unit]="FIFO_DEPTH=2"
     [clio_fwd_table]="SLOTS=4 FENCES=2"

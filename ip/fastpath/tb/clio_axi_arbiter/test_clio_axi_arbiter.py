@@ -1,6 +1,7 @@
 """clio_axi_arbiter: the engine's single-beat port (reads, strobed writes, AW and W
 accepted in different cycles) against a Python memory, under random channel pauses;
-the lane's pipelined reads and strobed writes, a bucket-reader burst and a ring write passed through
+the lane's pipelined reads and strobed writes, a bucket-reader burst, a ring write and
+the data mover's write and read bursts passed through
 under their grants; no client without the grant reaches the port."""
 
 import itertools
@@ -13,7 +14,7 @@ from cocotbext.axi import AxiBus, AxiRam
 
 from tb_base import falling, param, reset, start_clock
 
-GRANT_LANE, GRANT_ENGINE, GRANT_PTF, GRANT_RING = 0, 1, 2, 3
+GRANT_LANE, GRANT_ENGINE, GRANT_PTF, GRANT_RING, GRANT_MOVER = 0, 1, 2, 3, 4
 SIZE = 2**16
 
 INPUTS = ["s_lane_araddr", "s_lane_arvalid", "s_lane_rready", "s_lane_awaddr", "s_lane_awvalid",
@@ -23,7 +24,9 @@ INPUTS = ["s_lane_araddr", "s_lane_arvalid", "s_lane_rready", "s_lane_awaddr", "
           "s_ring_awaddr", "s_ring_awlen", "s_ring_awsize", "s_ring_awburst", "s_ring_awvalid",
           "s_ring_wdata", "s_ring_wstrb", "s_ring_wlast", "s_ring_wvalid", "s_ring_bready",
           "s_ring_arid", "s_ring_araddr", "s_ring_arlen", "s_ring_arsize", "s_ring_arburst",
-          "s_ring_arvalid", "s_ring_rready"]
+          "s_ring_arvalid", "s_ring_rready", "s_mv_awaddr", "s_mv_awlen", "s_mv_awvalid", "s_mv_wdata",
+          "s_mv_wstrb", "s_mv_wlast", "s_mv_wvalid", "s_mv_bready", "s_mv_araddr", "s_mv_arlen",
+          "s_mv_arvalid", "s_mv_rready"]
 
 
 def pauses(rng, p):
@@ -220,8 +223,59 @@ async def grants(dut):
     assert int.from_bytes(ram.read(20 * width, width), "little") == val
     dut.s_ring_bready.value = 0
 
+    # Data mover: a 5-beat write burst (AW, then W beat by beat), then a read burst of it.
+    dut.grant.value = GRANT_MOVER
+    vals = [rng.getrandbits(8 * width) for _ in range(5)]
+    dut.s_mv_awaddr.value, dut.s_mv_awlen.value, dut.s_mv_awvalid.value = 40 * width, 4, 1
+    dut.s_mv_bready.value = 1
+    sent, b = -1, False
+    for _ in range(200):
+        if sent >= 0 and sent < 5:
+            dut.s_mv_wdata.value, dut.s_mv_wstrb.value = vals[sent], (1 << width) - 1
+            dut.s_mv_wlast.value, dut.s_mv_wvalid.value = int(sent == 4), 1
+        else:
+            dut.s_mv_wvalid.value = 0
+        await ReadOnly()
+        assert not dut.s_ring_awready.value and not dut.s_lane_awready.value and not dut.s_eng_ready.value
+        aw_now = bool(dut.s_mv_awvalid.value and dut.s_mv_awready.value)
+        w_now = bool(dut.s_mv_wvalid.value and dut.s_mv_wready.value)
+        b = bool(dut.s_mv_bvalid.value)
+        await RisingEdge(dut.clk)
+        await falling(dut)
+        if aw_now:
+            dut.s_mv_awvalid.value, sent = 0, 0
+        if w_now:
+            sent += 1
+        if b:
+            break
+    assert b and sent == 5
+    dut.s_mv_bready.value, dut.s_mv_wvalid.value = 0, 0
+    for i, v in enumerate(vals):
+        image[40 + i] = v
+        assert int.from_bytes(ram.read((40 + i) * width, width), "little") == v
+    dut.s_mv_araddr.value, dut.s_mv_arlen.value, dut.s_mv_arvalid.value = 40 * width, 4, 1
+    dut.s_mv_rready.value = 1
+    beats = []
+    for _ in range(100):
+        await ReadOnly()
+        assert not dut.s_lane_rvalid.value and not dut.s_ring_rvalid.value and not dut.s_ptf_rvalid.value
+        if dut.s_mv_arvalid.value and dut.s_mv_arready.value:
+            await RisingEdge(dut.clk)
+            await falling(dut)
+            dut.s_mv_arvalid.value = 0
+            continue
+        if dut.s_mv_rvalid.value:
+            beats.append(int(dut.m_axi_rdata.value))
+            if len(beats) == 5:
+                break
+        await RisingEdge(dut.clk)
+    assert beats == vals
+    await RisingEdge(dut.clk)
+    await falling(dut)
+    dut.s_mv_rready.value = 0
+
     # An engine write and read that wait for the grant (ring, then bucket reader).
-    for other, write in itertools.product((GRANT_RING, GRANT_PTF, GRANT_LANE), (True, False)):
+    for other, write in itertools.product((GRANT_RING, GRANT_PTF, GRANT_LANE, GRANT_MOVER), (True, False)):
         data = rng.getrandbits(8 * width)
         _, n = await engine_access(dut, 30 * width, write, data, (1 << width) - 1,
                                    grant_after=(5, other))

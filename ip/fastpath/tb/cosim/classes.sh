@@ -2,8 +2,10 @@
 # Per-class throughput of the fast-path RTL: for each request class, a
 # stream of back-to-back requests (clio-cosim class) through the Verilated
 # top level, checked response by response and memory against the model, and
-# the cycles until the top is idle again. Prints a Markdown table (and JSON
-# with --json FILE) beside the model's projected cycles per packet.
+# the cycles until the top is idle again ("beats/cycle": request beats in;
+# "payload beats/cycle": data moved, request bytes / 64, per cycle). Prints a
+# Markdown table (and JSON with --json FILE) beside the model's projected
+# cycles per packet.
 #
 # Usage: classes.sh [--requests N] [--seed N] [--json FILE]
 # Env: CARGO_TARGET_DIR, CLASSES (space-separated subset), CLOCK_MHZ (250),
@@ -34,8 +36,8 @@ else
     sim=$("$here/build.sh" "$gen" "$target/cosim-build")
 fi
 
-printf '| class | requests | packets | beats in | RTL cycles | RTL cycles/request | beats/cycle | RTL Gb/s at %s MHz | model cycles/packet |\n' "$mhz"
-printf '|---|---|---|---|---|---|---|---|---|\n'
+printf '| class | requests | packets | beats in | RTL cycles | RTL cycles/request | beats/cycle | payload beats/cycle | RTL Gb/s at %s MHz | model cycles/packet |\n' "$mhz"
+printf '|---|---|---|---|---|---|---|---|---|---|\n'
 rows=()
 for c in $classes; do
     out="$work/$c"
@@ -52,10 +54,10 @@ for c in $classes; do
     bytes=$(case "$c" in read64|write64) echo 64 ;; read1k|write1k) echo 1024 ;; read4k|write4k) echo 4096 ;; *) echo 8 ;; esac)
     row=$(awk -v c="$c" -v r="$reqs" -v p="$pkts" -v b="$beats" -v y="$cycles" -v m="$mcyc" -v by="$bytes" -v f="$mhz" -v ok="$ok" 'BEGIN {
         gbps = (y > 0) ? r * by * 8 / (y / (f * 1e6)) / 1e9 : 0;
-        printf "%s %d %d %d %d %.2f %.3f %.2f %.1f %d", c, r, p, b, y, y / r, b / y, gbps, m / p, ok }')
-    read -r _ _ _ _ _ cpr bpc gb mpp okn <<< "$row"
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$reqs" "$pkts" "$beats" "$cycles" "$cpr" "$bpc" "$gb" "$mpp"
-    rows+=("{\"class\":\"$c\",\"requests\":$reqs,\"packets\":$pkts,\"ok\":$okn,\"beats\":$beats,\"rtl_cycles\":$cycles,\"rtl_cycles_per_request\":$cpr,\"beats_per_cycle\":$bpc,\"rtl_gbps\":$gb,\"model_cycles_per_packet\":$mpp}")
+        printf "%s %d %d %d %d %.2f %.3f %.3f %.2f %.1f %d", c, r, p, b, y, y / r, b / y, r * by / 64 / y, gbps, m / p, ok }')
+    read -r _ _ _ _ _ cpr bpc ppc gb mpp okn <<< "$row"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$reqs" "$pkts" "$beats" "$cycles" "$cpr" "$bpc" "$ppc" "$gb" "$mpp"
+    rows+=("{\"class\":\"$c\",\"requests\":$reqs,\"packets\":$pkts,\"ok\":$okn,\"beats\":$beats,\"rtl_cycles\":$cycles,\"rtl_cycles_per_request\":$cpr,\"beats_per_cycle\":$bpc,\"payload_beats_per_cycle\":$ppc,\"rtl_gbps\":$gb,\"model_cycles_per_packet\":$mpp}")
 done
 if [ -n "$json" ]; then
     (IFS=,; printf '{"seed":%s,"clock_mhz":%s,"classes":[%s]}\n' "$seed" "$mhz" "${rows[*]}") > "$json"
