@@ -19,6 +19,7 @@
 
 use aarch64_cpu::asm::barrier;
 use clio_wire::ring::RingMemory;
+use clio_wire::Field;
 
 /// One ring (header and slots) at a fixed physical address.
 #[derive(Clone, Copy)]
@@ -56,16 +57,18 @@ impl RingMemory for SharedRing {
         self.len
     }
 
-    fn load_u32(&self, off: usize) -> u32 {
-        let p = self.check(off, 4) as *const u32;
+    fn load_u32(&self, at: Field) -> u32 {
+        debug_assert_eq!(at.len(), 4, "ring index field {at:?}");
+        let p = self.check(at.start, 4) as *const u32;
         // SAFETY: in bounds of the ring (checked); ring fields are 4-aligned.
         let v = unsafe { p.read_volatile() };
         barrier::dmb(barrier::OSHLD);
         u32::from_le(v)
     }
 
-    fn store_u32(&mut self, off: usize, v: u32) {
-        let p = self.check(off, 4) as *mut u32;
+    fn store_u32(&mut self, at: Field, v: u32) {
+        debug_assert_eq!(at.len(), 4, "ring index field {at:?}");
+        let p = self.check(at.start, 4) as *mut u32;
         barrier::dmb(barrier::OSH);
         // SAFETY: as in `load_u32`.
         unsafe { p.write_volatile(v.to_le()) };

@@ -4,7 +4,9 @@
 mod common;
 
 use clio_slowpath::Engine;
-use clio_wire::ring::{self, ring_bytes, Consumer, Descriptor, Direction, Producer, SLOT_LEN};
+use clio_wire::ring::{
+    self, ring_bytes, Consumer, Descriptor, Direction, Producer, RingMemory, SLOT_LEN,
+};
 use clio_wire::Status;
 use common::{small_cfg, Board};
 
@@ -217,7 +219,7 @@ fn corrupt_and_misdirected_descriptors_are_counted_and_survived() {
     let c = *e.counters();
     assert_eq!(c.malformed, 12);
     assert_eq!(rig.rx[..].len(), ring_bytes(8));
-    let rejected = u32::from_le_bytes(rig.rx[68..72].try_into().unwrap());
+    let rejected = rig.rx[..].load_u32(clio_wire::ring::header_field::REJECTED);
     assert_eq!(rejected, 12, "the ring header counts rejected slots too");
     let ok: Vec<u32> = rig
         .board

@@ -5,7 +5,12 @@
 //! (`src/main.rs`) only parses the command line and dispatches here.
 //! Long-running commands (bring-up, the demos) report typed
 //! [`progress::Event`]s to a [`progress::Progress`] sink and return a report
-//! value; the binary decides how they look on a terminal.
+//! value; the binary decides how they look on a terminal. The benchmark
+//! suite reports each benchmark as a [`bench::SuiteEvent`] and returns a
+//! [`bench::SuiteReport`]; `clio sim` reports [`sim::SimEvent`]s before it
+//! serves until stopped; `clio rack` returns a [`rack::ServingRack`] with its
+//! layout. No module prints (the benchmarks' progress bars on standard
+//! error aside).
 //!
 //! | command | module |
 //! |---|---|

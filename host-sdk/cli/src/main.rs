@@ -87,7 +87,12 @@ fn dispatch(cli: &Cli) -> Result<()> {
             show(&report, a.json)?;
             report.verdict()
         }
-        Cmd::Sim(a) => sim::run(a),
+        Cmd::Sim(a) => {
+            // Served until the process is killed: nothing sets `stop`.
+            let stop = std::sync::atomic::AtomicBool::new(false);
+            sim::serve(a, &stop, &mut |e| eprintln!("clio sim: {e}"))?;
+            Ok(())
+        }
         Cmd::Logs(a) => {
             let summary = logs::decode(a, &mut |e| {
                 match e {
@@ -105,10 +110,42 @@ fn dispatch(cli: &Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench(a) => bench::run(a),
+        Cmd::Bench(a) => match &a.cmd {
+            Some(bench::BenchCmd::Slowpath(s)) => show(&bench::slowpath::run(s)?, s.json),
+            Some(bench::BenchCmd::Edm(e)) => show(&bench::edm::run(e)?, e.json),
+            Some(bench::BenchCmd::Rack(r)) => {
+                let report = bench::rack::run(r)?;
+                show(&report, r.json)?;
+                report.verdict()
+            }
+            None => {
+                let json = a.suite.json;
+                let report = bench::run_suite(&a.suite, &mut |e| {
+                    if !json {
+                        print!("{e}");
+                    }
+                })?;
+                if json {
+                    println!("{}", serde_json::to_string_pretty(&report)?);
+                    // Progress and the summary go to stderr with --json.
+                    eprintln!("{}", report.summary());
+                } else {
+                    println!("\n{}", report.summary());
+                }
+                report.verdict()
+            }
+        },
         Cmd::Rack(a) => match &a.cmd {
             Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
-            None => rack::run(a),
+            None => {
+                let rack = rack::start(a)?;
+                if a.json {
+                    println!("{}", serde_json::to_string(rack.layout())?);
+                } else {
+                    print!("{}", rack.layout());
+                }
+                rack.serve(a.for_secs.map(std::time::Duration::from_secs))
+            }
         },
     }
 }

@@ -105,48 +105,81 @@ impl fmt::Display for RackStatus {
     }
 }
 
-/// Runs `clio rack` without a subcommand: starts a rack and serves until
-/// killed or `--for-secs` ([`status`] is `clio rack status`).
-pub fn run(a: &RackArgs) -> Result<()> {
-    serve(a)
+/// What `clio rack` started: `Display` is the text report (ending with how
+/// to ask it), `Serialize` the one-line `--json` one.
+#[derive(Debug, Serialize)]
+pub struct RackLayout {
+    /// The controller's UDP address.
+    pub controller: String,
+    /// The controller's durable log.
+    pub log: String,
+    /// Every node, as the controller knows it.
+    pub nodes: Vec<NodeRow>,
+    /// The nodes' board config.
+    #[serde(skip)]
+    pub board: String,
 }
 
-fn serve(a: &RackArgs) -> Result<()> {
+impl fmt::Display for RackLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "clio rack: controller on udp://{} (log {}), {} emulated '{}' nodes",
+            self.controller,
+            self.log,
+            self.nodes.len(),
+            self.board
+        )?;
+        write!(f, "{}", Rows(&self.nodes))?;
+        writeln!(
+            f,
+            "serving; `clio rack status --controller {}` from another shell",
+            self.controller
+        )
+    }
+}
+
+/// A rack `clio rack` started; it serves until [`ServingRack::serve`]
+/// returns (or it is dropped).
+pub struct ServingRack {
+    rack: LocalRack,
+    layout: RackLayout,
+}
+
+impl ServingRack {
+    /// What was started, as the controller reports it.
+    pub fn layout(&self) -> &RackLayout {
+        &self.layout
+    }
+
+    /// Serves for `time` (`None`: until the process is killed), then stops
+    /// the nodes and the controller.
+    pub fn serve(self, time: Option<Duration>) -> Result<()> {
+        match time {
+            Some(t) => std::thread::sleep(t),
+            None => loop {
+                std::thread::park();
+            },
+        }
+        self.rack.stop().context("stopping the rack")
+    }
+}
+
+/// Starts `clio rack` (without a subcommand): a controller and its
+/// emulated nodes, every node registered and asked for its status
+/// ([`status`] is `clio rack status`).
+pub fn start(a: &RackArgs) -> Result<ServingRack> {
     let board = load_board(&a.board)?;
     let rack = LocalRack::start(a.nodes, &board, a.listen, &a.log, a.dead_after_ms)
         .with_context(|| format!("starting a rack of {} nodes", a.nodes))?;
-    let rows = query(rack.controller_addr(), Some(rack.config()))?;
-    if a.json {
-        println!(
-            "{}",
-            serde_json::json!({
-                "controller": rack.controller_addr().to_string(),
-                "log": a.log.display().to_string(),
-                "nodes": rows,
-            })
-        );
-    } else {
-        println!(
-            "clio rack: controller on udp://{} (log {}), {} emulated '{}' nodes",
-            rack.controller_addr(),
-            a.log.display(),
-            a.nodes,
-            board.board.name
-        );
-        print!("{}", Rows(&rows));
-        println!(
-            "serving; `clio rack status --controller {}` from another shell",
-            rack.controller_addr()
-        );
-    }
-    match a.for_secs {
-        Some(s) => std::thread::sleep(Duration::from_secs(s)),
-        None => loop {
-            std::thread::park();
-        },
-    }
-    rack.stop().context("stopping the rack")?;
-    Ok(())
+    let nodes = query(rack.controller_addr(), Some(rack.config()))?;
+    let layout = RackLayout {
+        controller: rack.controller_addr().to_string(),
+        log: a.log.display().to_string(),
+        nodes,
+        board: board.board.name.to_string(),
+    };
+    Ok(ServingRack { rack, layout })
 }
 
 fn query(controller: SocketAddr, names: Option<&clio_rack::RackConfig>) -> Result<Vec<NodeRow>> {
@@ -232,6 +265,46 @@ pub fn status(s: &StatusArgs) -> Result<RackStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A started rack reports every node live and registered, answers
+    /// `clio rack status`, and stops.
+    #[test]
+    fn starts_reports_and_stops() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = RackArgs {
+            cmd: None,
+            nodes: 2,
+            board: "emulator".into(),
+            listen: "127.0.0.1:0".parse().unwrap(),
+            log: dir.path().join("rack.log"),
+            dead_after_ms: 3000,
+            for_secs: Some(0),
+            json: false,
+        };
+        let rack = start(&a).unwrap();
+        let l = rack.layout();
+        assert_eq!(l.nodes.len(), 2);
+        assert!(l.nodes.iter().all(|n| n.live && n.epoch == 1), "{l:?}");
+        let text = l.to_string();
+        let first = text.lines().next().unwrap();
+        assert!(first.ends_with("2 emulated 'emulator' nodes"), "{first}");
+        assert!(text.lines().nth(2).unwrap().contains("mn0"), "{text}");
+        assert!(text.ends_with("from another shell\n"), "{text}");
+        let json = serde_json::to_value(l).unwrap();
+        assert_eq!(
+            json.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["controller", "log", "nodes"]
+        );
+        let controller = l.controller.parse().unwrap();
+        let st = status(&StatusArgs {
+            controller,
+            json: false,
+        })
+        .unwrap();
+        assert_eq!(st.nodes.len(), 2);
+        assert!(st.nodes[0].name.is_none());
+        rack.serve(Some(Duration::ZERO)).unwrap();
+    }
 
     #[test]
     fn status_report_text_and_json() {

@@ -1,9 +1,16 @@
 //! `clio sim`: serve an emulated board over UDP.
 
+use std::fmt;
+use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+
 use anyhow::{Context, Result};
 use clap::Args;
+use clio_config::BoardConfig;
 use clio_emu::qemu::QemuOptions;
 use clio_emu::rtl::{RtlBoard, RtlOptions};
+use clio_emu::server::ServeStats;
 use clio_emu::{Board, FaultConfig, QemuBoard, ServeOptions};
 
 use crate::board_arg::load_board;
@@ -35,7 +42,7 @@ pub struct SimArgs {
     /// (`CLIO_BOARD_CONFIG=<config> cargo build --manifest-path firmware-arm/image/Cargo.toml
     /// --target aarch64-unknown-none --release`).
     #[arg(long)]
-    pub image: Option<std::path::PathBuf>,
+    pub image: Option<PathBuf>,
 }
 
 /// Where an emulated board's slow path runs.
@@ -58,7 +65,7 @@ pub enum FastPathKind {
 
 /// The `--listen` address: an `address:port` or `host:port` (names resolve,
 /// like `--addr` elsewhere); an IPv4 result is preferred.
-fn listen_addr(listen: &str) -> Result<std::net::SocketAddr> {
+fn listen_addr(listen: &str) -> Result<SocketAddr> {
     use std::net::ToSocketAddrs;
     let addrs: Vec<_> = listen
         .to_socket_addrs()
@@ -72,10 +79,101 @@ fn listen_addr(listen: &str) -> Result<std::net::SocketAddr> {
         .with_context(|| format!("--listen '{listen}' resolves to no address"))
 }
 
-/// Run `clio sim`. Every option is checked before the socket is bound, and
-/// "serving on" is printed once the board answers (QEMU has booted, the RTL
-/// harness is built), so a script may start its clients when it sees it.
-pub fn run(a: &SimArgs) -> Result<()> {
+/// What `clio sim` reports while it starts; `Display` is the line the
+/// binary prints after `clio sim: ` on standard error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SimEvent {
+    /// The fast path is the RTL under Verilator and its harness is ready.
+    RtlReady {
+        /// The harness executable.
+        harness: PathBuf,
+        /// Seconds spent building it now (`None`: an earlier build was reused).
+        build_secs: Option<f64>,
+    },
+    /// The slow path is the firmware in QEMU and it has booted.
+    QemuReady {
+        /// Seconds from launch until the firmware answered.
+        boot_secs: f64,
+        /// The firmware ELF (for decoding its log).
+        image: PathBuf,
+        /// Where QEMU writes the firmware's UART.
+        log: PathBuf,
+    },
+    /// The board answers on `addr` (the last event before serving).
+    Serving {
+        /// The board config's name.
+        board: String,
+        /// DRAM, MiB.
+        dram_mib: u64,
+        /// Default page size, KiB.
+        page_kib: u64,
+        /// TLB entries.
+        tlb_entries: u32,
+        /// The bound UDP address.
+        addr: SocketAddr,
+    },
+}
+
+impl fmt::Display for SimEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SimEvent::RtlReady {
+                harness,
+                build_secs,
+            } => write!(
+                f,
+                "fast path is the RTL under Verilator ({}{}), ready",
+                harness.display(),
+                build_secs.map_or(String::new(), |s| format!(", built in {s:.0} s"))
+            ),
+            SimEvent::QemuReady {
+                boot_secs,
+                image,
+                log,
+            } => write!(
+                f,
+                "slow path is the firmware in QEMU, ready in {boot_secs:.2} s (decode its UART with `clio logs --elf {} --input {}`)",
+                image.display(),
+                log.display()
+            ),
+            SimEvent::Serving {
+                board,
+                dram_mib,
+                page_kib,
+                tlb_entries,
+                addr,
+            } => write!(
+                f,
+                "board '{board}' ({dram_mib} MiB DRAM, {page_kib} KiB pages, {tlb_entries} TLB entries) serving on udp://{addr}"
+            ),
+        }
+    }
+}
+
+/// What serves: the engine chosen by `--fast-path`/`--slow-path`.
+#[derive(Debug, Clone, PartialEq)]
+enum Engine {
+    /// The reference model with the in-process slow path.
+    Model,
+    /// The RTL under Verilator, slow path in process.
+    Rtl,
+    /// The reference model with the firmware image in QEMU.
+    Qemu(PathBuf),
+}
+
+/// `clio sim`'s options, checked: everything [`serve`] needs before it
+/// binds.
+#[derive(Debug)]
+struct Checked {
+    cfg: BoardConfig,
+    addr: SocketAddr,
+    opts: ServeOptions,
+    engine: Engine,
+}
+
+/// Checks every option (config, address, faults, the engine and its
+/// image) without binding or launching anything.
+fn check(a: &SimArgs) -> Result<Checked> {
     let cfg = load_board(&a.board)?;
     let listen = match &a.listen {
         Some(l) => l.clone(),
@@ -95,89 +193,119 @@ pub fn run(a: &SimArgs) -> Result<()> {
             .context("--faults-out")?,
         ..ServeOptions::for_board(&cfg)
     };
-    if a.fast_path == FastPathKind::Rtl && a.slow_path != SlowPathKind::Inproc {
-        anyhow::bail!("--fast-path rtl runs the slow path in process; it cannot be combined with --slow-path qemu");
-    }
-    let image = match a.slow_path {
-        SlowPathKind::Qemu => Some(
-            a.image
-                .as_ref()
-                .context("--slow-path qemu needs --image (the firmware ELF)")?,
+    let engine = match (a.fast_path, a.slow_path) {
+        (FastPathKind::Rtl, SlowPathKind::Qemu) => anyhow::bail!(
+            "--fast-path rtl runs the slow path in process; it cannot be combined with --slow-path qemu"
         ),
-        SlowPathKind::Inproc => None,
-    };
-    if let Some(image) = image {
-        if !image.is_file() {
-            anyhow::bail!("--image {}: no such file", image.display());
+        (FastPathKind::Rtl, SlowPathKind::Inproc) => Engine::Rtl,
+        (FastPathKind::Model, SlowPathKind::Inproc) => Engine::Model,
+        (FastPathKind::Model, SlowPathKind::Qemu) => {
+            let image = a
+                .image
+                .as_ref()
+                .context("--slow-path qemu needs --image (the firmware ELF)")?;
+            if !image.is_file() {
+                anyhow::bail!("--image {}: no such file", image.display());
+            }
+            Engine::Qemu(image.clone())
         }
-    }
-    let socket = std::net::UdpSocket::bind(addr).with_context(|| format!("binding {addr}"))?;
-    let serving = |socket: &std::net::UdpSocket| -> Result<()> {
-        eprintln!(
-            "clio sim: board '{}' ({} MiB DRAM, {} KiB pages, {} TLB entries) serving on udp://{}",
-            cfg.board.name,
-            cfg.dram.size >> 20,
-            cfg.pages.default_size >> 10,
-            cfg.tlb.entries,
-            socket.local_addr()?
-        );
-        Ok(())
     };
-    let stop = std::sync::atomic::AtomicBool::new(false);
-    match image {
-        None if a.fast_path == FastPathKind::Rtl => {
+    Ok(Checked {
+        cfg,
+        addr,
+        opts,
+        engine,
+    })
+}
+
+/// The model board `clio sim` serves: Clio-KV, Clio-MV and Clio-DF
+/// registered as offloads 1, 2 and 3 (issue #16); each takes memory only
+/// when used.
+pub fn model_board(cfg: &BoardConfig) -> Result<Board> {
+    let mut board = Board::new(cfg).map_err(anyhow::Error::msg)?;
+    board
+        .register_offload(clio_kv::OFFLOAD_ID, Box::<clio_kv::KvOffload>::default())
+        .map_err(anyhow::Error::msg)?;
+    board
+        .register_offload(clio_mv::OFFLOAD_ID, Box::<clio_mv::MvOffload>::default())
+        .map_err(anyhow::Error::msg)?;
+    board
+        .register_offload(clio_df::OFFLOAD_ID, Box::<clio_df::DfOffload>::default())
+        .map_err(anyhow::Error::msg)?;
+    Ok(board)
+}
+
+/// Runs `clio sim` on this thread until `stop` is set (and a datagram,
+/// even an empty one, wakes the server). Every option is checked before
+/// the socket is bound, and [`SimEvent::Serving`] is reported once the
+/// board answers (QEMU has booted, the RTL harness is built), so a script
+/// may start its clients when it sees it.
+pub fn serve(a: &SimArgs, stop: &AtomicBool, on: &mut dyn FnMut(SimEvent)) -> Result<ServeStats> {
+    let Checked {
+        cfg,
+        addr,
+        opts,
+        engine,
+    } = check(a)?;
+    let socket = UdpSocket::bind(addr).with_context(|| format!("binding {addr}"))?;
+    let serving = SimEvent::Serving {
+        board: cfg.board.name.to_string(),
+        dram_mib: cfg.dram.size >> 20,
+        page_kib: cfg.pages.default_size >> 10,
+        tlb_entries: cfg.tlb.entries,
+        addr: socket.local_addr()?,
+    };
+    let stats = match engine {
+        Engine::Rtl => {
             let board = RtlBoard::launch(&cfg, &RtlOptions::new()).map_err(anyhow::Error::msg)?;
             let h = board.harness();
-            eprintln!(
-                "clio sim: fast path is the RTL under Verilator ({}{}), ready",
-                h.path.display(),
-                if h.built {
-                    format!(", built in {:.0} s", h.build_time.as_secs_f64())
-                } else {
-                    String::new()
-                }
-            );
-            serving(&socket)?;
-            clio_emu::server::serve(board, socket, opts, &stop)?;
+            on(SimEvent::RtlReady {
+                harness: h.path.clone(),
+                build_secs: h.built.then_some(h.build_time.as_secs_f64()),
+            });
+            on(serving);
+            clio_emu::server::serve(board, socket, opts, stop)?
         }
-        None => {
-            let mut board = Board::new(&cfg).map_err(anyhow::Error::msg)?;
-            // Clio-KV, Clio-MV and Clio-DF as offloads 1, 2 and 3 (issue
-            // #16); each takes memory only when used.
-            board
-                .register_offload(clio_kv::OFFLOAD_ID, Box::<clio_kv::KvOffload>::default())
-                .map_err(anyhow::Error::msg)?;
-            board
-                .register_offload(clio_mv::OFFLOAD_ID, Box::<clio_mv::MvOffload>::default())
-                .map_err(anyhow::Error::msg)?;
-            board
-                .register_offload(clio_df::OFFLOAD_ID, Box::<clio_df::DfOffload>::default())
-                .map_err(anyhow::Error::msg)?;
-            serving(&socket)?;
-            clio_emu::server::serve(board, socket, opts, &stop)?;
+        Engine::Model => {
+            let board = model_board(&cfg)?;
+            on(serving);
+            clio_emu::server::serve(board, socket, opts, stop)?
         }
-        Some(image) => {
-            let mut qopts = QemuOptions::new(image, cfg);
+        Engine::Qemu(image) => {
+            let mut qopts = QemuOptions::new(&image, cfg);
             if let Some(q) = clio_emu::qemu::find_qemu() {
                 qopts.qemu = q;
             }
             let mut board = QemuBoard::launch(qopts).map_err(anyhow::Error::msg)?;
-            eprintln!(
-                "clio sim: slow path is the firmware in QEMU, ready in {:.2} s (decode its UART with `clio logs --elf {} --input {}`)",
-                board.firmware().boot_time().as_secs_f64(),
-                image.display(),
-                board.firmware().log_path().display()
-            );
-            serving(&socket)?;
-            clio_emu::server::serve(board, socket, opts, &stop)?;
+            on(SimEvent::QemuReady {
+                boot_secs: board.firmware().boot_time().as_secs_f64(),
+                image,
+                log: board.firmware().log_path().to_path_buf(),
+            });
+            on(serving);
+            clio_emu::server::serve(board, socket, opts, stop)?
         }
-    }
-    Ok(())
+    };
+    Ok(stats)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::listen_addr;
+    use super::*;
+    use std::sync::atomic::Ordering;
+    use std::sync::Arc;
+
+    fn args(listen: &str) -> SimArgs {
+        SimArgs {
+            board: "emulator".into(),
+            listen: Some(listen.into()),
+            faults_in: String::new(),
+            faults_out: String::new(),
+            slow_path: SlowPathKind::Inproc,
+            fast_path: FastPathKind::Model,
+            image: None,
+        }
+    }
 
     #[test]
     fn listen_takes_names_and_names_the_flag() {
@@ -190,5 +318,58 @@ mod tests {
         );
         let e = format!("{:#}", listen_addr("no port here").unwrap_err());
         assert!(e.contains("--listen 'no port here'"), "{e}");
+    }
+
+    /// Each bad option is named, before anything is bound or launched.
+    #[test]
+    fn options_are_checked_and_named() {
+        let err = |a: &SimArgs| format!("{:#}", check(a).unwrap_err());
+        let mut a = args("127.0.0.1:0");
+        assert_eq!(check(&a).unwrap().engine, Engine::Model);
+        a.faults_in = "drop=2".into();
+        assert!(err(&a).contains("--faults-in"), "{}", err(&a));
+        a.faults_in.clear();
+        a.slow_path = SlowPathKind::Qemu;
+        assert!(err(&a).contains("needs --image"), "{}", err(&a));
+        a.image = Some("/nonexistent/clio-fw.elf".into());
+        assert!(err(&a).contains("/nonexistent/clio-fw.elf"), "{}", err(&a));
+        a.fast_path = FastPathKind::Rtl;
+        assert!(err(&a).contains("cannot be combined"), "{}", err(&a));
+        a.slow_path = SlowPathKind::Inproc;
+        assert_eq!(check(&a).unwrap().engine, Engine::Rtl);
+        a.board = "no-such-board".into();
+        assert!(check(&a).is_err());
+    }
+
+    /// `serve` reports where it serves, answers a client there (with the
+    /// offloads registered), and returns once stopped.
+    #[test]
+    fn serves_a_client_until_stopped() {
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let flag = stop.clone();
+        let server = std::thread::spawn(move || {
+            serve(&args("127.0.0.1:0"), &flag, &mut |e| tx.send(e).unwrap())
+        });
+        let SimEvent::Serving { addr, board, .. } =
+            rx.recv_timeout(std::time::Duration::from_secs(30)).unwrap()
+        else {
+            panic!("the model board reports only that it serves")
+        };
+        assert_eq!(board, "emulator");
+        let cfg = load_board("emulator").unwrap();
+        let mut s = clio::Session::open(addr, clio::ClientConfig::from_board(&cfg)).unwrap();
+        let al = s.ralloc(4096, clio_wire::payload::perms::RW).unwrap();
+        s.rwrite(al.va + 10, b"sim").unwrap();
+        let mut b = [0u8; 3];
+        s.rread(al.va + 10, &mut b).unwrap();
+        assert_eq!(&b, b"sim");
+        stop.store(true, Ordering::SeqCst);
+        UdpSocket::bind("127.0.0.1:0")
+            .unwrap()
+            .send_to(&[], addr)
+            .unwrap();
+        let stats = server.join().unwrap().unwrap();
+        assert!(stats.received >= 4 && stats.sent >= 3, "{stats:?}");
     }
 }

@@ -4,13 +4,14 @@
 //! distinct errors; concurrent clients; the tokio client; histogram and
 //! shuffle.
 
-use clio::backend::{InProcess, InProcessBoard};
+use clio::backend::InProcess;
 use clio::{AsyncSession, ClientConfig, ClioError, Session};
 use clio_config::BoardConfig;
 use clio_df::{
     histogram, proto, shuffle, Aggregate, AsyncDfClient, DfClient, DfError, DfOffload, Predicate,
     OFFLOAD_ID,
 };
+use clio_emu::sdk::Emu;
 use clio_emu::{Board, ServeOptions, ServerHandle};
 
 fn cfg() -> BoardConfig {
@@ -22,18 +23,6 @@ fn board() -> Board {
     b.register_offload(OFFLOAD_ID, Box::<DfOffload>::default())
         .unwrap();
     b
-}
-
-struct Emu(Board);
-
-impl InProcessBoard for Emu {
-    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
-        self.0.handle(from, pkt, &mut |to, p| {
-            if to == from {
-                out(p)
-            }
-        })
-    }
 }
 
 fn in_process() -> DfClient<InProcess<Emu>> {

@@ -4,7 +4,8 @@
 //! library, talking over real ring buffers in emulated board DRAM, behind a
 //! UDP endpoint ([`server`]) like the hardware's Ethernet/IPv4/UDP port.
 //! [`faults`] injects loss, duplication, corruption, reordering and delay
-//! in either direction for reliability tests.
+//! in either direction for reliability tests. With feature `sdk`,
+//! `sdk::Emu` puts a board behind the SDK's in-process backend.
 
 pub mod board;
 pub mod clients;
@@ -12,6 +13,8 @@ pub mod faults;
 pub mod offload;
 pub mod qemu;
 pub mod rtl;
+#[cfg(feature = "sdk")]
+pub mod sdk;
 pub mod server;
 pub mod slow;
 

@@ -760,7 +760,7 @@ impl RtlBoard {
         }
     }
 
-    fn ring_index(&self, ring: Span, field: usize) -> u32 {
+    fn ring_index(&self, ring: Span, field: clio_wire::Field) -> u32 {
         RingMemory::load_u32(&self.map[ring.start..ring.end], field)
     }
 

@@ -3,9 +3,10 @@
 //! the board's ordinary memory interface; unknown ids, refusals, faults and
 //! panics get their own statuses and the board keeps serving.
 
-use clio::backend::{InProcess, InProcessBoard};
+use clio::backend::InProcess;
 use clio::{ClientConfig, ClioError, OpKind, Session};
 use clio_config::BoardConfig;
+use clio_emu::sdk::Emu;
 use clio_emu::{Board, Offload, OffloadError, OffloadMem};
 
 /// A test offload. op 1: store the args in its own memory and return them
@@ -70,18 +71,6 @@ impl Offload for Probe {
             }
             _ => Err(OffloadError::Refused(1)),
         }
-    }
-}
-
-struct Emu(Board);
-
-impl InProcessBoard for Emu {
-    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
-        self.0.handle(from, pkt, &mut |to, p| {
-            if to == from {
-                out(p)
-            }
-        })
     }
 }
 

@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use clio::backend::{InProcess, InProcessBoard};
+use clio::backend::InProcess;
 use clio::{AsyncSession, ClientConfig, Session};
 use clio_config::BoardConfig;
+use clio_emu::sdk::Emu;
 use clio_emu::{Board, ServeOptions, ServerHandle};
 use clio_kv::{proto, AsyncKvClient, KvClient, KvError, KvOffload, Partitioner, OFFLOAD_ID};
 
@@ -19,18 +20,6 @@ fn board() -> Board {
     b.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(64)))
         .unwrap();
     b
-}
-
-struct Emu(Board);
-
-impl InProcessBoard for Emu {
-    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
-        self.0.handle(from, pkt, &mut |to, p| {
-            if to == from {
-                out(p)
-            }
-        })
-    }
 }
 
 fn in_process() -> KvClient<InProcess<Emu>> {

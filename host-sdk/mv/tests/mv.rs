@@ -4,9 +4,10 @@
 
 use std::collections::HashMap;
 
-use clio::backend::{InProcess, InProcessBoard};
+use clio::backend::InProcess;
 use clio::{AsyncSession, ClientConfig, ClioError, Session};
 use clio_config::BoardConfig;
+use clio_emu::sdk::Emu;
 use clio_emu::{Board, ServeOptions, ServerHandle};
 use clio_mv::{proto, AsyncMvClient, MvClient, MvError, MvOffload, ObjectId, OFFLOAD_ID};
 
@@ -19,18 +20,6 @@ fn board(max_objects: u32) -> Board {
     b.register_offload(OFFLOAD_ID, Box::new(MvOffload::new(max_objects)))
         .unwrap();
     b
-}
-
-struct Emu(Board);
-
-impl InProcessBoard for Emu {
-    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
-        self.0.handle(from, pkt, &mut |to, p| {
-            if to == from {
-                out(p)
-            }
-        })
-    }
 }
 
 fn in_process(max_objects: u32) -> MvClient<InProcess<Emu>> {

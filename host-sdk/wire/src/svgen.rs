@@ -137,7 +137,7 @@ pub fn clio_pkg() -> String {
         ("TAIL", ring::header_field::TAIL),
         ("REJECTED", ring::header_field::REJECTED),
     ] {
-        p.int(&std::format!("RING_OFF_{name}"), off as u64);
+        p.int(&std::format!("RING_OFF_{name}"), off.start as u64);
     }
     for (name, off) in [
         ("KIND", ring::slot_field::KIND),

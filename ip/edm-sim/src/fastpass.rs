@@ -55,112 +55,171 @@ pub fn run(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, SimError> {
     }
 }
 
+/// The per-transfer Fastpass run's state: the arbiter, its two link
+/// directions, the transfers requested so far and the results.
+struct PerTransfer<'a> {
+    cfg: &'a SimConfig,
+    msgs: &'a [Message],
+    /// One switch hop, ps.
+    hop: u64,
+    /// One control frame on a link, ps.
+    ctrl: u64,
+    arb: Scheduler,
+    q: EventQueue<Ev>,
+    res: RunResult,
+    /// Every transfer requested (a write's data, a read's RREQ, its response).
+    transfers: Vec<Transfer>,
+    /// When the arbiter's inbound (request) link is next free.
+    arb_in_busy: u64,
+    /// When the arbiter's outbound (grant) link is next free.
+    arb_out_busy: u64,
+    /// The pending wake-up at the arbiter's next port release.
+    wake_at: Option<u64>,
+    stats: MatchStats,
+}
+
+impl<'a> PerTransfer<'a> {
+    fn new(cfg: &'a SimConfig, msgs: &'a [Message]) -> Result<Self, SimError> {
+        let mut q = EventQueue::new();
+        for m in msgs {
+            q.push(m.arrival, Ev::Issue(m.id));
+        }
+        Ok(Self {
+            cfg,
+            msgs,
+            hop: cfg.hop_ps(),
+            ctrl: cfg.ser_ps(CONTROL_FRAME_BYTES),
+            arb: arbiter(cfg)?,
+            q,
+            res: RunResult::new(msgs.len()),
+            transfers: Vec::with_capacity(msgs.len() * 2),
+            arb_in_busy: 0,
+            arb_out_busy: 0,
+            wake_at: None,
+            stats: MatchStats::default(),
+        })
+    }
+
+    /// Requests `tr` at `t`: its request frame crosses the node uplink and
+    /// the switch, then queues on the arbiter's link.
+    fn request(&mut self, t: u64, tr: Transfer) {
+        self.transfers.push(tr);
+        let id = self.transfers.len() as u32 - 1;
+        let start = (t + self.ctrl + self.hop).max(self.arb_in_busy);
+        self.arb_in_busy = start + self.ctrl;
+        self.q.push(start + self.ctrl + self.hop, Ev::Request(id));
+    }
+
+    /// Applies one event at `t`; whether the arbiter must schedule.
+    fn apply(&mut self, t: u64, ev: Ev) -> Result<bool, SimError> {
+        match ev {
+            Ev::Issue(id) => {
+                let m = &self.msgs[id as usize];
+                let tr = Transfer {
+                    msg: id,
+                    data: m.kind == Kind::Write,
+                    src: m.requester,
+                    dst: m.target,
+                };
+                self.request(t, tr);
+                Ok(false)
+            }
+            Ev::Request(tid) => {
+                let note = notification(self.cfg, self.msgs, tid, self.transfers[tid as usize]);
+                self.arb
+                    .notify(t, note)
+                    .map_err(|e| SimError::Internal(format!("arbiter refused: {e}")))?;
+                Ok(true)
+            }
+            Ev::Done(tid) => {
+                let tr = self.transfers[tid as usize];
+                if tr.data {
+                    self.res.finish[tr.msg as usize] = Some(t);
+                } else {
+                    // RREQ delivered: the memory node requests a slot for the response.
+                    let resp = Transfer {
+                        msg: tr.msg,
+                        data: true,
+                        src: tr.dst,
+                        dst: tr.src,
+                    };
+                    self.request(t, resp);
+                }
+                Ok(false)
+            }
+            Ev::Wake => {
+                if self.wake_at == Some(t) {
+                    self.wake_at = None;
+                }
+                Ok(true)
+            }
+        }
+    }
+
+    /// Runs the arbiter at `t` and sends a grant frame per match: it
+    /// queues on the arbiter's link, crosses two hops, and the data follows.
+    fn grant(&mut self, t: u64) {
+        let (hop, ctrl) = (self.hop, self.ctrl);
+        let out = self.arb.schedule(t);
+        self.stats.record(&out);
+        for mt in &out.matches {
+            let tr = self.transfers[mt.id as usize];
+            let gdep = t.max(self.arb_out_busy) + ctrl;
+            self.arb_out_busy = gdep;
+            let start = gdep + 2 * hop;
+            let ser = self.cfg.ser_ps(u64::from(mt.len));
+            self.arb.hold_until(
+                mt.src,
+                mt.dst,
+                (start + ser).saturating_sub(2 * hop + ctrl).max(t + 1),
+            );
+            if tr.data {
+                self.res.delivered[tr.msg as usize] += u64::from(mt.len);
+                self.res.sent_bytes += u64::from(mt.len);
+            }
+            if mt.last {
+                self.q.push(start + 2 * (ser + hop), Ev::Done(mt.id as u32));
+            }
+        }
+    }
+
+    /// With demand left, wakes the arbiter when its next held port frees.
+    fn arm_release(&mut self, t: u64) {
+        if self.arb.queued() == 0 {
+            return;
+        }
+        if let Some(r) = self.arb.next_release() {
+            if r > t && self.wake_at.is_none_or(|w| r < w) {
+                self.wake_at = Some(r);
+                self.q.push(r, Ev::Wake);
+            }
+        }
+    }
+}
+
 /// Run Fastpass with one request frame and one grant frame per transfer.
 pub fn run_per_transfer(cfg: &SimConfig, msgs: &[Message]) -> Result<RunResult, SimError> {
-    let hop = cfg.hop_ps();
-    let ctrl = cfg.ser_ps(CONTROL_FRAME_BYTES);
-    let mut arb = arbiter(cfg)?;
-    let mut q = EventQueue::new();
-    for m in msgs {
-        q.push(m.arrival, Ev::Issue(m.id));
-    }
-    let mut res = RunResult::new(msgs.len());
-    let mut transfers: Vec<Transfer> = Vec::with_capacity(msgs.len() * 2);
-    let (mut arb_in_busy, mut arb_out_busy) = (0u64, 0u64);
-    let mut wake_at: Option<u64> = None;
-    let mut stats = MatchStats::default();
-    // Send a request frame from `src` at `t`: node uplink, switch, then the arbiter's link.
-    let request = |q: &mut EventQueue<Ev>, arb_in_busy: &mut u64, t: u64, id: u32| {
-        let start = (t + ctrl + hop).max(*arb_in_busy);
-        *arb_in_busy = start + ctrl;
-        q.push(start + ctrl + hop, Ev::Request(id));
-    };
-    while let Some(t) = q.peek_time() {
+    let mut fp = PerTransfer::new(cfg, msgs)?;
+    while let Some(t) = fp.q.peek_time() {
         if t > cfg.time_limit_ps {
             return Err(SimError::TimeLimit {
                 scheme: "fastpass",
                 limit_ps: cfg.time_limit_ps,
             });
         }
+        // Apply every event of this instant, then schedule once.
         let mut dirty = false;
-        while q.peek_time() == Some(t) {
-            let (_, ev) = q.pop().expect("peeked");
-            match ev {
-                Ev::Issue(id) => {
-                    let m = &msgs[id as usize];
-                    let data = m.kind == Kind::Write;
-                    transfers.push(Transfer {
-                        msg: id,
-                        data,
-                        src: m.requester,
-                        dst: m.target,
-                    });
-                    request(&mut q, &mut arb_in_busy, t, transfers.len() as u32 - 1);
-                }
-                Ev::Request(tid) => {
-                    let note = notification(cfg, msgs, tid, transfers[tid as usize]);
-                    arb.notify(t, note)
-                        .map_err(|e| SimError::Internal(format!("arbiter refused: {e}")))?;
-                    dirty = true;
-                }
-                Ev::Done(tid) => {
-                    let tr = transfers[tid as usize];
-                    if tr.data {
-                        res.finish[tr.msg as usize] = Some(t);
-                    } else {
-                        // RREQ delivered: the memory node requests a slot for the response.
-                        transfers.push(Transfer {
-                            msg: tr.msg,
-                            data: true,
-                            src: tr.dst,
-                            dst: tr.src,
-                        });
-                        request(&mut q, &mut arb_in_busy, t, transfers.len() as u32 - 1);
-                    }
-                }
-                Ev::Wake => {
-                    if wake_at == Some(t) {
-                        wake_at = None;
-                    }
-                    dirty = true;
-                }
-            }
+        while fp.q.peek_time() == Some(t) {
+            let (_, ev) = fp.q.pop().expect("peeked");
+            dirty |= fp.apply(t, ev)?;
         }
         if !dirty {
             continue;
         }
-        let out = arb.schedule(t);
-        stats.record(&out);
-        for mt in &out.matches {
-            let tr = transfers[mt.id as usize];
-            // The grant frame queues on the arbiter's link, then crosses two hops.
-            let gdep = t.max(arb_out_busy) + ctrl;
-            arb_out_busy = gdep;
-            let start = gdep + 2 * hop;
-            let ser = cfg.ser_ps(u64::from(mt.len));
-            arb.hold_until(
-                mt.src,
-                mt.dst,
-                (start + ser).saturating_sub(2 * hop + ctrl).max(t + 1),
-            );
-            if tr.data {
-                res.delivered[tr.msg as usize] += u64::from(mt.len);
-                res.sent_bytes += u64::from(mt.len);
-            }
-            if mt.last {
-                q.push(start + 2 * (ser + hop), Ev::Done(mt.id as u32));
-            }
-        }
-        if arb.queued() > 0 {
-            if let Some(r) = arb.next_release() {
-                if r > t && wake_at.is_none_or(|w| r < w) {
-                    wake_at = Some(r);
-                    q.push(r, Ev::Wake);
-                }
-            }
-        }
+        fp.grant(t);
+        fp.arm_release(t);
     }
-    Ok(finish(res, &q, stats))
+    Ok(finish(fp.res, &fp.q, fp.stats))
 }
 
 /// Fixed part of a batched control frame (Ethernet header and FCS, IPv4, FCP header): a

@@ -694,8 +694,9 @@ fn error_reports_that_do_not_fit_are_counted_into_the_next() {
 fn corrupt_tx_head_stops_the_poll() {
     let mut b = Bench::new();
     let lay = *b.fp.layout();
-    let head = lay.tx_ring.start + clio_wire::ring::header_field::HEAD;
-    b.fp.dram_mut()[head..head + 4].copy_from_slice(&100_000u32.to_le_bytes());
+    let head = clio_wire::ring::header_field::HEAD;
+    let at = lay.tx_ring.start + head.start..lay.tx_ring.start + head.end;
+    b.fp.dram_mut()[at].copy_from_slice(&100_000u32.to_le_bytes());
     let s = b.fp.poll_rings(&mut |_, _| {});
     assert_eq!((s.commands, s.rejected), (1, 1));
     assert!(matches!(

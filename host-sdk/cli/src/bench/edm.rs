@@ -209,8 +209,10 @@ struct Setting {
     loaded: Vec<Loaded>,
 }
 
+/// `clio bench edm`'s report: `Display` is the text, `Serialize` the
+/// `--json` form.
 #[derive(Debug, Serialize)]
-struct Report {
+pub struct Report {
     table1_read_ns: f64,
     table1_write_ns: f64,
     unloaded: Vec<Unloaded>,
@@ -486,8 +488,8 @@ fn ethernet_unloaded(read: bool) -> f64 {
     edm_sim::ethernet::run(&EthernetConfig::TABLE1, 2, &[op])[0]
 }
 
-/// Run `clio bench edm`.
-pub fn run(a: &EdmArgs) -> Result<()> {
+/// Runs `clio bench edm`; the caller prints the report.
+pub fn run(a: &EdmArgs) -> Result<Report> {
     let n = if a.quick { 20 } else { 200 };
     let ops = if a.quick { 500 } else { 5000 };
     let r = unloaded(true, n)?;
@@ -545,37 +547,44 @@ pub fn run(a: &EdmArgs) -> Result<()> {
             .map(|(&load, arr)| loaded_ethernet(load, arr, base))
             .collect(),
     });
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
-        return Ok(());
-    }
-    println!("clio bench edm: Clio over the EDM fabric, model time (2.56 ns cycles), memory node answering at once");
-    for u in &rep.unloaded {
-        println!(
-            "  unloaded {:<8} {:>7.2} ns = record WREQ {:>7.2} + rest {:>7.2}; {} EDM operations, {:>7.2} ns with Table 1's physical share (Table 1 per EDM operation: read {:.2}, write {:.2})",
-            u.op, u.total_ns, u.record_ns, u.rest_ns, u.edm_operations, u.total_with_physical_ns, rep.table1_read_ns, rep.table1_write_ns
-        );
-    }
-    println!("  loaded: 8 cards -> 2 memory nodes, 64 B reads/writes half and half, Poisson, the same arrivals in every setting");
-    for s in &rep.settings {
-        println!(
-            "  {}: unloaded read {:.2} ns, write {:.2} ns",
-            s.name, s.unloaded_read_ns, s.unloaded_write_ns
-        );
-        for l in &s.loaded {
-            println!(
-                "    load {:.1}: mean {:>9.2} ns ({:>6.2}x unloaded), p99 {:>9.2} ns ({:>6.2}x), record leg {:>8.2} ns (card slot wait {:>8.2}; without it {:.2}x), busiest link {:>4.2}, {} ops, {} lost",
-                l.load, l.mean_ns, l.mean_over_unloaded, l.p99_ns, l.p99_over_unloaded, l.record_mean_ns, l.slot_wait_mean_ns, l.fabric_mean_over_unloaded, l.link_utilization, l.ops, l.lost
-            );
+    Ok(rep)
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rep = self;
+        writeln!(f, "clio bench edm: Clio over the EDM fabric, model time (2.56 ns cycles), memory node answering at once")?;
+        for u in &rep.unloaded {
+            writeln!(
+                f,
+                "  unloaded {:<8} {:>7.2} ns = record WREQ {:>7.2} + rest {:>7.2}; {} EDM operations, {:>7.2} ns with Table 1's physical share (Table 1 per EDM operation: read {:.2}, write {:.2})",
+                u.op, u.total_ns, u.record_ns, u.rest_ns, u.edm_operations, u.total_with_physical_ns, rep.table1_read_ns, rep.table1_write_ns
+            )?;
         }
+        writeln!(f, "  loaded: 8 cards -> 2 memory nodes, 64 B reads/writes half and half, Poisson, the same arrivals in every setting")?;
+        for s in &rep.settings {
+            writeln!(
+                f,
+                "  {}: unloaded read {:.2} ns, write {:.2} ns",
+                s.name, s.unloaded_read_ns, s.unloaded_write_ns
+            )?;
+            for l in &s.loaded {
+                writeln!(
+                    f,
+                    "    load {:.1}: mean {:>9.2} ns ({:>6.2}x unloaded), p99 {:>9.2} ns ({:>6.2}x), record leg {:>8.2} ns (card slot wait {:>8.2}; without it {:.2}x), busiest link {:>4.2}, {} ops, {} lost",
+                    l.load, l.mean_ns, l.mean_over_unloaded, l.p99_ns, l.p99_over_unloaded, l.record_mean_ns, l.slot_wait_mean_ns, l.fabric_mean_over_unloaded, l.link_utilization, l.ops, l.lost
+                )?;
+            }
+        }
+        if let Some(h) = &rep.host_cost {
+            writeln!(
+                f,
+                "  host side, 64 B sync read, median of {}: XDMA backend (software card on stand-in files) {:.1} us, UDP backend (loopback) {:.1} us: {:.2}x",
+                h.reads, h.xdma_median_us, h.udp_median_us, h.xdma_over_udp
+            )?;
+        }
+        Ok(())
     }
-    if let Some(h) = &rep.host_cost {
-        println!(
-            "  host side, 64 B sync read, median of {}: XDMA backend (software card on stand-in files) {:.1} us, UDP backend (loopback) {:.1} us: {:.2}x",
-            h.reads, h.xdma_median_us, h.udp_median_us, h.xdma_over_udp
-        );
-    }
-    Ok(())
 }
 
 #[cfg(test)]

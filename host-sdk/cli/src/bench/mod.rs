@@ -8,7 +8,7 @@
 
 mod boards;
 mod df;
-mod edm;
+pub mod edm;
 mod fairness;
 mod fault;
 mod inproc;
@@ -16,17 +16,18 @@ mod kv;
 mod latency;
 mod mv;
 mod peer;
-mod rack;
+pub mod rack;
 mod radix;
 mod scale;
-mod slowpath;
+pub mod slowpath;
 mod stats;
 mod svg;
 mod tcp;
 mod throughput;
 
+use std::fmt;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -393,12 +394,15 @@ pub fn ns_since(t: Instant) -> f64 {
     t.elapsed().as_nanos() as f64
 }
 
+/// The machine a suite ran on.
 #[derive(Debug, Serialize)]
-struct Machine {
-    nproc: usize,
+pub struct Machine {
+    /// Cores available to the process.
+    pub nproc: usize,
     /// 1, 5 and 15-minute load averages (empty where /proc/loadavg is missing).
-    loadavg_start: Vec<f64>,
-    loadavg_end: Vec<f64>,
+    pub loadavg_start: Vec<f64>,
+    /// The same at the end of the run.
+    pub loadavg_end: Vec<f64>,
 }
 
 fn loadavg() -> Vec<f64> {
@@ -412,55 +416,173 @@ fn loadavg() -> Vec<f64> {
         .unwrap_or_default()
 }
 
-#[derive(Debug, Serialize)]
+/// How a benchmark of the suite ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
-enum Status {
+pub enum Status {
+    /// It ran.
     Ok,
+    /// It could not run here (the reason is given).
     Skipped,
+    /// It failed (the error is given).
     Failed,
 }
 
+/// One benchmark's entry in the suite report.
 #[derive(Debug, Serialize)]
-struct BenchResult {
-    name: &'static str,
-    status: Status,
+pub struct BenchResult {
+    /// The benchmark (`--only` name).
+    pub name: &'static str,
+    /// How it ended.
+    pub status: Status,
+    /// Why it was skipped, or its error.
     #[serde(skip_serializing_if = "Option::is_none")]
-    reason: Option<String>,
-    seconds: f64,
-    checks: Vec<Check>,
-    plots: Vec<String>,
-    data: serde_json::Value,
+    pub reason: Option<String>,
+    /// Wall time, seconds.
+    pub seconds: f64,
+    /// Its comparisons with the targets.
+    pub checks: Vec<Check>,
+    /// The SVG files written (with `--svg`).
+    pub plots: Vec<String>,
+    /// Its measurements.
+    pub data: serde_json::Value,
 }
 
+/// Counts over the suite.
 #[derive(Debug, Serialize)]
-struct Totals {
-    ok: usize,
-    skipped: usize,
-    failed: usize,
-    targets: usize,
-    targets_met: usize,
+pub struct Totals {
+    /// Benchmarks that ran.
+    pub ok: usize,
+    /// Benchmarks skipped.
+    pub skipped: usize,
+    /// Benchmarks that failed.
+    pub failed: usize,
+    /// Target comparisons made.
+    pub targets: usize,
+    /// Of those, met.
+    pub targets_met: usize,
 }
 
+/// The suite's report (`--json` prints it whole).
 #[derive(Debug, Serialize)]
-struct SuiteReport {
-    tool: &'static str,
-    quick: bool,
-    config: String,
-    target: String,
-    machine: Machine,
-    plan: Plan,
-    seconds: f64,
-    benchmarks: Vec<BenchResult>,
-    summary: Totals,
+pub struct SuiteReport {
+    /// Always `clio bench`.
+    pub tool: &'static str,
+    /// Whether the quick sizes ran.
+    pub quick: bool,
+    /// The board config's name as given.
+    pub config: String,
+    /// The UDP target.
+    pub target: String,
+    /// The machine.
+    pub machine: Machine,
+    /// The sizes.
+    pub plan: Plan,
+    /// Wall time of the suite, seconds.
+    pub seconds: f64,
+    /// Each benchmark, in the order run.
+    pub benchmarks: Vec<BenchResult>,
+    /// Counts.
+    pub summary: Totals,
 }
 
-/// Run `clio bench`.
-pub fn run(a: &BenchArgs) -> Result<()> {
-    match &a.cmd {
-        Some(BenchCmd::Slowpath(s)) => slowpath::run(s),
-        Some(BenchCmd::Edm(e)) => edm::run(e),
-        Some(BenchCmd::Rack(r)) => rack::run(r),
-        None => run_suite(&a.suite),
+impl SuiteReport {
+    /// The one-line summary: counts, targets met, time and load.
+    pub fn summary(&self) -> String {
+        format!(
+            "clio bench: {} benchmark(s): {} ok, {} skipped, {} failed; targets met {}/{}; {:.1} s, load average {} -> {}",
+            self.benchmarks.len(),
+            self.summary.ok,
+            self.summary.skipped,
+            self.summary.failed,
+            self.summary.targets_met,
+            self.summary.targets,
+            self.seconds,
+            fmt_load(&self.machine.loadavg_start),
+            fmt_load(&self.machine.loadavg_end),
+        )
+    }
+
+    /// An error if a benchmark failed (a missed target is not one).
+    pub fn verdict(&self) -> Result<()> {
+        if self.summary.failed > 0 {
+            bail!("{} benchmark(s) failed", self.summary.failed);
+        }
+        Ok(())
+    }
+}
+
+/// What the suite reports while it runs; `Display` is the text `clio
+/// bench` prints for it (the header line, or a benchmark's section).
+#[derive(Debug)]
+pub enum SuiteEvent<'a> {
+    /// The suite is about to run.
+    Began {
+        /// Whether the quick sizes run.
+        quick: bool,
+        /// The board config's name as given.
+        config: &'a str,
+        /// The UDP target.
+        target: SocketAddr,
+        /// Whether the target is a board this process started.
+        emulated_here: bool,
+        /// Cores available.
+        cores: usize,
+        /// Load averages at the start.
+        loadavg: &'a [f64],
+    },
+    /// A benchmark ended.
+    Ran {
+        /// Its entry in the report.
+        result: &'a BenchResult,
+        /// Its text table (empty unless it ran).
+        text: &'a str,
+    },
+}
+
+impl fmt::Display for SuiteEvent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SuiteEvent::Began {
+                quick,
+                config,
+                target,
+                emulated_here,
+                cores,
+                loadavg,
+            } => writeln!(
+                f,
+                "clio bench{}: board config '{config}', UDP target {target}{}; {cores} core(s), load average {}",
+                if *quick { " --quick" } else { "" },
+                if *emulated_here {
+                    " (emulated in this process)"
+                } else {
+                    ""
+                },
+                fmt_load(loadavg),
+            ),
+            SuiteEvent::Ran { result: r, text } => {
+                let reason = r.reason.as_deref().unwrap_or("");
+                match r.status {
+                    Status::Skipped => return writeln!(f, "\n== {}: skipped ({reason})", r.name),
+                    Status::Failed => return writeln!(f, "\n== {}: FAILED: {reason}", r.name),
+                    Status::Ok => {}
+                }
+                writeln!(f, "\n== {} ({:.1} s)", r.name, r.seconds)?;
+                write!(f, "{text}")?;
+                for c in &r.checks {
+                    writeln!(
+                        f,
+                        "  [{}] {}: {} (target {})",
+                        if c.met { "met" } else { "MISS" },
+                        c.what,
+                        fmt_value(c.value),
+                        c.target
+                    )?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 
@@ -481,7 +603,53 @@ fn run_one(which: Which, ctx: &Ctx) -> Result<Ran> {
     }
 }
 
-fn run_suite(a: &SuiteArgs) -> Result<()> {
+/// Runs `which` and makes its report entry (writing its plots into `svg`)
+/// and text.
+fn run_entry(which: Which, ctx: &Ctx, svg: Option<&Path>) -> Result<(BenchResult, String)> {
+    let t = Instant::now();
+    let r = run_one(which, ctx);
+    let seconds = t.elapsed().as_secs_f64();
+    let entry = |status, reason| BenchResult {
+        name: which.name(),
+        status,
+        reason,
+        seconds,
+        checks: Vec::new(),
+        plots: Vec::new(),
+        data: serde_json::Value::Null,
+    };
+    Ok(match r {
+        Ok(Ran::Done(o)) => {
+            let mut files = Vec::new();
+            if let Some(dir) = svg {
+                for p in o.plots() {
+                    let path = dir.join(&p.file);
+                    // A plot with clipped text or an empty series is a bug
+                    // of ours, not something to hand a reader.
+                    svg::check(&p.svg).map_err(|e| anyhow::anyhow!("plot {}: {e}", p.file))?;
+                    std::fs::write(&path, &p.svg)
+                        .with_context(|| format!("writing {}", path.display()))?;
+                    files.push(path.display().to_string());
+                }
+            }
+            let res = BenchResult {
+                checks: o.checks(),
+                plots: files,
+                data: o.data()?,
+                ..entry(Status::Ok, None)
+            };
+            (res, o.text())
+        }
+        Ok(Ran::Skipped(reason)) => (entry(Status::Skipped, Some(reason)), String::new()),
+        Err(e) => (entry(Status::Failed, Some(format!("{e:#}"))), String::new()),
+    })
+}
+
+/// Runs the suite (`clio bench` without a subcommand): the chosen
+/// benchmarks in order, each reported to `on` as it ends. A benchmark that
+/// fails is reported and the suite goes on; the caller prints the report
+/// and its [`SuiteReport::verdict`].
+pub fn run_suite(a: &SuiteArgs, on: &mut dyn FnMut(SuiteEvent<'_>)) -> Result<SuiteReport> {
     let started = Instant::now();
     let loadavg_start = loadavg();
     let mut which: Vec<Which> = if a.only.is_empty() {
@@ -515,105 +683,35 @@ fn run_suite(a: &SuiteArgs) -> Result<()> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("--svg: creating directory {}", dir.display()))?;
     }
-    if !a.json {
-        println!(
-            "clio bench{}: board config '{}', UDP target {}{}; {} core(s), load average {}",
-            if a.quick { " --quick" } else { "" },
-            ctx.config_name,
-            ctx.addr,
-            if server.is_some() {
-                " (emulated in this process)"
-            } else {
-                ""
-            },
-            std::thread::available_parallelism().map_or(0, |n| n.get()),
-            fmt_load(&loadavg_start),
-        );
-    }
+    let nproc = std::thread::available_parallelism().map_or(0, |n| n.get());
+    on(SuiteEvent::Began {
+        quick: a.quick,
+        config: &ctx.config_name,
+        target: ctx.addr,
+        emulated_here: server.is_some(),
+        cores: nproc,
+        loadavg: &loadavg_start,
+    });
     let mut results = Vec::new();
     for w in which {
-        let t = Instant::now();
-        let r = run_one(w, &ctx);
-        let seconds = t.elapsed().as_secs_f64();
-        let res = match r {
-            Ok(Ran::Done(o)) => {
-                let mut files = Vec::new();
-                if let Some(dir) = &a.svg {
-                    for p in o.plots() {
-                        let path = dir.join(&p.file);
-                        // A plot with clipped text or an empty series is a bug
-                        // of ours, not something to hand a reader.
-                        svg::check(&p.svg).map_err(|e| anyhow::anyhow!("plot {}: {e}", p.file))?;
-                        std::fs::write(&path, &p.svg)
-                            .with_context(|| format!("writing {}", path.display()))?;
-                        files.push(path.display().to_string());
-                    }
-                }
-                if !a.json {
-                    println!("\n== {} ({seconds:.1} s)", w.name());
-                    print!("{}", o.text());
-                    for c in o.checks() {
-                        println!(
-                            "  [{}] {}: {} (target {})",
-                            if c.met { "met" } else { "MISS" },
-                            c.what,
-                            fmt_value(c.value),
-                            c.target
-                        );
-                    }
-                }
-                BenchResult {
-                    name: w.name(),
-                    status: Status::Ok,
-                    reason: None,
-                    seconds,
-                    checks: o.checks(),
-                    plots: files,
-                    data: o.data()?,
-                }
-            }
-            Ok(Ran::Skipped(reason)) => {
-                if !a.json {
-                    println!("\n== {}: skipped ({reason})", w.name());
-                }
-                BenchResult {
-                    name: w.name(),
-                    status: Status::Skipped,
-                    reason: Some(reason),
-                    seconds,
-                    checks: Vec::new(),
-                    plots: Vec::new(),
-                    data: serde_json::Value::Null,
-                }
-            }
-            Err(e) => {
-                if !a.json {
-                    println!("\n== {}: FAILED: {e:#}", w.name());
-                }
-                BenchResult {
-                    name: w.name(),
-                    status: Status::Failed,
-                    reason: Some(format!("{e:#}")),
-                    seconds,
-                    checks: Vec::new(),
-                    plots: Vec::new(),
-                    data: serde_json::Value::Null,
-                }
-            }
-        };
-        results.push(res);
+        let (result, text) = run_entry(w, &ctx, a.svg.as_deref())?;
+        on(SuiteEvent::Ran {
+            result: &result,
+            text: &text,
+        });
+        results.push(result);
     }
     drop(server);
-    let count = |s: fn(&Status) -> bool| results.iter().filter(|r| s(&r.status)).count();
+    let count = |s: Status| results.iter().filter(|r| r.status == s).count();
     let checks = results.iter().flat_map(|r| r.checks.iter());
     let summary = Totals {
-        ok: count(|s| matches!(s, Status::Ok)),
-        skipped: count(|s| matches!(s, Status::Skipped)),
-        failed: count(|s| matches!(s, Status::Failed)),
+        ok: count(Status::Ok),
+        skipped: count(Status::Skipped),
+        failed: count(Status::Failed),
         targets: checks.clone().count(),
         targets_met: checks.filter(|c| c.met).count(),
     };
-    let report = SuiteReport {
+    Ok(SuiteReport {
         tool: "clio bench",
         quick: a.quick,
         config: ctx.config_name.clone(),
@@ -623,7 +721,7 @@ fn run_suite(a: &SuiteArgs) -> Result<()> {
             ctx.addr.to_string()
         },
         machine: Machine {
-            nproc: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            nproc,
             loadavg_start,
             loadavg_end: loadavg(),
         },
@@ -631,29 +729,7 @@ fn run_suite(a: &SuiteArgs) -> Result<()> {
         seconds: started.elapsed().as_secs_f64(),
         summary,
         benchmarks: results,
-    };
-    let line = format!(
-        "clio bench: {} benchmark(s): {} ok, {} skipped, {} failed; targets met {}/{}; {:.1} s, load average {} -> {}",
-        report.benchmarks.len(),
-        report.summary.ok,
-        report.summary.skipped,
-        report.summary.failed,
-        report.summary.targets_met,
-        report.summary.targets,
-        report.seconds,
-        fmt_load(&report.machine.loadavg_start),
-        fmt_load(&report.machine.loadavg_end),
-    );
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        eprintln!("{line}");
-    } else {
-        println!("\n{line}");
-    }
-    if report.summary.failed > 0 {
-        bail!("{} benchmark(s) failed", report.summary.failed);
-    }
-    Ok(())
+    })
 }
 
 fn fmt_load(l: &[f64]) -> String {
@@ -706,5 +782,84 @@ mod tests {
         assert_eq!(fmt_value(3.0), "3");
         assert_eq!(fmt_value(1.234), "1.23");
         assert_eq!(fmt_value(1_234_567.0), "1.235M");
+    }
+
+    fn result(name: &'static str, status: Status, reason: Option<&str>) -> BenchResult {
+        BenchResult {
+            name,
+            status,
+            reason: reason.map(str::to_string),
+            seconds: 1.5,
+            checks: vec![Check::at_most("p50 ratio", 1.2, 1.5)],
+            plots: Vec::new(),
+            data: serde_json::Value::Null,
+        }
+    }
+
+    /// The text of each event, and the summary and verdict of a report.
+    #[test]
+    fn events_render_and_failures_decide_the_verdict() {
+        let began = SuiteEvent::Began {
+            quick: true,
+            config: "emulator",
+            target: "127.0.0.1:9".parse().unwrap(),
+            emulated_here: true,
+            cores: 2,
+            loadavg: &[],
+        };
+        assert_eq!(
+            began.to_string(),
+            "clio bench --quick: board config 'emulator', UDP target 127.0.0.1:9 (emulated in this process); 2 core(s), load average unknown\n"
+        );
+        let ok = result("latency", Status::Ok, None);
+        let ran = SuiteEvent::Ran {
+            result: &ok,
+            text: "  table\n",
+        };
+        assert_eq!(
+            ran.to_string(),
+            "\n== latency (1.5 s)\n  table\n  [met] p50 ratio: 1.20 (target <= 1.5)\n"
+        );
+        let skipped = result("memcached", Status::Skipped, Some("not installed"));
+        let failed = result("kv", Status::Failed, Some("boom"));
+        let text = |r| {
+            SuiteEvent::Ran {
+                result: r,
+                text: "",
+            }
+            .to_string()
+        };
+        assert_eq!(text(&skipped), "\n== memcached: skipped (not installed)\n");
+        assert_eq!(text(&failed), "\n== kv: FAILED: boom\n");
+        let mut report = SuiteReport {
+            tool: "clio bench",
+            quick: true,
+            config: "emulator".into(),
+            target: "x".into(),
+            machine: Machine {
+                nproc: 2,
+                loadavg_start: vec![0.5, 0.25, 1.0],
+                loadavg_end: Vec::new(),
+            },
+            plan: Plan::new(true, None, None),
+            seconds: 3.0,
+            benchmarks: vec![ok, skipped],
+            summary: Totals {
+                ok: 1,
+                skipped: 1,
+                failed: 0,
+                targets: 1,
+                targets_met: 1,
+            },
+        };
+        assert_eq!(
+            report.summary(),
+            "clio bench: 2 benchmark(s): 1 ok, 1 skipped, 0 failed; targets met 1/1; 3.0 s, load average 0.50 0.25 1.00 -> unknown"
+        );
+        assert!(report.verdict().is_ok());
+        report.benchmarks.push(failed);
+        report.summary.failed = 1;
+        let e = report.verdict().unwrap_err().to_string();
+        assert_eq!(e, "1 benchmark(s) failed");
     }
 }

@@ -116,10 +116,16 @@ struct Move {
     lost_writes: usize,
 }
 
+/// `clio bench rack`'s report: `Display` is the text, `Serialize` the
+/// `--json` form; [`Report::verdict`] fails if acknowledged writes were
+/// lost.
 #[derive(Debug, Serialize)]
-struct Report {
+pub struct Report {
     board: String,
     cores: usize,
+    /// Client threads (`--threads`), named in the text only.
+    #[serde(skip)]
+    threads: usize,
     throughput: Vec<Point>,
     alloc: Alloc,
     migration: Move,
@@ -477,8 +483,9 @@ fn run_move(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Move>
     })
 }
 
-/// Runs `clio bench rack`.
-pub fn run(a: &RackBenchArgs) -> Result<()> {
+/// Runs `clio bench rack`; the caller prints the report and its
+/// [`Report::verdict`].
+pub fn run(a: &RackBenchArgs) -> Result<Report> {
     let board = load_board(&a.board)?;
     if a.threads == 0 || a.chunks == 0 || a.chunks > 16 {
         anyhow::bail!("--threads must be positive and --chunks 1..=16 (64 MiB per address space)");
@@ -487,87 +494,101 @@ pub fn run(a: &RackBenchArgs) -> Result<()> {
     let alloc = run_alloc(a, &board)?;
     let migration = run_move(a, &board)?;
     let replication = run_replication(a, &board)?;
-    let r = Report {
+    Ok(Report {
         board: board.board.name.to_string(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
+        threads: a.threads,
         throughput,
         alloc,
         migration,
         replication,
-    };
-    let lost = r.replication.lost_writes != 0
-        || r.replication.adds_found != r.replication.adds_acked
-        || r.migration.lost_writes != 0;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
+    })
+}
+
+impl Report {
+    /// An error if the migration or the failover lost acknowledged writes.
+    pub fn verdict(&self) -> Result<()> {
+        let lost = self.replication.lost_writes != 0
+            || self.replication.adds_found != self.replication.adds_acked
+            || self.migration.lost_writes != 0;
         if lost {
             anyhow::bail!("acknowledged writes were lost");
         }
-        return Ok(());
+        Ok(())
     }
-    println!(
-        "clio bench rack: board '{}', {} cores, {} client threads",
-        r.board, r.cores, a.threads
-    );
-    println!(
-        "{:<8} {:>5} {:>12} {:>10}",
-        "", "nodes", "64 B ops/s", "vs 1 node"
-    );
-    for p in &r.throughput {
-        println!(
-            "{:<8} {:>5} {:>12.0} {:>9.2}x",
-            p.transport, p.nodes, p.ops_per_s, p.scaling_vs_1
-        );
+}
+
+impl std::fmt::Display for Report {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self;
+        writeln!(
+            f,
+            "clio bench rack: board '{}', {} cores, {} client threads",
+            r.board, r.cores, r.threads
+        )?;
+        writeln!(
+            f,
+            "{:<8} {:>5} {:>12} {:>10}",
+            "", "nodes", "64 B ops/s", "vs 1 node"
+        )?;
+        for p in &r.throughput {
+            writeln!(
+                f,
+                "{:<8} {:>5} {:>12.0} {:>9.2}x",
+                p.transport, p.nodes, p.ops_per_s, p.scaling_vs_1
+            )?;
+        }
+        writeln!(
+            f,
+            "allocation p50: controller {:.1} us, one node {:.1} us ({:.2}x); p99 {:.1} / {:.1} us",
+            r.alloc.controller.p50_ns / 1e3,
+            r.alloc.single_node.p50_ns / 1e3,
+            r.alloc.p50_ratio,
+            r.alloc.controller.p99_ns / 1e3,
+            r.alloc.single_node.p99_ns / 1e3
+        )?;
+        writeln!(
+            f,
+            "allocation + first 64 B write p50: rack {:.1} us, one node {:.1} us ({:.2}x); whole vRegion via the controller p50 {:.1} us",
+            r.alloc.with_first_write.p50_ns / 1e3,
+            r.alloc.single_node_with_first_write.p50_ns / 1e3,
+            r.alloc.with_first_write_p50_ratio,
+            r.alloc.controller_region.p50_ns / 1e3
+        )?;
+        let mv = &r.migration;
+        writeln!(
+            f,
+            "migration: {} MiB in {:.3} s ({:.1} MiB/s); 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
+            mv.bytes >> 20,
+            mv.seconds,
+            mv.bytes_per_s / (1 << 20) as f64,
+            mv.writes_before.p50_ns / 1e3,
+            mv.writes_before.p99_ns / 1e3,
+            mv.writes_during.p50_ns / 1e3,
+            mv.writes_during.p99_ns / 1e3,
+            mv.writes_during.n,
+            mv.writes_checked,
+            mv.lost_writes
+        )?;
+        let rp = &r.replication;
+        writeln!(
+            f,
+            "replication: 64 B write p50 single copy {:.1} us, replicated {:.1} us (+{:.0} %); p99 {:.1} / {:.1} us",
+            rp.single_copy.p50_ns / 1e3,
+            rp.replicated.p50_ns / 1e3,
+            rp.overhead_p50_pct,
+            rp.single_copy.p99_ns / 1e3,
+            rp.replicated.p99_ns / 1e3
+        )?;
+        writeln!(
+            f,
+            "failover (dead_after_ms {}): primary killed -> serving again in {:.3} s; {} words checked, {} lost; {} adds acknowledged, {} found",
+            rp.dead_after_ms,
+            rp.failover_s,
+            rp.writes_checked,
+            rp.lost_writes,
+            rp.adds_acked,
+            rp.adds_found
+        )
     }
-    println!(
-        "allocation p50: controller {:.1} us, one node {:.1} us ({:.2}x); p99 {:.1} / {:.1} us",
-        r.alloc.controller.p50_ns / 1e3,
-        r.alloc.single_node.p50_ns / 1e3,
-        r.alloc.p50_ratio,
-        r.alloc.controller.p99_ns / 1e3,
-        r.alloc.single_node.p99_ns / 1e3
-    );
-    println!(
-        "allocation + first 64 B write p50: rack {:.1} us, one node {:.1} us ({:.2}x); whole vRegion via the controller p50 {:.1} us",
-        r.alloc.with_first_write.p50_ns / 1e3,
-        r.alloc.single_node_with_first_write.p50_ns / 1e3,
-        r.alloc.with_first_write_p50_ratio,
-        r.alloc.controller_region.p50_ns / 1e3
-    );
-    let mv = &r.migration;
-    println!(
-        "migration: {} MiB in {:.3} s ({:.1} MiB/s); 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
-        mv.bytes >> 20,
-        mv.seconds,
-        mv.bytes_per_s / (1 << 20) as f64,
-        mv.writes_before.p50_ns / 1e3,
-        mv.writes_before.p99_ns / 1e3,
-        mv.writes_during.p50_ns / 1e3,
-        mv.writes_during.p99_ns / 1e3,
-        mv.writes_during.n,
-        mv.writes_checked,
-        mv.lost_writes
-    );
-    let rp = &r.replication;
-    println!(
-        "replication: 64 B write p50 single copy {:.1} us, replicated {:.1} us (+{:.0} %); p99 {:.1} / {:.1} us",
-        rp.single_copy.p50_ns / 1e3,
-        rp.replicated.p50_ns / 1e3,
-        rp.overhead_p50_pct,
-        rp.single_copy.p99_ns / 1e3,
-        rp.replicated.p99_ns / 1e3
-    );
-    println!(
-        "failover (dead_after_ms {}): primary killed -> serving again in {:.3} s; {} words checked, {} lost; {} adds acknowledged, {} found",
-        rp.dead_after_ms,
-        rp.failover_s,
-        rp.writes_checked,
-        rp.lost_writes,
-        rp.adds_acked,
-        rp.adds_found
-    );
-    if lost {
-        anyhow::bail!("acknowledged writes were lost");
-    }
-    Ok(())
 }

@@ -1,14 +1,18 @@
 //! `clio bench slowpath`: the slow path's own report (allocation retry
 //! curve, allocation latency, free-PA refill rate, footprint), computed by
-//! `clio_slowpath::report` and printed here as text, JSON or SVG.
+//! `clio_slowpath::report` and rendered here as text, JSON or SVG.
 
+use std::fmt;
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use clap::Args;
+use clio_emu::qemu::SlowPathBench;
 use clio_slowpath::report::{report, to_svg, Report, ReportOptions};
+use serde::Serialize;
 
 use crate::board_arg::load_board;
+use crate::report::fmt_ns;
 
 /// Options of the slow-path report. The slow path measured is the
 /// `clio-slowpath` library running on this host.
@@ -39,8 +43,50 @@ pub struct SlowpathArgs {
     pub iterations: usize,
 }
 
+/// `clio bench slowpath`'s report: `Display` is the text, `Serialize` the
+/// `--json` form (either report as it is).
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum SlowpathReport {
+    /// The library's full report (`--slow-path inproc`).
+    Inproc(Report),
+    /// Ring round trip and allocation latency, QEMU next to in process.
+    Qemu(SlowPathBench),
+}
+
+impl fmt::Display for SlowpathReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let r = match self {
+            SlowpathReport::Inproc(r) => return write!(f, "{}", text(r)),
+            SlowpathReport::Qemu(r) => r,
+        };
+        writeln!(
+            f,
+            "slow path: board '{}', firmware {}, QEMU boot {} ms, {} samples",
+            r.board, r.build_id, r.qemu_boot_ms, r.iterations
+        )?;
+        writeln!(
+            f,
+            "  {:<12} {:>26} {:>26}",
+            "", "ring round trip p50 / p99", "alloc p50 / p99"
+        )?;
+        for (name, l) in [("in process", &r.in_process), ("QEMU", &r.qemu)] {
+            writeln!(
+                f,
+                "  {:<12} {:>12} / {:>11} {:>12} / {:>11}",
+                name,
+                fmt_ns(l.ring_round_trip.median_ns as f64),
+                fmt_ns(l.ring_round_trip.p99_ns as f64),
+                fmt_ns(l.alloc.median_ns as f64),
+                fmt_ns(l.alloc.p99_ns as f64)
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// `--slow-path qemu`: both slow paths behind the same rings, side by side.
-fn run_qemu(a: &SlowpathArgs) -> Result<()> {
+fn run_qemu(a: &SlowpathArgs) -> Result<SlowPathBench> {
     let cfg = load_board(&a.board)?;
     let image = a
         .image
@@ -50,36 +96,17 @@ fn run_qemu(a: &SlowpathArgs) -> Result<()> {
     if let Some(q) = clio_emu::qemu::find_qemu() {
         opts.qemu = q;
     }
-    let r = clio_emu::qemu::bench_slowpath(opts, if a.quick { 50 } else { a.iterations })?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        println!(
-            "slow path: board '{}', firmware {}, QEMU boot {} ms, {} samples",
-            r.board, r.build_id, r.qemu_boot_ms, r.iterations
-        );
-        println!(
-            "  {:<12} {:>26} {:>26}",
-            "", "ring round trip p50 / p99", "alloc p50 / p99"
-        );
-        for (name, l) in [("in process", &r.in_process), ("QEMU", &r.qemu)] {
-            println!(
-                "  {:<12} {:>12} / {:>11} {:>12} / {:>11}",
-                name,
-                crate::report::fmt_ns(l.ring_round_trip.median_ns as f64),
-                crate::report::fmt_ns(l.ring_round_trip.p99_ns as f64),
-                crate::report::fmt_ns(l.alloc.median_ns as f64),
-                crate::report::fmt_ns(l.alloc.p99_ns as f64)
-            );
-        }
-    }
-    Ok(())
+    Ok(clio_emu::qemu::bench_slowpath(
+        opts,
+        if a.quick { 50 } else { a.iterations },
+    )?)
 }
 
-/// Run `clio bench slowpath`.
-pub fn run(a: &SlowpathArgs) -> Result<()> {
+/// Runs `clio bench slowpath` (writing the `--svg` plot); the caller
+/// prints the report.
+pub fn run(a: &SlowpathArgs) -> Result<SlowpathReport> {
     if a.slow_path == crate::sim::SlowPathKind::Qemu {
-        return run_qemu(a);
+        return Ok(SlowpathReport::Qemu(run_qemu(a)?));
     }
     let cfg = load_board(&a.board)?;
     let opts = if a.quick {
@@ -92,12 +119,7 @@ pub fn run(a: &SlowpathArgs) -> Result<()> {
         std::fs::write(path, to_svg(&r))
             .with_context(|| format!("--svg: writing {}", path.display()))?;
     }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&r)?);
-    } else {
-        print!("{}", text(&r));
-    }
-    Ok(())
+    Ok(SlowpathReport::Inproc(r))
 }
 
 /// The report as tables.
@@ -116,11 +138,11 @@ fn text(r: &Report) -> String {
                 p.mean_retries,
                 p.max_retries,
                 p.refused,
-                crate::report::fmt_ns(p.median_alloc_ns)
+                fmt_ns(p.median_alloc_ns)
             );
         }
         o += &match c.per_retry_ns {
-            Some(ns) => format!("  time per retry: {}\n", crate::report::fmt_ns(ns)),
+            Some(ns) => format!("  time per retry: {}\n", fmt_ns(ns)),
             None => "  time per retry: no retries observed\n".to_string(),
         };
     }
@@ -133,9 +155,9 @@ fn text(r: &Report) -> String {
             "  {:5} {:6} {:>10} {:>9} {:>12}\n",
             l.pages,
             l.utilization_pct,
-            crate::report::fmt_ns(l.va_alloc_ns),
-            crate::report::fmt_ns(l.va_alloc_p99_ns),
-            crate::report::fmt_ns(l.pa_alloc_ns)
+            fmt_ns(l.va_alloc_ns),
+            fmt_ns(l.va_alloc_p99_ns),
+            fmt_ns(l.pa_alloc_ns)
         );
     }
     o += &format!(

@@ -10,8 +10,9 @@ use crate::ClioError;
 /// A board engine that takes request packets and emits response packets.
 ///
 /// `from` names the sending client (as a UDP source address would), so one
-/// engine can serve several sessions. The emulator implements this through
-/// a thin adapter in a crate that depends on both it and this SDK.
+/// engine can serve several sessions. The emulator implements this on its
+/// side of the crate order (`clio_emu::sdk::Emu`, feature `sdk` of
+/// `clio-emu`); this SDK does not depend on it.
 pub trait InProcessBoard {
     /// Handle one request packet; call `out` once per response packet.
     fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8]));

@@ -7,8 +7,8 @@
 //!
 //! - [`UdpTransport`]: one connected `std::net::UdpSocket` per session.
 //! - [`InProcess`]: calls a board engine in the same process through the
-//!   [`InProcessBoard`] trait (the SDK never depends on the emulator; a
-//!   program with both adapts the emulated board in a few lines).
+//!   [`InProcessBoard`] trait (the SDK never depends on the emulator; the
+//!   emulator's feature `sdk` adapts its board, `clio_emu::sdk::Emu`).
 
 mod inproc;
 mod udp;

@@ -2,27 +2,15 @@
 
 #![allow(dead_code)]
 
-use clio::backend::{InProcess, InProcessBoard, UdpTransport};
+use clio::backend::{InProcess, UdpTransport};
 use clio::{ClientConfig, Session};
 use clio_config::BoardConfig;
+pub use clio_emu::sdk::Emu;
 use clio_emu::{Board, ServeOptions, ServerHandle};
 
 /// The embedded emulator config.
 pub fn cfg() -> BoardConfig {
     BoardConfig::embedded("emulator").unwrap()
-}
-
-/// `clio_emu::Board` behind the SDK's in-process backend.
-pub struct Emu(pub Board);
-
-impl InProcessBoard for Emu {
-    fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
-        self.0.handle(from, pkt, &mut |to, p| {
-            if to == from {
-                out(p)
-            }
-        })
-    }
 }
 
 /// A session on a fresh in-process board.

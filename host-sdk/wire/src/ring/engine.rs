@@ -9,7 +9,7 @@
 //! restart of either side resumes from the shared header.
 
 use super::{header_field, ring_bytes, slot_offset, Descriptor, Direction, HEADER_LEN, SLOT_LEN};
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, ErrorKind, Field, Result};
 use core::sync::atomic::{fence, Ordering};
 
 /// Memory that holds one ring. Implementations decide how a load or store
@@ -23,10 +23,12 @@ pub trait RingMemory {
     fn is_empty(&self) -> bool {
         self.len() == 0
     }
-    /// Load a `u32` index with acquire ordering.
-    fn load_u32(&self, off: usize) -> u32;
-    /// Store a `u32` index with release ordering.
-    fn store_u32(&mut self, off: usize, v: u32);
+    /// Load a `u32` header field ([`header_field`], 4 bytes) with acquire
+    /// ordering.
+    fn load_u32(&self, at: Field) -> u32;
+    /// Store a `u32` header field ([`header_field`], 4 bytes) with release
+    /// ordering.
+    fn store_u32(&mut self, at: Field, v: u32);
     /// Copy bytes out.
     fn read(&self, off: usize, buf: &mut [u8]);
     /// Copy bytes in.
@@ -40,15 +42,16 @@ impl RingMemory for [u8] {
     fn len(&self) -> usize {
         <[u8]>::len(self)
     }
-    fn load_u32(&self, off: usize) -> u32 {
+    fn load_u32(&self, at: Field) -> u32 {
         let mut a = [0u8; 4];
-        a.copy_from_slice(&self[off..off + 4]);
+        // A field that is not 4 bytes wide fails here (a bug of the caller).
+        a.copy_from_slice(&self[at]);
         fence(Ordering::Acquire);
         u32::from_le_bytes(a)
     }
-    fn store_u32(&mut self, off: usize, v: u32) {
+    fn store_u32(&mut self, at: Field, v: u32) {
         fence(Ordering::Release);
-        self[off..off + 4].copy_from_slice(&v.to_le_bytes());
+        self[at].copy_from_slice(&v.to_le_bytes());
     }
     fn read(&self, off: usize, buf: &mut [u8]) {
         buf.copy_from_slice(&self[off..off + buf.len()]);

@@ -37,24 +37,28 @@ pub const HEADER_LEN: usize = 128;
 /// Bytes of one descriptor slot.
 pub const SLOT_LEN: usize = 64;
 
-/// Byte offsets of ring-header fields.
+/// The ring-header fields as byte ranges (the generated SV package has
+/// their offsets, `RING_OFF_*`). The producer's fields and the consumer's
+/// sit on separate 64-byte lines.
 pub mod header_field {
+    use crate::Field;
+
     /// Magic, u32.
-    pub const MAGIC: usize = 0;
+    pub const MAGIC: Field = 0..4;
     /// Version, u16.
-    pub const VERSION: usize = 4;
+    pub const VERSION: Field = 4..6;
     /// Slot size in bytes, u16.
-    pub const SLOT_SIZE: usize = 6;
+    pub const SLOT_SIZE: Field = 6..8;
     /// Slot count, u32.
-    pub const SLOT_COUNT: usize = 8;
-    /// Producer index, u32.
-    pub const HEAD: usize = 16;
-    /// Doorbell counter, u32.
-    pub const DOORBELL: usize = 20;
-    /// Consumer index, u32.
-    pub const TAIL: usize = 64;
-    /// Count of malformed slots the consumer rejected, u32.
-    pub const REJECTED: usize = 68;
+    pub const SLOT_COUNT: Field = 8..12;
+    /// Producer index, u32 (the producer's line).
+    pub const HEAD: Field = 16..20;
+    /// Doorbell counter, u32 (the producer's line).
+    pub const DOORBELL: Field = 20..24;
+    /// Consumer index, u32 (the consumer's line).
+    pub const TAIL: Field = 64..68;
+    /// Count of malformed slots the consumer rejected, u32 (the consumer's line).
+    pub const REJECTED: Field = 68..72;
 }
 
 /// The descriptor fields: offsets of one-byte fields, byte ranges of the

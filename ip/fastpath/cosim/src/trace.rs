@@ -174,7 +174,9 @@ struct Gen {
     epoch: u32,
 }
 
-const TX_HEAD: usize = header_field::HEAD;
+/// Where the TX head sits; the doorbell follows it, so both go in one write.
+const TX_HEAD: usize = header_field::HEAD.start;
+const _: () = assert!(header_field::DOORBELL.start == header_field::HEAD.end);
 
 impl Gen {
     fn lay(&self) -> clio_fastpath::Layout {
@@ -201,14 +203,14 @@ impl Gen {
         let mut published = 0;
         for s in slots {
             let head = self.u32_at(base + TX_HEAD as u64);
-            let tail = self.u32_at(base + header_field::TAIL as u64);
+            let tail = self.u32_at(base + header_field::TAIL.start as u64);
             if head.wrapping_sub(tail) as usize >= count {
                 break;
             }
             published += 1;
             let at = base + ring::slot_offset(head, count as u32) as u64;
             self.mem_write(at, s.to_vec());
-            let bell = self.u32_at(base + header_field::DOORBELL as u64);
+            let bell = self.u32_at(base + header_field::DOORBELL.start as u64);
             let mut hb = head.wrapping_add(1).to_le_bytes().to_vec();
             hb.extend_from_slice(&bell.wrapping_add(1).to_le_bytes());
             self.mem_write(base + TX_HEAD as u64, hb);
@@ -234,8 +236,8 @@ impl Gen {
     fn consume_rx(&mut self) {
         let lay = self.lay();
         let base = lay.dram_base + lay.rx_ring.start as u64;
-        let head = self.u32_at(base + header_field::HEAD as u64);
-        let tail = self.u32_at(base + header_field::TAIL as u64);
+        let head = self.u32_at(base + header_field::HEAD.start as u64);
+        let tail = self.u32_at(base + header_field::TAIL.start as u64);
         if head != tail {
             let upto = if self.rng.gen_bool(0.5) {
                 head
@@ -313,7 +315,7 @@ impl Gen {
                 i = i.wrapping_add(1);
             }
             self.mem_write(
-                base + header_field::TAIL as u64,
+                base + header_field::TAIL.start as u64,
                 upto.to_le_bytes().to_vec(),
             );
         }
