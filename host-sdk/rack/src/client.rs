@@ -34,7 +34,8 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, VREGION_BYTES, VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, Space, VREGION_BYTES,
+    VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -93,8 +94,9 @@ pub enum RackClientError {
         /// The SDK's error.
         source: ClioError,
     },
-    /// A memory node's control port did not take a gate.
-    #[error("memory node {node} ({addr}) gate: {source}")]
+    /// A memory node's control port did not answer a control message (a gate,
+    /// a chunk binding, an address-space lookup) as expected.
+    #[error("memory node {node} ({addr}) control: {source}")]
     Gate {
         /// Its id.
         node: NodeId,
@@ -289,6 +291,148 @@ pub struct RackClient<T: Transport> {
     stripes: Vec<Mutex<()>>,
     /// The controller's death verdict delay (from the rack file).
     dead_after_ms: u64,
+    /// This client's rack-wide id: the key of its address spaces on the nodes
+    /// (a mover copying one of its regions writes into the same space).
+    id: u64,
+}
+
+/// A [`Space`] (control message) as the SDK's share token, and back.
+pub(crate) fn token_of(s: Space) -> ShareToken {
+    ShareToken {
+        pid: s.pid,
+        session: s.session,
+        epoch: s.epoch,
+        key: s.key,
+    }
+}
+
+/// The control message's form of a share token.
+pub(crate) fn space_of(t: ShareToken) -> Space {
+    Space {
+        pid: t.pid,
+        session: t.session,
+        epoch: t.epoch,
+        key: t.key,
+    }
+}
+
+/// Sends `m` to node `node`'s control port through `links`.
+pub(crate) fn node_call<T: Transport>(
+    links: &dyn Links<T>,
+    node: NodeId,
+    addr: SocketAddr,
+    m: Message,
+) -> Result<Message, RackClientError> {
+    links
+        .control(node, addr, m)
+        .map_err(|source| RackClientError::Gate { node, addr, source })
+}
+
+/// A region's chunks on one node: (rack client, pid, chunk index -> node VA).
+pub(crate) type Held = (u64, u32, BTreeMap<u64, u64>);
+
+/// The chunks node `node` holds of `region`: (rack client, pid, chunk -> node VA).
+/// `None` when it holds none.
+pub(crate) fn chunk_list<T: Transport>(
+    links: &dyn Links<T>,
+    node: NodeId,
+    addr: SocketAddr,
+    region: u32,
+) -> Result<Option<Held>, RackClientError> {
+    let mut out = BTreeMap::new();
+    let mut from = 0u16;
+    let mut owner = None;
+    loop {
+        match node_call(links, node, addr, Message::Chunks { region, from })? {
+            Message::ChunkList {
+                client,
+                pid,
+                chunks,
+                next,
+                ..
+            } => {
+                owner = Some((client, pid));
+                out.extend(chunks.iter().map(|c| (u64::from(c.chunk), c.va)));
+                match next {
+                    Some(n) => from = n,
+                    None => break,
+                }
+            }
+            Message::NotAssigned { .. } => break,
+            other => {
+                return Err(RackClientError::Gate {
+                    node,
+                    addr,
+                    source: io::Error::other(format!("unexpected answer to Chunks: {other:?}")),
+                })
+            }
+        }
+    }
+    Ok(owner.map(|(c, p)| (c, p, out)))
+}
+
+/// This rack client's address space on `node`: the one registered for `client`
+/// there (joined), or a new session registered as it. Returns the session.
+pub(crate) fn space_session<T: Transport>(
+    links: &dyn Links<T>,
+    node: NodeId,
+    addr: SocketAddr,
+    client: u64,
+    cfg: &ClientConfig,
+) -> Result<Session<T>, RackClientError> {
+    let nerr = |source| RackClientError::Node { node, addr, source };
+    let join = |sp: Space| {
+        let c = ClientConfig {
+            join: Some(token_of(sp)),
+            ..cfg.clone()
+        };
+        links.session(node, addr, c).map_err(nerr)
+    };
+    let unexpected = |m: Message| RackClientError::Gate {
+        node,
+        addr,
+        source: io::Error::other(format!("unexpected answer {m:?}")),
+    };
+    let s = match node_call(links, node, addr, Message::FindSpace { client })? {
+        Message::SpaceOf {
+            space: Some(sp), ..
+        } => join(sp)?,
+        Message::SpaceOf { space: None, .. } => {
+            let s = links.session(node, addr, cfg.clone()).map_err(nerr)?;
+            let mine = space_of(s.share().map_err(nerr)?);
+            match node_call(
+                links,
+                node,
+                addr,
+                Message::Register {
+                    client,
+                    space: mine,
+                },
+            )? {
+                Message::SpaceOf { space: Some(w), .. } if w.pid == mine.pid => s,
+                // Another session registered first: use its address space.
+                Message::SpaceOf { space: Some(w), .. } => {
+                    drop(s);
+                    join(w)?
+                }
+                other => return Err(unexpected(other)),
+            }
+        }
+        other => return Err(unexpected(other)),
+    };
+    // This session's own token stands for the space from now on (the session
+    // that registered it may be a mover's, which may close).
+    let mine = space_of(s.share().map_err(nerr)?);
+    node_call(
+        links,
+        node,
+        addr,
+        Message::Register {
+            client,
+            space: mine,
+        },
+    )?;
+    Ok(s)
 }
 
 impl<T: Transport> std::fmt::Debug for RackClient<T> {
@@ -339,6 +483,12 @@ impl<T: Transport> RackClient<T> {
             allocs: Mutex::new(Allocs::default()),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             dead_after_ms: rack.dead_after_ms,
+            id: {
+                use std::hash::BuildHasher;
+                std::collections::hash_map::RandomState::new()
+                    .hash_one((std::process::id(), Instant::now(), controller))
+                    .max(1)
+            },
         })
     }
 
@@ -377,14 +527,7 @@ impl<T: Transport> RackClient<T> {
             .ok_or(RackClientError::UnknownNode { region: 0, node })?;
         let mut g = lock(&slot.session);
         if g.is_none() {
-            let s = self
-                .links
-                .session(node, slot.addr, self.cfg.clone())
-                .map_err(|source| RackClientError::Node {
-                    node,
-                    addr: slot.addr,
-                    source,
-                })?;
+            let s = space_session(&*self.links, node, slot.addr, self.id, &self.cfg)?;
             let share = s.share().map_err(|source| RackClientError::Node {
                 node,
                 addr: slot.addr,
@@ -634,21 +777,40 @@ impl<T: Transport> RackClient<T> {
             if let Some(l) = at(r) {
                 return Ok(l);
             }
+            let mut refused = None;
             if !r.migrating {
                 // Each copy's chunk is recorded as soon as it exists, so a copy
                 // that fails here is not leaked; the next touch takes the other.
                 if !r.chunks.contains_key(&chunk) {
-                    let nva = self.take_chunk(r.node)?;
-                    r.chunks.insert(chunk, nva);
-                }
-                if let Some((b, chunks)) = &mut r.backup {
-                    if let std::collections::btree_map::Entry::Vacant(e) = chunks.entry(chunk) {
-                        e.insert(self.take_chunk(*b)?);
+                    match self.take_chunk(r.node, region, chunk)? {
+                        Ok(nva) => {
+                            r.chunks.insert(chunk, nva);
+                        }
+                        Err(code) => refused = Some((r.node, code)),
                     }
                 }
-                return Ok(at(r).expect("both copies have the chunk"));
+                if refused.is_none() {
+                    if let Some((b, chunks)) = &mut r.backup {
+                        if let std::collections::btree_map::Entry::Vacant(e) = chunks.entry(chunk) {
+                            match self.take_chunk(*b, region, chunk)? {
+                                Ok(nva) => {
+                                    e.insert(nva);
+                                }
+                                Err(code) => refused = Some((*b, code)),
+                            }
+                        }
+                    }
+                }
+                if refused.is_none() {
+                    return Ok(at(r).expect("both copies have the chunk"));
+                }
             }
             drop(routes);
+            if let Some((node, ErrorCode::NotOwner)) = refused {
+                // The region was migrated away from `node` by the controller:
+                // learn where it is now, then touch the chunk there.
+                self.relearn(region, node)?;
+            }
             if Instant::now() > deadline {
                 return Err(RackClientError::StillMoving { region });
             }
@@ -657,26 +819,66 @@ impl<T: Transport> RackClient<T> {
         }
     }
 
-    /// A fresh chunk on `node`.
-    fn take_chunk(&self, node: NodeId) -> Result<u64, RackClientError> {
-        let (mut s, addr) = self.session(node)?;
-        s.as_mut()
-            .expect("opened")
+    /// A fresh chunk on `node`, bound at the node to chunk `chunk` of `region`
+    /// (it counts the region's accesses and can export it). `Ok(Err(code))`:
+    /// the node refused the binding — `NotOwner` (the region was migrated away
+    /// from it) or `Busy` (a migration of the region is copying) — and the
+    /// chunk was given back.
+    fn take_chunk(
+        &self,
+        node: NodeId,
+        region: u32,
+        chunk: u64,
+    ) -> Result<Result<u64, ErrorCode>, RackClientError> {
+        let (mut g, addr) = self.session(node)?;
+        let s = g.as_mut().expect("opened");
+        let err = |source| RackClientError::Node { node, addr, source };
+        let nva = s
             .ralloc(CHUNK, clio_wire::payload::perms::RW)
-            .map(|a| a.va)
-            .map_err(|source| RackClientError::Node { node, addr, source })
+            .map_err(err)?
+            .va;
+        let bind = Message::Bind {
+            region,
+            chunk: chunk as u16,
+            pid: s.pid().unwrap_or(0),
+            va: nva,
+            len: CHUNK,
+            import: false,
+        };
+        match node_call(&*self.links, node, addr, bind)? {
+            Message::Ack { .. } => Ok(Ok(nva)),
+            Message::Refused {
+                code: code @ (ErrorCode::NotOwner | ErrorCode::Busy),
+                ..
+            } => {
+                s.rfree(nva, CHUNK).map_err(err)?;
+                Ok(Err(code))
+            }
+            other => Err(RackClientError::Gate {
+                node,
+                addr,
+                source: io::Error::other(format!("unexpected answer to Bind: {other:?}")),
+            }),
+        }
     }
 
     /// The node whose copy of a replicated `region` failed with `e` (it did not
     /// answer, or answers as a new boot), if that is what `e` says.
     fn lost_copy(&self, region: u32, e: &RackClientError) -> Option<NodeId> {
-        let RackClientError::Node { node, source, .. } = e else {
-            return None;
+        let (node, lost) = match e {
+            RackClientError::Node { node, source, .. } => (
+                node,
+                matches!(
+                    source,
+                    ClioError::Timeout { .. }
+                        | ClioError::BoardRestarted { .. }
+                        | ClioError::Transport(_)
+                ),
+            ),
+            // Its control port (address-space lookup, chunk binding) is unreachable.
+            RackClientError::Gate { node, .. } => (node, true),
+            _ => return None,
         };
-        let lost = matches!(
-            source,
-            ClioError::Timeout { .. } | ClioError::BoardRestarted { .. } | ClioError::Transport(_)
-        );
         let replicated = self
             .routes
             .read()
@@ -911,7 +1113,8 @@ impl<T: Transport> RackClient<T> {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(&((va >> VREGION_SHIFT) as u32))
-            .is_some_and(|r| r.replicated)
+            // One copy left: served (and moved) like a single-copy region.
+            .is_some_and(|r| r.replicated && r.backup.is_some())
     }
 
     /// Runs `f` on the session of the node holding `va` with the node VA, following
@@ -942,7 +1145,12 @@ impl<T: Transport> RackClient<T> {
                     drop(s);
                     self.relearn(region, node)?;
                 }
-                Err(ClioError::Busy { .. }) if Instant::now() < deadline => {}
+                Err(ClioError::Busy { .. }) if Instant::now() < deadline => {
+                    // Paused by a migration (or a held lock): back off a little
+                    // rather than spin against the node copying the region.
+                    drop(s);
+                    std::thread::sleep(Duration::from_micros(500));
+                }
                 Err(source) => {
                     drop(s);
                     let e = RackClientError::Node { node, addr, source };
@@ -976,10 +1184,37 @@ impl<T: Transport> RackClient<T> {
             // The controller still names it: the switch is being committed.
             return Ok(());
         }
-        Err(RackClientError::MovedAway {
-            region,
-            node: p.node,
-        })
+        self.adopt(region, node, p.node)
+    }
+
+    /// `region` moved from `from` to `to` by someone else (the controller's
+    /// mover): take its chunk table from `to`, which holds it in this client's
+    /// address space there.
+    fn adopt(&self, region: u32, from: NodeId, to: NodeId) -> Result<(), RackClientError> {
+        let addr = self
+            .slot(to)
+            .ok_or(RackClientError::UnknownNode { region, node: to })?
+            .addr;
+        let pid = {
+            let (g, _) = self.session(to)?;
+            g.as_ref().expect("opened").pid().unwrap_or(0)
+        };
+        let chunks = match chunk_list(&*self.links, to, addr, region)? {
+            Some((_, p, chunks)) if p == pid => chunks,
+            // Held in another address space: not this client's copy.
+            Some(_) => return Err(RackClientError::MovedAway { region, node: to }),
+            // Nothing of it touched there.
+            None => BTreeMap::new(),
+        };
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = routes.get_mut(&region) {
+            // Another thread may have adopted it already.
+            if r.node == from && !r.migrating {
+                r.node = to;
+                r.chunks = chunks;
+            }
+        }
+        Ok(())
     }
 
     /// Pieces of `[va, va + len)` that stay inside one chunk: (offset, len).
@@ -1311,7 +1546,7 @@ impl<T: Transport> RackClient<T> {
     ) -> Result<(Migration, BTreeMap<u64, u64>), RackClientError> {
         let from_epoch = self.lookup(region)?.epoch;
         let (mut src, pid) = self.joined(from)?;
-        let (mut dst, _) = self.joined(to)?;
+        let (mut dst, dst_pid) = self.joined(to)?;
         let to_addr = self.slot(to).map_or(self.ctl_addr, |s| s.addr);
         let started = Instant::now();
         let mut paused = Vec::new();
@@ -1345,6 +1580,19 @@ impl<T: Transport> RackClient<T> {
                 for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
                     dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
                 }
+                node_call(
+                    &*self.links,
+                    to,
+                    to_addr,
+                    Message::Bind {
+                        region,
+                        chunk: *c as u16,
+                        pid: dst_pid,
+                        va: a.va,
+                        len: CHUNK,
+                        import: true,
+                    },
+                )?;
                 bytes += CHUNK;
             }
             // Everything is on `to` before the switch makes it the owner.
