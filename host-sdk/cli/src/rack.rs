@@ -115,6 +115,14 @@ fn serve(a: &RackArgs) -> Result<()> {
     let board = load_board(&a.board)?;
     let rack = LocalRack::start(a.nodes, &board, a.listen, &a.log, a.dead_after_ms)
         .with_context(|| format!("starting a rack of {} nodes", a.nodes))?;
+    // Node-initiated migration: a node over 80 % used sheds its least used
+    // region to a node under 50 %.
+    let balancer = rack
+        .start_balancer(
+            clio::ClientConfig::from_board(&board),
+            clio_rack::BalancerConfig::default(),
+        )
+        .context("starting the rack's balancer")?;
     let rows = query(rack.controller_addr(), Some(rack.config()))?;
     if a.json {
         println!(
@@ -145,6 +153,7 @@ fn serve(a: &RackArgs) -> Result<()> {
             std::thread::park();
         },
     }
+    balancer.stop();
     rack.stop().context("stopping the rack")?;
     Ok(())
 }
