@@ -71,6 +71,11 @@ pub struct GateStats {
     pub control: u64,
     /// Control datagrams refused (malformed, not for a node).
     pub refused: u64,
+    /// Clio requests handled (gated answers included).
+    pub served: u64,
+    /// Time spent handling them (ns, inside the node: its service time, without
+    /// waiting for the node or for a core).
+    pub busy_ns: u64,
 }
 
 /// One board range bound to a chunk of a rack vRegion ([`Message::Bind`]).
@@ -226,6 +231,13 @@ impl RackNode {
         if pkt.starts_with(&MAGIC) {
             return self.control(from, pkt, out);
         }
+        let t = Instant::now();
+        self.serve(from, pkt, out);
+        self.stats.served += 1;
+        self.stats.busy_ns += u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    }
+
+    fn serve(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
         if !self.bindings.is_empty() {
             if let Ok(h) = Header::parse(&Packet::new_unchecked(pkt)) {
                 if gated_opcode(h.opcode).is_some() {
