@@ -220,11 +220,15 @@ pub enum Field {
     ChunksRegion,
     /// `plan_move.high_ppm`
     PlanMoveMarks,
+    /// `add_backup.region`
+    AddBackupRegion,
+    /// `add_backup.backup`
+    AddBackupBackup,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 29] = [
+    pub const ALL: [Field; 31] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -254,6 +258,8 @@ impl Field {
         Field::UsageEpoch,
         Field::ChunksRegion,
         Field::PlanMoveMarks,
+        Field::AddBackupRegion,
+        Field::AddBackupBackup,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -288,6 +294,8 @@ impl Field {
             Field::UsageEpoch => "usage.epoch",
             Field::ChunksRegion => "chunks.region",
             Field::PlanMoveMarks => "plan_move.high_ppm",
+            Field::AddBackupRegion => "add_backup.region",
+            Field::AddBackupBackup => "add_backup.backup",
         }
     }
 }
@@ -362,6 +370,10 @@ pub enum GateState {
     /// Migrated away: every request is answered `MOVED` (the client asks the
     /// controller for the new owner).
     Moved,
+    /// The region got a new backup copy: reads are served, everything that
+    /// changes memory is answered `MOVED` until the region's client, having
+    /// learned the backup (`LookupReplicas`), reopens it.
+    Rejoin,
 }
 
 /// Every control-plane message. Requests go to the controller, replies come back
@@ -599,6 +611,26 @@ pub enum Message {
     /// The answer to `PlanMove`: the least used region of the most loaded node
     /// and the least loaded target, or `None`.
     MovePlan(Option<MoveOrder>),
+    /// Mover -> controller: a replicated region that lost a copy, and a node
+    /// for its new backup? Answered `ReplicaPlan`.
+    PlanReplica,
+    /// The answer to `PlanReplica`: the region, its primary and the chosen new
+    /// backup, or `None`.
+    ReplicaPlan(Option<Replicas>),
+    /// Mover -> controller, re-replication's commit point: `backup` (live, with
+    /// room) holds a full copy of `region`, whose single copy is on `primary`
+    /// at `primary_epoch`; from now on it is the region's backup (one logged
+    /// change). Answered `ReplicaState`.
+    AddBackup {
+        /// vRegion index.
+        region: u32,
+        /// Its primary.
+        primary: NodeId,
+        /// The primary's current epoch.
+        primary_epoch: u32,
+        /// The new backup.
+        backup: NodeId,
+    },
 }
 
 impl Message {
@@ -623,6 +655,8 @@ impl Message {
                 | Message::FindSpace { .. }
                 | Message::Chunks { .. }
                 | Message::PlanMove { .. }
+                | Message::PlanReplica
+                | Message::AddBackup { .. }
         )
     }
 
@@ -853,7 +887,25 @@ impl Message {
                 }
                 Ok(())
             }
-            Message::MovePlan(None) => Ok(()),
+            Message::MovePlan(None) | Message::PlanReplica | Message::ReplicaPlan(None) => Ok(()),
+            Message::ReplicaPlan(Some(s)) => {
+                replicas("replica_plan", s)?;
+                node("replica_plan.backup", s.backup)
+            }
+            Message::AddBackup {
+                region: r,
+                primary,
+                backup,
+                ..
+            } => {
+                region("add_backup.region", *r)?;
+                node("add_backup.primary", *primary)?;
+                node("add_backup.backup", *backup)?;
+                if primary == backup {
+                    return Err(Error::new("add_backup.backup", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
             Message::MovePlan(Some(o)) => {
                 region("move_plan.region", o.region)?;
                 node("move_plan.from", o.from)?;
@@ -1082,6 +1134,14 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
             low_ppm: r.take("plan_move.low_ppm")?,
         },
         28 => Message::MovePlan(r.take("move_plan")?),
+        29 => Message::PlanReplica,
+        30 => Message::ReplicaPlan(r.take("replica_plan")?),
+        31 => Message::AddBackup {
+            region: r.take("add_backup.region")?,
+            primary: r.take("add_backup.primary")?,
+            primary_epoch: r.take("add_backup.primary_epoch")?,
+            backup: r.take("add_backup.backup")?,
+        },
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })
 }

@@ -67,6 +67,8 @@ fn field() -> impl Strategy<Value = Field> {
         UsageEpoch,
         ChunksRegion,
         PlanMoveMarks,
+        AddBackupRegion,
+        AddBackupBackup,
     ])
 }
 
@@ -165,7 +167,12 @@ fn message() -> impl Strategy<Value = Message> {
             any::<u32>(),
             0..u64::MAX / 2,
             1..u64::MAX / 2,
-            proptest::sample::select(vec![GateState::Open, GateState::Paused, GateState::Moved])
+            proptest::sample::select(vec![
+                GateState::Open,
+                GateState::Paused,
+                GateState::Moved,
+                GateState::Rejoin
+            ])
         )
             .prop_map(|(region, pid, va, len, state)| Message::Gate {
                 region,
@@ -282,6 +289,17 @@ fn message() -> impl Strategy<Value = Message> {
                 to: from + 1,
             }))
         }),
+        Just(Message::PlanReplica),
+        proptest::option::of(replicas().prop_filter("a backup", |s| s.backup != 0))
+            .prop_map(Message::ReplicaPlan),
+        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u32>()).prop_map(
+            |(region, primary, primary_epoch)| Message::AddBackup {
+                region,
+                primary,
+                primary_epoch,
+                backup: primary + 1,
+            }
+        ),
     ]
 }
 

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use clio::backend::Transport;
 use clio::{ClientConfig, Session};
-use clio_control::{GateState, Message, MoveOrder, NodeId};
+use clio_control::{GateState, Message, MoveOrder, NodeId, Replicas};
 
 use crate::client::{
     chunk_list, node_call, space_session, token_of, Links, Migration, RackClientError, CHUNK,
@@ -75,7 +75,11 @@ pub struct BalancerStats {
     pub plans: u64,
     /// Migrations committed.
     pub moved: Vec<Migration>,
-    /// Migrations that failed and were rolled back (or found nothing to move).
+    /// New backups made for replicated regions that lost a copy (`from` the
+    /// primary, `to` the new backup).
+    pub replicated: Vec<Migration>,
+    /// Migrations and re-replications that failed and were rolled back (or
+    /// found nothing to copy).
     pub rolled_back: u64,
     /// The last failure.
     pub last_error: Option<String>,
@@ -118,12 +122,27 @@ impl Balancer {
             .spawn(move || {
                 while !flag.load(Ordering::Relaxed) {
                     let started = Instant::now();
+                    // A region short of a copy comes first: it is one failure
+                    // away from loss.
+                    let replica = mover.ctl.call(Message::PlanReplica);
+                    if let Ok(Message::ReplicaPlan(Some(plan))) = replica {
+                        let r = mover.re_replicate(plan);
+                        let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
+                        match r {
+                            Ok(m) => s.replicated.push(m),
+                            Err(e) => {
+                                s.rolled_back += 1;
+                                s.last_error = Some(e.to_string());
+                            }
+                        }
+                    }
                     let plan = mover.ctl.call(Message::PlanMove {
                         high_ppm: config.high_ppm,
                         low_ppm: config.low_ppm,
                     });
                     st.lock().unwrap_or_else(|p| p.into_inner()).plans += 1;
-                    if let Ok(Message::MovePlan(Some(order))) = plan {
+                    let replicating = matches!(replica, Ok(Message::ReplicaPlan(Some(_))));
+                    if let (false, Ok(Message::MovePlan(Some(order)))) = (replicating, plan) {
                         let r = mover.move_region(order);
                         let mut s = st.lock().unwrap_or_else(|p| p.into_inner());
                         match r {
@@ -275,61 +294,13 @@ impl<T: Transport> Mover<T> {
         let mut copied: Vec<u64> = Vec::new();
         let mut bytes = 0;
         let res = (|| {
-            // Pause, then list again: a chunk bound between the list and the
-            // first pause is caught; after it the node refuses new ones `Busy`.
-            loop {
-                let chunks = chunk_list(&*self.links, from, from_addr, region)?
-                    .map(|(_, _, c)| c)
-                    .unwrap_or_default();
-                let fresh: Vec<_> = chunks
-                    .into_iter()
-                    .filter(|(c, _)| !paused.contains_key(c))
-                    .collect();
-                if fresh.is_empty() {
-                    break;
-                }
-                for (c, nva) in fresh {
-                    self.gate(from, region, pid, nva, GateState::Paused)?;
-                    paused.insert(c, nva);
-                }
-            }
-            let mut buf = vec![0u8; CHUNK as usize];
-            for (&c, &nva) in &paused {
-                for (i, part) in buf.chunks_mut(MAX_PIECE as usize).enumerate() {
-                    src.rread(nva + i as u64 * MAX_PIECE, part)
-                        .map_err(|source| RackClientError::Node {
-                            node: from,
-                            addr: from_addr,
-                            source,
-                        })?;
-                }
-                let err = |source| RackClientError::Node {
-                    node: to,
-                    addr: to_addr,
-                    source,
-                };
-                let a = dst
-                    .ralloc(CHUNK, clio_wire::payload::perms::RW)
-                    .map_err(err)?;
-                copied.push(a.va);
-                for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
-                    dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
-                }
-                node_call(
-                    &*self.links,
-                    to,
-                    to_addr,
-                    Message::Bind {
-                        region,
-                        chunk: c as u16,
-                        pid: dst_pid,
-                        va: a.va,
-                        len: CHUNK,
-                        import: true,
-                    },
-                )?;
-                bytes += CHUNK;
-            }
+            bytes = self.pause_and_copy(
+                region,
+                (from, pid, &mut src),
+                (to, dst_pid, &mut dst),
+                &mut paused,
+                &mut copied,
+            )?;
             dst.rfence().map_err(|source| RackClientError::Node {
                 node: to,
                 addr: to_addr,
@@ -384,6 +355,173 @@ impl<T: Transport> Mover<T> {
             bytes,
             paused: started.elapsed(),
         })
+    }
+
+    /// Re-replication: copies `plan.region` from its primary to the new backup
+    /// under a pause of the primary's writes (reads go on), commits the backup
+    /// at the controller (`AddBackup`), then gates the primary `Rejoin`: the
+    /// region's client learns the backup at its next write and reopens the
+    /// gates, writing to both copies from then on. Rolled back (gates reopened,
+    /// copies freed) on any failure before the commit.
+    fn re_replicate(&mut self, plan: Replicas) -> Result<Migration, RackClientError> {
+        let Replicas {
+            region,
+            primary,
+            primary_epoch,
+            backup,
+            ..
+        } = plan;
+        let paddr = self.addr(primary)?;
+        let Some((client, pid, _)) = chunk_list(&*self.links, primary, paddr, region)? else {
+            return Err(RackClientError::Unallocated {
+                va: u64::from(region) << clio_control::VREGION_SHIFT,
+            });
+        };
+        let mut src = self.space(primary, client)?;
+        let mut dst = self.space(backup, client)?;
+        let dst_pid = dst.pid().unwrap_or(0);
+        let started = Instant::now();
+        let mut paused = BTreeMap::new();
+        let mut copied = Vec::new();
+        let mut bytes = 0;
+        let res = (|| {
+            bytes = self.pause_and_copy(
+                region,
+                (primary, pid, &mut src),
+                (backup, dst_pid, &mut dst),
+                &mut paused,
+                &mut copied,
+            )?;
+            dst.rfence()
+                .map_err(|source| self.node_err(backup, source))?;
+            self.ctl
+                .call(Message::AddBackup {
+                    region,
+                    primary,
+                    primary_epoch,
+                    backup,
+                })
+                .map_err(|source| RackClientError::Controller {
+                    addr: self.ctl_addr(),
+                    source,
+                })
+        })();
+        let committed = match res {
+            Ok(Message::ReplicaState(r)) if r.backup == backup => Ok(()),
+            Ok(other) => Err(RackClientError::Controller {
+                addr: self.ctl_addr(),
+                source: io::Error::other(format!("AddBackup answered {other:?}")),
+            }),
+            Err(e @ RackClientError::Controller { .. }) => {
+                match self.ctl.call(Message::LookupReplicas { region }) {
+                    Ok(Message::ReplicaState(r)) if r.backup == backup => Ok(()),
+                    _ => Err(e),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(e) = committed {
+            for &nva in paused.values() {
+                let _ = self.gate(primary, region, pid, nva, GateState::Open);
+            }
+            for &nva in &copied {
+                let _ = dst.rfree(nva, CHUNK);
+            }
+            return Err(e);
+        }
+        for &nva in paused.values() {
+            // Committed: a failure here leaves the gate paused (writes retry
+            // BUSY); the client's next lookup finds the backup either way.
+            let _ = self.gate(primary, region, pid, nva, GateState::Rejoin);
+        }
+        Ok(Migration {
+            region,
+            from: primary,
+            to: backup,
+            bytes,
+            paused: started.elapsed(),
+        })
+    }
+
+    fn node_err(&self, node: NodeId, source: clio::ClioError) -> RackClientError {
+        RackClientError::Node {
+            node,
+            addr: self.addr(node).unwrap_or_else(|_| ([0, 0, 0, 0], 0).into()),
+            source,
+        }
+    }
+
+    /// Pauses `region`'s chunks on `from` (listing again until no new chunk
+    /// slipped in), then copies each into `to`'s session and binds it there
+    /// (`import`). Records what it paused and copied (for a rollback); returns
+    /// the bytes copied.
+    fn pause_and_copy(
+        &self,
+        region: u32,
+        (from, pid, src): (NodeId, u32, &mut Session<T>),
+        (to, dst_pid, dst): (NodeId, u32, &mut Session<T>),
+        paused: &mut BTreeMap<u64, u64>,
+        copied: &mut Vec<u64>,
+    ) -> Result<u64, RackClientError> {
+        let from_addr = self.addr(from)?;
+        let to_addr = self.addr(to)?;
+        let mut bytes = 0;
+        // Pause, then list again: a chunk bound between the list and the
+        // first pause is caught; after it the node refuses new ones `Busy`.
+        loop {
+            let chunks = chunk_list(&*self.links, from, from_addr, region)?
+                .map(|(_, _, c)| c)
+                .unwrap_or_default();
+            let fresh: Vec<_> = chunks
+                .into_iter()
+                .filter(|(c, _)| !paused.contains_key(c))
+                .collect();
+            if fresh.is_empty() {
+                break;
+            }
+            for (c, nva) in fresh {
+                self.gate(from, region, pid, nva, GateState::Paused)?;
+                paused.insert(c, nva);
+            }
+        }
+        let mut buf = vec![0u8; CHUNK as usize];
+        for (&c, &nva) in paused.iter() {
+            for (i, part) in buf.chunks_mut(MAX_PIECE as usize).enumerate() {
+                src.rread(nva + i as u64 * MAX_PIECE, part)
+                    .map_err(|source| RackClientError::Node {
+                        node: from,
+                        addr: from_addr,
+                        source,
+                    })?;
+            }
+            let err = |source| RackClientError::Node {
+                node: to,
+                addr: to_addr,
+                source,
+            };
+            let a = dst
+                .ralloc(CHUNK, clio_wire::payload::perms::RW)
+                .map_err(err)?;
+            copied.push(a.va);
+            for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
+                dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
+            }
+            node_call(
+                &*self.links,
+                to,
+                to_addr,
+                Message::Bind {
+                    region,
+                    chunk: c as u16,
+                    pid: dst_pid,
+                    va: a.va,
+                    len: CHUNK,
+                    import: true,
+                },
+            )?;
+            bytes += CHUNK;
+        }
+        Ok(bytes)
     }
 
     fn ctl_addr(&self) -> SocketAddr {

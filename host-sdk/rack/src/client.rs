@@ -136,6 +136,14 @@ pub enum RackClientError {
         /// Why.
         reason: &'static str,
     },
+    /// The region gained a backup while a single-copy change was on its way
+    /// (internal: the client sends the change again to both copies; never
+    /// returned by a public call).
+    #[error("region {region}: gained a backup; sent again to both copies")]
+    Rejoined {
+        /// vRegion.
+        region: u32,
+    },
     /// The region kept answering `BUSY`/`MOVED` for [`FOLLOW_FOR`].
     #[error("region {region}: still moving after {FOLLOW_FOR:?}")]
     StillMoving {
@@ -806,10 +814,13 @@ impl<T: Transport> RackClient<T> {
                 }
             }
             drop(routes);
-            if let Some((node, ErrorCode::NotOwner)) = refused {
+            match refused {
                 // The region was migrated away from `node` by the controller:
                 // learn where it is now, then touch the chunk there.
-                self.relearn(region, node)?;
+                Some((node, ErrorCode::NotOwner)) => self.relearn(region, node)?,
+                // Paused, or waiting for this client to learn a new backup.
+                Some((_, ErrorCode::Busy)) => drop(self.refresh_backup(region)?),
+                _ => {}
             }
             if Instant::now() > deadline {
                 return Err(RackClientError::StillMoving { region });
@@ -1001,13 +1012,9 @@ impl<T: Transport> RackClient<T> {
                 let l = self.locate_copies(va)?;
                 let _order = self.stripe(va);
                 let Some((b, bva)) = l.backup else {
-                    // One copy left (the other was lost): a plain write.
-                    let (mut s, _) = self.session(l.node)?;
-                    return s
-                        .as_mut()
-                        .expect("opened")
-                        .rwrite(l.va, data)
-                        .map_err(|e| self.node_err(l.node, e));
+                    // One copy left (the other was lost): sent again as a
+                    // single-copy write (which follows BUSY and MOVED).
+                    return Err(RackClientError::Rejoined { region });
                 };
                 let (mut ps, mut bs) = self.two_sessions(l.node, b)?;
                 let (ps, bs) = (ps.as_mut().expect("opened"), bs.as_mut().expect("opened"));
@@ -1056,6 +1063,10 @@ impl<T: Transport> RackClient<T> {
         let region = (va >> VREGION_SHIFT) as u32;
         loop {
             let l = self.locate_copies(va)?;
+            if l.backup.is_none() {
+                // One copy left (failed over): sent again as a single-copy op.
+                return Err(RackClientError::Rejoined { region });
+            }
             let order = order_op.then(|| self.stripe(va));
             let old = self.session(l.node).and_then(|(mut s, _)| {
                 op(s.as_mut().expect("opened"), l.va).map_err(|e| self.node_err(l.node, e))
@@ -1122,6 +1133,25 @@ impl<T: Transport> RackClient<T> {
     fn at<R>(
         &self,
         va: u64,
+        f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
+    ) -> Result<R, RackClientError> {
+        self.at_kind(va, false, f)
+    }
+
+    /// [`Self::at`] for a change: if the region gains a backup on the way
+    /// (`MOVED` from a `Rejoin` gate), `Rejoined` says to send it to both.
+    fn at_mut<R>(
+        &self,
+        va: u64,
+        f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
+    ) -> Result<R, RackClientError> {
+        self.at_kind(va, true, f)
+    }
+
+    fn at_kind<R>(
+        &self,
+        va: u64,
+        mutates: bool,
         mut f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
     ) -> Result<R, RackClientError> {
         let region = (va >> VREGION_SHIFT) as u32;
@@ -1144,6 +1174,9 @@ impl<T: Transport> RackClient<T> {
                 Err(ClioError::Moved { .. }) => {
                     drop(s);
                     self.relearn(region, node)?;
+                    if mutates && self.is_replicated(va) {
+                        return Err(RackClientError::Rejoined { region });
+                    }
                 }
                 Err(ClioError::Busy { .. }) if Instant::now() < deadline => {
                     // Paused by a migration (or a held lock): back off a little
@@ -1181,10 +1214,75 @@ impl<T: Transport> RackClient<T> {
         }
         let p = self.lookup(region)?;
         if p.node == node {
-            // The controller still names it: the switch is being committed.
+            // The controller still names it: a switch being committed, or a
+            // new backup (re-replication) this client must write to as well.
+            self.refresh_backup(region)?;
             return Ok(());
         }
         self.adopt(region, node, p.node)
+    }
+
+    /// A replicated `region` that lost its backup: if the controller names a
+    /// new one (re-replication), take its chunk table from it, write to both
+    /// from now on, and reopen the primary (its `Rejoin` gates held this
+    /// client's changes back until it knew). Returns whether it adopted one.
+    fn refresh_backup(&self, region: u32) -> Result<bool, RackClientError> {
+        let degraded = self
+            .routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&region)
+            .is_some_and(|r| r.replicated && r.backup.is_none());
+        if !degraded {
+            return Ok(false);
+        }
+        let Message::ReplicaState(rs) = self.call_controller(Message::LookupReplicas { region })?
+        else {
+            return Ok(false);
+        };
+        if rs.backup == 0 {
+            return Ok(false);
+        }
+        let b = rs.backup;
+        let baddr = self
+            .slot(b)
+            .ok_or(RackClientError::UnknownNode { region, node: b })?
+            .addr;
+        let bpid = {
+            let (g, _) = self.session(b)?;
+            g.as_ref().expect("opened").pid().unwrap_or(0)
+        };
+        let chunks = match chunk_list(&*self.links, b, baddr, region)? {
+            Some((_, p, c)) if p == bpid => c,
+            Some(_) => return Err(RackClientError::MovedAway { region, node: b }),
+            None => BTreeMap::new(),
+        };
+        let (primary, reopen) = {
+            let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+            let Some(r) = routes.get_mut(&region) else {
+                return Ok(false);
+            };
+            if r.node != rs.primary {
+                return Ok(false);
+            }
+            if r.backup.is_none() {
+                r.backup = Some((b, chunks));
+            }
+            (r.node, r.chunks.values().copied().collect::<Vec<_>>())
+        };
+        let (_, pid) = {
+            let slot = self.slot(primary).ok_or(RackClientError::UnknownNode {
+                region,
+                node: primary,
+            })?;
+            lock(&slot.share).ok_or(RackClientError::Unallocated {
+                va: u64::from(region) << VREGION_SHIFT,
+            })?
+        };
+        for nva in reopen {
+            self.gate(primary, region, pid, nva, GateState::Open)?;
+        }
+        Ok(true)
     }
 
     /// `region` moved from `from` to `to` by someone else (the controller's
@@ -1246,13 +1344,29 @@ impl<T: Transport> RackClient<T> {
     pub fn rwrite(&self, va: u64, data: &[u8]) -> Result<(), RackClientError> {
         for (off, n) in Self::pieces(va, data.len()) {
             let part = &data[off..off + n];
-            if self.is_replicated(va + off as u64) {
-                self.write_replicated(va + off as u64, part)?;
-            } else {
-                self.at(va + off as u64, |s, nva| s.rwrite(nva, part))?;
-            }
+            self.redo(|| {
+                if self.is_replicated(va + off as u64) {
+                    self.write_replicated(va + off as u64, part)
+                } else {
+                    self.at_mut(va + off as u64, |s, nva| s.rwrite(nva, part))
+                }
+            })?;
         }
         Ok(())
+    }
+
+    /// Runs a change again while it reports that its region gained a backup
+    /// on the way (then it goes to both copies).
+    fn redo<R>(
+        &self,
+        mut f: impl FnMut() -> Result<R, RackClientError>,
+    ) -> Result<R, RackClientError> {
+        loop {
+            match f() {
+                Err(RackClientError::Rejoined { .. }) => continue,
+                r => return r,
+            }
+        }
     }
 
     fn word(va: u64) -> Result<(), RackClientError> {
@@ -1268,38 +1382,44 @@ impl<T: Transport> RackClient<T> {
     /// Test-and-set of the word at `va`; returns the old value.
     pub fn tas(&self, va: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
-        if self.is_replicated(va) {
-            return self.atomic_replicated(va, true, |s, nva| s.tas(nva), |_| 1);
-        }
-        self.at(va, |s, nva| s.tas(nva))
+        self.redo(|| {
+            if self.is_replicated(va) {
+                return self.atomic_replicated(va, true, |s, nva| s.tas(nva), |_| 1);
+            }
+            self.at_mut(va, |s, nva| s.tas(nva))
+        })
     }
 
     /// Compare-and-swap of the word at `va`; returns the old value.
     pub fn cas(&self, va: u64, expected: u64, new: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
-        if self.is_replicated(va) {
-            return self.atomic_replicated(
-                va,
-                true,
-                |s, nva| s.cas(nva, expected, new),
-                |old| if old == expected { new } else { old },
-            );
-        }
-        self.at(va, |s, nva| s.cas(nva, expected, new))
+        self.redo(|| {
+            if self.is_replicated(va) {
+                return self.atomic_replicated(
+                    va,
+                    true,
+                    |s, nva| s.cas(nva, expected, new),
+                    |old| if old == expected { new } else { old },
+                );
+            }
+            self.at_mut(va, |s, nva| s.cas(nva, expected, new))
+        })
     }
 
     /// Fetch-and-add on the word at `va`; returns the old value.
     pub fn faa(&self, va: u64, addend: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
-        if self.is_replicated(va) {
-            return self.atomic_replicated(
-                va,
-                true,
-                |s, nva| s.faa(nva, addend),
-                |old| old.wrapping_add(addend),
-            );
-        }
-        self.at(va, |s, nva| s.faa(nva, addend))
+        self.redo(|| {
+            if self.is_replicated(va) {
+                return self.atomic_replicated(
+                    va,
+                    true,
+                    |s, nva| s.faa(nva, addend),
+                    |old| old.wrapping_add(addend),
+                );
+            }
+            self.at_mut(va, |s, nva| s.faa(nva, addend))
+        })
     }
 
     /// Takes the lock word at `va` (8-byte aligned) at the node holding it,
@@ -1309,19 +1429,21 @@ impl<T: Transport> RackClient<T> {
     /// backup before it is granted, so a held lock stays held on a promoted copy.
     pub fn rlock(&self, va: u64) -> Result<(), RackClientError> {
         Self::word(va)?;
-        if !self.is_replicated(va) {
-            return self.at(va, |s, nva| s.rlock(nva));
-        }
         let deadline = Instant::now() + FOLLOW_FOR;
-        loop {
-            match self.atomic_replicated(va, false, |s, nva| s.rlock(nva).map(|()| 0), |_| 1) {
-                Err(RackClientError::Node {
-                    source: ClioError::Busy { .. },
-                    ..
-                }) if Instant::now() < deadline => {}
-                r => return r.map(drop),
+        self.redo(|| {
+            if !self.is_replicated(va) {
+                return self.at_mut(va, |s, nva| s.rlock(nva));
             }
-        }
+            loop {
+                match self.atomic_replicated(va, false, |s, nva| s.rlock(nva).map(|()| 0), |_| 1) {
+                    Err(RackClientError::Node {
+                        source: ClioError::Busy { .. },
+                        ..
+                    }) if Instant::now() < deadline => {}
+                    r => return r.map(drop),
+                }
+            }
+        })
     }
 
     /// Releases the lock word at `va` (after this client's earlier operations on
@@ -1329,11 +1451,13 @@ impl<T: Transport> RackClient<T> {
     /// the backup before it returns; after a failover, at the promoted copy.
     pub fn runlock(&self, va: u64) -> Result<(), RackClientError> {
         Self::word(va)?;
-        if !self.is_replicated(va) {
-            return self.at(va, |s, nva| s.runlock(nva));
-        }
-        self.atomic_replicated(va, true, |s, nva| s.runlock(nva).map(|()| 1), |_| 0)
-            .map(drop)
+        self.redo(|| {
+            if !self.is_replicated(va) {
+                return self.at_mut(va, |s, nva| s.runlock(nva));
+            }
+            self.atomic_replicated(va, true, |s, nva| s.runlock(nva).map(|()| 1), |_| 0)
+                .map(drop)
+        })
     }
 
     fn each_open(

@@ -266,6 +266,9 @@ impl RackNode {
                         Some(GateState::Moved) if h.opcode == Opcode::Free => None,
                         Some(GateState::Moved) => Some(Status::Moved),
                         Some(GateState::Paused) if writes => Some(Status::Busy),
+                        // A new backup: the client must learn it before it
+                        // changes memory again (reads go on).
+                        Some(GateState::Rejoin) if writes => Some(Status::Moved),
                         _ => None,
                     };
                     if let Some(status) = status {
@@ -303,10 +306,11 @@ impl RackNode {
                 } else if self.exported.contains(&(pid, region)) {
                     return Some(refuse(ErrorCode::NotOwner, Field::BindRegion));
                 }
-                let paused = self
-                    .gates
-                    .iter()
-                    .any(|g| g.pid == pid && g.region == region && g.state == GateState::Paused);
+                let paused = self.gates.iter().any(|g| {
+                    g.pid == pid
+                        && g.region == region
+                        && matches!(g.state, GateState::Paused | GateState::Rejoin)
+                });
                 if paused && !import {
                     return Some(refuse(ErrorCode::Busy, Field::BindRegion));
                 }

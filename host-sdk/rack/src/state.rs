@@ -168,6 +168,9 @@ pub struct Controller {
     backups: BTreeMap<u32, NodeId>,
     /// Per-region use its owner reports (volatile): what migration planning reads.
     usage: BTreeMap<u32, Use>,
+    /// Replicated regions that lost a copy and have no backup yet (derived from
+    /// the logged failover events): what re-replication plans from.
+    degraded: std::collections::BTreeSet<u32>,
 }
 
 /// A region's use as its owner reported it (volatile).
@@ -198,7 +201,50 @@ impl Controller {
             regions: BTreeMap::new(),
             backups: BTreeMap::new(),
             usage: BTreeMap::new(),
+            degraded: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// Replicated regions waiting for a new backup.
+    pub fn degraded(&self) -> impl Iterator<Item = u32> + '_ {
+        self.degraded.iter().copied()
+    }
+
+    /// Re-replication's decision: the lowest replicated region that lost a copy
+    /// and whose primary is live, with a new backup on the least loaded other
+    /// live node with a free slot.
+    pub fn plan_replica(&self) -> Option<Replicas> {
+        self.degraded.iter().find_map(|&region| {
+            let primary = *self.regions.get(&region)?;
+            let pst = self.node(primary).filter(|st| st.is_live())?;
+            // Only what the primary reports holding chunks of: an untouched
+            // region has nothing to copy (and no gate to tell its client).
+            self.usage
+                .get(&region)
+                .filter(|u| u.node == primary && u.chunks > 0)?;
+            let backup = self
+                .config
+                .nodes
+                .iter()
+                .filter(|n| n.id != primary)
+                .filter_map(|n| {
+                    let st = self.node(n.id)?;
+                    (st.is_live() && st.regions < n.region_slots()).then_some((
+                        u128::from(st.regions),
+                        u128::from(n.region_slots()),
+                        n.id,
+                        st.epoch,
+                    ))
+                })
+                .min_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)).then(a.2.cmp(&b.2)))?;
+            Some(Replicas {
+                region,
+                primary,
+                primary_epoch: pst.epoch,
+                backup: backup.2,
+                backup_epoch: backup.3,
+            })
+        })
     }
 
     /// The use reported for `region` (volatile).
@@ -251,6 +297,7 @@ impl Controller {
                     && now_ms.saturating_sub(u.at_ms) <= USAGE_STALE_MS
                     && self.regions.get(r) == Some(&from)
                     && !self.backups.contains_key(r)
+                    && !self.degraded.contains(r)
             })
             .min_by_key(|(r, u)| (u.score, **r))?;
         Some(MoveOrder {
@@ -417,6 +464,7 @@ impl Controller {
                     return Err(ApplyError::NotAssigned(*region));
                 };
                 self.usage.remove(region);
+                self.degraded.remove(region);
                 self.state_mut(id).regions -= 1;
                 if let Some(b) = self.backups.remove(region) {
                     self.state_mut(b).regions -= 1;
@@ -431,6 +479,7 @@ impl Controller {
                     return Err(ApplyError::Backup(*region));
                 }
                 self.backups.insert(*region, id);
+                self.degraded.remove(region);
                 self.state_mut(id).regions += 1;
             }
             Event::Promoted { region } => {
@@ -441,12 +490,14 @@ impl Controller {
                     return Err(ApplyError::NotAssigned(*region));
                 };
                 self.backups.remove(region);
+                self.degraded.insert(*region);
                 self.state_mut(p).regions -= 1;
             }
             Event::Unreplicated { region } => {
                 let Some(b) = self.backups.remove(region) else {
                     return Err(ApplyError::Backup(*region));
                 };
+                self.degraded.insert(*region);
                 self.state_mut(b).regions -= 1;
             }
         }
@@ -738,6 +789,49 @@ impl Controller {
                 }
                 Decision::read(Message::Ack { epoch })
             }
+            Message::PlanReplica => Decision::read(Message::ReplicaPlan(self.plan_replica())),
+            Message::AddBackup {
+                region,
+                primary,
+                primary_epoch,
+                backup,
+            } => {
+                let Some(holder) = self.owner(region) else {
+                    return Decision::refuse(ErrorCode::NotAssigned, Field::AddBackupRegion);
+                };
+                if holder != primary {
+                    return Decision::refuse(ErrorCode::NotOwner, Field::AddBackupRegion);
+                }
+                if self.node(primary).map_or(0, |s| s.epoch) != primary_epoch {
+                    return Decision::refuse(ErrorCode::StaleEpoch, Field::AddBackupRegion);
+                }
+                // Only a replicated region that lost its copy takes a new one.
+                if !self.degraded.contains(&region) {
+                    return Decision::refuse(ErrorCode::Replicated, Field::AddBackupRegion);
+                }
+                let Some(st) = self.node(backup) else {
+                    return Decision::refuse(ErrorCode::UnknownNode, Field::AddBackupBackup);
+                };
+                if !st.is_live() {
+                    return Decision::refuse(ErrorCode::NodeDead, Field::AddBackupBackup);
+                }
+                if st.regions >= self.slots(backup) {
+                    return Decision::refuse(ErrorCode::NoCapacity, Field::AddBackupBackup);
+                }
+                Decision {
+                    reply: Message::ReplicaState(Replicas {
+                        region,
+                        primary,
+                        primary_epoch,
+                        backup,
+                        backup_epoch: st.epoch,
+                    }),
+                    events: vec![Event::Replicated {
+                        region,
+                        node: self.name_of(backup).to_string(),
+                    }],
+                }
+            }
             Message::PlanMove { high_ppm, low_ppm } => Decision::read(Message::MovePlan(
                 self.plan_move(now_ms, u64::from(high_ppm), u64::from(low_ppm)),
             )),
@@ -758,6 +852,7 @@ impl Controller {
             | Message::SpaceOf { .. }
             | Message::ChunkList { .. }
             | Message::MovePlan(_)
+            | Message::ReplicaPlan(_)
             | Message::Refused { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
         }
     }

@@ -2,6 +2,8 @@
 //! controller plans, the balancer moves — no client call. A local rack over
 //! UDP, a client over UDP writing all along, checked against its model.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -281,4 +283,78 @@ fn a_target_that_dies_mid_migration_rolls_the_move_back() {
         assert_eq!(u64::from_le_bytes(word), v, "word at {at:#x}");
     }
     assert_eq!(c.owner_of(cold_r), Some(1));
+}
+
+#[test]
+fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_primary() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rack = LocalRack::start(
+        3,
+        &board(),
+        "127.0.0.1:0".parse().unwrap(),
+        &dir.path().join("rack.log"),
+        1000,
+    )
+    .unwrap();
+    let quick = ClientConfig {
+        request_timeout_ns: 200_000_000,
+        ..cfg()
+    };
+    let c =
+        Arc::new(RackClient::new(rack.config(), rack.controller_addr(), UdpLinks, quick).unwrap());
+    let va = c.ralloc_replicated(2 * CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    let (primary, Some(backup)) = c.copies_of(region).unwrap() else {
+        panic!("two copies")
+    };
+    let third = 6 - primary - backup;
+    c.rwrite(va, &[7u8; 64]).unwrap();
+    c.rwrite(va + CHUNK, &[7u8; 64]).unwrap();
+    let bal = rack
+        .start_balancer(
+            cfg(),
+            BalancerConfig {
+                period: Duration::from_millis(100),
+                high_ppm: 1_000_000,
+                low_ppm: 0,
+            },
+        )
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = common::spawn_writers(&c, va, 512, 100, &stop);
+    // The backup dies: the primary serves alone, then the controller makes a
+    // new backup on the third node while the writers write.
+    rack.kill(backup).unwrap();
+    wait_for("a new backup", 30, || !bal.stats().replicated.is_empty());
+    let st = bal.stats();
+    let m = st.replicated[0];
+    assert_eq!((m.region, m.from, m.to), (region, primary, third), "{st:?}");
+    assert_eq!(m.bytes, 2 * CHUNK);
+    // The writers' next changes learn it and write to both again.
+    wait_for("the client to write to both", 30, || {
+        c.copies_of(region) == Some((primary, Some(third)))
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    // Now the primary dies too: the new backup is promoted and holds every
+    // acknowledged write.
+    rack.kill(primary).unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    stop.store(true, Ordering::SeqCst);
+    let model = common::join_writers(writers);
+    bal.stop();
+    assert_eq!(c.copies_of(region), Some((third, None)));
+    let mut ctl = clio_rack::service::Client::connect(rack.controller_addr()).unwrap();
+    assert!(
+        matches!(ctl.call(Message::LookupReplicas { region }).unwrap(),
+        Message::ReplicaState(r) if r.primary == third && r.backup == 0)
+    );
+    assert!(!model.is_empty());
+    for (&at, &v) in &model {
+        let mut w = [0u8; 8];
+        c.rread(at, &mut w).unwrap();
+        assert_eq!(u64::from_le_bytes(w), v, "word at {at:#x}");
+    }
+    // Bytes written before the backup was lost were copied too.
+    let mut b = [0u8; 64];
+    c.rread(va + CHUNK + 4096, &mut b).unwrap();
 }
