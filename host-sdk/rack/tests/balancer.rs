@@ -16,7 +16,14 @@ use clio_config::BoardConfig;
 use clio_control::{GateState, Message, VREGION_BYTES};
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
-use clio_rack::{Balancer, BalancerConfig, RackClient, UdpLinks};
+use clio_rack::{Balancer, BalancerConfig, RackClient, RackClientError, UdpLinks};
+
+/// One rack at a time under `cargo test` too (nextest: `.config/nextest.toml`).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 fn board() -> BoardConfig {
     BoardConfig::embedded("emulator").unwrap()
@@ -56,8 +63,20 @@ fn writer(
         while !stop.load(Ordering::SeqCst) || i < 50 {
             let at = va + (i % chunks) * CHUNK + (i % 256) * 8;
             let v = (tag << 56) | i;
-            c.rwrite(at, &v.to_le_bytes()).unwrap();
-            model.insert(at, v);
+            match c.rwrite(at, &v.to_le_bytes()) {
+                Ok(()) => {
+                    model.insert(at, v);
+                }
+                // Paused longer than the client's patience (a slow, loaded
+                // host): not acknowledged, so not in the model; nothing else
+                // may fail.
+                Err(RackClientError::StillMoving { .. })
+                | Err(RackClientError::Node {
+                    source: clio::ClioError::Busy { .. },
+                    ..
+                }) => {}
+                Err(e) => panic!("write at {at:#x}: {e}"),
+            }
             i += 1;
             if let Some(p) = pause {
                 std::thread::sleep(p);
@@ -137,8 +156,9 @@ fn wait_for(what: &str, secs: u64, mut f: impl FnMut() -> bool) {
 
 #[test]
 fn a_pressed_node_moves_its_least_used_region_on_its_own_and_writers_lose_nothing() {
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let (hot_chunks, cold_chunks) = (8, 4);
+    let (hot_chunks, cold_chunks) = (4, 2);
     let s = setup(&dir, hot_chunks, cold_chunks);
     let (c, hot, cold) = (&s.c, s.hot, s.cold);
     let (cold_r, hot_r) = ((cold >> 30) as u32, (hot >> 30) as u32);
@@ -146,7 +166,14 @@ fn a_pressed_node_moves_its_least_used_region_on_its_own_and_writers_lose_nothin
     // both are checked against their writers' models.
     let stop = Arc::new(AtomicBool::new(false));
     let writers = [
-        writer(c, hot, hot_chunks, None, &stop, 1),
+        writer(
+            c,
+            hot,
+            hot_chunks,
+            Some(Duration::from_micros(200)),
+            &stop,
+            1,
+        ),
         writer(
             c,
             cold,
@@ -176,7 +203,7 @@ fn a_pressed_node_moves_its_least_used_region_on_its_own_and_writers_lose_nothin
         },
     )
     .unwrap();
-    wait_for("a migration", 30, || !bal.stats().moved.is_empty());
+    wait_for("a migration", 120, || !bal.stats().moved.is_empty());
     // The writers keep going across the switch, then stop.
     std::thread::sleep(Duration::from_millis(300));
     stop.store(true, Ordering::SeqCst);
@@ -231,9 +258,10 @@ fn a_pressed_node_moves_its_least_used_region_on_its_own_and_writers_lose_nothin
 
 #[test]
 fn a_target_that_dies_mid_migration_rolls_the_move_back() {
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     // A large cold region: its copy takes long enough to kill the target in it.
-    let (hot_chunks, cold_chunks) = (2, 12);
+    let (hot_chunks, cold_chunks) = (2, 8);
     let mut s = setup(&dir, hot_chunks, cold_chunks);
     let (c, cold) = (Arc::clone(&s.c), s.cold);
     let cold_r = (cold >> 30) as u32;
@@ -255,14 +283,14 @@ fn a_target_that_dies_mid_migration_rolls_the_move_back() {
     .unwrap();
     // The copy has started once node 1 pauses the region.
     let n1 = s.rack.nodes()[0].clone();
-    wait_for("the pause", 30, || {
+    wait_for("the pause", 120, || {
         n1.lock()
             .gates()
             .iter()
             .any(|g| g.state == GateState::Paused)
     });
     s.rack.kill(2).unwrap();
-    wait_for("the rollback", 30, || bal.stats().rolled_back > 0);
+    wait_for("the rollback", 120, || bal.stats().rolled_back > 0);
     let st = bal.stats();
     bal.stop();
     assert!(st.moved.is_empty(), "{st:?}");
@@ -287,6 +315,7 @@ fn a_target_that_dies_mid_migration_rolls_the_move_back() {
 
 #[test]
 fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_primary() {
+    let _one = serial();
     let dir = tempfile::tempdir().unwrap();
     let mut rack = LocalRack::start(
         3,
@@ -325,13 +354,13 @@ fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_prim
     // The backup dies: the primary serves alone, then the controller makes a
     // new backup on the third node while the writers write.
     rack.kill(backup).unwrap();
-    wait_for("a new backup", 30, || !bal.stats().replicated.is_empty());
+    wait_for("a new backup", 120, || !bal.stats().replicated.is_empty());
     let st = bal.stats();
     let m = st.replicated[0];
     assert_eq!((m.region, m.from, m.to), (region, primary, third), "{st:?}");
     assert_eq!(m.bytes, 2 * CHUNK);
     // The writers' next changes learn it and write to both again.
-    wait_for("the client to write to both", 30, || {
+    wait_for("the client to write to both", 120, || {
         c.copies_of(region) == Some((primary, Some(third)))
     });
     std::thread::sleep(Duration::from_millis(200));
