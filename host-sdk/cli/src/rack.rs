@@ -143,6 +143,7 @@ impl fmt::Display for RackLayout {
 /// returns (or it is dropped).
 pub struct ServingRack {
     rack: LocalRack,
+    balancer: clio_rack::Balancer,
     layout: RackLayout,
 }
 
@@ -161,6 +162,7 @@ impl ServingRack {
                 std::thread::park();
             },
         }
+        self.balancer.stop();
         self.rack.stop().context("stopping the rack")
     }
 }
@@ -172,6 +174,14 @@ pub fn start(a: &RackArgs) -> Result<ServingRack> {
     let board = load_board(&a.board)?;
     let rack = LocalRack::start(a.nodes, &board, a.listen, &a.log, a.dead_after_ms)
         .with_context(|| format!("starting a rack of {} nodes", a.nodes))?;
+    // Node-initiated migration: a node over 80 % used sheds its least used
+    // region to a node under 50 %.
+    let balancer = rack
+        .start_balancer(
+            clio::ClientConfig::from_board(&board),
+            clio_rack::BalancerConfig::default(),
+        )
+        .context("starting the rack's balancer")?;
     let nodes = query(rack.controller_addr(), Some(rack.config()))?;
     let layout = RackLayout {
         controller: rack.controller_addr().to_string(),
@@ -179,7 +189,11 @@ pub fn start(a: &RackArgs) -> Result<ServingRack> {
         nodes,
         board: board.board.name.to_string(),
     };
-    Ok(ServingRack { rack, layout })
+    Ok(ServingRack {
+        rack,
+        balancer,
+        layout,
+    })
 }
 
 fn query(controller: SocketAddr, names: Option<&clio_rack::RackConfig>) -> Result<Vec<NodeRow>> {

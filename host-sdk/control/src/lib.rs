@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// First four bytes of every control datagram: `"CLRK"`.
 pub const MAGIC: [u8; 4] = *b"CLRK";
 /// Control-protocol version this crate speaks.
-pub const VERSION: u16 = 1;
+pub const VERSION: u16 = 2;
 /// vRegion size as a power of two: 1 GiB, the unit of distribution (LegoOS, Clio §3.4.7).
 pub const VREGION_SHIFT: u32 = 30;
 /// vRegion size in bytes.
@@ -34,6 +34,10 @@ pub const MAX_PLACEMENTS: usize = 16;
 pub const MAX_REPLICATED: usize = 8;
 /// Largest encoded envelope; a buffer of this size always suffices for [`Envelope::encode`].
 pub const MAX_ENVELOPE_LEN: usize = 256;
+/// Most regions one [`Message::Usage`] reports (a node with more sends several).
+pub const MAX_USAGE: usize = 12;
+/// Most chunks one [`Message::ChunkList`] names (longer lists come in pages).
+pub const MAX_CHUNK_LIST: usize = 14;
 
 /// A memory node's id: its 1-based position in the rack file; 0 is never a node.
 pub type NodeId = u16;
@@ -151,6 +155,8 @@ pub enum ErrorCode {
     /// The region is replicated and the request applies to single-copy regions
     /// only (a migration of a replicated region).
     Replicated,
+    /// The region is paused by a migration: try again after it ends.
+    Busy,
 }
 
 /// The field an [`ErrorCode`] is about (its dotted name via [`Field::name`]).
@@ -204,11 +210,25 @@ pub enum Field {
     AllocateReplicatedBytes,
     /// `lookup_replicas.region`
     LookupReplicasRegion,
+    /// `bind.region`
+    BindRegion,
+    /// `usage.node`
+    UsageNode,
+    /// `usage.epoch`
+    UsageEpoch,
+    /// `chunks.region`
+    ChunksRegion,
+    /// `plan_move.high_ppm`
+    PlanMoveMarks,
+    /// `add_backup.region`
+    AddBackupRegion,
+    /// `add_backup.backup`
+    AddBackupBackup,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 24] = [
+    pub const ALL: [Field; 31] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -233,6 +253,13 @@ impl Field {
         Field::NodeStatusNode,
         Field::AllocateReplicatedBytes,
         Field::LookupReplicasRegion,
+        Field::BindRegion,
+        Field::UsageNode,
+        Field::UsageEpoch,
+        Field::ChunksRegion,
+        Field::PlanMoveMarks,
+        Field::AddBackupRegion,
+        Field::AddBackupBackup,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -262,8 +289,74 @@ impl Field {
             Field::NodeStatusNode => "node_status.node",
             Field::AllocateReplicatedBytes => "allocate_replicated.bytes",
             Field::LookupReplicasRegion => "lookup_replicas.region",
+            Field::BindRegion => "bind.region",
+            Field::UsageNode => "usage.node",
+            Field::UsageEpoch => "usage.epoch",
+            Field::ChunksRegion => "chunks.region",
+            Field::PlanMoveMarks => "plan_move.high_ppm",
+            Field::AddBackupRegion => "add_backup.region",
+            Field::AddBackupBackup => "add_backup.backup",
         }
     }
+}
+
+/// A board address space a rack client uses on one node: a share token of one of
+/// its live sessions (whoever holds it can join the address space).
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Space {
+    /// The address space (process id) on the node.
+    pub pid: u32,
+    /// A live session of it.
+    pub session: u16,
+    /// The board's boot epoch that session was opened in.
+    pub epoch: u32,
+    /// That session's key (a credential).
+    pub key: u64,
+}
+
+impl fmt::Debug for Space {
+    // The key is a credential: keep it out of logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Space")
+            .field("pid", &self.pid)
+            .field("session", &self.session)
+            .field("epoch", &self.epoch)
+            .field("key", &"<secret>")
+            .finish()
+    }
+}
+
+/// How much one vRegion was used on a node since its previous report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RegionUse {
+    /// vRegion index.
+    pub region: u32,
+    /// Chunks of it the node holds (bound board ranges).
+    pub chunks: u16,
+    /// Requests the node served to it since the previous report.
+    pub hits: u64,
+}
+
+/// One chunk of a region on a node: its index in the region and its node VA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChunkVa {
+    /// Chunk index within the vRegion.
+    pub chunk: u16,
+    /// Node VA of the board range holding it.
+    pub va: u64,
+}
+
+/// A migration the controller chose: move `region` from `from` to `to`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MoveOrder {
+    /// vRegion index.
+    pub region: u32,
+    /// Its owner (the node under pressure).
+    pub from: NodeId,
+    /// The owner's current epoch (for the commit's `MoveRegion`).
+    pub from_epoch: u32,
+    /// The less loaded node to move it to.
+    pub to: NodeId,
 }
 
 /// How a memory node serves requests to one of its vRegions (set by [`Message::Gate`]).
@@ -277,6 +370,10 @@ pub enum GateState {
     /// Migrated away: every request is answered `MOVED` (the client asks the
     /// controller for the new owner).
     Moved,
+    /// The region got a new backup copy: reads are served, everything that
+    /// changes memory is answered `MOVED` until the region's client, having
+    /// learned the backup (`LookupReplicas`), reopens it.
+    Rejoin,
 }
 
 /// Every control-plane message. Requests go to the controller, replies come back
@@ -429,6 +526,111 @@ pub enum Message {
     },
     /// The answer to `LookupReplicas`.
     ReplicaState(Replicas),
+    /// To a memory node: the board range `[va, va + len)` of address space `pid`
+    /// holds chunk `chunk` of vRegion `region` (sent when a chunk is first
+    /// taken, so the node can count accesses per region and export it).
+    /// Answered `Ack` (the boot epoch); refused `NotOwner` if the region was
+    /// migrated away from this address space (unless `import`: a mover placing
+    /// a copy here), `Busy` while the region is paused by a migration.
+    Bind {
+        /// vRegion index.
+        region: u32,
+        /// Chunk index within it.
+        chunk: u16,
+        /// Address space on the node.
+        pid: u32,
+        /// First node VA.
+        va: u64,
+        /// Bytes (at least 1).
+        len: u64,
+        /// A migration's copy: clears an earlier "migrated away" mark.
+        import: bool,
+    },
+    /// Node -> controller, after each heartbeat: per-region use since the
+    /// previous report (every region it holds chunks of; in pages of
+    /// [`MAX_USAGE`]). Answered `Ack`.
+    Usage {
+        /// The node.
+        node: NodeId,
+        /// Its current epoch.
+        epoch: u32,
+        /// Regions, ascending.
+        regions: heapless::Vec<RegionUse, MAX_USAGE>,
+    },
+    /// To a memory node: record `space` as rack client `client`'s address space
+    /// here (first registration wins). Answered `SpaceOf` with the winner.
+    Register {
+        /// The rack client's id (random, chosen by the client).
+        client: u64,
+        /// Its address space.
+        space: Space,
+    },
+    /// To a memory node: which address space does rack client `client` use here?
+    /// Answered `SpaceOf`.
+    FindSpace {
+        /// The rack client's id.
+        client: u64,
+    },
+    /// The answer to `Register` and `FindSpace` (`None`: no space yet).
+    SpaceOf {
+        /// The rack client's id.
+        client: u64,
+        /// Its address space on this node.
+        space: Option<Space>,
+    },
+    /// To a memory node: the chunks it holds of `region`, from chunk index
+    /// `from` on. Answered `ChunkList` or `NotAssigned`.
+    Chunks {
+        /// vRegion index.
+        region: u32,
+        /// First chunk index wanted.
+        from: u16,
+    },
+    /// The answer to `Chunks`: one page of the region's chunks on the node.
+    ChunkList {
+        /// vRegion index.
+        region: u32,
+        /// The rack client whose address space holds them (0: unregistered).
+        client: u64,
+        /// That address space.
+        pid: u32,
+        /// Chunks, ascending.
+        chunks: heapless::Vec<ChunkVa, MAX_CHUNK_LIST>,
+        /// Where the next page starts (`None`: this was the last).
+        next: Option<u16>,
+    },
+    /// Mover -> controller: is a node over `high_ppm` (used / total physical
+    /// bytes, parts per million) with a single-copy region to move to a node
+    /// under `low_ppm`? Answered `MovePlan`.
+    PlanMove {
+        /// Pressure above which a node sheds a region.
+        high_ppm: u32,
+        /// Pressure below which a node may receive one.
+        low_ppm: u32,
+    },
+    /// The answer to `PlanMove`: the least used region of the most loaded node
+    /// and the least loaded target, or `None`.
+    MovePlan(Option<MoveOrder>),
+    /// Mover -> controller: a replicated region that lost a copy, and a node
+    /// for its new backup? Answered `ReplicaPlan`.
+    PlanReplica,
+    /// The answer to `PlanReplica`: the region, its primary and the chosen new
+    /// backup, or `None`.
+    ReplicaPlan(Option<Replicas>),
+    /// Mover -> controller, re-replication's commit point: `backup` (live, with
+    /// room) holds a full copy of `region`, whose single copy is on `primary`
+    /// at `primary_epoch`; from now on it is the region's backup (one logged
+    /// change). Answered `ReplicaState`.
+    AddBackup {
+        /// vRegion index.
+        region: u32,
+        /// Its primary.
+        primary: NodeId,
+        /// The primary's current epoch.
+        primary_epoch: u32,
+        /// The new backup.
+        backup: NodeId,
+    },
 }
 
 impl Message {
@@ -447,6 +649,14 @@ impl Message {
                 | Message::NodeStatus { .. }
                 | Message::AllocateReplicated { .. }
                 | Message::LookupReplicas { .. }
+                | Message::Bind { .. }
+                | Message::Usage { .. }
+                | Message::Register { .. }
+                | Message::FindSpace { .. }
+                | Message::Chunks { .. }
+                | Message::PlanMove { .. }
+                | Message::PlanReplica
+                | Message::AddBackup { .. }
         )
     }
 
@@ -613,6 +823,98 @@ impl Message {
                 node("owner.node", p.node)
             }
             Message::NotAssigned { region: r } => region("not_assigned.region", *r),
+            Message::Bind {
+                region: r, va, len, ..
+            } => {
+                region("bind.region", *r)?;
+                if *len == 0 || va.checked_add(*len).is_none() {
+                    return Err(Error::new(
+                        "bind.len",
+                        ErrorKind::OutOfRange {
+                            value: *len,
+                            min: 1,
+                            max: u64::MAX - *va,
+                        },
+                    ));
+                }
+                Ok(())
+            }
+            Message::Usage {
+                node: n, regions, ..
+            } => {
+                node("usage.node", *n)?;
+                for (i, u) in regions.iter().enumerate() {
+                    region("usage.regions.region", u.region)?;
+                    if i > 0 && regions[i - 1].region >= u.region {
+                        return Err(Error::new("usage.regions.region", ErrorKind::Inconsistent));
+                    }
+                }
+                Ok(())
+            }
+            Message::Register { .. } | Message::FindSpace { .. } | Message::SpaceOf { .. } => {
+                Ok(())
+            }
+            Message::Chunks { region: r, .. } => region("chunks.region", *r),
+            Message::ChunkList {
+                region: r,
+                chunks,
+                next,
+                ..
+            } => {
+                region("chunk_list.region", *r)?;
+                for (i, c) in chunks.iter().enumerate() {
+                    if i > 0 && chunks[i - 1].chunk >= c.chunk {
+                        return Err(Error::new("chunk_list.chunks", ErrorKind::Inconsistent));
+                    }
+                }
+                if let (Some(n), Some(last)) = (next, chunks.last()) {
+                    if *n <= last.chunk {
+                        return Err(Error::new("chunk_list.next", ErrorKind::Inconsistent));
+                    }
+                }
+                Ok(())
+            }
+            Message::PlanMove { high_ppm, low_ppm } => {
+                if *high_ppm > 1_000_000 || low_ppm > high_ppm {
+                    return Err(Error::new(
+                        "plan_move.high_ppm",
+                        ErrorKind::OutOfRange {
+                            value: u64::from(*high_ppm),
+                            min: u64::from(*low_ppm),
+                            max: 1_000_000,
+                        },
+                    ));
+                }
+                Ok(())
+            }
+            Message::MovePlan(None) | Message::PlanReplica | Message::ReplicaPlan(None) => Ok(()),
+            Message::ReplicaPlan(Some(s)) => {
+                replicas("replica_plan", s)?;
+                node("replica_plan.backup", s.backup)
+            }
+            Message::AddBackup {
+                region: r,
+                primary,
+                backup,
+                ..
+            } => {
+                region("add_backup.region", *r)?;
+                node("add_backup.primary", *primary)?;
+                node("add_backup.backup", *backup)?;
+                if primary == backup {
+                    return Err(Error::new("add_backup.backup", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
+            Message::MovePlan(Some(o)) => {
+                region("move_plan.region", o.region)?;
+                node("move_plan.from", o.from)?;
+                node("move_plan.to", o.to)?;
+                if o.from == o.to {
+                    return Err(Error::new("move_plan.to", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
             Message::Allocated { placements } => {
                 for (i, p) in placements.iter().enumerate() {
                     region("allocated.placements.region", p.region)?;
@@ -792,6 +1094,54 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
             region: r.take("lookup_replicas.region")?,
         },
         19 => Message::ReplicaState(r.take("replica_state")?),
+        20 => Message::Bind {
+            region: r.take("bind.region")?,
+            chunk: r.take("bind.chunk")?,
+            pid: r.take("bind.pid")?,
+            va: r.take("bind.va")?,
+            len: r.take("bind.len")?,
+            import: r.take("bind.import")?,
+        },
+        21 => Message::Usage {
+            node: r.take("usage.node")?,
+            epoch: r.take("usage.epoch")?,
+            regions: r.take("usage.regions")?,
+        },
+        22 => Message::Register {
+            client: r.take("register.client")?,
+            space: r.take("register.space")?,
+        },
+        23 => Message::FindSpace {
+            client: r.take("find_space.client")?,
+        },
+        24 => Message::SpaceOf {
+            client: r.take("space_of.client")?,
+            space: r.take("space_of.space")?,
+        },
+        25 => Message::Chunks {
+            region: r.take("chunks.region")?,
+            from: r.take("chunks.from")?,
+        },
+        26 => Message::ChunkList {
+            region: r.take("chunk_list.region")?,
+            client: r.take("chunk_list.client")?,
+            pid: r.take("chunk_list.pid")?,
+            chunks: r.take("chunk_list.chunks")?,
+            next: r.take("chunk_list.next")?,
+        },
+        27 => Message::PlanMove {
+            high_ppm: r.take("plan_move.high_ppm")?,
+            low_ppm: r.take("plan_move.low_ppm")?,
+        },
+        28 => Message::MovePlan(r.take("move_plan")?),
+        29 => Message::PlanReplica,
+        30 => Message::ReplicaPlan(r.take("replica_plan")?),
+        31 => Message::AddBackup {
+            region: r.take("add_backup.region")?,
+            primary: r.take("add_backup.primary")?,
+            primary_epoch: r.take("add_backup.primary_epoch")?,
+            backup: r.take("add_backup.backup")?,
+        },
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })
 }
@@ -902,8 +1252,8 @@ mod tests {
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let e = Envelope::new(7, Message::Lookup { region: 300 });
         let b = e.encode(&mut buf).unwrap();
-        // magic, version 1, id 7, kind 5, region 300 as varint (0xac 0x02)
-        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 1, 7, 5, 0xac, 0x02]);
+        // magic, version 2, id 7, kind 5, region 300 as varint (0xac 0x02)
+        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 2, 7, 5, 0xac, 0x02]);
         assert_eq!(Envelope::decode(b).unwrap(), e);
     }
 
@@ -935,7 +1285,7 @@ mod tests {
             Envelope::decode(&buf[..3]).unwrap_err().field,
             "envelope.magic"
         );
-        buf[4] = 2;
+        buf[4] = 1;
         assert_eq!(
             Envelope::decode(&buf[..n]).unwrap_err().field,
             "envelope.version"
@@ -1012,6 +1362,61 @@ mod tests {
             (err.field, err.kind),
             ("replica_state", ErrorKind::Inconsistent)
         );
+    }
+
+    #[test]
+    fn largest_usage_and_chunk_list_fit() {
+        let mut regions = heapless::Vec::new();
+        for i in 0..MAX_USAGE {
+            regions
+                .push(RegionUse {
+                    region: REGION_COUNT - 1 - (MAX_USAGE - i) as u32,
+                    chunks: u16::MAX,
+                    hits: u64::MAX,
+                })
+                .unwrap();
+        }
+        let mut chunks = heapless::Vec::new();
+        for i in 0..MAX_CHUNK_LIST {
+            chunks
+                .push(ChunkVa {
+                    chunk: u16::MAX - 1 - (MAX_CHUNK_LIST - i) as u16,
+                    va: u64::MAX,
+                })
+                .unwrap();
+        }
+        let space = Space {
+            pid: u32::MAX,
+            session: u16::MAX,
+            epoch: u32::MAX,
+            key: u64::MAX,
+        };
+        for m in [
+            Message::Usage {
+                node: u16::MAX,
+                epoch: u32::MAX,
+                regions,
+            },
+            Message::ChunkList {
+                region: REGION_COUNT - 1,
+                client: u64::MAX,
+                pid: u32::MAX,
+                chunks,
+                next: Some(u16::MAX),
+            },
+            Message::SpaceOf {
+                client: u64::MAX,
+                space: Some(space),
+            },
+        ] {
+            let e = Envelope::new(u32::MAX, m);
+            let mut buf = [0u8; MAX_ENVELOPE_LEN];
+            let n = e.encode(&mut buf).unwrap().len();
+            assert!(n <= MAX_ENVELOPE_LEN);
+            assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
+        }
+        // A space's key stays out of debug output.
+        assert!(!format!("{space:?}").contains(&format!("{}", u64::MAX)));
     }
 
     #[test]

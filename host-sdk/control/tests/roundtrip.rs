@@ -2,8 +2,9 @@
 //! the decoder never panic: they decode or fail naming a field.
 
 use clio_control::{
-    Envelope, ErrorCode, Field, GateState, Message, NodeAddr, Placement, Pressure, Replicas,
-    MAX_ENVELOPE_LEN, MAX_PLACEMENTS, MAX_REPLICATED, REGION_COUNT, VREGION_BYTES,
+    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MoveOrder, NodeAddr, Placement,
+    Pressure, RegionUse, Replicas, Space, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_PLACEMENTS,
+    MAX_REPLICATED, MAX_USAGE, REGION_COUNT, VREGION_BYTES,
 };
 use proptest::prelude::*;
 
@@ -30,6 +31,7 @@ fn code() -> impl Strategy<Value = ErrorCode> {
         Storage,
         NotARequest,
         Replicated,
+        Busy,
     ])
 }
 
@@ -60,6 +62,13 @@ fn field() -> impl Strategy<Value = Field> {
         NodeStatusNode,
         AllocateReplicatedBytes,
         LookupReplicasRegion,
+        BindRegion,
+        UsageNode,
+        UsageEpoch,
+        ChunksRegion,
+        PlanMoveMarks,
+        AddBackupRegion,
+        AddBackupBackup,
     ])
 }
 
@@ -158,7 +167,12 @@ fn message() -> impl Strategy<Value = Message> {
             any::<u32>(),
             0..u64::MAX / 2,
             1..u64::MAX / 2,
-            proptest::sample::select(vec![GateState::Open, GateState::Paused, GateState::Moved])
+            proptest::sample::select(vec![
+                GateState::Open,
+                GateState::Paused,
+                GateState::Moved,
+                GateState::Rejoin
+            ])
         )
             .prop_map(|(region, pid, va, len, state)| Message::Gate {
                 region,
@@ -197,7 +211,107 @@ fn message() -> impl Strategy<Value = Message> {
         ),
         (0..REGION_COUNT).prop_map(|region| Message::LookupReplicas { region }),
         replicas().prop_map(Message::ReplicaState),
+        (
+            0..REGION_COUNT,
+            any::<u16>(),
+            any::<u32>(),
+            0..u64::MAX / 2,
+            1..u64::MAX / 2,
+            any::<bool>()
+        )
+            .prop_map(|(region, chunk, pid, va, len, import)| Message::Bind {
+                region,
+                chunk,
+                pid,
+                va,
+                len,
+                import
+            }),
+        (
+            1..=u16::MAX,
+            any::<u32>(),
+            proptest::collection::btree_map(
+                0..REGION_COUNT,
+                (any::<u16>(), any::<u64>()),
+                0..=MAX_USAGE
+            )
+        )
+            .prop_map(|(node, epoch, m)| Message::Usage {
+                node,
+                epoch,
+                regions: m
+                    .into_iter()
+                    .map(|(region, (chunks, hits))| RegionUse {
+                        region,
+                        chunks,
+                        hits
+                    })
+                    .collect(),
+            }),
+        (any::<u64>(), space()).prop_map(|(client, space)| Message::Register { client, space }),
+        any::<u64>().prop_map(|client| Message::FindSpace { client }),
+        (any::<u64>(), proptest::option::of(space()))
+            .prop_map(|(client, space)| Message::SpaceOf { client, space }),
+        (0..REGION_COUNT, any::<u16>()).prop_map(|(region, from)| Message::Chunks { region, from }),
+        (
+            0..REGION_COUNT,
+            any::<u64>(),
+            any::<u32>(),
+            proptest::collection::btree_map(0..u16::MAX - 1, any::<u64>(), 0..=MAX_CHUNK_LIST),
+            any::<bool>()
+        )
+            .prop_map(|(region, client, pid, m, more)| {
+                let next = m
+                    .keys()
+                    .last()
+                    .map_or(Some(0), |&l| Some(l + 1))
+                    .filter(|_| more);
+                Message::ChunkList {
+                    region,
+                    client,
+                    pid,
+                    chunks: m
+                        .into_iter()
+                        .map(|(chunk, va)| ChunkVa { chunk, va })
+                        .collect(),
+                    next,
+                }
+            }),
+        (0..=1_000_000u32, 0..=1_000_000u32).prop_map(|(a, b)| Message::PlanMove {
+            high_ppm: a.max(b),
+            low_ppm: a.min(b)
+        }),
+        proptest::option::of((0..REGION_COUNT, 1..=u16::MAX / 2, any::<u32>())).prop_map(|o| {
+            Message::MovePlan(o.map(|(region, from, from_epoch)| MoveOrder {
+                region,
+                from,
+                from_epoch,
+                to: from + 1,
+            }))
+        }),
+        Just(Message::PlanReplica),
+        proptest::option::of(replicas().prop_filter("a backup", |s| s.backup != 0))
+            .prop_map(Message::ReplicaPlan),
+        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u32>()).prop_map(
+            |(region, primary, primary_epoch)| Message::AddBackup {
+                region,
+                primary,
+                primary_epoch,
+                backup: primary + 1,
+            }
+        ),
     ]
+}
+
+fn space() -> impl Strategy<Value = Space> {
+    (any::<u32>(), any::<u16>(), any::<u32>(), any::<u64>()).prop_map(
+        |(pid, session, epoch, key)| Space {
+            pid,
+            session,
+            epoch,
+            key,
+        },
+    )
 }
 
 proptest! {
@@ -224,7 +338,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bodies_after_a_valid_header_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let mut bytes = b"CLRK\x01\x05".to_vec();
+        let mut bytes = b"CLRK\x02\x05".to_vec();
         bytes.extend_from_slice(&body);
         check_arbitrary(&bytes);
     }

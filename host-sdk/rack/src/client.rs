@@ -34,7 +34,8 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, VREGION_BYTES, VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, Space, VREGION_BYTES,
+    VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -93,8 +94,9 @@ pub enum RackClientError {
         /// The SDK's error.
         source: ClioError,
     },
-    /// A memory node's control port did not take a gate.
-    #[error("memory node {node} ({addr}) gate: {source}")]
+    /// A memory node's control port did not answer a control message (a gate,
+    /// a chunk binding, an address-space lookup) as expected.
+    #[error("memory node {node} ({addr}) control: {source}")]
     Gate {
         /// Its id.
         node: NodeId,
@@ -133,6 +135,14 @@ pub enum RackClientError {
         what: &'static str,
         /// Why.
         reason: &'static str,
+    },
+    /// The region gained a backup while a single-copy change was on its way
+    /// (internal: the client sends the change again to both copies; never
+    /// returned by a public call).
+    #[error("region {region}: gained a backup; sent again to both copies")]
+    Rejoined {
+        /// vRegion.
+        region: u32,
     },
     /// The region kept answering `BUSY`/`MOVED` for [`FOLLOW_FOR`].
     #[error("region {region}: still moving after {FOLLOW_FOR:?}")]
@@ -289,6 +299,148 @@ pub struct RackClient<T: Transport> {
     stripes: Vec<Mutex<()>>,
     /// The controller's death verdict delay (from the rack file).
     dead_after_ms: u64,
+    /// This client's rack-wide id: the key of its address spaces on the nodes
+    /// (a mover copying one of its regions writes into the same space).
+    id: u64,
+}
+
+/// A [`Space`] (control message) as the SDK's share token, and back.
+pub(crate) fn token_of(s: Space) -> ShareToken {
+    ShareToken {
+        pid: s.pid,
+        session: s.session,
+        epoch: s.epoch,
+        key: s.key,
+    }
+}
+
+/// The control message's form of a share token.
+pub(crate) fn space_of(t: ShareToken) -> Space {
+    Space {
+        pid: t.pid,
+        session: t.session,
+        epoch: t.epoch,
+        key: t.key,
+    }
+}
+
+/// Sends `m` to node `node`'s control port through `links`.
+pub(crate) fn node_call<T: Transport>(
+    links: &dyn Links<T>,
+    node: NodeId,
+    addr: SocketAddr,
+    m: Message,
+) -> Result<Message, RackClientError> {
+    links
+        .control(node, addr, m)
+        .map_err(|source| RackClientError::Gate { node, addr, source })
+}
+
+/// A region's chunks on one node: (rack client, pid, chunk index -> node VA).
+pub(crate) type Held = (u64, u32, BTreeMap<u64, u64>);
+
+/// The chunks node `node` holds of `region`: (rack client, pid, chunk -> node VA).
+/// `None` when it holds none.
+pub(crate) fn chunk_list<T: Transport>(
+    links: &dyn Links<T>,
+    node: NodeId,
+    addr: SocketAddr,
+    region: u32,
+) -> Result<Option<Held>, RackClientError> {
+    let mut out = BTreeMap::new();
+    let mut from = 0u16;
+    let mut owner = None;
+    loop {
+        match node_call(links, node, addr, Message::Chunks { region, from })? {
+            Message::ChunkList {
+                client,
+                pid,
+                chunks,
+                next,
+                ..
+            } => {
+                owner = Some((client, pid));
+                out.extend(chunks.iter().map(|c| (u64::from(c.chunk), c.va)));
+                match next {
+                    Some(n) => from = n,
+                    None => break,
+                }
+            }
+            Message::NotAssigned { .. } => break,
+            other => {
+                return Err(RackClientError::Gate {
+                    node,
+                    addr,
+                    source: io::Error::other(format!("unexpected answer to Chunks: {other:?}")),
+                })
+            }
+        }
+    }
+    Ok(owner.map(|(c, p)| (c, p, out)))
+}
+
+/// This rack client's address space on `node`: the one registered for `client`
+/// there (joined), or a new session registered as it. Returns the session.
+pub(crate) fn space_session<T: Transport>(
+    links: &dyn Links<T>,
+    node: NodeId,
+    addr: SocketAddr,
+    client: u64,
+    cfg: &ClientConfig,
+) -> Result<Session<T>, RackClientError> {
+    let nerr = |source| RackClientError::Node { node, addr, source };
+    let join = |sp: Space| {
+        let c = ClientConfig {
+            join: Some(token_of(sp)),
+            ..cfg.clone()
+        };
+        links.session(node, addr, c).map_err(nerr)
+    };
+    let unexpected = |m: Message| RackClientError::Gate {
+        node,
+        addr,
+        source: io::Error::other(format!("unexpected answer {m:?}")),
+    };
+    let s = match node_call(links, node, addr, Message::FindSpace { client })? {
+        Message::SpaceOf {
+            space: Some(sp), ..
+        } => join(sp)?,
+        Message::SpaceOf { space: None, .. } => {
+            let s = links.session(node, addr, cfg.clone()).map_err(nerr)?;
+            let mine = space_of(s.share().map_err(nerr)?);
+            match node_call(
+                links,
+                node,
+                addr,
+                Message::Register {
+                    client,
+                    space: mine,
+                },
+            )? {
+                Message::SpaceOf { space: Some(w), .. } if w.pid == mine.pid => s,
+                // Another session registered first: use its address space.
+                Message::SpaceOf { space: Some(w), .. } => {
+                    drop(s);
+                    join(w)?
+                }
+                other => return Err(unexpected(other)),
+            }
+        }
+        other => return Err(unexpected(other)),
+    };
+    // This session's own token stands for the space from now on (the session
+    // that registered it may be a mover's, which may close).
+    let mine = space_of(s.share().map_err(nerr)?);
+    node_call(
+        links,
+        node,
+        addr,
+        Message::Register {
+            client,
+            space: mine,
+        },
+    )?;
+    Ok(s)
 }
 
 impl<T: Transport> std::fmt::Debug for RackClient<T> {
@@ -339,6 +491,12 @@ impl<T: Transport> RackClient<T> {
             allocs: Mutex::new(Allocs::default()),
             stripes: (0..STRIPES).map(|_| Mutex::new(())).collect(),
             dead_after_ms: rack.dead_after_ms,
+            id: {
+                use std::hash::BuildHasher;
+                std::collections::hash_map::RandomState::new()
+                    .hash_one((std::process::id(), Instant::now(), controller))
+                    .max(1)
+            },
         })
     }
 
@@ -377,14 +535,7 @@ impl<T: Transport> RackClient<T> {
             .ok_or(RackClientError::UnknownNode { region: 0, node })?;
         let mut g = lock(&slot.session);
         if g.is_none() {
-            let s = self
-                .links
-                .session(node, slot.addr, self.cfg.clone())
-                .map_err(|source| RackClientError::Node {
-                    node,
-                    addr: slot.addr,
-                    source,
-                })?;
+            let s = space_session(&*self.links, node, slot.addr, self.id, &self.cfg)?;
             let share = s.share().map_err(|source| RackClientError::Node {
                 node,
                 addr: slot.addr,
@@ -634,21 +785,43 @@ impl<T: Transport> RackClient<T> {
             if let Some(l) = at(r) {
                 return Ok(l);
             }
+            let mut refused = None;
             if !r.migrating {
                 // Each copy's chunk is recorded as soon as it exists, so a copy
                 // that fails here is not leaked; the next touch takes the other.
                 if !r.chunks.contains_key(&chunk) {
-                    let nva = self.take_chunk(r.node)?;
-                    r.chunks.insert(chunk, nva);
-                }
-                if let Some((b, chunks)) = &mut r.backup {
-                    if let std::collections::btree_map::Entry::Vacant(e) = chunks.entry(chunk) {
-                        e.insert(self.take_chunk(*b)?);
+                    match self.take_chunk(r.node, region, chunk)? {
+                        Ok(nva) => {
+                            r.chunks.insert(chunk, nva);
+                        }
+                        Err(code) => refused = Some((r.node, code)),
                     }
                 }
-                return Ok(at(r).expect("both copies have the chunk"));
+                if refused.is_none() {
+                    if let Some((b, chunks)) = &mut r.backup {
+                        if let std::collections::btree_map::Entry::Vacant(e) = chunks.entry(chunk) {
+                            match self.take_chunk(*b, region, chunk)? {
+                                Ok(nva) => {
+                                    e.insert(nva);
+                                }
+                                Err(code) => refused = Some((*b, code)),
+                            }
+                        }
+                    }
+                }
+                if refused.is_none() {
+                    return Ok(at(r).expect("both copies have the chunk"));
+                }
             }
             drop(routes);
+            match refused {
+                // The region was migrated away from `node` by the controller:
+                // learn where it is now, then touch the chunk there.
+                Some((node, ErrorCode::NotOwner)) => self.relearn(region, node)?,
+                // Paused, or waiting for this client to learn a new backup.
+                Some((_, ErrorCode::Busy)) => drop(self.refresh_backup(region)?),
+                _ => {}
+            }
             if Instant::now() > deadline {
                 return Err(RackClientError::StillMoving { region });
             }
@@ -657,26 +830,66 @@ impl<T: Transport> RackClient<T> {
         }
     }
 
-    /// A fresh chunk on `node`.
-    fn take_chunk(&self, node: NodeId) -> Result<u64, RackClientError> {
-        let (mut s, addr) = self.session(node)?;
-        s.as_mut()
-            .expect("opened")
+    /// A fresh chunk on `node`, bound at the node to chunk `chunk` of `region`
+    /// (it counts the region's accesses and can export it). `Ok(Err(code))`:
+    /// the node refused the binding — `NotOwner` (the region was migrated away
+    /// from it) or `Busy` (a migration of the region is copying) — and the
+    /// chunk was given back.
+    fn take_chunk(
+        &self,
+        node: NodeId,
+        region: u32,
+        chunk: u64,
+    ) -> Result<Result<u64, ErrorCode>, RackClientError> {
+        let (mut g, addr) = self.session(node)?;
+        let s = g.as_mut().expect("opened");
+        let err = |source| RackClientError::Node { node, addr, source };
+        let nva = s
             .ralloc(CHUNK, clio_wire::payload::perms::RW)
-            .map(|a| a.va)
-            .map_err(|source| RackClientError::Node { node, addr, source })
+            .map_err(err)?
+            .va;
+        let bind = Message::Bind {
+            region,
+            chunk: chunk as u16,
+            pid: s.pid().unwrap_or(0),
+            va: nva,
+            len: CHUNK,
+            import: false,
+        };
+        match node_call(&*self.links, node, addr, bind)? {
+            Message::Ack { .. } => Ok(Ok(nva)),
+            Message::Refused {
+                code: code @ (ErrorCode::NotOwner | ErrorCode::Busy),
+                ..
+            } => {
+                s.rfree(nva, CHUNK).map_err(err)?;
+                Ok(Err(code))
+            }
+            other => Err(RackClientError::Gate {
+                node,
+                addr,
+                source: io::Error::other(format!("unexpected answer to Bind: {other:?}")),
+            }),
+        }
     }
 
     /// The node whose copy of a replicated `region` failed with `e` (it did not
     /// answer, or answers as a new boot), if that is what `e` says.
     fn lost_copy(&self, region: u32, e: &RackClientError) -> Option<NodeId> {
-        let RackClientError::Node { node, source, .. } = e else {
-            return None;
+        let (node, lost) = match e {
+            RackClientError::Node { node, source, .. } => (
+                node,
+                matches!(
+                    source,
+                    ClioError::Timeout { .. }
+                        | ClioError::BoardRestarted { .. }
+                        | ClioError::Transport(_)
+                ),
+            ),
+            // Its control port (address-space lookup, chunk binding) is unreachable.
+            RackClientError::Gate { node, .. } => (node, true),
+            _ => return None,
         };
-        let lost = matches!(
-            source,
-            ClioError::Timeout { .. } | ClioError::BoardRestarted { .. } | ClioError::Transport(_)
-        );
         let replicated = self
             .routes
             .read()
@@ -799,13 +1012,9 @@ impl<T: Transport> RackClient<T> {
                 let l = self.locate_copies(va)?;
                 let _order = self.stripe(va);
                 let Some((b, bva)) = l.backup else {
-                    // One copy left (the other was lost): a plain write.
-                    let (mut s, _) = self.session(l.node)?;
-                    return s
-                        .as_mut()
-                        .expect("opened")
-                        .rwrite(l.va, data)
-                        .map_err(|e| self.node_err(l.node, e));
+                    // One copy left (the other was lost): sent again as a
+                    // single-copy write (which follows BUSY and MOVED).
+                    return Err(RackClientError::Rejoined { region });
                 };
                 let (mut ps, mut bs) = self.two_sessions(l.node, b)?;
                 let (ps, bs) = (ps.as_mut().expect("opened"), bs.as_mut().expect("opened"));
@@ -854,6 +1063,10 @@ impl<T: Transport> RackClient<T> {
         let region = (va >> VREGION_SHIFT) as u32;
         loop {
             let l = self.locate_copies(va)?;
+            if l.backup.is_none() {
+                // One copy left (failed over): sent again as a single-copy op.
+                return Err(RackClientError::Rejoined { region });
+            }
             let order = order_op.then(|| self.stripe(va));
             let old = self.session(l.node).and_then(|(mut s, _)| {
                 op(s.as_mut().expect("opened"), l.va).map_err(|e| self.node_err(l.node, e))
@@ -911,7 +1124,8 @@ impl<T: Transport> RackClient<T> {
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .get(&((va >> VREGION_SHIFT) as u32))
-            .is_some_and(|r| r.replicated)
+            // One copy left: served (and moved) like a single-copy region.
+            .is_some_and(|r| r.replicated && r.backup.is_some())
     }
 
     /// Runs `f` on the session of the node holding `va` with the node VA, following
@@ -919,6 +1133,25 @@ impl<T: Transport> RackClient<T> {
     fn at<R>(
         &self,
         va: u64,
+        f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
+    ) -> Result<R, RackClientError> {
+        self.at_kind(va, false, f)
+    }
+
+    /// [`Self::at`] for a change: if the region gains a backup on the way
+    /// (`MOVED` from a `Rejoin` gate), `Rejoined` says to send it to both.
+    fn at_mut<R>(
+        &self,
+        va: u64,
+        f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
+    ) -> Result<R, RackClientError> {
+        self.at_kind(va, true, f)
+    }
+
+    fn at_kind<R>(
+        &self,
+        va: u64,
+        mutates: bool,
         mut f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
     ) -> Result<R, RackClientError> {
         let region = (va >> VREGION_SHIFT) as u32;
@@ -941,8 +1174,16 @@ impl<T: Transport> RackClient<T> {
                 Err(ClioError::Moved { .. }) => {
                     drop(s);
                     self.relearn(region, node)?;
+                    if mutates && self.is_replicated(va) {
+                        return Err(RackClientError::Rejoined { region });
+                    }
                 }
-                Err(ClioError::Busy { .. }) if Instant::now() < deadline => {}
+                Err(ClioError::Busy { .. }) if Instant::now() < deadline => {
+                    // Paused by a migration (or a held lock): back off a little
+                    // rather than spin against the node copying the region.
+                    drop(s);
+                    std::thread::sleep(Duration::from_micros(500));
+                }
                 Err(source) => {
                     drop(s);
                     let e = RackClientError::Node { node, addr, source };
@@ -973,13 +1214,105 @@ impl<T: Transport> RackClient<T> {
         }
         let p = self.lookup(region)?;
         if p.node == node {
-            // The controller still names it: the switch is being committed.
+            // The controller still names it: a switch being committed, or a
+            // new backup (re-replication) this client must write to as well.
+            self.refresh_backup(region)?;
             return Ok(());
         }
-        Err(RackClientError::MovedAway {
-            region,
-            node: p.node,
-        })
+        self.adopt(region, node, p.node)
+    }
+
+    /// A replicated `region` that lost its backup: if the controller names a
+    /// new one (re-replication), take its chunk table from it, write to both
+    /// from now on, and reopen the primary (its `Rejoin` gates held this
+    /// client's changes back until it knew). Returns whether it adopted one.
+    fn refresh_backup(&self, region: u32) -> Result<bool, RackClientError> {
+        let degraded = self
+            .routes
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&region)
+            .is_some_and(|r| r.replicated && r.backup.is_none());
+        if !degraded {
+            return Ok(false);
+        }
+        let Message::ReplicaState(rs) = self.call_controller(Message::LookupReplicas { region })?
+        else {
+            return Ok(false);
+        };
+        if rs.backup == 0 {
+            return Ok(false);
+        }
+        let b = rs.backup;
+        let baddr = self
+            .slot(b)
+            .ok_or(RackClientError::UnknownNode { region, node: b })?
+            .addr;
+        let bpid = {
+            let (g, _) = self.session(b)?;
+            g.as_ref().expect("opened").pid().unwrap_or(0)
+        };
+        let chunks = match chunk_list(&*self.links, b, baddr, region)? {
+            Some((_, p, c)) if p == bpid => c,
+            Some(_) => return Err(RackClientError::MovedAway { region, node: b }),
+            None => BTreeMap::new(),
+        };
+        let (primary, reopen) = {
+            let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+            let Some(r) = routes.get_mut(&region) else {
+                return Ok(false);
+            };
+            if r.node != rs.primary {
+                return Ok(false);
+            }
+            if r.backup.is_none() {
+                r.backup = Some((b, chunks));
+            }
+            (r.node, r.chunks.values().copied().collect::<Vec<_>>())
+        };
+        let (_, pid) = {
+            let slot = self.slot(primary).ok_or(RackClientError::UnknownNode {
+                region,
+                node: primary,
+            })?;
+            lock(&slot.share).ok_or(RackClientError::Unallocated {
+                va: u64::from(region) << VREGION_SHIFT,
+            })?
+        };
+        for nva in reopen {
+            self.gate(primary, region, pid, nva, GateState::Open)?;
+        }
+        Ok(true)
+    }
+
+    /// `region` moved from `from` to `to` by someone else (the controller's
+    /// mover): take its chunk table from `to`, which holds it in this client's
+    /// address space there.
+    fn adopt(&self, region: u32, from: NodeId, to: NodeId) -> Result<(), RackClientError> {
+        let addr = self
+            .slot(to)
+            .ok_or(RackClientError::UnknownNode { region, node: to })?
+            .addr;
+        let pid = {
+            let (g, _) = self.session(to)?;
+            g.as_ref().expect("opened").pid().unwrap_or(0)
+        };
+        let chunks = match chunk_list(&*self.links, to, addr, region)? {
+            Some((_, p, chunks)) if p == pid => chunks,
+            // Held in another address space: not this client's copy.
+            Some(_) => return Err(RackClientError::MovedAway { region, node: to }),
+            // Nothing of it touched there.
+            None => BTreeMap::new(),
+        };
+        let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(r) = routes.get_mut(&region) {
+            // Another thread may have adopted it already.
+            if r.node == from && !r.migrating {
+                r.node = to;
+                r.chunks = chunks;
+            }
+        }
+        Ok(())
     }
 
     /// Pieces of `[va, va + len)` that stay inside one chunk: (offset, len).
@@ -1011,13 +1344,29 @@ impl<T: Transport> RackClient<T> {
     pub fn rwrite(&self, va: u64, data: &[u8]) -> Result<(), RackClientError> {
         for (off, n) in Self::pieces(va, data.len()) {
             let part = &data[off..off + n];
-            if self.is_replicated(va + off as u64) {
-                self.write_replicated(va + off as u64, part)?;
-            } else {
-                self.at(va + off as u64, |s, nva| s.rwrite(nva, part))?;
-            }
+            self.redo(|| {
+                if self.is_replicated(va + off as u64) {
+                    self.write_replicated(va + off as u64, part)
+                } else {
+                    self.at_mut(va + off as u64, |s, nva| s.rwrite(nva, part))
+                }
+            })?;
         }
         Ok(())
+    }
+
+    /// Runs a change again while it reports that its region gained a backup
+    /// on the way (then it goes to both copies).
+    fn redo<R>(
+        &self,
+        mut f: impl FnMut() -> Result<R, RackClientError>,
+    ) -> Result<R, RackClientError> {
+        loop {
+            match f() {
+                Err(RackClientError::Rejoined { .. }) => continue,
+                r => return r,
+            }
+        }
     }
 
     fn word(va: u64) -> Result<(), RackClientError> {
@@ -1033,38 +1382,44 @@ impl<T: Transport> RackClient<T> {
     /// Test-and-set of the word at `va`; returns the old value.
     pub fn tas(&self, va: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
-        if self.is_replicated(va) {
-            return self.atomic_replicated(va, true, |s, nva| s.tas(nva), |_| 1);
-        }
-        self.at(va, |s, nva| s.tas(nva))
+        self.redo(|| {
+            if self.is_replicated(va) {
+                return self.atomic_replicated(va, true, |s, nva| s.tas(nva), |_| 1);
+            }
+            self.at_mut(va, |s, nva| s.tas(nva))
+        })
     }
 
     /// Compare-and-swap of the word at `va`; returns the old value.
     pub fn cas(&self, va: u64, expected: u64, new: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
-        if self.is_replicated(va) {
-            return self.atomic_replicated(
-                va,
-                true,
-                |s, nva| s.cas(nva, expected, new),
-                |old| if old == expected { new } else { old },
-            );
-        }
-        self.at(va, |s, nva| s.cas(nva, expected, new))
+        self.redo(|| {
+            if self.is_replicated(va) {
+                return self.atomic_replicated(
+                    va,
+                    true,
+                    |s, nva| s.cas(nva, expected, new),
+                    |old| if old == expected { new } else { old },
+                );
+            }
+            self.at_mut(va, |s, nva| s.cas(nva, expected, new))
+        })
     }
 
     /// Fetch-and-add on the word at `va`; returns the old value.
     pub fn faa(&self, va: u64, addend: u64) -> Result<u64, RackClientError> {
         Self::word(va)?;
-        if self.is_replicated(va) {
-            return self.atomic_replicated(
-                va,
-                true,
-                |s, nva| s.faa(nva, addend),
-                |old| old.wrapping_add(addend),
-            );
-        }
-        self.at(va, |s, nva| s.faa(nva, addend))
+        self.redo(|| {
+            if self.is_replicated(va) {
+                return self.atomic_replicated(
+                    va,
+                    true,
+                    |s, nva| s.faa(nva, addend),
+                    |old| old.wrapping_add(addend),
+                );
+            }
+            self.at_mut(va, |s, nva| s.faa(nva, addend))
+        })
     }
 
     /// Takes the lock word at `va` (8-byte aligned) at the node holding it,
@@ -1074,19 +1429,21 @@ impl<T: Transport> RackClient<T> {
     /// backup before it is granted, so a held lock stays held on a promoted copy.
     pub fn rlock(&self, va: u64) -> Result<(), RackClientError> {
         Self::word(va)?;
-        if !self.is_replicated(va) {
-            return self.at(va, |s, nva| s.rlock(nva));
-        }
         let deadline = Instant::now() + FOLLOW_FOR;
-        loop {
-            match self.atomic_replicated(va, false, |s, nva| s.rlock(nva).map(|()| 0), |_| 1) {
-                Err(RackClientError::Node {
-                    source: ClioError::Busy { .. },
-                    ..
-                }) if Instant::now() < deadline => {}
-                r => return r.map(drop),
+        self.redo(|| {
+            if !self.is_replicated(va) {
+                return self.at_mut(va, |s, nva| s.rlock(nva));
             }
-        }
+            loop {
+                match self.atomic_replicated(va, false, |s, nva| s.rlock(nva).map(|()| 0), |_| 1) {
+                    Err(RackClientError::Node {
+                        source: ClioError::Busy { .. },
+                        ..
+                    }) if Instant::now() < deadline => {}
+                    r => return r.map(drop),
+                }
+            }
+        })
     }
 
     /// Releases the lock word at `va` (after this client's earlier operations on
@@ -1094,11 +1451,13 @@ impl<T: Transport> RackClient<T> {
     /// the backup before it returns; after a failover, at the promoted copy.
     pub fn runlock(&self, va: u64) -> Result<(), RackClientError> {
         Self::word(va)?;
-        if !self.is_replicated(va) {
-            return self.at(va, |s, nva| s.runlock(nva));
-        }
-        self.atomic_replicated(va, true, |s, nva| s.runlock(nva).map(|()| 1), |_| 0)
-            .map(drop)
+        self.redo(|| {
+            if !self.is_replicated(va) {
+                return self.at_mut(va, |s, nva| s.runlock(nva));
+            }
+            self.atomic_replicated(va, true, |s, nva| s.runlock(nva).map(|()| 1), |_| 0)
+                .map(drop)
+        })
     }
 
     fn each_open(
@@ -1311,7 +1670,7 @@ impl<T: Transport> RackClient<T> {
     ) -> Result<(Migration, BTreeMap<u64, u64>), RackClientError> {
         let from_epoch = self.lookup(region)?.epoch;
         let (mut src, pid) = self.joined(from)?;
-        let (mut dst, _) = self.joined(to)?;
+        let (mut dst, dst_pid) = self.joined(to)?;
         let to_addr = self.slot(to).map_or(self.ctl_addr, |s| s.addr);
         let started = Instant::now();
         let mut paused = Vec::new();
@@ -1345,6 +1704,19 @@ impl<T: Transport> RackClient<T> {
                 for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
                     dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
                 }
+                node_call(
+                    &*self.links,
+                    to,
+                    to_addr,
+                    Message::Bind {
+                        region,
+                        chunk: *c as u16,
+                        pid: dst_pid,
+                        va: a.va,
+                        len: CHUNK,
+                        import: true,
+                    },
+                )?;
                 bytes += CHUNK;
             }
             // Everything is on `to` before the switch makes it the owner.

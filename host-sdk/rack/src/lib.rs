@@ -7,11 +7,14 @@
 //! - [`log`]: the durable, checksummed, append-only log of committed changes.
 //! - [`Rack`]: the state machine over its log (commit before answering; replay on open).
 //! - [`service`]: a UDP shell speaking the `clio-control` messages, and a small client.
+//! - [`balancer`]: node-initiated migration: the controller's plan (a pressed
+//!   node's least used region to a less loaded node) carried out with the nodes.
 //! - [`client`]: the SDK side, [`RackClient`]: one address space over many nodes.
 //! - [`node`]: the memory-node side for emulated boards: a region gate in front of
 //!   the board ([`RackNode`]) and registration with heartbeats ([`NodeAgent`]).
 #![forbid(unsafe_code)]
 
+pub mod balancer;
 pub mod client;
 pub mod config;
 pub mod local;
@@ -24,6 +27,7 @@ use std::path::Path;
 
 use clio_control::{ErrorCode, Field, Message};
 
+pub use balancer::{Balancer, BalancerConfig, BalancerStats};
 pub use client::{Links, Migration, RackClient, RackClientError, UdpLinks};
 pub use config::{load as load_config, NodeConfig, RackConfig, RackConfigError};
 pub use log::{Log, LogError, Recovery};

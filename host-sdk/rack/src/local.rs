@@ -132,6 +132,22 @@ impl LocalRack {
         InProcessLinks::new(self.nodes.clone())
     }
 
+    /// Starts node-initiated migration beside the controller: a
+    /// [`crate::Balancer`] reaching the nodes over UDP with sessions of `cfg`.
+    pub fn start_balancer(
+        &self,
+        cfg: clio::ClientConfig,
+        config: crate::BalancerConfig,
+    ) -> io::Result<crate::Balancer> {
+        crate::Balancer::start(
+            &self.config,
+            self.controller_addr(),
+            crate::UdpLinks,
+            cfg,
+            config,
+        )
+    }
+
     /// Kills node `id` (1-based): its UDP server and heartbeats stop; the
     /// controller declares it dead after `dead_after_ms`.
     pub fn kill(&mut self, id: u16) -> io::Result<()> {

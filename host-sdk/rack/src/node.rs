@@ -28,8 +28,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use clio::backend::InProcessBoard;
+use std::collections::{BTreeMap, BTreeSet};
+
 use clio_control::{
-    Envelope, ErrorCode, Field, GateState, Message, NodeId, Pressure, MAGIC, MAX_ENVELOPE_LEN,
+    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, NodeId, Pressure, RegionUse, Space,
+    MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
 };
 use clio_emu::{Board, ClientId, Engine};
 use clio_wire::clio::{Header, Opcode, Packet, Status};
@@ -68,13 +71,39 @@ pub struct GateStats {
     pub control: u64,
     /// Control datagrams refused (malformed, not for a node).
     pub refused: u64,
+    /// Clio requests handled (gated answers included).
+    pub served: u64,
+    /// Time spent handling them (ns, inside the node: its service time, without
+    /// waiting for the node or for a core).
+    pub busy_ns: u64,
+}
+
+/// One board range bound to a chunk of a rack vRegion ([`Message::Bind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Binding {
+    /// The vRegion.
+    pub region: u32,
+    /// Chunk index within it.
+    pub chunk: u16,
+    /// Bytes.
+    pub len: u64,
 }
 
 /// An emulated memory board with a region gate in front of it.
+///
+/// Besides the gates it keeps what a node needs to take part in node-initiated
+/// migration: which board ranges hold which chunk of which vRegion (bindings,
+/// by `(pid, va)`), the requests served per region since the last report, the
+/// regions migrated away from an address space (a late chunk of them is
+/// refused), and each rack client's registered address space.
 pub struct RackNode {
     board: Board,
     gates: Vec<Gate>,
     stats: GateStats,
+    bindings: BTreeMap<(u32, u64), Binding>,
+    hits: BTreeMap<u32, u64>,
+    exported: BTreeSet<(u32, u32)>,
+    spaces: BTreeMap<u64, Space>,
 }
 
 impl std::fmt::Debug for RackNode {
@@ -112,7 +141,48 @@ impl RackNode {
             board,
             gates: Vec::new(),
             stats: GateStats::default(),
+            bindings: BTreeMap::new(),
+            hits: BTreeMap::new(),
+            exported: BTreeSet::new(),
+            spaces: BTreeMap::new(),
         }
+    }
+
+    /// The binding covering `(pid, va)`.
+    fn binding(&self, pid: u32, va: u64) -> Option<(u64, Binding)> {
+        let (&(p, start), b) = self.bindings.range(..=(pid, va)).next_back()?;
+        (p == pid && va - start < b.len).then_some((start, *b))
+    }
+
+    /// Per-region use since the previous call, for every region the node holds
+    /// chunks of (ascending), and resets the counts.
+    pub fn take_usage(&mut self) -> Vec<RegionUse> {
+        let mut chunks: BTreeMap<u32, u16> = BTreeMap::new();
+        for b in self.bindings.values() {
+            let c = chunks.entry(b.region).or_insert(0);
+            *c = c.saturating_add(1);
+        }
+        let hits = std::mem::take(&mut self.hits);
+        chunks
+            .into_iter()
+            .map(|(region, chunks)| RegionUse {
+                region,
+                chunks,
+                hits: hits.get(&region).copied().unwrap_or(0),
+            })
+            .collect()
+    }
+
+    /// Bound chunks of `region`: (pid, chunk, node VA), ascending by chunk.
+    pub fn chunks_of(&self, region: u32) -> Vec<(u32, u16, u64)> {
+        let mut v: Vec<_> = self
+            .bindings
+            .iter()
+            .filter(|(_, b)| b.region == region)
+            .map(|(&(pid, va), b)| (pid, b.chunk, va))
+            .collect();
+        v.sort_by_key(|&(_, c, _)| c);
+        v
     }
 
     /// The board.
@@ -144,6 +214,13 @@ impl RackNode {
     pub fn set_gate(&mut self, gate: Gate) {
         self.gates
             .retain(|g| !(g.pid == gate.pid && g.va == gate.va && g.len == gate.len));
+        if gate.state == GateState::Moved {
+            // The region left this address space: its bindings go, and a late
+            // chunk of it is refused (the client learns the new owner).
+            self.exported.insert((gate.pid, gate.region));
+            self.bindings
+                .retain(|&(pid, _), b| !(pid == gate.pid && b.region == gate.region));
+        }
         if gate.state != GateState::Open {
             self.gates.push(gate);
         }
@@ -154,6 +231,26 @@ impl RackNode {
         if pkt.starts_with(&MAGIC) {
             return self.control(from, pkt, out);
         }
+        let t = Instant::now();
+        self.serve(from, pkt, out);
+        self.stats.served += 1;
+        self.stats.busy_ns += u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX);
+    }
+
+    fn serve(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
+        if !self.bindings.is_empty() {
+            if let Ok(h) = Header::parse(&Packet::new_unchecked(pkt)) {
+                if gated_opcode(h.opcode).is_some() {
+                    if let Some((start, b)) = self.binding(h.pid, h.va) {
+                        *self.hits.entry(b.region).or_insert(0) += 1;
+                        // A freed chunk is no longer the region's.
+                        if h.opcode == Opcode::Free && start == h.va {
+                            self.bindings.remove(&(h.pid, start));
+                        }
+                    }
+                }
+            }
+        }
         if !self.gates.is_empty() {
             if let Ok(h) = Header::parse(&Packet::new_unchecked(pkt)) {
                 if let Some(writes) = gated_opcode(h.opcode) {
@@ -163,8 +260,15 @@ impl RackNode {
                         .find(|g| g.covers(h.pid, h.va))
                         .map(|g| g.state);
                     let status = match hit {
+                        // Freeing the old copy of a moved chunk (the mover does,
+                        // after the switch) reaches the board: the memory is
+                        // returned, the gate stays and answers MOVED.
+                        Some(GateState::Moved) if h.opcode == Opcode::Free => None,
                         Some(GateState::Moved) => Some(Status::Moved),
                         Some(GateState::Paused) if writes => Some(Status::Busy),
+                        // A new backup: the client must learn it before it
+                        // changes memory again (reads go on).
+                        Some(GateState::Rejoin) if writes => Some(Status::Moved),
                         _ => None,
                     };
                     if let Some(status) = status {
@@ -182,6 +286,85 @@ impl RackNode {
             drop_reused(gates, p);
             out(to, p)
         });
+    }
+
+    /// Answers the migration messages a node serves (`Bind`, `Register`,
+    /// `FindSpace`, `Chunks`); `None` for any other message.
+    fn migration_control(&mut self, m: &Message) -> Option<Message> {
+        let refuse = |code, field| Message::Refused { code, field };
+        Some(match *m {
+            Message::Bind {
+                region,
+                chunk,
+                pid,
+                va,
+                len,
+                import,
+            } => {
+                if import {
+                    self.exported.remove(&(pid, region));
+                } else if self.exported.contains(&(pid, region)) {
+                    return Some(refuse(ErrorCode::NotOwner, Field::BindRegion));
+                }
+                let paused = self.gates.iter().any(|g| {
+                    g.pid == pid
+                        && g.region == region
+                        && matches!(g.state, GateState::Paused | GateState::Rejoin)
+                });
+                if paused && !import {
+                    return Some(refuse(ErrorCode::Busy, Field::BindRegion));
+                }
+                self.bindings
+                    .insert((pid, va), Binding { region, chunk, len });
+                Message::Ack {
+                    epoch: self.board.epoch(),
+                }
+            }
+            Message::Register { client, space } => {
+                // First registration wins; a live session of the same address
+                // space may replace the token (its first session may close).
+                let e = self.spaces.entry(client).or_insert(space);
+                if e.pid == space.pid {
+                    *e = space;
+                }
+                Message::SpaceOf {
+                    client,
+                    space: Some(*e),
+                }
+            }
+            Message::FindSpace { client } => Message::SpaceOf {
+                client,
+                space: self.spaces.get(&client).copied(),
+            },
+            Message::Chunks { region, from } => {
+                let all = self.chunks_of(region);
+                let Some(&(pid, _, _)) = all.first() else {
+                    return Some(Message::NotAssigned { region });
+                };
+                let client = self
+                    .spaces
+                    .iter()
+                    .find(|(_, s)| s.pid == pid)
+                    .map_or(0, |(c, _)| *c);
+                let mut chunks = heapless::Vec::new();
+                let mut next = None;
+                for &(_, chunk, va) in all.iter().filter(|&&(p, c, _)| p == pid && c >= from) {
+                    if chunks.len() == MAX_CHUNK_LIST {
+                        next = Some(chunk);
+                        break;
+                    }
+                    let _ = chunks.push(ChunkVa { chunk, va });
+                }
+                Message::ChunkList {
+                    region,
+                    client,
+                    pid,
+                    chunks,
+                    next,
+                }
+            }
+            _ => return None,
+        })
     }
 
     fn control(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
@@ -213,16 +396,22 @@ impl RackNode {
                     },
                 )
             }
-            Ok(env) => {
-                self.stats.refused += 1;
-                (
-                    env.request_id,
-                    Message::Refused {
-                        code: ErrorCode::NotARequest,
-                        field: Field::Message,
-                    },
-                )
-            }
+            Ok(env) => match self.migration_control(&env.message) {
+                Some(reply) => {
+                    self.stats.control += 1;
+                    (env.request_id, reply)
+                }
+                None => {
+                    self.stats.refused += 1;
+                    (
+                        env.request_id,
+                        Message::Refused {
+                            code: ErrorCode::NotARequest,
+                            field: Field::Message,
+                        },
+                    )
+                }
+            },
             Err(e) => {
                 self.stats.refused += 1;
                 let Some(id) = Envelope::peek_request_id(pkt) else {
@@ -393,6 +582,16 @@ impl NodeAgent {
                                 "rack controller {controller} refused node {id}'s heartbeat: {code} ({})",
                                 field.name()
                             )));
+                        }
+                        // Per-region use for the controller's migration planning,
+                        // in pages; a lost page only weakens one window's counts.
+                        let usage = node.lock().take_usage();
+                        for page in usage.chunks(MAX_USAGE) {
+                            let _ = c.call(Message::Usage {
+                                node: id,
+                                epoch,
+                                regions: page.iter().copied().collect(),
+                            });
                         }
                         next = Instant::now() + interval;
                     }

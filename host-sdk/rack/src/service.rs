@@ -210,6 +210,11 @@ impl Client {
         })
     }
 
+    /// The address it talks to.
+    pub fn peer(&self) -> io::Result<SocketAddr> {
+        self.socket.peer_addr()
+    }
+
     /// Sends `request` and waits for the answer with its id (retrying on timeout).
     /// Not idempotent for `Allocate`: a lost answer and a retry allocate twice.
     pub fn call(&mut self, request: Message) -> io::Result<Message> {

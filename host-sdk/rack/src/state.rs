@@ -9,7 +9,8 @@
 use std::collections::BTreeMap;
 
 use clio_control::{
-    ErrorCode, Field, Message, NodeId, Placement, Pressure, Replicas, REGION_COUNT, VREGION_BYTES,
+    ErrorCode, Field, Message, MoveOrder, NodeId, Placement, Pressure, Replicas, REGION_COUNT,
+    VREGION_BYTES,
 };
 use serde::{Deserialize, Serialize};
 
@@ -165,7 +166,30 @@ pub struct Controller {
     regions: BTreeMap<u32, NodeId>,
     /// Backup of each replicated region that still has one.
     backups: BTreeMap<u32, NodeId>,
+    /// Per-region use its owner reports (volatile): what migration planning reads.
+    usage: BTreeMap<u32, Use>,
+    /// Replicated regions that lost a copy and have no backup yet (derived from
+    /// the logged failover events): what re-replication plans from.
+    degraded: std::collections::BTreeSet<u32>,
 }
+
+/// A region's use as its owner reported it (volatile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Use {
+    /// The reporting node (the owner when it reported).
+    pub node: NodeId,
+    /// Chunks it holds.
+    pub chunks: u16,
+    /// Requests served, decayed: each report halves the old score and adds its
+    /// count, so a region's past weighs less with every heartbeat.
+    pub score: u64,
+    /// When it was last reported (ms).
+    pub at_ms: u64,
+}
+
+/// A usage report older than this is not used for planning (the node stopped
+/// reporting the region: it holds no chunks of it any more, or it is gone).
+pub const USAGE_STALE_MS: u64 = 2000;
 
 impl Controller {
     /// A controller with no history over the nodes of `config`.
@@ -176,7 +200,112 @@ impl Controller {
             nodes,
             regions: BTreeMap::new(),
             backups: BTreeMap::new(),
+            usage: BTreeMap::new(),
+            degraded: std::collections::BTreeSet::new(),
         }
+    }
+
+    /// Replicated regions waiting for a new backup.
+    pub fn degraded(&self) -> impl Iterator<Item = u32> + '_ {
+        self.degraded.iter().copied()
+    }
+
+    /// Re-replication's decision: the lowest replicated region that lost a copy
+    /// and whose primary is live, with a new backup on the least loaded other
+    /// live node with a free slot.
+    pub fn plan_replica(&self) -> Option<Replicas> {
+        self.degraded.iter().find_map(|&region| {
+            let primary = *self.regions.get(&region)?;
+            let pst = self.node(primary).filter(|st| st.is_live())?;
+            // Only what the primary reports holding chunks of: an untouched
+            // region has nothing to copy (and no gate to tell its client).
+            self.usage
+                .get(&region)
+                .filter(|u| u.node == primary && u.chunks > 0)?;
+            let backup = self
+                .config
+                .nodes
+                .iter()
+                .filter(|n| n.id != primary)
+                .filter_map(|n| {
+                    let st = self.node(n.id)?;
+                    (st.is_live() && st.regions < n.region_slots()).then_some((
+                        u128::from(st.regions),
+                        u128::from(n.region_slots()),
+                        n.id,
+                        st.epoch,
+                    ))
+                })
+                .min_by(|a, b| (a.0 * b.1).cmp(&(b.0 * a.1)).then(a.2.cmp(&b.2)))?;
+            Some(Replicas {
+                region,
+                primary,
+                primary_epoch: pst.epoch,
+                backup: backup.2,
+                backup_epoch: backup.3,
+            })
+        })
+    }
+
+    /// The use reported for `region` (volatile).
+    pub fn usage(&self, region: u32) -> Option<Use> {
+        self.usage.get(&region).copied()
+    }
+
+    /// Used physical bytes of live node `id` in parts per million of its total,
+    /// from its last heartbeat.
+    fn load_ppm(&self, id: NodeId) -> Option<u64> {
+        let st = self.node(id)?;
+        let p = st.pressure.filter(|_| st.is_live())?;
+        let total = u128::from(p.used_bytes) + u128::from(p.free_bytes);
+        Some((u128::from(p.used_bytes) * 1_000_000 / total.max(1)) as u64)
+    }
+
+    /// Node-initiated migration's decision (Clio §3.4.7: a node under memory
+    /// pressure moves a rarely used region to a less loaded node). The most
+    /// loaded live node over `high_ppm`, its single-copy region with chunks and
+    /// the lowest use score (fresh reports only), and the least loaded live node
+    /// under `low_ppm` with a free region slot; `None` if any is missing.
+    pub fn plan_move(&self, now_ms: u64, high_ppm: u64, low_ppm: u64) -> Option<MoveOrder> {
+        let loads: Vec<(u64, NodeId)> = self
+            .config
+            .nodes
+            .iter()
+            .filter_map(|n| Some((self.load_ppm(n.id)?, n.id)))
+            .collect();
+        let &(hot, from) = loads
+            .iter()
+            .max_by_key(|(l, id)| (*l, std::cmp::Reverse(*id)))?;
+        if hot <= high_ppm {
+            return None;
+        }
+        let to = loads
+            .iter()
+            .filter(|&&(l, id)| {
+                l < low_ppm
+                    && id != from
+                    && self.node(id).is_some_and(|st| st.regions < self.slots(id))
+            })
+            .min()?
+            .1;
+        let (region, _) = self
+            .usage
+            .iter()
+            .filter(|(r, u)| {
+                u.node == from
+                    && u.chunks > 0
+                    && now_ms.saturating_sub(u.at_ms) <= USAGE_STALE_MS
+                    && self.regions.get(r) == Some(&from)
+                    && !self.backups.contains_key(r)
+                    && !self.degraded.contains(r)
+            })
+            .min_by_key(|(r, u)| (u.score, **r))?;
+        Some(MoveOrder {
+            region: *region,
+            from,
+            from_epoch: self.node(from)?.epoch,
+            to,
+        })
     }
 
     /// The rack file it runs with.
@@ -322,13 +451,20 @@ impl Controller {
                     return Err(ApplyError::Backup(*region));
                 }
                 self.regions.insert(*region, to);
+                self.usage.remove(region);
                 self.state_mut(from).regions -= 1;
                 self.state_mut(to).regions += 1;
+                // Both nodes' pressure changes with the move: plan the next one
+                // on reports sent after it, not before.
+                self.state_mut(from).pressure = None;
+                self.state_mut(to).pressure = None;
             }
             Event::Released { region } => {
                 let Some(id) = self.regions.remove(region) else {
                     return Err(ApplyError::NotAssigned(*region));
                 };
+                self.usage.remove(region);
+                self.degraded.remove(region);
                 self.state_mut(id).regions -= 1;
                 if let Some(b) = self.backups.remove(region) {
                     self.state_mut(b).regions -= 1;
@@ -343,6 +479,7 @@ impl Controller {
                     return Err(ApplyError::Backup(*region));
                 }
                 self.backups.insert(*region, id);
+                self.degraded.remove(region);
                 self.state_mut(id).regions += 1;
             }
             Event::Promoted { region } => {
@@ -353,12 +490,14 @@ impl Controller {
                     return Err(ApplyError::NotAssigned(*region));
                 };
                 self.backups.remove(region);
+                self.degraded.insert(*region);
                 self.state_mut(p).regions -= 1;
             }
             Event::Unreplicated { region } => {
                 let Some(b) = self.backups.remove(region) else {
                     return Err(ApplyError::Backup(*region));
                 };
+                self.degraded.insert(*region);
                 self.state_mut(b).regions -= 1;
             }
         }
@@ -616,8 +755,92 @@ impl Controller {
                 }),
                 None => Decision::refuse(ErrorCode::UnknownNode, Field::NodeStatusNode),
             },
+            Message::Usage {
+                node,
+                epoch,
+                ref regions,
+            } => {
+                if let Err((code, field)) =
+                    self.fenced(node, epoch, Field::UsageNode, Field::UsageEpoch)
+                {
+                    return Decision::refuse(code, field);
+                }
+                self.state_mut(node).last_heard_ms = Some(now_ms);
+                for u in regions {
+                    // Only the owner's report counts (a stale report of a moved
+                    // region is dropped).
+                    if self.regions.get(&u.region) != Some(&node) {
+                        continue;
+                    }
+                    let old = self
+                        .usage
+                        .get(&u.region)
+                        .filter(|o| o.node == node)
+                        .map_or(0, |o| o.score);
+                    self.usage.insert(
+                        u.region,
+                        Use {
+                            node,
+                            chunks: u.chunks,
+                            score: old / 2 + u.hits,
+                            at_ms: now_ms,
+                        },
+                    );
+                }
+                Decision::read(Message::Ack { epoch })
+            }
+            Message::PlanReplica => Decision::read(Message::ReplicaPlan(self.plan_replica())),
+            Message::AddBackup {
+                region,
+                primary,
+                primary_epoch,
+                backup,
+            } => {
+                let Some(holder) = self.owner(region) else {
+                    return Decision::refuse(ErrorCode::NotAssigned, Field::AddBackupRegion);
+                };
+                if holder != primary {
+                    return Decision::refuse(ErrorCode::NotOwner, Field::AddBackupRegion);
+                }
+                if self.node(primary).map_or(0, |s| s.epoch) != primary_epoch {
+                    return Decision::refuse(ErrorCode::StaleEpoch, Field::AddBackupRegion);
+                }
+                // Only a replicated region that lost its copy takes a new one.
+                if !self.degraded.contains(&region) {
+                    return Decision::refuse(ErrorCode::Replicated, Field::AddBackupRegion);
+                }
+                let Some(st) = self.node(backup) else {
+                    return Decision::refuse(ErrorCode::UnknownNode, Field::AddBackupBackup);
+                };
+                if !st.is_live() {
+                    return Decision::refuse(ErrorCode::NodeDead, Field::AddBackupBackup);
+                }
+                if st.regions >= self.slots(backup) {
+                    return Decision::refuse(ErrorCode::NoCapacity, Field::AddBackupBackup);
+                }
+                Decision {
+                    reply: Message::ReplicaState(Replicas {
+                        region,
+                        primary,
+                        primary_epoch,
+                        backup,
+                        backup_epoch: st.epoch,
+                    }),
+                    events: vec![Event::Replicated {
+                        region,
+                        node: self.name_of(backup).to_string(),
+                    }],
+                }
+            }
+            Message::PlanMove { high_ppm, low_ppm } => Decision::read(Message::MovePlan(
+                self.plan_move(now_ms, u64::from(high_ppm), u64::from(low_ppm)),
+            )),
             // Addressed to memory nodes, not to the controller.
-            Message::Gate { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
+            Message::Gate { .. }
+            | Message::Bind { .. }
+            | Message::Register { .. }
+            | Message::FindSpace { .. }
+            | Message::Chunks { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
             Message::Welcome { .. }
             | Message::NodeReport { .. }
             | Message::Ack { .. }
@@ -626,6 +849,10 @@ impl Controller {
             | Message::Allocated { .. }
             | Message::AllocatedReplicated { .. }
             | Message::ReplicaState(_)
+            | Message::SpaceOf { .. }
+            | Message::ChunkList { .. }
+            | Message::MovePlan(_)
+            | Message::ReplicaPlan(_)
             | Message::Refused { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
         }
     }

@@ -530,3 +530,144 @@ fn allocations_are_contiguous_runs() {
     assert_eq!(alloc(&mut c, 2 * VREGION_BYTES), [3, 4]);
     assert_eq!(alloc(&mut c, 1), [1]);
 }
+
+fn usage(node: u16, epoch: u32, regions: &[(u32, u16, u64)]) -> Message {
+    Message::Usage {
+        node,
+        epoch,
+        regions: regions
+            .iter()
+            .map(|&(region, chunks, hits)| clio_control::RegionUse {
+                region,
+                chunks,
+                hits,
+            })
+            .collect(),
+    }
+}
+
+fn beat(node: u16, epoch: u32, used: u64) -> Message {
+    Message::Heartbeat {
+        node,
+        epoch,
+        pressure: Pressure {
+            used_bytes: used,
+            free_bytes: 1000 - used,
+        },
+    }
+}
+
+#[test]
+fn the_plan_moves_a_pressed_nodes_least_used_region_to_the_least_loaded_node() {
+    use clio_control::MoveOrder;
+    let mut c = Controller::new(rack());
+    for n in 1..=3 {
+        welcome(&mut c, n, 1);
+    }
+    let plan = |c: &mut Controller, now| match run(
+        c,
+        now,
+        Message::PlanMove {
+            high_ppm: 700_000,
+            low_ppm: 500_000,
+        },
+    ) {
+        Message::MovePlan(p) => p,
+        other => panic!("{other:?}"),
+    };
+    // Regions 0..3 on mn0 (explicit placements), region 3 on mn1.
+    for r in 0..3 {
+        assert!(matches!(
+            run(
+                &mut c,
+                0,
+                Message::AssignRegion {
+                    region: r,
+                    owner: 1,
+                    epoch: 1
+                }
+            ),
+            Message::Owner(_)
+        ));
+    }
+    run(
+        &mut c,
+        0,
+        Message::AssignRegion {
+            region: 3,
+            owner: 2,
+            epoch: 1,
+        },
+    );
+    // No pressure reports: no plan.
+    assert_eq!(plan(&mut c, 0), None);
+    run(&mut c, 10, beat(1, 1, 900));
+    run(&mut c, 10, beat(2, 1, 400));
+    run(&mut c, 10, beat(3, 1, 100));
+    // Pressure but no usage reports: nothing known to be movable.
+    assert_eq!(plan(&mut c, 10), None);
+    // Region 0 hot, 2 cold, 1 without chunks; a report of a region it does
+    // not own (3) is ignored; a stale epoch is refused.
+    assert_eq!(
+        run(
+            &mut c,
+            20,
+            usage(1, 1, &[(0, 4, 500), (1, 0, 0), (2, 2, 3), (3, 9, 0)])
+        ),
+        Message::Ack { epoch: 1 }
+    );
+    assert_eq!(
+        run(&mut c, 20, usage(1, 7, &[(0, 4, 0)])),
+        refused(ErrorCode::StaleEpoch, Field::UsageEpoch)
+    );
+    assert_eq!(c.usage(3), None);
+    assert_eq!(
+        plan(&mut c, 30),
+        Some(MoveOrder {
+            region: 2,
+            from: 1,
+            from_epoch: 1,
+            to: 3
+        })
+    );
+    // Scores decay: region 2 busy now, region 0 idle for a while.
+    for t in 0..4 {
+        run(&mut c, 40 + t, usage(1, 1, &[(0, 4, 0), (2, 2, 100)]));
+    }
+    assert_eq!(plan(&mut c, 50).map(|o| o.region), Some(0));
+    // Reports older than USAGE_STALE_MS are not used.
+    assert_eq!(
+        plan(&mut c, 50 + clio_rack::state::USAGE_STALE_MS + 1),
+        None
+    );
+    // Under the high mark: nothing; no node under the low mark: nothing.
+    run(&mut c, 60, usage(1, 1, &[(0, 4, 0), (2, 2, 100)]));
+    run(&mut c, 60, beat(1, 1, 700));
+    assert_eq!(plan(&mut c, 60), None);
+    run(&mut c, 60, beat(1, 1, 950));
+    run(&mut c, 60, beat(2, 1, 600));
+    run(&mut c, 60, beat(3, 1, 600));
+    assert_eq!(plan(&mut c, 60), None);
+    // The move itself clears both nodes' pressure: the next plan waits for
+    // reports sent after it.
+    run(&mut c, 60, beat(3, 1, 100));
+    let o = plan(&mut c, 60).unwrap();
+    assert!(matches!(
+        run(&mut c, 60, Message::MoveRegion { region: o.region, from: o.from, from_epoch: o.from_epoch, to: o.to }),
+        Message::Owner(p) if p.node == 3
+    ));
+    assert_eq!(c.usage(o.region), None);
+    assert_eq!(plan(&mut c, 61), None);
+    // Invalid marks are refused naming the field.
+    assert_eq!(
+        run(
+            &mut c,
+            61,
+            Message::PlanMove {
+                high_ppm: 1,
+                low_ppm: 2
+            }
+        ),
+        refused(ErrorCode::Malformed, Field::PlanMoveMarks)
+    );
+}

@@ -69,6 +69,53 @@ struct Point {
     ops: u64,
     ops_per_s: f64,
     scaling_vs_1: f64,
+    /// Requests served by the least busy node / by the busiest (1 = even).
+    evenness: f64,
+    /// Per-node service capacity: requests served / time spent serving them,
+    /// over all nodes (what one node does per second while it has a core).
+    node_capacity_ops_s: f64,
+    /// Cores' worth of node service time per second of the run (Σ busy / wall).
+    node_busy_cores: f64,
+    /// CPU time this process used per second of the run (clients, nodes and
+    /// every other thread of it; at most the host's cores).
+    process_cpu_cores: f64,
+}
+
+/// Served requests and service time (ns) of each node.
+fn node_service(r: &LocalRack) -> Vec<(u64, u64)> {
+    r.nodes()
+        .iter()
+        .map(|n| {
+            let s = n.lock().stats();
+            (s.served, s.busy_ns)
+        })
+        .collect()
+}
+
+/// This process's user + system CPU time in seconds (`/proc/self/stat`); 0
+/// where it cannot be read.
+fn process_cpu_s() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+        return 0.0;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after ')'.
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    // USER_HZ is 100 on Linux.
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// What one throughput run measured.
+struct Run {
+    ops: u64,
+    wall_s: f64,
+    /// Per node: (served, busy ns) during the run.
+    nodes: Vec<(u64, u64)>,
+    cpu_s: f64,
 }
 
 #[derive(Debug, Serialize)]
@@ -165,7 +212,7 @@ fn throughput<T, L>(
     m: usize,
     threads: usize,
     secs: f64,
-) -> Result<u64>
+) -> Result<Run>
 where
     T: Transport + Send + 'static,
     L: Links<T> + 'static,
@@ -199,13 +246,28 @@ where
             Ok(())
         }));
     }
+    let before = node_service(r);
+    let cpu0 = process_cpu_s();
+    let t0 = std::time::Instant::now();
     ready.wait();
     std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
     for h in hs {
         h.join().map_err(|_| anyhow::anyhow!("reader panicked"))??;
     }
-    Ok(ops.load(Ordering::Relaxed))
+    let wall_s = t0.elapsed().as_secs_f64();
+    let cpu_s = process_cpu_s() - cpu0;
+    let nodes = node_service(r)
+        .iter()
+        .zip(&before)
+        .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
+        .collect();
+    Ok(Run {
+        ops: ops.load(Ordering::Relaxed),
+        wall_s,
+        nodes,
+        cpu_s,
+    })
 }
 
 fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec<Point>> {
@@ -215,14 +277,22 @@ fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec
         let mut base = 0.0;
         for m in [1usize, 2, 4, 8] {
             let (r, log) = start(m, board, &format!("{transport}{m}"))?;
-            let ops = if transport == "inproc" {
+            let run = if transport == "inproc" {
                 throughput(&r, || r.links(), &cfg, m, a.threads, a.secs)?
             } else {
                 throughput(&r, || UdpLinks, &cfg, m, a.threads, a.secs)?
             };
             drop(r);
             let _ = std::fs::remove_file(log);
+            let ops = run.ops;
             let ops_per_s = ops as f64 / a.secs;
+            let served: Vec<u64> = run.nodes.iter().map(|n| n.0).collect();
+            let (lo, hi) = (
+                served.iter().copied().min().unwrap_or(0),
+                served.iter().copied().max().unwrap_or(0),
+            );
+            let busy_s = run.nodes.iter().map(|n| n.1).sum::<u64>() as f64 / 1e9;
+            let total: u64 = served.iter().sum();
             if m == 1 {
                 base = ops_per_s;
             }
@@ -233,6 +303,10 @@ fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec
                 ops,
                 ops_per_s,
                 scaling_vs_1: ratio(ops_per_s, base),
+                evenness: ratio(lo as f64, hi as f64),
+                node_capacity_ops_s: ratio(total as f64, busy_s),
+                node_busy_cores: busy_s / run.wall_s,
+                process_cpu_cores: run.cpu_s / run.wall_s,
             });
         }
     }
@@ -528,14 +602,28 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "{:<8} {:>5} {:>12} {:>10}",
-            "", "nodes", "64 B ops/s", "vs 1 node"
+            "{:<8} {:>5} {:>12} {:>10} {:>9} {:>14} {:>11} {:>9}",
+            "",
+            "nodes",
+            "64 B ops/s",
+            "vs 1 node",
+            "evenness",
+            "node cap op/s",
+            "node cores",
+            "proc cpu"
         )?;
         for p in &r.throughput {
             writeln!(
                 f,
-                "{:<8} {:>5} {:>12.0} {:>9.2}x",
-                p.transport, p.nodes, p.ops_per_s, p.scaling_vs_1
+                "{:<8} {:>5} {:>12.0} {:>9.2}x {:>9.2} {:>14.0} {:>11.2} {:>9.2}",
+                p.transport,
+                p.nodes,
+                p.ops_per_s,
+                p.scaling_vs_1,
+                p.evenness,
+                p.node_capacity_ops_s,
+                p.node_busy_cores,
+                p.process_cpu_cores
             )?;
         }
         writeln!(
