@@ -834,6 +834,92 @@ mod tests {
         assert_eq!(s.received, 2);
     }
 
+    /// Owes [`Lazy::N`] datagrams for `long`, produced only by `pump`, and
+    /// answers anything else at once with how many it had produced then.
+    #[derive(Default)]
+    struct Lazy {
+        owed: Option<(ClientId, u32)>,
+        made: u32,
+    }
+    impl Lazy {
+        const N: u32 = 100_000;
+    }
+    impl Engine for Lazy {
+        fn handle(&mut self, from: ClientId, p: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+            if p == b"long" {
+                self.owed = Some((from, Self::N));
+            } else {
+                out(from, &self.made.to_le_bytes());
+            }
+        }
+        fn poll(&mut self, _out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+            None
+        }
+        fn pump(&mut self, max: usize, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+            let Some((to, left)) = self.owed.as_mut() else {
+                return 0;
+            };
+            let n = (*left).min(max as u32);
+            for _ in 0..n {
+                out(*to, b"data");
+            }
+            *left -= n;
+            self.made += n;
+            if *left == 0 {
+                self.owed = None;
+            }
+            n as usize
+        }
+        fn owed_bytes(&self) -> u64 {
+            self.owed.map_or(0, |(_, n)| u64::from(n) * 4)
+        }
+    }
+
+    #[test]
+    fn requests_are_executed_between_pumped_packets() {
+        let h = spawn(
+            Lazy::default(),
+            "127.0.0.1:0".parse().unwrap(),
+            ServeOptions::default(),
+        )
+        .unwrap();
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        a.send_to(b"long", h.addr()).unwrap();
+        let mut buf = [0u8; 64];
+        let (n, _) = a.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"data", "the long answer has begun");
+        // B's request is executed while A's answer is still being made: the
+        // server asks the engine for at most a burst at a time.
+        h.trace(Some(b.local_addr().unwrap()));
+        b.send_to(b"hi", h.addr()).unwrap();
+        let (n, _) = b.recv_from(&mut buf).unwrap();
+        let made = u32::from_le_bytes(buf[..n].try_into().unwrap());
+        assert!(made < Lazy::N, "B waited for all {made} of A's datagrams");
+        // The probe's answer comes after the loop has recorded B's trace.
+        probe_stats(&b, h.addr(), Duration::from_secs(5)).unwrap();
+        let tr = h.take_trace();
+        assert_eq!(tr.len(), 1);
+        assert!(
+            tr[0].ahead <= 1,
+            "{} datagrams ahead of B's answer",
+            tr[0].ahead
+        );
+        // And all of A's answer is sent (whether A's socket keeps up or not).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let r = probe_stats(&b, h.addr(), Duration::from_secs(5)).unwrap();
+            if r.is_some_and(|r| r.sent == u64::from(Lazy::N) + 1) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "A's answer was not all sent");
+        }
+        let s = h.stop().unwrap();
+        assert_eq!(s.sent, u64::from(Lazy::N) + 1);
+    }
+
     #[test]
     fn serves_and_stops() {
         let h = spawn(
