@@ -29,6 +29,10 @@
 //! host's scheduler, not the board (the schedstat waits above show it). The
 //! board's thread keeps its priority: the board is still shared. The same
 //! run with the streamer at the prober's priority is reported beside it.
+//!
+//! The emulated board interleaves long READ answers packet by packet
+//! (`clio_emu::Board::set_interleave_reads`); `CLIO_FAIR_WHOLE_READS=1`
+//! serves boards that answer each READ whole, for a side-by-side contrast.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
