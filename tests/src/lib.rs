@@ -42,6 +42,15 @@ impl Engine for SharedBoard {
     fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
         Engine::poll(&mut *self.lock(), out)
     }
+    fn start(&mut self) {
+        Engine::start(&mut *self.lock())
+    }
+    fn pump(&mut self, max: usize, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+        Engine::pump(&mut *self.lock(), max, out)
+    }
+    fn owed_bytes(&self) -> u64 {
+        Engine::owed_bytes(&*self.lock())
+    }
 }
 
 /// An emulated board served over UDP on loopback.

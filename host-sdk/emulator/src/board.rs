@@ -60,6 +60,9 @@ pub fn boot_seed() -> u64 {
 /// An emulated memory board with its slow path in process.
 pub struct Board {
     fast: FastPath<Vec<u8>>,
+    /// Served, long READ answers leave packet by packet between other
+    /// requests ([`Board::set_interleave_reads`]).
+    interleave: bool,
     slow: InProcSlowPath,
     rx: Span,
     /// The offload engine behind the fast path's offload port.
@@ -115,6 +118,7 @@ impl Board {
         let slow = InProcSlowPath::boot(cfg, &lay, fast.dram(), seed).map_err(BoardError)?;
         let mut b = Board {
             fast,
+            interleave: true,
             slow,
             rx: lay.rx_ring,
             offloads: Default::default(),
@@ -124,6 +128,16 @@ impl Board {
         b.fast.attach_offload_port();
         b.settle(&mut |_, _| {});
         Ok(b)
+    }
+
+    /// Whether a server serving this board interleaves long READ answers
+    /// with other requests at packet granularity (default on; see
+    /// `clio_fastpath::FastPath::set_interleave_reads`). Off, every READ is
+    /// answered whole when it is taken in, as the RTL does. Takes effect
+    /// when a server starts serving the board; [`Board::handle`] called
+    /// directly always answers whole.
+    pub fn set_interleave_reads(&mut self, on: bool) {
+        self.interleave = on;
     }
 
     /// The fast-path model (for inspection and benchmarks).
@@ -186,11 +200,15 @@ impl Board {
     pub fn handle(&mut self, from: u64, packet: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
         self.handle_raw(from, packet, out);
         if self.fast.has_offload_port() {
-            // The engine borrows the board for its offloads' own requests.
+            // The engine borrows the board for its offloads' own requests,
+            // whose answers it takes whole within each call.
             let mut eng = std::mem::take(&mut self.offloads);
+            let streaming = self.fast.interleaves_reads();
+            self.fast.set_interleave_reads(false);
             while let Some(job) = self.fast.take_offload() {
                 eng.serve(self, job, out);
             }
+            self.fast.set_interleave_reads(streaming);
             self.offloads = eng;
         }
     }
@@ -236,6 +254,21 @@ impl Engine for Board {
     fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
         self.settle(out);
         None
+    }
+    fn start(&mut self) {
+        self.fast.set_interleave_reads(self.interleave);
+    }
+    fn pump(&mut self, max: usize, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+        let mut cb = |c: FpClient, p: &[u8]| out(c.0, p);
+        let n = self.fast.pump(max, &mut cb);
+        // A packet's translation may have taken a first-touch fault.
+        if n > 0 && self.slow_work_waiting() {
+            self.settle(out);
+        }
+        n
+    }
+    fn owed_bytes(&self) -> u64 {
+        self.fast.owed_bytes()
     }
 }
 

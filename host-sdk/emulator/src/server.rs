@@ -9,7 +9,11 @@
 //! round-robin by destination in bursts of at most `SEND_BURST` datagrams;
 //! between two bursts the loop takes in (without blocking) the requests
 //! that have arrived, so no client's long answer holds another's request in
-//! the socket. [`ServerHandle::trace`] records, for one client, each
+//! the socket. An engine that produces long answers lazily
+//! ([`Engine::pump`], the model board's READs) is asked for only enough
+//! datagrams to fill the next burst, so a request is executed between two
+//! packets of another client's long answer rather than after its whole
+//! generation. [`ServerHandle::trace`] records, for one client, each
 //! request's board-side time and the datagrams sent ahead of its answer.
 //!
 //! Client addresses live in a bounded [`ClientTable`] (`network.clients`
@@ -73,7 +77,8 @@ const RECV_BATCH: usize = 16;
 /// `RECV_BATCH` requests of up to the response bound each, milliseconds).
 const SEND_BURST: usize = 8;
 
-/// Answer bytes queued in the [`Outbox`] above which the loop stops taking
+/// Answer bytes queued in the [`Outbox`] or still owed by the engine
+/// ([`Engine::owed_bytes`]) above which the loop stops taking
 /// in requests until it has sent some: memory stays bounded however fast
 /// clients ask, and the excess waits in the socket (or is dropped there and
 /// retried) as on a real port. Well above what clients that keep to their
@@ -107,11 +112,13 @@ struct Mark {
 struct Outbox {
     queues: std::collections::VecDeque<(SocketAddr, std::collections::VecDeque<Out>)>,
     bytes: usize,
+    packets: usize,
 }
 
 impl Outbox {
     fn push(&mut self, to: SocketAddr, pkt: Vec<u8>, traced: Option<Mark>) {
         self.bytes += pkt.len();
+        self.packets += 1;
         let out = Out { pkt, traced };
         match self.queues.iter_mut().find(|(d, _)| *d == to) {
             Some((_, q)) => q.push_back(out),
@@ -140,6 +147,7 @@ impl Outbox {
             };
             if let Some(o) = q.pop_front() {
                 self.bytes -= o.pkt.len();
+                self.packets -= 1;
                 if let Some(t) = o.traced {
                     marks.push((sends.len(), t));
                 }
@@ -182,8 +190,10 @@ fn send_all(
 /// Board-side times of one client's requests, recorded by the server while
 /// [`ServerHandle::trace`] names that client: when the serving thread took
 /// the request in (its receive returned it) and when the send of its last
-/// answer datagram returned. Only requests answered at once (not through a
-/// slow path's rings) over fault-free links are traced.
+/// answer datagram made at intake returned (the burst holding it is cut
+/// after it; of a READ streamed packet by packet, that is its first
+/// packet). Only requests answered at once (not through a slow path's
+/// rings) over fault-free links are traced.
 #[derive(Debug, Default)]
 pub struct Trace {
     client: std::sync::Mutex<Option<SocketAddr>>,
@@ -217,6 +227,23 @@ pub trait Engine: Send {
     /// Returns how soon the engine wants to be polled again, `None` if only
     /// a new packet can give it work.
     fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration>;
+    /// Called once when a server starts serving the engine: an engine that
+    /// can send long answers packet by packet ([`Engine::pump`]) turns
+    /// that on here. Engines that answer every request whole do nothing.
+    fn start(&mut self) {}
+    /// Emit up to `max` datagrams of answers the engine still owes (the
+    /// rest of long READs, round-robin by client); returns how many. The
+    /// server calls it whenever fewer than a burst of datagrams wait, so
+    /// requests that arrive meanwhile are executed between two packets of
+    /// a long answer.
+    fn pump(&mut self, _max: usize, _out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+        0
+    }
+    /// Datagram bytes [`Engine::pump`] still owes (they count against the
+    /// server's cap on queued answers).
+    fn owed_bytes(&self) -> u64 {
+        0
+    }
 }
 
 /// Options of a served board.
@@ -503,6 +530,7 @@ fn serve_counted<E: Engine>(
     let mut sent: Vec<bool> = Vec::new();
     let mut marks: Vec<(usize, Mark)> = Vec::new();
     let mut sent_bytes = 0u64;
+    engine.start();
 
     while !stop.load(Ordering::Relaxed) {
         // Sleep in the kernel until a datagram or the next owed event.
@@ -515,8 +543,9 @@ fn serve_counted<E: Engine>(
             wait = Some(wait.map_or(d, |w| w.min(d)));
         }
         let mode = match wait {
-            // Answers still queued: take in what has arrived, do not wait.
-            _ if !outbox.is_empty() => Wait::No,
+            // Answers still queued or owed: take in what has arrived, do
+            // not wait.
+            _ if !outbox.is_empty() || engine.owed_bytes() > 0 => Wait::No,
             // Socket timeouts are rounded up to scheduler ticks (ms), far
             // coarser than injected delays or a firmware's reply time: wait
             // for near events by polling the socket and yielding the CPU.
@@ -540,7 +569,7 @@ fn serve_counted<E: Engine>(
             }
         };
         // Past the outbox's cap, send before taking in more.
-        let intake = outbox.bytes < OUTBOX_CAP;
+        let intake = (outbox.bytes as u64).saturating_add(engine.owed_bytes()) < OUTBOX_CAP as u64;
         match if intake {
             batch.recv(&socket, mode)
         } else {
@@ -615,6 +644,13 @@ fn serve_counted<E: Engine>(
             engine.handle(id, &p, &mut |to, r| outq.push((to, r.to_vec())));
         }
         engine_wait = engine.poll(&mut |to, r| outq.push((to, r.to_vec())));
+        // Long answers' next packets, only as many as make up one burst:
+        // the rest are produced after the next intake, so a request taken
+        // in then is answered between two of their packets.
+        if outbox.packets + outq.len() < SEND_BURST {
+            let room = SEND_BURST - outbox.packets - outq.len();
+            engine.pump(room, &mut |to, r| outq.push((to, r.to_vec())));
+        }
         for (to, p) in outq.drain(..) {
             if faulty {
                 outbound.push(now(), to, &p);
@@ -635,9 +671,14 @@ fn serve_counted<E: Engine>(
         marks.clear();
         outbox.burst(SEND_BURST, &mut sends, &mut marks);
         let (base, base_bytes) = (stats.sent, sent_bytes);
-        stats.sent += send_all(&socket, &sends, &mut sent);
-        if !marks.is_empty() {
+        if let Some(&(last, _)) = marks.last() {
+            // A traced answer's stamp is when the send of its own datagram
+            // returned: the burst goes in two calls, cut after it.
+            stats.sent += send_all(&socket, &sends[..=last], &mut sent);
             let done = Instant::now();
+            let mut rest = Vec::new();
+            stats.sent += send_all(&socket, &sends[last + 1..], &mut rest);
+            sent.extend(rest);
             let mut r = trace.records.lock().unwrap_or_else(|e| e.into_inner());
             for &(i, m) in marks.iter().filter(|(i, _)| sent[*i]) {
                 let before = sends[..i].iter().zip(&sent[..i]).filter(|(_, s)| **s);
@@ -649,6 +690,8 @@ fn serve_counted<E: Engine>(
                     ahead_bytes: base_bytes + b - m.bytes,
                 });
             }
+        } else {
+            stats.sent += send_all(&socket, &sends, &mut sent);
         }
         sent_bytes += sends
             .iter()
@@ -789,6 +832,92 @@ mod tests {
         );
         let s = h.stop().unwrap();
         assert_eq!(s.received, 2);
+    }
+
+    /// Owes [`Lazy::N`] datagrams for `long`, produced only by `pump`, and
+    /// answers anything else at once with how many it had produced then.
+    #[derive(Default)]
+    struct Lazy {
+        owed: Option<(ClientId, u32)>,
+        made: u32,
+    }
+    impl Lazy {
+        const N: u32 = 100_000;
+    }
+    impl Engine for Lazy {
+        fn handle(&mut self, from: ClientId, p: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+            if p == b"long" {
+                self.owed = Some((from, Self::N));
+            } else {
+                out(from, &self.made.to_le_bytes());
+            }
+        }
+        fn poll(&mut self, _out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+            None
+        }
+        fn pump(&mut self, max: usize, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+            let Some((to, left)) = self.owed.as_mut() else {
+                return 0;
+            };
+            let n = (*left).min(max as u32);
+            for _ in 0..n {
+                out(*to, b"data");
+            }
+            *left -= n;
+            self.made += n;
+            if *left == 0 {
+                self.owed = None;
+            }
+            n as usize
+        }
+        fn owed_bytes(&self) -> u64 {
+            self.owed.map_or(0, |(_, n)| u64::from(n) * 4)
+        }
+    }
+
+    #[test]
+    fn requests_are_executed_between_pumped_packets() {
+        let h = spawn(
+            Lazy::default(),
+            "127.0.0.1:0".parse().unwrap(),
+            ServeOptions::default(),
+        )
+        .unwrap();
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        a.send_to(b"long", h.addr()).unwrap();
+        let mut buf = [0u8; 64];
+        let (n, _) = a.recv_from(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"data", "the long answer has begun");
+        // B's request is executed while A's answer is still being made: the
+        // server asks the engine for at most a burst at a time.
+        h.trace(Some(b.local_addr().unwrap()));
+        b.send_to(b"hi", h.addr()).unwrap();
+        let (n, _) = b.recv_from(&mut buf).unwrap();
+        let made = u32::from_le_bytes(buf[..n].try_into().unwrap());
+        assert!(made < Lazy::N, "B waited for all {made} of A's datagrams");
+        // The probe's answer comes after the loop has recorded B's trace.
+        probe_stats(&b, h.addr(), Duration::from_secs(5)).unwrap();
+        let tr = h.take_trace();
+        assert_eq!(tr.len(), 1);
+        assert!(
+            tr[0].ahead <= 1,
+            "{} datagrams ahead of B's answer",
+            tr[0].ahead
+        );
+        // And all of A's answer is sent (whether A's socket keeps up or not).
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let r = probe_stats(&b, h.addr(), Duration::from_secs(5)).unwrap();
+            if r.is_some_and(|r| r.sent == u64::from(Lazy::N) + 1) {
+                break;
+            }
+            assert!(Instant::now() < deadline, "A's answer was not all sent");
+        }
+        let s = h.stop().unwrap();
+        assert_eq!(s.sent, u64::from(Lazy::N) + 1);
     }
 
     #[test]

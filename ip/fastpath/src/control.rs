@@ -98,6 +98,8 @@ impl<D: Dram> FastPath<D> {
         out: &mut F,
     ) {
         self.trace.cycles += 1;
+        // Reads of the PID still being sent packet by packet complete first.
+        self.flush_streams_of(h.pid, out);
         if !self.pending_of(h.pid) {
             return self.fail(src, h, Status::Ok, out);
         }

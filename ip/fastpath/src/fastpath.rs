@@ -80,6 +80,8 @@ pub struct FastPath<D: Dram> {
     /// The offload port's queue (`None`: no port, `OffloadCall` is
     /// answered `Unsupported` as the RTL does).
     pub(crate) offloads: Option<std::collections::VecDeque<crate::OffloadJob>>,
+    /// Open READ answers sent packet by packet ([`FastPath::pump`]).
+    pub(crate) streams: crate::interleave::Streams,
 }
 
 impl<D: Dram> core::fmt::Debug for FastPath<D> {
@@ -165,6 +167,7 @@ impl<D: Dram> FastPath<D> {
             segs: Vec::with_capacity(64),
             info,
             offloads: None,
+            streams: Default::default(),
             lay,
             opts,
             dram,
@@ -514,12 +517,22 @@ impl<D: Dram> FastPath<D> {
             return self.fail(src, h, s, out);
         }
         let total = h.total_len as usize;
-        // DRAM: one read burst per page piece, issued back to back.
-        for i in 0..self.segs.len() {
-            let n = self.segs[i].len as u64;
-            self.dram_read_cost(n);
-        }
         let mtu = self.lay.mtu;
+        // DRAM: one read burst per page piece, issued back to back (of the
+        // first packet only when the rest is streamed: `pump` reads it).
+        let mut left = if self.streams.on {
+            mtu.min(total)
+        } else {
+            total
+        };
+        for i in 0..self.segs.len() {
+            let n = self.segs[i].len.min(left);
+            if n == 0 && i > 0 {
+                break;
+            }
+            left -= n;
+            self.dram_read_cost(n as u64);
+        }
         let mut sent = 0usize;
         let mut seg = 0usize;
         let mut seg_pos = 0usize;
@@ -544,6 +557,10 @@ impl<D: Dram> FastPath<D> {
             sent += n;
             if sent >= total {
                 break;
+            }
+            if self.streams.on {
+                // The rest leaves packet by packet, between other requests.
+                return self.open_stream(src, h, sent as u32);
             }
         }
     }

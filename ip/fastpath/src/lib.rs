@@ -41,6 +41,7 @@ mod cycles;
 mod dedup;
 mod dram;
 mod fastpath;
+mod interleave;
 mod offload;
 mod response;
 mod session;

@@ -77,4 +77,10 @@ pub struct Stats {
     pub dram_accesses: u64,
     /// Pipeline cycles over all requests.
     pub cycles: u64,
+    /// READs whose answer was interleaved with other requests: sent past
+    /// their first packet by [`crate::FastPath::pump`].
+    pub read_streams: u64,
+    /// Interleaved READs cut short because a page of theirs was unmapped
+    /// (or lost READ) before its packet was sent.
+    pub read_streams_cut: u64,
 }

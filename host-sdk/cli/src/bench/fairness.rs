@@ -29,6 +29,10 @@
 //! host's scheduler, not the board (the schedstat waits above show it). The
 //! board's thread keeps its priority: the board is still shared. The same
 //! run with the streamer at the prober's priority is reported beside it.
+//!
+//! The emulated board interleaves long READ answers packet by packet
+//! (`clio_emu::Board::set_interleave_reads`); `CLIO_FAIR_WHOLE_READS=1`
+//! serves boards that answer each READ whole, for a side-by-side contrast.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -160,7 +164,13 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
     let (rounds, per_round) = if ctx.plan.quick { (4, 50) } else { (10, 300) };
     // An emulated target: serve an own board of its config, to trace it.
     let serve = |cfg: &BoardConfig| -> Result<clio_emu::ServerHandle> {
-        let board = clio_emu::Board::new(cfg).map_err(anyhow::Error::msg)?;
+        let mut board = clio_emu::Board::new(cfg).map_err(anyhow::Error::msg)?;
+        // `CLIO_FAIR_WHOLE_READS=1`: the board answers each READ whole at
+        // intake (as before interleaving, and as the RTL does), for a
+        // side-by-side contrast.
+        if std::env::var_os("CLIO_FAIR_WHOLE_READS").is_some_and(|v| v == "1") {
+            board.set_interleave_reads(false);
+        }
         Ok(clio_emu::spawn(
             board,
             "127.0.0.1:0".parse()?,

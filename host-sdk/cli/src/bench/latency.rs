@@ -56,6 +56,15 @@ impl Engine for BoardWithEcho {
     fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
         self.0.poll(out)
     }
+    fn start(&mut self) {
+        self.0.start()
+    }
+    fn pump(&mut self, max: usize, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+        self.0.pump(max, out)
+    }
+    fn owed_bytes(&self) -> u64 {
+        self.0.owed_bytes()
+    }
 }
 
 /// Where a UDP benchmark sends: the board's address, an echo client for
