@@ -308,7 +308,7 @@ reg [65:0]       cap_data [0:PORTS-1];
 reg [PORTS-1:0]  slot_ok;
 reg [SW-1:0]     slot_free [0:PORTS-1];
 
-always @* begin : ingress_parse
+always_comb begin : ingress_parse
     integer p, k;
     reg [2:0] cls;
     reg [63:0] d;
@@ -394,7 +394,7 @@ end
 reg              nt_pick;
 reg [PW-1:0]     nt_port;
 
-always @* begin : arbiter
+always_comb begin : arbiter
     integer i;
     /* verilator lint_off UNUSEDSIGNAL */
     integer p;
@@ -412,7 +412,7 @@ end
 
 // ---------------------------------------------------------------- match handling
 // message_blocks(body) - min(that, 3): cycles until the source may be granted again
-function [15:0] release_delay(input rres, input [15:0] len);
+function automatic [15:0] release_delay(input rres, input [15:0] len);
     reg [16:0] body, blocks;
     begin
         body = rres ? {1'b0, len} : {1'b0, len} + 17'd8;
@@ -428,7 +428,7 @@ reg [65:0]       eg_blk [0:PORTS-1];
 reg [PORTS-1:0]  lu_start;
 reg [PORTS-1:0]  eg_conflict;
 
-always @* begin : egress_feed
+always_comb begin : egress_feed
     integer e, i;
     reg [2:0] n;
     for (e = 0; e < PORTS; e = e + 1) begin
@@ -456,13 +456,13 @@ end
 
 // the tag presented to the scheduler last cycle (notif_refused answers it)
 reg [TAG_W-1:0] nt_tag_prev_reg;
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     nt_tag_prev_reg <= nt_tag_reg;
 end
 
 // destinations matched this cycle (their timers restart)
 reg [PORTS-1:0] dst_new;
-always @* begin : dst_matched
+always_comb begin : dst_matched
     integer s;
     dst_new = 0;
     for (s = 0; s < PORTS; s = s + 1) begin
@@ -474,7 +474,7 @@ end
 
 // lowest pending release (the one driven on rel_* this cycle is cleared)
 reg [PW-1:0] src_first, dst_first;
-always @* begin : first_pending
+always_comb begin : first_pending
     integer p;
     src_first = 0;
     dst_first = 0;
@@ -489,7 +489,7 @@ always @* begin : first_pending
 end
 
 // ---------------------------------------------------------------- sequential
-always @(posedge clk) begin : seq
+always_ff @(posedge clk) begin : seq
     integer p, s, e, k, i, o, n, ov;
     reg [TAG_W-1:0] tag;
     reg [15:0] len;
