@@ -335,7 +335,7 @@ reg [MW-1:0]     free_slot;
 reg              free_slot_ok;
 reg              pick_id_busy;
 
-always_comb begin : pick_step
+always @* begin : pick_step
     integer i, j, n;
     pick_valid = 1'b0;
     pick_idx = 0;
@@ -379,7 +379,7 @@ reg [MW-1:0] gw_idx;
 reg         gs_hit;
 reg [SVW-1:0] gs_idx;
 
-always_comb begin : grant_lookup
+always @* begin : grant_lookup
     integer j;
     gw_hit = 1'b0;
     gw_idx = 0;
@@ -412,7 +412,7 @@ reg          rs_dup;
 reg          rs_free_ok;
 reg [SVW-1:0] rs_free;
 
-always_comb begin : rx_lookup
+always @* begin : rx_lookup
     integer j;
     rr_hit = 1'b0;
     rr_idx = 0;
@@ -472,7 +472,7 @@ wire [63:0] rmw_old = mem[d_base[dh]];
 reg  [63:0] rmw_new;
 reg  [63:0] rmw_result;
 
-always_comb begin
+always @* begin
     case (d_rmw_op[dh])
         RMW_OP_CAS: begin
             rmw_new = (rmw_old == d_data[dh]) ? d_opb[dh] : rmw_old;
@@ -500,7 +500,7 @@ wire space_ok = free_blocks >= UNIT_MAX[UW:0] && !ul_full;
 
 reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write, do_pick_skip;
 
-always_comb begin
+always @* begin
     do_grant_w = 1'b0;
     do_grant_s = 1'b0;
     do_grant_drop = 1'b0;
@@ -533,7 +533,7 @@ wire [DST_W-1:0] pk_dst = q_dst[pick_idx];
 wire [7:0]       pk_id = next_id[pk_dst];
 wire [63:0]      n_block = {16'd0, q_len[pick_idx], pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
 
-always_comb begin
+always @* begin
     enc_start = 1'b0;
     enc_op = 4'd0;
     enc_kind = MSG_KIND_RREQ;

@@ -113,7 +113,7 @@ endfunction
 reg [PORTS-1:0] req_valid_next;
 reg [PW-1:0]    req_src_next [0:PORTS-1];
 
-always_comb begin : request_step
+always @* begin : request_step
     integer d, i;
     for (d = 0; d < PORTS; d = d + 1) begin
         req_valid_next[d] = 1'b0;
@@ -131,7 +131,7 @@ end
 reg [PORTS-1:0] grant_valid_next;
 reg [PW-1:0]    grant_dst_next [0:PORTS-1];
 
-always_comb begin : grant_step
+always @* begin : grant_step
     integer s, i;
     reg [PW-1:0] d;
     for (s = 0; s < PORTS; s = s + 1) begin
@@ -152,7 +152,7 @@ reg [PAIRS-1:0] pop;
 reg [PAIRS-1:0] dec;
 reg [31:0]      chunk_len [0:PORTS-1];
 
-always_comb begin : accept_step
+always @* begin : accept_step
     integer s, p;
     pop = 0;
     dec = 0;
@@ -176,7 +176,7 @@ reg [PAIRS-1:0] head_present;
 reg [31:0]      head_time [0:PAIRS-1];
 reg [31:0]      head_rem [0:PAIRS-1];
 
-always_comb begin : next_heads
+always @* begin : next_heads
     integer p;
     reg [CW-1:0] left;
     for (p = 0; p < PAIRS; p = p + 1) begin
@@ -209,7 +209,7 @@ reg [LW-1:0] sl_len_next [0:PORTS-1];
 reg [PORTS-1:0] acc_dst_valid;
 reg [PW-1:0]    acc_dst_src [0:PORTS-1];
 
-always_comb begin : accept_by_dst
+always @* begin : accept_by_dst
     integer s;
     acc_dst_valid = 0;
     for (s = 0; s < PORTS; s = s + 1) begin
@@ -223,7 +223,7 @@ always_comb begin : accept_by_dst
     end
 end
 
-always_comb begin : list_update
+always @* begin : list_update
     integer l, i, j, c, pos, n;
     /* verilator lint_off UNUSEDSIGNAL */
     integer p;

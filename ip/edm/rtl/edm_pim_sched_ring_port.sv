@@ -238,7 +238,7 @@ wire [31:0] chunk = CHUNK;
 wire        best_pop = best_rem_reg <= chunk;
 wire [SW-1:0] next_head = slot_add(m_head, 1);
 
-always_comb begin : writes
+always @* begin : writes
     hk_we = 1'b0;
     hk_wrank = rank_of(me, notif_src);
     hk_wdata = {1'b1, notif_time, notif_bytes, notif_tag};
@@ -292,7 +292,7 @@ reg [31:0]       ng_rem;
 reg [TAG_W-1:0]  ng_tag;
 reg              nacc;
 
-always_comb begin : fold
+always @* begin : fold
     integer j;
     reg [XW-1:0] r;
     reg [RW-1:0] rec;

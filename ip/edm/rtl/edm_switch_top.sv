@@ -308,7 +308,7 @@ reg [65:0]       cap_data [0:PORTS-1];
 reg [PORTS-1:0]  slot_ok;
 reg [SW-1:0]     slot_free [0:PORTS-1];
 
-always_comb begin : ingress_parse
+always @* begin : ingress_parse
     integer p, k;
     reg [2:0] cls;
     reg [63:0] d;
@@ -394,7 +394,7 @@ end
 reg              nt_pick;
 reg [PW-1:0]     nt_port;
 
-always_comb begin : arbiter
+always @* begin : arbiter
     integer i;
     /* verilator lint_off UNUSEDSIGNAL */
     integer p;
@@ -428,7 +428,7 @@ reg [65:0]       eg_blk [0:PORTS-1];
 reg [PORTS-1:0]  lu_start;
 reg [PORTS-1:0]  eg_conflict;
 
-always_comb begin : egress_feed
+always @* begin : egress_feed
     integer e, i;
     reg [2:0] n;
     for (e = 0; e < PORTS; e = e + 1) begin
@@ -462,7 +462,7 @@ end
 
 // destinations matched this cycle (their timers restart)
 reg [PORTS-1:0] dst_new;
-always_comb begin : dst_matched
+always @* begin : dst_matched
     integer s;
     dst_new = 0;
     for (s = 0; s < PORTS; s = s + 1) begin
@@ -474,7 +474,7 @@ end
 
 // lowest pending release (the one driven on rel_* this cycle is cleared)
 reg [PW-1:0] src_first, dst_first;
-always_comb begin : first_pending
+always @* begin : first_pending
     integer p;
     src_first = 0;
     dst_first = 0;
