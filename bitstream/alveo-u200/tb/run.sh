@@ -72,11 +72,13 @@ fi
 lint edm_board_reset "$u200/edm_board_reset.sv"
 echo "lint: ${#glue[@]} glue modules + edm_u200_port + edm_board_reset + edm_u200_top (vendor IP stubbed), $lint_bad with warnings"
 
+# The two whole-top benches share the top's instance and board clock
+# (common/edm_u200_top_dut.svh, found with -I).
 # The whole top with the XDMA's axi_aclk stopped and the board clock running
 # (-DCLIO_STUB_CLOCKS): the SI5335 reset pulse (FS driven throughout) and the
 # transceivers' reset must run (tb/edm_u200_reset).
 rst_out="$work/reset.log"
-if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_edm_u200_reset -o "$work/reset.vvp" "${rtl_srcs[@]}" "$common"/*.sv "$u200"/*.sv \
+if iverilog -g2012 -I "$here/common" -DCLIO_STUB_CLOCKS -s tb_edm_u200_reset -o "$work/reset.vvp" "${rtl_srcs[@]}" "$common"/*.sv "$u200"/*.sv \
         "$stubs" "$here/edm_u200_reset/tb_edm_u200_reset.sv" >"$rst_out" 2>&1 &&
         vvp -n "$work/reset.vvp" >>"$rst_out" 2>&1 && grep -q '^PASS' "$rst_out"; then
     grep '^PASS' "$rst_out" | sed 's/^/  reset: /'
@@ -89,7 +91,7 @@ fi
 # host, reading STATUS over AXI-Lite, must see READY = 0 while the Clio-to-EDM
 # translator is in reset and READY = 1 once it is up (tb/edm_u200_ready).
 ready_out="$work/ready.log"
-if iverilog -g2012 -DCLIO_STUB_CLOCKS -DCLIO_STUB_PCIE -s tb_edm_u200_ready -o "$work/ready.vvp" "${rtl_srcs[@]}" \
+if iverilog -g2012 -I "$here/common" -DCLIO_STUB_CLOCKS -DCLIO_STUB_PCIE -s tb_edm_u200_ready -o "$work/ready.vvp" "${rtl_srcs[@]}" \
         "$common"/*.sv "$u200"/*.sv "$stubs" "$here/edm_u200_ready/tb_edm_u200_ready.sv" >"$ready_out" 2>&1 &&
         vvp -n "$work/ready.vvp" >>"$ready_out" 2>&1 && grep -q '^PASS' "$ready_out"; then
     grep '^PASS' "$ready_out" | sed 's/^/  ready: /'

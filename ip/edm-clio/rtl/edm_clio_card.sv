@@ -102,7 +102,7 @@ function automatic [SB-1:0] lowest(input [NS-1:0] m);
     end
 endfunction
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     ready <= !rst;
 end
 
@@ -225,7 +225,7 @@ wire [NS-1:0] ans = (rd_ans_reg | rec_ans_reg) & slot_busy & ~free_pend_reg;
 wire [SB-1:0] ans_slot = lowest(ans);
 wire       ans_go = ans != '0 && !ch_busy && !ch_run_reg;
 
-always @* begin
+always_comb begin
     ch_start = ans_go;
     ch_record = !rd_ans_reg[ans_slot];
     ch_seq = slot_seq[32*ans_slot +: 32];
@@ -241,8 +241,8 @@ always @* begin
     free_slot = lowest(free_pend_reg);
 end
 
-integer i;
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
+    integer i;  // loop index local to the block
     busy_last_reg <= slot_busy;
     if (free_valid) begin
         free_pend_reg[free_slot] <= 1'b0;

@@ -60,9 +60,17 @@ module edm_clio_chain #(
 
 import edm_pkg::*;
 
-localparam [2:0] S_IDLE = 3'd0, S_HDR = 3'd1, S_SEQ = 3'd2, S_LEN = 3'd3, S_DATA = 3'd4;
+// Walk states: idle, the record header, the chain's sequence number, a packet's
+// length prefix, a packet's bytes.
+typedef enum logic [2:0] {
+    S_IDLE = 3'd0,
+    S_HDR = 3'd1,
+    S_SEQ = 3'd2,
+    S_LEN = 3'd3,
+    S_DATA = 3'd4
+} state_t;
 
-reg [2:0]    st_reg = S_IDLE;
+state_t      st_reg = S_IDLE;
 reg [127:0]  bb_reg = 128'd0;      // bytes read and not consumed, byte 0 in bits 7:0
 reg [4:0]    bc_reg = 5'd0;        // how many (0..16)
 reg          rd_pend_reg = 1'b0;   // a word was asked for; it is on mem_rdata now
@@ -85,7 +93,7 @@ wire [3:0] data_n = (plen_reg < 16'd8) ? plen_reg[3:0] : 4'd8;
 // This cycle's consumption (bytes taken from the front of bb_reg) and outcome.
 reg [3:0]  take;
 reg        fin, fin_ok, fin_frees;
-always @* begin
+always_comb begin
     take = 4'd0;
     fin = 1'b0;
     fin_ok = 1'b0;
@@ -134,7 +142,7 @@ wire [4:0]   bc_taken = bc_reg - {1'b0, take};
 // 64-bit mask of the first data_n bytes.
 wire [63:0]  data_mask = (data_n == 4'd8) ? {64{1'b1}} : ((64'd1 << {data_n, 3'b000}) - 64'd1);
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     done <= 1'b0;
     if (m_axis_tvalid && m_axis_tready) begin
         m_axis_tvalid <= 1'b0;

@@ -123,8 +123,13 @@ assign slot_busy = busy_reg;
 assign slot_read = read_reg;
 
 // ---- intake
-localparam [1:0] IN_IDLE = 2'd0, IN_RECV = 2'd1, IN_CLASS = 2'd2;
-reg [1:0]  in_reg = IN_IDLE;
+// Intake states: waiting for a free slot, receiving a packet, waiting for its class.
+typedef enum logic [1:0] {
+    IN_IDLE = 2'd0,
+    IN_RECV = 2'd1,
+    IN_CLASS = 2'd2
+} intake_t;
+intake_t   in_reg = IN_IDLE;
 reg [SB-1:0] cur_reg = '0;
 reg [9:0]  beat_reg = 10'd0;
 
@@ -195,7 +200,7 @@ wire posted = req_valid && req_ready;
 wire [SB-1:0] wc_slot = wcomp_tag[SB-1:0];
 wire       wc_record = wcomp_valid && !wcomp_tag[SB] && busy_reg[wc_slot];
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     refuse_valid <= 1'b0;
     case (in_reg)
         IN_IDLE: if (any_free) begin

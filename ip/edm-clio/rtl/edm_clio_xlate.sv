@@ -82,7 +82,7 @@ wire bad_op = opcode_eff < 8'(CLIO_OP_FIRST) || opcode_eff > 8'(CLIO_OP_LAST);
 wire is_read = opcode_eff == 8'(CLIO_OP_READ);
 wire long_read = total_eff > EC_MAX_READ;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     out_valid <= 1'b0;
     if (s_tvalid) begin
         if (s_tlast) begin

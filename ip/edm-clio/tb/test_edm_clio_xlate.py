@@ -3,12 +3,11 @@ random packet (short, over-long, unknown and response opcodes, reads past the RR
 limit), the carriage, the refusal code, the READ's RREQ demand and the length,
 one cycle after the last beat; packets back to back and with idle gaps."""
 
-import os
-import random
-
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
+
+from edm_clio_tb import BEAT, vectors
+from tb_base import rng as seeded, start
 
 
 def parse(path):
@@ -27,33 +26,22 @@ def parse(path):
 
 @cocotb.test()
 async def matches_the_model(dut):
-    path = os.environ.get("EDM_CLIO_VECTORS")
-    assert path, "set EDM_CLIO_VECTORS to a file from `edm-clio-vectors`"
-    vecs = parse(path)
-    rng = random.Random(int(os.environ.get("EDM_SEED", "1")))
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    dut.s_tvalid.value = 0
-    dut.s_tlast.value = 0
-    dut.s_tdata.value = 0
-    dut.s_tkeep.value = 0
-    dut.rst.value = 1
-    for _ in range(2):
-        await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    vecs = parse(vectors("EDM_CLIO_VECTORS", "edm-clio-vectors"))
+    rng = seeded()
+    await start(dut, idle=("s_tvalid", "s_tlast", "s_tdata", "s_tkeep"), cycles=2)
     checked = 0
     for data, carry, refuse, demand in vecs:
         if not data:
             # A zero-byte frame does not exist on the stream; the model refuses it as short.
             assert carry == 3
             continue
-        beats = [data[i : i + 8] for i in range(0, len(data), 8)]
+        beats = [data[i : i + BEAT] for i in range(0, len(data), BEAT)]
         for i, b in enumerate(beats):
             await FallingEdge(dut.clk)
             while rng.random() < 0.2:
                 dut.s_tvalid.value = 0
                 await FallingEdge(dut.clk)
-            dut.s_tdata.value = int.from_bytes(b.ljust(8, b"\0"), "little")
+            dut.s_tdata.value = int.from_bytes(b.ljust(BEAT, b"\0"), "little")
             dut.s_tkeep.value = (1 << len(b)) - 1
             dut.s_tlast.value = int(i == len(beats) - 1)
             dut.s_tvalid.value = 1

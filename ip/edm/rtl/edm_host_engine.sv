@@ -319,10 +319,10 @@ wire req_ok = req_dst != node_id && req_dst < DSTS && req_addr[2:0] == 3'd0 && (
               (req_len != 0 && req_len[2:0] == 3'd0 && req_local[2:0] == 3'd0 &&
                req_end <= {1'b0, MEM_BYTES}));
 // RMW operand and result bytes
-function [15:0] rmw_resp(input [3:0] op);
+function automatic [15:0] rmw_resp(input [3:0] op);
     rmw_resp = (op == RMW_OP_CAS || op == RMW_OP_TAS) ? 16'd1 : 16'd8;
 endfunction
-function [1:0] rmw_words(input [3:0] op);
+function automatic [1:0] rmw_words(input [3:0] op);
     rmw_words = (op == RMW_OP_CAS) ? 2'd2 : (op == RMW_OP_TAS) ? 2'd0 : 2'd1;
 endfunction
 assign req_ready = q_cnt_reg != QDEPTH[QW-1:0];
@@ -574,7 +574,7 @@ wire [15:0] job_blocks = do_grant_w ? 16'd2 + {3'd0, gw_len[15:3]} :
 wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
 
 // ---------------------------------------------------------------- sequential
-always @(posedge clk) begin : seq
+always_ff @(posedge clk) begin : seq
     integer i;
     reg [QW-1:0] qc;
     wcomp_valid <= 1'b0;

@@ -182,7 +182,7 @@ edm_msg_decoder dec_inst (
 // a message start, aligned with the decoder's (registered) outputs for that block
 reg rx_start_reg;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     rx_start_reg <= rxm_valid && (rxm_class == 3'd1 || rxm_class == 3'd4);
     if (rst) begin
         rx_start_reg <= 1'b0;

@@ -37,7 +37,7 @@ reg [31:0] elapsed;
 reg [31:0] errors;
 wire bad = in_hdr == 2'b00 || in_hdr == 2'b11;
 
-always @* begin
+always_comb begin
     elapsed = elapsed_reg;
     errors = errors_reg;
     if (elapsed >= WINDOW) begin
@@ -49,7 +49,7 @@ always @* begin
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     out_valid <= in_valid;
     if (in_valid) begin
         if (link_down || errors >= THRESHOLD) begin

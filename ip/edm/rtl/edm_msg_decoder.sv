@@ -45,7 +45,7 @@ module edm_msg_decoder (
 
 import edm_pkg::*;
 
-function [16:0] body_bytes(input [2:0] kind, input [3:0] op, input [15:0] len);
+function automatic [16:0] body_bytes(input [2:0] kind, input [3:0] op, input [15:0] len);
     case (kind)
         MSG_KIND_RREQ: body_bytes = 17'(ADDR_BYTES);
         MSG_KIND_WREQ: body_bytes = 17'(ADDR_BYTES) + {1'b0, len};
@@ -76,7 +76,7 @@ reg [16:0] words_reg;     // body words still to emit
 reg [7:0]  carry_reg;
 reg [47:0] head_reg;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     body_valid <= 1'b0;
     msg_valid <= 1'b0;
     ctl_valid <= 1'b0;

@@ -37,7 +37,7 @@ module edm_msg_encoder (
 import edm_pkg::*;
 
 // body bytes the header implies (clio_wire::edm::MsgHeader::body_len)
-function [16:0] body_bytes(input [2:0] kind, input [3:0] op, input [15:0] len);
+function automatic [16:0] body_bytes(input [2:0] kind, input [3:0] op, input [15:0] len);
     case (kind)
         MSG_KIND_RREQ: body_bytes = 17'(ADDR_BYTES);
         MSG_KIND_WREQ: body_bytes = 17'(ADDR_BYTES) + {1'b0, len};
@@ -47,11 +47,14 @@ function [16:0] body_bytes(input [2:0] kind, input [3:0] op, input [15:0] len);
     endcase
 endfunction
 
-localparam [1:0] S_IDLE = 2'd0;
-localparam [1:0] S_HEAD = 2'd1;
-localparam [1:0] S_BODY = 2'd2;
+// Encoder states: waiting for a message, sending its head block, its body blocks.
+typedef enum logic [1:0] {
+    S_IDLE = 2'd0,
+    S_HEAD = 2'd1,
+    S_BODY = 2'd2
+} state_t;
 
-reg [1:0]  state_reg;
+state_t    state_reg;
 reg [47:0] head_reg;      // payload bytes 1..6: kind/last/op, peer, id, len
 reg [16:0] body_reg;      // body bytes still to place (after body byte 0)
 reg [16:0] blocks_reg;    // blocks still to send after the current one
@@ -73,7 +76,7 @@ wire hdr_ok = (hdr_kind == MSG_KIND_RMWREQ) ? (hdr_op <= RMW_OP_TAS && hdr_last 
 
 wire [16:0] start_body = body_bytes(hdr_kind, hdr_op, hdr_len);
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     out_valid <= 1'b0;
     out_last <= 1'b0;
     out_error <= 1'b0;

@@ -60,7 +60,7 @@ wire [1:0]  mux_src;
 assign tx_src = mux_src;
 reg         mux_valid_reg;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     mux_valid_reg <= !rst;
 end
 

@@ -101,7 +101,7 @@ reg [PW-1:0]    grant_dst_reg [0:PORTS-1];
 
 assign iter_busy = stage_reg != 0;
 
-function [PW-1:0] rank_of(input integer me, input integer other);
+function automatic [PW-1:0] rank_of(input integer me, input integer other);
     /* verilator lint_off UNUSEDSIGNAL */
     integer r;
     /* verilator lint_on UNUSEDSIGNAL */
@@ -320,7 +320,7 @@ always @* begin : list_update
     end
 end
 
-always @(posedge clk) begin : state_update
+always_ff @(posedge clk) begin : state_update
     integer d, s, k, p, i;
     iter_done <= 1'b0;
     notif_refused <= notif_valid && !notif_ok;

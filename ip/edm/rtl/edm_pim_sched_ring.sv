@@ -177,7 +177,7 @@ generate
     end
 endgenerate
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     iter_done <= 1'b0;
     notif_refused <= notif_fire && ok == 0;
     cnt_reg <= cnt_reg + 1'b1;

@@ -105,7 +105,7 @@ initial begin
 end
 
 // (base + 1 + r) mod PORTS: the port of rank r (< PORTS) as seen from port base
-function [PW-1:0] seen(input [PW-1:0] base, input [PW-1:0] r);
+function automatic [PW-1:0] seen(input [PW-1:0] base, input [PW-1:0] r);
     reg [PW:0] x;
     x = {1'b0, base} + {1'b0, r} + 1'b1;
     if (x >= PORTS[PW:0]) begin
@@ -118,7 +118,7 @@ function [PW-1:0] seen(input [PW-1:0] base, input [PW-1:0] r);
 endfunction
 
 // (other - base - 1) mod PORTS: the rank of port other as seen from port base
-function [PW-1:0] rank_of(input [PW-1:0] base, input [PW-1:0] other);
+function automatic [PW-1:0] rank_of(input [PW-1:0] base, input [PW-1:0] other);
     reg [PW+1:0] x;
     x = {2'b0, other} + PORTS[PW+1:0] - {2'b0, base} - 1'b1;
     if (x >= PORTS[PW+1:0]) begin
@@ -127,7 +127,7 @@ function [PW-1:0] rank_of(input [PW-1:0] base, input [PW-1:0] other);
     rank_of = x[PW-1:0];
 endfunction
 
-function [SW-1:0] slot_add(input [SW-1:0] a, input [CW-1:0] b);
+function automatic [SW-1:0] slot_add(input [SW-1:0] a, input [CW-1:0] b);
     reg [SW+CW:0] x;
     x = {{(CW+1){1'b0}}, a} + {{(SW+1){1'b0}}, b};
     if (x >= DEPTH) begin
@@ -136,7 +136,7 @@ function [SW-1:0] slot_add(input [SW-1:0] a, input [CW-1:0] b);
     slot_add = x[SW-1:0];
 endfunction
 
-function [63:0] key_of(input [31:0] t, input [31:0] rem);
+function automatic [63:0] key_of(input [31:0] t, input [31:0] rem);
     key_of = (SRPT != 0) ? {rem, t} : {32'd0, t};
 endfunction
 
@@ -173,7 +173,7 @@ generate
         // the reset sweep clears address `step` of every bank
         wire hit = clear_en || LB == 0 || wr[(LB > 0 ? LB : 1)-1:0] == b[(LB > 0 ? LB : 1)-1:0];
         assign hk_q[b] = hk_rd;
-        always @(posedge clk) begin
+        always_ff @(posedge clk) begin
             if (hk_we && hit) begin
                 hk_mem[waddr] <= hk_wdata;
             end
@@ -184,13 +184,13 @@ generate
     end
 endgenerate
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (meta_we) begin
         meta_mem[meta_waddr] <= meta_wdata;
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (q_we) begin
         q_mem[q_waddr] <= q_wdata;
     end
@@ -339,7 +339,7 @@ end
 
 wire [RW-1:0] ring_shift = nx_ring[(LANES-1)*RW +: RW];
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (rel_src_valid && rel_src == me) begin
         src_busy_reg <= 1'b0;
     end

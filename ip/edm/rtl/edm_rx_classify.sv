@@ -60,7 +60,7 @@ wire std_type = bt == BT_IDLE || bt == BT_CTRL_OS4 || bt == BT_CTRL_START4 || bt
         bt == BT_TERM2 || bt == BT_TERM3 || bt == BT_TERM4 || bt == BT_TERM5 || bt == BT_TERM6 ||
         bt == BT_TERM7;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     mem_valid <= 1'b0;
     frm_valid <= 1'b0;
     out_valid <= in_valid;

@@ -106,7 +106,7 @@ reg         in_frame_next;
 reg         last_idle_next;
 reg [AW:0]  complete_push;
 
-always @* begin
+always_comb begin
     push = 1'b0;
     push_end = 1'b0;
     close_last = 1'b0;
@@ -153,7 +153,7 @@ reg        streaming_next;
 reg [AW:0] complete_next;
 reg        frame_done;
 
-always @* begin
+always_comb begin
     pop = 1'b0;
     streaming_next = streaming_reg;
     complete_next = complete_push;
@@ -187,7 +187,7 @@ end
 
 wire full = count == DEPTH;
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     dec_valid <= cyc_valid;
     if (cyc_valid) begin
         if (pop) begin

@@ -24,7 +24,7 @@ reg [121:0] ext;
 reg [63:0]  res;
 reg [57:0]  state_next;
 
-always @* begin : lfsr
+always_comb begin : lfsr
     integer k, i, j;
     for (k = 0; k < 58; k = k + 1) begin
         ext[k] = state_reg[57-k];
@@ -43,7 +43,7 @@ always @* begin : lfsr
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     out_valid <= in_valid;
     if (in_valid) begin
         out_data <= res;

@@ -107,7 +107,7 @@ reg [PW-1:0]        cut_dst_next [0:PORTS-1];
 reg [PORTS-1:0]     fwd_new;
 reg [PORTS-1:0]     drop_new;
 
-always @* begin : ingress_step
+always_comb begin : ingress_step
     integer p, k;
     reg [2:0] cls;
     reg [63:0] d;
@@ -193,7 +193,7 @@ reg [PORTS-1:0] eg_pop;
 reg [PW-1:0]    eg_src [0:PORTS-1];
 reg [98:0]      eg_ent [0:PORTS-1];
 
-always @* begin : egress_step
+always_comb begin : egress_step
     integer e, qi;
     reg [PW-1:0] src;
     for (e = 0; e < PORTS; e = e + 1) begin
@@ -209,7 +209,7 @@ always @* begin : egress_step
     end
 end
 
-always @(posedge clk) begin : state_update
+always_ff @(posedge clk) begin : state_update
     integer p, k, e, qi, n;
     reg [QW-1:0] wr;
     reg [CW-1:0] cnt;

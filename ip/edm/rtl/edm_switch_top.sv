@@ -412,7 +412,7 @@ end
 
 // ---------------------------------------------------------------- match handling
 // message_blocks(body) - min(that, 3): cycles until the source may be granted again
-function [15:0] release_delay(input rres, input [15:0] len);
+function automatic [15:0] release_delay(input rres, input [15:0] len);
     reg [16:0] body, blocks;
     begin
         body = rres ? {1'b0, len} : {1'b0, len} + 17'd8;
@@ -456,7 +456,7 @@ end
 
 // the tag presented to the scheduler last cycle (notif_refused answers it)
 reg [TAG_W-1:0] nt_tag_prev_reg;
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     nt_tag_prev_reg <= nt_tag_reg;
 end
 
@@ -489,7 +489,7 @@ always @* begin : first_pending
 end
 
 // ---------------------------------------------------------------- sequential
-always @(posedge clk) begin : seq
+always_ff @(posedge clk) begin : seq
     integer p, s, e, k, i, o, n, ov;
     reg [TAG_W-1:0] tag;
     reg [15:0] len;

@@ -70,7 +70,7 @@ reg        take_mem;
 reg        in_mem_next;
 reg signed [31:0] credit_next;
 
-always @* begin
+always_comb begin
     pop = 1'b0;
     take_mem = 1'b0;
     in_mem_next = in_mem_reg;
@@ -102,7 +102,7 @@ always @* begin
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
     if (take_mem) begin
         out_data <= mem_data;
         out_hdr <= mem_hdr;

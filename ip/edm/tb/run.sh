@@ -57,6 +57,7 @@ run_bench() {
 run_bench edm_scrambler /dev/null DESCRAMBLE=0
 run_bench edm_scrambler /dev/null DESCRAMBLE=1
 run_bench edm_link_monitor /dev/null
+run_bench edm_link_monitor /dev/null WINDOW=128 THRESHOLD=8
 
 "$vec" enc 400 "$seed" "$work/enc.txt"
 run_bench edm_msg_encoder "$work/enc.txt"

@@ -79,8 +79,15 @@ reg [7:0]            beat_reg = 0;
 wire                 q_empty = q_wr == q_rd;
 wire                 q_full = (q_wr - q_rd) == QD;
 
-localparam [1:0] W_IDLE = 2'd0, W_DATA = 2'd1, W_WAIT = 2'd2, W_RESP = 2'd3;
-reg [1:0]            wstate_reg = W_IDLE;
+// Write channel states: waiting for an address, taking the beats, the write
+// latency, the response.
+typedef enum logic [1:0] {
+    W_IDLE = 2'd0,
+    W_DATA = 2'd1,
+    W_WAIT = 2'd2,
+    W_RESP = 2'd3
+} wstate_t;
+wstate_t             wstate_reg = W_IDLE;
 reg [ID_WIDTH-1:0]   wid_reg = 0;
 reg [ADDR_WIDTH-1:0] wword_reg = 0;
 reg [7:0]            wleft_reg = 0;
@@ -105,9 +112,8 @@ assign s_axi_bvalid = wstate_reg == W_RESP;
 assign s_axi_bid = wid_reg;
 assign s_axi_bresp = 2'b00;
 
-integer i;
-
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
+    integer i;  // loop index local to the block
     now <= now + 1;
     if (s_axi_arvalid && s_axi_arready) begin
         q_word[q_wr[2:0]] <= ar_word;

@@ -125,8 +125,13 @@ wire [KEEP_WIDTH-1:0] odd_we = !wr_en ? {KEEP_WIDTH{1'b0}}
     : wr_beat[0] ? (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}})
     : (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}});
 
-localparam [1:0] ST_IDLE = 2'd0, ST_CRC = 2'd1, ST_OUT = 2'd2;
-reg [1:0]            state_reg = ST_IDLE;
+// Controller states: idle, running the CRC over the buffered beats, streaming out.
+typedef enum logic [1:0] {
+    ST_IDLE = 2'd0,
+    ST_CRC = 2'd1,
+    ST_OUT = 2'd2
+} state_t;
+state_t              state_reg = ST_IDLE;
 reg [DATA_WIDTH-1:0] hdr_reg = 0;      // beat 0 header bytes (crc zero)
 reg [16:0]           len_reg = 0;      // packet bytes
 reg [BW:0]           beat_reg = 0;
@@ -134,24 +139,35 @@ reg [BW:0]           last_beat_reg = 0;
 reg [31:0]           crc_reg = 32'hffffffff;
 reg                  done_reg = 1'b0;
 
-reg [DATA_WIDTH-1:0] hdr_image;
-always @* begin
-    hdr_image = 0;
-    hdr_image[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
-    hdr_image[CLIO_OFF_OPCODE*8 +: 8] = hdr_opcode;
-    hdr_image[CLIO_OFF_FLAGS*8 +: 8] = hdr_flags;
-    hdr_image[CLIO_OFF_STATUS*8 +: 8] = hdr_status;
-    hdr_image[CLIO_OFF_PID*8 +: 32] = bswap32(hdr_pid);
-    hdr_image[CLIO_OFF_REQ_ID*8 +: 32] = bswap32(hdr_req_id);
-    hdr_image[CLIO_OFF_RETRY_OF*8 +: 32] = bswap32(hdr_retry_of);
-    hdr_image[CLIO_OFF_VA*8 +: 64] = bswap64(hdr_va);
-    hdr_image[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(hdr_total_len);
-    hdr_image[CLIO_OFF_OFFSET*8 +: 32] = bswap32(hdr_offset);
-    hdr_image[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {hdr_payload_len[7:0], hdr_payload_len[15:8]};
+// The response header with a zero CRC field, in wire byte order. A function
+// rather than field-by-field writes in an `always_comb` block: Icarus 11 counts
+// the written variable among the block's inputs (constant part-selects) and
+// re-runs the block forever.
+function automatic [DATA_WIDTH-1:0] header_image(
+    input [7:0] opcode, input [7:0] flags, input [7:0] status, input [31:0] pid,
+    input [31:0] req_id, input [31:0] retry_of, input [63:0] va, input [31:0] total_len,
+    input [31:0] offset, input [15:0] payload_len, input [15:0] session, input [31:0] epoch
+);
+    header_image = 0;
+    header_image[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
+    header_image[CLIO_OFF_OPCODE*8 +: 8] = opcode;
+    header_image[CLIO_OFF_FLAGS*8 +: 8] = flags;
+    header_image[CLIO_OFF_STATUS*8 +: 8] = status;
+    header_image[CLIO_OFF_PID*8 +: 32] = bswap32(pid);
+    header_image[CLIO_OFF_REQ_ID*8 +: 32] = bswap32(req_id);
+    header_image[CLIO_OFF_RETRY_OF*8 +: 32] = bswap32(retry_of);
+    header_image[CLIO_OFF_VA*8 +: 64] = bswap64(va);
+    header_image[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(total_len);
+    header_image[CLIO_OFF_OFFSET*8 +: 32] = bswap32(offset);
+    header_image[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {payload_len[7:0], payload_len[15:8]};
     // Responses echo session and epoch; key and ack stay zero.
-    hdr_image[CLIO_OFF_SESSION*8 +: 16] = {hdr_session[7:0], hdr_session[15:8]};
-    hdr_image[CLIO_OFF_EPOCH*8 +: 32] = bswap32(hdr_epoch);
-end
+    header_image[CLIO_OFF_SESSION*8 +: 16] = {session[7:0], session[15:8]};
+    header_image[CLIO_OFF_EPOCH*8 +: 32] = bswap32(epoch);
+endfunction
+
+wire [DATA_WIDTH-1:0] hdr_image = header_image(hdr_opcode, hdr_flags, hdr_status, hdr_pid,
+    hdr_req_id, hdr_retry_of, hdr_va, hdr_total_len, hdr_offset, hdr_payload_len, hdr_session,
+    hdr_epoch);
 
 // The current beat with the header merged in (beat 0).
 reg [DATA_WIDTH-1:0] cur_beat;
@@ -160,10 +176,14 @@ reg [KEEP_WIDTH-1:0] cur_keep;
 wire [16:0] beat_start = {beat_reg, {OW{1'b0}}};
 /* verilator lint_on WIDTH */
 wire [16:0] remain = len_reg - beat_start;
-integer i;
+// The buffer read stays a continuous assignment: an `always_comb` block that
+// reads the banks is woken by every write to them under Icarus 11 (its bench
+// took over 10 min instead of 40 s).
+wire [DATA_WIDTH-1:0] buf_beat = beat_reg[0] ? odd_mem[beat_reg[BW-1:1]] : even_mem[beat_reg[BW-1:1]];
 
-always @* begin
-    cur_beat = beat_reg[0] ? odd_mem[beat_reg[BW-1:1]] : even_mem[beat_reg[BW-1:1]];
+always_comb begin
+    integer i;  // loop index local to the block (no shared variable between processes)
+    cur_beat = buf_beat;
     if (beat_reg == 0) begin
         for (i = 0; i < CLIO_HEADER_LEN; i = i + 1) begin
             cur_beat[i*8 +: 8] = hdr_reg[i*8 +: 8];
@@ -183,7 +203,8 @@ clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) crc_inst (
 );
 
 reg [DATA_WIDTH-1:0] out_beat;
-always @* begin
+always_comb begin
+    integer i;
     // Lanes past the end of the packet carry zeros, not stale buffer bytes.
     for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
         out_beat[i*8 +: 8] = cur_keep[i] ? cur_beat[i*8 +: 8] : 8'd0;
@@ -193,7 +214,8 @@ always @* begin
     end
 end
 
-always @(posedge clk) begin
+always_ff @(posedge clk) begin
+    integer i;
     done_reg <= 1'b0;
     for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
         if (even_we[i]) even_mem[even_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];

@@ -54,6 +54,8 @@ declare -A sweep=(
     [clio_fwd_table]="SLOTS=4 FENCES=2"
     [clio_pt_fetch]="BUCKET_BITS=10 SLOTS=8"
     [clio_free_pa_fifo]="DEPTH=8 SIZES=1"
+    [clio_resp_builder]="BEATS=9"
+    [clio_axi_ram]="DATA_WIDTH=128 READ_LATENCY=1"
 )
 if [ -z "${SKIP_BENCHES:-}" ]; then
     nb=0

@@ -9,23 +9,17 @@ into the card's inbox. Checked: the card's C2H frames are the model's answers
 (same packets; order may differ between slots), the same packets are refused, no
 slot times out and no EDM host counts an error."""
 
-import os
-import re
-from pathlib import Path
-import random
 from collections import Counter
 
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from tb_base import start_clock
+from edm_clio_tb import SLOTS, keep_bytes, r8, stream_beats, vectors
+from tb_base import rng as seeded, start
 
 HEADER_LEN = 56
 READ_ANSWER_PAYLOAD = 512
 INBOX_SLOT = 4096
-# the slot count, from the generated package (clio_wire::edm_clio::SLOTS)
-SLOTS = int(re.search(r"EC_SLOTS\s*=\s*(\d+)",
-                      (Path(__file__).resolve().parents[3] / "edm/rtl/edm_pkg.sv").read_text()).group(1))
 OUTBOX_BASE = 16 * SLOTS * 4096
 OUTBOX_SLOT = 65536
 NODE_STAGE_WORD = 200000  # where the node stages its answer records (after its outboxes)
@@ -64,10 +58,6 @@ def record(seq, body):
     return len(body).to_bytes(2, "little") + b"\0\0" + seq.to_bytes(4, "little") + body
 
 
-def r8(n):
-    return (n + 7) & ~7
-
-
 def load(path):
     pkts, answers, k = [], [], None
     with open(path) as f:
@@ -84,27 +74,15 @@ def load(path):
 
 @cocotb.test()
 async def matches_the_model(dut):
-    path = os.environ.get("EDM_CLIO_COSIM")
-    assert path, "set EDM_CLIO_COSIM to a file from `edm-clio-cosim`"
-    pkts, want, (want_refused, want_carried, want_timeouts, _bad) = load(path)
-    rng = random.Random(int(os.environ.get("EDM_SEED", "1")))
-    start_clock(dut, "clk", 4)
-    for s in ("h2c_tvalid", "h2c_tlast", "h2c_tdata", "h2c_tkeep", "c2h_tready",
-              "n_req_valid", "n_req_addr", "n_req_len", "n_req_local", "n_req_tag"):
-        getattr(dut, s).value = 0
-    dut.rst.value = 1
-    for _ in range(4):
-        await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    pkts, want, (want_refused, want_carried, want_timeouts, _bad) = load(vectors("EDM_CLIO_COSIM", "edm-clio-cosim"))
+    rng = seeded()
+    await start(dut, idle=("h2c_tvalid", "h2c_tlast", "h2c_tdata", "h2c_tkeep", "c2h_tready",
+                           "n_req_valid", "n_req_addr", "n_req_len", "n_req_local", "n_req_tag"), cycles=4)
     await FallingEdge(dut.clk)
     assert dut.card_ready.value == 1, "the card is not ready out of reset"
 
     node_mem = dut.node_host.engine_inst.mem
-    beats = []
-    for p in pkts:
-        chunks = [p[i : i + 8] for i in range(0, len(p), 8)]
-        beats += [(c, j == len(chunks) - 1) for j, c in enumerate(chunks)]
+    beats = stream_beats(pkts)
     bi = 0
     frames, cur = [], b""
     got_words = {}        # inbox slot -> words applied
@@ -159,9 +137,7 @@ async def matches_the_model(dut):
         if dut.n_req_valid.value and dut.n_req_ready.value:
             nreq = None
         if dut.c2h_tvalid.value and dut.c2h_tready.value:
-            keep = int(dut.c2h_tkeep.value)
-            n = bin(keep).count("1")
-            cur += int(dut.c2h_tdata.value).to_bytes(8, "little")[:n]
+            cur += keep_bytes(dut.c2h_tdata.value, dut.c2h_tkeep.value, f"answer {len(frames)}")
             if dut.c2h_tlast.value:
                 frames.append(cur)
                 cur = b""

@@ -9,20 +9,12 @@ goes to the model's inbox address with the record's length rounded to 8 bytes, a
 READ's RREQ follows its WREQ's completion with the model's outbox address and
 length, no slot is used twice at once and every packet is carried in order."""
 
-import os
-import re
-from pathlib import Path
-import random
-
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, ReadOnly
 
-STAGE_WORD = 0x800
-# the slot count, from the generated package (clio_wire::edm_clio::SLOTS)
-SLOTS = int(re.search(r"EC_SLOTS\s*=\s*(\d+)",
-                      (Path(__file__).resolve().parents[3] / "edm/rtl/edm_pkg.sv").read_text()).group(1))
-ANSWER_WORD = 0x8000
+from edm_clio_tb import SLOTS, r8, stream_beats, vectors
+from tb_base import param, rng as seeded, start
+
 DST = 9
 
 
@@ -43,27 +35,16 @@ def parse(path):
     return head, pkts
 
 
-def r8(n):
-    return (n + 7) & ~7
-
-
 @cocotb.test()
 async def matches_the_model(dut):
-    path = os.environ.get("EDM_CLIO_REQ_VECTORS")
-    assert path, "set EDM_CLIO_REQ_VECTORS to a file from `edm-clio-req-vectors`"
-    (card, inbox, outbox), pkts = parse(path)
-    rng = random.Random(int(os.environ.get("EDM_SEED", "1")))
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
-    for s in ("s_axis_tvalid", "s_axis_tlast", "s_axis_tdata", "s_axis_tkeep", "req_ready",
-              "wcomp_valid", "wcomp_tag", "free_valid", "free_slot", "reread_valid", "reread_slot"):
-        getattr(dut, s).value = 0
-    dut.node_id.value = card
-    dut.dst.value = DST
-    dut.rst.value = 1
-    for _ in range(2):
-        await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst.value = 0
+    (card, inbox, outbox), pkts = parse(vectors("EDM_CLIO_REQ_VECTORS", "edm-clio-req-vectors"))
+    rng = seeded()
+    # The parameter point the bench was compiled for (the Makefile's AW, STAGE_WORD, ANSWER_WORD).
+    stage_word, answer_word = param(dut, "STAGE_WORD"), param(dut, "ANSWER_WORD")
+    dut._log.info("AW %d, STAGE_WORD %#x, ANSWER_WORD %#x", param(dut, "AW"), stage_word, answer_word)
+    await start(dut, idle=("s_axis_tvalid", "s_axis_tlast", "s_axis_tdata", "s_axis_tkeep", "req_ready",
+                           "wcomp_valid", "wcomp_tag", "free_valid", "free_slot", "reread_valid",
+                           "reread_slot"), cycles=2, node_id=card, dst=DST)
 
     # Expected, in stream order.
     refused = [(len(d), r) for d, r, _, _ in pkts]
@@ -71,11 +52,7 @@ async def matches_the_model(dut):
     by_seq = {i + 1: c for i, c in enumerate(carried)}
 
     # The stream: beats of every packet, in order.
-    beats = []
-    for d, _, _, _ in pkts:
-        chunks = [d[i:i + 8] for i in range(0, len(d), 8)]
-        for j, c in enumerate(chunks):
-            beats.append((c, j == len(chunks) - 1))
+    beats = stream_beats(d for d, _, _, _ in pkts)
     bi = 0
     mem = {}
     seen_refusals = []
@@ -139,7 +116,7 @@ async def matches_the_model(dut):
             assert int(dut.req_dst.value) == DST
             if int(dut.req_write.value):
                 assert tag == s, f"WREQ tag {tag}"
-                assert local == (STAGE_WORD + 512 * s) * 8, f"WREQ local {local:#x}, slot {s}"
+                assert local == (stage_word + 512 * s) * 8, f"WREQ local {local:#x}, slot {s}"
                 w0 = mem.get(local // 8)
                 assert w0 is not None, f"WREQ of slot {s} before its record header was written"
                 seq = w0 >> 32
@@ -161,7 +138,7 @@ async def matches_the_model(dut):
                 rl = by_seq[seq][2]
                 assert addr == outbox[s], f"seq {seq}: RREQ at {addr:#x}, model {outbox[s]:#x}"
                 assert n == r8(rl), f"seq {seq}: RREQ of {n} B, model {rl} B"
-                assert local == (ANSWER_WORD + 8192 * s) * 8
+                assert local == (answer_word + 8192 * s) * 8
                 slot_of[s] = (seq, True, "rreq")
                 rreqs += 1
                 events.append((cycle + rng.randrange(1, 80), "free", s))
