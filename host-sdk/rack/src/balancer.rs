@@ -41,8 +41,8 @@ use clio::{ClientConfig, Session};
 use clio_control::{GateState, Message, MoveOrder, NodeId, Replicas};
 
 use crate::client::{
-    chunk_list, node_call, space_session, token_of, Links, Migration, RackClientError, CHUNK,
-    MAX_PIECE,
+    chunk_list, copy_chunk, node_call, space_session, token_of, CopyEnd, Links, Migration,
+    RackClientError, CHUNK,
 };
 use crate::config::RackConfig;
 use crate::service::Client;
@@ -485,40 +485,28 @@ impl<T: Transport> Mover<T> {
             }
         }
         let mut buf = vec![0u8; CHUNK as usize];
+        let mut src_end = CopyEnd {
+            node: from,
+            addr: from_addr,
+            pid,
+            session: src,
+        };
+        let mut dst_end = CopyEnd {
+            node: to,
+            addr: to_addr,
+            pid: dst_pid,
+            session: dst,
+        };
         for (&c, &nva) in paused.iter() {
-            for (i, part) in buf.chunks_mut(MAX_PIECE as usize).enumerate() {
-                src.rread(nva + i as u64 * MAX_PIECE, part)
-                    .map_err(|source| RackClientError::Node {
-                        node: from,
-                        addr: from_addr,
-                        source,
-                    })?;
-            }
-            let err = |source| RackClientError::Node {
-                node: to,
-                addr: to_addr,
-                source,
-            };
-            let a = dst
-                .ralloc(CHUNK, clio_wire::payload::perms::RW)
-                .map_err(err)?;
-            copied.push(a.va);
-            for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
-                dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
-            }
-            node_call(
+            let va = copy_chunk(
                 &*self.links,
-                to,
-                to_addr,
-                Message::Bind {
-                    region,
-                    chunk: c as u16,
-                    pid: dst_pid,
-                    va: a.va,
-                    len: CHUNK,
-                    import: true,
-                },
+                region,
+                (c, nva),
+                &mut src_end,
+                &mut dst_end,
+                &mut buf,
             )?;
+            copied.push(va);
             bytes += CHUNK;
         }
         Ok(bytes)

@@ -341,6 +341,66 @@ pub(crate) type Held = (u64, u32, BTreeMap<u64, u64>);
 
 /// The chunks node `node` holds of `region`: (rack client, pid, chunk -> node VA).
 /// `None` when it holds none.
+/// Where a chunk copy reads and writes: a node, its address and the session
+/// (joined to the region's address space) the copy uses there.
+pub(crate) struct CopyEnd<'a, T: Transport> {
+    pub(crate) node: NodeId,
+    pub(crate) addr: SocketAddr,
+    pub(crate) pid: u32,
+    pub(crate) session: &'a mut Session<T>,
+}
+
+/// Copies chunk `chunk` of `region` (at `nva` on `from`) into a fresh chunk
+/// of `to`'s address space through `buf` (one chunk long) and binds it there
+/// as imported; returns the new chunk's VA. A client's migration and the
+/// balancer's both copy this way.
+pub(crate) fn copy_chunk<T: Transport>(
+    links: &dyn Links<T>,
+    region: u32,
+    (chunk, nva): (u64, u64),
+    from: &mut CopyEnd<'_, T>,
+    to: &mut CopyEnd<'_, T>,
+    buf: &mut [u8],
+) -> Result<u64, RackClientError> {
+    for (i, part) in buf.chunks_mut(MAX_PIECE as usize).enumerate() {
+        from.session
+            .rread(nva + i as u64 * MAX_PIECE, part)
+            .map_err(|source| RackClientError::Node {
+                node: from.node,
+                addr: from.addr,
+                source,
+            })?;
+    }
+    let err = |source| RackClientError::Node {
+        node: to.node,
+        addr: to.addr,
+        source,
+    };
+    let a = to
+        .session
+        .ralloc(CHUNK, clio_wire::payload::perms::RW)
+        .map_err(err)?;
+    for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
+        to.session
+            .rwrite(a.va + i as u64 * MAX_PIECE, part)
+            .map_err(err)?;
+    }
+    node_call(
+        links,
+        to.node,
+        to.addr,
+        Message::Bind {
+            region,
+            chunk: chunk as u16,
+            pid: to.pid,
+            va: a.va,
+            len: CHUNK,
+            import: true,
+        },
+    )?;
+    Ok(a.va)
+}
+
 pub(crate) fn chunk_list<T: Transport>(
     links: &dyn Links<T>,
     node: NodeId,
@@ -1244,19 +1304,7 @@ impl<T: Transport> RackClient<T> {
             return Ok(false);
         }
         let b = rs.backup;
-        let baddr = self
-            .slot(b)
-            .ok_or(RackClientError::UnknownNode { region, node: b })?
-            .addr;
-        let bpid = {
-            let (g, _) = self.session(b)?;
-            g.as_ref().expect("opened").pid().unwrap_or(0)
-        };
-        let chunks = match chunk_list(&*self.links, b, baddr, region)? {
-            Some((_, p, c)) if p == bpid => c,
-            Some(_) => return Err(RackClientError::MovedAway { region, node: b }),
-            None => BTreeMap::new(),
-        };
+        let chunks = self.my_chunks(region, b)?;
         let (primary, reopen) = {
             let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
             let Some(r) = routes.get_mut(&region) else {
@@ -1285,25 +1333,30 @@ impl<T: Transport> RackClient<T> {
         Ok(true)
     }
 
+    /// `region`'s chunk table at `node`, which must hold it in this client's
+    /// address space there (someone else's copy is `MovedAway`); empty when
+    /// nothing of it was touched there.
+    fn my_chunks(&self, region: u32, node: NodeId) -> Result<BTreeMap<u64, u64>, RackClientError> {
+        let addr = self
+            .slot(node)
+            .ok_or(RackClientError::UnknownNode { region, node })?
+            .addr;
+        let pid = {
+            let (g, _) = self.session(node)?;
+            g.as_ref().expect("opened").pid().unwrap_or(0)
+        };
+        match chunk_list(&*self.links, node, addr, region)? {
+            Some((_, p, chunks)) if p == pid => Ok(chunks),
+            Some(_) => Err(RackClientError::MovedAway { region, node }),
+            None => Ok(BTreeMap::new()),
+        }
+    }
+
     /// `region` moved from `from` to `to` by someone else (the controller's
     /// mover): take its chunk table from `to`, which holds it in this client's
     /// address space there.
     fn adopt(&self, region: u32, from: NodeId, to: NodeId) -> Result<(), RackClientError> {
-        let addr = self
-            .slot(to)
-            .ok_or(RackClientError::UnknownNode { region, node: to })?
-            .addr;
-        let pid = {
-            let (g, _) = self.session(to)?;
-            g.as_ref().expect("opened").pid().unwrap_or(0)
-        };
-        let chunks = match chunk_list(&*self.links, to, addr, region)? {
-            Some((_, p, chunks)) if p == pid => chunks,
-            // Held in another address space: not this client's copy.
-            Some(_) => return Err(RackClientError::MovedAway { region, node: to }),
-            // Nothing of it touched there.
-            None => BTreeMap::new(),
-        };
+        let chunks = self.my_chunks(region, to)?;
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
         if let Some(r) = routes.get_mut(&region) {
             // Another thread may have adopted it already.
@@ -1683,40 +1736,28 @@ impl<T: Transport> RackClient<T> {
             }
             let from_addr = self.slot(from).map_or(self.ctl_addr, |s| s.addr);
             let mut buf = vec![0u8; CHUNK as usize];
+            let mut src_end = CopyEnd {
+                node: from,
+                addr: from_addr,
+                pid,
+                session: &mut src,
+            };
+            let mut dst_end = CopyEnd {
+                node: to,
+                addr: to_addr,
+                pid: dst_pid,
+                session: &mut dst,
+            };
             for (c, nva) in chunks {
-                for (i, part) in buf.chunks_mut(MAX_PIECE as usize).enumerate() {
-                    src.rread(nva + i as u64 * MAX_PIECE, part)
-                        .map_err(|source| RackClientError::Node {
-                            node: from,
-                            addr: from_addr,
-                            source,
-                        })?;
-                }
-                let err = |source| RackClientError::Node {
-                    node: to,
-                    addr: to_addr,
-                    source,
-                };
-                let a = dst
-                    .ralloc(CHUNK, clio_wire::payload::perms::RW)
-                    .map_err(err)?;
-                copied.insert(*c, a.va);
-                for (i, part) in buf.chunks(MAX_PIECE as usize).enumerate() {
-                    dst.rwrite(a.va + i as u64 * MAX_PIECE, part).map_err(err)?;
-                }
-                node_call(
+                let va = copy_chunk(
                     &*self.links,
-                    to,
-                    to_addr,
-                    Message::Bind {
-                        region,
-                        chunk: *c as u16,
-                        pid: dst_pid,
-                        va: a.va,
-                        len: CHUNK,
-                        import: true,
-                    },
+                    region,
+                    (*c, *nva),
+                    &mut src_end,
+                    &mut dst_end,
+                    &mut buf,
                 )?;
+                copied.insert(*c, va);
                 bytes += CHUNK;
             }
             // Everything is on `to` before the switch makes it the owner.

@@ -128,6 +128,9 @@ pub struct NodeState {
     pub last_heard_ms: Option<u64>,
     /// Its last pressure report; volatile.
     pub pressure: Option<Pressure>,
+    /// Until when (ms, the caller's clock) its pressure reports are ignored:
+    /// a move it took part in committed just before; volatile.
+    pub settle_until_ms: u64,
 }
 
 impl NodeState {
@@ -190,6 +193,12 @@ pub struct Use {
 /// A usage report older than this is not used for planning (the node stopped
 /// reporting the region: it holds no chunks of it any more, or it is gone).
 pub const USAGE_STALE_MS: u64 = 2000;
+
+/// How long after a move commits both nodes' pressure reports are ignored.
+/// The giver frees the region's memory only after the commit, so a report
+/// computed before that free still counts the region and would plan a second
+/// move off a node that is no longer pressed.
+pub const SETTLE_MS: u64 = 1000;
 
 impl Controller {
     /// A controller with no history over the nodes of `config`.
@@ -635,7 +644,9 @@ impl Controller {
                 }
                 let st = self.state_mut(node);
                 st.last_heard_ms = Some(now_ms);
-                st.pressure = Some(pressure);
+                if now_ms >= st.settle_until_ms {
+                    st.pressure = Some(pressure);
+                }
                 Decision::read(Message::Ack { epoch })
             }
             Message::AssignRegion {
@@ -733,11 +744,15 @@ impl Controller {
                 if st.regions >= self.slots(to) {
                     return Decision::refuse(ErrorCode::NoCapacity, Field::MoveTo);
                 }
+                let epoch = st.epoch;
+                for n in [from, to] {
+                    self.state_mut(n).settle_until_ms = now_ms + SETTLE_MS;
+                }
                 Decision {
                     reply: Message::Owner(Placement {
                         region,
                         node: to,
-                        epoch: st.epoch,
+                        epoch,
                     }),
                     events: vec![Event::Moved {
                         region,

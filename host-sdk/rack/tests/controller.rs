@@ -658,6 +658,17 @@ fn the_plan_moves_a_pressed_nodes_least_used_region_to_the_least_loaded_node() {
     ));
     assert_eq!(c.usage(o.region), None);
     assert_eq!(plan(&mut c, 61), None);
+    // The giver frees the region after the commit: reports arriving within
+    // SETTLE_MS may predate the free and are ignored; later ones count.
+    let settle = clio_rack::state::SETTLE_MS;
+    run(&mut c, 62, usage(1, 1, &[(2, 2, 0)]));
+    run(&mut c, 62, beat(1, 1, 950));
+    run(&mut c, 62, beat(3, 1, 100));
+    assert_eq!(plan(&mut c, 62), None, "a report from before the free");
+    run(&mut c, 60 + settle, usage(1, 1, &[(2, 2, 0)]));
+    run(&mut c, 60 + settle, beat(1, 1, 950));
+    run(&mut c, 60 + settle, beat(3, 1, 100));
+    assert_eq!(plan(&mut c, 60 + settle).map(|o| o.region), Some(2));
     // Invalid marks are refused naming the field.
     assert_eq!(
         run(
