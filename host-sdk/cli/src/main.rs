@@ -110,31 +110,34 @@ fn dispatch(cli: &Cli) -> Result<()> {
             }
             Ok(())
         }
-        Cmd::Bench(a) => match &a.cmd {
-            Some(bench::BenchCmd::Slowpath(s)) => show(&bench::slowpath::run(s)?, s.json),
-            Some(bench::BenchCmd::Edm(e)) => show(&bench::edm::run(e)?, e.json),
-            Some(bench::BenchCmd::Rack(r)) => {
-                let report = bench::rack::run(r)?;
-                show(&report, r.json)?;
-                report.verdict()
-            }
-            None => {
-                let json = a.suite.json;
-                let report = bench::run_suite(&a.suite, &mut |e| {
-                    if !json {
-                        print!("{e}");
-                    }
-                })?;
-                if json {
-                    println!("{}", serde_json::to_string_pretty(&report)?);
-                    // Progress and the summary go to stderr with --json.
-                    eprintln!("{}", report.summary());
-                } else {
-                    println!("\n{}", report.summary());
+        Cmd::Bench(a) => {
+            bench::show_progress(true);
+            match &a.cmd {
+                Some(bench::BenchCmd::Slowpath(s)) => show(&bench::slowpath::run(s)?, s.json),
+                Some(bench::BenchCmd::Edm(e)) => show(&bench::edm::run(e)?, e.json),
+                Some(bench::BenchCmd::Rack(r)) => {
+                    let report = bench::rack::run(r)?;
+                    show(&report, r.json)?;
+                    report.verdict()
                 }
-                report.verdict()
+                None => {
+                    let json = a.suite.json;
+                    let report = bench::run_suite(&a.suite, &mut |e| {
+                        if !json {
+                            print!("{e}");
+                        }
+                    })?;
+                    if json {
+                        println!("{}", serde_json::to_string_pretty(&report)?);
+                        // Progress and the summary go to stderr with --json.
+                        eprintln!("{}", report.summary());
+                    } else {
+                        println!("\n{}", report.summary());
+                    }
+                    report.verdict()
+                }
             }
-        },
+        }
         Cmd::Rack(a) => match &a.cmd {
             Some(rack::RackCmd::Status(s)) => show(&rack::status(s)?, s.json),
             None => {

@@ -378,9 +378,23 @@ pub struct Ctx {
     pub embedded: bool,
 }
 
-/// A progress bar on stderr (hidden when stderr is not a terminal).
+/// Whether [`bar`] draws: off unless a program turns it on (the `clio`
+/// binary does), so a library caller's terminal is left alone.
+static SHOW_PROGRESS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets the benchmarks draw progress bars on stderr (when it is a terminal).
+pub fn show_progress(on: bool) {
+    SHOW_PROGRESS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// A benchmark's progress bar: on stderr when [`show_progress`] turned bars
+/// on and stderr is a terminal, hidden otherwise.
 pub fn bar(len: u64, what: &str) -> ProgressBar {
-    let b = ProgressBar::new(len);
+    let b = if SHOW_PROGRESS.load(std::sync::atomic::Ordering::Relaxed) {
+        ProgressBar::new(len)
+    } else {
+        ProgressBar::hidden()
+    };
     b.set_style(
         ProgressStyle::with_template("  {prefix:<10} {bar:36} {pos}/{len} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
