@@ -10,9 +10,9 @@ locks again."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
 
+from tb_base import start_clock
 from zcu_tb import pulse_reset
 
 
@@ -122,11 +122,11 @@ async def run(dut, rng, line, model, blocks, gap_prob, on_block=None):
 
 
 async def setup(dut, seed):
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.in_valid.value = 0
     dut.in_data.value = 0
     dut.in_hdr.value = 0
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     return random.Random(seed)
 
 
@@ -145,7 +145,7 @@ async def locks_from_any_offset(dut):
     rng = await setup(dut, 1)
     wait = int(dut.SLIP_WAIT.value)
     for trial in range(4):
-        await pulse_reset(dut.clk, dut.rst)
+        await pulse_reset(dut)
         model = LockModel(wait)
         line = Line(rng)
         line.pos = rng.randrange(66)

@@ -9,10 +9,10 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiMaster
 
+from tb_base import start_clock
 from zcu_tb import pulse_reset
 
 OKAY, DECERR = 0, 3
@@ -20,7 +20,7 @@ OKAY, DECERR = 0, 3
 
 async def setup(dut, seed, pause=0.3):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     logging.getLogger(f"cocotb.{dut._name}.s_axi").setLevel(logging.WARNING)
     m = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clk, dut.rst)
     if pause:
@@ -31,7 +31,7 @@ async def setup(dut, seed, pause=0.3):
     dut.mem_we.value = 0
     dut.mem_addr.value = 0
     dut.mem_wdata.value = 0
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     return rng, m
 
 

@@ -18,11 +18,11 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiLiteBus, AxiLiteMaster, AxiMaster
 
 from clio_tb import PKG as P
+from tb_base import start_clock
 from zcu_tb import pause_channels, pulse_reset
 
 HDR = P["XDMA_SLOT_HEADER_LEN"]
@@ -152,7 +152,7 @@ async def handler(dut, rng, ready_prob, gap_prob):
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     for name in ("s_axil", "s_axi"):
         logging.getLogger(f"cocotb.{dut._name}.{name}").setLevel(logging.WARNING)
     user = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
@@ -166,7 +166,7 @@ async def setup(dut, seed):
     dut.s_axis_tlast.value = 0
     dut.ready.value = 1
     dut.link_up.value = 1
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     return rng, Host(dut, user, dma)
 
 

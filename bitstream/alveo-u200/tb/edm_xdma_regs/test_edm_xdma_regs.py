@@ -11,11 +11,11 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from clio_tb import PKG as P
+from tb_base import start_clock
 from zcu_tb import OKAY, SLVERR, axil_read, axil_write, pause_channels, pulse_reset
 
 RW = {"H2C_HEAD": "h2c_head", "C2H_TAIL": "c2h_tail"}
@@ -39,7 +39,7 @@ def mapped():
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     logging.getLogger(f"cocotb.{dut._name}.s_axil").setLevel(logging.WARNING)
     m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
     pause_channels(m, rng, 0.3)
@@ -48,7 +48,7 @@ async def setup(dut, seed):
     dut.ready.value = 0
     dut.link_up.value = 0
     dut.err_add.value = 0
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     return rng, m
 
 
@@ -88,7 +88,7 @@ async def host_indices(dut):
         for n, port in RW.items():
             assert int(getattr(dut, port).value) == ref[n], n
             assert await axil_read(m, reg(n)) == (ref[n], OKAY), n
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     for n, port in RW.items():
         assert int(getattr(dut, port).value) == 0
         assert await axil_read(m, reg(n)) == (0, OKAY)
@@ -121,7 +121,7 @@ async def engine_inputs(dut):
     dut.err_add.value = 0
     await RisingEdge(dut.clk)
     assert await axil_read(m, reg("ERRORS")) == (total, OKAY)
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     assert await axil_read(m, reg("ERRORS")) == (0, OKAY)
 
 

@@ -13,9 +13,9 @@ order, and oversize or empty C2H packets must be dropped and counted."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge, with_timeout
 
+from tb_base import start_clock
 from zcu_tb import BeatSink, pulse_reset
 
 HDR = 4  # xdma::SLOT_HEADER_LEN
@@ -74,7 +74,7 @@ def parse_slot(slot):
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     dut.h2c_head.value = 0
     dut.c2h_tail.value = 0
     dut.mem_rdata.value = 0
@@ -84,7 +84,7 @@ async def setup(dut, seed):
     dut.s_axis_tlast.value = 0
     card = Card(dut, 1 << int(dut.MEM_AW.value))
     cocotb.start_soon(card.run())
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     return rng, card
 
 
@@ -171,7 +171,7 @@ async def h2c_packets(dut):
     rng, card = await setup(dut, 1)
     for seed, ready in ((1, 0.9), (2, 0.3)):
         dut.h2c_head.value = 0
-        await pulse_reset(dut.clk, dut.rst)
+        await pulse_reset(dut)
         nbytes = params(dut)[0]
         cnt = Counters(dut)
         sink = BeatSink(dut, "m_axis", dut.clk, 8, ready, seed)

@@ -9,10 +9,10 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiMaster, AxiRam
 
+from tb_base import start_clock
 from zcu_tb import pulse_reset
 
 S_BYTES, M_BYTES, RATIO = 64, 16, 4
@@ -35,7 +35,7 @@ class AddrMonitor:
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     for name in ("s_axi", "m_axi"):
         logging.getLogger(f"cocotb.{dut._name}.{name}").setLevel(logging.WARNING)
     master = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clk, dut.rst)
@@ -46,7 +46,7 @@ async def setup(dut, seed):
             if chan is not None:
                 chan.set_pause_generator(iter(lambda: rng.random() < 0.3, None))
     mons = {f"{side}_{c}": AddrMonitor(dut, side, c) for side in ("s", "m") for c in ("ar", "aw")}
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     for m in mons.values():
         cocotb.start_soon(m.run())
     return rng, master, ram, mons

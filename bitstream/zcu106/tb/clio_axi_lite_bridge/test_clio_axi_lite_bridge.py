@@ -9,10 +9,10 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiBus, AxiMaster
 
+from tb_base import start_clock
 from zcu_tb import pause_channels, pulse_reset
 
 WINDOW = 1 << 12          # LITE_ADDR_WIDTH = 12
@@ -99,12 +99,12 @@ class LiteSlave:
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     logging.getLogger(f"cocotb.{dut._name}.s_axi").setLevel(logging.WARNING)
     master = AxiMaster(AxiBus.from_prefix(dut, "s_axi"), dut.clk, dut.rst)
     pause_channels(master, rng, 0.3)
     slave = LiteSlave(dut, rng)
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     cocotb.start_soon(slave.write_side())
     cocotb.start_soon(slave.read_side())
     return rng, master, slave

@@ -8,10 +8,10 @@ made at a frame's first beat and kept to its last."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
+from tb_base import start_clock
 from zcu_tb import beat_bytes, expected_beats, group_frames, port_bits, pulse_reset
 
 NBYTES = 8
@@ -49,7 +49,7 @@ class Bench:
         self.dut = dut
         self.ports = int(dut.PORTS.value)
         self.rng = random.Random(seed)
-        cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+        start_clock(dut)
         dut.m_down.value = 0
         dut.m_axis_tready.value = 0
         self.src = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
@@ -59,7 +59,7 @@ class Bench:
         self.drops = 0
 
     async def start(self):
-        await pulse_reset(self.dut.clk, self.dut.rst)
+        await pulse_reset(self.dut)
         cocotb.start_soon(drive_sinks(self.dut, self.sinks))
         cocotb.start_soon(self._count())
 

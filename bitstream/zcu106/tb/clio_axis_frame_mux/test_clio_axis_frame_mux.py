@@ -9,9 +9,9 @@ frames pass untouched, and an input in reset is never chosen."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 
+from tb_base import start_clock
 from zcu_tb import BeatSink, PackedSources, expected_beats, pulse_reset
 
 NBYTES = 8
@@ -22,14 +22,14 @@ class Bench:
         self.dut = dut
         self.ports = int(dut.PORTS.value)
         self.rng = random.Random(seed)
-        cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+        start_clock(dut)
         dut.s_rst.value = 0
         self.src = PackedSources(dut, "s_axis", dut.clk, self.ports, NBYTES, pause, seed + 1)
         self.sink = BeatSink(dut, "m_axis", dut.clk, NBYTES, ready, seed + 2)
         self.cuts = 0
 
     async def start(self):
-        await pulse_reset(self.dut.clk, self.dut.rst)
+        await pulse_reset(self.dut)
         cocotb.start_soon(self.src.run())
         cocotb.start_soon(self.sink.run())
         cocotb.start_soon(self._count())

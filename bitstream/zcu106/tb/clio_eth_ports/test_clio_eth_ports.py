@@ -16,11 +16,11 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
 from eth_frames import BCAST, BOARD_IP, BOARD_MAC, BOARD_PORT, arp, client, clio, request_frame, response_frame
+from tb_base import start_clock
 from zcu_tb import BeatSink, beat_bytes, group_frames, port_bits, pulse_reset, ref_beats
 
 PORTS = 2
@@ -93,10 +93,10 @@ class Bench:
     def __init__(self, dut, seed, run_clocks=(True, True)):
         self.dut = dut
         self.rng = random.Random(seed)
-        cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+        start_clock(dut)
         for k in range(PORTS):
             if run_clocks[k]:
-                cocotb.start_soon(Clock(getattr(dut, f"mac_clk{k}"), MAC_PERIODS[k], unit="ns").start())
+                start_clock(dut, f"mac_clk{k}", MAC_PERIODS[k])
             else:
                 getattr(dut, f"mac_clk{k}").value = 0
         logging.getLogger(f"cocotb.{dut._name}.s_clio").setLevel(logging.WARNING)
@@ -117,7 +117,7 @@ class Bench:
         for k, m in enumerate(self.macs):
             if self.run_clocks[k]:
                 cocotb.start_soon(m.run())
-        await pulse_reset(self.dut.clk, self.dut.rst)
+        await pulse_reset(self.dut)
         cocotb.start_soon(self.clio_out.run())
         cocotb.start_soon(self._count())
         # The ports' resets pass their synchronizers.

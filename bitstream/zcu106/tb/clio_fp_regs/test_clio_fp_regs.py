@@ -12,11 +12,11 @@ import logging
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
 from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
 from clio_tb import PKG as P
+from tb_base import start_clock
 from zcu_tb import OKAY, SLVERR, axil_read, axil_write, pause_channels, pulse_reset
 
 
@@ -47,7 +47,7 @@ def mapped():
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     logging.getLogger(f"cocotb.{dut._name}.s_axil").setLevel(logging.WARNING)
     m = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
     pause_channels(m, rng, 0.3)
@@ -57,7 +57,7 @@ async def setup(dut, seed):
     dut.rx_overflow.value = 0
     dut.rx_drop.value = 0
     dut.tx_drop.value = 0
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     return rng, m
 
 
@@ -205,6 +205,6 @@ async def drop_counters(dut):
     assert await axil_write(m, P["FPREG_CONTROL"], 0) == OKAY
     assert await axil_write(m, P["FPREG_CONTROL"], P["FPREG_CONTROL_RESET"]) == OKAY
     assert await axil_read(m, P["FPREG_RX_DROPS"]) == (want["rx_drop"], OKAY)
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     assert await axil_read(m, P["FPREG_RX_DROPS"]) == (0, OKAY)
     assert await axil_read(m, P["FPREG_TX_DROPS"]) == (0, OKAY)

@@ -30,12 +30,12 @@ import random
 import struct
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
 from eth_frames import (BCAST, BOARD_IP, BOARD_MAC, BOARD_PORT, HDR, arp, client, clio, csum16, eth,
                         ipv4, request_frame, response_frame, udp)
+from tb_base import start_clock
 from zcu_tb import BeatSink, expected_beats, pulse_reset
 
 # ---------------------------------------------------------------------------
@@ -45,7 +45,7 @@ class Bench:
     def __init__(self, dut, seed, pause=0.3, ready=0.5):
         self.dut = dut
         self.rng = random.Random(seed)
-        cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+        start_clock(dut)
         for p in ("s_eth", "s_clio"):
             logging.getLogger(f"cocotb.{dut._name}.{p}").setLevel(logging.WARNING)
         dut.cfg_mac.value = int.from_bytes(BOARD_MAC, "big")
@@ -61,7 +61,7 @@ class Bench:
         self.drops = {"rx_drop": 0, "tx_drop": 0}
 
     async def start(self):
-        await pulse_reset(self.dut.clk, self.dut.rst)
+        await pulse_reset(self.dut)
         cocotb.start_soon(self.clio_out.run())
         cocotb.start_soon(self.eth_out.run())
         cocotb.start_soon(self._count())
@@ -484,6 +484,6 @@ async def table_full(dut):
     assert dropped == 1 and b.drops["tx_drop"] == 3, (dropped, b.drops)
 
     # Reset empties the table: nobody is answered until it asks again.
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     dropped = await answer(rng.sample(list(enumerate(pids)), 8), lambda i: None)
     assert dropped == 8 and b.drops == {"rx_drop": 0, "tx_drop": 11}, b.drops

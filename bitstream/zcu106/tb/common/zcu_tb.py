@@ -1,14 +1,16 @@
 """Shared helpers of the board glue benches (ZCU106, U200, bitstream/common): a
 Python reference for packed AXI4-Stream beats, a sink that applies random
 back-pressure and records every beat, AXI masters with random pauses and
-strobed AXI-Lite accesses, reset helpers, and the width-converter bench driver."""
+strobed AXI-Lite accesses, the boards' reset (built on ip/tb_common/tb_base.py, which starts the
+clocks too), and the width-converter bench driver."""
 
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
+
+from tb_base import reset, start_clock
 
 
 def ref_beats(frame, nbytes):
@@ -147,14 +149,10 @@ def expected_beats(frames, nbytes):
     return out
 
 
-async def pulse_reset(clk, *resets, cycles=4):
-    for r in resets:
-        r.value = 1
-    for _ in range(cycles):
-        await RisingEdge(clk)
-    for r in resets:
-        r.value = 0
-    await RisingEdge(clk)
+async def pulse_reset(dut, cycles=4):
+    """The glue benches' reset: tb_base.reset of `dut.rst` on `dut.clk`, held
+    `cycles` rising edges, then one more edge."""
+    await reset(dut, cycles=cycles, settle=1)
 
 
 async def run_width_converter(dut, in_bytes, out_bytes, pause, ready_prob, seed, frames):
@@ -162,12 +160,12 @@ async def run_width_converter(dut, in_bytes, out_bytes, pause, ready_prob, seed,
     `pause` probability of an input pause and `ready_prob` of output readiness; check every
     output beat against the packed reference; return (input beats, output beats, cycles)."""
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 4, unit="ns").start())
+    start_clock(dut)
     source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
     if pause:
         source.set_pause_generator(iter(lambda: rng.random() < pause, None))
     sink = BeatSink(dut, "m_axis", dut.clk, out_bytes, ready_prob, seed + 1)
-    await pulse_reset(dut.clk, dut.rst)
+    await pulse_reset(dut)
     cocotb.start_soon(sink.run())
     sent = [bytes(rng.randrange(256) for _ in range(rng.randint(1, 700))) for _ in range(frames)]
     want = expected_beats(sent, out_bytes)
