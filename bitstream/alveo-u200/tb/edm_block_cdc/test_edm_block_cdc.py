@@ -6,20 +6,23 @@ delete and a much faster writer, lost blocks equal cnt_overflow and what
 arrives is still in order."""
 
 import random
+from fractions import Fraction
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
+
+from tb_base import start_clock
 
 IDLE = (1, 0x1E)  # SYNC_CTRL, BT_IDLE with all-/I/ control codes
 
 
 async def setup(dut, wr_ps, rd_ps):
-    cocotb.start_soon(Clock(dut.wr_clk, wr_ps, unit="ps").start())
-    cocotb.start_soon(Clock(dut.rd_clk, rd_ps, unit="ps").start())
+    start_clock(dut, "wr_clk", Fraction(wr_ps, 1000))
+    start_clock(dut, "rd_clk", Fraction(rd_ps, 1000))
     dut.in_valid.value = 0
     dut.in_data.value = 0
     dut.in_hdr.value = 0
+    # Own reset: two domains held together, one edge of each per step (tb_base.reset has one clock).
     dut.wr_rst.value = 1
     dut.rd_rst.value = 1
     for _ in range(5):

@@ -10,10 +10,12 @@ clock-crossing FIFO of both ports. Writes wait for a switch's grant, so they
 are covered by the EDM benches with the switch (ip/edm/tb), not here."""
 
 import random
+from fractions import Fraction
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import FallingEdge, RisingEdge
+
+from tb_base import start_clock
 
 M66 = (1 << 66) - 1
 A_NODE, B_NODE = 1, 2
@@ -62,8 +64,8 @@ class Gearbox:
 
 async def setup(dut, seed):
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.a_clk, 2560, unit="ps").start())
-    cocotb.start_soon(Clock(dut.b_clk, 2562, unit="ps").start())
+    start_clock(dut, "a_clk", Fraction(2560, 1000))
+    start_clock(dut, "b_clk", Fraction(2562, 1000))
     for p in ("a", "b"):
         getattr(dut, f"{p}_gt_rx_valid").value = 0
         getattr(dut, f"{p}_gt_rx_data").value = 0
@@ -74,6 +76,7 @@ async def setup(dut, seed):
         getattr(dut, f"{p}_ext_wdata").value = 0
     for name in ("valid", "write", "dst", "addr", "len", "local", "tag", "rmw", "op", "opa", "opb"):
         getattr(dut, f"a_req_{name}").value = 0
+    # Own reset: four resets in two domains, one edge of each per step (tb_base.reset has one clock).
     for r in ("a_rst_tx", "a_rst_rx", "b_rst_tx", "b_rst_rx"):
         getattr(dut, r).value = 1
     for _ in range(5):

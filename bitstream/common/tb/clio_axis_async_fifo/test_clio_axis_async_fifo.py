@@ -11,10 +11,10 @@ stalling it; without it a full FIFO holds the writer back instead."""
 import random
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, with_timeout
 from cocotbext.axi import AxiStreamBus, AxiStreamFrame, AxiStreamSource
 
+from tb_base import start_clock
 from zcu_tb import BeatSink, expected_beats
 
 NBYTES = 8
@@ -40,8 +40,9 @@ def subsequence(got, sent):
 async def start(dut, s_period, m_period, pause, ready_prob, seed, rng):
     """Clocks, both sides reset together, a source pausing with probability
     `pause`, a sink ready with probability `ready_prob`, and the s_drop counter."""
-    cocotb.start_soon(Clock(dut.s_clk, s_period, unit="ns").start())
-    cocotb.start_soon(Clock(dut.m_clk, m_period, unit="ns").start())
+    start_clock(dut, "s_clk", s_period)
+    start_clock(dut, "m_clk", m_period)
+    # Own reset: two domains held together, one edge of each per step (tb_base.reset has one clock).
     dut.s_rst.value = 1
     dut.m_rst.value = 1
     source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.s_clk, dut.s_rst)
