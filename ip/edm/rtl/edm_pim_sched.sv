@@ -49,6 +49,7 @@ module edm_pim_sched #(
     input  wire                    iter_start,
     output wire                    iter_busy,
     output reg                     iter_done,
+    output wire                    iter_eligible,   // a request is possible this cycle
 
     output reg  [PORTS-1:0]        req_valid,
     output reg  [PORTS*PW-1:0]     req_src,
@@ -126,6 +127,10 @@ always @* begin : request_step
         end
     end
 end
+
+// an iteration started now would request something (the switch starts one only then, as the
+// model does: an idle scheduler does not wait for a free-running iteration boundary)
+assign iter_eligible = |req_valid_next;
 
 // cycle 2: grant (priority encoder over each source's ordered list)
 reg [PORTS-1:0] grant_valid_next;
