@@ -213,10 +213,14 @@ wire [15:0]   ul_head = ul_mem[ul_rd_reg[LW-1:0]];
 // The encoder writes a unit's blocks on consecutive cycles (its body words come from local
 // memory without waiting), so a unit may start as soon as its first block is here.
 wire          u_head_ready = !ul_empty && u_count != 0;
+// An RREQ/RMWREQ's blocks go from the encoder to the TX mux in the cycle they are made when
+// the buffer is empty (they are written to the buffer too, and popped at once if taken).
+reg           u_fast_reg;
+wire          u_bypass;
 
-assign mem_valid = u_in_unit_reg || u_head_ready;
-assign mem_data = u_mem[u_rd_reg[UW-1:0]][63:0];
-assign mem_hdr = u_mem[u_rd_reg[UW-1:0]][65:64];
+assign mem_valid = u_in_unit_reg || u_head_ready || u_bypass;
+assign mem_data = u_bypass ? enc_out_data : u_mem[u_rd_reg[UW-1:0]][63:0];
+assign mem_hdr = u_bypass ? enc_out_hdr : u_mem[u_rd_reg[UW-1:0]][65:64];
 assign mem_last = u_in_unit_reg ? u_left_reg == 16'd1 : ul_head == 16'd1;
 assign mem_len = ul_head;
 wire u_pop = mem_valid && mem_ready;
@@ -283,13 +287,10 @@ wire          enc_body_ready;
 wire [63:0]   enc_out_data;
 wire [1:0]    enc_out_hdr;
 wire          enc_out_valid;
-/* verilator lint_off UNUSEDSIGNAL */
-wire          enc_out_last;        // units are counted in blocks instead
-/* verilator lint_on UNUSEDSIGNAL */
+wire          enc_out_last;
 wire          enc_out_error;
-wire [63:0]   enc_body_data = tx_addr_first_reg ? tx_addr_word_reg :
-                              tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
-wire          enc_body_valid = tx_body_reg && tx_words_reg != 0;
+wire [63:0]   enc_body_data;            // assigned below the TX job selection
+wire          enc_body_valid;
 
 edm_msg_encoder enc_inst (
     .clk(clk),
@@ -335,6 +336,20 @@ reg [MW-1:0]     free_slot;
 reg              free_slot_ok;
 reg              pick_id_busy;
 
+// An empty queue offers the request arriving this cycle (the bypass), so an idle host reads
+// its message queue in the cycle a request is submitted, as the model's does.
+wire             q_bypass = q_cnt_reg == 0 && req_valid && req_ok;
+wire             pq_write = q_bypass ? req_write && !req_rmw : q_write[pick_idx];
+wire             pq_rmw = q_bypass ? req_rmw : q_rmw[pick_idx];
+wire [3:0]       pq_op = q_bypass ? req_op : q_op[pick_idx];
+wire [63:0]      pq_opa = q_bypass ? req_opa : q_opa[pick_idx];
+wire [63:0]      pq_opb = q_bypass ? req_opb : q_opb[pick_idx];
+wire [DST_W-1:0] pq_dst = q_bypass ? req_dst[DST_W-1:0] : q_dst[pick_idx];
+wire [63:0]      pq_addr = q_bypass ? req_addr : q_addr[pick_idx];
+wire [15:0]      pq_len = q_bypass ? req_len : q_len[pick_idx];
+wire [AW-1:0]    pq_local = q_bypass ? req_local[AW+2:3] : q_local[pick_idx];
+wire [TAG_W-1:0] pq_tag = q_bypass ? req_tag : q_tag[pick_idx];
+
 always @* begin : pick_step
     integer i, j, n;
     pick_valid = 1'b0;
@@ -359,9 +374,18 @@ always @* begin : pick_step
             pick_idx = i[QI-1:0];
         end
     end
+    if (q_bypass) begin
+        n = 0;
+        for (j = 0; j < MSGS; j = j + 1) begin
+            if (t_valid_reg[j] && t_dst[j] == req_dst[DST_W-1:0]) begin
+                n = n + 1;
+            end
+        end
+        pick_valid = n < X && free_slot_ok;
+    end
     pick_id_busy = 1'b0;
     for (j = 0; j < MSGS; j = j + 1) begin
-        if (t_valid_reg[j] && t_dst[j] == q_dst[pick_idx] && t_id[j] == next_id[q_dst[pick_idx]]) begin
+        if (t_valid_reg[j] && t_dst[j] == pq_dst && t_id[j] == next_id[pq_dst]) begin
             pick_id_busy = 1'b1;
         end
     end
@@ -519,7 +543,7 @@ always @* begin
         end else if (pick_valid) begin
             if (pick_id_busy) begin
                 do_pick_skip = 1'b1;
-            end else if (!q_write[pick_idx]) begin
+            end else if (!pq_write) begin
                 do_pick_read = 1'b1;
             end else if (!enc_out_valid) begin
                 // the /N/ goes straight into the unit buffer, after the encoder's last block
@@ -529,9 +553,9 @@ always @* begin
     end
 end
 
-wire [DST_W-1:0] pk_dst = q_dst[pick_idx];
+wire [DST_W-1:0] pk_dst = pq_dst;
 wire [7:0]       pk_id = next_id[pk_dst];
-wire [63:0]      n_block = {16'd0, q_len[pick_idx], pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
+wire [63:0]      n_block = {16'd0, pq_len, pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
 
 always @* begin
     enc_start = 1'b0;
@@ -557,21 +581,29 @@ always @* begin
         enc_len = gs_len;
     end else if (do_pick_read) begin
         enc_start = 1'b1;
-        enc_kind = q_rmw[pick_idx] ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
-        enc_op = q_rmw[pick_idx] ? q_op[pick_idx] : 4'd0;
+        enc_kind = pq_rmw ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
+        enc_op = pq_rmw ? pq_op : 4'd0;
         enc_last = 1'b1;
         enc_peer = {{(16-DST_W){1'b0}}, pk_dst};
         enc_id = pk_id;
-        enc_len = q_rmw[pick_idx] ? rmw_resp(q_op[pick_idx]) : q_len[pick_idx];
+        enc_len = pq_rmw ? rmw_resp(pq_op) : pq_len;
     end
 end
 
 // blocks of the unit a job adds
 wire [15:0] job_blocks = do_grant_w ? 16'd2 + {3'd0, gw_len[15:3]} :
                          do_grant_s ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
-                         do_pick_read ? 16'd2 + (q_rmw[pick_idx] ? {14'd0, rmw_words(q_op[pick_idx])} : 16'd0) :
+                         do_pick_read ? 16'd2 + (pq_rmw ? {14'd0, rmw_words(pq_op)} : 16'd0) :
                          16'd1;
 wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
+
+// An RREQ/RMWREQ gives the encoder its address word with start, so its /MS/ is on the
+// encoder's output one cycle later and goes to the TX mux without the unit buffer's cycle.
+assign enc_body_data = do_pick_read ? pq_addr :
+                       tx_addr_first_reg ? tx_addr_word_reg :
+                       tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
+assign enc_body_valid = do_pick_read || (tx_body_reg && tx_words_reg != 0);
+assign u_bypass = u_fast_reg && u_count == 0 && enc_out_valid && (u_in_unit_reg || !ul_empty);
 
 // ---------------------------------------------------------------- sequential
 always @(posedge clk) begin : seq
@@ -591,7 +623,7 @@ always @(posedge clk) begin : seq
 
     // message queue: remove the picked entry, append the new request
     qc = q_cnt_reg;
-    if (do_pick_read || do_pick_write) begin
+    if ((do_pick_read || do_pick_write) && !q_bypass) begin
         for (i = 0; i < QDEPTH - 1; i = i + 1) begin
             if (i >= 32'(pick_idx)) begin
                 q_write[i] <= q_write[i+1];
@@ -608,7 +640,7 @@ always @(posedge clk) begin : seq
         end
         qc = qc - 1;
     end
-    if (req_valid && req_ready) begin
+    if (req_valid && req_ready && !(q_bypass && (do_pick_read || do_pick_write))) begin
         if (req_ok) begin
             q_write[qc[QI-1:0]] <= req_write && !req_rmw;
             q_rmw[qc[QI-1:0]] <= req_rmw;
@@ -633,15 +665,15 @@ always @(posedge clk) begin : seq
     if (do_pick_read || do_pick_write) begin
         next_id[pk_dst] <= pk_id + 8'd1;
         t_valid_reg[free_slot] <= 1'b1;
-        t_write[free_slot] <= q_write[pick_idx];
-        t_rmw[free_slot] <= q_rmw[pick_idx];
+        t_write[free_slot] <= pq_write;
+        t_rmw[free_slot] <= pq_rmw;
         t_dst[free_slot] <= pk_dst;
         t_id[free_slot] <= pk_id;
-        t_addr[free_slot] <= q_addr[pick_idx];
-        t_local[free_slot] <= q_local[pick_idx];
-        t_total[free_slot] <= q_rmw[pick_idx] ? rmw_resp(q_op[pick_idx]) : q_len[pick_idx];
+        t_addr[free_slot] <= pq_addr;
+        t_local[free_slot] <= pq_local;
+        t_total[free_slot] <= pq_rmw ? rmw_resp(pq_op) : pq_len;
         t_done[free_slot] <= 0;
-        t_tag[free_slot] <= q_tag[pick_idx];
+        t_tag[free_slot] <= pq_tag;
     end
 
     // grant queue
@@ -701,14 +733,15 @@ always @(posedge clk) begin : seq
         end
     end
     if (do_pick_read) begin
-        tx_body_reg <= 1'b1;
-        tx_addr_first_reg <= 1'b1;
-        tx_addr_word_reg <= q_addr[pick_idx];
+        // the address word went to the encoder with start; the RMW operands follow
+        tx_body_reg <= pq_rmw && rmw_words(pq_op) != 2'd0;
+        tx_addr_first_reg <= 1'b0;
+        tx_addr_word_reg <= pq_addr;
         tx_regs_reg <= 1'b1;
         tx_ridx_reg <= 1'b0;
-        tx_w1_reg <= q_opa[pick_idx];
-        tx_w2_reg <= q_opb[pick_idx];
-        tx_words_reg <= 13'd1 + (q_rmw[pick_idx] ? {11'd0, rmw_words(q_op[pick_idx])} : 13'd0);
+        tx_w1_reg <= pq_opa;
+        tx_w2_reg <= pq_opb;
+        tx_words_reg <= pq_rmw ? {11'd0, rmw_words(pq_op)} : 13'd0;
     end
     if (tx_body_reg) begin
         if (enc_body_valid && enc_body_ready) begin
@@ -732,6 +765,11 @@ always @(posedge clk) begin : seq
         ul_wr_reg <= ul_wr_reg + 1;
     end
     u_reserved_reg <= u_reserved_reg + (job_unit ? job_blocks[UW:0] : {(UW+1){1'b0}}) - {{UW{1'b0}}, u_pop};
+    if (do_pick_read) begin
+        u_fast_reg <= 1'b1;
+    end else if (enc_out_valid && enc_out_last) begin
+        u_fast_reg <= 1'b0;
+    end
     if (enc_out_valid) begin
         u_mem[u_wr_reg[UW-1:0]] <= {enc_out_hdr, enc_out_data};
         u_wr_reg <= u_wr_reg + 1;
@@ -956,6 +994,7 @@ always @(posedge clk) begin : seq
         ul_wr_reg <= 0;
         ul_rd_reg <= 0;
         u_in_unit_reg <= 1'b0;
+        u_fast_reg <= 1'b0;
         u_left_reg <= 0;
         st_wr_reg <= 0;
         st_commit_reg <= 0;

@@ -215,10 +215,14 @@ wire [TAG_W-1:0]    nt_tag;
 wire                iter_eligible;
 reg  [31:0]         now_reg;
 wire                nt_refused;
-reg                 rel_src_valid;
-reg  [PW-1:0]       rel_src;
-reg                 rel_dst_valid;
-reg  [PW-1:0]       rel_dst;
+reg  [PORTS-1:0]    rel_src_mask;
+reg  [PORTS-1:0]    rel_dst_mask;
+wire [PORTS-1:0]    acc_valid;
+wire [PORTS*PW-1:0] acc_dst;
+wire [PORTS*TAG_W-1:0] acc_tag;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [PORTS*32-1:0] acc_len;
+/* verilator lint_on UNUSEDSIGNAL */
 wire                iter_busy;
 wire                iter_done;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -248,10 +252,12 @@ edm_pim_sched #(
     .notif_tag(nt_tag),
     .notif_time(now_reg),
     .notif_refused(nt_refused),
-    .rel_src_valid(rel_src_valid),
-    .rel_src(rel_src),
-    .rel_dst_valid(rel_dst_valid),
-    .rel_dst(rel_dst),
+    .rel_src_valid(1'b0),
+    .rel_src({PW{1'b0}}),
+    .rel_dst_valid(1'b0),
+    .rel_dst({PW{1'b0}}),
+    .rel_src_mask(rel_src_mask),
+    .rel_dst_mask(rel_dst_mask),
     .iter_start(!iter_busy && iter_eligible),
     .iter_busy(iter_busy),
     .iter_done(iter_done),
@@ -262,7 +268,11 @@ edm_pim_sched #(
     .match_dst(m_dst),
     .match_tag(m_tag),
     .match_len(m_len),
-    .match_last(m_last)
+    .match_last(m_last),
+    .acc_valid(acc_valid),
+    .acc_dst(acc_dst),
+    .acc_tag(acc_tag),
+    .acc_len(acc_len)
 );
 
 // ---------------------------------------------------------------- pending table
@@ -304,7 +314,7 @@ reg [PORTS-1:0] fwd_open_reg;
 // release timers
 reg [15:0]      src_tmr_reg [0:PORTS-1];
 reg [15:0]      dst_tmr_reg [0:PORTS-1];
-reg [PORTS-1:0] src_arm_reg, dst_arm_reg, src_pend_reg, dst_pend_reg;
+reg [PORTS-1:0] src_arm_reg, dst_arm_reg;
 
 // ---------------------------------------------------------------- ingress parse
 reg [PORTS-1:0]  in_notify;       // a notification is complete this cycle
@@ -492,30 +502,32 @@ always @(posedge clk) begin
     nt_tag_prev_reg <= nt_tag;
 end
 
-// destinations matched this cycle (their timers restart)
-reg [PORTS-1:0] dst_new;
-always @* begin : dst_matched
-    integer s;
-    dst_new = 0;
-    for (s = 0; s < PORTS; s = s + 1) begin
-        if (m_valid[s]) begin
-            dst_new[m_dst[s*PW +: PW]] = 1'b1;
-        end
-    end
-end
+// Release timers, started at the accept step: the model frees a source
+// max(wire, iteration) cycles after the iteration starts (the accept is its third cycle) and
+// the destination SLACK cycles later, so a port is released (rel_*_mask, cleared at the end
+// of the cycle) in the cycle before that: at once for a chunk no longer than an iteration,
+// else from a timer loaded with the rest. Any number of ports are released per cycle.
+reg [15:0]      acc_src_hold [0:PORTS-1];   // release_delay: cycles past the iteration
+reg [15:0]      acc_dst_hold [0:PORTS-1];
 
-// lowest pending release (the one driven on rel_* this cycle is cleared)
-reg [PW-1:0] src_first, dst_first;
-always @* begin : first_pending
-    integer p;
-    src_first = 0;
-    dst_first = 0;
-    for (p = PORTS - 1; p >= 0; p = p - 1) begin
-        if (src_pend_reg[p]) begin
-            src_first = p[PW-1:0];
-        end
-        if (dst_pend_reg[p]) begin
-            dst_first = p[PW-1:0];
+always @* begin : releases
+    integer p, s;
+    reg [TAG_W-1:0] t;
+    for (p = 0; p < PORTS; p = p + 1) begin
+        rel_src_mask[p] = src_arm_reg[p] && src_tmr_reg[p] == 0;
+        rel_dst_mask[p] = dst_arm_reg[p] && dst_tmr_reg[p] == 0;
+    end
+    for (s = 0; s < PORTS; s = s + 1) begin
+        t = acc_tag[s*TAG_W +: TAG_W];
+        acc_src_hold[s] = release_delay(sl_rres[t], acc_len[s*32 +: 16]);
+        acc_dst_hold[s] = acc_src_hold[s] + 16'(SLACK);
+        if (acc_valid[s]) begin
+            if (acc_src_hold[s] == 0) begin
+                rel_src_mask[s] = 1'b1;
+            end
+            if (acc_dst_hold[s] == 0) begin
+                rel_dst_mask[acc_dst[s*PW +: PW]] = 1'b1;
+            end
         end
     end
 end
@@ -622,50 +634,38 @@ always @(posedge clk) begin : seq
             end else begin
                 cnt_overflow <= cnt_overflow + 1;
             end
-            src_tmr_reg[s] <= release_delay(sl_rres[o], len);
-            src_arm_reg[s] <= 1'b1;
-            dst_tmr_reg[m_dst[s*PW +: PW]] <= release_delay(sl_rres[o], len) + 16'(SLACK);
-            dst_arm_reg[m_dst[s*PW +: PW]] <= 1'b1;
         end
     end
     cnt_grants <= cnt_grants + n;
 
-    // release timers (one source and one destination released per cycle)
-    rel_src_valid <= 1'b0;
-    rel_dst_valid <= 1'b0;
-    for (p = PORTS - 1; p >= 0; p = p - 1) begin
-        if (src_pend_reg[p]) begin
-            rel_src_valid <= 1'b1;
-            rel_src <= p[PW-1:0];
-        end
-        if (dst_pend_reg[p]) begin
-            rel_dst_valid <= 1'b1;
-            rel_dst <= p[PW-1:0];
-        end
-    end
+    // release timers: count down, stop at the release; (re)started at an accept
     for (p = 0; p < PORTS; p = p + 1) begin
-        if (src_arm_reg[p] && !(m_valid[p])) begin
+        if (src_arm_reg[p]) begin
             if (src_tmr_reg[p] == 0) begin
                 src_arm_reg[p] <= 1'b0;
-                src_pend_reg[p] <= 1'b1;
             end else begin
                 src_tmr_reg[p] <= src_tmr_reg[p] - 1;
             end
         end
-        if (dst_arm_reg[p] && !dst_new[p]) begin
+        if (dst_arm_reg[p]) begin
             if (dst_tmr_reg[p] == 0) begin
                 dst_arm_reg[p] <= 1'b0;
-                dst_pend_reg[p] <= 1'b1;
             end else begin
                 dst_tmr_reg[p] <= dst_tmr_reg[p] - 1;
             end
         end
     end
-    if (src_pend_reg != 0) begin
-        src_pend_reg[src_first] <= 1'b0;
-    end
-    if (dst_pend_reg != 0) begin
-        dst_pend_reg[dst_first] <= 1'b0;
+    for (s = 0; s < PORTS; s = s + 1) begin
+        if (acc_valid[s]) begin
+            if (acc_src_hold[s] != 0) begin
+                src_tmr_reg[s] <= acc_src_hold[s] - 16'd1;
+                src_arm_reg[s] <= 1'b1;
+            end
+            if (acc_dst_hold[s] != 0) begin
+                dst_tmr_reg[acc_dst[s*PW +: PW]] <= acc_dst_hold[s] - 16'd1;
+                dst_arm_reg[acc_dst[s*PW +: PW]] <= 1'b1;
+            end
+        end
     end
 
     // egress: local units and the forwarded-message state
@@ -705,10 +705,6 @@ always @(posedge clk) begin : seq
         fwd_open_reg <= 0;
         src_arm_reg <= 0;
         dst_arm_reg <= 0;
-        src_pend_reg <= 0;
-        dst_pend_reg <= 0;
-        rel_src_valid <= 1'b0;
-        rel_dst_valid <= 1'b0;
         cnt_notify_refused <= 0;
         cnt_unexpected <= 0;
         cnt_grants <= 0;

@@ -299,6 +299,9 @@ async def cosim_against_model(dut):
         rlat = comp[key][1]
         worst.append((abs(rlat - mlat) / max(1, mlat), key, rlat, mlat))
     worst.sort(reverse=True)
+    if os.environ.get("EDM_LAT_LIST"):
+        for w in worst:
+            dut._log.info("message host %d tag %d: RTL %d, model %d cycles", w[1][0], w[1][1], w[2], w[3])
     within = sum(1 for w in worst if w[0] <= 0.02)
     dut._log.info("per-message latency: %d of %d within 2 %% of the model; worst %s: RTL %d, model %d cycles (%.1f %%)",
                   within, len(worst), worst[0][1], worst[0][2], worst[0][3], 100 * worst[0][0])
