@@ -38,6 +38,11 @@ module edm_host_engine #(
     parameter CHUNK = 256,
     parameter MEM_WORDS = 512,
     parameter TAG_W = 16,
+    // cycles a grant waits in the grant queue before it may be served: the paper's RX -> TX
+    // clock-domain crossing (EDM §3.2.1; the model's host_grant_queue), which this
+    // single-clock engine has no synchronizer for; with the decoder and job cycles a grant is
+    // served when the model serves it
+    parameter GQ_LAT = 3,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -104,6 +109,7 @@ module edm_host_engine #(
     input  wire [7:0]        ctl_id,
     input  wire [15:0]       ctl_len,
     input  wire [2:0]        ctl_kind,
+    input  wire [47:0]       cur_head,         // header of the message being received
 
     // memory units to the TX mux (whole units, one block per cycle once started)
     output wire [63:0]       mem_data,
@@ -195,7 +201,13 @@ reg [15:0] g_peer [0:GDEPTH-1];
 reg [7:0]  g_id [0:GDEPTH-1];
 reg [15:0] g_len [0:GDEPTH-1];
 reg [GW:0] g_wr_reg, g_rd_reg;
+reg [15:0] g_at [0:GDEPTH-1];          // cycle from which the entry may be served
+reg [15:0] g_now_reg;
 wire g_empty = g_wr_reg == g_rd_reg;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0] g_wait = g_now_reg - g_at[g_rd_reg[GW-1:0]];
+/* verilator lint_on UNUSEDSIGNAL */
+wire g_due = !g_empty && !g_wait[15];
 wire g_full = (g_wr_reg - g_rd_reg) == GDEPTH[GW:0];
 
 // ---------------------------------------------------------------- unit buffer (to TX mux)
@@ -203,6 +215,8 @@ reg [65:0]    u_mem [0:UDEPTH-1];
 reg [UW:0]    u_wr_reg, u_rd_reg;
 reg [UW:0]    u_reserved_reg;          // blocks in the buffer plus blocks promised to it
 reg [15:0]    ul_mem [0:LDEPTH-1];
+reg           ul_comp [0:LDEPTH-1];    // the unit is a write's last chunk: complete it as it leaves
+reg [TAG_W-1:0] ul_tag [0:LDEPTH-1];
 reg [LW:0]    ul_wr_reg, ul_rd_reg;
 reg           u_in_unit_reg;
 reg [15:0]    u_left_reg;
@@ -429,6 +443,39 @@ wire [15:0] gs_rest = s_total[gs_idx] - s_sent[gs_idx];
 wire [15:0] gs_len = s_rmw[gs_idx] ? gs_rest :
                      ({gh_len[15:3], 3'd0} < gs_rest) ? {gh_len[15:3], 3'd0} : gs_rest;
 
+// ---------------------------------------------------------------- response cut-through
+// A read's response words go into local memory as they arrive (the model's host_rx_data: the
+// data is handed over block by block), not after the message checked good: the read
+// completes as its last block is checked. A response cut short leaves bytes of its chunk in
+// the read's buffer, which the read has not completed; nothing outside that buffer is
+// written. RMW results and NULL responses carry no data for memory.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [47:0] ch = cur_head;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [2:0]  ch_kind = ch[2:0];
+wire [15:0] ch_peer = ch[23:8];
+wire [7:0]  ch_id = ch[31:24];
+wire [15:0] ch_len = ch[47:32];
+reg          ct_hit;
+reg [MW-1:0] ct_idx;
+reg          ct_active_reg;
+reg [AW-1:0] ct_ptr_reg;
+
+always @* begin : ct_lookup
+    integer j;
+    ct_hit = 1'b0;
+    ct_idx = 0;
+    for (j = MSGS - 1; j >= 0; j = j - 1) begin
+        if (t_valid_reg[j] && !t_write[j] && !t_rmw[j] && {{(16-DST_W){1'b0}}, t_dst[j]} == ch_peer &&
+                t_id[j] == ch_id) begin
+            ct_hit = 1'b1;
+            ct_idx = j[MW-1:0];
+        end
+    end
+end
+wire ct_start = rx_start && ch_kind == MSG_KIND_RRES && ct_hit && ch_len[2:0] == 3'd0 &&
+                ch_len <= t_total[ct_idx] - t_done[ct_idx];
+
 // ---------------------------------------------------------------- RX message lookup
 reg          rr_hit;
 reg [MW-1:0] rr_idx;
@@ -532,7 +579,7 @@ always @* begin
     do_pick_write = 1'b0;
     do_pick_skip = 1'b0;
     if (tx_idle && space_ok) begin
-        if (!g_empty) begin
+        if (g_due) begin
             if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
                 do_grant_w = 1'b1;
             end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
@@ -540,7 +587,7 @@ always @* begin
             end else begin
                 do_grant_drop = 1'b1;
             end
-        end else if (pick_valid) begin
+        end else if (g_empty && pick_valid) begin
             if (pick_id_busy) begin
                 do_pick_skip = 1'b1;
             end else if (!pq_write) begin
@@ -683,6 +730,10 @@ always @(posedge clk) begin : seq
             cnt_unknown_grant <= cnt_unknown_grant + 1;
         end
     end
+    g_now_reg <= g_now_reg + 16'd1;
+    if (gctl_take || rreq_take) begin
+        g_at[g_wr_reg[GW-1:0]] <= g_now_reg + 16'(GQ_LAT);
+    end
     if (gctl_take) begin
         g_kind[g_wr_reg[GW-1:0]] <= ctl_kind;
         g_peer[g_wr_reg[GW-1:0]] <= ctl_peer;
@@ -715,8 +766,6 @@ always @(posedge clk) begin : seq
         t_done[gw_idx] <= t_done[gw_idx] + gw_len;
         if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
             t_valid_reg[gw_idx] <= 1'b0;
-            wcomp_valid <= 1'b1;
-            wcomp_tag <= t_tag[gw_idx];
         end
     end
     if (do_grant_s) begin
@@ -762,6 +811,8 @@ always @(posedge clk) begin : seq
     // unit buffer
     if (job_unit) begin
         ul_mem[ul_wr_reg[LW-1:0]] <= job_blocks;
+        ul_comp[ul_wr_reg[LW-1:0]] <= do_grant_w && t_done[gw_idx] + gw_len == t_total[gw_idx];
+        ul_tag[ul_wr_reg[LW-1:0]] <= t_tag[gw_idx];
         ul_wr_reg <= ul_wr_reg + 1;
     end
     u_reserved_reg <= u_reserved_reg + (job_unit ? job_blocks[UW:0] : {(UW+1){1'b0}}) - {{UW{1'b0}}, u_pop};
@@ -780,6 +831,9 @@ always @(posedge clk) begin : seq
     if (u_pop) begin
         u_rd_reg <= u_rd_reg + 1;
         if (!u_in_unit_reg) begin
+            // a write completes when its last chunk starts leaving (as in the model)
+            wcomp_valid <= ul_comp[ul_rd_reg[LW-1:0]];
+            wcomp_tag <= ul_tag[ul_rd_reg[LW-1:0]];
             ul_rd_reg <= ul_rd_reg + 1;
             u_in_unit_reg <= ul_head != 16'd1;
             u_left_reg <= ul_head - 16'd1;
@@ -787,6 +841,18 @@ always @(posedge clk) begin : seq
             u_left_reg <= u_left_reg - 16'd1;
             u_in_unit_reg <= u_left_reg != 16'd1;
         end
+    end
+
+    // response cut-through
+    if (rx_start) begin
+        ct_active_reg <= ct_start;
+        ct_ptr_reg <= t_local[ct_idx] + AW'(16'(t_done[ct_idx] >> 3));
+    end else if (msg_valid) begin
+        ct_active_reg <= 1'b0;
+    end
+    if (ct_active_reg && body_valid && !rx_start) begin
+        mem[ct_ptr_reg] <= body_data;
+        ct_ptr_reg <= ct_ptr_reg + 1;
     end
 
     // RX staging: a new message rolls back uncommitted words of one cut short
@@ -881,15 +947,15 @@ always @(posedge clk) begin : seq
                 end
                 MSG_KIND_RRES: begin
                     if (rr_ok) begin
-                        d_op[d_wr_reg[DW-1:0]] <= t_rmw[rr_idx] ? 2'd0 : 2'd1;
-                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(16'(t_done[rr_idx] >> 3));
-                        d_data[d_wr_reg[DW-1:0]] <= (msg_len == 0) ? 64'd0 : m_word0;
+                        // the words are in memory already (cut-through); the staged copy is
+                        // discarded by the drain
                         t_done[rr_idx] <= t_done[rr_idx] + msg_len;
                         if (msg_len == rr_rest || rr_null) begin
                             t_valid_reg[rr_idx] <= 1'b0;
-                            d_comp[d_wr_reg[DW-1:0]] <= 1'b1;
-                            d_tag[d_wr_reg[DW-1:0]] <= t_tag[rr_idx];
-                            d_ok[d_wr_reg[DW-1:0]] <= !rr_null;
+                            rcomp_valid <= 1'b1;
+                            rcomp_tag <= t_tag[rr_idx];
+                            rcomp_ok <= !rr_null;
+                            rcomp_data <= (msg_len == 0) ? 64'd0 : m_word0;
                         end
                     end else begin
                         cnt_unknown_response <= cnt_unknown_response + 1;
@@ -953,6 +1019,8 @@ always @(posedge clk) begin : seq
             s_result[rs_free] <= rmw_result;
             s_total[rs_free] <= d_in_range[d_rd_reg[DW-1:0]] ? rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]) : 16'd0;
             g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;
+            // one cycle after the commit that queues an RREQ's implicit grant
+            g_at[g_wr_reg[GW-1:0]] <= g_now_reg + 16'(GQ_LAT) - 16'd1;
             g_peer[g_wr_reg[GW-1:0]] <= d_peer[d_rd_reg[DW-1:0]];
             g_id[g_wr_reg[GW-1:0]] <= d_id[d_rd_reg[DW-1:0]];
             g_len[g_wr_reg[GW-1:0]] <= rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]);
@@ -988,6 +1056,7 @@ always @(posedge clk) begin : seq
         end
         g_wr_reg <= 0;
         g_rd_reg <= 0;
+        g_now_reg <= 0;
         u_wr_reg <= 0;
         u_rd_reg <= 0;
         u_reserved_reg <= 0;
@@ -995,6 +1064,7 @@ always @(posedge clk) begin : seq
         ul_rd_reg <= 0;
         u_in_unit_reg <= 1'b0;
         u_fast_reg <= 1'b0;
+        ct_active_reg <= 1'b0;
         u_left_reg <= 0;
         st_wr_reg <= 0;
         st_commit_reg <= 0;
