@@ -12,7 +12,8 @@
 // local memory. Requests for addresses outside memory are answered with a NULL RRES.
 // Received /G/s and implicit grants share one grant queue, served before new messages.
 // Received body words are staged and written to memory only once their message checked
-// good (a cut-short or bad message writes nothing). Addresses and lengths are 8-byte
+// good (a cut-short or bad message writes nothing), except a read's response, whose words go
+// to the read's buffer as they arrive (cut-through; the read completes with its last block). Addresses and lengths are 8-byte
 // aligned (checked at submission; unaligned remote requests are served as bad addresses).
 // Messages leave through edm_msg_encoder into a unit buffer and on to the TX mux; the
 // encoder is never starved, so each unit is sent contiguously.
@@ -587,7 +588,7 @@ always @* begin
             end else begin
                 do_grant_drop = 1'b1;
             end
-        end else if (g_empty && pick_valid) begin
+        end else if (pick_valid) begin
             if (pick_id_busy) begin
                 do_pick_skip = 1'b1;
             end else if (!pq_write) begin

@@ -11,10 +11,13 @@
 //     of the response's first chunk.
 // Each notification takes an entry of the ingress port's pending table (kind, id, buffered
 // request) whose index is the scheduler tag, and waits in the port's notification FIFO; one
-// notification per cycle enters edm_pim_sched (round robin over the ports).
-// The scheduler iterates back to back (3 cycles each). For a match s -> d the switch opens
+// notification per cycle enters edm_pim_sched (round robin over the ports; one arriving at
+// an empty FIFO goes straight in). An RREQ is notified at its /MS/ header.
+// The scheduler starts an iteration (3 cycles) whenever a request is possible. For a match
+// s -> d the switch opens
 // the circuit at ingress s and queues, for egress s, the /G/ (peer d) or the buffered RREQ.
-// Port s is released (rel_src) when the chunk's wire time is over minus one iteration, port
+// Port s is released (rel_src_mask) when the chunk's wire time is over minus one iteration
+// (timed from the accept step, so the scheduler sees it free when the model does), port
 // d SLACK cycles later (room on its downlink for /G/ and RREQ blocks), as in the Rust model.
 // Each ingress port has SLOTS >= 2X(PORTS-1) pending entries (X writes to and X reads from
 // every other port) and a notification FIFO as deep, so a well-behaved host is never refused.
