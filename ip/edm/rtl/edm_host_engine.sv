@@ -159,6 +159,15 @@ end
 
 // ---------------------------------------------------------------- local memory
 reg [63:0] mem [0:MEM_WORDS-1];
+// Zero at power-up, as the FPGA's block/ultra RAM (no INIT) and the model's memory: a read of a
+// word never written (a READ's answer chain read before the memory node wrote its outbox, which
+// the translator then reads again) returns zeros, in simulation too, not X.
+initial begin : mem_zero
+    integer i;
+    for (i = 0; i < MEM_WORDS; i = i + 1) begin
+        mem[i] = 64'd0;
+    end
+end
 
 // ---------------------------------------------------------------- message queue
 reg [QW-1:0]    q_cnt_reg;
