@@ -12,7 +12,8 @@
 // local memory. Requests for addresses outside memory are answered with a NULL RRES.
 // Received /G/s and implicit grants share one grant queue, served before new messages.
 // Received body words are staged and written to memory only once their message checked
-// good (a cut-short or bad message writes nothing). Addresses and lengths are 8-byte
+// good (a cut-short or bad message writes nothing), except a read's response, whose words go
+// to the read's buffer as they arrive (cut-through; the read completes with its last block). Addresses and lengths are 8-byte
 // aligned (checked at submission; unaligned remote requests are served as bad addresses).
 // Messages leave through edm_msg_encoder into a unit buffer and on to the TX mux; the
 // encoder is never starved, so each unit is sent contiguously.
@@ -38,6 +39,11 @@ module edm_host_engine #(
     parameter CHUNK = 256,
     parameter MEM_WORDS = 512,
     parameter TAG_W = 16,
+    // cycles a grant waits in the grant queue before it may be served: the paper's RX -> TX
+    // clock-domain crossing (EDM §3.2.1; the model's host_grant_queue), which this
+    // single-clock engine has no synchronizer for; with the decoder and job cycles a grant is
+    // served when the model serves it
+    parameter GQ_LAT = 3,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -104,6 +110,7 @@ module edm_host_engine #(
     input  wire [7:0]        ctl_id,
     input  wire [15:0]       ctl_len,
     input  wire [2:0]        ctl_kind,
+    input  wire [47:0]       cur_head,         // header of the message being received
 
     // memory units to the TX mux (whole units, one block per cycle once started)
     output wire [63:0]       mem_data,
@@ -152,6 +159,15 @@ end
 
 // ---------------------------------------------------------------- local memory
 reg [63:0] mem [0:MEM_WORDS-1];
+// Zero at power-up, as the FPGA's block/ultra RAM (no INIT) and the model's memory: a read of a
+// word never written (a READ's answer chain read before the memory node wrote its outbox, which
+// the translator then reads again) returns zeros, in simulation too, not X.
+initial begin : mem_zero
+    integer i;
+    for (i = 0; i < MEM_WORDS; i = i + 1) begin
+        mem[i] = 64'd0;
+    end
+end
 
 // ---------------------------------------------------------------- message queue
 reg [QW-1:0]    q_cnt_reg;
@@ -195,7 +211,13 @@ reg [15:0] g_peer [0:GDEPTH-1];
 reg [7:0]  g_id [0:GDEPTH-1];
 reg [15:0] g_len [0:GDEPTH-1];
 reg [GW:0] g_wr_reg, g_rd_reg;
+reg [15:0] g_at [0:GDEPTH-1];          // cycle from which the entry may be served
+reg [15:0] g_now_reg;
 wire g_empty = g_wr_reg == g_rd_reg;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0] g_wait = g_now_reg - g_at[g_rd_reg[GW-1:0]];
+/* verilator lint_on UNUSEDSIGNAL */
+wire g_due = !g_empty && !g_wait[15];
 wire g_full = (g_wr_reg - g_rd_reg) == GDEPTH[GW:0];
 
 // ---------------------------------------------------------------- unit buffer (to TX mux)
@@ -203,6 +225,8 @@ reg [65:0]    u_mem [0:UDEPTH-1];
 reg [UW:0]    u_wr_reg, u_rd_reg;
 reg [UW:0]    u_reserved_reg;          // blocks in the buffer plus blocks promised to it
 reg [15:0]    ul_mem [0:LDEPTH-1];
+reg           ul_comp [0:LDEPTH-1];    // the unit is a write's last chunk: complete it as it leaves
+reg [TAG_W-1:0] ul_tag [0:LDEPTH-1];
 reg [LW:0]    ul_wr_reg, ul_rd_reg;
 reg           u_in_unit_reg;
 reg [15:0]    u_left_reg;
@@ -213,10 +237,14 @@ wire [15:0]   ul_head = ul_mem[ul_rd_reg[LW-1:0]];
 // The encoder writes a unit's blocks on consecutive cycles (its body words come from local
 // memory without waiting), so a unit may start as soon as its first block is here.
 wire          u_head_ready = !ul_empty && u_count != 0;
+// An RREQ/RMWREQ's blocks go from the encoder to the TX mux in the cycle they are made when
+// the buffer is empty (they are written to the buffer too, and popped at once if taken).
+reg           u_fast_reg;
+wire          u_bypass;
 
-assign mem_valid = u_in_unit_reg || u_head_ready;
-assign mem_data = u_mem[u_rd_reg[UW-1:0]][63:0];
-assign mem_hdr = u_mem[u_rd_reg[UW-1:0]][65:64];
+assign mem_valid = u_in_unit_reg || u_head_ready || u_bypass;
+assign mem_data = u_bypass ? enc_out_data : u_mem[u_rd_reg[UW-1:0]][63:0];
+assign mem_hdr = u_bypass ? enc_out_hdr : u_mem[u_rd_reg[UW-1:0]][65:64];
 assign mem_last = u_in_unit_reg ? u_left_reg == 16'd1 : ul_head == 16'd1;
 assign mem_len = ul_head;
 wire u_pop = mem_valid && mem_ready;
@@ -283,13 +311,10 @@ wire          enc_body_ready;
 wire [63:0]   enc_out_data;
 wire [1:0]    enc_out_hdr;
 wire          enc_out_valid;
-/* verilator lint_off UNUSEDSIGNAL */
-wire          enc_out_last;        // units are counted in blocks instead
-/* verilator lint_on UNUSEDSIGNAL */
+wire          enc_out_last;
 wire          enc_out_error;
-wire [63:0]   enc_body_data = tx_addr_first_reg ? tx_addr_word_reg :
-                              tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
-wire          enc_body_valid = tx_body_reg && tx_words_reg != 0;
+wire [63:0]   enc_body_data;            // assigned below the TX job selection
+wire          enc_body_valid;
 
 edm_msg_encoder enc_inst (
     .clk(clk),
@@ -335,6 +360,20 @@ reg [MW-1:0]     free_slot;
 reg              free_slot_ok;
 reg              pick_id_busy;
 
+// An empty queue offers the request arriving this cycle (the bypass), so an idle host reads
+// its message queue in the cycle a request is submitted, as the model's does.
+wire             q_bypass = q_cnt_reg == 0 && req_valid && req_ok;
+wire             pq_write = q_bypass ? req_write && !req_rmw : q_write[pick_idx];
+wire             pq_rmw = q_bypass ? req_rmw : q_rmw[pick_idx];
+wire [3:0]       pq_op = q_bypass ? req_op : q_op[pick_idx];
+wire [63:0]      pq_opa = q_bypass ? req_opa : q_opa[pick_idx];
+wire [63:0]      pq_opb = q_bypass ? req_opb : q_opb[pick_idx];
+wire [DST_W-1:0] pq_dst = q_bypass ? req_dst[DST_W-1:0] : q_dst[pick_idx];
+wire [63:0]      pq_addr = q_bypass ? req_addr : q_addr[pick_idx];
+wire [15:0]      pq_len = q_bypass ? req_len : q_len[pick_idx];
+wire [AW-1:0]    pq_local = q_bypass ? req_local[AW+2:3] : q_local[pick_idx];
+wire [TAG_W-1:0] pq_tag = q_bypass ? req_tag : q_tag[pick_idx];
+
 always @* begin : pick_step
     integer i, j, n;
     pick_valid = 1'b0;
@@ -359,9 +398,18 @@ always @* begin : pick_step
             pick_idx = i[QI-1:0];
         end
     end
+    if (q_bypass) begin
+        n = 0;
+        for (j = 0; j < MSGS; j = j + 1) begin
+            if (t_valid_reg[j] && t_dst[j] == req_dst[DST_W-1:0]) begin
+                n = n + 1;
+            end
+        end
+        pick_valid = n < X && free_slot_ok;
+    end
     pick_id_busy = 1'b0;
     for (j = 0; j < MSGS; j = j + 1) begin
-        if (t_valid_reg[j] && t_dst[j] == q_dst[pick_idx] && t_id[j] == next_id[q_dst[pick_idx]]) begin
+        if (t_valid_reg[j] && t_dst[j] == pq_dst && t_id[j] == next_id[pq_dst]) begin
             pick_id_busy = 1'b1;
         end
     end
@@ -404,6 +452,39 @@ wire [15:0] gw_len = ({gh_len[15:3], 3'd0} < gw_rest) ? {gh_len[15:3], 3'd0} : g
 wire [15:0] gs_rest = s_total[gs_idx] - s_sent[gs_idx];
 wire [15:0] gs_len = s_rmw[gs_idx] ? gs_rest :
                      ({gh_len[15:3], 3'd0} < gs_rest) ? {gh_len[15:3], 3'd0} : gs_rest;
+
+// ---------------------------------------------------------------- response cut-through
+// A read's response words go into local memory as they arrive (the model's host_rx_data: the
+// data is handed over block by block), not after the message checked good: the read
+// completes as its last block is checked. A response cut short leaves bytes of its chunk in
+// the read's buffer, which the read has not completed; nothing outside that buffer is
+// written. RMW results and NULL responses carry no data for memory.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [47:0] ch = cur_head;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [2:0]  ch_kind = ch[2:0];
+wire [15:0] ch_peer = ch[23:8];
+wire [7:0]  ch_id = ch[31:24];
+wire [15:0] ch_len = ch[47:32];
+reg          ct_hit;
+reg [MW-1:0] ct_idx;
+reg          ct_active_reg;
+reg [AW-1:0] ct_ptr_reg;
+
+always @* begin : ct_lookup
+    integer j;
+    ct_hit = 1'b0;
+    ct_idx = 0;
+    for (j = MSGS - 1; j >= 0; j = j - 1) begin
+        if (t_valid_reg[j] && !t_write[j] && !t_rmw[j] && {{(16-DST_W){1'b0}}, t_dst[j]} == ch_peer &&
+                t_id[j] == ch_id) begin
+            ct_hit = 1'b1;
+            ct_idx = j[MW-1:0];
+        end
+    end
+end
+wire ct_start = rx_start && ch_kind == MSG_KIND_RRES && ct_hit && ch_len[2:0] == 3'd0 &&
+                ch_len <= t_total[ct_idx] - t_done[ct_idx];
 
 // ---------------------------------------------------------------- RX message lookup
 reg          rr_hit;
@@ -508,7 +589,7 @@ always @* begin
     do_pick_write = 1'b0;
     do_pick_skip = 1'b0;
     if (tx_idle && space_ok) begin
-        if (!g_empty) begin
+        if (g_due) begin
             if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
                 do_grant_w = 1'b1;
             end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
@@ -519,7 +600,7 @@ always @* begin
         end else if (pick_valid) begin
             if (pick_id_busy) begin
                 do_pick_skip = 1'b1;
-            end else if (!q_write[pick_idx]) begin
+            end else if (!pq_write) begin
                 do_pick_read = 1'b1;
             end else if (!enc_out_valid) begin
                 // the /N/ goes straight into the unit buffer, after the encoder's last block
@@ -529,9 +610,9 @@ always @* begin
     end
 end
 
-wire [DST_W-1:0] pk_dst = q_dst[pick_idx];
+wire [DST_W-1:0] pk_dst = pq_dst;
 wire [7:0]       pk_id = next_id[pk_dst];
-wire [63:0]      n_block = {16'd0, q_len[pick_idx], pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
+wire [63:0]      n_block = {16'd0, pq_len, pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
 
 always @* begin
     enc_start = 1'b0;
@@ -557,21 +638,29 @@ always @* begin
         enc_len = gs_len;
     end else if (do_pick_read) begin
         enc_start = 1'b1;
-        enc_kind = q_rmw[pick_idx] ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
-        enc_op = q_rmw[pick_idx] ? q_op[pick_idx] : 4'd0;
+        enc_kind = pq_rmw ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
+        enc_op = pq_rmw ? pq_op : 4'd0;
         enc_last = 1'b1;
         enc_peer = {{(16-DST_W){1'b0}}, pk_dst};
         enc_id = pk_id;
-        enc_len = q_rmw[pick_idx] ? rmw_resp(q_op[pick_idx]) : q_len[pick_idx];
+        enc_len = pq_rmw ? rmw_resp(pq_op) : pq_len;
     end
 end
 
 // blocks of the unit a job adds
 wire [15:0] job_blocks = do_grant_w ? 16'd2 + {3'd0, gw_len[15:3]} :
                          do_grant_s ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
-                         do_pick_read ? 16'd2 + (q_rmw[pick_idx] ? {14'd0, rmw_words(q_op[pick_idx])} : 16'd0) :
+                         do_pick_read ? 16'd2 + (pq_rmw ? {14'd0, rmw_words(pq_op)} : 16'd0) :
                          16'd1;
 wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
+
+// An RREQ/RMWREQ gives the encoder its address word with start, so its /MS/ is on the
+// encoder's output one cycle later and goes to the TX mux without the unit buffer's cycle.
+assign enc_body_data = do_pick_read ? pq_addr :
+                       tx_addr_first_reg ? tx_addr_word_reg :
+                       tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
+assign enc_body_valid = do_pick_read || (tx_body_reg && tx_words_reg != 0);
+assign u_bypass = u_fast_reg && u_count == 0 && enc_out_valid && (u_in_unit_reg || !ul_empty);
 
 // ---------------------------------------------------------------- sequential
 always_ff @(posedge clk) begin : seq
@@ -591,7 +680,7 @@ always_ff @(posedge clk) begin : seq
 
     // message queue: remove the picked entry, append the new request
     qc = q_cnt_reg;
-    if (do_pick_read || do_pick_write) begin
+    if ((do_pick_read || do_pick_write) && !q_bypass) begin
         for (i = 0; i < QDEPTH - 1; i = i + 1) begin
             if (i >= 32'(pick_idx)) begin
                 q_write[i] <= q_write[i+1];
@@ -608,7 +697,7 @@ always_ff @(posedge clk) begin : seq
         end
         qc = qc - 1;
     end
-    if (req_valid && req_ready) begin
+    if (req_valid && req_ready && !(q_bypass && (do_pick_read || do_pick_write))) begin
         if (req_ok) begin
             q_write[qc[QI-1:0]] <= req_write && !req_rmw;
             q_rmw[qc[QI-1:0]] <= req_rmw;
@@ -633,15 +722,15 @@ always_ff @(posedge clk) begin : seq
     if (do_pick_read || do_pick_write) begin
         next_id[pk_dst] <= pk_id + 8'd1;
         t_valid_reg[free_slot] <= 1'b1;
-        t_write[free_slot] <= q_write[pick_idx];
-        t_rmw[free_slot] <= q_rmw[pick_idx];
+        t_write[free_slot] <= pq_write;
+        t_rmw[free_slot] <= pq_rmw;
         t_dst[free_slot] <= pk_dst;
         t_id[free_slot] <= pk_id;
-        t_addr[free_slot] <= q_addr[pick_idx];
-        t_local[free_slot] <= q_local[pick_idx];
-        t_total[free_slot] <= q_rmw[pick_idx] ? rmw_resp(q_op[pick_idx]) : q_len[pick_idx];
+        t_addr[free_slot] <= pq_addr;
+        t_local[free_slot] <= pq_local;
+        t_total[free_slot] <= pq_rmw ? rmw_resp(pq_op) : pq_len;
         t_done[free_slot] <= 0;
-        t_tag[free_slot] <= q_tag[pick_idx];
+        t_tag[free_slot] <= pq_tag;
     end
 
     // grant queue
@@ -650,6 +739,10 @@ always_ff @(posedge clk) begin : seq
         if (do_grant_drop) begin
             cnt_unknown_grant <= cnt_unknown_grant + 1;
         end
+    end
+    g_now_reg <= g_now_reg + 16'd1;
+    if (gctl_take || rreq_take) begin
+        g_at[g_wr_reg[GW-1:0]] <= g_now_reg + 16'(GQ_LAT);
     end
     if (gctl_take) begin
         g_kind[g_wr_reg[GW-1:0]] <= ctl_kind;
@@ -683,8 +776,6 @@ always_ff @(posedge clk) begin : seq
         t_done[gw_idx] <= t_done[gw_idx] + gw_len;
         if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
             t_valid_reg[gw_idx] <= 1'b0;
-            wcomp_valid <= 1'b1;
-            wcomp_tag <= t_tag[gw_idx];
         end
     end
     if (do_grant_s) begin
@@ -701,14 +792,15 @@ always_ff @(posedge clk) begin : seq
         end
     end
     if (do_pick_read) begin
-        tx_body_reg <= 1'b1;
-        tx_addr_first_reg <= 1'b1;
-        tx_addr_word_reg <= q_addr[pick_idx];
+        // the address word went to the encoder with start; the RMW operands follow
+        tx_body_reg <= pq_rmw && rmw_words(pq_op) != 2'd0;
+        tx_addr_first_reg <= 1'b0;
+        tx_addr_word_reg <= pq_addr;
         tx_regs_reg <= 1'b1;
         tx_ridx_reg <= 1'b0;
-        tx_w1_reg <= q_opa[pick_idx];
-        tx_w2_reg <= q_opb[pick_idx];
-        tx_words_reg <= 13'd1 + (q_rmw[pick_idx] ? {11'd0, rmw_words(q_op[pick_idx])} : 13'd0);
+        tx_w1_reg <= pq_opa;
+        tx_w2_reg <= pq_opb;
+        tx_words_reg <= pq_rmw ? {11'd0, rmw_words(pq_op)} : 13'd0;
     end
     if (tx_body_reg) begin
         if (enc_body_valid && enc_body_ready) begin
@@ -729,9 +821,16 @@ always_ff @(posedge clk) begin : seq
     // unit buffer
     if (job_unit) begin
         ul_mem[ul_wr_reg[LW-1:0]] <= job_blocks;
+        ul_comp[ul_wr_reg[LW-1:0]] <= do_grant_w && t_done[gw_idx] + gw_len == t_total[gw_idx];
+        ul_tag[ul_wr_reg[LW-1:0]] <= t_tag[gw_idx];
         ul_wr_reg <= ul_wr_reg + 1;
     end
     u_reserved_reg <= u_reserved_reg + (job_unit ? job_blocks[UW:0] : {(UW+1){1'b0}}) - {{UW{1'b0}}, u_pop};
+    if (do_pick_read) begin
+        u_fast_reg <= 1'b1;
+    end else if (enc_out_valid && enc_out_last) begin
+        u_fast_reg <= 1'b0;
+    end
     if (enc_out_valid) begin
         u_mem[u_wr_reg[UW-1:0]] <= {enc_out_hdr, enc_out_data};
         u_wr_reg <= u_wr_reg + 1;
@@ -742,6 +841,9 @@ always_ff @(posedge clk) begin : seq
     if (u_pop) begin
         u_rd_reg <= u_rd_reg + 1;
         if (!u_in_unit_reg) begin
+            // a write completes when its last chunk starts leaving (as in the model)
+            wcomp_valid <= ul_comp[ul_rd_reg[LW-1:0]];
+            wcomp_tag <= ul_tag[ul_rd_reg[LW-1:0]];
             ul_rd_reg <= ul_rd_reg + 1;
             u_in_unit_reg <= ul_head != 16'd1;
             u_left_reg <= ul_head - 16'd1;
@@ -749,6 +851,18 @@ always_ff @(posedge clk) begin : seq
             u_left_reg <= u_left_reg - 16'd1;
             u_in_unit_reg <= u_left_reg != 16'd1;
         end
+    end
+
+    // response cut-through
+    if (rx_start) begin
+        ct_active_reg <= ct_start;
+        ct_ptr_reg <= t_local[ct_idx] + AW'(16'(t_done[ct_idx] >> 3));
+    end else if (msg_valid) begin
+        ct_active_reg <= 1'b0;
+    end
+    if (ct_active_reg && body_valid && !rx_start) begin
+        mem[ct_ptr_reg] <= body_data;
+        ct_ptr_reg <= ct_ptr_reg + 1;
     end
 
     // RX staging: a new message rolls back uncommitted words of one cut short
@@ -843,15 +957,15 @@ always_ff @(posedge clk) begin : seq
                 end
                 MSG_KIND_RRES: begin
                     if (rr_ok) begin
-                        d_op[d_wr_reg[DW-1:0]] <= t_rmw[rr_idx] ? 2'd0 : 2'd1;
-                        d_base[d_wr_reg[DW-1:0]] <= t_local[rr_idx] + AW'(16'(t_done[rr_idx] >> 3));
-                        d_data[d_wr_reg[DW-1:0]] <= (msg_len == 0) ? 64'd0 : m_word0;
+                        // the words are in memory already (cut-through); the staged copy is
+                        // discarded by the drain
                         t_done[rr_idx] <= t_done[rr_idx] + msg_len;
                         if (msg_len == rr_rest || rr_null) begin
                             t_valid_reg[rr_idx] <= 1'b0;
-                            d_comp[d_wr_reg[DW-1:0]] <= 1'b1;
-                            d_tag[d_wr_reg[DW-1:0]] <= t_tag[rr_idx];
-                            d_ok[d_wr_reg[DW-1:0]] <= !rr_null;
+                            rcomp_valid <= 1'b1;
+                            rcomp_tag <= t_tag[rr_idx];
+                            rcomp_ok <= !rr_null;
+                            rcomp_data <= (msg_len == 0) ? 64'd0 : m_word0;
                         end
                     end else begin
                         cnt_unknown_response <= cnt_unknown_response + 1;
@@ -915,6 +1029,8 @@ always_ff @(posedge clk) begin : seq
             s_result[rs_free] <= rmw_result;
             s_total[rs_free] <= d_in_range[d_rd_reg[DW-1:0]] ? rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]) : 16'd0;
             g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;
+            // one cycle after the commit that queues an RREQ's implicit grant
+            g_at[g_wr_reg[GW-1:0]] <= g_now_reg + 16'(GQ_LAT) - 16'd1;
             g_peer[g_wr_reg[GW-1:0]] <= d_peer[d_rd_reg[DW-1:0]];
             g_id[g_wr_reg[GW-1:0]] <= d_id[d_rd_reg[DW-1:0]];
             g_len[g_wr_reg[GW-1:0]] <= rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]);
@@ -950,12 +1066,15 @@ always_ff @(posedge clk) begin : seq
         end
         g_wr_reg <= 0;
         g_rd_reg <= 0;
+        g_now_reg <= 0;
         u_wr_reg <= 0;
         u_rd_reg <= 0;
         u_reserved_reg <= 0;
         ul_wr_reg <= 0;
         ul_rd_reg <= 0;
         u_in_unit_reg <= 1'b0;
+        u_fast_reg <= 1'b0;
+        ct_active_reg <= 1'b0;
         u_left_reg <= 0;
         st_wr_reg <= 0;
         st_commit_reg <= 0;

@@ -152,6 +152,7 @@ wire [15:0] ctl_peer;
 wire [7:0]  ctl_id;
 wire [15:0] ctl_len;
 wire [2:0]  ctl_kind;
+wire [47:0] cur_head;
 
 edm_msg_decoder dec_inst (
     .clk(clk),
@@ -176,7 +177,8 @@ edm_msg_decoder dec_inst (
     .ctl_peer(ctl_peer),
     .ctl_id(ctl_id),
     .ctl_len(ctl_len),
-    .ctl_kind(ctl_kind)
+    .ctl_kind(ctl_kind),
+    .cur_head(cur_head)
 );
 
 // a message start, aligned with the decoder's (registered) outputs for that block
@@ -257,6 +259,7 @@ edm_host_engine #(
     .ctl_id(ctl_id),
     .ctl_len(ctl_len),
     .ctl_kind(ctl_kind),
+    .cur_head(cur_head),
     .mem_data(txm_data),
     .mem_hdr(txm_hdr),
     .mem_valid(txm_valid),

@@ -40,7 +40,11 @@ module edm_msg_decoder (
     output reg  [15:0] ctl_peer,
     output reg  [7:0]  ctl_id,
     output reg  [15:0] ctl_len,
-    output reg  [2:0]  ctl_kind
+    output reg  [2:0]  ctl_kind,
+
+    // the header of the message being received (from the cycle after its /MS/ on), for a
+    // consumer that places body words as they arrive
+    output wire [47:0] cur_head
 );
 
 import edm_pkg::*;
@@ -75,6 +79,7 @@ reg [16:0] seen_reg;      // blocks received so far
 reg [16:0] words_reg;     // body words still to emit
 reg [7:0]  carry_reg;
 reg [47:0] head_reg;
+assign cur_head = head_reg;
 
 always_ff @(posedge clk) begin
     body_valid <= 1'b0;

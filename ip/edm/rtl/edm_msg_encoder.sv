@@ -4,7 +4,10 @@
 // cycle while body_ready is high. Block k >= 1 carries body bytes 8k-7 .. 8k (the /MS/ holds
 // body byte 0), so each output block joins the top 7 bytes of one word with the low byte of
 // the next. One block per cycle; the first block leaves 2 cycles after start (the message
-// queue read and the block creation of EDM §3.2.1).
+// queue read and the block creation of EDM §3.2.1), or 1 cycle after start when the first
+// body word comes with start (body_valid in the start cycle; the host engine does so for
+// RREQ/RMWREQ, whose address is in its message queue): the block is then on the output in
+// the cycle the TX shim registers it, so the model's 2 cycles count to the line.
 
 `resetall
 `timescale 1ns / 1ps
@@ -65,7 +68,10 @@ assign start_ready = state_reg == S_IDLE;
 // a word is needed for the first block (if the body is not empty) and for every /MD/ (its
 // last byte is the next word's first)
 wire need_word = (state_reg == S_HEAD && body_reg != 0) || (state_reg == S_BODY && blocks_reg > 1);
-assign body_ready = need_word;
+wire [16:0] start_body = body_bytes(hdr_kind, hdr_op, hdr_len);
+// the first word taken together with start
+wire fast = state_reg == S_IDLE && start && start_body != 0 && body_valid;
+assign body_ready = need_word || (state_reg == S_IDLE && start && start_body != 0);
 
 // header validity (clio_wire::edm::MsgHeader::check)
 wire hdr_ok = (hdr_kind == MSG_KIND_RMWREQ) ? (hdr_op <= RMW_OP_TAS && hdr_last &&
@@ -74,7 +80,7 @@ wire hdr_ok = (hdr_kind == MSG_KIND_RMWREQ) ? (hdr_op <= RMW_OP_TAS && hdr_last 
                (hdr_kind != MSG_KIND_RREQ || (hdr_len != 0 && hdr_last)) &&
                (hdr_kind != MSG_KIND_WREQ || hdr_len != 0));
 
-wire [16:0] start_body = body_bytes(hdr_kind, hdr_op, hdr_len);
+wire [16:0] start_blocks = (start_body <= 1) ? 17'd1 : 17'd1 + ((start_body + 17'd7) >> 3);
 
 always_ff @(posedge clk) begin
     out_valid <= 1'b0;
@@ -82,11 +88,28 @@ always_ff @(posedge clk) begin
     out_error <= 1'b0;
     case (state_reg)
         S_IDLE: begin
-            if (start) begin
+            if (fast) begin
+                // the /MS/ (or /MST/) at once
+                out_valid <= 1'b1;
+                out_hdr <= SYNC_CTRL;
+                out_data <= {body_data[7:0], hdr_len, hdr_id, hdr_peer,
+                             hdr_op, hdr_last, hdr_kind, start_blocks == 1 ? BT_MST : BT_MS};
+                out_error <= !hdr_ok;
+                err_reg <= !hdr_ok;
+                head_reg <= {hdr_len, hdr_id, hdr_peer, hdr_op, hdr_last, hdr_kind};
+                carry_reg <= body_data[63:8];
+                body_reg <= (start_body > 8) ? start_body - 17'd8 : 17'd0;
+                if (start_blocks == 1) begin
+                    out_last <= 1'b1;
+                end else begin
+                    blocks_reg <= start_blocks - 1;
+                    state_reg <= S_BODY;
+                end
+            end else if (start) begin
                 head_reg <= {hdr_len, hdr_id, hdr_peer, hdr_op, hdr_last, hdr_kind};
                 body_reg <= start_body;
                 // 1 block for a body of at most 1 byte, else 1 + ceil(body / 8)
-                blocks_reg <= (start_body <= 1) ? 17'd1 : 17'd1 + ((start_body + 17'd7) >> 3);
+                blocks_reg <= start_blocks;
                 err_reg <= !hdr_ok;
                 state_reg <= S_HEAD;
             end

@@ -45,10 +45,15 @@ module edm_pim_sched #(
     input  wire [PW-1:0]           rel_src,
     input  wire                    rel_dst_valid,
     input  wire [PW-1:0]           rel_dst,
+    // any number of ports released at once; a port released in its accept cycle is never
+    // marked busy (a chunk shorter than an iteration)
+    input  wire [PORTS-1:0]        rel_src_mask,
+    input  wire [PORTS-1:0]        rel_dst_mask,
 
     input  wire                    iter_start,
     output wire                    iter_busy,
     output reg                     iter_done,
+    output wire                    iter_eligible,   // a request is possible this cycle
 
     output reg  [PORTS-1:0]        req_valid,
     output reg  [PORTS*PW-1:0]     req_src,
@@ -56,7 +61,14 @@ module edm_pim_sched #(
     output reg  [PORTS*PW-1:0]     match_dst,
     output reg  [PORTS*TAG_W-1:0]  match_tag,
     output reg  [PORTS*32-1:0]     match_len,
-    output reg  [PORTS-1:0]        match_last
+    output reg  [PORTS-1:0]        match_last,
+
+    // the matches registered on match_* at the end of this cycle (the accept step), so that
+    // the switch can time their ports' release from the accept
+    output wire [PORTS-1:0]        acc_valid,
+    output wire [PORTS*PW-1:0]     acc_dst,
+    output wire [PORTS*TAG_W-1:0]  acc_tag,
+    output wire [PORTS*32-1:0]     acc_len
 );
 
 localparam PAIRS = PORTS * PORTS;
@@ -127,6 +139,10 @@ always @* begin : request_step
     end
 end
 
+// an iteration started now would request something (the switch starts one only then, as the
+// model does: an idle scheduler does not wait for a free-running iteration boundary)
+assign iter_eligible = |req_valid_next;
+
 // cycle 2: grant (priority encoder over each source's ordered list)
 reg [PORTS-1:0] grant_valid_next;
 reg [PW-1:0]    grant_dst_next [0:PORTS-1];
@@ -165,6 +181,16 @@ always @* begin : accept_step
         end
     end
 end
+
+genvar ga;
+generate
+    for (ga = 0; ga < PORTS; ga = ga + 1) begin : acc
+        assign acc_valid[ga] = stage_reg == 2 && grant_valid_reg[ga];
+        assign acc_dst[ga*PW +: PW] = grant_dst_reg[ga];
+        assign acc_tag[ga*TAG_W +: TAG_W] = tag_reg[(32'(grant_dst_reg[ga]) * PORTS + ga) * DEPTH];
+        assign acc_len[ga*32 +: 32] = chunk_len[ga];
+    end
+endgenerate
 
 wire [31:0] notif_pair = 32'(notif_dst) * PORTS + 32'(notif_src);
 wire notif_ok = notif_valid && notif_src != notif_dst && notif_bytes != 0 &&
@@ -395,6 +421,14 @@ always_ff @(posedge clk) begin : state_update
             stage_reg <= 2'd0;
         end
     endcase
+    for (p = 0; p < PORTS; p = p + 1) begin
+        if (rel_src_mask[p] == 1'b1) begin
+            src_busy_reg[p] <= 1'b0;
+        end
+        if (rel_dst_mask[p] == 1'b1) begin
+            dst_busy_reg[p] <= 1'b0;
+        end
+    end
 
     if (rst) begin
         for (p = 0; p < PAIRS; p = p + 1) begin

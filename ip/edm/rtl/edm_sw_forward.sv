@@ -40,6 +40,7 @@ module edm_sw_forward #(
     input  wire [PORTS-1:0]       mid_unit,
 
     output reg  [PORTS-1:0]       pass_valid,
+    output wire [PORTS-1:0]       pass_now,     // pass_valid one cycle early, aligned with in_*
     output reg  [PORTS*3-1:0]     pass_class,
     output reg  [PORTS*2-1:0]     pass_hdr,
     output reg  [PORTS*64-1:0]    pass_data,
@@ -102,6 +103,7 @@ reg [PORTS-1:0]     blk_end;
 reg [63:0]          blk_data [0:PORTS-1];
 reg [PW-1:0]        fwd_dst [0:PORTS-1];
 reg [PORTS-1:0]     pass;
+assign pass_now = pass;
 reg [1:0]           cut_next [0:PORTS-1];
 reg [PW-1:0]        cut_dst_next [0:PORTS-1];
 reg [PORTS-1:0]     fwd_new;

@@ -11,10 +11,13 @@
 //     of the response's first chunk.
 // Each notification takes an entry of the ingress port's pending table (kind, id, buffered
 // request) whose index is the scheduler tag, and waits in the port's notification FIFO; one
-// notification per cycle enters edm_pim_sched (round robin over the ports).
-// The scheduler iterates back to back (3 cycles each). For a match s -> d the switch opens
+// notification per cycle enters edm_pim_sched (round robin over the ports; one arriving at
+// an empty FIFO goes straight in). An RREQ is notified at its /MS/ header.
+// The scheduler starts an iteration (3 cycles) whenever a request is possible. For a match
+// s -> d the switch opens
 // the circuit at ingress s and queues, for egress s, the /G/ (peer d) or the buffered RREQ.
-// Port s is released (rel_src) when the chunk's wire time is over minus one iteration, port
+// Port s is released (rel_src_mask) when the chunk's wire time is over minus one iteration
+// (timed from the accept step, so the scheduler sees it free when the model does), port
 // d SLACK cycles later (room on its downlink for /G/ and RREQ blocks), as in the Rust model.
 // Each ingress port has SLOTS >= 2X(PORTS-1) pending entries (X writes to and X reads from
 // every other port) and a notification FIFO as deep, so a well-behaved host is never refused.
@@ -153,13 +156,16 @@ generate
 endgenerate
 
 // ---------------------------------------------------------------- forwarding
+// The notification path reads the RX shims' memory blocks directly (pass_now: the blocks the
+// forwarding does not take, in the cycle they arrive), not the forwarding's registered copy.
+wire [PORTS-1:0]    pass_now;
+/* verilator lint_off UNUSEDSIGNAL */
 wire [PORTS-1:0]    pass_valid;
 wire [PORTS*3-1:0]  pass_class;
-/* verilator lint_off UNUSEDSIGNAL */
 wire [PORTS*2-1:0]  pass_hdr;
 wire [31:0]         fwd_overflow;
-/* verilator lint_on UNUSEDSIGNAL */
 wire [PORTS*64-1:0] pass_data;
+/* verilator lint_on UNUSEDSIGNAL */
 wire [PORTS-1:0]    fwd_valid;
 wire [PORTS*2-1:0]  fwd_hdr;
 wire [PORTS*64-1:0] fwd_data;
@@ -189,6 +195,7 @@ edm_sw_forward #(
     .grant_len(gr_len_reg),
     .mid_unit(mid_unit),
     .pass_valid(pass_valid),
+    .pass_now(pass_now),
     .pass_class(pass_class),
     .pass_hdr(pass_hdr),
     .pass_data(pass_data),
@@ -201,17 +208,24 @@ edm_sw_forward #(
 );
 
 // ---------------------------------------------------------------- scheduler
-reg                 nt_valid_reg;
-reg  [PW-1:0]       nt_src_reg;
-reg  [PW-1:0]       nt_dst_reg;
-reg  [31:0]         nt_bytes_reg;
-reg  [TAG_W-1:0]    nt_tag_reg;
+// the notification offered to the scheduler this cycle: the head of the FIFO the arbiter
+// picks, straight from the FIFO (no register between them)
+wire                nt_valid;
+wire [PW-1:0]       nt_src;
+wire [PW-1:0]       nt_dst;
+wire [31:0]         nt_bytes;
+wire [TAG_W-1:0]    nt_tag;
+wire                iter_eligible;
 reg  [31:0]         now_reg;
 wire                nt_refused;
-reg                 rel_src_valid;
-reg  [PW-1:0]       rel_src;
-reg                 rel_dst_valid;
-reg  [PW-1:0]       rel_dst;
+reg  [PORTS-1:0]    rel_src_mask;
+reg  [PORTS-1:0]    rel_dst_mask;
+wire [PORTS-1:0]    acc_valid;
+wire [PORTS*PW-1:0] acc_dst;
+wire [PORTS*TAG_W-1:0] acc_tag;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [PORTS*32-1:0] acc_len;
+/* verilator lint_on UNUSEDSIGNAL */
 wire                iter_busy;
 wire                iter_done;
 /* verilator lint_off UNUSEDSIGNAL */
@@ -234,27 +248,34 @@ edm_pim_sched #(
 ) pim_inst (
     .clk(clk),
     .rst(rst),
-    .notif_valid(nt_valid_reg),
-    .notif_src(nt_src_reg),
-    .notif_dst(nt_dst_reg),
-    .notif_bytes(nt_bytes_reg),
-    .notif_tag(nt_tag_reg),
+    .notif_valid(nt_valid),
+    .notif_src(nt_src),
+    .notif_dst(nt_dst),
+    .notif_bytes(nt_bytes),
+    .notif_tag(nt_tag),
     .notif_time(now_reg),
     .notif_refused(nt_refused),
-    .rel_src_valid(rel_src_valid),
-    .rel_src(rel_src),
-    .rel_dst_valid(rel_dst_valid),
-    .rel_dst(rel_dst),
-    .iter_start(!iter_busy),
+    .rel_src_valid(1'b0),
+    .rel_src({PW{1'b0}}),
+    .rel_dst_valid(1'b0),
+    .rel_dst({PW{1'b0}}),
+    .rel_src_mask(rel_src_mask),
+    .rel_dst_mask(rel_dst_mask),
+    .iter_start(!iter_busy && iter_eligible),
     .iter_busy(iter_busy),
     .iter_done(iter_done),
+    .iter_eligible(iter_eligible),
     .req_valid(req_valid),
     .req_src(req_src),
     .match_valid(m_held),
     .match_dst(m_dst),
     .match_tag(m_tag),
     .match_len(m_len),
-    .match_last(m_last)
+    .match_last(m_last),
+    .acc_valid(acc_valid),
+    .acc_dst(acc_dst),
+    .acc_tag(acc_tag),
+    .acc_len(acc_len)
 );
 
 // ---------------------------------------------------------------- pending table
@@ -264,12 +285,16 @@ reg             sl_rres [0:NSLOT-1];      // 0: WREQ (from /N/), 1: RRES (from R
 reg [7:0]       sl_id [0:NSLOT-1];
 reg             sl_has_req [0:NSLOT-1];   // the buffered RREQ has not been sent yet
 reg [2:0]       sl_n [0:NSLOT-1];
+reg             sl_bad [0:NSLOT-1];       // its request was cut short: no implicit grant to send
 reg [65:0]      sl_blk [0:NSLOT*4-1];
 
-// request capture per ingress (RREQ and RMWREQ are at most 4 blocks)
+// request capture per ingress (RREQ and RMWREQ are at most 4 blocks): the notification is
+// made from the /MS/ header (peer, id, len), as the model's is from the message head; the
+// later blocks are written into the entry as they arrive (a match is at least 5 cycles
+// after the /MS/, when all of them are in)
 reg [2:0]       cap_n_reg [0:PORTS-1];
-reg [PW-1:0]    cap_peer_reg [0:PORTS-1];   // the request's memory node
-reg [65:0]      cap_blk_reg [0:PORTS*4-1];
+reg [PORTS-1:0] cap_ok_reg;                 // the /MS/ took an entry
+reg [SW-1:0]    cap_slot_reg [0:PORTS-1];
 
 // notification FIFOs per ingress
 reg [PW-1:0]    nf_src [0:PORTS*NDEPTH-1];
@@ -292,7 +317,7 @@ reg [PORTS-1:0] fwd_open_reg;
 // release timers
 reg [15:0]      src_tmr_reg [0:PORTS-1];
 reg [15:0]      dst_tmr_reg [0:PORTS-1];
-reg [PORTS-1:0] src_arm_reg, dst_arm_reg, src_pend_reg, dst_pend_reg;
+reg [PORTS-1:0] src_arm_reg, dst_arm_reg;
 
 // ---------------------------------------------------------------- ingress parse
 reg [PORTS-1:0]  in_notify;       // a notification is complete this cycle
@@ -303,7 +328,8 @@ reg [15:0]       in_bytes [0:PORTS-1];
 reg [7:0]        in_id [0:PORTS-1];
 reg [PORTS-1:0]  in_bad;          // a block the switch never takes (counted)
 reg [2:0]        cap_n_next [0:PORTS-1];
-reg [PORTS-1:0]  cap_write;       // store the block at cap_n_reg
+reg [PORTS-1:0]  cap_write;       // store the block at cap_n_reg of the captured entry
+reg [PORTS-1:0]  cap_cut;         // the request being captured was cut short
 reg [65:0]       cap_data [0:PORTS-1];
 reg [PORTS-1:0]  slot_ok;
 reg [SW-1:0]     slot_free [0:PORTS-1];
@@ -313,8 +339,8 @@ always @* begin : ingress_parse
     reg [2:0] cls;
     reg [63:0] d;
     for (p = 0; p < PORTS; p = p + 1) begin
-        cls = pass_class[p*3 +: 3];
-        d = pass_data[p*64 +: 64];
+        cls = rxm_class[p*3 +: 3];
+        d = rxm_data[p*64 +: 64];
         in_notify[p] = 1'b0;
         in_rres[p] = 1'b0;
         in_src[p] = 0;
@@ -324,8 +350,11 @@ always @* begin : ingress_parse
         in_bad[p] = 1'b0;
         cap_n_next[p] = cap_n_reg[p];
         cap_write[p] = 1'b0;
+        cap_cut[p] = 1'b0;
         cap_data[p] = {SYNC_CTRL, d};
-        if (pass_valid[p]) begin
+        if (rxm_valid[p] && pass_now[p]) begin
+            // anything but /MD/ /MT/ ends a request being captured
+            cap_cut[p] = cap_n_reg[p] != 0 && cls != 3'd2 && cls != 3'd3;
             case (cls)
                 3'd5: begin
                     // /N/ (peer, id, size)
@@ -341,13 +370,19 @@ always @* begin : ingress_parse
                     end
                 end
                 3'd1: begin
-                    // /MS/ of a request: keep it with the peer rewritten to the requester
+                    // /MS/ of a request: the notification memory node -> requester; the block
+                    // is kept with the peer rewritten to the requester
                     cap_n_next[p] = 0;
                     if ((d[MSG_KIND_LSB +: 3] == MSG_KIND_RREQ || d[MSG_KIND_LSB +: 3] == MSG_KIND_RMWREQ) &&
                             d[MSG_PEER_LSB +: 16] < 16'(PORTS)) begin
-                        cap_write[p] = 1'b1;
                         cap_data[p][MSG_PEER_LSB +: 16] = 16'(p);
                         cap_n_next[p] = 3'd1;
+                        in_notify[p] = 1'b1;
+                        in_rres[p] = 1'b1;
+                        in_src[p] = d[MSG_PEER_LSB +: PW];
+                        in_dst[p] = p[PW-1:0];
+                        in_bytes[p] = d[MSG_LEN_LSB +: 16];
+                        in_id[p] = d[MSG_ID_LSB +: 8];
                     end else begin
                         in_bad[p] = 1'b1;
                     end
@@ -356,18 +391,9 @@ always @* begin : ingress_parse
                     if (cap_n_reg[p] != 0 && cap_n_reg[p] < 3'd4) begin
                         cap_write[p] = 1'b1;
                         cap_data[p] = {(cls == 3'd2) ? SYNC_DATA : SYNC_CTRL, d};
-                        cap_n_next[p] = cap_n_reg[p] + 3'd1;
-                        if (cls == 3'd3) begin
-                            // the whole request: notification memory node -> requester
-                            cap_n_next[p] = 0;
-                            in_notify[p] = 1'b1;
-                            in_rres[p] = 1'b1;
-                            in_src[p] = cap_peer_reg[p];
-                            in_dst[p] = p[PW-1:0];
-                            in_bytes[p] = cap_blk_reg[p*4][MSG_LEN_LSB +: 16];
-                            in_id[p] = cap_blk_reg[p*4][MSG_ID_LSB +: 8];
-                        end
+                        cap_n_next[p] = (cls == 3'd3) ? 3'd0 : cap_n_reg[p] + 3'd1;
                     end else begin
+                        cap_cut[p] = cap_n_reg[p] != 0;
                         cap_n_next[p] = 0;
                         in_bad[p] = 1'b1;
                     end
@@ -391,8 +417,12 @@ always @* begin : ingress_parse
 end
 
 // ---------------------------------------------------------------- notification arbiter
+// One notification per cycle enters the scheduler, round robin over the ports: a port's FIFO
+// head, or, when its FIFO is empty, the notification arriving this cycle (which then skips
+// the FIFO), so an idle switch inserts a notification in the cycle its block arrives.
 reg              nt_pick;
 reg [PW-1:0]     nt_port;
+reg              nt_direct;
 
 always @* begin : arbiter
     integer i;
@@ -401,14 +431,29 @@ always @* begin : arbiter
     /* verilator lint_on UNUSEDSIGNAL */
     nt_pick = 1'b0;
     nt_port = 0;
+    nt_direct = 1'b0;
     for (i = PORTS - 1; i >= 0; i = i - 1) begin
         p = (32'(rr_reg) + i) % PORTS;
         if (nf_wr_reg[p] != nf_rd_reg[p]) begin
             nt_pick = 1'b1;
             nt_port = p[PW-1:0];
+            nt_direct = 1'b0;
+        end else if (in_notify[p] && slot_ok[p]) begin
+            nt_pick = 1'b1;
+            nt_port = p[PW-1:0];
+            nt_direct = 1'b1;
         end
     end
 end
+
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] nt_head = 32'(nt_port) * NDEPTH + 32'(nf_rd_reg[nt_port][NW-1:0]);
+/* verilator lint_on UNUSEDSIGNAL */
+assign nt_valid = nt_pick;
+assign nt_src = nt_direct ? in_src[nt_port] : nf_src[nt_head];
+assign nt_dst = nt_direct ? in_dst[nt_port] : nf_dst[nt_head];
+assign nt_bytes = {16'd0, nt_direct ? in_bytes[nt_port] : nf_bytes[nt_head]};
+assign nt_tag = {nt_port, nt_direct ? slot_free[nt_port] : nf_slot[nt_head]};
 
 // ---------------------------------------------------------------- match handling
 // message_blocks(body) - min(that, 3): cycles until the source may be granted again
@@ -457,33 +502,35 @@ end
 // the tag presented to the scheduler last cycle (notif_refused answers it)
 reg [TAG_W-1:0] nt_tag_prev_reg;
 always_ff @(posedge clk) begin
-    nt_tag_prev_reg <= nt_tag_reg;
+    nt_tag_prev_reg <= nt_tag;
 end
 
-// destinations matched this cycle (their timers restart)
-reg [PORTS-1:0] dst_new;
-always @* begin : dst_matched
-    integer s;
-    dst_new = 0;
-    for (s = 0; s < PORTS; s = s + 1) begin
-        if (m_valid[s]) begin
-            dst_new[m_dst[s*PW +: PW]] = 1'b1;
-        end
+// Release timers, started at the accept step: the model frees a source
+// max(wire, iteration) cycles after the iteration starts (the accept is its third cycle) and
+// the destination SLACK cycles later, so a port is released (rel_*_mask, cleared at the end
+// of the cycle) in the cycle before that: at once for a chunk no longer than an iteration,
+// else from a timer loaded with the rest. Any number of ports are released per cycle.
+reg [15:0]      acc_src_hold [0:PORTS-1];   // release_delay: cycles past the iteration
+reg [15:0]      acc_dst_hold [0:PORTS-1];
+
+always @* begin : releases
+    integer p, s;
+    reg [TAG_W-1:0] t;
+    for (p = 0; p < PORTS; p = p + 1) begin
+        rel_src_mask[p] = src_arm_reg[p] && src_tmr_reg[p] == 0;
+        rel_dst_mask[p] = dst_arm_reg[p] && dst_tmr_reg[p] == 0;
     end
-end
-
-// lowest pending release (the one driven on rel_* this cycle is cleared)
-reg [PW-1:0] src_first, dst_first;
-always @* begin : first_pending
-    integer p;
-    src_first = 0;
-    dst_first = 0;
-    for (p = PORTS - 1; p >= 0; p = p - 1) begin
-        if (src_pend_reg[p]) begin
-            src_first = p[PW-1:0];
-        end
-        if (dst_pend_reg[p]) begin
-            dst_first = p[PW-1:0];
+    for (s = 0; s < PORTS; s = s + 1) begin
+        t = acc_tag[s*TAG_W +: TAG_W];
+        acc_src_hold[s] = release_delay(sl_rres[t], acc_len[s*32 +: 16]);
+        acc_dst_hold[s] = acc_src_hold[s] + 16'(SLACK);
+        if (acc_valid[s]) begin
+            if (acc_src_hold[s] == 0) begin
+                rel_src_mask[s] = 1'b1;
+            end
+            if (acc_dst_hold[s] == 0) begin
+                rel_dst_mask[acc_dst[s*PW +: PW]] = 1'b1;
+            end
         end
     end
 end
@@ -495,13 +542,15 @@ always_ff @(posedge clk) begin : seq
     reg [15:0] len;
     now_reg <= now_reg + 1;
 
-    // request capture
+    // request capture: later blocks into the entry the /MS/ took
     for (p = 0; p < PORTS; p = p + 1) begin
-        if (cap_write[p]) begin
-            cap_blk_reg[p*4 + ((cap_n_reg[p] == 3'd0 || pass_class[p*3 +: 3] == 3'd1) ? 0 : 32'(cap_n_reg[p]))] <= cap_data[p];
-            if (pass_class[p*3 +: 3] == 3'd1) begin
-                cap_peer_reg[p] <= pass_data[p*64 + MSG_PEER_LSB +: PW];
-            end
+        k = p * SLOTS + 32'(cap_slot_reg[p]);
+        if (cap_write[p] && cap_ok_reg[p]) begin
+            sl_blk[k*4 + 32'(cap_n_reg[p])] <= cap_data[p];
+            sl_n[k] <= cap_n_reg[p] + 3'd1;
+        end
+        if (cap_cut[p] && cap_ok_reg[p]) begin
+            sl_bad[k] <= 1'b1;
         end
         cap_n_reg[p] <= cap_n_next[p];
     end
@@ -514,22 +563,26 @@ always_ff @(posedge clk) begin : seq
             n = n + 1;
         end
         if (in_notify[p]) begin
+            cap_ok_reg[p] <= 1'b0;
             if (slot_ok[p] && (nf_wr_reg[p] - nf_rd_reg[p]) != NDEPTH[NW:0]) begin
                 k = p * SLOTS + 32'(slot_free[p]);
                 sl_valid_reg[k] <= 1'b1;
                 sl_rres[k] <= in_rres[p];
                 sl_id[k] <= in_id[p];
                 sl_has_req[k] <= in_rres[p];
-                sl_n[k] <= cap_n_reg[p] + 3'd1;
-                for (i = 0; i < 4; i = i + 1) begin
-                    sl_blk[k*4+i] <= (32'(cap_n_reg[p]) == i) ? cap_data[p] : cap_blk_reg[p*4+i];
+                sl_bad[k] <= 1'b0;
+                sl_n[k] <= 3'd1;
+                sl_blk[k*4] <= cap_data[p];
+                cap_ok_reg[p] <= in_rres[p];
+                cap_slot_reg[p] <= slot_free[p];
+                if (!(nt_direct && nt_port == p[PW-1:0])) begin
+                    i = p * NDEPTH + 32'(nf_wr_reg[p][NW-1:0]);
+                    nf_src[i] <= in_src[p];
+                    nf_dst[i] <= in_dst[p];
+                    nf_bytes[i] <= in_bytes[p];
+                    nf_slot[i] <= slot_free[p];
+                    nf_wr_reg[p] <= nf_wr_reg[p] + 1;
                 end
-                i = p * NDEPTH + 32'(nf_wr_reg[p][NW-1:0]);
-                nf_src[i] <= in_src[p];
-                nf_dst[i] <= in_dst[p];
-                nf_bytes[i] <= in_bytes[p];
-                nf_slot[i] <= slot_free[p];
-                nf_wr_reg[p] <= nf_wr_reg[p] + 1;
             end else begin
                 ov = ov + 1;
             end
@@ -538,13 +591,7 @@ always_ff @(posedge clk) begin : seq
     cnt_unexpected <= cnt_unexpected + n;
 
     // one notification per cycle into the scheduler; a refusal frees its entry
-    nt_valid_reg <= nt_pick;
-    if (nt_pick) begin
-        i = 32'(nt_port) * NDEPTH + 32'(nf_rd_reg[nt_port][NW-1:0]);
-        nt_src_reg <= nf_src[i];
-        nt_dst_reg <= nf_dst[i];
-        nt_bytes_reg <= {16'd0, nf_bytes[i]};
-        nt_tag_reg <= {nt_port, nf_slot[i]};
+    if (nt_pick && !nt_direct) begin
         nf_rd_reg[nt_port] <= nf_rd_reg[nt_port] + 1;
         rr_reg <= (32'(nt_port) + 1 == PORTS) ? 0 : nt_port + 1;
     end
@@ -572,7 +619,10 @@ always_ff @(posedge clk) begin : seq
             end
             sl_has_req[o] <= 1'b0;
             i = s * UDEPTH + 32'(lu_wr_reg[s][UW-1:0]);
-            if ((lu_wr_reg[s] - lu_rd_reg[s]) != UDEPTH[UW:0]) begin
+            if (sl_has_req[o] && sl_bad[o]) begin
+                // the request was cut short: nothing to send (the memory node never saw it)
+                cnt_overflow <= cnt_overflow + 1;
+            end else if ((lu_wr_reg[s] - lu_rd_reg[s]) != UDEPTH[UW:0]) begin
                 if (sl_has_req[o]) begin
                     lu_n[i] <= sl_n[o];
                     for (k = 0; k < 4; k = k + 1) begin
@@ -587,50 +637,38 @@ always_ff @(posedge clk) begin : seq
             end else begin
                 cnt_overflow <= cnt_overflow + 1;
             end
-            src_tmr_reg[s] <= release_delay(sl_rres[o], len);
-            src_arm_reg[s] <= 1'b1;
-            dst_tmr_reg[m_dst[s*PW +: PW]] <= release_delay(sl_rres[o], len) + 16'(SLACK);
-            dst_arm_reg[m_dst[s*PW +: PW]] <= 1'b1;
         end
     end
     cnt_grants <= cnt_grants + n;
 
-    // release timers (one source and one destination released per cycle)
-    rel_src_valid <= 1'b0;
-    rel_dst_valid <= 1'b0;
-    for (p = PORTS - 1; p >= 0; p = p - 1) begin
-        if (src_pend_reg[p]) begin
-            rel_src_valid <= 1'b1;
-            rel_src <= p[PW-1:0];
-        end
-        if (dst_pend_reg[p]) begin
-            rel_dst_valid <= 1'b1;
-            rel_dst <= p[PW-1:0];
-        end
-    end
+    // release timers: count down, stop at the release; (re)started at an accept
     for (p = 0; p < PORTS; p = p + 1) begin
-        if (src_arm_reg[p] && !(m_valid[p])) begin
+        if (src_arm_reg[p]) begin
             if (src_tmr_reg[p] == 0) begin
                 src_arm_reg[p] <= 1'b0;
-                src_pend_reg[p] <= 1'b1;
             end else begin
                 src_tmr_reg[p] <= src_tmr_reg[p] - 1;
             end
         end
-        if (dst_arm_reg[p] && !dst_new[p]) begin
+        if (dst_arm_reg[p]) begin
             if (dst_tmr_reg[p] == 0) begin
                 dst_arm_reg[p] <= 1'b0;
-                dst_pend_reg[p] <= 1'b1;
             end else begin
                 dst_tmr_reg[p] <= dst_tmr_reg[p] - 1;
             end
         end
     end
-    if (src_pend_reg != 0) begin
-        src_pend_reg[src_first] <= 1'b0;
-    end
-    if (dst_pend_reg != 0) begin
-        dst_pend_reg[dst_first] <= 1'b0;
+    for (s = 0; s < PORTS; s = s + 1) begin
+        if (acc_valid[s]) begin
+            if (acc_src_hold[s] != 0) begin
+                src_tmr_reg[s] <= acc_src_hold[s] - 16'd1;
+                src_arm_reg[s] <= 1'b1;
+            end
+            if (acc_dst_hold[s] != 0) begin
+                dst_tmr_reg[acc_dst[s*PW +: PW]] <= acc_dst_hold[s] - 16'd1;
+                dst_arm_reg[acc_dst[s*PW +: PW]] <= 1'b1;
+            end
+        end
     end
 
     // egress: local units and the forwarded-message state
@@ -656,6 +694,7 @@ always_ff @(posedge clk) begin : seq
         sl_valid_reg <= 0;
         for (p = 0; p < PORTS; p = p + 1) begin
             cap_n_reg[p] <= 0;
+            cap_slot_reg[p] <= 0;
             nf_wr_reg[p] <= 0;
             nf_rd_reg[p] <= 0;
             lu_wr_reg[p] <= 0;
@@ -663,16 +702,12 @@ always_ff @(posedge clk) begin : seq
             lu_idx_reg[p] <= 0;
         end
         rr_reg <= 0;
-        nt_valid_reg <= 1'b0;
+        cap_ok_reg <= 0;
         gr_valid_reg <= 0;
         lu_active_reg <= 0;
         fwd_open_reg <= 0;
         src_arm_reg <= 0;
         dst_arm_reg <= 0;
-        src_pend_reg <= 0;
-        dst_pend_reg <= 0;
-        rel_src_valid <= 1'b0;
-        rel_dst_valid <= 1'b0;
         cnt_notify_refused <= 0;
         cnt_unexpected <= 0;
         cnt_grants <= 0;

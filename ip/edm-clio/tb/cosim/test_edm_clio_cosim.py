@@ -82,6 +82,15 @@ async def matches_the_model(dut):
     assert dut.card_ready.value == 1, "the card is not ready out of reset"
 
     node_mem = dut.node_host.engine_inst.mem
+    # A READ's RREQ can reach the node before the node has written that slot's answer chain
+    # (the model then reads again): a never-written outbox must read as the model's memory,
+    # zeros, not X (an X seq leaves the card's return stage neither done nor stale: it wedges).
+    for slot in range(SLOTS):
+        v = node_mem[(OUTBOX_BASE + slot * OUTBOX_SLOT) // 8].value
+        assert v.is_resolvable and int(v) == 0, (
+            f"the node's outbox slot {slot} does not start zeroed ({v}): EDM host memory must "
+            "start at zero, as the model's"
+        )
     beats = stream_beats(pkts)
     bi = 0
     frames, cur = [], b""

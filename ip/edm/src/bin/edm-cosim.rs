@@ -4,10 +4,12 @@
 //! through the Rust fabric model. Writes the stimulus and the model's results; the cocotb
 //! bench `tb/edm_fabric` replays the stimulus and requires the same results.
 //!
-//! `edm-cosim PORTS REQUESTS FRAMES SEED OUT [SPAN]`
+//! `edm-cosim PORTS REQUESTS FRAMES SEED OUT [SPAN | apart]`
 //!
 //! Requests and frames start at random cycles below SPAN (default `40 · REQUESTS / PORTS +
-//! 200`, a moderate load; a small SPAN makes a burst that fills every queue).
+//! 200`, a moderate load; a small SPAN makes a burst that fills every queue). SPAN `apart`
+//! puts request k at cycle `APART · k` (one at a time, each done before the next starts: the
+//! unloaded latency of every message) and frames at random cycles over the same time.
 //!
 //! The mix is built so that its outcome does not depend on timing: each host's memory has
 //! a region others read (never written), a region others write (each write to its own
@@ -45,6 +47,8 @@ const READ_REGION: u64 = 0;
 const WRITE_REGION: u64 = REGION as u64;
 const SOURCE_REGION: u64 = 2 * REGION as u64;
 const LAND_REGION: u64 = 3 * REGION as u64;
+/// Cycles between requests with SPAN `apart` (the longest message takes under 200).
+const APART: u64 = 400;
 const LENGTHS: [u16; 10] = [8, 16, 24, 64, 64, 128, 200, 256, 264, 320];
 
 fn arg<T: std::str::FromStr>(args: &[String], i: usize, name: &str) -> Result<T, String> {
@@ -72,6 +76,7 @@ fn trace(
     frames: usize,
     seed: u64,
     span: Option<u64>,
+    apart: bool,
 ) -> Result<String, String> {
     if !(2..=16).contains(&ports) {
         return Err(format!("`ports` = {ports} must be in 2..=16"));
@@ -96,18 +101,22 @@ fn trace(
     }
 
     // Requests, each on bytes of its own (see the module docs).
-    let span = span
-        .unwrap_or(40 * requests as u64 / ports as u64 + 200)
-        .max(1);
+    let span = if apart {
+        APART * requests as u64
+    } else {
+        span.unwrap_or(40 * requests as u64 / ports as u64 + 200)
+    }
+    .max(1);
     let mut write_top = vec![WRITE_REGION; ports];
     let mut land_top = vec![LAND_REGION; ports];
     // (cycle, host, request, local byte address of the request's data)
     let mut reqs: Vec<(u64, usize, Request, u64)> = Vec::new();
-    for _ in 0..requests {
+    for k in 0..requests {
         let h = rng.below(ports as u64) as usize;
         let dst = (h + 1 + rng.below(ports as u64 - 1) as usize) % ports;
         let len = LENGTHS[rng.below(LENGTHS.len() as u64) as usize];
-        let cycle = rng.below(span);
+        let drawn = rng.below(span);
+        let cycle = if apart { APART * k as u64 } else { drawn };
         let kind = rng.below(10);
         if kind >= 8 {
             if write_top[dst] + 8 > SOURCE_REGION {
@@ -340,10 +349,11 @@ fn main() -> ExitCode {
             arg(&args, 1, "requests")?,
             arg(&args, 2, "frames")?,
             arg(&args, 3, "seed")?,
-            match args.get(5) {
+            match args.get(5).map(String::as_str) {
+                Some("apart") | None => None,
                 Some(_) => Some(arg(&args, 5, "span")?),
-                None => None,
             },
+            args.get(5).is_some_and(|a| a == "apart"),
         )?;
         let out: String = arg(&args, 4, "out")?;
         std::fs::write(&out, text).map_err(|e| format!("writing `{out}`: {e}"))

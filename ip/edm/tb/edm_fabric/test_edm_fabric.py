@@ -5,7 +5,8 @@ NULL or not, atomic results), the same final memory on every host, the same fram
 every receiver, and the same host error counters, with nothing refused, overflowed or
 dropped in the switch. Per-message latency is compared too: the log gives, per kind of control
 block, its mean shift (RTL cycle - model cycle) at the four tap points and how many messages are
-within 2 % of the model; EDM_LAT_TOL (percent) makes any message beyond it a failure."""
+within 2 % of the model; any message beyond EDM_LAT_TOL (percent, default 2; "none" only
+reports) is a failure."""
 
 import os
 
@@ -299,11 +300,16 @@ async def cosim_against_model(dut):
         rlat = comp[key][1]
         worst.append((abs(rlat - mlat) / max(1, mlat), key, rlat, mlat))
     worst.sort(reverse=True)
+    if os.environ.get("EDM_LAT_LIST"):
+        for w in worst:
+            dut._log.info("message host %d tag %d: RTL %d, model %d cycles", w[1][0], w[1][1], w[2], w[3])
     within = sum(1 for w in worst if w[0] <= 0.02)
     dut._log.info("per-message latency: %d of %d within 2 %% of the model; worst %s: RTL %d, model %d cycles (%.1f %%)",
                   within, len(worst), worst[0][1], worst[0][2], worst[0][3], 100 * worst[0][0])
-    tol = os.environ.get("EDM_LAT_TOL")
-    if tol:
+    # Every message within 2 % of the model unless EDM_LAT_TOL says otherwise ("none": report
+    # only; tb/run.sh does so for the loaded runs, where the RTL is not yet cycle-equal).
+    tol = os.environ.get("EDM_LAT_TOL", "2")
+    if tol != "none":
         over = [w for w in worst if w[0] > float(tol) / 100]
         assert not over, (
             f"{len(over)} of {len(worst)} messages differ from the model by more than {tol} % in latency; "

@@ -1,5 +1,6 @@
 """edm_msg_encoder against clio-wire's message encoder: every block of every message, the
-2-cycle latency to the first block, and invalid headers flagged."""
+2-cycle latency to the first block (1 cycle when the first body word comes with start), and
+invalid headers flagged."""
 
 import os
 
@@ -50,14 +51,33 @@ async def matches_wire_encoder(dut):
         dut.hdr_id.value = mid
         dut.hdr_len.value = ln
         dut.start.value = 1
+        words = list(m["w"])
+        # every other message offers its first body word with start (the host engine does so
+        # for RREQ/RMWREQ): the first block is then registered at the start edge
+        fast = n % 2 == 1 and bool(words)
+        # (a message of one block ends without a body cycle: clear a word left from the last
+        # message, else the encoder would take it with this start)
+        dut.body_valid.value = int(fast)
+        if fast:
+            dut.body_data.value = words[0]
         await ReadOnly()
         assert int(dut.start_ready.value) == 1
-        words = list(m["w"])
         got = []
         err = None
         cycle = 0
         first_at = None
-        while True:
+        done = False
+        if fast:
+            assert int(dut.body_ready.value) == 1, f"{path}: message {n}: first word not taken with start"
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            words.pop(0)
+            if int(dut.out_valid.value):
+                first_at = 0
+                err = int(dut.out_error.value)
+                got.append((int(dut.out_hdr.value), int(dut.out_data.value)))
+                done = bool(int(dut.out_last.value))
+        while not done:
             await FallingEdge(dut.clk)
             dut.start.value = 0
             dut.body_valid.value = int(bool(words))
@@ -79,7 +99,9 @@ async def matches_wire_encoder(dut):
             assert cycle < 100, f"{path}: message {n}: no last block"
         # start is taken at the end of cycle 0 and the block registered at the end of cycle 1,
         # so it is on the output in cycle 2: the model's 2-cycle RREQ / notification latency.
-        assert first_at == 1, f"{path}: message {n}: first block registered {first_at} edges after start"
+        # With the first word given with start, it is registered at the end of cycle 0.
+        want_first = 0 if fast else 1
+        assert first_at == want_first, f"{path}: message {n}: first block registered {first_at} edges after start"
         if m["bad"]:
             assert err == 1, f"{path}: message {n}: invalid header not flagged"
             flagged += 1
