@@ -881,21 +881,27 @@ mod tests {
     use super::{arp_lookup, check, mac_text, pattern_word, BringupArgs};
     use crate::progress::{steps, Event};
 
+    /// Bring-up of an emulated board in process, 64 KiB memory test, with
+    /// this latency limit.
+    fn emulated(max_p50_us: f64) -> BringupArgs {
+        BringupArgs {
+            addr: None,
+            xdma: None,
+            config: None,
+            join: None,
+            mem_test_bytes: 1 << 16,
+            max_p50_us,
+            json: false,
+        }
+    }
+
     /// In process against an emulated board: the events name the target,
     /// then the config, every check's row in order (the memory test's
     /// chunks counted up to their total before its row), and the report
     /// holds the same rows.
     #[test]
     fn emulated_board_reports_every_check_as_an_event() {
-        let a = BringupArgs {
-            addr: None,
-            xdma: None,
-            config: None,
-            join: None,
-            mem_test_bytes: 1 << 16,
-            max_p50_us: 1e6,
-            json: false,
-        };
+        let a = emulated(1e6);
         let mut ev = Vec::new();
         let report = check(&a, &mut ev).unwrap();
         assert!(
@@ -953,15 +959,7 @@ mod tests {
     /// A check that fails is a failed row and event, and the verdict says so.
     #[test]
     fn a_failing_check_is_a_failed_row_and_a_failing_verdict() {
-        let a = BringupArgs {
-            addr: None,
-            xdma: None,
-            config: None,
-            join: None,
-            mem_test_bytes: 1 << 16,
-            max_p50_us: 0.0,
-            json: false,
-        };
+        let a = emulated(0.0);
         let mut ev = Vec::new();
         let report = check(&a, &mut ev).unwrap();
         assert!(steps(&ev).contains(&("latency".into(), false)));

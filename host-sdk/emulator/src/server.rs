@@ -784,6 +784,13 @@ mod tests {
         }
     }
 
+    /// A loopback client socket that gives up a receive after 5 s.
+    fn client() -> UdpSocket {
+        let s = UdpSocket::bind("127.0.0.1:0").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s
+    }
+
     #[test]
     fn requests_are_taken_in_between_answer_bursts() {
         let h = spawn(
@@ -792,10 +799,7 @@ mod tests {
             ServeOptions::default(),
         )
         .unwrap();
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-        a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let (a, b) = (client(), client());
         a.send_to(b"flood", h.addr()).unwrap();
         let mut buf = [0u8; 64];
         let (n, _) = a.recv_from(&mut buf).unwrap();
@@ -883,10 +887,7 @@ mod tests {
             ServeOptions::default(),
         )
         .unwrap();
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-        a.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-        b.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let (a, b) = (client(), client());
         a.send_to(b"long", h.addr()).unwrap();
         let mut buf = [0u8; 64];
         let (n, _) = a.recv_from(&mut buf).unwrap();
