@@ -6,7 +6,8 @@
 # 2. cargo fmt --check, clippy with warnings denied, the tests (nextest when
 #    available) and the doc tests;
 # 3. every suite in ci/suites/*.sh, in name order, plus component hooks
-#    (ip/*/tb/run.sh, firmware-arm/*/ci.sh) that no suite already runs.
+#    (ip/*/tb/run.sh, firmware-arm/*/ci.sh) that no suite already runs; the
+#    hooks no suite names run in a second lane beside the suites.
 # Stops at the first failure with a non-zero exit; prints a timed summary.
 #
 # Knobs (environment):
@@ -16,6 +17,7 @@
 #   CI_SKIP_SUITES=1       skip the suites and hooks
 #   CI_SUITES="pat ..."    run only suites whose file name contains one of the words
 #   CI_STRICT=1            a suite that skips itself (exit 77) fails the run (default when CI=true)
+#   CI_SERIAL=1            run the hooks after the suites instead of beside them
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -71,6 +73,9 @@ summary() {
         echo "  result: PASS"
     else
         echo "  result: FAIL (exit $status)"
+    fi
+    if [[ -n "${LANE_PID:-}" ]]; then
+        kill -- "-$LANE_PID" 2>/dev/null || true
     fi
     rm -rf "$LOG_DIR"
     return "$status"
@@ -245,9 +250,59 @@ selected() {
     return 1
 }
 
+# record NAME MS RC : adds a step that ran elsewhere (the hook lane) to the summary;
+# stops the run on failure as `step` does.
+record() {
+    local name=$1 took=$2 rc=$3
+    STEP_NAMES+=("$name")
+    STEP_TIMES+=("$took")
+    if [[ $rc -eq 0 ]]; then
+        STEP_RESULTS+=("ok")
+        echo "<== ${name}: ok in $(fmt_ms "$took")"
+    elif [[ $rc -eq $SKIP_EXIT && "${CI_STRICT:-0}" != 1 ]]; then
+        STEP_RESULTS+=("SKIP")
+        echo "<== ${name}: SKIPPED in $(fmt_ms "$took")"
+    else
+        STEP_RESULTS+=("FAIL")
+        echo "<== ${name}: FAILED (exit $rc) after $(fmt_ms "$took")" >&2
+        exit "$rc"
+    fi
+}
+
+# The hook lane: runs each hook given, in order, its output to
+# $LOG_DIR/lane-N.log and "rc ms" to $LOG_DIR/lane-N.rc. Started with setsid,
+# so a failing run can stop the whole lane by its process group.
+# shellcheck disable=SC2016 # expanded by the lane's own bash
+HOOK_LANE='
+for i in $(seq 1 $#); do
+    h=${!i}
+    start=$(date +%s%N)
+    rc=0
+    (cd "$(dirname "$h")" && bash "./$(basename "$h")") >"$LOG_DIR/lane-$i.log" 2>&1 </dev/null || rc=$?
+    echo "$rc $((($(date +%s%N) - start) / 1000000))" >"$LOG_DIR/lane-$i.rc"
+done'
+
 suite_steps() {
     shopt -s nullglob
     local suites=(ci/suites/*.sh) hooks=(ip/*/tb/run.sh firmware-arm/*/ci.sh) s h ran=0
+    # Hooks that no suite names run in a second lane beside the suites: they are
+    # mostly single-threaded simulators (Icarus, Verilator, QEMU), as are most
+    # suites, so on a 2-core runner the two lanes overlap instead of queueing.
+    # A hook a suite names waits for the suites (it may already have run there).
+    local lane=() after=()
+    for h in "${hooks[@]}"; do
+        selected "$h" || continue
+        if [[ "${CI_SERIAL:-0}" != 1 ]] && ! grep -qF "$h" "${suites[@]}"; then
+            lane+=("$h")
+        else
+            after+=("$h")
+        fi
+    done
+    if [[ ${#lane[@]} -gt 0 ]]; then
+        echo "hooks beside the suites: ${lane[*]}"
+        LOG_DIR="$LOG_DIR" setsid bash -c "$HOOK_LANE" hook-lane "${lane[@]}" &
+        LANE_PID=$!
+    fi
     # Which scripts the suites really run: every bash they start sources
     # BASH_ENV, which notes the script's path. A hook a suite ran is not run
     # again; a hook a suite only mentions (a comment, a skipped branch) is.
@@ -262,8 +317,26 @@ suite_steps() {
         ran=$((ran + 1))
     done
     unset BASH_ENV CI_SCRIPTS_RUN
-    for h in "${hooks[@]}"; do
-        selected "$h" || continue
+    if [[ -n "${LANE_PID:-}" ]]; then
+        wait "$LANE_PID" || true
+        LANE_PID=
+        local i rc took
+        for i in "${!lane[@]}"; do
+            h=${lane[$i]}
+            echo
+            echo "==> hook ${h} (ran beside the suites)"
+            cat "$LOG_DIR/lane-$((i + 1)).log" 2>/dev/null || true
+            if [[ -f "$LOG_DIR/lane-$((i + 1)).rc" ]]; then
+                read -r rc took <"$LOG_DIR/lane-$((i + 1)).rc"
+            else
+                rc=1 took=0
+                echo "hook ${h}: the lane stopped before it finished" >&2
+            fi
+            record "hook ${h}" "$took" "$rc"
+            ran=$((ran + 1))
+        done
+    fi
+    for h in "${after[@]}"; do
         if grep -qxF "$(realpath "$h")" "$ledger"; then
             echo "hook ${h}: already run by a suite"
             continue

@@ -22,13 +22,18 @@
 //! 65 535 KiB (each 8 MiB read then one request), the board before the
 //! bound existed: its ratio is reported beside, not checked.
 //!
-//! The checked run lowers the streamer's client thread to nice
-//! [`STREAMER_NICE`]: on a real rack the streaming client is another host,
-//! and on this machine's two cores an equal-priority streamer thread takes
-//! the core the prober's wake-up needs, so the prober's tail measured the
-//! host's scheduler, not the board (the schedstat waits above show it). The
-//! board's thread keeps its priority: the board is still shared. The same
-//! run with the streamer at the prober's priority is reported beside it.
+//! The checked run puts the streamer's client thread in the `SCHED_IDLE`
+//! class ([`Priority::Idle`]): on a real rack the streaming client is
+//! another host, and on this machine's two cores an equal-priority streamer
+//! thread takes the core the prober's wake-up needs, so the prober's tail
+//! measured the host's scheduler, not the board (the schedstat waits above
+//! show it). A `SCHED_IDLE` thread runs only on a core that neither the
+//! board nor the prober wants, and is preempted at once when they wake,
+//! which is what a client on its own host looks like to them; nice 19 did
+//! not do that (a woken prober still waited milliseconds behind it). The
+//! board's thread keeps its priority: the board is still shared, and the
+//! streamer must still stream [`MIN_STREAM_GBPS`]. The same run with the
+//! streamer at the prober's priority is reported beside it.
 //!
 //! The emulated board interleaves long READ answers packet by packet
 //! (`clio_emu::Board::set_interleave_reads`); `CLIO_FAIR_WHOLE_READS=1`
@@ -57,10 +62,43 @@ pub const PROBE_BYTES: usize = 64;
 pub const STREAM_IWND: u64 = 1 << 20;
 /// Issue #23's target: loaded p99 / unloaded p99 of the probe.
 pub const TARGET_P99_RATIO: f64 = 2.0;
-/// The streamer thread's nice value in the checked run: the streaming
-/// client stands for another host, not for a thread competing with the
-/// prober for this host's cores.
-pub const STREAMER_NICE: i32 = 19;
+/// The streamer thread's scheduling in a run.
+#[derive(Debug, Serialize, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// `SCHED_IDLE`: the checked run. The streaming client stands for
+    /// another host, not for a thread competing with the prober and the
+    /// board for this host's cores.
+    Idle,
+    /// The prober's own priority (reported, not checked).
+    Same,
+}
+
+impl Priority {
+    fn label(self) -> &'static str {
+        match self {
+            Priority::Idle => "SCHED_IDLE",
+            Priority::Same => "the prober's priority",
+        }
+    }
+
+    /// Apply to the calling thread.
+    fn apply(self) -> Result<()> {
+        if self == Priority::Same {
+            return Ok(());
+        }
+        let param = libc::sched_param { sched_priority: 0 };
+        // SAFETY: pid 0 names the calling thread; `param` outlives the call.
+        let rc = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+        if rc != 0 {
+            return Err(anyhow!(
+                "fairness: putting the streamer thread in SCHED_IDLE: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    }
+}
 /// The streamer's goodput below which the loaded rounds did not load the
 /// board (a starved low-priority streamer would meet the ratio trivially):
 /// a tenth of one 10 Gbit/s port.
@@ -101,8 +139,8 @@ struct Sched {
 /// One board's measurement.
 #[derive(Debug, Serialize)]
 struct Side {
-    /// The streamer thread's nice value (the prober's is unchanged).
-    streamer_nice: i32,
+    /// The streamer thread's scheduling (the prober's is unchanged).
+    streamer_priority: Priority,
     /// The board's response bound (bytes), as its INFO states it.
     max_response_bytes: Option<u32>,
     /// Probe latency with the streamer idle.
@@ -147,7 +185,7 @@ struct Fairness {
     stream_bytes: usize,
     rounds: usize,
     samples_per_round: usize,
-    /// The target board, the streamer at nice [`STREAMER_NICE`] (checked).
+    /// The target board, the streamer in `SCHED_IDLE` (checked).
     bounded: Side,
     /// The target board, the streamer at the prober's priority (reported:
     /// on two cores its tail is the host's scheduler).
@@ -178,7 +216,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
         )?)
     };
     // One board per measurement, emulated here, or the target board.
-    let on_board = |cfg: &BoardConfig, label: &str, nice: i32| -> Result<Side> {
+    let on_board = |cfg: &BoardConfig, label: &str, prio: Priority| -> Result<Side> {
         if ctx.embedded {
             let server = serve(cfg)?;
             let side = measure(
@@ -188,23 +226,27 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
                 rounds,
                 per_round,
                 label,
-                nice,
+                prio,
             );
             server.stop()?;
             side
         } else {
-            measure(ctx.addr, cfg, None, rounds, per_round, label, nice)
+            measure(ctx.addr, cfg, None, rounds, per_round, label, prio)
         }
     };
-    let bounded = on_board(&ctx.cfg, "fairness", STREAMER_NICE)?;
+    let bounded = on_board(&ctx.cfg, "fairness", Priority::Idle)?;
     if let Some(e) = &bounded.stream_error {
         return Err(anyhow!("{e}"));
     }
-    let same_priority = on_board(&ctx.cfg, "fairness, streamer at the prober's priority", 0)?;
+    let same_priority = on_board(
+        &ctx.cfg,
+        "fairness, streamer at the prober's priority",
+        Priority::Same,
+    )?;
     let unbounded = if ctx.embedded {
         let mut cfg = ctx.cfg;
         cfg.network.max_response_bytes = 65_535 * 1024;
-        Some(on_board(&cfg, "fairness, no bound", STREAMER_NICE).map_err(|e| format!("{e:#}")))
+        Some(on_board(&cfg, "fairness, no bound", Priority::Idle).map_err(|e| format!("{e:#}")))
     } else {
         None
     };
@@ -318,7 +360,7 @@ fn measure(
     rounds: usize,
     per_round: usize,
     label: &str,
-    streamer_nice: i32,
+    streamer_priority: Priority,
 ) -> Result<Side> {
     let cfg = ClientConfig::from_board(board);
     let stream_iwnd = std::env::var("CLIO_FAIR_IWND")
@@ -349,23 +391,7 @@ fn measure(
             )?;
             let b = s.ralloc(STREAM_BYTES as u64, perms::RW)?;
             let mut buf = vec![0u8; STREAM_BYTES];
-            if streamer_nice != 0 {
-                // SAFETY: setpriority on this thread's own id (Linux: a
-                // PRIO_PROCESS `who` that is a thread id names that thread).
-                let rc = unsafe {
-                    libc::setpriority(
-                        libc::PRIO_PROCESS,
-                        libc::gettid() as libc::id_t,
-                        streamer_nice,
-                    )
-                };
-                if rc != 0 {
-                    return Err(anyhow!(
-                        "fairness: setting the streamer's nice to {streamer_nice}: {}",
-                        std::io::Error::last_os_error()
-                    ));
-                }
-            }
+            streamer_priority.apply()?;
             let me = std::fs::read_link("/proc/thread-self")
                 .map(|p| format!("/proc/{}/schedstat", p.display()))
                 .unwrap_or_default();
@@ -508,7 +534,7 @@ fn measure(
     let u = Summary::of(&mut lat(&unloaded));
     let l = Summary::of(&mut lat(&loaded));
     Ok(Side {
-        streamer_nice,
+        streamer_priority,
         max_response_bytes: bound,
         p99_ratio: ratio(l.p99_ns, u.p99_ns),
         p50_ratio: ratio(l.p50_ns, u.p50_ns),
@@ -632,7 +658,10 @@ impl Outcome for Fairness {
             self.rounds, self.samples_per_round
         );
         t += &side_text(
-            &format!("target board, streamer thread at nice {STREAMER_NICE}"),
+            &format!(
+                "target board, streamer thread at {}",
+                Priority::Idle.label()
+            ),
             &self.bounded,
         );
         t += &side_text(
