@@ -311,6 +311,7 @@ wire        h2c_tvalid, h2c_tready, h2c_tlast, c2h_tvalid, c2h_tready, c2h_tlast
 wire        x_h2c_tvalid, x_h2c_tready, x_h2c_tlast, x_c2h_tvalid, x_c2h_tready, x_c2h_tlast;
 // The translator is up (port 0 TX clock), and that synchronized into clk_pcie.
 wire        x_ready;
+wire [31:0] x_cnt_refused_pcie, x_cnt_timeouts_pcie, x_cnt_bad_pcie;
 (* ASYNC_REG = "TRUE" *) reg [1:0] x_ready_sync_reg = 2'b00;
 always @(posedge clk_pcie) begin
     x_ready_sync_reg <= {x_ready_sync_reg[0], x_ready};
@@ -386,6 +387,9 @@ edm_xdma_path #(
     .s_axis_tlast(c2h_tlast),
     .ready(x_ready_sync_reg[1]),
     .link_up(link0_sync_reg[1]),
+    .xlate_refused(x_cnt_refused_pcie),
+    .xlate_timeouts(x_cnt_timeouts_pcie),
+    .xlate_bad(x_cnt_bad_pcie),
     .c2h_drop(c2h_drop)
 );
 
@@ -651,9 +655,19 @@ clio_axis_async_fifo #(
 );
 /* verilator lint_on PINCONNECTEMPTY */
 
-/* verilator lint_off UNUSEDSIGNAL */
+// The translator's counters, in port 0's TX clock, shown by the user BAR
+// (XLATE_* registers) through clio_count_cdc (each steps at most once a cycle).
 wire [31:0] x_cnt_refused, x_cnt_timeouts, x_cnt_bad;
-/* verilator lint_on UNUSEDSIGNAL */
+
+clio_count_cdc #(.WIDTH(32)) x_cnt_refused_cdc_inst (
+    .s_clk(clk_tx[0]), .s_count(x_cnt_refused), .m_clk(clk_pcie), .m_count(x_cnt_refused_pcie)
+);
+clio_count_cdc #(.WIDTH(32)) x_cnt_timeouts_cdc_inst (
+    .s_clk(clk_tx[0]), .s_count(x_cnt_timeouts), .m_clk(clk_pcie), .m_count(x_cnt_timeouts_pcie)
+);
+clio_count_cdc #(.WIDTH(32)) x_cnt_bad_cdc_inst (
+    .s_clk(clk_tx[0]), .s_count(x_cnt_bad), .m_clk(clk_pcie), .m_count(x_cnt_bad_pcie)
+);
 
 edm_clio_card #(
     .AW(EDM_AW),

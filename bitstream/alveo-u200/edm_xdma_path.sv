@@ -85,6 +85,10 @@ module edm_xdma_path #(
 
     input  wire                      ready,
     input  wire                      link_up,
+    // The translator's counters (XLATE_* registers), in this clock domain.
+    input  wire [31:0]               xlate_refused,
+    input  wire [31:0]               xlate_timeouts,
+    input  wire [31:0]               xlate_bad,
     output wire                      c2h_drop
 );
 
@@ -203,7 +207,10 @@ edm_xdma_regs #(
     .c2h_head(c2h_head),
     .ready(ready),
     .link_up(link_up),
-    .err_add(err_add)
+    .err_add(err_add),
+    .xlate_refused(xlate_refused),
+    .xlate_timeouts(xlate_timeouts),
+    .xlate_bad(xlate_bad)
 );
 
 endmodule

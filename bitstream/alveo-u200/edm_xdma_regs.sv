@@ -15,7 +15,9 @@
 //                      (parameters: the geometry of the rings in card
 //                      memory), STATUS (READY, LINK_UP inputs), ERRORS (the
 //                      ring engine's count of malformed H2C slots dropped:
-//                      `err_add` is added every cycle, wrapping).
+//                      `err_add` is added every cycle, wrapping), XLATE_REFUSED,
+//                      XLATE_TIMEOUTS, XLATE_BAD (the translator's counters,
+//                      inputs already in this clock domain).
 // Responses: an offset no register holds (within the ADDR_WIDTH window,
 // BLOCK_LEN and above included) answers SLVERR, reads returning 0; so does a
 // write to a read-only register (nothing changes). Address bits [1:0] are
@@ -58,7 +60,11 @@ module edm_xdma_regs #(
     // STATUS inputs (already in this clock domain) and the error count.
     input  wire                  ready,
     input  wire                  link_up,
-    input  wire [31:0]           err_add
+    input  wire [31:0]           err_add,
+    // The translator's counters (edm_clio_card), synchronized to this clock.
+    input  wire [31:0]           xlate_refused,
+    input  wire [31:0]           xlate_timeouts,
+    input  wire [31:0]           xlate_bad
 );
 
 import clio_pkg::*;
@@ -75,10 +81,13 @@ localparam [ADDR_WIDTH-1:0] A_H2C_BASE = ADDR_WIDTH'(XDMA_REG_H2C_BASE);
 localparam [ADDR_WIDTH-1:0] A_C2H_BASE = ADDR_WIDTH'(XDMA_REG_C2H_BASE);
 localparam [ADDR_WIDTH-1:0] A_STATUS = ADDR_WIDTH'(XDMA_REG_STATUS);
 localparam [ADDR_WIDTH-1:0] A_ERRORS = ADDR_WIDTH'(XDMA_REG_ERRORS);
+localparam [ADDR_WIDTH-1:0] A_XLATE_REFUSED = ADDR_WIDTH'(XDMA_REG_XLATE_REFUSED);
+localparam [ADDR_WIDTH-1:0] A_XLATE_TIMEOUTS = ADDR_WIDTH'(XDMA_REG_XLATE_TIMEOUTS);
+localparam [ADDR_WIDTH-1:0] A_XLATE_BAD = ADDR_WIDTH'(XDMA_REG_XLATE_BAD);
 
 initial begin
-    if (ADDR_WIDTH < 6 || ADDR_WIDTH > 32) begin
-        $error("Error: ADDR_WIDTH must be 6..32 to hold the register block (instance %m)");
+    if (ADDR_WIDTH < $clog2(XDMA_BLOCK_LEN) || ADDR_WIDTH > 32) begin
+        $error("Error: ADDR_WIDTH must hold the register block (XDMA_BLOCK_LEN) and be at most 32 (instance %m)");
         $finish;
     end
     if (SLOT_COUNT < 1 || (SLOT_COUNT & (SLOT_COUNT - 1)) != 0) begin
@@ -132,6 +141,9 @@ always @* begin
         A_C2H_BASE + 4: rd_word = C2H_BASE[63:32];
         A_STATUS: rd_word = status_word;
         A_ERRORS: rd_word = errors_reg;
+        A_XLATE_REFUSED: rd_word = xlate_refused;
+        A_XLATE_TIMEOUTS: rd_word = xlate_timeouts;
+        A_XLATE_BAD: rd_word = xlate_bad;
         default: rd_ok = 1'b0;
     endcase
 end

@@ -554,6 +554,13 @@ fn xdma_checks(t: &mut Table, prefix: &Path) -> Result<()> {
             ))
         },
     );
+    // The card's counters since its reset: what it refused or lost so far.
+    t.add(
+        "card counters",
+        clio_xdma::card_counters(&dev)
+            .map(|c| c.to_string())
+            .map_err(anyhow::Error::from),
+    );
     // A DMA whose host buffer is not congruent to the card address modulo
     // the engine's alignment is refused by the driver; clio-xdma bounces
     // it. The scratch place is an H2C slot the host has not published, so

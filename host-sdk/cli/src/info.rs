@@ -102,6 +102,8 @@ pub struct InfoReport {
     pub board: BoardIdentity,
     /// The UDP server's client table, when the board is an emulator.
     pub emulator: Option<clio_emu::server::ProbeReply>,
+    /// The card's counters, when the board is reached through an Alveo card.
+    pub card: Option<clio_xdma::CardCounters>,
     /// The comparison with `--manifest` (empty without one).
     pub manifest_checks: Vec<Check>,
 }
@@ -157,6 +159,9 @@ impl std::fmt::Display for InfoReport {
                 "clients          {} live of {}, {} evicted, {} answers to evicted clients dropped (emulator)",
                 c.live, c.capacity, c.evicted, c.unroutable
             )?;
+        }
+        if let Some(c) = &self.card {
+            writeln!(f, "card             {c}")?;
         }
         for c in &self.manifest_checks {
             writeln!(
@@ -220,7 +225,7 @@ fn emulator_stats(addr: std::net::SocketAddr) -> Option<clio_emu::server::ProbeR
 /// Ask the board (and compare with `--manifest`); the caller prints the
 /// report and then checks its [`InfoReport::verdict`].
 pub fn query(a: &InfoArgs) -> Result<InfoReport> {
-    let (info, emulator) = match a.target.addr.as_deref() {
+    let (info, emulator, card) = match a.target.addr.as_deref() {
         // An Alveo card (or an emulated one, `clio fabric`) through its XDMA nodes.
         Some(x) if x.starts_with("xdma://") => {
             let cfg = crate::board_arg::load_board(&a.target.config)?;
@@ -230,7 +235,14 @@ pub fn query(a: &InfoArgs) -> Result<InfoReport> {
             let info = s
                 .info()
                 .with_context(|| format!("asking {x} for its identity"))?;
-            (info, None)
+            let card = match x.parse::<clio_xdma::BoardAddr>() {
+                Ok(clio_xdma::BoardAddr::Xdma(p)) => clio_xdma::XdmaDevice::open(&p)
+                    .and_then(|d| clio_xdma::card_counters(&d))
+                    .with_context(|| format!("reading {x}'s counters"))
+                    .map(Some)?,
+                _ => None,
+            };
+            (info, None, card)
         }
         _ => {
             let (addr, cfg, _server) = connect_target(&a.target)?;
@@ -239,7 +251,7 @@ pub fn query(a: &InfoArgs) -> Result<InfoReport> {
             let info = s
                 .info()
                 .with_context(|| format!("asking {addr} for its identity"))?;
-            (info, emulator_stats(addr))
+            (info, emulator_stats(addr), None)
         }
     };
     let id = BoardIdentity::from(&info);
@@ -256,6 +268,7 @@ pub fn query(a: &InfoArgs) -> Result<InfoReport> {
     Ok(InfoReport {
         board: id,
         emulator,
+        card,
         manifest_checks: checks,
     })
 }
@@ -322,6 +335,7 @@ mod tests {
             manifest_checks: compare(&id, &m),
             board: id,
             emulator: None,
+            card: None,
         };
         let text = report.to_string();
         assert!(text.starts_with("board            zcu106\n"), "{text}");

@@ -92,6 +92,7 @@ fn xdma_bringup_probes_nodes_status_link_and_dma_alignment_then_runs_the_checks(
             "xdma nodes",
             "status register",
             "link",
+            "card counters",
             "dma alignment",
             "identity",
             "epoch",

@@ -174,6 +174,7 @@ fn serve(
     let mut out: Vec<VecDeque<Vec<u8>>> = vec![VecDeque::new(); cards.len()];
     let mut idle_rounds = 0u32;
     let mut link_down = vec![false; cards.len()];
+    let mut shown = vec![edm_clio::CardCounters::default(); cards.len()];
     while !stop.load(Ordering::Acquire) {
         let mut moved = false;
         let mut taken = 0u64;
@@ -211,6 +212,22 @@ fn serve(
                 link_down[i] = true;
                 card.set_register(reg::STATUS, status::READY)
                     .map_err(|e| format!("card {i}: {e}"))?;
+            }
+        }
+        // Each card's translator counters in its user BAR (XLATE_*), as the RTL
+        // card shows its own (wrapping u32s).
+        for (i, card) in cards.iter().enumerate() {
+            let c = fabric.card_counters(i);
+            if c != shown[i] {
+                for (r, v) in [
+                    (reg::XLATE_REFUSED, c.refused),
+                    (reg::XLATE_TIMEOUTS, c.timeouts),
+                    (reg::XLATE_BAD, c.bad),
+                ] {
+                    card.set_register(r, v as u32)
+                        .map_err(|e| format!("card {i}: {e}"))?;
+                }
+                shown[i] = c;
             }
         }
         let answers = fabric.take_answers();

@@ -104,6 +104,14 @@ fn bad_slots_packets_and_indices_are_refused_and_the_card_keeps_serving() {
             ("clio.opcode".to_string(), 1)
         ]
     );
+    // The card's own registers say the same (XLATE_REFUSED; ERRORS from the
+    // slots above), as `clio bringup` reads them.
+    let c = link.card_counters().unwrap();
+    assert_eq!(
+        (c.malformed_slots, c.refused, c.timeouts),
+        (1002, 2, 0),
+        "{c}"
+    );
     drop(link);
     card_still_serves(&rack);
     rack.stop().unwrap();

@@ -764,7 +764,49 @@ pub fn markdown() -> String {
     section_dedup(w);
     section_order(w);
     section_examples(w);
+    section_xdma(w);
     o
+}
+
+fn section_xdma(w: &mut String) {
+    use crate::xdma;
+    let _ = writeln!(
+        w,
+        "\n## 13. The PCIe transport: an Alveo U200 card (XDMA)\n\n\
+         A host with a U200 EDM card sends the same Clio packets through two rings in card memory\n\
+         instead of UDP datagrams (the card carries them over EDM to a memory node and back). With the\n\
+         Xilinx XDMA driver the card shows as character devices: `<prefix>_user` (the register block\n\
+         below, BAR0; 4-byte `pread`/`pwrite` at the register's offset), `<prefix>_h2c_0` and\n\
+         `<prefix>_c2h_0` (DMA: `pwrite`/`pread` at a card address). Registers and slot headers are\n\
+         **little-endian**; ring indices are free-running `u32`s (slot = index mod `SLOT_COUNT`).\n\n\
+         Register map (version {v}; block of {len} bytes; an offset outside it, or a write to a\n\
+         read-only register, is refused by the card):\n\n\
+         | offset | register | bytes | written by | holds |\n|---|---|---|---|---|",
+        v = xdma::VERSION,
+        len = xdma::reg::BLOCK_LEN
+    );
+    for r in xdma::REGISTERS {
+        let _ = writeln!(
+            w,
+            "| {:#04x} | `{}` | {} | {} | {} |",
+            r.offset,
+            r.name,
+            r.bytes,
+            if r.host_writes { "host" } else { "card" },
+            cell(r.doc)
+        );
+    }
+    let _ = writeln!(
+        w,
+        "\nA slot is `len u16 | reserved u16 (0) | packet` ({h} header bytes; `len` at most\n\
+         `SLOT_BYTES - {h}`). To send: wait until `H2C_HEAD - H2C_TAIL < SLOT_COUNT`, write the slot at\n\
+         `H2C_BASE + (H2C_HEAD mod SLOT_COUNT) * SLOT_BYTES`, then write `H2C_HEAD + 1`. To receive:\n\
+         while `C2H_HEAD != C2H_TAIL`, read the slot at `C2H_BASE + (C2H_TAIL mod SLOT_COUNT) *\n\
+         SLOT_BYTES`, then write `C2H_TAIL + 1`. The card publishes `C2H_HEAD` only after the slot's\n\
+         bytes, so a host never reads a partial slot. Check `ID`, `VERSION` and `STATUS.READY` before\n\
+         the first packet; retransmission, ordering and every rule above are unchanged.",
+        h = xdma::SLOT_HEADER_LEN
+    );
 }
 
 fn section_transport(w: &mut String) {
@@ -777,7 +819,8 @@ fn section_transport(w: &mut String) {
          answers to the source address and port of the request. There is no connection: every packet is\n\
          self-contained (it names the address space, the request, the VA, the whole request's length and\n\
          where its own payload sits), so packets may arrive in any order, be lost or duplicated. The\n\
-         client retransmits; the board never does."
+         client retransmits; the board never does. A host with an Alveo U200 EDM card sends the same\n\
+         packets through the card's PCIe rings instead (section 13)."
     );
 }
 

@@ -171,22 +171,10 @@ pub fn clio_pkg() -> String {
     p.section("PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots");
     p.bits("XDMA_ID", 32, crate::xdma::ID as u64);
     p.int("XDMA_VERSION", crate::xdma::VERSION as u64);
-    for (name, off) in [
-        ("ID", crate::xdma::reg::ID),
-        ("VERSION", crate::xdma::reg::VERSION),
-        ("H2C_HEAD", crate::xdma::reg::H2C_HEAD),
-        ("H2C_TAIL", crate::xdma::reg::H2C_TAIL),
-        ("C2H_HEAD", crate::xdma::reg::C2H_HEAD),
-        ("C2H_TAIL", crate::xdma::reg::C2H_TAIL),
-        ("SLOT_BYTES", crate::xdma::reg::SLOT_BYTES),
-        ("SLOT_COUNT", crate::xdma::reg::SLOT_COUNT),
-        ("H2C_BASE", crate::xdma::reg::H2C_BASE),
-        ("C2H_BASE", crate::xdma::reg::C2H_BASE),
-        ("STATUS", crate::xdma::reg::STATUS),
-        ("ERRORS", crate::xdma::reg::ERRORS),
-    ] {
-        p.int(&std::format!("XDMA_REG_{name}"), off);
+    for r in crate::xdma::REGISTERS {
+        p.int(&std::format!("XDMA_REG_{}", r.name), r.offset);
     }
+    p.int("XDMA_BLOCK_LEN", crate::xdma::reg::BLOCK_LEN);
     p.int("XDMA_SLOT_HEADER_LEN", crate::xdma::SLOT_HEADER_LEN as u64);
     p.bits("XDMA_STATUS_READY", 32, crate::xdma::status::READY as u64);
     p.bits(

@@ -14,6 +14,7 @@
 //! user BAR  +0x00 ID ("CLIO")   +0x04 VERSION      +0x08 H2C_HEAD (host)  +0x0c H2C_TAIL (card)
 //!           +0x10 C2H_HEAD (card) +0x14 C2H_TAIL (host) +0x18 SLOT_BYTES  +0x1c SLOT_COUNT
 //!           +0x20 H2C_BASE (u64)  +0x28 C2H_BASE (u64) +0x30 STATUS       +0x34 ERRORS
+//!           +0x38 XLATE_REFUSED   +0x3c XLATE_TIMEOUTS  +0x40 XLATE_BAD
 //! slot      +0 len u16 | rsvd u16 | packet bytes (len <= SLOT_BYTES - 4)
 //! ```
 
@@ -22,8 +23,8 @@ use crate::{Error, ErrorKind, Result};
 
 /// Value of the `ID` register: "CLIO" little-endian.
 pub const ID: u32 = 0x4F49_4C43;
-/// Register-map version.
-pub const VERSION: u32 = 1;
+/// Register-map version (2: the translator's counters, `XLATE_*`).
+pub const VERSION: u32 = 2;
 
 /// Byte offsets of the user-BAR registers.
 pub mod reg {
@@ -51,9 +52,161 @@ pub mod reg {
     pub const STATUS: u64 = 0x30;
     /// Count of malformed slots the card dropped.
     pub const ERRORS: u64 = 0x34;
+    /// Packets the card's Clio-to-EDM translator refused and carried nothing
+    /// for (too short, too long for a record, no Clio request opcode, a READ
+    /// whose answer chain would not fit one RREQ), read-only, wrapping.
+    pub const XLATE_REFUSED: u64 = 0x38;
+    /// Translator slots freed by their timeout (no answer came: a dead EDM
+    /// link or memory node), read-only, wrapping.
+    pub const XLATE_TIMEOUTS: u64 = 0x3c;
+    /// Answers that did not parse, stray answer writes and NULL responses
+    /// the translator dropped, read-only, wrapping.
+    pub const XLATE_BAD: u64 = 0x40;
     /// Bytes of the register block.
-    pub const BLOCK_LEN: u64 = 0x38;
+    pub const BLOCK_LEN: u64 = 0x44;
 }
+
+/// One user-BAR register, for generated references (`REFERENCE.md`, the SV
+/// package): its name, offset, width, who writes it and what it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RegDoc {
+    /// Name (the `reg` constant's).
+    pub name: &'static str,
+    /// Byte offset in the user BAR.
+    pub offset: u64,
+    /// Width in bytes (4, or 8 for the two base addresses, low word first).
+    pub bytes: u8,
+    /// Written by the host (else read-only to it).
+    pub host_writes: bool,
+    /// What it holds.
+    pub doc: &'static str,
+}
+
+/// Every register of the user BAR, in offset order.
+pub const REGISTERS: [RegDoc; 15] = {
+    const fn r(
+        name: &'static str,
+        offset: u64,
+        bytes: u8,
+        host_writes: bool,
+        doc: &'static str,
+    ) -> RegDoc {
+        RegDoc {
+            name,
+            offset,
+            bytes,
+            host_writes,
+            doc,
+        }
+    }
+    [
+        r(
+            "ID",
+            reg::ID,
+            4,
+            false,
+            "`0x4f494c43` (\"CLIO\" little-endian)",
+        ),
+        r(
+            "VERSION",
+            reg::VERSION,
+            4,
+            false,
+            "register-map version; a host refuses a card of another version",
+        ),
+        r(
+            "H2C_HEAD",
+            reg::H2C_HEAD,
+            4,
+            true,
+            "host → card producer index (free-running)",
+        ),
+        r(
+            "H2C_TAIL",
+            reg::H2C_TAIL,
+            4,
+            false,
+            "host → card consumer index: slots below it are free again",
+        ),
+        r(
+            "C2H_HEAD",
+            reg::C2H_HEAD,
+            4,
+            false,
+            "card → host producer index",
+        ),
+        r(
+            "C2H_TAIL",
+            reg::C2H_TAIL,
+            4,
+            true,
+            "card → host consumer index",
+        ),
+        r(
+            "SLOT_BYTES",
+            reg::SLOT_BYTES,
+            4,
+            false,
+            "bytes per slot (4-byte slot header included)",
+        ),
+        r(
+            "SLOT_COUNT",
+            reg::SLOT_COUNT,
+            4,
+            false,
+            "slots per ring, a power of two",
+        ),
+        r(
+            "H2C_BASE",
+            reg::H2C_BASE,
+            8,
+            false,
+            "card address of H2C slot 0",
+        ),
+        r(
+            "C2H_BASE",
+            reg::C2H_BASE,
+            8,
+            false,
+            "card address of C2H slot 0",
+        ),
+        r(
+            "STATUS",
+            reg::STATUS,
+            4,
+            false,
+            "bit 0 READY (the card serves), bit 1 LINK_UP (its EDM link is up)",
+        ),
+        r(
+            "ERRORS",
+            reg::ERRORS,
+            4,
+            false,
+            "malformed H2C slots the card dropped (wrapping)",
+        ),
+        r(
+            "XLATE_REFUSED",
+            reg::XLATE_REFUSED,
+            4,
+            false,
+            "packets the translator refused, carrying nothing (wrapping)",
+        ),
+        r(
+            "XLATE_TIMEOUTS",
+            reg::XLATE_TIMEOUTS,
+            4,
+            false,
+            "translator slots freed by their timeout: no answer came (wrapping)",
+        ),
+        r(
+            "XLATE_BAD",
+            reg::XLATE_BAD,
+            4,
+            false,
+            "answers that did not parse, stray answer writes, NULL responses (wrapping)",
+        ),
+    ]
+};
 
 /// Bits of the `STATUS` register.
 pub mod status {
@@ -135,5 +288,19 @@ mod tests {
         s[2] = 1;
         assert_eq!(parse_slot(&s).unwrap_err().field, "xdma.slot.reserved");
         assert_eq!(slot_addr(0x1000, 9, 8, 2048), 0x1000 + 2048);
+    }
+
+    #[test]
+    fn register_table_is_the_map() {
+        let mut end = 0;
+        for r in REGISTERS {
+            assert_eq!(
+                r.offset, end,
+                "{} is not right after the one before",
+                r.name
+            );
+            end = r.offset + r.bytes as u64;
+        }
+        assert_eq!(end, reg::BLOCK_LEN);
     }
 }

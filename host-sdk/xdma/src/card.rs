@@ -141,6 +141,9 @@ impl FileCard {
             (reg::C2H_BASE, geom.c2h_base as u32),
             (reg::C2H_BASE + 4, (geom.c2h_base >> 32) as u32),
             (reg::ERRORS, 0),
+            (reg::XLATE_REFUSED, 0),
+            (reg::XLATE_TIMEOUTS, 0),
+            (reg::XLATE_BAD, 0),
             (reg::STATUS, status::READY | status::LINK_UP),
         ] {
             card.user.write_u32(r, v)?;

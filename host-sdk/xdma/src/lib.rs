@@ -32,4 +32,4 @@ pub use addr::{connect, AnyTransport, BoardAddr};
 pub use card::{CardStats, CardThread, FileCard, Served};
 pub use device::{node_path, XdmaDevice};
 pub use error::{Result, XdmaError};
-pub use link::{Geometry, LinkStats, XdmaLink, DEFAULT_SEND_TIMEOUT};
+pub use link::{card_counters, CardCounters, Geometry, LinkStats, XdmaLink, DEFAULT_SEND_TIMEOUT};

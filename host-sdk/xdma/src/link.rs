@@ -98,6 +98,32 @@ pub struct LinkStats {
     pub full_waits: u64,
 }
 
+/// The card's own counters (user-BAR registers, wrapping `u32`s, since the
+/// card's reset): its ring engine's and its Clio-to-EDM translator's.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CardCounters {
+    /// Malformed H2C slots the card dropped (`ERRORS`).
+    pub malformed_slots: u32,
+    /// Packets the translator refused, carrying nothing (`XLATE_REFUSED`).
+    pub refused: u32,
+    /// Translator slots freed by their timeout: no answer came, a dead EDM
+    /// link or memory node (`XLATE_TIMEOUTS`).
+    pub timeouts: u32,
+    /// Answers that did not parse, stray answer writes and NULL responses
+    /// (`XLATE_BAD`).
+    pub bad_answers: u32,
+}
+
+impl std::fmt::Display for CardCounters {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} malformed slots (ERRORS), {} refused (XLATE_REFUSED), {} timed out (XLATE_TIMEOUTS), {} bad answers (XLATE_BAD)",
+            self.malformed_slots, self.refused, self.timeouts, self.bad_answers
+        )
+    }
+}
+
 /// Waits in a poll loop: spin briefly, then yield, then sleep in short
 /// steps, never past the deadline. A register read on a real card costs
 /// about a microsecond, so the first polls are cheap and fast.
@@ -238,6 +264,11 @@ impl XdmaLink {
     /// The card's count of malformed H2C slots it dropped (`ERRORS`).
     pub fn card_errors(&self) -> Result<u32> {
         self.dev.read_u32(reg::ERRORS)
+    }
+
+    /// The card's counters (`ERRORS` and the translator's `XLATE_*`).
+    pub fn card_counters(&self) -> Result<CardCounters> {
+        card_counters(&self.dev)
     }
 
     fn check_ahead(&self, name: &'static str, head: u32, tail: u32) -> Result<()> {
@@ -444,4 +475,15 @@ impl XdmaLink {
             }
         }
     }
+}
+
+/// Read a card's counters from its user BAR (also before a link is opened:
+/// `clio bringup` reads them from a card that is not ready).
+pub fn card_counters(dev: &XdmaDevice) -> Result<CardCounters> {
+    Ok(CardCounters {
+        malformed_slots: dev.read_u32(reg::ERRORS)?,
+        refused: dev.read_u32(reg::XLATE_REFUSED)?,
+        timeouts: dev.read_u32(reg::XLATE_TIMEOUTS)?,
+        bad_answers: dev.read_u32(reg::XLATE_BAD)?,
+    })
 }

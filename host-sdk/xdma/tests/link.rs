@@ -206,7 +206,7 @@ fn probe_rejects_other_versions_and_cards_not_ready() {
             e,
             XdmaError::BadVersion {
                 found: 9,
-                expected: 1,
+                expected: xdma::VERSION,
                 ..
             }
         ),

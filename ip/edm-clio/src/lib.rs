@@ -75,6 +75,19 @@ pub struct Counters {
     pub rereads: u64,
 }
 
+/// One card's translator counters: the three the RTL card keeps
+/// (`edm_clio_card`: `cnt_refused`, `cnt_timeouts`, `cnt_bad`), which the card's
+/// user BAR shows (`clio_wire::xdma::reg::XLATE_REFUSED` ...).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CardCounters {
+    /// Packets the card refused and carried nothing for (the mapping's refusals).
+    pub refused: u64,
+    /// Slots freed by the timeout (no answer: a dead link).
+    pub timeouts: u64,
+    /// Answers that did not parse, stray answer writes and NULL responses.
+    pub bad: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
     /// The record's WREQ is being sent.
@@ -232,6 +245,7 @@ pub struct ClioFabric<N: MemoryNode> {
     answers: Vec<Answer>,
     /// Counters.
     pub counters: Counters,
+    card_counters: Vec<CardCounters>,
 }
 
 impl<N: MemoryNode> std::fmt::Debug for ClioFabric<N> {
@@ -281,6 +295,7 @@ impl<N: MemoryNode> ClioFabric<N> {
             rx: vec![HashMap::new(); ports],
             answers: Vec::new(),
             counters: Counters::default(),
+            card_counters: vec![CardCounters::default(); cfg.cards],
             cfg,
         })
     }
@@ -308,7 +323,10 @@ impl<N: MemoryNode> ClioFabric<N> {
             .get(field::TOTAL_LEN)
             .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let op = packet.get(field::OPCODE).copied().unwrap_or(0);
-        map::carriage(op, total, packet.len())?;
+        if let Err(e) = map::carriage(op, total, packet.len()) {
+            self.card_counters[card].refused += 1;
+            return Err(e);
+        }
         let now = self.now();
         let c = &mut self.cards[card];
         if c.waiting.len() >= self.cfg.max_waiting {
@@ -323,6 +341,11 @@ impl<N: MemoryNode> ClioFabric<N> {
         c.waiting.push_back((now, packet.to_vec()));
         self.issue(card);
         Ok(())
+    }
+
+    /// Card `card`'s translator counters (zero for a card that does not exist).
+    pub fn card_counters(&self, card: usize) -> CardCounters {
+        self.card_counters.get(card).copied().unwrap_or_default()
     }
 
     /// Answers delivered so far (taken).
@@ -417,6 +440,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                     *s = None;
                     freed = true;
                     self.counters.timeouts += 1;
+                    self.card_counters[card].timeouts += 1;
                 }
             }
             if freed {
@@ -437,6 +461,7 @@ impl<N: MemoryNode> ClioFabric<N> {
             };
             if !comp.ok {
                 self.counters.null_responses += 1;
+                self.card_counters[card].bad += 1;
                 self.cards[card].slots[slot] = None;
                 continue;
             }
@@ -470,6 +495,7 @@ impl<N: MemoryNode> ClioFabric<N> {
             let c = &self.cards[card];
             if peer != c.dst {
                 self.counters.bad_records += 1;
+                self.card_counters[card].bad += 1;
                 continue;
             }
             self.deliver_chain(card, slot as usize, &bytes, now, false);
@@ -506,6 +532,7 @@ impl<N: MemoryNode> ClioFabric<N> {
     fn deliver_chain(&mut self, card: usize, slot: usize, bytes: &[u8], now: u64, read: bool) {
         let Some(f) = self.cards[card].slots.get(slot).cloned().flatten() else {
             self.counters.bad_records += 1;
+            self.card_counters[card].bad += 1;
             return;
         };
         let u = unpack_answer(bytes, !read, f.seq);
@@ -522,6 +549,7 @@ impl<N: MemoryNode> ClioFabric<N> {
         }
         if !u.ok {
             self.counters.bad_records += 1;
+            self.card_counters[card].bad += 1;
         }
         if u.frees {
             self.cards[card].slots[slot] = None;

@@ -85,6 +85,9 @@ fn reads_writes_and_refusals_cross_the_fabric() {
     let long = request(Opcode::Read, 9, 60_000, &[]);
     assert_eq!(f.submit(0, &long).unwrap_err().field, "clio.total_len");
     assert_eq!(f.outstanding(), 0);
+    // Counted per card, as the RTL card's XLATE_REFUSED.
+    assert_eq!(f.card_counters(0).refused, 3);
+    assert_eq!(f.card_counters(1).refused, 0);
 }
 
 #[test]
@@ -111,5 +114,11 @@ fn a_dead_link_times_out_its_cards_slots_and_spares_the_others() {
     assert!(answers.iter().all(|a| a.card == 1));
     assert_eq!(answers.len(), 3);
     assert_eq!(f.counters.timeouts, 3, "{:?}", f.counters);
+    assert_eq!(
+        f.card_counters(0).timeouts,
+        3,
+        "the dead card's XLATE_TIMEOUTS"
+    );
+    assert_eq!(f.card_counters(1), edm_clio::CardCounters::default());
     assert_eq!(f.outstanding(), 0, "the dead card's slots are free again");
 }

@@ -166,7 +166,7 @@ package clio_pkg;
 
   // PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots
   localparam logic [31:0] XDMA_ID = 32'h4f494c43;
-  localparam int XDMA_VERSION = 1;
+  localparam int XDMA_VERSION = 2;
   localparam int XDMA_REG_ID = 0;
   localparam int XDMA_REG_VERSION = 4;
   localparam int XDMA_REG_H2C_HEAD = 8;
@@ -179,6 +179,10 @@ package clio_pkg;
   localparam int XDMA_REG_C2H_BASE = 40;
   localparam int XDMA_REG_STATUS = 48;
   localparam int XDMA_REG_ERRORS = 52;
+  localparam int XDMA_REG_XLATE_REFUSED = 56;
+  localparam int XDMA_REG_XLATE_TIMEOUTS = 60;
+  localparam int XDMA_REG_XLATE_BAD = 64;
+  localparam int XDMA_BLOCK_LEN = 68;
   localparam int XDMA_SLOT_HEADER_LEN = 4;
   localparam logic [31:0] XDMA_STATUS_READY = 32'h1;
   localparam logic [31:0] XDMA_STATUS_LINK_UP = 32'h2;

@@ -166,6 +166,10 @@ async def setup(dut, seed):
     dut.s_axis_tlast.value = 0
     dut.ready.value = 1
     dut.link_up.value = 1
+    # Distinct values, so a swapped connection shows (checked in round_trips).
+    dut.xlate_refused.value = 0x5EF
+    dut.xlate_timeouts.value = 0x71E
+    dut.xlate_bad.value = 0xBAD
     await pulse_reset(dut)
     return rng, Host(dut, user, dma)
 
@@ -176,6 +180,8 @@ async def round_trips(dut):
     cocotb.start_soon(handler(dut, rng, 0.6, 0.2))
     await host.probe()
     assert await host.rd(reg("STATUS")) == P["XDMA_STATUS_READY"] | P["XDMA_STATUS_LINK_UP"]
+    for name, v in (("XLATE_REFUSED", 0x5EF), ("XLATE_TIMEOUTS", 0x71E), ("XLATE_BAD", 0xBAD)):
+        assert await host.rd(reg(name)) == v, name
     maxp = host.slot_bytes - HDR - 1  # the answer is one byte longer
     packets = [bytes(rng.getrandbits(8) for _ in range(rng.choice([1, 7, 40, 64, 65, maxp, rng.randrange(1, maxp + 1)])))
                for _ in range(30)]

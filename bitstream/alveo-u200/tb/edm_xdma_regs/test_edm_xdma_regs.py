@@ -3,7 +3,8 @@ generated clio_pkg.sv, from host-sdk/wire/src/xdma.rs), through AXI-Lite
 with random back-pressure on every channel: ID, VERSION and the ring
 geometry read the crate's values and the parameters; H2C_HEAD and C2H_TAIL
 take random values under random byte strobes and appear on their outputs;
-H2C_TAIL, C2H_HEAD, STATUS and ERRORS follow the ring engine's inputs;
+H2C_TAIL, C2H_HEAD, STATUS and ERRORS follow the ring engine's inputs,
+XLATE_REFUSED, XLATE_TIMEOUTS and XLATE_BAD the translator's counters;
 every other offset, and a write to a read-only register, answers SLVERR
 (reads 0) and changes nothing; reset clears the host indices and ERRORS."""
 
@@ -20,7 +21,8 @@ from zcu_tb import OKAY, SLVERR, axil_read, axil_write, pause_channels, pulse_re
 
 RW = {"H2C_HEAD": "h2c_head", "C2H_TAIL": "c2h_tail"}
 RO = ["ID", "VERSION", "H2C_TAIL", "C2H_HEAD", "SLOT_BYTES", "SLOT_COUNT", "H2C_BASE", "C2H_BASE",
-      "STATUS", "ERRORS"]
+      "STATUS", "ERRORS", "XLATE_REFUSED", "XLATE_TIMEOUTS", "XLATE_BAD"]
+XLATE = {"XLATE_REFUSED": "xlate_refused", "XLATE_TIMEOUTS": "xlate_timeouts", "XLATE_BAD": "xlate_bad"}
 WIDE = {"H2C_BASE", "C2H_BASE"}
 
 
@@ -48,6 +50,8 @@ async def setup(dut, seed):
     dut.ready.value = 0
     dut.link_up.value = 0
     dut.err_add.value = 0
+    for port in XLATE.values():
+        getattr(dut, port).value = 0
     await pulse_reset(dut)
     return rng, m
 
@@ -68,8 +72,10 @@ async def identity_and_geometry(dut):
         assert (r0, r1) == (OKAY, OKAY)
         assert lo | hi << 32 == int(param.value), name
     # Out of reset: indices 0, not ready, no link.
-    for name in ("H2C_HEAD", "H2C_TAIL", "C2H_HEAD", "C2H_TAIL", "STATUS", "ERRORS"):
+    for name in ("H2C_HEAD", "H2C_TAIL", "C2H_HEAD", "C2H_TAIL", "STATUS", "ERRORS", *XLATE):
         assert await axil_read(m, reg(name)) == (0, OKAY), name
+    # The block ends at XDMA_BLOCK_LEN: the last register is right below it.
+    assert max(mapped()) + 4 == P["XDMA_BLOCK_LEN"]
 
 
 @cocotb.test()
@@ -104,6 +110,14 @@ async def engine_inputs(dut):
             dut.link_up.value = link
             await RisingEdge(dut.clk)
             assert await axil_read(m, reg("STATUS")) == ((ready_bit if ready else 0) | (link_bit if link else 0), OKAY)
+    # The translator's counters are shown as they are.
+    for _ in range(5):
+        vals = {n: rng.getrandbits(32) for n in XLATE}
+        for n, port in XLATE.items():
+            getattr(dut, port).value = vals[n]
+        await RisingEdge(dut.clk)
+        for n in XLATE:
+            assert await axil_read(m, reg(n)) == (vals[n], OKAY), n
     for _ in range(5):
         t, h = rng.getrandbits(32), rng.getrandbits(32)
         dut.h2c_tail.value = t
@@ -131,7 +145,7 @@ async def errors(dut):
     rng, m = await setup(dut, 4)
     window = 1 << int(dut.ADDR_WIDTH.value)
     holes = [o for o in range(0, window, 4) if o not in mapped()]
-    picks = rng.sample(holes, 40) + [o for o in range(reg("ERRORS") + 4, reg("ERRORS") + 40, 4)]
+    picks = rng.sample(holes, 40) + [o for o in range(P["XDMA_BLOCK_LEN"], P["XDMA_BLOCK_LEN"] + 36, 4)]
     for off in picks:
         assert await axil_read(m, off) == (0, SLVERR), hex(off)
         assert await axil_write(m, off, rng.getrandbits(32)) == SLVERR, hex(off)
