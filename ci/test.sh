@@ -92,8 +92,13 @@ step() {
     local start rc=0
     start=$(date +%s%N)
     "$@" </dev/null || rc=$?
-    local took
-    took=$(ms_since "$start")
+    record "$name" "$(ms_since "$start")" "$rc"
+}
+
+# record NAME MS RC : adds a step to the summary with its footer; stops the run
+# on failure (RC 77 is a skip, a failure under CI_STRICT=1).
+record() {
+    local name=$1 took=$2 rc=$3
     STEP_NAMES+=("$name")
     STEP_TIMES+=("$took")
     if [[ $rc -eq 0 ]]; then
@@ -248,25 +253,6 @@ selected() {
         [[ "$1" == *"$w"* ]] && return 0
     done
     return 1
-}
-
-# record NAME MS RC : adds a step that ran elsewhere (the hook lane) to the summary;
-# stops the run on failure as `step` does.
-record() {
-    local name=$1 took=$2 rc=$3
-    STEP_NAMES+=("$name")
-    STEP_TIMES+=("$took")
-    if [[ $rc -eq 0 ]]; then
-        STEP_RESULTS+=("ok")
-        echo "<== ${name}: ok in $(fmt_ms "$took")"
-    elif [[ $rc -eq $SKIP_EXIT && "${CI_STRICT:-0}" != 1 ]]; then
-        STEP_RESULTS+=("SKIP")
-        echo "<== ${name}: SKIPPED in $(fmt_ms "$took")"
-    else
-        STEP_RESULTS+=("FAIL")
-        echo "<== ${name}: FAILED (exit $rc) after $(fmt_ms "$took")" >&2
-        exit "$rc"
-    fi
 }
 
 # The hook lane: runs each hook given, in order, its output to
