@@ -11,8 +11,8 @@
 //! node's answer timeout, all but the last), any other request once (or not at
 //! all: a dropped duplicate), with up to `MAXANS` bytes.
 //!
-//! `edm-clio-node-vectors COUNT SEED NODE PEERS MAXANS OUT`: lines
-//! `R <peer> <slot> <bytes written, hex>`, then its `X <hex>` (stray answers, sent
+//! `edm-clio-node-vectors COUNT SEED NODE PEERS MAXANS OUT`: a first line `N <node>`,
+//! then per record `R <peer> <slot> <bytes written, hex>`, then its `X <hex>` (stray answers, sent
 //! before the request's answers) and `A <hex>` (the fast path's answers), then
 //! `E bad`, `E read <outbox addr> <chain hex | -> <timeout 0|1> <dropped 0|1>` or
 //! `E write <card> <inbox addr> <record hex> <timeout 0|1> <dropped 0|1>`.
@@ -94,7 +94,13 @@ fn answers(p: &[u8], maxans: usize, rng: &mut Rng) -> (Vec<Vec<u8>>, bool) {
         }
         _ => {
             let mut a = hdr;
-            let n = rng.below((maxans - HEADER_LEN) as u64 + 1) as usize;
+            // often the largest answer the node's buffer takes (past a record's room if that is more)
+            let room = (maxans - HEADER_LEN) as u64;
+            let n = if rng.below(2) == 0 {
+                room - rng.below(64)
+            } else {
+                rng.below(room + 1)
+            } as usize;
             a.extend(data(n, rng));
             (vec![a], false)
         }
@@ -125,6 +131,7 @@ fn main() -> Result<(), String> {
     }
     let mut out = std::fs::File::create(&args[6]).map_err(|e| format!("{}: {e}", args[6]))?;
     let mut rng = Rng(seed | 1);
+    writeln!(out, "N {node}").map_err(|e| e.to_string())?;
     for i in 0..count {
         let peer = rng.below(peers as u64) as u16;
         let slot = (i % map::SLOTS as usize) as u16;
@@ -178,7 +185,7 @@ fn main() -> Result<(), String> {
         };
         let reply = serve_record(node, peer, slot, &written, &mut handle);
         if reply != NodeReply::Bad {
-            if rng.below(6) == 0 {
+            if !p.is_empty() && rng.below(6) == 0 {
                 // another request's answer (a late one): pid and req_id differ
                 let mut x = vec![0u8; HEADER_LEN + rng.below(64) as usize];
                 x[field::REQ_ID].copy_from_slice(&(rng.next() as u32 | 1).to_be_bytes());

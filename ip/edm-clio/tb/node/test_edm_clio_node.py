@@ -19,17 +19,18 @@ from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 from edm_clio_tb import keep_bytes, r8, stream_beats, vectors
 from tb_base import param, rng as seeded, start
 
-NODE = 3
 CHUNK_WORDS = 32          # the EDM host reports applied writes per 256-byte chunk
 INBOX_SLOT = 4096
 
 
 def parse(path):
-    recs = []
+    recs, node = [], None
     with open(path) as f:
         for line in f:
             op = line.split()
-            if op[0] == "R":
+            if op[0] == "N":
+                node = int(op[1])
+            elif op[0] == "R":
                 recs.append({"peer": int(op[1]), "slot": int(op[2]), "bytes": bytes.fromhex(op[3]),
                              "strays": [], "answers": []})
             elif op[0] == "X":
@@ -47,7 +48,7 @@ def parse(path):
                     r["dst"], r["addr"] = int(op[2]), int(op[3])
                     r["record"] = bytes.fromhex(op[4])
                     r["timeout"], r["dropped"] = int(op[5]), int(op[6])
-    return recs
+    return node, recs
 
 
 def body(rec):
@@ -57,7 +58,7 @@ def body(rec):
 
 @cocotb.test()
 async def matches_the_model(dut):
-    recs = parse(vectors("EDM_CLIO_NODE_VECTORS", "edm-clio-node-vectors"))
+    node, recs = parse(vectors("EDM_CLIO_NODE_VECTORS", "edm-clio-node-vectors"))
     rng = seeded()
     aw = param(dut, "AW")
     timeout = param(dut, "ANSWER_TIMEOUT")
@@ -65,7 +66,7 @@ async def matches_the_model(dut):
                   param(dut, "STAGE_WORD"), param(dut, "PKT_WORDS"), param(dut, "QDEPTH"), timeout)
     await start(dut, idle=("req_ready", "wcomp_valid", "wcomp_tag", "wapp_valid", "wapp_addr", "wapp_words",
                            "wapp_peer", "wapp_last", "m_axis_tready", "s_axis_tdata", "s_axis_tkeep",
-                           "s_axis_tvalid", "s_axis_tlast"), cycles=3, node_id=NODE)
+                           "s_axis_tvalid", "s_axis_tlast"), cycles=3, node_id=node)
     mem = dut.mem
 
     def read_mem(word, n):
