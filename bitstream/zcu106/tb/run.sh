@@ -24,13 +24,14 @@ done
 failures=()
 glue=(clio_axis_upsize clio_axis_downsize clio_axi_downsize clio_axi_lite_bridge clio_fp_regs
       clio_axis_frame_mux clio_axis_frame_demux clio_eth_ports
-      clio_udp_shim)
+      clio_udp_shim clio_edm_front)
 # Modules a glue module instantiates (linted with it).
 subs() {
     case "$1" in
         clio_udp_shim) echo "$zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv" ;;
         clio_eth_ports) echo "$zcu/clio_udp_shim.sv $zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv $zcu/clio_axis_frame_mux.sv $zcu/clio_axis_frame_demux.sv $common/clio_axis_async_fifo.sv" ;;
         clio_fp_regs) echo "$common/clio_axil_regif.sv" ;;
+        clio_edm_front) echo "$repo/ip/edm/rtl/edm_pkg.sv $repo/ip/edm-clio/rtl/edm_clio_node.sv $zcu/clio_axis_upsize.sv $zcu/clio_axis_downsize.sv $common/clio_axis_async_fifo.sv" ;;
     esac
 }
 # The fast-path sources build.tcl reads (simulation models excluded).
