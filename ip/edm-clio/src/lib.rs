@@ -560,7 +560,7 @@ impl<N: MemoryNode> ClioFabric<N> {
         for (peer, slot, bytes) in self.complete_records(port) {
             let node = port - self.cfg.cards;
             let engine = &mut self.nodes[node];
-            let reply = serve_record(port as u16, peer, slot, &bytes, &mut |p, out| {
+            let reply = serve_record(port as u16, peer, slot, &bytes, |p, out| {
                 engine.handle(peer, p, out)
             });
             match reply {
@@ -635,7 +635,7 @@ pub fn serve_record(
     peer: u16,
     slot: u16,
     bytes: &[u8],
-    handle: &mut dyn FnMut(&[u8], &mut dyn FnMut(&[u8])),
+    handle: impl FnOnce(&[u8], &mut dyn FnMut(&[u8])),
 ) -> NodeReply {
     let Ok(r) = map::parse_record(bytes) else {
         return NodeReply::Bad;

@@ -9,7 +9,9 @@
 # (edm_clio_card on an EDM host, the EDM switch and a memory node's EDM host, RTL)
 # against the model on a random trace (`edm-clio-cosim`, tb/cosim); then the memory
 # node's EDM front end (edm_clio_node, tb/node) against the model's `serve_record` on
-# random records and fast-path answers (`edm-clio-node-vectors`).
+# random records and fast-path answers (`edm-clio-node-vectors`); last, the whole
+# path in RTL (card translator, EDM switch, node front end) against the model
+# (`edm-clio-cosim ... clio`, tb/path).
 # The request stage runs at two parameter points. Clock, reset and seed come from the
 # ip-wide bench base (ip/tb_common), the translator's helpers from edm_clio_tb.py.
 # EDM_SEED replays a seed; EDM_CLIO_COUNT sets the number of packets (default 3000).
@@ -66,4 +68,10 @@ run_bench edm_clio_node "$here/node" EDM_CLIO_NODE_VECTORS="$work/node.txt"
 (cd "$root" && cargo run -q -p edm-clio --bin edm-clio-node-vectors -- "$records" "$((seed + 1))" 5 4 8192 "$work/node2.txt")
 run_bench edm_clio_node-wide "$here/node" EDM_CLIO_NODE_VECTORS="$work/node2.txt" \
     AW=19 STAGE_WORD=393216 PKT_WORDS=1024 QDEPTH=16 ANSWER_TIMEOUT=150
+# The whole path in RTL (tb/path): the card's translator, the EDM switch and the
+# memory node's front end, each on its EDM host; the bench is the fast path behind
+# the node, answering Clio's way (`edm-clio-cosim ... clio`).
+path="$(( (count + 74) / 75 ))"
+(cd "$root" && cargo run -q -p edm-clio --bin edm-clio-cosim -- "$path" "$seed" "$work/path.txt" clio)
+run_bench edm_clio_path "$here/path" EDM_CLIO_PATH="$work/path.txt"
 echo "edm-clio rtl: passed"

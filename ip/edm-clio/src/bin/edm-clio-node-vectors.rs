@@ -169,7 +169,9 @@ fn main() -> Result<(), String> {
                 let bad = map::MAX_RECORD_PACKET as u16 + 1 + rng.below(100) as u16;
                 written[0..2].copy_from_slice(&bad.to_le_bytes());
             }
-            2 if len >= 16 => written.truncate(map::RECORD_HEADER + len - 8 - rng.below(8) as usize),
+            2 if len >= 16 => {
+                written.truncate(map::RECORD_HEADER + len - 8 - rng.below(8) as usize)
+            }
             _ => {}
         }
         // The card's WREQ moves whole words.
@@ -178,12 +180,11 @@ fn main() -> Result<(), String> {
         }
         writeln!(out, "R {peer} {slot} {}", hex(&written)).map_err(|e| e.to_string())?;
         let (ans, open) = answers(&p, maxans, &mut rng);
-        let mut handle = |_p: &[u8], o: &mut dyn FnMut(&[u8])| {
+        let reply = serve_record(node, peer, slot, &written, |_p, o| {
             for a in &ans {
                 o(a);
             }
-        };
-        let reply = serve_record(node, peer, slot, &written, &mut handle);
+        });
         if reply != NodeReply::Bad {
             if !p.is_empty() && rng.below(6) == 0 {
                 // another request's answer (a late one): pid and req_id differ
