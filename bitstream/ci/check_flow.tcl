@@ -326,6 +326,47 @@ dict for {board cfg} $BOARDS {
     }
 }
 
+# The ZCU106 with network.front_end = "edm" (a copy of its board config with
+# the key set; CLIO_BOARD_CONFIG points the build at it): the EDM RTL is read
+# besides the board's, the top gets FRONT_END = "edm", the EDM port's
+# transceiver replaces the Ethernet core. A value that is no front end stops
+# the build naming the key.
+puts "== zcu106, network.front_end = edm"
+set base_cfg [slurp [file join $root board-configs zcu106.toml]]
+set edm_cfg [file join $tmp zcu106-edm.toml]
+set h [open $edm_cfg w]
+puts $h [regsub {\n\[network\]\n} $base_cfg "\n\[network\]\nfront_end = \"edm\"\n"]
+close $h
+set ::env(CLIO_BOARD_CONFIG) $edm_cfg
+set r [run_build zcu106 [file join $tmp zcu106-edm]]
+check {![dict get $r rc]} "build.tcl runs to the end with the EDM front end [expr {[dict get $r rc] ? [dict get $r error] : {}}]"
+if {![dict get $r rc]} {
+    set calls [dict get $r calls]
+    set synth [lindex $calls [first_index $calls synth_design]]
+    check {[stub_opt_ok $synth -generic {FRONT_END="edm"}]} "synth_design -generic FRONT_END=\"edm\" ($synth)"
+    set zcfg [dict get $BOARDS zcu106]
+    set expected {}
+    foreach dir [concat [dict get $zcfg rtl] [dict get $zcfg edm_rtl]] {
+        foreach f [lsort [glob -nocomplain -directory [file join $root $dir] *.sv]] {
+            if {[file tail $f] ni [dict get $zcfg sim_only]} { lappend expected $f }
+        }
+    }
+    set rtl_reads [lsearch -all -inline -not -glob [dict get $r reads] [file join $tmp *]]
+    check {[lsort $rtl_reads] eq [lsort $expected]} "reads the board's RTL and the EDM RTL ([llength $expected] sources)"
+    set ips {}
+    foreach c $calls {
+        if {[lindex $c 0] eq "create_ip"} { lappend ips [lindex $c [expr {[lsearch -exact $c -module_name] + 1}]] }
+    }
+    check {"clio_gth_edm" in $ips && "clio_eth" ni $ips} "the EDM port's transceiver instead of the Ethernet core: $ips"
+}
+set h [open $edm_cfg w]
+puts $h [regsub {\n\[network\]\n} $base_cfg "\n\[network\]\nfront_end = \"rdma\"\n"]
+close $h
+set r [run_build zcu106 [file join $tmp zcu106-bad]]
+check {[dict get $r rc] && [string match "*\\\[network\\\] front_end = \"rdma\" is not one of: udp, edm*" [dict get $r error]]} \
+    "an unknown front end stops the build naming the key ([dict get $r error])"
+unset ::env(CLIO_BOARD_CONFIG)
+
 file delete -force $tmp
 puts "== $checks checks, $failures failed"
 exit [expr {$failures > 0}]

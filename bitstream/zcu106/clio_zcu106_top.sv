@@ -83,7 +83,14 @@
 //    always connected.
 // bitstream/zcu106/tb/stubs/clio_zcu106_vendor_stubs.sv declares exactly
 // these ports for the lint of this file.
-module clio_zcu106_top (
+module clio_zcu106_top #(
+    // The board config's network.front_end (board-configs/zcu106.toml; build.tcl
+    // passes it): "udp", Clio over UDP/IPv4 on both SFP+ cages, or "edm", SFP0
+    // an EDM port to the compute cards' fabric (issue #15).
+    parameter FRONT_END = "udp",
+    // This memory node's EDM node id (edm builds; the U200's CLIO_NODE_ID).
+    parameter [15:0] EDM_NODE_ID = 16'd3
+) (
     input  wire       sfp_refclk_p,
     input  wire       sfp_refclk_n,
     input  wire [1:0] sfp_rx_p,
@@ -93,6 +100,13 @@ module clio_zcu106_top (
     output wire [1:0] sfp_tx_disable_b,
     output wire [3:0] led
 );
+
+initial begin
+    if (FRONT_END != "udp" && FRONT_END != "edm") begin
+        $error("FRONT_END must be \"udp\" or \"edm\" (network.front_end)");
+        $finish;
+    end
+end
 
 localparam FP_ADDR_WIDTH = 32;
 localparam FP_ID_WIDTH = 4;
@@ -247,206 +261,393 @@ wire rst_fp = rst_fp_sync[2];
 
 wire clk_mac0, clk_mac1;
 wire user_rx_reset_0, user_tx_reset_0, user_rx_reset_1, user_tx_reset_1;
-
-// ---------------------------------------------------------------------------
-// 10G Ethernet (two SFP+ ports).
-// ---------------------------------------------------------------------------
-wire        mac0_rx_tvalid, mac0_rx_tlast, mac0_rx_tuser;
-wire [63:0] mac0_rx_tdata;
-wire [7:0]  mac0_rx_tkeep;
-wire        mac0_tx_tready, mac0_tx_tvalid, mac0_tx_tlast;
-wire [63:0] mac0_tx_tdata;
-wire [7:0]  mac0_tx_tkeep;
-wire        mac1_rx_tvalid, mac1_rx_tlast, mac1_rx_tuser;
-wire [63:0] mac1_rx_tdata;
-wire [7:0]  mac1_rx_tkeep;
-wire        mac1_tx_tready, mac1_tx_tvalid, mac1_tx_tlast;
-wire [63:0] mac1_tx_tdata;
-wire [7:0]  mac1_tx_tkeep;
-wire        block_lock_0, block_lock_1;
-wire        rx_clk_out_0, rx_clk_out_1, gt_refclk_out;
-
-clio_eth eth_inst (
-    .gt_rxp_in(sfp_rx_p),
-    .gt_rxn_in(sfp_rx_n),
-    .gt_txp_out(sfp_tx_p),
-    .gt_txn_out(sfp_tx_n),
-    .gt_refclk_p(sfp_refclk_p),
-    .gt_refclk_n(sfp_refclk_n),
-    .gt_refclk_out(gt_refclk_out),
-    .sys_reset(!pl_resetn),
-    .dclk(pl_clk1),
-
-    .tx_clk_out_0(clk_mac0),
-    .rx_core_clk_0(clk_mac0),
-    .rx_clk_out_0(rx_clk_out_0),
-    .rx_reset_0(1'b0),
-    .user_rx_reset_0(user_rx_reset_0),
-    .tx_reset_0(1'b0),
-    .user_tx_reset_0(user_tx_reset_0),
-    .gtwiz_reset_tx_datapath_0(1'b0),
-    .gtwiz_reset_rx_datapath_0(1'b0),
-    // TXPROGDIVCLK / RXPROGDIVCLK: the MAC user clocks. Left open these
-    // inputs are 0 (TXOUTCLKSEL 3'b000 = static level) and tx_clk_out_0,
-    // hence clk_mac0, never toggles (tb/clio_zcu106_clocks checks it).
-    .txoutclksel_in_0(OUTCLKSEL_PROGDIV),
-    .rxoutclksel_in_0(OUTCLKSEL_PROGDIV),
-    .rx_axis_tvalid_0(mac0_rx_tvalid),
-    .rx_axis_tdata_0(mac0_rx_tdata),
-    .rx_axis_tlast_0(mac0_rx_tlast),
-    .rx_axis_tkeep_0(mac0_rx_tkeep),
-    .rx_axis_tuser_0(mac0_rx_tuser),
-    .tx_axis_tready_0(mac0_tx_tready),
-    .tx_axis_tvalid_0(mac0_tx_tvalid),
-    .tx_axis_tdata_0(mac0_tx_tdata),
-    .tx_axis_tlast_0(mac0_tx_tlast),
-    .tx_axis_tkeep_0(mac0_tx_tkeep),
-    .tx_axis_tuser_0(1'b0),
-    .tx_preamblein_0(56'd0),
-    .stat_rx_block_lock_0(block_lock_0),
-    .ctl_rx_enable_0(1'b1),
-    .ctl_rx_delete_fcs_0(1'b1),
-    .ctl_rx_ignore_fcs_0(1'b0),
-    .ctl_rx_max_packet_len_0(MAX_FRAME),
-    .ctl_rx_min_packet_len_0(MIN_FRAME),
-    .ctl_rx_check_preamble_0(1'b1),
-    .ctl_rx_check_sfd_0(1'b1),
-    .ctl_rx_process_lfi_0(1'b0),
-    .ctl_tx_enable_0(1'b1),
-    .ctl_tx_fcs_ins_enable_0(1'b1),
-    .ctl_tx_ignore_fcs_0(1'b0),
-    .ctl_tx_ipg_value_0(4'd12),
-    .ctl_tx_send_lfi_0(1'b0),
-    .ctl_tx_send_rfi_0(1'b0),
-    .ctl_tx_send_idle_0(1'b0),
-
-    .tx_clk_out_1(clk_mac1),
-    .rx_core_clk_1(clk_mac1),
-    .rx_clk_out_1(rx_clk_out_1),
-    .rx_reset_1(1'b0),
-    .user_rx_reset_1(user_rx_reset_1),
-    .tx_reset_1(1'b0),
-    .user_tx_reset_1(user_tx_reset_1),
-    .gtwiz_reset_tx_datapath_1(1'b0),
-    .gtwiz_reset_rx_datapath_1(1'b0),
-    // TXPROGDIVCLK / RXPROGDIVCLK: the MAC user clocks. Left open these
-    // inputs are 0 (TXOUTCLKSEL 3'b000 = static level) and tx_clk_out_1,
-    // hence clk_mac1, never toggles (tb/clio_zcu106_clocks checks it).
-    .txoutclksel_in_1(OUTCLKSEL_PROGDIV),
-    .rxoutclksel_in_1(OUTCLKSEL_PROGDIV),
-    .rx_axis_tvalid_1(mac1_rx_tvalid),
-    .rx_axis_tdata_1(mac1_rx_tdata),
-    .rx_axis_tlast_1(mac1_rx_tlast),
-    .rx_axis_tkeep_1(mac1_rx_tkeep),
-    .rx_axis_tuser_1(mac1_rx_tuser),
-    .tx_axis_tready_1(mac1_tx_tready),
-    .tx_axis_tvalid_1(mac1_tx_tvalid),
-    .tx_axis_tdata_1(mac1_tx_tdata),
-    .tx_axis_tlast_1(mac1_tx_tlast),
-    .tx_axis_tkeep_1(mac1_tx_tkeep),
-    .tx_axis_tuser_1(1'b0),
-    .tx_preamblein_1(56'd0),
-    .stat_rx_block_lock_1(block_lock_1),
-    .ctl_rx_enable_1(1'b1),
-    .ctl_rx_delete_fcs_1(1'b1),
-    .ctl_rx_ignore_fcs_1(1'b0),
-    .ctl_rx_max_packet_len_1(MAX_FRAME),
-    .ctl_rx_min_packet_len_1(MIN_FRAME),
-    .ctl_rx_check_preamble_1(1'b1),
-    .ctl_rx_check_sfd_1(1'b1),
-    .ctl_rx_process_lfi_1(1'b0),
-    .ctl_tx_enable_1(1'b1),
-    .ctl_tx_fcs_ins_enable_1(1'b1),
-    .ctl_tx_ignore_fcs_1(1'b0),
-    .ctl_tx_ipg_value_1(4'd12),
-    .ctl_tx_send_lfi_1(1'b0),
-    .ctl_tx_send_rfi_1(1'b0),
-    .ctl_tx_send_idle_1(1'b0)
-);
-
-// Both transmitters on.
-assign sfp_tx_disable_b = 2'b11;
-
-// Link status into clk_fp.
-(* ASYNC_REG = "TRUE" *) reg [1:0] link0_sync = 2'b00;
-(* ASYNC_REG = "TRUE" *) reg [1:0] link1_sync = 2'b00;
-always @(posedge clk_fp) begin
-    link0_sync <= {link0_sync[0], block_lock_0 && !user_rx_reset_0};
-    link1_sync <= {link1_sync[0], block_lock_1 && !user_rx_reset_1};
-end
-wire [1:0] link_up = {link1_sync[1], link0_sync[1]};
-
-// ---------------------------------------------------------------------------
-// Both ports: clock crossing, frame mux/demux and the UDP layer
-// (clio_eth_ports), between the MACs and the fast path's 64-bit streams.
-// ---------------------------------------------------------------------------
-wire [63:0] rxp_tdata;
-wire [7:0]  rxp_tkeep;
-wire        rxp_tvalid, rxp_tready, rxp_tlast;
-wire [63:0] txq_tdata;
-wire [7:0]  txq_tkeep;
-wire        txq_tvalid, txq_tready, txq_tlast;
-wire [47:0] cfg_mac;
-wire [31:0] cfg_ipv4;
-wire [15:0] cfg_udp_port;
-wire        rx_overflow, udp_rx_drop, udp_tx_drop, rx_cut;
-wire [1:0]  port_rst;
-
-clio_eth_ports #(
-    .PORTS(2),
-    .TABLE_BITS(6),
-    .RX_FIFO_DEPTH(RX_FIFO_DEPTH),
-    .TX_FIFO_DEPTH(TX_FIFO_DEPTH)
-) eth_ports_inst (
-    .clk(clk_fp), .rst(rst_fp),
-    .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
-    .mac_clk({clk_mac1, clk_mac0}),
-    .mac_down({user_rx_reset_1 || user_tx_reset_1, user_rx_reset_0 || user_tx_reset_0}),
-    .mac_rx_tdata({mac1_rx_tdata, mac0_rx_tdata}), .mac_rx_tkeep({mac1_rx_tkeep, mac0_rx_tkeep}),
-    .mac_rx_tvalid({mac1_rx_tvalid, mac0_rx_tvalid}), .mac_rx_tlast({mac1_rx_tlast, mac0_rx_tlast}),
-    .mac_tx_tdata({mac1_tx_tdata, mac0_tx_tdata}), .mac_tx_tkeep({mac1_tx_tkeep, mac0_tx_tkeep}),
-    .mac_tx_tvalid({mac1_tx_tvalid, mac0_tx_tvalid}), .mac_tx_tready({mac1_tx_tready, mac0_tx_tready}),
-    .mac_tx_tlast({mac1_tx_tlast, mac0_tx_tlast}),
-    .m_clio_tdata(rxp_tdata), .m_clio_tkeep(rxp_tkeep), .m_clio_tvalid(rxp_tvalid),
-    .m_clio_tready(rxp_tready), .m_clio_tlast(rxp_tlast),
-    .s_clio_tdata(txq_tdata), .s_clio_tkeep(txq_tkeep), .s_clio_tvalid(txq_tvalid),
-    .s_clio_tready(txq_tready), .s_clio_tlast(txq_tlast),
-    .port_rst(port_rst), .rx_overflow(rx_overflow), .rx_drop(udp_rx_drop), .tx_drop(udp_tx_drop),
-    .rx_cut(rx_cut)
-);
-
+wire [1:0]   link_up;
+wire [47:0]  cfg_mac;
+wire [31:0]  cfg_ipv4;
+wire [15:0]  cfg_udp_port;
+wire         rx_overflow, udp_rx_drop, udp_tx_drop;
 wire         fp_rst;
 wire [511:0] fp_rx_tdata, fp_tx_tdata;
 wire [63:0]  fp_rx_tkeep, fp_tx_tkeep;
 wire         fp_rx_tvalid, fp_rx_tready, fp_rx_tlast;
 wire         fp_tx_tvalid, fp_tx_tready, fp_tx_tlast;
 
-clio_axis_upsize #(
-    .S_DATA_WIDTH(64),
-    .M_DATA_WIDTH(512)
-) rx_upsize_inst (
-    .clk(clk_fp), .rst(rst_fp),
-    .s_axis_tdata(rxp_tdata), .s_axis_tkeep(rxp_tkeep), .s_axis_tvalid(rxp_tvalid),
-    .s_axis_tready(rxp_tready), .s_axis_tlast(rxp_tlast),
-    .m_axis_tdata(fp_rx_tdata), .m_axis_tkeep(fp_rx_tkeep), .m_axis_tvalid(fp_rx_tvalid),
-    // Frames are dropped while the fast path is held in reset.
-    .m_axis_tready(fp_rx_tready || fp_rst), .m_axis_tlast(fp_rx_tlast)
-);
+generate
+if (FRONT_END == "udp") begin : udp_fe
 
-// ---------------------------------------------------------------------------
-// Transmit: fast path -> 512 -> 64 -> clio_eth_ports.
-// ---------------------------------------------------------------------------
+    // ---------------------------------------------------------------------------
+    // 10G Ethernet (two SFP+ ports).
+    // ---------------------------------------------------------------------------
+    wire        mac0_rx_tvalid, mac0_rx_tlast, mac0_rx_tuser;
+    wire [63:0] mac0_rx_tdata;
+    wire [7:0]  mac0_rx_tkeep;
+    wire        mac0_tx_tready, mac0_tx_tvalid, mac0_tx_tlast;
+    wire [63:0] mac0_tx_tdata;
+    wire [7:0]  mac0_tx_tkeep;
+    wire        mac1_rx_tvalid, mac1_rx_tlast, mac1_rx_tuser;
+    wire [63:0] mac1_rx_tdata;
+    wire [7:0]  mac1_rx_tkeep;
+    wire        mac1_tx_tready, mac1_tx_tvalid, mac1_tx_tlast;
+    wire [63:0] mac1_tx_tdata;
+    wire [7:0]  mac1_tx_tkeep;
+    wire        block_lock_0, block_lock_1;
+    wire        rx_clk_out_0, rx_clk_out_1, gt_refclk_out;
 
-clio_axis_downsize #(
-    .S_DATA_WIDTH(512),
-    .M_DATA_WIDTH(64)
-) tx_downsize_inst (
-    .clk(clk_fp), .rst(rst_fp),
-    .s_axis_tdata(fp_tx_tdata), .s_axis_tkeep(fp_tx_tkeep), .s_axis_tvalid(fp_tx_tvalid),
-    .s_axis_tready(fp_tx_tready), .s_axis_tlast(fp_tx_tlast),
-    .m_axis_tdata(txq_tdata), .m_axis_tkeep(txq_tkeep), .m_axis_tvalid(txq_tvalid),
-    .m_axis_tready(txq_tready), .m_axis_tlast(txq_tlast)
-);
+    clio_eth eth_inst (
+        .gt_rxp_in(sfp_rx_p),
+        .gt_rxn_in(sfp_rx_n),
+        .gt_txp_out(sfp_tx_p),
+        .gt_txn_out(sfp_tx_n),
+        .gt_refclk_p(sfp_refclk_p),
+        .gt_refclk_n(sfp_refclk_n),
+        .gt_refclk_out(gt_refclk_out),
+        .sys_reset(!pl_resetn),
+        .dclk(pl_clk1),
+
+        .tx_clk_out_0(clk_mac0),
+        .rx_core_clk_0(clk_mac0),
+        .rx_clk_out_0(rx_clk_out_0),
+        .rx_reset_0(1'b0),
+        .user_rx_reset_0(user_rx_reset_0),
+        .tx_reset_0(1'b0),
+        .user_tx_reset_0(user_tx_reset_0),
+        .gtwiz_reset_tx_datapath_0(1'b0),
+        .gtwiz_reset_rx_datapath_0(1'b0),
+        // TXPROGDIVCLK / RXPROGDIVCLK: the MAC user clocks. Left open these
+        // inputs are 0 (TXOUTCLKSEL 3'b000 = static level) and tx_clk_out_0,
+        // hence clk_mac0, never toggles (tb/clio_zcu106_clocks checks it).
+        .txoutclksel_in_0(OUTCLKSEL_PROGDIV),
+        .rxoutclksel_in_0(OUTCLKSEL_PROGDIV),
+        .rx_axis_tvalid_0(mac0_rx_tvalid),
+        .rx_axis_tdata_0(mac0_rx_tdata),
+        .rx_axis_tlast_0(mac0_rx_tlast),
+        .rx_axis_tkeep_0(mac0_rx_tkeep),
+        .rx_axis_tuser_0(mac0_rx_tuser),
+        .tx_axis_tready_0(mac0_tx_tready),
+        .tx_axis_tvalid_0(mac0_tx_tvalid),
+        .tx_axis_tdata_0(mac0_tx_tdata),
+        .tx_axis_tlast_0(mac0_tx_tlast),
+        .tx_axis_tkeep_0(mac0_tx_tkeep),
+        .tx_axis_tuser_0(1'b0),
+        .tx_preamblein_0(56'd0),
+        .stat_rx_block_lock_0(block_lock_0),
+        .ctl_rx_enable_0(1'b1),
+        .ctl_rx_delete_fcs_0(1'b1),
+        .ctl_rx_ignore_fcs_0(1'b0),
+        .ctl_rx_max_packet_len_0(MAX_FRAME),
+        .ctl_rx_min_packet_len_0(MIN_FRAME),
+        .ctl_rx_check_preamble_0(1'b1),
+        .ctl_rx_check_sfd_0(1'b1),
+        .ctl_rx_process_lfi_0(1'b0),
+        .ctl_tx_enable_0(1'b1),
+        .ctl_tx_fcs_ins_enable_0(1'b1),
+        .ctl_tx_ignore_fcs_0(1'b0),
+        .ctl_tx_ipg_value_0(4'd12),
+        .ctl_tx_send_lfi_0(1'b0),
+        .ctl_tx_send_rfi_0(1'b0),
+        .ctl_tx_send_idle_0(1'b0),
+
+        .tx_clk_out_1(clk_mac1),
+        .rx_core_clk_1(clk_mac1),
+        .rx_clk_out_1(rx_clk_out_1),
+        .rx_reset_1(1'b0),
+        .user_rx_reset_1(user_rx_reset_1),
+        .tx_reset_1(1'b0),
+        .user_tx_reset_1(user_tx_reset_1),
+        .gtwiz_reset_tx_datapath_1(1'b0),
+        .gtwiz_reset_rx_datapath_1(1'b0),
+        // TXPROGDIVCLK / RXPROGDIVCLK: the MAC user clocks. Left open these
+        // inputs are 0 (TXOUTCLKSEL 3'b000 = static level) and tx_clk_out_1,
+        // hence clk_mac1, never toggles (tb/clio_zcu106_clocks checks it).
+        .txoutclksel_in_1(OUTCLKSEL_PROGDIV),
+        .rxoutclksel_in_1(OUTCLKSEL_PROGDIV),
+        .rx_axis_tvalid_1(mac1_rx_tvalid),
+        .rx_axis_tdata_1(mac1_rx_tdata),
+        .rx_axis_tlast_1(mac1_rx_tlast),
+        .rx_axis_tkeep_1(mac1_rx_tkeep),
+        .rx_axis_tuser_1(mac1_rx_tuser),
+        .tx_axis_tready_1(mac1_tx_tready),
+        .tx_axis_tvalid_1(mac1_tx_tvalid),
+        .tx_axis_tdata_1(mac1_tx_tdata),
+        .tx_axis_tlast_1(mac1_tx_tlast),
+        .tx_axis_tkeep_1(mac1_tx_tkeep),
+        .tx_axis_tuser_1(1'b0),
+        .tx_preamblein_1(56'd0),
+        .stat_rx_block_lock_1(block_lock_1),
+        .ctl_rx_enable_1(1'b1),
+        .ctl_rx_delete_fcs_1(1'b1),
+        .ctl_rx_ignore_fcs_1(1'b0),
+        .ctl_rx_max_packet_len_1(MAX_FRAME),
+        .ctl_rx_min_packet_len_1(MIN_FRAME),
+        .ctl_rx_check_preamble_1(1'b1),
+        .ctl_rx_check_sfd_1(1'b1),
+        .ctl_rx_process_lfi_1(1'b0),
+        .ctl_tx_enable_1(1'b1),
+        .ctl_tx_fcs_ins_enable_1(1'b1),
+        .ctl_tx_ignore_fcs_1(1'b0),
+        .ctl_tx_ipg_value_1(4'd12),
+        .ctl_tx_send_lfi_1(1'b0),
+        .ctl_tx_send_rfi_1(1'b0),
+        .ctl_tx_send_idle_1(1'b0)
+    );
+
+    // Both transmitters on.
+    assign sfp_tx_disable_b = 2'b11;
+
+    // Link status into clk_fp.
+    (* ASYNC_REG = "TRUE" *) reg [1:0] link0_sync = 2'b00;
+    (* ASYNC_REG = "TRUE" *) reg [1:0] link1_sync = 2'b00;
+    always @(posedge clk_fp) begin
+        link0_sync <= {link0_sync[0], block_lock_0 && !user_rx_reset_0};
+        link1_sync <= {link1_sync[0], block_lock_1 && !user_rx_reset_1};
+    end
+    assign link_up = {link1_sync[1], link0_sync[1]};
+
+    // ---------------------------------------------------------------------------
+    // Both ports: clock crossing, frame mux/demux and the UDP layer
+    // (clio_eth_ports), between the MACs and the fast path's 64-bit streams.
+    // ---------------------------------------------------------------------------
+    wire [63:0] rxp_tdata;
+    wire [7:0]  rxp_tkeep;
+    wire        rxp_tvalid, rxp_tready, rxp_tlast;
+    wire [63:0] txq_tdata;
+    wire [7:0]  txq_tkeep;
+    wire        txq_tvalid, txq_tready, txq_tlast;
+    wire [1:0]  port_rst;
+    wire        rx_cut;
+
+    clio_eth_ports #(
+        .PORTS(2),
+        .TABLE_BITS(6),
+        .RX_FIFO_DEPTH(RX_FIFO_DEPTH),
+        .TX_FIFO_DEPTH(TX_FIFO_DEPTH)
+    ) eth_ports_inst (
+        .clk(clk_fp), .rst(rst_fp),
+        .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
+        .mac_clk({clk_mac1, clk_mac0}),
+        .mac_down({user_rx_reset_1 || user_tx_reset_1, user_rx_reset_0 || user_tx_reset_0}),
+        .mac_rx_tdata({mac1_rx_tdata, mac0_rx_tdata}), .mac_rx_tkeep({mac1_rx_tkeep, mac0_rx_tkeep}),
+        .mac_rx_tvalid({mac1_rx_tvalid, mac0_rx_tvalid}), .mac_rx_tlast({mac1_rx_tlast, mac0_rx_tlast}),
+        .mac_tx_tdata({mac1_tx_tdata, mac0_tx_tdata}), .mac_tx_tkeep({mac1_tx_tkeep, mac0_tx_tkeep}),
+        .mac_tx_tvalid({mac1_tx_tvalid, mac0_tx_tvalid}), .mac_tx_tready({mac1_tx_tready, mac0_tx_tready}),
+        .mac_tx_tlast({mac1_tx_tlast, mac0_tx_tlast}),
+        .m_clio_tdata(rxp_tdata), .m_clio_tkeep(rxp_tkeep), .m_clio_tvalid(rxp_tvalid),
+        .m_clio_tready(rxp_tready), .m_clio_tlast(rxp_tlast),
+        .s_clio_tdata(txq_tdata), .s_clio_tkeep(txq_tkeep), .s_clio_tvalid(txq_tvalid),
+        .s_clio_tready(txq_tready), .s_clio_tlast(txq_tlast),
+        .port_rst(port_rst), .rx_overflow(rx_overflow), .rx_drop(udp_rx_drop), .tx_drop(udp_tx_drop),
+        .rx_cut(rx_cut)
+    );
+
+
+    clio_axis_upsize #(
+        .S_DATA_WIDTH(64),
+        .M_DATA_WIDTH(512)
+    ) rx_upsize_inst (
+        .clk(clk_fp), .rst(rst_fp),
+        .s_axis_tdata(rxp_tdata), .s_axis_tkeep(rxp_tkeep), .s_axis_tvalid(rxp_tvalid),
+        .s_axis_tready(rxp_tready), .s_axis_tlast(rxp_tlast),
+        .m_axis_tdata(fp_rx_tdata), .m_axis_tkeep(fp_rx_tkeep), .m_axis_tvalid(fp_rx_tvalid),
+        // Frames are dropped while the fast path is held in reset.
+        .m_axis_tready(fp_rx_tready || fp_rst), .m_axis_tlast(fp_rx_tlast)
+    );
+
+    // ---------------------------------------------------------------------------
+    // Transmit: fast path -> 512 -> 64 -> clio_eth_ports.
+    // ---------------------------------------------------------------------------
+
+    clio_axis_downsize #(
+        .S_DATA_WIDTH(512),
+        .M_DATA_WIDTH(64)
+    ) tx_downsize_inst (
+        .clk(clk_fp), .rst(rst_fp),
+        .s_axis_tdata(fp_tx_tdata), .s_axis_tkeep(fp_tx_tkeep), .s_axis_tvalid(fp_tx_tvalid),
+        .s_axis_tready(fp_tx_tready), .s_axis_tlast(fp_tx_tlast),
+        .m_axis_tdata(txq_tdata), .m_axis_tkeep(txq_tkeep), .m_axis_tvalid(txq_tvalid),
+        .m_axis_tready(txq_tready), .m_axis_tlast(txq_tlast)
+    );
+
+    // Open by design: the MACs' bad-frame flags (the fast path's CRC32C
+    // rejects damaged packets), the recovered/refclk outputs, and the ports'
+    // reset and cut flags (for an ILA).
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_udp = ^{mac0_rx_tuser, mac1_rx_tuser, rx_clk_out_0, rx_clk_out_1, gt_refclk_out, rx_cut, port_rst};
+    /* verilator lint_on UNUSEDSIGNAL */
+end else begin : edm_fe
+    // network.front_end = "edm": SFP0 is an EDM port (no MAC, no UDP),
+    // SFP1 is off. The transceiver (clio_gth_edm: one GTH channel, 10.3125
+    // Gb/s, 64b/66b asynchronous gearbox, no PCS) feeds edm_u200_port (block
+    // lock, descrambler, hi-BER monitor, RX -> TX clock crossing,
+    // edm_host_top, scrambler: the U200's EDM port, the same stack), whose
+    // host serves the mailboxes of host-sdk/wire/src/edm_clio.rs in its local
+    // memory (EDM_MEM_WORDS) and carries the node's answer records;
+    // clio_edm_front (edm_clio_node + clock crossings + width converters)
+    // joins it to the fast path in place of clio_eth_ports.
+    localparam EDM_MEM_WORDS = 262144;
+    localparam EDM_AW = 18;
+
+    // No MAC in this build (tb/clio_zcu106_clocks looks at these in the UDP build).
+    assign clk_mac0 = 1'b0;
+    assign clk_mac1 = 1'b0;
+    assign user_rx_reset_0 = 1'b1;
+    assign user_tx_reset_0 = 1'b1;
+    assign user_rx_reset_1 = 1'b1;
+    assign user_tx_reset_1 = 1'b1;
+    // SFP0's transmitter on, SFP1's off. CHECK: SFP1's GT pins are left
+    // without a transceiver (driven 0 here); Vivado may want them unplaced.
+    assign sfp_tx_disable_b = 2'b01;
+    assign sfp_tx_p[1] = 1'b0;
+    assign sfp_tx_n[1] = 1'b0;
+    assign rx_overflow = 1'b0;
+    assign udp_rx_drop = 1'b0;
+    assign udp_tx_drop = 1'b0;
+
+    wire sfp_refclk;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire sfp_refclk_div2, gt_tx_active, gt_rx_active;
+    wire [5:0] gt_rx_header;
+    wire [1:0] gt_rx_header_valid, gt_rx_data_valid;
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire clk_tx, clk_rx, gt_tx_done, gt_rx_done, gt_slip;
+    wire [63:0] gt_tx_data, gt_rx_data;
+    wire [1:0]  gt_tx_hdr;
+
+    IBUFDS_GTE4 refclk_ibuf_inst (
+        .I(sfp_refclk_p),
+        .IB(sfp_refclk_n),
+        .CEB(1'b0),
+        .O(sfp_refclk),
+        .ODIV2(sfp_refclk_div2)
+    );
+
+    clio_gth_edm gt_inst (
+        .gthrxp_in(sfp_rx_p[0]),
+        .gthrxn_in(sfp_rx_n[0]),
+        .gthtxp_out(sfp_tx_p[0]),
+        .gthtxn_out(sfp_tx_n[0]),
+        .gtrefclk00_in(sfp_refclk),
+        .gtwiz_reset_clk_freerun_in(pl_clk1),
+        .gtwiz_reset_all_in(!pl_resetn),
+        .gtwiz_reset_tx_pll_and_datapath_in(1'b0),
+        .gtwiz_reset_tx_datapath_in(1'b0),
+        .gtwiz_reset_rx_pll_and_datapath_in(1'b0),
+        .gtwiz_reset_rx_datapath_in(1'b0),
+        .gtwiz_reset_tx_done_out(gt_tx_done),
+        .gtwiz_reset_rx_done_out(gt_rx_done),
+        .gtwiz_userclk_tx_reset_in(1'b0),
+        .gtwiz_userclk_rx_reset_in(1'b0),
+        .gtwiz_userclk_tx_usrclk2_out(clk_tx),
+        .gtwiz_userclk_rx_usrclk2_out(clk_rx),
+        .gtwiz_userclk_tx_active_out(gt_tx_active),
+        .gtwiz_userclk_rx_active_out(gt_rx_active),
+        .gtwiz_userdata_tx_in(gt_tx_data),
+        .gtwiz_userdata_rx_out(gt_rx_data),
+        .txheader_in({4'd0, gt_tx_hdr}),
+        .txsequence_in(7'd0),
+        .rxgearboxslip_in(gt_slip),
+        .rxheader_out(gt_rx_header),
+        .rxheadervalid_out(gt_rx_header_valid),
+        .rxdatavalid_out(gt_rx_data_valid)
+    );
+
+    // Each side of the port is held in reset until its transceiver direction
+    // is ready and while the board is (pl_resetn).
+    (* ASYNC_REG = "TRUE" *) reg [2:0] rst_tx_sync_reg = 3'b111;
+    (* ASYNC_REG = "TRUE" *) reg [2:0] rst_rx_sync_reg = 3'b111;
+    wire rst_tx_async = !pl_resetn || !gt_tx_done;
+    wire rst_rx_async = !pl_resetn || !gt_rx_done;
+    always @(posedge clk_tx or posedge rst_tx_async) begin
+        if (rst_tx_async) rst_tx_sync_reg <= 3'b111;
+        else rst_tx_sync_reg <= {rst_tx_sync_reg[1:0], 1'b0};
+    end
+    always @(posedge clk_rx or posedge rst_rx_async) begin
+        if (rst_rx_async) rst_rx_sync_reg <= 3'b111;
+        else rst_rx_sync_reg <= {rst_rx_sync_reg[1:0], 1'b0};
+    end
+    wire rst_edm = rst_tx_sync_reg[2];
+    // The front end's fast-path side is reset with the board and whenever
+    // the EDM side is (synchronized), so both sides of its FIFOs restart
+    // together. CHECK: as on the U200, a transceiver reset in the middle of
+    // traffic is not simulated.
+    (* ASYNC_REG = "TRUE" *) reg [1:0] rst_edm_fp_reg = 2'b11;
+    always @(posedge clk_fp) begin
+        rst_edm_fp_reg <= {rst_edm_fp_reg[0], rst_edm};
+    end
+    wire rst_front_fp = rst_fp || rst_edm_fp_reg[1];
+
+    wire          e_req_valid, e_req_ready, e_req_write, e_wcomp_valid, e_wapp_valid, e_wapp_last;
+    wire [15:0]   e_req_dst, e_req_len, e_req_tag, e_wcomp_tag, e_wapp_words, e_wapp_peer;
+    wire [63:0]   e_req_addr, e_ext_wdata, e_ext_rdata;
+    wire [31:0]   e_req_local;
+    wire [EDM_AW-1:0] e_wapp_addr, e_ext_addr;
+    wire          e_ext_en, e_ext_we, edm_link;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire          e_rcomp_valid, e_rcomp_ok;
+    wire [15:0]   e_rcomp_tag;
+    wire [63:0]   e_rcomp_data;
+    wire [31:0]   n_records, n_bad, n_stray, n_timeouts, n_dropped, n_overflow;
+    /* verilator lint_on UNUSEDSIGNAL */
+
+    edm_u200_port #(
+        .MEM_WORDS(EDM_MEM_WORDS)
+    ) port_inst (
+        .tx_clk(clk_tx),
+        .tx_rst(rst_edm),
+        .rx_clk(clk_rx),
+        .rx_rst(rst_rx_sync_reg[2]),
+        .node_id(EDM_NODE_ID),
+        .gt_tx_data(gt_tx_data),
+        .gt_tx_hdr(gt_tx_hdr),
+        .gt_rx_data(gt_rx_data),
+        .gt_rx_hdr(gt_rx_header[1:0]),
+        .gt_rx_valid(gt_rx_data_valid[0] && gt_rx_header_valid[0]),
+        .gt_rx_slip(gt_slip),
+        .link_up(edm_link),
+        .req_valid(e_req_valid), .req_ready(e_req_ready), .req_write(e_req_write),
+        .req_dst(e_req_dst), .req_addr(e_req_addr), .req_len(e_req_len), .req_local(e_req_local),
+        .req_tag(e_req_tag), .req_rmw(1'b0), .req_op(4'd0), .req_opa(64'd0), .req_opb(64'd0),
+        .wcomp_valid(e_wcomp_valid), .wcomp_tag(e_wcomp_tag),
+        .rcomp_valid(e_rcomp_valid), .rcomp_tag(e_rcomp_tag), .rcomp_ok(e_rcomp_ok), .rcomp_data(e_rcomp_data),
+        .wapp_valid(e_wapp_valid), .wapp_addr(e_wapp_addr), .wapp_words(e_wapp_words),
+        .wapp_peer(e_wapp_peer), .wapp_last(e_wapp_last),
+        .ext_en(e_ext_en), .ext_we(e_ext_we), .ext_addr(e_ext_addr), .ext_wdata(e_ext_wdata),
+        .ext_rdata(e_ext_rdata)
+    );
+
+    // Link status into clk_fp (STATUS.LINK_UP bit 0, led[0]); no second port.
+    (* ASYNC_REG = "TRUE" *) reg [1:0] link0_sync = 2'b00;
+    always @(posedge clk_fp) begin
+        link0_sync <= {link0_sync[0], edm_link};
+    end
+    assign link_up = {1'b0, link0_sync[1]};
+
+    clio_edm_front #(
+        .AW(EDM_AW),
+        .STAGE_WORD(EDM_AW'(196608))
+    ) front_inst (
+        .clk_edm(clk_tx), .rst_edm(rst_edm), .node_id(EDM_NODE_ID),
+        .req_valid(e_req_valid), .req_ready(e_req_ready), .req_write(e_req_write), .req_dst(e_req_dst),
+        .req_addr(e_req_addr), .req_len(e_req_len), .req_local(e_req_local), .req_tag(e_req_tag),
+        .wcomp_valid(e_wcomp_valid), .wcomp_tag(e_wcomp_tag),
+        .wapp_valid(e_wapp_valid), .wapp_addr(e_wapp_addr), .wapp_words(e_wapp_words),
+        .wapp_peer(e_wapp_peer), .wapp_last(e_wapp_last),
+        .ext_en(e_ext_en), .ext_we(e_ext_we), .ext_addr(e_ext_addr), .ext_wdata(e_ext_wdata),
+        .ext_rdata(e_ext_rdata),
+        .clk_fp(clk_fp), .rst_fp(rst_front_fp),
+        // Requests are drained and dropped while the fast path is held in reset.
+        .m_fp_tdata(fp_rx_tdata), .m_fp_tkeep(fp_rx_tkeep), .m_fp_tvalid(fp_rx_tvalid),
+        .m_fp_tready(fp_rx_tready || fp_rst), .m_fp_tlast(fp_rx_tlast),
+        .s_fp_tdata(fp_tx_tdata), .s_fp_tkeep(fp_tx_tkeep), .s_fp_tvalid(fp_tx_tvalid),
+        .s_fp_tready(fp_tx_tready), .s_fp_tlast(fp_tx_tlast),
+        .cnt_records(n_records), .cnt_bad(n_bad), .cnt_stray(n_stray),
+        .cnt_timeouts(n_timeouts), .cnt_dropped(n_dropped), .cnt_overflow(n_overflow)
+    );
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_edm = ^{cfg_mac, cfg_ipv4, cfg_udp_port, sfp_rx_p[1], sfp_rx_n[1], clk_mac0, clk_mac1,
+        user_rx_reset_0, user_tx_reset_0, user_rx_reset_1, user_tx_reset_1};
+    /* verilator lint_on UNUSEDSIGNAL */
+end
+endgenerate
 
 // ---------------------------------------------------------------------------
 // Register block on M_AXI_HPM0_FPD.
@@ -595,13 +796,10 @@ end
 assign led = {drain_led, !fp_rst, link_up[1], link_up[0]};
 
 // Open by design: HPM0 side-band fields the register bridge does not need,
-// the MACs' bad-frame flags (the fast path's CRC32C rejects damaged
-// packets), the recovered/refclk outputs, and the ports' reset and cut
-// flags and the downsizer's unsupported-transfer flag (for an ILA).
+// and the downsizer's unsupported-transfer flag (for an ILA).
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{hpm_awlock, hpm_awcache, hpm_awprot, hpm_awqos, hpm_awuser,
     hpm_arlock, hpm_arcache, hpm_arprot, hpm_arqos, hpm_aruser,
-    mac0_rx_tuser, mac1_rx_tuser, rx_clk_out_0, rx_clk_out_1, gt_refclk_out, rx_cut, port_rst,
     mem_unsupported};
 /* verilator lint_on UNUSEDSIGNAL */
 

@@ -8,8 +8,10 @@
 #    make_wrapper names the external pins <pin>_0 / <interface>_0_<signal>,
 #    the names clio_zcu106_top.sv uses;
 #  - the 10G Ethernet subsystem `clio_eth` (MAC + BASE-R PCS/PMA) for the two
-#    SFP+ cages on GTH quad 225 lanes 2 and 3.
-# In:  clio_ip_dir (a directory under the build's out dir).
+#    SFP+ cages on GTH quad 225 lanes 2 and 3 (network.front_end = "udp"), or
+#    a bare GTH channel `clio_gth_edm` for an EDM port on SFP0
+#    (network.front_end = "edm").
+# In:  clio_ip_dir (a directory under the build's out dir), clio_front_end.
 # Out: clio_ip_sources (HDL files build.tcl reads), clio_ips (IP names).
 #
 # IP versions are those of Vivado 2023.2; CONFIG names marked CHECK were not
@@ -67,6 +69,45 @@ set bd [get_files clio_ps.bd]
 set_property synth_checkpoint_mode None $bd
 generate_target all $bd
 lappend clio_ip_sources [make_wrapper -files $bd -top]
+
+# --- Network side: network.front_end of the board config (build.tcl sets
+# clio_front_end) -------------------------------------------------------------
+if {$clio_front_end eq "edm"} {
+    # An EDM port on SFP0 (GTH quad 225 lane 2, X0Y10): a bare GTH channel at
+    # 10.3125 Gb/s with the 64b/66b asynchronous gearbox and no PCS (EDM needs
+    # the 66-bit blocks; edm_u200_port does block lock, (de)scrambling and the
+    # EDM stack, as on the U200). Reference: the 156.25 MHz SFP clock;
+    # free-running clock: pl_clk1 (100 MHz). No Ethernet core. CHECK every
+    # CONFIG name at the first build (taken from the U200's GTY cores with the
+    # GTH-10GBASE-R preset in place of the GTY one).
+    create_ip -name gtwizard_ultrascale -vendor xilinx.com -library ip -version 1.7 \
+        -module_name clio_gth_edm -dir $clio_ip_dir
+    set_property -dict [list CONFIG.preset {GTH-10GBASE-R}] [get_ips clio_gth_edm]
+    set_property -dict [list \
+        CONFIG.CHANNEL_ENABLE {X0Y10} \
+        CONFIG.TX_MASTER_CHANNEL {X0Y10} \
+        CONFIG.RX_MASTER_CHANNEL {X0Y10} \
+        CONFIG.TX_LINE_RATE {10.3125} \
+        CONFIG.TX_REFCLK_FREQUENCY {156.25} \
+        CONFIG.TX_DATA_ENCODING {64B66B_ASYNC} \
+        CONFIG.TX_USER_DATA_WIDTH {64} \
+        CONFIG.TX_INT_DATA_WIDTH {32} \
+        CONFIG.RX_LINE_RATE {10.3125} \
+        CONFIG.RX_REFCLK_FREQUENCY {156.25} \
+        CONFIG.RX_DATA_DECODING {64B66B_ASYNC} \
+        CONFIG.RX_USER_DATA_WIDTH {64} \
+        CONFIG.RX_INT_DATA_WIDTH {32} \
+        CONFIG.RX_REFCLK_SOURCE {X0Y10 clk1+2} \
+        CONFIG.TX_REFCLK_SOURCE {X0Y10 clk1+2} \
+        CONFIG.LOCATE_COMMON {CORE} \
+        CONFIG.LOCATE_TX_USER_CLOCKING {CORE} \
+        CONFIG.LOCATE_RX_USER_CLOCKING {CORE} \
+        CONFIG.FREERUN_FREQUENCY {100} \
+    ] [get_ips clio_gth_edm]
+    generate_target {synthesis instantiation_template} [get_ips clio_gth_edm]
+    lappend clio_ips clio_gth_edm
+    return
+}
 
 # --- 10G Ethernet (two SFP+ ports) -------------------------------------------
 create_ip -name xxv_ethernet -vendor xilinx.com -library ip -version 4.1 \

@@ -20,7 +20,8 @@ trap cleanup EXIT
 
 "$clio" fabric --cards 3 --nodes 2 --check
 
-# The translator's classification RTL against its model (cocotb + Icarus).
+# The translator's RTL, the memory node's front end RTL and the whole path in RTL
+# against their model (cocotb + Icarus).
 if command -v verilator >/dev/null && command -v cocotb-config >/dev/null; then
     EDM_CLIO_COUNT=2000 bash ip/edm-clio/tb/run.sh
 else

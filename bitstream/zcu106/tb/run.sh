@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# ZCU106 board-top checks (about half a minute): verilator --lint-only -Wall of every glue
-# module and of clio_zcu106_top (with the fast-path RTL and the vendor IP
+# ZCU106 board-top checks (about a minute): verilator --lint-only -Wall of every glue
+# module and of clio_zcu106_top in both network front ends (with the fast-path RTL and the vendor IP
 # replaced by the black-box port declarations in stubs/, which build.tcl never
 # reads), an Icarus elaboration of the whole top, and the per-module cocotb
 # benches (Icarus), and a bench of the whole top with clock models that fails
@@ -24,13 +24,14 @@ done
 failures=()
 glue=(clio_axis_upsize clio_axis_downsize clio_axi_downsize clio_axi_lite_bridge clio_fp_regs
       clio_axis_frame_mux clio_axis_frame_demux clio_eth_ports
-      clio_udp_shim)
+      clio_udp_shim clio_edm_front)
 # Modules a glue module instantiates (linted with it).
 subs() {
     case "$1" in
         clio_udp_shim) echo "$zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv" ;;
         clio_eth_ports) echo "$zcu/clio_udp_shim.sv $zcu/clio_udp_rx.sv $zcu/clio_udp_tx.sv $zcu/clio_axis_frame_mux.sv $zcu/clio_axis_frame_demux.sv $common/clio_axis_async_fifo.sv" ;;
         clio_fp_regs) echo "$common/clio_axil_regif.sv" ;;
+        clio_edm_front) echo "$repo/ip/edm/rtl/edm_pkg.sv $repo/ip/edm-clio/rtl/edm_clio_node.sv $zcu/clio_axis_upsize.sv $zcu/clio_axis_downsize.sv $common/clio_axis_async_fifo.sv" ;;
     esac
 }
 # The fast-path sources build.tcl reads (simulation models excluded).
@@ -54,25 +55,39 @@ for m in "${glue[@]}"; do
         failures+=("lint $m")
     fi
 done
-if ! out=$(timeout 300 verilator --lint-only -Wall "$fp/lint.vlt" "${fp_srcs[@]}" "$common"/*.sv "$zcu"/*.sv "$stubs" \
-        --top-module clio_zcu106_top 2>&1); then
-    echo "$out" | head -20
-    lint_bad=$((lint_bad + 1))
-    failures+=("lint clio_zcu106_top")
-fi
+# The top in both builds (network.front_end "udp" and "edm"): the EDM one adds
+# the sources build.tcl adds for it (the EDM stack, the memory node's front end,
+# the U200's EDM port).
+edm_srcs=("$repo/ip/edm/rtl/edm_pkg.sv")
+for f in "$repo"/ip/edm/rtl/*.sv "$repo/ip/edm-clio/rtl/edm_clio_node.sv" \
+        "$repo"/bitstream/alveo-u200/edm_{u200_port,block_lock,block_cdc}.sv; do
+    case "$(basename "$f")" in edm_pkg.sv) ;; *) edm_srcs+=("$f") ;; esac
+done
+for fe in udp edm; do
+    if ! out=$(timeout 300 verilator --lint-only -Wall -GFRONT_END="\"$fe\"" "$fp/lint.vlt" "${fp_srcs[@]}" \
+            "${edm_srcs[@]}" "$common"/*.sv "$zcu"/*.sv "$stubs" --top-module clio_zcu106_top 2>&1); then
+        echo "$out" | head -20
+        lint_bad=$((lint_bad + 1))
+        failures+=("lint clio_zcu106_top ($fe)")
+    fi
+done
 work="$(mktemp -d /tmp/clio-zcu106.XXXXXX)"
 trap 'rm -rf "$work"' EXIT
-if ! iverilog -g2012 -s clio_zcu106_top -o "$work/top.vvp" "${fp_srcs[@]}" "$common"/*.sv "$zcu"/*.sv "$stubs"; then
-    failures+=("iverilog elaboration of clio_zcu106_top")
-fi
-echo "lint: ${#glue[@]} glue modules + clio_zcu106_top (vendor IP stubbed), $lint_bad with warnings"
+for fe in udp edm; do
+    iverilog -g2012 -s clio_zcu106_top -P"clio_zcu106_top.FRONT_END=\"$fe\"" -o "$work/top-$fe.vvp" \
+        "${fp_srcs[@]}" "${edm_srcs[@]}" "$common"/*.sv "$zcu"/*.sv "$stubs" 2>&1 | grep -v 'sorry:\|warning:' || true
+    if [ ! -s "$work/top-$fe.vvp" ]; then
+        failures+=("iverilog elaboration of clio_zcu106_top ($fe)")
+    fi
+done
+echo "lint: ${#glue[@]} glue modules + clio_zcu106_top in the udp and edm builds (vendor IP stubbed), $lint_bad with warnings"
 
 # The whole top with clock models of the PS and the 10G core
 # (-DCLIO_STUB_CLOCKS): both MAC user clocks must run at 156.25 MHz and the
 # MAC user resets must be released (fails when txoutclksel_in_N/
 # rxoutclksel_in_N are left open: they read 0, a static clock).
 clk_out="$work/clocks.log"
-if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_clio_zcu106_clocks -o "$work/clocks.vvp" "${fp_srcs[@]}" "$common"/*.sv "$zcu"/*.sv \
+if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_clio_zcu106_clocks -o "$work/clocks.vvp" "${fp_srcs[@]}" "${edm_srcs[@]}" "$common"/*.sv "$zcu"/*.sv \
         "$stubs" "$here/clio_zcu106_clocks/tb_clio_zcu106_clocks.sv" >"$clk_out" 2>&1 &&
         vvp -n "$work/clocks.vvp" >>"$clk_out" 2>&1 && grep -q '^PASS' "$clk_out"; then
     grep '^PASS' "$clk_out" | sed 's/^/  clocks: /'

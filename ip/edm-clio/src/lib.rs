@@ -586,45 +586,117 @@ impl<N: MemoryNode> ClioFabric<N> {
         // The node's own answer WREQs finishing need nothing.
         self.fabric.hosts[port].completions.clear();
         for (peer, slot, bytes) in self.complete_records(port) {
-            let r = match map::parse_record(&bytes) {
-                Ok(r) => r,
-                Err(_) => {
-                    self.counters.bad_records += 1;
-                    continue;
-                }
-            };
-            let seq = r.seq;
-            let is_read = r.body.get(field::OPCODE) == Some(&(Opcode::Read as u8));
-            let mut out: Vec<Vec<u8>> = Vec::new();
             let node = port - self.cfg.cards;
-            self.nodes[node].handle(peer, r.body, &mut |p| out.push(p.to_vec()));
-            if is_read {
-                let at = outbox_addr(peer, slot) as usize;
-                let mem = &mut self.fabric.hosts[port].mem[at..at + OUTBOX_SLOT_BYTES as usize];
-                if map::emit_chain(seq, out.iter().map(|p| p.as_slice()), mem).is_err() {
-                    self.counters.dropped_answers += 1;
-                }
-            } else {
-                let mut chain = vec![0u8; map::MAX_RECORD_PACKET];
-                let n = match map::emit_chain(seq, out.iter().map(|p| p.as_slice()), &mut chain) {
-                    Ok(n) => n,
-                    Err(_) => {
-                        self.counters.dropped_answers += 1;
-                        // An empty chain still frees the card's slot.
-                        map::emit_chain(seq, std::iter::empty(), &mut chain).unwrap_or(0)
+            let engine = &mut self.nodes[node];
+            let reply = serve_record(port as u16, peer, slot, &bytes, |p, out| {
+                engine.handle(peer, p, out)
+            });
+            match reply {
+                NodeReply::Bad => self.counters.bad_records += 1,
+                NodeReply::Outbox { addr, chain } => match chain {
+                    Some(chain) => {
+                        let at = addr as usize;
+                        self.fabric.hosts[port].mem[at..at + chain.len()].copy_from_slice(&chain);
                     }
-                };
-                let mut rec = vec![0u8; map::RECORD_HEADER + n];
-                let _ = map::emit_record(seq, &chain[..n], &mut rec);
-                let req = Request::Write {
-                    dst: peer,
-                    addr: inbox_addr(port as u16, slot),
-                    data: rec,
-                };
-                if self.fabric.hosts[port].submit(now, req).is_err() {
-                    self.counters.bad_records += 1;
+                    None => self.counters.dropped_answers += 1,
+                },
+                NodeReply::Wreq {
+                    dst,
+                    addr,
+                    record,
+                    dropped,
+                } => {
+                    if dropped {
+                        self.counters.dropped_answers += 1;
+                    }
+                    let req = Request::Write {
+                        dst,
+                        addr,
+                        data: record,
+                    };
+                    if self.fabric.hosts[port].submit(now, req).is_err() {
+                        self.counters.bad_records += 1;
+                    }
                 }
             }
         }
+    }
+}
+
+/// What a memory node's EDM front end does with one request record that has fully
+/// arrived in its inbox ([`serve_record`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeReply {
+    /// The record does not parse (header, length): counted, nothing is answered (the
+    /// card's slot times out).
+    Bad,
+    /// A READ: its answer chain is written at `addr` (the peer's outbox slot) in the
+    /// node's EDM memory, where the card's RREQ reads it; `None` if the answers do not
+    /// fit an outbox slot (dropped: the outbox keeps its older chain).
+    Outbox {
+        /// Byte address of the outbox slot in the node's EDM memory.
+        addr: u64,
+        /// The answer chain (`seq | (len | packet)* | 0`).
+        chain: Option<Vec<u8>>,
+    },
+    /// Any other request: a WREQ of `record` (a record whose body is the answer chain)
+    /// into the card's inbox slot for this node.
+    Wreq {
+        /// The card (EDM node id).
+        dst: u16,
+        /// Byte address in the card's EDM memory (`inbox_addr(node, slot)`).
+        addr: u64,
+        /// The record written (`len | rsvd | seq | chain`).
+        record: Vec<u8>,
+        /// The answers did not fit a record: the chain is empty (it still frees the slot).
+        dropped: bool,
+    },
+}
+
+/// How memory node `node` (its EDM node id) serves the record `bytes` that `peer`
+/// wrote into its inbox slot `slot`: the record is parsed ([`map::parse_record`]),
+/// its Clio packet handed to `handle` (the node's Clio board; each answer packet to
+/// the callback), and the answers become a chain echoing the record's `seq`. The
+/// memory node's RTL front end (`rtl/edm_clio_node.sv`) is checked against this.
+pub fn serve_record(
+    node: u16,
+    peer: u16,
+    slot: u16,
+    bytes: &[u8],
+    handle: impl FnOnce(&[u8], &mut dyn FnMut(&[u8])),
+) -> NodeReply {
+    let Ok(r) = map::parse_record(bytes) else {
+        return NodeReply::Bad;
+    };
+    let seq = r.seq;
+    let is_read = r.body.get(field::OPCODE) == Some(&(Opcode::Read as u8));
+    let mut out: Vec<Vec<u8>> = Vec::new();
+    handle(r.body, &mut |p| out.push(p.to_vec()));
+    if is_read {
+        let mut chain = vec![0u8; OUTBOX_SLOT_BYTES as usize];
+        let chain = map::emit_chain(seq, out.iter().map(|p| p.as_slice()), &mut chain)
+            .ok()
+            .map(|n| chain[..n].to_vec());
+        return NodeReply::Outbox {
+            addr: outbox_addr(peer, slot),
+            chain,
+        };
+    }
+    let mut chain = vec![0u8; map::MAX_RECORD_PACKET];
+    let (n, dropped) = match map::emit_chain(seq, out.iter().map(|p| p.as_slice()), &mut chain) {
+        Ok(n) => (n, false),
+        // An empty chain still frees the card's slot.
+        Err(_) => (
+            map::emit_chain(seq, std::iter::empty(), &mut chain).unwrap_or(0),
+            true,
+        ),
+    };
+    let mut record = vec![0u8; map::RECORD_HEADER + n];
+    let _ = map::emit_record(seq, &chain[..n], &mut record);
+    NodeReply::Wreq {
+        dst: peer,
+        addr: inbox_addr(node, slot),
+        record,
+        dropped,
     }
 }

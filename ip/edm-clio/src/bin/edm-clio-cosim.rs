@@ -5,7 +5,7 @@
 //! fixed rule (the bench's node answers by the same rule), and the answers the model
 //! delivers to the card.
 //!
-//! `edm-clio-cosim COUNT SEED OUT`: lines `P <hex>` (the packets, in H2C order),
+//! `edm-clio-cosim COUNT SEED OUT [clio]`: lines `P <hex>` (the packets, in H2C order),
 //! then `A <hex>` (each answer the model delivered, in delivery order), then
 //! `K <refused> <carried> <timeouts> <bad records>`.
 
@@ -36,9 +36,17 @@ impl Rng {
 /// data, so that the chain is exactly `read_demand(n)` bytes; any other request
 /// gets no answer, its header, its header and up to 100 payload bytes, or its
 /// header twice, by its byte 2.
-fn respond(p: &[u8]) -> Vec<Vec<u8>> {
+///
+/// With `clio` (the whole-path co-simulation, `tb/path`, where the memory node's
+/// RTL front end collects the answers as Clio gives them) every answer has status
+/// OK and a request other than a READ gets at most one answer (its header twice
+/// becomes its header once).
+fn respond(p: &[u8], clio: bool) -> Vec<Vec<u8>> {
     let mut hdr = p[..HEADER_LEN].to_vec();
     hdr[field::OPCODE] |= 0x80;
+    if clio {
+        hdr[field::STATUS] = 0;
+    }
     if p[field::OPCODE] == 3 {
         let total = u32::from_be_bytes([p[24], p[25], p[26], p[27]]) as usize;
         let per = map::READ_ANSWER_PAYLOAD as usize;
@@ -60,21 +68,23 @@ fn respond(p: &[u8]) -> Vec<Vec<u8>> {
             a.extend_from_slice(&p[HEADER_LEN..p.len().min(HEADER_LEN + 100)]);
             vec![a]
         }
+        _ if clio => vec![hdr],
         _ => vec![hdr.clone(), hdr],
     }
 }
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 {
-        return Err("usage: edm-clio-cosim COUNT SEED OUT".into());
+    if args.len() != 4 && !(args.len() == 5 && args[4] == "clio") {
+        return Err("usage: edm-clio-cosim COUNT SEED OUT [clio]".into());
     }
+    let clio = args.len() == 5;
     let count: usize = args[1].parse().map_err(|e| format!("COUNT: {e}"))?;
     let seed: u64 = args[2].parse().map_err(|e| format!("SEED: {e}"))?;
     let mut out = std::fs::File::create(&args[3]).map_err(|e| format!("{}: {e}", args[3]))?;
     let mut rng = Rng(seed | 1);
     let node = |_from: u16, p: &[u8], out: &mut dyn FnMut(&[u8])| {
-        for a in respond(p) {
+        for a in respond(p, clio) {
             out(&a);
         }
     };
