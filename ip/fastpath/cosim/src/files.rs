@@ -3,7 +3,7 @@
 //! - `cfg.txt`: `name hex` lines, the configuration inputs of the RTL top;
 //! - `stim.txt`: `P <hex>` (packet), `R` (poll the TX ring), `M <pa hex> <hex>` (ARM memory write),
 //!   `S` (the packets after it are sent back to back: throughput run);
-//! - `expect.txt`: `O <event> <hex>` responses in order, `L <event> hit|miss|fault` path classes;
+//! - `expect.txt`: `O <event> <hex>` responses in order, `L <event> hit|miss|fault|bound|2big|probe` path classes;
 //! - `init.bin`, `final.bin`: board memory before and after.
 
 use std::fmt::Write as _;
@@ -97,6 +97,7 @@ pub fn write_case(
             PathClass::Fault => "fault",
             PathClass::Bound => "bound",
             PathClass::TooLarge => "2big",
+            PathClass::Probe => "probe",
         };
         let _ = writeln!(exp, "L {i} {name}");
     }

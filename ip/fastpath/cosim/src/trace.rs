@@ -53,6 +53,9 @@ pub enum PathClass {
     Bound,
     /// A READ above the bound, answered `TOO_LARGE` header-only.
     TooLarge,
+    /// A small READ of one client while another streams bound-sized READs
+    /// ([`generate_fairness`]).
+    Probe,
 }
 
 /// A generated case: stimulus, expected outputs, memory images.
@@ -1563,6 +1566,64 @@ pub fn generate_stream(seed: u64, count: usize) -> Case {
         last,
         packets: g.packets,
         stream_from: Some(stream_from),
+        stats: *g.model.stats(),
+    }
+}
+
+/// A fairness case: PID 1 (session 1) asks for bound-sized READs back to
+/// back while PID 2 (session 2) sends an 8-byte READ (a [`PathClass::Probe`])
+/// after every `every` of them; `count` READs in all. Replayed with and
+/// without READ streams, the probes' latency shows what one client's long
+/// answers cost another.
+pub fn generate_fairness(seed: u64, count: usize, every: usize) -> Case {
+    let mut g = new_gen(seed);
+    let initial = g.model.dram().clone();
+    g.boot();
+    let mut slots = Vec::new();
+    for pid in [1u32, 2] {
+        for i in 0..2u64 {
+            if let Some(d) = g.allocate_with(pid, 0x1_0000 + i, SMALL_SHIFT, true, perms::RW) {
+                slots.push(Gen::desc(&d));
+            }
+        }
+    }
+    g.tx_publish(slots);
+    g.poll();
+    let bound = g.lay().max_resp;
+    let pages = g.pages.clone();
+    // Warm the TLB: one read per page.
+    for p in &pages {
+        let h = g.header(Opcode::Read, p.pid, Gen::va_of(p), 8);
+        g.send(Gen::emit(&h, &[]), false);
+    }
+    let streamer: Vec<Page> = pages.iter().filter(|p| p.pid == 1).copied().collect();
+    let prober: Vec<Page> = pages.iter().filter(|p| p.pid == 2).copied().collect();
+    for i in 0..count {
+        if i % (every + 1) == every {
+            let p = prober[g.rng.gen_range(0..prober.len())];
+            let va = Gen::va_of(&p) + g.rng.gen_range(0..64u64) * 64;
+            let h = g.header(Opcode::Read, 2, va, 8);
+            let idx = g.events.len();
+            g.send(Gen::emit(&h, &[]), false);
+            g.paths.push((idx, PathClass::Probe));
+        } else {
+            let p = streamer[g.rng.gen_range(0..streamer.len())];
+            let off =
+                u64::from(bound) * g.rng.gen_range(0..(1u64 << SMALL_SHIFT) / u64::from(bound));
+            let h = g.header(Opcode::Read, 1, Gen::va_of(&p) + off, bound);
+            g.send(Gen::emit(&h, &[]), false);
+        }
+    }
+    let last = g.model.dram().clone();
+    Case {
+        seed,
+        events: g.events,
+        outputs: g.outputs,
+        paths: g.paths,
+        initial,
+        last,
+        packets: g.packets,
+        stream_from: None,
         stats: *g.model.stats(),
     }
 }

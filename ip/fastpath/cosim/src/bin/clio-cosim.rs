@@ -8,6 +8,11 @@
 //!                                                  (read8 read64 write64 read1k write1k read4k
 //!                                                  write4k faa cas miss fault), and the model's
 //!                                                  projected cycles for it
+//! clio-cosim fairness --seed N --requests N --out DIR
+//!                                                  bound-sized READs of one client, an 8-byte READ
+//!                                                  of another after every 4 (run with --replay)
+//! clio-cosim check --case DIR --interleave on|off  drive the model in the order a `--replay` run of
+//!                                                  the harness logged; compare responses and memory
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
 //! ```
 
@@ -20,8 +25,9 @@ use clio_wire::payload::InfoResp;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: clio-cosim gen|stream --seed N --requests N --out DIR \
-         | clio-cosim class --class C --seed N --requests N --out DIR | clio-cosim params"
+        "usage: clio-cosim gen|stream|fairness --seed N --requests N --out DIR \
+         | clio-cosim class --class C --seed N --requests N --out DIR \
+         | clio-cosim check --case DIR --interleave on|off | clio-cosim params"
     );
     ExitCode::from(2)
 }
@@ -49,7 +55,39 @@ fn main() -> ExitCode {
             println!("{}", board::verilator_params(&lay).join(" "));
             ExitCode::SUCCESS
         }
-        Some(cmd @ ("gen" | "stream" | "class")) => {
+        Some("check") => {
+            let (dir, on) = match &args[1..] {
+                [c, d, i, v]
+                    if c == "--case" && i == "--interleave" && (v == "on" || v == "off") =>
+                {
+                    (PathBuf::from(d), v == "on")
+                }
+                _ => return usage(),
+            };
+            match clio_fastpath_cosim::replay::check(&dir, on) {
+                Ok(c) => {
+                    println!(
+                        "check {}: the model in the RTL's order agrees: {} requests taken in, {} stream \
+                         packets pumped, {} polls, {} ARM writes, {} responses byte-identical, final \
+                         memory identical; model: {} READ streams, {} cut by a page that went away",
+                        dir.display(),
+                        c.takes,
+                        c.pumps,
+                        c.polls,
+                        c.writes,
+                        c.responses,
+                        c.streams,
+                        c.cut
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("clio-cosim check {}: MISMATCH: {e}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(cmd @ ("gen" | "stream" | "class" | "fairness")) => {
             let mut seed = None;
             let mut requests = None;
             let mut out = None;
@@ -84,6 +122,7 @@ fn main() -> ExitCode {
             let case = match (cmd, class) {
                 ("gen", _) => trace::generate(seed, requests),
                 ("stream", _) => trace::generate_stream(seed, requests),
+                ("fairness", _) => trace::generate_fairness(seed, requests, 4),
                 (_, Some(class)) => {
                     let c = trace::generate_class(seed, requests, class);
                     // One line for tb/cosim/classes.sh.
