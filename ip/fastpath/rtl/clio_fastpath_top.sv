@@ -2056,7 +2056,9 @@ always @(posedge clk) begin
         // ----- READ data phase -----
         S_RD_BEGIN: begin
             d_sent <= pm_on ? pm_sent : 32'd0;
-            pg_ok <= 1'b0;
+            // A pumped packet keeps the last page its translation found
+            // (the data phase translates again only a second page).
+            pg_ok <= pm_on && pg_ok;
             xl_pass2 <= 1'b1;
             if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
                 flush_ret <= S_RD_CHUNK;

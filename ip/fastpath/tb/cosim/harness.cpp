@@ -183,6 +183,9 @@ static int run_replay(Sim& s, const std::string& dir, uint64_t seed, uint64_t dr
             Bytes b = unhex(h);
             for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
             fputs("M\n", log);
+        } else if (line[0] == 'G') {
+            t.s_axis_tvalid = 0;
+            for (long n = std::stol(line.substr(2)); n > 0; n--) step();
         } else if (line[0] == 'R') {
             if (!wait_quiet()) return fail("no quiet cycle for a poll");
             t.poll = 1;
@@ -417,6 +420,8 @@ int main(int argc, char** argv) {
             uint64_t pa = std::stoull(a, nullptr, 16) - dram_base;
             Bytes b = unhex(h);
             for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
+        } else if (line[0] == 'G') {
+            for (long n = std::stol(line.substr(2)); n > 0; n--) s.tick();
         }
         check_outputs(line);
         ev++;

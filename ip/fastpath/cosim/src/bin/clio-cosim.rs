@@ -8,9 +8,10 @@
 //!                                                  (read8 read64 write64 read1k write1k read4k
 //!                                                  write4k faa cas miss fault), and the model's
 //!                                                  projected cycles for it
-//! clio-cosim fairness --seed N --requests N --out DIR
-//!                                                  bound-sized READs of one client, an 8-byte READ
-//!                                                  of another after every 4 (run with --replay)
+//! clio-cosim fairness --seed N --requests N --out DIR [--gap CYCLES]
+//!                                                  a bound-sized READ of one client every CYCLES
+//!                                                  (200), an 8-byte READ of another after every 4
+//!                                                  (run with the harness's --replay)
 //! clio-cosim check --case DIR --interleave on|off  drive the model in the order a `--replay` run of
 //!                                                  the harness logged; compare responses and memory
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
@@ -92,6 +93,7 @@ fn main() -> ExitCode {
             let mut requests = None;
             let mut out = None;
             let mut class = None;
+            let mut gap = 200;
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 let v = it.next();
@@ -99,6 +101,10 @@ fn main() -> ExitCode {
                     ("--seed", Some(v)) => seed = v.parse::<u64>().ok(),
                     ("--requests", Some(v)) => requests = v.parse::<usize>().ok(),
                     ("--out", Some(v)) => out = Some(PathBuf::from(v)),
+                    ("--gap", Some(v)) if cmd == "fairness" => match v.parse::<u32>() {
+                        Ok(g) => gap = g,
+                        Err(_) => return usage(),
+                    },
                     ("--class", Some(v)) => match trace::Class::parse(v) {
                         Some(c) => class = Some(c),
                         None => {
@@ -122,7 +128,7 @@ fn main() -> ExitCode {
             let case = match (cmd, class) {
                 ("gen", _) => trace::generate(seed, requests),
                 ("stream", _) => trace::generate_stream(seed, requests),
-                ("fairness", _) => trace::generate_fairness(seed, requests, 4),
+                ("fairness", _) => trace::generate_fairness(seed, requests, 4, gap),
                 (_, Some(class)) => {
                     let c = trace::generate_class(seed, requests, class);
                     // One line for tb/cosim/classes.sh.
