@@ -1805,12 +1805,26 @@ mod tests {
     #[test]
     fn fairness_case_paces_a_streamer_and_probes_between() {
         let c = generate_fairness(5, 100, 4, 300);
-        let probes = c.paths.iter().filter(|(_, p)| *p == PathClass::Probe).count();
-        let bound = c.paths.iter().filter(|(_, p)| *p == PathClass::Bound).count();
+        let probes = c
+            .paths
+            .iter()
+            .filter(|(_, p)| *p == PathClass::Probe)
+            .count();
+        let bound = c
+            .paths
+            .iter()
+            .filter(|(_, p)| *p == PathClass::Bound)
+            .count();
         assert_eq!(probes, 20);
         // Reads of the page removed halfway answer UNMAPPED, the others in full.
-        assert!(bound > 40 && bound < 80, "{bound} bound-sized reads answered");
-        assert!(c.events.iter().any(|e| matches!(e, Event::Gap(g) if *g > 0)));
+        assert!(
+            bound > 40 && bound < 80,
+            "{bound} bound-sized reads answered"
+        );
+        assert!(c
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Gap(g) if *g > 0)));
         assert_eq!(c.events, generate_fairness(5, 100, 4, 300).events);
     }
 }
