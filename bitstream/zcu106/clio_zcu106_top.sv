@@ -735,6 +735,7 @@ clio_fastpath_top #(
     .cfg_tx_base(cfg_tx_base), .cfg_tx_slots(cfg_tx_slots), .cfg_data_start(cfg_data_start),
     .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
     .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
+    .cfg_streams_on(1'b0),                              // STREAMS = 0: READs answered whole
     .poll(poll), .poll_done(poll_done), .idle(fp_idle),
     .s_axis_tdata(fp_rx_tdata), .s_axis_tkeep(fp_rx_tkeep), .s_axis_tvalid(fp_rx_tvalid && !fp_rst),
     .s_axis_tready(fp_rx_tready), .s_axis_tlast(fp_rx_tlast),

@@ -19,7 +19,8 @@ module clio_fastpath_sim #(
     parameter FENCE_SLOTS = 16,
     parameter SESSIONS = 1024,
     parameter RAM_WORDS = 65536,
-    parameter RAM_READ_LATENCY = 4
+    parameter RAM_READ_LATENCY = 4,
+    parameter STREAMS = 4
 ) (
     input  wire         clk,
     input  wire         rst,
@@ -36,6 +37,7 @@ module clio_fastpath_sim #(
     input  wire [31:0]  cfg_max_pid,
     input  wire [15:0]  cfg_mtu,
     input  wire [511:0] cfg_info,
+    input  wire         cfg_streams_on,
 
     input  wire         poll,
     output wire         poll_done,
@@ -68,14 +70,14 @@ clio_fastpath_top #(
     .ADDR_WIDTH(ADDR_WIDTH), .PKT_BEATS(PKT_BEATS), .TLB_ENTRIES(TLB_ENTRIES),
     .BUCKET_BITS(BUCKET_BITS), .SLOTS(SLOTS), .NUM_SIZES(NUM_SIZES), .FIFO_SHIFTS(FIFO_SHIFTS),
     .FIFO_DEPTH(FIFO_DEPTH), .DEDUP_ENTRIES(DEDUP_ENTRIES),
-    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS), .SESSIONS(SESSIONS)
+    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS), .SESSIONS(SESSIONS), .STREAMS(STREAMS)
 ) top_inst (
     .clk(clk), .rst(rst),
     .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),
     .cfg_tx_base(cfg_tx_base), .cfg_tx_slots(cfg_tx_slots), .cfg_data_start(cfg_data_start),
     .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
     .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
-    .poll(poll), .poll_done(poll_done), .idle(idle),
+    .cfg_streams_on(cfg_streams_on), .poll(poll), .poll_done(poll_done), .idle(idle),
     .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
     .s_axis_tready(s_axis_tready), .s_axis_tlast(s_axis_tlast),
     .m_axis_tdata(m_axis_tdata), .m_axis_tkeep(m_axis_tkeep), .m_axis_tvalid(m_axis_tvalid),

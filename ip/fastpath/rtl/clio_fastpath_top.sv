@@ -70,6 +70,21 @@
 // header is read only when the credit is zero.
 // Pages are not zeroed on first touch (the slow path pushes zeroed pages:
 // the model's ZeroPolicy::BySlowPath).
+// READ streams (STREAMS > 0 and `cfg_streams_on`; the model's
+// set_interleave_reads(true)): a
+// multi-packet READ sends its first packet at intake and its other packets
+// stay in a table of STREAMS open streams (answer header fields, PID, VA,
+// bytes sent), kept in the model's pump order (clients = sessions,
+// round-robin; a client's streams in arrival order). While streams are open
+// the engine alternates: one request taken in, one stream packet pumped
+// (translated again, read, sent; a failing translation ends the stream with
+// a header-only answer of that status). It pumps before taking in a READ
+// while the table is full and before a FENCE while a stream of its PID is
+// open, so the fence orders those reads before itself. A pump starts only
+// when the hit lane is empty and never ahead of a request the lane handed
+// over. `ev_take_q`, `ev_pump_q`, `ev_poll_q` pulse (public to Verilator)
+// when a request is taken in, a pump starts, a poll starts: the
+// co-simulation replays the model in that order.
 module clio_fastpath_top #(
     parameter DATA_WIDTH = 512,
     parameter ADDR_WIDTH = 32,
@@ -85,7 +100,9 @@ module clio_fastpath_top #(
     parameter FAULT_QUEUE = 4,
     parameter FWD_SLOTS = 64,
     parameter FENCE_SLOTS = 16,
-    parameter SESSIONS = 1024
+    parameter SESSIONS = 1024,
+    // Open READ streams (0: every READ is answered whole, as before).
+    parameter STREAMS = 0
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -103,6 +120,9 @@ module clio_fastpath_top #(
     input  wire [31:0]             cfg_max_pid,
     input  wire [15:0]             cfg_mtu,
     input  wire [INFO_RESP_LEN*8-1:0] cfg_info,     // InfoResp as the firmware writes it (epoch 0)
+    // Interleave READ answers in open streams (needs STREAMS > 0; 0: every
+    // READ answered whole, as before). Static: change it only when idle.
+    input  wire                    cfg_streams_on,
 
     // Drain the TX ring once (pulse); `poll_done` pulses when finished.
     input  wire                    poll,
@@ -659,7 +679,8 @@ localparam [6:0]
     S_FW_MATCH = 7'd71, S_FW_PUSH = 7'd72, S_FW_PUSHED = 7'd73,
     S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
     S_RP_FENCE = 7'd79,
-    S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84;
+    S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
+    S_PM_END = 7'd85;
 
 reg [6:0] state_reg = S_IDLE;
 reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
@@ -709,6 +730,40 @@ reg [31:0] d_sent = 0, d_n = 0, d_filled = 0, d_pos = 0;
 reg [63:0] d_base = 0;
 reg [OW-1:0] d_lane = 0;
 reg [OW:0]   d_k = 0;
+
+// Open READ streams, in pump order (entry 0 next), and the one being pumped.
+localparam STN = STREAMS > 0 ? STREAMS : 1;
+localparam STW = $clog2(STN + 1);
+reg [31:0] sq_pid [0:STN-1];
+reg [31:0] sq_req_id [0:STN-1];
+reg [31:0] sq_retry_of [0:STN-1];
+reg [31:0] sq_epoch [0:STN-1];
+reg [31:0] sq_total [0:STN-1];
+reg [31:0] sq_sent [0:STN-1];
+reg [15:0] sq_session [0:STN-1];
+reg [63:0] sq_va [0:STN-1];
+reg [STW-1:0] sq_cnt = 0;
+reg        pm_on = 1'b0, pm_cut = 1'b0, pm_turn = 1'b0;
+reg [31:0] pm_pid = 0, pm_total = 0, pm_sent = 0, pm_n = 0;
+reg [63:0] pm_va = 0;
+// Event pulses for the co-simulation (see the header).
+/* verilator lint_off UNUSEDSIGNAL */
+reg ev_take_q /*verilator public_flat_rd*/ = 1'b0;
+reg ev_pump_q /*verilator public_flat_rd*/ = 1'b0;
+reg ev_poll_q /*verilator public_flat_rd*/ = 1'b0;
+/* verilator lint_on UNUSEDSIGNAL */
+integer qi;
+initial begin
+    for (qi = 0; qi < STN; qi = qi + 1) begin
+        sq_pid[qi] = 0; sq_req_id[qi] = 0; sq_retry_of[qi] = 0; sq_epoch[qi] = 0;
+        sq_total[qi] = 0; sq_sent[qi] = 0; sq_session[qi] = 0; sq_va[qi] = 0;
+    end
+end
+// The PID whose pages are translated: the pumped stream's, else the packet's.
+wire [31:0] x_pid = pm_on ? pm_pid : h_pid;
+// The READ in the data phase: the pumped stream, else the packet.
+wire [63:0] rd_va = pm_on ? pm_va : h_va;
+wire [31:0] rd_total = pm_on ? pm_total : h_total_len;
 
 // Memory port of the engine.
 reg [63:0]           mem_addr = 0;
@@ -822,12 +877,12 @@ wire        tlb_out_valid;
 
 clio_tlb #(.ENTRIES(TLB_ENTRIES), .PPN_WIDTH(32), .USER_WIDTH(1)) tlb_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_pid(lane_lookup ? l1_pid : h_pid), .s_lookup_va(lane_lookup ? l1_tva : xl_cur),
+    .s_lookup_pid(lane_lookup ? l1_pid : x_pid), .s_lookup_va(lane_lookup ? l1_tva : xl_cur),
     .s_lookup_user(1'b0), .s_lookup_valid(tlb_look_valid || lane_tlb_look), .s_lookup_ready(),
     .m_lookup_hit(tlb_hit), .m_lookup_ppn(tlb_ppn), .m_lookup_perms(tlb_perms),
     .m_lookup_shift(tlb_shift), .m_lookup_index(), .m_lookup_user(),
     .m_lookup_valid(tlb_out_valid), .m_lookup_ready(1'b1),
-    .s_insert_pid(h_pid), .s_insert_vpn(pg_vpn[47:0]), .s_insert_shift(pg_shift),
+    .s_insert_pid(x_pid), .s_insert_vpn(pg_vpn[47:0]), .s_insert_shift(pg_shift),
     .s_insert_ppn(pg_ppn), .s_insert_perms(pg_perms), .s_insert_valid(tlb_ins_valid),
     .s_inval_pid(tlb_inv_pid), .s_inval_vpn(tlb_inv_vpn), .s_inval_pages(tlb_inv_pages),
     .s_inval_exact(tlb_inv_exact), .s_inval_shift(tlb_inv_shift), .s_inval_valid(tlb_inv_valid)
@@ -838,7 +893,7 @@ wire                   hash_out_valid;
 
 clio_bucket_hash #(.BUCKET_BITS(BUCKET_BITS), .USER_WIDTH(1)) hash_inst (
     .clk(clk), .rst(rst),
-    .s_pid(h_pid), .s_vpn(pg_vpn), .s_user(1'b0), .s_valid(hash_valid), .s_ready(),
+    .s_pid(x_pid), .s_vpn(pg_vpn), .s_user(1'b0), .s_valid(hash_valid), .s_ready(),
     .m_index(hash_index), .m_user(), .m_valid(hash_out_valid), .m_ready(1'b1)
 );
 
@@ -866,7 +921,7 @@ clio_pt_fetch #(
     .BUCKET_BITS(BUCKET_BITS), .SLOTS(SLOTS), .USER_WIDTH(1)
 ) ptf_inst (
     .clk(clk), .rst(rst), .table_base(cfg_table_base[ADDR_WIDTH-1:0]),
-    .s_pid(h_pid), .s_vpn(pg_vpn), .s_shift(pg_shift), .s_bucket(pg_bucket), .s_user(1'b0),
+    .s_pid(x_pid), .s_vpn(pg_vpn), .s_shift(pg_shift), .s_bucket(pg_bucket), .s_user(1'b0),
     .s_valid(ptf_valid), .s_ready(),
     .m_found(ptf_found), .m_slot(ptf_slot), .m_bucket(), .m_pid(), .m_vpn(), .m_bad(),
     .m_ppn(ptf_ppn), .m_perms(ptf_perms), .m_flags(ptf_flags), .m_user(),
@@ -900,7 +955,7 @@ clio_fault_unit #(
     .clk(clk), .rst(rst),
     .s_push_shift(desc_reg[SLOT_OFF_PAGE_SHIFT*8 +: 5]), .s_push_ppn(desc_reg[SLOT_OFF_B*8 +: 32]),
     .s_push_valid(push_valid), .s_push_ready(push_ready), .s_push_known(push_known),
-    .s_pid(h_pid), .s_vpn(pg_vpn[47:0]), .s_bucket(pg_bucket), .s_slot(pg_slot),
+    .s_pid(x_pid), .s_vpn(pg_vpn[47:0]), .s_bucket(pg_bucket), .s_slot(pg_slot),
     .s_perms(pg_perms), .s_shift(pg_shift), .s_user(1'b0), .s_rx_room(rx_credit != 0),
     .s_valid(fault_valid), .s_ready(),
     .m_ok(fault_ok), .m_code(fault_code), .m_ppn(fault_ppn), .m_user(), .m_valid(fault_out_valid),
@@ -1109,7 +1164,7 @@ wire [7:0]  cls_shift = cfg_class_shift[va_cls*8 +: 8];
 wire [63:0] pg_mask = (64'd1 << pg_shift) - 64'd1;
 
 // Data phase: the current byte and its page.
-wire [63:0] rd_cur = h_va + d_sent + d_filled;
+wire [63:0] rd_cur = rd_va + d_sent + d_filled;
 wire [63:0] wr_cur = d_base + d_pos;
 wire        rd_in_page = pg_ok && rd_cur >= pg_start && {1'b0, rd_cur} < pg_end;
 wire        wr_in_page = pg_ok && wr_cur >= pg_start && {1'b0, wr_cur} < pg_end;
@@ -1306,9 +1361,60 @@ end
 /* verilator lint_on WIDTH */
 
 // ---------------------------------------------------------------------------
+// READ streams: where a new stream of the packet's session goes (after that
+// client's last one, else last), how many leading entries belong to the
+// client of entry 0 (its turn moves them all to the back), whether a stream
+// of the packet's PID is open, and what the engine does next from S_IDLE.
+// ---------------------------------------------------------------------------
+reg [STW-1:0] sq_ins, sq_grp;
+reg           sq_run, sq_pid_open;
+/* verilator lint_off WIDTH */
+always @* begin
+    sq_ins = sq_cnt;
+    sq_grp = 1;
+    sq_run = 1'b1;
+    sq_pid_open = 1'b0;
+    for (qi = 0; qi < STN; qi = qi + 1) begin
+        if (qi < sq_cnt && sq_session[qi] == h_session) sq_ins = qi + 1;
+        if (qi < sq_cnt && sq_pid[qi] == h_pid) sq_pid_open = 1'b1;
+        if (qi > 0) begin
+            if (sq_run && qi < sq_cnt && sq_session[qi] == sq_session[0]) sq_grp = qi + 1;
+            else sq_run = 1'b0;
+        end
+    end
+end
+/* verilator lint_on WIDTH */
+// A READ waits while the table is full, a FENCE while its PID streams; else
+// a packet in hand and open streams take turns. A request the lane handed
+// over was taken in already: it goes first.
+wire pm_must = pkt_have_reg && ((h_op == OP_READ && {{(32-STW){1'b0}}, sq_cnt} == STN) || (h_op == OP_FENCE && sq_pid_open));
+wire streams_on = STREAMS != 0 && cfg_streams_on;
+wire pm_want = streams_on && sq_cnt != 0 && lane_empty && !(pkt_have_reg && h_from_lane)
+    && (!pkt_have_reg || pm_turn || pm_must);
+wire [31:0] sq_left = sq_total[0] - sq_sent[0];
+// The pumped stream goes on (its packet was sent whole and more remain).
+wire pm_keep = !pm_cut && pm_sent + pm_n < pm_total;
+// Where entry qs comes from after the pump: the entries after stream 0's
+// group first, then stream 0 if it goes on, then the rest of its group.
+integer qsrc [0:STN-1];
+integer qk;
+/* verilator lint_off WIDTH */
+always @* begin
+    for (qk = 0; qk < STN; qk = qk + 1) begin
+        if (qk < sq_cnt - sq_grp) qsrc[qk] = qk + sq_grp;
+        else if (pm_keep && qk == sq_cnt - sq_grp) qsrc[qk] = 0;
+        else qsrc[qk] = qk - (sq_cnt - sq_grp) - (pm_keep ? 1 : 0) + 1;
+        if (qsrc[qk] >= STN || qsrc[qk] < 0) qsrc[qk] = 0;
+    end
+end
+/* verilator lint_on WIDTH */
+wire [31:0] sq_n = sq_left < {16'd0, cfg_mtu} ? sq_left : {16'd0, cfg_mtu};
+
+// ---------------------------------------------------------------------------
 // The engine.
 // ---------------------------------------------------------------------------
 integer fi;
+integer qs;
 
 /* verilator lint_off WIDTH */
 // A taken fault goes on at once: its PTE write-back and PA_CONSUMED notice
@@ -1318,7 +1424,7 @@ task automatic fault_enqueue(input [31:0] ppn);
     begin
         fq_addr[fq_count] <= slot_addr;
         fq_pte[fq_count] <= fault_pte;
-        fq_pid[fq_count] <= h_pid;
+        fq_pid[fq_count] <= x_pid;
         fq_vpn[fq_count] <= pg_vpn[47:0];
         fq_ppn[fq_count] <= ppn;
         fq_shift[fq_count] <= pg_shift;
@@ -1354,6 +1460,9 @@ always @(posedge clk) begin
     fw_fence_set <= 1'b0;
     fw_fence_clear <= 1'b0;
     poll_done_reg <= 1'b0;
+    ev_take_q <= p_tvalid && parser_ready && to_lane;
+    ev_pump_q <= 1'b0;
+    ev_poll_q <= 1'b0;
     if (poll) poll_req <= 1'b1;
 
     case (state_reg)
@@ -1363,9 +1472,40 @@ always @(posedge clk) begin
                 poll_req <= 1'b0;
                 poll_i <= 0;
                 rep_opcode <= 8'd0;
+                ev_poll_q <= 1'b1;
                 state_reg <= S_POLL;
+            end else if (pm_want) begin
+                // Pump the next packet of stream 0: translate its range
+                // (READ), then the data phase; answers carry its ids.
+                pm_on <= 1'b1;
+                pm_cut <= 1'b0;
+                pm_turn <= 1'b0;
+                pm_pid <= sq_pid[0];
+                pm_va <= sq_va[0];
+                pm_total <= sq_total[0];
+                pm_sent <= sq_sent[0];
+                pm_n <= sq_n;
+                rs_own <= 1'b1;
+                rs_pid <= sq_pid[0];
+                rs_req_id <= sq_req_id[0];
+                rs_retry_of <= sq_retry_of[0];
+                rs_session <= sq_session[0];
+                r_op <= OP_READ_RESP;
+                r_flags <= 8'd0;
+                r_epoch <= sq_epoch[0];
+                rep_opcode <= 8'd0;                          // the model's pump has no request opcode
+                xl_pass2 <= 1'b0;
+                pg_ok <= 1'b0;
+                xl_cur <= sq_va[0] + sq_sent[0];
+                xl_end <= {1'b0, sq_va[0] + sq_sent[0]} + sq_n;
+                xl_need <= PERM_READ;
+                xl_ret <= S_RD_BEGIN;
+                ev_pump_q <= 1'b1;
+                state_reg <= S_XL_BEGIN;
             end else if (pkt_have_reg && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
                 rep_opcode <= h_op;
+                if (!h_from_lane) ev_take_q <= 1'b1;        // a lane hand-off was taken at intake
+                pm_turn <= 1'b1;
                 state_reg <= S_DECIDE;
             end
         end
@@ -1485,6 +1625,15 @@ always @(posedge clk) begin
             r_offset <= h_op == OP_READ ? 32'd0 : h_offset;
             send_ret <= S_FINISH;
             state_reg <= S_SEND;
+            if (pm_on) begin
+                // A pumped packet's page went away: the stream ends with a
+                // header-only answer of that status.
+                r_va <= pm_va;
+                r_total_len <= pm_total;
+                r_offset <= 32'd0;
+                pm_cut <= 1'b1;
+                send_ret <= S_PM_END;
+            end
         end
         S_SEND: begin
             rb_start <= 1'b1;
@@ -1843,7 +1992,7 @@ always @(posedge clk) begin
                 end
             end else if (!in_data(pg_ppn, pg_shift, cfg_data_start, cfg_data_end)) begin
                 rep_status <= STATUS_UNMAPPED;
-                rep_pid <= h_pid;
+                rep_pid <= x_pid;
                 rep_va <= xl_cur;
                 rep_ret <= S_XL_FAILU;
                 state_reg <= S_REP;
@@ -1871,7 +2020,7 @@ always @(posedge clk) begin
                     state_reg <= S_FAIL;
                 end else if (fault_code == 2'd2) begin
                     rep_status <= STATUS_BUSY;
-                    rep_pid <= h_pid;
+                    rep_pid <= x_pid;
                     rep_va <= xl_cur;
                     rep_ret <= S_XL_FAILB;
                     state_reg <= S_REP;
@@ -1906,8 +2055,10 @@ always @(posedge clk) begin
 
         // ----- READ data phase -----
         S_RD_BEGIN: begin
-            d_sent <= 0;
-            pg_ok <= 1'b0;
+            d_sent <= pm_on ? pm_sent : 32'd0;
+            // A pumped packet keeps the last page its translation found
+            // (the data phase translates again only a second page).
+            pg_ok <= pm_on && pg_ok;
             xl_pass2 <= 1'b1;
             if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
                 flush_ret <= S_RD_CHUNK;
@@ -1917,15 +2068,15 @@ always @(posedge clk) begin
             end
         end
         S_RD_CHUNK: begin
-            d_n <= (h_total_len - d_sent) < cfg_mtu ? (h_total_len - d_sent) : cfg_mtu;
+            d_n <= (rd_total - d_sent) < cfg_mtu ? (rd_total - d_sent) : cfg_mtu;
             d_filled <= 0;
             state_reg <= S_RD_STEP;
         end
         S_RD_STEP: begin
             if (d_filled == d_n) begin
                 r_status <= STATUS_OK;
-                r_va <= h_va;
-                r_total_len <= h_total_len;
+                r_va <= rd_va;
+                r_total_len <= rd_total;
                 r_offset <= d_sent;
                 r_plen <= d_n;
                 send_ret <= S_RD_AFTER;
@@ -1949,7 +2100,62 @@ always @(posedge clk) begin
         end
         S_RD_AFTER: begin
             d_sent <= d_sent + d_n;
-            state_reg <= (d_sent + d_n >= h_total_len) ? S_FINISH : S_RD_CHUNK;
+            if (pm_on) begin
+                state_reg <= S_PM_END;
+            end else if (d_sent + d_n >= h_total_len) begin
+                state_reg <= S_FINISH;
+            end else if (streams_on) begin
+                // The rest leaves packet by packet, between other requests
+                // (S_IDLE pumped before this READ if the table was full).
+                for (qs = STN - 1; qs >= 0; qs = qs - 1) begin
+                    if (qs > sq_ins) begin
+                        sq_pid[qs] <= sq_pid[qs - 1];
+                        sq_req_id[qs] <= sq_req_id[qs - 1];
+                        sq_retry_of[qs] <= sq_retry_of[qs - 1];
+                        sq_epoch[qs] <= sq_epoch[qs - 1];
+                        sq_total[qs] <= sq_total[qs - 1];
+                        sq_sent[qs] <= sq_sent[qs - 1];
+                        sq_session[qs] <= sq_session[qs - 1];
+                        sq_va[qs] <= sq_va[qs - 1];
+                    end else if (qs == sq_ins) begin
+                        sq_pid[qs] <= h_pid;
+                        sq_req_id[qs] <= h_req_id;
+                        sq_retry_of[qs] <= h_retry_of;
+                        sq_epoch[qs] <= h_epoch;
+                        sq_total[qs] <= h_total_len;
+                        sq_sent[qs] <= d_sent + d_n;
+                        sq_session[qs] <= h_session;
+                        sq_va[qs] <= h_va;
+                    end
+                end
+                sq_cnt <= sq_cnt + 1'b1;
+                state_reg <= S_FINISH;
+            end else begin
+                state_reg <= S_RD_CHUNK;
+            end
+        end
+        S_PM_END: begin
+            if (fq_count != 0) begin
+                flush_ret <= S_PM_END;
+                state_reg <= S_FLUSH;
+            end else begin
+                // Stream 0's client goes last (the model's round-robin): the
+                // entries after its group first, then stream 0 if it goes
+                // on, then the rest of its group.
+                for (qs = 0; qs < STN; qs = qs + 1) begin
+                    sq_pid[qs] <= sq_pid[qsrc[qs]];
+                    sq_req_id[qs] <= sq_req_id[qsrc[qs]];
+                    sq_retry_of[qs] <= sq_retry_of[qsrc[qs]];
+                    sq_epoch[qs] <= sq_epoch[qsrc[qs]];
+                    sq_total[qs] <= sq_total[qsrc[qs]];
+                    sq_sent[qs] <= qsrc[qs] == 0 ? pm_sent + pm_n : sq_sent[qsrc[qs]];
+                    sq_session[qs] <= sq_session[qsrc[qs]];
+                    sq_va[qs] <= sq_va[qsrc[qs]];
+                end
+                sq_cnt <= pm_keep ? sq_cnt : sq_cnt - 1'b1;
+                pm_on <= 1'b0;
+                state_reg <= S_IDLE;
+            end
         end
 
         // ----- WRITE data phase -----
@@ -2380,6 +2586,9 @@ always @(posedge clk) begin
         state_reg <= S_IDLE;
         pkt_have_reg <= 1'b0;
         poll_req <= 1'b0;
+        sq_cnt <= 0;
+        pm_on <= 1'b0;
+        pm_turn <= 1'b0;
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;

@@ -2,8 +2,9 @@
 //!
 //! - `cfg.txt`: `name hex` lines, the configuration inputs of the RTL top;
 //! - `stim.txt`: `P <hex>` (packet), `R` (poll the TX ring), `M <pa hex> <hex>` (ARM memory write),
+//!   `G <cycles>` (nothing arrives for that long),
 //!   `S` (the packets after it are sent back to back: throughput run);
-//! - `expect.txt`: `O <event> <hex>` responses in order, `L <event> hit|miss|fault` path classes;
+//! - `expect.txt`: `O <event> <hex>` responses in order, `L <event> hit|miss|fault|bound|2big|probe` path classes;
 //! - `init.bin`, `final.bin`: board memory before and after.
 
 use std::fmt::Write as _;
@@ -80,6 +81,9 @@ pub fn write_case(
                 let _ = writeln!(stim, "P {}", hex(p));
             }
             Event::Poll => stim.push_str("R\n"),
+            Event::Gap(n) => {
+                let _ = writeln!(stim, "G {n}");
+            }
             Event::Mem(pa, b) => {
                 let _ = writeln!(stim, "M {pa:x} {}", hex(b));
             }
@@ -97,6 +101,7 @@ pub fn write_case(
             PathClass::Fault => "fault",
             PathClass::Bound => "bound",
             PathClass::TooLarge => "2big",
+            PathClass::Probe => "probe",
         };
         let _ = writeln!(exp, "L {i} {name}");
     }

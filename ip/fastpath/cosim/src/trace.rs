@@ -37,6 +37,9 @@ pub enum Event {
     Poll,
     /// The ARM writes bytes into board memory at a physical address.
     Mem(u64, Vec<u8>),
+    /// Nothing arrives for this many cycles (paces a client in
+    /// [`generate_fairness`]; the model has nothing to do).
+    Gap(u32),
 }
 
 /// Which translation path a request took (for latency reports).
@@ -53,6 +56,9 @@ pub enum PathClass {
     Bound,
     /// A READ above the bound, answered `TOO_LARGE` header-only.
     TooLarge,
+    /// A small READ of one client while another streams bound-sized READs
+    /// ([`generate_fairness`]).
+    Probe,
 }
 
 /// A generated case: stimulus, expected outputs, memory images.
@@ -1567,6 +1573,87 @@ pub fn generate_stream(seed: u64, count: usize) -> Case {
     }
 }
 
+/// A fairness case: PID 1 (session 1) asks for a bound-sized READ every
+/// `gap` cycles (about what one takes to answer, so its answers fill the
+/// output) while PID 2 (session 2) sends an 8-byte READ (a
+/// [`PathClass::Probe`]) at a random point after every `every` of them;
+/// `count` READs in all. Halfway the slow path removes one of PID 1's pages
+/// (READ streams of it end `UNMAPPED`). Replayed with and without READ
+/// streams, the probes' latency shows what one client's long answers cost
+/// another.
+pub fn generate_fairness(seed: u64, count: usize, every: usize, gap: u32) -> Case {
+    let mut g = new_gen(seed);
+    let initial = g.model.dram().clone();
+    g.boot();
+    let mut slots = Vec::new();
+    for pid in [1u32, 2] {
+        for i in 0..2u64 {
+            if let Some(d) = g.allocate_with(pid, 0x1_0000 + i, SMALL_SHIFT, true, perms::RW) {
+                slots.push(Gen::desc(&d));
+            }
+        }
+    }
+    g.tx_publish(slots);
+    g.poll();
+    let bound = g.lay().max_resp;
+    let pages = g.pages.clone();
+    // Warm the TLB: one read per page.
+    for p in &pages {
+        let h = g.header(Opcode::Read, p.pid, Gen::va_of(p), 8);
+        g.send(Gen::emit(&h, &[]), false);
+    }
+    let streamer: Vec<Page> = pages.iter().filter(|p| p.pid == 1).copied().collect();
+    let prober: Vec<Page> = pages.iter().filter(|p| p.pid == 2).copied().collect();
+    let mut left = 0;
+    for i in 0..count {
+        if i == count / 2 {
+            let p = streamer[0];
+            g.pages.retain(|q| q.pid != p.pid || q.vpn != p.vpn);
+            let rm = Gen::desc(&Descriptor::PteRemove {
+                bucket: p.bucket,
+                slot: p.slot,
+                pid: p.pid,
+                vpn: p.vpn,
+            });
+            g.tx_publish(vec![rm]);
+            g.poll();
+        }
+        if i % (every + 1) == every {
+            let before = g.rng.gen_range(0..=gap);
+            g.events.push(Event::Gap(before));
+            let p = prober[g.rng.gen_range(0..prober.len())];
+            let va = Gen::va_of(&p) + g.rng.gen_range(0..64u64) * 64;
+            let h = g.header(Opcode::Read, 2, va, 8);
+            let idx = g.events.len();
+            g.send(Gen::emit(&h, &[]), false);
+            g.paths.push((idx, PathClass::Probe));
+            left = gap - before;
+        } else {
+            if i > 0 {
+                g.events.push(Event::Gap(left));
+            }
+            let p = streamer[g.rng.gen_range(0..streamer.len())];
+            let off =
+                u64::from(bound) * g.rng.gen_range(0..(1u64 << SMALL_SHIFT) / u64::from(bound));
+            let h = g.header(Opcode::Read, 1, Gen::va_of(&p) + off, bound);
+            g.send(Gen::emit(&h, &[]), false);
+            left = gap;
+        }
+    }
+    let last = g.model.dram().clone();
+    Case {
+        seed,
+        events: g.events,
+        outputs: g.outputs,
+        paths: g.paths,
+        initial,
+        last,
+        packets: g.packets,
+        stream_from: None,
+        stats: *g.model.stats(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1713,5 +1800,31 @@ mod tests {
         assert!(answers
             .iter()
             .all(|(_, o)| o[3] == Status::Ok.raw() && o.len() <= 64));
+    }
+
+    #[test]
+    fn fairness_case_paces_a_streamer_and_probes_between() {
+        let c = generate_fairness(5, 100, 4, 300);
+        let probes = c
+            .paths
+            .iter()
+            .filter(|(_, p)| *p == PathClass::Probe)
+            .count();
+        let bound = c
+            .paths
+            .iter()
+            .filter(|(_, p)| *p == PathClass::Bound)
+            .count();
+        assert_eq!(probes, 20);
+        // Reads of the page removed halfway answer UNMAPPED, the others in full.
+        assert!(
+            bound > 40 && bound < 80,
+            "{bound} bound-sized reads answered"
+        );
+        assert!(c
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Gap(g) if *g > 0)));
+        assert_eq!(c.events, generate_fairness(5, 100, 4, 300).events);
     }
 }

@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Build the Verilator co-simulation harness of clio_fastpath_sim with the
 # geometry of the co-simulation board (from `clio-cosim params`).
-# Usage: build.sh CLIO_COSIM_BIN OUT_DIR
+# Usage: build.sh CLIO_COSIM_BIN OUT_DIR [EXTRA -G FLAGS, e.g. -GSTREAMS=4]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 rtl="${RTL_DIR:-$here/../../rtl}"
 gen="$1"
 out="$2"
-params=$("$gen" params)
+params="$("$gen" params) ${3:-}"
 mkdir -p "$out"
 srcs=(clio_pkg.sv clio_crc32c.sv clio_rx_parser.sv clio_tlb.sv clio_bucket_hash.sv clio_pt_fetch.sv
       clio_perm_check.sv clio_free_pa_fifo.sv clio_fault_unit.sv clio_sync_unit.sv clio_dedup.sv

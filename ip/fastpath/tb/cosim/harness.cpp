@@ -2,6 +2,17 @@
 // by `clio-cosim gen` into clio_fastpath_sim and requires bit-identical
 // responses and an identical final memory image. Exit 0 on agreement; on the
 // first difference prints the seed, the event and both versions, exit 1.
+//
+// `CASE_DIR --replay on|off` (READ streams on or off): the RTL's own order decides. Packets go
+// in back to back; the ARM's memory writes and polls wait until the fast path
+// is quiet (which may be between two pumped packets of an open READ stream,
+// so a page can go away under it). What the RTL reports (request taken in,
+// stream packet pumped, poll started) and its responses are logged in order
+// to CASE_DIR/rtl_events.txt, its final memory to CASE_DIR/rtl_final.bin;
+// `clio-cosim check` then drives the model in that order and compares. Also
+// prints, per path class of the case, first beat in -> first beat of the
+// answer (matched by req_id).
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -88,6 +99,132 @@ struct Sim {
     }
 };
 
+static uint32_t be32(const Bytes& b, size_t at) {
+    return (uint32_t)b[at] << 24 | (uint32_t)b[at + 1] << 16 | (uint32_t)b[at + 2] << 8 | b[at + 3];
+}
+
+static int run_replay(Sim& s, const std::string& dir, uint64_t seed, uint64_t dram_base, size_t words,
+                      std::map<size_t, std::string>& path_of) {
+    auto& t = *s.top;
+    auto* root = t.rootp;
+    FILE* log = fopen((dir + "/rtl_events.txt").c_str(), "w");
+    if (!log) { fprintf(stderr, "cosim: cannot write %s/rtl_events.txt\n", dir.c_str()); return 2; }
+    uint64_t last_in = 0, takes = 0, pumps = 0, polls = 0, outs = 0, packets = 0;
+    std::map<uint32_t, std::pair<std::string, uint64_t>> waiting;  // req_id -> (class, first beat in)
+    std::map<std::string, std::vector<uint64_t>> lat;
+    auto step = [&]() -> bool {
+        bool fire = s.tick();
+        if (fire) last_in = s.cycles;
+        // One edge may start a pump or a poll and take a lane request in:
+        // the engine's step comes first (the lane request waits for it).
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_pump_q) { fputs("P\n", log); pumps++; }
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_poll_q) { fputs("R\n", log); polls++; }
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_take_q) { fputs("T\n", log); takes++; }
+        for (size_t k = 0; k < s.done.size(); k++) {
+            fprintf(log, "O %s\n", hex(s.done[k]).c_str());
+            outs++;
+            if (s.done[k].size() >= 12) {
+                auto w = waiting.find(be32(s.done[k], 8));
+                if (w != waiting.end()) {
+                    lat[w->second.first].push_back(s.done_at[k] - w->second.second);
+                    waiting.erase(w);
+                }
+            }
+        }
+        s.done.clear();
+        s.done_at.clear();
+        return fire;
+    };
+    auto fail = [&](const char* what) {
+        fclose(log);
+        printf("COSIM REPLAY FAILED seed=%llu: %s (cycle %llu)\n", (unsigned long long)seed, what,
+               (unsigned long long)s.cycles);
+        return 1;
+    };
+    // Quiet: the engine idle between two steps, the lane empty, nothing in
+    // the parser for a few cycles.
+    auto wait_quiet = [&]() {
+        for (uint64_t n = 0; n < 2000000; n++) {
+            if (t.idle && s.cycles - last_in >= 4) return true;
+            step();
+        }
+        return false;
+    };
+    std::ifstream stim(dir + "/stim.txt");
+    std::string line;
+    size_t ev = 0;
+    while (std::getline(stim, line)) {
+        if (line.empty() || line[0] == 'S') continue;
+        if (line[0] == 'P') {
+            Bytes p = unhex(line.substr(2));
+            uint64_t start = s.cycles;
+            size_t sent = 0;
+            do {
+                size_t n = std::min<size_t>(64, p.size() - sent);
+                set_wide(t.s_axis_tdata, p.data() + sent, n);
+                t.s_axis_tkeep = n == 64 ? ~0ULL : ((1ULL << n) - 1);
+                t.s_axis_tlast = sent + n >= p.size();
+                t.s_axis_tvalid = 1;
+                if (sent == 0) start = s.cycles;
+                uint64_t n_wait = 0;
+                while (!step())
+                    if (++n_wait > 2000000) return fail("input stalled");
+                sent += n;
+            } while (sent < p.size());
+            t.s_axis_tvalid = 0;
+            if (path_of.count(ev) && p.size() >= 12) waiting[be32(p, 8)] = {path_of[ev], start};
+            packets++;
+        } else if (line[0] == 'M') {
+            if (!wait_quiet()) return fail("no quiet cycle for an ARM memory write");
+            std::istringstream ls(line.substr(2));
+            std::string a, h;
+            ls >> a >> h;
+            uint64_t pa = std::stoull(a, nullptr, 16) - dram_base;
+            Bytes b = unhex(h);
+            for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
+            fputs("M\n", log);
+        } else if (line[0] == 'G') {
+            t.s_axis_tvalid = 0;
+            for (long n = std::stol(line.substr(2)); n > 0; n--) step();
+        } else if (line[0] == 'R') {
+            if (!wait_quiet()) return fail("no quiet cycle for a poll");
+            t.poll = 1;
+            step();
+            t.poll = 0;
+            bool ok = false;
+            for (uint64_t n = 0; n < 2000000 && !ok; n++) { step(); ok = t.poll_done; }
+            if (!ok) return fail("TX ring poll did not finish");
+        }
+        ev++;
+    }
+    // The end: idle for three cycles (an open stream would have been pumped).
+    int quiet = 0;
+    for (uint64_t n = 0; n < 20000000 && quiet < 3; n++) {
+        step();
+        quiet = t.idle ? quiet + 1 : 0;
+    }
+    if (quiet < 3) return fail("RTL did not return to idle");
+    fclose(log);
+    Bytes fin(words * 64);
+    for (size_t w = 0; w < words; w++) memcpy(&fin[w * 64], s.mem_word(w), 64);
+    std::ofstream(dir + "/rtl_final.bin", std::ios::binary).write((const char*)fin.data(), fin.size());
+    printf("replay seed=%llu: %llu packets in, %llu taken, %llu stream packets pumped, %llu polls, %llu responses, "
+           "%llu cycles\n",
+           (unsigned long long)seed, (unsigned long long)packets, (unsigned long long)takes,
+           (unsigned long long)pumps, (unsigned long long)polls, (unsigned long long)outs,
+           (unsigned long long)s.cycles);
+    for (auto& kv : lat) {
+        auto& v = kv.second;
+        std::sort(v.begin(), v.end());
+        printf("latency %-5s first beat in -> first beat of its answer: min %llu median %llu p99 %llu max %llu cycles "
+               "over %zu requests\n",
+               kv.first.c_str(), (unsigned long long)v.front(), (unsigned long long)v[v.size() / 2],
+               (unsigned long long)v[std::min(v.size() - 1, v.size() * 99 / 100)], (unsigned long long)v.back(),
+               v.size());
+    }
+    return 0;
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) { fprintf(stderr, "usage: %s CASE_DIR [+verilator args]\n", argv[0]); return 2; }
     std::string dir = argv[1];
@@ -142,6 +279,7 @@ int main(int argc, char** argv) {
         }
     }
 
+    t.cfg_streams_on = 0;  // READs answered whole: the order the case was generated in
     t.m_axis_tready = 1;
     t.s_axis_tvalid = 0;
     t.poll = 0;
@@ -149,6 +287,12 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 4; i++) s.tick();
     t.rst = 0;
     s.tick();
+    s.done.clear();
+    s.done_at.clear();
+    if (argc >= 4 && std::string(argv[2]) == "--replay") {
+        t.cfg_streams_on = std::string(argv[3]) == "on";
+        return run_replay(s, dir, seed, dram_base, words, path_of);
+    }
 
     std::ifstream stim(dir + "/stim.txt");
     std::string line;
@@ -276,6 +420,8 @@ int main(int argc, char** argv) {
             uint64_t pa = std::stoull(a, nullptr, 16) - dram_base;
             Bytes b = unhex(h);
             for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
+        } else if (line[0] == 'G') {
+            for (long n = std::stol(line.substr(2)); n > 0; n--) s.tick();
         }
         check_outputs(line);
         ev++;

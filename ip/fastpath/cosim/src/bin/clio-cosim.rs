@@ -8,6 +8,12 @@
 //!                                                  (read8 read64 write64 read1k write1k read4k
 //!                                                  write4k faa cas miss fault), and the model's
 //!                                                  projected cycles for it
+//! clio-cosim fairness --seed N --requests N --out DIR [--gap CYCLES]
+//!                                                  a bound-sized READ of one client every CYCLES
+//!                                                  (200), an 8-byte READ of another after every 4
+//!                                                  (run with the harness's --replay)
+//! clio-cosim check --case DIR --interleave on|off  drive the model in the order a `--replay` run of
+//!                                                  the harness logged; compare responses and memory
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
 //! ```
 
@@ -20,8 +26,9 @@ use clio_wire::payload::InfoResp;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: clio-cosim gen|stream --seed N --requests N --out DIR \
-         | clio-cosim class --class C --seed N --requests N --out DIR | clio-cosim params"
+        "usage: clio-cosim gen|stream|fairness --seed N --requests N --out DIR \
+         | clio-cosim class --class C --seed N --requests N --out DIR \
+         | clio-cosim check --case DIR --interleave on|off | clio-cosim params"
     );
     ExitCode::from(2)
 }
@@ -49,11 +56,44 @@ fn main() -> ExitCode {
             println!("{}", board::verilator_params(&lay).join(" "));
             ExitCode::SUCCESS
         }
-        Some(cmd @ ("gen" | "stream" | "class")) => {
+        Some("check") => {
+            let (dir, on) = match &args[1..] {
+                [c, d, i, v]
+                    if c == "--case" && i == "--interleave" && (v == "on" || v == "off") =>
+                {
+                    (PathBuf::from(d), v == "on")
+                }
+                _ => return usage(),
+            };
+            match clio_fastpath_cosim::replay::check(&dir, on) {
+                Ok(c) => {
+                    println!(
+                        "check {}: the model in the RTL's order agrees: {} requests taken in, {} stream \
+                         packets pumped, {} polls, {} ARM writes, {} responses byte-identical, final \
+                         memory identical; model: {} READ streams, {} cut by a page that went away",
+                        dir.display(),
+                        c.takes,
+                        c.pumps,
+                        c.polls,
+                        c.writes,
+                        c.responses,
+                        c.streams,
+                        c.cut
+                    );
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("clio-cosim check {}: MISMATCH: {e}", dir.display());
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(cmd @ ("gen" | "stream" | "class" | "fairness")) => {
             let mut seed = None;
             let mut requests = None;
             let mut out = None;
             let mut class = None;
+            let mut gap = 200;
             let mut it = args[1..].iter();
             while let Some(a) = it.next() {
                 let v = it.next();
@@ -61,6 +101,10 @@ fn main() -> ExitCode {
                     ("--seed", Some(v)) => seed = v.parse::<u64>().ok(),
                     ("--requests", Some(v)) => requests = v.parse::<usize>().ok(),
                     ("--out", Some(v)) => out = Some(PathBuf::from(v)),
+                    ("--gap", Some(v)) if cmd == "fairness" => match v.parse::<u32>() {
+                        Ok(g) => gap = g,
+                        Err(_) => return usage(),
+                    },
                     ("--class", Some(v)) => match trace::Class::parse(v) {
                         Some(c) => class = Some(c),
                         None => {
@@ -84,6 +128,7 @@ fn main() -> ExitCode {
             let case = match (cmd, class) {
                 ("gen", _) => trace::generate(seed, requests),
                 ("stream", _) => trace::generate_stream(seed, requests),
+                ("fairness", _) => trace::generate_fairness(seed, requests, 4, gap),
                 (_, Some(class)) => {
                     let c = trace::generate_class(seed, requests, class);
                     // One line for tb/cosim/classes.sh.
