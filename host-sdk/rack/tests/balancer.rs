@@ -200,6 +200,7 @@ fn a_pressed_node_moves_its_least_used_region_on_its_own_and_writers_lose_nothin
             period: Duration::from_millis(100),
             high_ppm: high,
             low_ppm: low,
+            ..BalancerConfig::default()
         },
     )
     .unwrap();
@@ -278,16 +279,17 @@ fn a_target_that_dies_mid_migration_rolls_the_move_back() {
             period: Duration::from_millis(100),
             high_ppm: ((a + b) / 2) as u32,
             low_ppm: ((a + b) / 2) as u32,
+            ..BalancerConfig::default()
         },
     )
     .unwrap();
-    // The copy has started once node 1 pauses the region.
+    // The copy has started once node 1 gates the region (tracking, then paused).
     let n1 = s.rack.nodes()[0].clone();
     wait_for("the pause", 120, || {
         n1.lock()
             .gates()
             .iter()
-            .any(|g| g.state == GateState::Paused)
+            .any(|g| matches!(g.state, GateState::Paused | GateState::Tracking))
     });
     s.rack.kill(2).unwrap();
     wait_for("the rollback", 120, || bal.stats().rolled_back > 0);
@@ -346,6 +348,7 @@ fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_prim
                 period: Duration::from_millis(100),
                 high_ppm: 1_000_000,
                 low_ppm: 0,
+                ..BalancerConfig::default()
             },
         )
         .unwrap();
