@@ -450,7 +450,8 @@ pub(crate) fn copy_chunk<T: Transport>(
 /// `policy` says: gates each chunk `list` names `Tracking` (listing again until
 /// no new chunk slipped in: the node refuses new ones while tracking), copies
 /// each whole, then re-copies the blocks the node recorded dirty, round after
-/// round, until a round finds at most `policy.final_blocks` or
+/// round, until a round finds at most `policy.final_blocks`, finds no fewer
+/// than the round before (writers dirty as fast as it copies), or
 /// `policy.max_rounds` is reached; then gates them `Paused` (writes `BUSY`;
 /// the record is kept) and copies what is dirty once more. With
 /// `max_rounds` 0 the chunks are paused before the first copy. Records the
@@ -506,12 +507,16 @@ pub(crate) fn copy_region<T: Transport>(
     }
     let mut pending: BTreeMap<u64, u64> = BTreeMap::new();
     let mut rounds = 0;
+    let mut last = u32::MAX;
     while rounds < policy.max_rounds {
         take_dirty(links, region, from, gated, &mut pending)?;
         let n: u32 = pending.values().map(|m| m.count_ones()).sum();
-        if n <= policy.final_blocks {
+        // Converged, or writers dirty blocks as fast as a round copies them
+        // (another round would not shrink the paused one).
+        if n <= policy.final_blocks || n >= last {
             break;
         }
+        last = n;
         bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
         pending.clear();
         rounds += 1;

@@ -364,7 +364,11 @@ fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_prim
     let m = st.replicated[0];
     assert_eq!((m.region, m.from, m.to), (region, primary, third), "{st:?}");
     assert!(m.bytes >= 2 * CHUNK, "{m:?}");
-    assert_eq!((m.bytes - 2 * CHUNK) % clio_control::DIRTY_BLOCK, 0, "{m:?}");
+    assert_eq!(
+        (m.bytes - 2 * CHUNK) % clio_control::DIRTY_BLOCK,
+        0,
+        "{m:?}"
+    );
     // The writers' next changes learn it and write to both again.
     wait_for("the client to write to both", 120, || {
         c.copies_of(region) == Some((primary, Some(third)))

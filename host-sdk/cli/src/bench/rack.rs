@@ -60,6 +60,11 @@ pub struct RackBenchArgs {
     /// Chunks (4 MiB each) in the migrated region.
     #[arg(long, default_value_t = 8)]
     pub chunks: u64,
+    /// 64 KiB blocks per chunk the writers keep rewriting during a migration or
+    /// re-replication (their hot set; 64 = every block: the copy cannot
+    /// converge and pauses after its bound on rounds).
+    #[arg(long, default_value_t = 1)]
+    pub hot_blocks: u64,
     /// Write samples per side for the replication overhead.
     #[arg(long, default_value_t = 2000)]
     pub writes: usize,
@@ -552,8 +557,8 @@ fn run_move(
     let from = c.owner_of(region).context("no owner")?;
     let moving = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
-    // A word in every 64 KiB block: the writers dirty the whole region.
-    let writers = block_writers(&c, va, a.chunks, &moving, &stop);
+    // A hot set: words in the first 64 KiB block of each chunk.
+    let writers = block_writers(&c, va, a.chunks, a.hot_blocks, &moving, &stop);
     std::thread::sleep(Duration::from_millis(300));
     moving.store(true, Ordering::Relaxed);
     let t = Instant::now();
@@ -593,15 +598,17 @@ fn run_move(
     })
 }
 
-/// Two writers on alternate words, one per 64 KiB block of `chunks` chunks at
-/// `va`; latencies go to `during` while `moving` is set. Each returns (model,
-/// before, during).
+/// Two writers on alternate words of the first `blocks` 64 KiB blocks of each
+/// of `chunks` chunks at `va` (a hot set of `chunks × blocks` blocks), one word
+/// per block per turn; latencies go to `during` while `moving` is set. Each
+/// returns (model, before, during).
 type WriterOut = (BTreeMap<u64, u64>, Vec<f64>, Vec<f64>);
 
 fn block_writers<T>(
     c: &Arc<RackClient<T>>,
     va: u64,
     chunks: u64,
+    blocks: u64,
     moving: &Arc<AtomicBool>,
     stop: &Arc<AtomicBool>,
 ) -> Vec<std::thread::JoinHandle<Result<WriterOut>>>
@@ -609,7 +616,7 @@ where
     T: Transport + Send + 'static,
     RackClient<T>: Send + Sync,
 {
-    let blocks = chunks * (CHUNK / clio_control::DIRTY_BLOCK);
+    let hot = chunks * blocks;
     (0..2u64)
         .map(|t| {
             let (c, stop, moving) = (c.clone(), stop.clone(), moving.clone());
@@ -618,7 +625,12 @@ where
                 let (mut before, mut during) = (Vec::new(), Vec::new());
                 let mut i = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let at = va + (i % blocks) * clio_control::DIRTY_BLOCK + 8 * t;
+                    let k = i % hot;
+                    let at = va
+                        + (k % chunks) * CHUNK
+                        + (k / chunks) * clio_control::DIRTY_BLOCK
+                        + ((i / hot) % 64) * 16
+                        + 8 * t;
                     let v = (t << 60) | i;
                     let start = Instant::now();
                     let m = moving.load(Ordering::Relaxed);
@@ -666,7 +678,7 @@ fn run_rereplicate(
     c.rwrite(va, &[0x5b; 64])?;
     let moving = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
-    let writers = block_writers(&c, va, a.chunks, &moving, &stop);
+    let writers = block_writers(&c, va, a.chunks, a.hot_blocks, &moving, &stop);
     std::thread::sleep(Duration::from_millis(300));
     let bal = Balancer::start(
         r.config(),
@@ -754,6 +766,9 @@ pub fn run(a: &RackBenchArgs) -> Result<Report> {
     let board = load_board(&a.board)?;
     if a.threads == 0 || a.chunks == 0 || a.chunks > 16 {
         anyhow::bail!("--threads must be positive and --chunks 1..=16 (64 MiB per address space)");
+    }
+    if !(1..=64).contains(&a.hot_blocks) {
+        anyhow::bail!("--hot-blocks must be 1..=64 (64 KiB blocks of a 4 MiB chunk)");
     }
     let throughput = run_points(a, &board)?;
     let alloc = run_alloc(a, &board)?;
