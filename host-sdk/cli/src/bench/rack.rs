@@ -715,7 +715,6 @@ fn run_rereplicate(
         std::thread::sleep(Duration::from_micros(200));
     };
     moving.store(false, Ordering::Relaxed);
-    bal.stop();
     std::thread::sleep(Duration::from_millis(100));
     stop.store(true, Ordering::Relaxed);
     let (mut model, mut before, mut during) = (BTreeMap::new(), Vec::new(), Vec::new());
@@ -733,6 +732,9 @@ fn run_rereplicate(
             lost += 1;
         }
     }
+    // The balancer holds the client's new address space on the new backup
+    // (it created it): it stops after the client is done.
+    bal.stop();
     drop(r);
     let _ = std::fs::remove_file(log);
     Ok(Rereplication {
