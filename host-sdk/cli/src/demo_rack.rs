@@ -232,7 +232,7 @@ pub fn demo(
         stop.store(true, Ordering::Relaxed);
         let n = check(&c, hs)?;
         Ok(format!(
-            "node {} -> {}, {} KiB, paused {}; {n} words checked, 0 lost",
+            "node {} -> {}, {} KiB, writes paused {}; {n} words checked, 0 lost",
             m.from,
             m.to,
             m.bytes >> 10,

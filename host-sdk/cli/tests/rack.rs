@@ -1,5 +1,6 @@
 //! `clio rack` starts a controller and registered nodes; `clio rack status` names an
-//! unreachable controller; `clio bench rack` runs and loses no write.
+//! unreachable controller; `clio bench rack` runs and loses no write (migration and
+//! re-replication, paused and tracked).
 
 use std::process::Command;
 
@@ -101,7 +102,20 @@ fn bench_rack_json_loses_no_write() {
         assert!(p["ops"].as_u64().unwrap() > 0, "{p}");
     }
     assert!(r["alloc"]["controller"]["p50_ns"].as_f64().unwrap() > 0.0);
-    assert_eq!(r["migration"]["bytes"], 4 << 20);
-    assert_eq!(r["migration"]["lost_writes"], 0);
-    assert!(r["migration"]["writes_checked"].as_u64().unwrap() > 0);
+    for p in r["throughput"].as_array().unwrap() {
+        assert!(p["model_ops_per_s"].as_f64().unwrap() > 0.0, "{p}");
+    }
+    // Paused for the whole copy, then copied while writes go on.
+    let moves = r["migration"].as_array().unwrap();
+    assert_eq!(moves.len(), 2);
+    assert_eq!(moves[0]["policy"], "paused");
+    assert_eq!(moves[0]["bytes"], 4 << 20);
+    assert_eq!(moves[1]["policy"], "tracked");
+    assert!(moves[1]["bytes"].as_u64().unwrap() >= 4 << 20);
+    let rereps = r["rereplication"].as_array().unwrap();
+    assert_eq!(rereps.len(), 2);
+    for m in moves.iter().chain(rereps) {
+        assert_eq!(m["lost_writes"], 0, "{m}");
+        assert!(m["writes_checked"].as_u64().unwrap() > 0, "{m}");
+    }
 }

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// First four bytes of every control datagram: `"CLRK"`.
 pub const MAGIC: [u8; 4] = *b"CLRK";
 /// Control-protocol version this crate speaks.
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = 3;
 /// vRegion size as a power of two: 1 GiB, the unit of distribution (LegoOS, Clio §3.4.7).
 pub const VREGION_SHIFT: u32 = 30;
 /// vRegion size in bytes.
@@ -38,6 +38,12 @@ pub const MAX_ENVELOPE_LEN: usize = 256;
 pub const MAX_USAGE: usize = 12;
 /// Most chunks one [`Message::ChunkList`] names (longer lists come in pages).
 pub const MAX_CHUNK_LIST: usize = 14;
+/// Granule of a `Tracking` gate's dirty record: a change anywhere in a block
+/// marks the whole block (64 KiB, the piece a mover copies at a time).
+pub const DIRTY_BLOCK: u64 = 64 << 10;
+/// Longest range a `Tracking` gate covers: 64 blocks (4 MiB, one rack chunk),
+/// so its dirty record is one `u64` mask ([`Message::Dirty`]).
+pub const MAX_TRACKED: u64 = 64 * DIRTY_BLOCK;
 
 /// A memory node's id: its 1-based position in the rack file; 0 is never a node.
 pub type NodeId = u16;
@@ -224,11 +230,13 @@ pub enum Field {
     AddBackupRegion,
     /// `add_backup.backup`
     AddBackupBackup,
+    /// `take_dirty.va` (no `Tracking` or `Paused` gate starts there)
+    TakeDirtyVa,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 31] = [
+    pub const ALL: [Field; 32] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -260,6 +268,7 @@ impl Field {
         Field::PlanMoveMarks,
         Field::AddBackupRegion,
         Field::AddBackupBackup,
+        Field::TakeDirtyVa,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -296,6 +305,7 @@ impl Field {
             Field::PlanMoveMarks => "plan_move.high_ppm",
             Field::AddBackupRegion => "add_backup.region",
             Field::AddBackupBackup => "add_backup.backup",
+            Field::TakeDirtyVa => "take_dirty.va",
         }
     }
 }
@@ -374,6 +384,14 @@ pub enum GateState {
     /// changes memory is answered `MOVED` until the region's client, having
     /// learned the backup (`LookupReplicas`), reopens it.
     Rejoin,
+    /// Being copied while writes go on (v3): every request is served, and each
+    /// change (write, atomic, lock) marks the [`DIRTY_BLOCK`]s it touches in
+    /// the gate's dirty record, which [`Message::TakeDirty`] reads and clears;
+    /// frees and offload calls are answered `BUSY`, new chunks of the region
+    /// are refused `Busy`. Changing the gate to `Paused` keeps the record (the
+    /// mover's last round); `Open`, `Moved` and `Rejoin` drop it. At most
+    /// [`MAX_TRACKED`] bytes.
+    Tracking,
 }
 
 /// Every control-plane message. Requests go to the controller, replies come back
@@ -631,6 +649,25 @@ pub enum Message {
         /// The new backup.
         backup: NodeId,
     },
+    /// To a memory node (v3): the dirty record of the `Tracking` (or, after
+    /// it, `Paused`) gate of address space `pid` starting at node VA `va`,
+    /// read and cleared in one step. Answered `Dirty`, or `Refused
+    /// { NotAssigned, TakeDirtyVa }` if no such gate tracks.
+    TakeDirty {
+        /// vRegion index.
+        region: u32,
+        /// The address space on this node.
+        pid: u32,
+        /// First node VA of the gate's range.
+        va: u64,
+    },
+    /// The answer to `TakeDirty`: bit `i` set = block `i` ([`DIRTY_BLOCK`]
+    /// bytes from the gate's start) changed since the previous `TakeDirty`
+    /// (or since the gate began tracking).
+    Dirty {
+        /// The dirty blocks.
+        mask: u64,
+    },
 }
 
 impl Message {
@@ -657,6 +694,7 @@ impl Message {
                 | Message::PlanMove { .. }
                 | Message::PlanReplica
                 | Message::AddBackup { .. }
+                | Message::TakeDirty { .. }
         )
     }
 
@@ -775,9 +813,23 @@ impl Message {
             Message::NodeStatus { node: n } => node("node_status.node", *n),
             Message::NodeReport { node: n, .. } => node("node_report.node", *n),
             Message::Gate {
-                region: r, va, len, ..
+                region: r,
+                va,
+                len,
+                state,
+                ..
             } => {
                 region("gate.region", *r)?;
+                if *state == GateState::Tracking && *len > MAX_TRACKED {
+                    return Err(Error::new(
+                        "gate.len",
+                        ErrorKind::OutOfRange {
+                            value: *len,
+                            min: 1,
+                            max: MAX_TRACKED,
+                        },
+                    ));
+                }
                 if *len == 0 || va.checked_add(*len).is_none() {
                     return Err(Error::new(
                         "gate.len",
@@ -906,6 +958,8 @@ impl Message {
                 }
                 Ok(())
             }
+            Message::TakeDirty { region: r, .. } => region("take_dirty.region", *r),
+            Message::Dirty { .. } => Ok(()),
             Message::MovePlan(Some(o)) => {
                 region("move_plan.region", o.region)?;
                 node("move_plan.from", o.from)?;
@@ -1142,6 +1196,14 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
             primary_epoch: r.take("add_backup.primary_epoch")?,
             backup: r.take("add_backup.backup")?,
         },
+        32 => Message::TakeDirty {
+            region: r.take("take_dirty.region")?,
+            pid: r.take("take_dirty.pid")?,
+            va: r.take("take_dirty.va")?,
+        },
+        33 => Message::Dirty {
+            mask: r.take("dirty.mask")?,
+        },
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })
 }
@@ -1252,8 +1314,44 @@ mod tests {
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let e = Envelope::new(7, Message::Lookup { region: 300 });
         let b = e.encode(&mut buf).unwrap();
-        // magic, version 2, id 7, kind 5, region 300 as varint (0xac 0x02)
-        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 2, 7, 5, 0xac, 0x02]);
+        // magic, version 3, id 7, kind 5, region 300 as varint (0xac 0x02)
+        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 3, 7, 5, 0xac, 0x02]);
+        assert_eq!(Envelope::decode(b).unwrap(), e);
+    }
+
+    #[test]
+    fn a_v2_datagram_is_refused_naming_the_version() {
+        // v3 added `GateState::Tracking`, `TakeDirty` and `Dirty`: a v2 peer
+        // would misread them, so its datagrams are refused as a whole.
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let n = Envelope::new(9, Message::Lookup { region: 1 })
+            .encode(&mut buf)
+            .unwrap()
+            .len();
+        buf[4] = 2;
+        let e = Envelope::decode(&buf[..n]).unwrap_err();
+        assert_eq!(e.field, "envelope.version");
+        assert_eq!(e.kind, ErrorKind::Unknown(2));
+        assert_eq!(Envelope::peek_request_id(&buf[..n]), None);
+    }
+
+    #[test]
+    fn a_tracking_gate_is_at_most_one_mask_long() {
+        let gate = |len| Message::Gate {
+            region: 1,
+            pid: 1,
+            va: 0,
+            len,
+            state: GateState::Tracking,
+        };
+        assert!(gate(MAX_TRACKED).validate().is_ok());
+        assert_eq!(
+            gate(MAX_TRACKED + 1).validate().unwrap_err().field,
+            "gate.len"
+        );
+        let mut buf = [0u8; MAX_ENVELOPE_LEN];
+        let e = Envelope::new(3, Message::Dirty { mask: u64::MAX });
+        let b = e.encode(&mut buf).unwrap();
         assert_eq!(Envelope::decode(b).unwrap(), e);
     }
 

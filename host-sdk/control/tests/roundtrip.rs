@@ -171,14 +171,20 @@ fn message() -> impl Strategy<Value = Message> {
                 GateState::Open,
                 GateState::Paused,
                 GateState::Moved,
-                GateState::Rejoin
+                GateState::Rejoin,
+                GateState::Tracking
             ])
         )
             .prop_map(|(region, pid, va, len, state)| Message::Gate {
                 region,
                 pid,
                 va,
-                len,
+                // A tracking gate's record is one mask.
+                len: if state == GateState::Tracking {
+                    1 + len % clio_control::MAX_TRACKED
+                } else {
+                    len
+                },
                 state
             }),
         (1..=u16::MAX).prop_map(|node| Message::NodeStatus { node }),
@@ -300,6 +306,9 @@ fn message() -> impl Strategy<Value = Message> {
                 backup: primary + 1,
             }
         ),
+        (0..REGION_COUNT, any::<u32>(), any::<u64>())
+            .prop_map(|(region, pid, va)| Message::TakeDirty { region, pid, va }),
+        any::<u64>().prop_map(|mask| Message::Dirty { mask }),
     ]
 }
 

@@ -41,8 +41,8 @@ use clio::{ClientConfig, Session};
 use clio_control::{GateState, Message, MoveOrder, NodeId, Replicas};
 
 use crate::client::{
-    chunk_list, copy_chunk, node_call, space_session, token_of, CopyEnd, Links, Migration,
-    RackClientError, CHUNK,
+    chunk_list, copy_region, node_call, space_session, token_of, CopyEnd, CopyPolicy, Links,
+    Migration, RackClientError, CHUNK,
 };
 use crate::config::RackConfig;
 use crate::service::Client;
@@ -56,6 +56,8 @@ pub struct BalancerConfig {
     pub high_ppm: u32,
     /// Only a node below this pressure receives one.
     pub low_ppm: u32,
+    /// How moves and re-replications copy while writes go on.
+    pub copy: CopyPolicy,
 }
 
 impl Default for BalancerConfig {
@@ -64,6 +66,7 @@ impl Default for BalancerConfig {
             period: Duration::from_millis(500),
             high_ppm: 800_000,
             low_ppm: 500_000,
+            copy: CopyPolicy::default(),
         }
     }
 }
@@ -113,6 +116,7 @@ impl Balancer {
             addrs: rack.nodes.iter().map(|n| (n.id, n.address)).collect(),
             cfg,
             kept: BTreeMap::new(),
+            policy: config.copy,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let stats = Arc::new(Mutex::new(BalancerStats::default()));
@@ -197,6 +201,7 @@ struct Mover<T: Transport> {
     cfg: ClientConfig,
     /// Sessions created on targets for clients that had none there: (node, client).
     kept: BTreeMap<(NodeId, u64), Session<T>>,
+    policy: CopyPolicy,
 }
 
 impl<T: Transport> Mover<T> {
@@ -291,16 +296,16 @@ impl<T: Transport> Mover<T> {
         let dst_pid = dst.pid().unwrap_or(0);
         let started = Instant::now();
         let mut paused: BTreeMap<u64, u64> = BTreeMap::new();
-        let mut copied: Vec<u64> = Vec::new();
-        let mut bytes = 0;
+        let mut copied = BTreeMap::new();
+        let mut done = None;
         let res = (|| {
-            bytes = self.pause_and_copy(
+            done = Some(self.track_and_copy(
                 region,
                 (from, pid, &mut src),
                 (to, dst_pid, &mut dst),
                 &mut paused,
                 &mut copied,
-            )?;
+            )?);
             dst.rfence().map_err(|source| RackClientError::Node {
                 node: to,
                 addr: to_addr,
@@ -333,27 +338,36 @@ impl<T: Transport> Mover<T> {
             }
             Err(e) => Err(e),
         };
-        if let Err(e) = switched {
-            for &nva in paused.values() {
-                let _ = self.gate(from, region, pid, nva, GateState::Open);
+        let c = match (switched, done) {
+            (Ok(()), Some(c)) => c,
+            (res, _) => {
+                for &nva in paused.values() {
+                    let _ = self.gate(from, region, pid, nva, GateState::Open);
+                }
+                for &nva in copied.values() {
+                    let _ = dst.rfree(nva, CHUNK);
+                }
+                return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
-            for &nva in &copied {
-                let _ = dst.rfree(nva, CHUNK);
-            }
-            return Err(e);
-        }
-        for &nva in paused.values() {
-            // Best effort on a source that may die now: the switch is committed.
-            if self.gate(from, region, pid, nva, GateState::Moved).is_ok() {
-                let _ = src.rfree(nva, CHUNK);
-            }
+        };
+        // Best effort on a source that may die now: the switch is committed.
+        let moved: Vec<u64> = paused
+            .values()
+            .copied()
+            .filter(|&nva| self.gate(from, region, pid, nva, GateState::Moved).is_ok())
+            .collect();
+        let write_pause = c.paused_at.elapsed();
+        for nva in moved {
+            let _ = src.rfree(nva, CHUNK);
         }
         Ok(Migration {
             region,
             from,
             to,
-            bytes,
-            paused: started.elapsed(),
+            bytes: c.bytes,
+            paused: write_pause,
+            took: started.elapsed(),
+            rounds: c.rounds,
         })
     }
 
@@ -382,16 +396,16 @@ impl<T: Transport> Mover<T> {
         let dst_pid = dst.pid().unwrap_or(0);
         let started = Instant::now();
         let mut paused = BTreeMap::new();
-        let mut copied = Vec::new();
-        let mut bytes = 0;
+        let mut copied = BTreeMap::new();
+        let mut done = None;
         let res = (|| {
-            bytes = self.pause_and_copy(
+            done = Some(self.track_and_copy(
                 region,
                 (primary, pid, &mut src),
                 (backup, dst_pid, &mut dst),
                 &mut paused,
                 &mut copied,
-            )?;
+            )?);
             dst.rfence()
                 .map_err(|source| self.node_err(backup, source))?;
             self.ctl
@@ -420,15 +434,18 @@ impl<T: Transport> Mover<T> {
             }
             Err(e) => Err(e),
         };
-        if let Err(e) = committed {
-            for &nva in paused.values() {
-                let _ = self.gate(primary, region, pid, nva, GateState::Open);
+        let c = match (committed, done) {
+            (Ok(()), Some(c)) => c,
+            (res, _) => {
+                for &nva in paused.values() {
+                    let _ = self.gate(primary, region, pid, nva, GateState::Open);
+                }
+                for &nva in copied.values() {
+                    let _ = dst.rfree(nva, CHUNK);
+                }
+                return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
-            for &nva in &copied {
-                let _ = dst.rfree(nva, CHUNK);
-            }
-            return Err(e);
-        }
+        };
         for &nva in paused.values() {
             // Committed: a failure here leaves the gate paused (writes retry
             // BUSY); the client's next lookup finds the backup either way.
@@ -438,8 +455,10 @@ impl<T: Transport> Mover<T> {
             region,
             from: primary,
             to: backup,
-            bytes,
-            paused: started.elapsed(),
+            bytes: c.bytes,
+            paused: c.paused_at.elapsed(),
+            took: started.elapsed(),
+            rounds: c.rounds,
         })
     }
 
@@ -451,40 +470,20 @@ impl<T: Transport> Mover<T> {
         }
     }
 
-    /// Pauses `region`'s chunks on `from` (listing again until no new chunk
-    /// slipped in), then copies each into `to`'s session and binds it there
-    /// (`import`). Records what it paused and copied (for a rollback); returns
-    /// the bytes copied.
-    fn pause_and_copy(
+    /// Copies `region`'s chunks from `from` to `to` as the balancer's
+    /// [`CopyPolicy`] says (`copy_region`: tracked rounds, then a short
+    /// pause), listing the source's chunks until no new one slipped in.
+    /// Records what it gated and copied (for a rollback).
+    fn track_and_copy(
         &self,
         region: u32,
         (from, pid, src): (NodeId, u32, &mut Session<T>),
         (to, dst_pid, dst): (NodeId, u32, &mut Session<T>),
-        paused: &mut BTreeMap<u64, u64>,
-        copied: &mut Vec<u64>,
-    ) -> Result<u64, RackClientError> {
+        gated: &mut BTreeMap<u64, u64>,
+        copied: &mut BTreeMap<u64, u64>,
+    ) -> Result<crate::client::Copied, RackClientError> {
         let from_addr = self.addr(from)?;
         let to_addr = self.addr(to)?;
-        let mut bytes = 0;
-        // Pause, then list again: a chunk bound between the list and the
-        // first pause is caught; after it the node refuses new ones `Busy`.
-        loop {
-            let chunks = chunk_list(&*self.links, from, from_addr, region)?
-                .map(|(_, _, c)| c)
-                .unwrap_or_default();
-            let fresh: Vec<_> = chunks
-                .into_iter()
-                .filter(|(c, _)| !paused.contains_key(c))
-                .collect();
-            if fresh.is_empty() {
-                break;
-            }
-            for (c, nva) in fresh {
-                self.gate(from, region, pid, nva, GateState::Paused)?;
-                paused.insert(c, nva);
-            }
-        }
-        let mut buf = vec![0u8; CHUNK as usize];
         let mut src_end = CopyEnd {
             node: from,
             addr: from_addr,
@@ -497,19 +496,21 @@ impl<T: Transport> Mover<T> {
             pid: dst_pid,
             session: dst,
         };
-        for (&c, &nva) in paused.iter() {
-            let va = copy_chunk(
-                &*self.links,
-                region,
-                (c, nva),
-                &mut src_end,
-                &mut dst_end,
-                &mut buf,
-            )?;
-            copied.push(va);
-            bytes += CHUNK;
-        }
-        Ok(bytes)
+        copy_region(
+            &*self.links,
+            region,
+            &|nva, state| self.gate(from, region, pid, nva, state),
+            &mut || {
+                Ok(chunk_list(&*self.links, from, from_addr, region)?
+                    .map(|(_, _, c)| c)
+                    .unwrap_or_default())
+            },
+            &mut src_end,
+            &mut dst_end,
+            self.policy,
+            gated,
+            copied,
+        )
     }
 
     fn ctl_addr(&self) -> SocketAddr {

@@ -14,10 +14,12 @@
 //! the ordering rules hold across nodes.
 //!
 //! [`RackClient::migrate`] moves a region to another node: gate the source
-//! (writes answered `BUSY`, reads served), copy each chunk through sessions that
-//! join the client's address spaces, switch the owner at the controller (the
-//! commit point, one logged change), point the cache at the copy, then gate the
-//! source `MOVED` and free it. A failure before the switch rolls back (source
+//! `Tracking` (everything served, changes recorded per 64 KiB block), copy each
+//! chunk through sessions that join the client's address spaces, re-copy the
+//! dirty blocks in rounds while writes go on, pause the source's writes (`BUSY`,
+//! reads served) for a last round only ([`CopyPolicy`]), switch the owner at the
+//! controller (the commit point, one logged change), point the cache at the
+//! copy, then gate the source `MOVED` and free it. A failure before the switch rolls back (source
 //! reopened, copies freed); a lost answer to the switch is resolved by a lookup.
 //! Writers on other threads of the same client retry `BUSY` and follow `MOVED`,
 //! so no acknowledged write is lost.
@@ -34,8 +36,8 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, Space, VREGION_BYTES,
-    VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, Space, DIRTY_BLOCK,
+    VREGION_BYTES, VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -280,10 +282,53 @@ pub struct Migration {
     pub from: NodeId,
     /// To node.
     pub to: NodeId,
-    /// Bytes copied (touched chunks).
+    /// Bytes copied (touched chunks, then the blocks copied again).
     pub bytes: u64,
-    /// From the pause to the source answering `MOVED`.
+    /// How long writes to the region were paused: from the last round's pause
+    /// to the source answering `MOVED` (or, re-replicating, `Rejoin`).
     pub paused: Duration,
+    /// From the first gate to the end.
+    pub took: Duration,
+    /// Rounds of dirty blocks copied again while writes went on (the last,
+    /// paused round not counted).
+    pub rounds: u32,
+}
+
+/// How a migration or re-replication copies while writes go on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CopyPolicy {
+    /// Rounds of re-copying dirty blocks while writes go on, at most, before
+    /// the final pause; 0 pauses writes for the whole copy (no tracking).
+    pub max_rounds: u32,
+    /// Pause as soon as a round finds at most this many dirty 64 KiB blocks.
+    pub final_blocks: u32,
+}
+
+impl Default for CopyPolicy {
+    fn default() -> Self {
+        CopyPolicy {
+            max_rounds: 4,
+            final_blocks: 16,
+        }
+    }
+}
+
+impl CopyPolicy {
+    /// The whole copy under a write pause (the behaviour before dirty tracking).
+    pub const PAUSED: CopyPolicy = CopyPolicy {
+        max_rounds: 0,
+        final_blocks: 0,
+    };
+}
+
+/// What [`copy_region`] did.
+pub(crate) struct Copied {
+    /// Bytes copied, re-copies included.
+    pub(crate) bytes: u64,
+    /// Rounds while writes went on.
+    pub(crate) rounds: u32,
+    /// When writes were paused.
+    pub(crate) paused_at: Instant,
 }
 
 /// One address space over the rack's memory nodes (see the module docs).
@@ -399,6 +444,159 @@ pub(crate) fn copy_chunk<T: Transport>(
         },
     )?;
     Ok(a.va)
+}
+
+/// Copies a region's chunks from `from` to `to` while writes go on, as
+/// `policy` says: gates each chunk `list` names `Tracking` (listing again until
+/// no new chunk slipped in: the node refuses new ones while tracking), copies
+/// each whole, then re-copies the blocks the node recorded dirty, round after
+/// round, until a round finds at most `policy.final_blocks`, finds no fewer
+/// than the round before (writers dirty as fast as it copies), or
+/// `policy.max_rounds` is reached; then gates them `Paused` (writes `BUSY`;
+/// the record is kept) and copies what is dirty once more. With
+/// `max_rounds` 0 the chunks are paused before the first copy. Records the
+/// chunks it gated (`chunk -> source VA`) and copied (`chunk -> target VA`)
+/// for the caller's rollback; the caller fences the target and commits. A
+/// change acknowledged before the pause either preceded the read of its block
+/// or marked it dirty after the last take: the final take catches it.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn copy_region<T: Transport>(
+    links: &dyn Links<T>,
+    region: u32,
+    gate: &dyn Fn(u64, GateState) -> Result<(), RackClientError>,
+    list: &mut dyn FnMut() -> Result<BTreeMap<u64, u64>, RackClientError>,
+    from: &mut CopyEnd<'_, T>,
+    to: &mut CopyEnd<'_, T>,
+    policy: CopyPolicy,
+    gated: &mut BTreeMap<u64, u64>,
+    copied: &mut BTreeMap<u64, u64>,
+) -> Result<Copied, RackClientError> {
+    let tracking = policy.max_rounds > 0;
+    let first = if tracking {
+        GateState::Tracking
+    } else {
+        GateState::Paused
+    };
+    let mut paused_at = Instant::now();
+    loop {
+        let fresh: Vec<_> = list()?
+            .into_iter()
+            .filter(|(c, _)| !gated.contains_key(c))
+            .collect();
+        if fresh.is_empty() {
+            break;
+        }
+        for (c, nva) in fresh {
+            gate(nva, first)?;
+            gated.insert(c, nva);
+        }
+    }
+    let mut buf = vec![0u8; CHUNK as usize];
+    let mut bytes = 0;
+    for (&c, &nva) in gated.iter() {
+        let va = copy_chunk(links, region, (c, nva), from, to, &mut buf)?;
+        copied.insert(c, va);
+        bytes += CHUNK;
+    }
+    if !tracking {
+        return Ok(Copied {
+            bytes,
+            rounds: 0,
+            paused_at,
+        });
+    }
+    let mut pending: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut rounds = 0;
+    let mut last = u32::MAX;
+    while rounds < policy.max_rounds {
+        take_dirty(links, region, from, gated, &mut pending)?;
+        let n: u32 = pending.values().map(|m| m.count_ones()).sum();
+        // Converged, or writers dirty blocks as fast as a round copies them
+        // (another round would not shrink the paused one).
+        if n <= policy.final_blocks || n >= last {
+            break;
+        }
+        last = n;
+        bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
+        pending.clear();
+        rounds += 1;
+    }
+    paused_at = Instant::now();
+    for &nva in gated.values() {
+        gate(nva, GateState::Paused)?;
+    }
+    take_dirty(links, region, from, gated, &mut pending)?;
+    bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
+    Ok(Copied {
+        bytes,
+        rounds,
+        paused_at,
+    })
+}
+
+/// ORs each gated chunk's dirty record (read and cleared at the node) into `pending`.
+fn take_dirty<T: Transport>(
+    links: &dyn Links<T>,
+    region: u32,
+    from: &CopyEnd<'_, T>,
+    gated: &BTreeMap<u64, u64>,
+    pending: &mut BTreeMap<u64, u64>,
+) -> Result<(), RackClientError> {
+    for (&c, &nva) in gated {
+        let m = Message::TakeDirty {
+            region,
+            pid: from.pid,
+            va: nva,
+        };
+        match node_call(links, from.node, from.addr, m)? {
+            Message::Dirty { mask } => *pending.entry(c).or_insert(0) |= mask,
+            other => {
+                return Err(RackClientError::Gate {
+                    node: from.node,
+                    addr: from.addr,
+                    source: io::Error::other(format!("unexpected answer to TakeDirty: {other:?}")),
+                })
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies the `pending` dirty blocks again; returns the bytes.
+fn recopy<T: Transport>(
+    from: &mut CopyEnd<'_, T>,
+    to: &mut CopyEnd<'_, T>,
+    gated: &BTreeMap<u64, u64>,
+    copied: &BTreeMap<u64, u64>,
+    pending: &BTreeMap<u64, u64>,
+    buf: &mut [u8],
+) -> Result<u64, RackClientError> {
+    let block = &mut buf[..DIRTY_BLOCK as usize];
+    let mut bytes = 0;
+    for (c, &mask) in pending {
+        let (Some(&src), Some(&dst)) = (gated.get(c), copied.get(c)) else {
+            continue;
+        };
+        for b in (0..64u64).filter(|b| mask & (1 << b) != 0) {
+            let off = b * DIRTY_BLOCK;
+            from.session
+                .rread(src + off, block)
+                .map_err(|source| RackClientError::Node {
+                    node: from.node,
+                    addr: from.addr,
+                    source,
+                })?;
+            to.session
+                .rwrite(dst + off, block)
+                .map_err(|source| RackClientError::Node {
+                    node: to.node,
+                    addr: to.addr,
+                    source,
+                })?;
+            bytes += DIRTY_BLOCK;
+        }
+    }
+    Ok(bytes)
 }
 
 pub(crate) fn chunk_list<T: Transport>(
@@ -1661,9 +1859,22 @@ impl<T: Transport> RackClient<T> {
         }
     }
 
-    /// Moves `region` to node `to` (see the module docs). Completed or rolled
-    /// back, never half: the controller's switch is one logged change.
+    /// Moves `region` to node `to` (see the module docs) with the default
+    /// [`CopyPolicy`]: writes go on during the copy, paused for its last round
+    /// only. Completed or rolled back, never half: the controller's switch is
+    /// one logged change.
     pub fn migrate(&self, region: u32, to: NodeId) -> Result<Migration, RackClientError> {
+        self.migrate_with(region, to, CopyPolicy::default())
+    }
+
+    /// [`Self::migrate`] with an explicit copy policy ([`CopyPolicy::PAUSED`]:
+    /// writes wait for the whole copy).
+    pub fn migrate_with(
+        &self,
+        region: u32,
+        to: NodeId,
+        policy: CopyPolicy,
+    ) -> Result<Migration, RackClientError> {
         let (from, chunks) = {
             let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
             let r = routes
@@ -1689,53 +1900,54 @@ impl<T: Transport> RackClient<T> {
             r.migrating = true;
             (r.node, r.chunks.clone())
         };
-        let res = self.migrate_locked(region, from, to, &chunks);
+        let res = self.migrate_locked(region, from, to, &chunks, policy);
         let mut routes = self.routes.write().unwrap_or_else(|p| p.into_inner());
         if let Some(r) = routes.get_mut(&region) {
             r.migrating = false;
-            if let Ok((_, ref new_chunks)) = res {
+            if let Ok((_, ref new_chunks, _)) = res {
                 r.node = to;
                 r.chunks = new_chunks.clone();
             }
         }
         drop(routes);
-        let (m, _) = res?;
+        let (m, _, paused_at) = res?;
         // Switched: everything still aimed at the source learns the move.
         let (mut src, pid) = self.joined(from)?;
-        let t = Instant::now();
         for nva in chunks.values() {
             self.gate(from, region, pid, *nva, GateState::Moved)?;
+        }
+        let paused = paused_at.elapsed();
+        for nva in chunks.values() {
             let _ = src.rfree(*nva, CHUNK);
         }
         Ok(Migration {
-            paused: m.paused + t.elapsed(),
+            paused,
+            took: m.took + paused,
             ..m
         })
     }
 
-    /// Pause, copy, switch. On error before the switch everything is undone.
+    /// Track, copy, pause, copy what is dirty, switch. On error before the
+    /// switch everything is undone. Returns the migration, the new chunk
+    /// table and when writes were paused.
     fn migrate_locked(
         &self,
         region: u32,
         from: NodeId,
         to: NodeId,
         chunks: &BTreeMap<u64, u64>,
-    ) -> Result<(Migration, BTreeMap<u64, u64>), RackClientError> {
+        policy: CopyPolicy,
+    ) -> Result<(Migration, BTreeMap<u64, u64>, Instant), RackClientError> {
         let from_epoch = self.lookup(region)?.epoch;
         let (mut src, pid) = self.joined(from)?;
         let (mut dst, dst_pid) = self.joined(to)?;
         let to_addr = self.slot(to).map_or(self.ctl_addr, |s| s.addr);
         let started = Instant::now();
-        let mut paused = Vec::new();
+        let mut gated = BTreeMap::new();
         let mut copied = BTreeMap::new();
-        let mut bytes = 0;
+        let mut done = None;
         let copy = (|| {
-            for nva in chunks.values() {
-                self.gate(from, region, pid, *nva, GateState::Paused)?;
-                paused.push(*nva);
-            }
             let from_addr = self.slot(from).map_or(self.ctl_addr, |s| s.addr);
-            let mut buf = vec![0u8; CHUNK as usize];
             let mut src_end = CopyEnd {
                 node: from,
                 addr: from_addr,
@@ -1748,18 +1960,20 @@ impl<T: Transport> RackClient<T> {
                 pid: dst_pid,
                 session: &mut dst,
             };
-            for (c, nva) in chunks {
-                let va = copy_chunk(
-                    &*self.links,
-                    region,
-                    (*c, *nva),
-                    &mut src_end,
-                    &mut dst_end,
-                    &mut buf,
-                )?;
-                copied.insert(*c, va);
-                bytes += CHUNK;
-            }
+            // New chunks of a migrating region wait in this client: the
+            // table is fixed.
+            let c = copy_region(
+                &*self.links,
+                region,
+                &|nva, state| self.gate(from, region, pid, nva, state),
+                &mut || Ok(chunks.clone()),
+                &mut src_end,
+                &mut dst_end,
+                policy,
+                &mut gated,
+                &mut copied,
+            )?;
+            done = Some(c);
             // Everything is on `to` before the switch makes it the owner.
             dst.rfence().map_err(|source| RackClientError::Node {
                 node: to,
@@ -1786,25 +2000,31 @@ impl<T: Transport> RackClient<T> {
             },
             Err(e) => Err(e),
         };
-        if let Err(e) = switched {
-            // Roll back: the source serves again, the copies go.
-            for nva in &paused {
-                let _ = self.gate(from, region, pid, *nva, GateState::Open);
+        let c = match (switched, done) {
+            (Ok(()), Some(c)) => c,
+            (res, _) => {
+                // Roll back: the source serves again, the copies go.
+                for nva in gated.values() {
+                    let _ = self.gate(from, region, pid, *nva, GateState::Open);
+                }
+                for nva in copied.values() {
+                    let _ = dst.rfree(*nva, CHUNK);
+                }
+                return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
-            for nva in copied.values() {
-                let _ = dst.rfree(*nva, CHUNK);
-            }
-            return Err(e);
-        }
+        };
         Ok((
             Migration {
                 region,
                 from,
                 to,
-                bytes,
-                paused: started.elapsed(),
+                bytes: c.bytes,
+                paused: Duration::ZERO,
+                took: started.elapsed(),
+                rounds: c.rounds,
             },
             copied,
+            c.paused_at,
         ))
     }
 }

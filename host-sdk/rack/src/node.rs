@@ -12,6 +12,15 @@
 //! [`Message::Gate`] datagrams on the node's own data port (told from Clio packets
 //! by the control magic), answered `Ack` with the board's boot epoch.
 //!
+//! `Tracking` serves everything and records, per [`DIRTY_BLOCK`] of the range,
+//! whether a change landed there since the mover last asked
+//! ([`Message::TakeDirty`], which reads and clears the record in one step under
+//! the node's lock): the mover copies while writes go on, re-copies the dirty
+//! blocks in rounds, and pauses writes only for its last round (`Paused` keeps
+//! the record). A change marks its blocks in the same step that executes it, so
+//! a change that is acknowledged before the pause is either in what the mover
+//! read or in the record it takes after the pause.
+//!
 //! A board allocation that starts inside a `Moved` range of the same address space
 //! (the board reusing freed VA) drops that range's gate: the VA holds new data.
 //!
@@ -32,7 +41,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use clio_control::{
     ChunkVa, Envelope, ErrorCode, Field, GateState, Message, NodeId, Pressure, RegionUse, Space,
-    MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
+    DIRTY_BLOCK, MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
 };
 use clio_emu::{Board, ClientId, Engine};
 use clio_wire::clio::{Header, Opcode, Packet, Status};
@@ -67,6 +76,8 @@ pub struct GateStats {
     pub busy: u64,
     /// Requests answered `MOVED`.
     pub moved: u64,
+    /// Changes that marked blocks of a `Tracking` gate dirty.
+    pub tracked: u64,
     /// Control datagrams answered (gates set).
     pub control: u64,
     /// Control datagrams refused (malformed, not for a node).
@@ -104,6 +115,9 @@ pub struct RackNode {
     hits: BTreeMap<u32, u64>,
     exported: BTreeSet<(u32, u32)>,
     spaces: BTreeMap<u64, Space>,
+    /// Dirty records of `Tracking` gates (kept when one turns `Paused`), by
+    /// (pid, gate start): bit i = block i changed since the last take.
+    dirty: BTreeMap<(u32, u64), u64>,
 }
 
 impl std::fmt::Debug for RackNode {
@@ -145,7 +159,36 @@ impl RackNode {
             hits: BTreeMap::new(),
             exported: BTreeSet::new(),
             spaces: BTreeMap::new(),
+            dirty: BTreeMap::new(),
         }
+    }
+
+    /// Marks the blocks of every `Tracking` gate of `pid` that `[va, end)`
+    /// touches.
+    fn mark_dirty(&mut self, pid: u32, va: u64, end: u64) {
+        for g in &self.gates {
+            if g.pid != pid || g.state != GateState::Tracking {
+                continue;
+            }
+            let g_end = g.va.saturating_add(g.len);
+            if end <= g.va || va >= g_end {
+                continue;
+            }
+            let first = (va.max(g.va) - g.va) / DIRTY_BLOCK;
+            let last = (end.min(g_end) - 1 - g.va) / DIRTY_BLOCK;
+            if let Some(mask) = self.dirty.get_mut(&(pid, g.va)) {
+                for b in first..=last.min(63) {
+                    *mask |= 1 << b;
+                }
+                self.stats.tracked += 1;
+            }
+        }
+    }
+
+    /// Reads and clears the dirty record of the gate of `pid` starting at
+    /// `va` (`None`: no gate there tracks).
+    pub fn take_dirty(&mut self, pid: u32, va: u64) -> Option<u64> {
+        self.dirty.get_mut(&(pid, va)).map(std::mem::take)
     }
 
     /// The binding covering `(pid, va)`.
@@ -221,6 +264,16 @@ impl RackNode {
             self.bindings
                 .retain(|&(pid, _), b| !(pid == gate.pid && b.region == gate.region));
         }
+        match gate.state {
+            GateState::Tracking => {
+                self.dirty.entry((gate.pid, gate.va)).or_insert(0);
+            }
+            // The mover's last round reads what the tracking recorded.
+            GateState::Paused => {}
+            GateState::Open | GateState::Moved | GateState::Rejoin => {
+                self.dirty.remove(&(gate.pid, gate.va));
+            }
+        }
         if gate.state != GateState::Open {
             self.gates.push(gate);
         }
@@ -269,8 +322,20 @@ impl RackNode {
                         // A new backup: the client must learn it before it
                         // changes memory again (reads go on).
                         Some(GateState::Rejoin) if writes => Some(Status::Moved),
+                        // A free would pull the chunk from under the copy; an
+                        // offload may change memory outside what the record sees.
+                        Some(GateState::Tracking)
+                            if matches!(h.opcode, Opcode::Free | Opcode::OffloadCall) =>
+                        {
+                            Some(Status::Busy)
+                        }
                         _ => None,
                     };
+                    if status.is_none() && writes && hit == Some(GateState::Tracking) {
+                        // Marked in the same step that executes it (the node's lock).
+                        let len = u64::from(h.total_len).max(8);
+                        self.mark_dirty(h.pid, h.va, h.va.saturating_add(len));
+                    }
                     if let Some(status) = status {
                         match status {
                             Status::Moved => self.stats.moved += 1,
@@ -309,7 +374,10 @@ impl RackNode {
                 let paused = self.gates.iter().any(|g| {
                     g.pid == pid
                         && g.region == region
-                        && matches!(g.state, GateState::Paused | GateState::Rejoin)
+                        && matches!(
+                            g.state,
+                            GateState::Paused | GateState::Rejoin | GateState::Tracking
+                        )
                 });
                 if paused && !import {
                     return Some(refuse(ErrorCode::Busy, Field::BindRegion));
@@ -332,6 +400,10 @@ impl RackNode {
                     space: Some(*e),
                 }
             }
+            Message::TakeDirty { pid, va, .. } => match self.take_dirty(pid, va) {
+                Some(mask) => Message::Dirty { mask },
+                None => refuse(ErrorCode::NotAssigned, Field::TakeDirtyVa),
+            },
             Message::FindSpace { client } => Message::SpaceOf {
                 client,
                 space: self.spaces.get(&client).copied(),

@@ -855,6 +855,7 @@ impl Controller {
             | Message::Bind { .. }
             | Message::Register { .. }
             | Message::FindSpace { .. }
+            | Message::TakeDirty { .. }
             | Message::Chunks { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
             Message::Welcome { .. }
             | Message::NodeReport { .. }
@@ -868,6 +869,7 @@ impl Controller {
             | Message::ChunkList { .. }
             | Message::MovePlan(_)
             | Message::ReplicaPlan(_)
+            | Message::Dirty { .. }
             | Message::Refused { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
         }
     }

@@ -161,7 +161,9 @@ fn migration_under_concurrent_writers_loses_nothing() {
     let writers = common::spawn_writers(&c, va, 1024, 200, &stop);
     std::thread::sleep(Duration::from_millis(20));
     let m = c.migrate(region, to).unwrap();
-    assert_eq!((m.from, m.to, m.bytes), (from, to, 2 * CHUNK));
+    assert_eq!((m.from, m.to), (from, to));
+    // Both chunks, then the blocks the writers dirtied during the copy.
+    assert!(m.bytes >= 2 * CHUNK, "{m:?}");
     assert_eq!(c.owner_of(region), Some(to));
     stop.store(true, Ordering::Relaxed);
     let model = common::join_writers(writers);

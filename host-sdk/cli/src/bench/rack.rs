@@ -1,13 +1,24 @@
 //! `clio bench rack`: a rack of emulated memory nodes under one controller.
 //!
 //! - aggregate 64 B read ops/s with 1, 2, 4, 8 nodes from a fixed set of client
-//!   threads (in process and over UDP loopback), and the scaling over 1 node;
+//!   threads (in process and over UDP loopback), and the scaling over 1 node,
+//!   each thread reading a fixed total span (4 MiB) split over the nodes, so the
+//!   touched set does not grow with the node count; beside the wall-clock
+//!   number, a **model-time projection**: each node's service time taken from
+//!   the fast-path model's pipeline cycles at the board's clock, aggregate =
+//!   requests / the busiest node's service time;
 //! - allocation latency through the controller (`RackClient::ralloc`: one
 //!   controller round trip and its logged, fsynced change) against one node's
 //!   `ralloc`, measured side by side;
-//! - a region migrated under concurrent writers: bytes/s moved, write latency
-//!   p50/p99 before and during the move, and acknowledged writes lost (checked
-//!   against a model of what each writer last wrote);
+//! - a region migrated under concurrent writers, twice side by side: writes
+//!   paused for the whole copy (`CopyPolicy::PAUSED`, the behaviour before dirty
+//!   tracking) and copied while writes go on (dirty tracking, the default):
+//!   bytes/s moved, write latency p50/p99 before and during the move, the write
+//!   pause, and acknowledged writes lost (checked against a model of what each
+//!   writer last wrote);
+//! - re-replication under concurrent writers (the balancer gives a replicated
+//!   region that lost its backup a new one), paused vs tracked: writers' p99
+//!   during the copy and lost writes;
 //! - replication: 64 B write latency to a replicated region against a
 //!   single-copy one (same client, interleaved), and failover: the primary of a
 //!   replicated region killed under two writers and an adder, time from the kill
@@ -25,7 +36,7 @@ use clio::{ClientConfig, Session};
 use clio_control::VREGION_BYTES;
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
-use clio_rack::{Links, RackClient, UdpLinks};
+use clio_rack::{Balancer, BalancerConfig, CopyPolicy, Links, RackClient, UdpLinks};
 use serde::Serialize;
 
 use super::stats::{ratio, Rng, Summary};
@@ -49,6 +60,11 @@ pub struct RackBenchArgs {
     /// Chunks (4 MiB each) in the migrated region.
     #[arg(long, default_value_t = 8)]
     pub chunks: u64,
+    /// 64 KiB blocks per chunk the writers keep rewriting during a migration or
+    /// re-replication (their hot set; 64 = every block: the copy cannot
+    /// converge and pauses after its bound on rounds).
+    #[arg(long, default_value_t = 1)]
+    pub hot_blocks: u64,
     /// Write samples per side for the replication overhead.
     #[arg(long, default_value_t = 2000)]
     pub writes: usize,
@@ -79,15 +95,23 @@ struct Point {
     /// CPU time this process used per second of the run (clients, nodes and
     /// every other thread of it; at most the host's cores).
     process_cpu_cores: f64,
+    /// Model time (a projection, not a measurement of this host): requests
+    /// served / the busiest node's Σ fast-path pipeline cycles at the board's
+    /// clock. Assumes each node serves one request at a time (no pipelining
+    /// across requests) and that clients and the network keep every node busy.
+    model_ops_per_s: f64,
+    /// `model_ops_per_s` over the 1-node point's.
+    model_scaling_vs_1: f64,
 }
 
-/// Served requests and service time (ns) of each node.
-fn node_service(r: &LocalRack) -> Vec<(u64, u64)> {
+/// Served requests, service time (ns) and fast-path model cycles of each node.
+fn node_service(r: &LocalRack) -> Vec<(u64, u64, u64)> {
     r.nodes()
         .iter()
         .map(|n| {
-            let s = n.lock().stats();
-            (s.served, s.busy_ns)
+            let n = n.lock();
+            let s = n.stats();
+            (s.served, s.busy_ns, n.board().stats().fast.cycles)
         })
         .collect()
 }
@@ -113,8 +137,8 @@ fn process_cpu_s() -> f64 {
 struct Run {
     ops: u64,
     wall_s: f64,
-    /// Per node: (served, busy ns) during the run.
-    nodes: Vec<(u64, u64)>,
+    /// Per node: (served, busy ns, model cycles) during the run.
+    nodes: Vec<(u64, u64, u64)>,
     cpu_s: f64,
 }
 
@@ -154,10 +178,34 @@ struct Replication {
 
 #[derive(Debug, Serialize)]
 struct Move {
+    /// `paused` (writes wait for the whole copy) or `tracked` (dirty tracking).
+    policy: &'static str,
     bytes: u64,
     seconds: f64,
     bytes_per_s: f64,
+    /// Rounds of dirty blocks copied while writes went on.
+    rounds: u32,
+    /// How long writes were paused (the last round to the switch).
+    write_pause_s: f64,
     writes_before: Summary,
+    writes_during: Summary,
+    writes_checked: usize,
+    lost_writes: usize,
+}
+
+/// A replicated region that lost its backup gets a new one from the balancer
+/// while two writers keep writing.
+#[derive(Debug, Serialize)]
+struct Rereplication {
+    /// `paused` or `tracked`, as for [`Move`].
+    policy: &'static str,
+    bytes: u64,
+    /// From the first gate to the commit's `Rejoin` gates.
+    seconds: f64,
+    rounds: u32,
+    write_pause_s: f64,
+    writes_before: Summary,
+    /// Writes issued while the primary's chunks were gated for the copy.
     writes_during: Summary,
     writes_checked: usize,
     lost_writes: usize,
@@ -175,8 +223,9 @@ pub struct Report {
     threads: usize,
     throughput: Vec<Point>,
     alloc: Alloc,
-    migration: Move,
+    migration: Vec<Move>,
     replication: Replication,
+    rereplication: Vec<Rereplication>,
 }
 
 fn temp_log(tag: &str) -> std::path::PathBuf {
@@ -204,7 +253,12 @@ fn start_with(
     Ok((r, log))
 }
 
-/// Ops/s of `threads` clients reading 64 B at random from one region per node.
+/// Each client thread's read span, split evenly over the nodes: fixed, so the
+/// touched set (threads × span) is the same at every node count.
+const SPAN: u64 = CHUNK;
+
+/// Ops/s of `threads` clients reading 64 B at random from one region per node,
+/// `SPAN / m` bytes of each.
 fn throughput<T, L>(
     r: &LocalRack,
     links: impl Fn() -> L,
@@ -237,7 +291,7 @@ where
             while !stop.load(Ordering::Relaxed) {
                 let i = rng.below(m as u64);
                 c.rread(
-                    va + i * VREGION_BYTES + rng.below(CHUNK / 64) * 64,
+                    va + i * VREGION_BYTES + rng.below(SPAN / m as u64 / 64) * 64,
                     &mut buf,
                 )?;
                 n += 1;
@@ -260,7 +314,7 @@ where
     let nodes = node_service(r)
         .iter()
         .zip(&before)
-        .map(|(a, b)| (a.0 - b.0, a.1 - b.1))
+        .map(|(a, b)| (a.0 - b.0, a.1 - b.1, a.2 - b.2))
         .collect();
     Ok(Run {
         ops: ops.load(Ordering::Relaxed),
@@ -272,9 +326,10 @@ where
 
 fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec<Point>> {
     let cfg = ClientConfig::from_board(board);
+    let hz = f64::from(board.fastpath.clock_mhz) * 1e6;
     let mut points = Vec::new();
     for transport in ["inproc", "udp"] {
-        let mut base = 0.0;
+        let (mut base, mut model_base) = (0.0, 0.0);
         for m in [1usize, 2, 4, 8] {
             let (r, log) = start(m, board, &format!("{transport}{m}"))?;
             let run = if transport == "inproc" {
@@ -293,8 +348,11 @@ fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec
             );
             let busy_s = run.nodes.iter().map(|n| n.1).sum::<u64>() as f64 / 1e9;
             let total: u64 = served.iter().sum();
+            let busiest_s = run.nodes.iter().map(|n| n.2).max().unwrap_or(0) as f64 / hz;
+            let model_ops_per_s = ratio(total as f64, busiest_s);
             if m == 1 {
                 base = ops_per_s;
+                model_base = model_ops_per_s;
             }
             points.push(Point {
                 transport,
@@ -307,6 +365,8 @@ fn run_points(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Vec
                 node_capacity_ops_s: ratio(total as f64, busy_s),
                 node_busy_cores: busy_s / run.wall_s,
                 process_cpu_cores: run.cpu_s / run.wall_s,
+                model_ops_per_s,
+                model_scaling_vs_1: ratio(model_ops_per_s, model_base),
             });
         }
     }
@@ -476,8 +536,12 @@ fn run_replication(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Resul
     })
 }
 
-fn run_move(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Move> {
-    let (r, log) = start(2, board, "move")?;
+fn run_move(
+    a: &RackBenchArgs,
+    board: &clio_config::BoardConfig,
+    (policy, copy): (&'static str, CopyPolicy),
+) -> Result<Move> {
+    let (r, log) = start(2, board, &format!("move-{policy}"))?;
     let cfg = ClientConfig::from_board(board);
     let c = Arc::new(RackClient::new(
         r.config(),
@@ -493,38 +557,12 @@ fn run_move(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Move>
     let from = c.owner_of(region).context("no owner")?;
     let moving = Arc::new(AtomicBool::new(false));
     let stop = Arc::new(AtomicBool::new(false));
-    let (words, chunks) = (a.chunks * 64, a.chunks);
-    let writers: Vec<_> = (0..2u64)
-        .map(|t| {
-            let (c, stop, moving) = (c.clone(), stop.clone(), moving.clone());
-            std::thread::spawn(move || -> Result<_> {
-                let mut model = BTreeMap::new();
-                let (mut before, mut during) = (Vec::new(), Vec::new());
-                let mut i = 0u64;
-                while !stop.load(Ordering::Relaxed) {
-                    let slot = (i * 2 + t) % words;
-                    let at = va + (slot % chunks) * CHUNK + (slot / chunks) * 8;
-                    let v = (t << 60) | i;
-                    let start = Instant::now();
-                    let m = moving.load(Ordering::Relaxed);
-                    c.rwrite(at, &v.to_le_bytes())?;
-                    let ns = start.elapsed().as_nanos() as f64;
-                    if m || moving.load(Ordering::Relaxed) {
-                        during.push(ns);
-                    } else {
-                        before.push(ns);
-                    }
-                    model.insert(at, v);
-                    i += 1;
-                }
-                Ok((model, before, during))
-            })
-        })
-        .collect();
+    // A hot set: words in the first 64 KiB block of each chunk.
+    let writers = block_writers(&c, va, a.chunks, a.hot_blocks, &moving, &stop);
     std::thread::sleep(Duration::from_millis(300));
     moving.store(true, Ordering::Relaxed);
     let t = Instant::now();
-    let m = c.migrate(region, 3 - from)?;
+    let m = c.migrate_with(region, 3 - from, copy)?;
     let seconds = t.elapsed().as_secs_f64();
     moving.store(false, Ordering::Relaxed);
     std::thread::sleep(Duration::from_millis(100));
@@ -547,15 +585,182 @@ fn run_move(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Result<Move>
     drop(r);
     let _ = std::fs::remove_file(log);
     Ok(Move {
+        policy,
         bytes: m.bytes,
         seconds,
         bytes_per_s: m.bytes as f64 / seconds,
+        rounds: m.rounds,
+        write_pause_s: m.paused.as_secs_f64(),
         writes_before: Summary::of(&mut before),
         writes_during: Summary::of(&mut during),
         writes_checked: model.len(),
         lost_writes: lost,
     })
 }
+
+/// Two writers on alternate words of the first `blocks` 64 KiB blocks of each
+/// of `chunks` chunks at `va` (a hot set of `chunks × blocks` blocks), one word
+/// per block per turn; latencies go to `during` while `moving` is set. Each
+/// returns (model, before, during).
+type WriterOut = (BTreeMap<u64, u64>, Vec<f64>, Vec<f64>);
+
+fn block_writers<T>(
+    c: &Arc<RackClient<T>>,
+    va: u64,
+    chunks: u64,
+    blocks: u64,
+    moving: &Arc<AtomicBool>,
+    stop: &Arc<AtomicBool>,
+) -> Vec<std::thread::JoinHandle<Result<WriterOut>>>
+where
+    T: Transport + Send + 'static,
+    RackClient<T>: Send + Sync,
+{
+    let hot = chunks * blocks;
+    (0..2u64)
+        .map(|t| {
+            let (c, stop, moving) = (c.clone(), stop.clone(), moving.clone());
+            std::thread::spawn(move || -> Result<_> {
+                let mut model = BTreeMap::new();
+                let (mut before, mut during) = (Vec::new(), Vec::new());
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    let k = i % hot;
+                    let at = va
+                        + (k % chunks) * CHUNK
+                        + (k / chunks) * clio_control::DIRTY_BLOCK
+                        + ((i / hot) % 64) * 16
+                        + 8 * t;
+                    let v = (t << 60) | i;
+                    let start = Instant::now();
+                    let m = moving.load(Ordering::Relaxed);
+                    c.rwrite(at, &v.to_le_bytes())?;
+                    let ns = start.elapsed().as_nanos() as f64;
+                    if m || moving.load(Ordering::Relaxed) {
+                        during.push(ns);
+                    } else {
+                        before.push(ns);
+                    }
+                    model.insert(at, v);
+                    i += 1;
+                }
+                Ok((model, before, during))
+            })
+        })
+        .collect()
+}
+
+fn run_rereplicate(
+    a: &RackBenchArgs,
+    board: &clio_config::BoardConfig,
+    (policy, copy): (&'static str, CopyPolicy),
+) -> Result<Rereplication> {
+    let (mut r, log) = start_with(3, board, &format!("rerep-{policy}"), a.dead_after_ms)?;
+    let cfg = ClientConfig {
+        request_timeout_ns: 200_000_000,
+        ..ClientConfig::from_board(board)
+    };
+    let c = Arc::new(RackClient::new(
+        r.config(),
+        r.controller_addr(),
+        UdpLinks,
+        cfg.clone(),
+    )?);
+    let va = c.ralloc_replicated(a.chunks * CHUNK)?;
+    let region = (va >> 30) as u32;
+    for i in 0..a.chunks {
+        c.rwrite(va + i * CHUNK, &[0x5a; 64])?;
+    }
+    let (primary, backup) = c.copies_of(region).context("no copies")?;
+    let backup = backup.context("not replicated")?;
+    // The backup dies; the next write waits out the failover (single copy now).
+    r.kill(backup)?;
+    c.rwrite(va, &[0x5b; 64])?;
+    let moving = Arc::new(AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = block_writers(&c, va, a.chunks, a.hot_blocks, &moving, &stop);
+    std::thread::sleep(Duration::from_millis(300));
+    let bal = Balancer::start(
+        r.config(),
+        r.controller_addr(),
+        UdpLinks,
+        cfg,
+        BalancerConfig {
+            period: Duration::from_millis(50),
+            // No pressure moves: re-replication only.
+            high_ppm: 1_000_000,
+            low_ppm: 0,
+            copy,
+        },
+    )?;
+    let node = r.nodes()[usize::from(primary) - 1].clone();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let m = loop {
+        if let Some(m) = bal.stats().replicated.first().copied() {
+            break m;
+        }
+        if Instant::now() > deadline {
+            anyhow::bail!("no re-replication within 60 s: {:?}", bal.stats());
+        }
+        let gated = node.lock().gates().iter().any(|g| {
+            g.region == region
+                && matches!(
+                    g.state,
+                    clio_control::GateState::Tracking | clio_control::GateState::Paused
+                )
+        });
+        if gated {
+            moving.store(true, Ordering::Relaxed);
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    moving.store(false, Ordering::Relaxed);
+    std::thread::sleep(Duration::from_millis(100));
+    stop.store(true, Ordering::Relaxed);
+    let (mut model, mut before, mut during) = (BTreeMap::new(), Vec::new(), Vec::new());
+    for w in writers {
+        let (md, b, d) = w.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+        model.extend(md);
+        before.extend(b);
+        during.extend(d);
+    }
+    let mut lost = 0;
+    for (at, v) in &model {
+        let mut b = [0u8; 8];
+        c.rread(*at, &mut b)?;
+        if u64::from_le_bytes(b) != *v {
+            lost += 1;
+        }
+    }
+    // The balancer holds the client's new address space on the new backup
+    // (it created it): it stops after the client is done.
+    bal.stop();
+    drop(r);
+    let _ = std::fs::remove_file(log);
+    Ok(Rereplication {
+        policy,
+        bytes: m.bytes,
+        seconds: m.took.as_secs_f64(),
+        rounds: m.rounds,
+        write_pause_s: m.paused.as_secs_f64(),
+        writes_before: Summary::of(&mut before),
+        writes_during: Summary::of(&mut during),
+        writes_checked: model.len(),
+        lost_writes: lost,
+    })
+}
+
+/// The two copy policies measured side by side.
+const POLICIES: [(&str, CopyPolicy); 2] = [
+    ("paused", CopyPolicy::PAUSED),
+    (
+        "tracked",
+        CopyPolicy {
+            max_rounds: 4,
+            final_blocks: 16,
+        },
+    ),
+];
 
 /// Runs `clio bench rack`; the caller prints the report and its
 /// [`Report::verdict`].
@@ -564,10 +769,20 @@ pub fn run(a: &RackBenchArgs) -> Result<Report> {
     if a.threads == 0 || a.chunks == 0 || a.chunks > 16 {
         anyhow::bail!("--threads must be positive and --chunks 1..=16 (64 MiB per address space)");
     }
+    if !(1..=64).contains(&a.hot_blocks) {
+        anyhow::bail!("--hot-blocks must be 1..=64 (64 KiB blocks of a 4 MiB chunk)");
+    }
     let throughput = run_points(a, &board)?;
     let alloc = run_alloc(a, &board)?;
-    let migration = run_move(a, &board)?;
+    let migration = POLICIES
+        .iter()
+        .map(|&p| run_move(a, &board, p))
+        .collect::<Result<Vec<_>>>()?;
     let replication = run_replication(a, &board)?;
+    let rereplication = POLICIES
+        .iter()
+        .map(|&p| run_rereplicate(a, &board, p))
+        .collect::<Result<Vec<_>>>()?;
     Ok(Report {
         board: board.board.name.to_string(),
         cores: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -576,6 +791,7 @@ pub fn run(a: &RackBenchArgs) -> Result<Report> {
         alloc,
         migration,
         replication,
+        rereplication,
     })
 }
 
@@ -584,7 +800,8 @@ impl Report {
     pub fn verdict(&self) -> Result<()> {
         let lost = self.replication.lost_writes != 0
             || self.replication.adds_found != self.replication.adds_acked
-            || self.migration.lost_writes != 0;
+            || self.migration.iter().any(|m| m.lost_writes != 0)
+            || self.rereplication.iter().any(|m| m.lost_writes != 0);
         if lost {
             anyhow::bail!("acknowledged writes were lost");
         }
@@ -602,7 +819,7 @@ impl std::fmt::Display for Report {
         )?;
         writeln!(
             f,
-            "{:<8} {:>5} {:>12} {:>10} {:>9} {:>14} {:>11} {:>9}",
+            "{:<8} {:>5} {:>12} {:>10} {:>9} {:>14} {:>11} {:>9} {:>15} {:>10}",
             "",
             "nodes",
             "64 B ops/s",
@@ -610,12 +827,14 @@ impl std::fmt::Display for Report {
             "evenness",
             "node cap op/s",
             "node cores",
-            "proc cpu"
+            "proc cpu",
+            "model ops/s*",
+            "model vs 1"
         )?;
         for p in &r.throughput {
             writeln!(
                 f,
-                "{:<8} {:>5} {:>12.0} {:>9.2}x {:>9.2} {:>14.0} {:>11.2} {:>9.2}",
+                "{:<8} {:>5} {:>12.0} {:>9.2}x {:>9.2} {:>14.0} {:>11.2} {:>9.2} {:>15.0} {:>9.2}x",
                 p.transport,
                 p.nodes,
                 p.ops_per_s,
@@ -623,9 +842,15 @@ impl std::fmt::Display for Report {
                 p.evenness,
                 p.node_capacity_ops_s,
                 p.node_busy_cores,
-                p.process_cpu_cores
+                p.process_cpu_cores,
+                p.model_ops_per_s,
+                p.model_scaling_vs_1
             )?;
         }
+        writeln!(
+            f,
+            "* model time, a projection: requests / the busiest node's fast-path pipeline cycles at the board's clock (one request at a time per node; clients and network not modelled)"
+        )?;
         writeln!(
             f,
             "allocation p50: controller {:.1} us, one node {:.1} us ({:.2}x); p99 {:.1} / {:.1} us",
@@ -643,21 +868,43 @@ impl std::fmt::Display for Report {
             r.alloc.with_first_write_p50_ratio,
             r.alloc.controller_region.p50_ns / 1e3
         )?;
-        let mv = &r.migration;
-        writeln!(
-            f,
-            "migration: {} MiB in {:.3} s ({:.1} MiB/s); 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
-            mv.bytes >> 20,
-            mv.seconds,
-            mv.bytes_per_s / (1 << 20) as f64,
-            mv.writes_before.p50_ns / 1e3,
-            mv.writes_before.p99_ns / 1e3,
-            mv.writes_during.p50_ns / 1e3,
-            mv.writes_during.p99_ns / 1e3,
-            mv.writes_during.n,
-            mv.writes_checked,
-            mv.lost_writes
-        )?;
+        for mv in &r.migration {
+            writeln!(
+                f,
+                "migration ({}): {:.1} MiB in {:.3} s ({:.1} MiB/s), {} rounds, writes paused {:.1} ms; 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
+                mv.policy,
+                mv.bytes as f64 / (1 << 20) as f64,
+                mv.seconds,
+                mv.bytes_per_s / (1 << 20) as f64,
+                mv.rounds,
+                mv.write_pause_s * 1e3,
+                mv.writes_before.p50_ns / 1e3,
+                mv.writes_before.p99_ns / 1e3,
+                mv.writes_during.p50_ns / 1e3,
+                mv.writes_during.p99_ns / 1e3,
+                mv.writes_during.n,
+                mv.writes_checked,
+                mv.lost_writes
+            )?;
+        }
+        for rr in &r.rereplication {
+            writeln!(
+                f,
+                "re-replication ({}): {:.1} MiB in {:.3} s, {} rounds, writes paused {:.1} ms; 8 B writes p50/p99 before {:.1}/{:.1} us, during {:.1}/{:.1} us ({} during); {} words checked, {} lost",
+                rr.policy,
+                rr.bytes as f64 / (1 << 20) as f64,
+                rr.seconds,
+                rr.rounds,
+                rr.write_pause_s * 1e3,
+                rr.writes_before.p50_ns / 1e3,
+                rr.writes_before.p99_ns / 1e3,
+                rr.writes_during.p50_ns / 1e3,
+                rr.writes_during.p99_ns / 1e3,
+                rr.writes_during.n,
+                rr.writes_checked,
+                rr.lost_writes
+            )?;
+        }
         let rp = &r.replication;
         writeln!(
             f,
