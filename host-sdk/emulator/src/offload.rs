@@ -33,7 +33,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use clio_fastpath::{ClientId as FpClient, OffloadJob};
+use clio_fastpath::{ClientId as FpClient, DirectCreds, OffloadJob};
 use clio_wire::clio::serial_before;
 use clio_wire::payload::{
     AllocReq, AllocResp, AtomicArgs, AtomicResp, OffloadCallReq, OffloadCallResp, OpenSessionReq,
@@ -171,6 +171,10 @@ pub struct OffloadMem<'a> {
     mtu: usize,
     /// Bytes one read request may ask for (the board's response bound).
     max_read: usize,
+    /// Whether reads, writes and CAS try the direct translated access first.
+    direct: bool,
+    /// Accesses served directly / as packets (the engine's counters).
+    counts: &'a mut OffloadCounters,
 }
 
 impl std::fmt::Debug for OffloadMem<'_> {
@@ -420,6 +424,41 @@ impl OffloadMem<'_> {
         })
     }
 
+    /// The credentials for a direct access, `None` when it is off or the
+    /// session is not open yet (its opening is a packet exchange).
+    fn direct_creds(&mut self) -> Option<DirectCreds> {
+        if !self.direct {
+            return None;
+        }
+        let c = self.active().creds?;
+        Some(DirectCreds {
+            pid: c.pid,
+            session: c.session,
+            epoch: c.epoch,
+            key: c.key,
+        })
+    }
+
+    /// Try `f` as a direct translated access; `true` if it succeeded. A
+    /// refusal is not final: the caller sends the same access as a packet,
+    /// whose path gives the refusal its usual handling (the slow path run
+    /// and `BUSY` retried, the status reported).
+    fn try_direct<R>(
+        &mut self,
+        f: impl FnOnce(&mut FastPathOf, &DirectCreds) -> Result<R, Status>,
+    ) -> Option<R> {
+        let c = self.direct_creds()?;
+        let r = f(self.board.fast_mut(), &c);
+        self.board.after_direct(&mut *self.out);
+        match r {
+            Ok(v) => {
+                self.counts.direct += 1;
+                Some(v)
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Allocate `size` bytes (read/write) in the offload's address space.
     pub fn alloc(&mut self, size: u64) -> Result<u64, MemError> {
         let mut p = [0u8; AllocReq::LEN];
@@ -442,6 +481,13 @@ impl OffloadMem<'_> {
     /// (`network.max_response_bytes`), answered by the fast path with one
     /// packet per MTU, as it answers a client.
     pub fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
+        if self
+            .try_direct(|fp, c| fp.direct_read(c, va, buf))
+            .is_some()
+        {
+            return Ok(());
+        }
+        self.counts.packets += 1;
         let max = self.max_read;
         for (i, chunk) in buf.chunks_mut(max).enumerate() {
             let at = va.wrapping_add((i * max) as u64);
@@ -482,6 +528,13 @@ impl OffloadMem<'_> {
 
     /// Write `data` at `va` (one request per MTU).
     pub fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemError> {
+        if self
+            .try_direct(|fp, c| fp.direct_write(c, va, data))
+            .is_some()
+        {
+            return Ok(());
+        }
+        self.counts.packets += 1;
         let mtu = self.mtu;
         for (i, chunk) in data.chunks(mtu).enumerate() {
             let at = va.wrapping_add((i * mtu) as u64);
@@ -492,6 +545,10 @@ impl OffloadMem<'_> {
 
     /// Compare-and-swap the 8-byte word at `va`; the old value.
     pub fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemError> {
+        if let Some(old) = self.try_direct(|fp, c| fp.direct_cas(c, va, expected, new)) {
+            return Ok(old);
+        }
+        self.counts.packets += 1;
         let mut p = [0u8; AtomicArgs::CAS_LEN];
         let _ = AtomicArgs::CompareAndSwap { expected, new }.emit(&mut p);
         let (_, payload) = self.request(Opcode::CompareAndSwap, va, 8, &p)?;
@@ -504,6 +561,8 @@ impl OffloadMem<'_> {
             })
     }
 }
+
+type FastPathOf = clio_fastpath::FastPath<Vec<u8>>;
 
 struct Entry {
     offload: Box<dyn Offload>,
@@ -525,6 +584,8 @@ pub struct OffloadEngine {
     counters: OffloadCounters,
     /// Exchange buffers of the offloads' memory accesses.
     scratch: Scratch,
+    /// Direct translated access off (`Board::set_offload_direct`).
+    packets_only: bool,
 }
 
 impl std::fmt::Debug for OffloadEngine {
@@ -554,6 +615,12 @@ pub struct OffloadCounters {
     pub unknown: u64,
     /// Retries answered from the remembered answer.
     pub replays: u64,
+    /// Offloads' reads, writes and CAS served by the direct translated
+    /// access.
+    pub direct: u64,
+    /// Offloads' reads, writes and CAS sent as Clio packets (direct access
+    /// off, or refused and retried as a packet).
+    pub packets: u64,
 }
 
 impl OffloadEngine {
@@ -580,6 +647,11 @@ impl OffloadEngine {
             },
         );
         Ok(())
+    }
+
+    /// Whether offloads' memory accesses try the direct translated access.
+    pub fn set_direct(&mut self, on: bool) {
+        self.packets_only = !on;
     }
 
     /// Counters.
@@ -656,6 +728,8 @@ impl OffloadEngine {
             scratch: &mut self.scratch,
             mtu,
             max_read,
+            direct: !self.packets_only,
+            counts: &mut self.counters,
         };
         let offload = &mut e.offload;
         let r = catch_unwind(AssertUnwindSafe(|| {
