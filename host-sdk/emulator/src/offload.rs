@@ -36,8 +36,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use clio_fastpath::{ClientId as FpClient, DirectCreds, OffloadJob};
 use clio_wire::clio::serial_before;
 use clio_wire::payload::{
-    AllocReq, AllocResp, AtomicArgs, AtomicResp, OffloadCallReq, OffloadCallResp, OpenSessionReq,
-    OpenSessionResp,
+    AllocReq, AllocResp, AtomicArgs, AtomicResp, OffloadBatchReq, OffloadBatchResult,
+    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp, OFFLOAD_OP_BATCH,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
 
@@ -174,7 +174,14 @@ pub struct OffloadMem<'a> {
     /// Whether reads, writes and CAS try the direct translated access first.
     direct: bool,
     /// Accesses served directly / as packets (the engine's counters).
-    counts: &'a mut OffloadCounters,
+    counts: &'a mut MemCounts,
+}
+
+/// How offloads' reads, writes and CAS were served.
+#[derive(Debug, Clone, Copy, Default)]
+struct MemCounts {
+    direct: u64,
+    packets: u64,
 }
 
 impl std::fmt::Debug for OffloadMem<'_> {
@@ -586,6 +593,7 @@ pub struct OffloadEngine {
     scratch: Scratch,
     /// Direct translated access off (`Board::set_offload_direct`).
     packets_only: bool,
+    mem_counts: MemCounts,
 }
 
 impl std::fmt::Debug for OffloadEngine {
@@ -656,7 +664,11 @@ impl OffloadEngine {
 
     /// Counters.
     pub fn counters(&self) -> OffloadCounters {
-        self.counters
+        OffloadCounters {
+            direct: self.mem_counts.direct,
+            packets: self.mem_counts.packets,
+            ..self.counters
+        }
     }
 
     /// Whether an id is registered.
@@ -729,30 +741,83 @@ impl OffloadEngine {
             mtu,
             max_read,
             direct: !self.packets_only,
-            counts: &mut self.counters,
+            counts: &mut self.mem_counts,
         };
         let offload = &mut e.offload;
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            offload.call(&mut mem, req.op, args, &mut result)
-        }));
+        let counters = &mut self.counters;
+        if req.op != OFFLOAD_OP_BATCH {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                offload.call(&mut mem, req.op, args, &mut result)
+            }));
+            mem.leave_caller();
+            return match outcome(r, result.len() - OffloadCallResp::LEN, mtu, counters) {
+                (Status::Ok, _) => (Status::Ok, result),
+                (Status::OffloadRefused, code) => {
+                    let mut p = vec![0u8; OffloadCallResp::LEN];
+                    let _ = OffloadCallResp { code }.emit(&mut p);
+                    (Status::OffloadRefused, p)
+                }
+                (s, _) => (s, Vec::new()),
+            };
+        }
+        // A batch: each operation as its own call, each with its own outcome.
+        let Ok(ops) = OffloadBatchReq::ops(args) else {
+            mem.leave_caller();
+            return (Status::Malformed, Vec::new());
+        };
+        let count = ops.clone().count();
+        let max_result = mtu - OffloadCallResp::LEN;
+        let bound = mem.max_read;
+        if OffloadCallResp::LEN + OffloadBatchReq::LEN + count * (OffloadBatchResult::LEN + max_result)
+            > bound
+        {
+            // Its answer could outgrow what one request may be answered.
+            mem.leave_caller();
+            return (Status::TooLarge, Vec::new());
+        }
+        result.extend_from_slice(&OffloadBatchReq { count: count as u16 }.to_bytes());
+        for (op, op_args) in ops {
+            let at = result.len();
+            result.extend_from_slice(&[0u8; OffloadBatchResult::LEN]);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                offload.call(&mut mem, op, op_args, &mut result)
+            }));
+            let len = result.len() - at - OffloadBatchResult::LEN;
+            let (status, code) = outcome(r, len, max_result + OffloadCallResp::LEN, counters);
+            if status != Status::Ok {
+                result.truncate(at + OffloadBatchResult::LEN);
+            }
+            let len = if status == Status::Ok { len as u32 } else { 0 };
+            let o = OffloadBatchResult { status, code, len };
+            result[at..at + OffloadBatchResult::LEN].copy_from_slice(&o.to_bytes());
+        }
         mem.leave_caller();
-        match r {
-            Ok(Ok(())) if result.len() <= mtu => {
-                self.counters.ok += 1;
-                (Status::Ok, result)
-            }
-            Ok(Err(OffloadError::Refused(code))) if code != 0 => {
-                self.counters.refused += 1;
-                let mut p = vec![0u8; OffloadCallResp::LEN];
-                let _ = OffloadCallResp { code }.emit(&mut p);
-                (Status::OffloadRefused, p)
-            }
-            // A fault, a panic, a result over one packet, a refusal without
-            // a reason: all are the offload's failure, not the caller's.
-            _ => {
-                self.counters.faults += 1;
-                (Status::OffloadFault, Vec::new())
-            }
+        (Status::Ok, result)
+    }
+}
+
+/// What an offload's call came to: `Ok`, `OffloadRefused` with its code,
+/// or `OffloadFault` (a fault, a panic, a result of `len` bytes over one
+/// packet of `mtu`, a refusal without a reason: all the offload's failure,
+/// not the caller's); counted.
+fn outcome(
+    r: std::thread::Result<Result<(), OffloadError>>,
+    len: usize,
+    mtu: usize,
+    counters: &mut OffloadCounters,
+) -> (Status, u16) {
+    match r {
+        Ok(Ok(())) if len + OffloadCallResp::LEN <= mtu => {
+            counters.ok += 1;
+            (Status::Ok, 0)
+        }
+        Ok(Err(OffloadError::Refused(code))) if code != 0 => {
+            counters.refused += 1;
+            (Status::OffloadRefused, code)
+        }
+        _ => {
+            counters.faults += 1;
+            (Status::OffloadFault, 0)
         }
     }
 }
