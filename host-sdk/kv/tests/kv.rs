@@ -375,7 +375,10 @@ fn batches_mix_hits_misses_bad_ops_and_over_limit_keys() {
     for _ in 0..64 {
         proto::encode_batch_op(&mut many, proto::op::READ, b"k", &[]);
     }
-    assert!(s.offload_call(OFFLOAD_ID, OFFLOAD_OP_BATCH, &many).is_err());
+    assert!(matches!(
+        s.offload_call(OFFLOAD_ID, OFFLOAD_OP_BATCH, &many),
+        Err(clio::ClioError::TooLarge { .. })
+    ));
     // The store keeps serving.
     assert_eq!(kv.read(&keys[0]).unwrap(), vals[0]);
 }
