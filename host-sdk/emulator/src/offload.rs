@@ -768,14 +768,21 @@ impl OffloadEngine {
         let count = ops.clone().count();
         let max_result = mtu - OffloadCallResp::LEN;
         let bound = mem.max_read;
-        if OffloadCallResp::LEN + OffloadBatchReq::LEN + count * (OffloadBatchResult::LEN + max_result)
+        if OffloadCallResp::LEN
+            + OffloadBatchReq::LEN
+            + count * (OffloadBatchResult::LEN + max_result)
             > bound
         {
             // Its answer could outgrow what one request may be answered.
             mem.leave_caller();
             return (Status::TooLarge, Vec::new());
         }
-        result.extend_from_slice(&OffloadBatchReq { count: count as u16 }.to_bytes());
+        result.extend_from_slice(
+            &OffloadBatchReq {
+                count: count as u16,
+            }
+            .to_bytes(),
+        );
         for (op, op_args) in ops {
             let at = result.len();
             result.extend_from_slice(&[0u8; OffloadBatchResult::LEN]);

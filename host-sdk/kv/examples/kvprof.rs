@@ -9,7 +9,7 @@ use clio::backend::{InProcess, InProcessBoard};
 use clio::{AsyncSession, ClientConfig, Session};
 use clio_config::BoardConfig;
 use clio_emu::{Board, ServeOptions};
-use clio_kv::{AsyncKvClient, KvClient, KvOffload, OFFLOAD_ID};
+use clio_kv::{AsyncKvClient, KvClient, KvOffload, KvOp, OFFLOAD_ID};
 
 struct Emu(Board);
 impl InProcessBoard for Emu {
@@ -113,6 +113,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!(
             "udp async read depth {depth}: {:.2} us/op",
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    // The same reads as multi-op calls (as many per packet as fit).
+    for depth in [8usize, 32] {
+        let keys: Vec<String> = (0..n).map(key).collect();
+        let t = Instant::now();
+        for chunk in keys.chunks(depth) {
+            let ops: Vec<KvOp> = chunk.iter().map(|k| KvOp::Read(k.as_bytes())).collect();
+            for r in rt.block_on(akv.batch(&ops))? {
+                r?;
+            }
+        }
+        println!(
+            "udp batch read depth {depth}: {:.2} us/op",
             t.elapsed().as_secs_f64() * 1e6 / n as f64
         );
     }

@@ -183,8 +183,7 @@ fn pack(
     results: &mut [Option<KvResult>],
 ) -> Vec<BatchCall> {
     use clio_wire::payload::{
-        OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
-        OFFLOAD_BATCH_MAX_OPS,
+        OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp, OFFLOAD_BATCH_MAX_OPS,
     };
     let room = mtu - OffloadCallReq::LEN;
     // The board refuses a batch whose answer could outgrow its bound, each
@@ -202,9 +201,9 @@ fn pack(
         }
         let node = part.node_of(key);
         let need = proto::batch_op_len(key, value);
-        let full = open[node].as_ref().is_some_and(|c| {
-            c.args.len() + need > room || c.ops.len() == per_answer
-        });
+        let full = open[node]
+            .as_ref()
+            .is_some_and(|c| c.args.len() + need > room || c.ops.len() == per_answer);
         if full {
             calls.extend(open[node].take());
         }

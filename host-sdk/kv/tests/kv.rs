@@ -296,8 +296,16 @@ fn batches_mix_hits_misses_bad_ops_and_over_limit_keys() {
     let mut kv = in_process();
     let keys: Vec<Vec<u8>> = (0..60u32).map(|i| format!("b-{i}").into_bytes()).collect();
     let vals: Vec<Vec<u8>> = (0..60u32).map(|i| value(i, 1024)).collect();
-    let creates: Vec<_> = keys.iter().zip(&vals).map(|(k, v)| KvOp::Create(k, v)).collect();
-    assert!(kv.batch(&creates).unwrap().iter().all(|r| r.as_ref().unwrap().is_empty()));
+    let creates: Vec<_> = keys
+        .iter()
+        .zip(&vals)
+        .map(|(k, v)| KvOp::Create(k, v))
+        .collect();
+    assert!(kv
+        .batch(&creates)
+        .unwrap()
+        .iter()
+        .all(|r| r.as_ref().unwrap().is_empty()));
     let long_key = vec![b'k'; proto::ARGS_LEN + clio_kv::MAX_KEY];
     let long_value = vec![0u8; clio_kv::MAX_VALUE + 1];
     let new_value = value(99, 1024);
@@ -358,10 +366,22 @@ fn batches_mix_hits_misses_bad_ops_and_over_limit_keys() {
     }
     assert!(rest.is_empty());
     assert_eq!(got[0], (Status::Ok, 0, vals[0].clone()));
-    assert_eq!(got[1], (Status::OffloadRefused, proto::code::BAD_ARGS, vec![]));
-    assert_eq!(got[2], (Status::OffloadRefused, proto::code::KEY_TOO_LONG, vec![]));
-    assert_eq!(got[3], (Status::OffloadRefused, proto::code::BAD_ARGS, vec![]));
-    assert_eq!(got[4], (Status::OffloadRefused, proto::code::NOT_FOUND, vec![]));
+    assert_eq!(
+        got[1],
+        (Status::OffloadRefused, proto::code::BAD_ARGS, vec![])
+    );
+    assert_eq!(
+        got[2],
+        (Status::OffloadRefused, proto::code::KEY_TOO_LONG, vec![])
+    );
+    assert_eq!(
+        got[3],
+        (Status::OffloadRefused, proto::code::BAD_ARGS, vec![])
+    );
+    assert_eq!(
+        got[4],
+        (Status::OffloadRefused, proto::code::NOT_FOUND, vec![])
+    );
 
     // A batch that does not parse, and one whose answer could outgrow the
     // board's response bound, are refused whole.
@@ -388,7 +408,8 @@ fn tokio_batches_over_a_lossy_link() {
     use clio_emu::faults::FaultConfig;
     use clio_kv::KvOp;
     let c = cfg();
-    let lossy = FaultConfig::parse("drop=0.05,dup=0.02,reorder=0.05,window_us=200,seed=16").unwrap();
+    let lossy =
+        FaultConfig::parse("drop=0.05,dup=0.02,reorder=0.05,window_us=200,seed=16").unwrap();
     let h = clio_emu::spawn(
         board(),
         "127.0.0.1:0".parse().unwrap(),

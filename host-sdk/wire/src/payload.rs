@@ -1310,26 +1310,48 @@ mod layout_tests {
         assert_eq!(field(&[0, 65, 0, 0]), "offload_batch_req.count");
         assert_eq!(field(&[0, 1, 0, 1]), "offload_batch_req.reserved");
         let mut nested = OffloadBatchReq { count: 1 }.to_bytes().to_vec();
-        nested.extend_from_slice(&OffloadBatchOp { op: OFFLOAD_OP_BATCH, args_len: 0 }.to_bytes());
+        nested.extend_from_slice(
+            &OffloadBatchOp {
+                op: OFFLOAD_OP_BATCH,
+                args_len: 0,
+            }
+            .to_bytes(),
+        );
         assert_eq!(field(&nested), "offload_batch_op.op");
 
         use crate::Status;
-        let ok = OffloadBatchResult { status: Status::Ok, code: 0, len: 3 };
+        let ok = OffloadBatchResult {
+            status: Status::Ok,
+            code: 0,
+            len: 3,
+        };
         let mut r = ok.to_bytes().to_vec();
         r.extend_from_slice(b"xyz!");
         let (got, res, rest) = OffloadBatchResult::parse_with_result(&r).unwrap();
         assert_eq!((got, res, rest), (ok, &b"xyz"[..], &b"!"[..]));
         let bad = |s: Status, code: u16, len: u32| {
-            OffloadBatchResult::parse(&OffloadBatchResult { status: s, code, len }.to_bytes())
-                .unwrap_err()
-                .field
+            OffloadBatchResult::parse(
+                &OffloadBatchResult {
+                    status: s,
+                    code,
+                    len,
+                }
+                .to_bytes(),
+            )
+            .unwrap_err()
+            .field
         };
-        assert_eq!(bad(Status::OffloadRefused, 0, 0), "offload_batch_result.code");
+        assert_eq!(
+            bad(Status::OffloadRefused, 0, 0),
+            "offload_batch_result.code"
+        );
         assert_eq!(bad(Status::Ok, 5, 0), "offload_batch_result.code");
         assert_eq!(bad(Status::OffloadFault, 0, 1), "offload_batch_result.len");
         assert_eq!(bad(Status::Busy, 0, 0), "offload_batch_result.status");
         assert_eq!(
-            OffloadBatchResult::parse_with_result(&ok.to_bytes()).unwrap_err().field,
+            OffloadBatchResult::parse_with_result(&ok.to_bytes())
+                .unwrap_err()
+                .field,
             "offload_batch_result.len"
         );
     }
