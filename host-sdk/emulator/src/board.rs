@@ -161,6 +161,22 @@ impl Board {
         self.offloads.register(id, offload).map_err(BoardError)
     }
 
+    /// Whether offloads' reads, writes and compare-and-swaps take the fast
+    /// path's direct translated access (default on) or go as Clio packets
+    /// into it (both check the same translation and permissions; see
+    /// `clio_fastpath::FastPath::direct_read`). Off is for comparing the two.
+    pub fn set_offload_direct(&mut self, on: bool) {
+        self.offloads.set_direct(on);
+    }
+
+    /// After a direct access: finish the slow-path work a first-touch fault
+    /// gave it, as [`Board::handle_raw`] does after a packet.
+    pub(crate) fn after_direct(&mut self, out: &mut dyn FnMut(u64, &[u8])) {
+        if self.slow_work_waiting() {
+            self.settle(out);
+        }
+    }
+
     /// The offload engine's counters.
     pub fn offload_counters(&self) -> crate::offload::OffloadCounters {
         self.offloads.counters()

@@ -33,11 +33,11 @@
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use clio_fastpath::{ClientId as FpClient, OffloadJob};
+use clio_fastpath::{ClientId as FpClient, DirectCreds, OffloadJob};
 use clio_wire::clio::serial_before;
 use clio_wire::payload::{
-    AllocReq, AllocResp, AtomicArgs, AtomicResp, OffloadCallReq, OffloadCallResp, OpenSessionReq,
-    OpenSessionResp,
+    AllocReq, AllocResp, AtomicArgs, AtomicResp, OffloadBatchReq, OffloadBatchResult,
+    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp, OFFLOAD_OP_BATCH,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
 
@@ -171,6 +171,17 @@ pub struct OffloadMem<'a> {
     mtu: usize,
     /// Bytes one read request may ask for (the board's response bound).
     max_read: usize,
+    /// Whether reads, writes and CAS try the direct translated access first.
+    direct: bool,
+    /// Accesses served directly / as packets (the engine's counters).
+    counts: &'a mut MemCounts,
+}
+
+/// How offloads' reads, writes and CAS were served.
+#[derive(Debug, Clone, Copy, Default)]
+struct MemCounts {
+    direct: u64,
+    packets: u64,
 }
 
 impl std::fmt::Debug for OffloadMem<'_> {
@@ -420,6 +431,41 @@ impl OffloadMem<'_> {
         })
     }
 
+    /// The credentials for a direct access, `None` when it is off or the
+    /// session is not open yet (its opening is a packet exchange).
+    fn direct_creds(&mut self) -> Option<DirectCreds> {
+        if !self.direct {
+            return None;
+        }
+        let c = self.active().creds?;
+        Some(DirectCreds {
+            pid: c.pid,
+            session: c.session,
+            epoch: c.epoch,
+            key: c.key,
+        })
+    }
+
+    /// Try `f` as a direct translated access; `true` if it succeeded. A
+    /// refusal is not final: the caller sends the same access as a packet,
+    /// whose path gives the refusal its usual handling (the slow path run
+    /// and `BUSY` retried, the status reported).
+    fn try_direct<R>(
+        &mut self,
+        f: impl FnOnce(&mut FastPathOf, &DirectCreds) -> Result<R, Status>,
+    ) -> Option<R> {
+        let c = self.direct_creds()?;
+        let r = f(self.board.fast_mut(), &c);
+        self.board.after_direct(&mut *self.out);
+        match r {
+            Ok(v) => {
+                self.counts.direct += 1;
+                Some(v)
+            }
+            Err(_) => None,
+        }
+    }
+
     /// Allocate `size` bytes (read/write) in the offload's address space.
     pub fn alloc(&mut self, size: u64) -> Result<u64, MemError> {
         let mut p = [0u8; AllocReq::LEN];
@@ -442,6 +488,13 @@ impl OffloadMem<'_> {
     /// (`network.max_response_bytes`), answered by the fast path with one
     /// packet per MTU, as it answers a client.
     pub fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
+        if self
+            .try_direct(|fp, c| fp.direct_read(c, va, buf))
+            .is_some()
+        {
+            return Ok(());
+        }
+        self.counts.packets += 1;
         let max = self.max_read;
         for (i, chunk) in buf.chunks_mut(max).enumerate() {
             let at = va.wrapping_add((i * max) as u64);
@@ -482,6 +535,13 @@ impl OffloadMem<'_> {
 
     /// Write `data` at `va` (one request per MTU).
     pub fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemError> {
+        if self
+            .try_direct(|fp, c| fp.direct_write(c, va, data))
+            .is_some()
+        {
+            return Ok(());
+        }
+        self.counts.packets += 1;
         let mtu = self.mtu;
         for (i, chunk) in data.chunks(mtu).enumerate() {
             let at = va.wrapping_add((i * mtu) as u64);
@@ -492,6 +552,10 @@ impl OffloadMem<'_> {
 
     /// Compare-and-swap the 8-byte word at `va`; the old value.
     pub fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemError> {
+        if let Some(old) = self.try_direct(|fp, c| fp.direct_cas(c, va, expected, new)) {
+            return Ok(old);
+        }
+        self.counts.packets += 1;
         let mut p = [0u8; AtomicArgs::CAS_LEN];
         let _ = AtomicArgs::CompareAndSwap { expected, new }.emit(&mut p);
         let (_, payload) = self.request(Opcode::CompareAndSwap, va, 8, &p)?;
@@ -504,6 +568,8 @@ impl OffloadMem<'_> {
             })
     }
 }
+
+type FastPathOf = clio_fastpath::FastPath<Vec<u8>>;
 
 struct Entry {
     offload: Box<dyn Offload>,
@@ -525,6 +591,9 @@ pub struct OffloadEngine {
     counters: OffloadCounters,
     /// Exchange buffers of the offloads' memory accesses.
     scratch: Scratch,
+    /// Direct translated access off (`Board::set_offload_direct`).
+    packets_only: bool,
+    mem_counts: MemCounts,
 }
 
 impl std::fmt::Debug for OffloadEngine {
@@ -554,6 +623,12 @@ pub struct OffloadCounters {
     pub unknown: u64,
     /// Retries answered from the remembered answer.
     pub replays: u64,
+    /// Offloads' reads, writes and CAS served by the direct translated
+    /// access.
+    pub direct: u64,
+    /// Offloads' reads, writes and CAS sent as Clio packets (direct access
+    /// off, or refused and retried as a packet).
+    pub packets: u64,
 }
 
 impl OffloadEngine {
@@ -582,9 +657,18 @@ impl OffloadEngine {
         Ok(())
     }
 
+    /// Whether offloads' memory accesses try the direct translated access.
+    pub fn set_direct(&mut self, on: bool) {
+        self.packets_only = !on;
+    }
+
     /// Counters.
     pub fn counters(&self) -> OffloadCounters {
-        self.counters
+        OffloadCounters {
+            direct: self.mem_counts.direct,
+            packets: self.mem_counts.packets,
+            ..self.counters
+        }
     }
 
     /// Whether an id is registered.
@@ -656,29 +740,91 @@ impl OffloadEngine {
             scratch: &mut self.scratch,
             mtu,
             max_read,
+            direct: !self.packets_only,
+            counts: &mut self.mem_counts,
         };
         let offload = &mut e.offload;
-        let r = catch_unwind(AssertUnwindSafe(|| {
-            offload.call(&mut mem, req.op, args, &mut result)
-        }));
+        let counters = &mut self.counters;
+        if req.op != OFFLOAD_OP_BATCH {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                offload.call(&mut mem, req.op, args, &mut result)
+            }));
+            mem.leave_caller();
+            return match outcome(r, result.len() - OffloadCallResp::LEN, mtu, counters) {
+                (Status::Ok, _) => (Status::Ok, result),
+                (Status::OffloadRefused, code) => {
+                    let mut p = vec![0u8; OffloadCallResp::LEN];
+                    let _ = OffloadCallResp { code }.emit(&mut p);
+                    (Status::OffloadRefused, p)
+                }
+                (s, _) => (s, Vec::new()),
+            };
+        }
+        // A batch: each operation as its own call, each with its own outcome.
+        let Ok(ops) = OffloadBatchReq::ops(args) else {
+            mem.leave_caller();
+            return (Status::Malformed, Vec::new());
+        };
+        let count = ops.clone().count();
+        let max_result = mtu - OffloadCallResp::LEN;
+        let bound = mem.max_read;
+        if OffloadCallResp::LEN
+            + OffloadBatchReq::LEN
+            + count * (OffloadBatchResult::LEN + max_result)
+            > bound
+        {
+            // Its answer could outgrow what one request may be answered.
+            mem.leave_caller();
+            return (Status::TooLarge, Vec::new());
+        }
+        result.extend_from_slice(
+            &OffloadBatchReq {
+                count: count as u16,
+            }
+            .to_bytes(),
+        );
+        for (op, op_args) in ops {
+            let at = result.len();
+            result.extend_from_slice(&[0u8; OffloadBatchResult::LEN]);
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                offload.call(&mut mem, op, op_args, &mut result)
+            }));
+            let len = result.len() - at - OffloadBatchResult::LEN;
+            let (status, code) = outcome(r, len, max_result + OffloadCallResp::LEN, counters);
+            if status != Status::Ok {
+                result.truncate(at + OffloadBatchResult::LEN);
+            }
+            let len = if status == Status::Ok { len as u32 } else { 0 };
+            let o = OffloadBatchResult { status, code, len };
+            result[at..at + OffloadBatchResult::LEN].copy_from_slice(&o.to_bytes());
+        }
         mem.leave_caller();
-        match r {
-            Ok(Ok(())) if result.len() <= mtu => {
-                self.counters.ok += 1;
-                (Status::Ok, result)
-            }
-            Ok(Err(OffloadError::Refused(code))) if code != 0 => {
-                self.counters.refused += 1;
-                let mut p = vec![0u8; OffloadCallResp::LEN];
-                let _ = OffloadCallResp { code }.emit(&mut p);
-                (Status::OffloadRefused, p)
-            }
-            // A fault, a panic, a result over one packet, a refusal without
-            // a reason: all are the offload's failure, not the caller's.
-            _ => {
-                self.counters.faults += 1;
-                (Status::OffloadFault, Vec::new())
-            }
+        (Status::Ok, result)
+    }
+}
+
+/// What an offload's call came to: `Ok`, `OffloadRefused` with its code,
+/// or `OffloadFault` (a fault, a panic, a result of `len` bytes over one
+/// packet of `mtu`, a refusal without a reason: all the offload's failure,
+/// not the caller's); counted.
+fn outcome(
+    r: std::thread::Result<Result<(), OffloadError>>,
+    len: usize,
+    mtu: usize,
+    counters: &mut OffloadCounters,
+) -> (Status, u16) {
+    match r {
+        Ok(Ok(())) if len + OffloadCallResp::LEN <= mtu => {
+            counters.ok += 1;
+            (Status::Ok, 0)
+        }
+        Ok(Err(OffloadError::Refused(code))) if code != 0 => {
+            counters.refused += 1;
+            (Status::OffloadRefused, code)
+        }
+        _ => {
+            counters.faults += 1;
+            (Status::OffloadFault, 0)
         }
     }
 }

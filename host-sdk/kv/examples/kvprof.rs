@@ -1,12 +1,15 @@
 //! Where a Clio-KV call's time goes: the same calls in process (board only,
 //! no UDP) and over UDP, sync and pipelined.
+//!
+//! `--packets`: the store's memory accesses go as Clio packets into the
+//! fast path instead of its direct translated access (for comparison).
 use std::time::Instant;
 
 use clio::backend::{InProcess, InProcessBoard};
 use clio::{AsyncSession, ClientConfig, Session};
 use clio_config::BoardConfig;
 use clio_emu::{Board, ServeOptions};
-use clio_kv::{AsyncKvClient, KvClient, KvOffload, OFFLOAD_ID};
+use clio_kv::{AsyncKvClient, KvClient, KvOffload, KvOp, OFFLOAD_ID};
 
 struct Emu(Board);
 impl InProcessBoard for Emu {
@@ -27,9 +30,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut cfg = BoardConfig::embedded("emulator")?;
     cfg.sessions.mem_quota_bytes = cfg.regions.data.size - (8 << 20);
     let n = 20_000u64;
+    let direct = !std::env::args().any(|a| a == "--packets");
+    println!(
+        "offload memory access: {}",
+        if direct { "direct" } else { "packets" }
+    );
     let v = vec![7u8; 1024];
     {
         let mut board = Board::new(&cfg)?;
+        board.set_offload_direct(direct);
         board.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(n / 4)))?;
         let s = Session::open_with(
             InProcess::new(Emu(board), 1),
@@ -67,6 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         return Ok(());
     }
     let mut board = Board::new(&cfg)?;
+    board.set_offload_direct(direct);
     board.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(n / 4)))?;
     let h = clio_emu::spawn(board, "127.0.0.1:0".parse()?, ServeOptions::for_board(&cfg))?;
     let s = Session::open(h.addr(), ClientConfig::from_board(&cfg))?;
@@ -103,6 +113,21 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         println!(
             "udp async read depth {depth}: {:.2} us/op",
+            t.elapsed().as_secs_f64() * 1e6 / n as f64
+        );
+    }
+    // The same reads as multi-op calls (as many per packet as fit).
+    for depth in [8usize, 32] {
+        let keys: Vec<String> = (0..n).map(key).collect();
+        let t = Instant::now();
+        for chunk in keys.chunks(depth) {
+            let ops: Vec<KvOp> = chunk.iter().map(|k| KvOp::Read(k.as_bytes())).collect();
+            for r in rt.block_on(akv.batch(&ops))? {
+                r?;
+            }
+        }
+        println!(
+            "udp batch read depth {depth}: {:.2} us/op",
             t.elapsed().as_secs_f64() * 1e6 / n as f64
         );
     }

@@ -88,24 +88,29 @@ pub enum KvError {
 }
 
 impl KvError {
+    /// The error of a refusal `code` of the store.
+    fn from_code(code: u16) -> KvError {
+        match code {
+            proto::code::NOT_FOUND => KvError::NotFound,
+            proto::code::EXISTS => KvError::Exists,
+            proto::code::FULL => KvError::Full,
+            proto::code::KEY_TOO_LONG => KvError::KeyTooLong {
+                len: 0,
+                max: MAX_KEY,
+            },
+            proto::code::VALUE_TOO_LONG => KvError::ValueTooLong {
+                len: 0,
+                max: MAX_VALUE,
+            },
+            c => KvError::Refused(c),
+        }
+    }
+
     fn from_clio(e: ClioError, offload: u32) -> KvError {
         match e {
             ClioError::NoSuchOffload { .. } => KvError::NoOffload(offload),
             ClioError::OffloadFault { .. } => KvError::Fault,
-            ClioError::OffloadRefused { code, .. } => match code {
-                proto::code::NOT_FOUND => KvError::NotFound,
-                proto::code::EXISTS => KvError::Exists,
-                proto::code::FULL => KvError::Full,
-                proto::code::KEY_TOO_LONG => KvError::KeyTooLong {
-                    len: 0,
-                    max: MAX_KEY,
-                },
-                proto::code::VALUE_TOO_LONG => KvError::ValueTooLong {
-                    len: 0,
-                    max: MAX_VALUE,
-                },
-                c => KvError::Refused(c),
-            },
+            ClioError::OffloadRefused { code, .. } => KvError::from_code(code),
             e => KvError::Clio(e),
         }
     }
@@ -125,6 +130,149 @@ fn check(key: &[u8], value: &[u8]) -> Result<(), KvError> {
         });
     }
     Ok(())
+}
+
+/// One operation of a batch ([`KvClient::batch`], [`AsyncKvClient::batch`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KvOp<'a> {
+    /// Insert a key that must not exist: key, value.
+    Create(&'a [u8], &'a [u8]),
+    /// Replace the value of a key that must exist: key, value.
+    Update(&'a [u8], &'a [u8]),
+    /// Insert or replace: key, value.
+    Put(&'a [u8], &'a [u8]),
+    /// Read a key's value.
+    Read(&'a [u8]),
+    /// Remove a key that must exist.
+    Delete(&'a [u8]),
+}
+
+impl<'a> KvOp<'a> {
+    fn parts(&self) -> (u16, &'a [u8], &'a [u8]) {
+        match *self {
+            KvOp::Create(k, v) => (proto::op::CREATE, k, v),
+            KvOp::Update(k, v) => (proto::op::UPDATE, k, v),
+            KvOp::Put(k, v) => (proto::op::PUT, k, v),
+            KvOp::Read(k) => (proto::op::READ, k, &[]),
+            KvOp::Delete(k) => (proto::op::DELETE, k, &[]),
+        }
+    }
+}
+
+/// What one operation of a batch came to: a read's value (empty for the
+/// other operations), or its own error.
+pub type KvResult = Result<Vec<u8>, KvError>;
+
+/// One `OFFLOAD_CALL` of a batch: its node, its arguments and which of the
+/// batch's operations it carries.
+struct BatchCall {
+    node: usize,
+    args: Vec<u8>,
+    ops: Vec<usize>,
+}
+
+/// Pack `ops` into batch calls, as many operations per call as fit one
+/// request packet and keep the answer within the board's response bound
+/// (`mtu`, `max_resp` of the board's INFO); operations over the limits get
+/// their error in `results` and are not sent.
+fn pack(
+    part: &Partitioner,
+    ops: &[KvOp<'_>],
+    mtu: usize,
+    max_resp: usize,
+    results: &mut [Option<KvResult>],
+) -> Vec<BatchCall> {
+    use clio_wire::payload::{
+        OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp, OFFLOAD_BATCH_MAX_OPS,
+    };
+    let room = mtu - OffloadCallReq::LEN;
+    // The board refuses a batch whose answer could outgrow its bound, each
+    // result counted at one packet's worth.
+    let per_answer = (max_resp.saturating_sub(OffloadCallResp::LEN + OffloadBatchReq::LEN)
+        / (OffloadBatchResult::LEN + mtu - OffloadCallResp::LEN))
+        .clamp(1, OFFLOAD_BATCH_MAX_OPS);
+    let mut open: Vec<Option<BatchCall>> = (0..part.nodes()).map(|_| None).collect();
+    let mut calls = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let (code, key, value) = op.parts();
+        if let Err(e) = check(key, value) {
+            results[i] = Some(Err(e));
+            continue;
+        }
+        let node = part.node_of(key);
+        let need = proto::batch_op_len(key, value);
+        let full = open[node]
+            .as_ref()
+            .is_some_and(|c| c.args.len() + need > room || c.ops.len() == per_answer);
+        if full {
+            calls.extend(open[node].take());
+        }
+        let c = open[node].get_or_insert_with(|| BatchCall {
+            node,
+            args: Vec::with_capacity(room),
+            ops: Vec::new(),
+        });
+        if c.ops.is_empty() {
+            c.args.extend_from_slice(&[0; OffloadBatchReq::LEN]);
+        }
+        proto::encode_batch_op(&mut c.args, code, key, value);
+        c.ops.push(i);
+    }
+    calls.extend(open.into_iter().flatten());
+    for c in &mut calls {
+        let n = OffloadBatchReq {
+            count: c.ops.len() as u16,
+        };
+        c.args[..OffloadBatchReq::LEN].copy_from_slice(&n.to_bytes());
+    }
+    calls
+}
+
+/// Spread a batch call's answer over its operations' results.
+fn unpack(
+    call: &BatchCall,
+    answer: Result<Vec<u8>, ClioError>,
+    offload: u32,
+    results: &mut [Option<KvResult>],
+) -> Result<(), KvError> {
+    use clio_wire::payload::{OffloadBatchReq, OffloadBatchResult};
+    use clio_wire::Status;
+    let answer = answer.map_err(|e| KvError::from_clio(e, offload))?;
+    let bad = |field: &'static str| {
+        KvError::Clio(ClioError::Protocol {
+            op: clio::OpKind::OffloadCall,
+            field,
+        })
+    };
+    let n = OffloadBatchReq::parse(&answer).map_err(|e| bad(e.field))?;
+    if n.count as usize != call.ops.len() {
+        return Err(bad("offload_batch_req.count"));
+    }
+    let mut rest = &answer[OffloadBatchReq::LEN..];
+    for &i in &call.ops {
+        let (r, value, tail) =
+            OffloadBatchResult::parse_with_result(rest).map_err(|e| bad(e.field))?;
+        rest = tail;
+        results[i] = Some(match r.status {
+            Status::Ok => Ok(value.to_vec()),
+            Status::OffloadRefused => Err(KvError::from_code(r.code)),
+            _ => Err(KvError::Fault),
+        });
+    }
+    if !rest.is_empty() {
+        return Err(bad("offload_batch_result.len"));
+    }
+    Ok(())
+}
+
+/// The board's MTU and response bound as its INFO states them (the
+/// emulated board's defaults when it stated none).
+fn limits(info: Option<&clio_wire::payload::InfoResp>) -> (usize, usize) {
+    let mtu = info.map_or(1450, |i| usize::from(i.mtu)).max(64);
+    let max_resp = info
+        .and_then(|i| i.max_resp_bytes())
+        .map_or(64 << 10, |b| b as usize);
+    (mtu, max_resp)
 }
 
 /// Which memory node holds a key: jump consistent hash (Lamping and Veach)
@@ -233,6 +381,29 @@ impl<T: Transport> KvClient<T> {
     pub fn delete(&mut self, key: &[u8]) -> Result<(), KvError> {
         self.call(proto::op::DELETE, key, &[]).map(drop)
     }
+
+    /// Run `ops` with batch calls: as many operations per `OFFLOAD_CALL` as
+    /// fit one request packet (per memory node), each call waited for in
+    /// turn. One result per operation, in order, each with its own error
+    /// (a missing key fails only its own operation); `Err` when a call
+    /// failed as a whole (transport, no store at the node).
+    pub fn batch(&mut self, ops: &[KvOp<'_>]) -> Result<Vec<KvResult>, KvError> {
+        let mut results: Vec<Option<KvResult>> = (0..ops.len()).map(|_| None).collect();
+        let (mtu, max_resp) = limits(self.nodes[0].board_info());
+        let calls = pack(&self.part, ops, mtu, max_resp, &mut results);
+        for c in &calls {
+            let a = self.nodes[c.node].offload_call(
+                self.offload,
+                clio_wire::payload::OFFLOAD_OP_BATCH,
+                &c.args,
+            );
+            unpack(c, a, self.offload, &mut results)?;
+        }
+        Ok(results
+            .into_iter()
+            .map(|r| r.unwrap_or(Err(KvError::Fault)))
+            .collect())
+    }
 }
 
 /// A tokio Clio-KV client: each call is submitted when made, so several
@@ -308,5 +479,36 @@ impl AsyncKvClient {
     pub fn delete(&self, key: &[u8]) -> impl std::future::Future<Output = Result<(), KvError>> {
         let f = self.call(proto::op::DELETE, key, &[]);
         async move { f.await.map(drop) }
+    }
+
+    /// [`KvClient::batch`], with every batch call submitted at once (they
+    /// pipeline): submitted when called.
+    pub fn batch(
+        &self,
+        ops: &[KvOp<'_>],
+    ) -> impl std::future::Future<Output = Result<Vec<KvResult>, KvError>> {
+        let mut results: Vec<Option<KvResult>> = (0..ops.len()).map(|_| None).collect();
+        let (mtu, max_resp) = limits(Some(self.nodes[0].board_info()));
+        let calls = pack(&self.part, ops, mtu, max_resp, &mut results);
+        let offload = self.offload;
+        let futs: Vec<_> = calls
+            .iter()
+            .map(|c| {
+                self.nodes[c.node].offload_call(
+                    offload,
+                    clio_wire::payload::OFFLOAD_OP_BATCH,
+                    &c.args,
+                )
+            })
+            .collect();
+        async move {
+            for (c, f) in calls.iter().zip(futs) {
+                unpack(c, f.await, offload, &mut results)?;
+            }
+            Ok(results
+                .into_iter()
+                .map(|r| r.unwrap_or(Err(KvError::Fault)))
+                .collect())
+        }
     }
 }

@@ -79,3 +79,21 @@ pub fn hash(key: &[u8]) -> u64 {
     }
     h
 }
+
+/// Bytes one operation takes in a batch's arguments: its
+/// `OffloadBatchOp`, then its arguments as [`encode`] writes them.
+pub fn batch_op_len(key: &[u8], value: &[u8]) -> usize {
+    clio_wire::payload::OffloadBatchOp::LEN + ARGS_LEN + key.len() + value.len()
+}
+
+/// Append one operation to a batch's arguments (after its
+/// `OffloadBatchReq`).
+pub fn encode_batch_op(b: &mut Vec<u8>, op: u16, key: &[u8], value: &[u8]) {
+    let args_len = (ARGS_LEN + key.len() + value.len()) as u16;
+    b.extend_from_slice(&clio_wire::payload::OffloadBatchOp { op, args_len }.to_bytes());
+    b.extend_from_slice(&(key.len() as u16).to_be_bytes());
+    b.extend_from_slice(&[0, 0]);
+    b.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    b.extend_from_slice(key);
+    b.extend_from_slice(value);
+}

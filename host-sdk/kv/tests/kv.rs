@@ -289,3 +289,162 @@ fn two_nodes_partition_the_store() {
     a.stop().unwrap();
     b.stop().unwrap();
 }
+
+#[test]
+fn batches_mix_hits_misses_bad_ops_and_over_limit_keys() {
+    use clio_kv::KvOp;
+    let mut kv = in_process();
+    let keys: Vec<Vec<u8>> = (0..60u32).map(|i| format!("b-{i}").into_bytes()).collect();
+    let vals: Vec<Vec<u8>> = (0..60u32).map(|i| value(i, 1024)).collect();
+    let creates: Vec<_> = keys
+        .iter()
+        .zip(&vals)
+        .map(|(k, v)| KvOp::Create(k, v))
+        .collect();
+    assert!(kv
+        .batch(&creates)
+        .unwrap()
+        .iter()
+        .all(|r| r.as_ref().unwrap().is_empty()));
+    let long_key = vec![b'k'; proto::ARGS_LEN + clio_kv::MAX_KEY];
+    let long_value = vec![0u8; clio_kv::MAX_VALUE + 1];
+    let new_value = value(99, 1024);
+    // Forty 1 KiB reads: answers of several packets, and more than one call.
+    let mut ops: Vec<KvOp> = keys[..40].iter().map(|k| KvOp::Read(k)).collect();
+    ops.extend([
+        KvOp::Read(b"missing"),
+        KvOp::Update(&keys[1], &new_value),
+        KvOp::Read(&keys[1]),
+        KvOp::Delete(b"missing"),
+        KvOp::Create(&keys[2], b"x"),
+        KvOp::Read(&long_key),
+        KvOp::Put(b"fine", &long_value),
+        KvOp::Delete(&keys[3]),
+        KvOp::Delete(&keys[3]),
+        KvOp::Put(b"fresh", b"v"),
+        KvOp::Read(b"fresh"),
+    ]);
+    let r = kv.batch(&ops).unwrap();
+    assert_eq!(r.len(), ops.len());
+    for i in 0..40 {
+        assert_eq!(r[i].as_ref().unwrap(), &vals[i], "read {i}");
+    }
+    let r = &r[40..];
+    assert!(matches!(r[0], Err(KvError::NotFound)));
+    assert!(r[1].as_ref().unwrap().is_empty());
+    // Operations of a batch run in order: the read sees the update.
+    assert_eq!(r[2].as_ref().unwrap(), &new_value);
+    assert!(matches!(r[3], Err(KvError::NotFound)));
+    assert!(matches!(r[4], Err(KvError::Exists)));
+    assert!(matches!(r[5], Err(KvError::KeyTooLong { len, .. }) if len == long_key.len()));
+    assert!(matches!(r[6], Err(KvError::ValueTooLong { .. })));
+    assert!(r[7].is_ok());
+    assert!(matches!(r[8], Err(KvError::NotFound)));
+    assert!(r[9].is_ok());
+    assert_eq!(r[10].as_ref().unwrap(), b"v");
+    assert!(matches!(kv.read(&keys[3]), Err(KvError::NotFound)));
+
+    // The store checks every operation itself: a raw batch with an unknown
+    // operation, a key over the limit and a value on a read.
+    use clio_wire::payload::{OffloadBatchReq, OffloadBatchResult, OFFLOAD_OP_BATCH};
+    use clio_wire::Status;
+    let mut args = OffloadBatchReq { count: 5 }.to_bytes().to_vec();
+    proto::encode_batch_op(&mut args, proto::op::READ, &keys[0], &[]);
+    proto::encode_batch_op(&mut args, 99, &keys[0], &[]);
+    proto::encode_batch_op(&mut args, proto::op::READ, &long_key, &[]);
+    proto::encode_batch_op(&mut args, proto::op::READ, &keys[0], b"v");
+    proto::encode_batch_op(&mut args, proto::op::READ, b"missing", &[]);
+    let s = &mut kv.sessions_mut()[0];
+    let a = s.offload_call(OFFLOAD_ID, OFFLOAD_OP_BATCH, &args).unwrap();
+    assert_eq!(OffloadBatchReq::parse(&a).unwrap().count, 5);
+    let mut rest = &a[OffloadBatchReq::LEN..];
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        let (r, v, tail) = OffloadBatchResult::parse_with_result(rest).unwrap();
+        got.push((r.status, r.code, v.to_vec()));
+        rest = tail;
+    }
+    assert!(rest.is_empty());
+    assert_eq!(got[0], (Status::Ok, 0, vals[0].clone()));
+    assert_eq!(
+        got[1],
+        (Status::OffloadRefused, proto::code::BAD_ARGS, vec![])
+    );
+    assert_eq!(
+        got[2],
+        (Status::OffloadRefused, proto::code::KEY_TOO_LONG, vec![])
+    );
+    assert_eq!(
+        got[3],
+        (Status::OffloadRefused, proto::code::BAD_ARGS, vec![])
+    );
+    assert_eq!(
+        got[4],
+        (Status::OffloadRefused, proto::code::NOT_FOUND, vec![])
+    );
+
+    // A batch that does not parse, and one whose answer could outgrow the
+    // board's response bound, are refused whole.
+    let mut short = args.clone();
+    short.pop();
+    assert!(matches!(
+        s.offload_call(OFFLOAD_ID, OFFLOAD_OP_BATCH, &short),
+        Err(clio::ClioError::Malformed { .. })
+    ));
+    let mut many = OffloadBatchReq { count: 64 }.to_bytes().to_vec();
+    for _ in 0..64 {
+        proto::encode_batch_op(&mut many, proto::op::READ, b"k", &[]);
+    }
+    assert!(matches!(
+        s.offload_call(OFFLOAD_ID, OFFLOAD_OP_BATCH, &many),
+        Err(clio::ClioError::TooLarge { .. })
+    ));
+    // The store keeps serving.
+    assert_eq!(kv.read(&keys[0]).unwrap(), vals[0]);
+}
+
+#[test]
+fn tokio_batches_over_a_lossy_link() {
+    use clio_emu::faults::FaultConfig;
+    use clio_kv::KvOp;
+    let c = cfg();
+    let lossy =
+        FaultConfig::parse("drop=0.05,dup=0.02,reorder=0.05,window_us=200,seed=16").unwrap();
+    let h = clio_emu::spawn(
+        board(),
+        "127.0.0.1:0".parse().unwrap(),
+        ServeOptions {
+            inbound: lossy,
+            outbound: FaultConfig { seed: 61, ..lossy },
+            ..ServeOptions::for_board(&c)
+        },
+    )
+    .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let s = AsyncSession::open(h.addr(), ClientConfig::from_board(&c))
+            .await
+            .unwrap();
+        let kv = AsyncKvClient::new(vec![s]).unwrap();
+        let keys: Vec<Vec<u8>> = (0..200u32).map(|i| format!("t-{i}").into_bytes()).collect();
+        let vals: Vec<Vec<u8>> = (0..200u32).map(|i| value(i, 1024)).collect();
+        for (ks, vs) in keys.chunks(32).zip(vals.chunks(32)) {
+            let ops: Vec<_> = ks.iter().zip(vs).map(|(k, v)| KvOp::Create(k, v)).collect();
+            for r in kv.batch(&ops).await.unwrap() {
+                r.unwrap();
+            }
+        }
+        for round in 0..3 {
+            for (ks, vs) in keys.chunks(32).zip(vals.chunks(32)) {
+                let ops: Vec<_> = ks.iter().map(|k| KvOp::Read(k)).collect();
+                let r = kv.batch(&ops).await.unwrap();
+                for (i, v) in r.into_iter().enumerate() {
+                    assert_eq!(&v.unwrap(), &vs[i], "round {round}");
+                }
+            }
+        }
+    });
+}

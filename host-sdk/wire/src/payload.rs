@@ -881,6 +881,271 @@ impl InfoResp {
     }
 }
 
+/// The `op` of an [`OffloadCallReq`] whose arguments are a batch: an
+/// [`OffloadBatchReq`] followed by several operations of the same offload,
+/// each with its arguments. Offloads do not define an operation with this
+/// number.
+pub const OFFLOAD_OP_BATCH: u16 = 0xffff;
+
+/// Most operations one batch may carry.
+pub const OFFLOAD_BATCH_MAX_OPS: usize = 64;
+
+/// Fixed part of a batch's arguments (after an [`OffloadCallReq`] with
+/// `op` = [`OFFLOAD_OP_BATCH`]); `count` operations follow, each an
+/// [`OffloadBatchOp`] and its `args_len` argument bytes, packed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffloadBatchReq {
+    /// Operations that follow (1..=[`OFFLOAD_BATCH_MAX_OPS`]).
+    pub count: u16,
+}
+
+/// Byte layout of [`OffloadBatchReq`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod offload_batch_req {
+    use crate::Field;
+
+    /// Operations that follow, u16.
+    pub const COUNT: Field = 0..2;
+    /// Reserved, zero.
+    pub const RESERVED: Field = 2..4;
+}
+
+impl OffloadBatchReq {
+    /// Encoded length of the fixed part.
+    pub const LEN: usize = 4;
+    /// Parse the fixed part: reserved bytes zero, `count` in
+    /// 1..=[`OFFLOAD_BATCH_MAX_OPS`].
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        need("offload_batch_req.payload", b, Self::LEN)?;
+        let rsvd = be16(b, offload_batch_req::RESERVED);
+        if rsvd != 0 {
+            return Err(Error::new(
+                "offload_batch_req.reserved",
+                ErrorKind::Reserved(rsvd as u64),
+            ));
+        }
+        let count = be16(b, offload_batch_req::COUNT);
+        if count == 0 || count as usize > OFFLOAD_BATCH_MAX_OPS {
+            return Err(Error::new(
+                "offload_batch_req.count",
+                ErrorKind::OutOfRange {
+                    value: count as u64,
+                    max: OFFLOAD_BATCH_MAX_OPS as u64,
+                },
+            ));
+        }
+        Ok(OffloadBatchReq { count })
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be16(&mut b, offload_batch_req::COUNT, self.count);
+        set_be16(&mut b, offload_batch_req::RESERVED, 0);
+        b
+    }
+    /// Emit the fixed part; returns bytes written.
+    pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
+        need("offload_batch_req.payload", b, Self::LEN)?;
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
+        Ok(Self::LEN)
+    }
+    /// Check a whole batch's arguments (fixed part, every operation, no
+    /// bytes left over) and return its operations: `(op, args)` in order.
+    pub fn ops(b: &[u8]) -> Result<OffloadBatchOps<'_>> {
+        let r = Self::parse(b)?;
+        let mut rest = &b[Self::LEN..];
+        for _ in 0..r.count {
+            let (_, _, tail) = OffloadBatchOp::parse_with_args(rest)?;
+            rest = tail;
+        }
+        if !rest.is_empty() {
+            return Err(Error::new(
+                "offload_batch_req.count",
+                ErrorKind::Inconsistent,
+            ));
+        }
+        Ok(OffloadBatchOps {
+            rest: &b[Self::LEN..],
+            left: r.count,
+        })
+    }
+}
+
+/// The operations of a checked batch ([`OffloadBatchReq::ops`]).
+#[derive(Debug, Clone)]
+pub struct OffloadBatchOps<'a> {
+    rest: &'a [u8],
+    left: u16,
+}
+
+impl<'a> Iterator for OffloadBatchOps<'a> {
+    type Item = (u16, &'a [u8]);
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        // Checked whole by `OffloadBatchReq::ops`.
+        let (op, args, tail) = OffloadBatchOp::parse_with_args(self.rest).ok()?;
+        self.rest = tail;
+        self.left -= 1;
+        Some((op.op, args))
+    }
+}
+
+/// One operation of a batch: its number and the length of its arguments,
+/// which follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffloadBatchOp {
+    /// Operation of the offload (not [`OFFLOAD_OP_BATCH`]).
+    pub op: u16,
+    /// Argument bytes that follow.
+    pub args_len: u16,
+}
+
+/// Byte layout of [`OffloadBatchOp`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod offload_batch_op {
+    use crate::Field;
+
+    /// Operation, u16.
+    pub const OP: Field = 0..2;
+    /// Argument bytes that follow, u16.
+    pub const ARGS_LEN: Field = 2..4;
+}
+
+impl OffloadBatchOp {
+    /// Encoded length.
+    pub const LEN: usize = 4;
+    /// Parse one operation's fixed part (`op` is not a nested batch).
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        need("offload_batch_op.payload", b, Self::LEN)?;
+        let op = be16(b, offload_batch_op::OP);
+        if op == OFFLOAD_OP_BATCH {
+            return Err(Error::new(
+                "offload_batch_op.op",
+                ErrorKind::Unknown(op as u64),
+            ));
+        }
+        Ok(OffloadBatchOp {
+            op,
+            args_len: be16(b, offload_batch_op::ARGS_LEN),
+        })
+    }
+    /// Parse one operation: it, its arguments and the bytes after them.
+    pub fn parse_with_args(b: &[u8]) -> Result<(Self, &[u8], &[u8])> {
+        let o = Self::parse(b)?;
+        let end = Self::LEN + o.args_len as usize;
+        if b.len() < end {
+            return Err(Error::truncated("offload_batch_op.args_len", end, b.len()));
+        }
+        Ok((o, &b[Self::LEN..end], &b[end..]))
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        set_be16(&mut b, offload_batch_op::OP, self.op);
+        set_be16(&mut b, offload_batch_op::ARGS_LEN, self.args_len);
+        b
+    }
+    /// Emit; returns bytes written.
+    pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
+        need("offload_batch_op.payload", b, Self::LEN)?;
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
+        Ok(Self::LEN)
+    }
+}
+
+/// One operation's outcome in a batch's answer (after the answer's
+/// [`OffloadCallResp`] and [`OffloadBatchReq`]-shaped count): its status,
+/// its refusal code and the length of its result, which follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffloadBatchResult {
+    /// `Ok`, `OffloadRefused` (with `code`) or `OffloadFault`.
+    pub status: crate::Status,
+    /// The offload's reason with `OffloadRefused` (not 0); else 0.
+    pub code: u16,
+    /// Result bytes that follow (0 unless `Ok`).
+    pub len: u32,
+}
+
+/// Byte layout of [`OffloadBatchResult`]: ranges of multi-byte fields, offsets of one-byte ones.
+pub mod offload_batch_result {
+    use crate::Field;
+
+    /// Status of the operation, u8.
+    pub const STATUS: usize = 0;
+    /// Reserved, zero, u8.
+    pub const RESERVED: usize = 1;
+    /// Refusal code, u16.
+    pub const CODE: Field = 2..4;
+    /// Result bytes that follow, u32.
+    pub const LEN: Field = 4..8;
+}
+
+impl OffloadBatchResult {
+    /// Encoded length.
+    pub const LEN: usize = 8;
+    /// Parse: a status an operation can have, reserved zero, a code exactly
+    /// with `OffloadRefused`, no result bytes unless `Ok`.
+    pub fn parse(b: &[u8]) -> Result<Self> {
+        use crate::Status;
+        need("offload_batch_result.payload", b, Self::LEN)?;
+        let status = Status::parse(b[offload_batch_result::STATUS])?;
+        if !matches!(
+            status,
+            Status::Ok | Status::OffloadRefused | Status::OffloadFault
+        ) {
+            return Err(Error::new(
+                "offload_batch_result.status",
+                ErrorKind::Unknown(status.raw() as u64),
+            ));
+        }
+        if b[offload_batch_result::RESERVED] != 0 {
+            return Err(Error::new(
+                "offload_batch_result.reserved",
+                ErrorKind::Reserved(b[offload_batch_result::RESERVED] as u64),
+            ));
+        }
+        let code = be16(b, offload_batch_result::CODE);
+        if (code != 0) != (status == Status::OffloadRefused) {
+            return Err(Error::new(
+                "offload_batch_result.code",
+                ErrorKind::Inconsistent,
+            ));
+        }
+        let len = be32(b, offload_batch_result::LEN);
+        if len != 0 && status != Status::Ok {
+            return Err(Error::new(
+                "offload_batch_result.len",
+                ErrorKind::Inconsistent,
+            ));
+        }
+        Ok(OffloadBatchResult { status, code, len })
+    }
+    /// Parse one outcome: it, its result bytes and the bytes after them.
+    pub fn parse_with_result(b: &[u8]) -> Result<(Self, &[u8], &[u8])> {
+        let r = Self::parse(b)?;
+        let end = (Self::LEN as u64 + u64::from(r.len)).min(usize::MAX as u64) as usize;
+        if b.len() < end {
+            return Err(Error::truncated("offload_batch_result.len", end, b.len()));
+        }
+        Ok((r, &b[Self::LEN..end], &b[end..]))
+    }
+    /// The encoded bytes (an emit that cannot fail).
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[offload_batch_result::STATUS] = self.status.raw();
+        b[offload_batch_result::RESERVED] = 0;
+        set_be16(&mut b, offload_batch_result::CODE, self.code);
+        set_be32(&mut b, offload_batch_result::LEN, self.len);
+        b
+    }
+    /// Emit; returns bytes written.
+    pub fn emit(&self, b: &mut [u8]) -> Result<usize> {
+        need("offload_batch_result.payload", b, Self::LEN)?;
+        b[..Self::LEN].copy_from_slice(&self.to_bytes());
+        Ok(Self::LEN)
+    }
+}
+
 #[cfg(test)]
 mod layout_tests {
     use super::*;
@@ -961,6 +1226,26 @@ mod layout_tests {
             &[offload_call_resp::CODE, offload_call_resp::RESERVED],
         );
         tiles(
+            "offload_batch_req",
+            OffloadBatchReq::LEN,
+            &[offload_batch_req::COUNT, offload_batch_req::RESERVED],
+        );
+        tiles(
+            "offload_batch_op",
+            OffloadBatchOp::LEN,
+            &[offload_batch_op::OP, offload_batch_op::ARGS_LEN],
+        );
+        tiles(
+            "offload_batch_result",
+            OffloadBatchResult::LEN,
+            &[
+                one(offload_batch_result::STATUS),
+                one(offload_batch_result::RESERVED),
+                offload_batch_result::CODE,
+                offload_batch_result::LEN,
+            ],
+        );
+        tiles(
             "open_session_req",
             OpenSessionReq::LEN,
             &[
@@ -1004,6 +1289,70 @@ mod layout_tests {
                 info_resp::SESSIONS,
                 info_resp::MAX_RESP_KIB,
             ],
+        );
+    }
+
+    #[test]
+    fn offload_batches_parse_whole_and_name_the_bad_field() {
+        let mut b = OffloadBatchReq { count: 2 }.to_bytes().to_vec();
+        b.extend_from_slice(&OffloadBatchOp { op: 3, args_len: 2 }.to_bytes());
+        b.extend_from_slice(b"ab");
+        b.extend_from_slice(&OffloadBatchOp { op: 4, args_len: 0 }.to_bytes());
+        let ops: Vec<_> = OffloadBatchReq::ops(&b).unwrap().collect();
+        assert_eq!(ops, vec![(3, &b"ab"[..]), (4, &b""[..])]);
+        let field = |b: &[u8]| OffloadBatchReq::ops(b).unwrap_err().field;
+        assert_eq!(field(&b[..b.len() - 1]), "offload_batch_op.payload");
+        assert_eq!(field(&b[..b.len() - 5]), "offload_batch_op.args_len");
+        let mut extra = b.clone();
+        extra.push(0);
+        assert_eq!(field(&extra), "offload_batch_req.count");
+        assert_eq!(field(&[0, 0, 0, 0]), "offload_batch_req.count");
+        assert_eq!(field(&[0, 65, 0, 0]), "offload_batch_req.count");
+        assert_eq!(field(&[0, 1, 0, 1]), "offload_batch_req.reserved");
+        let mut nested = OffloadBatchReq { count: 1 }.to_bytes().to_vec();
+        nested.extend_from_slice(
+            &OffloadBatchOp {
+                op: OFFLOAD_OP_BATCH,
+                args_len: 0,
+            }
+            .to_bytes(),
+        );
+        assert_eq!(field(&nested), "offload_batch_op.op");
+
+        use crate::Status;
+        let ok = OffloadBatchResult {
+            status: Status::Ok,
+            code: 0,
+            len: 3,
+        };
+        let mut r = ok.to_bytes().to_vec();
+        r.extend_from_slice(b"xyz!");
+        let (got, res, rest) = OffloadBatchResult::parse_with_result(&r).unwrap();
+        assert_eq!((got, res, rest), (ok, &b"xyz"[..], &b"!"[..]));
+        let bad = |s: Status, code: u16, len: u32| {
+            OffloadBatchResult::parse(
+                &OffloadBatchResult {
+                    status: s,
+                    code,
+                    len,
+                }
+                .to_bytes(),
+            )
+            .unwrap_err()
+            .field
+        };
+        assert_eq!(
+            bad(Status::OffloadRefused, 0, 0),
+            "offload_batch_result.code"
+        );
+        assert_eq!(bad(Status::Ok, 5, 0), "offload_batch_result.code");
+        assert_eq!(bad(Status::OffloadFault, 0, 1), "offload_batch_result.len");
+        assert_eq!(bad(Status::Busy, 0, 0), "offload_batch_result.status");
+        assert_eq!(
+            OffloadBatchResult::parse_with_result(&ok.to_bytes())
+                .unwrap_err()
+                .field,
+            "offload_batch_result.len"
         );
     }
 }

@@ -30,7 +30,8 @@ use std::{format, vec};
 use crate::clio::{self, field, flags, serial_before, HEADER_LEN, MAX_PAYLOAD, RESPONSE_BIT};
 use crate::payload::{
     perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, ChaseReq, ChaseResp, FreeReq, InfoResp,
-    OffloadCallReq, OffloadCallResp, OpenSessionReq, OpenSessionResp,
+    OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
+    OpenSessionReq, OpenSessionResp,
 };
 use crate::pte::{MAX_PAGE_SHIFT, MIN_PAGE_SHIFT};
 use crate::{crc, crc32c, Header, Opcode, Packet, Status};
@@ -378,6 +379,48 @@ fn payloads() -> Vec<PayloadDoc> {
             build: |v| emit_vec(InfoResp::LEN, |b| InfoResp { board: text16(v[0]), firmware_version: v[1] as u32, rtl_version: v[2] as u32, build_id: v[3], config_hash: v[4], dram_bytes: v[5], mtu: v[6] as u16, page_shift: v[7] as u8, slots_per_bucket: v[8] as u8, tlb_entries: v[9] as u32, epoch: v[10] as u32, sessions: v[11] as u16, max_resp_kib: v[12] as u16 }.emit(b)),
             valid: vec![0; 13],
             parse_ok: |b| InfoResp::parse(b).is_ok(),
+            notes: "",
+        },
+        PayloadDoc {
+            title: "OffloadBatchReq",
+            rust: "payload::OffloadBatchReq",
+            len: OffloadBatchReq::LEN,
+            carried_by: "OFFLOAD_CALL request with OffloadCallReq.op = 0xffff (OFFLOAD_OP_BATCH), right after the OffloadCallReq; as the count of an OK answer to it, right after the OffloadCallResp",
+            fields: vec![
+                fd("count", Kind::Int, "1..=64 (OFFLOAD_BATCH_MAX_OPS)", "operations (request) or outcomes (answer) that follow"),
+            ],
+            build: |v| emit_vec(OffloadBatchReq::LEN, |b| OffloadBatchReq { count: v[0] as u16 }.emit(b)),
+            valid: vec![1],
+            parse_ok: |b| OffloadBatchReq::parse(b).is_ok(),
+            notes: "A batch is several operations of one offload in one request: `count` × (OffloadBatchOp + its `args_len` argument bytes), packed, nothing after the last. The board runs them in order, each as if it were its own OFFLOAD_CALL, and answers OK + OffloadCallResp (code 0) + OffloadBatchReq (the same count) + `count` × (OffloadBatchResult + its `len` result bytes): each operation has its own status, so one refusal does not fail the others. The answer may be longer than one packet: it is then sent as several OFFLOAD_CALL_RESP packets with the same req_id, `total_len` = the whole answer's length and `offset` = where the packet's payload goes in it (as a READ answer; section 7). A batch that does not parse is answered MALFORMED; the whole call is exactly-once like any OFFLOAD_CALL.",
+        },
+        PayloadDoc {
+            title: "OffloadBatchOp",
+            rust: "payload::OffloadBatchOp",
+            len: OffloadBatchOp::LEN,
+            carried_by: "each operation of an OffloadBatchReq (its argument bytes follow)",
+            fields: vec![
+                fd("op", Kind::Int, "defined by the offload; not 0xffff", "which operation"),
+                fd("args_len", Kind::Int, "bytes left in the batch", "argument bytes that follow"),
+            ],
+            build: |v| emit_vec(OffloadBatchOp::LEN, |b| OffloadBatchOp { op: v[0] as u16, args_len: v[1] as u16 }.emit(b)),
+            valid: vec![0, 0],
+            parse_ok: |b| OffloadBatchOp::parse(b).is_ok(),
+            notes: "",
+        },
+        PayloadDoc {
+            title: "OffloadBatchResult",
+            rust: "payload::OffloadBatchResult",
+            len: OffloadBatchResult::LEN,
+            carried_by: "each outcome of an OK answer to a batch (its result bytes follow)",
+            fields: vec![
+                fd("status", Kind::Int, "OK, OFFLOAD_REFUSED or OFFLOAD_FAULT", "the operation's outcome"),
+                fd("code", Kind::Int, "≠ 0 exactly with OFFLOAD_REFUSED", "the offload's reason for refusing it"),
+                fd("len", Kind::Int, "0 unless OK", "result bytes that follow"),
+            ],
+            build: |v| emit_vec(OffloadBatchResult::LEN, |b| OffloadBatchResult { status: crate::Status::parse(v[0] as u8).unwrap_or(crate::Status::Ok), code: v[1] as u16, len: v[2] as u32 }.emit(b)),
+            valid: vec![0, 0, 0],
+            parse_ok: |b| OffloadBatchResult::parse(b).is_ok(),
             notes: "",
         },
     ]

@@ -39,6 +39,7 @@ mod config;
 mod control;
 mod cycles;
 mod dedup;
+mod direct;
 mod dram;
 mod fastpath;
 mod interleave;
@@ -53,6 +54,7 @@ pub use config::{ConfigError, Layout, ModelOptions, Span, ZeroPolicy, MAX_PAGE_S
 pub use control::PollSummary;
 pub use cycles::{beats, CycleCosts, Trace};
 pub use dedup::{Dedup, DedupKey, NoRoom, Recorded};
+pub use direct::DirectCreds;
 pub use dram::Dram;
 pub use fastpath::{ClientId, FastPath, CHASE_MAX_HOPS, MODEL_VERSION};
 pub use offload::{OffloadJob, OFFLOAD_QUEUE};

@@ -76,8 +76,12 @@ impl<D: Dram> FastPath<D> {
         self.trace.forwarded = true;
     }
 
-    /// Answer `job` with `status` and `payload`. A payload over the MTU is
-    /// an engine bug: it is answered `Malformed`, never sent truncated.
+    /// Answer `job` with `status` and `payload`. A payload over one MTU
+    /// (a batch's answer) leaves in packets of one MTU, as a READ answer
+    /// does: each with `total_len` = the whole payload's length and
+    /// `offset` = where its bytes go. A payload over the board's response
+    /// bound is an engine bug: it is answered `Malformed`, never sent
+    /// truncated.
     pub fn offload_reply<F: FnMut(ClientId, &[u8])>(
         &mut self,
         job: &OffloadJob,
@@ -86,12 +90,22 @@ impl<D: Dram> FastPath<D> {
         out: &mut F,
     ) {
         let h = &job.header;
-        if h.opcode != Opcode::OffloadCall || payload.len() > self.lay.mtu {
+        let mtu = self.lay.mtu;
+        let bound = (self.lay.max_resp as usize).max(mtu);
+        if h.opcode != Opcode::OffloadCall || payload.len() > bound {
             return self.fail(job.client, h, Status::Malformed, out);
         }
         let mut r = Resp::of(h);
         r.status = status;
-        self.buf[HEADER_LEN..HEADER_LEN + payload.len()].copy_from_slice(payload);
-        self.send(job.client, &r, payload.len(), out);
+        if payload.len() <= mtu {
+            self.buf[HEADER_LEN..HEADER_LEN + payload.len()].copy_from_slice(payload);
+            return self.send(job.client, &r, payload.len(), out);
+        }
+        r.total_len = payload.len() as u32;
+        for (k, chunk) in payload.chunks(mtu).enumerate() {
+            r.offset = (k * mtu) as u32;
+            self.buf[HEADER_LEN..HEADER_LEN + chunk.len()].copy_from_slice(chunk);
+            self.send(job.client, &r, chunk.len(), out);
+        }
     }
 }

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 use clio::{AsyncSession, ClientConfig, Session};
-use clio_kv::{AsyncKvClient, KvClient, KvOffload, OFFLOAD_ID};
+use clio_kv::{AsyncKvClient, KvClient, KvOffload, KvOp, OFFLOAD_ID};
 use serde::Serialize;
 
 use super::stats::Rng;
@@ -228,47 +228,33 @@ impl Store for Clio {
         Ok(())
     }
     fn batch(&mut self, ops: &[Op], value: &[u8]) -> Result<()> {
-        let kv = &self.asy;
-        let futs: Vec<_> = ops
+        // Multi-op OFFLOAD_CALLs: as many operations per request packet as
+        // fit, every call of the batch in flight at once.
+        let keys: Vec<String> = ops
             .iter()
-            .map(|&op| {
-                let (k, f) = match op {
-                    Op::Read(i) => (i, futures_read(kv, i)),
-                    Op::Update(i) => (i, futures_write(kv.update(key(i).as_bytes(), value))),
-                    Op::Insert(i) => (i, futures_write(kv.create(key(i).as_bytes(), value))),
-                };
-                (k, f)
+            .map(|&op| match op {
+                Op::Read(i) | Op::Update(i) | Op::Insert(i) => key(i),
             })
             .collect();
-        let n = value.len();
-        self.rt.block_on(async move {
-            for (k, f) in futs {
-                let got = f.await?;
-                if let Some(len) = got {
-                    if len != n {
-                        bail!("clio-kv read {}: {len} bytes", key(k));
-                    }
-                }
+        let kv_ops: Vec<KvOp<'_>> = ops
+            .iter()
+            .zip(&keys)
+            .map(|(&op, k)| match op {
+                Op::Read(_) => KvOp::Read(k.as_bytes()),
+                Op::Update(_) => KvOp::Update(k.as_bytes(), value),
+                Op::Insert(_) => KvOp::Create(k.as_bytes(), value),
+            })
+            .collect();
+        let f = self.asy.batch(&kv_ops);
+        let results = self.rt.block_on(f)?;
+        for ((op, k), r) in ops.iter().zip(&keys).zip(results) {
+            let got = r?;
+            if matches!(op, Op::Read(_)) && got.len() != value.len() {
+                bail!("clio-kv read {k}: {} bytes", got.len());
             }
-            Ok(())
-        })
+        }
+        Ok(())
     }
-}
-
-type BoxFut = std::pin::Pin<Box<dyn std::future::Future<Output = Result<Option<usize>>>>>;
-
-fn futures_read(kv: &AsyncKvClient, i: u64) -> BoxFut {
-    let f = kv.read(key(i).as_bytes());
-    Box::pin(async move { Ok(Some(f.await?.len())) })
-}
-
-fn futures_write(
-    f: impl std::future::Future<Output = Result<(), clio_kv::KvError>> + 'static,
-) -> BoxFut {
-    Box::pin(async move {
-        f.await?;
-        Ok(None)
-    })
 }
 
 // ---- memcached and redis over TCP ----

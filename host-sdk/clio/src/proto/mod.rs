@@ -70,6 +70,10 @@ fn stage<'a>(small: &'a mut [u8; OpenSessionReq::LEN], bytes: &[u8]) -> &'a [u8]
 /// Largest datagram the protocol ever emits or accepts.
 pub const MAX_DATAGRAM: usize = HEADER_LEN + MAX_PAYLOAD;
 
+/// Longest `OFFLOAD_CALL` answer taken in (several packets; a batch's):
+/// the largest response bound a board may state (`max_resp_kib` 65535).
+pub const MAX_OFFLOAD_ANSWER: u32 = 65535 * 1024;
+
 /// Handle of one submitted operation (slot index and generation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct OpId(u64);
@@ -461,6 +465,8 @@ struct Slot {
     /// Byte ranges received (reads) or acknowledged (writes), kept across
     /// attempts.
     got: RangeSet,
+    /// An offload call's answer arriving in several packets (a batch's).
+    answer: Vec<u8>,
     /// Id of the current attempt.
     req_id: u32,
     /// Id of the first attempt (`retry_of` of every retry; the dedup key).
@@ -516,6 +522,7 @@ impl Slot {
             fp: Footprint::None,
             data: Vec::new(),
             got: RangeSet::default(),
+            answer: Vec::new(),
             req_id: 0,
             orig_id: 0,
             prev_id: 0,
@@ -1556,6 +1563,9 @@ impl Connection {
             OpKind::Read => self.on_read_data(idx, &h, p.payload()),
             OpKind::Write => self.on_write_ack(idx, &h),
             OpKind::OpenSession => self.on_opened(idx, p.payload()).map(Some),
+            OpKind::OffloadCall if h.total_len > u32::from(h.payload_len) => {
+                self.on_offload_part(idx, &h, p.payload())
+            }
             _ => self.slots[idx as usize].answer(&h, p.payload()).map(Some),
         };
         match step {
@@ -1613,6 +1623,42 @@ impl Connection {
             return Ok(None);
         }
         Ok(Some(Completion::Read(std::mem::take(&mut s.data))))
+    }
+
+    /// One packet of an `OFFLOAD_CALL` answer longer than a packet (a
+    /// batch's): `total_len` is the whole answer, `offset` where this
+    /// packet's bytes go; the call completes when every byte arrived.
+    fn on_offload_part(
+        &mut self,
+        idx: u32,
+        h: &Header,
+        payload: &[u8],
+    ) -> Result<Option<Completion>, &'static str> {
+        let s = &mut self.slots[idx as usize];
+        let total = h.total_len;
+        if total > MAX_OFFLOAD_ANSWER {
+            return Err("clio.total_len");
+        }
+        if s.got.is_empty() {
+            s.answer.clear();
+            s.answer.resize(total as usize, 0);
+        } else if s.answer.len() != total as usize {
+            return Err("clio.total_len");
+        }
+        let (off, end) = (h.offset, h.offset.saturating_add(u32::from(h.payload_len)));
+        if end > total {
+            return Err("clio.offset");
+        }
+        if s.got.insert(off, end) == Insert::Duplicate {
+            self.stats.duplicates += 1;
+            return Ok(None);
+        }
+        s.answer[off as usize..end as usize].copy_from_slice(payload);
+        if !s.got.covers(total) {
+            return Ok(None);
+        }
+        let answer = std::mem::take(&mut s.answer);
+        self.slots[idx as usize].answer(h, &answer).map(Some)
     }
 
     /// A `WRITE_RESP`: one packet of the write is acknowledged; the write

@@ -25,6 +25,11 @@ impl RangeSet {
         self.r.clear();
     }
 
+    /// Whether nothing was inserted since the last clear.
+    pub fn is_empty(&self) -> bool {
+        self.r.is_empty()
+    }
+
     /// Add `[start, end)`; empty ranges are duplicates.
     pub fn insert(&mut self, start: u32, end: u32) -> Insert {
         if start >= end {

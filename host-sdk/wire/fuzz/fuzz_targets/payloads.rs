@@ -19,6 +19,21 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(args.len(), data.len() - OffloadCallReq::LEN);
     }
     let _ = OffloadCallResp::parse(data);
+    // A batch either parses whole (and its ops re-encode to the same bytes)
+    // or names the field at fault.
+    if let Ok(ops) = OffloadBatchReq::ops(data) {
+        let ops: Vec<_> = ops.collect();
+        let mut b = OffloadBatchReq { count: ops.len() as u16 }.to_bytes().to_vec();
+        for (op, args) in &ops {
+            b.extend_from_slice(&OffloadBatchOp { op: *op, args_len: args.len() as u16 }.to_bytes());
+            b.extend_from_slice(args);
+        }
+        assert_eq!(b, data);
+    }
+    if let Ok((r, res, rest)) = OffloadBatchResult::parse_with_result(data) {
+        assert_eq!(&r.to_bytes()[..], &data[..OffloadBatchResult::LEN]);
+        assert_eq!(res.len() + rest.len() + OffloadBatchResult::LEN, data.len());
+    }
     if let Ok(i) = InfoResp::parse(data) {
         assert!(i.board_name().is_ok());
     }
