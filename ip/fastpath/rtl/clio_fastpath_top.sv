@@ -455,8 +455,12 @@ wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift) | (l2_tva & l2_mask);
 // Response beat of the oldest read in flight, from the returning data.
 wire [2:0]  lq_h = lq_rd[2:0];
 wire        lq_head_wr = lq_kind[lq_h];
+wire        rb_busy;        // the response builder holds engine packets not yet sent
+// The lane's answers leave after the engine's packets still in the
+// response builder (the engine goes on while they leave).
+wire        lane_out_free = !rb_busy && (!lo_valid || m_axis_tready);
 wire        lane_r = lane_active && lq_count != 0 && (lq_head_wr ? lane_bvalid : lane_rvalid);
-wire        lane_r_take = lane_r && (!lo_valid || m_axis_tready);
+wire        lane_r_take = lane_r && lane_out_free;
 reg [DATA_WIDTH-1:0] lr_beat;
 reg [BYTES-1:0]      lr_keep;
 wire [DATA_WIDTH-1:0] lr_data = lane_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
@@ -814,7 +818,7 @@ reg [FFW-1:0]  fw_fence_set_index = 0, fw_fence_clear_index = 0;
 // Pointer chase: the data loop reads `ch_need` bytes from `ch_base`, into
 // the word (a key or pointer) or, for the value, into the response.
 reg        ch_value = 1'b0, ch_found = 1'b0;
-reg [63:0] ch_base = 0, ch_cur = 0, ch_word = 0, ch_node = 0;
+reg [63:0] ch_base = 0, ch_cur = 0, ch_word = 0;
 reg [15:0] ch_need = 0, ch_got = 0, ch_vlen = 0;
 reg [31:0] ch_hops = 0;
 
@@ -1106,7 +1110,7 @@ reg                  rb_wr_en;
 reg [15:0]           rb_wr_off;
 reg [DATA_WIDTH-1:0] rb_wr_data;
 reg [OW:0]           rb_wr_len;
-wire                 rb_done;
+wire                 rb_ready;
 wire [DATA_WIDTH-1:0] rb_tdata;
 wire [BYTES-1:0]     rb_tkeep;
 wire                 rb_tvalid, rb_tlast;
@@ -1117,7 +1121,7 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(o_pid),
     .hdr_req_id(o_req_id), .hdr_retry_of(o_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
     .hdr_offset(r_offset), .hdr_payload_len(r_plen), .hdr_session(o_session), .hdr_epoch(r_epoch),
-    .start(rb_start), .busy(), .done(rb_done),
+    .start(rb_start), .ready(rb_ready), .busy(rb_busy), .done(),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
@@ -1342,6 +1346,13 @@ always @* begin
             rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
             rb_wr_len = ALLOC_RESP_LEN;
         end
+        S_CH_STEP: begin
+            // Found: the fixed ChaseResp part first (the builder takes a
+            // payload in order), the value bytes follow in S_CH_D2.
+            rb_wr_en = ch_valid && ch_cmd == 2'd1;
+            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd1), bswap32(ch_m_hops), bswap64(ch_m_node)};
+            rb_wr_len = CHASE_RESP_LEN;
+        end
         S_CH_D2: begin
             // Value bytes after the fixed ChaseResp part.
             rb_wr_en = ch_value;
@@ -1350,9 +1361,9 @@ always @* begin
             rb_wr_len = d_k;
         end
         S_CH_RESP: begin
-            rb_wr_en = 1'b1;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32({31'd0, ch_found}), bswap32(ch_hops),
-                bswap64(ch_found ? ch_node : 64'd0)};
+            // Not found: the fixed part alone (a found walk wrote it in S_CH_STEP).
+            rb_wr_en = !ch_found;
+            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(ch_hops), 64'd0};
             rb_wr_len = CHASE_RESP_LEN;
         end
         default: begin end
@@ -1639,7 +1650,9 @@ always @(posedge clk) begin
             rb_start <= 1'b1;
             state_reg <= S_SEND_W;
         end
-        S_SEND_W: if (rb_done) state_reg <= send_ret;
+        // The builder took the packet (start seen) and has a free buffer for
+        // the next one: go on while this one leaves.
+        S_SEND_W: if (!rb_start && rb_ready) state_reg <= send_ret;
         S_FINISH: begin
             if (fq_count != 0) begin
                 flush_ret <= S_FINISH;
@@ -1849,7 +1862,6 @@ always @(posedge clk) begin
                 xl_ret <= S_CH_D0;
                 ch_base <= ch_va;
                 ch_hops <= ch_m_hops;
-                ch_node <= ch_m_node;
                 case (ch_cmd)
                     2'd0: begin                              // a key or pointer word
                         ch_value <= 1'b0;
@@ -2599,7 +2611,7 @@ end
 /* verilator lint_on WIDTH */
 
 assign poll_done = poll_done_reg;
-assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid;
+assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy;
 assign lane_active = state_reg == S_IDLE;
 
 // ---------------------------------------------------------------------------
@@ -2636,10 +2648,10 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
     .clk(clk), .rst(rst), .grant(axi_grant),
     .s_lane_araddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
     .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid),
-    .s_lane_rready(lq_count != 0 && !lq_head_wr && (!lo_valid || m_axis_tready)),
+    .s_lane_rready(lq_count != 0 && !lq_head_wr && lane_out_free),
     .s_lane_awaddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_awvalid(lane_awvalid), .s_lane_awready(lane_awready),
     .s_lane_wdata(lw_data), .s_lane_wstrb(lw_strb), .s_lane_wvalid(lw_valid), .s_lane_wready(lane_wready),
-    .s_lane_bvalid(lane_bvalid), .s_lane_bready(lq_count != 0 && lq_head_wr && (!lo_valid || m_axis_tready)),
+    .s_lane_bvalid(lane_bvalid), .s_lane_bready(lq_count != 0 && lq_head_wr && lane_out_free),
     .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR), .s_eng_wdata(mem_wdata),
     .s_eng_wstrb(mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
     .m_eng_rdata(eng_rdata),

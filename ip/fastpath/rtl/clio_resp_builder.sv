@@ -1,15 +1,39 @@
-// clio_resp_builder: response packet assembly (header + payload), CRC32C fill and AXI-stream output.
+// clio_resp_builder: response packet assembly (header + payload), CRC32C and AXI-stream output, double-buffered.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
-// The engine writes payload bytes into the packet buffer at packet byte
-// offsets (CLIO_HEADER_LEN + payload offset), up to one beat's worth per
-// cycle at any byte alignment. `start` latches the header fields and the
-// payload length; the builder then runs the buffered beats through the CRC
-// unit (one beat per cycle, header with a zero CRC field first), patches the
-// big-endian CRC into the header and streams the packet out. `done` pulses
-// with the last beat accepted.
+// Two packet buffers: the user fills one while the other leaves.
+//
+// The user appends payload bytes to the fill buffer through the write port,
+// in order: a write at packet offset CLIO_HEADER_LEN (payload byte 0) begins
+// a payload, every other write continues where the previous one ended (up to
+// one beat's worth per cycle, at any byte alignment; bytes past the buffer
+// end are dropped). `start` takes the header fields and commits the fill
+// buffer; its payload length must be 0 or the number of bytes appended
+// (simulation reports other uses). Writes and `start` are allowed while
+// `ready` is high (a fill buffer is free): after a `start`, `ready` stays
+// high when the other buffer is free, so the next packet is written while
+// this one leaves.
+//
+// CRC: the CRC of "header with a zero CRC field + payload" is linear, so
+// it is split at the header's end:
+//   crc = A^(8 payload_len) * crc(header) ^ crc0(payload),
+// crc0 from a zero register, A^(8n) one conditional constant 32x32 matrix
+// per bit of n. While the payload is written, every complete packet beat is
+// folded into crc0 by the one clio_crc32c instance, one beat per cycle
+// (beat 0 with its header lanes zero: zeros from a zero register leave it
+// zero). `start` takes crc(header) from the header fields (a second,
+// header-only instance); after it, only the beat not yet folded (the
+// partial last one) is left, folded and combined in one cycle. A packet can
+// leave the cycle after that, not after a pass over the packet.
+//
+// Packets leave in `start` order, one beat per cycle, back to back; `done`
+// pulses after each packet's last beat; `busy` is high while a committed
+// packet has not left. A buffer is free for the next packet (`ready`) in
+// the cycle its last beat is taken (a combinational path from
+// m_axis_tready), so a writer that appends a beat per cycle and starts with
+// its last write keeps the output busy every cycle.
 module clio_resp_builder #(
     parameter DATA_WIDTH = 512,
     parameter KEEP_WIDTH = DATA_WIDTH / 8,
@@ -19,9 +43,7 @@ module clio_resp_builder #(
     input  wire                   rst,
 
     input  wire                   wr_en,
-    /* verilator lint_off UNUSEDSIGNAL */
-    input  wire [15:0]            wr_off,     // bits above the buffer size are ignored
-    /* verilator lint_on UNUSEDSIGNAL */
+    input  wire [15:0]            wr_off,
     input  wire [DATA_WIDTH-1:0]  wr_data,
     input  wire [$clog2(KEEP_WIDTH):0] wr_len,
 
@@ -38,6 +60,7 @@ module clio_resp_builder #(
     input  wire [15:0]            hdr_session,
     input  wire [31:0]            hdr_epoch,
     input  wire                   start,
+    output wire                   ready,
     output wire                   busy,
     output wire                   done,
 
@@ -64,9 +87,14 @@ import clio_pkg::CLIO_OFF_PAYLOAD_LEN;
 import clio_pkg::CLIO_OFF_SESSION;
 import clio_pkg::CLIO_OFF_EPOCH;
 import clio_pkg::CLIO_OFF_CRC;
+import clio_pkg::CRC32C_POLY_REFLECTED;
 
 localparam BW = $clog2(BEATS);
 localparam OW = $clog2(KEEP_WIDTH);
+// Bits of a byte count within the buffer (the CRC shift length).
+localparam NW = $clog2(BEATS * KEEP_WIDTH);
+localparam [31:0] POLY = CRC32C_POLY_REFLECTED;
+localparam [16:0] HDR = CLIO_HEADER_LEN[16:0];
 
 initial begin
     if (KEEP_WIDTH * 8 != DATA_WIDTH || (1 << OW) != KEEP_WIDTH) begin
@@ -77,8 +105,8 @@ initial begin
         $error("Error: the header must fit in the first beat (instance %m)");
         $finish;
     end
-    if (BEATS < 3) begin
-        $error("Error: BEATS must be at least 3 (instance %m)");
+    if (BEATS < 3 || BEATS * KEEP_WIDTH > 65536) begin
+        $error("Error: BEATS must be at least 3 and the buffer at most 64 KiB (instance %m)");
         $finish;
     end
 end
@@ -91,53 +119,37 @@ function [63:0] bswap64(input [63:0] v);
     bswap64 = {bswap32(v[31:0]), bswap32(v[63:32])};
 endfunction
 
-// The packet buffer as two single-write-port banks (even and odd beats): a
-// write of up to one beat touches beat wr_beat (lanes from wr_lane up) and
-// beat wr_beat + 1 (lanes below wr_lane), which always lie in different
-// banks. Both take the same data, wr_data rotated up by wr_lane bytes, with
-// per-byte enables; reads are asynchronous (LUT RAM).
-localparam EVEN_BEATS = (BEATS + 1) / 2;
-localparam ODD_BEATS = BEATS / 2;
-localparam HW = BW - 1;  // bank address bits
+// Row-major 32x32 matrix times a vector.
+function [31:0] zmul(input [32*32-1:0] m, input [31:0] v);
+    integer r;
+    begin
+        for (r = 0; r < 32; r = r + 1) zmul[r] = ^(v & m[r*32 +: 32]);
+    end
+endfunction
 
-reg [DATA_WIDTH-1:0] even_mem[0:EVEN_BEATS-1];
-reg [DATA_WIDTH-1:0] odd_mem[0:ODD_BEATS-1];
-
-wire [BW-1:0] wr_beat = wr_off[OW +: BW];
-wire [OW-1:0] wr_lane = wr_off[OW-1:0];
-/* verilator lint_off UNUSEDSIGNAL */
-wire [2*DATA_WIDTH-1:0] wr_dup = {wr_data, wr_data} << {wr_lane, 3'd0};
-/* verilator lint_on UNUSEDSIGNAL */
-wire [DATA_WIDTH-1:0] wr_rot = wr_dup[DATA_WIDTH +: DATA_WIDTH];
-wire [KEEP_WIDTH-1:0] wr_len_mask = wr_len[OW] ? {KEEP_WIDTH{1'b1}} : ~({KEEP_WIDTH{1'b1}} << wr_len[OW-1:0]);
-wire [2*KEEP_WIDTH-1:0] wr_mask = {{KEEP_WIDTH{1'b0}}, wr_len_mask} << wr_lane;
-// Beat wr_beat + 1 (its bank address and whether it exists).
-wire [BW:0]   wr_next = {1'b0, wr_beat} + 1'b1;
-wire          wr_lo_ok = {1'b0, wr_beat} < BEATS[BW:0];
-wire          wr_hi_ok = wr_next < BEATS[BW:0];
-// Even bank: wr_beat if even (low lanes), else wr_beat + 1 (high lanes).
-wire [HW-1:0] even_addr = wr_beat[0] ? wr_next[HW:1] : wr_beat[BW-1:1];
-wire [KEEP_WIDTH-1:0] even_we = !wr_en ? {KEEP_WIDTH{1'b0}}
-    : wr_beat[0] ? (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}})
-    : (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}});
-wire [HW-1:0] odd_addr = wr_beat[BW-1:1];
-wire [KEEP_WIDTH-1:0] odd_we = !wr_en ? {KEEP_WIDTH{1'b0}}
-    : wr_beat[0] ? (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}})
-    : (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}});
-
-// Controller states: idle, running the CRC over the buffered beats, streaming out.
-typedef enum logic [1:0] {
-    ST_IDLE = 2'd0,
-    ST_CRC = 2'd1,
-    ST_OUT = 2'd2
-} state_t;
-state_t              state_reg = ST_IDLE;
-reg [DATA_WIDTH-1:0] hdr_reg = 0;      // beat 0 header bytes (crc zero)
-reg [16:0]           len_reg = 0;      // packet bytes
-reg [BW:0]           beat_reg = 0;
-reg [BW:0]           last_beat_reg = 0;
-reg [31:0]           crc_reg = 32'hffffffff;
-reg                  done_reg = 1'b0;
+// Row-major A^(8 * 2^j): eight zero-bit steps of the register, squared j
+// times (yosys evaluates constant functions slowly: squaring, not 2^j steps).
+function [32*32-1:0] shift_matrix(input integer j);
+    reg [32*32-1:0] m, sq;
+    reg [31:0] v, c;
+    integer s, i, n;
+    begin
+        for (s = 0; s < 32; s = s + 1) begin
+            v = 32'd1 << s;
+            for (n = 0; n < 8; n = n + 1) v = {1'b0, v[31:1]} ^ (v[0] ? POLY : 32'd0);
+            for (i = 0; i < 32; i = i + 1) m[i*32 + s] = v[i];
+        end
+        for (n = 0; n < j; n = n + 1) begin
+            for (s = 0; s < 32; s = s + 1) begin
+                for (i = 0; i < 32; i = i + 1) c[i] = m[i*32 + s];
+                v = zmul(m, c);
+                for (i = 0; i < 32; i = i + 1) sq[i*32 + s] = v[i];
+            end
+            m = sq;
+        end
+        shift_matrix = m;
+    end
+endfunction
 
 // The response header with a zero CRC field, in wire byte order. A function
 // rather than field-by-field writes in an `always_comb` block: Icarus 11 counts
@@ -169,102 +181,287 @@ wire [DATA_WIDTH-1:0] hdr_image = header_image(hdr_opcode, hdr_flags, hdr_status
     hdr_req_id, hdr_retry_of, hdr_va, hdr_total_len, hdr_offset, hdr_payload_len, hdr_session,
     hdr_epoch);
 
-// The current beat with the header merged in (beat 0).
-reg [DATA_WIDTH-1:0] cur_beat;
-reg [KEEP_WIDTH-1:0] cur_keep;
-/* verilator lint_off WIDTH */
-wire [16:0] beat_start = {beat_reg, {OW{1'b0}}};
-/* verilator lint_on WIDTH */
-wire [16:0] remain = len_reg - beat_start;
-// The buffer read stays a continuous assignment: an `always_comb` block that
-// reads the banks is woken by every write to them under Icarus 11 (its bench
-// took over 10 min instead of 40 s).
-wire [DATA_WIDTH-1:0] buf_beat = beat_reg[0] ? odd_mem[beat_reg[BW-1:1]] : even_mem[beat_reg[BW-1:1]];
-
-always_comb begin
-    integer i;  // loop index local to the block (no shared variable between processes)
-    cur_beat = buf_beat;
-    if (beat_reg == 0) begin
-        for (i = 0; i < CLIO_HEADER_LEN; i = i + 1) begin
-            cur_beat[i*8 +: 8] = hdr_reg[i*8 +: 8];
-        end
-    end
-    cur_keep = {KEEP_WIDTH{1'b1}};
+// Contiguous keep of the first n bytes of a beat (n >= KEEP_WIDTH: all).
+function [KEEP_WIDTH-1:0] keep_of(input [16:0] n);
     /* verilator lint_off WIDTH */
-    if (remain < KEEP_WIDTH) begin
-        cur_keep = ~({KEEP_WIDTH{1'b1}} << remain);
-    end
+    keep_of = n >= KEEP_WIDTH ? {KEEP_WIDTH{1'b1}} : ~({KEEP_WIDTH{1'b1}} << n);
     /* verilator lint_on WIDTH */
+endfunction
+
+// ---------------------------------------------------------------------------
+// Buffer state. Slot `fill_ptr_reg` is written; slots leave from
+// `out_ptr_reg` in commit order. Per slot: committed (`full`), CRC
+// finished (`fin`), header, length, crc(header).
+// ---------------------------------------------------------------------------
+reg                  fill_ptr_reg = 1'b0;
+reg                  out_ptr_reg = 1'b0;
+reg [1:0]            full_reg = 2'b00;
+reg [1:0]            fin_reg = 2'b00;
+reg [DATA_WIDTH-1:0] hdr_reg [0:1];      // beat 0 header bytes (CRC zero)
+reg [16:0]           len_reg [0:1];      // packet bytes
+reg [BW:0]           last_reg [0:1];     // last beat
+reg [31:0]           hcrc_reg [0:1];     // CRC register after the header (from 0xffffffff)
+reg [31:0]           crc_reg [0:1];      // CRC register after the packet
+// Fold state: beats 0 .. fb - 1 are in fcrc (from zero, header lanes zero);
+// bytes are written through packet offset `wend`.
+reg [31:0]           fcrc_reg [0:1];
+reg [BW:0]           fb_reg [0:1];
+reg [16:0]           wend_reg [0:1];
+reg [BW:0]           ob_reg = 0;         // beat leaving
+reg                  done_reg = 1'b0;
+
+integer ii;
+initial begin
+    for (ii = 0; ii < 2; ii = ii + 1) begin
+        hdr_reg[ii] = 0;
+        len_reg[ii] = 0;
+        last_reg[ii] = 0;
+        hcrc_reg[ii] = 0;
+        crc_reg[ii] = 0;
+        fcrc_reg[ii] = 0;
+        fb_reg[ii] = 0;
+        wend_reg[ii] = 0;
+    end
 end
 
+// Output side (below): the oldest committed slot leaves once its CRC is finished.
+wire          o = out_ptr_reg;
+wire          o_valid = full_reg[o] && fin_reg[o];
+wire          o_last = ob_reg == last_reg[o];
+wire          o_take = o_valid && m_axis_tready;
+
+wire fill = fill_ptr_reg;
+// The fill slot is free, or frees as its last beat is taken now.
+assign ready = !full_reg[fill] || (o == fill && o_take && o_last);
+wire wr_go = wr_en && ready;
+wire start_go = start && ready;
+
+// ---------------------------------------------------------------------------
+// The packet buffers: per slot two single-write-port banks (even and odd
+// beats). A write of up to one beat touches beat wr_beat (lanes from wr_lane
+// up) and beat wr_beat + 1 (lanes below wr_lane), which always lie in
+// different banks. Both take the same data, wr_data rotated up by wr_lane
+// bytes, with per-byte enables; reads are asynchronous (LUT RAM), one read
+// address per slot (the leaving beat, else the beat the CRC unit reads).
+// ---------------------------------------------------------------------------
+localparam EVEN_BEATS = (BEATS + 1) / 2;
+localparam ODD_BEATS = BEATS / 2;
+localparam HW = BW - 1;  // bank address bits
+
+wire [BW-1:0] wr_beat = wr_off[OW +: BW];
+wire [OW-1:0] wr_lane = wr_off[OW-1:0];
+// Offsets past the buffer are dropped (never wrapped).
+wire          wr_in = wr_off < BEATS * KEEP_WIDTH;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2*DATA_WIDTH-1:0] wr_dup = {wr_data, wr_data} << {wr_lane, 3'd0};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [DATA_WIDTH-1:0] wr_rot = wr_dup[DATA_WIDTH +: DATA_WIDTH];
+wire [KEEP_WIDTH-1:0] wr_len_mask = wr_len[OW] ? {KEEP_WIDTH{1'b1}} : ~({KEEP_WIDTH{1'b1}} << wr_len[OW-1:0]);
+wire [2*KEEP_WIDTH-1:0] wr_mask = {{KEEP_WIDTH{1'b0}}, wr_len_mask} << wr_lane;
+wire [BW:0]   wr_next = {1'b0, wr_beat} + 1'b1;
+wire          wr_lo_ok = wr_in && {1'b0, wr_beat} < BEATS[BW:0];
+wire          wr_hi_ok = wr_in && wr_next < BEATS[BW:0];
+wire [HW-1:0] even_addr = wr_beat[0] ? wr_next[HW:1] : wr_beat[BW-1:1];
+wire [KEEP_WIDTH-1:0] even_we = !wr_go ? {KEEP_WIDTH{1'b0}}
+    : wr_beat[0] ? (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}})
+    : (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}});
+wire [HW-1:0] odd_addr = wr_beat[BW-1:1];
+wire [KEEP_WIDTH-1:0] odd_we = !wr_go ? {KEEP_WIDTH{1'b0}}
+    : wr_beat[0] ? (wr_lo_ok ? wr_mask[KEEP_WIDTH-1:0] : {KEEP_WIDTH{1'b0}})
+    : (wr_hi_ok ? wr_mask[KEEP_WIDTH +: KEEP_WIDTH] : {KEEP_WIDTH{1'b0}});
+/* verilator lint_off WIDTH */
+wire [16:0]   wr_end = wr_off + wr_len;
+/* verilator lint_on WIDTH */
+
+// The CRC unit's job (below) names its slot and beat.
+wire          js;
+wire [BW:0]   job_beat;
+wire [DATA_WIDTH-1:0] slot_rd [0:1];
+
+genvar gs;
+generate
+    for (gs = 0; gs < 2; gs = gs + 1) begin : slot
+        reg [DATA_WIDTH-1:0] even_mem [0:EVEN_BEATS-1];
+        reg [DATA_WIDTH-1:0] odd_mem [0:ODD_BEATS-1];
+        wire          sel = fill == gs;
+        /* verilator lint_off UNUSEDSIGNAL */
+        wire [BW:0]   rd_beat = (full_reg[gs] && fin_reg[gs]) ? ob_reg : job_beat;  // below BEATS
+        /* verilator lint_on UNUSEDSIGNAL */
+        always_ff @(posedge clk) begin
+            integer i;  // loop index local to the block (no shared variable between processes)
+            for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
+                if (sel && even_we[i]) even_mem[even_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];
+                if (sel && odd_we[i]) odd_mem[odd_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];
+            end
+        end
+        // Continuous assignment: an `always_comb` block reading the banks is
+        // woken by every write to them under Icarus 11 (see README).
+        assign slot_rd[gs] = rd_beat[0] ? odd_mem[rd_beat[BW-1:1]] : even_mem[rd_beat[BW-1:1]];
+    end
+endgenerate
+
+// ---------------------------------------------------------------------------
+// The CRC unit: one beat per cycle for the oldest slot with work. A
+// committed slot whose CRC is not finished first (folds its remaining
+// beats; with the last one, or at once when none is left, the combination);
+// else the fill slot folds its next complete beat.
+// ---------------------------------------------------------------------------
+wire [1:0] fin_need = full_reg & ~fin_reg;
+assign js = fin_need[out_ptr_reg] ? out_ptr_reg : fin_need[!out_ptr_reg] ? !out_ptr_reg : fill;
+wire       j_fin = fin_need[js];
+wire [BW:0] j_fb = fb_reg[js];
+/* verilator lint_off WIDTH */
+wire [16:0] j_fb_start = {j_fb, {OW{1'b0}}};
+wire [16:0] j_fb_end = j_fb_start + KEEP_WIDTH;
+// Committed: a beat left to fold (the last one finishes), else finish now.
+wire       j_tail = j_fin && j_fb <= last_reg[js];
+wire       j_comb = j_fin && j_fb >= last_reg[js];
+// Filling: the next beat is complete (written through the last cycle) and
+// inside the buffer; not in a cycle its slot is (re)committed or restarted.
+wire       j_fold = !j_fin && !full_reg[js] && j_fb < BEATS && j_fb_end <= wend_reg[js];
+/* verilator lint_on WIDTH */
+assign job_beat = j_fb;
+
+// Beat 0 is folded with its header lanes zero. (Lane loops are generate
+// loops: a loop index in an `always_comb` block is a latch to yosys 0.23.)
+wire [DATA_WIDTH-1:0] j_rd = slot_rd[js];
+wire [DATA_WIDTH-1:0] crc_data;
+genvar gl;
+generate
+    for (gl = 0; gl < KEEP_WIDTH; gl = gl + 1) begin : crc_lane
+        if (gl < CLIO_HEADER_LEN) begin : hdr_lane
+            assign crc_data[gl*8 +: 8] = j_fb == 0 ? 8'd0 : j_rd[gl*8 +: 8];
+        end else begin : data_lane
+            assign crc_data[gl*8 +: 8] = j_rd[gl*8 +: 8];
+        end
+    end
+endgenerate
+wire [KEEP_WIDTH-1:0] crc_keep = keep_of(j_tail ? len_reg[js] - j_fb_start : 17'd64);
 wire [31:0] crc_out;
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) crc_inst (
-    .crc_in(crc_reg), .data(cur_beat), .keep(cur_keep), .crc_out(crc_out)
+    .crc_in(fcrc_reg[js]), .data(crc_data), .keep(crc_keep), .crc_out(crc_out)
 );
 
-reg [DATA_WIDTH-1:0] out_beat;
-always_comb begin
-    integer i;
-    // Lanes past the end of the packet carry zeros, not stale buffer bytes.
-    for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
-        out_beat[i*8 +: 8] = cur_keep[i] ? cur_beat[i*8 +: 8] : 8'd0;
+// crc(header) of the packet being started, from its fields.
+wire [31:0] hdr_crc;
+clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) hdr_crc_inst (
+    .crc_in(32'hffffffff), .data(hdr_image), .keep(keep_of(HDR)), .crc_out(hdr_crc)
+);
+
+// The combination: A^(8n) crc(header) ^ crc0(payload), n = payload bytes.
+/* verilator lint_off WIDTH */
+wire [16:0] j_plen = len_reg[js] - CLIO_HEADER_LEN;
+/* verilator lint_on WIDTH */
+wire [32*(NW+1)-1:0] sh /* verilator split_var */;
+assign sh[31:0] = hcrc_reg[js];
+genvar gj;
+generate
+    for (gj = 0; gj < NW; gj = gj + 1) begin : shift
+        localparam [32*32-1:0] MAT = shift_matrix(gj);
+        assign sh[(gj+1)*32 +: 32] = j_plen[gj] ? zmul(MAT, sh[gj*32 +: 32]) : sh[gj*32 +: 32];
     end
-    if (beat_reg == 0) begin
-        out_beat[CLIO_OFF_CRC*8 +: 32] = bswap32(~crc_reg);
+endgenerate
+wire [31:0] j_pcrc = j_plen == 0 ? 32'd0 : j_tail ? crc_out : fcrc_reg[js];
+wire [31:0] j_total = sh[NW*32 +: 32] ^ j_pcrc;
+
+// ---------------------------------------------------------------------------
+// Output beat: buffer lanes, the header and CRC in beat 0, zeros past the end.
+// ---------------------------------------------------------------------------
+/* verilator lint_off WIDTH */
+wire [16:0]   o_left = len_reg[o] - {ob_reg, {OW{1'b0}}};
+/* verilator lint_on WIDTH */
+wire [KEEP_WIDTH-1:0] o_keep = keep_of(o_left);
+wire [DATA_WIDTH-1:0] o_rd = slot_rd[o];
+/* verilator lint_off UNUSEDSIGNAL */
+wire [DATA_WIDTH-1:0] o_hdr = hdr_reg[o] | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~crc_reg[o])} << (CLIO_OFF_CRC*8));  // header lanes used
+/* verilator lint_on UNUSEDSIGNAL */
+wire [DATA_WIDTH-1:0] out_beat;
+generate
+    for (gl = 0; gl < KEEP_WIDTH; gl = gl + 1) begin : out_lane
+        if (gl < CLIO_HEADER_LEN) begin : hdr_lane
+            assign out_beat[gl*8 +: 8] = ob_reg == 0 ? o_hdr[gl*8 +: 8] : o_keep[gl] ? o_rd[gl*8 +: 8] : 8'd0;
+        end else begin : data_lane
+            assign out_beat[gl*8 +: 8] = o_keep[gl] ? o_rd[gl*8 +: 8] : 8'd0;
+        end
     end
-end
+endgenerate
 
 always_ff @(posedge clk) begin
-    integer i;
     done_reg <= 1'b0;
-    for (i = 0; i < KEEP_WIDTH; i = i + 1) begin
-        if (even_we[i]) even_mem[even_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];
-        if (odd_we[i]) odd_mem[odd_addr][i*8 +: 8] <= wr_rot[i*8 +: 8];
+    // Output (first: a start into the slot freed in this cycle overrides it).
+    if (o_take) begin
+        ob_reg <= ob_reg + 1'b1;
+        if (o_last) begin
+            ob_reg <= 0;
+            full_reg[o] <= 1'b0;
+            out_ptr_reg <= !o;
+            done_reg <= 1'b1;
+        end
     end
-    case (state_reg)
-        ST_IDLE: begin
-            if (start) begin
-                hdr_reg <= hdr_image;
-                /* verilator lint_off WIDTH */
-                len_reg <= CLIO_HEADER_LEN + hdr_payload_len;
-                last_beat_reg <= (CLIO_HEADER_LEN + hdr_payload_len - 1) >> OW;
-                /* verilator lint_on WIDTH */
-                beat_reg <= 0;
-                crc_reg <= 32'hffffffff;
-                state_reg <= ST_CRC;
-            end
+    // The CRC unit.
+    if (j_tail || j_fold) begin
+        fcrc_reg[js] <= crc_out;
+        fb_reg[js] <= j_fb + 1'b1;
+    end
+    if (j_comb) begin
+        crc_reg[js] <= j_total;
+        fin_reg[js] <= 1'b1;
+    end
+    // The fill slot: a write at payload byte 0 begins a payload (after the fold above).
+    if (wr_go) begin
+        wend_reg[fill] <= wr_end;
+        if ({1'b0, wr_off} == HDR) begin
+            fcrc_reg[fill] <= 32'd0;
+            fb_reg[fill] <= 0;
         end
-        ST_CRC: begin
-            crc_reg <= crc_out;
-            beat_reg <= beat_reg + 1'b1;
-            if (beat_reg == last_beat_reg) begin
-                beat_reg <= 0;
-                state_reg <= ST_OUT;
-            end
-        end
-        ST_OUT: begin
-            if (m_axis_tready) begin
-                beat_reg <= beat_reg + 1'b1;
-                if (beat_reg == last_beat_reg) begin
-                    state_reg <= ST_IDLE;
-                    done_reg <= 1'b1;
-                end
-            end
-        end
-        default: state_reg <= ST_IDLE;
-    endcase
+    end
+    if (start_go) begin
+        full_reg[fill] <= 1'b1;
+        fin_reg[fill] <= 1'b0;
+        hdr_reg[fill] <= hdr_image;
+        hcrc_reg[fill] <= hdr_crc;
+        /* verilator lint_off WIDTH */
+        len_reg[fill] <= CLIO_HEADER_LEN + hdr_payload_len;
+        last_reg[fill] <= (CLIO_HEADER_LEN + hdr_payload_len - 1) >> OW;
+        /* verilator lint_on WIDTH */
+        fill_ptr_reg <= !fill;
+    end
     if (rst) begin
-        state_reg <= ST_IDLE;
+        fill_ptr_reg <= 1'b0;
+        out_ptr_reg <= 1'b0;
+        full_reg <= 2'b00;
+        fin_reg <= 2'b00;
+        ob_reg <= 0;
         done_reg <= 1'b0;
     end
 end
 
-assign busy = state_reg != ST_IDLE;
+assign busy = full_reg != 2'b00;
 assign done = done_reg;
 assign m_axis_tdata = out_beat;
-assign m_axis_tkeep = cur_keep;
-assign m_axis_tvalid = state_reg == ST_OUT;
-assign m_axis_tlast = beat_reg == last_beat_reg;
+assign m_axis_tkeep = o_keep;
+assign m_axis_tvalid = o_valid;
+assign m_axis_tlast = o_last;
+
+`ifndef SYNTHESIS
+// The write contract (in-order appends; a payload length of 0 or the bytes
+// appended); a simulation check.
+always @(posedge clk) begin
+    if (!rst && wr_en && !ready) $error("Error: clio_resp_builder written while not ready (instance %m)");
+    if (!rst && start && !ready) $error("Error: clio_resp_builder started while not ready (instance %m)");
+    if (!rst && wr_go && {1'b0, wr_off} != HDR && {1'b0, wr_off} != wend_reg[fill]) begin
+        $error("Error: clio_resp_builder write at %0d, not an append at %0d (instance %m)", wr_off, wend_reg[fill]);
+    end
+    /* verilator lint_off WIDTH */
+    if (!rst && start_go && hdr_payload_len != 0 && !(wr_go && {1'b0, wr_off} == HDR)
+            && CLIO_HEADER_LEN + hdr_payload_len != ((wr_go ? wr_end : wend_reg[fill]) < BEATS * KEEP_WIDTH
+                ? (wr_go ? wr_end : wend_reg[fill]) : BEATS * KEEP_WIDTH)) begin
+        $error("Error: clio_resp_builder payload length %0d is not the %0d bytes appended (instance %m)",
+            hdr_payload_len, (wr_go ? wr_end : wend_reg[fill]) - CLIO_HEADER_LEN);
+    end
+    /* verilator lint_on WIDTH */
+end
+`endif
 
 endmodule
 

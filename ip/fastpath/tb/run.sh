@@ -41,7 +41,7 @@ iverilog -g2012 -o "$work/all.vvp" "${srcs[@]}" || failures+=("iverilog -g2012 o
 summary+=("lint: ${#modules[@]} modules, $lint_bad with warnings (verilator --lint-only -Wall)")
 
 # 2. Per-module cocotb benches (Icarus), each at its Makefile's parameter point
-#    and, for parameterized modules, at a second one below (small points, so
+#    and, for parameterized modules, at one or more below (small points, so
 #    the sweep adds seconds, not minutes). Not swept: clio_rx_parser (the
 #    header needs a beat of >= 512 bits; DATA_WIDTH=1024 takes 90 s more) and
 #    the modules without size parameters.
@@ -55,7 +55,7 @@ declare -A sweep=(
     [clio_fwd_table]="SLOTS=4 FENCES=2"
     [clio_pt_fetch]="BUCKET_BITS=10 SLOTS=8"
     [clio_free_pa_fifo]="DEPTH=8 SIZES=1"
-    [clio_resp_builder]="BEATS=9"
+    [clio_resp_builder]="BEATS=9;BEATS=3"
     [clio_axi_ram]="DATA_WIDTH=128 READ_LATENCY=1"
 )
 if [ -z "${SKIP_BENCHES:-}" ]; then
@@ -65,7 +65,11 @@ if [ -z "${SKIP_BENCHES:-}" ]; then
         name=$(basename "$d")
         nb=$((nb + 1))
         points=("")
-        [ -n "${sweep[$name]:-}" ] && points+=("${sweep[$name]}")
+        # Several extra points are separated by ';'.
+        if [ -n "${sweep[$name]:-}" ]; then
+            IFS=';' read -r -a extra <<< "${sweep[$name]}"
+            points+=("${extra[@]}")
+        fi
         for i in "${!points[@]}"; do
             np=$((np + 1))
             log="$work/$name-$i.log"
