@@ -43,7 +43,7 @@ module edm_host_engine #(
     // clock-domain crossing (EDM §3.2.1; the model's host_grant_queue), which this
     // single-clock engine has no synchronizer for; with the decoder and job cycles a grant is
     // served when the model serves it
-    parameter GQ_LAT = 3,
+    parameter GQ_LAT = 4,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -602,8 +602,9 @@ always @* begin
                 do_pick_skip = 1'b1;
             end else if (!pq_write) begin
                 do_pick_read = 1'b1;
-            end else if (!enc_out_valid) begin
-                // the /N/ goes straight into the unit buffer, after the encoder's last block
+            end else begin
+                // the /N/ goes straight into the unit buffer (after the encoder's last block
+                // when that is written in the same cycle)
                 do_pick_write = 1'b1;
             end
         end
@@ -656,10 +657,18 @@ wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
 
 // An RREQ/RMWREQ gives the encoder its address word with start, so its /MS/ is on the
 // encoder's output one cycle later and goes to the TX mux without the unit buffer's cycle.
+// Every job gives the encoder its first body word with start (RREQ/RMWREQ and WREQ their
+// address, RRES its first data word or RMW result; an empty RRES none), so its /MS/ is made
+// in the next cycle and a job started in the cycle after the previous unit's last block
+// continues it without a gap, as the model's TX FIFO sends units back to back.
+wire [63:0] gw_addr_word = t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
+wire [AW-1:0] gs_ptr = s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
 assign enc_body_data = do_pick_read ? pq_addr :
+                       do_grant_w ? gw_addr_word :
+                       do_grant_s ? (s_rmw[gs_idx] ? s_result[gs_idx] : mem[gs_ptr]) :
                        tx_addr_first_reg ? tx_addr_word_reg :
                        tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
-assign enc_body_valid = do_pick_read || (tx_body_reg && tx_words_reg != 0);
+assign enc_body_valid = do_pick_read || do_grant_w || do_grant_s || (tx_body_reg && tx_words_reg != 0);
 assign u_bypass = u_fast_reg && u_count == 0 && enc_out_valid && (u_in_unit_reg || !ul_empty);
 
 // ---------------------------------------------------------------- sequential
@@ -767,25 +776,24 @@ always_ff @(posedge clk) begin : seq
 
     // TX jobs
     if (do_grant_w) begin
+        // the address word went to the encoder with start; the data words follow
         tx_body_reg <= 1'b1;
-        tx_addr_first_reg <= 1'b1;
+        tx_addr_first_reg <= 1'b0;
         tx_regs_reg <= 1'b0;
-        tx_addr_word_reg <= t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
         tx_ptr_reg <= t_local[gw_idx] + AW'(16'(t_done[gw_idx] >> 3));
-        tx_words_reg <= 13'd1 + gw_len[15:3];
+        tx_words_reg <= gw_len[15:3];
         t_done[gw_idx] <= t_done[gw_idx] + gw_len;
         if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
             t_valid_reg[gw_idx] <= 1'b0;
         end
     end
     if (do_grant_s) begin
-        tx_body_reg <= 1'b1;
+        // the first word (or the RMW result) went to the encoder with start
+        tx_body_reg <= !s_rmw[gs_idx] && gs_len > 16'd8;
         tx_addr_first_reg <= 1'b0;
-        tx_regs_reg <= s_rmw[gs_idx];
-        tx_ridx_reg <= 1'b0;
-        tx_w1_reg <= s_result[gs_idx];
-        tx_ptr_reg <= s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
-        tx_words_reg <= 13'((gs_len + 16'd7) >> 3);
+        tx_regs_reg <= 1'b0;
+        tx_ptr_reg <= gs_ptr + 1;
+        tx_words_reg <= (s_rmw[gs_idx] || gs_len == 0) ? 13'd0 : 13'((gs_len + 16'd7) >> 3) - 13'd1;
         s_sent[gs_idx] <= s_sent[gs_idx] + gs_len;
         if (s_sent[gs_idx] + gs_len == s_total[gs_idx]) begin
             s_valid_reg[gs_idx] <= 1'b0;
@@ -833,11 +841,11 @@ always_ff @(posedge clk) begin : seq
     end
     if (enc_out_valid) begin
         u_mem[u_wr_reg[UW-1:0]] <= {enc_out_hdr, enc_out_data};
-        u_wr_reg <= u_wr_reg + 1;
-    end else if (do_pick_write) begin
-        u_mem[u_wr_reg[UW-1:0]] <= {SYNC_CTRL, n_block};
-        u_wr_reg <= u_wr_reg + 1;
     end
+    if (do_pick_write) begin
+        u_mem[enc_out_valid ? u_wr_reg[UW-1:0] + 1'b1 : u_wr_reg[UW-1:0]] <= {SYNC_CTRL, n_block};
+    end
+    u_wr_reg <= u_wr_reg + {{UW{1'b0}}, enc_out_valid} + {{UW{1'b0}}, do_pick_write};
     if (u_pop) begin
         u_rd_reg <= u_rd_reg + 1;
         if (!u_in_unit_reg) begin

@@ -293,6 +293,12 @@ async def cosim_against_model(dut):
 
     # Per-message latency: the RTL against the model, message by message, with where the
     # cycles differ (the shift of every control block at the four tap points).
+    dump = os.environ.get("EDM_TAP_DUMP")
+    if dump:
+        # The RTL's taps in the trace's `T` format, to diff against the model's line by line.
+        with open(dump, "w") as f:
+            for c, link, d, r, hdr, payload in sorted(taps):
+                f.write(f"T {c} {link} {d} {r} {hdr} {payload:x}\n")
     for (kind, point), (mean, n) in breakdown(taps, t["taps"]).items():
         dut._log.info("latency shift %-6s at %-9s: %+6.2f cycles (%d blocks)", kind, point, mean, n)
     worst = []
