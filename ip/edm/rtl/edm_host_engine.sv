@@ -671,6 +671,10 @@ assign enc_body_data = do_pick_read ? pq_addr :
 assign enc_body_valid = do_pick_read || do_grant_w || do_grant_s || (tx_body_reg && tx_words_reg != 0);
 assign u_bypass = u_fast_reg && u_count == 0 && enc_out_valid && (u_in_unit_reg || !ul_empty);
 
+// where an /N/ goes in the unit buffer: after the encoder's block written in the same cycle
+wire [UW-1:0] u_wr_next = u_wr_reg[UW-1:0] + 1'b1;
+wire [UW-1:0] u_n_at = enc_out_valid ? u_wr_next : u_wr_reg[UW-1:0];
+
 // ---------------------------------------------------------------- sequential
 always_ff @(posedge clk) begin : seq
     integer i;
@@ -843,7 +847,7 @@ always_ff @(posedge clk) begin : seq
         u_mem[u_wr_reg[UW-1:0]] <= {enc_out_hdr, enc_out_data};
     end
     if (do_pick_write) begin
-        u_mem[enc_out_valid ? u_wr_reg[UW-1:0] + 1'b1 : u_wr_reg[UW-1:0]] <= {SYNC_CTRL, n_block};
+        u_mem[u_n_at] <= {SYNC_CTRL, n_block};
     end
     u_wr_reg <= u_wr_reg + {{UW{1'b0}}, enc_out_valid} + {{UW{1'b0}}, do_pick_write};
     if (u_pop) begin

@@ -208,16 +208,16 @@ edm_sw_forward #(
 );
 
 // ---------------------------------------------------------------- scheduler
-// the notification offered to the scheduler this cycle: the head of the FIFO the arbiter
-// picks, straight from the FIFO (no register between them)
-wire                nt_valid;
-wire [PW-1:0]       nt_src;
-wire [PW-1:0]       nt_dst;
-wire [31:0]         nt_bytes;
-wire [TAG_W-1:0]    nt_tag;
+// the notifications offered to the scheduler this cycle, one lane per ingress port: the head
+// of its FIFO, straight from the FIFO (no register between them)
+reg  [PORTS-1:0]       nt_valid;
+reg  [PORTS*PW-1:0]    nt_src;
+reg  [PORTS*PW-1:0]    nt_dst;
+reg  [PORTS*32-1:0]    nt_bytes;
+reg  [PORTS*TAG_W-1:0] nt_tag;
 wire                iter_eligible;
 reg  [31:0]         now_reg;
-wire                nt_refused;
+wire [PORTS-1:0]    nt_refused;
 reg  [PORTS-1:0]    rel_src_mask;
 reg  [PORTS-1:0]    rel_dst_mask;
 wire [PORTS-1:0]    acc_valid;
@@ -244,7 +244,8 @@ edm_pim_sched #(
     .DEPTH(SCHED_DEPTH),
     .SRPT(SRPT),
     .CHUNK(CHUNK),
-    .TAG_W(TAG_W)
+    .TAG_W(TAG_W),
+    .NOTIFS(PORTS)
 ) pim_inst (
     .clk(clk),
     .rst(rst),
@@ -303,7 +304,6 @@ reg [15:0]      nf_bytes [0:PORTS*NDEPTH-1];
 reg [SW-1:0]    nf_slot [0:PORTS*NDEPTH-1];
 reg [NW:0]      nf_wr_reg [0:PORTS-1];
 reg [NW:0]      nf_rd_reg [0:PORTS-1];
-reg [PW-1:0]    rr_reg;
 
 // local units per egress (a /G/, or a buffered request of up to 4 blocks)
 reg [2:0]       lu_n [0:PORTS*UDEPTH-1];
@@ -416,44 +416,29 @@ always @* begin : ingress_parse
     end
 end
 
-// ---------------------------------------------------------------- notification arbiter
-// One notification per cycle enters the scheduler, round robin over the ports: a port's FIFO
-// head, or, when its FIFO is empty, the notification arriving this cycle (which then skips
-// the FIFO), so an idle switch inserts a notification in the cycle its block arrives.
-reg              nt_pick;
-reg [PW-1:0]     nt_port;
-reg              nt_direct;
+// ---------------------------------------------------------------- notification lanes
+// Every port offers one notification per cycle to the scheduler, which inserts them all (EDM
+// §3.1.2: the switch may receive a notification on every port in a cycle, so the queues take
+// them in parallel): its FIFO head, or, when its FIFO is empty, the notification arriving this
+// cycle (which then skips the FIFO), so a notification is inserted in the cycle its block
+// arrives. The FIFO holds notifications only while the scheduler refuses none.
+reg [PORTS-1:0]  nt_direct;
 
-always @* begin : arbiter
-    integer i;
-    /* verilator lint_off UNUSEDSIGNAL */
+always @* begin : lanes
     integer p;
+    /* verilator lint_off UNUSEDSIGNAL */
+    reg [31:0] h;
     /* verilator lint_on UNUSEDSIGNAL */
-    nt_pick = 1'b0;
-    nt_port = 0;
-    nt_direct = 1'b0;
-    for (i = PORTS - 1; i >= 0; i = i - 1) begin
-        p = (32'(rr_reg) + i) % PORTS;
-        if (nf_wr_reg[p] != nf_rd_reg[p]) begin
-            nt_pick = 1'b1;
-            nt_port = p[PW-1:0];
-            nt_direct = 1'b0;
-        end else if (in_notify[p] && slot_ok[p]) begin
-            nt_pick = 1'b1;
-            nt_port = p[PW-1:0];
-            nt_direct = 1'b1;
-        end
+    for (p = 0; p < PORTS; p = p + 1) begin
+        h = 32'(p) * NDEPTH + 32'(nf_rd_reg[p][NW-1:0]);
+        nt_direct[p] = nf_wr_reg[p] == nf_rd_reg[p];
+        nt_valid[p] = !nt_direct[p] || (in_notify[p] && slot_ok[p]);
+        nt_src[p*PW +: PW] = nt_direct[p] ? in_src[p] : nf_src[h];
+        nt_dst[p*PW +: PW] = nt_direct[p] ? in_dst[p] : nf_dst[h];
+        nt_bytes[p*32 +: 32] = {16'd0, nt_direct[p] ? in_bytes[p] : nf_bytes[h]};
+        nt_tag[p*TAG_W +: TAG_W] = {p[PW-1:0], nt_direct[p] ? slot_free[p] : nf_slot[h]};
     end
 end
-
-/* verilator lint_off UNUSEDSIGNAL */
-wire [31:0] nt_head = 32'(nt_port) * NDEPTH + 32'(nf_rd_reg[nt_port][NW-1:0]);
-/* verilator lint_on UNUSEDSIGNAL */
-assign nt_valid = nt_pick;
-assign nt_src = nt_direct ? in_src[nt_port] : nf_src[nt_head];
-assign nt_dst = nt_direct ? in_dst[nt_port] : nf_dst[nt_head];
-assign nt_bytes = {16'd0, nt_direct ? in_bytes[nt_port] : nf_bytes[nt_head]};
-assign nt_tag = {nt_port, nt_direct ? slot_free[nt_port] : nf_slot[nt_head]};
 
 // ---------------------------------------------------------------- match handling
 // message_blocks(body) - min(that, 3): cycles until the source may be granted again
@@ -499,8 +484,8 @@ always @* begin : egress_feed
     end
 end
 
-// the tag presented to the scheduler last cycle (notif_refused answers it)
-reg [TAG_W-1:0] nt_tag_prev_reg;
+// the tags presented to the scheduler last cycle (notif_refused answers them)
+reg [PORTS*TAG_W-1:0] nt_tag_prev_reg;
 always_ff @(posedge clk) begin
     nt_tag_prev_reg <= nt_tag;
 end
@@ -575,7 +560,7 @@ always_ff @(posedge clk) begin : seq
                 sl_blk[k*4] <= cap_data[p];
                 cap_ok_reg[p] <= in_rres[p];
                 cap_slot_reg[p] <= slot_free[p];
-                if (!(nt_direct && nt_port == p[PW-1:0])) begin
+                if (!nt_direct[p]) begin
                     i = p * NDEPTH + 32'(nf_wr_reg[p][NW-1:0]);
                     nf_src[i] <= in_src[p];
                     nf_dst[i] <= in_dst[p];
@@ -590,14 +575,15 @@ always_ff @(posedge clk) begin : seq
     end
     cnt_unexpected <= cnt_unexpected + n;
 
-    // one notification per cycle into the scheduler; a refusal frees its entry
-    if (nt_pick && !nt_direct) begin
-        nf_rd_reg[nt_port] <= nf_rd_reg[nt_port] + 1;
-        rr_reg <= (32'(nt_port) + 1 == PORTS) ? 0 : nt_port + 1;
-    end
-    if (nt_refused) begin
-        sl_valid_reg[nt_tag_prev_reg] <= 1'b0;
-        ov = ov + 1;
+    // one notification per port and cycle into the scheduler; a refusal frees its entry
+    for (p = 0; p < PORTS; p = p + 1) begin
+        if (!nt_direct[p]) begin
+            nf_rd_reg[p] <= nf_rd_reg[p] + 1;
+        end
+        if (nt_refused[p]) begin
+            sl_valid_reg[nt_tag_prev_reg[p*TAG_W +: TAG_W]] <= 1'b0;
+            ov = ov + 1;
+        end
     end
     cnt_notify_refused <= cnt_notify_refused + ov;
 
@@ -701,7 +687,6 @@ always_ff @(posedge clk) begin : seq
             lu_rd_reg[p] <= 0;
             lu_idx_reg[p] <= 0;
         end
-        rr_reg <= 0;
         cap_ok_reg <= 0;
         gr_valid_reg <= 0;
         lu_active_reg <= 0;
