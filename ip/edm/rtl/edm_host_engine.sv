@@ -359,10 +359,13 @@ reg [QI-1:0]     pick_idx;
 reg [MW-1:0]     free_slot;
 reg              free_slot_ok;
 reg              pick_id_busy;
+reg              qpick_valid;             // a queued message can leave
 
-// An empty queue offers the request arriving this cycle (the bypass), so an idle host reads
-// its message queue in the cycle a request is submitted, as the model's does.
-wire             q_bypass = q_cnt_reg == 0 && req_valid && req_ok;
+// When no queued message can leave, the request arriving this cycle is offered (the bypass),
+// so a host reads its message queue in the cycle a request is submitted, as the model's does
+// (its queue scan sees the new request too): at once when the queue is empty, and past
+// queued messages whose destinations are at their X limit.
+wire             q_bypass = req_valid && req_ok && req_ready && !qpick_valid;
 wire             pq_write = q_bypass ? req_write && !req_rmw : q_write[pick_idx];
 wire             pq_rmw = q_bypass ? req_rmw : q_rmw[pick_idx];
 wire [3:0]       pq_op = q_bypass ? req_op : q_op[pick_idx];
@@ -374,9 +377,9 @@ wire [15:0]      pq_len = q_bypass ? req_len : q_len[pick_idx];
 wire [AW-1:0]    pq_local = q_bypass ? req_local[AW+2:3] : q_local[pick_idx];
 wire [TAG_W-1:0] pq_tag = q_bypass ? req_tag : q_tag[pick_idx];
 
-always @* begin : pick_step
+always @* begin : queue_scan
     integer i, j, n;
-    pick_valid = 1'b0;
+    qpick_valid = 1'b0;
     pick_idx = 0;
     free_slot_ok = 1'b0;
     free_slot = 0;
@@ -394,12 +397,17 @@ always @* begin : pick_step
             end
         end
         if (i < 32'(q_cnt_reg) && n < X && free_slot_ok) begin
-            pick_valid = 1'b1;
+            qpick_valid = 1'b1;
             pick_idx = i[QI-1:0];
         end
     end
+end
+
+always @* begin : pick_step
+    integer j, n;
+    pick_valid = qpick_valid;
+    n = 0;
     if (q_bypass) begin
-        n = 0;
         for (j = 0; j < MSGS; j = j + 1) begin
             if (t_valid_reg[j] && t_dst[j] == req_dst[DST_W-1:0]) begin
                 n = n + 1;
@@ -577,7 +585,14 @@ end
 // ---------------------------------------------------------------- TX job selection
 wire tx_idle = !tx_body_reg && enc_start_ready;
 wire [UW:0] free_blocks = UDEPTH[UW:0] - u_reserved_reg;
-wire space_ok = free_blocks >= UNIT_MAX[UW:0] && !ul_full;
+// The next job needs room for its own unit only (a NULL response or an /N/ one block), so a
+// short unit does not wait behind a long one still leaving the buffer.
+wire [15:0] g_blocks = (gh_kind == MSG_KIND_WREQ && gw_hit) ? 16'd2 + {3'd0, gw_len[15:3]} :
+                       (gh_kind == MSG_KIND_RRES && gs_hit) ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
+                       16'd0;
+wire [15:0] p_blocks = pq_write ? 16'd1 : 16'd2 + (pq_rmw ? {14'd0, rmw_words(pq_op)} : 16'd0);
+wire [15:0] next_blocks = g_due ? g_blocks : p_blocks;
+wire space_ok = {{(16-UW-1){1'b0}}, free_blocks} >= next_blocks && !ul_full;
 
 reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write, do_pick_skip;
 
