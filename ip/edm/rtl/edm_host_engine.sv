@@ -43,7 +43,7 @@ module edm_host_engine #(
     // clock-domain crossing (EDM §3.2.1; the model's host_grant_queue), which this
     // single-clock engine has no synchronizer for; with the decoder and job cycles a grant is
     // served when the model serves it
-    parameter GQ_LAT = 4,
+    parameter GQ_LAT = 5,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -193,7 +193,25 @@ reg [AW-1:0]    t_local [0:MSGS-1];
 reg [15:0]      t_total [0:MSGS-1];
 reg [15:0]      t_done [0:MSGS-1];     // bytes sent (writes) or received (reads)
 reg [TAG_W-1:0] t_tag [0:MSGS-1];
+reg [3:0]       t_op [0:MSGS-1];
+reg [63:0]      t_opa [0:MSGS-1];
+reg [63:0]      t_opb [0:MSGS-1];
 reg [7:0]       next_id [0:DSTS-1];
+
+// ---------------------------------------------------------------- issued messages
+// Messages leave the queue (take their id and table entry) one per cycle whenever their
+// destination has room, as the model's do, whether or not the encoder is free; they wait here,
+// with the cycle they left, until the encoder sends them. A grant and a message are sent in
+// the order the model puts their units into its TX FIFO: the message first if it left before
+// the grant came due (both reach the line 2 cycles after their job starts).
+localparam IDEPTH = 8;
+localparam IW = $clog2(IDEPTH);
+reg [MW-1:0]    im_slot [0:IDEPTH-1];
+reg [15:0]      im_time [0:IDEPTH-1];
+reg [IW:0]      im_wr_reg, im_rd_reg;
+wire            im_empty = im_wr_reg == im_rd_reg;
+wire            im_full = (im_wr_reg - im_rd_reg) == IDEPTH[IW:0];
+wire [MW-1:0]   im_head = im_slot[im_rd_reg[IW-1:0]];
 
 // ---------------------------------------------------------------- serve table (memory node)
 reg [SERVE-1:0] s_valid_reg;
@@ -590,11 +608,31 @@ wire [UW:0] free_blocks = UDEPTH[UW:0] - u_reserved_reg;
 wire [15:0] g_blocks = (gh_kind == MSG_KIND_WREQ && gw_hit) ? 16'd2 + {3'd0, gw_len[15:3]} :
                        (gh_kind == MSG_KIND_RRES && gs_hit) ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
                        16'd0;
-wire [15:0] p_blocks = pq_write ? 16'd1 : 16'd2 + (pq_rmw ? {14'd0, rmw_words(pq_op)} : 16'd0);
-wire [15:0] next_blocks = g_due ? g_blocks : p_blocks;
+// a message leaves the queue (its id busy: the id is skipped instead)
+wire             do_pick_skip = pick_valid && pick_id_busy;
+wire             do_issue = pick_valid && !pick_id_busy && !im_full;
+wire [DST_W-1:0] pk_dst = pq_dst;
+wire [7:0]       pk_id = next_id[pk_dst];
+// the next message to send: the oldest issued one, or the one leaving the queue this cycle
+wire             m_cand = !im_empty || do_issue;
+wire             jm_write = im_empty ? pq_write : t_write[im_head];
+wire             jm_rmw = im_empty ? pq_rmw : t_rmw[im_head];
+wire [3:0]       jm_op = im_empty ? pq_op : t_op[im_head];
+wire [63:0]      jm_opa = im_empty ? pq_opa : t_opa[im_head];
+wire [63:0]      jm_opb = im_empty ? pq_opb : t_opb[im_head];
+wire [DST_W-1:0] jm_dst = im_empty ? pk_dst : t_dst[im_head];
+wire [7:0]       jm_id = im_empty ? pk_id : t_id[im_head];
+wire [63:0]      jm_addr = im_empty ? pq_addr : t_addr[im_head];
+wire [15:0]      jm_len = im_empty ? pq_len : t_total[im_head];   // RMW: the result bytes
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd_reg[GW-1:0]];
+/* verilator lint_on UNUSEDSIGNAL */
+wire             sel_grant = g_due && !(m_cand && jm_left[15]);
+wire [15:0] p_blocks = jm_write ? 16'd1 : 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0);
+wire [15:0] next_blocks = sel_grant ? g_blocks : p_blocks;
 wire space_ok = {{(16-UW-1){1'b0}}, free_blocks} >= next_blocks && !ul_full;
 
-reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write, do_pick_skip;
+reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write;
 
 always @* begin
     do_grant_w = 1'b0;
@@ -602,9 +640,8 @@ always @* begin
     do_grant_drop = 1'b0;
     do_pick_read = 1'b0;
     do_pick_write = 1'b0;
-    do_pick_skip = 1'b0;
     if (tx_idle && space_ok) begin
-        if (g_due) begin
+        if (sel_grant) begin
             if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
                 do_grant_w = 1'b1;
             end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
@@ -612,10 +649,8 @@ always @* begin
             end else begin
                 do_grant_drop = 1'b1;
             end
-        end else if (pick_valid) begin
-            if (pick_id_busy) begin
-                do_pick_skip = 1'b1;
-            end else if (!pq_write) begin
+        end else if (m_cand) begin
+            if (!jm_write) begin
                 do_pick_read = 1'b1;
             end else begin
                 // the /N/ goes straight into the unit buffer (after the encoder's last block
@@ -626,9 +661,7 @@ always @* begin
     end
 end
 
-wire [DST_W-1:0] pk_dst = pq_dst;
-wire [7:0]       pk_id = next_id[pk_dst];
-wire [63:0]      n_block = {16'd0, pq_len, pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
+wire [63:0]      n_block = {16'd0, jm_len, jm_id, {{(16-DST_W){1'b0}}, jm_dst}, BT_N};
 
 always @* begin
     enc_start = 1'b0;
@@ -654,19 +687,19 @@ always @* begin
         enc_len = gs_len;
     end else if (do_pick_read) begin
         enc_start = 1'b1;
-        enc_kind = pq_rmw ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
-        enc_op = pq_rmw ? pq_op : 4'd0;
+        enc_kind = jm_rmw ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
+        enc_op = jm_rmw ? jm_op : 4'd0;
         enc_last = 1'b1;
-        enc_peer = {{(16-DST_W){1'b0}}, pk_dst};
-        enc_id = pk_id;
-        enc_len = pq_rmw ? rmw_resp(pq_op) : pq_len;
+        enc_peer = {{(16-DST_W){1'b0}}, jm_dst};
+        enc_id = jm_id;
+        enc_len = (jm_rmw && im_empty) ? rmw_resp(jm_op) : jm_len;
     end
 end
 
 // blocks of the unit a job adds
 wire [15:0] job_blocks = do_grant_w ? 16'd2 + {3'd0, gw_len[15:3]} :
                          do_grant_s ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
-                         do_pick_read ? 16'd2 + (pq_rmw ? {14'd0, rmw_words(pq_op)} : 16'd0) :
+                         do_pick_read ? 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0) :
                          16'd1;
 wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
 
@@ -678,7 +711,7 @@ wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
 // continues it without a gap, as the model's TX FIFO sends units back to back.
 wire [63:0] gw_addr_word = t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
 wire [AW-1:0] gs_ptr = s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
-assign enc_body_data = do_pick_read ? pq_addr :
+assign enc_body_data = do_pick_read ? jm_addr :
                        do_grant_w ? gw_addr_word :
                        do_grant_s ? (s_rmw[gs_idx] ? s_result[gs_idx] : mem[gs_ptr]) :
                        tx_addr_first_reg ? tx_addr_word_reg :
@@ -708,7 +741,7 @@ always_ff @(posedge clk) begin : seq
 
     // message queue: remove the picked entry, append the new request
     qc = q_cnt_reg;
-    if ((do_pick_read || do_pick_write) && !q_bypass) begin
+    if (do_issue && !q_bypass) begin
         for (i = 0; i < QDEPTH - 1; i = i + 1) begin
             if (i >= 32'(pick_idx)) begin
                 q_write[i] <= q_write[i+1];
@@ -725,7 +758,7 @@ always_ff @(posedge clk) begin : seq
         end
         qc = qc - 1;
     end
-    if (req_valid && req_ready && !(q_bypass && (do_pick_read || do_pick_write))) begin
+    if (req_valid && req_ready && !(q_bypass && do_issue)) begin
         if (req_ok) begin
             q_write[qc[QI-1:0]] <= req_write && !req_rmw;
             q_rmw[qc[QI-1:0]] <= req_rmw;
@@ -747,8 +780,11 @@ always_ff @(posedge clk) begin : seq
     if (do_pick_skip) begin
         next_id[pk_dst] <= pk_id + 8'd1;
     end
-    if (do_pick_read || do_pick_write) begin
+    if (do_issue) begin
         next_id[pk_dst] <= pk_id + 8'd1;
+        t_op[free_slot] <= pq_op;
+        t_opa[free_slot] <= pq_opa;
+        t_opb[free_slot] <= pq_opb;
         t_valid_reg[free_slot] <= 1'b1;
         t_write[free_slot] <= pq_write;
         t_rmw[free_slot] <= pq_rmw;
@@ -820,14 +856,24 @@ always_ff @(posedge clk) begin : seq
     end
     if (do_pick_read) begin
         // the address word went to the encoder with start; the RMW operands follow
-        tx_body_reg <= pq_rmw && rmw_words(pq_op) != 2'd0;
+        tx_body_reg <= jm_rmw && rmw_words(jm_op) != 2'd0;
         tx_addr_first_reg <= 1'b0;
-        tx_addr_word_reg <= pq_addr;
+        tx_addr_word_reg <= jm_addr;
         tx_regs_reg <= 1'b1;
         tx_ridx_reg <= 1'b0;
-        tx_w1_reg <= pq_opa;
-        tx_w2_reg <= pq_opb;
-        tx_words_reg <= pq_rmw ? {11'd0, rmw_words(pq_op)} : 13'd0;
+        tx_w1_reg <= jm_opa;
+        tx_w2_reg <= jm_opb;
+        tx_words_reg <= jm_rmw ? {11'd0, rmw_words(jm_op)} : 13'd0;
+    end
+
+    // issued messages: in when they leave the queue (unless sent at once), out when sent
+    if (do_issue && !(im_empty && (do_pick_read || do_pick_write))) begin
+        im_slot[im_wr_reg[IW-1:0]] <= free_slot;
+        im_time[im_wr_reg[IW-1:0]] <= g_now_reg;
+        im_wr_reg <= im_wr_reg + 1;
+    end
+    if (!im_empty && (do_pick_read || do_pick_write)) begin
+        im_rd_reg <= im_rd_reg + 1;
     end
     if (tx_body_reg) begin
         if (enc_body_valid && enc_body_ready) begin
@@ -853,7 +899,7 @@ always_ff @(posedge clk) begin : seq
         ul_wr_reg <= ul_wr_reg + 1;
     end
     u_reserved_reg <= u_reserved_reg + (job_unit ? job_blocks[UW:0] : {(UW+1){1'b0}}) - {{UW{1'b0}}, u_pop};
-    if (do_pick_read) begin
+    if (do_pick_read || do_grant_w || do_grant_s) begin
         u_fast_reg <= 1'b1;
     end else if (enc_out_valid && enc_out_last) begin
         u_fast_reg <= 1'b0;
@@ -1092,6 +1138,8 @@ always_ff @(posedge clk) begin : seq
             next_id[i] <= 8'd0;
         end
         g_wr_reg <= 0;
+        im_wr_reg <= 0;
+        im_rd_reg <= 0;
         g_rd_reg <= 0;
         g_now_reg <= 0;
         u_wr_reg <= 0;

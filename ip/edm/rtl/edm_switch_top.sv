@@ -40,7 +40,9 @@ module edm_switch_top #(
     parameter CIRC = 16,
     parameter SLOTS = 64,
     parameter NDEPTH = 64,
-    parameter UDEPTH = 8,
+    // grant units waiting per egress: every pending notification whose source is that port
+    // can be matched while the egress forwards a message, so at least 2X(PORTS - 1)
+    parameter UDEPTH = 64,
     parameter FWD_LAT = 1,
     parameter SLACK = 2,
     parameter RX_DEPTH = 2048,
@@ -85,8 +87,8 @@ localparam [65:0] IDLE_BLK = {SYNC_CTRL, 56'd0, BT_IDLE};
 initial begin
     if (PORTS < 2 || (1 << PW) < PORTS || (1 << SW) != SLOTS || (1 << NW) != NDEPTH ||
         (1 << UW) != UDEPTH || X < 1 || CHUNK < 8 || FWD_LAT < 1 || SCHED_DEPTH < 2 * X ||
-        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || NDEPTH < SLOTS) begin
-        $error("bad parameters: PORTS >= 2; SLOTS, NDEPTH, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; NDEPTH >= SLOTS >= 2X(PORTS-1)");
+        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || NDEPTH < SLOTS || UDEPTH < 2 * X * (PORTS - 1)) begin
+        $error("bad parameters: PORTS >= 2; SLOTS, NDEPTH, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; NDEPTH >= SLOTS >= 2X(PORTS-1); UDEPTH >= 2X(PORTS-1)");
         $finish;
     end
 end
