@@ -481,8 +481,9 @@ always @* begin : egress_feed
             eg_blk[e] = lu_blk[i*4 + (lu_start[e] ? 0 : 32'(lu_idx_reg[e]))];
             eg_last[e] = lu_start[e] ? n == 3'd1 : lu_idx_reg[e] + 3'd1 == n;
         end
-        // grant units go before the next forwarded message (a message in progress finishes)
-        mid_unit[e] = lu_active_reg[e] || lu_wr_reg[e] != lu_rd_reg[e];
+        // a forwarded message waits only for a grant unit partly sent at the end of this cycle
+        // (the model's mid_unit); between units it goes first, as the model's forwarder does
+        mid_unit[e] = !fwd_valid[e] && (lu_active_reg[e] || lu_start[e]) && !eg_last[e];
     end
 end
 
