@@ -2,21 +2,27 @@
 //
 // Requester: a message queue of read/write requests; one message per cycle leaves it, the
 // oldest whose destination has fewer than X active messages (order is kept per destination,
-// other destinations are not blocked). A leaving message takes the next message id of its
-// destination and an entry of the message state table. A read sends its RREQ at once (the
+// other destinations are not blocked; the request arriving this cycle is a candidate too). A
+// leaving message takes the next message id of its destination and an entry of the message
+// state table, whether or not the encoder is free, and waits for it in the issued-message
+// FIFO. A read sends its RREQ at once (the
 // RREQ is its implicit notification); a write sends an /N/ and waits in the table for /G/s,
 // each answered with one WREQ chunk read from local memory. Responses (RRES) land in local
 // memory; a read completes when all its bytes arrived or on a NULL (empty, last) response.
 // Memory node: a received RREQ reads local memory and is the implicit grant of its first
 // RRES chunk (min(CHUNK, len)); later /G/s of kind RRES send the next chunks. A WREQ writes
 // local memory. Requests for addresses outside memory are answered with a NULL RRES.
-// Received /G/s and implicit grants share one grant queue, served before new messages.
+// Received /G/s and implicit grants share one grant queue. A grant and an issued message go
+// to the encoder in the order the model's TX FIFO gets their units (the message first if it
+// left the queue before the grant came due).
 // Received body words are staged and written to memory only once their message checked
 // good (a cut-short or bad message writes nothing), except a read's response, whose words go
 // to the read's buffer as they arrive (cut-through; the read completes with its last block). Addresses and lengths are 8-byte
 // aligned (checked at submission; unaligned remote requests are served as bad addresses).
 // Messages leave through edm_msg_encoder into a unit buffer and on to the TX mux; the
-// encoder is never starved, so each unit is sent contiguously.
+// encoder is never starved, so each unit is sent contiguously, and every job gives the encoder
+// its first body word with start, so units follow each other without a gap (as from the
+// model's TX FIFO) and reach the line 2 cycles after their job starts.
 // Applied writes: when a received WREQ's words are in local memory, wapp_* reports where
 // (first word, words, sender, whether it was the message's last chunk), so that a
 // layer above (the Clio-over-EDM translator) learns of data written into its memory.
@@ -41,8 +47,8 @@ module edm_host_engine #(
     parameter TAG_W = 16,
     // cycles a grant waits in the grant queue before it may be served: the paper's RX -> TX
     // clock-domain crossing (EDM §3.2.1; the model's host_grant_queue), which this
-    // single-clock engine has no synchronizer for; with the decoder and job cycles a grant is
-    // served when the model serves it
+    // single-clock engine has no synchronizer for; with the decoder and job cycles a grant's
+    // unit reaches the line when the model's does (its job starts 2 cycles before that)
     parameter GQ_LAT = 5,
     parameter AW = $clog2(MEM_WORDS)
 ) (

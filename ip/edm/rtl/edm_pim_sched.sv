@@ -8,8 +8,10 @@
 //     {priority, arrival, rank_s(destination)};
 // where priority is the arrival time (FCFS) or the remaining bytes (SRPT) and
 // rank_me(other) = (other - me - 1) mod PORTS is the rotated tie order. The lists are updated
-// in the cycle a head appears, changes or leaves (insert: compare against the list in
-// parallel and shift; remove: shift), so an iteration needs no comparisons at all:
+// in the cycle a head appears, changes or leaves: every entry's place is the number of heads
+// with a smaller key (all compared in parallel), so any number of heads may change per cycle
+// (NOTIFS notifications, one per switch port, plus the accepts), and an iteration needs no
+// comparisons at all:
 //   cycle 1 (request): each free destination marks the entries of its list whose source is
 //                      free; a priority encoder picks the first (highest priority) one.
 //   cycle 2 (grant):   each source marks the entries of its list that requested it; a

@@ -10,9 +10,9 @@
 //     request's blocks are kept, with peer rewritten to p, and become the implicit grant
 //     of the response's first chunk.
 // Each notification takes an entry of the ingress port's pending table (kind, id, buffered
-// request) whose index is the scheduler tag, and waits in the port's notification FIFO; one
-// notification per cycle enters edm_pim_sched (round robin over the ports; one arriving at
-// an empty FIFO goes straight in). An RREQ is notified at its /MS/ header.
+// request) whose index is the scheduler tag, and enters edm_pim_sched in the cycle it
+// arrives: the scheduler inserts one notification per port per cycle (EDM's per-port
+// notification queues). An RREQ is notified at its /MS/ header.
 // The scheduler starts an iteration (3 cycles) whenever a request is possible. For a match
 // s -> d the switch opens
 // the circuit at ingress s and queues, for egress s, the /G/ (peer d) or the buffered RREQ.
@@ -20,11 +20,10 @@
 // (timed from the accept step, so the scheduler sees it free when the model does), port
 // d SLACK cycles later (room on its downlink for /G/ and RREQ blocks), as in the Rust model.
 // Each ingress port has SLOTS >= 2X(PORTS-1) pending entries (X writes to and X reads from
-// every other port) and a notification FIFO as deep, so a well-behaved host is never refused.
-// Egress (each port): forwarded messages keep their fixed latency unless a grant unit is
-// waiting: grant units (/G/, re-sent RREQ; 1 to 4 blocks) go out between forwarded messages,
-// before the next one starts, so the sources keep getting grants while a destination port
-// is busy. Everything leaves through edm_tx_mux with strict memory priority (FAIR = 0), so
+// every other port), so a well-behaved host is never refused, and as many grant units per
+// egress (UDEPTH). Egress (each port): forwarded messages keep their fixed latency unless a
+// grant unit is partly sent; grant units (/G/, re-sent RREQ; 1 to 4 blocks) go out when no
+// forwarded message is due, whole, as the model's TX FIFO sends them. Everything leaves through edm_tx_mux with strict memory priority (FAIR = 0), so
 // frames from l2_tx_* are preempted at block granularity and still arrive whole.
 
 `resetall
@@ -39,7 +38,6 @@ module edm_switch_top #(
     parameter SCHED_DEPTH = 6,
     parameter CIRC = 16,
     parameter SLOTS = 64,
-    parameter NDEPTH = 64,
     // grant units waiting per egress: every pending notification whose source is that port
     // can be matched while the egress forwards a message, so at least 2X(PORTS - 1)
     parameter UDEPTH = 64,
@@ -79,16 +77,15 @@ import edm_pkg::*;
 
 localparam SW = $clog2(SLOTS);
 localparam TAG_W = PW + SW;
-localparam NW = $clog2(NDEPTH);
 localparam UW = $clog2(UDEPTH);
 localparam NSLOT = PORTS * SLOTS;
 localparam [65:0] IDLE_BLK = {SYNC_CTRL, 56'd0, BT_IDLE};
 
 initial begin
-    if (PORTS < 2 || (1 << PW) < PORTS || (1 << SW) != SLOTS || (1 << NW) != NDEPTH ||
+    if (PORTS < 2 || (1 << PW) < PORTS || (1 << SW) != SLOTS ||
         (1 << UW) != UDEPTH || X < 1 || CHUNK < 8 || FWD_LAT < 1 || SCHED_DEPTH < 2 * X ||
-        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || NDEPTH < SLOTS || UDEPTH < 2 * X * (PORTS - 1)) begin
-        $error("bad parameters: PORTS >= 2; SLOTS, NDEPTH, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; NDEPTH >= SLOTS >= 2X(PORTS-1); UDEPTH >= 2X(PORTS-1)");
+        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || UDEPTH < 2 * X * (PORTS - 1)) begin
+        $error("bad parameters: PORTS >= 2; SLOTS, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; SLOTS, UDEPTH >= 2X(PORTS-1)");
         $finish;
     end
 end
@@ -299,14 +296,6 @@ reg [2:0]       cap_n_reg [0:PORTS-1];
 reg [PORTS-1:0] cap_ok_reg;                 // the /MS/ took an entry
 reg [SW-1:0]    cap_slot_reg [0:PORTS-1];
 
-// notification FIFOs per ingress
-reg [PW-1:0]    nf_src [0:PORTS*NDEPTH-1];
-reg [PW-1:0]    nf_dst [0:PORTS*NDEPTH-1];
-reg [15:0]      nf_bytes [0:PORTS*NDEPTH-1];
-reg [SW-1:0]    nf_slot [0:PORTS*NDEPTH-1];
-reg [NW:0]      nf_wr_reg [0:PORTS-1];
-reg [NW:0]      nf_rd_reg [0:PORTS-1];
-
 // local units per egress (a /G/, or a buffered request of up to 4 blocks)
 reg [2:0]       lu_n [0:PORTS*UDEPTH-1];
 reg [65:0]      lu_blk [0:PORTS*UDEPTH*4-1];
@@ -419,26 +408,18 @@ always @* begin : ingress_parse
 end
 
 // ---------------------------------------------------------------- notification lanes
-// Every port offers one notification per cycle to the scheduler, which inserts them all (EDM
-// §3.1.2: the switch may receive a notification on every port in a cycle, so the queues take
-// them in parallel): its FIFO head, or, when its FIFO is empty, the notification arriving this
-// cycle (which then skips the FIFO), so a notification is inserted in the cycle its block
-// arrives. The FIFO holds notifications only while the scheduler refuses none.
-reg [PORTS-1:0]  nt_direct;
-
+// Every port hands the notification arriving this cycle straight to the scheduler, which
+// inserts them all (EDM §3.1.2: the switch may receive a notification on every port in a
+// cycle, so the notification queues take them in parallel); a notification is inserted in
+// the cycle its block arrives, and one the scheduler refuses frees its pending entry.
 always @* begin : lanes
     integer p;
-    /* verilator lint_off UNUSEDSIGNAL */
-    reg [31:0] h;
-    /* verilator lint_on UNUSEDSIGNAL */
     for (p = 0; p < PORTS; p = p + 1) begin
-        h = 32'(p) * NDEPTH + 32'(nf_rd_reg[p][NW-1:0]);
-        nt_direct[p] = nf_wr_reg[p] == nf_rd_reg[p];
-        nt_valid[p] = !nt_direct[p] || (in_notify[p] && slot_ok[p]);
-        nt_src[p*PW +: PW] = nt_direct[p] ? in_src[p] : nf_src[h];
-        nt_dst[p*PW +: PW] = nt_direct[p] ? in_dst[p] : nf_dst[h];
-        nt_bytes[p*32 +: 32] = {16'd0, nt_direct[p] ? in_bytes[p] : nf_bytes[h]};
-        nt_tag[p*TAG_W +: TAG_W] = {p[PW-1:0], nt_direct[p] ? slot_free[p] : nf_slot[h]};
+        nt_valid[p] = in_notify[p] && slot_ok[p];
+        nt_src[p*PW +: PW] = in_src[p];
+        nt_dst[p*PW +: PW] = in_dst[p];
+        nt_bytes[p*32 +: 32] = {16'd0, in_bytes[p]};
+        nt_tag[p*TAG_W +: TAG_W] = {p[PW-1:0], slot_free[p]};
     end
 end
 
@@ -552,7 +533,7 @@ always_ff @(posedge clk) begin : seq
         end
         if (in_notify[p]) begin
             cap_ok_reg[p] <= 1'b0;
-            if (slot_ok[p] && (nf_wr_reg[p] - nf_rd_reg[p]) != NDEPTH[NW:0]) begin
+            if (slot_ok[p]) begin
                 k = p * SLOTS + 32'(slot_free[p]);
                 sl_valid_reg[k] <= 1'b1;
                 sl_rres[k] <= in_rres[p];
@@ -563,14 +544,6 @@ always_ff @(posedge clk) begin : seq
                 sl_blk[k*4] <= cap_data[p];
                 cap_ok_reg[p] <= in_rres[p];
                 cap_slot_reg[p] <= slot_free[p];
-                if (!nt_direct[p]) begin
-                    i = p * NDEPTH + 32'(nf_wr_reg[p][NW-1:0]);
-                    nf_src[i] <= in_src[p];
-                    nf_dst[i] <= in_dst[p];
-                    nf_bytes[i] <= in_bytes[p];
-                    nf_slot[i] <= slot_free[p];
-                    nf_wr_reg[p] <= nf_wr_reg[p] + 1;
-                end
             end else begin
                 ov = ov + 1;
             end
@@ -580,9 +553,6 @@ always_ff @(posedge clk) begin : seq
 
     // one notification per port and cycle into the scheduler; a refusal frees its entry
     for (p = 0; p < PORTS; p = p + 1) begin
-        if (!nt_direct[p]) begin
-            nf_rd_reg[p] <= nf_rd_reg[p] + 1;
-        end
         if (nt_refused[p]) begin
             sl_valid_reg[nt_tag_prev_reg[p*TAG_W +: TAG_W]] <= 1'b0;
             ov = ov + 1;
@@ -684,8 +654,6 @@ always_ff @(posedge clk) begin : seq
         for (p = 0; p < PORTS; p = p + 1) begin
             cap_n_reg[p] <= 0;
             cap_slot_reg[p] <= 0;
-            nf_wr_reg[p] <= 0;
-            nf_rd_reg[p] <= 0;
             lu_wr_reg[p] <= 0;
             lu_rd_reg[p] <= 0;
             lu_idx_reg[p] <= 0;
