@@ -585,26 +585,51 @@ wire [63:0] rmw_old = mem[d_base[dh]];
 reg  [63:0] rmw_new;
 reg  [63:0] rmw_result;
 
-always @* begin
-    case (d_rmw_op[dh])
-        RMW_OP_CAS: begin
-            rmw_new = (rmw_old == d_data[dh]) ? d_opb[dh] : rmw_old;
-            rmw_result = {63'd0, rmw_old == d_data[dh]};
-        end
-        RMW_OP_FAA: begin
-            rmw_new = rmw_old + d_data[dh];
-            rmw_result = rmw_old;
-        end
-        RMW_OP_SWAP: begin
-            rmw_new = d_data[dh];
-            rmw_result = rmw_old;
-        end
-        default: begin
-            rmw_new = 64'd1;
-            rmw_result = {63'd0, rmw_old != 64'd0};
-        end
+// {new word, result} of an atomic operation on the old word
+function automatic [127:0] rmw_apply(input [3:0] op, input [63:0] old, input [63:0] a, input [63:0] b);
+    case (op)
+        RMW_OP_CAS: rmw_apply = {(old == a) ? b : old, 63'd0, old == a};
+        RMW_OP_FAA: rmw_apply = {old + a, old};
+        RMW_OP_SWAP: rmw_apply = {a, old};
+        default: rmw_apply = {64'd1, 63'd0, old != 64'd0};
     endcase
+endfunction
+
+always @* begin
+    {rmw_new, rmw_result} = rmw_apply(d_rmw_op[dh], rmw_old, d_data[dh], d_opb[dh]);
 end
+
+// An RMWREQ whose word no pending write or RMW touches (none queued for the drain before it,
+// none being drained) is executed as it commits, like the model's, which applies a message
+// the moment it is complete: it does not wait for the drain to write the words of earlier
+// messages into memory. Otherwise it waits its turn in the drain, so order on one word holds.
+wire [AW-1:0] rn_addr = m_word0[AW+2:3];
+reg           rmw_conflict;
+
+always @* begin : rmw_order
+    integer k;
+    reg [DW-1:0] i;
+    reg [DW:0] pending;
+    pending = d_wr_reg - d_rd_reg;
+    rmw_conflict = dr_active_reg && dr_op_reg && 32'(rn_addr) >= 32'(dr_ptr_reg) &&
+                   32'(rn_addr) < 32'(dr_ptr_reg) + 32'(dr_left_reg);
+    for (k = 0; k < DDEPTH; k = k + 1) begin
+        i = d_rd_reg[DW-1:0] + k[DW-1:0];
+        if (k < 32'(pending)) begin
+            if (d_op[i] == 2'd1 && 32'(rn_addr) >= 32'(d_base[i]) &&
+                    32'(rn_addr) < 32'(d_base[i]) + 32'(d_words[i])) begin
+                rmw_conflict = 1'b1;
+            end
+            if (d_op[i] == 2'd2 && d_base[i] == rn_addr) begin
+                rmw_conflict = 1'b1;
+            end
+        end
+    end
+end
+
+wire rmw_now = m_good && msg_kind == MSG_KIND_RMWREQ && !rs_dup && rs_free_ok && !g_full &&
+               !ctl_valid && !rmw_conflict;
+wire [127:0] rn_out = rmw_apply(msg_op, mem[rn_addr], m_word1, m_word2);
 
 // ---------------------------------------------------------------- TX job selection
 wire tx_idle = !tx_body_reg && enc_start_ready;
@@ -825,6 +850,13 @@ always_ff @(posedge clk) begin : seq
         g_peer[g_wr_reg[GW-1:0]] <= msg_peer;
         g_id[g_wr_reg[GW-1:0]] <= msg_id;
         g_len[g_wr_reg[GW-1:0]] <= (msg_len < CHUNK[15:0]) ? msg_len : CHUNK[15:0];
+        g_wr_reg <= g_wr_reg + 1;
+    end else if (rmw_now) begin
+        g_at[g_wr_reg[GW-1:0]] <= g_now_reg + 16'(GQ_LAT);
+        g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;
+        g_peer[g_wr_reg[GW-1:0]] <= msg_peer;
+        g_id[g_wr_reg[GW-1:0]] <= msg_id;
+        g_len[g_wr_reg[GW-1:0]] <= rmw_resp(msg_op);
         g_wr_reg <= g_wr_reg + 1;
     end
     if (ctl_valid) begin
@@ -1051,9 +1083,23 @@ always_ff @(posedge clk) begin : seq
                     end
                 end
                 default: begin
-                    // RMWREQ: executed by the drain, in order with the writes before it
+                    // RMWREQ: executed now, or by the drain in order with the writes before it
                     if (rs_dup) begin
                         cnt_unexpected <= cnt_unexpected + 1;
+                    end else if (rmw_now) begin
+                        if (m_rmw_in_range) begin
+                            mem[rn_addr] <= rn_out[127:64];
+                        end
+                        s_valid_reg[rs_free] <= 1'b1;
+                        s_peer[rs_free] <= msg_peer;
+                        s_id[rs_free] <= msg_id;
+                        s_sent[rs_free] <= 0;
+                        s_rmw[rs_free] <= 1'b1;
+                        s_result[rs_free] <= rn_out[63:0];
+                        s_total[rs_free] <= m_rmw_in_range ? rmw_resp(msg_op) : 16'd0;
+                        if (!m_rmw_in_range) begin
+                            cnt_bad_address <= cnt_bad_address + 1;
+                        end
                     end else begin
                         d_op[d_wr_reg[DW-1:0]] <= 2'd2;
                         if (!m_rmw_in_range) begin
