@@ -745,17 +745,20 @@ impl Host {
                     self.table.remove(&key);
                     self.free_id(g.peer, g.id);
                     // complete when this last chunk starts leaving (set then)
-                    self.write_done.push_back((unit, Completion {
-                        tag: done.0,
-                        dst: g.peer,
-                        id: g.id,
-                        ok: true,
-                        submitted: done.1,
-                        dequeued: done.2,
-                        first_data: done.3,
-                        done: now,
-                        result: Vec::new(),
-                    }));
+                    self.write_done.push_back((
+                        unit,
+                        Completion {
+                            tag: done.0,
+                            dst: g.peer,
+                            id: g.id,
+                            ok: true,
+                            submitted: done.1,
+                            dequeued: done.2,
+                            first_data: done.3,
+                            done: now,
+                            result: Vec::new(),
+                        },
+                    ));
                 }
             }
             MsgKind::Rres => {
