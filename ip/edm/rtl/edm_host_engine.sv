@@ -1139,6 +1139,12 @@ always_ff @(posedge clk) begin : seq
                 wapp_last <= dr_last_reg;
             end
         end
+    end else if (d_wr_reg != d_rd_reg && d_op[d_rd_reg[DW-1:0]] == 2'd0) begin
+        // a message whose staged words go nowhere (requests, responses already in memory,
+        // atomics executed at commit): its words are dropped at once, so a run of short
+        // messages does not fill the staging buffer or the descriptor FIFO
+        st_rd_reg <= st_rd_reg + d_words[d_rd_reg[DW-1:0]];
+        d_rd_reg <= d_rd_reg + 1;
     end else if (d_wr_reg != d_rd_reg && (d_op[d_rd_reg[DW-1:0]] != 2'd2 || rmw_go)) begin
         dr_active_reg <= 1'b1;
         if (d_op[d_rd_reg[DW-1:0]] == 2'd2) begin

@@ -15,6 +15,8 @@ module edm_fabric_tb #(
     // the model's unbounded one never holds more in the runs of tb/run.sh
     parameter TABLE = (3 * (PORTS - 1) <= 8) ? 8 : (3 * (PORTS - 1) <= 16) ? 16 : 32,
     parameter QDEPTH = 32,
+    // grant queue for 2X chunks per other node (the model's is unbounded)
+    parameter GDEPTH = (6 * (PORTS - 1) <= 16) ? 16 : (6 * (PORTS - 1) <= 32) ? 32 : 64,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire                 clk,
@@ -114,6 +116,7 @@ generate
             .MSGS(TABLE),
             .SERVE(TABLE),
             .QDEPTH(QDEPTH),
+            .GDEPTH(GDEPTH),
             .MEM_WORDS(MEM_WORDS)
         ) host_inst (
             .clk(clk),
