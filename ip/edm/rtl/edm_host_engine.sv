@@ -2,21 +2,27 @@
 //
 // Requester: a message queue of read/write requests; one message per cycle leaves it, the
 // oldest whose destination has fewer than X active messages (order is kept per destination,
-// other destinations are not blocked). A leaving message takes the next message id of its
-// destination and an entry of the message state table. A read sends its RREQ at once (the
+// other destinations are not blocked; the request arriving this cycle is a candidate too). A
+// leaving message takes the next message id of its destination and an entry of the message
+// state table, whether or not the encoder is free, and waits for it in the issued-message
+// FIFO. A read sends its RREQ at once (the
 // RREQ is its implicit notification); a write sends an /N/ and waits in the table for /G/s,
 // each answered with one WREQ chunk read from local memory. Responses (RRES) land in local
 // memory; a read completes when all its bytes arrived or on a NULL (empty, last) response.
 // Memory node: a received RREQ reads local memory and is the implicit grant of its first
 // RRES chunk (min(CHUNK, len)); later /G/s of kind RRES send the next chunks. A WREQ writes
 // local memory. Requests for addresses outside memory are answered with a NULL RRES.
-// Received /G/s and implicit grants share one grant queue, served before new messages.
+// Received /G/s and implicit grants share one grant queue. A grant and an issued message go
+// to the encoder in the order the model's TX FIFO gets their units (the message first if it
+// left the queue before the grant came due).
 // Received body words are staged and written to memory only once their message checked
 // good (a cut-short or bad message writes nothing), except a read's response, whose words go
 // to the read's buffer as they arrive (cut-through; the read completes with its last block). Addresses and lengths are 8-byte
 // aligned (checked at submission; unaligned remote requests are served as bad addresses).
 // Messages leave through edm_msg_encoder into a unit buffer and on to the TX mux; the
-// encoder is never starved, so each unit is sent contiguously.
+// encoder is never starved, so each unit is sent contiguously, and every job gives the encoder
+// its first body word with start, so units follow each other without a gap (as from the
+// model's TX FIFO) and reach the line 2 cycles after their job starts.
 // Applied writes: when a received WREQ's words are in local memory, wapp_* reports where
 // (first word, words, sender, whether it was the message's last chunk), so that a
 // layer above (the Clio-over-EDM translator) learns of data written into its memory.
@@ -41,9 +47,9 @@ module edm_host_engine #(
     parameter TAG_W = 16,
     // cycles a grant waits in the grant queue before it may be served: the paper's RX -> TX
     // clock-domain crossing (EDM §3.2.1; the model's host_grant_queue), which this
-    // single-clock engine has no synchronizer for; with the decoder and job cycles a grant is
-    // served when the model serves it
-    parameter GQ_LAT = 3,
+    // single-clock engine has no synchronizer for; with the decoder and job cycles a grant's
+    // unit reaches the line when the model's does (its job starts 2 cycles before that)
+    parameter GQ_LAT = 5,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -193,7 +199,25 @@ reg [AW-1:0]    t_local [0:MSGS-1];
 reg [15:0]      t_total [0:MSGS-1];
 reg [15:0]      t_done [0:MSGS-1];     // bytes sent (writes) or received (reads)
 reg [TAG_W-1:0] t_tag [0:MSGS-1];
+reg [3:0]       t_op [0:MSGS-1];
+reg [63:0]      t_opa [0:MSGS-1];
+reg [63:0]      t_opb [0:MSGS-1];
 reg [7:0]       next_id [0:DSTS-1];
+
+// ---------------------------------------------------------------- issued messages
+// Messages leave the queue (take their id and table entry) one per cycle whenever their
+// destination has room, as the model's do, whether or not the encoder is free; they wait here,
+// with the cycle they left, until the encoder sends them. A grant and a message are sent in
+// the order the model puts their units into its TX FIFO: the message first if it left before
+// the grant came due (both reach the line 2 cycles after their job starts).
+localparam IDEPTH = 8;
+localparam IW = $clog2(IDEPTH);
+reg [MW-1:0]    im_slot [0:IDEPTH-1];
+reg [15:0]      im_time [0:IDEPTH-1];
+reg [IW:0]      im_wr_reg, im_rd_reg;
+wire            im_empty = im_wr_reg == im_rd_reg;
+wire            im_full = (im_wr_reg - im_rd_reg) == IDEPTH[IW:0];
+wire [MW-1:0]   im_head = im_slot[im_rd_reg[IW-1:0]];
 
 // ---------------------------------------------------------------- serve table (memory node)
 reg [SERVE-1:0] s_valid_reg;
@@ -359,10 +383,13 @@ reg [QI-1:0]     pick_idx;
 reg [MW-1:0]     free_slot;
 reg              free_slot_ok;
 reg              pick_id_busy;
+reg              qpick_valid;             // a queued message can leave
 
-// An empty queue offers the request arriving this cycle (the bypass), so an idle host reads
-// its message queue in the cycle a request is submitted, as the model's does.
-wire             q_bypass = q_cnt_reg == 0 && req_valid && req_ok;
+// When no queued message can leave, the request arriving this cycle is offered (the bypass),
+// so a host reads its message queue in the cycle a request is submitted, as the model's does
+// (its queue scan sees the new request too): at once when the queue is empty, and past
+// queued messages whose destinations are at their X limit.
+wire             q_bypass = req_valid && req_ok && req_ready && !qpick_valid;
 wire             pq_write = q_bypass ? req_write && !req_rmw : q_write[pick_idx];
 wire             pq_rmw = q_bypass ? req_rmw : q_rmw[pick_idx];
 wire [3:0]       pq_op = q_bypass ? req_op : q_op[pick_idx];
@@ -374,9 +401,9 @@ wire [15:0]      pq_len = q_bypass ? req_len : q_len[pick_idx];
 wire [AW-1:0]    pq_local = q_bypass ? req_local[AW+2:3] : q_local[pick_idx];
 wire [TAG_W-1:0] pq_tag = q_bypass ? req_tag : q_tag[pick_idx];
 
-always @* begin : pick_step
+always @* begin : queue_scan
     integer i, j, n;
-    pick_valid = 1'b0;
+    qpick_valid = 1'b0;
     pick_idx = 0;
     free_slot_ok = 1'b0;
     free_slot = 0;
@@ -394,12 +421,17 @@ always @* begin : pick_step
             end
         end
         if (i < 32'(q_cnt_reg) && n < X && free_slot_ok) begin
-            pick_valid = 1'b1;
+            qpick_valid = 1'b1;
             pick_idx = i[QI-1:0];
         end
     end
+end
+
+always @* begin : pick_step
+    integer j, n;
+    pick_valid = qpick_valid;
+    n = 0;
     if (q_bypass) begin
-        n = 0;
         for (j = 0; j < MSGS; j = j + 1) begin
             if (t_valid_reg[j] && t_dst[j] == req_dst[DST_W-1:0]) begin
                 n = n + 1;
@@ -553,33 +585,85 @@ wire [63:0] rmw_old = mem[d_base[dh]];
 reg  [63:0] rmw_new;
 reg  [63:0] rmw_result;
 
-always @* begin
-    case (d_rmw_op[dh])
-        RMW_OP_CAS: begin
-            rmw_new = (rmw_old == d_data[dh]) ? d_opb[dh] : rmw_old;
-            rmw_result = {63'd0, rmw_old == d_data[dh]};
-        end
-        RMW_OP_FAA: begin
-            rmw_new = rmw_old + d_data[dh];
-            rmw_result = rmw_old;
-        end
-        RMW_OP_SWAP: begin
-            rmw_new = d_data[dh];
-            rmw_result = rmw_old;
-        end
-        default: begin
-            rmw_new = 64'd1;
-            rmw_result = {63'd0, rmw_old != 64'd0};
-        end
+// {new word, result} of an atomic operation on the old word
+function automatic [127:0] rmw_apply(input [3:0] op, input [63:0] old, input [63:0] a, input [63:0] b);
+    case (op)
+        RMW_OP_CAS: rmw_apply = {(old == a) ? b : old, 63'd0, old == a};
+        RMW_OP_FAA: rmw_apply = {old + a, old};
+        RMW_OP_SWAP: rmw_apply = {a, old};
+        default: rmw_apply = {64'd1, 63'd0, old != 64'd0};
     endcase
+endfunction
+
+always @* begin
+    {rmw_new, rmw_result} = rmw_apply(d_rmw_op[dh], rmw_old, d_data[dh], d_opb[dh]);
 end
+
+// An RMWREQ whose word no pending write or RMW touches (none queued for the drain before it,
+// none being drained) is executed as it commits, like the model's, which applies a message
+// the moment it is complete: it does not wait for the drain to write the words of earlier
+// messages into memory. Otherwise it waits its turn in the drain, so order on one word holds.
+wire [AW-1:0] rn_addr = m_word0[AW+2:3];
+reg           rmw_conflict;
+
+always @* begin : rmw_order
+    integer k;
+    reg [DW-1:0] i;
+    reg [DW:0] pending;
+    pending = d_wr_reg - d_rd_reg;
+    rmw_conflict = dr_active_reg && dr_op_reg && 32'(rn_addr) >= 32'(dr_ptr_reg) &&
+                   32'(rn_addr) < 32'(dr_ptr_reg) + 32'(dr_left_reg);
+    for (k = 0; k < DDEPTH; k = k + 1) begin
+        i = d_rd_reg[DW-1:0] + k[DW-1:0];
+        if (k < 32'(pending)) begin
+            if (d_op[i] == 2'd1 && 32'(rn_addr) >= 32'(d_base[i]) &&
+                    32'(rn_addr) < 32'(d_base[i]) + 32'(d_words[i])) begin
+                rmw_conflict = 1'b1;
+            end
+            if (d_op[i] == 2'd2 && d_base[i] == rn_addr) begin
+                rmw_conflict = 1'b1;
+            end
+        end
+    end
+end
+
+wire rmw_now = m_good && msg_kind == MSG_KIND_RMWREQ && !rs_dup && rs_free_ok && !g_full &&
+               !ctl_valid && !rmw_conflict;
+wire [127:0] rn_out = rmw_apply(msg_op, mem[rn_addr], m_word1, m_word2);
 
 // ---------------------------------------------------------------- TX job selection
 wire tx_idle = !tx_body_reg && enc_start_ready;
 wire [UW:0] free_blocks = UDEPTH[UW:0] - u_reserved_reg;
-wire space_ok = free_blocks >= UNIT_MAX[UW:0] && !ul_full;
+// The next job needs room for its own unit only (a NULL response or an /N/ one block), so a
+// short unit does not wait behind a long one still leaving the buffer.
+wire [15:0] g_blocks = (gh_kind == MSG_KIND_WREQ && gw_hit) ? 16'd2 + {3'd0, gw_len[15:3]} :
+                       (gh_kind == MSG_KIND_RRES && gs_hit) ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
+                       16'd0;
+// a message leaves the queue (its id busy: the id is skipped instead)
+wire             do_pick_skip = pick_valid && pick_id_busy;
+wire             do_issue = pick_valid && !pick_id_busy && !im_full;
+wire [DST_W-1:0] pk_dst = pq_dst;
+wire [7:0]       pk_id = next_id[pk_dst];
+// the next message to send: the oldest issued one, or the one leaving the queue this cycle
+wire             m_cand = !im_empty || do_issue;
+wire             jm_write = im_empty ? pq_write : t_write[im_head];
+wire             jm_rmw = im_empty ? pq_rmw : t_rmw[im_head];
+wire [3:0]       jm_op = im_empty ? pq_op : t_op[im_head];
+wire [63:0]      jm_opa = im_empty ? pq_opa : t_opa[im_head];
+wire [63:0]      jm_opb = im_empty ? pq_opb : t_opb[im_head];
+wire [DST_W-1:0] jm_dst = im_empty ? pk_dst : t_dst[im_head];
+wire [7:0]       jm_id = im_empty ? pk_id : t_id[im_head];
+wire [63:0]      jm_addr = im_empty ? pq_addr : t_addr[im_head];
+wire [15:0]      jm_len = im_empty ? pq_len : t_total[im_head];   // RMW: the result bytes
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd_reg[GW-1:0]];
+/* verilator lint_on UNUSEDSIGNAL */
+wire             sel_grant = g_due && !(m_cand && jm_left[15]);
+wire [15:0] p_blocks = jm_write ? 16'd1 : 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0);
+wire [15:0] next_blocks = sel_grant ? g_blocks : p_blocks;
+wire space_ok = {{(16-UW-1){1'b0}}, free_blocks} >= next_blocks && !ul_full;
 
-reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write, do_pick_skip;
+reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write;
 
 always @* begin
     do_grant_w = 1'b0;
@@ -587,9 +671,8 @@ always @* begin
     do_grant_drop = 1'b0;
     do_pick_read = 1'b0;
     do_pick_write = 1'b0;
-    do_pick_skip = 1'b0;
     if (tx_idle && space_ok) begin
-        if (g_due) begin
+        if (sel_grant) begin
             if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
                 do_grant_w = 1'b1;
             end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
@@ -597,22 +680,19 @@ always @* begin
             end else begin
                 do_grant_drop = 1'b1;
             end
-        end else if (pick_valid) begin
-            if (pick_id_busy) begin
-                do_pick_skip = 1'b1;
-            end else if (!pq_write) begin
+        end else if (m_cand) begin
+            if (!jm_write) begin
                 do_pick_read = 1'b1;
-            end else if (!enc_out_valid) begin
-                // the /N/ goes straight into the unit buffer, after the encoder's last block
+            end else begin
+                // the /N/ goes straight into the unit buffer (after the encoder's last block
+                // when that is written in the same cycle)
                 do_pick_write = 1'b1;
             end
         end
     end
 end
 
-wire [DST_W-1:0] pk_dst = pq_dst;
-wire [7:0]       pk_id = next_id[pk_dst];
-wire [63:0]      n_block = {16'd0, pq_len, pk_id, {{(16-DST_W){1'b0}}, pk_dst}, BT_N};
+wire [63:0]      n_block = {16'd0, jm_len, jm_id, {{(16-DST_W){1'b0}}, jm_dst}, BT_N};
 
 always @* begin
     enc_start = 1'b0;
@@ -638,29 +718,41 @@ always @* begin
         enc_len = gs_len;
     end else if (do_pick_read) begin
         enc_start = 1'b1;
-        enc_kind = pq_rmw ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
-        enc_op = pq_rmw ? pq_op : 4'd0;
+        enc_kind = jm_rmw ? MSG_KIND_RMWREQ : MSG_KIND_RREQ;
+        enc_op = jm_rmw ? jm_op : 4'd0;
         enc_last = 1'b1;
-        enc_peer = {{(16-DST_W){1'b0}}, pk_dst};
-        enc_id = pk_id;
-        enc_len = pq_rmw ? rmw_resp(pq_op) : pq_len;
+        enc_peer = {{(16-DST_W){1'b0}}, jm_dst};
+        enc_id = jm_id;
+        enc_len = (jm_rmw && im_empty) ? rmw_resp(jm_op) : jm_len;
     end
 end
 
 // blocks of the unit a job adds
 wire [15:0] job_blocks = do_grant_w ? 16'd2 + {3'd0, gw_len[15:3]} :
                          do_grant_s ? ((gs_len == 0) ? 16'd1 : 16'd1 + {3'd0, gs_len[15:3]}) :
-                         do_pick_read ? 16'd2 + (pq_rmw ? {14'd0, rmw_words(pq_op)} : 16'd0) :
+                         do_pick_read ? 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0) :
                          16'd1;
 wire job_unit = do_grant_w || do_grant_s || do_pick_read || do_pick_write;
 
 // An RREQ/RMWREQ gives the encoder its address word with start, so its /MS/ is on the
 // encoder's output one cycle later and goes to the TX mux without the unit buffer's cycle.
-assign enc_body_data = do_pick_read ? pq_addr :
+// Every job gives the encoder its first body word with start (RREQ/RMWREQ and WREQ their
+// address, RRES its first data word or RMW result; an empty RRES none), so its /MS/ is made
+// in the next cycle and a job started in the cycle after the previous unit's last block
+// continues it without a gap, as the model's TX FIFO sends units back to back.
+wire [63:0] gw_addr_word = t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
+wire [AW-1:0] gs_ptr = s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
+assign enc_body_data = do_pick_read ? jm_addr :
+                       do_grant_w ? gw_addr_word :
+                       do_grant_s ? (s_rmw[gs_idx] ? s_result[gs_idx] : mem[gs_ptr]) :
                        tx_addr_first_reg ? tx_addr_word_reg :
                        tx_regs_reg ? (tx_ridx_reg ? tx_w2_reg : tx_w1_reg) : mem[tx_ptr_reg];
-assign enc_body_valid = do_pick_read || (tx_body_reg && tx_words_reg != 0);
+assign enc_body_valid = do_pick_read || do_grant_w || do_grant_s || (tx_body_reg && tx_words_reg != 0);
 assign u_bypass = u_fast_reg && u_count == 0 && enc_out_valid && (u_in_unit_reg || !ul_empty);
+
+// where an /N/ goes in the unit buffer: after the encoder's block written in the same cycle
+wire [UW-1:0] u_wr_next = u_wr_reg[UW-1:0] + 1'b1;
+wire [UW-1:0] u_n_at = enc_out_valid ? u_wr_next : u_wr_reg[UW-1:0];
 
 // ---------------------------------------------------------------- sequential
 always_ff @(posedge clk) begin : seq
@@ -680,7 +772,7 @@ always_ff @(posedge clk) begin : seq
 
     // message queue: remove the picked entry, append the new request
     qc = q_cnt_reg;
-    if ((do_pick_read || do_pick_write) && !q_bypass) begin
+    if (do_issue && !q_bypass) begin
         for (i = 0; i < QDEPTH - 1; i = i + 1) begin
             if (i >= 32'(pick_idx)) begin
                 q_write[i] <= q_write[i+1];
@@ -697,7 +789,7 @@ always_ff @(posedge clk) begin : seq
         end
         qc = qc - 1;
     end
-    if (req_valid && req_ready && !(q_bypass && (do_pick_read || do_pick_write))) begin
+    if (req_valid && req_ready && !(q_bypass && do_issue)) begin
         if (req_ok) begin
             q_write[qc[QI-1:0]] <= req_write && !req_rmw;
             q_rmw[qc[QI-1:0]] <= req_rmw;
@@ -719,8 +811,11 @@ always_ff @(posedge clk) begin : seq
     if (do_pick_skip) begin
         next_id[pk_dst] <= pk_id + 8'd1;
     end
-    if (do_pick_read || do_pick_write) begin
+    if (do_issue) begin
         next_id[pk_dst] <= pk_id + 8'd1;
+        t_op[free_slot] <= pq_op;
+        t_opa[free_slot] <= pq_opa;
+        t_opb[free_slot] <= pq_opb;
         t_valid_reg[free_slot] <= 1'b1;
         t_write[free_slot] <= pq_write;
         t_rmw[free_slot] <= pq_rmw;
@@ -756,6 +851,13 @@ always_ff @(posedge clk) begin : seq
         g_id[g_wr_reg[GW-1:0]] <= msg_id;
         g_len[g_wr_reg[GW-1:0]] <= (msg_len < CHUNK[15:0]) ? msg_len : CHUNK[15:0];
         g_wr_reg <= g_wr_reg + 1;
+    end else if (rmw_now) begin
+        g_at[g_wr_reg[GW-1:0]] <= g_now_reg + 16'(GQ_LAT);
+        g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;
+        g_peer[g_wr_reg[GW-1:0]] <= msg_peer;
+        g_id[g_wr_reg[GW-1:0]] <= msg_id;
+        g_len[g_wr_reg[GW-1:0]] <= rmw_resp(msg_op);
+        g_wr_reg <= g_wr_reg + 1;
     end
     if (ctl_valid) begin
         if (!ctl_grant) begin
@@ -767,25 +869,24 @@ always_ff @(posedge clk) begin : seq
 
     // TX jobs
     if (do_grant_w) begin
+        // the address word went to the encoder with start; the data words follow
         tx_body_reg <= 1'b1;
-        tx_addr_first_reg <= 1'b1;
+        tx_addr_first_reg <= 1'b0;
         tx_regs_reg <= 1'b0;
-        tx_addr_word_reg <= t_addr[gw_idx] + {48'd0, t_done[gw_idx]};
         tx_ptr_reg <= t_local[gw_idx] + AW'(16'(t_done[gw_idx] >> 3));
-        tx_words_reg <= 13'd1 + gw_len[15:3];
+        tx_words_reg <= gw_len[15:3];
         t_done[gw_idx] <= t_done[gw_idx] + gw_len;
         if (t_done[gw_idx] + gw_len == t_total[gw_idx]) begin
             t_valid_reg[gw_idx] <= 1'b0;
         end
     end
     if (do_grant_s) begin
-        tx_body_reg <= 1'b1;
+        // the first word (or the RMW result) went to the encoder with start
+        tx_body_reg <= !s_rmw[gs_idx] && gs_len > 16'd8;
         tx_addr_first_reg <= 1'b0;
-        tx_regs_reg <= s_rmw[gs_idx];
-        tx_ridx_reg <= 1'b0;
-        tx_w1_reg <= s_result[gs_idx];
-        tx_ptr_reg <= s_addr[gs_idx] + AW'(16'(s_sent[gs_idx] >> 3));
-        tx_words_reg <= 13'((gs_len + 16'd7) >> 3);
+        tx_regs_reg <= 1'b0;
+        tx_ptr_reg <= gs_ptr + 1;
+        tx_words_reg <= (s_rmw[gs_idx] || gs_len == 0) ? 13'd0 : 13'((gs_len + 16'd7) >> 3) - 13'd1;
         s_sent[gs_idx] <= s_sent[gs_idx] + gs_len;
         if (s_sent[gs_idx] + gs_len == s_total[gs_idx]) begin
             s_valid_reg[gs_idx] <= 1'b0;
@@ -793,14 +894,24 @@ always_ff @(posedge clk) begin : seq
     end
     if (do_pick_read) begin
         // the address word went to the encoder with start; the RMW operands follow
-        tx_body_reg <= pq_rmw && rmw_words(pq_op) != 2'd0;
+        tx_body_reg <= jm_rmw && rmw_words(jm_op) != 2'd0;
         tx_addr_first_reg <= 1'b0;
-        tx_addr_word_reg <= pq_addr;
+        tx_addr_word_reg <= jm_addr;
         tx_regs_reg <= 1'b1;
         tx_ridx_reg <= 1'b0;
-        tx_w1_reg <= pq_opa;
-        tx_w2_reg <= pq_opb;
-        tx_words_reg <= pq_rmw ? {11'd0, rmw_words(pq_op)} : 13'd0;
+        tx_w1_reg <= jm_opa;
+        tx_w2_reg <= jm_opb;
+        tx_words_reg <= jm_rmw ? {11'd0, rmw_words(jm_op)} : 13'd0;
+    end
+
+    // issued messages: in when they leave the queue (unless sent at once), out when sent
+    if (do_issue && !(im_empty && (do_pick_read || do_pick_write))) begin
+        im_slot[im_wr_reg[IW-1:0]] <= free_slot;
+        im_time[im_wr_reg[IW-1:0]] <= g_now_reg;
+        im_wr_reg <= im_wr_reg + 1;
+    end
+    if (!im_empty && (do_pick_read || do_pick_write)) begin
+        im_rd_reg <= im_rd_reg + 1;
     end
     if (tx_body_reg) begin
         if (enc_body_valid && enc_body_ready) begin
@@ -826,18 +937,18 @@ always_ff @(posedge clk) begin : seq
         ul_wr_reg <= ul_wr_reg + 1;
     end
     u_reserved_reg <= u_reserved_reg + (job_unit ? job_blocks[UW:0] : {(UW+1){1'b0}}) - {{UW{1'b0}}, u_pop};
-    if (do_pick_read) begin
+    if (do_pick_read || do_grant_w || do_grant_s) begin
         u_fast_reg <= 1'b1;
     end else if (enc_out_valid && enc_out_last) begin
         u_fast_reg <= 1'b0;
     end
     if (enc_out_valid) begin
         u_mem[u_wr_reg[UW-1:0]] <= {enc_out_hdr, enc_out_data};
-        u_wr_reg <= u_wr_reg + 1;
-    end else if (do_pick_write) begin
-        u_mem[u_wr_reg[UW-1:0]] <= {SYNC_CTRL, n_block};
-        u_wr_reg <= u_wr_reg + 1;
     end
+    if (do_pick_write) begin
+        u_mem[u_n_at] <= {SYNC_CTRL, n_block};
+    end
+    u_wr_reg <= u_wr_reg + {{UW{1'b0}}, enc_out_valid} + {{UW{1'b0}}, do_pick_write};
     if (u_pop) begin
         u_rd_reg <= u_rd_reg + 1;
         if (!u_in_unit_reg) begin
@@ -972,9 +1083,23 @@ always_ff @(posedge clk) begin : seq
                     end
                 end
                 default: begin
-                    // RMWREQ: executed by the drain, in order with the writes before it
+                    // RMWREQ: executed now, or by the drain in order with the writes before it
                     if (rs_dup) begin
                         cnt_unexpected <= cnt_unexpected + 1;
+                    end else if (rmw_now) begin
+                        if (m_rmw_in_range) begin
+                            mem[rn_addr] <= rn_out[127:64];
+                        end
+                        s_valid_reg[rs_free] <= 1'b1;
+                        s_peer[rs_free] <= msg_peer;
+                        s_id[rs_free] <= msg_id;
+                        s_sent[rs_free] <= 0;
+                        s_rmw[rs_free] <= 1'b1;
+                        s_result[rs_free] <= rn_out[63:0];
+                        s_total[rs_free] <= m_rmw_in_range ? rmw_resp(msg_op) : 16'd0;
+                        if (!m_rmw_in_range) begin
+                            cnt_bad_address <= cnt_bad_address + 1;
+                        end
                     end else begin
                         d_op[d_wr_reg[DW-1:0]] <= 2'd2;
                         if (!m_rmw_in_range) begin
@@ -1014,6 +1139,12 @@ always_ff @(posedge clk) begin : seq
                 wapp_last <= dr_last_reg;
             end
         end
+    end else if (d_wr_reg != d_rd_reg && d_op[d_rd_reg[DW-1:0]] == 2'd0) begin
+        // a message whose staged words go nowhere (requests, responses already in memory,
+        // atomics executed at commit): its words are dropped at once, so a run of short
+        // messages does not fill the staging buffer or the descriptor FIFO
+        st_rd_reg <= st_rd_reg + d_words[d_rd_reg[DW-1:0]];
+        d_rd_reg <= d_rd_reg + 1;
     end else if (d_wr_reg != d_rd_reg && (d_op[d_rd_reg[DW-1:0]] != 2'd2 || rmw_go)) begin
         dr_active_reg <= 1'b1;
         if (d_op[d_rd_reg[DW-1:0]] == 2'd2) begin
@@ -1065,6 +1196,8 @@ always_ff @(posedge clk) begin : seq
             next_id[i] <= 8'd0;
         end
         g_wr_reg <= 0;
+        im_wr_reg <= 0;
+        im_rd_reg <= 0;
         g_rd_reg <= 0;
         g_now_reg <= 0;
         u_wr_reg <= 0;

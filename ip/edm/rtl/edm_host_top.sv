@@ -17,6 +17,9 @@ module edm_host_top #(
     parameter MSGS = 8,
     parameter SERVE = 8,
     parameter QDEPTH = 8,
+    // grant queue: every chunk granted to this host (its writes' and the responses it serves)
+    // may wait here while earlier units leave, so 2X per other node never overflows it
+    parameter GDEPTH = 8,
     parameter CHUNK = 256,
     parameter MEM_WORDS = 512,
     parameter RX_DEPTH = 2048,
@@ -205,6 +208,7 @@ edm_host_engine #(
     .MSGS(MSGS),
     .SERVE(SERVE),
     .QDEPTH(QDEPTH),
+    .GDEPTH(GDEPTH),
     .CHUNK(CHUNK),
     .MEM_WORDS(MEM_WORDS),
     .TAG_W(TAG_W)

@@ -70,7 +70,8 @@ assign start_ready = state_reg == S_IDLE;
 wire need_word = (state_reg == S_HEAD && body_reg != 0) || (state_reg == S_BODY && blocks_reg > 1);
 wire [16:0] start_body = body_bytes(hdr_kind, hdr_op, hdr_len);
 // the first word taken together with start
-wire fast = state_reg == S_IDLE && start && start_body != 0 && body_valid;
+// (an empty body with body_valid: the /MST/ at once too, its word not taken)
+wire fast = state_reg == S_IDLE && start && body_valid;
 assign body_ready = need_word || (state_reg == S_IDLE && start && start_body != 0);
 
 // header validity (clio_wire::edm::MsgHeader::check)
@@ -92,7 +93,7 @@ always_ff @(posedge clk) begin
                 // the /MS/ (or /MST/) at once
                 out_valid <= 1'b1;
                 out_hdr <= SYNC_CTRL;
-                out_data <= {body_data[7:0], hdr_len, hdr_id, hdr_peer,
+                out_data <= {start_body != 0 ? body_data[7:0] : 8'd0, hdr_len, hdr_id, hdr_peer,
                              hdr_op, hdr_last, hdr_kind, start_blocks == 1 ? BT_MST : BT_MS};
                 out_error <= !hdr_ok;
                 err_reg <= !hdr_ok;

@@ -8,8 +8,10 @@
 //     {priority, arrival, rank_s(destination)};
 // where priority is the arrival time (FCFS) or the remaining bytes (SRPT) and
 // rank_me(other) = (other - me - 1) mod PORTS is the rotated tie order. The lists are updated
-// in the cycle a head appears, changes or leaves (insert: compare against the list in
-// parallel and shift; remove: shift), so an iteration needs no comparisons at all:
+// in the cycle a head appears, changes or leaves: every entry's place is the number of heads
+// with a smaller key (all compared in parallel), so any number of heads may change per cycle
+// (NOTIFS notifications, one per switch port, plus the accepts), and an iteration needs no
+// comparisons at all:
 //   cycle 1 (request): each free destination marks the entries of its list whose source is
 //                      free; a priority encoder picks the first (highest priority) one.
 //   cycle 2 (grant):   each source marks the entries of its list that requested it; a
@@ -28,18 +30,20 @@ module edm_pim_sched #(
     parameter SRPT = 0,
     parameter CHUNK = 256,
     parameter TAG_W = 16,
+    // notifications inserted per cycle (lanes; lane order is arrival order within a cycle)
+    parameter NOTIFS = 1,
     parameter PW = (PORTS > 1) ? $clog2(PORTS) : 1
 ) (
     input  wire                    clk,
     input  wire                    rst,
 
-    input  wire                    notif_valid,
-    input  wire [PW-1:0]           notif_src,
-    input  wire [PW-1:0]           notif_dst,
-    input  wire [31:0]             notif_bytes,
-    input  wire [TAG_W-1:0]        notif_tag,
+    input  wire [NOTIFS-1:0]       notif_valid,
+    input  wire [NOTIFS*PW-1:0]    notif_src,
+    input  wire [NOTIFS*PW-1:0]    notif_dst,
+    input  wire [NOTIFS*32-1:0]    notif_bytes,
+    input  wire [NOTIFS*TAG_W-1:0] notif_tag,
     input  wire [31:0]             notif_time,
-    output reg                     notif_refused,
+    output reg  [NOTIFS-1:0]       notif_refused,
 
     input  wire                    rel_src_valid,
     input  wire [PW-1:0]           rel_src,
@@ -85,6 +89,10 @@ initial begin
         $error("DEPTH must be at least 1");
         $finish;
     end
+    if (NOTIFS < 1) begin
+        $error("NOTIFS must be at least 1");
+        $finish;
+    end
     if (CHUNK < 1) begin
         $error("CHUNK must be positive");
         $finish;
@@ -101,10 +109,8 @@ reg [PORTS-1:0] dst_busy_reg;
 
 // ordered lists: entry i of list l at l * PORTS + i, valid below *_len_reg[l]
 reg [PW-1:0]    dl_id_reg [0:PAIRS-1];
-reg [KW-1:0]    dl_key_reg [0:PAIRS-1];
 reg [LW-1:0]    dl_len_reg [0:PORTS-1];
 reg [PW-1:0]    sl_id_reg [0:PAIRS-1];
-reg [KW-1:0]    sl_key_reg [0:PAIRS-1];
 reg [LW-1:0]    sl_len_reg [0:PORTS-1];
 
 reg [1:0]       stage_reg;
@@ -192,164 +198,121 @@ generate
     end
 endgenerate
 
-wire [31:0] notif_pair = 32'(notif_dst) * PORTS + 32'(notif_src);
-wire notif_ok = notif_valid && notif_src != notif_dst && notif_bytes != 0 &&
-        cnt_reg[notif_pair] < DEPTH;
+// Notifications of this cycle, lane by lane: lane l is taken when its pair has room after the
+// lanes before it (two lanes name the same pair when a host writes to a node that reads from
+// it in the same cycle); nf_pos is its place in the pair's FIFO.
+reg [NOTIFS-1:0] notif_ok;
+reg [31:0]       nf_pair [0:NOTIFS-1];
+reg [CW:0]       nf_pos [0:NOTIFS-1];
+reg [CW:0]       nf_add [0:PAIRS-1];     // notifications taken per pair
 
-// head of every pair after this cycle's accept and insert
-reg [PAIRS-1:0] head_changed;
+always @* begin : notif_take
+    integer l, p;
+    for (p = 0; p < PAIRS; p = p + 1) begin
+        nf_add[p] = 0;
+    end
+    for (l = 0; l < NOTIFS; l = l + 1) begin
+        nf_pair[l] = 32'(notif_dst[l*PW +: PW]) * PORTS + 32'(notif_src[l*PW +: PW]);
+        nf_pos[l] = {1'b0, cnt_reg[nf_pair[l]]} - {{CW{1'b0}}, pop[nf_pair[l]]} + nf_add[nf_pair[l]];
+        notif_ok[l] = notif_valid[l] && notif_src[l*PW +: PW] != notif_dst[l*PW +: PW] &&
+                notif_bytes[l*32 +: 32] != 0 && {1'b0, cnt_reg[nf_pair[l]]} + nf_add[nf_pair[l]] < (CW+1)'(DEPTH);
+        if (notif_ok[l]) begin
+            nf_add[nf_pair[l]] = nf_add[nf_pair[l]] + 1'b1;
+        end
+    end
+end
+
+// head of every pair after this cycle's accept and inserts
 reg [PAIRS-1:0] head_present;
 reg [31:0]      head_time [0:PAIRS-1];
 reg [31:0]      head_rem [0:PAIRS-1];
 
 always @* begin : next_heads
-    integer p;
+    integer p, l;
     reg [CW-1:0] left;
     for (p = 0; p < PAIRS; p = p + 1) begin
         left = cnt_reg[p] - {{(CW-1){1'b0}}, pop[p]};
         head_time[p] = pop[p] ? time_reg[p*DEPTH+1] : time_reg[p*DEPTH];
         head_rem[p] = pop[p] ? rem_reg[p*DEPTH+1] : (dec[p] ? rem_reg[p*DEPTH] - CHUNK : rem_reg[p*DEPTH]);
-        head_changed[p] = dec[p];
-        if (notif_ok && notif_pair == p && left == 0) begin
-            head_time[p] = notif_time;
-            head_rem[p] = notif_bytes;
-            head_changed[p] = 1'b1;
+        head_present[p] = left != 0 || nf_add[p] != 0;
+        if (left == 0) begin
+            for (l = NOTIFS - 1; l >= 0; l = l - 1) begin
+                if (notif_ok[l] && nf_pair[l] == p) begin
+                    head_time[p] = notif_time;
+                    head_rem[p] = notif_bytes[l*32 +: 32];
+                end
+            end
         end
-        head_present[p] = left != 0 || (notif_ok && notif_pair == p);
     end
 end
 
-// ordered-list maintenance: a list changes in at most two entries per cycle, the pair of this
-// cycle's accept (if its destination / source is this list's port) and the pair of this
-// cycle's notification (if it gave an empty pair a head). Each changed entry is taken out and,
-// if the pair still has a head, put back at the position its new key sorts to: two
-// compare-against-all-and-shift steps per list.
+// Ordered lists after this cycle: every list sorted by its pairs' head keys
+// {priority, arrival, rank}. Keys are distinct (the rank), so an entry's place is the number of
+// keys below its own: compare all against all in parallel, which takes any number of changed
+// entries per cycle (an accept and a notification from every port).
 reg [PW-1:0] dl_id_next [0:PAIRS-1];
-reg [KW-1:0] dl_key_next [0:PAIRS-1];
 reg [LW-1:0] dl_len_next [0:PORTS-1];
 reg [PW-1:0] sl_id_next [0:PAIRS-1];
-reg [KW-1:0] sl_key_next [0:PAIRS-1];
 reg [LW-1:0] sl_len_next [0:PORTS-1];
 
-// the accepting source of each destination this cycle
-reg [PORTS-1:0] acc_dst_valid;
-reg [PW-1:0]    acc_dst_src [0:PORTS-1];
-
-always @* begin : accept_by_dst
-    integer s;
-    acc_dst_valid = 0;
-    for (s = 0; s < PORTS; s = s + 1) begin
-        acc_dst_src[s] = 0;
-    end
-    for (s = 0; s < PORTS; s = s + 1) begin
-        if (stage_reg == 2 && grant_valid_reg[s]) begin
-            acc_dst_valid[grant_dst_reg[s]] = 1'b1;
-            acc_dst_src[grant_dst_reg[s]] = s[PW-1:0];
-        end
-    end
-end
-
 always @* begin : list_update
-    integer l, i, j, c, pos, n;
-    /* verilator lint_off UNUSEDSIGNAL */
-    integer p;
-    /* verilator lint_on UNUSEDSIGNAL */
-    reg [PW-1:0] ids [0:PORTS-1];
-    reg [KW-1:0] keys [0:PORTS-1];
-    reg [PW-1:0] ch_other [0:1];
-    reg [1:0]    ch_valid;
-    reg [KW-1:0] k;
-    reg [PW-1:0] me;
-    reg [PW-1:0] id;
-    reg [LW-1:0] len;
-    /* verilator lint_off UNUSEDSIGNAL */
-    integer lm;
-    /* verilator lint_on UNUSEDSIGNAL */
-    reg dst_side;
-    for (i = 0; i < PAIRS; i = i + 1) begin
-        dl_id_next[i] = 0;
-        dl_key_next[i] = 0;
-        sl_id_next[i] = 0;
-        sl_key_next[i] = 0;
+    integer me, o, o2, pos, n;
+    reg [KW-1:0] key [0:PORTS-1];
+    reg [PORTS-1:0] here;
+    for (o = 0; o < PAIRS; o = o + 1) begin
+        dl_id_next[o] = 0;
+        sl_id_next[o] = 0;
     end
-    for (i = 0; i < PORTS; i = i + 1) begin
-        dl_len_next[i] = 0;
-        sl_len_next[i] = 0;
-    end
-    for (l = 0; l < 2 * PORTS; l = l + 1) begin
-        dst_side = l < PORTS;
-        lm = dst_side ? l : l - PORTS;
-        me = lm[PW-1:0];
-        len = dst_side ? dl_len_reg[me] : sl_len_reg[me];
-        k = 0;
-        pos = 0;
-        // the (at most two) changed entries of this list, named by the other port
-        ch_valid[0] = dst_side ? acc_dst_valid[me] : (stage_reg == 2 && grant_valid_reg[me]);
-        ch_other[0] = dst_side ? acc_dst_src[me] : grant_dst_reg[me];
-        ch_valid[1] = notif_ok && (dst_side ? notif_dst == me : notif_src == me);
-        ch_other[1] = dst_side ? notif_src : notif_dst;
-        p = dst_side ? 32'(me) * PORTS + 32'(ch_other[1]) : 32'(ch_other[1]) * PORTS + 32'(me);
-        if (!head_changed[p] || (ch_valid[0] && ch_other[0] == ch_other[1])) begin
-            ch_valid[1] = 1'b0;
-        end
-        // copy the list without the changed entries
+    // destination lists: the sources with a head towards me
+    for (me = 0; me < PORTS; me = me + 1) begin
         n = 0;
-        for (i = 0; i < PORTS; i = i + 1) begin
-            ids[i] = 0;
-            keys[i] = 0;
+        for (o = 0; o < PORTS; o = o + 1) begin
+            here[o] = head_present[me*PORTS+o];
+            key[o] = {(SRPT != 0) ? head_rem[me*PORTS+o] : head_time[me*PORTS+o], head_time[me*PORTS+o],
+                      rank_of(me, o)};
+            n = n + (here[o] ? 1 : 0);
         end
-        for (i = 0; i < PORTS; i = i + 1) begin
-            id = dst_side ? dl_id_reg[32'(me)*PORTS+i] : sl_id_reg[32'(me)*PORTS+i];
-            if (i < len &&
-                    !(ch_valid[0] && id == ch_other[0]) && !(ch_valid[1] && id == ch_other[1])) begin
-                ids[n] = id;
-                keys[n] = dst_side ? dl_key_reg[32'(me)*PORTS+i] : sl_key_reg[32'(me)*PORTS+i];
-                n = n + 1;
-            end
-        end
-        // put back the changed entries that still have a head, at their sorted position
-        for (c = 0; c < 2; c = c + 1) begin
-            p = dst_side ? 32'(me) * PORTS + 32'(ch_other[c]) : 32'(ch_other[c]) * PORTS + 32'(me);
-            if (ch_valid[c] && head_present[p]) begin
-                k = {(SRPT != 0) ? head_rem[p] : head_time[p], head_time[p], rank_of(32'(me), 32'(ch_other[c]))};
-                pos = 0;
-                for (i = 0; i < PORTS; i = i + 1) begin
-                    if (i < n && keys[i] < k) begin
-                        pos = pos + 1;
-                    end
+        for (o = 0; o < PORTS; o = o + 1) begin
+            pos = 0;
+            for (o2 = 0; o2 < PORTS; o2 = o2 + 1) begin
+                if (here[o2] && key[o2] < key[o]) begin
+                    pos = pos + 1;
                 end
-                for (j = PORTS - 1; j > 0; j = j - 1) begin
-                    if (j > pos && j <= n) begin
-                        ids[j] = ids[j-1];
-                        keys[j] = keys[j-1];
-                    end
+            end
+            if (here[o]) begin
+                dl_id_next[me*PORTS+pos] = o[PW-1:0];
+            end
+        end
+        dl_len_next[me] = n[LW-1:0];
+    end
+    // source lists: the destinations I have a head towards
+    for (me = 0; me < PORTS; me = me + 1) begin
+        n = 0;
+        for (o = 0; o < PORTS; o = o + 1) begin
+            here[o] = head_present[o*PORTS+me];
+            key[o] = {(SRPT != 0) ? head_rem[o*PORTS+me] : head_time[o*PORTS+me], head_time[o*PORTS+me],
+                      rank_of(me, o)};
+            n = n + (here[o] ? 1 : 0);
+        end
+        for (o = 0; o < PORTS; o = o + 1) begin
+            pos = 0;
+            for (o2 = 0; o2 < PORTS; o2 = o2 + 1) begin
+                if (here[o2] && key[o2] < key[o]) begin
+                    pos = pos + 1;
                 end
-                ids[pos] = ch_other[c];
-                keys[pos] = k;
-                n = n + 1;
+            end
+            if (here[o]) begin
+                sl_id_next[me*PORTS+pos] = o[PW-1:0];
             end
         end
-        for (i = 0; i < PORTS; i = i + 1) begin
-            if (dst_side) begin
-                dl_id_next[32'(me)*PORTS+i] = ids[i];
-                dl_key_next[32'(me)*PORTS+i] = keys[i];
-            end else begin
-                sl_id_next[32'(me)*PORTS+i] = ids[i];
-                sl_key_next[32'(me)*PORTS+i] = keys[i];
-            end
-        end
-        if (dst_side) begin
-            dl_len_next[me] = n[LW-1:0];
-        end else begin
-            sl_len_next[me] = n[LW-1:0];
-        end
+        sl_len_next[me] = n[LW-1:0];
     end
 end
 
 always_ff @(posedge clk) begin : state_update
-    integer d, s, k, p, i;
+    integer d, s, k, p, i, l;
     iter_done <= 1'b0;
-    notif_refused <= notif_valid && !notif_ok;
+    notif_refused <= notif_valid & ~notif_ok;
 
     for (p = 0; p < PAIRS; p = p + 1) begin
         if (pop[p]) begin
@@ -361,19 +324,19 @@ always_ff @(posedge clk) begin : state_update
         end else if (dec[p]) begin
             rem_reg[p*DEPTH] <= rem_reg[p*DEPTH] - CHUNK;
         end
-        if (notif_ok && notif_pair == p) begin
-            k = 32'(cnt_reg[p]) - (pop[p] ? 1 : 0);
-            time_reg[p*DEPTH+k] <= notif_time;
-            rem_reg[p*DEPTH+k] <= notif_bytes;
-            tag_reg[p*DEPTH+k] <= notif_tag;
+        cnt_reg[p] <= CW'({1'b0, cnt_reg[p]} + nf_add[p] - {{CW{1'b0}}, pop[p]});
+    end
+    for (l = 0; l < NOTIFS; l = l + 1) begin
+        if (notif_ok[l]) begin
+            k = nf_pair[l] * DEPTH + 32'(nf_pos[l]);
+            time_reg[k] <= notif_time;
+            rem_reg[k] <= notif_bytes[l*32 +: 32];
+            tag_reg[k] <= notif_tag[l*TAG_W +: TAG_W];
         end
-        cnt_reg[p] <= cnt_reg[p] + ((notif_ok && notif_pair == p) ? 1 : 0) - (pop[p] ? 1 : 0);
     end
     for (i = 0; i < PAIRS; i = i + 1) begin
         dl_id_reg[i] <= dl_id_next[i];
-        dl_key_reg[i] <= dl_key_next[i];
         sl_id_reg[i] <= sl_id_next[i];
-        sl_key_reg[i] <= sl_key_next[i];
     end
     for (i = 0; i < PORTS; i = i + 1) begin
         dl_len_reg[i] <= dl_len_next[i];
@@ -445,7 +408,7 @@ always_ff @(posedge clk) begin : state_update
         grant_valid_reg <= 0;
         match_valid <= 0;
         iter_done <= 1'b0;
-        notif_refused <= 1'b0;
+        notif_refused <= 0;
     end
 end
 

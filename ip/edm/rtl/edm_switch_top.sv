@@ -10,9 +10,9 @@
 //     request's blocks are kept, with peer rewritten to p, and become the implicit grant
 //     of the response's first chunk.
 // Each notification takes an entry of the ingress port's pending table (kind, id, buffered
-// request) whose index is the scheduler tag, and waits in the port's notification FIFO; one
-// notification per cycle enters edm_pim_sched (round robin over the ports; one arriving at
-// an empty FIFO goes straight in). An RREQ is notified at its /MS/ header.
+// request) whose index is the scheduler tag, and enters edm_pim_sched in the cycle it
+// arrives: the scheduler inserts one notification per port per cycle (EDM's per-port
+// notification queues). An RREQ is notified at its /MS/ header.
 // The scheduler starts an iteration (3 cycles) whenever a request is possible. For a match
 // s -> d the switch opens
 // the circuit at ingress s and queues, for egress s, the /G/ (peer d) or the buffered RREQ.
@@ -20,11 +20,10 @@
 // (timed from the accept step, so the scheduler sees it free when the model does), port
 // d SLACK cycles later (room on its downlink for /G/ and RREQ blocks), as in the Rust model.
 // Each ingress port has SLOTS >= 2X(PORTS-1) pending entries (X writes to and X reads from
-// every other port) and a notification FIFO as deep, so a well-behaved host is never refused.
-// Egress (each port): forwarded messages keep their fixed latency unless a grant unit is
-// waiting: grant units (/G/, re-sent RREQ; 1 to 4 blocks) go out between forwarded messages,
-// before the next one starts, so the sources keep getting grants while a destination port
-// is busy. Everything leaves through edm_tx_mux with strict memory priority (FAIR = 0), so
+// every other port), so a well-behaved host is never refused, and as many grant units per
+// egress (UDEPTH). Egress (each port): forwarded messages keep their fixed latency unless a
+// grant unit is partly sent; grant units (/G/, re-sent RREQ; 1 to 4 blocks) go out when no
+// forwarded message is due, whole, as the model's TX FIFO sends them. Everything leaves through edm_tx_mux with strict memory priority (FAIR = 0), so
 // frames from l2_tx_* are preempted at block granularity and still arrive whole.
 
 `resetall
@@ -39,8 +38,9 @@ module edm_switch_top #(
     parameter SCHED_DEPTH = 6,
     parameter CIRC = 16,
     parameter SLOTS = 64,
-    parameter NDEPTH = 64,
-    parameter UDEPTH = 8,
+    // grant units waiting per egress: every pending notification whose source is that port
+    // can be matched while the egress forwards a message, so at least 2X(PORTS - 1)
+    parameter UDEPTH = 64,
     parameter FWD_LAT = 1,
     parameter SLACK = 2,
     parameter RX_DEPTH = 2048,
@@ -77,16 +77,15 @@ import edm_pkg::*;
 
 localparam SW = $clog2(SLOTS);
 localparam TAG_W = PW + SW;
-localparam NW = $clog2(NDEPTH);
 localparam UW = $clog2(UDEPTH);
 localparam NSLOT = PORTS * SLOTS;
 localparam [65:0] IDLE_BLK = {SYNC_CTRL, 56'd0, BT_IDLE};
 
 initial begin
-    if (PORTS < 2 || (1 << PW) < PORTS || (1 << SW) != SLOTS || (1 << NW) != NDEPTH ||
+    if (PORTS < 2 || (1 << PW) < PORTS || (1 << SW) != SLOTS ||
         (1 << UW) != UDEPTH || X < 1 || CHUNK < 8 || FWD_LAT < 1 || SCHED_DEPTH < 2 * X ||
-        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || NDEPTH < SLOTS) begin
-        $error("bad parameters: PORTS >= 2; SLOTS, NDEPTH, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; NDEPTH >= SLOTS >= 2X(PORTS-1)");
+        CIRC < 2 * X || SLOTS < 2 * X * (PORTS - 1) || UDEPTH < 2 * X * (PORTS - 1)) begin
+        $error("bad parameters: PORTS >= 2; SLOTS, UDEPTH powers of two; X >= 1; SCHED_DEPTH, CIRC >= 2X; SLOTS, UDEPTH >= 2X(PORTS-1)");
         $finish;
     end
 end
@@ -208,16 +207,16 @@ edm_sw_forward #(
 );
 
 // ---------------------------------------------------------------- scheduler
-// the notification offered to the scheduler this cycle: the head of the FIFO the arbiter
-// picks, straight from the FIFO (no register between them)
-wire                nt_valid;
-wire [PW-1:0]       nt_src;
-wire [PW-1:0]       nt_dst;
-wire [31:0]         nt_bytes;
-wire [TAG_W-1:0]    nt_tag;
+// the notifications offered to the scheduler this cycle, one lane per ingress port: the head
+// of its FIFO, straight from the FIFO (no register between them)
+reg  [PORTS-1:0]       nt_valid;
+reg  [PORTS*PW-1:0]    nt_src;
+reg  [PORTS*PW-1:0]    nt_dst;
+reg  [PORTS*32-1:0]    nt_bytes;
+reg  [PORTS*TAG_W-1:0] nt_tag;
 wire                iter_eligible;
 reg  [31:0]         now_reg;
-wire                nt_refused;
+wire [PORTS-1:0]    nt_refused;
 reg  [PORTS-1:0]    rel_src_mask;
 reg  [PORTS-1:0]    rel_dst_mask;
 wire [PORTS-1:0]    acc_valid;
@@ -244,7 +243,8 @@ edm_pim_sched #(
     .DEPTH(SCHED_DEPTH),
     .SRPT(SRPT),
     .CHUNK(CHUNK),
-    .TAG_W(TAG_W)
+    .TAG_W(TAG_W),
+    .NOTIFS(PORTS)
 ) pim_inst (
     .clk(clk),
     .rst(rst),
@@ -295,15 +295,6 @@ reg [65:0]      sl_blk [0:NSLOT*4-1];
 reg [2:0]       cap_n_reg [0:PORTS-1];
 reg [PORTS-1:0] cap_ok_reg;                 // the /MS/ took an entry
 reg [SW-1:0]    cap_slot_reg [0:PORTS-1];
-
-// notification FIFOs per ingress
-reg [PW-1:0]    nf_src [0:PORTS*NDEPTH-1];
-reg [PW-1:0]    nf_dst [0:PORTS*NDEPTH-1];
-reg [15:0]      nf_bytes [0:PORTS*NDEPTH-1];
-reg [SW-1:0]    nf_slot [0:PORTS*NDEPTH-1];
-reg [NW:0]      nf_wr_reg [0:PORTS-1];
-reg [NW:0]      nf_rd_reg [0:PORTS-1];
-reg [PW-1:0]    rr_reg;
 
 // local units per egress (a /G/, or a buffered request of up to 4 blocks)
 reg [2:0]       lu_n [0:PORTS*UDEPTH-1];
@@ -416,44 +407,21 @@ always @* begin : ingress_parse
     end
 end
 
-// ---------------------------------------------------------------- notification arbiter
-// One notification per cycle enters the scheduler, round robin over the ports: a port's FIFO
-// head, or, when its FIFO is empty, the notification arriving this cycle (which then skips
-// the FIFO), so an idle switch inserts a notification in the cycle its block arrives.
-reg              nt_pick;
-reg [PW-1:0]     nt_port;
-reg              nt_direct;
-
-always @* begin : arbiter
-    integer i;
-    /* verilator lint_off UNUSEDSIGNAL */
+// ---------------------------------------------------------------- notification lanes
+// Every port hands the notification arriving this cycle straight to the scheduler, which
+// inserts them all (EDM §3.1.2: the switch may receive a notification on every port in a
+// cycle, so the notification queues take them in parallel); a notification is inserted in
+// the cycle its block arrives, and one the scheduler refuses frees its pending entry.
+always @* begin : lanes
     integer p;
-    /* verilator lint_on UNUSEDSIGNAL */
-    nt_pick = 1'b0;
-    nt_port = 0;
-    nt_direct = 1'b0;
-    for (i = PORTS - 1; i >= 0; i = i - 1) begin
-        p = (32'(rr_reg) + i) % PORTS;
-        if (nf_wr_reg[p] != nf_rd_reg[p]) begin
-            nt_pick = 1'b1;
-            nt_port = p[PW-1:0];
-            nt_direct = 1'b0;
-        end else if (in_notify[p] && slot_ok[p]) begin
-            nt_pick = 1'b1;
-            nt_port = p[PW-1:0];
-            nt_direct = 1'b1;
-        end
+    for (p = 0; p < PORTS; p = p + 1) begin
+        nt_valid[p] = in_notify[p] && slot_ok[p];
+        nt_src[p*PW +: PW] = in_src[p];
+        nt_dst[p*PW +: PW] = in_dst[p];
+        nt_bytes[p*32 +: 32] = {16'd0, in_bytes[p]};
+        nt_tag[p*TAG_W +: TAG_W] = {p[PW-1:0], slot_free[p]};
     end
 end
-
-/* verilator lint_off UNUSEDSIGNAL */
-wire [31:0] nt_head = 32'(nt_port) * NDEPTH + 32'(nf_rd_reg[nt_port][NW-1:0]);
-/* verilator lint_on UNUSEDSIGNAL */
-assign nt_valid = nt_pick;
-assign nt_src = nt_direct ? in_src[nt_port] : nf_src[nt_head];
-assign nt_dst = nt_direct ? in_dst[nt_port] : nf_dst[nt_head];
-assign nt_bytes = {16'd0, nt_direct ? in_bytes[nt_port] : nf_bytes[nt_head]};
-assign nt_tag = {nt_port, nt_direct ? slot_free[nt_port] : nf_slot[nt_head]};
 
 // ---------------------------------------------------------------- match handling
 // message_blocks(body) - min(that, 3): cycles until the source may be granted again
@@ -494,13 +462,14 @@ always @* begin : egress_feed
             eg_blk[e] = lu_blk[i*4 + (lu_start[e] ? 0 : 32'(lu_idx_reg[e]))];
             eg_last[e] = lu_start[e] ? n == 3'd1 : lu_idx_reg[e] + 3'd1 == n;
         end
-        // grant units go before the next forwarded message (a message in progress finishes)
-        mid_unit[e] = lu_active_reg[e] || lu_wr_reg[e] != lu_rd_reg[e];
+        // a forwarded message waits only for a grant unit partly sent at the end of this cycle
+        // (the model's mid_unit); between units it goes first, as the model's forwarder does
+        mid_unit[e] = !fwd_valid[e] && (lu_active_reg[e] || lu_start[e]) && !eg_last[e];
     end
 end
 
-// the tag presented to the scheduler last cycle (notif_refused answers it)
-reg [TAG_W-1:0] nt_tag_prev_reg;
+// the tags presented to the scheduler last cycle (notif_refused answers them)
+reg [PORTS*TAG_W-1:0] nt_tag_prev_reg;
 always_ff @(posedge clk) begin
     nt_tag_prev_reg <= nt_tag;
 end
@@ -564,7 +533,7 @@ always_ff @(posedge clk) begin : seq
         end
         if (in_notify[p]) begin
             cap_ok_reg[p] <= 1'b0;
-            if (slot_ok[p] && (nf_wr_reg[p] - nf_rd_reg[p]) != NDEPTH[NW:0]) begin
+            if (slot_ok[p]) begin
                 k = p * SLOTS + 32'(slot_free[p]);
                 sl_valid_reg[k] <= 1'b1;
                 sl_rres[k] <= in_rres[p];
@@ -575,14 +544,6 @@ always_ff @(posedge clk) begin : seq
                 sl_blk[k*4] <= cap_data[p];
                 cap_ok_reg[p] <= in_rres[p];
                 cap_slot_reg[p] <= slot_free[p];
-                if (!(nt_direct && nt_port == p[PW-1:0])) begin
-                    i = p * NDEPTH + 32'(nf_wr_reg[p][NW-1:0]);
-                    nf_src[i] <= in_src[p];
-                    nf_dst[i] <= in_dst[p];
-                    nf_bytes[i] <= in_bytes[p];
-                    nf_slot[i] <= slot_free[p];
-                    nf_wr_reg[p] <= nf_wr_reg[p] + 1;
-                end
             end else begin
                 ov = ov + 1;
             end
@@ -590,14 +551,12 @@ always_ff @(posedge clk) begin : seq
     end
     cnt_unexpected <= cnt_unexpected + n;
 
-    // one notification per cycle into the scheduler; a refusal frees its entry
-    if (nt_pick && !nt_direct) begin
-        nf_rd_reg[nt_port] <= nf_rd_reg[nt_port] + 1;
-        rr_reg <= (32'(nt_port) + 1 == PORTS) ? 0 : nt_port + 1;
-    end
-    if (nt_refused) begin
-        sl_valid_reg[nt_tag_prev_reg] <= 1'b0;
-        ov = ov + 1;
+    // one notification per port and cycle into the scheduler; a refusal frees its entry
+    for (p = 0; p < PORTS; p = p + 1) begin
+        if (nt_refused[p]) begin
+            sl_valid_reg[nt_tag_prev_reg[p*TAG_W +: TAG_W]] <= 1'b0;
+            ov = ov + 1;
+        end
     end
     cnt_notify_refused <= cnt_notify_refused + ov;
 
@@ -695,13 +654,10 @@ always_ff @(posedge clk) begin : seq
         for (p = 0; p < PORTS; p = p + 1) begin
             cap_n_reg[p] <= 0;
             cap_slot_reg[p] <= 0;
-            nf_wr_reg[p] <= 0;
-            nf_rd_reg[p] <= 0;
             lu_wr_reg[p] <= 0;
             lu_rd_reg[p] <= 0;
             lu_idx_reg[p] <= 0;
         end
-        rr_reg <= 0;
         cap_ok_reg <= 0;
         gr_valid_reg <= 0;
         lu_active_reg <= 0;

@@ -213,6 +213,12 @@ pub struct Host {
     ip_tx: VecDeque<Block66>,
     ip_rx: Vec<Block66>,
     ip_rx_in_frame: bool,
+    /// Memory units pushed into the TX mux and units that started leaving it.
+    units_pushed: u64,
+    units_started: u64,
+    /// Writes whose last chunk is the unit with this push index: they complete when it starts
+    /// leaving, which under load is later than its push.
+    write_done: VecDeque<(u64, Completion)>,
     /// Finished requests, in completion order.
     pub completions: Vec<Completion>,
     /// Writes applied here as a memory node.
@@ -239,6 +245,9 @@ impl Host {
             ip_tx: VecDeque::new(),
             ip_rx: Vec::new(),
             ip_rx_in_frame: false,
+            units_pushed: 0,
+            units_started: 0,
+            write_done: VecDeque::new(),
             completions: Vec::new(),
             applied: Vec::new(),
             counters: HostCounters::default(),
@@ -314,6 +323,7 @@ impl Host {
             && self.tx.is_idle()
             && self.ip_tx.is_empty()
             && self.rx.buffered() == 0
+            && self.write_done.is_empty()
     }
 
     /// Requests submitted but not finished.
@@ -342,7 +352,7 @@ impl Host {
             }
             let a = self.actions.remove(&(at, s)).expect("key just seen");
             match a {
-                Action::Emit(blocks) => self.tx.push_memory(MemUnit { blocks }),
+                Action::Emit(blocks) => self.push_unit(blocks),
                 Action::Serve(g) => self.serve_grant(now, g),
             }
         }
@@ -353,7 +363,27 @@ impl Host {
                 let _ = self.tx.push_encoder(Block66::IDLE);
             }
         }
-        self.tx.tick().0
+        let (b, src) = self.tx.tick();
+        if src == crate::phy::TxSource::Memory(0) {
+            self.units_started += 1;
+            while self
+                .write_done
+                .front()
+                .is_some_and(|(k, _)| *k < self.units_started)
+            {
+                let (_, mut c) = self.write_done.pop_front().expect("front checked");
+                c.done = now;
+                self.completions.push(c);
+            }
+        }
+        b
+    }
+
+    fn push_unit(&mut self, blocks: Vec<Block66>) {
+        if !blocks.is_empty() {
+            self.units_pushed += 1;
+        }
+        self.tx.push_memory(MemUnit { blocks });
     }
 
     fn record_decoder(&mut self, b: Block66) {
@@ -709,21 +739,26 @@ impl Host {
                 first.get_or_insert(now);
                 let blocks = encode(&h, &body).expect("valid WREQ");
                 let done = (*tag, *submitted, *dequeued, first.unwrap_or(now));
-                self.tx.push_memory(MemUnit { blocks });
+                let unit = self.units_pushed;
+                self.push_unit(blocks);
                 if last {
                     self.table.remove(&key);
                     self.free_id(g.peer, g.id);
-                    self.completions.push(Completion {
-                        tag: done.0,
-                        dst: g.peer,
-                        id: g.id,
-                        ok: true,
-                        submitted: done.1,
-                        dequeued: done.2,
-                        first_data: done.3,
-                        done: now,
-                        result: Vec::new(),
-                    });
+                    // complete when this last chunk starts leaving (set then)
+                    self.write_done.push_back((
+                        unit,
+                        Completion {
+                            tag: done.0,
+                            dst: g.peer,
+                            id: g.id,
+                            ok: true,
+                            submitted: done.1,
+                            dequeued: done.2,
+                            first_data: done.3,
+                            done: now,
+                            result: Vec::new(),
+                        },
+                    ));
                 }
             }
             MsgKind::Rres => {
@@ -744,7 +779,7 @@ impl Host {
                 };
                 let blocks = encode(&h, &data[*sent..*sent + len]).expect("valid RRES");
                 *sent += len;
-                self.tx.push_memory(MemUnit { blocks });
+                self.push_unit(blocks);
                 if last {
                     self.serve.remove(&key);
                 }

@@ -116,7 +116,8 @@ run_bench edm_host_top /dev/null
 "$cosim" 3 16 0 "$seed" "$work/cosim-idle.txt" apart
 run_bench edm_fabric "$work/cosim-idle.txt" PORTS=3
 # PORTS REQUESTS FRAMES [SPAN]: a moderate load, then a burst that fills every queue. Under
-# load the RTL is not cycle-equal yet (README, "Per-message latency"): reported, not checked.
+# load the RTL is not cycle-equal everywhere yet (README, "Per-message latency"): reported,
+# not checked.
 for cfg in "4 120 30" "6 150 20 60"; do
     set -- $cfg
     "$cosim" "$1" "$2" "$3" "$seed" "$work/cosim-$1.txt" ${4:-}

@@ -10,6 +10,13 @@ module edm_fabric_tb #(
     parameter PORTS = 4,
     parameter MEM_WORDS = 1024,
     parameter LINK = 4,
+    // message state and serve tables large enough for X = 3 active messages to every other
+    // port (the model's tables are bounded by X only), and a message queue deep enough that
+    // the model's unbounded one never holds more in the runs of tb/run.sh
+    parameter TABLE = (3 * (PORTS - 1) <= 8) ? 8 : (3 * (PORTS - 1) <= 16) ? 16 : 32,
+    parameter QDEPTH = 32,
+    // grant queue for 2X chunks per other node (the model's is unbounded)
+    parameter GDEPTH = (6 * (PORTS - 1) <= 16) ? 16 : (6 * (PORTS - 1) <= 32) ? 32 : 64,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire                 clk,
@@ -106,6 +113,10 @@ generate
         edm_host_top #(
             .FAIR(1),
             .DST_W(4),
+            .MSGS(TABLE),
+            .SERVE(TABLE),
+            .QDEPTH(QDEPTH),
+            .GDEPTH(GDEPTH),
             .MEM_WORDS(MEM_WORDS)
         ) host_inst (
             .clk(clk),

@@ -46,6 +46,15 @@ def breakdown(rtl_taps, model_taps):
     return {k: (sum(v) / len(v), len(v)) for k, v in sorted(shift.items(), key=lambda kv: (kv[0][0], POINTS.index(kv[0][1])))}
 
 
+def dump_taps(taps):
+    """EDM_TAP_DUMP=FILE: the RTL's taps in the trace's `T` format, to diff against the model's."""
+    dump = os.environ.get("EDM_TAP_DUMP")
+    if dump:
+        with open(dump, "w") as f:
+            for c, link, d, r, hdr, payload in sorted(taps):
+                f.write(f"T {c} {link} {d} {r} {hdr} {payload:x}\n")
+
+
 def lane(sig, index, width):
     bits = str(sig.value)
     lo = len(bits) - (index + 1) * width
@@ -235,6 +244,7 @@ async def cosim_against_model(dut):
             break
         if cycle >= limit:
             log_counters(dut, ports)
+            dump_taps(taps)
         assert cycle < limit, (
             f"not finished after {cycle} cycles: {len(comp)}/{len(t['comp'])} completions "
             f"(missing {sorted(set(t['comp']) - set(comp))}), "
@@ -293,6 +303,7 @@ async def cosim_against_model(dut):
 
     # Per-message latency: the RTL against the model, message by message, with where the
     # cycles differ (the shift of every control block at the four tap points).
+    dump_taps(taps)
     for (kind, point), (mean, n) in breakdown(taps, t["taps"]).items():
         dut._log.info("latency shift %-6s at %-9s: %+6.2f cycles (%d blocks)", kind, point, mean, n)
     worst = []
