@@ -7,3 +7,4 @@ EDM_RTL = $(abspath $(EDM_CLIO_TB)/../../edm/rtl)
 EDM_CLIO_RTL = $(abspath $(EDM_CLIO_TB)/../rtl)
 VERILOG_SOURCES += $(EDM_RTL)/edm_pkg.sv
 export PYTHONPATH := $(EDM_CLIO_TB):$(PYTHONPATH)
+COMPILE_ARGS += -I$(EDM_CLIO_TB)/include

@@ -47,103 +47,10 @@ module tb_edm_clio_cosim #(
     output wire [31:0] host_errors
 );
 
-wire [127:0] up_data, down_data;
-wire [3:0]   up_hdr, down_hdr;
-reg  [65:0]  up_pipe [0:2*LINK-1];
-reg  [65:0]  down_pipe [0:2*LINK-1];
-wire [127:0] sw_rx_data, h_rx_data;
-wire [3:0]   sw_rx_hdr, h_rx_hdr;
-
-genvar gp;
-generate
-for (gp = 0; gp < 2; gp = gp + 1) begin : link
-    assign sw_rx_data[gp*64 +: 64] = up_pipe[gp*LINK+LINK-1][63:0];
-    assign sw_rx_hdr[gp*2 +: 2] = up_pipe[gp*LINK+LINK-1][65:64];
-    assign h_rx_data[gp*64 +: 64] = down_pipe[gp*LINK+LINK-1][63:0];
-    assign h_rx_hdr[gp*2 +: 2] = down_pipe[gp*LINK+LINK-1][65:64];
-    always @(posedge clk) begin : pipe
-        integer k;
-        up_pipe[gp*LINK] <= {up_hdr[gp*2 +: 2], up_data[gp*64 +: 64]};
-        down_pipe[gp*LINK] <= {down_hdr[gp*2 +: 2], down_data[gp*64 +: 64]};
-        for (k = 1; k < LINK; k = k + 1) begin
-            up_pipe[gp*LINK+k] <= up_pipe[gp*LINK+k-1];
-            down_pipe[gp*LINK+k] <= down_pipe[gp*LINK+k-1];
-        end
-        if (rst) begin
-            for (k = 0; k < LINK; k = k + 1) begin
-                up_pipe[gp*LINK+k] <= {2'b01, 56'd0, 8'h1e};
-                down_pipe[gp*LINK+k] <= {2'b01, 56'd0, 8'h1e};
-            end
-        end
-    end
-end
-endgenerate
+`include "edm_clio_links.svh"
 
 // ---- the card
-wire          c_req_valid, c_req_ready, c_req_write;
-wire [15:0]   c_req_dst, c_req_len, c_req_tag;
-wire [63:0]   c_req_addr;
-wire [31:0]   c_req_local;
-wire          c_wcomp_valid, c_rcomp_valid, c_rcomp_ok;
-wire [15:0]   c_wcomp_tag, c_rcomp_tag;
-wire          c_wapp_valid, c_wapp_last;
-wire [AW-1:0] c_wapp_addr;
-wire [15:0]   c_wapp_words, c_wapp_peer;
-wire          c_ext_en, c_ext_we;
-wire [AW-1:0] c_ext_addr;
-wire [63:0]   c_ext_wdata, c_ext_rdata;
-wire [31:0]   c_ug, c_ur, c_ux, c_ba, c_br, c_bm, n_ug, n_ur, n_ux, n_ba, n_br, n_bm;
-/* verilator lint_off UNUSEDSIGNAL */
-wire [31:0]   c_ru, c_rt, c_pre, n_ru, n_rt, n_pre;
-/* verilator lint_on UNUSEDSIGNAL */
-assign host_errors = c_ug + c_ur + c_ux + c_ba + c_br + c_bm + n_ug + n_ur + n_ux + n_ba + n_br + n_bm;
-
-edm_clio_card #(
-    .AW(AW),
-    .TIMEOUT(TIMEOUT)
-) card_inst (
-    .clk(clk),
-    .rst(rst),
-    .node_id(16'd0),
-    .dst(16'd1),
-    .ready(card_ready),
-    .s_axis_tdata(h2c_tdata),
-    .s_axis_tkeep(h2c_tkeep),
-    .s_axis_tvalid(h2c_tvalid),
-    .s_axis_tlast(h2c_tlast),
-    .s_axis_tready(h2c_tready),
-    .m_axis_tdata(c2h_tdata),
-    .m_axis_tkeep(c2h_tkeep),
-    .m_axis_tvalid(c2h_tvalid),
-    .m_axis_tlast(c2h_tlast),
-    .m_axis_tready(c2h_tready),
-    .req_valid(c_req_valid),
-    .req_ready(c_req_ready),
-    .req_write(c_req_write),
-    .req_dst(c_req_dst),
-    .req_addr(c_req_addr),
-    .req_len(c_req_len),
-    .req_local(c_req_local),
-    .req_tag(c_req_tag),
-    .wcomp_valid(c_wcomp_valid),
-    .wcomp_tag(c_wcomp_tag),
-    .rcomp_valid(c_rcomp_valid),
-    .rcomp_tag(c_rcomp_tag),
-    .rcomp_ok(c_rcomp_ok),
-    .wapp_valid(c_wapp_valid),
-    .wapp_addr(c_wapp_addr),
-    .wapp_words(c_wapp_words),
-    .wapp_peer(c_wapp_peer),
-    .wapp_last(c_wapp_last),
-    .ext_en(c_ext_en),
-    .ext_we(c_ext_we),
-    .ext_addr(c_ext_addr),
-    .ext_wdata(c_ext_wdata),
-    .ext_rdata(c_ext_rdata),
-    .cnt_refused(card_refused),
-    .cnt_timeouts(card_timeouts),
-    .cnt_bad(card_bad)
-);
+`include "edm_clio_card_side.svh"
 
 /* verilator lint_off UNUSEDSIGNAL */
 wire [63:0] c_rcomp_data, n_rcomp_data, n_ext_rdata;
