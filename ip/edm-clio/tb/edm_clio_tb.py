@@ -42,3 +42,19 @@ def keep_bytes(tdata, tkeep, what="a beat"):
     n = bin(keep).count("1")
     assert keep == (1 << n) - 1, f"{what}: keep {keep:#x} not contiguous"
     return int(tdata).to_bytes(BEAT, "little")[:n]
+
+
+def load_cosim(path):
+    """An `edm-clio-cosim` trace: the packets (P), the model's answers (A) and its
+    counters (K: refused, carried, timeouts, bad)."""
+    pkts, answers, k = [], [], None
+    with open(path) as f:
+        for line in f:
+            op = line.split()
+            if op[0] == "P":
+                pkts.append(bytes.fromhex(op[1]))
+            elif op[0] == "A":
+                answers.append(bytes.fromhex(op[1]))
+            elif op[0] == "K":
+                k = tuple(int(v) for v in op[1:])
+    return pkts, answers, k

@@ -14,7 +14,7 @@ from collections import Counter
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm_clio_tb import SLOTS, keep_bytes, r8, stream_beats, vectors
+from edm_clio_tb import SLOTS, keep_bytes, load_cosim as load, r8, stream_beats, vectors
 from tb_base import rng as seeded, start
 
 HEADER_LEN = 56
@@ -56,20 +56,6 @@ def chain(seq, packets):
 
 def record(seq, body):
     return len(body).to_bytes(2, "little") + b"\0\0" + seq.to_bytes(4, "little") + body
-
-
-def load(path):
-    pkts, answers, k = [], [], None
-    with open(path) as f:
-        for line in f:
-            op = line.split()
-            if op[0] == "P":
-                pkts.append(bytes.fromhex(op[1]))
-            elif op[0] == "A":
-                answers.append(bytes.fromhex(op[1]))
-            elif op[0] == "K":
-                k = tuple(int(v) for v in op[1:])
-    return pkts, answers, k
 
 
 @cocotb.test()

@@ -16,7 +16,7 @@ from collections import Counter, deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm_clio_tb import keep_bytes, stream_beats, vectors
+from edm_clio_tb import keep_bytes, load_cosim as load, stream_beats, vectors
 from tb_base import rng as seeded, start
 
 HEADER_LEN = 56
@@ -42,20 +42,6 @@ def respond(p):
     if m == 2:
         return [bytes(hdr) + p[HEADER_LEN : min(len(p), HEADER_LEN + 100)]]
     return [bytes(hdr)]
-
-
-def load(path):
-    pkts, answers, k = [], [], None
-    with open(path) as f:
-        for line in f:
-            op = line.split()
-            if op[0] == "P":
-                pkts.append(bytes.fromhex(op[1]))
-            elif op[0] == "A":
-                answers.append(bytes.fromhex(op[1]))
-            elif op[0] == "K":
-                k = tuple(int(v) for v in op[1:])
-    return pkts, answers, k
 
 
 @cocotb.test()
