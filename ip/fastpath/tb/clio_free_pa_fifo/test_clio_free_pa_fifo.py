@@ -35,7 +35,8 @@ def levels(dut, fifos, sizes, depth):
 
 @cocotb.test()
 async def random_traffic(dut):
-    """2 000 cycles of random pushes and pops (known and unknown sizes, often both at once)."""
+    """2 000 cycles of random pushes and pops (known and unknown sizes, often both at once),
+    in alternating fill and drain phases."""
     depth = param(dut, "DEPTH")
     sizes = shifts(dut)
     unknown = [s for s in (12, 13, 21, 22, 30) if s not in sizes]
@@ -48,8 +49,11 @@ async def random_traffic(dut):
     seen = dict(full=0, empty=0, both=0, popped=0)
     for cycle in range(2000):
         await FallingEdge(dut.clk)
-        push = rng.random() < 0.55
-        pop = rng.random() < 0.45
+        # Fill and drain phases of 250 cycles, so every seed reaches both a full
+        # and an empty FIFO many times (one steady mix drifts to one of them).
+        fill = (cycle // 250) % 2 == 0
+        push = rng.random() < (0.6 if fill else 0.35)
+        pop = rng.random() < (0.35 if fill else 0.6)
         ps = rng.choice(sizes) if rng.random() < 0.9 or not unknown else rng.choice(unknown)
         qs = rng.choice(sizes) if rng.random() < 0.9 or not unknown else rng.choice(unknown)
         ppn = rng.getrandbits(32)
