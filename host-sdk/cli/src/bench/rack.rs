@@ -511,14 +511,8 @@ fn run_replication(a: &RackBenchArgs, board: &clio_config::BoardConfig) -> Resul
     let adds_acked = adder
         .join()
         .map_err(|_| anyhow::anyhow!("adder panicked"))??;
-    let mut lost = 0;
+    let lost = count_lost(&c, &model)?;
     let mut b = [0u8; 8];
-    for (at, v) in &model {
-        c.rread(*at, &mut b)?;
-        if u64::from_le_bytes(b) != *v {
-            lost += 1;
-        }
-    }
     c.rread(counter, &mut b)?;
     let adds_found = u64::from_le_bytes(b);
     drop(r);
@@ -567,21 +561,8 @@ fn run_move(
     moving.store(false, Ordering::Relaxed);
     std::thread::sleep(Duration::from_millis(100));
     stop.store(true, Ordering::Relaxed);
-    let (mut model, mut before, mut during) = (BTreeMap::new(), Vec::new(), Vec::new());
-    for w in writers {
-        let (md, b, d) = w.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
-        model.extend(md);
-        before.extend(b);
-        during.extend(d);
-    }
-    let mut lost = 0;
-    for (at, v) in &model {
-        let mut b = [0u8; 8];
-        c.rread(*at, &mut b)?;
-        if u64::from_le_bytes(b) != *v {
-            lost += 1;
-        }
-    }
+    let (model, mut before, mut during) = join_writers(writers)?;
+    let lost = count_lost(&c, &model)?;
     drop(r);
     let _ = std::fs::remove_file(log);
     Ok(Move {
@@ -603,6 +584,33 @@ fn run_move(
 /// per block per turn; latencies go to `during` while `moving` is set. Each
 /// returns (model, before, during).
 type WriterOut = (BTreeMap<u64, u64>, Vec<f64>, Vec<f64>);
+
+/// Join the block writers: their models merged, their latencies before and
+/// during the copy.
+fn join_writers(writers: Vec<std::thread::JoinHandle<Result<WriterOut>>>) -> Result<WriterOut> {
+    let (mut model, mut before, mut during) = (BTreeMap::new(), Vec::new(), Vec::new());
+    for w in writers {
+        let (md, b, d) = w.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
+        model.extend(md);
+        before.extend(b);
+        during.extend(d);
+    }
+    Ok((model, before, during))
+}
+
+/// Acknowledged writes lost: words of `model` (address → last value
+/// acknowledged) that read back otherwise.
+fn count_lost<T: Transport>(c: &RackClient<T>, model: &BTreeMap<u64, u64>) -> Result<usize> {
+    let mut lost = 0;
+    let mut b = [0u8; 8];
+    for (at, v) in model {
+        c.rread(*at, &mut b)?;
+        if u64::from_le_bytes(b) != *v {
+            lost += 1;
+        }
+    }
+    Ok(lost)
+}
 
 fn block_writers<T>(
     c: &Arc<RackClient<T>>,
@@ -717,21 +725,8 @@ fn run_rereplicate(
     moving.store(false, Ordering::Relaxed);
     std::thread::sleep(Duration::from_millis(100));
     stop.store(true, Ordering::Relaxed);
-    let (mut model, mut before, mut during) = (BTreeMap::new(), Vec::new(), Vec::new());
-    for w in writers {
-        let (md, b, d) = w.join().map_err(|_| anyhow::anyhow!("writer panicked"))??;
-        model.extend(md);
-        before.extend(b);
-        during.extend(d);
-    }
-    let mut lost = 0;
-    for (at, v) in &model {
-        let mut b = [0u8; 8];
-        c.rread(*at, &mut b)?;
-        if u64::from_le_bytes(b) != *v {
-            lost += 1;
-        }
-    }
+    let (model, mut before, mut during) = join_writers(writers)?;
+    let lost = count_lost(&c, &model)?;
     // The balancer holds the client's new address space on the new backup
     // (it created it): it stops after the client is done.
     bal.stop();
