@@ -20,6 +20,9 @@
 //! - [`apu_boot`]: what the image does itself when it enters at EL3 (per-core
 //!   `CNTFRQ_EL0` and `CPUECTLR_EL1.SMPEN`, PMU power-up and release of
 //!   cores 1–3, the system counter), over fakeable register traits.
+//! - [`rack`]: the memory node's side of the rack (issue #22): the region
+//!   gate, dirty tracking and the node's control answers ([`rack::RackAgent`]),
+//!   and its registration and heartbeats with the controller ([`rack::Link`]).
 //! - `report` (feature `std`): the benchmark report (retry curve, latency,
 //!   refill rate, footprint) as JSON and SVG.
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -32,6 +35,7 @@ mod error;
 pub mod fastpath_regs;
 mod machine;
 pub mod phys;
+pub mod rack;
 pub mod session;
 pub mod shadow;
 pub mod va;
