@@ -397,3 +397,128 @@ fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_prim
     let mut b = [0u8; 64];
     c.rread(va + CHUNK + 4096, &mut b).unwrap();
 }
+
+#[test]
+fn a_new_backup_killed_during_the_tracked_copy_rolls_back_or_completes_never_half() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let mut rack = LocalRack::start(
+        3,
+        &board(),
+        "127.0.0.1:0".parse().unwrap(),
+        &dir.path().join("rack.log"),
+        1000,
+    )
+    .unwrap();
+    let quick = ClientConfig {
+        request_timeout_ns: 200_000_000,
+        ..cfg()
+    };
+    let c =
+        Arc::new(RackClient::new(rack.config(), rack.controller_addr(), UdpLinks, quick).unwrap());
+    // A large region: its copy takes long enough to kill the new backup in it.
+    let chunks = 8;
+    let va = c.ralloc_replicated(chunks * CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    let (primary, Some(backup)) = c.copies_of(region).unwrap() else {
+        panic!("two copies")
+    };
+    let third = 6 - primary - backup;
+    let fill = vec![0x5au8; CHUNK as usize];
+    for i in 0..chunks {
+        c.rwrite(va + i * CHUNK, &fill).unwrap();
+    }
+    let bal = rack
+        .start_balancer(
+            cfg(),
+            BalancerConfig {
+                period: Duration::from_millis(100),
+                high_ppm: 1_000_000,
+                low_ppm: 0,
+                ..BalancerConfig::default()
+            },
+        )
+        .unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let writers = common::spawn_writers(&c, va, 512, 100, &stop);
+    // The backup dies; once the controller has declared it, the balancer
+    // copies the region to the third node with the primary tracking writes.
+    rack.kill(backup).unwrap();
+    let p = rack.nodes()[usize::from(primary) - 1].clone();
+    wait_for("the tracked copy", 120, || {
+        p.lock()
+            .gates()
+            .iter()
+            .any(|g| g.region == region && g.state == GateState::Tracking)
+    });
+    let tracked_at_kill = p.lock().stats().tracked;
+    rack.kill(third).unwrap();
+    wait_for("the re-replication to end", 120, || {
+        let st = bal.stats();
+        st.rolled_back > 0 || !st.replicated.is_empty()
+    });
+    // The writers go on past the outcome (and past the third node's death).
+    std::thread::sleep(Duration::from_millis(1500));
+    stop.store(true, Ordering::SeqCst);
+    let model = common::join_writers(writers);
+    let st = bal.stats();
+    bal.stop();
+    let completed = !st.replicated.is_empty();
+    if completed {
+        // The commit came first: the third node was the backup, then died.
+        let m = st.replicated[0];
+        assert_eq!((m.region, m.from, m.to), (region, primary, third), "{st:?}");
+    } else {
+        assert!(st.rolled_back > 0, "{st:?}");
+    }
+    eprintln!(
+        "outcome: {}; {tracked_at_kill} tracked changes at the kill; {st:?}",
+        if completed {
+            "completed"
+        } else {
+            "rolled back"
+        }
+    );
+    // Never half: the controller names the primary alone (the third node's
+    // copy was never committed, or it was and then died), the primary holds
+    // every chunk and serves changes again (no gate left paused or tracking).
+    let mut ctl = clio_rack::service::Client::connect(rack.controller_addr()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match ctl.call(Message::LookupReplicas { region }).unwrap() {
+            Message::ReplicaState(r) if r.primary == primary && r.backup == 0 => break,
+            Message::ReplicaState(r) => {
+                assert!(r.primary == primary && r.backup == third, "{r:?}");
+                assert!(completed, "a backup the balancer never committed: {r:?}");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(Instant::now() < deadline, "the dead backup stays named");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(p.lock().chunks_of(region).len() as u64, chunks);
+    assert!(
+        p.lock()
+            .gates()
+            .iter()
+            .all(|g| !matches!(g.state, GateState::Tracking | GateState::Paused)),
+        "{:?}",
+        p.lock().gates()
+    );
+    // No acknowledged write lost, the rest of the fill intact, and the
+    // region takes changes again.
+    assert!(!model.is_empty());
+    for (&at, &v) in &model {
+        let mut w = [0u8; 8];
+        c.rread(at, &mut w).unwrap();
+        assert_eq!(u64::from_le_bytes(w), v, "word at {at:#x}");
+    }
+    let mut tail = vec![0u8; 4096];
+    c.rread(va + chunks * CHUNK - 4096, &mut tail).unwrap();
+    assert!(tail.iter().all(|&b| b == 0x5a));
+    c.rwrite(va + 5 * CHUNK, b"after").unwrap();
+    let mut b = [0u8; 5];
+    c.rread(va + 5 * CHUNK, &mut b).unwrap();
+    assert_eq!(&b, b"after");
+    assert_eq!(c.copies_of(region), Some((primary, None)));
+}
