@@ -18,6 +18,20 @@
 //!        +16  a u64 | b u64 | c u64 | d u64 | e u64 | f u32 | crc32c u32 (over bytes 0..60)
 //! ```
 //! Which of `a..f` a kind uses is fixed by [`Descriptor`]'s emit/parse.
+//!
+//! Rack control datagrams (`clio-control` envelopes, magic `"CLRK"`, at most
+//! 256 bytes) travel between the fast path and the slow path as
+//! `CONTROL_REQ` (0x0c, RX) and `CONTROL_REPLY` (0x8c, TX) fragments:
+//!
+//! ```text
+//! page_shift = index (0..count) | status = count = ceil(len / 40)
+//! tag = the fast path's handle on the sender (echoed) | req_id = datagram seq (echoed)
+//! a..e = 40 datagram bytes (zero after its end)       | f = len, 1..=280
+//! ```
+//! A datagram's fragments are pushed back to back in index order
+//! ([`control_fragments`]); the consumer reassembles them
+//! ([`ControlAssembler`]) and drops a datagram with a missing fragment (the
+//! sender's request-level retry covers it, as for a lost UDP datagram).
 
 use crate::crc::crc32c;
 use crate::enums::wire_enum;
@@ -140,6 +154,12 @@ wire_enum! {
         /// TX: a new boot: set the epoch, clear every session, dedup record
         /// and lock count. The slow path's first TX descriptor.
         Epoch = 0x87 => "EPOCH",
+        /// RX: one fragment of a rack control datagram (`clio-control`,
+        /// magic `"CLRK"`) the fast path received for the slow path.
+        ControlReq = 0x0c => "CONTROL_REQ",
+        /// TX: one fragment of the slow path's answer to a control datagram;
+        /// the fast path sends the whole datagram to the request's sender.
+        ControlReply = 0x8c => "CONTROL_REPLY",
     }
 }
 
@@ -150,8 +170,17 @@ impl Kind {
     }
 }
 
+/// Datagram bytes one `CONTROL_REQ`/`CONTROL_REPLY` fragment carries
+/// (operands `a..e`).
+pub const CONTROL_FRAGMENT: usize = 40;
+/// Most fragments of one control datagram (a `clio-control` envelope is at
+/// most 256 bytes).
+pub const MAX_CONTROL_FRAGMENTS: u8 = 7;
+/// Longest control datagram the rings carry.
+pub const MAX_CONTROL_LEN: usize = CONTROL_FRAGMENT * MAX_CONTROL_FRAGMENTS as usize;
+
 /// Which ring a descriptor is parsed from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// FPGA -> ARM.
     Rx,
@@ -332,6 +361,26 @@ pub enum Descriptor {
         /// The epoch.
         epoch: u32,
     },
+    /// Fragment `index` of `count` of control datagram `seq` (RX: from the
+    /// fast path's client `tag`; TX: the answer to it). The fragments of one
+    /// datagram are pushed back to back, in order; `len` is the whole
+    /// datagram's length, `data` this fragment's bytes (zero after the end).
+    Control {
+        /// RX: the fast path's handle on the sender; TX: echoed.
+        tag: u32,
+        /// Datagram number chosen by the fast path (RX), echoed (TX).
+        seq: u32,
+        /// Bytes of the whole datagram, 1..=[`MAX_CONTROL_LEN`].
+        len: u16,
+        /// This fragment's index, `< count`.
+        index: u8,
+        /// Fragments of the datagram: `ceil(len / CONTROL_FRAGMENT)`.
+        count: u8,
+        /// The fragment's bytes (`a..e`).
+        data: [u8; CONTROL_FRAGMENT],
+        /// `Rx`: a `CONTROL_REQ`; `Tx`: a `CONTROL_REPLY`.
+        dir: Direction,
+    },
 }
 
 impl Descriptor {
@@ -351,6 +400,12 @@ impl Descriptor {
             Descriptor::SessionCloseReq { .. } => Kind::SessionCloseReq,
             Descriptor::SessionReply { .. } => Kind::SessionReply,
             Descriptor::Epoch { .. } => Kind::Epoch,
+            Descriptor::Control {
+                dir: Direction::Rx, ..
+            } => Kind::ControlReq,
+            Descriptor::Control {
+                dir: Direction::Tx, ..
+            } => Kind::ControlReply,
         }
     }
 
@@ -527,6 +582,22 @@ impl Descriptor {
             Descriptor::Epoch { epoch } => {
                 set_le64(s, A, epoch as u64);
             }
+            Descriptor::Control {
+                tag,
+                seq,
+                len,
+                index,
+                count,
+                data,
+                ..
+            } => {
+                s[PAGE_SHIFT] = index;
+                s[STATUS] = count;
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, seq);
+                s[A.start..E.end].copy_from_slice(&data);
+                set_le32(s, F, u32::from(len));
+            }
         }
         let crc = crc32c(&s[..CRC.start]);
         set_le32(s, CRC, crc);
@@ -678,6 +749,47 @@ impl Descriptor {
                 0 => return Err(Error::new("ring.epoch", ErrorKind::Inconsistent)),
                 epoch => Descriptor::Epoch { epoch },
             },
+            Kind::ControlReq | Kind::ControlReply => {
+                let len = le32(s, F);
+                let count = s[STATUS];
+                let index = s[PAGE_SHIFT];
+                if len == 0 || len as usize > MAX_CONTROL_LEN {
+                    return Err(Error::new(
+                        "ring.control.len",
+                        ErrorKind::OutOfRange {
+                            value: len as u64,
+                            max: MAX_CONTROL_LEN as u64,
+                        },
+                    ));
+                }
+                if count as usize != (len as usize).div_ceil(CONTROL_FRAGMENT) {
+                    return Err(Error::new("ring.control.count", ErrorKind::Inconsistent));
+                }
+                if index >= count {
+                    return Err(Error::new("ring.control.index", ErrorKind::Inconsistent));
+                }
+                let mut data = [0u8; CONTROL_FRAGMENT];
+                data.copy_from_slice(&s[A.start..E.end]);
+                // Bytes after the datagram's end are zero, so one datagram
+                // has one encoding.
+                let used =
+                    (len as usize - usize::from(index) * CONTROL_FRAGMENT).min(CONTROL_FRAGMENT);
+                if let Some(i) = data[used..].iter().position(|&b| b != 0) {
+                    return Err(Error::new(
+                        slot_field_name(A.start + used + i),
+                        ErrorKind::Reserved(u64::from(data[used + i])),
+                    ));
+                }
+                Descriptor::Control {
+                    tag: le32(s, TAG),
+                    seq: le32(s, REQ_ID),
+                    len: len as u16,
+                    index,
+                    count,
+                    data,
+                    dir,
+                }
+            }
         };
         // Re-encode and compare: any byte the kind does not use must be zero,
         // so two encodings of one command never differ.
@@ -690,6 +802,109 @@ impl Descriptor {
             ));
         }
         Ok(d)
+    }
+}
+
+/// The fragments of control datagram `bytes` (1..=[`MAX_CONTROL_LEN`]
+/// bytes; `None` otherwise), to push back to back on the ring of `dir`.
+pub fn control_fragments(
+    tag: u32,
+    seq: u32,
+    bytes: &[u8],
+    dir: Direction,
+) -> Option<impl Iterator<Item = Descriptor> + '_> {
+    if bytes.is_empty() || bytes.len() > MAX_CONTROL_LEN {
+        return None;
+    }
+    let count = bytes.len().div_ceil(CONTROL_FRAGMENT) as u8;
+    Some(
+        bytes
+            .chunks(CONTROL_FRAGMENT)
+            .enumerate()
+            .map(move |(i, part)| {
+                let mut data = [0u8; CONTROL_FRAGMENT];
+                data[..part.len()].copy_from_slice(part);
+                Descriptor::Control {
+                    tag,
+                    seq,
+                    len: bytes.len() as u16,
+                    index: i as u8,
+                    count,
+                    data,
+                    dir,
+                }
+            }),
+    )
+}
+
+/// Reassembles control datagrams from their fragments (one datagram at a
+/// time: a ring's producer pushes a datagram's fragments back to back).
+#[derive(Debug, Clone)]
+pub struct ControlAssembler {
+    buf: [u8; MAX_CONTROL_LEN],
+    /// (tag, seq, len, next index) of the datagram being assembled.
+    at: Option<(u32, u32, u16, u8)>,
+    dropped: u64,
+}
+
+impl Default for ControlAssembler {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ControlAssembler {
+    /// Nothing assembled yet.
+    pub const fn new() -> Self {
+        ControlAssembler {
+            buf: [0; MAX_CONTROL_LEN],
+            at: None,
+            dropped: 0,
+        }
+    }
+
+    /// Datagrams dropped because a fragment was missing or out of order.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Takes one fragment; returns `(tag, seq, datagram)` when it completes
+    /// one. A fragment that does not continue the datagram in progress drops
+    /// that datagram (counted); a first fragment starts a new one.
+    pub fn push(&mut self, d: &Descriptor) -> Option<(u32, u32, &[u8])> {
+        let Descriptor::Control {
+            tag,
+            seq,
+            len,
+            index,
+            count,
+            data,
+            ..
+        } = *d
+        else {
+            return None;
+        };
+        let continues = matches!(self.at, Some((t, q, l, next)) if t == tag && q == seq && l == len && next == index);
+        if !continues {
+            if self.at.is_some() {
+                self.dropped += 1;
+            }
+            self.at = None;
+            if index != 0 {
+                self.dropped += 1;
+                return None;
+            }
+        }
+        let start = usize::from(index) * CONTROL_FRAGMENT;
+        let end = (start + CONTROL_FRAGMENT).min(usize::from(len));
+        self.buf[start..end].copy_from_slice(&data[..end - start]);
+        if index + 1 == count {
+            self.at = None;
+            Some((tag, seq, &self.buf[..usize::from(len)]))
+        } else {
+            self.at = Some((tag, seq, len, index + 1));
+            None
+        }
     }
 }
 
