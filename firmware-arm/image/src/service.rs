@@ -70,6 +70,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
 use clio_config::Region;
+use clio_slowpath::rack::FirmwareAgent;
 use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
 
@@ -147,6 +148,16 @@ unsafe impl Sync for EngineCell {}
 
 static ENGINE: EngineCell = EngineCell(UnsafeCell::new(MaybeUninit::uninit()));
 
+/// The node's rack side (gates, dirty records, bindings, control answers),
+/// behind [`LOCK`] with the engine; built at compile time (`.bss`), never
+/// on a 64 KiB core stack.
+struct RackCell(UnsafeCell<FirmwareAgent>);
+
+// SAFETY: only reached through a `Guard`, i.e. under `LOCK`.
+unsafe impl Sync for RackCell {}
+
+static RACK: RackCell = RackCell(UnsafeCell::new(FirmwareAgent::new()));
+
 /// Set (release) once `ENGINE` is initialised.
 static READY: AtomicBool = AtomicBool::new(false);
 
@@ -189,6 +200,14 @@ impl Guard {
         // SAFETY: the guard proves the lock is held, and `READY` was set
         // after the engine was written.
         unsafe { (*ENGINE.0.get()).assume_init_mut() }
+    }
+}
+
+impl Guard {
+    /// The engine and the rack side together (one poll round uses both).
+    fn parts(&mut self) -> (&mut RingEngine, &mut FirmwareAgent) {
+        // SAFETY: as for `engine`; `RACK` is only reached under the lock.
+        unsafe { ((*ENGINE.0.get()).assume_init_mut(), &mut *RACK.0.get()) }
     }
 }
 
@@ -473,9 +492,9 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
         if rx_waiting || kicked || tx_tail != last_tx_tail {
             last_tx_tail = tx_tail;
             let mut g = LOCK.lock();
-            let e = g.engine();
+            let (e, node) = g.parts();
             let out = posting(&mut regs, &mut tx, |tx| {
-                e.poll(&mut rx, tx, POLL_BUDGET, scrub)
+                e.poll_with(&mut rx, tx, POLL_BUDGET, scrub, node)
             });
             let mut woken = [false; WORKERS];
             for (w, flag) in WORK.iter().enumerate() {
@@ -532,6 +551,12 @@ fn report(c: &EngineCounters, s: &Stats) {
         c.inline,
         c.tx_full,
         c.scrubbed
+    );
+    defmt::info!(
+        "rack: control {=u64} dropped {=u64} gated {=u64}",
+        c.control,
+        c.control_dropped,
+        c.gated
     );
     defmt::info!(
         "slow path: allocs {=u64} (errors {=u64}, retries {=u64}) frees {=u64} (errors {=u64}) pa pushed {=u64} consumed {=u64} fast-path errors {=u64}",

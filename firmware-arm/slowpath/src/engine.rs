@@ -25,7 +25,13 @@
 //! invalid (bad permissions, zero size, unknown PID, ...) gets an error reply.
 
 use crate::machine::{SlowPath, TxSink};
-use clio_wire::ring::{Consumer, Descriptor, Direction, Producer, PushError, RingMemory};
+use crate::rack::{NoRack, NodeSide};
+use clio_control::MAX_ENVELOPE_LEN;
+use clio_wire::clio::{Header, Opcode};
+use clio_wire::ring::{
+    control_fragments, Consumer, ControlAssembler, Descriptor, Direction, Producer, PushError,
+    RingMemory, MAX_CONTROL_FRAGMENTS,
+};
 use heapless::spsc::Queue;
 
 /// PA-consumed notices handled together (one FIFO's depth on the prototype).
@@ -77,6 +83,13 @@ pub struct EngineCounters {
     pub tx_invalid: u64,
     /// Pages zeroed and released.
     pub scrubbed: u64,
+    /// Rack control datagrams answered (`CONTROL_REQ` in, `CONTROL_REPLY` out).
+    pub control: u64,
+    /// Control datagrams dropped (a fragment missing, undecodable without a
+    /// request id, or no rack side).
+    pub control_dropped: u64,
+    /// Forwarded requests the rack gate refused (`BUSY`/`MOVED` replies).
+    pub gated: u64,
 }
 
 /// What one poll round did.
@@ -98,6 +111,7 @@ pub struct Engine<'a, const W: usize, const Q: usize> {
     tx: Producer,
     queues: [Queue<Descriptor, Q>; W],
     counters: EngineCounters,
+    control: ControlAssembler,
 }
 
 impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
@@ -113,6 +127,7 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
             tx: Producer::attach(tx_mem, Direction::Tx)?,
             queues: core::array::from_fn(|_| Queue::new()),
             counters: EngineCounters::default(),
+            control: ControlAssembler::new(),
         })
     }
 
@@ -172,6 +187,28 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         T: RingMemory + ?Sized,
         Z: FnMut(u64, u64),
     {
+        self.poll_with(rx_mem, tx_mem, budget, zero, &mut NoRack)
+    }
+
+    /// [`Engine::poll`] on a memory node of a rack: `CONTROL_REQ` fragments
+    /// are reassembled and the datagram answered by `node` (its
+    /// `CONTROL_REPLY` fragments go out at once), and a forwarded `Free` the
+    /// node's gate holds back is answered with the gate's status instead of
+    /// being queued. With a rack side, RX is read only while the TX ring has
+    /// room for a whole control answer, so an answer is never half-pushed.
+    pub fn poll_with<R, T, Z>(
+        &mut self,
+        rx_mem: &mut R,
+        tx_mem: &mut T,
+        budget: u32,
+        zero: Z,
+        node: &mut dyn NodeSide,
+    ) -> PollOutcome
+    where
+        R: RingMemory + ?Sized,
+        T: RingMemory + ?Sized,
+        Z: FnMut(u64, u64),
+    {
         self.counters.polls += 1;
         let mut out = PollOutcome::default();
         self.emit_pending(tx_mem);
@@ -185,6 +222,10 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         while out.rx_taken < budget {
             if self.queues.iter().any(|q| q.is_full()) {
                 self.counters.queue_full += 1;
+                break;
+            }
+            if node.present() && self.tx.free_slots(tx_mem) < u32::from(MAX_CONTROL_FRAGMENTS) {
+                self.counters.tx_full += 1;
                 break;
             }
             let Some(r) = self.rx.pop(rx_mem) else { break };
@@ -202,6 +243,19 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                 Ok(d) => {
                     self.counters.rx += 1;
                     match d {
+                        Descriptor::FreeReq {
+                            tag,
+                            pid,
+                            req_id,
+                            va,
+                            ..
+                        } if self.gated(tag, pid, req_id, va, node, tx_mem) => {
+                            self.counters.gated += 1;
+                        }
+                        Descriptor::Control { .. } => {
+                            self.control_datagram(&d, node, tx_mem);
+                            self.counters.inline += 1;
+                        }
                         // Session opens and closes go the same way as alloc and
                         // free, so a close runs after the PID's earlier requests
                         // (a new address space, PID 0, goes to worker 0).
@@ -236,6 +290,70 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         self.core.pa_consumed_batch(&notices);
         out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
         out
+    }
+
+    /// Whether `node`'s gate refuses the forwarded free; if so its reply
+    /// (the gate's status) is pushed.
+    fn gated<T: RingMemory + ?Sized>(
+        &mut self,
+        tag: u32,
+        pid: u32,
+        req_id: u32,
+        va: u64,
+        node: &mut dyn NodeSide,
+        tx_mem: &mut T,
+    ) -> bool {
+        let h = Header::request(Opcode::Free, pid, req_id, va, 0);
+        let Some(status) = node.gate_forwarded(&h) else {
+            return false;
+        };
+        let reply = Descriptor::Reply {
+            tag,
+            pid,
+            req_id,
+            status: status.raw(),
+            va,
+            size: 0,
+            retries: 0,
+            moved: false,
+        };
+        // Room was checked before the slot was taken.
+        let mut s = Self::sink(&mut self.tx, tx_mem);
+        let _ = s.push(&reply);
+        self.counters.tx_invalid += s.invalid;
+        true
+    }
+
+    /// One `CONTROL_REQ` fragment; a completed datagram is answered by
+    /// `node` and its answer pushed as `CONTROL_REPLY` fragments.
+    fn control_datagram<T: RingMemory + ?Sized>(
+        &mut self,
+        d: &Descriptor,
+        node: &mut dyn NodeSide,
+        tx_mem: &mut T,
+    ) {
+        let dropped = self.control.dropped();
+        let done = self.control.push(d);
+        let mut answered = false;
+        if let Some((tag, seq, pkt)) = done {
+            let mut buf = [0u8; MAX_ENVELOPE_LEN];
+            if let Some(n) = node.control_datagram(pkt, self.core.epoch(), &mut buf) {
+                if let Some(frags) = control_fragments(tag, seq, &buf[..n], Direction::Tx) {
+                    // Room for a whole answer was checked before the slot was taken.
+                    let mut s = Self::sink(&mut self.tx, tx_mem);
+                    for f in frags {
+                        let _ = s.push(&f);
+                    }
+                    self.counters.tx_invalid += s.invalid;
+                    self.counters.control += 1;
+                    answered = true;
+                }
+            }
+            if !answered {
+                self.counters.control_dropped += 1;
+            }
+        }
+        self.counters.control_dropped += self.control.dropped() - dropped;
     }
 
     /// Run one queued request of worker `w` if the previous request's

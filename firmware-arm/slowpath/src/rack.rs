@@ -624,6 +624,74 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
     }
 }
 
+/// What the ring dispatcher ([`crate::Engine::poll_with`]) asks of the
+/// node's rack side: answers to control datagrams that came over the RX
+/// ring, and the gate's verdict on requests forwarded to the slow path
+/// (`Free`).
+pub trait NodeSide {
+    /// Answers control datagram `pkt` into `out`; `None`: dropped.
+    fn control_datagram(
+        &mut self,
+        pkt: &[u8],
+        boot_epoch: u32,
+        out: &mut [u8; MAX_ENVELOPE_LEN],
+    ) -> Option<usize>;
+    /// The gate's verdict on forwarded request `h`: `Some(status)` refuses it.
+    fn gate_forwarded(&mut self, h: &Header) -> Option<Status>;
+    /// Whether there is a rack side at all (without one the dispatcher
+    /// keeps no TX room for control answers).
+    fn present(&self) -> bool {
+        true
+    }
+}
+
+/// No rack side: control datagrams are dropped, nothing is gated.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoRack;
+
+impl NodeSide for NoRack {
+    fn control_datagram(
+        &mut self,
+        _: &[u8],
+        _: u32,
+        _: &mut [u8; MAX_ENVELOPE_LEN],
+    ) -> Option<usize> {
+        None
+    }
+    fn gate_forwarded(&mut self, _: &Header) -> Option<Status> {
+        None
+    }
+    fn present(&self) -> bool {
+        false
+    }
+}
+
+impl<const G: usize, const B: usize, const S: usize> NodeSide for RackAgent<G, B, S> {
+    fn control_datagram(
+        &mut self,
+        pkt: &[u8],
+        boot_epoch: u32,
+        out: &mut [u8; MAX_ENVELOPE_LEN],
+    ) -> Option<usize> {
+        self.datagram(pkt, boot_epoch, out).map(<[u8]>::len)
+    }
+    fn gate_forwarded(&mut self, h: &Header) -> Option<Status> {
+        match self.check(h) {
+            Verdict::Serve => None,
+            Verdict::Answer(s) => Some(s),
+        }
+    }
+}
+
+/// Gates the firmware image holds (a migration gates one per 4 MiB chunk).
+pub const FW_GATES: usize = 256;
+/// Chunks the firmware can bind (4 MiB each: 2 GiB, the ZCU106's DRAM).
+pub const FW_BINDINGS: usize = 512;
+/// Rack clients' address spaces the firmware registers.
+pub const FW_SPACES: usize = 32;
+/// The node state machine as the firmware image sizes it.
+pub type FirmwareAgent = RackAgent<FW_GATES, FW_BINDINGS, FW_SPACES>;
+
 /// Where a node's registration stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkState {

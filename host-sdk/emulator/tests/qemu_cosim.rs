@@ -257,6 +257,50 @@ impl Cosim {
     }
 }
 
+impl Cosim {
+    /// One rack control datagram from client 7, its answer decoded.
+    fn control(&mut self, bytes: &[u8], what: &str) -> clio_control::Envelope {
+        let mut got: Vec<Vec<u8>> = Vec::new();
+        self.fp
+            .receive(ClientId(7), bytes, &mut |_, b| got.push(b.to_vec()));
+        assert!(
+            got.is_empty(),
+            "{what}: the fast path does not answer control datagrams itself"
+        );
+        let deadline = Instant::now() + STEP;
+        let mut spins = 0u32;
+        while got.is_empty() {
+            self.fp.poll_rings(&mut |to, b| {
+                assert_eq!(to, ClientId(7), "{what}: the answer goes to the sender");
+                got.push(b.to_vec())
+            });
+            spins += 1;
+            if got.is_empty() && spins % 1024 == 0 {
+                self.q
+                    .check_alive()
+                    .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert!(
+                    Instant::now() < deadline,
+                    "{what}: no answer within {STEP:?}\n{}",
+                    self.q.log_tail(20)
+                );
+            }
+        }
+        clio_control::Envelope::decode(&got[0]).unwrap_or_else(|e| panic!("{what}: {e}"))
+    }
+
+    fn call(&mut self, id: u32, m: clio_control::Message, what: &str) -> clio_control::Message {
+        let mut buf = [0u8; clio_control::MAX_ENVELOPE_LEN];
+        let b = clio_control::Envelope::new(id, m)
+            .encode(&mut buf)
+            .unwrap()
+            .to_vec();
+        let env = self.control(&b, what);
+        assert_eq!(env.request_id, id, "{what}");
+        env.message
+    }
+}
+
 fn parse(b: &[u8]) -> Resp {
     let p = Packet::new_checked(b).expect("response length");
     let h = Header::parse_verified(&p).expect("response parses");
@@ -670,4 +714,97 @@ fn qemu_that_exits_or_hangs_gives_a_clear_error() {
             .contains("no firmware log line containing `ring service ready` within 0.5 s"),
         "{e}"
     );
+}
+
+/// The node's rack side runs in the firmware: control datagrams reach it
+/// over the rings (CONTROL_REQ / CONTROL_REPLY fragments), its gate holds a
+/// free back (`BUSY`) until the range is opened again, and its answers (one
+/// fragment or several) come back to the sender.
+#[test]
+fn rack_control_datagrams_reach_the_firmware_and_its_gate_holds_a_free() {
+    use clio_control::{ErrorCode, Field, GateState, Message};
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut c = Cosim::boot(qemu);
+    let epoch = c.info_epoch();
+    let page = c.board.pages.default_size;
+    let (st, va) = c.alloc(1, 4 * page);
+    assert_eq!(st, Status::Ok);
+    let pid = c.creds(1).pid;
+    let gate = |state| Message::Gate {
+        region: 3,
+        pid,
+        va,
+        len: 4 * page,
+        state,
+    };
+    // Paused: the free is answered BUSY by the firmware's gate.
+    assert_eq!(
+        c.call(1, gate(GateState::Paused), "gate paused"),
+        Message::Ack { epoch }
+    );
+    assert_eq!(c.free(1, va, 4 * page), Status::Busy);
+    // No tracking gate starts there: refused naming the field.
+    assert_eq!(
+        c.call(2, Message::TakeDirty { region: 3, pid, va }, "take dirty"),
+        Message::Refused {
+            code: ErrorCode::NotAssigned,
+            field: Field::TakeDirtyVa
+        }
+    );
+    // Bindings, and a multi-fragment answer listing them.
+    for chunk in 0..4u16 {
+        let m = Message::Bind {
+            region: 3,
+            chunk,
+            pid,
+            va: va + u64::from(chunk) * page,
+            len: page,
+            import: true,
+        };
+        assert_eq!(
+            c.call(10 + u32::from(chunk), m, "bind"),
+            Message::Ack { epoch }
+        );
+    }
+    let Message::ChunkList {
+        chunks,
+        pid: p,
+        next,
+        ..
+    } = c.call(20, Message::Chunks { region: 3, from: 0 }, "chunks")
+    else {
+        panic!("a chunk list")
+    };
+    assert_eq!(p, pid);
+    assert_eq!(next, None);
+    assert_eq!(
+        chunks.iter().map(|x| x.va).collect::<Vec<_>>(),
+        (0..4).map(|i| va + i * page).collect::<Vec<_>>()
+    );
+    // A truncated datagram is refused naming the field.
+    let mut buf = [0u8; clio_control::MAX_ENVELOPE_LEN];
+    let n = clio_control::Envelope::new(30, Message::Lookup { region: 300 })
+        .encode(&mut buf)
+        .unwrap()
+        .len();
+    let env = c.control(&buf[..n - 1], "truncated");
+    assert_eq!(
+        (env.request_id, env.message),
+        (
+            30,
+            Message::Refused {
+                code: ErrorCode::Malformed,
+                field: Field::LookupRegion
+            }
+        )
+    );
+    // Open again: the free goes through.
+    assert_eq!(
+        c.call(3, gate(GateState::Open), "gate open"),
+        Message::Ack { epoch }
+    );
+    assert_eq!(c.free(1, va, 4 * page), Status::Ok);
+    let st = c.fp.control_stats();
+    assert_eq!((st.forwarded, st.answered, st.dropped), (9, 9, 0), "{st:?}");
 }

@@ -361,6 +361,10 @@ impl<D: Dram> FastPath<D> {
                 self.new_epoch(epoch);
                 true
             }
+            Descriptor::Control {
+                dir: clio_wire::ring::Direction::Tx,
+                ..
+            } => self.control_reply(&d, out),
             // RX kinds never parse from the TX ring.
             _ => false,
         };

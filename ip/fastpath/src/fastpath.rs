@@ -82,6 +82,8 @@ pub struct FastPath<D: Dram> {
     pub(crate) offloads: Option<std::collections::VecDeque<crate::OffloadJob>>,
     /// Open READ answers sent packet by packet ([`FastPath::pump`]).
     pub(crate) streams: crate::interleave::Streams,
+    /// Rack control datagrams passed to the slow path (`rackctl.rs`).
+    pub(crate) ctl: crate::rackctl::ControlLink,
 }
 
 impl<D: Dram> core::fmt::Debug for FastPath<D> {
@@ -168,6 +170,7 @@ impl<D: Dram> FastPath<D> {
             info,
             offloads: None,
             streams: Default::default(),
+            ctl: crate::rackctl::ControlLink::new(),
             lay,
             opts,
             dram,
@@ -270,6 +273,11 @@ impl<D: Dram> FastPath<D> {
     }
 
     fn intake<F: FnMut(ClientId, &[u8])>(&mut self, src: ClientId, packet: &[u8], out: &mut F) {
+        // Rack control datagrams are the slow path's (they may be shorter
+        // than a Clio header).
+        if packet.starts_with(&clio_control::MAGIC) {
+            return self.forward_control(src, packet);
+        }
         if packet.len() < HEADER_LEN {
             self.stats.runts += 1;
             return;
