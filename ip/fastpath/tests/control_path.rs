@@ -704,3 +704,80 @@ fn corrupt_tx_head_stops_the_poll() {
         [Descriptor::ErrorReport { status: 5, .. }]
     ));
 }
+
+/// Rack control datagrams (magic "CLRK") are the slow path's: the model
+/// passes each, whole, as CONTROL_REQ fragments and sends the reassembled
+/// CONTROL_REPLY to the datagram's sender only; an answer under a tag it
+/// never issued is rejected, and a datagram the RX ring cannot take whole is
+/// dropped (counted), never half-pushed.
+#[test]
+fn control_datagrams_pass_through_to_the_slow_path_and_back() {
+    use clio_fastpath::ClientId;
+    use clio_wire::ring::{control_fragments, ControlAssembler, Direction};
+    let mut b = Bench::new();
+    // Shorter than a Clio header, and one long enough for three fragments.
+    let short = b"CLRK\x03\x07\x05\xac\x02".to_vec();
+    let mut long = b"CLRK".to_vec();
+    long.extend((0..96u8).map(|i| i.wrapping_mul(7)));
+    let mut got = Vec::new();
+    b.fp.receive(ClientId(5), &short, &mut |to, p: &[u8]| {
+        got.push((to, p.to_vec()))
+    });
+    b.fp.receive(ClientId(6), &long, &mut |to, p: &[u8]| {
+        got.push((to, p.to_vec()))
+    });
+    assert!(got.is_empty(), "the fast path does not answer them itself");
+    let rx = b.rx();
+    assert_eq!(rx.len(), 1 + 3);
+    let mut asm = ControlAssembler::new();
+    let mut datagrams = Vec::new();
+    for d in &rx {
+        if let Some((tag, seq, bytes)) = asm.push(d) {
+            datagrams.push((tag, seq, bytes.to_vec()));
+        }
+    }
+    assert_eq!(datagrams.len(), 2);
+    assert_eq!(datagrams[0].2, short);
+    assert_eq!(datagrams[1].2, long);
+    // The slow path answers the long one first, then the short one.
+    for (i, (tag, seq, _)) in datagrams.iter().rev().enumerate() {
+        let answer = vec![i as u8 + 1; 50];
+        for f in control_fragments(*tag, *seq, &answer, Direction::Tx).unwrap() {
+            b.post(&f);
+        }
+    }
+    let mut out = Vec::new();
+    b.fp.poll_rings(&mut |to, p: &[u8]| out.push((to, p.to_vec())));
+    assert_eq!(
+        out,
+        vec![(ClientId(6), vec![1u8; 50]), (ClientId(5), vec![2u8; 50])]
+    );
+    // A second answer to the same datagram (its sender forgotten) is rejected.
+    let (tag, seq, _) = &datagrams[0];
+    for f in control_fragments(*tag, *seq, &[9; 8], Direction::Tx).unwrap() {
+        b.post(&f);
+    }
+    let rejected = b.fp.stats().tx_rejected;
+    b.fp.poll_rings(&mut |_, _: &[u8]| panic!("no answer to a forgotten sender"));
+    assert_eq!(b.fp.stats().tx_rejected, rejected + 1);
+    let st = b.fp.control_stats();
+    assert_eq!((st.forwarded, st.answered, st.dropped), (2, 2, 1), "{st:?}");
+    // Fill the RX ring: a datagram that does not fit whole is dropped.
+    let mut pushed = 0;
+    loop {
+        let before = b.fp.control_stats().dropped;
+        b.fp.receive(ClientId(7), &long, &mut |_, _: &[u8]| {});
+        if b.fp.control_stats().dropped > before {
+            break;
+        }
+        pushed += 1;
+    }
+    assert!(pushed > 0);
+    // (The rejected answer above also left an error report in the ring.)
+    let rx = b.rx();
+    let fragments = rx
+        .iter()
+        .filter(|d| matches!(d, Descriptor::Control { .. }))
+        .count();
+    assert_eq!(fragments, pushed * 3, "only whole datagrams in the ring");
+}
