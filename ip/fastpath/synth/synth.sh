@@ -13,8 +13,6 @@
 #                yosys' mapper otherwise uses for wide XORs (CRC) at a high LUT cost
 #   SYNTH_TIMEOUT=S  per-module cap in seconds (default 1500)
 #   MODULES="a b"    only these modules (ci/suites/35-synth.sh runs a small set)
-#   DEPTH=1      also the deepest logic level (yosys `ltp -noff`: the longest
-#                path in cells between registers/ports), printed per module
 #   REPORT=path      write the JSON there instead of synth/report.json
 #   synth/synth.sh [JOBS]
 set -euo pipefail
@@ -57,14 +55,11 @@ run_one() {
     fi
     local t0=$SECONDS
     (cd "$work/src" && timeout "${SYNTH_TIMEOUT:-1500}" yosys -q -l "$work/$m.log" -p \
-        "read_verilog -sv clio_pkg.sv $all; chparam $params $m; $script; tee -o $work/$m.stat stat${DEPTH:+; tee -o $work/$m.ltp ltp -noff}" \
+        "read_verilog -sv clio_pkg.sv $all; chparam $params $m; $script; tee -o $work/$m.stat stat" \
         > /dev/null 2>&1) || echo "synthesis of $m failed or timed out (log $work/$m.log)" >&2
-    if [ -n "${DEPTH:-}" ] && [ -f "$work/$m.ltp" ]; then
-        echo "$m: $(grep -m1 -i 'longest topological path' "$work/$m.ltp")"
-    fi
     echo $((SECONDS - t0)) > "$work/$m.seconds"
 }
 export -f run_one
-export work all flags top_params tlb_params dd_params rb_params DEPTH
+export work all flags top_params tlb_params dd_params rb_params
 printf '%s\n' "${modules[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
 python3 "$here/report.py" "$work" "${REPORT:-$here/report.json}" "$set_name" "$flags" "${modules[@]}"
