@@ -6,30 +6,38 @@
 // A command names a physical byte range [`s_cmd_addr`, `s_cmd_addr` +
 // `s_cmd_len`) (`s_cmd_len` > 0) and a direction; it is taken on
 // `s_cmd_valid && s_cmd_ready`. The range is cut into INCR bursts of
-// full-width beats that never cross a 4 KiB boundary (AXI4), each burst
-// issued as soon as the one before it is done.
+// full-width beats that never cross a 4 KiB boundary (AXI4).
 //
-// Read: every R beat leaves on the read stream (`m_rd_valid`/`m_rd_ready`,
-// `m_axi_rready` is `m_rd_ready`) as the bytes of the range it holds, moved
-// down to lane 0 (`m_rd_data`), `m_rd_len` of them: the first beat holds
-// the range's bytes from its start lane up, the last one its tail. The
-// consumer appends them in order (the engine into the response buffer).
+// Read: read commands queue (up to RD_QUEUE of them in flight): their
+// bursts are issued back to back as soon as a command is taken, ahead of
+// the data, so the next command's first beats follow the current one's
+// last beat without a gap (one beat per cycle across commands, the DDR's
+// latency paid once). Every R beat leaves on the read stream
+// (`m_rd_valid`/`m_rd_ready`, `m_axi_rready` is `m_rd_ready`) as the
+// bytes of its command's range it holds, moved down to lane 0
+// (`m_rd_data`), `m_rd_len` of them: a command's first beat holds the
+// range's bytes from its start lane up, its last one its tail, and that
+// last beat carries `m_rd_mark` if the command was given with
+// `s_cmd_mark` (the engine marks a response packet's last command). The
+// consumer appends them in order (the engine into the response builder).
 //
-// Write: the source is a window the user keeps at the range's next byte
+// Write: one command at a time, after every read has been handed over.
+// The source is a window the user keeps at the range's next byte
 // (`s_wr_data`, lane 0 = next byte, combinational from the user's source
 // position); every W beat accepted takes `m_wr_take` bytes from it
 // (`m_wr_take_valid` that cycle: the user advances its position by that
 // many), moved up to their DRAM lanes with the matching strobes.
 //
-// `m_done` pulses in the cycle the command ends: with the last read beat
-// handed over, or with the B of the last write burst. The unit holds one
-// command at a time; ids are 0 and responses are not checked (the DDR
-// never errs).
+// `m_done` pulses in the cycle a command ends: with a read's last beat
+// handed over, or with the B of a write's last burst. `m_idle`: no command
+// in the unit (no burst to issue, no beat to hand over, no B to wait for).
+// Ids are 0 and responses are not checked (the DDR never errs).
 module clio_data_mover #(
     parameter DATA_WIDTH = 512,       // beat width (bits)
     parameter ADDR_WIDTH = 32,        // AXI address width
     parameter LEN_WIDTH = 16,         // command length width (bytes)
-    parameter ID_WIDTH = 4            // AXI id width
+    parameter ID_WIDTH = 4,           // AXI id width
+    parameter RD_QUEUE = 4            // read commands in flight (power of two)
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -38,13 +46,16 @@ module clio_data_mover #(
     input  wire [ADDR_WIDTH-1:0]   s_cmd_addr,
     input  wire [LEN_WIDTH-1:0]    s_cmd_len,
     input  wire                    s_cmd_write,
+    input  wire                    s_cmd_mark,
     input  wire                    s_cmd_valid,
     output wire                    s_cmd_ready,
     output wire                    m_done,
+    output wire                    m_idle,
 
     // Read stream.
     output wire [DATA_WIDTH-1:0]   m_rd_data,
     output wire [$clog2(DATA_WIDTH/8):0] m_rd_len,
+    output wire                    m_rd_mark,
     output wire                    m_rd_valid,
     input  wire                    m_rd_ready,
 
@@ -88,28 +99,51 @@ module clio_data_mover #(
 localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
 localparam PAGE_BEATS = 4096 / BYTES;     // beats from a 4 KiB boundary to the next
+localparam QW = $clog2(RD_QUEUE);
 
 initial begin
     if ((1 << OW) != BYTES || BYTES < 16 || BYTES > 4096 || ADDR_WIDTH <= 12) begin
         $error("Error: DATA_WIDTH/8 must be a power of two in 16..4096, ADDR_WIDTH above 12 (instance %m)");
         $finish;
     end
+    if (RD_QUEUE < 2 || (1 << QW) != RD_QUEUE) begin
+        $error("Error: RD_QUEUE must be a power of two, at least 2 (instance %m)");
+        $finish;
+    end
 end
 
-// Controller states.
+// Controller states (the address side of reads, and writes).
 typedef enum logic [2:0] {
-    M_IDLE = 3'd0,    // no command
-    M_AR = 3'd1,      // read burst address offered
-    M_R = 3'd2,       // read beats streaming out
+    M_IDLE = 3'd0,    // no burst to issue
+    M_AR = 3'd1,      // read bursts of the last command taken offered
     M_AW = 3'd3,      // write burst address offered
     M_W = 3'd4,       // write beats streaming in
     M_B = 3'd5        // waiting for the burst's B
 } state_t;
 
 state_t                 state_reg = M_IDLE;
-reg [ADDR_WIDTH-1:0]    addr_reg = 0;       // next byte of the range
-reg [LEN_WIDTH-1:0]     rem_reg = 0;        // bytes of the range not yet moved
-reg [8:0]               left_reg = 0;       // beats left in the current burst
+reg [ADDR_WIDTH-1:0]    addr_reg = 0;       // next byte of the range (burst side)
+reg [LEN_WIDTH-1:0]     rem_reg = 0;        // bytes of the range not yet covered (burst side)
+reg [8:0]               left_reg = 0;       // beats left in the current write burst
+
+// Read commands in flight, oldest first: their ranges and marks; the
+// oldest one's bytes already handed over.
+reg [ADDR_WIDTH-1:0]    rq_addr [0:RD_QUEUE-1];
+reg [LEN_WIDTH-1:0]     rq_len [0:RD_QUEUE-1];
+reg                     rq_mark [0:RD_QUEUE-1];
+reg [QW:0]              rq_wr_reg = 0, rq_rd_reg = 0;
+reg [LEN_WIDTH-1:0]     r_done_reg = 0;
+wire [QW:0]             rq_count = rq_wr_reg - rq_rd_reg;
+wire                    rq_empty = rq_count == 0;
+wire                    rq_full = rq_count == RD_QUEUE[QW:0];
+wire [QW-1:0]           rq_h = rq_rd_reg[QW-1:0];
+initial begin
+    for (int i = 0; i < RD_QUEUE; i = i + 1) begin
+        rq_addr[i] = 0;
+        rq_len[i] = 0;
+        rq_mark[i] = 1'b0;
+    end
+end
 
 // The next burst: from addr_reg's beat to the range's last beat, cut at the 4 KiB boundary.
 /* verilator lint_off UNUSEDSIGNAL */
@@ -120,29 +154,47 @@ wire [8:0]              page_beats = PAGE_BEATS[8:0] - {{(9-12+OW){1'b0}}, addr_
 wire [8:0]              burst_beats = range_beats < {{(ADDR_WIDTH-OW-9){1'b0}}, page_beats}
     ? range_beats[8:0] : page_beats;
 wire [ADDR_WIDTH-1:0]   beat_addr = {addr_reg[ADDR_WIDTH-1:OW], {OW{1'b0}}};
+// Bytes of the range a read burst covers (from addr_reg to the burst's end).
+/* verilator lint_off WIDTH */
+wire [ADDR_WIDTH-1:0]   burst_bytes = beat_addr + ({{(ADDR_WIDTH-9){1'b0}}, burst_beats} << OW) - addr_reg;
+wire                    burst_last = burst_bytes >= rem_reg;
+/* verilator lint_on WIDTH */
 
-// The current beat's bytes: from addr_reg's lane to the beat's end or the range's end.
+// The current write beat's bytes: from addr_reg's lane to the beat's end or the range's end.
 wire [OW-1:0]           lane = addr_reg[OW-1:0];
 wire [OW:0]             to_end = BYTES[OW:0] - {1'b0, lane};
 wire [OW:0]             k = {{(LEN_WIDTH-OW-1){1'b0}}, to_end} > rem_reg ? rem_reg[OW:0] : to_end;
 wire [BYTES-1:0]        k_mask = k[OW] ? {BYTES{1'b1}} : ~({BYTES{1'b1}} << k[OW-1:0]);
 
-wire rd_beat = state_reg == M_R && m_axi_rvalid && m_rd_ready;
-wire wr_beat = state_reg == M_W && m_axi_wready;
-wire last_of_range = {{(LEN_WIDTH-OW-1){1'b0}}, k} == rem_reg;
+// The current read beat's bytes, of the oldest command in flight.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [ADDR_WIDTH-1:0]   r_addr = rq_addr[rq_h] + {{(ADDR_WIDTH-LEN_WIDTH){1'b0}}, r_done_reg};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [LEN_WIDTH-1:0]    r_rem = rq_len[rq_h] - r_done_reg;
+wire [OW-1:0]           r_lane = r_addr[OW-1:0];
+wire [OW:0]             r_to_end = BYTES[OW:0] - {1'b0, r_lane};
+wire [OW:0]             r_k = {{(LEN_WIDTH-OW-1){1'b0}}, r_to_end} > r_rem ? r_rem[OW:0] : r_to_end;
+wire                    r_last = {{(LEN_WIDTH-OW-1){1'b0}}, r_k} == r_rem;
 
-// Ids are 0, the DDR never errs, and the beat count ends a burst (not rlast).
+wire rd_beat = !rq_empty && m_axi_rvalid && m_rd_ready;
+wire wr_beat = state_reg == M_W && m_axi_wready;
+
+// Ids are 0, the DDR never errs, and the byte count ends a command (not rlast).
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_resp = ^{m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, m_axi_rlast};
 /* verilator lint_on UNUSEDSIGNAL */
 
-assign s_cmd_ready = state_reg == M_IDLE;
-assign m_done = (rd_beat && last_of_range) || (state_reg == M_B && m_axi_bvalid && rem_reg == 0);
+// A read waits for a free queue entry, a write for every read to be handed over.
+assign s_cmd_ready = state_reg == M_IDLE && (s_cmd_write ? rq_empty : !rq_full);
+wire   cmd_go = s_cmd_valid && s_cmd_ready;
+assign m_done = (rd_beat && r_last) || (state_reg == M_B && m_axi_bvalid && rem_reg == 0);
+assign m_idle = state_reg == M_IDLE && rq_empty;
 
-assign m_rd_data = m_axi_rdata >> {lane, 3'd0};
-assign m_rd_len = k;
-assign m_rd_valid = state_reg == M_R && m_axi_rvalid;
-assign m_axi_rready = state_reg == M_R && m_rd_ready;
+assign m_rd_data = m_axi_rdata >> {r_lane, 3'd0};
+assign m_rd_len = r_k;
+assign m_rd_mark = r_last && rq_mark[rq_h];
+assign m_rd_valid = !rq_empty && m_axi_rvalid;
+assign m_axi_rready = !rq_empty && m_rd_ready;
 
 assign m_wr_take = k;
 assign m_wr_take_valid = wr_beat;
@@ -166,28 +218,44 @@ assign m_axi_wlast = left_reg == 9'd1;
 assign m_axi_wvalid = state_reg == M_W;
 assign m_axi_bready = state_reg == M_B;
 
+// The read queue: a command enters as it is taken and leaves with its last beat.
+always_ff @(posedge clk) begin
+    if (cmd_go && !s_cmd_write) begin
+        rq_addr[rq_wr_reg[QW-1:0]] <= s_cmd_addr;
+        rq_len[rq_wr_reg[QW-1:0]] <= s_cmd_len;
+        rq_mark[rq_wr_reg[QW-1:0]] <= s_cmd_mark;
+        rq_wr_reg <= rq_wr_reg + 1'b1;
+    end
+    if (rd_beat) begin
+        if (r_last) begin
+            r_done_reg <= 0;
+            rq_rd_reg <= rq_rd_reg + 1'b1;
+        end else begin
+            r_done_reg <= r_done_reg + {{(LEN_WIDTH-OW-1){1'b0}}, r_k};
+        end
+    end
+    if (rst) begin
+        rq_wr_reg <= 0;
+        rq_rd_reg <= 0;
+        r_done_reg <= 0;
+    end
+end
+
 always_ff @(posedge clk) begin
     case (state_reg)
         M_IDLE: begin
-            if (s_cmd_valid) begin
+            if (cmd_go) begin
                 addr_reg <= s_cmd_addr;
                 rem_reg <= s_cmd_len;
                 state_reg <= s_cmd_write ? M_AW : M_AR;
             end
         end
         M_AR: begin
+            // Bursts back to back; the command's beats are counted on the R side.
             if (m_axi_arready) begin
-                left_reg <= burst_beats;
-                state_reg <= M_R;
-            end
-        end
-        M_R: begin
-            if (rd_beat) begin
-                addr_reg <= addr_reg + {{(ADDR_WIDTH-OW-1){1'b0}}, k};
-                rem_reg <= rem_reg - {{(LEN_WIDTH-OW-1){1'b0}}, k};
-                left_reg <= left_reg - 1'b1;
-                if (last_of_range) state_reg <= M_IDLE;
-                else if (left_reg == 9'd1) state_reg <= M_AR;
+                addr_reg <= beat_addr + ({{(ADDR_WIDTH-9){1'b0}}, burst_beats} << OW);
+                rem_reg <= burst_last ? {LEN_WIDTH{1'b0}} : rem_reg - burst_bytes[LEN_WIDTH-1:0];
+                if (burst_last) state_reg <= M_IDLE;
             end
         end
         M_AW: begin

@@ -33,7 +33,12 @@
 //  data      reads split at the MTU into READ_RESP packets; writes at any
 //            alignment with byte strobes; each page's share of a read chunk
 //            or of a write's payload is one clio_data_mover command (INCR
-//            bursts, one beat per cycle); atomics through clio_sync_unit.
+//            bursts, one beat per cycle); a READ's commands are issued ahead
+//            of its data (the mover queues them) while the packer appends
+//            the beats to the response builder and starts each packet with
+//            its last beat; a WRITE's packet buffer takes the next packet's
+//            beats once the mover has taken the payload; atomics through
+//            clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
 //            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH, REPLY (tag
 //            live, same generation and PID: the waiting request is answered,
@@ -216,6 +221,9 @@ wire        p_short, p_crc, p_malformed, p_unknown, p_request;
 wire [1:0]  p_class;
 
 reg pkt_have_reg = 1'b0;
+// The engine no longer reads the packet buffer (a WRITE whose payload the
+// mover has taken): the next packet's beats but its last may enter.
+reg pkt_done_reg = 1'b0;
 wire parser_ready;
 wire to_lane;
 
@@ -434,7 +442,7 @@ assign to_lane = lane_elig;
 // write handed to the engine is read from there).
 wire w_busy = (l1_valid && l1_wr) || (l2_valid && l2_wr);
 // Other packets' last beats wait until every older lane request has answered.
-assign parser_ready = !pkt_have_reg && !l2_eject
+assign parser_ready = (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !l2_eject
     && (to_lane ? (l1_free && !(w_busy && (lane_elig_wr || p_ack != 32'd0))) : (p_tlast ? lane_empty : !w_busy));
 wire lane_lookup = l1_move;
 wire lane_tlb_look = l1_move && !(l1_wr && l1_dd_bad);
@@ -670,8 +678,8 @@ localparam [6:0]
     S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
     S_XL_FAULTW = 7'd24, S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
     S_XL_FAILB = 7'd29,
-    S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_AFTER = 7'd35,
-    S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37, S_WR_RESP = 7'd38,
+    S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
+    S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37,
     S_AT_BEGIN = 7'd39, S_AT_READ = 7'd40, S_AT_SYNC = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
     S_REC1 = 7'd44,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
@@ -776,11 +784,20 @@ reg [BYTES-1:0]      mem_wstrb = 0;
 reg [DATA_WIDTH-1:0] mem_rdata = 0;
 wire                 eng_ready, eng_done;      // clio_axi_arbiter's engine port
 // The data mover (clio_data_mover): a page's share of a read chunk or of a
-// write's payload, in bursts; `mv_go` holds its command until taken.
+// write's payload, in bursts; `mv_go` holds its command until taken,
+// `mv_mark` marks a read chunk's last command (its last beat ends the packet).
 reg                  mv_go = 1'b0;
+reg                  mv_mark = 1'b0;
 reg  [63:0]          mv_addr = 0;
 reg  [15:0]          mv_len = 0;
-wire                 mv_cmd_ready, mv_done, mv_rd_valid, mv_take_valid;
+wire                 mv_cmd_ready, mv_done, mv_idle, mv_rd_valid, mv_rd_mark, mv_take_valid;
+// READ packer: while `pk_on` (a READ's data phase), the mover's beats are
+// appended to the response builder as they arrive and the beat that ends a
+// chunk starts its packet (offset `pk_off`), while the engine issues the
+// commands of the chunks after it (read ahead).
+reg                  pk_on = 1'b0;
+reg  [15:0]          pk_filled = 0;
+reg  [31:0]          pk_off = 0;
 wire [DATA_WIDTH-1:0] mv_rd_data;
 wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
@@ -1115,13 +1132,23 @@ wire [DATA_WIDTH-1:0] rb_tdata;
 wire [BYTES-1:0]     rb_tkeep;
 wire                 rb_tvalid, rb_tlast;
 
+// The packer takes a beat while the builder has room; the chunk's last beat
+// starts its packet in the same cycle (payload length: the bytes appended).
+wire                 pk_ready = pk_on && rb_ready && !rb_start;
+wire                 pk_beat = mv_rd_valid && pk_ready;
+wire                 pk_start = pk_beat && mv_rd_mark;
+/* verilator lint_off WIDTH */
+wire [15:0]          pk_plen = pk_filled + mv_rd_len;
+/* verilator lint_on WIDTH */
+
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
     .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(o_pid),
     .hdr_req_id(o_req_id), .hdr_retry_of(o_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
-    .hdr_offset(r_offset), .hdr_payload_len(r_plen), .hdr_session(o_session), .hdr_epoch(r_epoch),
-    .start(rb_start), .ready(rb_ready), .busy(rb_busy), .done(),
+    .hdr_offset(pk_on ? pk_off : r_offset), .hdr_payload_len(pk_on ? pk_plen : r_plen),
+    .hdr_session(o_session), .hdr_epoch(r_epoch),
+    .start(rb_start || pk_start), .ready(rb_ready), .busy(rb_busy), .done(),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
@@ -1310,6 +1337,13 @@ always @* begin
     rb_wr_off = CLIO_HEADER_LEN;
     rb_wr_data = 0;
     rb_wr_len = 0;
+    if (pk_on) begin
+        // A READ's data phase: the mover's beats, appended in order.
+        rb_wr_en = pk_beat;
+        rb_wr_off = CLIO_HEADER_LEN + pk_filled;
+        rb_wr_data = mv_rd_data;
+        rb_wr_len = mv_rd_len;
+    end
     case (state_reg)
         S_INFO: begin
             // cfg_info is the InfoResp the firmware wrote (register map
@@ -1328,13 +1362,6 @@ always @* begin
             rb_wr_en = 1'b1;
             rb_wr_data = rec_reg[152 +: 128];
             rb_wr_len = rec_reg[144 +: 8];
-        end
-        S_RD_MOVE: begin
-            // The mover's beats, appended in order.
-            rb_wr_en = mv_rd_valid;
-            rb_wr_off = CLIO_HEADER_LEN + d_filled;
-            rb_wr_data = mv_rd_data;
-            rb_wr_len = mv_rd_len;
         end
         S_AT_RESP: begin
             rb_wr_en = 1'b1;
@@ -1628,6 +1655,7 @@ always @(posedge clk) begin
             state_reg <= S_SEND;
         end
         S_FAIL: begin
+            pk_on <= 1'b0;                               // a data phase's page went away
             r_status <= fail_status;
             r_plen <= 16'd0;
             r_va <= h_va;
@@ -1659,6 +1687,7 @@ always @(posedge clk) begin
                 state_reg <= S_FLUSH;
             end else begin
                 pkt_have_reg <= 1'b0;
+                pkt_done_reg <= 1'b0;
                 state_reg <= S_IDLE;
             end
         end
@@ -2066,8 +2095,20 @@ always @(posedge clk) begin
         end
 
         // ----- READ data phase -----
+        // The engine issues the mover's commands chunk by chunk (a chunk is
+        // one response packet, cut at the MTU, and a page's share of it one
+        // command), ahead of the data; the packer (below the case) appends
+        // the beats to the builder and starts each packet with its last
+        // beat, so the next chunk's bursts are read while the current one
+        // streams in and the previous one leaves.
         S_RD_BEGIN: begin
             d_sent <= pm_on ? pm_sent : 32'd0;
+            pk_off <= pm_on ? pm_sent : 32'd0;
+            pk_filled <= 0;
+            pk_on <= 1'b1;
+            r_status <= STATUS_OK;
+            r_va <= rd_va;
+            r_total_len <= rd_total;
             // A pumped packet keeps the last page its translation found
             // (the data phase translates again only a second page).
             pg_ok <= pm_on && pg_ok;
@@ -2085,30 +2126,54 @@ always @(posedge clk) begin
             state_reg <= S_RD_STEP;
         end
         S_RD_STEP: begin
-            if (d_filled == d_n) begin
-                r_status <= STATUS_OK;
-                r_va <= rd_va;
-                r_total_len <= rd_total;
+            if (d_n == 0) begin
+                // An empty READ: the header-only answer, nothing moved.
+                pk_on <= 1'b0;
                 r_offset <= d_sent;
-                r_plen <= d_n;
+                r_plen <= 16'd0;
                 send_ret <= S_RD_AFTER;
                 state_reg <= S_SEND;
+            end else if (d_filled == d_n) begin
+                // The chunk's commands are issued (its data may still be in
+                // flight): the next chunk, else wait for the packets to start.
+                if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
+                    state_reg <= S_RD_DRAIN;
+                end else begin
+                    d_sent <= d_sent + d_n;
+                    state_reg <= S_RD_CHUNK;
+                end
             end else if (!rd_in_page) begin
-                xl_cur <= rd_cur;
-                xl_ret <= S_RD_STEP;
-                state_reg <= S_XL_PAGE;
+                // The next page is translated once the mover is idle (a
+                // bucket read or a fault takes the AXI port).
+                if (mv_idle) begin
+                    xl_cur <= rd_cur;
+                    xl_ret <= S_RD_STEP;
+                    state_reg <= S_XL_PAGE;
+                end
             end else begin
-                // The rest of the chunk in this page, streamed by the mover.
+                // The rest of the chunk in this page: one mover command; the
+                // chunk's last one is marked (its last beat starts the packet).
                 mv_addr <= rd_pa;
                 mv_len <= rd_seg[15:0];
+                mv_mark <= d_filled + rd_seg == d_n;
                 mv_go <= 1'b1;
                 state_reg <= S_RD_MOVE;
             end
         end
         S_RD_MOVE: begin
-            if (mv_cmd_ready) mv_go <= 1'b0;
-            if (mv_rd_valid) d_filled <= d_filled + mv_rd_len;
-            if (mv_done) state_reg <= S_RD_STEP;
+            if (mv_cmd_ready) begin
+                mv_go <= 1'b0;
+                d_filled <= d_filled + {16'd0, mv_len};
+                state_reg <= S_RD_STEP;
+            end
+        end
+        S_RD_DRAIN: begin
+            // Every beat appended, the last packet started, and the builder
+            // has a free buffer for the next answer.
+            if (mv_idle && pk_filled == 16'd0 && rb_ready) begin
+                pk_on <= 1'b0;
+                state_reg <= S_RD_AFTER;
+            end
         end
         S_RD_AFTER: begin
             d_sent <= d_sent + d_n;
@@ -2185,7 +2250,13 @@ always @(posedge clk) begin
         end
         S_WR_STEP: begin
             if (d_pos == h_plen) begin
-                state_reg <= S_WR_RESP;
+                // Written: the header-only answer, recorded first.
+                r_status <= STATUS_OK;
+                r_plen <= 16'd0;
+                r_va <= h_va;
+                r_total_len <= h_total_len;
+                r_offset <= h_offset;
+                state_reg <= S_REC1;
             end else if (!wr_in_page) begin
                 xl_cur <= wr_cur;
                 xl_ret <= S_WR_STEP;
@@ -2202,15 +2273,10 @@ always @(posedge clk) begin
         S_WR_MOVE: begin
             if (mv_cmd_ready) mv_go <= 1'b0;
             if (mv_take_valid) d_pos <= d_pos + mv_take;
+            // The payload's last byte taken: the packet buffer may take the
+            // next packet's beats while the B, the record and the answer follow.
+            if (mv_take_valid && d_pos + mv_take == h_plen) pkt_done_reg <= 1'b1;
             if (mv_done) state_reg <= S_WR_STEP;
-        end
-        S_WR_RESP: begin
-            r_status <= STATUS_OK;
-            r_plen <= 16'd0;
-            r_va <= h_va;
-            r_total_len <= h_total_len;
-            r_offset <= h_offset;
-            state_reg <= S_REC1;
         end
 
         // ----- atomics -----
@@ -2270,7 +2336,8 @@ always @(posedge clk) begin
             dd_upd_mode <= 2'd0;                         // insert
             dd_upd_valid <= 1'b1;
             send_ret <= S_FINISH;
-            state_reg <= S_SEND;
+            rb_start <= 1'b1;                            // S_SEND's start, a cycle sooner
+            state_reg <= S_SEND_W;
         end
 
         // ----- engine memory port -----
@@ -2588,6 +2655,15 @@ always @(posedge clk) begin
     if ((p_tvalid && parser_ready && !to_lane && p_tlast) || lane_handoff) begin
         pkt_have_reg <= 1'b1;
     end
+    // The READ packer: a beat appended; a chunk's last one started its packet.
+    if (pk_beat) begin
+        if (mv_rd_mark) begin
+            pk_filled <= 16'd0;
+            pk_off <= pk_off + {16'd0, pk_plen};
+        end else begin
+            pk_filled <= pk_plen;
+        end
+    end
     // A lane read's ack raises its session's floor (the engine holds no
     // packet then: the parser only accepts while pkt_have_reg is low).
     if (lane_ack && (p_floor == 32'd0 || serial_before(p_floor, p_ack))) begin
@@ -2597,10 +2673,13 @@ always @(posedge clk) begin
     if (rst) begin
         state_reg <= S_IDLE;
         pkt_have_reg <= 1'b0;
+        pkt_done_reg <= 1'b0;
         poll_req <= 1'b0;
         sq_cnt <= 0;
         pm_on <= 1'b0;
         pm_turn <= 1'b0;
+        pk_on <= 1'b0;
+        mv_go <= 1'b0;
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;
@@ -2618,7 +2697,9 @@ assign lane_active = state_reg == S_IDLE;
 // AXI master: the engine, the bucket reader or the ring engine, whichever
 // the engine is waiting on, else (engine idle) the hit lane.
 // ---------------------------------------------------------------------------
-wire       sel_mv = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
+// The mover keeps the port while it has commands (a READ's chunks are read ahead).
+wire       mv_cmd_state = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
+wire       sel_mv = mv_cmd_state || !mv_idle;
 wire [2:0] axi_grant = sel_ring ? 3'd3 : sel_ptf ? 3'd2 : sel_mv ? 3'd4 : lane_active ? 3'd0 : 3'd1;
 wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
 wire [7:0]           mv_awlen, mv_arlen;
@@ -2630,8 +2711,10 @@ wire [BYTES-1:0]     mv_wstrb;
 clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .ID_WIDTH(ID_WIDTH)) mv_inst (
     .clk(clk), .rst(rst),
     .s_cmd_addr(mv_addr[ADDR_WIDTH-1:0]), .s_cmd_len(mv_len), .s_cmd_write(state_reg == S_WR_MOVE),
-    .s_cmd_valid(mv_go && sel_mv), .s_cmd_ready(mv_cmd_ready), .m_done(mv_done),
-    .m_rd_data(mv_rd_data), .m_rd_len(mv_rd_len), .m_rd_valid(mv_rd_valid), .m_rd_ready(1'b1),
+    .s_cmd_mark(mv_mark), .s_cmd_valid(mv_go && mv_cmd_state), .s_cmd_ready(mv_cmd_ready), .m_done(mv_done),
+    .m_idle(mv_idle),
+    .m_rd_data(mv_rd_data), .m_rd_len(mv_rd_len), .m_rd_mark(mv_rd_mark), .m_rd_valid(mv_rd_valid),
+    .m_rd_ready(pk_ready),
     .s_wr_data(src_window), .m_wr_take(mv_take), .m_wr_take_valid(mv_take_valid),
     .m_axi_awid(), .m_axi_awaddr(mv_awaddr), .m_axi_awlen(mv_awlen), .m_axi_awsize(), .m_axi_awburst(),
     .m_axi_awvalid(mv_awvalid), .m_axi_awready(mv_awready), .m_axi_wdata(mv_wdata), .m_axi_wstrb(mv_wstrb),

@@ -3,7 +3,9 @@
 Random ranges (any start lane, 1 byte to 9 KiB, across 4 KiB boundaries): the read stream
 must be the range's bytes in order, a write must change exactly the range; no burst may
 cross a 4 KiB boundary. Under random pauses of every channel (and of the read consumer)
-the results stay the same; without pauses each burst moves one beat per cycle."""
+the results stay the same; without pauses each burst moves one beat per cycle. Read commands
+queued back to back (read ahead) stream their beats without a gap between commands, each
+marked command's last beat carries the mark, and a write waits for the reads before it."""
 
 import logging
 import random
@@ -15,7 +17,7 @@ from cocotbext.axi import AxiBus, AxiRam
 from tb_base import falling, param, reset, start_clock
 
 SIZE = 2**16
-INPUTS = ["s_cmd_addr", "s_cmd_len", "s_cmd_write", "s_cmd_valid", "m_rd_ready", "s_wr_data"]
+INPUTS = ["s_cmd_addr", "s_cmd_len", "s_cmd_write", "s_cmd_mark", "s_cmd_valid", "m_rd_ready", "s_wr_data"]
 
 
 def pauses(rng, p):
@@ -140,3 +142,106 @@ async def one_beat_per_cycle(dut):
     dut._log.info("4 KiB: read %d cycles, write %d cycles, %d beats", rd, wr, beats)
     assert rd <= beats + 8, f"read took {rd} cycles for {beats} beats"
     assert wr <= beats + 8, f"write took {wr} cycles for {beats} beats"
+
+
+async def queued(dut, cmds, rng=None, p=0.0):
+    """Issue read commands back to back (each as soon as the unit takes it) while a consumer
+    collects the stream; returns (bytes per command, marks seen per command, cycles from the
+    first command to the unit idle again)."""
+    width = param(dut, "DATA_WIDTH") // 8
+    got = [bytearray() for _ in cmds]
+    marks = [0 for _ in cmds]
+    state = {"cur": 0, "cycles": 0}
+
+    async def consumer():
+        while True:
+            await falling(dut)
+            dut.m_rd_ready.value = int(rng is None or rng.random() >= p)
+            await ReadOnly()
+            if dut.m_rd_valid.value and dut.m_rd_ready.value:
+                k = int(dut.m_rd_len.value)
+                i = state["cur"]
+                got[i] += int(dut.m_rd_data.value).to_bytes(width, "little")[:k]
+                if dut.m_rd_mark.value:
+                    marks[i] += 1
+                if dut.m_done.value:
+                    state["cur"] += 1
+            await RisingEdge(dut.clk)
+
+    async def count():
+        while True:
+            await RisingEdge(dut.clk)
+            state["cycles"] += 1
+
+    task = cocotb.start_soon(consumer())
+    counter = cocotb.start_soon(count())
+    for addr, length, mark in cmds:
+        await falling(dut)
+        dut.s_cmd_addr.value, dut.s_cmd_len.value = addr, length
+        dut.s_cmd_write.value, dut.s_cmd_mark.value, dut.s_cmd_valid.value = 0, int(mark), 1
+        while True:
+            await ReadOnly()
+            taken = bool(dut.s_cmd_ready.value)
+            await RisingEdge(dut.clk)
+            if taken:
+                break
+            await falling(dut)
+        await falling(dut)
+        dut.s_cmd_valid.value = 0
+    while True:
+        await ReadOnly()
+        idle = bool(dut.m_idle.value)
+        await RisingEdge(dut.clk)
+        if idle:
+            break
+    task.cancel()
+    counter.cancel()
+    dut.m_rd_ready.value = 0
+    return got, marks, state["cycles"]
+
+
+@cocotb.test()
+async def read_ahead(dut):
+    """Eight 512-byte read commands (a 4 KiB range cut into packets, any start lane) queued
+    back to back: every command's bytes and mark are right, and without pauses the beats
+    stream at one per cycle across commands (cycles within the beats + a fixed overhead)."""
+    width = param(dut, "DATA_WIDTH") // 8
+    rng = random.Random(int(cocotb.RANDOM_SEED) + 2)
+    ram = await setup(dut)
+    mem = bytes(rng.getrandbits(8) for _ in range(SIZE))
+    ram.write(0, mem)
+    for start in (8192, 8192 + 13, 4096 - 300):
+        cmds = [(start + 512 * i, 512, i % 2 == 0) for i in range(8)]
+        got, marks, n = await queued(dut, cmds)
+        for i, (addr, length, mark) in enumerate(cmds):
+            assert bytes(got[i]) == mem[addr:addr + length], f"command {i} at {addr:#x}"
+            assert marks[i] == int(mark), f"command {i}: {marks[i]} marks"
+        beats = sum((a + ln - 1) // width - a // width + 1 for a, ln, _ in cmds)
+        dut._log.info("8 x 512 B from %#x: %d beats in %d cycles", start, beats, n)
+        assert n <= beats + 12, f"{beats} beats took {n} cycles"
+
+
+@cocotb.test()
+async def read_ahead_paused(dut):
+    """Random queued reads under random pauses of every channel and of the consumer, a write
+    after them (it waits for the reads), and a read of what it wrote."""
+    rng = random.Random(int(cocotb.RANDOM_SEED) + 3)
+    ram = await setup(dut, rng, 0.3)
+    mem = bytearray(rng.getrandbits(8) for _ in range(SIZE))
+    ram.write(0, bytes(mem))
+    for _ in range(6):
+        cmds = []
+        for _ in range(rng.randrange(1, 7)):
+            length = rng.choice([1, 63, 64, 65, 512, rng.randrange(1, 2000)])
+            cmds.append((rng.randrange(0, SIZE - length), length, rng.random() < 0.5))
+        got, marks, _ = await queued(dut, cmds, rng, 0.3)
+        for i, (addr, length, mark) in enumerate(cmds):
+            assert bytes(got[i]) == bytes(mem[addr:addr + length]), f"command {i} at {addr:#x}"
+            assert marks[i] == int(mark)
+        addr, length = rng.randrange(0, SIZE - 700), rng.randrange(1, 700)
+        src = bytes(rng.getrandbits(8) for _ in range(length))
+        await run(dut, addr, length, True, src, rng, 0.3)
+        mem[addr:addr + length] = src
+        back, _ = await run(dut, addr, length, False, rng=rng, ready_p=0.3)
+        assert back == src
+    assert ram.read(0, SIZE) == bytes(mem)
