@@ -1720,7 +1720,12 @@ mod tests {
     fn flood_case_opens_streams_then_floods_without_gaps() {
         let c = generate_flood(3, 50, 4);
         assert!(!c.events.iter().any(|e| matches!(e, Event::Gap(_))));
-        assert_eq!(c.paths.len(), 50);
+        let probes = c
+            .paths
+            .iter()
+            .filter(|(_, k)| *k == PathClass::Probe)
+            .count();
+        assert_eq!(probes, 50);
         assert_eq!(c.events, generate_flood(3, 50, 4).events);
     }
 
