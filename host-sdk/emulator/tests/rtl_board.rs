@@ -500,10 +500,13 @@ fn open_session(b: &mut RtlBoard, from: u64, id: u32) -> Creds {
     }
 }
 
-/// What a served RTL board sends when client A asks for a bound-sized READ
-/// and client B then asks for 8 bytes: (client, header) in sending order,
-/// the long read's data reassembled.
-fn long_read_then_short(cfg: &BoardConfig) -> Option<(Vec<(u64, Header)>, Vec<u8>, RtlBoard)> {
+/// What [`long_read_then_short`] saw: (client, header) of every datagram
+/// in sending order, the long read's data, and the board.
+type Seen = (Vec<(u64, Header)>, Vec<u8>, RtlBoard);
+
+/// A served RTL board: client A asks for a bound-sized READ, then client B
+/// for 8 bytes; what it sends until no stream is left.
+fn long_read_then_short(cfg: &BoardConfig) -> Option<Seen> {
     const A: u64 = 10;
     const B: u64 = 11;
     let mut rtl = launch(cfg)?;
@@ -545,7 +548,7 @@ fn long_read_then_short(cfg: &BoardConfig) -> Option<(Vec<(u64, Header)>, Vec<u8
     for (to, p) in &order {
         let (h, payload) = parse(p);
         if *to == A {
-            long.push((h.clone(), payload));
+            long.push((h, payload));
         }
         sent.push((*to, h));
     }
