@@ -14,7 +14,12 @@
 // then clears it to release the fast path (`fp_rst`). A doorbell write with
 // bit 0 set pulses `poll` for one cycle (ignored while CONTROL.RESET is
 // set), and STATUS.POLL_BUSY stays set until `poll_done`.
-// `rst` sets CONTROL.RESET and clears the doorbell state, POLL_COUNT,
+// CONTROL.READ_STREAMS drives `cfg_streams_on` (long READ answers of
+// different clients interleaved packet by packet). The fast path takes it as
+// static, so it changes only in a write made while CONTROL.RESET is set
+// (the release write carries it) or in one that sets RESET; a write while the
+// fast path runs keeps it (and reads back what the fast path sees).
+// `rst` sets CONTROL.RESET, clears CONTROL.READ_STREAMS and the doorbell state, POLL_COUNT,
 // RX_OVERFLOW, RX_DROPS and TX_DROPS; the configuration registers (the
 // board's MAC, IPV4 and UDP_PORT included) keep their values (power-on 0).
 // RX_DROPS and TX_DROPS count the `rx_drop` / `tx_drop` pulses of the
@@ -61,6 +66,7 @@ module clio_fp_regs #(
     output wire [31:0]           cfg_max_pid,
     output wire [15:0]           cfg_mtu,
     output wire [511:0]          cfg_info,
+    output wire                  cfg_streams_on,
     output wire                  poll,
 
     // To the Ethernet/IPv4/UDP layer: the board's addresses.
@@ -112,7 +118,7 @@ initial begin
         $finish;
     end
     if (FPREG_INFO_BITS != 512 || FPREG_VA_BITS_BITS != 6 || FPREG_MTU_BITS != 16
-            || FPREG_TABLE_BASE_BITS != 64 || FPREG_CONTROL_BITS != 1 || FPREG_MAC_BITS != 48
+            || FPREG_TABLE_BASE_BITS != 64 || FPREG_CONTROL_BITS != 2 || FPREG_MAC_BITS != 48
             || FPREG_IPV4_BITS != 32 || FPREG_UDP_PORT_BITS != 16 || FPREG_RX_DROPS_BITS != 32
             || FPREG_TX_DROPS_BITS != 32) begin
         $error("Error: the register widths of clio_pkg do not match this block's ports (instance %m)");
@@ -134,6 +140,7 @@ endfunction
 // Registers.
 // ---------------------------------------------------------------------------
 reg        control_reset_reg = 1'b1;
+reg        control_streams_reg = 1'b0;
 reg [63:0] table_base_reg = 0, rx_base_reg = 0, tx_base_reg = 0;
 reg [63:0] data_start_reg = 0, data_end_reg = 0;
 reg [31:0] rx_slots_reg = 0, tx_slots_reg = 0, class_shift_reg = 0, max_pid_reg = 0;
@@ -179,7 +186,8 @@ always @* begin
     case (ra)
         A_ID: rd_word = FPREGS_ID;
         A_VERSION: rd_word = 32'(FPREGS_VERSION);
-        A_CONTROL: rd_word = {31'd0, control_reset_reg};
+        A_CONTROL: rd_word = (control_reset_reg ? FPREG_CONTROL_RESET : 32'd0)
+            | (control_streams_reg ? FPREG_CONTROL_READ_STREAMS : 32'd0);
         A_STATUS: rd_word = status_word;
         A_DOORBELL: rd_word = 32'd0;
         A_POLL_COUNT: rd_word = poll_count_reg;
@@ -274,7 +282,13 @@ always @(posedge clk) begin
     if (wr_en) begin
         wr_err_reg <= 1'b0;
         case (wa)
-            A_CONTROL: if (ws[0]) control_reset_reg <= wd[0];
+            A_CONTROL: if (ws[0]) begin
+                control_reset_reg <= (wd & FPREG_CONTROL_RESET) != 0;
+                // Held before or after the write: the fast path is not running.
+                if (control_reset_reg || (wd & FPREG_CONTROL_RESET) != 0) begin
+                    control_streams_reg <= (wd & FPREG_CONTROL_READ_STREAMS) != 0;
+                end
+            end
             A_DOORBELL: begin
                 if (ws[0] && (wd & FPREG_DOORBELL_RING) != 0 && !control_reset_reg) begin
                     poll_reg <= 1'b1;
@@ -318,6 +332,7 @@ always @(posedge clk) begin
     end
     if (rst) begin
         control_reset_reg <= 1'b1;
+        control_streams_reg <= 1'b0;
         poll_reg <= 1'b0;
         poll_busy_reg <= 1'b0;
         poll_count_reg <= 0;
@@ -351,6 +366,7 @@ assign cfg_class_shift = class_shift_reg;
 assign cfg_max_pid = max_pid_reg;
 assign cfg_mtu = mtu_reg;
 assign poll = poll_reg;
+assign cfg_streams_on = control_streams_reg;
 assign cfg_mac = mac_reg;
 assign cfg_ipv4 = ipv4_reg;
 assign cfg_udp_port = udp_port_reg;

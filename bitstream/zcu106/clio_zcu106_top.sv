@@ -689,6 +689,7 @@ wire [31:0]  cfg_rx_slots, cfg_tx_slots, cfg_class_shift, cfg_max_pid;
 wire [5:0]   cfg_va_bits;
 wire [15:0]  cfg_mtu;
 wire [511:0] cfg_info;
+wire         cfg_streams_on;
 wire         poll, poll_done, fp_idle;
 
 clio_fp_regs #(
@@ -705,6 +706,7 @@ clio_fp_regs #(
     .cfg_tx_base(cfg_tx_base), .cfg_tx_slots(cfg_tx_slots), .cfg_data_start(cfg_data_start),
     .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
     .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
+    .cfg_streams_on(cfg_streams_on),
     .poll(poll),
     .cfg_mac(cfg_mac), .cfg_ipv4(cfg_ipv4), .cfg_udp_port(cfg_udp_port),
     .poll_done(poll_done), .idle(fp_idle), .link_up(link_up), .rx_overflow(rx_overflow),
@@ -725,17 +727,30 @@ wire         fm_rlast, fm_rvalid, fm_rready;
 wire [511:0] fm_wdata, fm_rdata;
 wire [63:0]  fm_wstrb;
 
+// READ streams (CONTROL.READ_STREAMS, board config fastpath.read_streams):
+// FP_STREAMS open long READs. Each is one request's answer, at most
+// network.max_response_bytes (64 KiB = 46 packets of 1450 B, about 57 us of
+// a 10 Gbit/s port): the issue's per-request bound. Streams are pumped one
+// packet per client in turn, so with 4 entries up to four clients stream at
+// once and each waits about one packet per other streaming client; a fifth
+// multi-packet READ that finds the table full waits for the rest of one
+// bound-sized answer (the oldest client's stream), never for the whole
+// answers of every READ ahead of it as with streams off. About 300 flip-flops
+// per entry (answer header fields, VA, bytes sent).
+localparam FP_STREAMS = 4;
+
 clio_fastpath_top #(
     .DATA_WIDTH(512),
     .ADDR_WIDTH(FP_ADDR_WIDTH),
-    .ID_WIDTH(FP_ID_WIDTH)
+    .ID_WIDTH(FP_ID_WIDTH),
+    .STREAMS(FP_STREAMS)
 ) fastpath_inst (
     .clk(clk_fp), .rst(fp_rst),
     .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),
     .cfg_tx_base(cfg_tx_base), .cfg_tx_slots(cfg_tx_slots), .cfg_data_start(cfg_data_start),
     .cfg_data_end(cfg_data_end), .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift),
     .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu), .cfg_info(cfg_info),
-    .cfg_streams_on(1'b0),                              // STREAMS = 0: READs answered whole
+    .cfg_streams_on(cfg_streams_on),
     .poll(poll), .poll_done(poll_done), .idle(fp_idle),
     .s_axis_tdata(fp_rx_tdata), .s_axis_tkeep(fp_rx_tkeep), .s_axis_tvalid(fp_rx_tvalid && !fp_rst),
     .s_axis_tready(fp_rx_tready), .s_axis_tlast(fp_rx_tlast),

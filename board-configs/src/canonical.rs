@@ -59,6 +59,11 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     if let Some(base) = c.fastpath.regs_base {
         writeln!(w, "regs_base = {base:#x}")?;
     }
+    // Written only when it is not the kind's default, so the configs that
+    // keep the default hash as they did before the key existed.
+    if c.fastpath.read_streams != crate::model::FastPath::default_read_streams(c.board.kind) {
+        writeln!(w, "read_streams = {}", c.fastpath.read_streams)?;
+    }
     let n = &c.network;
     writeln!(w, "\n[network]")?;
     let m = n.mac;

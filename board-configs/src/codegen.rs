@@ -109,8 +109,8 @@ pub fn to_rust_expr(c: &BoardConfig, krate: &str) -> String {
         };
         writeln!(
             s,
-            "    fastpath: {k}::FastPath {{ clock_mhz: {}, datapath_bits: {}, regs_base: {regs_base} }},",
-            c.fastpath.clock_mhz, c.fastpath.datapath_bits
+            "    fastpath: {k}::FastPath {{ clock_mhz: {}, datapath_bits: {}, regs_base: {regs_base}, read_streams: {} }},",
+            c.fastpath.clock_mhz, c.fastpath.datapath_bits, c.fastpath.read_streams
         )?;
         let n = &c.network;
         writeln!(

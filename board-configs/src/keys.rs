@@ -91,6 +91,8 @@ pub const FASTPATH_CLOCK_MHZ: &str = "fastpath.clock_mhz";
 pub const FASTPATH_DATAPATH_BITS: &str = "fastpath.datapath_bits";
 /// `fastpath.regs_base` (optional, depends on the board kind).
 pub const FASTPATH_REGS_BASE: &str = "fastpath.regs_base";
+/// `fastpath.read_streams` (optional boolean; default per board kind).
+pub const FASTPATH_READ_STREAMS: &str = "fastpath.read_streams";
 /// `network.mac`.
 pub const NETWORK_MAC: &str = "network.mac";
 /// `network.ipv4`.
@@ -155,7 +157,7 @@ pub const PCIE_C2H_CHANNELS: &str = "pcie.c2h_channels";
 pub const PCIE_XDMA_INSTANCE: &str = "pcie.xdma_instance";
 
 /// Every key that holds a value (not a table, not `inherit`), in canonical order.
-pub const LEAVES: [&str; 58] = [
+pub const LEAVES: [&str; 59] = [
     BOARD_NAME,
     BOARD_KIND,
     DRAM_BASE,
@@ -184,6 +186,7 @@ pub const LEAVES: [&str; 58] = [
     FASTPATH_CLOCK_MHZ,
     FASTPATH_DATAPATH_BITS,
     FASTPATH_REGS_BASE,
+    FASTPATH_READ_STREAMS,
     NETWORK_MAC,
     NETWORK_IPV4,
     NETWORK_UDP_PORT,

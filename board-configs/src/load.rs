@@ -451,6 +451,17 @@ impl Reader<'_> {
         Some(self.int(key, limit))
     }
 
+    /// An optional boolean: `None` when the key is absent.
+    fn opt_bool(&self, key: &str) -> Option<bool> {
+        match self.get(key)? {
+            Value::Boolean(b) => Some(*b),
+            v => {
+                self.wrong_type(key, v, &"true or false");
+                None
+            }
+        }
+    }
+
     /// An optional byte count within `limit`: `None` when the key is absent.
     fn opt_bytes(&self, key: &str, limit: Limit) -> Option<u64> {
         self.get(key)?;
@@ -630,10 +641,11 @@ impl Reader<'_> {
                 None
             }
         };
+        let kind = self.choice(keys::BOARD_KIND, &BoardKind::ALL, BoardKind::as_str);
         BoardConfig {
             board: Board {
                 name: self.name(keys::BOARD_NAME),
-                kind: self.choice(keys::BOARD_KIND, &BoardKind::ALL, BoardKind::as_str),
+                kind,
             },
             dram: Dram {
                 base: self.int(keys::DRAM_BASE, l::DRAM_BASE),
@@ -670,6 +682,9 @@ impl Reader<'_> {
                 clock_mhz: self.int(keys::FASTPATH_CLOCK_MHZ, l::CLOCK_MHZ) as u32,
                 datapath_bits: self.int(keys::FASTPATH_DATAPATH_BITS, l::DATAPATH_BITS) as u32,
                 regs_base: self.opt_int(keys::FASTPATH_REGS_BASE, l::REGS_BASE),
+                read_streams: self
+                    .opt_bool(keys::FASTPATH_READ_STREAMS)
+                    .unwrap_or(FastPath::default_read_streams(kind)),
             },
             network: Network {
                 mac: self.mac(keys::NETWORK_MAC),

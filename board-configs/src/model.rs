@@ -379,6 +379,19 @@ pub struct FastPath {
     /// (`clio_fp_regs`, map in `clio_wire::fpregs`) the firmware programs at
     /// boot; `None` where no ARM reaches one (Alveo; optional for the emulator).
     pub regs_base: Option<u64>,
+    /// Interleave long READ answers of different clients packet by packet
+    /// (the fast path's `cfg_streams_on`, `CONTROL.READ_STREAMS` on the
+    /// ZCU106); off, every READ is answered whole before the next request.
+    /// Default on, except on an Alveo card (no Clio fast path), where it is
+    /// refused.
+    pub read_streams: bool,
+}
+
+impl FastPath {
+    /// `fastpath.read_streams` when the file does not set it.
+    pub const fn default_read_streams(kind: BoardKind) -> bool {
+        !matches!(kind, BoardKind::AlveoU200)
+    }
 }
 
 /// Network identity and ports.

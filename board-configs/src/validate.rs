@@ -605,6 +605,14 @@ impl BoardConfig {
                 Reason::WrongForKind(c.board.kind, false),
             );
         }
+        // A U200 carries no Clio fast path whose READ answers could stream.
+        if c.fastpath.read_streams && is_alveo {
+            return fail(
+                keys::FASTPATH_READ_STREAMS,
+                Shown::Text("true"),
+                Reason::WrongForKind(c.board.kind, false),
+            );
+        }
         self.validate_regs_base()
     }
 }

@@ -249,6 +249,7 @@ fn the_key_table_is_exactly_what_the_canonical_form_writes() {
     c.network.front_end = clio_config::FrontEnd::Edm;
     c.network.clients = 7;
     c.network.max_response_bytes = 2048;
+    c.fastpath.read_streams = true;
     let table: toml::Table = c.to_toml().parse().unwrap();
     let mut written = Vec::new();
     leaves(&table, "", &mut written);
@@ -267,4 +268,61 @@ fn readme_documents_every_key() {
             "README.md does not document `{key}`"
         );
     }
+}
+
+#[test]
+fn read_streams_defaults_by_kind_is_typed_and_refused_on_an_alveo() {
+    // Shipped: on for the ZCU106 and the emulator (inherited default), off
+    // for the U200; the default leaves the canonical form (and the hash) alone.
+    let streams = |f: &str| load(file(f)).unwrap().fastpath.read_streams;
+    assert!(streams("zcu106.toml"));
+    assert!(streams("emulator.toml"));
+    assert!(!streams("alveo-u200.toml"));
+    assert!(!boards::ZCU106.to_toml().contains("read_streams"));
+    let dir = std::env::temp_dir().join(format!("clio-read-streams-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let load = |name: &str, parent: &str, extra: &str| {
+        let p = dir.join(name);
+        std::fs::write(
+            &p,
+            format!(
+                "inherit = {:?}\n{extra}",
+                file(parent).display().to_string()
+            ),
+        )
+        .unwrap();
+        load(&p)
+    };
+    let off = load(
+        "off.toml",
+        "zcu106.toml",
+        "[fastpath]\nread_streams = false\n",
+    )
+    .unwrap();
+    assert!(!off.fastpath.read_streams);
+    assert!(off.to_toml().contains("read_streams = false"));
+    assert_ne!(off.config_hash(), boards::ZCU106.config_hash());
+    let e = load(
+        "typed.toml",
+        "zcu106.toml",
+        "[fastpath]\nread_streams = 1\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("fastpath.read_streams") && e.contains("true or false"),
+        "{e}"
+    );
+    let e = load(
+        "alveo.toml",
+        "alveo-u200.toml",
+        "[fastpath]\nread_streams = true\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("fastpath.read_streams") && e.contains("alveo-u200"),
+        "{e}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -175,12 +175,13 @@ pub fn release(regs: &mut FastPathRegs<Mmio>, cfg: &FastPathConfig) -> bool {
     match regs.configure(cfg) {
         Ok(st) => {
             defmt::info!(
-                "fast path released: table {=u64:#x}, data {=u64:#x}..{=u64:#x}, MTU {=u32}, UDP port {=u16}",
+                "fast path released: table {=u64:#x}, data {=u64:#x}..{=u64:#x}, MTU {=u32}, UDP port {=u16}, READ streams {=bool}",
                 cfg.table_base,
                 cfg.data_start,
                 cfg.data_end,
                 cfg.mtu,
-                cfg.udp_port
+                cfg.udp_port,
+                cfg.read_streams
             );
             log_status(&st);
             true

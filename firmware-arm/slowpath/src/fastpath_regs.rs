@@ -18,8 +18,10 @@
 //! 3. write `CONTROL` = `RESET` (hold the fast path; [`FastPathRegs::hold`]),
 //!    then every configuration word in map order (64-bit fields low word
 //!    first) and read each back ([`FastPathRegs::configure`]);
-//! 4. write `CONTROL` = 0 (release) and read `STATUS`: `IN_RESET` must be
-//!    clear.
+//! 4. write `CONTROL` = `READ_STREAMS` or 0 (release, streams as the board
+//!    config's `fastpath.read_streams` says), read `STATUS` (`IN_RESET`
+//!    must be clear), then `CONTROL` back (a bitstream that cannot stream
+//!    reads `READ_STREAMS` as 0).
 //!
 //! The firmware splits it: `hold` before it formats board DRAM, `configure`
 //! after, so the fast path never runs over rings being rewritten.
@@ -238,6 +240,7 @@ pub fn fastpath_config(
         ipv4: board.network.ipv4,
         udp_port: board.network.udp_port,
         info,
+        read_streams: board.fastpath.read_streams,
     })
 }
 
@@ -308,8 +311,9 @@ impl<B: RegisterBus> FastPathRegs<B> {
     }
 
     /// The rest of the boot, after [`Self::hold`]: write every
-    /// configuration word, read each back, release the reset, and read the
-    /// status (`IN_RESET` must be clear). A bad `cfg` touches no register.
+    /// configuration word, read each back, release the reset (with
+    /// `READ_STREAMS` as `cfg` says), read `CONTROL` back and the status
+    /// (`IN_RESET` must be clear). A bad `cfg` touches no register.
     pub fn configure(&mut self, cfg: &FastPathConfig) -> Result<FastPathStatus, RegsError> {
         let writes = fpregs::boot_writes(cfg).map_err(RegsError::Config)?;
         let release = writes[BOOT_WRITES - 1];
@@ -326,6 +330,9 @@ impl<B: RegisterBus> FastPathRegs<B> {
         if st.in_reset() {
             return Err(RegsError::StillInReset { status: st.status });
         }
+        // A bitstream without READ_STREAMS reads the bit as 0: say so
+        // rather than serve with answers the config did not ask for.
+        self.expect("CONTROL", release.offset, release.value)?;
         Ok(st)
     }
 

@@ -43,6 +43,9 @@ struct FakeBlock {
     deaf_word: Option<u32>,
     /// CONTROL.RESET cannot be cleared.
     stuck_in_reset: bool,
+    /// CONTROL bits the block implements (a bitstream before
+    /// READ_STREAMS has RESET only).
+    control_mask: u32,
     log: Vec<Op>,
 }
 
@@ -61,6 +64,7 @@ impl FakeBlock {
             slverr: Vec::new(),
             deaf_word: None,
             stuck_in_reset: false,
+            control_mask: control::RESET | control::READ_STREAMS,
             log: Vec::new(),
         }
     }
@@ -121,7 +125,7 @@ impl RegisterBus for FakeBlock {
         self.log.push(Op::Write(offset, value));
         match offset {
             reg::CONTROL => {
-                self.control = value & control::RESET;
+                self.control = value & self.control_mask;
                 if self.stuck_in_reset {
                     self.control = control::RESET;
                 }
@@ -175,12 +179,13 @@ fn boot_checks_identity_holds_reset_writes_reads_back_and_releases() {
     ];
     expected.extend(config.iter().map(|w| Op::Write(w.offset, w.value)));
     expected.extend(config.iter().map(|w| Op::Read(w.offset)));
-    expected.push(Op::Write(reg::CONTROL, 0));
+    expected.push(Op::Write(reg::CONTROL, control::READ_STREAMS));
     expected.extend([
         Op::Read(reg::STATUS),
         Op::Read(reg::POLL_COUNT),
         Op::Read(reg::RX_DROPS),
         Op::Read(reg::TX_DROPS),
+        Op::Read(reg::CONTROL),
     ]);
     assert_eq!(fake.log, expected);
 
@@ -204,7 +209,9 @@ fn boot_checks_identity_holds_reset_writes_reads_back_and_releases() {
     assert_eq!(w(reg::CLASS_SHIFT), u32::from_le_bytes([22, 12, 21, 0]));
     assert_eq!((w(reg::MAC), w(reg::MAC + 4)), (0x1000_0001, 0x02c1));
     assert_eq!((w(reg::IPV4), w(reg::UDP_PORT)), (0x0a00_0002, 7700));
-    assert_eq!(fake.control, 0);
+    // Released with READ_STREAMS: the ZCU106 config streams READ answers.
+    assert!(cfg.read_streams);
+    assert_eq!(fake.control, control::READ_STREAMS);
     assert_eq!(
         st,
         FastPathStatus {
@@ -322,6 +329,43 @@ fn a_word_that_does_not_read_back_keeps_the_fast_path_in_reset() {
             status: status::IDLE | status::IN_RESET
         }
     );
+}
+
+#[test]
+fn read_streams_follows_the_config_and_a_block_without_it_is_refused() {
+    // Streams off in the board config: the release writes 0.
+    let mut board = boards::ZCU106;
+    board.fastpath.read_streams = false;
+    let sp = SlowPathConfig::from_board(&board);
+    let info = info_payload(&board, version_word(0, 1, 0), 1, 0);
+    let off = fastpath_config(&board, &sp, info).unwrap();
+    assert!(!off.read_streams);
+    let mut fake = FakeBlock::new();
+    FastPathRegs::new(&mut fake).boot(&off).unwrap();
+    assert_eq!(fake.writes().last(), Some(&(reg::CONTROL, 0)));
+    assert_eq!(fake.control, 0);
+
+    // A bitstream whose CONTROL has RESET only drops READ_STREAMS: the boot
+    // names the register instead of serving whole answers unasked.
+    let mut old = FakeBlock::new();
+    old.control_mask = control::RESET;
+    let e = FastPathRegs::new(&mut old)
+        .boot(&zcu106_config())
+        .unwrap_err();
+    assert_eq!(
+        e,
+        RegsError::Mismatch {
+            register: "CONTROL",
+            offset: reg::CONTROL,
+            read: 0,
+            expected: control::READ_STREAMS,
+        }
+    );
+    assert!(e.to_string().contains("CONTROL"), "{e}");
+    // The same block with streams off in the config boots.
+    let mut old = FakeBlock::new();
+    old.control_mask = control::RESET;
+    FastPathRegs::new(&mut old).boot(&off).unwrap();
 }
 
 #[test]

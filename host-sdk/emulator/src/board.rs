@@ -118,7 +118,7 @@ impl Board {
         let slow = InProcSlowPath::boot(cfg, &lay, fast.dram(), seed).map_err(BoardError)?;
         let mut b = Board {
             fast,
-            interleave: true,
+            interleave: cfg.fastpath.read_streams,
             slow,
             rx: lay.rx_ring,
             offloads: Default::default(),
@@ -131,7 +131,8 @@ impl Board {
     }
 
     /// Whether a server serving this board interleaves long READ answers
-    /// with other requests at packet granularity (default on; see
+    /// with other requests at packet granularity (default: the board
+    /// config's `fastpath.read_streams`, on unless set false; see
     /// `clio_fastpath::FastPath::set_interleave_reads`). Off, every READ is
     /// answered whole when it is taken in, as the RTL does. Takes effect
     /// when a server starts serving the board; [`Board::handle`] called

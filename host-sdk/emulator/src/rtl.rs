@@ -30,6 +30,18 @@
 //! named by a hash of the sources, the parameters and the Verilator version;
 //! later launches reuse it.
 //!
+//! **READ streams.** With `fastpath.read_streams` (the default) the top is
+//! built with [`RTL_STREAMS`] stream entries (as the ZCU106 bitstream) and
+//! runs with `cfg_streams_on`: a long READ's first packet leaves when it is
+//! taken in, and the harness stops the clock as soon as the engine starts
+//! pumping a stream packet (everything taken in before is done). A served
+//! board ([`Engine::start`]) runs one such pump per [`Engine::pump`] call
+//! (`S`, one packet each), so the server
+//! executes other clients' requests between two packets of a long answer,
+//! as on the model board; called directly ([`Engine::handle`] without a
+//! server), the board pumps every open stream before it returns, so each
+//! READ is answered whole, in the same bytes.
+//!
 //! **Clients.** The RTL knows no client addresses; a response goes to the
 //! sender of the packet being executed, and one produced during a TX-ring
 //! poll (a slow-path reply) to the client whose request had the same
@@ -64,7 +76,10 @@ const DIRECT_TAG: u32 = 0xFFFF_FFFF;
 /// Name of the harness binary in a build directory.
 const HARNESS_BIN: &str = "clio_rtlsim";
 /// Bumped when the build command or the frame protocol changes.
-const BUILD_RECIPE: &str = "clio-rtlsim 2";
+const BUILD_RECIPE: &str = "clio-rtlsim 3";
+/// Open READ streams of the simulated top (`STREAMS`), the ZCU106
+/// bitstream's count (`bitstream/zcu106/clio_zcu106_top.sv`, `FP_STREAMS`).
+pub const RTL_STREAMS: u32 = 4;
 
 fn err(msg: impl Into<String>) -> BoardError {
     BoardError(msg.into())
@@ -196,6 +211,7 @@ pub fn rtl_params(lay: &Layout) -> Result<Vec<String>, BoardError> {
     // cannot schedule delayed array assignments in a loop it keeps).
     let unroll = lay.dedup_entries.max(lay.tlb_entries).max(64);
     p.push(format!("--unroll-count {unroll}"));
+    p.push(format!("-GSTREAMS={RTL_STREAMS}"));
     Ok(p)
 }
 
@@ -401,6 +417,11 @@ pub struct RtlStats {
     pub cycles: u64,
     /// Responses whose request was never seen (dropped).
     pub unrouted: u64,
+    /// Stream packets pumped ([`Engine::pump`], or to finish an answer of
+    /// a board called without a server).
+    pub pumped: u64,
+    /// READ streams open in the RTL after the last command.
+    pub open_streams: u32,
     /// Slow-path dispatcher counters.
     pub slow: clio_slowpath::EngineCounters,
 }
@@ -421,6 +442,11 @@ pub struct RtlBoard {
     stats: RtlStats,
     failed: Option<String>,
     harness: Harness,
+    /// A server serves the board ([`Engine::start`]): open streams are
+    /// pumped by the server, not finished at once.
+    served: bool,
+    /// `network.max_response_bytes`: what one open stream may still owe.
+    max_response: u64,
 }
 
 impl std::fmt::Debug for RtlBoard {
@@ -479,11 +505,13 @@ impl RtlBoard {
         let seed = opts.seed.unwrap_or_else(crate::boot_seed);
         let slow = InProcSlowPath::boot(cfg, &lay, &map[..], seed).map_err(err)?;
         let cfg_path = std::env::temp_dir().join(format!("{stem}.cfg"));
-        fs::write(
-            &cfg_path,
-            clio_fastpath_cosim::files::config_lines(&lay, &info, 0),
-        )
-        .map_err(|e| err(format!("{}: {e}", cfg_path.display())))?;
+        let mut cfg_text = clio_fastpath_cosim::files::config_lines(&lay, &info, 0);
+        cfg_text.push_str(if cfg.fastpath.read_streams {
+            "streams 1\n"
+        } else {
+            "streams 0\n"
+        });
+        fs::write(&cfg_path, cfg_text).map_err(|e| err(format!("{}: {e}", cfg_path.display())))?;
         // The harness's stderr: read through our own handle, so the file can
         // be unlinked at once and nothing is left behind however we end.
         let log_path = std::env::temp_dir().join(format!("{stem}.log"));
@@ -521,6 +549,8 @@ impl RtlBoard {
             stats: RtlStats::default(),
             failed: None,
             harness,
+            served: false,
+            max_response: u64::from(cfg.network.max_response_bytes),
         };
         let hello = b.read_frame();
         let _ = fs::remove_file(&cfg_path);
@@ -697,10 +727,10 @@ impl RtlBoard {
         let r = self.command_inner(kind, payload, sender, out);
         fence(Ordering::SeqCst);
         if let Err(e) = r {
-            let what = if kind == b'P' {
-                "executing a packet"
-            } else {
-                "polling the TX ring"
+            let what = match kind {
+                b'P' => "executing a packet",
+                b'S' => "pumping a stream packet",
+                _ => "polling the TX ring",
             };
             let m = self.failure(&format!("{what}: {e}")).0;
             eprintln!("clio-emu: fast path (RTL) stopped: {m}");
@@ -735,10 +765,11 @@ impl RtlBoard {
                         None => self.stats.unrouted += 1,
                     }
                 }
-                (b'D', p) if p.len() == 8 => {
+                (b'D', p) if p.len() == 12 => {
                     let mut c = [0u8; 8];
-                    c.copy_from_slice(&p);
+                    c.copy_from_slice(&p[..8]);
                     self.stats.cycles = u64::from_le_bytes(c);
+                    self.stats.open_streams = u32::from_le_bytes([p[8], p[9], p[10], p[11]]);
                     return Ok(());
                 }
                 (b'E', p) => {
@@ -793,6 +824,26 @@ impl RtlBoard {
             out(to, &p);
         }
     }
+
+    /// Pump one packet of the open streams (`S`); returns the datagrams it
+    /// sent (one, or none when no stream is open).
+    fn pump_one(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+        if self.stats.open_streams == 0 || self.failed.is_some() {
+            return 0;
+        }
+        let mut n = 0;
+        self.command(b'S', &[], None, &mut |to, p| {
+            n += 1;
+            out(to, p)
+        });
+        self.stats.pumped += 1;
+        // The packet's translation may have taken a first-touch fault.
+        let rx = self.lay.rx_ring;
+        if self.ring_index(rx, header_field::HEAD) != self.ring_index(rx, header_field::TAIL) {
+            self.settle(out);
+        }
+        n
+    }
 }
 
 impl Engine for RtlBoard {
@@ -815,12 +866,34 @@ impl Engine for RtlBoard {
         if self.ring_index(rx, header_field::HEAD) != self.ring_index(rx, header_field::TAIL) {
             self.settle(out);
         }
+        // Without a server nobody pumps: finish every answer now.
+        while !self.served && self.stats.open_streams != 0 && self.failed.is_none() {
+            self.pump_one(out);
+        }
     }
 
     fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
         self.flush_held(out);
         self.settle(out);
         None
+    }
+
+    fn start(&mut self) {
+        self.served = true;
+    }
+
+    fn pump(&mut self, max: usize, out: &mut dyn FnMut(ClientId, &[u8])) -> usize {
+        self.flush_held(out);
+        let mut n = 0;
+        while n < max && self.stats.open_streams != 0 && self.failed.is_none() {
+            n += self.pump_one(out).max(1);
+        }
+        n
+    }
+
+    fn owed_bytes(&self) -> u64 {
+        // An upper bound: each open stream owes at most one bound-sized answer.
+        u64::from(self.stats.open_streams).saturating_mul(self.max_response)
     }
 }
 

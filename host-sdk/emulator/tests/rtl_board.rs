@@ -474,3 +474,126 @@ fn missing_sources_and_tools_are_named() {
         );
     }
 }
+
+/// Opens a session on a new address space and returns its credentials.
+fn open_session(b: &mut RtlBoard, from: u64, id: u32) -> Creds {
+    let mut o = [0u8; OpenSessionReq::LEN];
+    OpenSessionReq {
+        join_session: 0,
+        join_key: 0,
+    }
+    .emit(&mut o)
+    .unwrap();
+    let open = Header::request(Opcode::OpenSession, 0, id, 0, 0)
+        .encode(&o)
+        .unwrap();
+    let mut got = Vec::new();
+    b.handle(from, &open, &mut |_, p| got.push(p.to_vec()));
+    let (h, p) = parse(&got[0]);
+    assert_eq!((h.opcode, h.status), (Opcode::OpenSessionResp, Status::Ok));
+    let s = OpenSessionResp::parse(&p).unwrap();
+    Creds {
+        pid: s.pid,
+        session: s.session,
+        epoch: s.epoch,
+        key: s.key,
+    }
+}
+
+/// What [`long_read_then_short`] saw: (client, header) of every datagram
+/// in sending order, the long read's data, and the board.
+type Seen = (Vec<(u64, Header)>, Vec<u8>, RtlBoard);
+
+/// A served RTL board: client A asks for a bound-sized READ, then client B
+/// for 8 bytes; what it sends until no stream is left.
+fn long_read_then_short(cfg: &BoardConfig) -> Option<Seen> {
+    const A: u64 = 10;
+    const B: u64 = 11;
+    let mut rtl = launch(cfg)?;
+    let a = open_session(&mut rtl, A, 1);
+    let b = open_session(&mut rtl, B, 1);
+    assert_ne!((b.pid, b.session), (a.pid, a.session), "two clients");
+    let page = cfg.pages.default_size;
+    let shift = page.trailing_zeros() as u8;
+    let (win, _) = rtl.slow_path().va_window(shift).unwrap();
+    let va = win + 2 * page;
+    rtl.slow_path_alloc(a.pid, va, page, perms::RW).unwrap();
+    rtl.slow_path_alloc(b.pid, va, page, perms::RW).unwrap();
+    let bound = cfg.network.max_response_bytes;
+    let data = pattern(bound as usize, 7);
+    let mtu = cfg.network.mtu_payload as usize;
+    for (i, off) in (0..data.len()).step_by(mtu).enumerate() {
+        let end = (off + mtu).min(data.len());
+        let pkt = Header {
+            offset: off as u32,
+            ..Header::request(Opcode::Write, a.pid, 2, va, bound)
+                .with_session(a.session, a.epoch, a.key)
+        }
+        .encode(&data[off..end])
+        .unwrap();
+        let mut got = Vec::new();
+        rtl.handle(A, &pkt, &mut |_, p| got.push(p.to_vec()));
+        assert_eq!(parse(&got[0]).0.status, Status::Ok, "write packet {i}");
+    }
+    // Served from here on: open streams wait for the server's pumps.
+    rtl.start();
+    let mut order = Vec::new();
+    let mut keep = |to: u64, p: &[u8]| order.push((to, p.to_vec()));
+    rtl.handle(A, &req(a, Opcode::Read, 3, va, bound, &[]), &mut keep);
+    rtl.handle(B, &req(b, Opcode::Read, 2, va + 8, 8, &[]), &mut keep);
+    while rtl.pump(8, &mut keep) > 0 {}
+    assert_eq!(rtl.stats().open_streams, 0);
+    let mut long = Vec::new();
+    let mut sent = Vec::new();
+    for (to, p) in &order {
+        let (h, payload) = parse(p);
+        if *to == A {
+            long.push((h, payload));
+        }
+        sent.push((*to, h));
+    }
+    Some((sent, read_data(&long, bound as usize), rtl))
+}
+
+#[test]
+fn a_short_read_is_answered_between_the_packets_of_a_long_one() {
+    let cfg = BoardConfig::embedded("emulator").unwrap();
+    assert!(cfg.fastpath.read_streams, "the emulator streams by default");
+    let Some((sent, data, rtl)) = long_read_then_short(&cfg) else {
+        return;
+    };
+    let packets =
+        (cfg.network.max_response_bytes as usize).div_ceil(cfg.network.mtu_payload as usize);
+    assert_eq!(data, pattern(cfg.network.max_response_bytes as usize, 7));
+    let a_before_b = sent.iter().take_while(|(to, _)| *to != 11).count();
+    let (_, hb) = &sent[a_before_b];
+    assert_eq!(
+        (hb.opcode, hb.status, hb.req_id),
+        (Opcode::ReadResp, Status::Ok, 2)
+    );
+    eprintln!(
+        "streams on: B's answer after {a_before_b} of A's {packets} packets ({} pumped, {} cycles)",
+        rtl.stats().pumped,
+        rtl.stats().cycles
+    );
+    // A's first packet leaves at intake; at most one stream packet is
+    // pumped before B's READ is taken in (the RTL alternates).
+    assert!(
+        (1..=2).contains(&a_before_b),
+        "B waited for {a_before_b} of A's {packets} packets"
+    );
+    assert_eq!(sent.len(), packets + 1);
+    assert!(rtl.stats().pumped >= packets as u64 - 2);
+
+    // Streams off (`fastpath.read_streams = false`): the same requests, B's
+    // answer after all of A's.
+    let mut off = cfg;
+    off.fastpath.read_streams = false;
+    let Some((sent, data, rtl)) = long_read_then_short(&off) else {
+        return;
+    };
+    assert_eq!(data, pattern(off.network.max_response_bytes as usize, 7));
+    let a_before_b = sent.iter().take_while(|(to, _)| *to != 11).count();
+    assert_eq!(a_before_b, packets, "answered whole with streams off");
+    assert_eq!(rtl.stats().pumped, 0);
+}

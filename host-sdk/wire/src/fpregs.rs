@@ -34,19 +34,23 @@
 //! Boot order: with `CONTROL.RESET` set (its reset value) write every
 //! configuration register, then clear `CONTROL.RESET`; configuration
 //! registers must not change while the fast path runs. A doorbell written
-//! while `CONTROL.RESET` is set is ignored.
+//! while `CONTROL.RESET` is set is ignored. `CONTROL.READ_STREAMS` (the
+//! fast path's `cfg_streams_on`: long READ answers interleaved packet by
+//! packet between clients) is set or cleared by the release write itself,
+//! so it never changes while the fast path runs.
 //!
 //! [`FastPathConfig`] holds the values typed; [`FastPathConfig::check`]
 //! refuses, naming the field, what the block cannot take (an address at or
 //! above 4 GiB, a misaligned base, an MTU the INFO payload does not fit in,
 //! a zero or multicast MAC/IPv4, ...); [`boot_writes`] turns it into the
 //! ordered (offset, value) writes of the boot sequence: `CONTROL` = `RESET`,
-//! every configuration word in offset order (low word first), `CONTROL` = 0.
+//! every configuration word in offset order (low word first), `CONTROL` =
+//! `READ_STREAMS` or 0 (release).
 
 /// Value of the `ID` register: "CLFP" little-endian.
 pub const ID: u32 = 0x5046_4C43;
-/// Register-map version.
-pub const VERSION: u32 = 3;
+/// Register-map version (4: `CONTROL.READ_STREAMS`).
+pub const VERSION: u32 = 4;
 /// Bytes of the register block (its address window).
 pub const BLOCK_LEN: u32 = 0x100;
 
@@ -143,6 +147,10 @@ pub mod reg {
 pub mod control {
     /// Hold the fast path in reset (set at power-on).
     pub const RESET: u32 = 0x1;
+    /// Interleave long READ answers of different clients packet by packet
+    /// (the fast path's `cfg_streams_on`; clear: every READ answered whole).
+    /// Written with the release (`RESET` clear) and left alone after.
+    pub const READ_STREAMS: u32 = 0x2;
 }
 
 /// Bits of the `STATUS` register.
@@ -182,7 +190,7 @@ pub const REGISTERS: &[Register] = &[
     Register {
         name: "CONTROL",
         offset: reg::CONTROL,
-        bits: 1,
+        bits: 2,
         access: Access::ReadWrite,
     },
     Register {
@@ -375,6 +383,9 @@ pub struct FastPathConfig {
     pub udp_port: u16,
     /// The INFO response payload (`INFO`).
     pub info: crate::payload::InfoResp,
+    /// Interleave long READ answers packet by packet
+    /// (`CONTROL.READ_STREAMS`, written with the release).
+    pub read_streams: bool,
 }
 
 /// Why a value of a [`FastPathConfig`] cannot be written.
@@ -566,6 +577,16 @@ impl FastPathConfig {
         Ok(())
     }
 
+    /// The `CONTROL` value that releases the fast path: `RESET` clear,
+    /// `READ_STREAMS` if [`FastPathConfig::read_streams`].
+    pub fn control(&self) -> u32 {
+        if self.read_streams {
+            control::READ_STREAMS
+        } else {
+            0
+        }
+    }
+
     /// The `CLASS_SHIFT` register: class `i`'s page shift in byte `i`.
     pub fn class_shift_word(&self) -> u32 {
         let mut w = 0u32;
@@ -595,13 +616,14 @@ pub const CONFIG_WORDS: usize = {
 };
 
 /// Writes of the boot sequence: `CONTROL.RESET` set, the configuration
-/// words, `CONTROL.RESET` cleared.
+/// words, `CONTROL.RESET` cleared (with `READ_STREAMS` as configured).
 pub const BOOT_WRITES: usize = CONFIG_WORDS + 2;
 
 /// The boot sequence for `cfg`, in the order the writes must be issued:
 /// `CONTROL` = `RESET` first (the fast path is held while its inputs
 /// change), then every configuration register in offset order, a field
-/// wider than 32 bits low word first, and `CONTROL` = 0 (release) last.
+/// wider than 32 bits low word first, and `CONTROL` = [`FastPathConfig::control`]
+/// (release: `RESET` clear, `READ_STREAMS` as configured) last.
 /// `cfg` is checked first; nothing is returned for a bad one.
 pub fn boot_writes(cfg: &FastPathConfig) -> Result<[RegWrite; BOOT_WRITES], ConfigError> {
     cfg.check()?;
@@ -639,7 +661,7 @@ pub fn boot_writes(cfg: &FastPathConfig) -> Result<[RegWrite; BOOT_WRITES], Conf
             u32::from_le_bytes([word[0], word[1], word[2], word[3]]),
         );
     }
-    put(reg::CONTROL, 0);
+    put(reg::CONTROL, cfg.control());
     debug_assert_eq!(n, BOOT_WRITES);
     Ok(out)
 }
@@ -700,6 +722,7 @@ mod tests {
         assert_eq!(bits("IPV4"), 32);
         assert_eq!(bits("UDP_PORT"), 16);
         assert_eq!(bits("STATUS"), 32 - status::IN_RESET.leading_zeros());
+        assert_eq!(bits("CONTROL"), 32 - control::READ_STREAMS.leading_zeros());
     }
 
     fn sample() -> FastPathConfig {
@@ -734,6 +757,7 @@ mod tests {
             ipv4: [10, 0, 0, 2],
             udp_port: 7700,
             info,
+            read_streams: true,
         }
     }
 
@@ -793,9 +817,21 @@ mod tests {
             w[BOOT_WRITES - 1],
             RegWrite {
                 offset: reg::CONTROL,
-                value: 0
+                value: control::READ_STREAMS
             }
         );
+        // Streams off: the release writes 0; nothing else changes.
+        let mut off = sample();
+        off.read_streams = false;
+        let w_off = boot_writes(&off).unwrap();
+        assert_eq!(w_off[BOOT_WRITES - 1].value, 0);
+        assert_eq!(w_off[..BOOT_WRITES - 1], w[..BOOT_WRITES - 1]);
+        // The release never holds the fast path, and sets only known bits.
+        assert_eq!(
+            w[BOOT_WRITES - 1].value & !(control::RESET | control::READ_STREAMS),
+            0
+        );
+        assert_eq!(w[BOOT_WRITES - 1].value & control::RESET, 0);
         let config = &w[1..BOOT_WRITES - 1];
         assert!(config.iter().all(|x| x.offset != reg::CONTROL));
         // Offset order, so a wide field's low word precedes its high word.

@@ -196,6 +196,11 @@ pub fn clio_pkg() -> String {
         32,
         crate::fpregs::control::RESET as u64,
     );
+    p.bits(
+        "FPREG_CONTROL_READ_STREAMS",
+        32,
+        crate::fpregs::control::READ_STREAMS as u64,
+    );
     for (name, bit) in [
         ("IDLE", crate::fpregs::status::IDLE),
         ("POLL_BUSY", crate::fpregs::status::POLL_BUSY),

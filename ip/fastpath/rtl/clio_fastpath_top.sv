@@ -442,8 +442,12 @@ assign to_lane = lane_elig;
 // write handed to the engine is read from there).
 wire w_busy = (l1_valid && l1_wr) || (l2_valid && l2_wr);
 // Other packets' last beats wait until every older lane request has answered.
+// The lane takes nothing new while `lane_pause` (the engine waited long enough
+// for an empty lane; see the READ streams section).
+wire lane_pause;
 assign parser_ready = (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !l2_eject
-    && (to_lane ? (l1_free && !(w_busy && (lane_elig_wr || p_ack != 32'd0))) : (p_tlast ? lane_empty : !w_busy));
+    && (to_lane ? (l1_free && !lane_pause && !(w_busy && (lane_elig_wr || p_ack != 32'd0)))
+                : (p_tlast ? lane_empty : !w_busy));
 wire lane_lookup = l1_move;
 wire lane_tlb_look = l1_move && !(l1_wr && l1_dd_bad);
 // The lane's dedup accesses: a write's lookup at intake, its record as it fires.
@@ -754,7 +758,7 @@ reg [31:0] sq_total [0:STN-1];
 reg [31:0] sq_sent [0:STN-1];
 reg [15:0] sq_session [0:STN-1];
 reg [63:0] sq_va [0:STN-1];
-reg [STW-1:0] sq_cnt = 0;
+reg [STW-1:0] sq_cnt /*verilator public_flat_rd*/ = 0;
 reg        pm_on = 1'b0, pm_cut = 1'b0, pm_turn = 1'b0;
 reg [31:0] pm_pid = 0, pm_total = 0, pm_sent = 0, pm_n = 0;
 reg [63:0] pm_va = 0;
@@ -1429,6 +1433,21 @@ wire pm_must = pkt_have_reg && ((h_op == OP_READ && {{(32-STW){1'b0}}, sq_cnt} =
 wire streams_on = STREAMS != 0 && cfg_streams_on;
 wire pm_want = streams_on && sq_cnt != 0 && lane_empty && !(pkt_have_reg && h_from_lane)
     && (!pkt_have_reg || pm_turn || pm_must);
+// A pump (and a poll) starts only with the lane empty, which a steady flood
+// of lane requests never leaves: after PUMP_WAIT lane requests taken in while
+// the engine waits in S_IDLE to pump or poll, the lane takes no new one until
+// the engine has started (a stream packet then goes out at least once per
+// PUMP_WAIT + 1 lane requests). The order stays the one the events report.
+localparam PUMP_WAIT = 8;
+wire eng_waits = state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
+    && !(pkt_have_reg && h_from_lane) && (!pkt_have_reg || pm_turn || pm_must)));
+reg [3:0] lane_grants = 4'd0;
+assign lane_pause = lane_grants == 4'(PUMP_WAIT);
+always @(posedge clk) begin
+    if (!eng_waits) lane_grants <= 4'd0;
+    else if (p_tvalid && parser_ready && to_lane && p_tlast) lane_grants <= lane_grants + 4'd1;
+    if (rst) lane_grants <= 4'd0;
+end
 wire [31:0] sq_left = sq_total[0] - sq_sent[0];
 // The pumped stream goes on (its packet was sent whole and more remain).
 wire pm_keep = !pm_cut && pm_sent + pm_n < pm_total;

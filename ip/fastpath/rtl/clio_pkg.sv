@@ -191,14 +191,14 @@ package clio_pkg;
 
   // ZCU106 fast-path register block (AXI4-Lite, byte offsets; fpregs.rs)
   localparam logic [31:0] FPREGS_ID = 32'h50464c43;
-  localparam int FPREGS_VERSION = 3;
+  localparam int FPREGS_VERSION = 4;
   localparam int FPREGS_BLOCK_LEN = 256;
   localparam int FPREG_ID = 0;
   localparam int FPREG_ID_BITS = 32;
   localparam int FPREG_VERSION = 4;
   localparam int FPREG_VERSION_BITS = 32;
   localparam int FPREG_CONTROL = 8;
-  localparam int FPREG_CONTROL_BITS = 1;
+  localparam int FPREG_CONTROL_BITS = 2;
   localparam int FPREG_STATUS = 12;
   localparam int FPREG_STATUS_BITS = 6;
   localparam int FPREG_DOORBELL = 16;
@@ -240,6 +240,7 @@ package clio_pkg;
   localparam int FPREG_INFO = 128;
   localparam int FPREG_INFO_BITS = 512;
   localparam logic [31:0] FPREG_CONTROL_RESET = 32'h1;
+  localparam logic [31:0] FPREG_CONTROL_READ_STREAMS = 32'h2;
   localparam int FPREG_STATUS_BIT_IDLE = 0;
   localparam int FPREG_STATUS_BIT_POLL_BUSY = 1;
   localparam int FPREG_STATUS_BIT_LINK0_UP = 2;

@@ -11,17 +11,27 @@
 // acknowledged WRITE_LATENCY cycles after its last beat; a write address is
 // accepted only while no read is queued or offered). CFG_FILE holds the
 // `name hex` lines of the top's static configuration (clio-fastpath-cosim's
-// `config_lines`).
+// `config_lines`), plus `streams 1` to turn READ streams on (`cfg_streams_on`;
+// the top must be built with STREAMS > 0).
 //
 // Lock step with the caller over stdin/stdout, frames of
 // `kind:u8 len:u32le payload`:
-//   in   'P' packet   one packet into the ingress; run until the top is idle
-//        'R'          pulse `poll` (drain the TX ring); run until done and idle
+//   in   'P' packet   one packet into the ingress; run until the top settles
+//        'R'          pulse `poll` (drain the TX ring); run until done and settled
+//        'S'          pump one packet of the open READ streams; run until settled
 //        'Q'          exit
 //   out  'H' u64      ready after reset (payload: DRAM bytes)
 //        'O' bytes    one response packet
-//        'D' u64      command finished (payload: cycles so far)
+//        'D' u64 u32  command finished (payload: cycles so far, open READ streams)
 //        'E' text     the design misbehaved (did not go idle); the harness exits
+// Settled: idle for three cycles in a row, or the engine has just started
+// pumping a stream packet (`ev_pump_q`): the clock stops there, with
+// everything taken in before executed, and the next command (a packet, or
+// 'S') runs that pump to its end (the RTL's own order: a request that
+// arrives meanwhile is taken in after it, then the next stream packet is
+// pumped). 'S' thus sends one stream packet each: the one being pumped.
+// (Between two pumps the engine never waits idle: it starts the next while
+// the response builder still sends the last, so idle cannot mark the point.)
 // Between commands the harness blocks in read(2) and the design is not
 // clocked, so the caller may touch DRAM (the slow path's rings) freely. EOF
 // on stdin ends the harness, so it never outlives its caller.
@@ -42,6 +52,7 @@
 #include <unistd.h>
 
 #include "Vclio_fastpath_top.h"
+#include "Vclio_fastpath_top___024root.h"
 #include "verilated.h"
 
 using Bytes = std::vector<uint8_t>;
@@ -267,11 +278,16 @@ struct Sim {
         return in_fire;
     }
 
-    // Clock until the top reports idle for three cycles in a row.
+    // Open READ streams (the top's stream table).
+    uint32_t streams() const { return top->rootp->clio_fastpath_top__DOT__sq_cnt; }
+    bool pumped() const { return top->rootp->clio_fastpath_top__DOT__ev_pump_q; }
+
+    // Clock until the top settles (see the header).
     bool wait_idle(uint64_t start) {
         int quiet = 0;
         while (cycles - start < MAX_COMMAND_CYCLES) {
             tick();
+            if (pumped()) return true;
             quiet = top->idle ? quiet + 1 : 0;
             if (quiet >= 3) return true;
         }
@@ -322,6 +338,7 @@ int main(int argc, char** argv) {
     t.cfg_class_shift = num("class_shift");
     t.cfg_max_pid = num("max_pid");
     t.cfg_mtu = num("mtu");
+    t.cfg_streams_on = cfg.count("streams") ? num("streams") != 0 : 0;
     Bytes info = unhex(cfg["info"]);
     set_wide(t.cfg_info, info.data(), info.size());
 
@@ -338,7 +355,11 @@ int main(int argc, char** argv) {
     auto flush = [&]() {
         for (auto& r : s.done) send_frame('O', r.data(), (uint32_t)r.size());
         s.done.clear();
-        send_u64('D', s.cycles);
+        uint8_t d[12];
+        uint32_t open = s.streams();
+        for (int i = 0; i < 8; i++) d[i] = (uint8_t)(s.cycles >> (8 * i));
+        for (int i = 0; i < 4; i++) d[8 + i] = (uint8_t)(open >> (8 * i));
+        send_frame('D', d, sizeof d);
     };
     auto hung = [&](const std::string& what) {
         std::string msg = what + " (after " + std::to_string(MAX_COMMAND_CYCLES) + " cycles)";
@@ -384,6 +405,13 @@ int main(int argc, char** argv) {
             }
             if (!ok) hung("the TX-ring poll did not finish");
             if (!s.wait_idle(start)) hung("the design did not return to idle after a TX-ring poll");
+            flush();
+            break;
+        }
+        case 'S': {
+            // Settled with streams open means a pump has just started: run
+            // it to its end (the next pump's start, or idle).
+            if (s.streams() != 0 && !s.wait_idle(start)) hung("the design did not settle after a stream packet");
             flush();
             break;
         }

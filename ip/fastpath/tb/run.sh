@@ -154,6 +154,24 @@ if [ -z "${SKIP_COSIM:-}" ]; then
         else
             failures+=("fairness case generation, seed $seed")
         fi
+        # Hit-lane flood: four bound-sized READs open streams, then 400
+        # 8-byte hit-lane READs of another client arrive back to back. A
+        # pump waits for an empty lane, so the streams must still be pumped
+        # during the flood (the lane pauses after PUMP_WAIT grants): the
+        # last stream packet leaves before half the flood is taken in
+        # (without the pause: after all of it).
+        if "$gen" flood --seed "$seed" --requests 400 --out "$work/flood" > /dev/null \
+                && "$sim" "$work/flood" --replay on > "$work/flood.log" 2>&1 \
+                && "$gen" check --case "$work/flood" --interleave on >> "$work/flood.log" 2>&1; then
+            before=$(awk '$1 == "T" { t++ } $1 == "P" { last = t } END { print last + 0 }' "$work/flood/rtl_events.txt")
+            taken=$(grep -c '^T' "$work/flood/rtl_events.txt")
+            summary+=("hit-lane flood: last stream packet pumped after $before of $taken requests taken in; $(grep '^check' "$work/flood.log")")
+            [ "$before" -lt $((taken / 2)) ] \
+                || failures+=("hit-lane flood: streams waited for the flood ($before of $taken taken first; $work/flood.log)")
+        else
+            tail -5 "$work/flood.log" 2>/dev/null
+            failures+=("hit-lane flood, seed $seed (log $work/flood.log)")
+        fi
     else
         failures+=("cosim harness build")
     fi

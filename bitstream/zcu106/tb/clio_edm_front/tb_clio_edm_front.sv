@@ -148,7 +148,7 @@ clio_fastpath_sim fp_inst (
     .cfg_tx_base(64'h30000), .cfg_tx_slots(32'd16), .cfg_data_start(64'h100000),
     .cfg_data_end(64'h200000), .cfg_va_bits(6'd48), .cfg_class_shift(32'd0),
     .cfg_max_pid(32'd100), .cfg_mtu(16'd1450), .cfg_info(cfg_info),
-    .cfg_streams_on(1'b0),   // READs answered whole, as the ZCU106 top does
+    .cfg_streams_on(1'b1),   // long READs streamed, as the ZCU106 top does by default
     .poll(1'b0), .poll_done(poll_done), .idle(fp_idle),
     .s_axis_tdata(fq_tdata), .s_axis_tkeep(fq_tkeep), .s_axis_tvalid(fq_tvalid),
     .s_axis_tready(fq_tready), .s_axis_tlast(fq_tlast),

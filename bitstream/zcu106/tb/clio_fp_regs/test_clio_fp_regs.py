@@ -208,3 +208,43 @@ async def drop_counters(dut):
     await pulse_reset(dut)
     assert await axil_read(m, P["FPREG_RX_DROPS"]) == (0, OKAY)
     assert await axil_read(m, P["FPREG_TX_DROPS"]) == (0, OKAY)
+
+
+@cocotb.test()
+async def read_streams_reaches_the_port_and_changes_only_while_held(dut):
+    """CONTROL.READ_STREAMS drives cfg_streams_on. The release write carries
+    it; while the fast path runs a CONTROL write keeps it (the fast path takes
+    it as static); a write that holds the fast path sets it anew; rst clears it."""
+    _, m = await setup(dut, 6)
+    rs = P["FPREG_CONTROL_READ_STREAMS"]
+    reset = P["FPREG_CONTROL_RESET"]
+    assert rs != 0 and rs & reset == 0
+    assert int(dut.cfg_streams_on.value) == 0
+
+    async def check(control, fp_rst, streams):
+        await RisingEdge(dut.clk)
+        assert await axil_read(m, P["FPREG_CONTROL"]) == (control, OKAY)
+        assert int(dut.fp_rst.value) == fp_rst
+        assert int(dut.cfg_streams_on.value) == streams
+
+    # Release with streams on (the firmware's last boot write).
+    assert await axil_write(m, P["FPREG_CONTROL"], rs) == OKAY
+    await check(rs, 0, 1)
+    # Running: a write without RESET keeps the streams bit either way.
+    assert await axil_write(m, P["FPREG_CONTROL"], 0) == OKAY
+    await check(rs, 0, 1)
+    # Holding the fast path takes the bit from the same write.
+    assert await axil_write(m, P["FPREG_CONTROL"], reset) == OKAY
+    await check(reset, 1, 0)
+    assert await axil_write(m, P["FPREG_CONTROL"], reset | rs) == OKAY
+    await check(reset | rs, 1, 1)
+    # Release with streams off.
+    assert await axil_write(m, P["FPREG_CONTROL"], 0) == OKAY
+    await check(0, 0, 0)
+    assert await axil_write(m, P["FPREG_CONTROL"], rs) == OKAY
+    await check(0, 0, 0)
+    # Held again, streams on; rst clears it (and holds).
+    assert await axil_write(m, P["FPREG_CONTROL"], reset | rs) == OKAY
+    await check(reset | rs, 1, 1)
+    await pulse_reset(dut)
+    await check(reset, 1, 0)

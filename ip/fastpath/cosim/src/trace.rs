@@ -1654,9 +1654,80 @@ pub fn generate_fairness(seed: u64, count: usize, every: usize, gap: u32) -> Cas
     }
 }
 
+/// A hit-lane flood case: PID 1 (session 1) asks for `streams` bound-sized
+/// READs, then PID 2 (session 2) sends `count` 8-byte READs of TLB-hit
+/// lines (hit-lane reads, [`PathClass::Probe`]) back to back, with no gap.
+/// Replayed with READ streams on, the RTL must pump PID 1's streams while
+/// the flood lasts (a pump waits for an empty lane, which a flood at one
+/// request per cycle never leaves; the lane pauses after a bounded number
+/// of its grants), so the model's replay sees pumps between the probes.
+pub fn generate_flood(seed: u64, count: usize, streams: usize) -> Case {
+    let mut g = new_gen(seed);
+    let initial = g.model.dram().clone();
+    g.boot();
+    let mut slots = Vec::new();
+    for pid in [1u32, 2] {
+        if let Some(d) = g.allocate_with(pid, 0x1_0000, SMALL_SHIFT, true, perms::RW) {
+            slots.push(Gen::desc(&d));
+        }
+    }
+    g.tx_publish(slots);
+    g.poll();
+    let bound = g.lay().max_resp;
+    let pages = g.pages.clone();
+    for p in &pages {
+        let h = g.header(Opcode::Read, p.pid, Gen::va_of(p), 8);
+        g.send(Gen::emit(&h, &[]), false);
+    }
+    let streamer = *pages.iter().find(|p| p.pid == 1).expect("PID 1's page");
+    let prober = *pages.iter().find(|p| p.pid == 2).expect("PID 2's page");
+    for i in 0..streams as u64 {
+        let slots = (1u64 << SMALL_SHIFT) / u64::from(bound);
+        let h = g.header(
+            Opcode::Read,
+            1,
+            Gen::va_of(&streamer) + u64::from(bound) * (i % slots),
+            bound,
+        );
+        g.send(Gen::emit(&h, &[]), false);
+    }
+    for _ in 0..count {
+        let va = Gen::va_of(&prober) + g.rng.gen_range(0..64u64) * 64;
+        let h = g.header(Opcode::Read, 2, va, 8);
+        let idx = g.events.len();
+        g.send(Gen::emit(&h, &[]), false);
+        g.paths.push((idx, PathClass::Probe));
+    }
+    let last = g.model.dram().clone();
+    Case {
+        seed,
+        events: g.events,
+        outputs: g.outputs,
+        paths: g.paths,
+        initial,
+        last,
+        packets: g.packets,
+        stream_from: None,
+        stats: *g.model.stats(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flood_case_opens_streams_then_floods_without_gaps() {
+        let c = generate_flood(3, 50, 4);
+        assert!(!c.events.iter().any(|e| matches!(e, Event::Gap(_))));
+        let probes = c
+            .paths
+            .iter()
+            .filter(|(_, k)| *k == PathClass::Probe)
+            .count();
+        assert_eq!(probes, 50);
+        assert_eq!(c.events, generate_flood(3, 50, 4).events);
+    }
 
     #[test]
     fn deterministic_and_varied() {

@@ -12,6 +12,9 @@
 //!                                                  a bound-sized READ of one client every CYCLES
 //!                                                  (200), an 8-byte READ of another after every 4
 //!                                                  (run with the harness's --replay)
+//! clio-cosim flood --seed N --requests N --out DIR  4 bound-sized READs of one client, then N 8-byte
+//!                                                  hit-lane READs of another back to back
+//!                                                  (run with the harness's --replay on)
 //! clio-cosim check --case DIR --interleave on|off  drive the model in the order a `--replay` run of
 //!                                                  the harness logged; compare responses and memory
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
@@ -26,7 +29,7 @@ use clio_wire::payload::InfoResp;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: clio-cosim gen|stream|fairness --seed N --requests N --out DIR \
+        "usage: clio-cosim gen|stream|fairness|flood --seed N --requests N --out DIR \
          | clio-cosim class --class C --seed N --requests N --out DIR \
          | clio-cosim check --case DIR --interleave on|off | clio-cosim params"
     );
@@ -88,7 +91,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(cmd @ ("gen" | "stream" | "class" | "fairness")) => {
+        Some(cmd @ ("gen" | "stream" | "class" | "fairness" | "flood")) => {
             let mut seed = None;
             let mut requests = None;
             let mut out = None;
@@ -129,6 +132,7 @@ fn main() -> ExitCode {
                 ("gen", _) => trace::generate(seed, requests),
                 ("stream", _) => trace::generate_stream(seed, requests),
                 ("fairness", _) => trace::generate_fairness(seed, requests, 4, gap),
+                ("flood", _) => trace::generate_flood(seed, requests, 4),
                 (_, Some(class)) => {
                     let c = trace::generate_class(seed, requests, class);
                     // One line for tb/cosim/classes.sh.
