@@ -116,7 +116,8 @@ pub const CLOSE_ON_DROP_NS: u64 = 100_000_000;
 impl Session<UdpTransport> {
     /// Open a session over UDP to the board at `board`. Opening asks the
     /// board for its info (an unreachable board fails here with a clear
-    /// `Timeout`; the MTU is lowered to the board's if that is smaller),
+    /// `Timeout`; the MTU becomes the board's: INFO's `mtu`, e.g. 8916 with
+    /// jumbo frames),
     /// then opens a session: a new address space (the board assigns the
     /// PID), or, with `cfg.join`, the address space of the session the
     /// token names.
@@ -148,8 +149,8 @@ impl<T: Transport> Session<T> {
         let join = cfg.join;
         let mut s = Session::without_probe(transport, cfg)?;
         let info = s.info()?;
-        if info.mtu != 0 && (info.mtu as usize) < s.conn.config().mtu_payload {
-            s.conn.set_mtu(info.mtu as usize)?;
+        if let Some(mtu) = crate::config::board_mtu(&info, s.conn.config().mtu_payload) {
+            s.conn.set_mtu(mtu)?;
         }
         s.info = Some(info);
         if let Some(t) = join {

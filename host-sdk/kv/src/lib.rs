@@ -169,11 +169,13 @@ struct BatchCall {
     node: usize,
     args: Vec<u8>,
     ops: Vec<usize>,
+    /// Most bytes its operations' outcomes can take in the answer.
+    answer: usize,
 }
 
 /// Pack `ops` into batch calls, as many operations per call as fit one
-/// request packet and keep the answer within the board's response bound
-/// (`mtu`, `max_resp` of the board's INFO); operations over the limits get
+/// request packet (so jumbo frames carry more) and keep the answer within
+/// the board's response bound (`mtu`, `max_resp` of the board's INFO); operations over the limits get
 /// their error in `results` and are not sent.
 fn pack(
     part: &Partitioner,
@@ -187,10 +189,12 @@ fn pack(
     };
     let room = mtu - OffloadCallReq::LEN;
     // The board refuses a batch whose answer could outgrow its bound, each
-    // result counted at one packet's worth.
-    let per_answer = (max_resp.saturating_sub(OffloadCallResp::LEN + OffloadBatchReq::LEN)
-        / (OffloadBatchResult::LEN + mtu - OffloadCallResp::LEN))
-        .clamp(1, OFFLOAD_BATCH_MAX_OPS);
+    // result counted at its most (`proto::max_result`, the store declares
+    // the same), at most one packet's worth.
+    let answer_room = max_resp.saturating_sub(OffloadCallResp::LEN + OffloadBatchReq::LEN);
+    let answer_of = |code: u16| {
+        OffloadBatchResult::LEN + proto::max_result(code).min(mtu - OffloadCallResp::LEN)
+    };
     let mut open: Vec<Option<BatchCall>> = (0..part.nodes()).map(|_| None).collect();
     let mut calls = Vec::new();
     for (i, op) in ops.iter().enumerate() {
@@ -201,9 +205,12 @@ fn pack(
         }
         let node = part.node_of(key);
         let need = proto::batch_op_len(key, value);
-        let full = open[node]
-            .as_ref()
-            .is_some_and(|c| c.args.len() + need > room || c.ops.len() == per_answer);
+        let answer = answer_of(code);
+        let full = open[node].as_ref().is_some_and(|c| {
+            c.args.len() + need > room
+                || c.answer + answer > answer_room
+                || c.ops.len() == OFFLOAD_BATCH_MAX_OPS
+        });
         if full {
             calls.extend(open[node].take());
         }
@@ -211,12 +218,14 @@ fn pack(
             node,
             args: Vec::with_capacity(room),
             ops: Vec::new(),
+            answer: 0,
         });
         if c.ops.is_empty() {
             c.args.extend_from_slice(&[0; OffloadBatchReq::LEN]);
         }
         proto::encode_batch_op(&mut c.args, code, key, value);
         c.ops.push(i);
+        c.answer += answer;
     }
     calls.extend(open.into_iter().flatten());
     for c in &mut calls {
