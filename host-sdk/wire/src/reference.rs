@@ -308,7 +308,7 @@ fn payloads() -> Vec<PayloadDoc> {
             build: |v| emit_vec(OffloadCallReq::LEN, |b| OffloadCallReq { offload: v[0] as u32, op: v[1] as u16 }.emit(b)),
             valid: vec![0, 0],
             parse_ok: |b| OffloadCallReq::parse(b).is_ok(),
-            notes: "Answered by the board's offload engine (the emulated board registers Clio-KV as offload 1): OK + OffloadCallResp + result bytes, NO_SUCH_OFFLOAD for an unknown id, OFFLOAD_FAULT when the offload faulted, OFFLOAD_REFUSED + OffloadCallResp (code = the offload's reason). A board without an offload engine (the RTL fast path alone) answers UNSUPPORTED. Exactly-once is the offload engine's: it remembers its answers per (session, first attempt's req_id) until `ack` passes them.",
+            notes: "Answered by the board's offload engine (the emulated board registers Clio-KV as offload 1): OK + OffloadCallResp + result bytes, NO_SUCH_OFFLOAD for an unknown id, OFFLOAD_FAULT when the offload faulted, OFFLOAD_REFUSED + OffloadCallResp (code = the offload's reason). A board without an offload engine (the RTL fast path alone) answers UNSUPPORTED. Exactly-once is the offload engine's: it remembers its answers per (session, first attempt's req_id) until `ack` passes them. Clio-KV's calls (its own format, from `clio_kv::proto`): `op` 1 create, 2 update, 3 read, 4 delete, 5 put; arguments `key_len` u16, reserved u16 = 0, `value_len` u32 (big-endian), then the key (1..=250 bytes) and the value (≤ 1024 bytes; none for read and delete); a read's result is the value, the others return nothing.",
         },
         PayloadDoc {
             title: "OffloadCallResp",
