@@ -661,6 +661,37 @@ impl<T: Transport> Session<T> {
         }
     }
 
+    /// Start an [`Session::offload_call`] without waiting for it (the args
+    /// are copied): several calls are in flight at once, each answered in
+    /// its own time; [`Session::offload_wait`] takes a call's result.
+    /// Offload calls in flight together are not ordered among themselves
+    /// (a lost and resent one runs after a later one): start a call that
+    /// must follow another after waiting for it.
+    pub fn offload_call_async(
+        &mut self,
+        offload: u32,
+        op: u16,
+        args: &[u8],
+    ) -> Result<Handle, ClioError> {
+        let first = self.submit(Request::OffloadCall { offload, op, args })?;
+        Ok(Handle {
+            first,
+            rest: Vec::new(),
+        })
+    }
+
+    /// Wait for a call started by [`Session::offload_call_async`] and
+    /// return its result bytes (errors as [`Session::offload_call`]).
+    pub fn offload_wait(&mut self, h: Handle) -> Result<Vec<u8>, ClioError> {
+        match self.rpoll_one(h)? {
+            Completion::Offloaded(r) => Ok(r),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::OffloadCall,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
     /// Pointer chase with value compare, executed by the board in one round
     /// trip (`POINTER_CHASE`; see [`crate::chase`] for the outcomes, the
     /// hop cap and the errors). Ordered after every earlier call.

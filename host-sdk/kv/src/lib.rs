@@ -274,6 +274,16 @@ fn unpack(
     Ok(())
 }
 
+/// Whether no key is in two of `calls` (their operations' keys in `ops`).
+fn keys_apart(calls: &[BatchCall], ops: &[KvOp<'_>]) -> bool {
+    let mut seen = std::collections::HashMap::new();
+    calls.iter().enumerate().all(|(ci, c)| {
+        c.ops
+            .iter()
+            .all(|&i| *seen.entry(ops[i].parts().1).or_insert(ci) == ci)
+    })
+}
+
 /// The board's MTU and response bound as its INFO states them (the
 /// emulated board's defaults when it stated none).
 fn limits(info: Option<&clio_wire::payload::InfoResp>) -> (usize, usize) {
@@ -328,6 +338,8 @@ pub struct KvClient<T: Transport> {
     nodes: Vec<Session<T>>,
     part: Partitioner,
     offload: u32,
+    /// Whether [`KvClient::batch`] keeps its calls in flight together.
+    pipelined: bool,
 }
 
 impl<T: Transport> KvClient<T> {
@@ -344,7 +356,15 @@ impl<T: Transport> KvClient<T> {
             nodes,
             part,
             offload,
+            pipelined: true,
         })
+    }
+
+    /// Whether [`KvClient::batch`] sends every call of a batch before
+    /// waiting for the first (the default), or waits for each call before
+    /// sending the next.
+    pub fn set_pipelined(&mut self, on: bool) {
+        self.pipelined = on;
     }
 
     /// The sessions (e.g. for their statistics).
@@ -392,21 +412,45 @@ impl<T: Transport> KvClient<T> {
     }
 
     /// Run `ops` with batch calls: as many operations per `OFFLOAD_CALL` as
-    /// fit one request packet (per memory node), each call waited for in
-    /// turn. One result per operation, in order, each with its own error
-    /// (a missing key fails only its own operation); `Err` when a call
-    /// failed as a whole (transport, no store at the node).
+    /// fit one request packet (per memory node). The calls are in flight
+    /// together when no key appears in two of them (pipelined, the
+    /// default: calls in flight together are not ordered among themselves
+    /// on a lossy link), else each is waited for before the next is sent,
+    /// so operations on one key always run in the order given. One result
+    /// per operation, in order, each with its own error (a missing key
+    /// fails only its own operation); `Err` when a call failed as a whole
+    /// (transport, no store at the node).
     pub fn batch(&mut self, ops: &[KvOp<'_>]) -> Result<Vec<KvResult>, KvError> {
+        use clio_wire::payload::OFFLOAD_OP_BATCH;
         let mut results: Vec<Option<KvResult>> = (0..ops.len()).map(|_| None).collect();
         let (mtu, max_resp) = limits(self.nodes[0].board_info());
         let calls = pack(&self.part, ops, mtu, max_resp, &mut results);
-        for c in &calls {
-            let a = self.nodes[c.node].offload_call(
-                self.offload,
-                clio_wire::payload::OFFLOAD_OP_BATCH,
-                &c.args,
-            );
-            unpack(c, a, self.offload, &mut results)?;
+        if self.pipelined && calls.len() > 1 && keys_apart(&calls, ops) {
+            let mut started = Vec::with_capacity(calls.len());
+            for c in &calls {
+                started.push(self.nodes[c.node].offload_call_async(
+                    self.offload,
+                    OFFLOAD_OP_BATCH,
+                    &c.args,
+                ));
+            }
+            // Every call is waited for (none left in flight), the first
+            // error reported.
+            let mut first_err = None;
+            for (c, h) in calls.iter().zip(started) {
+                let a = h.and_then(|h| self.nodes[c.node].offload_wait(h));
+                if let Err(e) = unpack(c, a, self.offload, &mut results) {
+                    first_err.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+        } else {
+            for c in &calls {
+                let a = self.nodes[c.node].offload_call(self.offload, OFFLOAD_OP_BATCH, &c.args);
+                unpack(c, a, self.offload, &mut results)?;
+            }
         }
         Ok(results
             .into_iter()

@@ -106,14 +106,20 @@ fn reads_and_writes_spanning_jumbo_packets_stay_correct() {
         .enumerate()
     {
         let data = value(i, len);
-        let sent = s.connection().stats().packets_sent;
+        let before = s.connection().stats();
         s.rwrite(at, &data).unwrap();
-        let packets = s.connection().stats().packets_sent - sent;
+        let after = s.connection().stats();
+        let packets = after.packets_sent - before.packets_sent;
         // Cut into requests of the response bound (64 KiB), each into
         // packets of the jumbo payload.
         let bound = cfg.network.max_response_bytes as usize;
         let want = (len / bound) * bound.div_ceil(mtu) + (len % bound).div_ceil(mtu);
-        assert_eq!(packets, want as u64, "write of {len} B");
+        // Exactly, unless a retry (an RTO on a loaded host) resent some.
+        if after.retries == before.retries {
+            assert_eq!(packets, want as u64, "write of {len} B");
+        } else {
+            assert!(packets > want as u64, "write of {len} B");
+        }
         let mut back = vec![0u8; len];
         s.rread(at, &mut back).unwrap();
         assert!(back == data, "read back {len} B at {at:#x}");
