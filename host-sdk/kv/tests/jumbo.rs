@@ -30,7 +30,7 @@ fn value(i: usize, len: usize) -> Vec<u8> {
 /// Packets of a run of batches: (request packets the client sent after
 /// the session opened, answer packets the board sent in all: the batches'
 /// and the INFO, OPEN_SESSION and CLOSE_SESSION answers).
-fn batch_packets(board: &str) -> (u64, u64) {
+fn batch_packets(board: &str) -> (u64, u64, u64) {
     let cfg = BoardConfig::embedded(board).unwrap();
     let h = serve(&cfg);
     // The client starts from the standard config: the payload it uses is
@@ -59,15 +59,16 @@ fn batch_packets(board: &str) -> (u64, u64) {
         assert_eq!(r.unwrap(), vals[i], "{board}: read {i}");
     }
     let sent = kv.sessions()[0].connection().stats().packets_sent - before_sent;
+    let retries = kv.sessions()[0].connection().stats().retries;
     drop(kv);
     let answers = h.stop().unwrap().sent;
-    (sent, answers)
+    (sent, answers, retries)
 }
 
 #[test]
 fn a_48_kib_batch_takes_far_fewer_packets_with_jumbo_frames() {
-    let (std_req, std_ans) = batch_packets("emulator");
-    let (jumbo_req, jumbo_ans) = batch_packets("emulator-jumbo");
+    let (std_req, std_ans, _) = batch_packets("emulator");
+    let (jumbo_req, jumbo_ans, jumbo_retries) = batch_packets("emulator-jumbo");
     eprintln!(
         "request / answer packets: standard {std_req} / {std_ans}, jumbo {jumbo_req} / {jumbo_ans}"
     );
@@ -75,18 +76,18 @@ fn a_48_kib_batch_takes_far_fewer_packets_with_jumbo_frames() {
     // them, the reads in one request answered in 35 packets (49.5 KB).
     // Jumbo: 8 creates per packet (6 packets, 6 answers), the reads'
     // answer in 6 packets. Both: 3 answers of the session's set-up and
-    // close (retries could only add packets to the standard run's side
-    // of the comparison or fail the bounds below loudly).
+    // close. A retry on a loaded host resends: the exact jumbo bounds hold
+    // when nothing was retried.
     assert!(
         std_req >= 49 && std_ans >= 48 + 35 + 3,
         "standard: {std_req} / {std_ans}"
     );
-    assert!(jumbo_req <= 9, "jumbo: {jumbo_req} request packets");
-    assert!(
-        jumbo_ans <= 6 + 6 + 3 + 2,
-        "jumbo: {jumbo_ans} answer packets"
-    );
-    assert!(jumbo_req * 5 < std_req && jumbo_ans * 5 < std_ans);
+    if jumbo_retries == 0 {
+        assert!(jumbo_req <= 7, "jumbo: {jumbo_req} request packets");
+        assert!(jumbo_ans <= 6 + 6 + 3, "jumbo: {jumbo_ans} answer packets");
+        assert!(jumbo_req * 5 < std_req && jumbo_ans * 5 < std_ans);
+    }
+    assert!(jumbo_req * 3 < std_req && jumbo_ans * 3 < std_ans);
 }
 
 #[test]
