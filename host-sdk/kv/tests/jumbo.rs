@@ -84,7 +84,11 @@ fn a_48_kib_batch_takes_far_fewer_packets_with_jumbo_frames() {
     );
     if jumbo_retries == 0 {
         assert!(jumbo_req <= 7, "jumbo: {jumbo_req} request packets");
-        assert!(jumbo_ans <= 6 + 6 + 3, "jumbo: {jumbo_ans} answer packets");
+        // (+1: the close on drop, after the count of retries, may be resent.)
+        assert!(
+            jumbo_ans <= 6 + 6 + 3 + 1,
+            "jumbo: {jumbo_ans} answer packets"
+        );
         assert!(jumbo_req * 5 < std_req && jumbo_ans * 5 < std_ans);
     }
     assert!(jumbo_req * 3 < std_req && jumbo_ans * 3 < std_ans);
