@@ -186,7 +186,7 @@ class AgainstSim(unittest.TestCase):
                          (cc.OFFLOAD_REFUSED, cc.KV_NOT_FOUND))
         # One batch: 40 reads of 1 KiB (an answer of 41 KB, many packets),
         # a missing key, a create of an existing key, an update, its read.
-        new = os.urandom(1024)
+        new = os.urandom(100)  # the request must fit one packet (MTU)
         ops = [(cc.KV_READ, cc.kv_args(k)) for k in keys]
         ops += [(cc.KV_READ, cc.kv_args(b"py-missing-" + tag)),
                 (cc.KV_CREATE, cc.kv_args(keys[1], b"x")),
@@ -194,7 +194,9 @@ class AgainstSim(unittest.TestCase):
                 (cc.KV_READ, cc.kv_args(keys[2]))]
         got = s.offload_batch(cc.KV_OFFLOAD, ops)
         self.assertGreater(s.last_answer_packets, 1)
-        self.assertEqual(s.last_answer_packets, -(-(8 + 4 + 41 * 8 + 41 * 1024) // s.mtu))
+        # OffloadCallResp 4 + OffloadBatchReq 4 + 44 results of 8, 40 values of
+        # 1 KiB and the 100-byte one, in packets of the MTU.
+        self.assertEqual(s.last_answer_packets, -(-(4 + 4 + 44 * 8 + 40 * 1024 + 100) // s.mtu))
         for i in range(40):
             self.assertEqual(got[i], (cc.OK, 0, vals[i]), "read %d" % i)
         self.assertEqual(got[40], (cc.OFFLOAD_REFUSED, cc.KV_NOT_FOUND, b""))
@@ -204,7 +206,7 @@ class AgainstSim(unittest.TestCase):
         # 64 reads could outgrow the response bound (12 + 64 x (8 + 1024)
         # > 64 KiB): refused whole, nothing run (section 6).
         with self.assertRaises(cc.ClioError) as e:
-            s.offload_batch(cc.KV_OFFLOAD, [(cc.KV_READ, cc.kv_args(keys[0]))] * 64)
+            s.offload_batch(cc.KV_OFFLOAD, [(cc.KV_READ, cc.kv_args(b"k"))] * 64)
         self.assertEqual(e.exception.status, cc.TOO_LARGE)
         # A batch that does not parse: MALFORMED.
         with self.assertRaises(cc.ClioError) as e:
