@@ -7,7 +7,7 @@ use crate::load::{load_from, ConfigError, Source};
 use crate::model::BoardConfig;
 
 /// The shipped files: (board name, file name, contents).
-pub const FILES: [(&str, &str, &str); 3] = [
+pub const FILES: [(&str, &str, &str); 4] = [
     ("zcu106", "zcu106.toml", include_str!("../zcu106.toml")),
     (
         "alveo-u200",
@@ -18,6 +18,11 @@ pub const FILES: [(&str, &str, &str); 3] = [
         "emulator",
         "emulator.toml",
         include_str!("../emulator.toml"),
+    ),
+    (
+        "emulator-jumbo",
+        "emulator-jumbo.toml",
+        include_str!("../emulator-jumbo.toml"),
     ),
 ];
 
@@ -49,7 +54,8 @@ impl BoardConfig {
         FILES.iter().map(|(name, _, _)| *name)
     }
 
-    /// Loads a shipped board (`"zcu106"`, `"alveo-u200"` or `"emulator"`).
+    /// Loads a shipped board (`"zcu106"`, `"alveo-u200"`, `"emulator"` or
+    /// `"emulator-jumbo"`).
     pub fn embedded(name: &str) -> Result<BoardConfig, ConfigError> {
         let file = FILES
             .iter()

@@ -36,6 +36,26 @@ fn out_of_range_value_names_file_key_and_range() {
 }
 
 #[test]
+fn a_jumbo_payload_one_byte_over_the_wire_limit_is_refused_naming_the_key() {
+    // The largest payload loads (the shipped jumbo file inherits from the
+    // emulator); one byte more is refused, naming the file and key.
+    let files = Files::shipped()
+        .with(
+            "max.toml",
+            "inherit = \"emulator-jumbo.toml\"\n[network]\nmtu_payload = 8916\n",
+        )
+        .with(
+            "over.toml",
+            "inherit = \"emulator-jumbo.toml\"\n[network]\nmtu_payload = 8917\n",
+        );
+    assert_eq!(files.load("max.toml").unwrap().network.mtu_payload, 8916);
+    assert_eq!(
+        files.error("over.toml"),
+        "board-configs/over.toml: key 'network.mtu_payload' = 8917: must be in 256..=8916"
+    );
+}
+
+#[test]
 fn a_bad_value_in_the_parent_names_the_parent_file() {
     let files = Files::shipped()
         .with("zcu106.toml", &zcu106_with("entries = 64", "entries = 0"))

@@ -20,6 +20,7 @@ fn every_shipped_file_loads_from_disk_and_embedded_and_matches_the_generated_con
         ("zcu106", boards::ZCU106),
         ("alveo-u200", boards::ALVEO_U200),
         ("emulator", boards::EMULATOR),
+        ("emulator-jumbo", boards::EMULATOR_JUMBO),
     ];
     for ((name, file_name, _), (const_name, constant)) in EMBEDDED_FILES.iter().zip(consts) {
         assert_eq!(*name, const_name);
@@ -37,7 +38,7 @@ fn every_shipped_file_loads_from_disk_and_embedded_and_matches_the_generated_con
     assert_eq!(boards::by_name("zcu999"), None);
     assert_eq!(
         BoardConfig::embedded_names().collect::<Vec<_>>(),
-        ["zcu106", "alveo-u200", "emulator"]
+        ["zcu106", "alveo-u200", "emulator", "emulator-jumbo"]
     );
 }
 
@@ -156,6 +157,23 @@ fn emulator_inherits_zcu106_and_overrides_memory_and_ports() {
     assert_eq!(emu.network.port_gbps, 1);
     assert_eq!(emu.dedup_entries_needed(), 1443);
     assert!(emu.dedup_entries() >= emu.dedup_entries_needed());
+}
+
+#[test]
+fn emulator_jumbo_is_the_emulator_with_the_largest_payload_the_wire_allows() {
+    let j = boards::EMULATOR_JUMBO;
+    let mut emu = boards::EMULATOR;
+    assert_eq!(j.network.mtu_payload as usize, clio_wire::clio::MAX_PAYLOAD);
+    assert_eq!(j.network.mtu_payload, 8916);
+    // Nothing else differs.
+    emu.board.name = j.board.name;
+    emu.network.mtu_payload = j.network.mtu_payload;
+    assert_eq!(emu, j);
+    // A 64 KiB answer is 8 jumbo packets instead of 46.
+    assert_eq!(
+        (j.network.max_response_bytes as usize).div_ceil(j.network.mtu_payload as usize),
+        8
+    );
 }
 
 #[test]

@@ -157,12 +157,15 @@ class Session:
 
     # -- one request, possibly several packets each way ---------------------
     def _request(self, opcode, va=0, total_len=0, packets=None, flags=0, sessionless=False,
-                 pid=None, want_chunks=None, busy_retries=200):
+                 pid=None, want_chunks=None, busy_retries=200, sized_answer=False):
         """Send a request and collect its answers.
 
         packets: list of (offset, payload) for the request's packets (one
         packet with empty payload by default). want_chunks: for READ, the
         number of response chunks (each packet otherwise gets one answer).
+        sized_answer: the answer's length is in its headers' total_len (an
+        OFFLOAD_CALL answer longer than one packet, section 6
+        OffloadBatchReq): wait for ceil(total_len / MTU) chunks.
         Returns a list of (Header, payload) answers, one per request packet
         (or per READ chunk), ordered by offset.
         """
@@ -228,8 +231,12 @@ class Session:
                     continue
                 if h.status != OK:
                     old = struct.unpack(">Q", payload)[0] if len(payload) == 8 else None
-                    raise ClioError(h.status, "request %#x" % opcode, old)
+                    err = ClioError(h.status, "request %#x" % opcode, old)
+                    err.payload = payload
+                    raise err
                 answers[h.offset] = (h, payload)
+                if sized_answer:
+                    need = max(1, -(-h.total_len // self.mtu))
             if len(answers) >= need:
                 return [answers[k] for k in sorted(answers)]
             attempt += 1
@@ -339,3 +346,60 @@ class Session:
     def unlock(self, va):
         """UNLOCK; returns the old value."""
         return self._atomic(UNLOCK, va)
+
+    # -- section 6: OffloadCallReq, OffloadBatchReq ---------------------------
+    def offload_call(self, offload, op, args=b""):
+        """OFFLOAD_CALL of operation `op` of offload `offload`; returns the
+        result bytes (after the OffloadCallResp). The answer may span several
+        packets: reassembled by offset up to its total_len. OFFLOAD_REFUSED
+        raises ClioError with .code = the offload's reason."""
+        req = struct.pack(">IHH", offload, op, 0) + args
+        try:
+            answers = self._request(OFFLOAD_CALL, packets=[(0, req)], sized_answer=True)
+        except ClioError as e:
+            if e.status == OFFLOAD_REFUSED:
+                e.code = struct.unpack(">H", e.payload[:2])[0]
+            raise
+        total = max([h.total_len for h, _ in answers] + [len(p) for _, p in answers])
+        out = bytearray(total)
+        for h, p in answers:
+            out[h.offset:h.offset + len(p)] = p
+        self.last_answer_packets = len(answers)
+        code, rsvd = struct.unpack(">HH", bytes(out[:4]))
+        if code != 0 or rsvd != 0:
+            raise WireError("OffloadCallResp of an OK answer: code %d reserved %d" % (code, rsvd))
+        return bytes(out[4:])
+
+    def offload_batch(self, offload, ops):
+        """Several operations of one offload in one OFFLOAD_CALL (op 0xffff):
+        `ops` is a list of (op, args); returns one (status, code, result) per
+        operation, in order (OffloadBatchResult)."""
+        body = struct.pack(">HH", len(ops), 0)
+        for op, args in ops:
+            body += struct.pack(">HH", op, len(args)) + args
+        a = self.offload_call(offload, OFFLOAD_OP_BATCH, body)
+        count, rsvd = struct.unpack(">HH", a[:4])
+        if count != len(ops) or rsvd != 0:
+            raise WireError("batch answer: count %d for %d operations" % (count, len(ops)))
+        out, at = [], 4
+        for _ in range(count):
+            status, rsvd, code, n = struct.unpack(">BBHI", a[at:at + 8])
+            if rsvd != 0 or at + 8 + n > len(a):
+                raise WireError("OffloadBatchResult at %d" % at)
+            out.append((status, code, a[at + 8:at + 8 + n]))
+            at += 8 + n
+        if at != len(a):
+            raise WireError("batch answer: %d bytes after the last result" % (len(a) - at))
+        return out
+
+
+# Section 6, OffloadCallReq: Clio-KV (offload 1) and its call format.
+OFFLOAD_OP_BATCH = 0xFFFF
+KV_OFFLOAD = 1
+KV_CREATE, KV_UPDATE, KV_READ, KV_DELETE, KV_PUT = range(1, 6)
+KV_NOT_FOUND, KV_EXISTS = 3, 4
+
+
+def kv_args(key, value=b""):
+    """Clio-KV's arguments: key_len u16, reserved u16, value_len u32, key, value."""
+    return struct.pack(">HHI", len(key), 0, len(value)) + key + value

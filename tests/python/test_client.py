@@ -4,7 +4,8 @@ Offline: the CRC check values and the worked packets of REFERENCE.md (the
 client must produce those bytes exactly). Against a board: starts
 `clio sim --listen 127.0.0.1:0` (the binary from $CLIO_BIN, else
 target/release/clio, else target/debug/clio), reads the address it prints,
-opens a session and runs alloc/write/read/FAA/CAS/TAS/lock/free, then
+opens a session and runs alloc/write/read/FAA/CAS/TAS/lock/free, Clio-KV
+calls and a batch OFFLOAD_CALL whose answer spans several packets, then
 spoofing attempts from another socket (wrong key, another session's id,
 stale epoch, forged PID) that must be refused with at most one header-only
 answer no longer than the request, and change nothing.
@@ -170,6 +171,48 @@ class AgainstSim(unittest.TestCase):
         with self.assertRaises(cc.ClioError) as e:
             s._request(cc.READ, va=va, total_len=s.max_resp + 1, want_chunks=1)
         self.assertEqual(e.exception.status, cc.TOO_LARGE)
+
+    def test_kv_calls_and_a_batch_answered_in_several_packets(self):
+        s = self.session()
+        tag = os.urandom(4).hex().encode()
+        keys = [b"py-%s-%d" % (tag, i) for i in range(40)]
+        vals = [os.urandom(1024) for _ in keys]
+        for k, v in zip(keys, vals):
+            self.assertEqual(s.offload_call(cc.KV_OFFLOAD, cc.KV_CREATE, cc.kv_args(k, v)), b"")
+        self.assertEqual(s.offload_call(cc.KV_OFFLOAD, cc.KV_READ, cc.kv_args(keys[0])), vals[0])
+        with self.assertRaises(cc.ClioError) as e:
+            s.offload_call(cc.KV_OFFLOAD, cc.KV_READ, cc.kv_args(b"py-missing-" + tag))
+        self.assertEqual((e.exception.status, e.exception.code),
+                         (cc.OFFLOAD_REFUSED, cc.KV_NOT_FOUND))
+        # One batch: 40 reads of 1 KiB (an answer of 41 KB, many packets),
+        # a missing key, a create of an existing key, an update, its read.
+        new = os.urandom(100)  # the request must fit one packet (MTU)
+        ops = [(cc.KV_READ, cc.kv_args(k)) for k in keys]
+        ops += [(cc.KV_READ, cc.kv_args(b"py-missing-" + tag)),
+                (cc.KV_CREATE, cc.kv_args(keys[1], b"x")),
+                (cc.KV_UPDATE, cc.kv_args(keys[2], new)),
+                (cc.KV_READ, cc.kv_args(keys[2]))]
+        got = s.offload_batch(cc.KV_OFFLOAD, ops)
+        self.assertGreater(s.last_answer_packets, 1)
+        # OffloadCallResp 4 + OffloadBatchReq 4 + 44 results of 8, 40 values of
+        # 1 KiB and the 100-byte one, in packets of the MTU.
+        self.assertEqual(s.last_answer_packets, -(-(4 + 4 + 44 * 8 + 40 * 1024 + 100) // s.mtu))
+        for i in range(40):
+            self.assertEqual(got[i], (cc.OK, 0, vals[i]), "read %d" % i)
+        self.assertEqual(got[40], (cc.OFFLOAD_REFUSED, cc.KV_NOT_FOUND, b""))
+        self.assertEqual(got[41], (cc.OFFLOAD_REFUSED, cc.KV_EXISTS, b""))
+        self.assertEqual(got[42], (cc.OK, 0, b""))
+        self.assertEqual(got[43], (cc.OK, 0, new))
+        # 64 reads could outgrow the response bound (12 + 64 x (8 + 1024)
+        # > 64 KiB): refused whole, nothing run (section 6).
+        with self.assertRaises(cc.ClioError) as e:
+            s.offload_batch(cc.KV_OFFLOAD, [(cc.KV_READ, cc.kv_args(b"k"))] * 64)
+        self.assertEqual(e.exception.status, cc.TOO_LARGE)
+        # A batch that does not parse: MALFORMED.
+        with self.assertRaises(cc.ClioError) as e:
+            s.offload_call(cc.KV_OFFLOAD, cc.OFFLOAD_OP_BATCH, struct.pack(">HH", 2, 0))
+        self.assertEqual(e.exception.status, cc.MALFORMED)
+        s.close()
 
     def test_short_info_is_refused_without_amplification(self):
         sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

@@ -67,8 +67,8 @@ fn closed() -> ClioError {
 impl AsyncSession {
     /// Open a session over UDP to `board`, spawning its driver task on the
     /// current tokio runtime. Like [`crate::Session::open`], it probes the
-    /// board's info (an unreachable board fails with `Timeout`), lowers
-    /// the MTU to the board's, and opens a board session: a new address
+    /// board's info (an unreachable board fails with `Timeout`), takes
+    /// the board's MTU (INFO's `mtu`, raised or lowered), and opens a board session: a new address
     /// space, or the one `cfg.join` names.
     /// A config without [`ClientConfig::first_req_id`] gets a fresh random
     /// one, as in [`crate::Session::without_probe`].
@@ -120,9 +120,9 @@ impl AsyncSession {
         };
         let info = s.info().await?;
         let mut mtu = mtu as u64;
-        if info.mtu != 0 && (info.mtu as u64) < mtu {
-            s.submit(Owned::SetMtu(info.mtu as usize)).await?;
-            mtu = info.mtu as u64;
+        if let Some(m) = crate::config::board_mtu(&info, mtu as usize) {
+            s.submit(Owned::SetMtu(m)).await?;
+            mtu = m as u64;
         }
         s.info = info;
         // Reads (and writes) are cut at the board's response bound (crate::split).

@@ -113,7 +113,8 @@ pub struct ClientConfig {
     /// the address space of the live session the token names (see
     /// [`crate::Session::share`]).
     pub join: Option<ShareToken>,
-    /// Largest payload per packet (the board's `network.mtu_payload`).
+    /// Largest payload per packet (the board's `network.mtu_payload`); an
+    /// opened session takes the one its board's INFO advertises.
     pub mtu_payload: usize,
     /// RTO used before the first RTT sample.
     pub rto_initial_ns: u64,
@@ -307,6 +308,16 @@ impl ClientConfig {
         }
         Ok(())
     }
+}
+
+/// The payload per packet a session should use after the board's INFO:
+/// the board's advertised `mtu` (both ways: the board answers reads in
+/// packets of its MTU whatever the client asks, so a client whose path could
+/// not carry them could not talk to it anyway), capped at the wire's
+/// [`MAX_PAYLOAD`]; `None` when it states none or it is `current` already.
+pub(crate) fn board_mtu(info: &clio_wire::payload::InfoResp, current: usize) -> Option<usize> {
+    let mtu = (info.mtu as usize).min(MAX_PAYLOAD);
+    (mtu != 0 && mtu != current).then_some(mtu)
 }
 
 #[cfg(test)]

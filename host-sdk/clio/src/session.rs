@@ -116,7 +116,8 @@ pub const CLOSE_ON_DROP_NS: u64 = 100_000_000;
 impl Session<UdpTransport> {
     /// Open a session over UDP to the board at `board`. Opening asks the
     /// board for its info (an unreachable board fails here with a clear
-    /// `Timeout`; the MTU is lowered to the board's if that is smaller),
+    /// `Timeout`; the MTU becomes the board's: INFO's `mtu`, e.g. 8916 with
+    /// jumbo frames),
     /// then opens a session: a new address space (the board assigns the
     /// PID), or, with `cfg.join`, the address space of the session the
     /// token names.
@@ -148,8 +149,8 @@ impl<T: Transport> Session<T> {
         let join = cfg.join;
         let mut s = Session::without_probe(transport, cfg)?;
         let info = s.info()?;
-        if info.mtu != 0 && (info.mtu as usize) < s.conn.config().mtu_payload {
-            s.conn.set_mtu(info.mtu as usize)?;
+        if let Some(mtu) = crate::config::board_mtu(&info, s.conn.config().mtu_payload) {
+            s.conn.set_mtu(mtu)?;
         }
         s.info = Some(info);
         if let Some(t) = join {
@@ -652,6 +653,37 @@ impl<T: Transport> Session<T> {
         args: &[u8],
     ) -> Result<Vec<u8>, ClioError> {
         match self.call(Request::OffloadCall { offload, op, args })? {
+            Completion::Offloaded(r) => Ok(r),
+            _ => Err(ClioError::Protocol {
+                op: crate::OpKind::OffloadCall,
+                field: "clio.opcode",
+            }),
+        }
+    }
+
+    /// Start an [`Session::offload_call`] without waiting for it (the args
+    /// are copied): several calls are in flight at once, each answered in
+    /// its own time; [`Session::offload_wait`] takes a call's result.
+    /// Offload calls in flight together are not ordered among themselves
+    /// (a lost and resent one runs after a later one): start a call that
+    /// must follow another after waiting for it.
+    pub fn offload_call_async(
+        &mut self,
+        offload: u32,
+        op: u16,
+        args: &[u8],
+    ) -> Result<Handle, ClioError> {
+        let first = self.submit(Request::OffloadCall { offload, op, args })?;
+        Ok(Handle {
+            first,
+            rest: Vec::new(),
+        })
+    }
+
+    /// Wait for a call started by [`Session::offload_call_async`] and
+    /// return its result bytes (errors as [`Session::offload_call`]).
+    pub fn offload_wait(&mut self, h: Handle) -> Result<Vec<u8>, ClioError> {
+        match self.rpoll_one(h)? {
             Completion::Offloaded(r) => Ok(r),
             _ => Err(ClioError::Protocol {
                 op: crate::OpKind::OffloadCall,

@@ -113,6 +113,17 @@ pub trait Offload: Send {
         args: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<(), OffloadError>;
+
+    /// Most result bytes operation `op` can return, when the offload knows
+    /// a bound below one packet's worth ([`OffloadMem::max_result`]). A
+    /// batch's answer is sized with it: each operation counts at this many
+    /// bytes (at one packet's worth when `None`), so with jumbo frames a
+    /// batch of small results is not refused for room it will never use.
+    /// A result over its bound is the offload's fault (`OFFLOAD_FAULT`).
+    fn max_result(&self, op: u16) -> Option<usize> {
+        let _ = op;
+        None
+    }
 }
 
 /// The session an offload holds at its board.
@@ -765,14 +776,20 @@ impl OffloadEngine {
             mem.leave_caller();
             return (Status::Malformed, Vec::new());
         };
-        let count = ops.clone().count();
         let max_result = mtu - OffloadCallResp::LEN;
+        // Each operation's result at most its declared bound, one packet's
+        // worth at most.
+        let cap =
+            |o: &dyn Offload, op: u16| o.max_result(op).map_or(max_result, |m| m.min(max_result));
         let bound = mem.max_read;
-        if OffloadCallResp::LEN
+        let count = ops.clone().count();
+        let answer: usize = OffloadCallResp::LEN
             + OffloadBatchReq::LEN
-            + count * (OffloadBatchResult::LEN + max_result)
-            > bound
-        {
+            + ops
+                .clone()
+                .map(|(op, _)| OffloadBatchResult::LEN + cap(&**offload, op))
+                .sum::<usize>();
+        if answer > bound {
             // Its answer could outgrow what one request may be answered.
             mem.leave_caller();
             return (Status::TooLarge, Vec::new());
@@ -790,7 +807,8 @@ impl OffloadEngine {
                 offload.call(&mut mem, op, op_args, &mut result)
             }));
             let len = result.len() - at - OffloadBatchResult::LEN;
-            let (status, code) = outcome(r, len, max_result + OffloadCallResp::LEN, counters);
+            let limit = cap(&**offload, op) + OffloadCallResp::LEN;
+            let (status, code) = outcome(r, len, limit, counters);
             if status != Status::Ok {
                 result.truncate(at + OffloadBatchResult::LEN);
             }

@@ -14,7 +14,7 @@ use clio_emu::{Board, Offload, OffloadError, OffloadMem};
 /// code 7; op 5: return more than a packet; op 6: return its PID and the
 /// VA it stored at; op 7: read 8 bytes at the VA in the args (big-endian)
 /// in the caller's address space and return them with the PID it worked
-/// under.
+/// under; op 8: return 16 bytes, over the 4 it declares.
 #[derive(Default)]
 struct Probe {
     va: Option<u64>,
@@ -23,6 +23,13 @@ struct Probe {
 impl Offload for Probe {
     fn name(&self) -> &str {
         "probe"
+    }
+    fn max_result(&self, op: u16) -> Option<usize> {
+        match op {
+            6 => Some(12),
+            8 => Some(4),
+            _ => None,
+        }
     }
     fn call(
         &mut self,
@@ -67,6 +74,10 @@ impl Offload for Probe {
                 out.extend_from_slice(&b);
                 out.extend_from_slice(&pid.to_be_bytes());
                 out.extend_from_slice(&mem.pid()?.to_be_bytes());
+                Ok(())
+            }
+            8 => {
+                out.extend_from_slice(&[8; 16]);
                 Ok(())
             }
             _ => Err(OffloadError::Refused(1)),
@@ -174,4 +185,52 @@ fn an_offload_works_in_the_callers_space_for_one_call() {
         s.transport_mut().board().0.slow().open_sessions(),
         sessions + 1
     );
+}
+
+/// A batch's answer is sized by the results its operations declare: with
+/// jumbo frames a packet's worth per operation would refuse even eight
+/// calls (8 × 8916 B > 64 KiB), while 64 calls of a 12-byte result fit;
+/// a result over its declared bound is the offload's fault.
+#[test]
+fn a_batch_is_sized_by_declared_results_under_jumbo_frames() {
+    use clio_wire::payload::{
+        OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OFFLOAD_OP_BATCH,
+    };
+    use clio_wire::Status;
+    let c = BoardConfig::embedded("emulator-jumbo").unwrap();
+    let mut board = Board::new(&c).unwrap();
+    board.register_offload(9, Box::<Probe>::default()).unwrap();
+    let mut s =
+        Session::open_with(InProcess::new(Emu(board), 1), ClientConfig::from_board(&c)).unwrap();
+    let batch = |ops: &[u16]| {
+        let mut b = OffloadBatchReq {
+            count: ops.len() as u16,
+        }
+        .to_bytes()
+        .to_vec();
+        for &op in ops {
+            b.extend_from_slice(&OffloadBatchOp { op, args_len: 0 }.to_bytes());
+        }
+        b
+    };
+    let a = s
+        .offload_call(9, OFFLOAD_OP_BATCH, &batch(&[6; 64]))
+        .unwrap();
+    assert_eq!(
+        a.len(),
+        OffloadBatchReq::LEN + 64 * (OffloadBatchResult::LEN + 12)
+    );
+    assert!(matches!(
+        s.offload_call(9, OFFLOAD_OP_BATCH, &batch(&[1; 8])),
+        Err(ClioError::TooLarge { .. })
+    ));
+    // Seven undeclared results fit (7 × 8924 B + 12 < 64 KiB).
+    assert!(s.offload_call(9, OFFLOAD_OP_BATCH, &batch(&[1; 7])).is_ok());
+    let a = s
+        .offload_call(9, OFFLOAD_OP_BATCH, &batch(&[8, 6]))
+        .unwrap();
+    let (r, v, rest) = OffloadBatchResult::parse_with_result(&a[OffloadBatchReq::LEN..]).unwrap();
+    assert_eq!((r.status, v.len()), (Status::OffloadFault, 0));
+    let (r, v, _) = OffloadBatchResult::parse_with_result(rest).unwrap();
+    assert_eq!((r.status, v.len()), (Status::Ok, 12));
 }

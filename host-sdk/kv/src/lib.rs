@@ -169,11 +169,13 @@ struct BatchCall {
     node: usize,
     args: Vec<u8>,
     ops: Vec<usize>,
+    /// Most bytes its operations' outcomes can take in the answer.
+    answer: usize,
 }
 
 /// Pack `ops` into batch calls, as many operations per call as fit one
-/// request packet and keep the answer within the board's response bound
-/// (`mtu`, `max_resp` of the board's INFO); operations over the limits get
+/// request packet (so jumbo frames carry more) and keep the answer within
+/// the board's response bound (`mtu`, `max_resp` of the board's INFO); operations over the limits get
 /// their error in `results` and are not sent.
 fn pack(
     part: &Partitioner,
@@ -187,10 +189,12 @@ fn pack(
     };
     let room = mtu - OffloadCallReq::LEN;
     // The board refuses a batch whose answer could outgrow its bound, each
-    // result counted at one packet's worth.
-    let per_answer = (max_resp.saturating_sub(OffloadCallResp::LEN + OffloadBatchReq::LEN)
-        / (OffloadBatchResult::LEN + mtu - OffloadCallResp::LEN))
-        .clamp(1, OFFLOAD_BATCH_MAX_OPS);
+    // result counted at its most (`proto::max_result`, the store declares
+    // the same), at most one packet's worth.
+    let answer_room = max_resp.saturating_sub(OffloadCallResp::LEN + OffloadBatchReq::LEN);
+    let answer_of = |code: u16| {
+        OffloadBatchResult::LEN + proto::max_result(code).min(mtu - OffloadCallResp::LEN)
+    };
     let mut open: Vec<Option<BatchCall>> = (0..part.nodes()).map(|_| None).collect();
     let mut calls = Vec::new();
     for (i, op) in ops.iter().enumerate() {
@@ -201,9 +205,12 @@ fn pack(
         }
         let node = part.node_of(key);
         let need = proto::batch_op_len(key, value);
-        let full = open[node]
-            .as_ref()
-            .is_some_and(|c| c.args.len() + need > room || c.ops.len() == per_answer);
+        let answer = answer_of(code);
+        let full = open[node].as_ref().is_some_and(|c| {
+            c.args.len() + need > room
+                || c.answer + answer > answer_room
+                || c.ops.len() == OFFLOAD_BATCH_MAX_OPS
+        });
         if full {
             calls.extend(open[node].take());
         }
@@ -211,12 +218,14 @@ fn pack(
             node,
             args: Vec::with_capacity(room),
             ops: Vec::new(),
+            answer: 0,
         });
         if c.ops.is_empty() {
             c.args.extend_from_slice(&[0; OffloadBatchReq::LEN]);
         }
         proto::encode_batch_op(&mut c.args, code, key, value);
         c.ops.push(i);
+        c.answer += answer;
     }
     calls.extend(open.into_iter().flatten());
     for c in &mut calls {
@@ -263,6 +272,16 @@ fn unpack(
         return Err(bad("offload_batch_result.len"));
     }
     Ok(())
+}
+
+/// Whether no key is in two of `calls` (their operations' keys in `ops`).
+fn keys_apart(calls: &[BatchCall], ops: &[KvOp<'_>]) -> bool {
+    let mut seen = std::collections::HashMap::new();
+    calls.iter().enumerate().all(|(ci, c)| {
+        c.ops
+            .iter()
+            .all(|&i| *seen.entry(ops[i].parts().1).or_insert(ci) == ci)
+    })
 }
 
 /// The board's MTU and response bound as its INFO states them (the
@@ -319,6 +338,8 @@ pub struct KvClient<T: Transport> {
     nodes: Vec<Session<T>>,
     part: Partitioner,
     offload: u32,
+    /// Whether [`KvClient::batch`] keeps its calls in flight together.
+    pipelined: bool,
 }
 
 impl<T: Transport> KvClient<T> {
@@ -335,7 +356,15 @@ impl<T: Transport> KvClient<T> {
             nodes,
             part,
             offload,
+            pipelined: true,
         })
+    }
+
+    /// Whether [`KvClient::batch`] sends every call of a batch before
+    /// waiting for the first (the default), or waits for each call before
+    /// sending the next.
+    pub fn set_pipelined(&mut self, on: bool) {
+        self.pipelined = on;
     }
 
     /// The sessions (e.g. for their statistics).
@@ -383,21 +412,45 @@ impl<T: Transport> KvClient<T> {
     }
 
     /// Run `ops` with batch calls: as many operations per `OFFLOAD_CALL` as
-    /// fit one request packet (per memory node), each call waited for in
-    /// turn. One result per operation, in order, each with its own error
-    /// (a missing key fails only its own operation); `Err` when a call
-    /// failed as a whole (transport, no store at the node).
+    /// fit one request packet (per memory node). The calls are in flight
+    /// together when no key appears in two of them (pipelined, the
+    /// default: calls in flight together are not ordered among themselves
+    /// on a lossy link), else each is waited for before the next is sent,
+    /// so operations on one key always run in the order given. One result
+    /// per operation, in order, each with its own error (a missing key
+    /// fails only its own operation); `Err` when a call failed as a whole
+    /// (transport, no store at the node).
     pub fn batch(&mut self, ops: &[KvOp<'_>]) -> Result<Vec<KvResult>, KvError> {
+        use clio_wire::payload::OFFLOAD_OP_BATCH;
         let mut results: Vec<Option<KvResult>> = (0..ops.len()).map(|_| None).collect();
         let (mtu, max_resp) = limits(self.nodes[0].board_info());
         let calls = pack(&self.part, ops, mtu, max_resp, &mut results);
-        for c in &calls {
-            let a = self.nodes[c.node].offload_call(
-                self.offload,
-                clio_wire::payload::OFFLOAD_OP_BATCH,
-                &c.args,
-            );
-            unpack(c, a, self.offload, &mut results)?;
+        if self.pipelined && calls.len() > 1 && keys_apart(&calls, ops) {
+            let mut started = Vec::with_capacity(calls.len());
+            for c in &calls {
+                started.push(self.nodes[c.node].offload_call_async(
+                    self.offload,
+                    OFFLOAD_OP_BATCH,
+                    &c.args,
+                ));
+            }
+            // Every call is waited for (none left in flight), the first
+            // error reported.
+            let mut first_err = None;
+            for (c, h) in calls.iter().zip(started) {
+                let a = h.and_then(|h| self.nodes[c.node].offload_wait(h));
+                if let Err(e) = unpack(c, a, self.offload, &mut results) {
+                    first_err.get_or_insert(e);
+                }
+            }
+            if let Some(e) = first_err {
+                return Err(e);
+            }
+        } else {
+            for c in &calls {
+                let a = self.nodes[c.node].offload_call(self.offload, OFFLOAD_OP_BATCH, &c.args);
+                unpack(c, a, self.offload, &mut results)?;
+            }
         }
         Ok(results
             .into_iter()

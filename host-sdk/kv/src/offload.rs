@@ -332,6 +332,10 @@ impl Offload for KvOffload {
         "clio-kv"
     }
 
+    fn max_result(&self, op: u16) -> Option<usize> {
+        Some(crate::proto::max_result(op))
+    }
+
     fn call(
         &mut self,
         mem: &mut OffloadMem<'_>,

@@ -37,6 +37,18 @@ pub mod code {
     pub const FULL: u16 = 6;
 }
 
+/// Most result bytes operation `op` returns: a read's value (at most
+/// [`crate::MAX_VALUE`]), nothing for the others. The store declares it to
+/// the board and the client packs batches by it, so a batch's answer is
+/// sized by what its operations can return rather than a packet each.
+pub fn max_result(op: u16) -> usize {
+    if op == op::READ {
+        crate::MAX_VALUE
+    } else {
+        0
+    }
+}
+
 /// Length of the fixed part of the arguments.
 pub const ARGS_LEN: usize = 8;
 

@@ -12,6 +12,16 @@
 //! a fresh board, loaded with `keys` keys; its per-address-space quota is
 //! raised to nearly the whole data region (the stock emulator config gives
 //! an address space 64 MiB). memcached runs with 1 GiB (no eviction).
+//!
+//! Clio-KV runs on a jumbo-frame board (`network.mtu_payload` =
+//! `clio_wire::clio::MAX_PAYLOAD`, 8916 B, as `emulator-jumbo.toml`): the
+//! peers' TCP over loopback moves segments of up to 64 KiB, and loopback
+//! carries 9000-byte IP packets as it does 1500-byte ones, so the standard
+//! 1450-byte payload would hand the peers 45× larger units of transfer for
+//! no reason of the host's. The same run also measures Clio-KV on a board
+//! with the `--config` board's own payload (1450 for `emulator`: the
+//! `clio-kv-std` column) side by side, so the jumbo frames' share of the
+//! result is measured, not assumed.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -190,19 +200,21 @@ trait Store {
 // ---- Clio-KV ----
 
 struct Clio {
+    name: &'static str,
     sync: KvClient<clio::backend::UdpTransport>,
     rt: tokio::runtime::Runtime,
     asy: AsyncKvClient,
 }
 
 impl Clio {
-    fn open(addr: SocketAddr, cfg: &clio_config::BoardConfig) -> Result<Clio> {
+    fn open(name: &'static str, addr: SocketAddr, cfg: &clio_config::BoardConfig) -> Result<Clio> {
         let s = Session::open(addr, ClientConfig::from_board(cfg))?;
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let a = rt.block_on(AsyncSession::open(addr, ClientConfig::from_board(cfg)))?;
         Ok(Clio {
+            name,
             sync: KvClient::new(vec![s])?,
             rt,
             asy: AsyncKvClient::new(vec![a])?,
@@ -212,7 +224,7 @@ impl Clio {
 
 impl Store for Clio {
     fn name(&self) -> &'static str {
-        "clio-kv"
+        self.name
     }
     fn one(&mut self, op: Op, value: &[u8]) -> Result<()> {
         match op {
@@ -401,7 +413,10 @@ struct Row {
     workload: Workload,
     dist: Dist,
     mode: &'static str,
+    /// Clio-KV on the jumbo-frame board.
     clio: Measured,
+    /// Clio-KV on a board with the standard payload (`Kv::std_mtu_payload`).
+    clio_std: Option<Measured>,
     memcached: Option<Measured>,
     redis: Option<Measured>,
     /// clio throughput / the faster peer's.
@@ -412,6 +427,11 @@ struct Row {
 
 #[derive(Debug, Serialize)]
 struct Kv {
+    /// Payload per packet of the board Clio-KV's ratios are for (jumbo).
+    mtu_payload: usize,
+    /// Payload per packet of the `clio_std` runs (`None`: not run, the
+    /// config's payload is the jumbo one already).
+    std_mtu_payload: Option<usize>,
     keys: u64,
     ops: usize,
     depth: usize,
@@ -471,9 +491,15 @@ fn load(s: &mut dyn Store, n: u64, value: &[u8], depth: usize) -> Result<()> {
 pub fn run(ctx: &Ctx) -> Result<Ran> {
     let p = &ctx.plan;
     let (keys, ops, depth) = (p.kv_keys, p.kv_ops, p.kv_depth);
-    let mut cfg = ctx.cfg;
+    let mut std_cfg = ctx.cfg;
     // Room for `keys` 1 KiB objects in the store's one address space.
-    cfg.sessions.mem_quota_bytes = cfg.regions.data.size - (8 << 20);
+    std_cfg.sessions.mem_quota_bytes = std_cfg.regions.data.size - (8 << 20);
+    let mut cfg = std_cfg;
+    cfg.network.mtu_payload = clio_wire::clio::MAX_PAYLOAD as u32;
+    cfg.validate()
+        .map_err(|e| anyhow::anyhow!("kv: the jumbo-frame board: {e}"))?;
+    let std_mtu = (std_cfg.network.mtu_payload != cfg.network.mtu_payload)
+        .then_some(std_cfg.network.mtu_payload as usize);
     let mc_bin = find("memcached");
     let redis_bin = find("redis-server");
     let mut peers = Vec::new();
@@ -488,16 +514,27 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
     let mut rows = Vec::new();
     for (vi, &vsize) in VALUE_SIZES.iter().enumerate() {
         let value = vec![0x5au8 + vi as u8; vsize];
-        let mut board = clio_emu::Board::new(&cfg).map_err(anyhow::Error::msg)?;
-        board
-            .register_offload(OFFLOAD_ID, Box::new(KvOffload::new((keys / 4).max(64))))
-            .map_err(anyhow::Error::msg)?;
-        let server = clio_emu::spawn(
-            board,
-            "127.0.0.1:0".parse()?,
-            clio_emu::ServeOptions::for_board(&cfg),
-        )?;
-        let mut stores: Vec<Box<dyn Store>> = vec![Box::new(Clio::open(server.addr(), &cfg)?)];
+        let kv_board = |c: &clio_config::BoardConfig| -> Result<clio_emu::ServerHandle> {
+            let mut board = clio_emu::Board::new(c).map_err(anyhow::Error::msg)?;
+            board
+                .register_offload(OFFLOAD_ID, Box::new(KvOffload::new((keys / 4).max(64))))
+                .map_err(anyhow::Error::msg)?;
+            Ok(clio_emu::spawn(
+                board,
+                "127.0.0.1:0".parse()?,
+                clio_emu::ServeOptions::for_board(c),
+            )?)
+        };
+        let server = kv_board(&cfg)?;
+        let mut stores: Vec<Box<dyn Store>> =
+            vec![Box::new(Clio::open("clio-kv", server.addr(), &cfg)?)];
+        let std_server = match std_mtu {
+            Some(_) => Some(kv_board(&std_cfg)?),
+            None => None,
+        };
+        if let Some(h) = &std_server {
+            stores.push(Box::new(Clio::open("clio-kv-std", h.addr(), &std_cfg)?));
+        }
         if let Some(b) = &mc_bin {
             let srv = Server::start(b, &|port| {
                 [
@@ -593,6 +630,7 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
                         dist,
                         mode,
                         clio,
+                        clio_std: find("clio-kv-std"),
                         memcached: mc,
                         redis: rd,
                         throughput_ratio: best_tp.map(|b| clio.ops_per_sec / b),
@@ -604,9 +642,14 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
         }
         drop(stores);
         server.stop()?;
+        if let Some(h) = std_server {
+            h.stop()?;
+        }
     }
     pb.finish_and_clear();
     Ok(Ran::Done(Box::new(Kv {
+        mtu_payload: cfg.network.mtu_payload as usize,
+        std_mtu_payload: std_mtu,
         keys,
         ops,
         depth,
@@ -651,7 +694,9 @@ impl Outcome for Kv {
 
     fn text(&self) -> String {
         let mut s = format!(
-            "  {} keys, {} requests per run, {} client thread, pipelined depth {}; peers: {}\n  value  wl dist    mode       clio-kv kops/s p50/p99 µs   memcached kops/s p50/p99   redis kops/s p50/p99   tput ratio  p50 ratio\n",
+            "  clio-kv: payload {} B per packet (jumbo frames); clio-kv-std: {}\n  {} keys, {} requests per run, {} client thread, pipelined depth {}; peers: {}\n  value  wl dist    mode       clio-kv kops/s p50/p99 µs   clio-kv-std kops/s p50/p99   memcached kops/s p50/p99   redis kops/s p50/p99   tput ratio  p50 ratio\n",
+            self.mtu_payload,
+            self.std_mtu_payload.map_or("not run".to_string(), |m| format!("payload {m} B")),
             self.keys,
             self.ops,
             self.threads,
@@ -665,12 +710,13 @@ impl Outcome for Kv {
         };
         for r in &self.rows {
             s.push_str(&format!(
-                "  {:>5}  {:?}  {:<7} {:<10} {:<27} {:<26} {:<22} {:<11} {}\n",
+                "  {:>5}  {:?}  {:<7} {:<10} {:<27} {:<28} {:<26} {:<22} {:<11} {}\n",
                 r.value_bytes,
                 r.workload,
                 format!("{:?}", r.dist).to_lowercase(),
                 r.mode,
                 m(Some(r.clio)),
+                m(r.clio_std),
                 m(r.memcached),
                 m(r.redis),
                 r.throughput_ratio.map_or("—".into(), |x| format!("{x:.2}")),

@@ -689,8 +689,8 @@ impl Connection {
         &self.cfg
     }
 
-    /// Lower the payload per packet (e.g. to the board's MTU); only between
-    /// operations.
+    /// Set the payload per packet (to the board's MTU, e.g. 8916 with jumbo
+    /// frames); only between operations.
     pub fn set_mtu(&mut self, mtu: usize) -> Result<(), ClioError> {
         if self.active > 0 {
             return Err(ClioError::InvalidArgument {
