@@ -56,6 +56,9 @@ pub struct Answer {
     /// Cycle the request got a card slot and its record was handed to the EDM host engine
     /// (after `submitted` when all the card's slots were busy).
     pub issued: u64,
+    /// The card's own answer to a packet it refused ([`refusal_answer`]): no EDM
+    /// message carried it, and it is answered in the cycle it was submitted.
+    pub refusal: bool,
 }
 
 /// Counters of the translators and memory-node front ends (bad input is counted, never fatal).
@@ -163,6 +166,19 @@ pub fn unpack_answer(bytes: &[u8], record: bool, seq: u32) -> Unpacked {
         _ => {}
     }
     u
+}
+
+/// The header-only Clio answer a card makes itself to `packet`, which the mapping
+/// refused with `e` ([`map::emit_refusal`]: `TOO_LARGE` for a READ past
+/// [`map::MAX_READ`] or a packet past a record, `UNSUPPORTED` under a NACK opcode
+/// for a byte that is no request opcode); `None` for a packet shorter than a Clio
+/// header. The translator RTL (`rtl/edm_clio_card.sv`) answers the same, byte for
+/// byte (`tb/cosim`).
+pub fn refusal_answer(packet: &[u8], e: &Refusal) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; clio_wire::clio::HEADER_LEN];
+    let n = map::emit_refusal(packet, map::refuse_code(e), &mut out)?;
+    out.truncate(n);
+    Some(out)
 }
 
 /// The EDM requests a card makes to carry one Clio request packet ([`plan`]).
@@ -316,18 +332,31 @@ impl<N: MemoryNode> ClioFabric<N> {
     }
 
     /// Hand one Clio request packet to card `card`'s translator. A packet the
-    /// mapping refuses is returned with the field at fault (the card answers it
-    /// itself, or counts it, and carries nothing).
+    /// mapping refuses is returned with the field at fault: the card counts it,
+    /// carries nothing and answers it itself ([`refusal_answer`], delivered at once
+    /// with [`Answer::refusal`] set) unless it is shorter than a Clio header.
     pub fn submit(&mut self, card: usize, packet: &[u8]) -> Result<(), Refusal> {
         let total = packet
             .get(field::TOTAL_LEN)
             .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let op = packet.get(field::OPCODE).copied().unwrap_or(0);
+        let now = self.now();
         if let Err(e) = map::carriage(op, total, packet.len()) {
             self.card_counters[card].refused += 1;
+            if let Some(a) = refusal_answer(packet, &e) {
+                self.answers.push(Answer {
+                    card,
+                    packet: a,
+                    submitted: now,
+                    answered: now,
+                    read: false,
+                    record_sent: now,
+                    issued: now,
+                    refusal: true,
+                });
+            }
             return Err(e);
         }
-        let now = self.now();
         let c = &mut self.cards[card];
         if c.waiting.len() >= self.cfg.max_waiting {
             return Err(clio_wire::Error::new(
@@ -545,6 +574,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                 read,
                 record_sent: f.record_sent,
                 issued: f.issued,
+                refusal: false,
             });
         }
         if !u.ok {
