@@ -24,8 +24,14 @@
 // memory nodes), the slots' staging records at STAGE_WORD, their READ answers
 // at ANSWER_WORD (8192 words a slot). The host's ext port is shared: the
 // request stage's writes first, the return stage reads otherwise.
-// A refused packet (edm_clio_req) is counted (cnt_refused) and answered with
-// nothing: the SDK's request times out (the emulated card answers some itself).
+// A refused packet (edm_clio_req) is counted (cnt_refused) and, unless it is
+// shorter than a Clio header, answered here as edm-clio's model answers it
+// (clio_wire::edm_clio::emit_refusal): a header-only Clio answer on the C2H
+// stream, between the return stage's frames, with status TOO_LARGE (a READ past
+// EC_MAX_READ, a packet past a record) or NACK/UNSUPPORTED (no request opcode),
+// the request's ids echoed and the CRC32C computed a word per cycle. The H2C
+// stream is held while such an answer is pending (it reads the request stage's
+// copy of the header).
 // ready: out of reset (STATUS.READY of the card).
 module edm_clio_card #(
     parameter AW = 18,
@@ -107,16 +113,20 @@ always_ff @(posedge clk) begin
 end
 
 // ---- request stage
+wire          rq_tready;
+assign s_axis_tready = rq_tready && !rf_pend_reg;
 wire          rq_we;
 wire [AW-1:0] rq_addr;
 wire [63:0]   rq_wdata;
 reg           free_valid;
 reg  [SB-1:0] free_slot;
 wire          refuse_valid;
-/* verilator lint_off UNUSEDSIGNAL */
 wire [2:0]    refuse_code;
+/* verilator lint_off UNUSEDSIGNAL */
 wire [15:0]   refuse_len;
+wire [8*CLIO_HEADER_LEN-1:0] refuse_hdr;  // bytes 16..23 (va) and 40..55 (key, ack, crc) are not echoed
 /* verilator lint_on UNUSEDSIGNAL */
+reg           rf_pend_reg = 1'b0;         // a refusal answer to send: H2C held
 wire [NS-1:0] slot_busy, slot_read;
 wire [32*NS-1:0] slot_seq;
 wire [16*NS-1:0] slot_demand;
@@ -132,9 +142,9 @@ edm_clio_req #(
     .dst(dst),
     .s_axis_tdata(s_axis_tdata),
     .s_axis_tkeep(s_axis_tkeep),
-    .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tvalid(s_axis_tvalid && !rf_pend_reg),
     .s_axis_tlast(s_axis_tlast),
-    .s_axis_tready(s_axis_tready),
+    .s_axis_tready(rq_tready),
     .mem_we(rq_we),
     .mem_addr(rq_addr),
     .mem_wdata(rq_wdata),
@@ -155,6 +165,7 @@ edm_clio_req #(
     .refuse_valid(refuse_valid),
     .refuse_code(refuse_code),
     .refuse_len(refuse_len),
+    .refuse_hdr(refuse_hdr),
     .slot_busy(slot_busy),
     .slot_seq(slot_seq),
     .slot_read(slot_read),
@@ -171,6 +182,10 @@ reg  [SB-1:0] ch_slot_reg = '0;
 reg           ch_read_reg = 1'b0;   // it is a READ's answer chain
 wire          ch_busy, ch_mem_en, ch_done, ch_ok, ch_frees;
 wire [AW-1:0] ch_addr;
+wire [63:0]   ch_tdata;
+wire [7:0]    ch_tkeep;
+wire          ch_tvalid, ch_tlast;
+wire          rf_out;               // the C2H stream carries a refusal answer
 
 edm_clio_chain #(
     .AW(AW)
@@ -187,15 +202,91 @@ edm_clio_chain #(
     .mem_gnt(!rq_we),
     .mem_addr(ch_addr),
     .mem_rdata(ext_rdata),
-    .m_axis_tdata(m_axis_tdata),
-    .m_axis_tkeep(m_axis_tkeep),
-    .m_axis_tvalid(m_axis_tvalid),
-    .m_axis_tlast(m_axis_tlast),
-    .m_axis_tready(m_axis_tready),
+    .m_axis_tdata(ch_tdata),
+    .m_axis_tkeep(ch_tkeep),
+    .m_axis_tvalid(ch_tvalid),
+    .m_axis_tlast(ch_tlast),
+    .m_axis_tready(m_axis_tready && !rf_out),
     .done(ch_done),
     .done_ok(ch_ok),
     .done_frees(ch_frees)
 );
+
+// ---- the card's own answer to a refused packet (clio_wire::edm_clio::emit_refusal)
+localparam int HW = CLIO_HEADER_LEN / 8;    // words of a Clio header
+
+// CRC32C (reflected, as host-sdk/wire/src/crc.rs) of one word, byte 0 first.
+function automatic [31:0] crc_word(input [31:0] c, input [63:0] d);
+    integer k;
+    crc_word = c;
+    for (k = 0; k < 64; k = k + 1) begin
+        crc_word = (crc_word[0] ^ d[k]) ? ((crc_word >> 1) ^ CLIO_CRC32C_POLY_REFLECTED) : (crc_word >> 1);
+    end
+endfunction
+
+reg [7:0]  rf_status_reg = 8'd0;
+reg [2:0]  rf_idx_reg = 3'd0;       // word of the answer (CRC, then sending)
+reg        rf_send_reg = 1'b0;      // the CRC is done: send
+reg        rf_own_reg = 1'b0;       // the C2H stream is ours (until the last word)
+reg        ch_mid_reg = 1'b0;       // the return stage is within a frame on C2H
+reg [31:0] rf_crc_reg = 32'hffffffff;
+
+wire [7:0] rf_req_op = refuse_hdr[15:8];
+wire [7:0] rf_op = (rf_req_op >= 8'(CLIO_OP_FIRST) && rf_req_op <= 8'(CLIO_OP_LAST))
+    ? (rf_req_op | 8'(CLIO_RESPONSE_BIT)) : 8'(CLIO_OP_NACK);
+wire [31:0] rf_crc = ~rf_crc_reg;
+// Word i of the answer (byte 0 in bits 7:0; fields big-endian); the CRC field is 0
+// while the CRC is computed.
+reg [63:0] rf_word;
+always_comb begin
+    case (rf_idx_reg)
+        3'd0: rf_word = {refuse_hdr[63:32], rf_status_reg, 8'd0, rf_op, 8'(CLIO_VERSION)};  // pid echoed
+        3'd1: rf_word = refuse_hdr[127:64];                         // req_id, retry_of
+        3'd3: rf_word = {refuse_hdr[255:224], 32'd0};               // offset; total_len 0
+        3'd4: rf_word = {refuse_hdr[319:272], 16'd0};               // session, epoch; payload_len 0
+        3'd6: rf_word = rf_send_reg ? {rf_crc[7:0], rf_crc[15:8], rf_crc[23:16], rf_crc[31:24], 32'd0} : 64'd0;
+        default: rf_word = 64'd0;                                   // va, key, ack
+    endcase
+end
+// Between the return stage's frames, and never taking back a beat it already offers.
+wire rf_go = rf_send_reg && !rf_own_reg && !ch_mid_reg && !ch_tvalid;
+assign rf_out = rf_own_reg || rf_go;
+assign m_axis_tdata = rf_out ? rf_word : ch_tdata;
+assign m_axis_tkeep = rf_out ? 8'hff : ch_tkeep;
+assign m_axis_tvalid = rf_out ? 1'b1 : ch_tvalid;
+assign m_axis_tlast = rf_out ? rf_idx_reg == 3'(HW - 1) : ch_tlast;
+
+always_ff @(posedge clk) begin
+    if (ch_tvalid && m_axis_tready && !rf_out) begin
+        ch_mid_reg <= !ch_tlast;
+    end
+    if (refuse_valid && refuse_code != 3'(REFUSE_SHORT)) begin
+        rf_pend_reg <= 1'b1;
+        rf_status_reg <= 8'(refuse_code == 3'(REFUSE_OPCODE) ? EC_STATUS_OPCODE : EC_STATUS_TOO_LARGE);
+        rf_idx_reg <= 3'd0;
+        rf_crc_reg <= 32'hffffffff;
+    end else if (rf_pend_reg && !rf_send_reg) begin
+        rf_crc_reg <= crc_word(rf_crc_reg, rf_word);
+        rf_idx_reg <= (rf_idx_reg == 3'(HW - 1)) ? 3'd0 : rf_idx_reg + 3'd1;
+        rf_send_reg <= rf_idx_reg == 3'(HW - 1);
+    end else if (rf_out && m_axis_tready) begin
+        rf_own_reg <= rf_idx_reg != 3'(HW - 1);
+        rf_idx_reg <= rf_idx_reg + 3'd1;
+        if (rf_idx_reg == 3'(HW - 1)) begin
+            rf_pend_reg <= 1'b0;
+            rf_send_reg <= 1'b0;
+        end
+    end else if (rf_go) begin
+        rf_own_reg <= 1'b1;
+    end
+    if (rst) begin
+        rf_pend_reg <= 1'b0;
+        rf_send_reg <= 1'b0;
+        rf_own_reg <= 1'b0;
+        ch_mid_reg <= 1'b0;
+        rf_idx_reg <= 3'd0;
+    end
+end
 
 assign ext_en = rq_we || ch_mem_en;
 assign ext_we = rq_we;

@@ -5,8 +5,14 @@
 //! fixed rule (the bench's node answers by the same rule), and the answers the model
 //! delivers to the card.
 //!
+//! The trace starts with one packet of each refusal kind (a runt, a packet past a
+//! record, an unknown opcode, a response opcode, a READ past `MAX_READ`), then COUNT
+//! random packets.
+//!
 //! `edm-clio-cosim COUNT SEED OUT [clio]`: lines `P <hex>` (the packets, in H2C order),
-//! then `A <hex>` (each answer the model delivered, in delivery order), then
+//! then `A <hex>` (each answer the model delivered, in delivery order, the card's own
+//! answers to refused packets included), then `R <field> <hex>` (each leading refused
+//! packet's field at fault and the card's answer to it, `-` for none), then
 //! `K <refused> <carried> <timeouts> <bad records>`.
 
 use std::io::Write;
@@ -91,6 +97,27 @@ fn main() -> Result<(), String> {
     let mut f = ClioFabric::new(ClioFabricConfig::new(1, 1), vec![node])?;
     let mut refused = 0;
     let mut lines = Vec::new();
+    let mut refusals = Vec::new();
+    // One packet of each refusal kind: (length, opcode, total_len).
+    for (len, op, total) in [
+        (20, 4, 0),
+        (map::MAX_RECORD_PACKET + 12, 4, 8),
+        (HEADER_LEN + 8, 0x7e, 8),
+        (HEADER_LEN, 0x83, 64),
+        (HEADER_LEN, 3, map::MAX_READ + 1),
+    ] {
+        let mut p: Vec<u8> = (0..len.max(HEADER_LEN)).map(|_| rng.next() as u8).collect();
+        p[field::OPCODE] = op;
+        p[field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
+        p.truncate(len);
+        let e = f
+            .submit(0, &p)
+            .expect_err("every leading packet is one the card refuses");
+        refused += 1;
+        let answer = edm_clio::refusal_answer(&p, &e).map_or("-".to_string(), |a| hex(&a));
+        refusals.push(format!("R {} {answer}", e.field));
+        lines.push(format!("P {}", hex(&p)));
+    }
     for _ in 0..count {
         let len = HEADER_LEN
             + match rng.below(4) {
@@ -122,6 +149,7 @@ fn main() -> Result<(), String> {
     for a in f.take_answers() {
         lines.push(format!("A {}", hex(&a.packet)));
     }
+    lines.extend(refusals);
     let c = f.counters;
     lines.push(format!(
         "K {refused} {} {} {}",

@@ -16,7 +16,7 @@ from collections import Counter, deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm_clio_tb import keep_bytes, load_cosim as load, stream_beats, vectors
+from edm_clio_tb import keep_bytes, check_refusals, load_cosim as load, stream_beats, vectors
 from tb_base import rng as seeded, start
 
 HEADER_LEN = 56
@@ -130,6 +130,7 @@ async def matches_the_model(dut):
                                                              "overflow")}
     assert node == {"records": want_carried, "bad": 0, "stray": 0, "timeouts": unanswered, "dropped": 0,
                     "overflow": 0}, f"node counters {node} ({want_carried} carried, {unanswered} unanswered)"
+    refusals = check_refusals(vectors("EDM_CLIO_PATH", "edm-clio-cosim"), frames)
     missing = Counter(want) - Counter(frames)
     extra = Counter(frames) - Counter(want)
     assert not missing and not extra, (
@@ -138,6 +139,7 @@ async def matches_the_model(dut):
     )
     dut._log.info(
         "edm_clio path: %d packets (%d refused, %d carried through the node's RTL front end, %d closed by "
-        "its answer timeout), %d answers matched the model (%d stale READ answers read again) in %d cycles",
-        len(pkts), refused, want_carried, unanswered, len(frames), int(dut.card_bad.value), cycle,
+        "its answer timeout), %d answers matched the model (the card's own answers to the %d leading refused "
+        "packets byte for byte; %d stale READ answers read again) in %d cycles",
+        len(pkts), refused, want_carried, unanswered, len(frames), refusals, int(dut.card_bad.value), cycle,
     )
