@@ -18,7 +18,8 @@
 //                   answer taken, a NULL RRES, or TIMEOUT cycles without an
 //                   answer: a dead link never wedges the card), reading a
 //                   READ's answer again when an older chain came back (the
-//                   node had not answered yet when the RREQ reached it), and
+//                   node had not answered yet when the RREQ reached it) after
+//                   a bounded back-off (REREAD_BACKOFF, doubling), and
 //                   counters.
 // Host memory layout (64-bit words): the inbox at 0 (EC_INBOX_BASE, written by
 // memory nodes), the slots' staging records at STAGE_WORD, their READ answers
@@ -37,7 +38,12 @@ module edm_clio_card #(
     parameter AW = 18,
     parameter [AW-1:0] STAGE_WORD = AW'(65536),
     parameter [AW-1:0] ANSWER_WORD = AW'(131072),
-    parameter [31:0] TIMEOUT = 32'd2000000
+    parameter [31:0] TIMEOUT = 32'd2000000,
+    // A READ whose RREQ found an older chain reads again after REREAD_BACKOFF
+    // cycles, doubling with each re-read of the request up to REREAD_BACKOFF_MAX
+    // (edm-clio's ClioFabricConfig::reread_backoff, _max; 0: at once).
+    parameter [15:0] REREAD_BACKOFF = 16'd64,
+    parameter [15:0] REREAD_BACKOFF_MAX = 16'd1024
 ) (
     input  wire          clk,
     input  wire          rst,
@@ -160,8 +166,8 @@ edm_clio_req #(
     .wcomp_tag(wcomp_tag),
     .free_valid(free_valid),
     .free_slot(free_slot),
-    .reread_valid(ch_done && ch_read_reg && !ch_frees),
-    .reread_slot(ch_slot_reg),
+    .reread_valid(rr_go_reg != '0),
+    .reread_slot(lowest(rr_go_reg)),
     .refuse_valid(refuse_valid),
     .refuse_code(refuse_code),
     .refuse_len(refuse_len),
@@ -300,6 +306,20 @@ reg [12:0] acc_mem [0:NS-1];      // words of the inbox slot written since the l
 reg [NS-1:0] free_pend_reg = '0;
 reg        ch_run_reg = 1'b0;     // the return stage works on ch_slot_reg
 reg [31:0] age_mem [0:NS-1];
+// Re-reads of a READ's answer after an older chain came back: waiting, due, the
+// cycles left, and how many so far (the back-off doubles with each).
+reg [NS-1:0] rr_wait_reg = '0;
+reg [NS-1:0] rr_go_reg = '0;
+reg [15:0]   rr_left_mem [0:NS-1];
+reg [3:0]    rr_n_mem [0:NS-1];
+
+// The wait before a re-read when n were made already: REREAD_BACKOFF << n, at most _MAX.
+function automatic [15:0] backoff(input [3:0] n);
+    reg [31:0] w;
+    w = {16'd0, REREAD_BACKOFF} << n;
+    backoff = (w > {16'd0, REREAD_BACKOFF_MAX}) ? REREAD_BACKOFF_MAX : w[15:0];
+endfunction
+wire stale = ch_done && ch_read_reg && !ch_frees;
 reg [NS-1:0] busy_last_reg = '0;
 
 wire [SB-1:0] rc_slot = rcomp_tag[SB-1:0];
@@ -340,7 +360,17 @@ always_ff @(posedge clk) begin
     end
     for (i = 0; i < NS; i = i + 1) begin
         // a newly taken slot: no answer yet, its clock starts
+        if (rr_wait_reg[i]) begin
+            rr_left_mem[i] <= rr_left_mem[i] - 16'd1;
+            if (rr_left_mem[i] <= 16'd1) begin
+                rr_wait_reg[i] <= 1'b0;
+                rr_go_reg[i] <= 1'b1;
+            end
+        end
         if (slot_busy[i] && !busy_last_reg[i]) begin
+            rr_n_mem[i] <= 4'd0;
+            rr_wait_reg[i] <= 1'b0;
+            rr_go_reg[i] <= 1'b0;
             age_mem[i] <= 32'd0;
             rd_ans_reg[i] <= 1'b0;
             rec_ans_reg[i] <= 1'b0;
@@ -349,6 +379,8 @@ always_ff @(posedge clk) begin
             age_mem[i] <= age_mem[i] + 32'd1;
             if (age_mem[i] >= TIMEOUT && !(ch_run_reg && ch_slot_reg == SB'(i))) begin
                 free_pend_reg[i] <= 1'b1;
+                rr_wait_reg[i] <= 1'b0;
+                rr_go_reg[i] <= 1'b0;
                 rd_ans_reg[i] <= 1'b0;
                 rec_ans_reg[i] <= 1'b0;
                 cnt_timeouts <= cnt_timeouts + 32'd1;
@@ -386,6 +418,18 @@ always_ff @(posedge clk) begin
             acc_mem[ans_slot] <= 13'd0;
         end
     end
+    if (rr_go_reg != '0) begin
+        rr_go_reg[lowest(rr_go_reg)] <= 1'b0;
+    end
+    if (stale) begin
+        rr_n_mem[ch_slot_reg] <= (rr_n_mem[ch_slot_reg] == 4'hf) ? 4'hf : rr_n_mem[ch_slot_reg] + 4'd1;
+        if (backoff(rr_n_mem[ch_slot_reg]) == 16'd0) begin
+            rr_go_reg[ch_slot_reg] <= 1'b1;
+        end else begin
+            rr_wait_reg[ch_slot_reg] <= 1'b1;
+            rr_left_mem[ch_slot_reg] <= backoff(rr_n_mem[ch_slot_reg]);
+        end
+    end
     if (ch_done) begin
         ch_run_reg <= 1'b0;
         if (ch_frees) begin
@@ -404,6 +448,8 @@ always_ff @(posedge clk) begin
         free_pend_reg <= '0;
         ch_run_reg <= 1'b0;
         busy_last_reg <= '0;
+        rr_wait_reg <= '0;
+        rr_go_reg <= '0;
         cnt_refused <= 32'd0;
         cnt_timeouts <= 32'd0;
         cnt_bad <= 32'd0;

@@ -46,7 +46,7 @@ def keep_bytes(tdata, tkeep, what="a beat"):
 
 def load_cosim(path):
     """An `edm-clio-cosim` trace: the packets (P), the model's answers (A) and its
-    counters (K: refused, carried, timeouts, bad)."""
+    counters (K: refused, carried, timeouts, bad, READ answers read again)."""
     pkts, answers, k = [], [], None
     with open(path) as f:
         for line in f:

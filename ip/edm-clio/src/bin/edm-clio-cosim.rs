@@ -9,11 +9,14 @@
 //! record, an unknown opcode, a response opcode, a READ past `MAX_READ`), then COUNT
 //! random packets.
 //!
-//! `edm-clio-cosim COUNT SEED OUT [clio]`: lines `P <hex>` (the packets, in H2C order),
+//! `backoff=CYCLES` sets the card's first re-read wait (`reread_backoff`; the bench's
+//! `REREAD_BACKOFF` must be the same).
+//!
+//! `edm-clio-cosim COUNT SEED OUT [clio] [backoff=CYCLES]`: lines `P <hex>` (the packets, in H2C order),
 //! then `A <hex>` (each answer the model delivered, in delivery order, the card's own
 //! answers to refused packets included), then `R <field> <hex>` (each leading refused
 //! packet's field at fault and the card's answer to it, `-` for none), then
-//! `K <refused> <carried> <timeouts> <bad records>`.
+//! `K <refused> <carried> <timeouts> <bad records> <READ answers read again>`.
 
 use std::io::Write;
 
@@ -81,10 +84,21 @@ fn respond(p: &[u8], clio: bool) -> Vec<Vec<u8>> {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 && !(args.len() == 5 && args[4] == "clio") {
-        return Err("usage: edm-clio-cosim COUNT SEED OUT [clio]".into());
+    let usage = "usage: edm-clio-cosim COUNT SEED OUT [clio] [backoff=CYCLES]";
+    if args.len() < 4 {
+        return Err(usage.into());
     }
-    let clio = args.len() == 5;
+    let mut clio = false;
+    let mut cfg = ClioFabricConfig::new(1, 1);
+    for a in &args[4..] {
+        match a.split_once('=') {
+            None if a == "clio" => clio = true,
+            Some(("backoff", v)) => {
+                cfg.reread_backoff = v.parse().map_err(|e| format!("backoff: {e}"))?;
+            }
+            _ => return Err(format!("{a}: {usage}")),
+        }
+    }
     let count: usize = args[1].parse().map_err(|e| format!("COUNT: {e}"))?;
     let seed: u64 = args[2].parse().map_err(|e| format!("SEED: {e}"))?;
     let mut out = std::fs::File::create(&args[3]).map_err(|e| format!("{}: {e}", args[3]))?;
@@ -94,7 +108,7 @@ fn main() -> Result<(), String> {
             out(&a);
         }
     };
-    let mut f = ClioFabric::new(ClioFabricConfig::new(1, 1), vec![node])?;
+    let mut f = ClioFabric::new(cfg, vec![node])?;
     let mut refused = 0;
     let mut lines = Vec::new();
     let mut refusals = Vec::new();
@@ -152,8 +166,8 @@ fn main() -> Result<(), String> {
     lines.extend(refusals);
     let c = f.counters;
     lines.push(format!(
-        "K {refused} {} {} {}",
-        c.carried, c.timeouts, c.bad_records
+        "K {refused} {} {} {} {}",
+        c.carried, c.timeouts, c.bad_records, c.rereads
     ));
     for l in lines {
         writeln!(out, "{l}").map_err(|e| e.to_string())?;

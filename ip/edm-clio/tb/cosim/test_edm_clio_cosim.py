@@ -60,7 +60,7 @@ def record(seq, body):
 
 @cocotb.test()
 async def matches_the_model(dut):
-    pkts, want, (want_refused, want_carried, want_timeouts, _bad) = load(vectors("EDM_CLIO_COSIM", "edm-clio-cosim"))
+    pkts, want, (want_refused, want_carried, want_timeouts, _bad, want_rereads) = load(vectors("EDM_CLIO_COSIM", "edm-clio-cosim"))
     rng = seeded()
     await start(dut, idle=("h2c_tvalid", "h2c_tlast", "h2c_tdata", "h2c_tkeep", "c2h_tready",
                            "n_req_valid", "n_req_addr", "n_req_len", "n_req_local", "n_req_tag"), cycles=4)
@@ -168,6 +168,7 @@ async def matches_the_model(dut):
     )
     dut._log.info(
         "edm_clio cosim: %d packets (%d refused, %d carried), %d answers matched the model (the card's own "
-        "answers to the %d leading refused packets byte for byte; %d stale READ answers read again) in %d cycles",
-        len(pkts), refused, want_carried, len(frames), refusals, int(dut.card_bad.value), cycle,
+        "answers to the %d leading refused packets byte for byte; %d stale READ answers read again, "
+        "the model %d) in %d cycles",
+        len(pkts), refused, want_carried, len(frames), refusals, int(dut.card_bad.value), want_rereads, cycle,
     )
