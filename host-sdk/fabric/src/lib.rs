@@ -22,9 +22,7 @@ use std::time::Duration;
 
 use clio_config::BoardConfig;
 use clio_emu::Board;
-use clio_wire::clio::HEADER_LEN;
 use clio_wire::xdma::{reg, status};
-use clio_wire::{Header, Packet, Status};
 use clio_xdma::FileCard;
 use edm_clio::edm_fabric::Dir;
 use edm_clio::{ClioFabric, ClioFabricConfig, MemoryNode};
@@ -143,25 +141,6 @@ impl Drop for Rack {
     }
 }
 
-/// An answer the card makes itself for a request it refuses but can still name:
-/// the request's header with `status`, no payload.
-fn refusal_answer(packet: &[u8], status: Status) -> Option<Vec<u8>> {
-    let p = Packet::new_checked(packet).ok()?;
-    let h = Header::parse_verified(&p).ok()?;
-    let r = Header {
-        opcode: h.opcode.response()?,
-        status,
-        payload_len: 0,
-        key: 0,
-        ack: 0,
-        ..h
-    };
-    let mut b = vec![0u8; HEADER_LEN];
-    let n = r.emit_with_payload(&mut b, &[]).ok()?;
-    b.truncate(n);
-    Some(b)
-}
-
 /// Cycles the rack steps the fabric per round before looking at the rings again.
 const ROUND_CYCLES: u64 = 20_000;
 
@@ -181,18 +160,12 @@ fn serve(
         let mut refused: Vec<String> = Vec::new();
         for (i, card) in cards.iter_mut().enumerate() {
             let served = card
-                .serve_once(&mut |pkt: &[u8], emit: &mut dyn FnMut(&[u8])| {
+                .serve_once(&mut |pkt: &[u8], _emit: &mut dyn FnMut(&[u8])| {
                     taken += 1;
+                    // A refused packet is counted; the translator's own answer to it
+                    // (`edm_clio::refusal_answer`) comes with the others below.
                     if let Err(e) = fabric.submit(i, pkt) {
                         refused.push(e.field.to_string());
-                        let status = if e.field == "clio.total_len" {
-                            Status::TooLarge
-                        } else {
-                            Status::Malformed
-                        };
-                        if let Some(a) = refusal_answer(pkt, status) {
-                            emit(&a);
-                        }
                     }
                 })
                 .map_err(|e| format!("card {i}: {e}"))?;
@@ -240,7 +213,7 @@ fn serve(
                     None => st.refused.push((f, 1)),
                 }
             }
-            for a in &answers {
+            for a in answers.iter().filter(|a| !a.refusal) {
                 st.latencies.push((a.read, a.answered - a.submitted));
             }
             st.answers += answers.len() as u64;

@@ -1,7 +1,8 @@
 //! Bad input at an emulated U200 card: a corrupted and a truncated H2C slot, an
 //! over-long packet, a ring overflow and an unknown Clio opcode. Each is refused
-//! with the field (or register) named, and the card keeps serving: a fresh
-//! session afterwards writes and reads back.
+//! with the field (or register) named (the card also answers the unknown opcode
+//! itself), and the card keeps serving: a fresh session afterwards writes and
+//! reads back.
 
 use std::time::Duration;
 
@@ -11,7 +12,7 @@ use clio_fabric::{Rack, RackOptions};
 use clio_wire::clio::HEADER_LEN;
 use clio_wire::payload::perms;
 use clio_wire::xdma::reg;
-use clio_wire::{Header, Opcode};
+use clio_wire::{Header, Opcode, Packet, Status};
 use clio_xdma::{XdmaDevice, XdmaError, XdmaLink};
 
 fn card_still_serves(rack: &Rack) {
@@ -88,6 +89,18 @@ fn bad_slots_packets_and_indices_are_refused_and_the_card_keeps_serving() {
     p[clio_wire::clio::field::OPCODE] = 0x7e;
     link.send(&p).unwrap();
     link.send(&p[..20]).unwrap();
+    // The unknown opcode is answered by the card itself, as a Clio board answers
+    // one: a NACK with status UNSUPPORTED naming the request (the runt names none).
+    let mut buf = [0u8; 256];
+    let n = link
+        .recv(&mut buf, Duration::from_secs(5))
+        .unwrap()
+        .expect("the card answers the unknown opcode");
+    let a = Header::parse_verified(&Packet::new_checked(&buf[..n]).unwrap()).unwrap();
+    assert_eq!(
+        (a.opcode, a.status, a.pid, a.req_id, a.payload_len),
+        (Opcode::Nack, Status::Unsupported, 1, 7, 0)
+    );
     let mut refused = Vec::new();
     for _ in 0..400 {
         refused = rack.stats().refused;

@@ -32,7 +32,7 @@
 //! (e.g. a late duplicate the board drops) still gets an empty chain, which frees
 //! the slot. All integers are little-endian.
 
-use crate::clio::{Opcode, HEADER_LEN};
+use crate::clio::{Header, Opcode, Packet, Status, HEADER_LEN};
 use crate::{Error, ErrorKind, Result};
 
 /// Slots per (card, memory node) pair: requests a card keeps in flight to one node.
@@ -168,6 +168,58 @@ pub fn refuse_code(e: &Error) -> u8 {
         "xdma.slot.len" => refuse::PACKET_LEN,
         _ => refuse::SHORT,
     }
+}
+
+/// The status of the answer a card makes itself to a packet it refuses with `code`
+/// ([`refuse`]; [`emit_refusal`]): `TOO_LARGE` for a READ past [`MAX_READ`] or a packet
+/// past a record ([`MAX_RECORD_PACKET`]) — retrying cannot help, split it — and
+/// `UNSUPPORTED` for a byte that is no request opcode (as a Clio board answers one).
+/// `None` for a packet shorter than a Clio header: it names no request to answer
+/// (a Clio board drops such a runt too); the card only counts it.
+pub const fn refusal_status(code: u8) -> Option<Status> {
+    match code {
+        refuse::READ_LEN | refuse::PACKET_LEN => Some(Status::TooLarge),
+        refuse::OPCODE => Some(Status::Unsupported),
+        _ => None,
+    }
+}
+
+/// The header-only Clio answer a card writes into its C2H ring for a packet it
+/// refuses with `code` ([`carriage`], [`refuse_code`]), so that the host gets the
+/// status ([`refusal_status`]) instead of a timeout. It is what a Clio board
+/// answers to a request it cannot serve: version [`crate::clio::VERSION`], the request's opcode
+/// with the response bit ([`Opcode::Nack`] for a byte that is no request opcode),
+/// flags 0, the status, `pid`, `req_id`, `retry_of`, `offset`, `session` and
+/// `epoch` echoed, `va`, `total_len`, `payload_len`, `key` and `ack` 0 (so the
+/// answer itself always parses), the CRC filled in. The request's own CRC is not
+/// checked (the card checks no CRC of what it carries either): an answer naming
+/// a corrupted header's ids is a stray the host drops. Written into `out` (at
+/// least [`HEADER_LEN`] bytes); returns its length, or `None` when there is
+/// nothing to answer (a runt, or `out` too short).
+pub fn emit_refusal(packet: &[u8], code: u8, out: &mut [u8]) -> Option<usize> {
+    let status = refusal_status(code)?;
+    let p = Packet::new_unchecked(packet.get(..HEADER_LEN)?);
+    let opcode = Opcode::try_from(p.opcode_raw())
+        .ok()
+        .and_then(Opcode::response)
+        .unwrap_or(Opcode::Nack);
+    let h = Header {
+        opcode,
+        flags: 0,
+        status,
+        pid: p.pid(),
+        req_id: p.req_id(),
+        retry_of: p.retry_of(),
+        va: 0,
+        total_len: 0,
+        offset: p.offset(),
+        payload_len: 0,
+        session: p.session(),
+        epoch: p.epoch(),
+        key: 0,
+        ack: 0,
+    };
+    h.emit_with_payload(out, &[]).ok()
 }
 
 /// A record in an inbox: a Clio request packet, or an answer chain, tagged with the
@@ -346,9 +398,26 @@ pub fn sv_constants() -> std::string::String {
         ("EC_INBOX_SLOT_BYTES", INBOX_SLOT_BYTES),
         ("EC_OUTBOX_BASE", OUTBOX_BASE),
         ("EC_OUTBOX_SLOT_BYTES", OUTBOX_SLOT_BYTES),
+        // The card's own answer to a refused packet (emit_refusal).
+        ("CLIO_VERSION", crate::clio::VERSION as u64),
+        ("CLIO_OP_NACK", Opcode::Nack as u8 as u64),
+        ("CLIO_RESPONSE_BIT", crate::clio::RESPONSE_BIT as u64),
+        (
+            "EC_STATUS_TOO_LARGE",
+            refusal_status(refuse::READ_LEN).map_or(0, Status::raw) as u64,
+        ),
+        (
+            "EC_STATUS_OPCODE",
+            refusal_status(refuse::OPCODE).map_or(0, Status::raw) as u64,
+        ),
     ] {
         let _ = writeln!(s, "    localparam int {name:<22} = {v};");
     }
+    let _ = writeln!(
+        s,
+        "    localparam logic [31:0] CLIO_CRC32C_POLY_REFLECTED = 32'h{:08x};",
+        crate::crc::POLY
+    );
     s
 }
 
@@ -392,6 +461,36 @@ mod tests {
         assert!(read_demand(MAX_READ) <= u16::MAX as u32);
         assert!(read_demand(64 * 1024) > u16::MAX as u32);
         assert!(outbox_addr(MAX_PEERS - 1, SLOTS - 1) + OUTBOX_SLOT_BYTES == MAILBOX_BYTES);
+    }
+
+    #[test]
+    fn refusal_answers_name_the_request_and_parse() {
+        let h = Header::request(Opcode::Read, 7, 42, 0x1000, MAX_READ + 1).with_session(
+            3,
+            9,
+            0xdead_beef,
+        );
+        let mut req = [0u8; HEADER_LEN];
+        h.emit_with_payload(&mut req, &[]).unwrap();
+        let e = carriage(req[crate::clio::field::OPCODE], MAX_READ + 1, HEADER_LEN).unwrap_err();
+        let mut out = [0u8; HEADER_LEN];
+        let n = emit_refusal(&req, refuse_code(&e), &mut out).unwrap();
+        let a = Header::parse_verified(&Packet::new_checked(&out[..n]).unwrap()).unwrap();
+        assert_eq!(
+            (a.opcode, a.status, a.pid, a.req_id, a.session, a.epoch, a.key, a.va),
+            (Opcode::ReadResp, Status::TooLarge, 7, 42, 3, 9, 0, 0)
+        );
+        // An opcode that is no request: NACK, UNSUPPORTED.
+        req[crate::clio::field::OPCODE] = 0x7e;
+        let n = emit_refusal(&req, refuse::OPCODE, &mut out).unwrap();
+        let a = Header::parse_verified(&Packet::new_checked(&out[..n]).unwrap()).unwrap();
+        assert_eq!(
+            (a.opcode, a.status, a.req_id),
+            (Opcode::Nack, Status::Unsupported, 42)
+        );
+        // A runt names no request.
+        assert_eq!(emit_refusal(&req[..20], refuse::SHORT, &mut out), None);
+        assert_eq!(emit_refusal(&req[..20], refuse::OPCODE, &mut out), None);
     }
 
     #[test]

@@ -18,20 +18,32 @@
 //                   answer taken, a NULL RRES, or TIMEOUT cycles without an
 //                   answer: a dead link never wedges the card), reading a
 //                   READ's answer again when an older chain came back (the
-//                   node had not answered yet when the RREQ reached it), and
+//                   node had not answered yet when the RREQ reached it) after
+//                   a bounded back-off (REREAD_BACKOFF, doubling), and
 //                   counters.
 // Host memory layout (64-bit words): the inbox at 0 (EC_INBOX_BASE, written by
 // memory nodes), the slots' staging records at STAGE_WORD, their READ answers
 // at ANSWER_WORD (8192 words a slot). The host's ext port is shared: the
 // request stage's writes first, the return stage reads otherwise.
-// A refused packet (edm_clio_req) is counted (cnt_refused) and answered with
-// nothing: the SDK's request times out (the emulated card answers some itself).
+// A refused packet (edm_clio_req) is counted (cnt_refused) and, unless it is
+// shorter than a Clio header, answered here as edm-clio's model answers it
+// (clio_wire::edm_clio::emit_refusal): a header-only Clio answer on the C2H
+// stream, between the return stage's frames, with status TOO_LARGE (a READ past
+// EC_MAX_READ, a packet past a record) or NACK/UNSUPPORTED (no request opcode),
+// the request's ids echoed and the CRC32C computed a word per cycle. The H2C
+// stream is held while such an answer is pending (it reads the request stage's
+// copy of the header).
 // ready: out of reset (STATUS.READY of the card).
 module edm_clio_card #(
     parameter AW = 18,
     parameter [AW-1:0] STAGE_WORD = AW'(65536),
     parameter [AW-1:0] ANSWER_WORD = AW'(131072),
-    parameter [31:0] TIMEOUT = 32'd2000000
+    parameter [31:0] TIMEOUT = 32'd2000000,
+    // A READ whose RREQ found an older chain reads again after REREAD_BACKOFF
+    // cycles, doubling with each re-read of the request up to REREAD_BACKOFF_MAX
+    // (edm-clio's ClioFabricConfig::reread_backoff, _max; 0: at once).
+    parameter [15:0] REREAD_BACKOFF = 16'd64,
+    parameter [15:0] REREAD_BACKOFF_MAX = 16'd1024
 ) (
     input  wire          clk,
     input  wire          rst,
@@ -107,16 +119,20 @@ always_ff @(posedge clk) begin
 end
 
 // ---- request stage
+wire          rq_tready;
+assign s_axis_tready = rq_tready && !rf_pend_reg;
 wire          rq_we;
 wire [AW-1:0] rq_addr;
 wire [63:0]   rq_wdata;
 reg           free_valid;
 reg  [SB-1:0] free_slot;
 wire          refuse_valid;
-/* verilator lint_off UNUSEDSIGNAL */
 wire [2:0]    refuse_code;
+/* verilator lint_off UNUSEDSIGNAL */
 wire [15:0]   refuse_len;
+wire [8*CLIO_HEADER_LEN-1:0] refuse_hdr;  // bytes 16..23 (va) and 40..55 (key, ack, crc) are not echoed
 /* verilator lint_on UNUSEDSIGNAL */
+reg           rf_pend_reg = 1'b0;         // a refusal answer to send: H2C held
 wire [NS-1:0] slot_busy, slot_read;
 wire [32*NS-1:0] slot_seq;
 wire [16*NS-1:0] slot_demand;
@@ -132,9 +148,9 @@ edm_clio_req #(
     .dst(dst),
     .s_axis_tdata(s_axis_tdata),
     .s_axis_tkeep(s_axis_tkeep),
-    .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tvalid(s_axis_tvalid && !rf_pend_reg),
     .s_axis_tlast(s_axis_tlast),
-    .s_axis_tready(s_axis_tready),
+    .s_axis_tready(rq_tready),
     .mem_we(rq_we),
     .mem_addr(rq_addr),
     .mem_wdata(rq_wdata),
@@ -150,11 +166,12 @@ edm_clio_req #(
     .wcomp_tag(wcomp_tag),
     .free_valid(free_valid),
     .free_slot(free_slot),
-    .reread_valid(ch_done && ch_read_reg && !ch_frees),
-    .reread_slot(ch_slot_reg),
+    .reread_valid(rr_go_reg != '0),
+    .reread_slot(lowest(rr_go_reg)),
     .refuse_valid(refuse_valid),
     .refuse_code(refuse_code),
     .refuse_len(refuse_len),
+    .refuse_hdr(refuse_hdr),
     .slot_busy(slot_busy),
     .slot_seq(slot_seq),
     .slot_read(slot_read),
@@ -171,6 +188,10 @@ reg  [SB-1:0] ch_slot_reg = '0;
 reg           ch_read_reg = 1'b0;   // it is a READ's answer chain
 wire          ch_busy, ch_mem_en, ch_done, ch_ok, ch_frees;
 wire [AW-1:0] ch_addr;
+wire [63:0]   ch_tdata;
+wire [7:0]    ch_tkeep;
+wire          ch_tvalid, ch_tlast;
+wire          rf_out;               // the C2H stream carries a refusal answer
 
 edm_clio_chain #(
     .AW(AW)
@@ -187,15 +208,91 @@ edm_clio_chain #(
     .mem_gnt(!rq_we),
     .mem_addr(ch_addr),
     .mem_rdata(ext_rdata),
-    .m_axis_tdata(m_axis_tdata),
-    .m_axis_tkeep(m_axis_tkeep),
-    .m_axis_tvalid(m_axis_tvalid),
-    .m_axis_tlast(m_axis_tlast),
-    .m_axis_tready(m_axis_tready),
+    .m_axis_tdata(ch_tdata),
+    .m_axis_tkeep(ch_tkeep),
+    .m_axis_tvalid(ch_tvalid),
+    .m_axis_tlast(ch_tlast),
+    .m_axis_tready(m_axis_tready && !rf_out),
     .done(ch_done),
     .done_ok(ch_ok),
     .done_frees(ch_frees)
 );
+
+// ---- the card's own answer to a refused packet (clio_wire::edm_clio::emit_refusal)
+localparam int HW = CLIO_HEADER_LEN / 8;    // words of a Clio header
+
+// CRC32C (reflected, as host-sdk/wire/src/crc.rs) of one word, byte 0 first.
+function automatic [31:0] crc_word(input [31:0] c, input [63:0] d);
+    integer k;
+    crc_word = c;
+    for (k = 0; k < 64; k = k + 1) begin
+        crc_word = (crc_word[0] ^ d[k]) ? ((crc_word >> 1) ^ CLIO_CRC32C_POLY_REFLECTED) : (crc_word >> 1);
+    end
+endfunction
+
+reg [7:0]  rf_status_reg = 8'd0;
+reg [2:0]  rf_idx_reg = 3'd0;       // word of the answer (CRC, then sending)
+reg        rf_send_reg = 1'b0;      // the CRC is done: send
+reg        rf_own_reg = 1'b0;       // the C2H stream is ours (until the last word)
+reg        ch_mid_reg = 1'b0;       // the return stage is within a frame on C2H
+reg [31:0] rf_crc_reg = 32'hffffffff;
+
+wire [7:0] rf_req_op = refuse_hdr[15:8];
+wire [7:0] rf_op = (rf_req_op >= 8'(CLIO_OP_FIRST) && rf_req_op <= 8'(CLIO_OP_LAST))
+    ? (rf_req_op | 8'(CLIO_RESPONSE_BIT)) : 8'(CLIO_OP_NACK);
+wire [31:0] rf_crc = ~rf_crc_reg;
+// Word i of the answer (byte 0 in bits 7:0; fields big-endian); the CRC field is 0
+// while the CRC is computed.
+reg [63:0] rf_word;
+always_comb begin
+    case (rf_idx_reg)
+        3'd0: rf_word = {refuse_hdr[63:32], rf_status_reg, 8'd0, rf_op, 8'(CLIO_VERSION)};  // pid echoed
+        3'd1: rf_word = refuse_hdr[127:64];                         // req_id, retry_of
+        3'd3: rf_word = {refuse_hdr[255:224], 32'd0};               // offset; total_len 0
+        3'd4: rf_word = {refuse_hdr[319:272], 16'd0};               // session, epoch; payload_len 0
+        3'd6: rf_word = rf_send_reg ? {rf_crc[7:0], rf_crc[15:8], rf_crc[23:16], rf_crc[31:24], 32'd0} : 64'd0;
+        default: rf_word = 64'd0;                                   // va, key, ack
+    endcase
+end
+// Between the return stage's frames, and never taking back a beat it already offers.
+wire rf_go = rf_send_reg && !rf_own_reg && !ch_mid_reg && !ch_tvalid;
+assign rf_out = rf_own_reg || rf_go;
+assign m_axis_tdata = rf_out ? rf_word : ch_tdata;
+assign m_axis_tkeep = rf_out ? 8'hff : ch_tkeep;
+assign m_axis_tvalid = rf_out ? 1'b1 : ch_tvalid;
+assign m_axis_tlast = rf_out ? rf_idx_reg == 3'(HW - 1) : ch_tlast;
+
+always_ff @(posedge clk) begin
+    if (ch_tvalid && m_axis_tready && !rf_out) begin
+        ch_mid_reg <= !ch_tlast;
+    end
+    if (refuse_valid && refuse_code != 3'(REFUSE_SHORT)) begin
+        rf_pend_reg <= 1'b1;
+        rf_status_reg <= 8'(refuse_code == 3'(REFUSE_OPCODE) ? EC_STATUS_OPCODE : EC_STATUS_TOO_LARGE);
+        rf_idx_reg <= 3'd0;
+        rf_crc_reg <= 32'hffffffff;
+    end else if (rf_pend_reg && !rf_send_reg) begin
+        rf_crc_reg <= crc_word(rf_crc_reg, rf_word);
+        rf_idx_reg <= (rf_idx_reg == 3'(HW - 1)) ? 3'd0 : rf_idx_reg + 3'd1;
+        rf_send_reg <= rf_idx_reg == 3'(HW - 1);
+    end else if (rf_out && m_axis_tready) begin
+        rf_own_reg <= rf_idx_reg != 3'(HW - 1);
+        rf_idx_reg <= rf_idx_reg + 3'd1;
+        if (rf_idx_reg == 3'(HW - 1)) begin
+            rf_pend_reg <= 1'b0;
+            rf_send_reg <= 1'b0;
+        end
+    end else if (rf_go) begin
+        rf_own_reg <= 1'b1;
+    end
+    if (rst) begin
+        rf_pend_reg <= 1'b0;
+        rf_send_reg <= 1'b0;
+        rf_own_reg <= 1'b0;
+        ch_mid_reg <= 1'b0;
+        rf_idx_reg <= 3'd0;
+    end
+end
 
 assign ext_en = rq_we || ch_mem_en;
 assign ext_we = rq_we;
@@ -209,6 +306,20 @@ reg [12:0] acc_mem [0:NS-1];      // words of the inbox slot written since the l
 reg [NS-1:0] free_pend_reg = '0;
 reg        ch_run_reg = 1'b0;     // the return stage works on ch_slot_reg
 reg [31:0] age_mem [0:NS-1];
+// Re-reads of a READ's answer after an older chain came back: waiting, due, the
+// cycles left, and how many so far (the back-off doubles with each).
+reg [NS-1:0] rr_wait_reg = '0;
+reg [NS-1:0] rr_go_reg = '0;
+reg [15:0]   rr_left_mem [0:NS-1];
+reg [3:0]    rr_n_mem [0:NS-1];
+
+// The wait before a re-read when n were made already: REREAD_BACKOFF << n, at most _MAX.
+function automatic [15:0] backoff(input [3:0] n);
+    reg [31:0] w;
+    w = {16'd0, REREAD_BACKOFF} << n;
+    backoff = (w > {16'd0, REREAD_BACKOFF_MAX}) ? REREAD_BACKOFF_MAX : w[15:0];
+endfunction
+wire stale = ch_done && ch_read_reg && !ch_frees;
 reg [NS-1:0] busy_last_reg = '0;
 
 wire [SB-1:0] rc_slot = rcomp_tag[SB-1:0];
@@ -249,7 +360,17 @@ always_ff @(posedge clk) begin
     end
     for (i = 0; i < NS; i = i + 1) begin
         // a newly taken slot: no answer yet, its clock starts
+        if (rr_wait_reg[i]) begin
+            rr_left_mem[i] <= rr_left_mem[i] - 16'd1;
+            if (rr_left_mem[i] <= 16'd1) begin
+                rr_wait_reg[i] <= 1'b0;
+                rr_go_reg[i] <= 1'b1;
+            end
+        end
         if (slot_busy[i] && !busy_last_reg[i]) begin
+            rr_n_mem[i] <= 4'd0;
+            rr_wait_reg[i] <= 1'b0;
+            rr_go_reg[i] <= 1'b0;
             age_mem[i] <= 32'd0;
             rd_ans_reg[i] <= 1'b0;
             rec_ans_reg[i] <= 1'b0;
@@ -258,6 +379,8 @@ always_ff @(posedge clk) begin
             age_mem[i] <= age_mem[i] + 32'd1;
             if (age_mem[i] >= TIMEOUT && !(ch_run_reg && ch_slot_reg == SB'(i))) begin
                 free_pend_reg[i] <= 1'b1;
+                rr_wait_reg[i] <= 1'b0;
+                rr_go_reg[i] <= 1'b0;
                 rd_ans_reg[i] <= 1'b0;
                 rec_ans_reg[i] <= 1'b0;
                 cnt_timeouts <= cnt_timeouts + 32'd1;
@@ -295,6 +418,18 @@ always_ff @(posedge clk) begin
             acc_mem[ans_slot] <= 13'd0;
         end
     end
+    if (rr_go_reg != '0) begin
+        rr_go_reg[lowest(rr_go_reg)] <= 1'b0;
+    end
+    if (stale) begin
+        rr_n_mem[ch_slot_reg] <= (rr_n_mem[ch_slot_reg] == 4'hf) ? 4'hf : rr_n_mem[ch_slot_reg] + 4'd1;
+        if (backoff(rr_n_mem[ch_slot_reg]) == 16'd0) begin
+            rr_go_reg[ch_slot_reg] <= 1'b1;
+        end else begin
+            rr_wait_reg[ch_slot_reg] <= 1'b1;
+            rr_left_mem[ch_slot_reg] <= backoff(rr_n_mem[ch_slot_reg]);
+        end
+    end
     if (ch_done) begin
         ch_run_reg <= 1'b0;
         if (ch_frees) begin
@@ -313,6 +448,8 @@ always_ff @(posedge clk) begin
         free_pend_reg <= '0;
         ch_run_reg <= 1'b0;
         busy_last_reg <= '0;
+        rr_wait_reg <= '0;
+        rr_go_reg <= '0;
         cnt_refused <= 32'd0;
         cnt_timeouts <= 32'd0;
         cnt_bad <= 32'd0;

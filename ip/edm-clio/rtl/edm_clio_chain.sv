@@ -24,10 +24,10 @@
 // register. Memory port: mem_en / mem_addr (64-bit words) are combinational and
 // sampled at the next clock edge if mem_gnt (a shared port; else the stage asks
 // again), the word is on mem_rdata in the cycle after
-// (edm_host_engine's ext port). One word is in flight at a time, so the stage
-// moves a word every two cycles: 1.5625 GB/s at the U200 EDM port's
-// 390.625 MHz TX clock, half one 25G EDM link's 3.125 GB/s (widening it is
-// future work; correctness first).
+// (edm_host_engine's ext port). The reads are pipelined: a word is asked for in
+// every cycle the byte buffer (32 bytes) has room for it and the one already in
+// flight, so the stage moves a word per cycle (3.125 GB/s at the U200 EDM port's
+// 390.625 MHz TX clock, one 25G EDM link) while C2H takes a beat per cycle.
 // Checked answer by answer against the model (tb/chain, `edm-clio-chain-vectors`).
 module edm_clio_chain #(
     parameter AW = 16
@@ -71,8 +71,8 @@ typedef enum logic [2:0] {
 } state_t;
 
 state_t      st_reg = S_IDLE;
-reg [127:0]  bb_reg = 128'd0;      // bytes read and not consumed, byte 0 in bits 7:0
-reg [4:0]    bc_reg = 5'd0;        // how many (0..16)
+reg [255:0]  bb_reg = 256'd0;      // bytes read and not consumed, byte 0 in bits 7:0
+reg [5:0]    bc_reg = 6'd0;        // how many (0..32)
 reg          rd_pend_reg = 1'b0;   // a word was asked for; it is on mem_rdata now
 reg [AW-1:0] next_reg = {AW{1'b0}};
 reg [13:0]   fetched_reg = 14'd0;  // words asked for
@@ -84,7 +84,9 @@ reg [31:0]   seq_reg = 32'd0;
 assign busy = st_reg != S_IDLE || rd_pend_reg;
 
 wire active = st_reg != S_IDLE;
-assign mem_en = active && !rd_pend_reg && fetched_reg < limit_reg && bc_reg <= 5'd8;
+// Room for this word and the one in flight even if nothing is taken meanwhile.
+assign mem_en = active && fetched_reg < limit_reg
+    && bc_reg + (rd_pend_reg ? 6'd8 : 6'd0) <= 6'd24;
 assign mem_addr = next_reg;
 
 wire out_free = !m_axis_tvalid || m_axis_tready;
@@ -99,7 +101,7 @@ always_comb begin
     fin_ok = 1'b0;
     fin_frees = 1'b0;
     case (st_reg)
-        S_HDR: if (bc_reg >= 5'd8) begin
+        S_HDR: if (bc_reg >= 6'd8) begin
             take = 4'd8;
             if (bb_reg[31:16] != 16'd0 || bb_reg[15:0] > 16'(EC_MAX_RECORD_PACKET)
                     || {1'b0, bb_reg[15:0]} + 17'(EC_RECORD_HEADER) > rem_reg) begin
@@ -108,7 +110,7 @@ always_comb begin
         end
         S_SEQ: if (rem_reg < 17'd6) begin
             fin = 1'b1;
-        end else if (bc_reg >= 5'd4) begin
+        end else if (bc_reg >= 6'd4) begin
             take = 4'd4;
             fin = bb_reg[31:0] != seq_reg;
         end
@@ -119,7 +121,7 @@ always_comb begin
         end else if (rem_reg == 17'd1) begin
             fin = 1'b1;
             fin_frees = 1'b1;
-        end else if (bc_reg >= 5'd2) begin
+        end else if (bc_reg >= 6'd2) begin
             take = 4'd2;
             if (bb_reg[15:0] == 16'd0) begin
                 fin = 1'b1;
@@ -130,15 +132,15 @@ always_comb begin
                 fin_frees = 1'b1;
             end
         end
-        S_DATA: if (bc_reg >= {1'b0, data_n} && out_free) begin
+        S_DATA: if (bc_reg >= {2'b0, data_n} && out_free) begin
             take = data_n;
         end
         default: ;
     endcase
 end
 
-wire [127:0] bb_taken = bb_reg >> {take, 3'b000};
-wire [4:0]   bc_taken = bc_reg - {1'b0, take};
+wire [255:0] bb_taken = bb_reg >> {take, 3'b000};
+wire [5:0]   bc_taken = bc_reg - {2'b0, take};
 // 64-bit mask of the first data_n bytes.
 wire [63:0]  data_mask = (data_n == 4'd8) ? {64{1'b1}} : ((64'd1 << {data_n, 3'b000}) - 64'd1);
 
@@ -153,8 +155,8 @@ always_ff @(posedge clk) begin
     end
     rd_pend_reg <= mem_en && mem_gnt;
     if (rd_pend_reg && active) begin
-        bb_reg <= bb_taken | ({64'd0, mem_rdata} << {bc_taken, 3'b000});
-        bc_reg <= bc_taken + 5'd8;
+        bb_reg <= bb_taken | ({192'd0, mem_rdata} << {bc_taken, 3'b000});
+        bc_reg <= bc_taken + 6'd8;
     end else begin
         bb_reg <= bb_taken;
         bc_reg <= bc_taken;
@@ -170,8 +172,8 @@ always_ff @(posedge clk) begin
             limit_reg <= start_record ? 14'd1 : 14'((start_bytes + 17'd7) >> 3);
             rem_reg <= start_bytes;
             seq_reg <= start_seq;
-            bb_reg <= 128'd0;
-            bc_reg <= 5'd0;
+            bb_reg <= 256'd0;
+            bc_reg <= 6'd0;
         end
         S_HDR: if (take != 4'd0 && !fin) begin
             rem_reg <= {1'b0, bb_reg[15:0]};
@@ -209,7 +211,7 @@ always_ff @(posedge clk) begin
     if (rst) begin
         st_reg <= S_IDLE;
         rd_pend_reg <= 1'b0;
-        bc_reg <= 5'd0;
+        bc_reg <= 6'd0;
         m_axis_tvalid <= 1'b0;
         m_axis_tlast <= 1'b0;
         m_axis_tdata <= 64'd0;

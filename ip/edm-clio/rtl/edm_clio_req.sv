@@ -10,8 +10,8 @@
 //    staging record in the card's EDM memory (word STAGE_WORD + slot * 512,
 //    packet from the record's second word, bytes past tkeep zeroed), while
 //    edm_clio_xlate classifies it.
-//  - A refused packet (refuse_valid, with the code and length) takes no slot and
-//    sends nothing. Otherwise the record header `len u16 | 0 u16 | seq u32`
+//  - A refused packet (refuse_valid, with the code, length and header bytes)
+//    takes no slot and sends nothing. Otherwise the record header `len u16 | 0 u16 | seq u32`
 //    (seq counting carried packets from 1) is written and the slot's WREQ is
 //    posted: the record to the memory node dst, at inbox_addr(node_id, slot),
 //    from the staging record. Lengths are rounded up to 8 bytes (the EDM host
@@ -71,6 +71,7 @@ module edm_clio_req #(
     output reg           refuse_valid,
     output reg  [2:0]    refuse_code,
     output reg  [15:0]   refuse_len,
+    output reg  [8*edm_pkg::CLIO_HEADER_LEN-1:0] refuse_hdr,  // the packet's first CLIO_HEADER_LEN bytes (kept until the next packet's)
 
     output wire [edm_pkg::EC_SLOTS-1:0] slot_busy,
     output wire [32*edm_pkg::EC_SLOTS-1:0] slot_seq,
@@ -210,6 +211,9 @@ always_ff @(posedge clk) begin
         end
         IN_RECV: if (beat) begin
             beat_reg <= (beat_reg == 10'h3ff) ? beat_reg : beat_reg + 10'd1;
+            if (beat_reg < 10'(CLIO_HEADER_LEN / 8)) begin
+                refuse_hdr[64*beat_reg[2:0] +: 64] <= s_axis_tdata & keep_mask(s_axis_tkeep);
+            end
             if (s_axis_tlast) begin
                 in_reg <= IN_CLASS;
             end
@@ -259,6 +263,7 @@ always_ff @(posedge clk) begin
         refuse_valid <= 1'b0;
         refuse_code <= 3'd0;
         refuse_len <= 16'd0;
+        refuse_hdr <= '0;
     end
 end
 

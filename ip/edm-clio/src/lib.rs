@@ -56,6 +56,9 @@ pub struct Answer {
     /// Cycle the request got a card slot and its record was handed to the EDM host engine
     /// (after `submitted` when all the card's slots were busy).
     pub issued: u64,
+    /// The card's own answer to a packet it refused ([`refusal_answer`]): no EDM
+    /// message carried it, and it is answered in the cycle it was submitted.
+    pub refusal: bool,
 }
 
 /// Counters of the translators and memory-node front ends (bad input is counted, never fatal).
@@ -96,6 +99,8 @@ enum Stage {
     Reading,
     /// Waiting for the answer chain's WREQ.
     Awaiting,
+    /// A READ whose RREQ found an older chain, waiting until `reread_at` to read again.
+    Backoff,
 }
 
 #[derive(Debug, Clone)]
@@ -106,6 +111,10 @@ struct InFlight {
     issued: u64,
     record_sent: u64,
     stage: Stage,
+    /// READ answers read again so far (the back-off doubles with each).
+    rereads: u32,
+    /// When a READ in [`Stage::Backoff`] reads again.
+    reread_at: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -165,6 +174,19 @@ pub fn unpack_answer(bytes: &[u8], record: bool, seq: u32) -> Unpacked {
     u
 }
 
+/// The header-only Clio answer a card makes itself to `packet`, which the mapping
+/// refused with `e` ([`map::emit_refusal`]: `TOO_LARGE` for a READ past
+/// [`map::MAX_READ`] or a packet past a record, `UNSUPPORTED` under a NACK opcode
+/// for a byte that is no request opcode); `None` for a packet shorter than a Clio
+/// header. The translator RTL (`rtl/edm_clio_card.sv`) answers the same, byte for
+/// byte (`tb/cosim`).
+pub fn refusal_answer(packet: &[u8], e: &Refusal) -> Option<Vec<u8>> {
+    let mut out = vec![0u8; clio_wire::clio::HEADER_LEN];
+    let n = map::emit_refusal(packet, map::refuse_code(e), &mut out)?;
+    out.truncate(n);
+    Some(out)
+}
+
 /// The EDM requests a card makes to carry one Clio request packet ([`plan`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Carry {
@@ -213,6 +235,13 @@ pub struct ClioFabricConfig {
     pub slot_timeout: u64,
     /// Requests a card queues while its slots are busy; more are refused.
     pub max_waiting: usize,
+    /// Cycles a card waits before reading a READ's answer again after its RREQ found
+    /// an older chain (the RREQ overtook the node's answer), doubling with each
+    /// re-read of the same request up to [`ClioFabricConfig::reread_backoff_max`];
+    /// 0 reads again at once. The RTL card's `REREAD_BACKOFF`.
+    pub reread_backoff: u64,
+    /// The longest wait between two reads of the same answer (`REREAD_BACKOFF_MAX`).
+    pub reread_backoff_max: u64,
 }
 
 impl ClioFabricConfig {
@@ -226,8 +255,24 @@ impl ClioFabricConfig {
             fabric,
             slot_timeout: 2_000_000,
             max_waiting: 1024,
+            reread_backoff: REREAD_BACKOFF,
+            reread_backoff_max: REREAD_BACKOFF_MAX,
         }
     }
+}
+
+/// Default first wait before a READ's answer is read again, in cycles: about one
+/// RREQ round trip of a 64 B READ's chain (64 cycles unloaded, `README.md`), so a
+/// node that answers within that time costs one more RREQ.
+pub const REREAD_BACKOFF: u64 = 64;
+/// Default longest wait between two reads of the same answer, in cycles.
+pub const REREAD_BACKOFF_MAX: u64 = 1024;
+
+/// The wait before the `n`-th re-read (from 1) of one READ's answer: `first`
+/// doubling with each, at most `max`.
+pub fn reread_wait(first: u64, max: u64, n: u32) -> u64 {
+    let k = n.saturating_sub(1).min(63);
+    first.saturating_mul(1u64 << k).min(max)
 }
 
 /// Why a card refuses a packet: the field at fault.
@@ -316,18 +361,31 @@ impl<N: MemoryNode> ClioFabric<N> {
     }
 
     /// Hand one Clio request packet to card `card`'s translator. A packet the
-    /// mapping refuses is returned with the field at fault (the card answers it
-    /// itself, or counts it, and carries nothing).
+    /// mapping refuses is returned with the field at fault: the card counts it,
+    /// carries nothing and answers it itself ([`refusal_answer`], delivered at once
+    /// with [`Answer::refusal`] set) unless it is shorter than a Clio header.
     pub fn submit(&mut self, card: usize, packet: &[u8]) -> Result<(), Refusal> {
         let total = packet
             .get(field::TOTAL_LEN)
             .map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
         let op = packet.get(field::OPCODE).copied().unwrap_or(0);
+        let now = self.now();
         if let Err(e) = map::carriage(op, total, packet.len()) {
             self.card_counters[card].refused += 1;
+            if let Some(a) = refusal_answer(packet, &e) {
+                self.answers.push(Answer {
+                    card,
+                    packet: a,
+                    submitted: now,
+                    answered: now,
+                    read: false,
+                    record_sent: now,
+                    issued: now,
+                    refusal: true,
+                });
+            }
             return Err(e);
         }
-        let now = self.now();
         let c = &mut self.cards[card];
         if c.waiting.len() >= self.cfg.max_waiting {
             return Err(clio_wire::Error::new(
@@ -404,6 +462,8 @@ impl<N: MemoryNode> ClioFabric<N> {
                         issued: now,
                         record_sent: 0,
                         stage: Stage::Record,
+                        rereads: 0,
+                        reread_at: 0,
                     });
                     self.counters.carried += 1;
                 }
@@ -480,14 +540,36 @@ impl<N: MemoryNode> ClioFabric<N> {
                 (Stage::Reading, demand) => {
                     self.deliver_chain(card, slot, &comp.result, now, true);
                     // Not the answer yet (the outbox still holds an older chain: the
-                    // node has not answered when the RREQ reached it): read again,
-                    // until it is there or the slot times out.
-                    if let (Some(demand), Some(_)) = (demand, &self.cards[card].slots[slot]) {
+                    // node has not answered when the RREQ reached it): read again
+                    // after a bounded back-off, until it is there or the slot times out.
+                    let (first, max) = (self.cfg.reread_backoff, self.cfg.reread_backoff_max);
+                    if let (Some(demand), Some(s)) = (demand, self.cards[card].slots[slot].as_mut())
+                    {
                         self.counters.rereads += 1;
-                        self.read_answer(card, slot, demand, now);
+                        s.rereads += 1;
+                        let wait = reread_wait(first, max, s.rereads);
+                        if wait == 0 {
+                            self.read_answer(card, slot, demand, now);
+                        } else {
+                            s.stage = Stage::Backoff;
+                            s.reread_at = now + wait;
+                        }
                     }
                 }
-                (Stage::Awaiting, _) => {}
+                (Stage::Awaiting, _) | (Stage::Backoff, _) => {}
+            }
+        }
+        for slot in 0..self.cards[card].slots.len() {
+            if let Some(InFlight {
+                stage: Stage::Backoff,
+                reread_at,
+                demand: Some(demand),
+                ..
+            }) = self.cards[card].slots[slot]
+            {
+                if reread_at <= now {
+                    self.read_answer(card, slot, demand, now);
+                }
             }
         }
         for rec in self.complete_records(card) {
@@ -545,6 +627,7 @@ impl<N: MemoryNode> ClioFabric<N> {
                 read,
                 record_sent: f.record_sent,
                 issued: f.issued,
+                refusal: false,
             });
         }
         if !u.ok {

@@ -46,7 +46,7 @@ def keep_bytes(tdata, tkeep, what="a beat"):
 
 def load_cosim(path):
     """An `edm-clio-cosim` trace: the packets (P), the model's answers (A) and its
-    counters (K: refused, carried, timeouts, bad)."""
+    counters (K: refused, carried, timeouts, bad, READ answers read again)."""
     pkts, answers, k = [], [], None
     with open(path) as f:
         for line in f:
@@ -58,3 +58,27 @@ def load_cosim(path):
             elif op[0] == "K":
                 k = tuple(int(v) for v in op[1:])
     return pkts, answers, k
+
+
+def load_refusals(path):
+    """The leading refused packets of an `edm-clio-cosim` trace (R): (field at fault,
+    the card's own answer or None), one per refusal kind."""
+    with open(path) as f:
+        return [(op[1], None if op[2] == "-" else bytes.fromhex(op[2]))
+                for op in (line.split() for line in f) if op[0] == "R"]
+
+
+def check_refusals(path, frames):
+    """Each refusal kind's answer is among the card's C2H frames, byte for byte (a runt
+    gets none); returns how many were answered."""
+    answered = 0
+    for fld, answer in load_refusals(path):
+        if answer is None:
+            continue
+        assert answer in frames, (
+            f"the card did not answer the packet it refused on {fld} as the model does: "
+            f"want {answer.hex()}, frames of that request id: "
+            f"{[fr.hex() for fr in frames if fr[4:12] == answer[4:12]]}"
+        )
+        answered += 1
+    return answered

@@ -41,7 +41,7 @@ run_bench() {
         echo "FAILED: $name $* (seed $seed)"
         exit 1
     fi
-    grep -h 'matched the' "$work/$name.log" | sed 's/^ *[0-9.]*ns *INFO *//' || true
+    grep -h 'matched the\|cycles per answer word' "$work/$name.log" | sed 's/^ *[0-9.]*ns *INFO *//' || true
 }
 
 (cd "$root" && cargo run -q -p edm-clio --bin edm-clio-vectors -- "$count" "$seed" "$work/vec.txt")

@@ -42,10 +42,12 @@ fn request(read: bool, req_id: u32) -> Vec<u8> {
     b
 }
 
-#[test]
-fn no_answer_lost_when_the_rreq_overtakes_its_record() {
+/// The paper-timing run at about load 0.8 with the card's first re-read wait `backoff`:
+/// the translators' counters and the answers delivered.
+fn overtaking_run(backoff: u64) -> (edm_clio::Counters, usize) {
     let (cards, nodes) = (8, 2);
     let mut cfg = ClioFabricConfig::new(cards, nodes);
+    cfg.reread_backoff = backoff;
     cfg.fabric.switch = cfg.fabric.switch.paper_timing();
     cfg.fabric.switch.grants_first = true;
     cfg.fabric.wire_cycles = edm::load::TABLE1_WIRE_CYCLES;
@@ -74,11 +76,30 @@ fn no_answer_lost_when_the_rreq_overtakes_its_record() {
     }
     assert!(f.run_until_idle(5_000_000), "{f:?}");
     got += f.take_answers().len();
-    // The race happened (the RRES found the outbox's previous chain) and the card read
-    // again instead of waiting for the slot timeout.
-    assert!(f.counters.rereads > 0, "{:?}", f.counters);
-    assert_eq!(f.counters.timeouts, 0, "{:?}", f.counters);
     assert_eq!(got, ops as usize, "{:?}", f.counters);
+    (f.counters, got)
+}
+
+#[test]
+fn no_answer_lost_when_the_rreq_overtakes_its_record() {
+    // At once (the card's behaviour before the back-off) and with the default back-off.
+    for backoff in [0, edm_clio::REREAD_BACKOFF] {
+        let (c, _) = overtaking_run(backoff);
+        // The race happened (the RRES found the outbox's previous chain) and the card
+        // read again instead of waiting for the slot timeout.
+        assert!(c.rereads > 0, "backoff {backoff}: {c:?}");
+        assert_eq!(c.timeouts, 0, "backoff {backoff}: {c:?}");
+    }
+}
+
+#[test]
+fn the_reread_wait_doubles_up_to_its_bound() {
+    let w: Vec<u64> = (1..=7)
+        .map(|n| edm_clio::reread_wait(64, 1024, n))
+        .collect();
+    assert_eq!(w, [64, 128, 256, 512, 1024, 1024, 1024]);
+    assert_eq!(edm_clio::reread_wait(0, 1024, 3), 0);
+    assert_eq!(edm_clio::reread_wait(64, 1024, 200), 1024);
 }
 
 /// The slot timeout counts from the slot being taken: requests that queued at the card

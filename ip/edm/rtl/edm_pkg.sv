@@ -76,6 +76,12 @@ package edm_pkg;
     localparam int EC_INBOX_SLOT_BYTES    = 4096;
     localparam int EC_OUTBOX_BASE         = 524288;
     localparam int EC_OUTBOX_SLOT_BYTES   = 65536;
+    localparam int CLIO_VERSION           = 2;
+    localparam int CLIO_OP_NACK           = 255;
+    localparam int CLIO_RESPONSE_BIT      = 128;
+    localparam int EC_STATUS_TOO_LARGE    = 12;
+    localparam int EC_STATUS_OPCODE       = 8;
+    localparam logic [31:0] CLIO_CRC32C_POLY_REFLECTED = 32'h82f63b78;
 
 endpackage
 /* verilator lint_on UNUSEDPARAM */

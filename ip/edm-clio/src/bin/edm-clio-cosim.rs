@@ -5,9 +5,18 @@
 //! fixed rule (the bench's node answers by the same rule), and the answers the model
 //! delivers to the card.
 //!
-//! `edm-clio-cosim COUNT SEED OUT [clio]`: lines `P <hex>` (the packets, in H2C order),
-//! then `A <hex>` (each answer the model delivered, in delivery order), then
-//! `K <refused> <carried> <timeouts> <bad records>`.
+//! The trace starts with one packet of each refusal kind (a runt, a packet past a
+//! record, an unknown opcode, a response opcode, a READ past `MAX_READ`), then COUNT
+//! random packets.
+//!
+//! `backoff=CYCLES` sets the card's first re-read wait (`reread_backoff`; the bench's
+//! `REREAD_BACKOFF` must be the same).
+//!
+//! `edm-clio-cosim COUNT SEED OUT [clio] [backoff=CYCLES]`: lines `P <hex>` (the packets, in H2C order),
+//! then `A <hex>` (each answer the model delivered, in delivery order, the card's own
+//! answers to refused packets included), then `R <field> <hex>` (each leading refused
+//! packet's field at fault and the card's answer to it, `-` for none), then
+//! `K <refused> <carried> <timeouts> <bad records> <READ answers read again>`.
 
 use std::io::Write;
 
@@ -75,10 +84,21 @@ fn respond(p: &[u8], clio: bool) -> Vec<Vec<u8>> {
 
 fn main() -> Result<(), String> {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() != 4 && !(args.len() == 5 && args[4] == "clio") {
-        return Err("usage: edm-clio-cosim COUNT SEED OUT [clio]".into());
+    let usage = "usage: edm-clio-cosim COUNT SEED OUT [clio] [backoff=CYCLES]";
+    if args.len() < 4 {
+        return Err(usage.into());
     }
-    let clio = args.len() == 5;
+    let mut clio = false;
+    let mut cfg = ClioFabricConfig::new(1, 1);
+    for a in &args[4..] {
+        match a.split_once('=') {
+            None if a == "clio" => clio = true,
+            Some(("backoff", v)) => {
+                cfg.reread_backoff = v.parse().map_err(|e| format!("backoff: {e}"))?;
+            }
+            _ => return Err(format!("{a}: {usage}")),
+        }
+    }
     let count: usize = args[1].parse().map_err(|e| format!("COUNT: {e}"))?;
     let seed: u64 = args[2].parse().map_err(|e| format!("SEED: {e}"))?;
     let mut out = std::fs::File::create(&args[3]).map_err(|e| format!("{}: {e}", args[3]))?;
@@ -88,9 +108,30 @@ fn main() -> Result<(), String> {
             out(&a);
         }
     };
-    let mut f = ClioFabric::new(ClioFabricConfig::new(1, 1), vec![node])?;
+    let mut f = ClioFabric::new(cfg, vec![node])?;
     let mut refused = 0;
     let mut lines = Vec::new();
+    let mut refusals = Vec::new();
+    // One packet of each refusal kind: (length, opcode, total_len).
+    for (len, op, total) in [
+        (20, 4, 0),
+        (map::MAX_RECORD_PACKET + 12, 4, 8),
+        (HEADER_LEN + 8, 0x7e, 8),
+        (HEADER_LEN, 0x83, 64),
+        (HEADER_LEN, 3, map::MAX_READ + 1),
+    ] {
+        let mut p: Vec<u8> = (0..len.max(HEADER_LEN)).map(|_| rng.next() as u8).collect();
+        p[field::OPCODE] = op;
+        p[field::TOTAL_LEN].copy_from_slice(&total.to_be_bytes());
+        p.truncate(len);
+        let e = f
+            .submit(0, &p)
+            .expect_err("every leading packet is one the card refuses");
+        refused += 1;
+        let answer = edm_clio::refusal_answer(&p, &e).map_or("-".to_string(), |a| hex(&a));
+        refusals.push(format!("R {} {answer}", e.field));
+        lines.push(format!("P {}", hex(&p)));
+    }
     for _ in 0..count {
         let len = HEADER_LEN
             + match rng.below(4) {
@@ -122,10 +163,11 @@ fn main() -> Result<(), String> {
     for a in f.take_answers() {
         lines.push(format!("A {}", hex(&a.packet)));
     }
+    lines.extend(refusals);
     let c = f.counters;
     lines.push(format!(
-        "K {refused} {} {} {}",
-        c.carried, c.timeouts, c.bad_records
+        "K {refused} {} {} {} {}",
+        c.carried, c.timeouts, c.bad_records, c.rereads
     ));
     for l in lines {
         writeln!(out, "{l}").map_err(|e| e.to_string())?;

@@ -94,3 +94,54 @@ async def matches_the_model(dut):
         "edm_clio_chain: %d answers (%d bad) and their %d packets matched the model",
         len(vecs), bad, total_packets,
     )
+
+
+@cocotb.test()
+async def one_word_per_cycle(dut):
+    """Throughput of the return stage, measured: a READ's answer chain of 7 answers of
+    568 bytes (a Clio header and 512 bytes of data each, 500 words) with C2H always
+    ready and the memory port always granted; cycles from start to done per word of
+    the chain (the stage's rate; C2H takes at most a beat per cycle)."""
+    await start(dut, idle=("start", "m_axis_tready"), cycles=2, mem_gnt=1)
+    packets = [bytes((7 * i + j) & 0xFF for j in range(56 + 512)) for i in range(7)]
+    seq = 0x1234
+    chain = seq.to_bytes(4, "little")
+    for p in packets:
+        chain += len(p).to_bytes(2, "little") + p
+    chain += b"\0\0"
+    words = (len(chain) + 7) // 8
+    padded = chain.ljust(words * 8, b"\0")
+    for w in range(words):
+        dut.mem[w].value = int.from_bytes(padded[8 * w : 8 * w + 8], "little")
+    await FallingEdge(dut.clk)
+    dut.m_axis_tready.value = 1
+    dut.mem_gnt.value = 1
+    dut.start.value = 1
+    dut.start_record.value = 0
+    dut.start_word.value = 0
+    dut.start_bytes.value = len(chain)
+    dut.start_seq.value = seq
+    await FallingEdge(dut.clk)
+    dut.start.value = 0
+    frames, cur, cycles, beats = [], b"", 1, 0
+    while True:
+        await ReadOnly()
+        if dut.m_axis_tvalid.value and dut.m_axis_tready.value:
+            beats += 1
+            cur += keep_bytes(dut.m_axis_tdata.value, dut.m_axis_tkeep.value, "the chain")
+            if dut.m_axis_tlast.value:
+                frames.append(cur)
+                cur = b""
+        if dut.done.value:
+            break
+        assert cycles < 10 * words, f"no done after {cycles} cycles"
+        await FallingEdge(dut.clk)
+        cycles += 1
+    assert frames == packets, "the frames are not the chain's packets"
+    per_word = cycles / words
+    dut._log.info(
+        "edm_clio_chain throughput: %d words (%d B chain, %d C2H beats) in %d cycles: "
+        "%.3f cycles per answer word", words, len(chain), beats, cycles, per_word,
+    )
+    # One word per cycle, plus a cycle per packet's length prefix and the start.
+    assert per_word <= 1.05, f"{per_word:.3f} cycles per answer word: the reads are not pipelined"

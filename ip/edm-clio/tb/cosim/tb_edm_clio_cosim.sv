@@ -12,6 +12,7 @@ module tb_edm_clio_cosim #(
     parameter LINK = 4,
     parameter MEM_WORDS = 262144,
     parameter AW = $clog2(MEM_WORDS),
+    parameter [15:0] REREAD_BACKOFF = 16'd64,  // the card's first re-read wait (edm-clio-cosim backoff=)
     parameter [31:0] TIMEOUT = 32'd200000
 ) (
     input  wire        clk,

@@ -14,7 +14,7 @@ from collections import Counter
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm_clio_tb import SLOTS, keep_bytes, load_cosim as load, r8, stream_beats, vectors
+from edm_clio_tb import SLOTS, keep_bytes, check_refusals, load_cosim as load, r8, stream_beats, vectors
 from tb_base import rng as seeded, start
 
 HEADER_LEN = 56
@@ -60,7 +60,7 @@ def record(seq, body):
 
 @cocotb.test()
 async def matches_the_model(dut):
-    pkts, want, (want_refused, want_carried, want_timeouts, _bad) = load(vectors("EDM_CLIO_COSIM", "edm-clio-cosim"))
+    pkts, want, (want_refused, want_carried, want_timeouts, _bad, want_rereads) = load(vectors("EDM_CLIO_COSIM", "edm-clio-cosim"))
     rng = seeded()
     await start(dut, idle=("h2c_tvalid", "h2c_tlast", "h2c_tdata", "h2c_tkeep", "c2h_tready",
                            "n_req_valid", "n_req_addr", "n_req_len", "n_req_local", "n_req_tag"), cycles=4)
@@ -159,6 +159,7 @@ async def matches_the_model(dut):
     assert refused == want_refused, f"refused {refused}, model {want_refused}"
     assert timeouts == want_timeouts == 0, f"timeouts {timeouts}, model {want_timeouts}"
     assert int(dut.host_errors.value) == 0, f"EDM host errors {int(dut.host_errors.value)}"
+    refusals = check_refusals(vectors("EDM_CLIO_COSIM", "edm-clio-cosim"), frames)
     missing = Counter(want) - Counter(frames)
     extra = Counter(frames) - Counter(want)
     assert not missing and not extra, (
@@ -166,7 +167,8 @@ async def matches_the_model(dut):
         f"(first {next(iter(missing)).hex()[:40] if missing else None}), {sum(extra.values())} extra"
     )
     dut._log.info(
-        "edm_clio cosim: %d packets (%d refused, %d carried), %d answers matched the model "
-        "(%d stale READ answers read again) in %d cycles",
-        len(pkts), refused, want_carried, len(frames), int(dut.card_bad.value), cycle,
+        "edm_clio cosim: %d packets (%d refused, %d carried), %d answers matched the model (the card's own "
+        "answers to the %d leading refused packets byte for byte; %d stale READ answers read again, "
+        "the model %d) in %d cycles",
+        len(pkts), refused, want_carried, len(frames), refusals, int(dut.card_bad.value), want_rereads, cycle,
     )

@@ -2,7 +2,7 @@
 // tb/path): the card (edm_clio_card, node 0, sending to node 1) with its
 // host-engine wires (c_*), and the sum of both hosts' error counters
 // (host_errors; the node's are n_*). The including module declares clk, rst,
-// AW, TIMEOUT, the H2C/C2H streams, card_ready and the card_* counters.
+// AW, TIMEOUT, REREAD_BACKOFF, the H2C/C2H streams, card_ready and the card_* counters.
 wire          c_req_valid, c_req_ready, c_req_write;
 wire [15:0]   c_req_dst, c_req_len, c_req_tag;
 wire [63:0]   c_req_addr;
@@ -23,7 +23,8 @@ assign host_errors = c_ug + c_ur + c_ux + c_ba + c_br + c_bm + n_ug + n_ur + n_u
 
 edm_clio_card #(
     .AW(AW),
-    .TIMEOUT(TIMEOUT)
+    .TIMEOUT(TIMEOUT),
+    .REREAD_BACKOFF(REREAD_BACKOFF)
 ) card_inst (
     .clk(clk),
     .rst(rst),

@@ -16,7 +16,7 @@ from collections import Counter, deque
 import cocotb
 from cocotb.triggers import FallingEdge, ReadOnly, RisingEdge
 
-from edm_clio_tb import keep_bytes, load_cosim as load, stream_beats, vectors
+from edm_clio_tb import keep_bytes, check_refusals, load_cosim as load, stream_beats, vectors
 from tb_base import rng as seeded, start
 
 HEADER_LEN = 56
@@ -46,7 +46,7 @@ def respond(p):
 
 @cocotb.test()
 async def matches_the_model(dut):
-    pkts, want, (want_refused, want_carried, want_timeouts, _bad) = load(vectors("EDM_CLIO_PATH", "edm-clio-cosim"))
+    pkts, want, (want_refused, want_carried, want_timeouts, _bad, want_rereads) = load(vectors("EDM_CLIO_PATH", "edm-clio-cosim"))
     rng = seeded()
     await start(dut, idle=("h2c_tvalid", "h2c_tlast", "h2c_tdata", "h2c_tkeep", "c2h_tready",
                            "fp_req_tready", "fp_ans_tvalid", "fp_ans_tdata", "fp_ans_tkeep", "fp_ans_tlast"),
@@ -130,6 +130,7 @@ async def matches_the_model(dut):
                                                              "overflow")}
     assert node == {"records": want_carried, "bad": 0, "stray": 0, "timeouts": unanswered, "dropped": 0,
                     "overflow": 0}, f"node counters {node} ({want_carried} carried, {unanswered} unanswered)"
+    refusals = check_refusals(vectors("EDM_CLIO_PATH", "edm-clio-cosim"), frames)
     missing = Counter(want) - Counter(frames)
     extra = Counter(frames) - Counter(want)
     assert not missing and not extra, (
@@ -138,6 +139,8 @@ async def matches_the_model(dut):
     )
     dut._log.info(
         "edm_clio path: %d packets (%d refused, %d carried through the node's RTL front end, %d closed by "
-        "its answer timeout), %d answers matched the model (%d stale READ answers read again) in %d cycles",
-        len(pkts), refused, want_carried, unanswered, len(frames), int(dut.card_bad.value), cycle,
+        "its answer timeout), %d answers matched the model (the card's own answers to the %d leading refused "
+        "packets byte for byte; %d stale READ answers read again, the model %d) in %d cycles",
+        len(pkts), refused, want_carried, unanswered, len(frames), refusals, int(dut.card_bad.value),
+        want_rereads, cycle,
     )
