@@ -65,7 +65,7 @@ pub const EMULATOR_JUMBO: crate::BoardConfig = crate::BoardConfig {
     tlb: crate::Tlb { entries: 64 },
     free_pa_fifo: crate::FreePaFifo { depth: 32 },
     rings: crate::Rings { slot_bytes: 64, rx: crate::Ring { base: 0x4000000, slots: 4096 }, tx: crate::Ring { base: 0x4100000, slots: 4096 } },
-    fastpath: crate::FastPath { clock_mhz: 250, datapath_bits: 512, regs_base: Some(0xa0000000) },
+    fastpath: crate::FastPath { clock_mhz: 250, datapath_bits: 512, regs_base: Some(0xa0000000), read_streams: true },
     network: crate::Network { mac: [2, 193, 16, 0, 0, 1], ipv4: [127, 0, 0, 1], udp_port: 47700, mtu_payload: 8916, ports: 1, port_gbps: 1, port_kind: crate::PortKind::Loopback, clients: 4096, max_response_bytes: 65536, front_end: crate::FrontEnd::Udp },
     dedup: crate::Dedup { buffer_bytes: 49152, entry_bytes: 32 },
     timeouts: crate::Timeouts { request_us: 1000000, rto_min_us: 500, rto_max_us: 100000, retry_budget: 8 },
