@@ -115,13 +115,13 @@ run_bench edm_host_top /dev/null
 # model's (the bench's default EDM_LAT_TOL).
 "$cosim" 3 16 0 "$seed" "$work/cosim-idle.txt" apart
 run_bench edm_fabric "$work/cosim-idle.txt" PORTS=3
-# PORTS REQUESTS FRAMES [SPAN]: a moderate load, then a burst that fills every queue. Under
-# load the RTL is not cycle-equal everywhere yet (README, "Per-message latency"): reported,
-# not checked.
+# PORTS REQUESTS FRAMES [SPAN]: a moderate load, then a burst that fills every queue, each
+# message's latency within 2 % of the model's too (this run's seed, printed above, replays
+# a failure: EDM_SEED=SEED tb/run.sh).
 for cfg in "4 120 30" "6 150 20 60"; do
     set -- $cfg
     "$cosim" "$1" "$2" "$3" "$seed" "$work/cosim-$1.txt" ${4:-}
-    EDM_LAT_TOL=none run_bench edm_fabric "$work/cosim-$1.txt" PORTS="$1"
+    run_bench edm_fabric "$work/cosim-$1.txt" PORTS="$1"
 done
 
 # Synthesis smoke test (the full runs are recorded in README.md).

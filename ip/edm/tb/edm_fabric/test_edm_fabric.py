@@ -321,7 +321,7 @@ async def cosim_against_model(dut):
     dut._log.info("per-message latency: %d of %d within 2 %% of the model; worst %s: RTL %d, model %d cycles (%.1f %%)",
                   within, len(worst), worst[0][1], worst[0][2], worst[0][3], 100 * worst[0][0])
     # Every message within 2 % of the model unless EDM_LAT_TOL says otherwise ("none": report
-    # only; tb/run.sh does so for the loaded runs, where the RTL is not yet cycle-equal).
+    # only, e.g. to list every difference of a run under study).
     tol = os.environ.get("EDM_LAT_TOL", "2")
     if tol != "none":
         over = [w for w in worst if w[0] > float(tol) / 100]
