@@ -421,18 +421,18 @@ impl Host {
 
     /// Blocks of the unit an action will push (0 for none).
     fn action_blocks(&self, a: &Action) -> u64 {
-        let body_blocks = |bytes: usize| bytes.div_ceil(8) as u64;
+        let blocks = |body: usize| clio_wire::edm::message_blocks(body) as u64;
         match a {
             Action::Emit(b) => b.len() as u64,
             Action::Serve(g) => match g.kind {
                 MsgKind::Wreq => match self.table.get(&(g.peer, g.id)) {
                     Some(State::Write { data, sent, .. }) => {
-                        1 + body_blocks(8 + (g.len as usize).min(data.len() - *sent))
+                        blocks(8 + (g.len as usize).min(data.len() - *sent))
                     }
                     _ => 0,
                 },
                 MsgKind::Rres => match self.serve.get(&(g.peer, g.id)) {
-                    Some((data, sent)) => 1 + body_blocks((g.len as usize).min(data.len() - sent)),
+                    Some((data, sent)) => blocks((g.len as usize).min(data.len() - sent)),
                     None => 0,
                 },
                 _ => 0,
