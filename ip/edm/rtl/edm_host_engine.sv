@@ -611,13 +611,14 @@ always @* begin : rmw_order
     reg [DW-1:0] i;
     reg [DW:0] pending;
     pending = d_wr_reg - d_rd_reg;
+    // (a write's staged words start with its address word, d_skip / dr_skip_reg: not data)
     rmw_conflict = dr_active_reg && dr_op_reg && 32'(rn_addr) >= 32'(dr_ptr_reg) &&
-                   32'(rn_addr) < 32'(dr_ptr_reg) + 32'(dr_left_reg);
+                   32'(rn_addr) < 32'(dr_ptr_reg) + 32'(dr_left_reg) - 32'(dr_skip_reg);
     for (k = 0; k < DDEPTH; k = k + 1) begin
         i = d_rd_reg[DW-1:0] + k[DW-1:0];
         if (k < 32'(pending)) begin
             if (d_op[i] == 2'd1 && 32'(rn_addr) >= 32'(d_base[i]) &&
-                    32'(rn_addr) < 32'(d_base[i]) + 32'(d_words[i])) begin
+                    32'(rn_addr) < 32'(d_base[i]) + 32'(d_words[i]) - 32'(d_skip[i])) begin
                 rmw_conflict = 1'b1;
             end
             if (d_op[i] == 2'd2 && d_base[i] == rn_addr) begin

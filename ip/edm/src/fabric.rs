@@ -146,6 +146,8 @@ pub struct Fabric {
     pub taps: Vec<Tap>,
     /// Record taps.
     pub tap: bool,
+    /// Record frame starts (/S/) too, while [`Fabric::tap`] is on.
+    pub tap_frames: bool,
 }
 
 impl Fabric {
@@ -170,6 +172,7 @@ impl Fabric {
             host_rx: vec![Block66::IDLE; n],
             taps: Vec::new(),
             tap: false,
+            tap_frames: false,
         })
     }
 
@@ -226,10 +229,12 @@ impl Fabric {
     }
 
     fn record(&mut self, link: usize, dir: Dir, rx: bool, block: Block66) {
+        let class = block.class();
         if matches!(
-            block.class(),
+            class,
             BlockClass::Ms | BlockClass::Mst | BlockClass::Notify | BlockClass::Grant
-        ) {
+        ) || (self.tap_frames && class == BlockClass::Start)
+        {
             self.taps.push(Tap {
                 cycle: self.now,
                 link,

@@ -10,6 +10,10 @@ use crate::assemble::{encode, Assembler, MemEvent, Message};
 use crate::phy::{MemUnit, RxDemux, TxMux, TxPolicy};
 use crate::timing::Latency;
 
+/// Cycles from a TX job's start (its table and buffer read) to its unit's first block on
+/// the line: a message may take the id a write's last chunk frees in the cycle after.
+const JOB_CYCLES: u64 = 2;
+
 /// Host parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HostConfig {
@@ -175,6 +179,8 @@ enum State {
         addr: u64,
         data: Vec<u8>,
         sent: usize,
+        /// Bytes covered by the grants received so far.
+        granted: usize,
         submitted: u64,
         dequeued: u64,
         first: Option<u64>,
@@ -192,6 +198,11 @@ struct DstIds {
 enum Action {
     Emit(Vec<Block66>),
     Serve(GrantRepr),
+    /// Free a message id (a read's, when its completion is reported).
+    Free(u16, u8),
+    /// Free a write's id when the job of its last chunk (the `Serve` with this key) starts:
+    /// 2 cycles before the unit would start leaving with the TX side free of frames.
+    FreeAtJob(u16, u8, (u64, u64)),
 }
 
 /// One host: TX/RX shims, message stack, local memory, and a frame source/sink.
@@ -216,6 +227,10 @@ pub struct Host {
     /// Memory units pushed into the TX mux and units that started leaving it.
     units_pushed: u64,
     units_started: u64,
+    /// Cycle the unit encoder is free: units pushed into the TX mux are encoded one after
+    /// another (a unit pushed at `t` starts leaving at `max(t, enc_free)` if no frame is in
+    /// the way); a job starts 2 cycles before its unit leaves.
+    enc_free: u64,
     /// Writes whose last chunk is the unit with this push index: they complete when it starts
     /// leaving, which under load is later than its push.
     write_done: VecDeque<(u64, Completion)>,
@@ -247,6 +262,7 @@ impl Host {
             ip_rx_in_frame: false,
             units_pushed: 0,
             units_started: 0,
+            enc_free: 0,
             write_done: VecDeque::new(),
             completions: Vec::new(),
             applied: Vec::new(),
@@ -320,7 +336,7 @@ impl Host {
             && self.actions.is_empty()
             && self.table.is_empty()
             && self.serve.is_empty()
-            && self.tx.is_idle()
+            && self.tx.is_quiet()
             && self.ip_tx.is_empty()
             && self.rx.buffered() == 0
             && self.write_done.is_empty()
@@ -352,15 +368,22 @@ impl Host {
             }
             let a = self.actions.remove(&(at, s)).expect("key just seen");
             match a {
-                Action::Emit(blocks) => self.push_unit(blocks),
+                Action::Emit(blocks) => self.push_unit(now, blocks),
                 Action::Serve(g) => self.serve_grant(now, g),
-            }
-        }
-        if self.tx.encoder_ready() {
-            if let Some(b) = self.ip_tx.pop_front() {
-                let _ = self.tx.push_encoder(b);
-            } else if self.tx.is_idle() {
-                let _ = self.tx.push_encoder(Block66::IDLE);
+                Action::Free(dst, id) => self.free_id(dst, id),
+                Action::FreeAtJob(dst, id, key) => {
+                    // (a job already served has started)
+                    let start = if self.actions.contains_key(&key) {
+                        self.unit_start(key)
+                    } else {
+                        now
+                    };
+                    if start <= now + JOB_CYCLES {
+                        self.free_id(dst, id);
+                    } else {
+                        self.schedule(start - JOB_CYCLES, Action::FreeAtJob(dst, id, key));
+                    }
+                }
             }
         }
         let (b, src) = self.tx.tick();
@@ -376,14 +399,59 @@ impl Host {
                 self.completions.push(c);
             }
         }
+        // The MAC hands the shim its block after the shim's registered output has taken this
+        // cycle's block: a frame block leaves a cycle after it is handed over, as the RTL's.
+        if self.tx.encoder_ready() {
+            if let Some(b) = self.ip_tx.pop_front() {
+                let _ = self.tx.push_encoder(b);
+            } else if self.tx.is_idle() {
+                let _ = self.tx.push_encoder(Block66::IDLE);
+            }
+        }
         b
     }
 
-    fn push_unit(&mut self, blocks: Vec<Block66>) {
+    fn push_unit(&mut self, now: u64, blocks: Vec<Block66>) {
         if !blocks.is_empty() {
             self.units_pushed += 1;
+            self.enc_free = self.enc_free.max(now) + blocks.len() as u64;
         }
         self.tx.push_memory(MemUnit { blocks });
+    }
+
+    /// Blocks of the unit an action will push (0 for none).
+    fn action_blocks(&self, a: &Action) -> u64 {
+        let blocks = |body: usize| clio_wire::edm::message_blocks(body) as u64;
+        match a {
+            Action::Emit(b) => b.len() as u64,
+            Action::Serve(g) => match g.kind {
+                MsgKind::Wreq => match self.table.get(&(g.peer, g.id)) {
+                    Some(State::Write { data, sent, .. }) => {
+                        blocks(8 + (g.len as usize).min(data.len() - *sent))
+                    }
+                    _ => 0,
+                },
+                MsgKind::Rres => match self.serve.get(&(g.peer, g.id)) {
+                    Some((data, sent)) => blocks((g.len as usize).min(data.len() - sent)),
+                    None => 0,
+                },
+                _ => 0,
+            },
+            Action::Free(..) | Action::FreeAtJob(..) => 0,
+        }
+    }
+
+    /// Cycle the unit of the pending action `key` starts leaving, frames aside: after every
+    /// unit pushed or due before it.
+    fn unit_start(&self, key: (u64, u64)) -> u64 {
+        let mut free = self.enc_free;
+        for (&(at, _), a) in self.actions.range(..key) {
+            let n = self.action_blocks(a);
+            if n > 0 {
+                free = free.max(at) + n;
+            }
+        }
+        free.max(key.0)
     }
 
     fn record_decoder(&mut self, b: Block66) {
@@ -528,6 +596,7 @@ impl Host {
                         addr,
                         data,
                         sent: 0,
+                        granted: 0,
                         submitted,
                         dequeued: now,
                         first: None,
@@ -544,6 +613,23 @@ impl Host {
             MemEvent::Grant(g, at) => {
                 let due = at + lat.host_rx_grant + lat.host_grant_queue + lat.host_gen_data;
                 self.schedule(due, Action::Serve(g));
+                let serve_key = (due, self.seq);
+                if g.kind == MsgKind::Wreq {
+                    if let Some(State::Write { data, granted, .. }) =
+                        self.table.get_mut(&(g.peer, g.id))
+                    {
+                        let before = *granted;
+                        *granted = (*granted + g.len as usize).min(data.len());
+                        if before < data.len() && *granted == data.len() {
+                            // The job of the last chunk frees the id (the table entry is
+                            // read then); the next message may leave the cycle after.
+                            self.schedule(
+                                due.saturating_sub(JOB_CYCLES).max(now),
+                                Action::FreeAtJob(g.peer, g.id, serve_key),
+                            );
+                        }
+                    }
+                }
             }
             MemEvent::Notify(..) => self.counters.unexpected += 1,
             MemEvent::Message(m) => match m.header.kind {
@@ -691,7 +777,9 @@ impl Host {
             let (tag, submitted, dequeued, result) =
                 (*tag, *submitted, *dequeued, std::mem::take(data));
             self.table.remove(&key);
-            self.free_id(h.peer, h.id);
+            // The id is free when the completion is reported (`done`, the last block
+            // checked): a message dequeued in that cycle may take it.
+            self.schedule(m.tail + lat - 1, Action::Free(h.peer, h.id));
             self.completions.push(Completion {
                 tag,
                 dst: h.peer,
@@ -718,6 +806,7 @@ impl Host {
                     submitted,
                     dequeued,
                     first,
+                    ..
                 }) = self.table.get_mut(&key)
                 else {
                     self.counters.unknown_grant += 1;
@@ -740,10 +829,10 @@ impl Host {
                 let blocks = encode(&h, &body).expect("valid WREQ");
                 let done = (*tag, *submitted, *dequeued, first.unwrap_or(now));
                 let unit = self.units_pushed;
-                self.push_unit(blocks);
+                self.push_unit(now, blocks);
                 if last {
+                    // (its id was freed when this job started: FreeAtJob)
                     self.table.remove(&key);
-                    self.free_id(g.peer, g.id);
                     // complete when this last chunk starts leaving (set then)
                     self.write_done.push_back((
                         unit,
@@ -779,7 +868,7 @@ impl Host {
                 };
                 let blocks = encode(&h, &data[*sent..*sent + len]).expect("valid RRES");
                 *sent += len;
-                self.push_unit(blocks);
+                self.push_unit(now, blocks);
                 if last {
                     self.serve.remove(&key);
                 }

@@ -109,6 +109,28 @@ impl TxMux {
         self.enc.is_empty() && self.mem.is_empty() && self.cur.is_none()
     }
 
+    /// The line carried a block from elsewhere this cycle (the switch's forwarded circuit):
+    /// an idle at the head of the encoder buffer was IFG and is dropped, as a memory block
+    /// would have replaced it.
+    pub fn line_taken(&mut self) {
+        if self
+            .enc
+            .front()
+            .is_some_and(|b| b.class() == BlockClass::Idle)
+        {
+            self.enc.pop_front();
+            self.idles_reused += 1;
+        }
+    }
+
+    /// True when nothing but idle blocks (the IFG the MAC hands over between frames) is
+    /// buffered: nothing left to send.
+    pub fn is_quiet(&self) -> bool {
+        self.mem.is_empty()
+            && self.cur.is_none()
+            && self.enc.iter().all(|b| b.class() == BlockClass::Idle)
+    }
+
     /// Produce the block for this cycle.
     pub fn tick(&mut self) -> (Block66, TxSource) {
         if let Some((unit, i)) = self.cur.take() {

@@ -122,7 +122,8 @@ struct Port {
 
 #[derive(Debug, Clone)]
 enum Action {
-    Notify(Notification),
+    /// A notification into the scheduler, with the ingress port it arrived on.
+    Notify(Notification, u16),
     Emit(u16, Vec<Block66>),
     ReleaseSrc(u16),
     ReleaseDst(u16),
@@ -240,7 +241,7 @@ impl Switch {
             && self
                 .ports
                 .iter()
-                .all(|p| p.tx.is_idle() && p.ip_tx.is_empty() && p.rx.buffered() == 0)
+                .all(|p| p.tx.is_quiet() && p.ip_tx.is_empty() && p.rx.buffered() == 0)
     }
 
     fn schedule(&mut self, at: u64, a: Action) {
@@ -280,28 +281,32 @@ impl Switch {
     }
 
     fn run_actions(&mut self, now: u64) {
-        while let Some((&(at, s), _)) = self.actions.first_key_value() {
+        while let Some((&(at, s), a)) = self.actions.first_key_value() {
             if at > now {
                 break;
             }
-            match self.actions.remove(&(at, s)).expect("key just seen") {
-                Action::Notify(n) => {
-                    if self.sched.notify(at, n).is_err() {
-                        self.counters.notify_refused += 1;
-                        self.pending.remove(&n.id);
-                    } else if let (Some(log), Some(p)) =
-                        (self.log.as_mut(), self.pending.get(&n.id))
-                    {
-                        log.push(SchedEvent {
-                            at,
-                            grant: false,
-                            src: n.src,
-                            dst: n.dst,
-                            kind: p.kind,
-                            id: p.id,
-                        });
+            if matches!(a, Action::Notify(..)) {
+                // The scheduler takes one notification per ingress port per cycle, the lower
+                // port first into a pair's queue (an RREQ is notified as of its head though
+                // parsed at its tail, so arrival order is not the order of scheduling).
+                let mut lanes: Vec<(u16, u64)> = self
+                    .actions
+                    .range((at, 0)..(at + 1, 0))
+                    .filter_map(|(&(_, s), a)| match a {
+                        Action::Notify(_, lane) => Some((*lane, s)),
+                        _ => None,
+                    })
+                    .collect();
+                lanes.sort_unstable();
+                for (_, s) in lanes {
+                    if let Some(Action::Notify(n, _)) = self.actions.remove(&(at, s)) {
+                        self.notify(at, n);
                     }
                 }
+                continue;
+            }
+            match self.actions.remove(&(at, s)).expect("key just seen") {
+                Action::Notify(n, _) => self.notify(at, n),
                 Action::Emit(p, blocks) => {
                     self.ports[p as usize].tx.push_memory(MemUnit { blocks })
                 }
@@ -414,12 +419,15 @@ impl Switch {
                 });
                 self.schedule(
                     visible(at),
-                    Action::Notify(Notification {
-                        src: p,
-                        dst: n.peer,
-                        bytes: n.size as u64,
-                        id: tag,
-                    }),
+                    Action::Notify(
+                        Notification {
+                            src: p,
+                            dst: n.peer,
+                            bytes: n.size as u64,
+                            id: tag,
+                        },
+                        p,
+                    ),
                 );
             }
             MemEvent::Grant(..) => self.counters.unexpected += 1,
@@ -442,14 +450,33 @@ impl Switch {
                 let at = visible(msg.head).max(now * k);
                 self.schedule(
                     at,
-                    Action::Notify(Notification {
-                        src: h.peer,
-                        dst: p,
-                        bytes: h.len as u64,
-                        id: tag,
-                    }),
+                    Action::Notify(
+                        Notification {
+                            src: h.peer,
+                            dst: p,
+                            bytes: h.len as u64,
+                            id: tag,
+                        },
+                        p,
+                    ),
                 );
             }
+        }
+    }
+
+    fn notify(&mut self, at: u64, n: Notification) {
+        if self.sched.notify(at, n).is_err() {
+            self.counters.notify_refused += 1;
+            self.pending.remove(&n.id);
+        } else if let (Some(log), Some(p)) = (self.log.as_mut(), self.pending.get(&n.id)) {
+            log.push(SchedEvent {
+                at,
+                grant: false,
+                src: n.src,
+                dst: n.dst,
+                kind: p.kind,
+                id: p.id,
+            });
         }
     }
 
@@ -464,6 +491,19 @@ impl Switch {
 /// Egress: forwarded circuit data first (fixed latency, never delayed by new work), then the
 /// port's memory units and frame blocks through its TX shim.
 fn port_tx(port: &mut Port, fwd: &mut Forwarder, d: u16, now: u64, grants_first: bool) -> Block66 {
+    let out = if grants_first && port.tx.memory_backlog() > 0 && !fwd.mid_message(d) {
+        port.tx.tick().0
+    } else {
+        match fwd.egress(now, d, port.tx.mid_unit()) {
+            Some(b) => {
+                port.tx.line_taken();
+                b
+            }
+            None => port.tx.tick().0,
+        }
+    };
+    // The MAC's block enters the shim after its registered output took this cycle's block
+    // (a frame block leaves a cycle after it is handed over, as in the RTL).
     if port.tx.encoder_ready() {
         if let Some(b) = port.ip_tx.pop_front() {
             let _ = port.tx.push_encoder(b);
@@ -471,11 +511,5 @@ fn port_tx(port: &mut Port, fwd: &mut Forwarder, d: u16, now: u64, grants_first:
             let _ = port.tx.push_encoder(Block66::IDLE);
         }
     }
-    if grants_first && port.tx.memory_backlog() > 0 && !fwd.mid_message(d) {
-        return port.tx.tick().0;
-    }
-    match fwd.egress(now, d, port.tx.mid_unit()) {
-        Some(b) => b,
-        None => port.tx.tick().0,
-    }
+    out
 }

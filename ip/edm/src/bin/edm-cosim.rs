@@ -9,7 +9,8 @@
 //! Requests and frames start at random cycles below SPAN (default `40 · REQUESTS / PORTS +
 //! 200`, a moderate load; a small SPAN makes a burst that fills every queue). SPAN `apart`
 //! puts request k at cycle `APART · k` (one at a time, each done before the next starts: the
-//! unloaded latency of every message) and frames at random cycles over the same time.
+//! unloaded latency of every message) and frames at random cycles over the same time. A
+//! host's requests are submitted in distinct cycles, as its request port takes one per cycle.
 //!
 //! The mix is built so that its outcome does not depend on timing: each host's memory has
 //! a region others read (never written), a region others write (each write to its own
@@ -28,7 +29,7 @@
 //! `E host unknown_grant unknown_response unexpected bad_address` (host error counters) ·
 //! `Y side port n` then `n` lines `K sync payload` (non-idle blocks the receiving decoder got)
 //! · `Q cycles` (model cycles to quiet) · `T cycle link dir rx sync payload` (the model's link
-//! taps: every /MS/, /MST/, /N/ and /G/ block leaving (`rx` 0) or entering (1) a shim, `dir` 0
+//! taps: every /MS/, /MST/, /N/, /G/ and frame start block leaving (`rx` 0) or entering (1) a shim, `dir` 0
 //! host → switch, 1 switch → host; the bench compares per-message latency stage by stage).
 
 use std::fmt::Write as _;
@@ -88,6 +89,7 @@ fn trace(
     let (chunk, x) = (cfg.host.chunk_bytes, cfg.host.active_per_dst);
     let mut fab = Fabric::new(cfg).map_err(|e| format!("fabric config: {e}"))?;
     fab.tap = true;
+    fab.tap_frames = true;
     let mut rng = Rng::new(seed);
     let mut out = String::new();
     let _ = writeln!(out, "P {ports} {} {chunk} {x}", MEM_BYTES / 8);
@@ -195,6 +197,14 @@ fn trace(
                 local,
             ));
         }
+    }
+    // A host's request port takes one request per cycle (the RTL's `req_valid`/`req_ready`):
+    // requests drawn for the same host and cycle are submitted in consecutive cycles.
+    reqs.sort_by_key(|r| r.0);
+    let mut next_free = vec![0u64; ports];
+    for r in reqs.iter_mut() {
+        r.0 = r.0.max(next_free[r.1]);
+        next_free[r.1] = r.0 + 1;
     }
     reqs.sort_by_key(|r| r.0);
 
