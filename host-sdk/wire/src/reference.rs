@@ -847,8 +847,17 @@ fn section_xdma(w: &mut String) {
          while `C2H_HEAD != C2H_TAIL`, read the slot at `C2H_BASE + (C2H_TAIL mod SLOT_COUNT) *\n\
          SLOT_BYTES`, then write `C2H_TAIL + 1`. The card publishes `C2H_HEAD` only after the slot's\n\
          bytes, so a host never reads a partial slot. Check `ID`, `VERSION` and `STATUS.READY` before\n\
-         the first packet; retransmission, ordering and every rule above are unchanged.",
-        h = xdma::SLOT_HEADER_LEN
+         the first packet; retransmission, ordering and every rule above are unchanged.\n\n\
+         A packet the card cannot carry over EDM it answers itself, in the C2H ring like any answer\n\
+         (and counts in `XLATE_REFUSED`): a header-only answer echoing `pid`, `req_id`, `retry_of`,\n\
+         `offset`, `session` and `epoch` (`va`, `total_len`, `key`, `ack` 0, CRC filled in), with\n\
+         status TOO_LARGE and the request's response opcode for a READ of more than {max_read} bytes or\n\
+         a packet longer than {max_pkt} bytes, and NACK + UNSUPPORTED for an opcode byte that is no\n\
+         request. The request's CRC is not checked first, so such an answer to a corrupted header is\n\
+         a stray the host drops. A packet shorter than the header names no request: it is only counted.",
+        h = xdma::SLOT_HEADER_LEN,
+        max_read = crate::edm_clio::MAX_READ,
+        max_pkt = crate::edm_clio::MAX_RECORD_PACKET
     );
 }
 
