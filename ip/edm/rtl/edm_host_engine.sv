@@ -659,7 +659,20 @@ wire [15:0]      jm_len = im_empty ? pq_len : t_total[im_head];   // RMW: the re
 /* verilator lint_off UNUSEDSIGNAL */
 wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd_reg[GW-1:0]];
 /* verilator lint_on UNUSEDSIGNAL */
-wire             sel_grant = g_due && !(m_cand && jm_left[15]);
+// A grant whose message no longer exists (a later chunk's /G/ after its read was answered
+// NULL) is dropped as soon as it is due at the head, in any cycle and beside any job, as the
+// model drops it when it comes to serve it: it takes no job slot. Only when the entry behind
+// it is due and would go before the next message does the job wait for it (one cycle).
+wire             g_head_dead = g_due && !(gh_kind == MSG_KIND_WREQ && gw_hit) &&
+                               !(gh_kind == MSG_KIND_RRES && gs_hit);
+wire [GW-1:0]    g_rd2 = g_rd_reg[GW-1:0] + 1'b1;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [GW:0]      g_count = g_wr_reg - g_rd_reg;
+wire [15:0]      g2_wait = g_now_reg - g_at[g_rd2];
+wire [15:0]      jm_left2 = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd2];
+/* verilator lint_on UNUSEDSIGNAL */
+wire             g2_first = g_count >= 2 && !g2_wait[15] && !(m_cand && jm_left2[15]);
+wire             sel_grant = g_due && !g_head_dead && !(m_cand && jm_left[15]);
 wire [15:0] p_blocks = jm_write ? 16'd1 : 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0);
 wire [15:0] next_blocks = sel_grant ? g_blocks : p_blocks;
 wire space_ok = {{(16-UW-1){1'b0}}, free_blocks} >= next_blocks && !ul_full;
@@ -672,16 +685,15 @@ always @* begin
     do_grant_drop = 1'b0;
     do_pick_read = 1'b0;
     do_pick_write = 1'b0;
+    do_grant_drop = g_head_dead;
     if (tx_idle && space_ok) begin
         if (sel_grant) begin
             if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
                 do_grant_w = 1'b1;
-            end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
-                do_grant_s = 1'b1;
             end else begin
-                do_grant_drop = 1'b1;
+                do_grant_s = 1'b1;
             end
-        end else if (m_cand) begin
+        end else if (m_cand && !(g_head_dead && g2_first)) begin
             if (!jm_write) begin
                 do_pick_read = 1'b1;
             end else begin
