@@ -448,11 +448,43 @@ always @* begin : pick_step
 end
 
 // ---------------------------------------------------------------- grant lookup
-wire [2:0]  gh_kind = g_kind[g_rd_reg[GW-1:0]];
-wire [15:0] gh_peer = g_peer[g_rd_reg[GW-1:0]];
-wire [7:0]  gh_id = g_id[g_rd_reg[GW-1:0]];
+// A grant whose message no longer exists (a later chunk's /G/ after its read was answered
+// NULL) is dead. It is dropped as soon as it is due at the head, in any cycle, and the entry
+// behind it is the one looked up for the next job in that same cycle: the model drops a dead
+// grant when it comes to serve it and serves the next at once, so it takes no job slot.
+wire [GW-1:0] g_head = g_rd_reg[GW-1:0];
+reg           hd_live;
+
+always @* begin : head_lookup
+    integer j;
+    hd_live = 1'b0;
+    for (j = 0; j < MSGS; j = j + 1) begin
+        if (g_kind[g_head] == MSG_KIND_WREQ && t_valid_reg[j] && t_write[j] &&
+                {{(16-DST_W){1'b0}}, t_dst[j]} == g_peer[g_head] && t_id[j] == g_id[g_head]) begin
+            hd_live = 1'b1;
+        end
+    end
+    for (j = 0; j < SERVE; j = j + 1) begin
+        if (g_kind[g_head] == MSG_KIND_RRES && s_valid_reg[j] && s_peer[j] == g_peer[g_head] &&
+                s_id[j] == g_id[g_head]) begin
+            hd_live = 1'b1;
+        end
+    end
+end
+
+wire          g_head_dead = g_due && !hd_live;
+wire [GW:0]   g_count = g_wr_reg - g_rd_reg;
+// the entry the next grant job serves: the head, or the one behind a dead head
+wire [GW-1:0] g_sel = g_head_dead ? g_head + 1'b1 : g_head;
 /* verilator lint_off UNUSEDSIGNAL */
-wire [15:0] gh_len = g_len[g_rd_reg[GW-1:0]];  // whole words only (bits 2:0 dropped)
+wire [15:0]   g_sel_wait = g_now_reg - g_at[g_sel];
+/* verilator lint_on UNUSEDSIGNAL */
+wire          g_sel_due = (g_head_dead ? g_count >= 2 : !g_empty) && !g_sel_wait[15];
+wire [2:0]  gh_kind = g_kind[g_sel];
+wire [15:0] gh_peer = g_peer[g_sel];
+wire [7:0]  gh_id = g_id[g_sel];
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0] gh_len = g_len[g_sel];  // whole words only (bits 2:0 dropped)
 /* verilator lint_on UNUSEDSIGNAL */
 reg         gw_hit;
 reg [MW-1:0] gw_idx;
@@ -657,22 +689,10 @@ wire [7:0]       jm_id = im_empty ? pk_id : t_id[im_head];
 wire [63:0]      jm_addr = im_empty ? pq_addr : t_addr[im_head];
 wire [15:0]      jm_len = im_empty ? pq_len : t_total[im_head];   // RMW: the result bytes
 /* verilator lint_off UNUSEDSIGNAL */
-wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd_reg[GW-1:0]];
+wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_sel];
 /* verilator lint_on UNUSEDSIGNAL */
-// A grant whose message no longer exists (a later chunk's /G/ after its read was answered
-// NULL) is dropped as soon as it is due at the head, in any cycle and beside any job, as the
-// model drops it when it comes to serve it: it takes no job slot. Only when the entry behind
-// it is due and would go before the next message does the job wait for it (one cycle).
-wire             g_head_dead = g_due && !(gh_kind == MSG_KIND_WREQ && gw_hit) &&
-                               !(gh_kind == MSG_KIND_RRES && gs_hit);
-wire [GW-1:0]    g_rd2 = g_rd_reg[GW-1:0] + 1'b1;
-/* verilator lint_off UNUSEDSIGNAL */
-wire [GW:0]      g_count = g_wr_reg - g_rd_reg;
-wire [15:0]      g2_wait = g_now_reg - g_at[g_rd2];
-wire [15:0]      jm_left2 = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd2];
-/* verilator lint_on UNUSEDSIGNAL */
-wire             g2_first = g_count >= 2 && !g2_wait[15] && !(m_cand && jm_left2[15]);
-wire             sel_grant = g_due && !g_head_dead && !(m_cand && jm_left[15]);
+// (when the selected entry is dead too, no job starts: it is dropped as the head next cycle)
+wire             sel_grant = g_sel_due && !(m_cand && jm_left[15]);
 wire [15:0] p_blocks = jm_write ? 16'd1 : 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0);
 wire [15:0] next_blocks = sel_grant ? g_blocks : p_blocks;
 wire space_ok = {{(16-UW-1){1'b0}}, free_blocks} >= next_blocks && !ul_full;
@@ -682,18 +702,17 @@ reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write;
 always @* begin
     do_grant_w = 1'b0;
     do_grant_s = 1'b0;
-    do_grant_drop = 1'b0;
+    do_grant_drop = g_head_dead;
     do_pick_read = 1'b0;
     do_pick_write = 1'b0;
-    do_grant_drop = g_head_dead;
     if (tx_idle && space_ok) begin
         if (sel_grant) begin
             if (gh_kind == MSG_KIND_WREQ && gw_hit) begin
                 do_grant_w = 1'b1;
-            end else begin
+            end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
                 do_grant_s = 1'b1;
             end
-        end else if (m_cand && !(g_head_dead && g2_first)) begin
+        end else if (m_cand) begin
             if (!jm_write) begin
                 do_pick_read = 1'b1;
             end else begin
@@ -842,11 +861,10 @@ always_ff @(posedge clk) begin : seq
     end
 
     // grant queue
-    if (do_grant_w || do_grant_s || do_grant_drop) begin
-        g_rd_reg <= g_rd_reg + 1;
-        if (do_grant_drop) begin
-            cnt_unknown_grant <= cnt_unknown_grant + 1;
-        end
+    // (a dead head is dropped beside the job of the entry behind it)
+    g_rd_reg <= g_rd_reg + {{GW{1'b0}}, do_grant_drop} + {{GW{1'b0}}, do_grant_w || do_grant_s};
+    if (do_grant_drop) begin
+        cnt_unknown_grant <= cnt_unknown_grant + 1;
     end
     g_now_reg <= g_now_reg + 16'd1;
     if (gctl_take || rreq_take) begin
