@@ -50,6 +50,10 @@ module edm_host_engine #(
     // single-clock engine has no synchronizer for; with the decoder and job cycles a grant's
     // unit reaches the line when the model's does (its job starts 2 cycles before that)
     parameter GQ_LAT = 5,
+    // unit buffer (blocks, a power of two): jobs wait for room here while frames hold the
+    // line, and a write's id is freed only when the job of its last chunk starts, so a small
+    // buffer delays later messages behind a frame backlog (the model's TX queue is unbounded)
+    parameter UDEPTH = 64,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -141,7 +145,6 @@ localparam SVW = $clog2(SERVE);
 localparam QI = $clog2(QDEPTH);
 localparam QW = QI + 1;
 localparam GW = $clog2(GDEPTH);
-localparam UDEPTH = 64;
 localparam UW = $clog2(UDEPTH);
 localparam LDEPTH = 16;
 localparam LW = $clog2(LDEPTH);
@@ -157,8 +160,8 @@ localparam UNIT_MAX = 2 + CHUNK / 8;
 initial begin
     if (X < 1 || MSGS < 1 || SERVE < 1 || (1 << GW) != GDEPTH || (1 << QI) != QDEPTH || (1 << AW) != MEM_WORDS ||
         CHUNK < 8 || CHUNK % 8 != 0 || UNIT_MAX + 1 > UDEPTH || DST_W < 1 || DST_W > 16 ||
-        (1 << MW) != MSGS || (1 << SVW) != SERVE) begin
-        $error("bad parameters: MSGS, SERVE, GDEPTH, MEM_WORDS powers of two; CHUNK a multiple of 8 up to 496");
+        (1 << MW) != MSGS || (1 << SVW) != SERVE || (1 << UW) != UDEPTH) begin
+        $error("bad parameters: MSGS, SERVE, GDEPTH, MEM_WORDS, UDEPTH powers of two; CHUNK a multiple of 8 up to 496; UDEPTH above a unit");
         $finish;
     end
 end

@@ -17,6 +17,9 @@ module edm_fabric_tb #(
     parameter QDEPTH = 32,
     // grant queue for 2X chunks per other node (the model's is unbounded)
     parameter GDEPTH = (6 * (PORTS - 1) <= 16) ? 16 : (6 * (PORTS - 1) <= 32) ? 32 : 64,
+    // unit buffer deep enough that frames holding a line never stall the host's jobs in the
+    // bursts of tb/run.sh (the model's TX queue is unbounded; 64 blocks delayed write ids)
+    parameter UDEPTH = 1024,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire                 clk,
@@ -117,6 +120,7 @@ generate
             .SERVE(TABLE),
             .QDEPTH(QDEPTH),
             .GDEPTH(GDEPTH),
+            .UDEPTH(UDEPTH),
             .MEM_WORDS(MEM_WORDS)
         ) host_inst (
             .clk(clk),
