@@ -174,8 +174,12 @@ generate
     end
 endgenerate
 
+// circuits per ingress: every chunk granted to a host may wait behind its backlog (frames
+// holding its line) before it reaches the switch, 2X per other node as its grant queue; 16
+// overflowed in the burst of seed 1795679532 (a WREQ refused, `sw_no_circuit`)
 edm_switch_top #(
-    .PORTS(PORTS)
+    .PORTS(PORTS),
+    .CIRC(GDEPTH)
 ) switch_inst (
     .clk(clk),
     .rst(rst),
