@@ -50,6 +50,10 @@ module edm_host_engine #(
     // single-clock engine has no synchronizer for; with the decoder and job cycles a grant's
     // unit reaches the line when the model's does (its job starts 2 cycles before that)
     parameter GQ_LAT = 5,
+    // unit buffer (blocks, a power of two): jobs wait for room here while frames hold the
+    // line, and a write's id is freed only when the job of its last chunk starts, so a small
+    // buffer delays later messages behind a frame backlog (the model's TX queue is unbounded)
+    parameter UDEPTH = 64,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -141,7 +145,6 @@ localparam SVW = $clog2(SERVE);
 localparam QI = $clog2(QDEPTH);
 localparam QW = QI + 1;
 localparam GW = $clog2(GDEPTH);
-localparam UDEPTH = 64;
 localparam UW = $clog2(UDEPTH);
 localparam LDEPTH = 16;
 localparam LW = $clog2(LDEPTH);
@@ -157,8 +160,8 @@ localparam UNIT_MAX = 2 + CHUNK / 8;
 initial begin
     if (X < 1 || MSGS < 1 || SERVE < 1 || (1 << GW) != GDEPTH || (1 << QI) != QDEPTH || (1 << AW) != MEM_WORDS ||
         CHUNK < 8 || CHUNK % 8 != 0 || UNIT_MAX + 1 > UDEPTH || DST_W < 1 || DST_W > 16 ||
-        (1 << MW) != MSGS || (1 << SVW) != SERVE) begin
-        $error("bad parameters: MSGS, SERVE, GDEPTH, MEM_WORDS powers of two; CHUNK a multiple of 8 up to 496");
+        (1 << MW) != MSGS || (1 << SVW) != SERVE || (1 << UW) != UDEPTH) begin
+        $error("bad parameters: MSGS, SERVE, GDEPTH, MEM_WORDS, UDEPTH powers of two; CHUNK a multiple of 8 up to 496; UDEPTH above a unit");
         $finish;
     end
 end
@@ -448,11 +451,43 @@ always @* begin : pick_step
 end
 
 // ---------------------------------------------------------------- grant lookup
-wire [2:0]  gh_kind = g_kind[g_rd_reg[GW-1:0]];
-wire [15:0] gh_peer = g_peer[g_rd_reg[GW-1:0]];
-wire [7:0]  gh_id = g_id[g_rd_reg[GW-1:0]];
+// A grant whose message no longer exists (a later chunk's /G/ after its read was answered
+// NULL) is dead. It is dropped as soon as it is due at the head, in any cycle, and the entry
+// behind it is the one looked up for the next job in that same cycle: the model drops a dead
+// grant when it comes to serve it and serves the next at once, so it takes no job slot.
+wire [GW-1:0] g_head = g_rd_reg[GW-1:0];
+reg           hd_live;
+
+always @* begin : head_lookup
+    integer j;
+    hd_live = 1'b0;
+    for (j = 0; j < MSGS; j = j + 1) begin
+        if (g_kind[g_head] == MSG_KIND_WREQ && t_valid_reg[j] && t_write[j] &&
+                {{(16-DST_W){1'b0}}, t_dst[j]} == g_peer[g_head] && t_id[j] == g_id[g_head]) begin
+            hd_live = 1'b1;
+        end
+    end
+    for (j = 0; j < SERVE; j = j + 1) begin
+        if (g_kind[g_head] == MSG_KIND_RRES && s_valid_reg[j] && s_peer[j] == g_peer[g_head] &&
+                s_id[j] == g_id[g_head]) begin
+            hd_live = 1'b1;
+        end
+    end
+end
+
+wire          g_head_dead = g_due && !hd_live;
+wire [GW:0]   g_count = g_wr_reg - g_rd_reg;
+// the entry the next grant job serves: the head, or the one behind a dead head
+wire [GW-1:0] g_sel = g_head_dead ? g_head + 1'b1 : g_head;
 /* verilator lint_off UNUSEDSIGNAL */
-wire [15:0] gh_len = g_len[g_rd_reg[GW-1:0]];  // whole words only (bits 2:0 dropped)
+wire [15:0]   g_sel_wait = g_now_reg - g_at[g_sel];
+/* verilator lint_on UNUSEDSIGNAL */
+wire          g_sel_due = (g_head_dead ? g_count >= 2 : !g_empty) && !g_sel_wait[15];
+wire [2:0]  gh_kind = g_kind[g_sel];
+wire [15:0] gh_peer = g_peer[g_sel];
+wire [7:0]  gh_id = g_id[g_sel];
+/* verilator lint_off UNUSEDSIGNAL */
+wire [15:0] gh_len = g_len[g_sel];  // whole words only (bits 2:0 dropped)
 /* verilator lint_on UNUSEDSIGNAL */
 reg         gw_hit;
 reg [MW-1:0] gw_idx;
@@ -657,9 +692,10 @@ wire [7:0]       jm_id = im_empty ? pk_id : t_id[im_head];
 wire [63:0]      jm_addr = im_empty ? pq_addr : t_addr[im_head];
 wire [15:0]      jm_len = im_empty ? pq_len : t_total[im_head];   // RMW: the result bytes
 /* verilator lint_off UNUSEDSIGNAL */
-wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_rd_reg[GW-1:0]];
+wire [15:0]      jm_left = (im_empty ? g_now_reg : im_time[im_rd_reg[IW-1:0]]) - g_at[g_sel];
 /* verilator lint_on UNUSEDSIGNAL */
-wire             sel_grant = g_due && !(m_cand && jm_left[15]);
+// (when the selected entry is dead too, no job starts: it is dropped as the head next cycle)
+wire             sel_grant = g_sel_due && !(m_cand && jm_left[15]);
 wire [15:0] p_blocks = jm_write ? 16'd1 : 16'd2 + (jm_rmw ? {14'd0, rmw_words(jm_op)} : 16'd0);
 wire [15:0] next_blocks = sel_grant ? g_blocks : p_blocks;
 wire space_ok = {{(16-UW-1){1'b0}}, free_blocks} >= next_blocks && !ul_full;
@@ -669,7 +705,7 @@ reg        do_grant_w, do_grant_s, do_grant_drop, do_pick_read, do_pick_write;
 always @* begin
     do_grant_w = 1'b0;
     do_grant_s = 1'b0;
-    do_grant_drop = 1'b0;
+    do_grant_drop = g_head_dead;
     do_pick_read = 1'b0;
     do_pick_write = 1'b0;
     if (tx_idle && space_ok) begin
@@ -678,8 +714,6 @@ always @* begin
                 do_grant_w = 1'b1;
             end else if (gh_kind == MSG_KIND_RRES && gs_hit) begin
                 do_grant_s = 1'b1;
-            end else begin
-                do_grant_drop = 1'b1;
             end
         end else if (m_cand) begin
             if (!jm_write) begin
@@ -830,11 +864,10 @@ always_ff @(posedge clk) begin : seq
     end
 
     // grant queue
-    if (do_grant_w || do_grant_s || do_grant_drop) begin
-        g_rd_reg <= g_rd_reg + 1;
-        if (do_grant_drop) begin
-            cnt_unknown_grant <= cnt_unknown_grant + 1;
-        end
+    // (a dead head is dropped beside the job of the entry behind it)
+    g_rd_reg <= g_rd_reg + {{GW{1'b0}}, do_grant_drop} + {{GW{1'b0}}, do_grant_w || do_grant_s};
+    if (do_grant_drop) begin
+        cnt_unknown_grant <= cnt_unknown_grant + 1;
     end
     g_now_reg <= g_now_reg + 16'd1;
     if (gctl_take || rreq_take) begin

@@ -24,6 +24,8 @@ module edm_host_top #(
     parameter MEM_WORDS = 512,
     parameter RX_DEPTH = 2048,
     parameter TAG_W = 16,
+    // the engine's unit buffer (blocks; see edm_host_engine)
+    parameter UDEPTH = 64,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire              clk,
@@ -211,7 +213,8 @@ edm_host_engine #(
     .GDEPTH(GDEPTH),
     .CHUNK(CHUNK),
     .MEM_WORDS(MEM_WORDS),
-    .TAG_W(TAG_W)
+    .TAG_W(TAG_W),
+    .UDEPTH(UDEPTH)
 ) engine_inst (
     .clk(clk),
     .rst(rst),

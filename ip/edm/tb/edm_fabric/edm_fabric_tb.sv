@@ -17,6 +17,9 @@ module edm_fabric_tb #(
     parameter QDEPTH = 32,
     // grant queue for 2X chunks per other node (the model's is unbounded)
     parameter GDEPTH = (6 * (PORTS - 1) <= 16) ? 16 : (6 * (PORTS - 1) <= 32) ? 32 : 64,
+    // unit buffer deep enough that frames holding a line never stall the host's jobs in the
+    // bursts of tb/run.sh (the model's TX queue is unbounded; 64 blocks delayed write ids)
+    parameter UDEPTH = 1024,
     parameter AW = $clog2(MEM_WORDS)
 ) (
     input  wire                 clk,
@@ -117,6 +120,7 @@ generate
             .SERVE(TABLE),
             .QDEPTH(QDEPTH),
             .GDEPTH(GDEPTH),
+            .UDEPTH(UDEPTH),
             .MEM_WORDS(MEM_WORDS)
         ) host_inst (
             .clk(clk),
@@ -170,8 +174,12 @@ generate
     end
 endgenerate
 
+// circuits per ingress: every chunk granted to a host may wait behind its backlog (frames
+// holding its line) before it reaches the switch, 2X per other node as its grant queue; 16
+// overflowed in the burst of seed 1795679532 (a WREQ refused, `sw_no_circuit`)
 edm_switch_top #(
-    .PORTS(PORTS)
+    .PORTS(PORTS),
+    .CIRC(GDEPTH)
 ) switch_inst (
     .clk(clk),
     .rst(rst),
