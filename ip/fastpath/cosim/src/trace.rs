@@ -185,6 +185,23 @@ const TX_HEAD: usize = header_field::HEAD.start;
 const _: () = assert!(header_field::DOORBELL.start == header_field::HEAD.end);
 
 impl Gen {
+    /// The finished case: what was generated, the memory before (`initial`)
+    /// and after it (the model's), and where the READ streams part starts.
+    fn into_case(self, seed: u64, initial: Vec<u8>, stream_from: Option<usize>) -> Case {
+        let last = self.model.dram().clone();
+        Case {
+            seed,
+            events: self.events,
+            outputs: self.outputs,
+            paths: self.paths,
+            initial,
+            last,
+            packets: self.packets,
+            stream_from,
+            stats: *self.model.stats(),
+        }
+    }
+
     fn lay(&self) -> clio_fastpath::Layout {
         *self.model.layout()
     }
@@ -1510,18 +1527,7 @@ pub fn generate(seed: u64, requests: usize) -> Case {
             g.boot();
         }
     }
-    let last = g.model.dram().clone();
-    Case {
-        seed,
-        events: g.events,
-        outputs: g.outputs,
-        paths: g.paths,
-        initial,
-        last,
-        packets: g.packets,
-        stream_from: None,
-        stats: *g.model.stats(),
-    }
+    g.into_case(seed, initial, None)
 }
 
 /// A throughput case: `count` single-beat reads (1..=8 bytes within one
@@ -1559,18 +1565,7 @@ pub fn generate_stream(seed: u64, count: usize) -> Case {
         let line = g.rng.gen_range(0..64);
         read(&mut g, &p, line, off, len);
     }
-    let last = g.model.dram().clone();
-    Case {
-        seed,
-        events: g.events,
-        outputs: g.outputs,
-        paths: g.paths,
-        initial,
-        last,
-        packets: g.packets,
-        stream_from: Some(stream_from),
-        stats: *g.model.stats(),
-    }
+    g.into_case(seed, initial, Some(stream_from))
 }
 
 /// A fairness case: PID 1 (session 1) asks for a bound-sized READ every
@@ -1640,18 +1635,7 @@ pub fn generate_fairness(seed: u64, count: usize, every: usize, gap: u32) -> Cas
             left = gap;
         }
     }
-    let last = g.model.dram().clone();
-    Case {
-        seed,
-        events: g.events,
-        outputs: g.outputs,
-        paths: g.paths,
-        initial,
-        last,
-        packets: g.packets,
-        stream_from: None,
-        stats: *g.model.stats(),
-    }
+    g.into_case(seed, initial, None)
 }
 
 /// A hit-lane flood case: PID 1 (session 1) asks for `streams` bound-sized
@@ -1698,18 +1682,7 @@ pub fn generate_flood(seed: u64, count: usize, streams: usize) -> Case {
         g.send(Gen::emit(&h, &[]), false);
         g.paths.push((idx, PathClass::Probe));
     }
-    let last = g.model.dram().clone();
-    Case {
-        seed,
-        events: g.events,
-        outputs: g.outputs,
-        paths: g.paths,
-        initial,
-        last,
-        packets: g.packets,
-        stream_from: None,
-        stats: *g.model.stats(),
-    }
+    g.into_case(seed, initial, None)
 }
 
 #[cfg(test)]

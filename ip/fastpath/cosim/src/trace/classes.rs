@@ -291,19 +291,8 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
             sent += 1;
         }
     }
-    let last = g.model.dram().clone();
     ClassCase {
-        case: Case {
-            seed,
-            events: g.events,
-            outputs: g.outputs,
-            paths: g.paths,
-            initial,
-            last,
-            packets: g.packets,
-            stream_from: Some(stream_from),
-            stats: *g.model.stats(),
-        },
+        case: g.into_case(seed, initial, Some(stream_from)),
         requests,
         packets: sent,
         model_cycles,
