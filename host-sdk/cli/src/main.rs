@@ -198,14 +198,32 @@ fn main() {
     }));
     let cli = Cli::parse();
     if let Err(e) = dispatch(&cli) {
-        eprintln!("clio: error: {e:#}");
+        eprintln!("clio: error: {}", one_line(&e));
         std::process::exit(1);
     }
 }
 
+/// `e` and its causes on one line, joined by ": ". A cause whose text the
+/// message before it already ends with (an error that prints its source and
+/// also names it as its source) is printed once.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let s = cause.to_string();
+        if !out.is_empty() && out.ends_with(&s) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&s);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
-    use super::Cli;
+    use super::{one_line, Cli};
     use clap::Parser;
     use std::path::{Path, PathBuf};
 
@@ -299,6 +317,28 @@ mod tests {
 
     /// Every `clio` command line in the repository's docs still parses
     /// (unknown subcommands, renamed flags and bad values fail here).
+    #[test]
+    fn an_error_that_prints_its_source_is_printed_once() {
+        #[derive(Debug)]
+        struct Node(std::io::Error);
+        impl std::fmt::Display for Node {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "memory node 1: {}", self.0)
+            }
+        }
+        impl std::error::Error for Node {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let io = || std::io::Error::new(std::io::ErrorKind::TimedOut, "no answer");
+        let e = anyhow::Error::new(Node(io())).context("bench rack");
+        assert_eq!(one_line(&e), "bench rack: memory node 1: no answer");
+        // A cause the message does not print is still shown.
+        let e = anyhow::Error::new(io()).context("memory node 1");
+        assert_eq!(one_line(&e), "memory node 1: no answer");
+    }
+
     #[test]
     fn every_documented_command_line_parses() {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

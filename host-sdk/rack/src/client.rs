@@ -1292,6 +1292,20 @@ impl<T: Transport> RackClient<T> {
                 Ok(()) => return Ok(()),
                 Err(e) => e,
             };
+            if matches!(
+                &e,
+                RackClientError::Node {
+                    source: ClioError::Busy { .. },
+                    ..
+                }
+            ) && Instant::now() < deadline
+            {
+                // A copy stayed paused (gated for a copy or a rejoin) past the
+                // session's request deadline: wait as a single-copy write does
+                // (writing both copies again is idempotent).
+                std::thread::sleep(Duration::from_micros(500));
+                continue;
+            }
             let Some(node) = self.lost_copy(region, &e) else {
                 return Err(e);
             };
@@ -1393,7 +1407,7 @@ impl<T: Transport> RackClient<T> {
         va: u64,
         f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
     ) -> Result<R, RackClientError> {
-        self.at_kind(va, false, f)
+        self.at_kind(va, false, true, f)
     }
 
     /// [`Self::at`] for a change: if the region gains a backup on the way
@@ -1403,13 +1417,27 @@ impl<T: Transport> RackClient<T> {
         va: u64,
         f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
     ) -> Result<R, RackClientError> {
-        self.at_kind(va, true, f)
+        self.at_kind(va, true, false, f)
     }
 
+    /// [`Self::at_mut`] for a plain write, which may be sent again after a
+    /// timeout (the same bytes to the same place).
+    fn at_write<R>(
+        &self,
+        va: u64,
+        f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
+    ) -> Result<R, RackClientError> {
+        self.at_kind(va, true, true, f)
+    }
+
+    /// `idempotent`: the call may be sent again after the node did not answer
+    /// it in time (reads, plain writes; not atomics, whose effect at a live
+    /// but slow node is unknown).
     fn at_kind<R>(
         &self,
         va: u64,
         mutates: bool,
+        idempotent: bool,
         mut f: impl FnMut(&mut Session<T>, u64) -> Result<R, ClioError>,
     ) -> Result<R, RackClientError> {
         let region = (va >> VREGION_SHIFT) as u32;
@@ -1444,10 +1472,17 @@ impl<T: Transport> RackClient<T> {
                 }
                 Err(source) => {
                     drop(s);
+                    let slow = idempotent && matches!(source, ClioError::Timeout { .. });
                     let e = RackClientError::Node { node, addr, source };
                     match self.lost_copy(region, &e) {
                         // A read or single-copy write is idempotent: sent again.
                         Some(lost) => drop(self.await_failover(region, lost, e)?),
+                        // The only copy's node did not answer within the
+                        // session's deadline: on an overloaded host a live node
+                        // can be that slow, so an idempotent call is sent again
+                        // until FOLLOW_FOR (a dead node's region is not served
+                        // by anyone else either), then the node's error.
+                        None if slow && Instant::now() < deadline => continue,
                         None => return Err(e),
                     }
                 }
@@ -1599,7 +1634,7 @@ impl<T: Transport> RackClient<T> {
                 if self.is_replicated(va + off as u64) {
                     self.write_replicated(va + off as u64, part)
                 } else {
-                    self.at_mut(va + off as u64, |s, nva| s.rwrite(nva, part))
+                    self.at_write(va + off as u64, |s, nva| s.rwrite(nva, part))
                 }
             })?;
         }

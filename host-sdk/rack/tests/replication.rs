@@ -286,3 +286,83 @@ fn a_lock_taken_just_before_the_primary_dies_is_held_once() {
     );
     assert_eq!(read_word(&c, lockw), 0);
 }
+
+/// A write to a replicated region whose backup copy stays paused (gated for a
+/// copy) for longer than the session's request deadline waits for the pause,
+/// as a single-copy write does, instead of failing with the backup's `BUSY`.
+#[test]
+fn a_replicated_write_waits_out_a_pause_longer_than_its_request_deadline() {
+    use clio_control::{GateState, Message};
+    use clio_rack::Links;
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(3, &dir);
+    let c = Arc::new(client(&r));
+    let va = c.ralloc_replicated(CHUNK).unwrap();
+    let region = (va >> 30) as u32;
+    c.rwrite(va, &[1; 8]).unwrap();
+    let (_, backup) = c.copies_of(region).unwrap();
+    let backup = backup.expect("replicated");
+    let i = usize::from(backup) - 1;
+    let (pid, _, nva) = r.nodes()[i].lock().chunks_of(region)[0];
+    let addr = r.config().nodes[i].address;
+    let links = r.links();
+    let gate = |state| {
+        let m = Message::Gate {
+            region,
+            pid,
+            va: nva,
+            len: CHUNK,
+            state,
+        };
+        assert!(matches!(
+            links.control(1, addr, m).unwrap(),
+            Message::Ack { .. }
+        ));
+    };
+    gate(GateState::Paused);
+    let writer = {
+        let c = Arc::clone(&c);
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            (c.rwrite(va, &[2; 8]), t.elapsed())
+        })
+    };
+    // The pause is the test's input: three of the client's request deadlines.
+    std::thread::sleep(Duration::from_millis(600));
+    gate(GateState::Open);
+    let (res, took) = writer.join().unwrap();
+    res.unwrap();
+    assert!(took >= Duration::from_millis(500), "{took:?}");
+    assert_eq!(read_word(&c, va), u64::from_le_bytes([2; 8]));
+}
+
+/// A single-copy region's node that stays silent for longer than the session's
+/// request deadline, but is alive (an overloaded host), gets a plain write sent
+/// again rather than a timeout.
+#[test]
+fn a_write_to_a_live_but_slow_node_is_sent_again_after_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = start(2, &dir);
+    let c = Arc::new(client(&r));
+    let va = c.ralloc(CHUNK).unwrap();
+    c.rwrite(va, &[1; 8]).unwrap();
+    let owner = c.owner_of((va >> 30) as u32).unwrap();
+    // Holding the node's lock keeps its server thread from answering (its
+    // heartbeats stop as well, for less than DEAD_AFTER_MS).
+    let node = r.nodes()[usize::from(owner) - 1].clone();
+    let held = node.lock();
+    let writer = {
+        let c = Arc::clone(&c);
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            (c.rwrite(va, &[2; 8]), t.elapsed())
+        })
+    };
+    // The silence is the test's input: three of the client's request deadlines.
+    std::thread::sleep(Duration::from_millis(600));
+    drop(held);
+    let (res, took) = writer.join().unwrap();
+    res.unwrap();
+    assert!(took >= Duration::from_millis(500), "{took:?}");
+    assert_eq!(read_word(&c, va), u64::from_le_bytes([2; 8]));
+}
