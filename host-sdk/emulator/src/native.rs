@@ -1,0 +1,75 @@
+//! Offloads written once for the slow path (`clio_slowpath::offload`,
+//! `no_std`, what the firmware runs on the ARM) served by the emulator's
+//! offload engine too: [`Native`] adapts one to [`crate::Offload`], its
+//! memory accesses going through [`OffloadMem`] (packets or the direct
+//! translated access of the emulated board). The same offload code then
+//! answers the same call on both boards, which is what the firmware's
+//! co-simulation compares (`tests/qemu_offload.rs`).
+
+use clio_slowpath::offload::{self as fw, MemFault, MemOp, OffloadMemory, Results};
+use clio_wire::Opcode;
+
+use crate::offload::{MemError, Offload, OffloadError, OffloadMem};
+
+/// A slow-path offload served by the emulator's engine.
+#[derive(Debug)]
+pub struct Native<T>(pub T);
+
+/// [`OffloadMem`] as a slow-path [`OffloadMemory`].
+struct Adapter<'m, 'a>(&'m mut OffloadMem<'a>);
+
+fn fault(e: MemError) -> MemFault {
+    MemFault {
+        op: match e.op {
+            Opcode::Read => MemOp::Read,
+            Opcode::Write => MemOp::Write,
+            Opcode::CompareAndSwap => MemOp::Cas,
+            _ => MemOp::Alloc,
+        },
+        va: e.va,
+        status: e.status,
+    }
+}
+
+impl OffloadMemory for Adapter<'_, '_> {
+    fn alloc(&mut self, size: u64) -> Result<u64, MemFault> {
+        self.0.alloc(size).map_err(fault)
+    }
+    fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemFault> {
+        self.0.read(va, buf).map_err(fault)
+    }
+    fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemFault> {
+        self.0.write(va, data).map_err(fault)
+    }
+    fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemFault> {
+        self.0.cas(va, expected, new).map_err(fault)
+    }
+}
+
+impl<T: fw::Offload + Send> Offload for Native<T> {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+
+    fn max_result(&self, op: u16) -> Option<usize> {
+        self.0.max_result(op)
+    }
+
+    fn call(
+        &mut self,
+        mem: &mut OffloadMem<'_>,
+        op: u16,
+        args: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), OffloadError> {
+        // The engine refuses a result over one packet; the room is that.
+        let mut buf = vec![0u8; mem.max_result()];
+        let mut res = Results::new(&mut buf);
+        let r = self.0.call(&mut Adapter(mem), op, args, &mut res);
+        out.extend_from_slice(res.bytes());
+        r.map_err(|e| match e {
+            fw::OffloadError::Refused(code) => OffloadError::Refused(code),
+            fw::OffloadError::Fault(f) => OffloadError::Fault(format!("{f:?}")),
+        })
+    }
+}
