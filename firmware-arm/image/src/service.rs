@@ -176,10 +176,8 @@ struct OffloadCell(UnsafeCell<FwOffloads>);
 // SAFETY: only reached through a `Guard`, i.e. under `LOCK`.
 unsafe impl Sync for OffloadCell {}
 
-static OFFLOAD_HOST: OffloadCell = OffloadCell(UnsafeCell::new(FwOffloads::new(
-    BOARD.network.mtu_payload as usize,
-    BOARD.network.max_response_bytes as usize,
-)));
+// All zeros (limits set at boot), so it takes `.bss`, not image bytes.
+static OFFLOAD_HOST: OffloadCell = OffloadCell(UnsafeCell::new(FwOffloads::new(0, 0)));
 
 /// The tally offload (id 4), registered at boot.
 struct TallyCell(UnsafeCell<tally::Tally>);
@@ -516,7 +514,14 @@ pub fn run_primary() -> ! {
     unsafe { (*ENGINE.0.get()).write(engine) };
     // SAFETY: no other core reaches the offloads before `READY`; `TALLY`
     // is borrowed this once, for the host's lifetime.
-    let registered = unsafe { (*OFFLOAD_HOST.0.get()).register(tally::ID, &mut *TALLY.0.get()) };
+    let registered = unsafe {
+        let host = &mut *OFFLOAD_HOST.0.get();
+        host.set_limits(
+            BOARD.network.mtu_payload as usize,
+            BOARD.network.max_response_bytes as usize,
+        );
+        host.register(tally::ID, &mut *TALLY.0.get())
+    };
     if registered.is_err() {
         defmt::error!("offload {=u32} could not be registered", tally::ID);
     } else {

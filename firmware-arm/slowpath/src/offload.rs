@@ -457,6 +457,36 @@ impl<'o, const N: usize, const R: usize, const B: usize> OffloadHost<'o, N, R, B
     /// `max_response` (the fast path splits a longer answer into packets
     /// of `mtu`); answers are bounded by `B` too.
     pub const fn new(mtu: usize, max_response: usize) -> Self {
+        let (mtu, bound) = Self::limits(mtu, max_response);
+        OffloadHost {
+            entries: heapless::Vec::new(),
+            records: [Record::EMPTY; R],
+            next_record: 0,
+            calls: OffloadAssembler::new(),
+            answer: [0; B],
+            mtu,
+            bound,
+            stats: OffloadStats {
+                ok: 0,
+                refused: 0,
+                faults: 0,
+                unknown: 0,
+                malformed: 0,
+                replays: 0,
+                dropped: 0,
+            },
+        }
+    }
+
+    /// Set the MTU payload and response bound (as [`OffloadHost::new`]):
+    /// a host built with `new(0, 0)` is all zeros, so a `static` one sits
+    /// in `.bss` rather than in the loaded image, and gets its limits at
+    /// boot.
+    pub fn set_limits(&mut self, mtu: usize, max_response: usize) {
+        (self.mtu, self.bound) = Self::limits(mtu, max_response);
+    }
+
+    const fn limits(mtu: usize, max_response: usize) -> (usize, usize) {
         const fn min(a: usize, b: usize) -> usize {
             if a < b {
                 a
@@ -470,24 +500,7 @@ impl<'o, const N: usize, const R: usize, const B: usize> OffloadHost<'o, N, R, B
         } else {
             mtu
         };
-        OffloadHost {
-            entries: heapless::Vec::new(),
-            records: [Record::EMPTY; R],
-            next_record: 0,
-            calls: OffloadAssembler::new(),
-            answer: [0; B],
-            mtu: min(mtu, room),
-            bound: min(bound, room),
-            stats: OffloadStats {
-                ok: 0,
-                refused: 0,
-                faults: 0,
-                unknown: 0,
-                malformed: 0,
-                replays: 0,
-                dropped: 0,
-            },
-        }
+        (min(mtu, room), min(bound, room))
     }
 
     /// Register `offload` under `id` (not 0, not taken).
