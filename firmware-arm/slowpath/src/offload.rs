@@ -338,9 +338,13 @@ impl OffloadMemory for DirectMem<'_, '_> {
     }
 
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemFault> {
-        self.pieces(MemOp::Write, va, data.len(), perms::WRITE, |m, pa, off, n| {
-            m.write(pa, &data[off..off + n])
-        })
+        self.pieces(
+            MemOp::Write,
+            va,
+            data.len(),
+            perms::WRITE,
+            |m, pa, off, n| m.write(pa, &data[off..off + n]),
+        )
     }
 
     fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemFault> {
@@ -671,7 +675,8 @@ impl<'o, const N: usize, const R: usize, const B: usize> OffloadHost<'o, N, R, B
             stats.malformed += 1;
             return (Status::Malformed, 0);
         };
-        let cap = |o: &dyn Offload, op: u16| o.max_result(op).map_or(max_result, |m| m.min(max_result));
+        let cap =
+            |o: &dyn Offload, op: u16| o.max_result(op).map_or(max_result, |m| m.min(max_result));
         let count = ops.clone().count();
         let answer: usize = head
             + OffloadBatchReq::LEN
@@ -739,8 +744,7 @@ pub trait OffloadSide {
     /// TX slots one answer may take.
     fn reply_room(&self) -> u32;
     /// One `OFFLOAD_REQ` fragment (see [`OffloadHost::fragment`]).
-    fn fragment(&mut self, d: &Descriptor, core: &mut SlowPath<'_>, sink: &mut dyn TxSink)
-        -> bool;
+    fn fragment(&mut self, d: &Descriptor, core: &mut SlowPath<'_>, sink: &mut dyn TxSink) -> bool;
 }
 
 /// A board without offloads.
@@ -774,12 +778,7 @@ impl<const N: usize, const R: usize, const B: usize> OffloadSide for Serving<'_,
     fn reply_room(&self) -> u32 {
         OffloadHost::<N, R, B>::max_reply_fragments()
     }
-    fn fragment(
-        &mut self,
-        d: &Descriptor,
-        core: &mut SlowPath<'_>,
-        sink: &mut dyn TxSink,
-    ) -> bool {
+    fn fragment(&mut self, d: &Descriptor, core: &mut SlowPath<'_>, sink: &mut dyn TxSink) -> bool {
         self.host.fragment(d, core, &mut *self.phys, sink)
     }
 }

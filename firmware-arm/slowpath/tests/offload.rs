@@ -13,7 +13,9 @@ use clio_wire::payload::{
     OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
     OFFLOAD_OP_BATCH,
 };
-use clio_wire::ring::{offload_fragments, Descriptor, Direction, OffloadAssembler, OffloadReplyHead};
+use clio_wire::ring::{
+    offload_fragments, Descriptor, Direction, OffloadAssembler, OffloadReplyHead,
+};
 use clio_wire::{Header, Opcode, Status};
 use common::{small_cfg, SEED};
 
@@ -139,9 +141,17 @@ fn tally_runs_in_its_own_address_space_and_failures_are_answers() {
 
     assert_eq!(rig.call(&mut host, 2, 0, &add(5, 3)).1, word(10));
     // Refusals.
-    let (s, p) = rig.call(&mut host, 3, 0, &args(tally::op::GET, &tally::SLOTS.to_be_bytes()));
+    let (s, p) = rig.call(
+        &mut host,
+        3,
+        0,
+        &args(tally::op::GET, &tally::SLOTS.to_be_bytes()),
+    );
     assert_eq!(s, Status::OffloadRefused);
-    assert_eq!(OffloadCallResp::parse(&p).unwrap().code, tally::code::OUT_OF_RANGE);
+    assert_eq!(
+        OffloadCallResp::parse(&p).unwrap().code,
+        tally::code::OUT_OF_RANGE
+    );
     // A fault (a VA it never allocated), then it keeps serving.
     let (s, p) = rig.call(&mut host, 4, 0, &args(tally::op::PEEK, &8u64.to_be_bytes()));
     assert_eq!((s, p), (Status::OffloadFault, vec![]));
@@ -149,12 +159,22 @@ fn tally_runs_in_its_own_address_space_and_failures_are_answers() {
     // Unknown id, unparsable call.
     let unknown = OffloadCallReq { offload: 9, op: 1 }.to_bytes();
     assert_eq!(rig.call(&mut host, 6, 0, &unknown).0, Status::NoSuchOffload);
-    assert_eq!(rig.call(&mut host, 7, 0, &[0, 0, 0, 4, 0, 1, 0, 1]).0, Status::Malformed);
+    assert_eq!(
+        rig.call(&mut host, 7, 0, &[0, 0, 0, 4, 0, 1, 0, 1]).0,
+        Status::Malformed
+    );
     // A retry is answered from the record, not run again.
     assert_eq!(rig.call(&mut host, 8, 5, &add(5, 1)).1, word(11));
-    assert_eq!(rig.call(&mut host, 9, 0, &args(tally::op::GET, &5u32.to_be_bytes())).1, word(11));
+    assert_eq!(
+        rig.call(&mut host, 9, 0, &args(tally::op::GET, &5u32.to_be_bytes()))
+            .1,
+        word(11)
+    );
     let st = host.stats();
-    assert_eq!((st.replays, st.faults, st.refused, st.unknown), (1, 1, 1, 1));
+    assert_eq!(
+        (st.replays, st.faults, st.refused, st.unknown),
+        (1, 1, 1, 1)
+    );
 }
 
 #[test]
@@ -166,10 +186,23 @@ fn a_batch_answers_each_operation_and_its_bound_is_checked() {
     let mut host = OffloadHost::<2, 4, 64>::new(MTU, 65536);
     host.register(tally::ID, &mut t).unwrap();
     let batch = |n: usize| {
-        let mut p = args(OFFLOAD_OP_BATCH, &OffloadBatchReq { count: n as u16 }.to_bytes());
+        let mut p = args(
+            OFFLOAD_OP_BATCH,
+            &OffloadBatchReq { count: n as u16 }.to_bytes(),
+        );
         for i in 0..n {
-            let a = [(i as u32).to_be_bytes().to_vec(), 1u64.to_be_bytes().to_vec()].concat();
-            p.extend_from_slice(&OffloadBatchOp { op: tally::op::ADD, args_len: 12 }.to_bytes());
+            let a = [
+                (i as u32).to_be_bytes().to_vec(),
+                1u64.to_be_bytes().to_vec(),
+            ]
+            .concat();
+            p.extend_from_slice(
+                &OffloadBatchOp {
+                    op: tally::op::ADD,
+                    args_len: 12,
+                }
+                .to_bytes(),
+            );
             p.extend_from_slice(&a);
         }
         p
@@ -183,7 +216,8 @@ fn a_batch_answers_each_operation_and_its_bound_is_checked() {
     // 4 operations could need 72 bytes: refused whole, nothing run.
     assert_eq!(rig.call(&mut host, 2, 0, &batch(4)).0, Status::TooLarge);
     assert_eq!(
-        rig.call(&mut host, 3, 0, &args(tally::op::GET, &0u32.to_be_bytes())).1,
+        rig.call(&mut host, 3, 0, &args(tally::op::GET, &0u32.to_be_bytes()))
+            .1,
         word(1)
     );
 }
@@ -198,7 +232,10 @@ fn an_offload_over_its_quota_is_refused_memory_not_the_board() {
     let mut t = Tally::new();
     let mut host = OffloadHost::<2, 4, 2048>::new(MTU, 65536);
     host.register(tally::ID, &mut t).unwrap();
-    assert_eq!(rig.call(&mut host, 1, 0, &add(0, 1)).0, Status::OffloadFault);
+    assert_eq!(
+        rig.call(&mut host, 1, 0, &add(0, 1)).0,
+        Status::OffloadFault
+    );
     assert_eq!(rig.sp.stats().over_quota, 1);
     let unknown = OffloadCallReq { offload: 9, op: 1 }.to_bytes();
     assert_eq!(rig.call(&mut host, 2, 0, &unknown).0, Status::NoSuchOffload);

@@ -98,7 +98,10 @@ fn on_qemu(fw: &mut QemuBoard, pkt: &[u8]) -> Vec<Vec<u8>> {
             assert_eq!(to, CLIENT);
             got.push(p.to_vec());
         });
-        std::thread::sleep(wait.unwrap_or(Duration::from_micros(50)).min(Duration::from_millis(1)));
+        std::thread::sleep(
+            wait.unwrap_or(Duration::from_micros(50))
+                .min(Duration::from_millis(1)),
+        );
     }
     got
 }
@@ -186,18 +189,33 @@ fn firmware_offloads_answer_as_the_emulator_does() {
 
     // Counters: the table is allocated at the first call, in the
     // offload's own address space.
-    assert_eq!(b.call(t, tally::op::ADD, &add_args(5, 7)), (Status::Ok, ok_word(7), b.req));
+    assert_eq!(
+        b.call(t, tally::op::ADD, &add_args(5, 7)),
+        (Status::Ok, ok_word(7), b.req)
+    );
     assert_eq!(b.call(t, tally::op::ADD, &add_args(5, 3)).1, ok_word(10));
-    assert_eq!(b.call(t, tally::op::GET, &5u32.to_be_bytes()).1, ok_word(10));
+    assert_eq!(
+        b.call(t, tally::op::GET, &5u32.to_be_bytes()).1,
+        ok_word(10)
+    );
     assert_eq!(b.call(t, tally::op::GET, &6u32.to_be_bytes()).1, ok_word(0));
 
     // Refusals, with the offload's code.
     let (s, p, _) = b.call(t, tally::op::GET, &tally::SLOTS.to_be_bytes());
-    assert_eq!((s, p), (Status::OffloadRefused, refused(tally::code::OUT_OF_RANGE)));
+    assert_eq!(
+        (s, p),
+        (Status::OffloadRefused, refused(tally::code::OUT_OF_RANGE))
+    );
     let (s, p, _) = b.call(t, tally::op::GET, &[0, 0, 1]);
-    assert_eq!((s, p), (Status::OffloadRefused, refused(tally::code::BAD_ARGS)));
+    assert_eq!(
+        (s, p),
+        (Status::OffloadRefused, refused(tally::code::BAD_ARGS))
+    );
     let (s, p, _) = b.call(t, 99, &[]);
-    assert_eq!((s, p), (Status::OffloadRefused, refused(tally::code::BAD_ARGS)));
+    assert_eq!(
+        (s, p),
+        (Status::OffloadRefused, refused(tally::code::BAD_ARGS))
+    );
 
     // A fault: a word outside anything the offload allocated.
     let (s, p, _) = b.call(t, tally::op::PEEK, &0x1000u64.to_be_bytes());
@@ -224,7 +242,10 @@ fn firmware_offloads_answer_as_the_emulator_does() {
     p.extend_from_slice(&add_args(9, 100));
     let again = b.both(&p, Some(id));
     assert_eq!(again[0].payload, ok_word(100), "replayed, not added twice");
-    assert_eq!(b.call(t, tally::op::GET, &9u32.to_be_bytes()).1, ok_word(100));
+    assert_eq!(
+        b.call(t, tally::op::GET, &9u32.to_be_bytes()).1,
+        ok_word(100)
+    );
 
     // A batch: each operation with its own outcome.
     let ops: [(u16, Vec<u8>); 4] = [
@@ -282,8 +303,8 @@ fn the_sdk_calls_firmware_offloads_over_udp() {
     let mut opts = QemuOptions::new(image(), b);
     opts.qemu = qemu;
     let fw = QemuBoard::launch(opts).unwrap_or_else(|e| panic!("{e}"));
-    let server = clio_emu::spawn(fw, "127.0.0.1:0".parse().unwrap(), ServeOptions::default())
-        .unwrap();
+    let server =
+        clio_emu::spawn(fw, "127.0.0.1:0".parse().unwrap(), ServeOptions::default()).unwrap();
     let client = ClientConfig {
         request_timeout_ns: 20_000_000_000,
         retry_budget: 64,
@@ -297,7 +318,9 @@ fn the_sdk_calls_firmware_offloads_over_udp() {
         40u64.to_le_bytes()
     );
     assert_eq!(
-        other.offload_call(t, tally::op::ADD, &add_args(3, 2)).unwrap(),
+        other
+            .offload_call(t, tally::op::ADD, &add_args(3, 2))
+            .unwrap(),
         42u64.to_le_bytes(),
         "one tally, whichever session calls"
     );

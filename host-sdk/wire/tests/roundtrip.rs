@@ -490,16 +490,27 @@ fn offload_fragments_are_checked() {
     assert_eq!(bad(&|t| t[17] = 1), "ring.a");
     assert_eq!(bad(&|t| t[6] = 3), "ring.offload.count");
     assert_eq!(bad(&|t| t[4] = 2), "ring.offload.index");
-    assert_eq!(bad(&|t| t[56..60].copy_from_slice(&0u32.to_le_bytes())), "ring.offload.len");
+    assert_eq!(
+        bad(&|t| t[56..60].copy_from_slice(&0u32.to_le_bytes())),
+        "ring.offload.len"
+    );
     assert_eq!(bad(&|t| t[2] = 1), "ring.page_shift");
     // The reply head: status then three zero bytes.
-    let h = OffloadReplyHead { status: clio_wire::Status::OffloadFault };
+    let h = OffloadReplyHead {
+        status: clio_wire::Status::OffloadFault,
+    };
     let mut dg = h.to_bytes().to_vec();
     dg.extend_from_slice(b"xy");
     assert_eq!(OffloadReplyHead::split(&dg).unwrap(), (h, &b"xy"[..]));
-    assert_eq!(OffloadReplyHead::split(&dg[..3]).unwrap_err().field, "ring.offload_reply");
+    assert_eq!(
+        OffloadReplyHead::split(&dg[..3]).unwrap_err().field,
+        "ring.offload_reply"
+    );
     dg[2] = 1;
-    assert_eq!(OffloadReplyHead::split(&dg).unwrap_err().field, "ring.offload_reply.reserved");
+    assert_eq!(
+        OffloadReplyHead::split(&dg).unwrap_err().field,
+        "ring.offload_reply.reserved"
+    );
     dg[2] = 0;
     dg[0] = 0xee;
     assert!(OffloadReplyHead::split(&dg).is_err());
