@@ -27,6 +27,12 @@
 //!   bucket-overflow retries are the long part) and posts the commands and
 //!   the reply to the TX ring.
 //!
+//! Offloads (`clio_slowpath::offload`): core 0's poll round also serves the
+//! `OFFLOAD_CALL`s the fast path passes on (`OFFLOAD_REQ` fragments), inline,
+//! in the offload's own address space (its PID, pages the slow path maps,
+//! DRAM reached directly), and posts the answer as `OFFLOAD_REPLY` fragments.
+//! The image registers the tally offload (id 4).
+//!
 //! The engine has one owner at a time: a ticket lock in cacheable memory
 //! serialises the poll rounds and the worker runs (the slow-path library's
 //! threading model). Hand-offs use flags plus `SEV`; every core also has the
