@@ -31,7 +31,7 @@
 //! `OFFLOAD_CALL`s the fast path passes on (`OFFLOAD_REQ` fragments), inline,
 //! in the offload's own address space (its PID, pages the slow path maps,
 //! DRAM reached directly), and posts the answer as `OFFLOAD_REPLY` fragments.
-//! The image registers the tally offload (id 4).
+//! The image registers Clio-KV (id 1) and the tally offload (id 4).
 //!
 //! The engine has one owner at a time: a ticket lock in cacheable memory
 //! serialises the poll rounds and the worker runs (the slow-path library's
@@ -76,7 +76,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
 use clio_config::Region;
-use clio_slowpath::offload::{tally, OffloadHost, PhysMem, Serving};
+use clio_slowpath::offload::{kv, tally, OffloadHost, PhysMem, Serving};
 use clio_slowpath::rack::FirmwareAgent;
 use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
@@ -170,8 +170,13 @@ const OFFLOADS: usize = 4;
 /// Offload answers remembered for retries (exactly-once).
 const OFFLOAD_RECORDS: usize = 32;
 /// Largest offload answer datagram: a single call's result is bounded by
-/// the MTU anyway; a batch's answer by this too.
-const OFFLOAD_ANSWER: usize = 2048;
+/// the MTU anyway; a batch's answer by the board's response bound (64 KiB:
+/// Clio-KV's clients pack up to 63 reads of 1 KiB into one call), with its
+/// 4-byte head.
+const OFFLOAD_ANSWER: usize = 64 * 1024 + 64;
+
+/// Freed object VAs Clio-KV keeps per size class for reuse.
+const KV_FREE_PER_CLASS: usize = 64;
 
 type FwOffloads = OffloadHost<'static, OFFLOADS, OFFLOAD_RECORDS, OFFLOAD_ANSWER>;
 
@@ -184,6 +189,15 @@ unsafe impl Sync for OffloadCell {}
 
 // All zeros (limits set at boot), so it takes `.bss`, not image bytes.
 static OFFLOAD_HOST: OffloadCell = OffloadCell(UnsafeCell::new(FwOffloads::new(0, 0)));
+
+/// Clio-KV (id 1), registered at boot; its tables are allocated in its own
+/// address space at its first call.
+struct KvCell(UnsafeCell<kv::KvStore<KV_FREE_PER_CLASS>>);
+
+// SAFETY: borrowed mutably once, by the primary, when it registers it.
+unsafe impl Sync for KvCell {}
+
+static KV: KvCell = KvCell(UnsafeCell::new(kv::KvStore::new(kv::DEFAULT_BUCKETS)));
 
 /// The tally offload (id 4), registered at boot.
 struct TallyCell(UnsafeCell<tally::Tally>);
@@ -526,13 +540,15 @@ pub fn run_primary() -> ! {
             BOARD.network.mtu_payload as usize,
             BOARD.network.max_response_bytes as usize,
         );
-        host.register(tally::ID, &mut *TALLY.0.get())
+        host.register(kv::OFFLOAD_ID, &mut *KV.0.get())
+            .and(host.register(tally::ID, &mut *TALLY.0.get()))
     };
     if registered.is_err() {
-        defmt::error!("offload {=u32} could not be registered", tally::ID);
+        defmt::error!("an offload could not be registered");
     } else {
         defmt::info!(
-            "offloads: tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
+            "offloads: clio-kv (id {=u32}), tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
+            kv::OFFLOAD_ID,
             tally::ID,
             OFFLOAD_ANSWER,
             OFFLOAD_RECORDS

@@ -13,7 +13,26 @@ use crate::offload::{MemError, Offload, OffloadError, OffloadMem};
 
 /// A slow-path offload served by the emulator's engine.
 #[derive(Debug)]
-pub struct Native<T>(pub T);
+pub struct Native<T> {
+    inner: T,
+    /// The result buffer, kept from call to call.
+    buf: Vec<u8>,
+}
+
+impl<T> Native<T> {
+    /// Serve `inner` here.
+    pub fn new(inner: T) -> Self {
+        Native {
+            inner,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The offload.
+    pub fn inner(&self) -> &T {
+        &self.inner
+    }
+}
 
 /// [`OffloadMem`] as a slow-path [`OffloadMemory`].
 struct Adapter<'m, 'a>(&'m mut OffloadMem<'a>);
@@ -48,11 +67,11 @@ impl OffloadMemory for Adapter<'_, '_> {
 
 impl<T: fw::Offload + Send> Offload for Native<T> {
     fn name(&self) -> &str {
-        self.0.name()
+        self.inner.name()
     }
 
     fn max_result(&self, op: u16) -> Option<usize> {
-        self.0.max_result(op)
+        self.inner.max_result(op)
     }
 
     fn call(
@@ -63,9 +82,9 @@ impl<T: fw::Offload + Send> Offload for Native<T> {
         out: &mut Vec<u8>,
     ) -> Result<(), OffloadError> {
         // The engine refuses a result over one packet; the room is that.
-        let mut buf = vec![0u8; mem.max_result()];
-        let mut res = Results::new(&mut buf);
-        let r = self.0.call(&mut Adapter(mem), op, args, &mut res);
+        self.buf.resize(mem.max_result(), 0);
+        let mut res = Results::new(&mut self.buf);
+        let r = self.inner.call(&mut Adapter(mem), op, args, &mut res);
         out.extend_from_slice(res.bytes());
         r.map_err(|e| match e {
             fw::OffloadError::Refused(code) => OffloadError::Refused(code),

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use clio_emu::native::Native;
 use clio_emu::qemu::QemuOptions;
 use clio_emu::{Board, Engine, QemuBoard};
+use clio_slowpath::offload::kv::{self, KvStore};
 use clio_slowpath::offload::tally::{self, Tally};
 use clio_wire::payload::{
     OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
@@ -122,8 +123,14 @@ impl Pair {
         opts.qemu = qemu;
         let mut fw = QemuBoard::launch(opts).unwrap_or_else(|e| panic!("{e}"));
         let mut emu = Board::new(&b).unwrap();
-        emu.register_offload(tally::ID, Box::new(Native(Tally::new())))
+        emu.register_offload(tally::ID, Box::new(Native::new(Tally::new())))
             .unwrap();
+        // The firmware's store: the same code, the same bucket count.
+        emu.register_offload(
+            kv::OFFLOAD_ID,
+            Box::new(Native::new(KvStore::<64>::new(kv::DEFAULT_BUCKETS))),
+        )
+        .unwrap();
         let open = common::open_packet(1, None);
         let emu_creds = common::creds_of(&on_emu(&mut emu, &open)[0]);
         let fw_creds = common::creds_of(&on_qemu(&mut fw, &open)[0]);
@@ -347,4 +354,86 @@ fn the_sdk_calls_firmware_offloads_over_udp() {
     s.close().unwrap();
     other.close().unwrap();
     server.stop().unwrap();
+}
+
+fn kv_args(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut a = (key.len() as u16).to_be_bytes().to_vec();
+    a.extend_from_slice(&[0, 0]);
+    a.extend_from_slice(&(value.len() as u32).to_be_bytes());
+    a.extend_from_slice(key);
+    a.extend_from_slice(value);
+    a
+}
+
+#[test]
+fn firmware_kv_answers_as_the_emulator_does() {
+    use kv::proto::{code, op};
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = Pair::boot(qemu);
+    let k = kv::OFFLOAD_ID;
+    let ok = OffloadCallResp { code: 0 }.to_bytes().to_vec();
+    let big = vec![0xa5u8; kv::MAX_VALUE];
+    assert_eq!(b.call(k, op::CREATE, &kv_args(b"alpha", b"one")).1, ok);
+    assert_eq!(b.call(k, op::PUT, &kv_args(b"beta", &big)).1, ok);
+    let (s, p, _) = b.call(k, op::READ, &kv_args(b"alpha", b""));
+    assert_eq!((s, &p[OffloadCallResp::LEN..]), (Status::Ok, &b"one"[..]));
+    assert_eq!(
+        &b.call(k, op::READ, &kv_args(b"beta", b"")).1[OffloadCallResp::LEN..],
+        &big[..]
+    );
+    assert_eq!(
+        b.call(k, op::CREATE, &kv_args(b"alpha", b"x")).1,
+        refused(code::EXISTS)
+    );
+    assert_eq!(b.call(k, op::UPDATE, &kv_args(b"alpha", b"two")).1, ok);
+    assert_eq!(
+        &b.call(k, op::READ, &kv_args(b"alpha", b"")).1[OffloadCallResp::LEN..],
+        b"two"
+    );
+    assert_eq!(b.call(k, op::DELETE, &kv_args(b"alpha", b"")).1, ok);
+    assert_eq!(
+        b.call(k, op::DELETE, &kv_args(b"alpha", b"")).1,
+        refused(code::NOT_FOUND)
+    );
+    assert_eq!(
+        b.call(k, op::READ, &kv_args(b"missing", b"")).1,
+        refused(code::NOT_FOUND)
+    );
+    assert_eq!(
+        b.call(k, op::PUT, &kv_args(&[7u8; kv::MAX_KEY + 1], b"v"))
+            .1,
+        refused(code::KEY_TOO_LONG)
+    );
+    // Enough keys to fill chains past one slot (seven entries) somewhere.
+    for i in 0..200u32 {
+        let key = format!("key-{i}");
+        assert_eq!(
+            b.call(k, op::PUT, &kv_args(key.as_bytes(), &i.to_le_bytes()))
+                .1,
+            ok
+        );
+    }
+    // A batch of reads: an answer of several packets, byte for byte.
+    let mut p = OffloadCallReq {
+        offload: k,
+        op: OFFLOAD_OP_BATCH,
+    }
+    .to_bytes()
+    .to_vec();
+    p.extend_from_slice(&OffloadBatchReq { count: 3 }.to_bytes());
+    for key in [&b"beta"[..], b"nope", b"key-7"] {
+        let a = kv_args(key, b"");
+        p.extend_from_slice(
+            &OffloadBatchOp {
+                op: op::READ,
+                args_len: a.len() as u16,
+            }
+            .to_bytes(),
+        );
+        p.extend_from_slice(&a);
+    }
+    let a = b.both(&p, None);
+    assert!(a.len() > 1, "a batch answer over one MTU comes in pieces");
+    assert_eq!(a[0].status, Status::Ok);
 }
