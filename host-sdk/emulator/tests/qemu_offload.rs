@@ -376,6 +376,7 @@ fn firmware_kv_answers_as_the_emulator_does() {
     let big = vec![0xa5u8; kv::MAX_VALUE];
     assert_eq!(b.call(k, op::CREATE, &kv_args(b"alpha", b"one")).1, ok);
     assert_eq!(b.call(k, op::PUT, &kv_args(b"beta", &big)).1, ok);
+    assert_eq!(b.call(k, op::PUT, &kv_args(b"gamma", &big[1..])).1, ok);
     let (s, p, _) = b.call(k, op::READ, &kv_args(b"alpha", b""));
     assert_eq!((s, &p[OffloadCallResp::LEN..]), (Status::Ok, &b"one"[..]));
     assert_eq!(
@@ -421,8 +422,8 @@ fn firmware_kv_answers_as_the_emulator_does() {
     }
     .to_bytes()
     .to_vec();
-    p.extend_from_slice(&OffloadBatchReq { count: 3 }.to_bytes());
-    for key in [&b"beta"[..], b"nope", b"key-7"] {
+    p.extend_from_slice(&OffloadBatchReq { count: 4 }.to_bytes());
+    for key in [&b"beta"[..], b"nope", b"gamma", b"key-7"] {
         let a = kv_args(key, b"");
         p.extend_from_slice(
             &OffloadBatchOp {
