@@ -38,6 +38,10 @@ echo "== co-simulation tests"
 # Under CI the tests themselves refuse to skip when QEMU is missing.
 timeout 600 cargo test -q -p clio-emu --test qemu_cosim -- --test-threads=1
 
+echo "== offloads in the firmware: OFFLOAD_CALL over the rings, answered as the emulator answers it"
+timeout 300 cargo test -q -p clio-emu --test qemu_offload -- --test-threads=1
+timeout 300 cargo test -q -p clio-kv --test qemu
+
 echo "== an idle QEMU-backed board idles (host < 5 % of a core, QEMU < 25 %) and wakes on a request"
 timeout 300 cargo test -q -p clio-emu --test qemu_idle -- --nocapture
 

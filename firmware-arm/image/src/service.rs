@@ -27,6 +27,12 @@
 //!   bucket-overflow retries are the long part) and posts the commands and
 //!   the reply to the TX ring.
 //!
+//! Offloads (`clio_slowpath::offload`): core 0's poll round also serves the
+//! `OFFLOAD_CALL`s the fast path passes on (`OFFLOAD_REQ` fragments), inline,
+//! in the offload's own address space (its PID, pages the slow path maps,
+//! DRAM reached directly), and posts the answer as `OFFLOAD_REPLY` fragments.
+//! The image registers Clio-KV (id 1) and the tally offload (id 4).
+//!
 //! The engine has one owner at a time: a ticket lock in cacheable memory
 //! serialises the poll rounds and the worker runs (the slow-path library's
 //! threading model). Hand-offs use flags plus `SEV`; every core also has the
@@ -70,6 +76,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
 use clio_config::Region;
+use clio_slowpath::offload::{kv, tally, OffloadHost, PhysMem, Serving};
 use clio_slowpath::rack::FirmwareAgent;
 use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
@@ -158,6 +165,85 @@ unsafe impl Sync for RackCell {}
 
 static RACK: RackCell = RackCell(UnsafeCell::new(FirmwareAgent::new()));
 
+/// Offloads the image registers (`clio_slowpath::offload`).
+const OFFLOADS: usize = 4;
+/// Offload answers remembered for retries (exactly-once).
+const OFFLOAD_RECORDS: usize = 32;
+/// Largest offload answer datagram: a single call's result is bounded by
+/// the MTU anyway; a batch's answer by the board's response bound (64 KiB:
+/// Clio-KV's clients pack up to 63 reads of 1 KiB into one call), with its
+/// 4-byte head.
+const OFFLOAD_ANSWER: usize = 64 * 1024 + 64;
+
+/// Freed object VAs Clio-KV keeps per size class for reuse.
+const KV_FREE_PER_CLASS: usize = 64;
+
+type FwOffloads = OffloadHost<'static, OFFLOADS, OFFLOAD_RECORDS, OFFLOAD_ANSWER>;
+
+/// The offload host and its offloads, behind [`LOCK`] with the engine
+/// (`.bss`, built at compile time).
+struct OffloadCell(UnsafeCell<FwOffloads>);
+
+// SAFETY: only reached through a `Guard`, i.e. under `LOCK`.
+unsafe impl Sync for OffloadCell {}
+
+// All zeros (limits set at boot), so it takes `.bss`, not image bytes.
+static OFFLOAD_HOST: OffloadCell = OffloadCell(UnsafeCell::new(FwOffloads::new(0, 0)));
+
+/// Clio-KV (id 1), registered at boot; its tables are allocated in its own
+/// address space at its first call.
+/// Written at boot (`.bss`: its bucket count would put 13 KB of
+/// initialised data in the image).
+struct KvCell(UnsafeCell<MaybeUninit<kv::KvStore<KV_FREE_PER_CLASS>>>);
+
+// SAFETY: written and borrowed mutably once, by the primary, when it
+// registers it.
+unsafe impl Sync for KvCell {}
+
+static KV: KvCell = KvCell(UnsafeCell::new(MaybeUninit::uninit()));
+
+/// The tally offload (id 4), registered at boot.
+struct TallyCell(UnsafeCell<tally::Tally>);
+
+// SAFETY: borrowed mutably once, by the primary, when it registers it.
+unsafe impl Sync for TallyCell {}
+
+static TALLY: TallyCell = TallyCell(UnsafeCell::new(tally::Tally::new()));
+
+/// Board DRAM as the offloads reach it: the data region, identity-mapped
+/// Normal cacheable memory. An offload's pages belong to its own PID, which
+/// no client holds, so the fast path never reads or writes them and no
+/// cache maintenance is owed (a freed page is zeroed and cleaned by
+/// `scrub` before reuse).
+struct DataRegion;
+
+impl DataRegion {
+    fn inside(pa: u64, n: usize) -> bool {
+        let data = BOARD.regions.data;
+        pa >= data.base && pa.checked_add(n as u64).is_some_and(|e| e <= data.end())
+    }
+}
+
+impl PhysMem for DataRegion {
+    fn read(&mut self, pa: u64, buf: &mut [u8]) -> bool {
+        if !Self::inside(pa, buf.len()) {
+            return false;
+        }
+        // SAFETY: inside the data region (mapped, identity), in a page the
+        // slow path mapped to the offload's PID.
+        unsafe { core::ptr::copy_nonoverlapping(pa as *const u8, buf.as_mut_ptr(), buf.len()) };
+        true
+    }
+    fn write(&mut self, pa: u64, data: &[u8]) -> bool {
+        if !Self::inside(pa, data.len()) {
+            return false;
+        }
+        // SAFETY: as for `read`.
+        unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), pa as *mut u8, data.len()) };
+        true
+    }
+}
+
 /// Set (release) once `ENGINE` is initialised.
 static READY: AtomicBool = AtomicBool::new(false);
 
@@ -204,10 +290,18 @@ impl Guard {
 }
 
 impl Guard {
-    /// The engine and the rack side together (one poll round uses both).
-    fn parts(&mut self) -> (&mut RingEngine, &mut FirmwareAgent) {
-        // SAFETY: as for `engine`; `RACK` is only reached under the lock.
-        unsafe { ((*ENGINE.0.get()).assume_init_mut(), &mut *RACK.0.get()) }
+    /// The engine, the rack side and the offloads together (one poll
+    /// round uses all three).
+    fn parts(&mut self) -> (&mut RingEngine, &mut FirmwareAgent, &mut FwOffloads) {
+        // SAFETY: as for `engine`; `RACK` and `OFFLOAD_HOST` are only
+        // reached under the lock.
+        unsafe {
+            (
+                (*ENGINE.0.get()).assume_init_mut(),
+                &mut *RACK.0.get(),
+                &mut *OFFLOAD_HOST.0.get(),
+            )
+        }
     }
 }
 
@@ -441,6 +535,29 @@ pub fn run_primary() -> ! {
     };
     // SAFETY: no other core touches the engine before `READY`.
     unsafe { (*ENGINE.0.get()).write(engine) };
+    // SAFETY: no other core reaches the offloads before `READY`; `TALLY`
+    // is borrowed this once, for the host's lifetime.
+    let registered = unsafe {
+        let host = &mut *OFFLOAD_HOST.0.get();
+        host.set_limits(
+            BOARD.network.mtu_payload as usize,
+            BOARD.network.max_response_bytes as usize,
+        );
+        let store = (*KV.0.get()).write(kv::KvStore::new(kv::DEFAULT_BUCKETS));
+        host.register(kv::OFFLOAD_ID, store)
+            .and(host.register(tally::ID, &mut *TALLY.0.get()))
+    };
+    if registered.is_err() {
+        defmt::error!("an offload could not be registered");
+    } else {
+        defmt::info!(
+            "offloads: clio-kv (id {=u32}), tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
+            kv::OFFLOAD_ID,
+            tally::ID,
+            OFFLOAD_ANSWER,
+            OFFLOAD_RECORDS
+        );
+    }
     if let Some((regs, cfg)) = held.as_mut() {
         if !fastpath::release(regs, cfg) {
             crate::halt(crate::EXIT_SERVICE);
@@ -492,9 +609,13 @@ fn poll_loop(mut rx: SharedRing, mut tx: SharedRing) -> ! {
         if rx_waiting || kicked || tx_tail != last_tx_tail {
             last_tx_tail = tx_tail;
             let mut g = LOCK.lock();
-            let (e, node) = g.parts();
+            let (e, node, host) = g.parts();
+            let mut offloads = Serving {
+                host,
+                phys: &mut DataRegion,
+            };
             let out = posting(&mut regs, &mut tx, |tx| {
-                e.poll_with(&mut rx, tx, POLL_BUDGET, scrub, node)
+                e.poll_full(&mut rx, tx, POLL_BUDGET, scrub, node, &mut offloads)
             });
             let mut woken = [false; WORKERS];
             for (w, flag) in WORK.iter().enumerate() {
@@ -557,6 +678,11 @@ fn report(c: &EngineCounters, s: &Stats) {
         c.control,
         c.control_dropped,
         c.gated
+    );
+    defmt::info!(
+        "offloads: calls {=u64} dropped {=u64}",
+        c.offload_calls,
+        c.offload_dropped
     );
     defmt::info!(
         "slow path: allocs {=u64} (errors {=u64}, retries {=u64}) frees {=u64} (errors {=u64}) pa pushed {=u64} consumed {=u64} fast-path errors {=u64}",

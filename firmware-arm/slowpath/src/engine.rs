@@ -25,6 +25,7 @@
 //! invalid (bad permissions, zero size, unknown PID, ...) gets an error reply.
 
 use crate::machine::{SlowPath, TxSink};
+use crate::offload::{NoOffloads, OffloadSide};
 use crate::rack::{NoRack, NodeSide};
 use clio_control::MAX_ENVELOPE_LEN;
 use clio_wire::clio::{Header, Opcode};
@@ -90,6 +91,10 @@ pub struct EngineCounters {
     pub control_dropped: u64,
     /// Forwarded requests the rack gate refused (`BUSY`/`MOVED` replies).
     pub gated: u64,
+    /// Offload calls answered (`OFFLOAD_REQ` in, `OFFLOAD_REPLY` out).
+    pub offload_calls: u64,
+    /// `OFFLOAD_REQ` fragments taken on a board without offloads.
+    pub offload_dropped: u64,
 }
 
 /// What one poll round did.
@@ -209,6 +214,28 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         T: RingMemory + ?Sized,
         Z: FnMut(u64, u64),
     {
+        self.poll_full(rx_mem, tx_mem, budget, zero, node, &mut NoOffloads)
+    }
+
+    /// [`Engine::poll_with`] on a board whose slow path serves offloads:
+    /// `OFFLOAD_REQ` fragments are reassembled and the call served by
+    /// `offloads` (its `OFFLOAD_REPLY` fragments go out at once). With
+    /// offloads, RX is read only while the TX ring has room for a whole
+    /// answer.
+    pub fn poll_full<R, T, Z>(
+        &mut self,
+        rx_mem: &mut R,
+        tx_mem: &mut T,
+        budget: u32,
+        zero: Z,
+        node: &mut dyn NodeSide,
+        offloads: &mut dyn OffloadSide,
+    ) -> PollOutcome
+    where
+        R: RingMemory + ?Sized,
+        T: RingMemory + ?Sized,
+        Z: FnMut(u64, u64),
+    {
         self.counters.polls += 1;
         let mut out = PollOutcome::default();
         self.emit_pending(tx_mem);
@@ -225,6 +252,10 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                 break;
             }
             if node.present() && self.tx.free_slots(tx_mem) < u32::from(MAX_CONTROL_FRAGMENTS) {
+                self.counters.tx_full += 1;
+                break;
+            }
+            if offloads.present() && self.tx.free_slots(tx_mem) < offloads.reply_room() {
                 self.counters.tx_full += 1;
                 break;
             }
@@ -254,6 +285,18 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                         }
                         Descriptor::Control { .. } => {
                             self.control_datagram(&d, node, tx_mem);
+                            self.counters.inline += 1;
+                        }
+                        Descriptor::Offload { .. } => {
+                            if offloads.present() {
+                                let mut sink = Self::sink(&mut self.tx, tx_mem);
+                                if offloads.fragment(&d, &mut self.core, &mut sink) {
+                                    self.counters.offload_calls += 1;
+                                }
+                                self.counters.tx_invalid += sink.invalid;
+                            } else {
+                                self.counters.offload_dropped += 1;
+                            }
                             self.counters.inline += 1;
                         }
                         // Session opens and closes go the same way as alloc and

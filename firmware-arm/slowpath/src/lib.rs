@@ -23,6 +23,10 @@
 //! - [`rack`]: the memory node's side of the rack (issue #22): the region
 //!   gate, dirty tracking and the node's control answers ([`rack::RackAgent`]),
 //!   and its registration and heartbeats with the controller ([`rack::Link`]).
+//! - [`offload`]: offloads on the ARM (issue #16): the registry by id, the
+//!   `Offload` trait over the offload's own address space (its PID, the
+//!   slow path's allocation and page table, DRAM reached directly), the
+//!   exactly-once records and the answers to `OFFLOAD_REQ` fragments.
 //! - `report` (feature `std`): the benchmark report (retry curve, latency,
 //!   refill rate, footprint) as JSON and SVG.
 #![cfg_attr(not(feature = "std"), no_std)]
@@ -34,6 +38,7 @@ mod engine;
 mod error;
 pub mod fastpath_regs;
 mod machine;
+pub mod offload;
 pub mod phys;
 pub mod rack;
 pub mod session;

@@ -174,7 +174,8 @@ enum Job {
         pages: u64,
         shift: u8,
         next: u64,
-        reply: Descriptor,
+        /// `None` for the board's own allocations ([`SlowPath::alloc_mapped`]).
+        reply: Option<Descriptor>,
     },
     Remove {
         pid: u32,
@@ -409,6 +410,105 @@ impl<'a> SlowPath<'a> {
         self.accounts.hold(pid);
         Ok(())
     }
+
+    /// Hold the lowest free PID for the board itself, as
+    /// [`SlowPath::reserve_pid`] does (an offload's own address space).
+    pub fn hold_free_pid(&mut self) -> Result<u32, SlowPathError> {
+        let pid = self.accounts.free_pid().ok_or(SlowPathError::NoFreePid)?;
+        self.accounts.hold(pid);
+        Ok(pid)
+    }
+
+    /// Allocate `size` bytes (read/write, default page size) for `pid`, a
+    /// PID the board holds ([`SlowPath::hold_free_pid`]), with every page
+    /// backed at once by a zeroed physical page: for code on the ARM that
+    /// reaches its memory directly ([`SlowPath::translate`]) rather than
+    /// through the fast path's first-touch faults. The placement, the
+    /// overflow-free check and the PID's memory quota are those of
+    /// [`SlowPath::alloc`]; the shadow table changes at once, and the
+    /// board table's `PteWrite`s (valid PTEs) are left as a job with no
+    /// reply ([`SlowPath::pump`]), so a client that were ever to share the
+    /// address space would see the same pages. `Busy` while an earlier
+    /// request's commands are still being emitted.
+    pub fn alloc_mapped(&mut self, pid: u32, size: u64) -> Result<VaRange, SlowPathError> {
+        if !self.ready() {
+            return Err(SlowPathError::Busy);
+        }
+        if !self.accounts.board_held(pid) {
+            return Err(SlowPathError::UnknownPid(pid));
+        }
+        let shift = self.cfg.default_shift;
+        let si = self
+            .cfg
+            .size_index(shift)
+            .ok_or(SlowPathError::UnsupportedPageSize(shift))?;
+        // Every page is taken now: the pool must hold them beyond what
+        // earlier ranges' first touches are owed.
+        let pages = size.div_ceil(1u64 << shift);
+        if self.owed_bytes(si, 0).saturating_add(pages << shift) > self.phys.free_bytes() {
+            self.stats.alloc_errors += 1;
+            return Err(SlowPathError::PhysExhausted);
+        }
+        let p = match self.place(pid, 0, size, perms::RW, 0, false) {
+            Ok(p) => p,
+            Err(e) => {
+                self.stats.alloc_errors += 1;
+                self.stats.over_quota += matches!(e, SlowPathError::OverQuota { .. }) as u64;
+                return Err(e);
+            }
+        };
+        let r = p.range;
+        self.accounts
+            .charge(pid, (r.bytes() >> self.layout.unit_shift) as i64);
+        self.stats.allocs += 1;
+        self.stats.retries += p.retries as u64;
+        for i in 0..r.pages {
+            let Some((b, s)) = self.shadow.find(pid, r.vpn() + i, shift) else {
+                continue;
+            };
+            // Checked above; a page the pool cannot give after all stays
+            // unmapped, and an access to it is refused by `translate`.
+            let Some(ppn) = self.phys.alloc(si) else {
+                break;
+            };
+            let mut pte = self.shadow.get(b, s).unwrap_or(Pte::EMPTY);
+            pte.valid = true;
+            pte.ppn = ppn;
+            self.shadow.update(b, s, &pte);
+            let st = &mut self.sizes[si];
+            st.untouched -= 1;
+            st.mapped += 1;
+        }
+        self.job = Some(Job::Insert {
+            pid,
+            vpn: r.vpn(),
+            pages: r.pages,
+            shift,
+            next: 0,
+            reply: None,
+        });
+        Ok(r)
+    }
+
+    /// Where `va` of `pid` lives: its physical address, the bytes left in
+    /// its page from there, and the page's permissions; `None` if no
+    /// mapped page holds it. The lookup is the shadow table's, i.e. the
+    /// board table's translation, done by the ARM.
+    pub fn translate(&self, pid: u32, va: u64) -> Option<(u64, u64, u8)> {
+        self.cfg.shifts().iter().find_map(|&shift| {
+            let (b, s) = self.shadow.find(pid, va >> shift, shift)?;
+            let pte = self.shadow.get(b, s)?;
+            if !pte.valid {
+                return None;
+            }
+            let off = va & ((1u64 << shift) - 1);
+            Some((
+                (u64::from(pte.ppn) << shift) | off,
+                (1u64 << shift) - off,
+                pte.perms,
+            ))
+        })
+    }
     /// Whether page `ppn` of the size with index `size` sits in the free-PA FIFO.
     pub fn in_fifo(&self, size: usize, ppn: u32) -> bool {
         self.phys
@@ -534,7 +634,7 @@ impl<'a> SlowPath<'a> {
                     pages: p.range.pages,
                     shift: p.range.page_shift,
                     next: 0,
-                    reply,
+                    reply: Some(reply),
                 });
             }
             Err(e) => {
@@ -1165,7 +1265,7 @@ impl<'a> SlowPath<'a> {
             }
             next += 1;
         }
-        self.job = Some(Job::Reply(reply));
+        self.job = reply.map(Job::Reply);
         true
     }
 

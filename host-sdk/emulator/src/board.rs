@@ -411,6 +411,10 @@ impl QemuBoard {
             | v.get(1).copied().unwrap_or(0) << 8
             | v.get(2).copied().unwrap_or(0);
         fast.set_firmware_identity(version, id);
+        // `OFFLOAD_CALL` goes to the firmware's offloads over the rings
+        // (`clio_slowpath::offload`), as the fast path would pass it on a
+        // board whose RTL forwards it (the RTL answers UNSUPPORTED today).
+        fast.forward_offloads_to_slow_path();
         // Take what the firmware posted at boot (its `Epoch`, the first TX
         // descriptor) before serving, as the FPGA does on the doorbell; no
         // request exists yet, so nothing is answered.

@@ -10,6 +10,7 @@
 pub mod board;
 pub mod clients;
 pub mod faults;
+pub mod native;
 pub mod offload;
 pub mod qemu;
 pub mod rtl;

@@ -35,11 +35,11 @@ use clio::{AsyncSession, ClioError, Session};
 pub use offload::KvOffload;
 
 /// The offload id Clio-KV is registered under at a memory node.
-pub const OFFLOAD_ID: u32 = 1;
+pub const OFFLOAD_ID: u32 = clio_slowpath::offload::kv::OFFLOAD_ID;
 /// Longest key (bytes; memcached's limit).
-pub const MAX_KEY: usize = 250;
+pub const MAX_KEY: usize = clio_slowpath::offload::kv::MAX_KEY;
 /// Longest value (bytes): a key and value travel in one packet.
-pub const MAX_VALUE: usize = 1024;
+pub const MAX_VALUE: usize = clio_slowpath::offload::kv::MAX_VALUE;
 
 /// What can go wrong with a key-value operation.
 #[derive(Debug, thiserror::Error)]

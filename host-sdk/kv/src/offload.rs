@@ -1,135 +1,23 @@
-//! The store itself: an offload at the memory node, in its own address space.
-//!
-//! Layout in its address space (reached only through [`OffloadMem`], i.e.
-//! Clio reads, writes and CAS of its own session):
-//!
-//! - a bucket array of `buckets` head slots, allocated on first use;
-//! - slots of 72 bytes: `next` VA (8, 0 = end of chain), seven 1-byte
-//!   fingerprints, one pad byte, seven 8-byte object entries (0 = empty);
-//!   words little-endian, as the board's atomics see them. An entry is the
-//!   object's VA (below 2^56) with the object's length in 64-byte units in
-//!   its top byte, so a read fetches the whole object in one request;
-//! - objects: `key_len: u16`, pad, `value_len: u32`, key, value (LE
-//!   header), placed by a size-class allocator over 4 MiB chunks taken with
-//!   `alloc`.
-//!
-//! Atomic writes: an object is written in full before its VA is published
-//! into a slot with one compare-and-swap (create: 0 → VA; update: old VA →
-//! new VA; delete: VA → 0), so a reader finds either the old object or the
-//! new one, never a partial one (read committed). Objects are never written
-//! in place. The engine serves one call at a time, so a replaced object's
-//! memory can be reused at once (no reader is between its two reads).
+//! The store as the emulated board's offload. Its algorithm (layout,
+//! chained slots of seven fingerprints and VAs, CAS publish, the object
+//! allocator) lives in `clio_slowpath::offload::kv` (`no_std`), the one
+//! implementation the firmware image runs too; this wraps it for the
+//! emulator's engine, its memory accesses going through `OffloadMem`
+//! (`clio_emu::native::Native`).
 
-use clio_emu::{MemError, Offload, OffloadError, OffloadMem};
-use clio_wire::Status;
+use clio_emu::native::Native;
+use clio_emu::{Offload, OffloadError, OffloadMem};
+use clio_slowpath::offload::kv::KvStore;
 
-use crate::proto::{code, decode, hash, op};
+pub use clio_slowpath::offload::kv::{DEFAULT_BUCKETS, SLOT_ENTRIES, SLOT_LEN};
 
-/// Bytes of a slot.
-pub const SLOT_LEN: usize = 72;
-/// Entries per slot (the dissertation's seven).
-pub const SLOT_ENTRIES: usize = 7;
-/// Object header bytes.
-const OBJ_HDR: usize = 8;
-/// Bytes taken from the board at a time for objects and chained slots: the
-/// emulated board's default page (4 MiB); a smaller chunk still takes a
-/// whole page of the address space's quota.
-const CHUNK: u64 = 4 << 20;
-/// Granularity of the object allocator's size classes.
-const CLASS: usize = 64;
-/// Default head slots.
-pub const DEFAULT_BUCKETS: u64 = 16 * 1024;
-/// An entry's top byte holds the object's length in [`CLASS`] units.
-const LEN_SHIFT: u32 = 56;
-
-/// The entry publishing the object at `va` of `len` bytes.
-fn entry_of(va: u64, len: usize) -> Result<u64, OffloadError> {
-    let units = len.div_ceil(CLASS) as u64;
-    if va >> LEN_SHIFT != 0 || units >> (64 - LEN_SHIFT) != 0 {
-        return Err(OffloadError::Fault(format!(
-            "object at {va:#x} ({len} bytes) does not fit a slot entry"
-        )));
-    }
-    Ok(va | units << LEN_SHIFT)
-}
-
-/// An entry's object VA and the bytes its size class spans.
-fn split_entry(e: u64) -> (u64, usize) {
-    (
-        e & ((1 << LEN_SHIFT) - 1),
-        (e >> LEN_SHIFT) as usize * CLASS,
-    )
-}
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Slot {
-    next: u64,
-    fps: [u8; SLOT_ENTRIES],
-    vas: [u64; SLOT_ENTRIES],
-}
-
-impl Slot {
-    fn parse(b: &[u8; SLOT_LEN]) -> Slot {
-        let w = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
-        let mut s = Slot {
-            next: w(0),
-            ..Slot::default()
-        };
-        s.fps.copy_from_slice(&b[8..8 + SLOT_ENTRIES]);
-        for i in 0..SLOT_ENTRIES {
-            s.vas[i] = w(16 + 8 * i);
-        }
-        s
-    }
-}
-
-fn fp_va(slot: u64, i: usize) -> u64 {
-    slot + 8 + i as u64
-}
-fn entry_va(slot: u64, i: usize) -> u64 {
-    slot + 16 + 8 * i as u64
-}
-
-fn full_or_fault(e: MemError) -> OffloadError {
-    match e.status {
-        Status::OverQuota | Status::OutOfMemory | Status::TooLarge => {
-            OffloadError::Refused(code::FULL)
-        }
-        _ => OffloadError::from(e),
-    }
-}
-
-/// What a walk of a key's chain found.
-struct Walk {
-    found: Option<Found>,
-    /// The first empty entry of the chain.
-    free: Option<(u64, usize)>,
-    /// The chain's last slot.
-    last: u64,
-}
-
-/// Where a key was found.
-struct Found {
-    slot: u64,
-    index: usize,
-    /// The slot entry as stored (compared by the CAS that replaces it).
-    entry: u64,
-    obj: u64,
-    value_len: usize,
-}
+/// Freed object VAs the emulator's store keeps per size class for reuse
+/// (one more is not reused: its memory stays in the store's space).
+pub const FREE_PER_CLASS: usize = 1024;
 
 /// Clio-KV, as an offload (`clio_emu::Board::register_offload`).
 #[derive(Debug)]
-pub struct KvOffload {
-    buckets: u64,
-    table: Option<u64>,
-    chunk_at: u64,
-    chunk_end: u64,
-    free: Vec<Vec<u64>>,
-    keys: u64,
-    /// The object buffer of the call in progress (kept for its capacity).
-    obj: Vec<u8>,
-}
+pub struct KvOffload(Box<Native<KvStore<FREE_PER_CLASS>>>);
 
 impl Default for KvOffload {
     fn default() -> Self {
@@ -141,273 +29,36 @@ impl KvOffload {
     /// A store of `buckets` head slots (at least 1); nothing is allocated
     /// until the first call.
     pub fn new(buckets: u64) -> KvOffload {
-        KvOffload {
-            buckets: buckets.max(1),
-            table: None,
-            chunk_at: 0,
-            chunk_end: 0,
-            free: Vec::new(),
-            keys: 0,
-            obj: Vec::new(),
-        }
+        KvOffload(Box::new(Native::new(KvStore::new(buckets))))
     }
 
     /// Keys stored.
     pub fn len(&self) -> u64 {
-        self.keys
+        self.0.inner().len()
     }
 
     /// Whether no key is stored.
     pub fn is_empty(&self) -> bool {
-        self.keys == 0
-    }
-
-    fn table(&mut self, mem: &mut OffloadMem<'_>) -> Result<u64, OffloadError> {
-        if let Some(t) = self.table {
-            return Ok(t);
-        }
-        // Fresh pages read as zeros: every head slot starts empty.
-        let t = mem
-            .alloc(self.buckets * SLOT_LEN as u64)
-            .map_err(full_or_fault)?;
-        self.table = Some(t);
-        Ok(t)
-    }
-
-    fn alloc(&mut self, mem: &mut OffloadMem<'_>, len: usize) -> Result<u64, OffloadError> {
-        let class = len.div_ceil(CLASS);
-        if let Some(va) = self.free.get_mut(class).and_then(Vec::pop) {
-            return Ok(va);
-        }
-        let bytes = (class * CLASS) as u64;
-        if self.chunk_at + bytes > self.chunk_end {
-            let c = mem.alloc(CHUNK).map_err(full_or_fault)?;
-            self.chunk_at = c;
-            self.chunk_end = c + CHUNK;
-        }
-        let va = self.chunk_at;
-        self.chunk_at += bytes;
-        Ok(va)
-    }
-
-    fn release(&mut self, va: u64, len: usize) {
-        let class = len.div_ceil(CLASS);
-        if self.free.len() <= class {
-            self.free.resize_with(class + 1, Vec::new);
-        }
-        self.free[class].push(va);
-    }
-
-    fn read_slot(mem: &mut OffloadMem<'_>, va: u64) -> Result<Slot, MemError> {
-        let mut b = [0u8; SLOT_LEN];
-        mem.read(va, &mut b)?;
-        Ok(Slot::parse(&b))
-    }
-
-    fn head(&mut self, mem: &mut OffloadMem<'_>, h: u64) -> Result<u64, OffloadError> {
-        let t = self.table(mem)?;
-        Ok(t + (h % self.buckets) * SLOT_LEN as u64)
-    }
-
-    /// Walk the key's chain: a slot at a time, then the object of each
-    /// entry whose fingerprint matches (with `whole`, all of it: its header,
-    /// key and value in one request, left in `obj`; else header and key).
-    /// Also says where an insert goes.
-    fn find(
-        &mut self,
-        mem: &mut OffloadMem<'_>,
-        key: &[u8],
-        whole: bool,
-        obj: &mut Vec<u8>,
-    ) -> Result<Walk, OffloadError> {
-        let h = hash(key);
-        let fp = (h >> 56) as u8;
-        let mut at = self.head(mem, h)?;
-        let mut free = None;
-        // A chain longer than every slot the quota could hold is corrupt.
-        for _ in 0..(1u64 << 32) {
-            let s = Self::read_slot(mem, at)?;
-            for i in 0..SLOT_ENTRIES {
-                if s.vas[i] == 0 {
-                    free = free.or(Some((at, i)));
-                    continue;
-                }
-                if s.fps[i] != fp {
-                    continue;
-                }
-                let (va, span) = split_entry(s.vas[i]);
-                let want = OBJ_HDR + key.len();
-                if span < want {
-                    // Shorter than this key's header: another key.
-                    continue;
-                }
-                obj.clear();
-                obj.resize(if whole { span } else { want }, 0);
-                mem.read(va, obj)?;
-                let klen = u16::from_le_bytes([obj[0], obj[1]]) as usize;
-                if klen == key.len() && &obj[OBJ_HDR..want] == key {
-                    let vlen = u32::from_le_bytes([obj[4], obj[5], obj[6], obj[7]]) as usize;
-                    if want + vlen > span {
-                        return Err(OffloadError::Fault(format!(
-                            "object at {va:#x} is longer than its entry says"
-                        )));
-                    }
-                    return Ok(Walk {
-                        found: Some(Found {
-                            slot: at,
-                            index: i,
-                            entry: s.vas[i],
-                            obj: va,
-                            value_len: vlen,
-                        }),
-                        free,
-                        last: at,
-                    });
-                }
-            }
-            if s.next == 0 {
-                return Ok(Walk {
-                    found: None,
-                    free,
-                    last: at,
-                });
-            }
-            at = s.next;
-        }
-        Err(OffloadError::Fault("hash chain does not end".into()))
-    }
-
-    fn write_object(
-        &mut self,
-        mem: &mut OffloadMem<'_>,
-        key: &[u8],
-        value: &[u8],
-    ) -> Result<u64, OffloadError> {
-        let len = OBJ_HDR + key.len() + value.len();
-        let va = self.alloc(mem, len)?;
-        let entry = entry_of(va, len)?;
-        let mut b = Vec::with_capacity(len);
-        b.extend_from_slice(&(key.len() as u16).to_le_bytes());
-        b.extend_from_slice(&[0, 0]);
-        b.extend_from_slice(&(value.len() as u32).to_le_bytes());
-        b.extend_from_slice(key);
-        b.extend_from_slice(value);
-        mem.write(va, &b)?;
-        Ok(entry)
-    }
-
-    /// Publish `obj` (an entry: VA and length) into the free entry the walk
-    /// found, or into a new slot linked after the chain's last one.
-    fn insert(
-        &mut self,
-        mem: &mut OffloadMem<'_>,
-        key: &[u8],
-        obj: u64,
-        w: &Walk,
-    ) -> Result<(), OffloadError> {
-        let fp = (hash(key) >> 56) as u8;
-        if let Some((slot, i)) = w.free {
-            // The fingerprint first: an entry counts only once its VA is set.
-            mem.write(fp_va(slot, i), &[fp])?;
-            if mem.cas(entry_va(slot, i), 0, obj)? != 0 {
-                return Err(OffloadError::Fault("slot entry taken under us".into()));
-            }
-            return Ok(());
-        }
-        // Chain full: a new slot holding the entry, then link it.
-        let new = self.alloc(mem, SLOT_LEN)?;
-        let mut b = [0u8; SLOT_LEN];
-        b[8] = fp;
-        b[16..24].copy_from_slice(&obj.to_le_bytes());
-        mem.write(new, &b)?;
-        if mem.cas(w.last, 0, new)? != 0 {
-            return Err(OffloadError::Fault("chain link taken under us".into()));
-        }
-        Ok(())
+        self.0.inner().is_empty()
     }
 }
 
 impl Offload for KvOffload {
     fn name(&self) -> &str {
-        "clio-kv"
+        self.0.name()
     }
 
     fn max_result(&self, op: u16) -> Option<usize> {
-        Some(crate::proto::max_result(op))
+        self.0.max_result(op)
     }
 
     fn call(
         &mut self,
         mem: &mut OffloadMem<'_>,
-        opn: u16,
+        op: u16,
         args: &[u8],
         out: &mut Vec<u8>,
     ) -> Result<(), OffloadError> {
-        let (key, value) = decode(args).map_err(OffloadError::Refused)?;
-        let no_value = matches!(opn, op::READ | op::DELETE);
-        if no_value && !value.is_empty() {
-            return Err(OffloadError::Refused(code::BAD_ARGS));
-        }
-        let mut obj = std::mem::take(&mut self.obj);
-        let w = match opn {
-            op::CREATE | op::UPDATE | op::READ | op::DELETE | op::PUT => {
-                self.find(mem, key, opn == op::READ, &mut obj)
-            }
-            _ => Err(OffloadError::Refused(code::BAD_ARGS)),
-        };
-        let r = w.and_then(|w| self.apply(mem, opn, key, value, &w, &obj, out));
-        self.obj = obj;
-        r
-    }
-}
-
-impl KvOffload {
-    /// Carry out `opn` on what the walk found (`obj`: the object a read
-    /// fetched whole).
-    #[allow(clippy::too_many_arguments)]
-    fn apply(
-        &mut self,
-        mem: &mut OffloadMem<'_>,
-        opn: u16,
-        key: &[u8],
-        value: &[u8],
-        w: &Walk,
-        obj: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<(), OffloadError> {
-        match (opn, &w.found) {
-            (op::READ, Some(f)) => {
-                let at = OBJ_HDR + key.len();
-                out.extend_from_slice(&obj[at..at + f.value_len]);
-                Ok(())
-            }
-            (op::CREATE, Some(_)) => Err(OffloadError::Refused(code::EXISTS)),
-            (op::READ | op::UPDATE | op::DELETE, None) => {
-                Err(OffloadError::Refused(code::NOT_FOUND))
-            }
-            (op::CREATE | op::PUT, None) => {
-                let obj = self.write_object(mem, key, value)?;
-                self.insert(mem, key, obj, w)?;
-                self.keys += 1;
-                Ok(())
-            }
-            (op::UPDATE | op::PUT, Some(f)) => {
-                let obj = self.write_object(mem, key, value)?;
-                if mem.cas(entry_va(f.slot, f.index), f.entry, obj)? != f.entry {
-                    return Err(OffloadError::Fault("entry changed under us".into()));
-                }
-                self.release(f.obj, OBJ_HDR + key.len() + f.value_len);
-                Ok(())
-            }
-            (op::DELETE, Some(f)) => {
-                if mem.cas(entry_va(f.slot, f.index), f.entry, 0)? != f.entry {
-                    return Err(OffloadError::Fault("entry changed under us".into()));
-                }
-                self.release(f.obj, OBJ_HDR + key.len() + f.value_len);
-                self.keys -= 1;
-                Ok(())
-            }
-            _ => Err(OffloadError::Refused(code::BAD_ARGS)),
-        }
+        self.0.call(mem, op, args, out)
     }
 }

@@ -421,3 +421,97 @@ fn control_fragments_are_checked() {
     assert_eq!(bad(&|t| t[2] = 2), "ring.control.index");
     assert_eq!(bad(&|t| t[56..60].fill(0)), "ring.control.len");
 }
+
+proptest! {
+    /// An offload datagram of any length survives fragmenting, the ring
+    /// encoding and reassembly; a lost fragment drops it (counted); one
+    /// longer than the assembler holds is dropped once.
+    #[test]
+    fn offload_datagrams_round_trip_through_fragments(
+        bytes in proptest::collection::vec(any::<u8>(), 1..=3000),
+        tag in any::<u32>(), seq in any::<u32>(), rx in any::<bool>(), lose in any::<prop::sample::Index>(),
+    ) {
+        use clio_wire::ring::{offload_fragments, OffloadAssembler};
+        let dir = if rx { Direction::Rx } else { Direction::Tx };
+        let mut slots = Vec::new();
+        for d in offload_fragments(tag, seq, &bytes, dir).unwrap() {
+            let mut s = [0u8; SLOT_LEN];
+            d.emit(&mut s).unwrap();
+            prop_assert_eq!(Descriptor::parse(&s, dir).unwrap(), d);
+            slots.push(d);
+        }
+        let mut a = OffloadAssembler::<3000>::new();
+        let mut got = None;
+        for d in &slots {
+            if let Some((t, q, b)) = a.push(d) {
+                got = Some((t, q, b.to_vec()));
+            }
+        }
+        prop_assert_eq!(got, Some((tag, seq, bytes.clone())));
+        if slots.len() > 1 {
+            let skip = lose.index(slots.len());
+            let mut a = OffloadAssembler::<3000>::new();
+            let done = slots.iter().enumerate().filter(|&(i, _)| i != skip).any(|(_, d)| a.push(d).is_some());
+            prop_assert!(!done);
+            prop_assert!(a.dropped() >= 1 || skip == slots.len() - 1);
+        }
+        let mut small = OffloadAssembler::<64>::new();
+        let done = slots.iter().any(|d| small.push(d).is_some());
+        prop_assert_eq!(done, bytes.len() <= 64);
+        prop_assert_eq!(small.dropped(), u64::from(bytes.len() > 64));
+    }
+}
+
+#[test]
+fn offload_fragments_are_checked() {
+    use clio_wire::ring::{offload_fragments, OffloadReplyHead, MAX_OFFLOAD_LEN, OFFLOAD_FRAGMENT};
+    assert!(offload_fragments(1, 1, &[], Direction::Rx).is_none());
+    assert!(offload_fragments(1, 1, &vec![0; MAX_OFFLOAD_LEN + 1], Direction::Rx).is_none());
+    let d = offload_fragments(1, 2, &[7; OFFLOAD_FRAGMENT + 1], Direction::Rx)
+        .unwrap()
+        .nth(1)
+        .unwrap();
+    let mut s = [0u8; SLOT_LEN];
+    d.emit(&mut s).unwrap();
+    assert_eq!(s[0], 0x08);
+    assert_eq!(
+        Descriptor::parse(&s, Direction::Tx).unwrap_err().field,
+        "ring.kind"
+    );
+    let bad = |f: &dyn Fn(&mut [u8; SLOT_LEN])| {
+        let mut t = s;
+        f(&mut t);
+        let crc = clio_wire::crc::crc32c(&t[..60]);
+        t[60..64].copy_from_slice(&crc.to_le_bytes());
+        Descriptor::parse(&t, Direction::Rx).unwrap_err().field
+    };
+    // Bytes past the datagram's end, a wrong count, an index past it, len 0,
+    // bits in the unused bytes.
+    assert_eq!(bad(&|t| t[17] = 1), "ring.a");
+    assert_eq!(bad(&|t| t[6] = 3), "ring.offload.count");
+    assert_eq!(bad(&|t| t[4] = 2), "ring.offload.index");
+    assert_eq!(
+        bad(&|t| t[56..60].copy_from_slice(&0u32.to_le_bytes())),
+        "ring.offload.len"
+    );
+    assert_eq!(bad(&|t| t[2] = 1), "ring.page_shift");
+    // The reply head: status then three zero bytes.
+    let h = OffloadReplyHead {
+        status: clio_wire::Status::OffloadFault,
+    };
+    let mut dg = h.to_bytes().to_vec();
+    dg.extend_from_slice(b"xy");
+    assert_eq!(OffloadReplyHead::split(&dg).unwrap(), (h, &b"xy"[..]));
+    assert_eq!(
+        OffloadReplyHead::split(&dg[..3]).unwrap_err().field,
+        "ring.offload_reply"
+    );
+    dg[2] = 1;
+    assert_eq!(
+        OffloadReplyHead::split(&dg).unwrap_err().field,
+        "ring.offload_reply.reserved"
+    );
+    dg[2] = 0;
+    dg[0] = 0xee;
+    assert!(OffloadReplyHead::split(&dg).is_err());
+}

@@ -162,6 +162,8 @@ package clio_pkg;
   localparam logic [7:0] DESC_EPOCH = 8'h87;
   localparam logic [7:0] DESC_CONTROL_REQ = 8'hc;
   localparam logic [7:0] DESC_CONTROL_REPLY = 8'h8c;
+  localparam logic [7:0] DESC_OFFLOAD_REQ = 8'h8;
+  localparam logic [7:0] DESC_OFFLOAD_REPLY = 8'h88;
   localparam logic [7:0] DESC_FLAG_FIXED_OR_MOVED = 8'h1;
   localparam logic [7:0] DESC_FLAG_UPDATE = 8'h2;
   localparam logic [7:0] DESC_FLAG_CLOSE = 8'h4;

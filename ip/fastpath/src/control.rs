@@ -365,6 +365,10 @@ impl<D: Dram> FastPath<D> {
                 dir: clio_wire::ring::Direction::Tx,
                 ..
             } => self.control_reply(&d, out),
+            Descriptor::Offload {
+                dir: clio_wire::ring::Direction::Tx,
+                ..
+            } => self.offload_answer(&d, out),
             // RX kinds never parse from the TX ring.
             _ => false,
         };

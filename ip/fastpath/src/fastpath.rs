@@ -84,6 +84,9 @@ pub struct FastPath<D: Dram> {
     pub(crate) streams: crate::interleave::Streams,
     /// Rack control datagrams passed to the slow path (`rackctl.rs`).
     pub(crate) ctl: crate::rackctl::ControlLink,
+    /// `OffloadCall`s passed to the slow path's offloads over the rings
+    /// (`None`: off, as in the RTL; `offload.rs`).
+    pub(crate) offload_link: Option<Box<crate::offload::OffloadLink>>,
 }
 
 impl<D: Dram> core::fmt::Debug for FastPath<D> {
@@ -171,6 +174,7 @@ impl<D: Dram> FastPath<D> {
             offloads: None,
             streams: Default::default(),
             ctl: crate::rackctl::ControlLink::new(),
+            offload_link: None,
             lay,
             opts,
             dram,
@@ -373,6 +377,10 @@ impl<D: Dram> FastPath<D> {
         if h.opcode == Opcode::OffloadCall && self.offloads.is_some() {
             // The offload engine keeps its own exactly-once records.
             return self.offload(src, &h, payload, out);
+        }
+        if h.opcode == Opcode::OffloadCall && self.offload_link.is_some() {
+            // The slow path's offload host keeps the exactly-once records.
+            return self.forward_offload(src, &h, payload, out);
         }
         if h.opcode.is_non_idempotent() {
             let key = dedup_key(&h);

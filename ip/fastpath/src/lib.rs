@@ -58,7 +58,7 @@ pub use dedup::{Dedup, DedupKey, NoRoom, Recorded};
 pub use direct::DirectCreds;
 pub use dram::Dram;
 pub use fastpath::{ClientId, FastPath, CHASE_MAX_HOPS, MODEL_VERSION};
-pub use offload::{OffloadJob, OFFLOAD_QUEUE};
+pub use offload::{OffloadJob, OffloadLinkStats, OFFLOAD_QUEUE, OFFLOAD_TAGS};
 pub use rackctl::{ControlStats, CONTROL_SENDERS};
 pub use session::{Session, Sessions};
 pub use stats::Stats;

@@ -109,3 +109,142 @@ impl<D: Dram> FastPath<D> {
         }
     }
 }
+
+/// Calls passed to the slow path remembered at once (an answer goes to its
+/// call; the oldest is forgotten first, and its late answer dropped: the
+/// client's retry is answered from the slow path's exactly-once record).
+pub const OFFLOAD_TAGS: usize = 64;
+
+/// What the offload pass-through to the slow path did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OffloadLinkStats {
+    /// Calls passed to the slow path as `OFFLOAD_REQ` fragments.
+    pub forwarded: u64,
+    /// Calls answered from `OFFLOAD_REPLY` fragments.
+    pub answered: u64,
+    /// Calls answered `Busy` because the RX ring had no room for them.
+    pub busy: u64,
+    /// Answers dropped: for a forgotten call, a fragment missing, or a head
+    /// that does not parse.
+    pub dropped: u64,
+}
+
+/// The pass-through's state: the calls waiting, by tag, and the answer
+/// being reassembled.
+pub(crate) struct OffloadLink {
+    calls: Vec<Option<(u32, OffloadJob)>>,
+    next_seq: u32,
+    replies: clio_wire::ring::OffloadAssembler<{ clio_wire::ring::MAX_OFFLOAD_LEN }>,
+    stats: OffloadLinkStats,
+}
+
+impl<D: Dram> FastPath<D> {
+    /// Pass `OffloadCall`s to the slow path over the rings (`OFFLOAD_REQ`
+    /// fragments: the checked request's header and payload) instead of
+    /// answering `Unsupported`, and answer each from the `OFFLOAD_REPLY`
+    /// fragments that come back, as [`FastPath::offload_reply`] answers the
+    /// port's calls. An attached offload port takes precedence. The RTL
+    /// does not do this (it answers `Unsupported`); see the crate README.
+    pub fn forward_offloads_to_slow_path(&mut self) {
+        if self.offload_link.is_none() {
+            self.offload_link = Some(Box::new(OffloadLink {
+                calls: vec![None; OFFLOAD_TAGS],
+                next_seq: 0,
+                replies: clio_wire::ring::OffloadAssembler::new(),
+                stats: OffloadLinkStats::default(),
+            }));
+        }
+    }
+
+    /// Counters of the offload pass-through (zero when it is off).
+    pub fn offload_link_stats(&self) -> OffloadLinkStats {
+        self.offload_link
+            .as_ref()
+            .map(|l| l.stats)
+            .unwrap_or_default()
+    }
+
+    /// A checked `OffloadCall` to the slow path, whole or not at all
+    /// (`Busy` when the RX ring lacks room for all its fragments).
+    pub(crate) fn forward_offload<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        src: ClientId,
+        h: &Header,
+        payload: &[u8],
+        out: &mut F,
+    ) {
+        let mut pkt = vec![0u8; HEADER_LEN + payload.len()];
+        if h.emit_with_payload(&mut pkt, payload).is_err() {
+            return self.fail(src, h, Status::Malformed, out);
+        }
+        let count = u32::from(clio_wire::ring::offload_fragment_count(pkt.len()));
+        let rx = &mut self.dram.bytes_mut()[self.lay.rx_ring.start..self.lay.rx_ring.end];
+        let room = self.rx.free_slots(rx) >= count;
+        let Some(link) = self.offload_link.as_mut() else {
+            return self.fail(src, h, Status::Unsupported, out);
+        };
+        if !room {
+            link.stats.busy += 1;
+            return self.fail(src, h, Status::Busy, out);
+        }
+        let seq = link.next_seq;
+        link.next_seq = seq.wrapping_add(1);
+        let tag = seq % OFFLOAD_TAGS as u32;
+        let Some(frags) =
+            clio_wire::ring::offload_fragments(tag, seq, &pkt, clio_wire::ring::Direction::Rx)
+        else {
+            return self.fail(src, h, Status::Malformed, out);
+        };
+        for f in frags {
+            // Room was checked: a call is never half-pushed.
+            let _ = self.rx.push(rx, &f);
+        }
+        link.calls[tag as usize] = Some((
+            seq,
+            OffloadJob {
+                client: src,
+                header: *h,
+                payload: Vec::new(),
+            },
+        ));
+        link.stats.forwarded += 1;
+        self.stats.forwarded += 1;
+        self.trace.forwarded = true;
+    }
+
+    /// One `OFFLOAD_REPLY` fragment; a completed answer goes to its call.
+    pub(crate) fn offload_answer<F: FnMut(ClientId, &[u8])>(
+        &mut self,
+        d: &clio_wire::ring::Descriptor,
+        out: &mut F,
+    ) -> bool {
+        let Some(link) = self.offload_link.as_mut() else {
+            return false;
+        };
+        let dropped = link.replies.dropped();
+        let done = link.replies.push(d);
+        let mut answer = None;
+        let mut ok = true;
+        if let Some((tag, seq, bytes)) = done {
+            let call = link.calls.get_mut(tag as usize).and_then(|c| match c {
+                Some((s, _)) if *s == seq => c.take(),
+                _ => None,
+            });
+            match (call, clio_wire::ring::OffloadReplyHead::split(bytes)) {
+                (Some((_, job)), Ok((head, payload))) => {
+                    answer = Some((job, head.status, payload.to_vec()));
+                }
+                _ => {
+                    link.stats.dropped += 1;
+                    ok = false;
+                }
+            }
+        }
+        link.stats.dropped += link.replies.dropped() - dropped;
+        if let Some((job, status, payload)) = answer {
+            link.stats.answered += 1;
+            self.offload_reply(&job, status, &payload, out);
+        }
+        ok
+    }
+}

@@ -160,6 +160,14 @@ wire_enum! {
         /// TX: one fragment of the slow path's answer to a control datagram;
         /// the fast path sends the whole datagram to the request's sender.
         ControlReply = 0x8c => "CONTROL_REPLY",
+        /// RX: one fragment of an `OFFLOAD_CALL` request the fast path does
+        /// not serve itself, passed whole (Clio header and payload) to the
+        /// slow path's offloads.
+        OffloadReq = 0x08 => "OFFLOAD_REQ",
+        /// TX: one fragment of the slow path's answer to an `OFFLOAD_REQ`:
+        /// the status, then the answer's payload; the fast path answers the
+        /// call with them.
+        OffloadReply = 0x88 => "OFFLOAD_REPLY",
     }
 }
 
@@ -381,6 +389,27 @@ pub enum Descriptor {
         /// `Rx`: a `CONTROL_REQ`; `Tx`: a `CONTROL_REPLY`.
         dir: Direction,
     },
+    /// Fragment `index` of `count` of offload datagram `seq` (RX: an
+    /// `OFFLOAD_CALL` request, Clio header and payload, from the fast path's
+    /// call `tag`; TX: the answer to it, [`OffloadReplyHead`] then the
+    /// answer's payload). Pushed back to back, in order; `len` is the whole
+    /// datagram's length, `data` this fragment's bytes (zero after the end).
+    Offload {
+        /// RX: the fast path's handle on the call; TX: echoed.
+        tag: u32,
+        /// Datagram number chosen by the fast path (RX), echoed (TX).
+        seq: u32,
+        /// Bytes of the whole datagram, 1..=[`MAX_OFFLOAD_LEN`].
+        len: u32,
+        /// This fragment's index, `< count`.
+        index: u16,
+        /// Fragments of the datagram: `ceil(len / OFFLOAD_FRAGMENT)`.
+        count: u16,
+        /// The fragment's bytes (`a..e`).
+        data: [u8; OFFLOAD_FRAGMENT],
+        /// `Rx`: an `OFFLOAD_REQ`; `Tx`: an `OFFLOAD_REPLY`.
+        dir: Direction,
+    },
 }
 
 impl Descriptor {
@@ -406,6 +435,12 @@ impl Descriptor {
             Descriptor::Control {
                 dir: Direction::Tx, ..
             } => Kind::ControlReply,
+            Descriptor::Offload {
+                dir: Direction::Rx, ..
+            } => Kind::OffloadReq,
+            Descriptor::Offload {
+                dir: Direction::Tx, ..
+            } => Kind::OffloadReply,
         }
     }
 
@@ -598,6 +633,21 @@ impl Descriptor {
                 s[A.start..E.end].copy_from_slice(&data);
                 set_le32(s, F, u32::from(len));
             }
+            Descriptor::Offload {
+                tag,
+                seq,
+                len,
+                index,
+                count,
+                data,
+                ..
+            } => {
+                set_le32(s, PID, u32::from(index) | u32::from(count) << 16);
+                set_le32(s, TAG, tag);
+                set_le32(s, REQ_ID, seq);
+                s[A.start..E.end].copy_from_slice(&data);
+                set_le32(s, F, len);
+            }
         }
         let crc = crc32c(&s[..CRC.start]);
         set_le32(s, CRC, crc);
@@ -784,6 +834,45 @@ impl Descriptor {
                     tag: le32(s, TAG),
                     seq: le32(s, REQ_ID),
                     len: len as u16,
+                    index,
+                    count,
+                    data,
+                    dir,
+                }
+            }
+            Kind::OffloadReq | Kind::OffloadReply => {
+                let len = le32(s, F);
+                let pos = le32(s, PID);
+                let (index, count) = (pos as u16, (pos >> 16) as u16);
+                if len == 0 || len as usize > MAX_OFFLOAD_LEN {
+                    return Err(Error::new(
+                        "ring.offload.len",
+                        ErrorKind::OutOfRange {
+                            value: len as u64,
+                            max: MAX_OFFLOAD_LEN as u64,
+                        },
+                    ));
+                }
+                if count as usize != (len as usize).div_ceil(OFFLOAD_FRAGMENT) {
+                    return Err(Error::new("ring.offload.count", ErrorKind::Inconsistent));
+                }
+                if index >= count {
+                    return Err(Error::new("ring.offload.index", ErrorKind::Inconsistent));
+                }
+                let mut data = [0u8; OFFLOAD_FRAGMENT];
+                data.copy_from_slice(&s[A.start..E.end]);
+                let used =
+                    (len as usize - usize::from(index) * OFFLOAD_FRAGMENT).min(OFFLOAD_FRAGMENT);
+                if let Some(i) = data[used..].iter().position(|&b| b != 0) {
+                    return Err(Error::new(
+                        slot_field_name(A.start + used + i),
+                        ErrorKind::Reserved(u64::from(data[used + i])),
+                    ));
+                }
+                Descriptor::Offload {
+                    tag: le32(s, TAG),
+                    seq: le32(s, REQ_ID),
+                    len,
                     index,
                     count,
                     data,
@@ -1134,5 +1223,182 @@ mod tests {
         );
         assert_eq!(&s[56..60], &[3, 0, 0, 0]);
         assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), d);
+    }
+}
+
+/// Datagram bytes one `OFFLOAD_REQ`/`OFFLOAD_REPLY` fragment carries
+/// (operands `a..e`).
+pub const OFFLOAD_FRAGMENT: usize = 40;
+
+/// Longest offload datagram the rings carry: an answer of up to a 64 KiB
+/// response bound with its head, or a request of a jumbo-frame MTU with its
+/// Clio header, with room to spare (128 KiB, 3 277 fragments).
+pub const MAX_OFFLOAD_LEN: usize = 128 * 1024;
+
+/// The head of an `OFFLOAD_REPLY` datagram: the Clio status the fast path
+/// answers the call with (`status` u8, then three zero bytes); the answer's
+/// payload follows.
+///
+/// ```text
+/// +0 status u8 | reserved u8 x3 (zero) | payload ...
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct OffloadReplyHead {
+    /// The status of the answer.
+    pub status: crate::Status,
+}
+
+impl OffloadReplyHead {
+    /// Bytes of the head.
+    pub const LEN: usize = 4;
+
+    /// The head's bytes.
+    pub fn to_bytes(&self) -> [u8; Self::LEN] {
+        [self.status.raw(), 0, 0, 0]
+    }
+
+    /// Split an `OFFLOAD_REPLY` datagram into its head and the answer's
+    /// payload; a short datagram, an unknown status or nonzero reserved
+    /// bytes are refused naming the field.
+    pub fn split(datagram: &[u8]) -> Result<(OffloadReplyHead, &[u8])> {
+        if datagram.len() < Self::LEN {
+            return Err(Error::truncated(
+                "ring.offload_reply",
+                Self::LEN,
+                datagram.len(),
+            ));
+        }
+        let status = crate::Status::parse(datagram[0])?;
+        if datagram[1..Self::LEN] != [0, 0, 0] {
+            return Err(Error::new(
+                "ring.offload_reply.reserved",
+                ErrorKind::Reserved(u64::from(le32(datagram, 0..4) >> 8)),
+            ));
+        }
+        Ok((OffloadReplyHead { status }, &datagram[Self::LEN..]))
+    }
+}
+
+/// The fragments of offload datagram `bytes` (1..=[`MAX_OFFLOAD_LEN`]
+/// bytes; `None` otherwise), to push back to back on the ring of `dir`.
+pub fn offload_fragments(
+    tag: u32,
+    seq: u32,
+    bytes: &[u8],
+    dir: Direction,
+) -> Option<impl Iterator<Item = Descriptor> + '_> {
+    if bytes.is_empty() || bytes.len() > MAX_OFFLOAD_LEN {
+        return None;
+    }
+    let count = offload_fragment_count(bytes.len());
+    Some(
+        bytes
+            .chunks(OFFLOAD_FRAGMENT)
+            .enumerate()
+            .map(move |(i, part)| {
+                let mut data = [0u8; OFFLOAD_FRAGMENT];
+                data[..part.len()].copy_from_slice(part);
+                Descriptor::Offload {
+                    tag,
+                    seq,
+                    len: bytes.len() as u32,
+                    index: i as u16,
+                    count,
+                    data,
+                    dir,
+                }
+            }),
+    )
+}
+
+/// Fragments of an offload datagram of `len` bytes.
+pub const fn offload_fragment_count(len: usize) -> u16 {
+    len.div_ceil(OFFLOAD_FRAGMENT) as u16
+}
+
+/// Reassembles offload datagrams of up to `N` bytes from their fragments
+/// (one datagram at a time, as for [`ControlAssembler`]). A datagram longer
+/// than `N` is dropped (counted): the consumer sizes `N` to the longest
+/// datagram it serves.
+#[derive(Debug, Clone)]
+pub struct OffloadAssembler<const N: usize> {
+    buf: [u8; N],
+    /// (tag, seq, len, next index) of the datagram being assembled.
+    at: Option<(u32, u32, u32, u16)>,
+    /// (tag, seq) of a datagram too long to hold, whose fragments are skipped.
+    skip: Option<(u32, u32)>,
+    dropped: u64,
+}
+
+impl<const N: usize> Default for OffloadAssembler<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> OffloadAssembler<N> {
+    /// Nothing assembled yet.
+    pub const fn new() -> Self {
+        OffloadAssembler {
+            buf: [0; N],
+            at: None,
+            skip: None,
+            dropped: 0,
+        }
+    }
+
+    /// Datagrams dropped: a fragment missing or out of order, or longer
+    /// than `N`.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// Takes one fragment; returns `(tag, seq, datagram)` when it completes
+    /// one. A fragment that does not continue the datagram in progress drops
+    /// that datagram (counted); a first fragment starts a new one.
+    pub fn push(&mut self, d: &Descriptor) -> Option<(u32, u32, &[u8])> {
+        let Descriptor::Offload {
+            tag,
+            seq,
+            len,
+            index,
+            count,
+            data,
+            ..
+        } = *d
+        else {
+            return None;
+        };
+        if index != 0 && self.skip == Some((tag, seq)) {
+            return None;
+        }
+        self.skip = None;
+        let continues = matches!(self.at, Some((t, q, l, next)) if t == tag && q == seq && l == len && next == index);
+        if !continues {
+            if self.at.is_some() {
+                self.dropped += 1;
+            }
+            self.at = None;
+            if index != 0 {
+                self.dropped += 1;
+                return None;
+            }
+            if len as usize > N {
+                // Too long to hold: dropped once, its other fragments skipped.
+                self.dropped += 1;
+                self.skip = Some((tag, seq));
+                return None;
+            }
+        }
+        let start = usize::from(index) * OFFLOAD_FRAGMENT;
+        let end = (start + OFFLOAD_FRAGMENT).min(len as usize);
+        self.buf[start..end].copy_from_slice(&data[..end - start]);
+        if index + 1 == count {
+            self.at = None;
+            Some((tag, seq, &self.buf[..len as usize]))
+        } else {
+            self.at = Some((tag, seq, len, index + 1));
+            None
+        }
     }
 }
