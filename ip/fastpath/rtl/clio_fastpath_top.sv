@@ -802,6 +802,18 @@ wire                 mv_cmd_ready, mv_done, mv_idle, mv_rd_valid, mv_rd_mark, mv
 reg                  pk_on = 1'b0;
 reg  [15:0]          pk_filled = 0;
 reg  [31:0]          pk_off = 0;
+// The READ stage: once a READ's last commands are issued, the packer (with
+// the mover's queue) finishes its data on its own (`pk_solo`, its answer
+// header fields kept in `ps_*`) while the engine takes the next request.
+// Until it has started its last packet, the builder and the port belong to
+// it: the engine holds before any answer and before the next READ's data
+// phase, the mover keeps the AXI port, the lane waits.
+reg                  pk_solo = 1'b0;
+reg  [7:0]           ps_op = 0, ps_flags = 0, ps_status = 0;
+reg  [31:0]          ps_pid = 0, ps_req_id = 0, ps_retry_of = 0, ps_total_len = 0, ps_epoch = 0;
+reg  [63:0]          ps_va = 0;
+reg  [15:0]          ps_session = 0;
+wire                 eng_hold;     // the engine waits for the builder (below the builder)
 wire [DATA_WIDTH-1:0] mv_rd_data;
 wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
@@ -1110,7 +1122,7 @@ wire [31:0] cq_max_hops = bswap32(pkt01[(CLIO_HEADER_LEN+16)*8 +: 32]);
 wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE && cq_max_hops != 0
     && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
-wire        ch_start = state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE && cq_ok;
+wire        ch_start = state_reg == S_DISPATCH && !eng_hold && h_op == OP_POINTER_CHASE && cq_ok;
 wire        ch_word_valid = state_reg == S_CH_D1 && ch_got == ch_need && !ch_value;
 wire [1:0]  ch_cmd;
 wire [63:0] ch_va, ch_m_node;
@@ -1123,7 +1135,7 @@ clio_chase chase_inst (
     .s_value_offset(cq_value_off), .s_max_hops(cq_max_hops), .s_start(ch_start),
     .s_word(ch_word), .s_word_valid(ch_word_valid),
     .m_cmd(ch_cmd), .m_va(ch_va), .m_node(ch_m_node), .m_hops(ch_m_hops), .m_valid(ch_valid),
-    .m_ready(state_reg == S_CH_STEP)
+    .m_ready(state_reg == S_CH_STEP && !eng_hold)
 );
 
 // Response builder write port, driven by the state.
@@ -1148,14 +1160,25 @@ wire [15:0]          pk_plen = pk_filled + mv_rd_len;
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
-    .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(o_pid),
-    .hdr_req_id(o_req_id), .hdr_retry_of(o_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
+    .hdr_opcode(pk_solo ? ps_op : r_op), .hdr_flags(pk_solo ? ps_flags : r_flags),
+    .hdr_status(pk_solo ? ps_status : r_status), .hdr_pid(pk_solo ? ps_pid : o_pid),
+    .hdr_req_id(pk_solo ? ps_req_id : o_req_id), .hdr_retry_of(pk_solo ? ps_retry_of : o_retry_of),
+    .hdr_va(pk_solo ? ps_va : r_va), .hdr_total_len(pk_solo ? ps_total_len : r_total_len),
     .hdr_offset(pk_on ? pk_off : r_offset), .hdr_payload_len(pk_on ? pk_plen : r_plen),
-    .hdr_session(o_session), .hdr_epoch(r_epoch),
+    .hdr_session(pk_solo ? ps_session : o_session), .hdr_epoch(pk_solo ? ps_epoch : r_epoch),
     .start(rb_start || pk_start), .ready(rb_ready), .busy(rb_busy), .done(),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
+
+// The engine's answers (and a chase, which writes its answer as it walks)
+// wait while the READ stage owns the builder or no buffer is free; the next
+// READ's data phase waits for the stage (one packer).
+wire rb_wait = pk_solo || !rb_ready;
+assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
+        || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
+        || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
+    || (pk_solo && state_reg == S_RD_BEGIN);
 
 assign m_axis_tdata = lo_valid ? lo_data : rb_tdata;
 assign m_axis_tkeep = lo_valid ? lo_keep : rb_tkeep;
@@ -1347,8 +1370,7 @@ always @* begin
         rb_wr_off = CLIO_HEADER_LEN + pk_filled;
         rb_wr_data = mv_rd_data;
         rb_wr_len = mv_rd_len;
-    end
-    case (state_reg)
+    end else if (!eng_hold) case (state_reg)
         S_INFO: begin
             // cfg_info is the InfoResp the firmware wrote (register map
             // FPREG_INFO); the epoch is this block's own.
@@ -1522,7 +1544,7 @@ always @(posedge clk) begin
     ev_poll_q <= 1'b0;
     if (poll) poll_req <= 1'b1;
 
-    case (state_reg)
+    if (!eng_hold) case (state_reg)
         S_IDLE: begin
             rs_own <= 1'b0;
             if (poll_req && lane_empty && !pkt_have_reg) begin
@@ -1674,7 +1696,7 @@ always @(posedge clk) begin
             state_reg <= S_SEND;
         end
         S_FAIL: begin
-            pk_on <= 1'b0;                               // a data phase's page went away
+            if (!pk_solo) pk_on <= 1'b0;                 // a data phase's page went away
             r_status <= fail_status;
             r_plen <= 16'd0;
             r_va <= h_va;
@@ -2155,7 +2177,24 @@ always @(posedge clk) begin
             end else if (d_filled == d_n) begin
                 // The chunk's commands are issued (its data may still be in
                 // flight): the next chunk, else wait for the packets to start.
-                if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
+                if (!pm_on && !streams_on && d_sent + d_n >= rd_total) begin
+                    // The READ's last commands are issued: the READ stage
+                    // (packer + mover queue) finishes it on its own with
+                    // this answer's header, and the engine goes on.
+                    pk_solo <= 1'b1;
+                    ps_op <= r_op;
+                    ps_flags <= r_flags;
+                    ps_status <= r_status;
+                    ps_pid <= o_pid;
+                    ps_req_id <= o_req_id;
+                    ps_retry_of <= o_retry_of;
+                    ps_va <= r_va;
+                    ps_total_len <= r_total_len;
+                    ps_session <= o_session;
+                    ps_epoch <= r_epoch;
+                    d_sent <= d_sent + d_n;
+                    state_reg <= S_FINISH;
+                end else if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
                     state_reg <= S_RD_DRAIN;
                 end else begin
                     d_sent <= d_sent + d_n;
@@ -2683,6 +2722,12 @@ always @(posedge clk) begin
             pk_filled <= pk_plen;
         end
     end
+    // The READ stage is done once every beat is appended and its last
+    // packet started (the mover is idle only after its last beat).
+    if (pk_solo && mv_idle && pk_filled == 16'd0) begin
+        pk_solo <= 1'b0;
+        pk_on <= 1'b0;
+    end
     // A lane read's ack raises its session's floor (the engine holds no
     // packet then: the parser only accepts while pkt_have_reg is low).
     if (lane_ack && (p_floor == 32'd0 || serial_before(p_floor, p_ack))) begin
@@ -2698,6 +2743,7 @@ always @(posedge clk) begin
         pm_on <= 1'b0;
         pm_turn <= 1'b0;
         pk_on <= 1'b0;
+        pk_solo <= 1'b0;
         mv_go <= 1'b0;
         unreported <= 0;
         fq_count <= 0;
@@ -2709,17 +2755,22 @@ end
 /* verilator lint_on WIDTH */
 
 assign poll_done = poll_done_reg;
-assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy;
-assign lane_active = state_reg == S_IDLE;
+assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on;
+// The lane waits for the READ stage too: its answers follow the stage's
+// packets, and the mover holds the port.
+assign lane_active = state_reg == S_IDLE && !pk_solo;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
 // the engine is waiting on, else (engine idle) the hit lane.
 // ---------------------------------------------------------------------------
-// The mover keeps the port while it has commands (a READ's chunks are read ahead).
+// The mover keeps the port while it has commands (a READ's chunks are read
+// ahead, and the READ stage drains while the engine goes on): a bucket
+// read, a ring access or an engine access waits for it (their clients hold
+// their requests until granted), so DRAM sees the model's order.
 wire       mv_cmd_state = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
-wire       sel_mv = mv_cmd_state || !mv_idle;
-wire [2:0] axi_grant = sel_ring ? 3'd3 : sel_ptf ? 3'd2 : sel_mv ? 3'd4 : lane_active ? 3'd0 : 3'd1;
+wire [2:0] axi_grant = !mv_idle ? 3'd4 : sel_ring ? 3'd3 : sel_ptf ? 3'd2 : mv_cmd_state ? 3'd4
+    : lane_active ? 3'd0 : 3'd1;
 wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
 wire [7:0]           mv_awlen, mv_arlen;
 wire                 mv_awvalid, mv_awready, mv_wlast, mv_wvalid, mv_wready, mv_bvalid, mv_bready;
