@@ -36,7 +36,11 @@
 //            bursts, one beat per cycle); a READ's commands are issued ahead
 //            of its data (the mover queues them) while the packer appends
 //            the beats to the response builder and starts each packet with
-//            its last beat; a WRITE's packet buffer takes the next packet's
+//            its last beat; once a READ's last command is issued, the READ
+//            stage (packer + mover queue) finishes it while the engine takes
+//            the next request, whose READ data queues behind it (answers
+//            keep the model's order: every other answer waits for the
+//            stage's last packet); a WRITE's packet buffer takes the next packet's
 //            beats once the mover has taken the payload; atomics through
 //            clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
