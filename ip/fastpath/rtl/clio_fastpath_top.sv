@@ -36,7 +36,11 @@
 //            bursts, one beat per cycle); a READ's commands are issued ahead
 //            of its data (the mover queues them) while the packer appends
 //            the beats to the response builder and starts each packet with
-//            its last beat; a WRITE's packet buffer takes the next packet's
+//            its last beat; once a READ's last command is issued, the READ
+//            stage (packer + mover queue) finishes it while the engine takes
+//            the next request, whose READ data queues behind it (answers
+//            keep the model's order: every other answer waits for the
+//            stage's last packet); a WRITE's packet buffer takes the next packet's
 //            beats once the mover has taken the payload; atomics through
 //            clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
@@ -678,7 +682,7 @@ localparam [6:0]
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
     S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
-    S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLB = 7'd16, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
+    S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
     S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
     S_XL_FAULTW = 7'd24, S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
     S_XL_FAILB = 7'd29,
@@ -802,6 +806,21 @@ wire                 mv_cmd_ready, mv_done, mv_idle, mv_rd_valid, mv_rd_mark, mv
 reg                  pk_on = 1'b0;
 reg  [15:0]          pk_filled = 0;
 reg  [31:0]          pk_off = 0;
+// The READ stage: once a READ's last commands are issued, the packer (with
+// the mover's queue) finishes its data on its own (`pk_solo`, its answer
+// header fields kept in `ps_*`) while the engine takes the next request.
+// Until it has started its last packet, the builder and the port belong to
+// it: the engine holds before any other answer, the mover keeps the AXI
+// port, the lane waits. The next READ's data phase issues its commands
+// behind the stage's in the mover's queue (`pk_next`): the packer goes on
+// with them once the stage's last packet has started.
+reg                  pk_solo = 1'b0;
+reg                  pk_next = 1'b0;
+reg  [7:0]           ps_op = 0, ps_flags = 0, ps_status = 0;
+reg  [31:0]          ps_pid = 0, ps_req_id = 0, ps_retry_of = 0, ps_total_len = 0, ps_epoch = 0;
+reg  [63:0]          ps_va = 0;
+reg  [15:0]          ps_session = 0;
+wire                 eng_hold;     // the engine waits for the builder (below the builder)
 wire [DATA_WIDTH-1:0] mv_rd_data;
 wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
@@ -1110,7 +1129,7 @@ wire [31:0] cq_max_hops = bswap32(pkt01[(CLIO_HEADER_LEN+16)*8 +: 32]);
 wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE && cq_max_hops != 0
     && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
-wire        ch_start = state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE && cq_ok;
+wire        ch_start = state_reg == S_DISPATCH && !eng_hold && h_op == OP_POINTER_CHASE && cq_ok;
 wire        ch_word_valid = state_reg == S_CH_D1 && ch_got == ch_need && !ch_value;
 wire [1:0]  ch_cmd;
 wire [63:0] ch_va, ch_m_node;
@@ -1123,7 +1142,7 @@ clio_chase chase_inst (
     .s_value_offset(cq_value_off), .s_max_hops(cq_max_hops), .s_start(ch_start),
     .s_word(ch_word), .s_word_valid(ch_word_valid),
     .m_cmd(ch_cmd), .m_va(ch_va), .m_node(ch_m_node), .m_hops(ch_m_hops), .m_valid(ch_valid),
-    .m_ready(state_reg == S_CH_STEP)
+    .m_ready(state_reg == S_CH_STEP && !eng_hold)
 );
 
 // Response builder write port, driven by the state.
@@ -1148,14 +1167,29 @@ wire [15:0]          pk_plen = pk_filled + mv_rd_len;
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
-    .hdr_opcode(r_op), .hdr_flags(r_flags), .hdr_status(r_status), .hdr_pid(o_pid),
-    .hdr_req_id(o_req_id), .hdr_retry_of(o_retry_of), .hdr_va(r_va), .hdr_total_len(r_total_len),
+    .hdr_opcode(pk_solo ? ps_op : r_op), .hdr_flags(pk_solo ? ps_flags : r_flags),
+    .hdr_status(pk_solo ? ps_status : r_status), .hdr_pid(pk_solo ? ps_pid : o_pid),
+    .hdr_req_id(pk_solo ? ps_req_id : o_req_id), .hdr_retry_of(pk_solo ? ps_retry_of : o_retry_of),
+    .hdr_va(pk_solo ? ps_va : r_va), .hdr_total_len(pk_solo ? ps_total_len : r_total_len),
     .hdr_offset(pk_on ? pk_off : r_offset), .hdr_payload_len(pk_on ? pk_plen : r_plen),
-    .hdr_session(o_session), .hdr_epoch(r_epoch),
+    .hdr_session(pk_solo ? ps_session : o_session), .hdr_epoch(pk_solo ? ps_epoch : r_epoch),
     .start(rb_start || pk_start), .ready(rb_ready), .busy(rb_busy), .done(),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
+
+// The engine's answers (and a chase, which writes its answer as it walks)
+// wait while the READ stage owns the builder or no buffer is free; the next
+// READ's data phase waits for the stage (one packer).
+wire rb_wait = pk_solo || !rb_ready;
+assign eng_hold = rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
+        || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
+        || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE));
+// The stage's last packet starts (its offset reaches the READ's length; it
+// was reached already if every packet started before the stage began).
+/* verilator lint_off WIDTH */
+wire ps_last = pk_solo && ((pk_start && pk_off + pk_plen == ps_total_len) || pk_off == ps_total_len);
+/* verilator lint_on WIDTH */
 
 assign m_axis_tdata = lo_valid ? lo_data : rb_tdata;
 assign m_axis_tkeep = lo_valid ? lo_keep : rb_tkeep;
@@ -1197,6 +1231,14 @@ wire [63:0] va_hi = xl_cur >> cfg_va_bits;
 wire [1:0]  va_cls = xl_cur >> (cfg_va_bits - 2);
 wire [7:0]  cls_shift = cfg_class_shift[va_cls*8 +: 8];
 wire [63:0] pg_mask = (64'd1 << pg_shift) - 64'd1;
+
+// A READ's range past the top of the VA space (S_XL_BEGIN's check).
+wire [64:0] rd_end_full = {1'b0, h_va} + {33'd0, h_total_len};
+wire        rd_wraps = rd_end_full[64];
+// A READ chunk: the rest after `sent` bytes, cut at the MTU.
+function [31:0] chunk_n(input [31:0] total, input [31:0] sent, input [15:0] mtu);
+    chunk_n = (total - sent) < {16'd0, mtu} ? (total - sent) : {16'd0, mtu};
+endfunction
 
 // Data phase: the current byte and its page.
 wire [63:0] rd_cur = rd_va + d_sent + d_filled;
@@ -1347,8 +1389,7 @@ always @* begin
         rb_wr_off = CLIO_HEADER_LEN + pk_filled;
         rb_wr_data = mv_rd_data;
         rb_wr_len = mv_rd_len;
-    end
-    case (state_reg)
+    end else if (!eng_hold) case (state_reg)
         S_INFO: begin
             // cfg_info is the InfoResp the firmware wrote (register map
             // FPREG_INFO); the epoch is this block's own.
@@ -1522,7 +1563,7 @@ always @(posedge clk) begin
     ev_poll_q <= 1'b0;
     if (poll) poll_req <= 1'b1;
 
-    case (state_reg)
+    if (!eng_hold) case (state_reg)
         S_IDLE: begin
             rs_own <= 1'b0;
             if (poll_req && lane_empty && !pkt_have_reg) begin
@@ -1674,7 +1715,9 @@ always @(posedge clk) begin
             state_reg <= S_SEND;
         end
         S_FAIL: begin
-            pk_on <= 1'b0;                               // a data phase's page went away
+            // A data phase's page went away (the READ stage, if any, goes on).
+            if (pk_solo && !ps_last) pk_next <= 1'b0;
+            else pk_on <= 1'b0;
             r_status <= fail_status;
             r_plen <= 16'd0;
             r_va <= h_va;
@@ -1800,12 +1843,17 @@ always @(posedge clk) begin
                         // Above the per-request response bound: header-only, nothing read.
                         fail_status <= STATUS_TOO_LARGE;
                         state_reg <= S_FAIL;
+                    end else if (rd_wraps) begin
+                        fail_status <= STATUS_UNMAPPED;      // as S_XL_BEGIN: the range wraps
+                        state_reg <= S_FAIL;
                     end else begin
+                        // S_XL_BEGIN's work, one cycle sooner.
+                        xl_pages <= 0;
                         xl_cur <= h_va;
-                        xl_end <= {1'b0, h_va} + h_total_len;
+                        xl_end <= rd_end_full;
                         xl_need <= PERM_READ;
                         xl_ret <= S_RD_BEGIN;
-                        state_reg <= S_XL_BEGIN;
+                        state_reg <= S_XL_PAGE;
                     end
                 end
                 OP_WRITE: begin
@@ -1992,12 +2040,9 @@ always @(posedge clk) begin
                 pg_shift <= cls_shift[4:0];
                 pg_vpn <= xl_cur >> cls_shift;
                 xl_pages <= xl_pages + 1'b1;
-                state_reg <= S_XL_TLB;
+                tlb_look_valid <= 1'b1;                      // the TLB takes the VA itself
+                state_reg <= S_XL_TLBW;
             end
-        end
-        S_XL_TLB: begin
-            tlb_look_valid <= 1'b1;
-            state_reg <= S_XL_TLBW;
         end
         S_XL_TLBW: begin
             if (tlb_out_valid) begin
@@ -2099,9 +2144,12 @@ always @(posedge clk) begin
             pg_ok <= 1'b1;
             if (xl_pass2) begin
                 state_reg <= xl_ret;
-            end else begin
-                xl_cur <= ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end ? (xl_cur | pg_mask) + 1'b1 : xl_end[63:0];
+            end else if (({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end) begin
+                xl_cur <= (xl_cur | pg_mask) + 1'b1;
                 state_reg <= S_XL_PAGE;
+            end else begin
+                xl_cur <= xl_end[63:0];                      // the last page: translated
+                state_reg <= xl_ret;
             end
         end
         S_XL_FAILU: begin
@@ -2122,21 +2170,31 @@ always @(posedge clk) begin
         // streams in and the previous one leaves.
         S_RD_BEGIN: begin
             d_sent <= pm_on ? pm_sent : 32'd0;
-            pk_off <= pm_on ? pm_sent : 32'd0;
-            pk_filled <= 0;
-            pk_on <= 1'b1;
+            if (pk_solo && !ps_last) begin
+                pk_next <= 1'b1;                         // the packer takes it after the stage
+            end else begin
+                pk_off <= pm_on ? pm_sent : 32'd0;
+                pk_filled <= 0;
+                pk_on <= 1'b1;
+            end
             r_status <= STATUS_OK;
             r_va <= rd_va;
             r_total_len <= rd_total;
             // A pumped packet keeps the last page its translation found
-            // (the data phase translates again only a second page).
-            pg_ok <= pm_on && pg_ok;
+            // (the data phase translates again only a second page), and so
+            // does a READ of one page: looking it up again would find the
+            // same entry, already the TLB's most recent use (the model's
+            // second lookup leaves its LRU order as it is).
+            pg_ok <= (pm_on || xl_pages == 32'd1) && pg_ok;
             xl_pass2 <= 1'b1;
+            // The first chunk (S_RD_CHUNK's work, one cycle sooner).
+            d_n <= chunk_n(rd_total, pm_on ? pm_sent : 32'd0, cfg_mtu);
+            d_filled <= 0;
             if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
-                flush_ret <= S_RD_CHUNK;
+                flush_ret <= S_RD_STEP;
                 state_reg <= S_FLUSH;
             end else begin
-                state_reg <= S_RD_CHUNK;
+                state_reg <= S_RD_STEP;
             end
         end
         S_RD_CHUNK: begin
@@ -2147,7 +2205,8 @@ always @(posedge clk) begin
         S_RD_STEP: begin
             if (d_n == 0) begin
                 // An empty READ: the header-only answer, nothing moved.
-                pk_on <= 1'b0;
+                if (pk_solo && !ps_last) pk_next <= 1'b0;
+                else pk_on <= 1'b0;
                 r_offset <= d_sent;
                 r_plen <= 16'd0;
                 send_ret <= S_RD_AFTER;
@@ -2155,11 +2214,32 @@ always @(posedge clk) begin
             end else if (d_filled == d_n) begin
                 // The chunk's commands are issued (its data may still be in
                 // flight): the next chunk, else wait for the packets to start.
-                if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
+                if (pk_solo) begin
+                    // One READ stage at a time: the one before finishes first.
+                end else if (!pm_on && !streams_on && d_sent + d_n >= rd_total) begin
+                    // The READ's last commands are issued: the READ stage
+                    // (packer + mover queue) finishes it on its own with
+                    // this answer's header, and the engine goes on.
+                    pk_solo <= 1'b1;
+                    ps_op <= r_op;
+                    ps_flags <= r_flags;
+                    ps_status <= r_status;
+                    ps_pid <= o_pid;
+                    ps_req_id <= o_req_id;
+                    ps_retry_of <= o_retry_of;
+                    ps_va <= r_va;
+                    ps_total_len <= r_total_len;
+                    ps_session <= o_session;
+                    ps_epoch <= r_epoch;
+                    d_sent <= d_sent + d_n;
+                    state_reg <= S_FINISH;
+                end else if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
                     state_reg <= S_RD_DRAIN;
                 end else begin
                     d_sent <= d_sent + d_n;
-                    state_reg <= S_RD_CHUNK;
+                    d_n <= chunk_n(rd_total, d_sent + d_n, cfg_mtu);
+                    d_filled <= 0;
+                    state_reg <= S_RD_STEP;
                 end
             end else if (!rd_in_page) begin
                 // The next page is translated once the mover is idle (a
@@ -2683,6 +2763,20 @@ always @(posedge clk) begin
             pk_filled <= pk_plen;
         end
     end
+    // The READ stage is done once its last packet has started; the packer
+    // goes on with the next READ's beats (from its first byte: no READ
+    // streams with a stage) if that READ's data phase has begun (now or
+    // before), else stops.
+    if (ps_last) begin
+        pk_solo <= 1'b0;
+        pk_next <= 1'b0;
+        if (pk_next || state_reg == S_RD_BEGIN) begin
+            pk_off <= 32'd0;
+            pk_filled <= 16'd0;
+        end else begin
+            pk_on <= 1'b0;
+        end
+    end
     // A lane read's ack raises its session's floor (the engine holds no
     // packet then: the parser only accepts while pkt_have_reg is low).
     if (lane_ack && (p_floor == 32'd0 || serial_before(p_floor, p_ack))) begin
@@ -2698,6 +2792,8 @@ always @(posedge clk) begin
         pm_on <= 1'b0;
         pm_turn <= 1'b0;
         pk_on <= 1'b0;
+        pk_solo <= 1'b0;
+        pk_next <= 1'b0;
         mv_go <= 1'b0;
         unreported <= 0;
         fq_count <= 0;
@@ -2709,17 +2805,22 @@ end
 /* verilator lint_on WIDTH */
 
 assign poll_done = poll_done_reg;
-assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy;
-assign lane_active = state_reg == S_IDLE;
+assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on;
+// The lane waits for the READ stage too: its answers follow the stage's
+// packets, and the mover holds the port.
+assign lane_active = state_reg == S_IDLE && !pk_solo;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
 // the engine is waiting on, else (engine idle) the hit lane.
 // ---------------------------------------------------------------------------
-// The mover keeps the port while it has commands (a READ's chunks are read ahead).
+// The mover keeps the port while it has commands (a READ's chunks are read
+// ahead, and the READ stage drains while the engine goes on): a bucket
+// read, a ring access or an engine access waits for it (their clients hold
+// their requests until granted), so DRAM sees the model's order.
 wire       mv_cmd_state = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
-wire       sel_mv = mv_cmd_state || !mv_idle;
-wire [2:0] axi_grant = sel_ring ? 3'd3 : sel_ptf ? 3'd2 : sel_mv ? 3'd4 : lane_active ? 3'd0 : 3'd1;
+wire [2:0] axi_grant = !mv_idle ? 3'd4 : sel_ring ? 3'd3 : sel_ptf ? 3'd2 : mv_cmd_state ? 3'd4
+    : lane_active ? 3'd0 : 3'd1;
 wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
 wire [7:0]           mv_awlen, mv_arlen;
 wire                 mv_awvalid, mv_awready, mv_wlast, mv_wvalid, mv_wready, mv_bvalid, mv_bready;
