@@ -259,30 +259,77 @@ reg        h_short = 0, h_crc = 0, h_malformed = 0, h_unknown = 0, h_request = 0
 reg        h_from_lane = 0;
 
 // ---------------------------------------------------------------------------
-// Session table (on-chip, indexed by session id) and the boot epoch. Written
-// by the engine only (SESSION_REPLY, EPOCH); read by the lane and the engine.
+// Session table (on-chip, indexed by session id) and the boot epoch
+// (clio_session_table). Written by the engine (SESSION_REPLY, EPOCH, acks,
+// lock counts: `st_*` below, a registered command) and by the lane's acks;
+// read by the lane and the engine.
 // ---------------------------------------------------------------------------
-reg [31:0] epoch_reg = 0;
-reg [SESSIONS-1:0] st_valid = 0;
-reg [31:0] st_pid [0:SESSIONS-1];
-reg [63:0] st_key [0:SESSIONS-1];
-reg [15:0] st_dquota [0:SESSIONS-1];
-reg [15:0] st_lquota [0:SESSIONS-1];
-reg [15:0] st_locks [0:SESSIONS-1];
-// The furthest ack the session sent (0 = none): a non-idempotent packet of a
-// request before it was answered and acknowledged already (a late duplicate).
-reg [31:0] st_floor [0:SESSIONS-1];
-integer si;
-initial begin
-    for (si = 0; si < SESSIONS; si = si + 1) begin
-        st_pid[si] = 0;
-        st_key[si] = 0;
-        st_dquota[si] = 0;
-        st_lquota[si] = 0;
-        st_locks[si] = 0;
-        st_floor[si] = 0;
+localparam [2:0] ST_NONE = 3'd0, ST_FLOOR = 3'd1, ST_LOCKS = 3'd2, ST_ENTRY = 3'd3, ST_EPOCH = 3'd4;
+reg [2:0]  st_wr_op = ST_NONE;
+reg [15:0] st_wr_session = 0;
+reg [31:0] st_wr_word = 0;
+reg        st_wr_open = 1'b0;
+reg [31:0] st_wr_pid = 0;
+reg [63:0] st_wr_key = 0;
+reg [15:0] st_wr_dquota = 0, st_wr_lquota = 0;
+wire [31:0] epoch_reg;      // the table's epoch register
+wire        st_in_ok;       // the parser's packet: current epoch, valid credentials
+wire [31:0] l1_floor;
+wire [15:0] l1_dquota;
+wire        h_sess_ok;
+wire [15:0] h_dquota, h_lquota, h_locks;
+wire [31:0] h_floor;
+wire [15:0] l1_session_w;
+wire        lane_ack;
+
+clio_session_table #(.SESSIONS(SESSIONS)) st_inst (
+    .clk(clk), .rst(rst),
+    .s_in_session(p_session), .s_in_key(p_key), .s_in_pid(p_pid), .s_in_epoch(p_epoch),
+    .m_in_ok(st_in_ok), .m_in_floor(), .s_in_ack_valid(lane_ack), .s_in_ack_id(p_ack),
+    .s_l1_session(l1_session_w), .m_l1_floor(l1_floor), .m_l1_dquota(l1_dquota),
+    .s_eng_session(h_session), .s_eng_key(h_key), .s_eng_pid(h_pid),
+    .m_eng_ok(h_sess_ok), .m_eng_dquota(h_dquota), .m_eng_lquota(h_lquota), .m_eng_locks(h_locks),
+    .m_eng_floor(h_floor), .m_epoch(epoch_reg),
+    .s_wr_op(st_wr_op), .s_wr_session(st_wr_session), .s_wr_word(st_wr_word), .s_wr_open(st_wr_open),
+    .s_wr_pid(st_wr_pid), .s_wr_key(st_wr_key), .s_wr_dquota(st_wr_dquota), .s_wr_lquota(st_wr_lquota)
+);
+
+// The engine's table writes (called from its clocked block, which clears
+// `st_wr_op` every cycle): the table shows them from the next cycle on.
+task automatic st_set_floor(input [15:0] s, input [31:0] v);
+    begin
+        st_wr_op <= ST_FLOOR;
+        st_wr_session <= s;
+        st_wr_word <= v;
     end
-end
+endtask
+task automatic st_set_locks(input [15:0] s, input [15:0] v);
+    begin
+        st_wr_op <= ST_LOCKS;
+        st_wr_session <= s;
+        st_wr_word <= {16'd0, v};
+    end
+endtask
+// Install (open) or clear an entry.
+task automatic st_set_entry(input [15:0] s, input open, input [31:0] pid, input [63:0] k,
+        input [15:0] dquota, input [15:0] lquota);
+    begin
+        st_wr_op <= ST_ENTRY;
+        st_wr_session <= s;
+        st_wr_open <= open;
+        st_wr_pid <= pid;
+        st_wr_key <= k;
+        st_wr_dquota <= dquota;
+        st_wr_lquota <= lquota;
+    end
+endtask
+// A new boot: every entry invalid.
+task automatic st_set_epoch(input [31:0] e);
+    begin
+        st_wr_op <= ST_EPOCH;
+        st_wr_word <= e;
+    end
+endtask
 
 // RFC 1982 order over u32: `a` comes before `b`.
 function serial_before(input [31:0] a, input [31:0] b);
@@ -298,15 +345,6 @@ function epoch_ok(input [31:0] e);
     epoch_ok = epoch_reg != 32'd0 && e == epoch_reg;
 endfunction
 
-/* verilator lint_off WIDTH */
-function sess_ok(input [15:0] s, input [63:0] k, input [31:0] pid);
-    reg [SIW-1:0] x;
-    begin
-        x = s[SIW-1:0];
-        sess_ok = s != 16'd0 && s < SESSIONS && st_valid[x] && st_key[x] == k && st_pid[x] == pid;
-    end
-endfunction
-/* verilator lint_on WIDTH */
 
 // ---------------------------------------------------------------------------
 // Hit lane.
@@ -338,7 +376,7 @@ wire lane_common = p_tlast && p_len >= CLIO_HEADER_LEN && !p_short && !p_crc
     && !p_malformed && p_status == STATUS_OK && (p_flags & ~FLAG_FIXED_VA) == 8'd0
     && p_pid != 32'd0 && p_pid <= cfg_max_pid && p_va_hi == 64'd0 && p_shift != 8'd0
     && p_lane_end <= BYTES && !fw_fence_any
-    && epoch_ok(p_epoch) && sess_ok(p_session, p_key, p_pid);
+    && st_in_ok;
 wire lane_elig_rd = lane_common && pkt_beat_reg == 0
     && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
     && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu};
@@ -413,8 +451,7 @@ wire [7:0]  l2_perms = l2_first ? tlb_perms : l2_perms_r;
 wire        l1_dd_hit = l1_first ? dd_hit : l1_dd_hit_r;
 wire        l1_dd_full = l1_first ? dd_full : l1_dd_full_r;
 wire [$clog2(DEDUP_ENTRIES+1)-1:0] l1_dd_count = l1_first ? dd_count : l1_dd_count_r;
-wire [31:0] l1_floor = st_floor[l1_session[SIW-1:0]];
-wire [15:0] l1_dquota = st_dquota[l1_session[SIW-1:0]];
+assign l1_session_w = l1_session;
 wire [31:0] l1_ddid = l1_retry_of != 32'd0 ? l1_retry_of : l1_req_id;
 /* verilator lint_off WIDTH */
 wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= l1_dquota
@@ -1013,7 +1050,7 @@ wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
 // A lane read acknowledges at intake (the engine is idle then); the engine
 // acknowledges from S_DECIDE.
-wire             lane_ack = p_tvalid && parser_ready && to_lane && p_ack != 32'd0;
+assign lane_ack = p_tvalid && parser_ready && to_lane && p_ack != 32'd0;
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
@@ -1183,14 +1220,7 @@ assign dd_id = h_retry_of != 32'd0 ? h_retry_of : h_req_id;
 wire [KEY_W-1:0] own_key = {h_op, key_off, dd_id, h_session};
 // Session credentials of the packet in hand.
 wire        needs_sess = h_op != OP_INFO && h_op != OP_OPEN_SESSION;
-wire        h_sess_ok = sess_ok(h_session, h_key, h_pid);
 wire [SIW-1:0] h_sidx = h_session[SIW-1:0];
-wire [15:0] h_dquota = st_dquota[h_sidx];
-wire [15:0] h_lquota = st_lquota[h_sidx];
-wire [15:0] h_locks = st_locks[h_sidx];
-wire [31:0] h_floor = st_floor[h_sidx];
-wire [SIW-1:0] p_sidx = p_session[SIW-1:0];
-wire [31:0] p_floor = st_floor[p_sidx];
 
 // VA class -> page shift.
 wire [63:0] va_hi = xl_cur >> cfg_va_bits;
@@ -1517,6 +1547,7 @@ always @(posedge clk) begin
     fw_fence_set <= 1'b0;
     fw_fence_clear <= 1'b0;
     poll_done_reg <= 1'b0;
+    st_wr_op <= ST_NONE;
     ev_take_q <= p_tvalid && parser_ready && to_lane;
     ev_pump_q <= 1'b0;
     ev_poll_q <= 1'b0;
@@ -1609,7 +1640,7 @@ always @(posedge clk) begin
                     dd_ack_valid_e <= 1'b1;
                     dd_ack_session_e <= h_session;
                     dd_ack_id_e <= h_ack;
-                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_floor[h_sidx] <= h_ack;
+                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
                 end
                 if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
                     fail_status <= STATUS_MALFORMED;
@@ -2339,8 +2370,8 @@ always @(posedge clk) begin
             r_total_len <= h_total_len;
             r_offset <= h_offset;
             if (sync_status == STATUS_OK) begin
-                if (h_op == OP_LOCK && h_locks != 16'hffff) st_locks[h_sidx] <= h_locks + 16'd1;
-                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_locks[h_sidx] <= h_locks - 16'd1;
+                if (h_op == OP_LOCK && h_locks != 16'hffff) st_set_locks(h_sidx, h_locks + 16'd1);
+                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_set_locks(h_sidx, h_locks - 16'd1);
                 state_reg <= S_REC1;
             end else begin
                 send_ret <= S_FINISH;
@@ -2493,9 +2524,8 @@ always @(posedge clk) begin
                 DESC_EPOCH: begin
                     // A new boot: every session, record and lock count of the
                     // earlier one is gone; requests it held become orphans.
-                    epoch_reg <= desc_reg[SLOT_OFF_A*8 +: 32];
                     // (Lock counts are zeroed when an entry is installed.)
-                    st_valid <= 0;
+                    st_set_epoch(desc_reg[SLOT_OFF_A*8 +: 32]);
                     dd_clear <= 1'b1;
                     fw_orphan <= 1'b1;
                     fw_orphan_all <= 1'b1;
@@ -2555,13 +2585,7 @@ always @(posedge clk) begin
             end else begin
                 if (c_status == STATUS_OK) begin
                     // A close clears; an open starts clean, then installs.
-                    st_valid[c_sidx] <= !c_close;
-                    st_pid[c_sidx] <= c_close ? 32'd0 : c_pid;
-                    st_key[c_sidx] <= c_close ? 64'd0 : c_key;
-                    st_dquota[c_sidx] <= c_close ? 16'd0 : c_dquota;
-                    st_lquota[c_sidx] <= c_close ? 16'd0 : c_lquota;
-                    st_locks[c_sidx] <= 16'd0;
-                    st_floor[c_sidx] <= 32'd0;
+                    st_set_entry(c_sidx, !c_close, c_pid, c_key, c_dquota, c_lquota);
                     dd_close_valid <= 1'b1;
                     dd_close_session <= c_sess;
                     fw_orphan <= 1'b1;
@@ -2683,11 +2707,6 @@ always @(posedge clk) begin
             pk_filled <= pk_plen;
         end
     end
-    // A lane read's ack raises its session's floor (the engine holds no
-    // packet then: the parser only accepts while pkt_have_reg is low).
-    if (lane_ack && (p_floor == 32'd0 || serial_before(p_floor, p_ack))) begin
-        st_floor[p_sidx] <= p_ack;
-    end
 
     if (rst) begin
         state_reg <= S_IDLE;
@@ -2702,8 +2721,6 @@ always @(posedge clk) begin
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;
-        epoch_reg <= 32'd0;                              // no session before an EPOCH
-        st_valid <= 0;
     end
 end
 /* verilator lint_on WIDTH */
