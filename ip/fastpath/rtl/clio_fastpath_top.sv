@@ -50,7 +50,7 @@
 //            PID's fences are released when nothing of it waits any more);
 //            bad slots and failing commands are rejected with an
 //            ERROR_REPORT (count carries the reports a full RX ring swallowed).
-// Hit lane (II = 1): a single-beat READ of at most one DRAM beat (the common
+// Hit lane (clio_hit_lane, II = 1): a single-beat READ of at most one DRAM beat (the common
 // small read; none while a fence waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
 // permission -> DRAM read; the response beat (header, data, CRC) is formed
 // when the data returns — one request per cycle. A WRITE of one or two
@@ -263,30 +263,77 @@ reg        h_short = 0, h_crc = 0, h_malformed = 0, h_unknown = 0, h_request = 0
 reg        h_from_lane = 0;
 
 // ---------------------------------------------------------------------------
-// Session table (on-chip, indexed by session id) and the boot epoch. Written
-// by the engine only (SESSION_REPLY, EPOCH); read by the lane and the engine.
+// Session table (on-chip, indexed by session id) and the boot epoch
+// (clio_session_table). Written by the engine (SESSION_REPLY, EPOCH, acks,
+// lock counts: `st_*` below, a registered command) and by the lane's acks;
+// read by the lane and the engine.
 // ---------------------------------------------------------------------------
-reg [31:0] epoch_reg = 0;
-reg [SESSIONS-1:0] st_valid = 0;
-reg [31:0] st_pid [0:SESSIONS-1];
-reg [63:0] st_key [0:SESSIONS-1];
-reg [15:0] st_dquota [0:SESSIONS-1];
-reg [15:0] st_lquota [0:SESSIONS-1];
-reg [15:0] st_locks [0:SESSIONS-1];
-// The furthest ack the session sent (0 = none): a non-idempotent packet of a
-// request before it was answered and acknowledged already (a late duplicate).
-reg [31:0] st_floor [0:SESSIONS-1];
-integer si;
-initial begin
-    for (si = 0; si < SESSIONS; si = si + 1) begin
-        st_pid[si] = 0;
-        st_key[si] = 0;
-        st_dquota[si] = 0;
-        st_lquota[si] = 0;
-        st_locks[si] = 0;
-        st_floor[si] = 0;
+localparam [2:0] ST_NONE = 3'd0, ST_FLOOR = 3'd1, ST_LOCKS = 3'd2, ST_ENTRY = 3'd3, ST_EPOCH = 3'd4;
+reg [2:0]  st_wr_op = ST_NONE;
+reg [15:0] st_wr_session = 0;
+reg [31:0] st_wr_word = 0;
+reg        st_wr_open = 1'b0;
+reg [31:0] st_wr_pid = 0;
+reg [63:0] st_wr_key = 0;
+reg [15:0] st_wr_dquota = 0, st_wr_lquota = 0;
+wire [31:0] epoch_reg;      // the table's epoch register
+wire        st_in_ok;       // the parser's packet: current epoch, valid credentials
+wire [31:0] l1_floor;
+wire [15:0] l1_dquota;
+wire        h_sess_ok;
+wire [15:0] h_dquota, h_lquota, h_locks;
+wire [31:0] h_floor;
+wire [15:0] lane_l1_session;
+wire        lane_ack;
+
+clio_session_table #(.SESSIONS(SESSIONS)) st_inst (
+    .clk(clk), .rst(rst),
+    .s_in_session(p_session), .s_in_key(p_key), .s_in_pid(p_pid), .s_in_epoch(p_epoch),
+    .m_in_ok(st_in_ok), .m_in_floor(), .s_in_ack_valid(lane_ack), .s_in_ack_id(p_ack),
+    .s_l1_session(lane_l1_session), .m_l1_floor(l1_floor), .m_l1_dquota(l1_dquota),
+    .s_eng_session(h_session), .s_eng_key(h_key), .s_eng_pid(h_pid),
+    .m_eng_ok(h_sess_ok), .m_eng_dquota(h_dquota), .m_eng_lquota(h_lquota), .m_eng_locks(h_locks),
+    .m_eng_floor(h_floor), .m_epoch(epoch_reg),
+    .s_wr_op(st_wr_op), .s_wr_session(st_wr_session), .s_wr_word(st_wr_word), .s_wr_open(st_wr_open),
+    .s_wr_pid(st_wr_pid), .s_wr_key(st_wr_key), .s_wr_dquota(st_wr_dquota), .s_wr_lquota(st_wr_lquota)
+);
+
+// The engine's table writes (called from its clocked block, which clears
+// `st_wr_op` every cycle): the table shows them from the next cycle on.
+task automatic st_set_floor(input [15:0] s, input [31:0] v);
+    begin
+        st_wr_op <= ST_FLOOR;
+        st_wr_session <= s;
+        st_wr_word <= v;
     end
-end
+endtask
+task automatic st_set_locks(input [15:0] s, input [15:0] v);
+    begin
+        st_wr_op <= ST_LOCKS;
+        st_wr_session <= s;
+        st_wr_word <= {16'd0, v};
+    end
+endtask
+// Install (open) or clear an entry.
+task automatic st_set_entry(input [15:0] s, input open, input [31:0] pid, input [63:0] k,
+        input [15:0] dquota, input [15:0] lquota);
+    begin
+        st_wr_op <= ST_ENTRY;
+        st_wr_session <= s;
+        st_wr_open <= open;
+        st_wr_pid <= pid;
+        st_wr_key <= k;
+        st_wr_dquota <= dquota;
+        st_wr_lquota <= lquota;
+    end
+endtask
+// A new boot: every entry invalid.
+task automatic st_set_epoch(input [31:0] e);
+    begin
+        st_wr_op <= ST_EPOCH;
+        st_wr_word <= e;
+    end
+endtask
 
 // RFC 1982 order over u32: `a` comes before `b`.
 function serial_before(input [31:0] a, input [31:0] b);
@@ -302,314 +349,104 @@ function epoch_ok(input [31:0] e);
     epoch_ok = epoch_reg != 32'd0 && e == epoch_reg;
 endfunction
 
-/* verilator lint_off WIDTH */
-function sess_ok(input [15:0] s, input [63:0] k, input [31:0] pid);
-    reg [SIW-1:0] x;
-    begin
-        x = s[SIW-1:0];
-        sess_ok = s != 16'd0 && s < SESSIONS && st_valid[x] && st_key[x] == k && st_pid[x] == pid;
-    end
-endfunction
-/* verilator lint_on WIDTH */
 
 // ---------------------------------------------------------------------------
-// Hit lane.
+// Hit lane (clio_hit_lane): single-beat TLB-hit reads and one-DRAM-beat
+// TLB-hit writes at one request per cycle; everything else passes to the
+// packet buffer for the engine (a request the lane cannot finish is handed
+// over from its L2).
 // ---------------------------------------------------------------------------
 // While a fence waits, reads go to the engine (its fence gate answers BUSY).
 wire fw_fence_any;
-localparam LQ = 8;                 // lane reads in flight
-localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
-
-// Lane writes: one WRITE packet of at most two beats (payload bytes 56.. of
-// beat 0, then beat 1) whose 1..64 bytes land in one DRAM beat.
-wire        p_is_wr = p_opcode == OP_WRITE;
-// Target VA (the offset is zero for lane reads); its class and page.
-wire [63:0] p_tva = p_va + {32'd0, p_offset};
-wire [31:0] p_lane_len = p_is_wr ? {16'd0, p_plen} : p_total_len;
-wire [63:0] p_va_hi = p_tva >> cfg_va_bits;
 // Response bound of one request, in KiB: InfoResp bytes 62..64 (big endian)
 // of `cfg_info`, so the bound the board states is the one it enforces
 // (0: none). A READ above it is answered TOO_LARGE by the engine; lane reads
 // (at most one beat) are always below the smallest bound (1 KiB).
 wire [15:0] max_resp_kib = {cfg_info[62*8 +: 8], cfg_info[63*8 +: 8]};
-/* verilator lint_off WIDTH */
-wire [1:0]  p_cls = p_tva >> (cfg_va_bits - 2);
-wire [7:0]  p_lane_end = p_tva[OW-1:0] + p_lane_len;
-/* verilator lint_on WIDTH */
-wire [7:0]  p_shift = cfg_class_shift[p_cls*8 +: 8];
-/* verilator lint_off WIDTH */
-wire lane_common = p_tlast && p_len >= CLIO_HEADER_LEN && !p_short && !p_crc
-    && !p_malformed && p_status == STATUS_OK && (p_flags & ~FLAG_FIXED_VA) == 8'd0
-    && p_pid != 32'd0 && p_pid <= cfg_max_pid && p_va_hi == 64'd0 && p_shift != 8'd0
-    && p_lane_end <= BYTES && !fw_fence_any
-    && epoch_ok(p_epoch) && sess_ok(p_session, p_key, p_pid);
-wire lane_elig_rd = lane_common && pkt_beat_reg == 0
-    && p_opcode == OP_READ && p_plen == 16'd0 && p_offset == 32'd0 && p_total_len != 32'd0
-    && p_total_len <= BYTES - CLIO_HEADER_LEN && p_total_len <= {16'd0, cfg_mtu};
-wire lane_elig_wr = lane_common && pkt_beat_reg <= 1 && p_is_wr && p_plen != 16'd0
-    && p_plen <= BYTES && p_plen <= cfg_mtu;
-wire lane_elig = lane_elig_rd || lane_elig_wr;
-// The write payload: bytes 56.. of the packet (beat 0 is in pkt_mem[0] for a two-beat packet).
-/* verilator lint_off UNUSEDSIGNAL */
-wire [2*DATA_WIDTH-1:0] p_pair = pkt_beat_reg == 0 ? {{DATA_WIDTH{1'b0}}, p_tdata} : {p_tdata, pkt_mem[0]};
-wire [DATA_WIDTH-1:0] p_wdata = p_pair[CLIO_HEADER_LEN*8 +: DATA_WIDTH];
-/* verilator lint_on UNUSEDSIGNAL */
-/* verilator lint_on WIDTH */
-
-reg              l1_valid = 1'b0, l2_valid = 1'b0, l2_first = 1'b0;
-reg [31:0]       l1_pid = 0, l1_req_id = 0, l1_retry_of = 0, l2_pid = 0, l2_req_id = 0, l2_retry_of = 0;
-reg [15:0]       l1_session = 0, l2_session = 0;
-reg [31:0]       l1_epoch = 0, l2_epoch = 0, l1_ack = 0, l2_ack = 0;
-reg [63:0]       l1_key = 0, l2_key = 0;
-reg [63:0]       l1_va = 0, l2_va = 0;
-reg [LEN_W-1:0]  l1_len = 0, l2_len = 0;
-reg [4:0]        l1_shift = 0, l2_shift = 0;
-// Writes: target VA, echoed total_len and offset, payload (from byte 0) and its length.
-reg              l1_wr = 1'b0, l2_wr = 1'b0;
-reg [63:0]       l1_tva = 0, l2_tva = 0;
-reg [31:0]       l1_total = 0, l2_total = 0, l1_off = 0, l2_off = 0;
-reg [6:0]        l1_plen = 0, l2_plen = 0;
-reg [DATA_WIDTH-1:0] l1_data = 0, l2_data = 0;
-// A write's dedup lookup (issued at intake) answers in L1's first cycle.
-reg              l1_first = 1'b0, l1_dd_hit_r = 1'b0, l1_dd_full_r = 1'b0, l2_dd_bad = 1'b0;
-reg [$clog2(DEDUP_ENTRIES+1)-1:0] l1_dd_count_r = 0;
-reg              l2_hit_r = 1'b0;
-reg [31:0]       l2_ppn_r = 0;
-reg [7:0]        l2_perms_r = 0;
-
-// Reads in flight, oldest first.
-reg [31:0]       lq_pid [0:LQ-1];
-reg [31:0]       lq_req_id [0:LQ-1];
-reg [31:0]       lq_retry_of [0:LQ-1];
-reg [15:0]       lq_session [0:LQ-1];
-reg [31:0]       lq_epoch [0:LQ-1];
-reg [63:0]       lq_va [0:LQ-1];
-reg [LEN_W-1:0]  lq_len [0:LQ-1];
-reg              lq_kind [0:LQ-1];    // 1: a write (answered on its B), 0: a read (on its R beat)
-reg [31:0]       lq_total [0:LQ-1];
-reg [31:0]       lq_off [0:LQ-1];
-reg [3:0]        lq_wr = 0, lq_rd = 0;
-reg [3:0]        lq_nw = 0;           // writes among them (reads and writes never mix in flight)
-wire [3:0]       lq_count = lq_wr - lq_rd;
-// The W beat of the write whose AW was accepted last.
-reg                  lw_valid = 1'b0;
-reg [DATA_WIDTH-1:0] lw_data = 0;
-reg [BYTES-1:0]      lw_strb = 0;
-
-reg                  lo_valid = 1'b0;
-reg [DATA_WIDTH-1:0] lo_data = 0;
-reg [BYTES-1:0]      lo_keep = 0;
-
-wire lane_empty = !l1_valid && !l2_valid && lq_count == 0 && !lo_valid && !lw_valid;
+// A pump (and a poll) starts only with the lane empty, which a steady flood
+// of lane requests never leaves: the lane takes at most PUMP_WAIT requests
+// while the engine waits (`eng_waits`, see the READ streams section).
+localparam PUMP_WAIT = 8;
+wire eng_waits;
 wire lane_active;           // the engine is idle: the lane may use the TLB and the AXI port
-wire l2_hit = l2_first ? tlb_hit : l2_hit_r;
-wire [31:0] l2_ppn = l2_first ? tlb_ppn : l2_ppn_r;
-wire [7:0]  l2_perms = l2_first ? tlb_perms : l2_perms_r;
-// A write executes in the lane only as the engine would: no dedup record
-// of it (else a replay), room in the dedup buffer and the session's quota,
-// not a late duplicate (all decided in L1, so a write the engine answers
-// from its record or drops never touches the TLB, as in the model), then a
-// TLB hit with WRITE permission in L2; anything else is handed to the
-// engine, which decides it from the start. The lookup is issued at intake,
-// in the cycle the packet's own ack frees records: it sees more records than
-// the model, never fewer, so a hit there (a record the ack frees belongs to
-// a late duplicate) or a count at the quota only sends the write to the engine.
-wire        l1_dd_hit = l1_first ? dd_hit : l1_dd_hit_r;
-wire        l1_dd_full = l1_first ? dd_full : l1_dd_full_r;
-wire [$clog2(DEDUP_ENTRIES+1)-1:0] l1_dd_count = l1_first ? dd_count : l1_dd_count_r;
-wire [31:0] l1_floor = st_floor[l1_session[SIW-1:0]];
-wire [15:0] l1_dquota = st_dquota[l1_session[SIW-1:0]];
-wire [31:0] l1_ddid = l1_retry_of != 32'd0 ? l1_retry_of : l1_req_id;
-/* verilator lint_off WIDTH */
-wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= l1_dquota
-    || (l1_floor != 32'd0 && serial_before(l1_ddid, l1_floor));
-/* verilator lint_on WIDTH */
-wire l2_good = l2_wr ? (!l2_dd_bad && l2_hit && (l2_perms & PERM_WRITE) == PERM_WRITE)
-    : l2_hit && (l2_perms & PERM_READ) == PERM_READ;
-// Reads and writes never overlap in DRAM: a read waits for the lane's writes, a write for its reads.
-wire lane_arvalid = lane_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw == 0;
-wire lane_awvalid = lane_active && l2_valid && l2_wr && l2_good && lq_count < LQ - 1 && lq_nw == lq_count
-    && !lw_valid;
-wire lane_arready, lane_awready, lane_wready;
-wire lane_rvalid, lane_bvalid;
-wire [DATA_WIDTH-1:0] lane_rdata;
-wire l2_fire = (lane_arvalid && lane_arready) || (lane_awvalid && lane_awready);
-wire l2_eject = l2_valid && !l2_good;
-wire lane_handoff = lane_active && l2_eject && lq_count == 0 && !lo_valid && !pkt_have_reg;
-wire l2_free = !l2_valid || l2_fire;
-wire l1_move = lane_active && l1_valid && l2_free && !l2_eject;
-wire l1_free = !l1_valid || l1_move;
-assign to_lane = lane_elig;
-// A write in L1 or L2 has not written its dedup record yet: no packet whose
-// ack could free it (and no other write, whose lookup must see it) enters,
-// and no other packet's first beats may overwrite its beats in pkt_mem (a
-// write handed to the engine is read from there).
-wire w_busy = (l1_valid && l1_wr) || (l2_valid && l2_wr);
-// Other packets' last beats wait until every older lane request has answered.
-// The lane takes nothing new while `lane_pause` (the engine waited long enough
-// for an empty lane; see the READ streams section).
-wire lane_pause;
-assign parser_ready = (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !l2_eject
-    && (to_lane ? (l1_free && !lane_pause && !(w_busy && (lane_elig_wr || p_ack != 32'd0)))
-                : (p_tlast ? lane_empty : !w_busy));
-wire lane_lookup = l1_move;
-wire lane_tlb_look = l1_move && !(l1_wr && l1_dd_bad);
-// The lane's dedup accesses: a write's lookup at intake, its record as it fires.
-wire [31:0] p_ddid = p_retry_of != 32'd0 ? p_retry_of : p_req_id;
-wire lane_dd_look = p_tvalid && parser_ready && lane_elig_wr;
-wire lane_dd_ins = l2_fire && l2_wr;
-wire [87:0] p_dd_key = {OP_WRITE, p_offset, p_ddid, p_session};
-wire [31:0] l2_ddid = l2_retry_of != 32'd0 ? l2_retry_of : l2_req_id;
-wire [87:0] l2_dd_key = {OP_WRITE, l2_off, l2_ddid, l2_session};
-wire [279:0] l2_dd_rec = {128'd0, 8'd0, l2_off, l2_total, l2_va, STATUS_OK, 8'd0};
-wire [63:0] l2_mask = (64'd1 << l2_shift) - 64'd1;
-// Beat address of the read: only the bits the AXI port carries are used.
-/* verilator lint_off UNUSEDSIGNAL */
-wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift) | (l2_tva & l2_mask);
-/* verilator lint_on UNUSEDSIGNAL */
+wire lane_empty;
+wire [3:0] lq_count;        // lane requests in flight
+wire lo_valid;              // a lane answer waits on the output
+wire [DATA_WIDTH-1:0] lane_out_tdata;
+wire [BYTES-1:0]      lane_out_tkeep;
+wire rb_busy;               // the response builder holds engine packets not yet sent
+wire lane_in_ready, lane_take_rd;
+wire lane_ho_valid, lane_handoff;
+wire lane_ho_wr;
+wire [31:0] lane_ho_pid, lane_ho_req_id, lane_ho_retry_of, lane_ho_total_len, lane_ho_offset;
+wire [31:0] lane_ho_epoch, lane_ho_ack;
+wire [63:0] lane_ho_va, lane_ho_key;
+wire [6:0]  lane_ho_plen;
+wire [15:0] lane_ho_session;
+wire        lane_lookup, lane_tlb_look;
+wire [31:0] lane_tlb_pid;
+wire [63:0] lane_tlb_va;
+wire        tlb_hit;
+wire [31:0] tlb_ppn;
+wire [7:0]  tlb_perms;
+localparam DCW = $clog2(DEDUP_ENTRIES + 1);
+wire             dd_hit, dd_full;
+wire [DCW-1:0]   dd_count;
+wire             lane_dd_look, lane_dd_ins;
+wire [87:0]      lane_dd_look_key, lane_dd_ins_key;
+wire [279:0]     lane_dd_ins_rec;
+wire [15:0]      lane_ack_session;
+wire [31:0]      lane_ack_id;
+wire [ADDR_WIDTH-1:0] lane_araddr, lane_awaddr;
+wire                  lane_arvalid, lane_arready, lane_rvalid, lane_rready;
+wire                  lane_awvalid, lane_awready, lane_wvalid, lane_wready, lane_bvalid, lane_bready;
+wire [DATA_WIDTH-1:0] lane_rdata, lane_wdata;
+wire [BYTES-1:0]      lane_wstrb;
 
-// Response beat of the oldest read in flight, from the returning data.
-wire [2:0]  lq_h = lq_rd[2:0];
-wire        lq_head_wr = lq_kind[lq_h];
-wire        rb_busy;        // the response builder holds engine packets not yet sent
-// The lane's answers leave after the engine's packets still in the
-// response builder (the engine goes on while they leave).
-wire        lane_out_free = !rb_busy && (!lo_valid || m_axis_tready);
-wire        lane_r = lane_active && lq_count != 0 && (lq_head_wr ? lane_bvalid : lane_rvalid);
-wire        lane_r_take = lane_r && lane_out_free;
-reg [DATA_WIDTH-1:0] lr_beat;
-reg [BYTES-1:0]      lr_keep;
-wire [DATA_WIDTH-1:0] lr_data = lane_rdata >> {lq_va[lq_h][OW-1:0], 3'd0};
-integer li;
-always @* begin
-    lr_beat = 0;
-    lr_beat[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
-    lr_beat[CLIO_OFF_OPCODE*8 +: 8] = lq_head_wr ? OP_WRITE_RESP : OP_READ_RESP;
-    lr_beat[CLIO_OFF_PID*8 +: 32] = bswap32(lq_pid[lq_h]);
-    lr_beat[CLIO_OFF_REQ_ID*8 +: 32] = bswap32(lq_req_id[lq_h]);
-    lr_beat[CLIO_OFF_RETRY_OF*8 +: 32] = bswap32(lq_retry_of[lq_h]);
-    lr_beat[CLIO_OFF_VA*8 +: 64] = bswap64(lq_va[lq_h]);
-    lr_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(lq_total[lq_h]);
-    lr_beat[CLIO_OFF_OFFSET*8 +: 32] = bswap32(lq_off[lq_h]);
-    lr_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, lq_len[lq_h], 8'd0};
-    lr_beat[CLIO_OFF_SESSION*8 +: 16] = {lq_session[lq_h][7:0], lq_session[lq_h][15:8]};
-    lr_beat[CLIO_OFF_EPOCH*8 +: 32] = bswap32(lq_epoch[lq_h]);
-    for (li = 0; li < BYTES - CLIO_HEADER_LEN; li = li + 1) begin
-        if (li < lq_len[lq_h]) lr_beat[(CLIO_HEADER_LEN + li)*8 +: 8] = lr_data[li*8 +: 8];
-    end
-    /* verilator lint_off WIDTH */
-    lr_keep = ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + lq_len[lq_h]));
-    /* verilator lint_on WIDTH */
-end
-wire [31:0] lr_crc;
-clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) lane_crc_inst (
-    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc)
+// The packet buffer takes the parser's beats while the engine holds no
+// packet, or (a WRITE whose payload the mover has taken) all but the next
+// packet's last; the lane has its say on each beat.
+wire in_free = !pkt_have_reg || (pkt_done_reg && !p_tlast);
+assign parser_ready = in_free && lane_in_ready;
+assign lane_handoff = lane_ho_valid && !pkt_have_reg;
+
+clio_hit_lane #(
+    .DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .DEDUP_ENTRIES(DEDUP_ENTRIES), .PUMP_WAIT(PUMP_WAIT)
+) lane_inst (
+    .clk(clk), .rst(rst),
+    .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift), .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu),
+    .s_in_tdata(p_tdata), .s_in_tlast(p_tlast), .s_in_valid(p_tvalid && in_free), .s_in_ready(lane_in_ready),
+    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(pkt_mem[0]),
+    .s_hdr_opcode(p_opcode), .s_hdr_flags(p_flags), .s_hdr_status(p_status), .s_hdr_pid(p_pid),
+    .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
+    .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
+    .s_hdr_key(p_key), .s_hdr_ack(p_ack), .s_pkt_len(p_len), .s_err_short(p_short), .s_err_crc(p_crc),
+    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_fence_any(fw_fence_any),
+    .m_take(to_lane), .m_take_rd(lane_take_rd),
+    .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
+    .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
+    .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
+    .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
+    .m_ho_session(lane_ho_session), .m_ho_epoch(lane_ho_epoch), .m_ho_key(lane_ho_key), .m_ho_ack(lane_ho_ack),
+    .m_l1_session(lane_l1_session), .s_l1_floor(l1_floor), .s_l1_dquota(l1_dquota),
+    .m_tlb_sel(lane_lookup), .m_tlb_valid(lane_tlb_look), .m_tlb_pid(lane_tlb_pid), .m_tlb_va(lane_tlb_va),
+    .s_tlb_hit(tlb_hit), .s_tlb_ppn(tlb_ppn), .s_tlb_perms(tlb_perms),
+    .m_dd_look_valid(lane_dd_look), .m_dd_look_key(lane_dd_look_key),
+    .s_dd_hit(dd_hit), .s_dd_full(dd_full), .s_dd_count(dd_count),
+    .m_dd_ins_valid(lane_dd_ins), .m_dd_ins_key(lane_dd_ins_key), .m_dd_ins_rec(lane_dd_ins_rec),
+    .m_ack_valid(lane_ack), .m_ack_session(lane_ack_session), .m_ack_id(lane_ack_id),
+    .m_axi_araddr(lane_araddr), .m_axi_arvalid(lane_arvalid), .m_axi_arready(lane_arready),
+    .m_axi_rdata(lane_rdata), .m_axi_rvalid(lane_rvalid), .m_axi_rready(lane_rready),
+    .m_axi_awaddr(lane_awaddr), .m_axi_awvalid(lane_awvalid), .m_axi_awready(lane_awready),
+    .m_axi_wdata(lane_wdata), .m_axi_wstrb(lane_wstrb), .m_axi_wvalid(lane_wvalid), .m_axi_wready(lane_wready),
+    .m_axi_bvalid(lane_bvalid), .m_axi_bready(lane_bready),
+    .s_rb_busy(rb_busy), .m_out_tdata(lane_out_tdata), .m_out_tkeep(lane_out_tkeep), .m_out_tvalid(lo_valid),
+    .m_out_tready(m_axis_tready)
 );
 
 always @(posedge clk) begin
-    if (l1_move) begin
-        l2_valid <= 1'b1;
-        l2_first <= 1'b1;
-        l2_pid <= l1_pid;
-        l2_req_id <= l1_req_id;
-        l2_retry_of <= l1_retry_of;
-        l2_session <= l1_session;
-        l2_epoch <= l1_epoch;
-        l2_key <= l1_key;
-        l2_ack <= l1_ack;
-        l2_va <= l1_va;
-        l2_len <= l1_len;
-        l2_shift <= l1_shift;
-        l2_wr <= l1_wr;
-        l2_tva <= l1_tva;
-        l2_total <= l1_total;
-        l2_off <= l1_off;
-        l2_plen <= l1_plen;
-        l2_data <= l1_data;
-        l2_dd_bad <= l1_wr && l1_dd_bad;
-        l1_valid <= 1'b0;
-    end else if (l2_fire || lane_handoff) begin
-        l2_valid <= 1'b0;
-    end
-    if (l2_valid && l2_first) begin
-        // Keep the lookup result while L2 waits.
-        l2_first <= l1_move;
-        l2_hit_r <= tlb_hit;
-        l2_ppn_r <= tlb_ppn;
-        l2_perms_r <= tlb_perms;
-    end
-    if (l1_valid && l1_first) begin
-        // Keep the dedup answer while L1 waits.
-        l1_first <= 1'b0;
-        l1_dd_hit_r <= dd_hit;
-        l1_dd_full_r <= dd_full;
-        l1_dd_count_r <= dd_count;
-    end
-    if (p_tvalid && parser_ready && to_lane) begin
-        l1_valid <= 1'b1;
-        l1_first <= 1'b1;
-        l1_pid <= p_pid;
-        l1_req_id <= p_req_id;
-        l1_retry_of <= p_retry_of;
-        l1_session <= p_session;
-        l1_epoch <= p_epoch;
-        l1_key <= p_key;
-        l1_ack <= p_ack;
-        l1_va <= p_va;
-        l1_len <= lane_elig_wr ? {LEN_W{1'b0}} : p_total_len[LEN_W-1:0];
-        l1_shift <= p_shift[4:0];
-        l1_wr <= lane_elig_wr;
-        l1_tva <= p_tva;
-        l1_total <= p_total_len;
-        l1_off <= p_offset;
-        l1_plen <= p_plen[6:0];
-        l1_data <= p_wdata;
-    end
-    if (l2_fire) begin
-        lq_pid[lq_wr[2:0]] <= l2_pid;
-        lq_req_id[lq_wr[2:0]] <= l2_req_id;
-        lq_retry_of[lq_wr[2:0]] <= l2_retry_of;
-        lq_session[lq_wr[2:0]] <= l2_session;
-        lq_epoch[lq_wr[2:0]] <= l2_epoch;
-        lq_va[lq_wr[2:0]] <= l2_va;
-        lq_len[lq_wr[2:0]] <= l2_len;
-        lq_kind[lq_wr[2:0]] <= l2_wr;
-        lq_total[lq_wr[2:0]] <= l2_total;
-        lq_off[lq_wr[2:0]] <= l2_off;
-        lq_wr <= lq_wr + 1'b1;
-    end
-    if (lw_valid && lane_wready) lw_valid <= 1'b0;
-    if (l2_fire && l2_wr) begin
-        lw_valid <= 1'b1;
-        lw_data <= l2_data << {l2_tva[OW-1:0], 3'd0};
-        /* verilator lint_off WIDTH */
-        lw_strb <= ~({BYTES{1'b1}} << l2_plen) << l2_tva[OW-1:0];
-        /* verilator lint_on WIDTH */
-    end
-    lq_nw <= lq_nw + ((l2_fire && l2_wr) ? 4'd1 : 4'd0) - ((lane_r_take && lq_head_wr) ? 4'd1 : 4'd0);
-    if (lo_valid && m_axis_tready) begin
-        lo_valid <= 1'b0;
-    end
-    if (lane_r_take) begin
-        lo_valid <= 1'b1;
-        lo_data <= lr_beat | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~lr_crc)} << (CLIO_OFF_CRC*8));
-        lo_keep <= lr_keep;
-        lq_rd <= lq_rd + 1'b1;
-    end
-    if (rst) begin
-        l1_valid <= 1'b0;
-        l2_valid <= 1'b0;
-        lq_wr <= 0;
-        lq_rd <= 0;
-        lq_nw <= 0;
-        lw_valid <= 1'b0;
-        lo_valid <= 1'b0;
-    end
-end
-
-always @(posedge clk) begin
     // Every beat but a lane read's is kept (a lane write's, for a hand-off).
-    if (p_tvalid && parser_ready && !lane_elig_rd) begin
+    if (p_tvalid && parser_ready && !lane_take_rd) begin
         if (pkt_beat_reg < PKT_BEATS) begin
             pkt_mem[pkt_beat_reg] <= p_tdata;
             pkt_beat_reg <= pkt_beat_reg + 1'b1;
@@ -642,21 +479,21 @@ always @(posedge clk) begin
     if (lane_handoff) begin
         // An L2 request the lane cannot finish: the engine takes it over
         // (a write's beats are still in pkt_mem).
-        h_op <= l2_wr ? OP_WRITE : OP_READ;
+        h_op <= lane_ho_wr ? OP_WRITE : OP_READ;
         h_flags <= 8'd0;
         h_status <= STATUS_OK;
-        h_pid <= l2_pid;
-        h_req_id <= l2_req_id;
-        h_retry_of <= l2_retry_of;
-        h_va <= l2_va;
-        h_total_len <= l2_total;
-        h_offset <= l2_off;
-        h_plen <= l2_wr ? {9'd0, l2_plen} : 16'd0;
-        h_len <= CLIO_HEADER_LEN[15:0] + (l2_wr ? {9'd0, l2_plen} : 16'd0);
-        h_session <= l2_session;
-        h_epoch <= l2_epoch;
-        h_key <= l2_key;
-        h_ack <= l2_ack;
+        h_pid <= lane_ho_pid;
+        h_req_id <= lane_ho_req_id;
+        h_retry_of <= lane_ho_retry_of;
+        h_va <= lane_ho_va;
+        h_total_len <= lane_ho_total_len;
+        h_offset <= lane_ho_offset;
+        h_plen <= lane_ho_wr ? {9'd0, lane_ho_plen} : 16'd0;
+        h_len <= CLIO_HEADER_LEN[15:0] + (lane_ho_wr ? {9'd0, lane_ho_plen} : 16'd0);
+        h_session <= lane_ho_session;
+        h_epoch <= lane_ho_epoch;
+        h_key <= lane_ho_key;
+        h_ack <= lane_ho_ack;
         h_short <= 1'b0;
         h_crc <= 1'b0;
         h_malformed <= 1'b0;
@@ -865,7 +702,6 @@ reg [31:0] ch_hops = 0;
 // Dedup: key {opcode, offset, first id, session}.
 localparam KEY_W = 88;
 localparam REC_W = 280;
-localparam DCW = $clog2(DEDUP_ENTRIES + 1);
 reg [REC_W-1:0] rec_reg = 0;
 wire [31:0]      dd_id;      // defined with the helpers below
 wire [REC_W-1:0] cur_rec;
@@ -913,15 +749,12 @@ reg push_valid = 1'b0;
 // ---------------------------------------------------------------------------
 // Units.
 // ---------------------------------------------------------------------------
-wire        tlb_hit;
-wire [31:0] tlb_ppn;
-wire [7:0]  tlb_perms;
 wire [4:0]  tlb_shift;
 wire        tlb_out_valid;
 
 clio_tlb #(.ENTRIES(TLB_ENTRIES), .PPN_WIDTH(32), .USER_WIDTH(1)) tlb_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_pid(lane_lookup ? l1_pid : x_pid), .s_lookup_va(lane_lookup ? l1_tva : xl_cur),
+    .s_lookup_pid(lane_lookup ? lane_tlb_pid : x_pid), .s_lookup_va(lane_lookup ? lane_tlb_va : xl_cur),
     .s_lookup_user(1'b0), .s_lookup_valid(tlb_look_valid || lane_tlb_look), .s_lookup_ready(),
     .m_lookup_hit(tlb_hit), .m_lookup_ppn(tlb_ppn), .m_lookup_perms(tlb_perms),
     .m_lookup_shift(tlb_shift), .m_lookup_index(), .m_lookup_user(),
@@ -1026,22 +859,19 @@ clio_sync_unit sync_inst (
     .m_valid(sync_out_valid)
 );
 
-wire             dd_hit, dd_full;
-wire [DCW-1:0]   dd_count;
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
-// A lane read acknowledges at intake (the engine is idle then); the engine
-// acknowledges from S_DECIDE.
-wire             lane_ack = p_tvalid && parser_ready && to_lane && p_ack != 32'd0;
+// A lane request acknowledges at intake (the engine is idle then); the
+// engine acknowledges from S_DECIDE.
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_key(lane_dd_look ? p_dd_key : dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
+    .s_lookup_key(lane_dd_look ? lane_dd_look_key : dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
     .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
-    .s_update_key(lane_dd_ins ? l2_dd_key : dd_upd_key), .s_update_rec(lane_dd_ins ? l2_dd_rec : dd_upd_rec),
+    .s_update_key(lane_dd_ins ? lane_dd_ins_key : dd_upd_key), .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : dd_upd_rec),
     .s_update_mode(lane_dd_ins ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || dd_upd_valid),
-    .s_ack_session(lane_ack ? p_session : dd_ack_session_e), .s_ack_id(lane_ack ? p_ack : dd_ack_id_e),
+    .s_ack_session(lane_ack ? lane_ack_session : dd_ack_session_e), .s_ack_id(lane_ack ? lane_ack_id : dd_ack_id_e),
     .s_ack_valid(lane_ack || dd_ack_valid_e),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
 );
@@ -1191,8 +1021,8 @@ assign eng_hold = rb_wait && (state_reg == S_SEND || state_reg == S_INFO || stat
 wire ps_last = pk_solo && ((pk_start && pk_off + pk_plen == ps_total_len) || pk_off == ps_total_len);
 /* verilator lint_on WIDTH */
 
-assign m_axis_tdata = lo_valid ? lo_data : rb_tdata;
-assign m_axis_tkeep = lo_valid ? lo_keep : rb_tkeep;
+assign m_axis_tdata = lo_valid ? lane_out_tdata : rb_tdata;
+assign m_axis_tkeep = lo_valid ? lane_out_tkeep : rb_tkeep;
 assign m_axis_tvalid = lo_valid || rb_tvalid;
 assign m_axis_tlast = lo_valid ? 1'b1 : rb_tlast;
 
@@ -1217,14 +1047,7 @@ assign dd_id = h_retry_of != 32'd0 ? h_retry_of : h_req_id;
 wire [KEY_W-1:0] own_key = {h_op, key_off, dd_id, h_session};
 // Session credentials of the packet in hand.
 wire        needs_sess = h_op != OP_INFO && h_op != OP_OPEN_SESSION;
-wire        h_sess_ok = sess_ok(h_session, h_key, h_pid);
 wire [SIW-1:0] h_sidx = h_session[SIW-1:0];
-wire [15:0] h_dquota = st_dquota[h_sidx];
-wire [15:0] h_lquota = st_lquota[h_sidx];
-wire [15:0] h_locks = st_locks[h_sidx];
-wire [31:0] h_floor = st_floor[h_sidx];
-wire [SIW-1:0] p_sidx = p_session[SIW-1:0];
-wire [31:0] p_floor = st_floor[p_sidx];
 
 // VA class -> page shift.
 wire [63:0] va_hi = xl_cur >> cfg_va_bits;
@@ -1479,16 +1302,8 @@ wire pm_want = streams_on && sq_cnt != 0 && lane_empty && !(pkt_have_reg && h_fr
 // the engine waits in S_IDLE to pump or poll, the lane takes no new one until
 // the engine has started (a stream packet then goes out at least once per
 // PUMP_WAIT + 1 lane requests). The order stays the one the events report.
-localparam PUMP_WAIT = 8;
-wire eng_waits = state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
+assign eng_waits = state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
     && !(pkt_have_reg && h_from_lane) && (!pkt_have_reg || pm_turn || pm_must)));
-reg [3:0] lane_grants = 4'd0;
-assign lane_pause = lane_grants == 4'(PUMP_WAIT);
-always @(posedge clk) begin
-    if (!eng_waits) lane_grants <= 4'd0;
-    else if (p_tvalid && parser_ready && to_lane && p_tlast) lane_grants <= lane_grants + 4'd1;
-    if (rst) lane_grants <= 4'd0;
-end
 wire [31:0] sq_left = sq_total[0] - sq_sent[0];
 // The pumped stream goes on (its packet was sent whole and more remain).
 wire pm_keep = !pm_cut && pm_sent + pm_n < pm_total;
@@ -1558,6 +1373,7 @@ always @(posedge clk) begin
     fw_fence_set <= 1'b0;
     fw_fence_clear <= 1'b0;
     poll_done_reg <= 1'b0;
+    st_wr_op <= ST_NONE;
     ev_take_q <= p_tvalid && parser_ready && to_lane;
     ev_pump_q <= 1'b0;
     ev_poll_q <= 1'b0;
@@ -1650,7 +1466,7 @@ always @(posedge clk) begin
                     dd_ack_valid_e <= 1'b1;
                     dd_ack_session_e <= h_session;
                     dd_ack_id_e <= h_ack;
-                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_floor[h_sidx] <= h_ack;
+                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
                 end
                 if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
                     fail_status <= STATUS_MALFORMED;
@@ -2419,8 +2235,8 @@ always @(posedge clk) begin
             r_total_len <= h_total_len;
             r_offset <= h_offset;
             if (sync_status == STATUS_OK) begin
-                if (h_op == OP_LOCK && h_locks != 16'hffff) st_locks[h_sidx] <= h_locks + 16'd1;
-                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_locks[h_sidx] <= h_locks - 16'd1;
+                if (h_op == OP_LOCK && h_locks != 16'hffff) st_set_locks(h_sidx, h_locks + 16'd1);
+                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_set_locks(h_sidx, h_locks - 16'd1);
                 state_reg <= S_REC1;
             end else begin
                 send_ret <= S_FINISH;
@@ -2573,9 +2389,8 @@ always @(posedge clk) begin
                 DESC_EPOCH: begin
                     // A new boot: every session, record and lock count of the
                     // earlier one is gone; requests it held become orphans.
-                    epoch_reg <= desc_reg[SLOT_OFF_A*8 +: 32];
                     // (Lock counts are zeroed when an entry is installed.)
-                    st_valid <= 0;
+                    st_set_epoch(desc_reg[SLOT_OFF_A*8 +: 32]);
                     dd_clear <= 1'b1;
                     fw_orphan <= 1'b1;
                     fw_orphan_all <= 1'b1;
@@ -2635,13 +2450,7 @@ always @(posedge clk) begin
             end else begin
                 if (c_status == STATUS_OK) begin
                     // A close clears; an open starts clean, then installs.
-                    st_valid[c_sidx] <= !c_close;
-                    st_pid[c_sidx] <= c_close ? 32'd0 : c_pid;
-                    st_key[c_sidx] <= c_close ? 64'd0 : c_key;
-                    st_dquota[c_sidx] <= c_close ? 16'd0 : c_dquota;
-                    st_lquota[c_sidx] <= c_close ? 16'd0 : c_lquota;
-                    st_locks[c_sidx] <= 16'd0;
-                    st_floor[c_sidx] <= 32'd0;
+                    st_set_entry(c_sidx, !c_close, c_pid, c_key, c_dquota, c_lquota);
                     dd_close_valid <= 1'b1;
                     dd_close_session <= c_sess;
                     fw_orphan <= 1'b1;
@@ -2777,11 +2586,6 @@ always @(posedge clk) begin
             pk_on <= 1'b0;
         end
     end
-    // A lane read's ack raises its session's floor (the engine holds no
-    // packet then: the parser only accepts while pkt_have_reg is low).
-    if (lane_ack && (p_floor == 32'd0 || serial_before(p_floor, p_ack))) begin
-        st_floor[p_sidx] <= p_ack;
-    end
 
     if (rst) begin
         state_reg <= S_IDLE;
@@ -2798,8 +2602,6 @@ always @(posedge clk) begin
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;
-        epoch_reg <= 32'd0;                              // no session before an EPOCH
-        st_valid <= 0;
     end
 end
 /* verilator lint_on WIDTH */
@@ -2849,12 +2651,12 @@ wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
     .clk(clk), .rst(rst), .grant(axi_grant),
-    .s_lane_araddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
+    .s_lane_araddr(lane_araddr), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
     .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid),
-    .s_lane_rready(lq_count != 0 && !lq_head_wr && lane_out_free),
-    .s_lane_awaddr(l2_pa[ADDR_WIDTH-1:0]), .s_lane_awvalid(lane_awvalid), .s_lane_awready(lane_awready),
-    .s_lane_wdata(lw_data), .s_lane_wstrb(lw_strb), .s_lane_wvalid(lw_valid), .s_lane_wready(lane_wready),
-    .s_lane_bvalid(lane_bvalid), .s_lane_bready(lq_count != 0 && lq_head_wr && lane_out_free),
+    .s_lane_rready(lane_rready),
+    .s_lane_awaddr(lane_awaddr), .s_lane_awvalid(lane_awvalid), .s_lane_awready(lane_awready),
+    .s_lane_wdata(lane_wdata), .s_lane_wstrb(lane_wstrb), .s_lane_wvalid(lane_wvalid), .s_lane_wready(lane_wready),
+    .s_lane_bvalid(lane_bvalid), .s_lane_bready(lane_bready),
     .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR), .s_eng_wdata(mem_wdata),
     .s_eng_wstrb(mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
     .m_eng_rdata(eng_rdata),
@@ -2891,7 +2693,7 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 // Unused pieces of the units' outputs.
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
-    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, l2_pa[63:ADDR_WIDTH], mv_addr[63:ADDR_WIDTH],
+    cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, mv_addr[63:ADDR_WIDTH],
     rd_seg[31:16], wr_seg[31:16]};  // segments are at most an MTU (16 bits)
 /* verilator lint_on UNUSEDSIGNAL */
 

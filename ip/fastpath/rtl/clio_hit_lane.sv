@@ -1,0 +1,560 @@
+// clio_hit_lane: the fast path's II = 1 lane for single-beat TLB-hit reads and one-DRAM-beat TLB-hit writes.
+`resetall
+`timescale 1ns / 1ps
+`default_nettype none
+
+// A READ of 1..8 bytes (one response beat; none while a fence waits) or a
+// WRITE of one or two packet beats whose 1..64 payload bytes land in one DRAM
+// beat, with valid credentials (`s_in_sess_ok`: current epoch, session, key,
+// PID), goes through a pipeline at one request per cycle:
+//  intake  the parser's beat is eligible (`m_take`) and taken while L1 is
+//          free; a write's dedup lookup is issued now (`m_dd_look_*`), and an
+//          ack frees its session's records and raises its floor
+//          (`m_ack_*`) now;
+//  L1      the dedup answer (a write: a record = a replay, a full buffer, a
+//          count at the session's quota, or a late duplicate below the
+//          session's floor send it to the engine), then the TLB lookup as
+//          it leaves L1 (not for a write the engine will answer from its
+//          record or drop, so the TLB's LRU order stays the model's);
+//  L2      a hit with READ permission issues AR; a hit with WRITE
+//          permission issues AW, then W, and inserts the dedup record in the
+//          same cycle; anything else (miss, permission, a write L1 refused)
+//          is handed to the engine (`m_ho_*`), which decides it from the
+//          start, once the older lane requests have answered;
+//  answer  the oldest request in flight (up to LQ - 1) answers when its R
+//          beat (header, data, CRC: one beat) or its B (header only) arrives,
+//          after the engine's packets still in the response builder
+//          (`s_rb_busy`), into a one-beat output register.
+// One write at a time is in L1/L2, and no packet carrying an ack (nor
+// another write) enters while it is there, so every lookup and ack sees the
+// records of the writes before it, as the model does. Reads and writes never
+// overlap in DRAM (a read waits for the B of the lane's writes, a write for
+// the data of its reads). Beats that are not the lane's pass to the packet
+// buffer: every beat but a packet's last while no write is in L1/L2, a last
+// beat only when the lane is empty (the engine starts a packet only after
+// every older lane request has answered).
+//
+// The lane moves (L1 -> L2, AR / AW, answers, hand-offs) only while
+// `s_active` (the engine is idle: the lane owns the TLB and the AXI port).
+// Back-off: while the engine waits for an empty lane (`s_eng_waits`: to pump
+// a READ stream or to poll), the lane takes at most PUMP_WAIT more requests,
+// then none until the engine has started.
+module clio_hit_lane #(
+    parameter DATA_WIDTH = 512,
+    parameter ADDR_WIDTH = 32,
+    parameter DEDUP_ENTRIES = 64,          // the dedup buffer's size (width of its count)
+    parameter PUMP_WAIT = 8,
+    parameter DCW = $clog2(DEDUP_ENTRIES + 1)
+) (
+    input  wire                    clk,
+    input  wire                    rst,
+
+    input  wire [5:0]              cfg_va_bits,
+    input  wire [31:0]             cfg_class_shift,
+    input  wire [31:0]             cfg_max_pid,
+    input  wire [15:0]             cfg_mtu,
+
+    // Intake: the parser's beat (`s_in_valid`: offered and the packet buffer
+    // can take it), its place in the packet and the packet's header.
+    input  wire [DATA_WIDTH-1:0]   s_in_tdata,
+    input  wire                    s_in_tlast,
+    input  wire                    s_in_valid,
+    output wire                    s_in_ready,
+    input  wire                    s_in_first,        // the packet's first beat
+    input  wire                    s_in_second,       // its second beat
+    input  wire [DATA_WIDTH-1:0]   s_in_prev,         // the packet's first beat, when this is its second
+    input  wire [7:0]              s_hdr_opcode,
+    input  wire [7:0]              s_hdr_flags,
+    input  wire [7:0]              s_hdr_status,
+    input  wire [31:0]             s_hdr_pid,
+    input  wire [31:0]             s_hdr_req_id,
+    input  wire [31:0]             s_hdr_retry_of,
+    input  wire [63:0]             s_hdr_va,
+    input  wire [31:0]             s_hdr_total_len,
+    input  wire [31:0]             s_hdr_offset,
+    input  wire [15:0]             s_hdr_payload_len,
+    input  wire [15:0]             s_hdr_session,
+    input  wire [31:0]             s_hdr_epoch,
+    input  wire [63:0]             s_hdr_key,
+    input  wire [31:0]             s_hdr_ack,
+    input  wire [15:0]             s_pkt_len,
+    input  wire                    s_err_short,
+    input  wire                    s_err_crc,
+    input  wire                    s_err_malformed,
+    input  wire                    s_in_sess_ok,      // epoch and credentials (session table)
+    input  wire                    s_fence_any,       // a fence waits: reads go to the engine
+    output wire                    m_take,            // the beat is a lane request's (last) beat
+    output wire                    m_take_rd,         // ... of a lane read (not kept in the packet buffer)
+
+    input  wire                    s_active,          // the engine is idle
+    input  wire                    s_eng_waits,       // the engine waits for an empty lane
+    output wire                    m_empty,           // nothing in L1, L2, in flight or out
+    output wire [3:0]              m_inflight,        // requests issued to DRAM, not answered
+
+    // Hand-off of the L2 request to the engine (taken while `m_ho_ready`).
+    output wire                    m_ho_valid,
+    input  wire                    m_ho_ready,
+    output wire                    m_ho_wr,
+    output wire [31:0]             m_ho_pid,
+    output wire [31:0]             m_ho_req_id,
+    output wire [31:0]             m_ho_retry_of,
+    output wire [63:0]             m_ho_va,
+    output wire [31:0]             m_ho_total_len,
+    output wire [31:0]             m_ho_offset,
+    output wire [6:0]              m_ho_payload_len,
+    output wire [15:0]             m_ho_session,
+    output wire [31:0]             m_ho_epoch,
+    output wire [63:0]             m_ho_key,
+    output wire [31:0]             m_ho_ack,
+
+    // The session table's L1 port.
+    output wire [15:0]             m_l1_session,
+    input  wire [31:0]             s_l1_floor,
+    input  wire [15:0]             s_l1_dquota,
+
+    // TLB lookup (`m_tlb_sel`: the lane owns the lookup port this cycle;
+    // answer next cycle).
+    output wire                    m_tlb_sel,
+    output wire                    m_tlb_valid,
+    output wire [31:0]             m_tlb_pid,
+    output wire [63:0]             m_tlb_va,
+    input  wire                    s_tlb_hit,
+    input  wire [31:0]             s_tlb_ppn,
+    input  wire [7:0]              s_tlb_perms,
+
+    // Dedup buffer: a write's lookup at intake (answer next cycle), its
+    // record inserted as it issues, an intake ack.
+    output wire                    m_dd_look_valid,
+    output wire [87:0]             m_dd_look_key,
+    input  wire                    s_dd_hit,
+    input  wire                    s_dd_full,
+    input  wire [DCW-1:0]          s_dd_count,
+    output wire                    m_dd_ins_valid,
+    output wire [87:0]             m_dd_ins_key,
+    output wire [279:0]            m_dd_ins_rec,
+    output wire                    m_ack_valid,
+    output wire [15:0]             m_ack_session,
+    output wire [31:0]             m_ack_id,
+
+    // AXI: single-beat reads and strobed single-beat writes (beat addresses).
+    output wire [ADDR_WIDTH-1:0]   m_axi_araddr,
+    output wire                    m_axi_arvalid,
+    input  wire                    m_axi_arready,
+    input  wire [DATA_WIDTH-1:0]   m_axi_rdata,
+    input  wire                    m_axi_rvalid,
+    output wire                    m_axi_rready,
+    output wire [ADDR_WIDTH-1:0]   m_axi_awaddr,
+    output wire                    m_axi_awvalid,
+    input  wire                    m_axi_awready,
+    output wire [DATA_WIDTH-1:0]   m_axi_wdata,
+    output wire [DATA_WIDTH/8-1:0] m_axi_wstrb,
+    output wire                    m_axi_wvalid,
+    input  wire                    m_axi_wready,
+    input  wire                    m_axi_bvalid,
+    output wire                    m_axi_bready,
+
+    // Answers: one beat each (tlast); they wait while the builder holds packets.
+    input  wire                    s_rb_busy,
+    output wire [DATA_WIDTH-1:0]   m_out_tdata,
+    output wire [DATA_WIDTH/8-1:0] m_out_tkeep,
+    output wire                    m_out_tvalid,
+    input  wire                    m_out_tready
+);
+
+import clio_pkg::*;
+
+localparam BYTES = DATA_WIDTH / 8;
+localparam OW = $clog2(BYTES);
+localparam LQ = 8;                 // answer queue entries (LQ - 1 in flight)
+localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
+localparam GW = $clog2(PUMP_WAIT + 1);
+
+initial begin
+    if (DATA_WIDTH != 512) begin
+        $error("Error: the hit lane runs at DATA_WIDTH = 512 (header and answer in one beat) (instance %m)");
+        $finish;
+    end
+    if (PUMP_WAIT < 1) begin
+        $error("Error: PUMP_WAIT must be at least 1 (instance %m)");
+        $finish;
+    end
+end
+
+// What a pipeline stage holds.
+typedef enum logic [1:0] {
+    ST_EMPTY = 2'd0,
+    ST_READ = 2'd1,
+    ST_WRITE = 2'd2
+} stage_t;
+
+function automatic [31:0] bswap32(input [31:0] v);
+    bswap32 = {v[7:0], v[15:8], v[23:16], v[31:24]};
+endfunction
+
+function automatic [63:0] bswap64(input [63:0] v);
+    bswap64 = {bswap32(v[31:0]), bswap32(v[63:32])};
+endfunction
+
+// RFC 1982 order over u32: `a` comes before `b`.
+function automatic serial_before(input [31:0] a, input [31:0] b);
+    reg [31:0] d;
+    begin
+        d = b - a;
+        serial_before = d != 32'd0 && !d[31];
+    end
+endfunction
+
+// ---------------------------------------------------------------------------
+// Intake: eligibility of the parser's packet.
+// ---------------------------------------------------------------------------
+wire        in_wr = s_hdr_opcode == OP_WRITE;
+// Target VA (the offset is zero for lane reads); its class and page.
+wire [63:0] in_tva = s_hdr_va + {32'd0, s_hdr_offset};
+wire [31:0] in_len = in_wr ? {16'd0, s_hdr_payload_len} : s_hdr_total_len;
+wire [63:0] in_va_hi = in_tva >> cfg_va_bits;
+/* verilator lint_off WIDTH */
+wire [1:0]  in_cls = in_tva >> (cfg_va_bits - 2);
+wire [7:0]  in_end = in_tva[OW-1:0] + in_len;
+/* verilator lint_on WIDTH */
+wire [7:0]  in_shift = cfg_class_shift[in_cls*8 +: 8];
+/* verilator lint_off WIDTH */
+wire elig_common = s_in_tlast && s_pkt_len >= CLIO_HEADER_LEN && !s_err_short && !s_err_crc
+    && !s_err_malformed && s_hdr_status == STATUS_OK && (s_hdr_flags & ~FLAG_FIXED_VA) == 8'd0
+    && s_hdr_pid != 32'd0 && s_hdr_pid <= cfg_max_pid && in_va_hi == 64'd0 && in_shift != 8'd0
+    && in_end <= BYTES && !s_fence_any && s_in_sess_ok;
+wire elig_rd = elig_common && s_in_first
+    && s_hdr_opcode == OP_READ && s_hdr_payload_len == 16'd0 && s_hdr_offset == 32'd0 && s_hdr_total_len != 32'd0
+    && s_hdr_total_len <= BYTES - CLIO_HEADER_LEN && s_hdr_total_len <= {16'd0, cfg_mtu};
+wire elig_wr = elig_common && (s_in_first || s_in_second) && in_wr && s_hdr_payload_len != 16'd0
+    && s_hdr_payload_len <= BYTES && s_hdr_payload_len <= cfg_mtu;
+/* verilator lint_on WIDTH */
+wire elig = elig_rd || elig_wr;
+// The write payload: bytes 56.. of the packet (beat 0 is `s_in_prev` for a two-beat packet).
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2*DATA_WIDTH-1:0] in_pair = s_in_first ? {{DATA_WIDTH{1'b0}}, s_in_tdata} : {s_in_tdata, s_in_prev};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [DATA_WIDTH-1:0] in_wdata = in_pair[CLIO_HEADER_LEN*8 +: DATA_WIDTH];
+
+// ---------------------------------------------------------------------------
+// Pipeline registers.
+// ---------------------------------------------------------------------------
+stage_t          l1_state_reg = ST_EMPTY, l2_state_reg = ST_EMPTY;
+// The first cycle in the stage (the TLB / dedup answer is on its port then).
+reg              l1_first_reg = 1'b0, l2_first_reg = 1'b0;
+reg [31:0]       l1_pid_reg = 0, l1_req_id_reg = 0, l1_retry_of_reg = 0;
+reg [31:0]       l2_pid_reg = 0, l2_req_id_reg = 0, l2_retry_of_reg = 0;
+reg [15:0]       l1_session_reg = 0, l2_session_reg = 0;
+reg [31:0]       l1_epoch_reg = 0, l2_epoch_reg = 0, l1_ack_reg = 0, l2_ack_reg = 0;
+reg [63:0]       l1_key_reg = 0, l2_key_reg = 0;
+reg [63:0]       l1_va_reg = 0, l2_va_reg = 0;
+reg [LEN_W-1:0]  l1_len_reg = 0, l2_len_reg = 0;
+reg [4:0]        l1_shift_reg = 0, l2_shift_reg = 0;
+// Writes: target VA, echoed total_len and offset, payload (from byte 0) and its length.
+reg [63:0]       l1_tva_reg = 0, l2_tva_reg = 0;
+reg [31:0]       l1_total_reg = 0, l2_total_reg = 0, l1_off_reg = 0, l2_off_reg = 0;
+reg [6:0]        l1_plen_reg = 0, l2_plen_reg = 0;
+reg [DATA_WIDTH-1:0] l1_data_reg = 0, l2_data_reg = 0;
+// A write's dedup answer (kept while L1 waits) and L1's verdict on it.
+reg              l1_dd_hit_reg = 1'b0, l1_dd_full_reg = 1'b0, l2_dd_bad_reg = 1'b0;
+reg [DCW-1:0]    l1_dd_count_reg = 0;
+// The TLB answer, kept while L2 waits.
+reg              l2_hit_reg = 1'b0;
+reg [31:0]       l2_ppn_reg = 0;
+reg [7:0]        l2_perms_reg = 0;
+
+// Requests in flight, oldest first, with what their answers echo.
+reg [31:0]       lq_pid_mem [0:LQ-1];
+reg [31:0]       lq_req_id_mem [0:LQ-1];
+reg [31:0]       lq_retry_of_mem [0:LQ-1];
+reg [15:0]       lq_session_mem [0:LQ-1];
+reg [31:0]       lq_epoch_mem [0:LQ-1];
+reg [63:0]       lq_va_mem [0:LQ-1];
+reg [LEN_W-1:0]  lq_len_mem [0:LQ-1];
+stage_t          lq_kind_mem [0:LQ-1];     // ST_WRITE: answered on its B, ST_READ: on its R beat
+reg [31:0]       lq_total_mem [0:LQ-1];
+reg [31:0]       lq_off_mem [0:LQ-1];
+reg [3:0]        lq_wr_reg = 0, lq_rd_reg = 0;
+reg [3:0]        lq_nw_reg = 0;            // writes among them (reads and writes never mix in flight)
+wire [3:0]       lq_count = lq_wr_reg - lq_rd_reg;
+// The W beat of the write whose AW was accepted last.
+reg                  lw_valid_reg = 1'b0;
+reg [DATA_WIDTH-1:0] lw_data_reg = 0;
+reg [BYTES-1:0]      lw_strb_reg = 0;
+// The answer beat.
+reg                  lo_valid_reg = 1'b0;
+reg [DATA_WIDTH-1:0] lo_data_reg = 0;
+reg [BYTES-1:0]      lo_keep_reg = 0;
+// Requests taken while the engine waits for an empty lane.
+reg [GW-1:0]         grants_reg = 0;
+
+initial begin : init_lq
+    integer i;
+    for (i = 0; i < LQ; i = i + 1) begin
+        lq_pid_mem[i] = 0; lq_req_id_mem[i] = 0; lq_retry_of_mem[i] = 0; lq_session_mem[i] = 0;
+        lq_epoch_mem[i] = 0; lq_va_mem[i] = 0; lq_len_mem[i] = 0; lq_kind_mem[i] = ST_READ;
+        lq_total_mem[i] = 0; lq_off_mem[i] = 0;
+    end
+end
+
+wire l1_valid = l1_state_reg != ST_EMPTY;
+wire l2_valid = l2_state_reg != ST_EMPTY;
+wire l1_wr = l1_state_reg == ST_WRITE;
+wire l2_wr = l2_state_reg == ST_WRITE;
+wire pause = grants_reg == GW'(PUMP_WAIT);
+
+assign m_empty = !l1_valid && !l2_valid && lq_count == 0 && !lo_valid_reg && !lw_valid_reg;
+assign m_inflight = lq_count;
+
+// ---------------------------------------------------------------------------
+// L1 and L2.
+// ---------------------------------------------------------------------------
+wire l2_hit = l2_first_reg ? s_tlb_hit : l2_hit_reg;
+wire [31:0] l2_ppn = l2_first_reg ? s_tlb_ppn : l2_ppn_reg;
+wire [7:0]  l2_perms = l2_first_reg ? s_tlb_perms : l2_perms_reg;
+// A write executes in the lane only as the engine would: no dedup record of
+// it (else a replay), room in the dedup buffer and the session's quota, not a
+// late duplicate; the lookup was issued at intake, in the cycle the packet's
+// own ack freed records: it sees more records than the model, never fewer,
+// so a hit there or a count at the quota only sends the write to the engine.
+wire        l1_dd_hit = l1_first_reg ? s_dd_hit : l1_dd_hit_reg;
+wire        l1_dd_full = l1_first_reg ? s_dd_full : l1_dd_full_reg;
+wire [DCW-1:0] l1_dd_count = l1_first_reg ? s_dd_count : l1_dd_count_reg;
+wire [31:0] l1_ddid = l1_retry_of_reg != 32'd0 ? l1_retry_of_reg : l1_req_id_reg;
+/* verilator lint_off WIDTH */
+wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= s_l1_dquota
+    || (s_l1_floor != 32'd0 && serial_before(l1_ddid, s_l1_floor));
+/* verilator lint_on WIDTH */
+assign m_l1_session = l1_session_reg;
+wire l2_good = l2_wr ? (!l2_dd_bad_reg && l2_hit && (l2_perms & PERM_WRITE) == PERM_WRITE)
+    : l2_hit && (l2_perms & PERM_READ) == PERM_READ;
+// Reads and writes never overlap in DRAM: a read waits for the lane's writes, a write for its reads.
+assign m_axi_arvalid = s_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == 0;
+assign m_axi_awvalid = s_active && l2_valid && l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == lq_count
+    && !lw_valid_reg;
+wire l2_fire = (m_axi_arvalid && m_axi_arready) || (m_axi_awvalid && m_axi_awready);
+wire l2_eject = l2_valid && !l2_good;
+assign m_ho_valid = s_active && l2_eject && lq_count == 0 && !lo_valid_reg;
+wire handoff = m_ho_valid && m_ho_ready;
+wire l2_free = !l2_valid || l2_fire;
+wire l1_move = s_active && l1_valid && l2_free && !l2_eject;
+wire l1_free = !l1_valid || l1_move;
+// A write in L1 or L2 has not written its dedup record yet: no packet whose
+// ack could free it (and no other write, whose lookup must see it) enters,
+// and no other packet's first beats may overwrite its beats in the packet
+// buffer (a write handed to the engine is read from there).
+wire w_busy = l1_wr || l2_wr;
+assign s_in_ready = !l2_eject
+    && (elig ? (l1_free && !pause && !(w_busy && (elig_wr || s_hdr_ack != 32'd0)))
+             : (s_in_tlast ? m_empty : !w_busy));
+wire in_fire = s_in_valid && s_in_ready;
+wire in_take = in_fire && elig;
+assign m_take = elig;
+assign m_take_rd = elig_rd;
+
+assign m_tlb_sel = l1_move;
+assign m_tlb_valid = l1_move && !(l1_wr && l1_dd_bad);
+assign m_tlb_pid = l1_pid_reg;
+assign m_tlb_va = l1_tva_reg;
+
+// The lane's dedup accesses: a write's lookup at intake, its record as it fires.
+wire [31:0] in_ddid = s_hdr_retry_of != 32'd0 ? s_hdr_retry_of : s_hdr_req_id;
+assign m_dd_look_valid = in_fire && elig_wr;
+assign m_dd_look_key = {OP_WRITE, s_hdr_offset, in_ddid, s_hdr_session};
+wire [31:0] l2_ddid = l2_retry_of_reg != 32'd0 ? l2_retry_of_reg : l2_req_id_reg;
+assign m_dd_ins_valid = l2_fire && l2_wr;
+assign m_dd_ins_key = {OP_WRITE, l2_off_reg, l2_ddid, l2_session_reg};
+assign m_dd_ins_rec = {128'd0, 8'd0, l2_off_reg, l2_total_reg, l2_va_reg, STATUS_OK, 8'd0};
+// A lane request's ack frees records at intake (the engine is idle then).
+assign m_ack_valid = in_take && s_hdr_ack != 32'd0;
+assign m_ack_session = s_hdr_session;
+assign m_ack_id = s_hdr_ack;
+
+wire [63:0] l2_mask = (64'd1 << l2_shift_reg) - 64'd1;
+// Beat address of the access: only the bits the AXI port carries are used.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift_reg) | (l2_tva_reg & l2_mask);
+/* verilator lint_on UNUSEDSIGNAL */
+assign m_axi_araddr = l2_pa[ADDR_WIDTH-1:0];
+assign m_axi_awaddr = l2_pa[ADDR_WIDTH-1:0];
+assign m_axi_wdata = lw_data_reg;
+assign m_axi_wstrb = lw_strb_reg;
+assign m_axi_wvalid = lw_valid_reg;
+
+assign m_ho_wr = l2_wr;
+assign m_ho_pid = l2_pid_reg;
+assign m_ho_req_id = l2_req_id_reg;
+assign m_ho_retry_of = l2_retry_of_reg;
+assign m_ho_va = l2_va_reg;
+assign m_ho_total_len = l2_total_reg;
+assign m_ho_offset = l2_off_reg;
+assign m_ho_payload_len = l2_plen_reg;
+assign m_ho_session = l2_session_reg;
+assign m_ho_epoch = l2_epoch_reg;
+assign m_ho_key = l2_key_reg;
+assign m_ho_ack = l2_ack_reg;
+
+// ---------------------------------------------------------------------------
+// Answers: the oldest request in flight, from its R beat or its B.
+// ---------------------------------------------------------------------------
+wire [2:0]  lq_h = lq_rd_reg[2:0];
+wire        lq_head_wr = lq_kind_mem[lq_h] == ST_WRITE;
+wire        out_free = !s_rb_busy && (!lo_valid_reg || m_out_tready);
+wire        answer = s_active && lq_count != 0 && (lq_head_wr ? m_axi_bvalid : m_axi_rvalid) && out_free;
+assign m_axi_rready = lq_count != 0 && !lq_head_wr && out_free;
+assign m_axi_bready = lq_count != 0 && lq_head_wr && out_free;
+
+// The answer header is a function of its fields (a continuous assignment: see
+// the README on Icarus and header building in always_comb).
+function automatic [DATA_WIDTH-1:0] answer_beat(input wr, input [31:0] pid, input [31:0] req_id,
+        input [31:0] retry_of, input [63:0] va, input [31:0] total, input [31:0] off,
+        input [LEN_W-1:0] len, input [15:0] session, input [31:0] epoch, input [DATA_WIDTH-1:0] data);
+    integer i;
+    begin
+        answer_beat = 0;
+        answer_beat[CLIO_OFF_VERSION*8 +: 8] = CLIO_VERSION[7:0];
+        answer_beat[CLIO_OFF_OPCODE*8 +: 8] = wr ? OP_WRITE_RESP : OP_READ_RESP;
+        answer_beat[CLIO_OFF_PID*8 +: 32] = bswap32(pid);
+        answer_beat[CLIO_OFF_REQ_ID*8 +: 32] = bswap32(req_id);
+        answer_beat[CLIO_OFF_RETRY_OF*8 +: 32] = bswap32(retry_of);
+        answer_beat[CLIO_OFF_VA*8 +: 64] = bswap64(va);
+        answer_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(total);
+        answer_beat[CLIO_OFF_OFFSET*8 +: 32] = bswap32(off);
+        answer_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, len, 8'd0};
+        answer_beat[CLIO_OFF_SESSION*8 +: 16] = {session[7:0], session[15:8]};
+        answer_beat[CLIO_OFF_EPOCH*8 +: 32] = bswap32(epoch);
+        for (i = 0; i < BYTES - CLIO_HEADER_LEN; i = i + 1) begin
+            /* verilator lint_off WIDTH */
+            if (i < len) answer_beat[(CLIO_HEADER_LEN + i)*8 +: 8] = data[i*8 +: 8];
+            /* verilator lint_on WIDTH */
+        end
+    end
+endfunction
+
+wire [63:0]      hq_va = lq_va_mem[lq_h];
+wire [LEN_W-1:0] hq_len = lq_len_mem[lq_h];
+wire [31:0]      hq_pid = lq_pid_mem[lq_h];
+wire [31:0]      hq_req_id = lq_req_id_mem[lq_h];
+wire [31:0]      hq_retry_of = lq_retry_of_mem[lq_h];
+wire [31:0]      hq_total = lq_total_mem[lq_h];
+wire [31:0]      hq_off = lq_off_mem[lq_h];
+wire [15:0]      hq_session = lq_session_mem[lq_h];
+wire [31:0]      hq_epoch = lq_epoch_mem[lq_h];
+wire [DATA_WIDTH-1:0] lr_data = m_axi_rdata >> {hq_va[OW-1:0], 3'd0};
+wire [DATA_WIDTH-1:0] lr_beat = answer_beat(lq_head_wr, hq_pid, hq_req_id, hq_retry_of, hq_va, hq_total,
+    hq_off, hq_len, hq_session, hq_epoch, lr_data);
+/* verilator lint_off WIDTH */
+wire [BYTES-1:0] lr_keep = ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + hq_len));
+/* verilator lint_on WIDTH */
+wire [31:0] lr_crc;
+
+clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
+    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc)
+);
+
+assign m_out_tdata = lo_data_reg;
+assign m_out_tkeep = lo_keep_reg;
+assign m_out_tvalid = lo_valid_reg;
+
+always_ff @(posedge clk) begin
+    if (l1_move) begin
+        l2_state_reg <= l1_state_reg;
+        l2_first_reg <= 1'b1;
+        l2_pid_reg <= l1_pid_reg;
+        l2_req_id_reg <= l1_req_id_reg;
+        l2_retry_of_reg <= l1_retry_of_reg;
+        l2_session_reg <= l1_session_reg;
+        l2_epoch_reg <= l1_epoch_reg;
+        l2_key_reg <= l1_key_reg;
+        l2_ack_reg <= l1_ack_reg;
+        l2_va_reg <= l1_va_reg;
+        l2_len_reg <= l1_len_reg;
+        l2_shift_reg <= l1_shift_reg;
+        l2_tva_reg <= l1_tva_reg;
+        l2_total_reg <= l1_total_reg;
+        l2_off_reg <= l1_off_reg;
+        l2_plen_reg <= l1_plen_reg;
+        l2_data_reg <= l1_data_reg;
+        l2_dd_bad_reg <= l1_wr && l1_dd_bad;
+        l1_state_reg <= ST_EMPTY;
+    end else if (l2_fire || handoff) begin
+        l2_state_reg <= ST_EMPTY;
+    end
+    if (l2_valid && l2_first_reg) begin
+        // Keep the lookup result while L2 waits.
+        l2_first_reg <= l1_move;
+        l2_hit_reg <= s_tlb_hit;
+        l2_ppn_reg <= s_tlb_ppn;
+        l2_perms_reg <= s_tlb_perms;
+    end
+    if (l1_valid && l1_first_reg) begin
+        // Keep the dedup answer while L1 waits.
+        l1_first_reg <= 1'b0;
+        l1_dd_hit_reg <= s_dd_hit;
+        l1_dd_full_reg <= s_dd_full;
+        l1_dd_count_reg <= s_dd_count;
+    end
+    if (in_take) begin
+        l1_state_reg <= elig_wr ? ST_WRITE : ST_READ;
+        l1_first_reg <= 1'b1;
+        l1_pid_reg <= s_hdr_pid;
+        l1_req_id_reg <= s_hdr_req_id;
+        l1_retry_of_reg <= s_hdr_retry_of;
+        l1_session_reg <= s_hdr_session;
+        l1_epoch_reg <= s_hdr_epoch;
+        l1_key_reg <= s_hdr_key;
+        l1_ack_reg <= s_hdr_ack;
+        l1_va_reg <= s_hdr_va;
+        l1_len_reg <= elig_wr ? {LEN_W{1'b0}} : s_hdr_total_len[LEN_W-1:0];
+        l1_shift_reg <= in_shift[4:0];
+        l1_tva_reg <= in_tva;
+        l1_total_reg <= s_hdr_total_len;
+        l1_off_reg <= s_hdr_offset;
+        l1_plen_reg <= s_hdr_payload_len[6:0];
+        l1_data_reg <= in_wdata;
+    end
+    if (l2_fire) begin
+        lq_pid_mem[lq_wr_reg[2:0]] <= l2_pid_reg;
+        lq_req_id_mem[lq_wr_reg[2:0]] <= l2_req_id_reg;
+        lq_retry_of_mem[lq_wr_reg[2:0]] <= l2_retry_of_reg;
+        lq_session_mem[lq_wr_reg[2:0]] <= l2_session_reg;
+        lq_epoch_mem[lq_wr_reg[2:0]] <= l2_epoch_reg;
+        lq_va_mem[lq_wr_reg[2:0]] <= l2_va_reg;
+        lq_len_mem[lq_wr_reg[2:0]] <= l2_len_reg;
+        lq_kind_mem[lq_wr_reg[2:0]] <= l2_state_reg;
+        lq_total_mem[lq_wr_reg[2:0]] <= l2_total_reg;
+        lq_off_mem[lq_wr_reg[2:0]] <= l2_off_reg;
+        lq_wr_reg <= lq_wr_reg + 1'b1;
+    end
+    if (lw_valid_reg && m_axi_wready) lw_valid_reg <= 1'b0;
+    if (l2_fire && l2_wr) begin
+        lw_valid_reg <= 1'b1;
+        lw_data_reg <= l2_data_reg << {l2_tva_reg[OW-1:0], 3'd0};
+        /* verilator lint_off WIDTH */
+        lw_strb_reg <= ~({BYTES{1'b1}} << l2_plen_reg) << l2_tva_reg[OW-1:0];
+        /* verilator lint_on WIDTH */
+    end
+    lq_nw_reg <= lq_nw_reg + ((l2_fire && l2_wr) ? 4'd1 : 4'd0) - ((answer && lq_head_wr) ? 4'd1 : 4'd0);
+    if (lo_valid_reg && m_out_tready) lo_valid_reg <= 1'b0;
+    if (answer) begin
+        lo_valid_reg <= 1'b1;
+        lo_data_reg <= lr_beat | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~lr_crc)} << (CLIO_OFF_CRC*8));
+        lo_keep_reg <= lr_keep;
+        lq_rd_reg <= lq_rd_reg + 1'b1;
+    end
+    if (!s_eng_waits) grants_reg <= 0;
+    else if (in_take && s_in_tlast) grants_reg <= grants_reg + 1'b1;
+    if (rst) begin
+        l1_state_reg <= ST_EMPTY;
+        l2_state_reg <= ST_EMPTY;
+        lq_wr_reg <= 0;
+        lq_rd_reg <= 0;
+        lq_nw_reg <= 0;
+        lw_valid_reg <= 1'b0;
+        lo_valid_reg <= 1'b0;
+        grants_reg <= 0;
+    end
+end
+
+endmodule
+
+`resetall

@@ -1,0 +1,389 @@
+"""clio_hit_lane with stand-ins for its neighbours (TLB and dedup answering one cycle after a
+lookup and driving garbage otherwise, the session table's L1 port, an AXI slave with a read
+latency, the response path, the engine's hand-off port): a hit read (its answer beat: header,
+data, CRC, keep), a hit write (AW, W with strobes, the dedup record, a header-only answer), hits
+back to back at one per cycle, the back-off after PUMP_WAIT requests taken while the engine
+waits, and requests the lane must not finish (a miss, a write with a record, a packet that is not
+the lane's) handed to the engine only after the older lane requests answered."""
+
+import random
+
+import cocotb
+from cocotb.triggers import FallingEdge, RisingEdge, Timer
+
+from clio_tb import PKG as P, clio_header, param, start_clock
+
+BYTES = 64
+HDR = P["CLIO_HEADER_LEN"]
+SHIFT = 12
+EPOCH = 7
+M64 = 2**64 - 1
+
+
+class Req:
+    """One request packet as the parser presents it (header fields; write payload bytes)."""
+
+    def __init__(self, op, pid=1, req_id=1, retry_of=0, va=0, total_len=0, offset=0, payload=b"",
+                 session=3, key=0x55, ack=0, ok=True, flags=0):
+        self.op, self.pid, self.req_id, self.retry_of = op, pid, req_id, retry_of
+        self.va, self.total_len, self.offset, self.payload = va, total_len, offset, payload
+        self.session, self.key, self.ack, self.ok, self.flags = session, key, ack, ok, flags
+
+    def beats(self):
+        """(tdata, last) beats: the header (fields are driven separately) and the payload."""
+        pkt = bytes(HDR) + self.payload
+        out = []
+        for i in range(0, len(pkt), BYTES):
+            out.append((int.from_bytes(pkt[i:i + BYTES], "little"), i + BYTES >= len(pkt)))
+        return out
+
+
+class Env:
+    """Drives every input of the lane once per cycle and plays its neighbours."""
+
+    def __init__(self, dut, seed=1):
+        self.dut = dut
+        self.rng = random.Random(seed)
+        self.tlb = {}            # (pid, vpn) -> (ppn, perms)
+        self.mem = {}            # beat address -> bytearray(64)
+        self.dd = {}             # (key int) -> session
+        self.floor = {}          # session -> floor
+        self.dquota = {}         # session -> dedup quota
+        self.queue = []          # [Req, beat index]
+        self.taken = []          # (Req, taken by the lane)
+        self.answers = []        # answer beats (bytes, keep)
+        self.handoffs = []       # dicts of the hand-off fields
+        self.dd_inserts = []
+        self.acks = []
+        self.writes = []         # (addr, data, strb)
+        self.cycle = 0
+        self.tlb_due = None
+        self.dd_due = None
+        self.reads = []          # [addr, cycle it may answer]
+        self.aw = []
+        self.w = []
+        self.b = 0
+        # Knobs.
+        self.active = True
+        self.eng_waits = False
+        self.rb_busy = False
+        self.ho_ready = True
+        self.pauses = False
+        self.latency = 3
+        self.in_ready_log = []   # (cycle, valid, ready)
+
+    async def start(self):
+        dut = self.dut
+        start_clock(dut)
+        dut.cfg_va_bits.value = 48
+        dut.cfg_class_shift.value = SHIFT * 0x01010101
+        dut.cfg_max_pid.value = 100
+        dut.cfg_mtu.value = 1024
+        for n in ("s_in_tdata", "s_in_tlast", "s_in_valid", "s_in_first", "s_in_second", "s_in_prev",
+                  "s_hdr_opcode", "s_hdr_flags", "s_hdr_status", "s_hdr_pid", "s_hdr_req_id", "s_hdr_retry_of",
+                  "s_hdr_va", "s_hdr_total_len", "s_hdr_offset", "s_hdr_payload_len", "s_hdr_session",
+                  "s_hdr_epoch", "s_hdr_key", "s_hdr_ack", "s_pkt_len", "s_err_short", "s_err_crc",
+                  "s_err_malformed", "s_in_sess_ok", "s_fence_any", "s_active", "s_eng_waits", "m_ho_ready",
+                  "s_l1_floor", "s_l1_dquota", "s_tlb_hit", "s_tlb_ppn", "s_tlb_perms", "s_dd_hit", "s_dd_full",
+                  "s_dd_count", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
+                  "m_axi_bvalid", "s_rb_busy", "m_out_tready"):
+            getattr(dut, n).value = 0
+        dut.rst.value = 1
+        for _ in range(3):
+            await RisingEdge(dut.clk)
+        await FallingEdge(dut.clk)
+        dut.rst.value = 0
+
+    def map(self, pid, va, ppn, perms):
+        self.tlb[(pid, va >> SHIFT)] = (ppn, perms)
+
+    def pa(self, pid, va):
+        ppn, _ = self.tlb[(pid, va >> SHIFT)]
+        return (ppn << SHIFT) | (va & ((1 << SHIFT) - 1))
+
+    def line(self, addr):
+        return self.mem.setdefault(addr & ~(BYTES - 1), bytearray(self.rng.randbytes(BYTES)))
+
+    def offer(self, req):
+        self.queue.append([req, 0])
+
+    def drive_intake(self):
+        dut = self.dut
+        if not self.queue:
+            dut.s_in_valid.value = 0
+            return
+        req, i = self.queue[0]
+        bs = req.beats()
+        data, last = bs[i]
+        dut.s_in_valid.value = 1
+        dut.s_in_tdata.value = data
+        dut.s_in_tlast.value = last
+        dut.s_in_first.value = i == 0
+        dut.s_in_second.value = i == 1
+        dut.s_in_prev.value = bs[0][0] if i == 1 else self.rng.getrandbits(512)
+        f = {"opcode": req.op, "flags": req.flags, "status": 0, "pid": req.pid, "req_id": req.req_id,
+             "retry_of": req.retry_of, "va": req.va, "total_len": req.total_len, "offset": req.offset,
+             "payload_len": len(req.payload), "session": req.session, "epoch": EPOCH, "key": req.key,
+             "ack": req.ack}
+        for k, v in f.items():
+            getattr(dut, "s_hdr_" + k).value = v
+        dut.s_pkt_len.value = HDR + len(req.payload)
+        dut.s_in_sess_ok.value = req.ok
+
+    async def step(self):
+        """One cycle, entered at a falling edge."""
+        dut, rng = self.dut, self.rng
+        p = self.pauses
+        # Neighbours' answers to lookups made at the last edge; garbage otherwise.
+        if self.tlb_due is not None:
+            hit, ppn, perms = self.tlb_due
+        else:
+            hit, ppn, perms = rng.getrandbits(1), rng.getrandbits(32), rng.getrandbits(8)
+        dut.s_tlb_hit.value, dut.s_tlb_ppn.value, dut.s_tlb_perms.value = hit, ppn, perms
+        if self.dd_due is not None:
+            dh, df, dc = self.dd_due
+        else:
+            dh, df, dc = rng.getrandbits(1), rng.getrandbits(1), rng.randrange(17)
+        dut.s_dd_hit.value, dut.s_dd_full.value, dut.s_dd_count.value = dh, df, dc
+        s1 = int(dut.m_l1_session.value)
+        dut.s_l1_floor.value = self.floor.get(s1, 0)
+        dut.s_l1_dquota.value = self.dquota.get(s1, 8)
+        dut.m_axi_arready.value = 0 if p and rng.random() < 0.3 else 1
+        rv = bool(self.reads) and self.reads[0][1] <= self.cycle and not (p and rng.random() < 0.3)
+        dut.m_axi_rvalid.value = rv
+        dut.m_axi_rdata.value = int.from_bytes(self.line(self.reads[0][0]), "little") if rv else rng.getrandbits(512)
+        dut.m_axi_awready.value = 0 if p and rng.random() < 0.3 else 1
+        dut.m_axi_wready.value = 0 if p and rng.random() < 0.3 else 1
+        bv = self.b > 0 and not (p and rng.random() < 0.3)
+        dut.m_axi_bvalid.value = bv
+        dut.m_out_tready.value = 0 if p and rng.random() < 0.3 else 1
+        dut.s_rb_busy.value = self.rb_busy
+        dut.s_active.value = self.active
+        dut.s_eng_waits.value = self.eng_waits
+        dut.m_ho_ready.value = self.ho_ready
+        self.drive_intake()
+        await Timer(1, "ns")
+        # What happens at the coming edge.
+        self.tlb_due = None
+        self.dd_due = None
+        if dut.s_in_valid.value and dut.s_in_ready.value:
+            req, i = self.queue[0]
+            self.in_ready_log.append(self.cycle)
+            if i + 1 == len(req.beats()):
+                self.taken.append((req, bool(dut.m_take.value)))
+                self.queue.pop(0)
+            else:
+                self.queue[0][1] += 1
+        if dut.m_tlb_valid.value:
+            key = (int(dut.m_tlb_pid.value), int(dut.m_tlb_va.value) >> SHIFT)
+            self.tlb_due = (1, *self.tlb[key]) if key in self.tlb else (0, rng.getrandbits(32), 0)
+        if dut.m_dd_look_valid.value:
+            k = int(dut.m_dd_look_key.value)
+            sess = k & 0xFFFF
+            self.dd_due = (int(k in self.dd), int(len(self.dd) >= 16),
+                           sum(1 for s in self.dd.values() if s == sess))
+        if dut.m_dd_ins_valid.value:
+            k = int(dut.m_dd_ins_key.value)
+            self.dd[k] = k & 0xFFFF
+            self.dd_inserts.append((k, int(dut.m_dd_ins_rec.value)))
+        if dut.m_ack_valid.value:
+            self.acks.append((int(dut.m_ack_session.value), int(dut.m_ack_id.value)))
+        if dut.m_axi_arvalid.value and dut.m_axi_arready.value:
+            self.reads.append([int(dut.m_axi_araddr.value), self.cycle + self.latency])
+        if rv and dut.m_axi_rready.value:
+            self.reads.pop(0)
+        if dut.m_axi_awvalid.value and dut.m_axi_awready.value:
+            self.aw.append(int(dut.m_axi_awaddr.value))
+        if dut.m_axi_wvalid.value and dut.m_axi_wready.value:
+            self.w.append((int(dut.m_axi_wdata.value), int(dut.m_axi_wstrb.value)))
+        while self.aw and self.w:
+            addr = self.aw.pop(0)
+            data, strb = self.w.pop(0)
+            line = self.line(addr)
+            db = data.to_bytes(BYTES, "little")
+            for j in range(BYTES):
+                if strb >> j & 1:
+                    line[j] = db[j]
+            self.writes.append((addr, data, strb))
+            self.b += 1
+        if bv and dut.m_axi_bready.value:
+            self.b -= 1
+        if dut.m_out_tvalid.value and dut.m_out_tready.value:
+            keep = int(dut.m_out_tkeep.value)
+            n = bin(keep).count("1")
+            assert keep == (1 << n) - 1, "keep not contiguous"
+            self.answers.append(int(dut.m_out_tdata.value).to_bytes(BYTES, "little")[:n])
+        if dut.m_ho_valid.value and dut.m_ho_ready.value:
+            assert int(dut.m_inflight.value) == 0 and not dut.m_out_tvalid.value, "hand-off before older answers"
+            self.handoffs.append({k: int(getattr(dut, "m_ho_" + k).value) for k in (
+                "wr", "pid", "req_id", "retry_of", "va", "total_len", "offset", "payload_len", "session",
+                "epoch", "key", "ack")})
+        await RisingEdge(dut.clk)
+        self.cycle += 1
+        await FallingEdge(dut.clk)
+
+    async def run(self, n):
+        for _ in range(n):
+            await self.step()
+
+    async def drain(self, limit=400):
+        for _ in range(limit):
+            if not self.queue and self.dut.m_empty.value and not self.reads and self.b == 0:
+                await self.run(2)
+                return
+            await self.step()
+        raise AssertionError("the lane did not drain")
+
+
+def read_answer(env, r):
+    pa = env.pa(r.pid, r.va)
+    data = bytes(env.line(pa)[pa % BYTES:pa % BYTES + r.total_len])
+    return clio_header(P["OP_READ_RESP"], pid=r.pid, req_id=r.req_id, retry_of=r.retry_of, va=r.va,
+                       total_len=r.total_len, payload=data, session=r.session, epoch=EPOCH)
+
+
+def write_answer(r):
+    return clio_header(P["OP_WRITE_RESP"], pid=r.pid, req_id=r.req_id, retry_of=r.retry_of, va=r.va,
+                       total_len=r.total_len, offset=r.offset, session=r.session, epoch=EPOCH)
+
+
+@cocotb.test()
+async def hit_read(dut):
+    """A TLB-hit READ of 1..8 bytes at any lane: one answer beat (header, data, CRC)."""
+    env = Env(dut, 1)
+    await env.start()
+    env.map(1, 0x5000, 0x33, P["PERM_READ"])
+    reqs = [Req(P["OP_READ"], req_id=10 + i, va=0x5000 + off, total_len=n)
+            for i, (off, n) in enumerate([(0, 8), (3, 1), (57, 7), (0x7C0, 5)])]
+    expect = []
+    for r in reqs:
+        expect.append(read_answer(env, r))
+        env.offer(r)
+        await env.drain()
+    assert [t for _, t in env.taken] == [True] * 4
+    assert env.answers == expect
+    assert not env.handoffs and not env.writes
+
+
+@cocotb.test()
+async def hit_write(dut):
+    """TLB-hit WRITEs of one and two packet beats: AW + W with strobes, the dedup record inserted
+    as AW issues, a header-only answer after the B; the data lands in DRAM."""
+    env = Env(dut, 2)
+    await env.start()
+    env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+    w1 = Req(P["OP_WRITE"], req_id=20, va=0x9000, offset=5, total_len=3, payload=b"\xAA\xBB\xCC")
+    w2 = Req(P["OP_WRITE"], req_id=21, va=0x9040, offset=0, total_len=64, payload=bytes(range(64)))
+    for w in (w1, w2):
+        env.offer(w)
+        await env.drain()
+    assert [t for _, t in env.taken] == [True, True]
+    assert env.answers == [write_answer(w1), write_answer(w2)]
+    pa1 = env.pa(1, 0x9005)
+    assert bytes(env.line(pa1)[pa1 % 64:pa1 % 64 + 3]) == b"\xAA\xBB\xCC"
+    assert bytes(env.line(env.pa(1, 0x9040))) == bytes(range(64))
+    # Byte addresses (the arbiter sends their beat); strobes of the written bytes.
+    assert [(a, s) for a, _, s in env.writes] == [(pa1, 0x7 << (pa1 % 64)), (env.pa(1, 0x9040), M64)]
+    keys = [k for k, _ in env.dd_inserts]
+    assert keys == [(P["OP_WRITE"] << 80) | (5 << 48) | (20 << 16) | 3, (P["OP_WRITE"] << 80) | (21 << 16) | 3]
+
+
+@cocotb.test()
+async def back_to_back(dut):
+    """60 hit reads offered back to back are taken one per cycle, every answer right and in order;
+    a second round under random pauses of DRAM and of the output: still right, in order."""
+    for pauses in (False, True):
+        env = Env(dut, 3 + pauses)
+        await env.start()
+        env.pauses = pauses
+        for pg in range(4):
+            env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+        rng = env.rng
+        reqs = []
+        for i in range(60):
+            va = 0x10000 + rng.randrange(4 << SHIFT)
+            n = rng.randrange(1, 9)
+            va -= max(0, va % 64 + n - 64)
+            reqs.append(Req(P["OP_READ"], req_id=100 + i, va=va, total_len=n))
+        expect = [read_answer(env, r) for r in reqs]
+        for r in reqs:
+            env.offer(r)
+        await env.drain()
+        assert env.answers == expect
+        assert all(t for _, t in env.taken)
+        if not pauses:
+            c = env.in_ready_log
+            assert c[-1] - c[0] == len(reqs) - 1, f"{len(reqs)} reads taken in {c[-1] - c[0] + 1} cycles"
+    dut._log.info("60 reads taken in 60 consecutive cycles")
+
+
+@cocotb.test()
+async def back_off(dut):
+    """While the engine waits for an empty lane, the lane takes PUMP_WAIT more requests, then
+    none; the count restarts when the engine stops waiting."""
+    env = Env(dut, 5)
+    await env.start()
+    pw = param(dut, "PUMP_WAIT")
+    env.map(1, 0x5000, 0x33, P["PERM_READ"])
+    for i in range(pw + 6):
+        env.offer(Req(P["OP_READ"], req_id=i + 1, va=0x5000 + 8 * (i % 8), total_len=8))
+    env.eng_waits = True
+    await env.run(pw + 10)
+    assert len(env.taken) == pw, f"{len(env.taken)} taken, PUMP_WAIT {pw}"
+    assert not dut.s_in_ready.value
+    env.eng_waits = False          # the engine started (and went back to idle)
+    await env.drain()
+    assert len(env.taken) == pw + 6 and len(env.answers) == pw + 6
+
+
+@cocotb.test()
+async def hand_off(dut):
+    """Requests the lane takes but cannot finish go to the engine once every older lane request
+    has answered: a TLB miss, a read without READ permission, a write whose dedup record exists
+    (a replay). Packets that are not the lane's (bad credentials, too long, an error) are not
+    taken: their last beat waits for an empty lane."""
+    env = Env(dut, 6)
+    await env.start()
+    env.map(1, 0x5000, 0x33, P["PERM_READ"])
+    env.map(1, 0x6000, 0x34, P["PERM_WRITE"])
+    env.map(1, 0x7000, 0x35, P["PERM_READ"] | P["PERM_WRITE"])
+    rd = Req(P["OP_READ"], req_id=1, va=0x5000, total_len=8)
+    miss = Req(P["OP_READ"], req_id=2, va=0x8000, total_len=4, ack=1)
+    noperm = Req(P["OP_READ"], req_id=3, va=0x6000, total_len=4)
+    wr = Req(P["OP_WRITE"], req_id=4, va=0x7000, total_len=2, payload=b"xy")
+    replay = Req(P["OP_WRITE"], req_id=5, retry_of=4, va=0x7000, total_len=2, payload=b"xy")
+    bad = Req(P["OP_READ"], req_id=6, va=0x5000, total_len=8, ok=False)
+    big = Req(P["OP_READ"], req_id=7, va=0x5000, total_len=9)
+    for r in (rd, miss):
+        env.offer(r)
+    # The miss waits in L2 until the read has answered, then the engine (busy until the
+    # hand-off is taken) gets it.
+    env.ho_ready = False
+    await env.run(20)
+    assert len(env.answers) == 1 and not env.handoffs
+    env.ho_ready = True
+    await env.run(2)
+    assert [h["req_id"] for h in env.handoffs] == [2]
+    h = env.handoffs[0]
+    assert (h["wr"], h["pid"], h["va"], h["total_len"], h["session"], h["epoch"], h["key"], h["ack"]) \
+        == (0, 1, 0x8000, 4, 3, EPOCH, 0x55, 1)
+    assert env.acks == [(3, 1)], "the ack frees records at intake"
+    for r in (noperm, wr, replay):
+        env.offer(r)
+        await env.drain()
+    assert [h["req_id"] for h in env.handoffs] == [2, 3, 5]
+    h = env.handoffs[2]
+    assert (h["wr"], h["retry_of"], h["payload_len"]) == (1, 4, 2)
+    assert len(env.writes) == 1, "the replay wrote nothing"
+    for r in (bad, big):
+        env.offer(r)
+        await env.drain()
+    assert [t for _, t in env.taken] == [True, True, True, True, True, False, False]
+    # A last beat that is not the lane's waits while a lane request is in flight.
+    env.latency = 12
+    env.offer(Req(P["OP_READ"], req_id=8, va=0x5000, total_len=8))
+    env.offer(Req(P["OP_READ"], req_id=9, va=0x5000, total_len=8, ok=False))
+    await env.run(8)
+    assert len(env.taken) == 8, "the foreign packet waits for the lane to empty"
+    await env.drain()
+    assert len(env.taken) == 9 and not env.taken[-1][1]
