@@ -15,6 +15,14 @@
 //!   `Bind`, release as the chunk's `Free` or a `Moved` gate), the requests
 //!   served per region for the controller's migration planning, and each rack
 //!   client's registered address space.
+//! - A node whose fast path only answers senders (a board: it cannot
+//!   originate a datagram) joins by being asked: the controller `Probe`s it
+//!   (rack file `join = "probe"`), naming its node id and the epoch it holds
+//!   for it, and [`RackAgent`] answers `NodeInfo` (boot epoch, the epoch it
+//!   last learned, capacity, pressure: what a `Hello` and a `Heartbeat`
+//!   carry). The controller registers it, keeps it alive and fences it from
+//!   those answers; the caller keeps the agent's facts current
+//!   ([`NodeSide::node_facts`]).
 //! - [`Link`] is the node's registration with the controller: `Hello` with the
 //!   boot epoch, the `Welcome`'s epoch, a `Heartbeat` every interval with the
 //!   frame allocator's used/free bytes ([`pressure`]), `Usage` pages after each
@@ -170,6 +178,13 @@ pub struct RackAgent<const G: usize, const B: usize, const S: usize> {
     exported: heapless::Vec<(u32, u32), B>,
     spaces: heapless::Vec<(u64, Space), S>,
     stats: AgentStats,
+    /// The node id the controller's probes name (0: never probed).
+    node: NodeId,
+    /// The epoch the controller's last probe granted (0: none).
+    epoch: u32,
+    /// Bytes the node offers and its pressure, for `NodeInfo`.
+    capacity: u64,
+    pressure: Pressure,
 }
 
 impl<const G: usize, const B: usize, const S: usize> Default for RackAgent<G, B, S> {
@@ -205,7 +220,27 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
                 control: 0,
                 refused: 0,
             },
+            node: 0,
+            epoch: 0,
+            capacity: 0,
+            pressure: Pressure {
+                used_bytes: 0,
+                free_bytes: 0,
+            },
         }
+    }
+
+    /// Sets what the node's `NodeInfo` answers report: the bytes it offers
+    /// and its memory pressure (the caller refreshes them before a control
+    /// datagram is answered).
+    pub fn set_node_facts(&mut self, capacity: u64, pressure: Pressure) {
+        self.capacity = capacity;
+        self.pressure = pressure;
+    }
+
+    /// The node id and epoch the controller's probes granted (`(0, 0)`: none).
+    pub fn rack_identity(&self) -> (NodeId, u32) {
+        (self.node, self.epoch)
     }
 
     /// Current gates.
@@ -539,6 +574,23 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
                     .map(|(_, s)| *s),
             },
             Message::Chunks { region, from } => self.chunk_list(region, from),
+            Message::Probe { node, epoch } => {
+                // The controller names the node (by the address it probed)
+                // and, once registered, its epoch; 0 keeps what was learned,
+                // so a node back from the dead answers its old, fenced epoch
+                // and the controller registers it anew.
+                self.node = node;
+                if epoch != 0 {
+                    self.epoch = epoch;
+                }
+                Message::NodeInfo {
+                    node,
+                    boot_epoch,
+                    epoch: self.epoch,
+                    capacity: self.capacity,
+                    pressure: self.pressure,
+                }
+            }
             _ => refuse(ErrorCode::NotARequest, Field::Message),
         }
     }
@@ -638,6 +690,9 @@ pub trait NodeSide {
     ) -> Option<usize>;
     /// The gate's verdict on forwarded request `h`: `Some(status)` refuses it.
     fn gate_forwarded(&mut self, h: &Header) -> Option<Status>;
+    /// The node's capacity and pressure for its next `NodeInfo` (called
+    /// before each control datagram is answered).
+    fn node_facts(&mut self, _capacity: u64, _pressure: Pressure) {}
     /// Whether there is a rack side at all (without one the dispatcher
     /// keeps no TX room for control answers).
     fn present(&self) -> bool {
@@ -680,6 +735,9 @@ impl<const G: usize, const B: usize, const S: usize> NodeSide for RackAgent<G, B
             Verdict::Serve => None,
             Verdict::Answer(s) => Some(s),
         }
+    }
+    fn node_facts(&mut self, capacity: u64, pressure: Pressure) {
+        self.set_node_facts(capacity, pressure);
     }
 }
 

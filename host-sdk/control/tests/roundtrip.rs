@@ -2,9 +2,10 @@
 //! the decoder never panic: they decode or fail naming a field.
 
 use clio_control::{
-    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MoveOrder, NodeAddr, Placement,
-    Pressure, RegionUse, Replicas, Space, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_PLACEMENTS,
-    MAX_REPLICATED, MAX_USAGE, REGION_COUNT, VREGION_BYTES,
+    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MigrationInfo, MigrationOutcome,
+    MoveOrder, NodeAddr, Placement, Pressure, RegionUse, Replicas, Space, MAX_CHUNK_LIST,
+    MAX_ENVELOPE_LEN, MAX_MIGRATION_LIST, MAX_PLACEMENTS, MAX_REPLICATED, MAX_USAGE, REGION_COUNT,
+    VREGION_BYTES,
 };
 use proptest::prelude::*;
 
@@ -309,7 +310,93 @@ fn message() -> impl Strategy<Value = Message> {
         (0..REGION_COUNT, any::<u32>(), any::<u64>())
             .prop_map(|(region, pid, va)| Message::TakeDirty { region, pid, va }),
         any::<u64>().prop_map(|mask| Message::Dirty { mask }),
+        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u64>()).prop_map(
+            |(region, from, total_bytes)| Message::MigrationBegin {
+                region,
+                from,
+                to: from + 1,
+                total_bytes,
+            }
+        ),
+        any::<u32>().prop_map(|id| Message::MigrationId { id }),
+        (any::<u32>(), any::<u64>())
+            .prop_map(|(id, copied_bytes)| Message::MigrationProgress { id, copied_bytes }),
+        (
+            any::<u32>(),
+            proptest::sample::select(vec![
+                MigrationOutcome::RolledBack,
+                MigrationOutcome::TimedOut
+            ])
+        )
+            .prop_map(|(id, outcome)| Message::MigrationEnd { id, outcome }),
+        any::<u32>().prop_map(|from| Message::Migrations { from }),
+        (
+            proptest::collection::vec(migration(), 0..=MAX_MIGRATION_LIST),
+            proptest::option::of(any::<u32>())
+        )
+            .prop_map(|(v, next)| Message::MigrationList {
+                entries: v.into_iter().collect(),
+                next,
+            }),
+        (1..=u16::MAX, any::<u32>()).prop_map(|(node, epoch)| Message::Probe { node, epoch }),
+        (
+            1..=u16::MAX,
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>()
+        )
+            .prop_map(|(node, boot_epoch, epoch, capacity, used, free)| {
+                Message::NodeInfo {
+                    node,
+                    boot_epoch,
+                    epoch,
+                    capacity,
+                    pressure: Pressure {
+                        used_bytes: used / 2,
+                        free_bytes: free / 2,
+                    },
+                }
+            }),
     ]
+}
+
+fn migration() -> impl Strategy<Value = MigrationInfo> {
+    (
+        (
+            any::<u32>(),
+            0..REGION_COUNT,
+            1..=u16::MAX / 2,
+            any::<u64>(),
+        ),
+        (
+            proptest::option::of(any::<u64>()),
+            any::<u64>(),
+            proptest::option::of(any::<u64>()),
+            proptest::sample::select(vec![
+                MigrationOutcome::InProgress,
+                MigrationOutcome::Completed,
+                MigrationOutcome::RolledBack,
+                MigrationOutcome::TimedOut,
+            ]),
+        ),
+    )
+        .prop_map(
+            |((id, region, from, total_bytes), (copied_bytes, started, ended, outcome))| {
+                MigrationInfo {
+                    id,
+                    region,
+                    from,
+                    to: from + 1,
+                    total_bytes,
+                    copied_bytes,
+                    started_unix_ms: started,
+                    ended_unix_ms: ended,
+                    outcome,
+                }
+            },
+        )
 }
 
 fn space() -> impl Strategy<Value = Space> {
@@ -347,7 +434,7 @@ proptest! {
 
     #[test]
     fn arbitrary_bodies_after_a_valid_header_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let mut bytes = b"CLRK\x02\x05".to_vec();
+        let mut bytes = b"CLRK\x04\x05".to_vec();
         bytes.extend_from_slice(&body);
         check_arbitrary(&bytes);
     }

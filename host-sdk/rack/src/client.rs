@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, Space, DIRTY_BLOCK,
-    VREGION_BYTES, VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, MigrationOutcome, NodeId, Placement, Replicas, Space,
+    DIRTY_BLOCK, VREGION_BYTES, VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -381,6 +381,35 @@ pub(crate) fn node_call<T: Transport>(
         .map_err(|source| RackClientError::Gate { node, addr, source })
 }
 
+/// Records a migration's start at the controller through `call`; its id.
+/// Refused (another migration of the region is open, the region is not
+/// `from`'s): the migration does not start.
+pub(crate) fn begin_migration(
+    mut call: impl FnMut(Message) -> Result<Message, RackClientError>,
+    ctl_addr: SocketAddr,
+    region: u32,
+    from: NodeId,
+    to: NodeId,
+    total_bytes: u64,
+) -> Result<u32, RackClientError> {
+    match call(Message::MigrationBegin {
+        region,
+        from,
+        to,
+        total_bytes,
+    })? {
+        Message::MigrationId { id } => Ok(id),
+        Message::Refused {
+            code: ErrorCode::Busy,
+            ..
+        } => Err(RackClientError::StillMoving { region }),
+        other => Err(RackClientError::Controller {
+            addr: ctl_addr,
+            source: io::Error::other(format!("MigrationBegin answered {other:?}")),
+        }),
+    }
+}
+
 /// A region's chunks on one node: (rack client, pid, chunk index -> node VA).
 pub(crate) type Held = (u64, u32, BTreeMap<u64, u64>);
 
@@ -470,6 +499,7 @@ pub(crate) fn copy_region<T: Transport>(
     policy: CopyPolicy,
     gated: &mut BTreeMap<u64, u64>,
     copied: &mut BTreeMap<u64, u64>,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<Copied, RackClientError> {
     let tracking = policy.max_rounds > 0;
     let first = if tracking {
@@ -497,6 +527,7 @@ pub(crate) fn copy_region<T: Transport>(
         let va = copy_chunk(links, region, (c, nva), from, to, &mut buf)?;
         copied.insert(c, va);
         bytes += CHUNK;
+        progress(bytes);
     }
     if !tracking {
         return Ok(Copied {
@@ -518,6 +549,7 @@ pub(crate) fn copy_region<T: Transport>(
         }
         last = n;
         bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
+        progress(bytes);
         pending.clear();
         rounds += 1;
     }
@@ -527,6 +559,7 @@ pub(crate) fn copy_region<T: Transport>(
     }
     take_dirty(links, region, from, gated, &mut pending)?;
     bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
+    progress(bytes);
     Ok(Copied {
         bytes,
         rounds,
@@ -1942,6 +1975,16 @@ impl<T: Transport> RackClient<T> {
         let (mut src, pid) = self.joined(from)?;
         let (mut dst, dst_pid) = self.joined(to)?;
         let to_addr = self.slot(to).map_or(self.ctl_addr, |s| s.addr);
+        // Recorded at the controller (`clio rack status`): begun, progress
+        // per chunk, ended by the commit or by the rollback below.
+        let id = begin_migration(
+            |m| self.call_controller(m),
+            self.ctl_addr,
+            region,
+            from,
+            to,
+            chunks.len() as u64 * CHUNK,
+        )?;
         let started = Instant::now();
         let mut gated = BTreeMap::new();
         let mut copied = BTreeMap::new();
@@ -1972,6 +2015,10 @@ impl<T: Transport> RackClient<T> {
                 policy,
                 &mut gated,
                 &mut copied,
+                &mut |copied_bytes| {
+                    // Best effort: the record is for the operator.
+                    let _ = self.call_controller(Message::MigrationProgress { id, copied_bytes });
+                },
             )?;
             done = Some(c);
             // Everything is on `to` before the switch makes it the owner.
@@ -2010,6 +2057,11 @@ impl<T: Transport> RackClient<T> {
                 for nva in copied.values() {
                     let _ = dst.rfree(*nva, CHUNK);
                 }
+                // Best effort: a record left open closes `TimedOut`.
+                let _ = self.call_controller(Message::MigrationEnd {
+                    id,
+                    outcome: MigrationOutcome::RolledBack,
+                });
                 return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
         };

@@ -4,11 +4,13 @@
 //! [controller]                 # optional
 //! listen = "127.0.0.1:7800"    # UDP address the controller serves (default shown)
 //! dead_after_ms = 3000         # a node silent this long is declared dead (default shown)
+//! migration_timeout_ms = 30000 # an open migration silent this long is closed `TimedOut`
 //!
 //! [[node]]
 //! name = "mn0"                 # 1-32 chars of A-Za-z0-9._-, unique
 //! address = "10.0.0.2:7700"    # IP:port, unique
 //! capacity = "2 GiB"           # bytes (integer or "N KiB/MiB/GiB/TiB"), at least one vRegion
+//! join = "hello"               # "hello" (the node registers itself) or "probe" (the controller asks)
 //! ```
 //!
 //! Every error names the file, the dotted key (`node[1].capacity`) and, for a node's
@@ -27,6 +29,19 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7800";
 pub const DEFAULT_DEAD_AFTER_MS: u64 = 3000;
 /// Most nodes a rack file may list (node ids are `u16`).
 pub const MAX_NODES: usize = 4096;
+/// Default silence after which an open migration is closed `TimedOut`.
+pub const DEFAULT_MIGRATION_TIMEOUT_MS: u64 = 30_000;
+
+/// How a node joins the rack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Join {
+    /// It says `Hello` and sends heartbeats itself (the host's emulated nodes).
+    #[default]
+    Hello,
+    /// The controller `Probe`s it at its address and registers and keeps it
+    /// alive from the answers (a board whose fast path only answers senders).
+    Probe,
+}
 
 /// One memory node of the rack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +54,8 @@ pub struct NodeConfig {
     pub address: SocketAddr,
     /// Physical bytes it offers for vRegions.
     pub capacity: u64,
+    /// How it joins.
+    pub join: Join,
 }
 
 impl NodeConfig {
@@ -60,6 +77,8 @@ pub struct RackConfig {
     pub listen: SocketAddr,
     /// Silence (ms) after which a node is declared dead and fenced.
     pub dead_after_ms: u64,
+    /// Silence (ms) after which an open migration is closed `TimedOut`.
+    pub migration_timeout_ms: u64,
     /// The nodes, in file order (`nodes[i].id == i + 1`).
     pub nodes: Vec<NodeConfig>,
 }
@@ -194,14 +213,24 @@ pub fn load_str(path: impl AsRef<Path>, text: &str) -> Result<RackConfig, RackCo
 
     let mut listen: SocketAddr = DEFAULT_LISTEN.parse().expect("default address parses");
     let mut dead_after_ms = DEFAULT_DEAD_AFTER_MS;
+    let mut migration_timeout_ms = DEFAULT_MIGRATION_TIMEOUT_MS;
     if let Some(v) = table.get("controller") {
         let c = p.table(v, "controller", None)?;
-        p.known(c, "controller.", None, &["listen", "dead_after_ms"])?;
+        p.known(
+            c,
+            "controller.",
+            None,
+            &["listen", "dead_after_ms", "migration_timeout_ms"],
+        )?;
         if let Some(v) = c.get("listen") {
             listen = p.socket_addr(v, "controller.listen", None)?;
         }
         if let Some(v) = c.get("dead_after_ms") {
             dead_after_ms = p.integer(v, "controller.dead_after_ms", None, 1, 3_600_000)?;
+        }
+        if let Some(v) = c.get("migration_timeout_ms") {
+            migration_timeout_ms =
+                p.integer(v, "controller.migration_timeout_ms", None, 1, 86_400_000)?;
         }
     }
 
@@ -265,7 +294,7 @@ pub fn load_str(path: impl AsRef<Path>, text: &str) -> Result<RackConfig, RackCo
             t,
             &format!("{at}."),
             label,
-            &["name", "address", "capacity"],
+            &["name", "address", "capacity", "join"],
         )?;
         if let Some(first) = names.insert(name.clone(), i) {
             return Err(p.invalid(
@@ -304,16 +333,27 @@ pub fn load_str(path: impl AsRef<Path>, text: &str) -> Result<RackConfig, RackCo
             };
             return Err(p.invalid(&cap_key, label, t.get("capacity").expect("present"), reason));
         }
+        let join_key = format!("{at}.join");
+        let join = match t.get("join") {
+            None => Join::Hello,
+            Some(Value::String(s)) if s == "hello" => Join::Hello,
+            Some(Value::String(s)) if s == "probe" => Join::Probe,
+            Some(v) => {
+                return Err(p.invalid(&join_key, label, v, "expected \"hello\" or \"probe\""))
+            }
+        };
         nodes.push(NodeConfig {
             id: NodeId::try_from(i + 1).expect("at most MAX_NODES nodes"),
             name,
             address,
             capacity,
+            join,
         });
     }
     Ok(RackConfig {
         listen,
         dead_after_ms,
+        migration_timeout_ms,
         nodes,
     })
 }

@@ -169,6 +169,12 @@ impl RackNode {
         }
     }
 
+    /// The node id and epoch the controller's probes granted (`(0, 0)`:
+    /// never probed; see `join = "probe"`).
+    pub fn rack_identity(&self) -> (NodeId, u32) {
+        self.agent.rack_identity()
+    }
+
     /// Physical memory pressure from the slow path's frame allocator.
     pub fn pressure(&self) -> Pressure {
         rack::pressure(self.board.slow().phys())
@@ -184,6 +190,12 @@ impl RackNode {
     pub fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
         if HostAgent::is_control(pkt) {
             let mut buf = [0u8; MAX_ENVELOPE_LEN];
+            // What a probe's answer reports, as the firmware's engine does.
+            let capacity = 1u64
+                .checked_shl(self.board.slow().config().va_bits)
+                .unwrap_or(u64::MAX);
+            let pressure = self.pressure();
+            self.agent.set_node_facts(capacity, pressure);
             if let Some(b) = self.agent.datagram(pkt, self.board.epoch(), &mut buf) {
                 out(from, b);
             }

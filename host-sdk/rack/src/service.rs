@@ -30,6 +30,10 @@ pub struct Stats {
     pub dropped: u64,
     /// Nodes declared dead.
     pub declared_dead: u64,
+    /// Probes sent to `join = "probe"` nodes.
+    pub probes: u64,
+    /// Their `NodeInfo` answers taken (as hellos or heartbeats).
+    pub probe_answers: u64,
 }
 
 /// The controller behind a UDP socket.
@@ -39,6 +43,16 @@ pub struct Service {
     rack: Rack,
     started: Instant,
     stats: Stats,
+    /// When the next round of probes is due (ms on the service's clock).
+    next_probe_ms: u64,
+    probe_id: u32,
+}
+
+/// How often the `join = "probe"` nodes are probed: four times per
+/// `dead_after_ms` (so three lost probes in a row do not kill a node),
+/// between 10 ms and 1 s.
+pub fn probe_interval_ms(dead_after_ms: u64) -> u64 {
+    (dead_after_ms / 4).clamp(10, 1000)
 }
 
 impl Service {
@@ -52,6 +66,8 @@ impl Service {
             rack,
             started: Instant::now(),
             stats: Stats::default(),
+            next_probe_ms: 0,
+            probe_id: 0,
         })
     }
 
@@ -91,13 +107,44 @@ impl Service {
             Err(e) => return Err(e),
         }
         let now = self.now_ms();
+        if now >= self.next_probe_ms {
+            self.next_probe_ms = now + probe_interval_ms(self.rack.controller().config().dead_after_ms);
+            self.probe();
+        }
         let dead = self.rack.tick(now).map_err(io::Error::other)?;
-        self.stats.declared_dead += dead.len() as u64;
+        self.stats.declared_dead += dead
+            .iter()
+            .filter(|e| matches!(e, crate::Event::Dead { .. }))
+            .count() as u64;
         Ok(())
+    }
+
+    /// Sends one probe to every `join = "probe"` node (a lost one is
+    /// followed by the next round).
+    fn probe(&mut self) {
+        for (addr, m) in self.rack.probes() {
+            self.probe_id = self.probe_id.wrapping_add(1);
+            let mut out = [0u8; MAX_ENVELOPE_LEN];
+            if let Ok(bytes) = Envelope::new(self.probe_id, m).encode(&mut out) {
+                if self.socket.send_to(bytes, addr).is_ok() {
+                    self.stats.probes += 1;
+                }
+            }
+        }
     }
 
     fn answer(&mut self, datagram: &[u8], from: SocketAddr) -> io::Result<()> {
         let (id, reply) = match Envelope::decode(datagram) {
+            Ok(env) if matches!(env.message, Message::NodeInfo { .. }) => {
+                // A probed node's answer: a hello or heartbeat on its behalf
+                // (nothing is sent back; the next probe carries the epoch).
+                let now = self.now_ms();
+                match self.rack.probe_answer(now, from, &env.message) {
+                    Some(_) => self.stats.probe_answers += 1,
+                    None => self.stats.dropped += 1,
+                }
+                return Ok(());
+            }
             Ok(env) if env.message.is_request() => {
                 let now = self.now_ms();
                 (env.request_id, self.rack.request(now, &env.message))
