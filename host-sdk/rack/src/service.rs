@@ -108,7 +108,8 @@ impl Service {
         }
         let now = self.now_ms();
         if now >= self.next_probe_ms {
-            self.next_probe_ms = now + probe_interval_ms(self.rack.controller().config().dead_after_ms);
+            self.next_probe_ms =
+                now + probe_interval_ms(self.rack.controller().config().dead_after_ms);
             self.probe();
         }
         let dead = self.rack.tick(now).map_err(io::Error::other)?;

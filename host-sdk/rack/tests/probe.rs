@@ -90,7 +90,11 @@ fn a_probed_node_is_registered_kept_alive_declared_dead_and_fenced() {
     // The node learned its id and epoch from the probes.
     let deadline = Instant::now() + Duration::from_secs(5);
     while node.lock().rack_identity() != (1, e1) {
-        assert!(Instant::now() < deadline, "{:?}", node.lock().rack_identity());
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            node.lock().rack_identity()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     // Alive well past dead_after_ms: the probes keep it so.
@@ -112,7 +116,11 @@ fn a_probed_node_is_registered_kept_alive_declared_dead_and_fenced() {
     assert!(e3 > fence, "{e3} > {fence}");
     let deadline = Instant::now() + Duration::from_secs(5);
     while node.lock().rack_identity() != (1, e3) {
-        assert!(Instant::now() < deadline, "{:?}", node.lock().rack_identity());
+        assert!(
+            Instant::now() < deadline,
+            "{:?}",
+            node.lock().rack_identity()
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     // Whatever the old incarnation sends with its epoch is refused.
