@@ -41,6 +41,7 @@
 //! `Paused` gate either preceded the mover's last read of its block or is in
 //! a record the mover takes afterwards.
 
+use clio_control::auth::{self, FrameError, RackKey, ReplayGuard};
 use clio_control::{
     ChunkVa, Envelope, ErrorCode, Field, GateState, Message, NodeAddr, NodeId, Pressure, RegionUse,
     Space, DIRTY_BLOCK, MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
@@ -98,6 +99,11 @@ pub struct AgentStats {
     pub control: u64,
     /// Control datagrams refused (malformed, not for a node, table full).
     pub refused: u64,
+    /// Control datagrams refused because their MAC did not verify under the
+    /// rack key (forged, another key, unsealed) — with a key set only.
+    pub unauthenticated: u64,
+    /// Authentic control datagrams refused as replays.
+    pub replayed: u64,
 }
 
 /// The gate's verdict on one Clio request.
@@ -185,7 +191,15 @@ pub struct RackAgent<const G: usize, const B: usize, const S: usize> {
     /// Bytes the node offers and its pressure, for `NodeInfo`.
     capacity: u64,
     pressure: Pressure,
+    /// The rack key: with one, only sealed frames are served (`auth`).
+    key: Option<RackKey>,
+    /// The last counter accepted per sender.
+    guard: ReplayGuard<REPLAY_SENDERS>,
 }
+
+/// Senders whose counters a node remembers (controller, movers, clients);
+/// a forgotten one's old frames stay refused ([`ReplayGuard`]).
+pub const REPLAY_SENDERS: usize = 32;
 
 impl<const G: usize, const B: usize, const S: usize> Default for RackAgent<G, B, S> {
     fn default() -> Self {
@@ -219,7 +233,11 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
                 tracked: 0,
                 control: 0,
                 refused: 0,
+                unauthenticated: 0,
+                replayed: 0,
             },
+            key: None,
+            guard: ReplayGuard::new(),
             node: 0,
             epoch: 0,
             capacity: 0,
@@ -236,6 +254,14 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
     pub fn set_node_facts(&mut self, capacity: u64, pressure: Pressure) {
         self.capacity = capacity;
         self.pressure = pressure;
+    }
+
+    /// Sets the rack key: from now on every control datagram must be a
+    /// sealed frame under it (`clio_control::auth`), each request's counter
+    /// newer than its sender's last; answers are sealed with the request's
+    /// seal. Without a key, bare envelopes are served (an unauthenticated rack).
+    pub fn set_key(&mut self, key: RackKey) {
+        self.key = Some(key);
     }
 
     /// The node id and epoch the controller's probes granted (`(0, 0)`: none).
@@ -652,6 +678,9 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
         boot_epoch: u32,
         out: &'o mut [u8; MAX_ENVELOPE_LEN],
     ) -> Option<&'o [u8]> {
+        if let Some(key) = self.key {
+            return self.sealed_datagram(&key, pkt, boot_epoch, out);
+        }
         let (id, reply) = match Envelope::decode(pkt) {
             Ok(env) => (env.request_id, self.control(&env.message, boot_epoch)),
             Err(e) => {
@@ -668,6 +697,40 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
             }
         };
         Envelope::new(id, reply).encode(out).ok().map(|b| &*b)
+    }
+
+    /// [`Self::datagram`] with a rack key: the frame's MAC is checked, then its
+    /// counter (a request's), then the envelope; a refusal (`Unauthenticated`
+    /// naming `frame.tag`, `Replayed` naming `frame.counter`, `Malformed`
+    /// naming the field, e.g. `envelope.version`) is counted and answered
+    /// sealed with the seal the frame claims.
+    fn sealed_datagram<'o>(
+        &mut self,
+        key: &RackKey,
+        pkt: &[u8],
+        boot_epoch: u32,
+        out: &'o mut [u8; MAX_ENVELOPE_LEN],
+    ) -> Option<&'o [u8]> {
+        let opened = auth::open(pkt, key).and_then(|(env, seal)| {
+            if env.message.is_request() {
+                self.guard.check(seal)?;
+            }
+            Ok((env, seal))
+        });
+        match opened {
+            Ok((env, seal)) => {
+                let reply = self.control(&env.message, boot_epoch);
+                auth::seal(&Envelope::new(env.request_id, reply), key, seal, out).ok()
+            }
+            Err(e) => {
+                match e {
+                    FrameError::Unauthenticated => self.stats.unauthenticated += 1,
+                    FrameError::Replayed => self.stats.replayed += 1,
+                    FrameError::Malformed(_) => self.stats.refused += 1,
+                }
+                auth::refusal(pkt, &e, key, out)
+            }
+        }
     }
 
     /// Whether `pkt` is a control datagram (its magic) rather than a Clio request.

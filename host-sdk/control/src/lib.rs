@@ -15,6 +15,8 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod auth;
+
 /// First four bytes of every control datagram: `"CLRK"`.
 pub const MAGIC: [u8; 4] = *b"CLRK";
 /// Control-protocol version this crate speaks.
@@ -165,6 +167,12 @@ pub enum ErrorCode {
     Replicated,
     /// The region is paused by a migration: try again after it ends.
     Busy,
+    /// (v4) The datagram's MAC does not verify under the rack key (forged,
+    /// corrupted, sealed under another key, or not sealed at all).
+    Unauthenticated,
+    /// (v4) An authentic datagram whose sender counter is not newer than
+    /// one already accepted: a replay.
+    Replayed,
 }
 
 /// The field an [`ErrorCode`] is about (its dotted name via [`Field::name`]).
@@ -240,11 +248,17 @@ pub enum Field {
     MigrationId,
     /// `probe.node` (v4)
     ProbeNode,
+    /// `frame.tag` (v4: the MAC)
+    FrameTag,
+    /// `frame.counter` (v4: the replay counter)
+    FrameCounter,
+    /// `envelope.version` (v4: an authentic frame of another version)
+    EnvelopeVersion,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 35] = [
+    pub const ALL: [Field; 38] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -280,6 +294,9 @@ impl Field {
         Field::MigrationRegion,
         Field::MigrationId,
         Field::ProbeNode,
+        Field::FrameTag,
+        Field::FrameCounter,
+        Field::EnvelopeVersion,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -320,6 +337,9 @@ impl Field {
             Field::MigrationRegion => "migration_begin.region",
             Field::MigrationId => "migration.id",
             Field::ProbeNode => "probe.node",
+            Field::FrameTag => "frame.tag",
+            Field::FrameCounter => "frame.counter",
+            Field::EnvelopeVersion => "envelope.version",
         }
     }
 }
@@ -1660,7 +1680,7 @@ mod tests {
         let e = Envelope::new(u32::MAX, Message::AllocatedReplicated { sets });
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let n = e.encode(&mut buf).unwrap().len();
-        assert!(n <= MAX_ENVELOPE_LEN);
+        assert!(n <= auth::MAX_BODY_LEN, "{n}");
         assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
         let bad = Envelope::new(
             1,
@@ -1728,7 +1748,7 @@ mod tests {
             let e = Envelope::new(u32::MAX, m);
             let mut buf = [0u8; MAX_ENVELOPE_LEN];
             let n = e.encode(&mut buf).unwrap().len();
-            assert!(n <= MAX_ENVELOPE_LEN);
+            assert!(n <= auth::MAX_BODY_LEN, "{n}");
             assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
         }
         // A space's key stays out of debug output.
@@ -1750,7 +1770,7 @@ mod tests {
         let e = Envelope::new(u32::MAX, Message::Allocated { placements });
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let n = e.encode(&mut buf).unwrap().len();
-        assert!(n <= MAX_ENVELOPE_LEN);
+        assert!(n <= auth::MAX_BODY_LEN, "{n}");
         assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
     }
 }

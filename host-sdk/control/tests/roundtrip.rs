@@ -33,6 +33,8 @@ fn code() -> impl Strategy<Value = ErrorCode> {
         NotARequest,
         Replicated,
         Busy,
+        Unauthenticated,
+        Replayed,
     ])
 }
 
@@ -420,6 +422,12 @@ proptest! {
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let n = e.encode(&mut buf).unwrap().len();
         prop_assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e.clone());
+        // Sealed (v4 frame) under a key, it opens to the same envelope.
+        let key = clio_control::auth::RackKey([9; 16]);
+        let seal = clio_control::auth::Seal { sender: 3, counter: u64::from(id) };
+        let mut fb = [0u8; MAX_ENVELOPE_LEN];
+        let f = clio_control::auth::seal(&e, &key, seal, &mut fb).unwrap().to_vec();
+        prop_assert_eq!(clio_control::auth::open(&f, &key).unwrap(), (e.clone(), seal));
         // Every strict prefix is refused, naming a field, without a panic.
         for cut in 0..n {
             let err = Envelope::decode(&buf[..cut]).unwrap_err();
@@ -430,6 +438,16 @@ proptest! {
     #[test]
     fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
         check_arbitrary(&bytes);
+    }
+
+    #[test]
+    fn arbitrary_frames_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        // Random bytes do not authenticate.
+        let key = clio_control::auth::RackKey([9; 16]);
+        prop_assert_eq!(
+            clio_control::auth::open(&bytes, &key),
+            Err(clio_control::auth::FrameError::Unauthenticated)
+        );
     }
 
     #[test]

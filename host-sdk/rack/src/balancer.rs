@@ -111,7 +111,8 @@ impl Balancer {
         L: Links<T> + 'static,
     {
         let mut mover = Mover {
-            ctl: Client::connect(controller)?,
+            ctl: Client::connect(controller)?.with_key(rack.key),
+            key: rack.key,
             links: Box::new(links),
             addrs: rack.nodes.iter().map(|n| (n.id, n.address)).collect(),
             cfg,
@@ -196,6 +197,8 @@ impl Drop for Balancer {
 
 struct Mover<T: Transport> {
     ctl: Client,
+    /// The rack key (progress reports seal with it too).
+    key: Option<clio_control::auth::RackKey>,
     links: Box<dyn Links<T>>,
     addrs: BTreeMap<NodeId, SocketAddr>,
     cfg: ClientConfig,
@@ -309,7 +312,9 @@ impl<T: Transport> Mover<T> {
             to,
             listed.len() as u64 * CHUNK,
         )?;
-        let mut reporter = crate::service::Client::connect(ctl_addr).ok();
+        let mut reporter = crate::service::Client::connect(ctl_addr)
+            .ok()
+            .map(|c| c.with_key(self.key));
         let started = Instant::now();
         let mut paused: BTreeMap<u64, u64> = BTreeMap::new();
         let mut copied = BTreeMap::new();

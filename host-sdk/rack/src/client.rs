@@ -186,6 +186,26 @@ impl Links<clio::backend::UdpTransport> for UdpLinks {
     }
 }
 
+/// Memory nodes over UDP whose control datagrams are sealed under the rack
+/// key (a rack file with `controller.key`/`key_file`; `None`: bare, as
+/// [`UdpLinks`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SealedUdpLinks(pub Option<clio_control::auth::RackKey>);
+
+impl Links<clio::backend::UdpTransport> for SealedUdpLinks {
+    fn session(
+        &self,
+        _node: NodeId,
+        addr: SocketAddr,
+        cfg: ClientConfig,
+    ) -> Result<Session<clio::backend::UdpTransport>, ClioError> {
+        Session::open(addr, cfg)
+    }
+    fn control(&self, _node: NodeId, addr: SocketAddr, message: Message) -> io::Result<Message> {
+        crate::node::call_node_sealed(addr, self.0, message)
+    }
+}
+
 /// Where one region lives and which board ranges hold its touched chunks.
 #[derive(Debug)]
 struct Route {
@@ -759,10 +779,12 @@ impl<T: Transport> RackClient<T> {
         links: impl Links<T> + 'static,
         cfg: ClientConfig,
     ) -> Result<Self, RackClientError> {
-        let ctl = Client::connect(controller).map_err(|source| RackClientError::Controller {
-            addr: controller,
-            source,
-        })?;
+        let ctl = Client::connect(controller)
+            .map_err(|source| RackClientError::Controller {
+                addr: controller,
+                source,
+            })?
+            .with_key(rack.key);
         Ok(RackClient {
             ctl_addr: controller,
             ctl: Mutex::new(ctl),

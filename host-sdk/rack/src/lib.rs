@@ -28,7 +28,9 @@ use std::path::Path;
 use clio_control::{ErrorCode, Field, Message};
 
 pub use balancer::{Balancer, BalancerConfig, BalancerStats};
-pub use client::{CopyPolicy, Links, Migration, RackClient, RackClientError, UdpLinks};
+pub use client::{
+    CopyPolicy, Links, Migration, RackClient, RackClientError, SealedUdpLinks, UdpLinks,
+};
 pub use config::{load as load_config, NodeConfig, RackConfig, RackConfigError};
 pub use log::{Log, LogError, Recovery};
 pub use node::{InProcessLinks, NodeAgent, RackNode, SharedNode};
