@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
+use clio_control::auth::RackKey;
 use clio_control::{ErrorCode, Message, MigrationInfo, MigrationOutcome};
 use clio_rack::local::LocalRack;
 use clio_rack::service::Client;
@@ -61,6 +62,10 @@ pub struct StatusArgs {
     /// JSON output.
     #[arg(long)]
     pub json: bool,
+    /// The rack key (32 hex digits) of a rack whose file names one
+    /// (`controller.key`/`key_file`): requests are sealed with it.
+    #[arg(long)]
+    pub key_file: Option<PathBuf>,
 }
 
 /// One node as the controller knows it.
@@ -272,7 +277,11 @@ pub fn start(a: &RackArgs) -> Result<ServingRack> {
             clio_rack::BalancerConfig::default(),
         )
         .context("starting the rack's balancer")?;
-    let nodes = query(rack.controller_addr(), Some(rack.config()))?;
+    let nodes = query(
+        rack.controller_addr(),
+        Some(rack.config()),
+        rack.config().key,
+    )?;
     let layout = RackLayout {
         controller: rack.controller_addr().to_string(),
         log: a.log.display().to_string(),
@@ -286,8 +295,12 @@ pub fn start(a: &RackArgs) -> Result<ServingRack> {
     })
 }
 
-fn query(controller: SocketAddr, names: Option<&clio_rack::RackConfig>) -> Result<Vec<NodeRow>> {
-    let mut c = Client::connect(controller)?;
+fn query(
+    controller: SocketAddr,
+    names: Option<&clio_rack::RackConfig>,
+    key: Option<RackKey>,
+) -> Result<Vec<NodeRow>> {
+    let mut c = Client::connect(controller)?.with_key(key);
     let mut rows = Vec::new();
     for id in 1..=u16::MAX {
         match c
@@ -324,8 +337,8 @@ fn query(controller: SocketAddr, names: Option<&clio_rack::RackConfig>) -> Resul
 }
 
 /// Every migration the controller records, page by page.
-fn query_migrations(controller: SocketAddr) -> Result<Vec<MigrationRow>> {
-    let mut c = Client::connect(controller)?;
+fn query_migrations(controller: SocketAddr, key: Option<RackKey>) -> Result<Vec<MigrationRow>> {
+    let mut c = Client::connect(controller)?.with_key(key);
     let mut rows = Vec::new();
     let mut from = 0;
     loop {
@@ -382,8 +395,19 @@ impl fmt::Display for Rows<'_> {
 /// Asks a running controller for its nodes (`clio rack status`); the
 /// caller prints the report.
 pub fn status(s: &StatusArgs) -> Result<RackStatus> {
-    let nodes = query(s.controller, None)?;
-    let migrations = query_migrations(s.controller)?;
+    let key = match &s.key_file {
+        Some(f) => {
+            let text = std::fs::read_to_string(f)
+                .with_context(|| format!("--key-file {}: cannot read", f.display()))?;
+            Some(
+                RackKey::from_hex(&text)
+                    .map_err(|e| anyhow::anyhow!("--key-file {}: {e}", f.display()))?,
+            )
+        }
+        None => None,
+    };
+    let nodes = query(s.controller, None, key)?;
+    let migrations = query_migrations(s.controller, key)?;
     Ok(RackStatus {
         controller: s.controller.to_string(),
         nodes,
@@ -431,6 +455,7 @@ mod tests {
         let st = status(&StatusArgs {
             controller,
             json: false,
+            key_file: None,
         })
         .unwrap();
         assert_eq!(st.nodes.len(), 2);
@@ -439,9 +464,14 @@ mod tests {
     }
 
     fn status_of(controller: SocketAddr) -> RackStatus {
+        status_keyed(controller, None)
+    }
+
+    fn status_keyed(controller: SocketAddr, key_file: Option<PathBuf>) -> RackStatus {
         status(&StatusArgs {
             controller,
             json: false,
+            key_file,
         })
         .unwrap()
     }
@@ -521,7 +551,13 @@ mod tests {
         use clio_rack::service::Service;
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("rack.log");
-        let text = "[controller]\ndead_after_ms = 600000\n\
+        // A keyed rack: `clio rack status --key-file` seals its requests.
+        let hex = "00112233445566778899aabbccddeeff";
+        let key_file = dir.path().join("rack.key");
+        std::fs::write(&key_file, hex).unwrap();
+        let key = Some(RackKey::from_hex(hex).unwrap());
+        let text =
+            "[controller]\ndead_after_ms = 600000\nkey = \"00112233445566778899aabbccddeeff\"\n\
                     migration_timeout_ms = 1500\n\
                     [[node]]\nname = \"a\"\naddress = \"127.0.0.1:7701\"\ncapacity = \"4 GiB\"\n\
                     [[node]]\nname = \"b\"\naddress = \"127.0.0.1:7702\"\ncapacity = \"4 GiB\"\n";
@@ -531,7 +567,7 @@ mod tests {
             Service::bind("127.0.0.1:0", rack).unwrap().spawn().unwrap()
         };
         let svc = serve();
-        let mut c = Client::connect(svc.addr()).unwrap();
+        let mut c = Client::connect(svc.addr()).unwrap().with_key(key);
         for n in 1..=2u16 {
             let a = cfg.node(n).unwrap();
             let hello = Message::Hello {
@@ -576,7 +612,7 @@ mod tests {
             assert!(matches!(c.call(p).unwrap(), Message::Ack { .. }));
             ids.push(id);
         }
-        let st = status_of(svc.addr());
+        let st = status_keyed(svc.addr(), Some(key_file.clone()));
         assert_eq!(st.migrations.len(), 2);
         assert!(st
             .migrations
@@ -585,7 +621,7 @@ mod tests {
         // The controller restarts over its log (on a new port).
         svc.stop().unwrap();
         let svc = serve();
-        let st = status_of(svc.addr());
+        let st = status_keyed(svc.addr(), Some(key_file.clone()));
         let text = st.to_string();
         assert!(
             text.contains("migrations: 2 in progress, 0 ended"),
@@ -597,7 +633,7 @@ mod tests {
         );
         assert!(text.contains("-/8.0"), "{text}");
         // The first mover outlived the restart and commits; the second is gone.
-        let mut c = Client::connect(svc.addr()).unwrap();
+        let mut c = Client::connect(svc.addr()).unwrap().with_key(key);
         let p = placements[0];
         let Message::Owner(_) = c
             .call(Message::MoveRegion {
@@ -612,7 +648,7 @@ mod tests {
         };
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
         let st = loop {
-            let st = status_of(svc.addr());
+            let st = status_keyed(svc.addr(), Some(key_file.clone()));
             if st.migrations.iter().all(|m| m.outcome != "in_progress") {
                 break st;
             }
@@ -634,7 +670,7 @@ mod tests {
         // And after one more restart the ended ones are still listed.
         svc.stop().unwrap();
         let svc = serve();
-        let again: Vec<_> = status_of(svc.addr())
+        let again: Vec<_> = status_keyed(svc.addr(), Some(key_file.clone()))
             .migrations
             .iter()
             .map(|m| (m.id, m.outcome, m.duration_ms.is_some()))
@@ -643,6 +679,14 @@ mod tests {
             again,
             [(ids[1], "timed_out", true), (ids[0], "completed", true)]
         );
+        // Without the key, a keyed controller answers nothing readable.
+        let e = status(&StatusArgs {
+            controller: svc.addr(),
+            json: false,
+            key_file: None,
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("no answer"), "{e:#}");
         svc.stop().unwrap();
     }
 
