@@ -258,7 +258,7 @@ impl Sealer {
     }
 
     /// The seal of the next request.
-    pub fn next(&mut self) -> Seal {
+    pub fn next_seal(&mut self) -> Seal {
         self.counter = self.counter.saturating_add(1);
         Seal {
             sender: self.sender,

@@ -97,7 +97,7 @@ impl Service {
         let socket = UdpSocket::bind(addr)?;
         socket.set_read_timeout(Some(POLL))?;
         let mut prober = new_sealer();
-        let prober_id = prober.next().sender;
+        let prober_id = prober.next_seal().sender;
         Ok(Service {
             socket,
             rack,
@@ -170,7 +170,7 @@ impl Service {
             let mut out = [0u8; MAX_ENVELOPE_LEN];
             let env = Envelope::new(self.probe_id, m);
             let bytes = match &key {
-                Some(k) => auth::seal(&env, k, self.prober.next(), &mut out),
+                Some(k) => auth::seal(&env, k, self.prober.next_seal(), &mut out),
                 None => env.encode(&mut out).map(|b| &*b),
             };
             if let Ok(bytes) = bytes {
@@ -197,9 +197,8 @@ impl Service {
         let (env, seal) = match auth::open(datagram, key) {
             Ok(x) => x,
             Err(e) => {
-                match e {
-                    FrameError::Unauthenticated => self.stats.unauthenticated += 1,
-                    _ => {}
+                if e == FrameError::Unauthenticated {
+                    self.stats.unauthenticated += 1;
                 }
                 if let Some(b) = auth::refusal(datagram, &e, key, &mut out) {
                     let _ = self.socket.send_to(b, from);
@@ -410,7 +409,7 @@ impl Client {
             let mut sent: Option<Seal> = None;
             let bytes = match &self.key {
                 Some(k) => {
-                    let s = self.sealer.next();
+                    let s = self.sealer.next_seal();
                     sent = Some(s);
                     auth::seal(&env, k, s, &mut out).map_err(io::Error::other)?
                 }
