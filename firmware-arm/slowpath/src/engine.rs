@@ -380,6 +380,11 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         let mut answered = false;
         if let Some((tag, seq, pkt)) = done {
             let mut buf = [0u8; MAX_ENVELOPE_LEN];
+            // A probe's answer reports the node's VA capacity and pressure.
+            let capacity = 1u64
+                .checked_shl(self.core.config().va_bits)
+                .unwrap_or(u64::MAX);
+            node.node_facts(capacity, crate::rack::pressure(self.core.phys()));
             if let Some(n) = node.control_datagram(pkt, self.core.epoch(), &mut buf) {
                 if let Some(frags) = control_fragments(tag, seq, &buf[..n], Direction::Tx) {
                     // Room for a whole answer was checked before the slot was taken.

@@ -15,6 +15,14 @@
 //!   `Bind`, release as the chunk's `Free` or a `Moved` gate), the requests
 //!   served per region for the controller's migration planning, and each rack
 //!   client's registered address space.
+//! - A node whose fast path only answers senders (a board: it cannot
+//!   originate a datagram) joins by being asked: the controller `Probe`s it
+//!   (rack file `join = "probe"`), naming its node id and the epoch it holds
+//!   for it, and [`RackAgent`] answers `NodeInfo` (boot epoch, the epoch it
+//!   last learned, capacity, pressure: what a `Hello` and a `Heartbeat`
+//!   carry). The controller registers it, keeps it alive and fences it from
+//!   those answers; the caller keeps the agent's facts current
+//!   ([`NodeSide::node_facts`]).
 //! - [`Link`] is the node's registration with the controller: `Hello` with the
 //!   boot epoch, the `Welcome`'s epoch, a `Heartbeat` every interval with the
 //!   frame allocator's used/free bytes ([`pressure`]), `Usage` pages after each
@@ -33,6 +41,7 @@
 //! `Paused` gate either preceded the mover's last read of its block or is in
 //! a record the mover takes afterwards.
 
+use clio_control::auth::{self, FrameError, RackKey, ReplayGuard};
 use clio_control::{
     ChunkVa, Envelope, ErrorCode, Field, GateState, Message, NodeAddr, NodeId, Pressure, RegionUse,
     Space, DIRTY_BLOCK, MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
@@ -90,6 +99,11 @@ pub struct AgentStats {
     pub control: u64,
     /// Control datagrams refused (malformed, not for a node, table full).
     pub refused: u64,
+    /// Control datagrams refused because their MAC did not verify under the
+    /// rack key (forged, another key, unsealed) — with a key set only.
+    pub unauthenticated: u64,
+    /// Authentic control datagrams refused as replays.
+    pub replayed: u64,
 }
 
 /// The gate's verdict on one Clio request.
@@ -170,7 +184,22 @@ pub struct RackAgent<const G: usize, const B: usize, const S: usize> {
     exported: heapless::Vec<(u32, u32), B>,
     spaces: heapless::Vec<(u64, Space), S>,
     stats: AgentStats,
+    /// The node id the controller's probes name (0: never probed).
+    node: NodeId,
+    /// The epoch the controller's last probe granted (0: none).
+    epoch: u32,
+    /// Bytes the node offers and its pressure, for `NodeInfo`.
+    capacity: u64,
+    pressure: Pressure,
+    /// The rack key: with one, only sealed frames are served (`auth`).
+    key: Option<RackKey>,
+    /// The last counter accepted per sender.
+    guard: ReplayGuard<REPLAY_SENDERS>,
 }
+
+/// Senders whose counters a node remembers (controller, movers, clients);
+/// a forgotten one's old frames stay refused ([`ReplayGuard`]).
+pub const REPLAY_SENDERS: usize = 32;
 
 impl<const G: usize, const B: usize, const S: usize> Default for RackAgent<G, B, S> {
     fn default() -> Self {
@@ -204,8 +233,40 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
                 tracked: 0,
                 control: 0,
                 refused: 0,
+                unauthenticated: 0,
+                replayed: 0,
+            },
+            key: None,
+            guard: ReplayGuard::new(),
+            node: 0,
+            epoch: 0,
+            capacity: 0,
+            pressure: Pressure {
+                used_bytes: 0,
+                free_bytes: 0,
             },
         }
+    }
+
+    /// Sets what the node's `NodeInfo` answers report: the bytes it offers
+    /// and its memory pressure (the caller refreshes them before a control
+    /// datagram is answered).
+    pub fn set_node_facts(&mut self, capacity: u64, pressure: Pressure) {
+        self.capacity = capacity;
+        self.pressure = pressure;
+    }
+
+    /// Sets the rack key: from now on every control datagram must be a
+    /// sealed frame under it (`clio_control::auth`), each request's counter
+    /// newer than its sender's last; answers are sealed with the request's
+    /// seal. Without a key, bare envelopes are served (an unauthenticated rack).
+    pub fn set_key(&mut self, key: RackKey) {
+        self.key = Some(key);
+    }
+
+    /// The node id and epoch the controller's probes granted (`(0, 0)`: none).
+    pub fn rack_identity(&self) -> (NodeId, u32) {
+        (self.node, self.epoch)
     }
 
     /// Current gates.
@@ -539,6 +600,23 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
                     .map(|(_, s)| *s),
             },
             Message::Chunks { region, from } => self.chunk_list(region, from),
+            Message::Probe { node, epoch } => {
+                // The controller names the node (by the address it probed)
+                // and, once registered, its epoch; 0 keeps what was learned,
+                // so a node back from the dead answers its old, fenced epoch
+                // and the controller registers it anew.
+                self.node = node;
+                if epoch != 0 {
+                    self.epoch = epoch;
+                }
+                Message::NodeInfo {
+                    node,
+                    boot_epoch,
+                    epoch: self.epoch,
+                    capacity: self.capacity,
+                    pressure: self.pressure,
+                }
+            }
             _ => refuse(ErrorCode::NotARequest, Field::Message),
         }
     }
@@ -600,6 +678,9 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
         boot_epoch: u32,
         out: &'o mut [u8; MAX_ENVELOPE_LEN],
     ) -> Option<&'o [u8]> {
+        if let Some(key) = self.key {
+            return self.sealed_datagram(&key, pkt, boot_epoch, out);
+        }
         let (id, reply) = match Envelope::decode(pkt) {
             Ok(env) => (env.request_id, self.control(&env.message, boot_epoch)),
             Err(e) => {
@@ -616,6 +697,40 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
             }
         };
         Envelope::new(id, reply).encode(out).ok().map(|b| &*b)
+    }
+
+    /// [`Self::datagram`] with a rack key: the frame's MAC is checked, then its
+    /// counter (a request's), then the envelope; a refusal (`Unauthenticated`
+    /// naming `frame.tag`, `Replayed` naming `frame.counter`, `Malformed`
+    /// naming the field, e.g. `envelope.version`) is counted and answered
+    /// sealed with the seal the frame claims.
+    fn sealed_datagram<'o>(
+        &mut self,
+        key: &RackKey,
+        pkt: &[u8],
+        boot_epoch: u32,
+        out: &'o mut [u8; MAX_ENVELOPE_LEN],
+    ) -> Option<&'o [u8]> {
+        let opened = auth::open(pkt, key).and_then(|(env, seal)| {
+            if env.message.is_request() {
+                self.guard.check(seal)?;
+            }
+            Ok((env, seal))
+        });
+        match opened {
+            Ok((env, seal)) => {
+                let reply = self.control(&env.message, boot_epoch);
+                auth::seal(&Envelope::new(env.request_id, reply), key, seal, out).ok()
+            }
+            Err(e) => {
+                match e {
+                    FrameError::Unauthenticated => self.stats.unauthenticated += 1,
+                    FrameError::Replayed => self.stats.replayed += 1,
+                    FrameError::Malformed(_) => self.stats.refused += 1,
+                }
+                auth::refusal(pkt, &e, key, out)
+            }
+        }
     }
 
     /// Whether `pkt` is a control datagram (its magic) rather than a Clio request.
@@ -638,6 +753,9 @@ pub trait NodeSide {
     ) -> Option<usize>;
     /// The gate's verdict on forwarded request `h`: `Some(status)` refuses it.
     fn gate_forwarded(&mut self, h: &Header) -> Option<Status>;
+    /// The node's capacity and pressure for its next `NodeInfo` (called
+    /// before each control datagram is answered).
+    fn node_facts(&mut self, _capacity: u64, _pressure: Pressure) {}
     /// Whether there is a rack side at all (without one the dispatcher
     /// keeps no TX room for control answers).
     fn present(&self) -> bool {
@@ -680,6 +798,9 @@ impl<const G: usize, const B: usize, const S: usize> NodeSide for RackAgent<G, B
             Verdict::Serve => None,
             Verdict::Answer(s) => Some(s),
         }
+    }
+    fn node_facts(&mut self, capacity: u64, pressure: Pressure) {
+        self.set_node_facts(capacity, pressure);
     }
 }
 

@@ -15,10 +15,12 @@ use core::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub mod auth;
+
 /// First four bytes of every control datagram: `"CLRK"`.
 pub const MAGIC: [u8; 4] = *b"CLRK";
 /// Control-protocol version this crate speaks.
-pub const VERSION: u16 = 3;
+pub const VERSION: u16 = 4;
 /// vRegion size as a power of two: 1 GiB, the unit of distribution (LegoOS, Clio §3.4.7).
 pub const VREGION_SHIFT: u32 = 30;
 /// vRegion size in bytes.
@@ -44,6 +46,8 @@ pub const DIRTY_BLOCK: u64 = 64 << 10;
 /// Longest range a `Tracking` gate covers: 64 blocks (4 MiB, one rack chunk),
 /// so its dirty record is one `u64` mask ([`Message::Dirty`]).
 pub const MAX_TRACKED: u64 = 64 * DIRTY_BLOCK;
+/// Most migrations one [`Message::MigrationList`] names (longer lists come in pages).
+pub const MAX_MIGRATION_LIST: usize = 3;
 
 /// A memory node's id: its 1-based position in the rack file; 0 is never a node.
 pub type NodeId = u16;
@@ -163,6 +167,12 @@ pub enum ErrorCode {
     Replicated,
     /// The region is paused by a migration: try again after it ends.
     Busy,
+    /// (v4) The datagram's MAC does not verify under the rack key (forged,
+    /// corrupted, sealed under another key, or not sealed at all).
+    Unauthenticated,
+    /// (v4) An authentic datagram whose sender counter is not newer than
+    /// one already accepted: a replay.
+    Replayed,
 }
 
 /// The field an [`ErrorCode`] is about (its dotted name via [`Field::name`]).
@@ -232,11 +242,23 @@ pub enum Field {
     AddBackupBackup,
     /// `take_dirty.va` (no `Tracking` or `Paused` gate starts there)
     TakeDirtyVa,
+    /// `migration_begin.region` (v4)
+    MigrationRegion,
+    /// `migration.id` (v4: no open migration has it)
+    MigrationId,
+    /// `probe.node` (v4)
+    ProbeNode,
+    /// `frame.tag` (v4: the MAC)
+    FrameTag,
+    /// `frame.counter` (v4: the replay counter)
+    FrameCounter,
+    /// `envelope.version` (v4: an authentic frame of another version)
+    EnvelopeVersion,
 }
 
 impl Field {
     /// Every field, in declaration order.
-    pub const ALL: [Field; 32] = [
+    pub const ALL: [Field; 38] = [
         Field::Envelope,
         Field::Message,
         Field::HelloNode,
@@ -269,6 +291,12 @@ impl Field {
         Field::AddBackupRegion,
         Field::AddBackupBackup,
         Field::TakeDirtyVa,
+        Field::MigrationRegion,
+        Field::MigrationId,
+        Field::ProbeNode,
+        Field::FrameTag,
+        Field::FrameCounter,
+        Field::EnvelopeVersion,
     ];
 
     /// The dotted field name, as in decoding errors.
@@ -306,6 +334,12 @@ impl Field {
             Field::AddBackupRegion => "add_backup.region",
             Field::AddBackupBackup => "add_backup.backup",
             Field::TakeDirtyVa => "take_dirty.va",
+            Field::MigrationRegion => "migration_begin.region",
+            Field::MigrationId => "migration.id",
+            Field::ProbeNode => "probe.node",
+            Field::FrameTag => "frame.tag",
+            Field::FrameCounter => "frame.counter",
+            Field::EnvelopeVersion => "envelope.version",
         }
     }
 }
@@ -392,6 +426,45 @@ pub enum GateState {
     /// mover's last round); `Open`, `Moved` and `Rejoin` drop it. At most
     /// [`MAX_TRACKED`] bytes.
     Tracking,
+}
+
+/// How a migration ended (v4; `InProgress` while it runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MigrationOutcome {
+    /// Still copying (or not heard from since a controller restart).
+    InProgress,
+    /// Committed: the controller's `MoveRegion` switched the owner.
+    Completed,
+    /// The mover gave up before the commit and undid its copy.
+    RolledBack,
+    /// The mover fell silent before the commit (it crashed, or the
+    /// controller restarted and it never reported again): the controller
+    /// keeps the source as the owner and closes the record.
+    TimedOut,
+}
+
+/// One migration as the controller records it (`clio rack status`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrationInfo {
+    /// The controller's id for it.
+    pub id: u32,
+    /// vRegion index.
+    pub region: u32,
+    /// The giver.
+    pub from: NodeId,
+    /// The taker.
+    pub to: NodeId,
+    /// Bytes to copy (the region's chunks when it began).
+    pub total_bytes: u64,
+    /// Bytes copied so far, as last reported (volatile: `None` after a
+    /// controller restart until the mover reports again).
+    pub copied_bytes: Option<u64>,
+    /// When it began (Unix ms, the controller's clock).
+    pub started_unix_ms: u64,
+    /// When it ended (Unix ms), if it did.
+    pub ended_unix_ms: Option<u64>,
+    /// How it stands.
+    pub outcome: MigrationOutcome,
 }
 
 /// Every control-plane message. Requests go to the controller, replies come back
@@ -668,6 +741,82 @@ pub enum Message {
         /// The dirty blocks.
         mask: u64,
     },
+    /// Mover -> controller (v4): a migration of `region` from `from` to `to`
+    /// begins (`total_bytes` to copy). Logged; answered `MigrationId`, or
+    /// refused `NotOwner` (the region is not `from`'s), `UnknownNode`, or
+    /// `Busy` (another migration of it is open).
+    MigrationBegin {
+        /// vRegion index.
+        region: u32,
+        /// Its owner.
+        from: NodeId,
+        /// Where it goes.
+        to: NodeId,
+        /// Bytes to copy.
+        total_bytes: u64,
+    },
+    /// The answer to `MigrationBegin`.
+    MigrationId {
+        /// The migration's id.
+        id: u32,
+    },
+    /// Mover -> controller (v4): `copied_bytes` of migration `id` are copied
+    /// (not logged). Answered `Ack`, or refused `NotAssigned` if no open
+    /// migration has that id.
+    MigrationProgress {
+        /// The migration.
+        id: u32,
+        /// Bytes copied so far.
+        copied_bytes: u64,
+    },
+    /// Mover -> controller (v4): migration `id` ended without a commit
+    /// (`RolledBack`). Logged; answered `Ack`. (A commit, `MoveRegion`, ends
+    /// the region's open migration `Completed` in the same logged change.)
+    MigrationEnd {
+        /// The migration.
+        id: u32,
+        /// How it ended.
+        outcome: MigrationOutcome,
+    },
+    /// Host -> controller (v4): the migrations it records, open ones first
+    /// (ascending id), then the most recent ended ones (newest first), from
+    /// position `from` on. Answered `MigrationList`.
+    Migrations {
+        /// First position wanted.
+        from: u32,
+    },
+    /// The answer to `Migrations`: one page.
+    MigrationList {
+        /// The migrations.
+        entries: heapless::Vec<MigrationInfo, MAX_MIGRATION_LIST>,
+        /// Where the next page starts (`None`: this was the last).
+        next: Option<u32>,
+    },
+    /// Controller -> memory node (v4): are you there? For nodes that cannot
+    /// originate datagrams (a board's fast path only answers senders), the
+    /// controller registers them and keeps them alive by asking. `node` is
+    /// the id the rack file gives the address probed; `epoch` the epoch the
+    /// controller holds for the node (0: none granted yet). Answered `NodeInfo`.
+    Probe {
+        /// The node's id in the rack file.
+        node: NodeId,
+        /// Its epoch at the controller (0: not registered, or fenced).
+        epoch: u32,
+    },
+    /// Memory node -> controller (v4): the answer to `Probe`: what a `Hello`
+    /// and a `Heartbeat` would carry.
+    NodeInfo {
+        /// The id the probe named.
+        node: NodeId,
+        /// The board's per-boot epoch.
+        boot_epoch: u32,
+        /// The epoch the node last learned from a probe (0: none).
+        epoch: u32,
+        /// Bytes it offers.
+        capacity: u64,
+        /// Its memory pressure.
+        pressure: Pressure,
+    },
 }
 
 impl Message {
@@ -695,6 +844,11 @@ impl Message {
                 | Message::PlanReplica
                 | Message::AddBackup { .. }
                 | Message::TakeDirty { .. }
+                | Message::MigrationBegin { .. }
+                | Message::MigrationProgress { .. }
+                | Message::MigrationEnd { .. }
+                | Message::Migrations { .. }
+                | Message::Probe { .. }
         )
     }
 
@@ -960,6 +1114,55 @@ impl Message {
             }
             Message::TakeDirty { region: r, .. } => region("take_dirty.region", *r),
             Message::Dirty { .. } => Ok(()),
+            Message::MigrationBegin {
+                region: r,
+                from,
+                to,
+                ..
+            } => {
+                region("migration_begin.region", *r)?;
+                node("migration_begin.from", *from)?;
+                node("migration_begin.to", *to)?;
+                if from == to {
+                    return Err(Error::new("migration_begin.to", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
+            Message::MigrationEnd { outcome, .. } => {
+                if matches!(
+                    outcome,
+                    MigrationOutcome::InProgress | MigrationOutcome::Completed
+                ) {
+                    // Only a commit completes a migration; an open one is not an end.
+                    return Err(Error::new("migration_end.outcome", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
+            Message::MigrationId { .. }
+            | Message::MigrationProgress { .. }
+            | Message::Migrations { .. } => Ok(()),
+            Message::MigrationList { entries, .. } => {
+                for m in entries {
+                    region("migration_list.entries.region", m.region)?;
+                    node("migration_list.entries.from", m.from)?;
+                    node("migration_list.entries.to", m.to)?;
+                }
+                Ok(())
+            }
+            Message::Probe { node: n, .. } => node("probe.node", *n),
+            Message::NodeInfo {
+                node: n, pressure, ..
+            } => {
+                node("node_info.node", *n)?;
+                if pressure
+                    .used_bytes
+                    .checked_add(pressure.free_bytes)
+                    .is_none()
+                {
+                    return Err(Error::new("node_info.pressure", ErrorKind::Inconsistent));
+                }
+                Ok(())
+            }
             Message::MovePlan(Some(o)) => {
                 region("move_plan.region", o.region)?;
                 node("move_plan.from", o.from)?;
@@ -1204,6 +1407,41 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
         33 => Message::Dirty {
             mask: r.take("dirty.mask")?,
         },
+        34 => Message::MigrationBegin {
+            region: r.take("migration_begin.region")?,
+            from: r.take("migration_begin.from")?,
+            to: r.take("migration_begin.to")?,
+            total_bytes: r.take("migration_begin.total_bytes")?,
+        },
+        35 => Message::MigrationId {
+            id: r.take("migration_id.id")?,
+        },
+        36 => Message::MigrationProgress {
+            id: r.take("migration_progress.id")?,
+            copied_bytes: r.take("migration_progress.copied_bytes")?,
+        },
+        37 => Message::MigrationEnd {
+            id: r.take("migration_end.id")?,
+            outcome: r.take("migration_end.outcome")?,
+        },
+        38 => Message::Migrations {
+            from: r.take("migrations.from")?,
+        },
+        39 => Message::MigrationList {
+            entries: r.take("migration_list.entries")?,
+            next: r.take("migration_list.next")?,
+        },
+        40 => Message::Probe {
+            node: r.take("probe.node")?,
+            epoch: r.take("probe.epoch")?,
+        },
+        41 => Message::NodeInfo {
+            node: r.take("node_info.node")?,
+            boot_epoch: r.take("node_info.boot_epoch")?,
+            epoch: r.take("node_info.epoch")?,
+            capacity: r.take("node_info.capacity")?,
+            pressure: r.take("node_info.pressure")?,
+        },
         other => return Err(Error::new("message", ErrorKind::Unknown(u64::from(other)))),
     })
 }
@@ -1314,8 +1552,8 @@ mod tests {
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let e = Envelope::new(7, Message::Lookup { region: 300 });
         let b = e.encode(&mut buf).unwrap();
-        // magic, version 3, id 7, kind 5, region 300 as varint (0xac 0x02)
-        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 3, 7, 5, 0xac, 0x02]);
+        // magic, version 4, id 7, kind 5, region 300 as varint (0xac 0x02)
+        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 4, 7, 5, 0xac, 0x02]);
         assert_eq!(Envelope::decode(b).unwrap(), e);
     }
 
@@ -1442,7 +1680,7 @@ mod tests {
         let e = Envelope::new(u32::MAX, Message::AllocatedReplicated { sets });
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let n = e.encode(&mut buf).unwrap().len();
-        assert!(n <= MAX_ENVELOPE_LEN);
+        assert!(n <= auth::MAX_BODY_LEN, "{n}");
         assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
         let bad = Envelope::new(
             1,
@@ -1510,7 +1748,7 @@ mod tests {
             let e = Envelope::new(u32::MAX, m);
             let mut buf = [0u8; MAX_ENVELOPE_LEN];
             let n = e.encode(&mut buf).unwrap().len();
-            assert!(n <= MAX_ENVELOPE_LEN);
+            assert!(n <= auth::MAX_BODY_LEN, "{n}");
             assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
         }
         // A space's key stays out of debug output.
@@ -1532,7 +1770,7 @@ mod tests {
         let e = Envelope::new(u32::MAX, Message::Allocated { placements });
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let n = e.encode(&mut buf).unwrap().len();
-        assert!(n <= MAX_ENVELOPE_LEN);
+        assert!(n <= auth::MAX_BODY_LEN, "{n}");
         assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e);
     }
 }

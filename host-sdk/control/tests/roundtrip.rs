@@ -2,9 +2,10 @@
 //! the decoder never panic: they decode or fail naming a field.
 
 use clio_control::{
-    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MoveOrder, NodeAddr, Placement,
-    Pressure, RegionUse, Replicas, Space, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_PLACEMENTS,
-    MAX_REPLICATED, MAX_USAGE, REGION_COUNT, VREGION_BYTES,
+    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MigrationInfo, MigrationOutcome,
+    MoveOrder, NodeAddr, Placement, Pressure, RegionUse, Replicas, Space, MAX_CHUNK_LIST,
+    MAX_ENVELOPE_LEN, MAX_MIGRATION_LIST, MAX_PLACEMENTS, MAX_REPLICATED, MAX_USAGE, REGION_COUNT,
+    VREGION_BYTES,
 };
 use proptest::prelude::*;
 
@@ -32,6 +33,8 @@ fn code() -> impl Strategy<Value = ErrorCode> {
         NotARequest,
         Replicated,
         Busy,
+        Unauthenticated,
+        Replayed,
     ])
 }
 
@@ -309,7 +312,93 @@ fn message() -> impl Strategy<Value = Message> {
         (0..REGION_COUNT, any::<u32>(), any::<u64>())
             .prop_map(|(region, pid, va)| Message::TakeDirty { region, pid, va }),
         any::<u64>().prop_map(|mask| Message::Dirty { mask }),
+        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u64>()).prop_map(
+            |(region, from, total_bytes)| Message::MigrationBegin {
+                region,
+                from,
+                to: from + 1,
+                total_bytes,
+            }
+        ),
+        any::<u32>().prop_map(|id| Message::MigrationId { id }),
+        (any::<u32>(), any::<u64>())
+            .prop_map(|(id, copied_bytes)| Message::MigrationProgress { id, copied_bytes }),
+        (
+            any::<u32>(),
+            proptest::sample::select(vec![
+                MigrationOutcome::RolledBack,
+                MigrationOutcome::TimedOut
+            ])
+        )
+            .prop_map(|(id, outcome)| Message::MigrationEnd { id, outcome }),
+        any::<u32>().prop_map(|from| Message::Migrations { from }),
+        (
+            proptest::collection::vec(migration(), 0..=MAX_MIGRATION_LIST),
+            proptest::option::of(any::<u32>())
+        )
+            .prop_map(|(v, next)| Message::MigrationList {
+                entries: v.into_iter().collect(),
+                next,
+            }),
+        (1..=u16::MAX, any::<u32>()).prop_map(|(node, epoch)| Message::Probe { node, epoch }),
+        (
+            1..=u16::MAX,
+            any::<u32>(),
+            any::<u32>(),
+            any::<u64>(),
+            any::<u64>(),
+            any::<u64>()
+        )
+            .prop_map(|(node, boot_epoch, epoch, capacity, used, free)| {
+                Message::NodeInfo {
+                    node,
+                    boot_epoch,
+                    epoch,
+                    capacity,
+                    pressure: Pressure {
+                        used_bytes: used / 2,
+                        free_bytes: free / 2,
+                    },
+                }
+            }),
     ]
+}
+
+fn migration() -> impl Strategy<Value = MigrationInfo> {
+    (
+        (
+            any::<u32>(),
+            0..REGION_COUNT,
+            1..=u16::MAX / 2,
+            any::<u64>(),
+        ),
+        (
+            proptest::option::of(any::<u64>()),
+            any::<u64>(),
+            proptest::option::of(any::<u64>()),
+            proptest::sample::select(vec![
+                MigrationOutcome::InProgress,
+                MigrationOutcome::Completed,
+                MigrationOutcome::RolledBack,
+                MigrationOutcome::TimedOut,
+            ]),
+        ),
+    )
+        .prop_map(
+            |((id, region, from, total_bytes), (copied_bytes, started, ended, outcome))| {
+                MigrationInfo {
+                    id,
+                    region,
+                    from,
+                    to: from + 1,
+                    total_bytes,
+                    copied_bytes,
+                    started_unix_ms: started,
+                    ended_unix_ms: ended,
+                    outcome,
+                }
+            },
+        )
 }
 
 fn space() -> impl Strategy<Value = Space> {
@@ -333,6 +422,12 @@ proptest! {
         let mut buf = [0u8; MAX_ENVELOPE_LEN];
         let n = e.encode(&mut buf).unwrap().len();
         prop_assert_eq!(Envelope::decode(&buf[..n]).unwrap(), e.clone());
+        // Sealed (v4 frame) under a key, it opens to the same envelope.
+        let key = clio_control::auth::RackKey([9; 16]);
+        let seal = clio_control::auth::Seal { sender: 3, counter: u64::from(id) };
+        let mut fb = [0u8; MAX_ENVELOPE_LEN];
+        let f = clio_control::auth::seal(&e, &key, seal, &mut fb).unwrap().to_vec();
+        prop_assert_eq!(clio_control::auth::open(&f, &key).unwrap(), (e.clone(), seal));
         // Every strict prefix is refused, naming a field, without a panic.
         for cut in 0..n {
             let err = Envelope::decode(&buf[..cut]).unwrap_err();
@@ -346,8 +441,18 @@ proptest! {
     }
 
     #[test]
+    fn arbitrary_frames_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
+        // Random bytes do not authenticate.
+        let key = clio_control::auth::RackKey([9; 16]);
+        prop_assert_eq!(
+            clio_control::auth::open(&bytes, &key),
+            Err(clio_control::auth::FrameError::Unauthenticated)
+        );
+    }
+
+    #[test]
     fn arbitrary_bodies_after_a_valid_header_never_panic(body in proptest::collection::vec(any::<u8>(), 0..300)) {
-        let mut bytes = b"CLRK\x02\x05".to_vec();
+        let mut bytes = b"CLRK\x04\x05".to_vec();
         bytes.extend_from_slice(&body);
         check_arbitrary(&bytes);
     }

@@ -111,7 +111,8 @@ impl Balancer {
         L: Links<T> + 'static,
     {
         let mut mover = Mover {
-            ctl: Client::connect(controller)?,
+            ctl: Client::connect(controller)?.with_key(rack.key),
+            key: rack.key,
             links: Box::new(links),
             addrs: rack.nodes.iter().map(|n| (n.id, n.address)).collect(),
             cfg,
@@ -196,6 +197,8 @@ impl Drop for Balancer {
 
 struct Mover<T: Transport> {
     ctl: Client,
+    /// The rack key (progress reports seal with it too).
+    key: Option<clio_control::auth::RackKey>,
     links: Box<dyn Links<T>>,
     addrs: BTreeMap<NodeId, SocketAddr>,
     cfg: ClientConfig,
@@ -279,7 +282,7 @@ impl<T: Transport> Mover<T> {
         } = o;
         let from_addr = self.addr(from)?;
         let to_addr = self.addr(to)?;
-        let Some((client, pid, _)) = chunk_list(&*self.links, from, from_addr, region)? else {
+        let Some((client, pid, listed)) = chunk_list(&*self.links, from, from_addr, region)? else {
             return Err(RackClientError::Unallocated {
                 va: u64::from(region) << clio_control::VREGION_SHIFT,
             });
@@ -294,6 +297,24 @@ impl<T: Transport> Mover<T> {
         }
         let mut dst = self.space(to, client)?;
         let dst_pid = dst.pid().unwrap_or(0);
+        let ctl_addr = self.ctl_addr();
+        let ctl_err = |source| RackClientError::Controller {
+            addr: ctl_addr,
+            source,
+        };
+        // Recorded at the controller (`clio rack status`); progress goes
+        // through a socket of its own (the copy borrows `self`).
+        let id = crate::client::begin_migration(
+            |m| self.ctl.call(m).map_err(ctl_err),
+            ctl_addr,
+            region,
+            from,
+            to,
+            listed.len() as u64 * CHUNK,
+        )?;
+        let mut reporter = crate::service::Client::connect(ctl_addr)
+            .ok()
+            .map(|c| c.with_key(self.key));
         let started = Instant::now();
         let mut paused: BTreeMap<u64, u64> = BTreeMap::new();
         let mut copied = BTreeMap::new();
@@ -305,6 +326,12 @@ impl<T: Transport> Mover<T> {
                 (to, dst_pid, &mut dst),
                 &mut paused,
                 &mut copied,
+                &mut |copied_bytes| {
+                    if let Some(r) = reporter.as_mut() {
+                        r.attempts = 1;
+                        let _ = r.call(Message::MigrationProgress { id, copied_bytes });
+                    }
+                },
             )?);
             dst.rfence().map_err(|source| RackClientError::Node {
                 node: to,
@@ -347,6 +374,11 @@ impl<T: Transport> Mover<T> {
                 for &nva in copied.values() {
                     let _ = dst.rfree(nva, CHUNK);
                 }
+                // Best effort: a record left open closes `TimedOut`.
+                let _ = self.ctl.call(Message::MigrationEnd {
+                    id,
+                    outcome: clio_control::MigrationOutcome::RolledBack,
+                });
                 return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
         };
@@ -405,6 +437,7 @@ impl<T: Transport> Mover<T> {
                 (backup, dst_pid, &mut dst),
                 &mut paused,
                 &mut copied,
+                &mut |_| {},
             )?);
             dst.rfence()
                 .map_err(|source| self.node_err(backup, source))?;
@@ -481,6 +514,7 @@ impl<T: Transport> Mover<T> {
         (to, dst_pid, dst): (NodeId, u32, &mut Session<T>),
         gated: &mut BTreeMap<u64, u64>,
         copied: &mut BTreeMap<u64, u64>,
+        progress: &mut dyn FnMut(u64),
     ) -> Result<crate::client::Copied, RackClientError> {
         let from_addr = self.addr(from)?;
         let to_addr = self.addr(to)?;
@@ -510,6 +544,7 @@ impl<T: Transport> Mover<T> {
             self.policy,
             gated,
             copied,
+            progress,
         )
     }
 

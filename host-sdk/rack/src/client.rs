@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, NodeId, Placement, Replicas, Space, DIRTY_BLOCK,
-    VREGION_BYTES, VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, MigrationOutcome, NodeId, Placement, Replicas, Space,
+    DIRTY_BLOCK, VREGION_BYTES, VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -183,6 +183,26 @@ impl Links<clio::backend::UdpTransport> for UdpLinks {
     }
     fn control(&self, _node: NodeId, addr: SocketAddr, message: Message) -> io::Result<Message> {
         crate::node::call_node(addr, message)
+    }
+}
+
+/// Memory nodes over UDP whose control datagrams are sealed under the rack
+/// key (a rack file with `controller.key`/`key_file`; `None`: bare, as
+/// [`UdpLinks`]).
+#[derive(Debug, Clone, Copy)]
+pub struct SealedUdpLinks(pub Option<clio_control::auth::RackKey>);
+
+impl Links<clio::backend::UdpTransport> for SealedUdpLinks {
+    fn session(
+        &self,
+        _node: NodeId,
+        addr: SocketAddr,
+        cfg: ClientConfig,
+    ) -> Result<Session<clio::backend::UdpTransport>, ClioError> {
+        Session::open(addr, cfg)
+    }
+    fn control(&self, _node: NodeId, addr: SocketAddr, message: Message) -> io::Result<Message> {
+        crate::node::call_node_sealed(addr, self.0, message)
     }
 }
 
@@ -381,6 +401,35 @@ pub(crate) fn node_call<T: Transport>(
         .map_err(|source| RackClientError::Gate { node, addr, source })
 }
 
+/// Records a migration's start at the controller through `call`; its id.
+/// Refused (another migration of the region is open, the region is not
+/// `from`'s): the migration does not start.
+pub(crate) fn begin_migration(
+    mut call: impl FnMut(Message) -> Result<Message, RackClientError>,
+    ctl_addr: SocketAddr,
+    region: u32,
+    from: NodeId,
+    to: NodeId,
+    total_bytes: u64,
+) -> Result<u32, RackClientError> {
+    match call(Message::MigrationBegin {
+        region,
+        from,
+        to,
+        total_bytes,
+    })? {
+        Message::MigrationId { id } => Ok(id),
+        Message::Refused {
+            code: ErrorCode::Busy,
+            ..
+        } => Err(RackClientError::StillMoving { region }),
+        other => Err(RackClientError::Controller {
+            addr: ctl_addr,
+            source: io::Error::other(format!("MigrationBegin answered {other:?}")),
+        }),
+    }
+}
+
 /// A region's chunks on one node: (rack client, pid, chunk index -> node VA).
 pub(crate) type Held = (u64, u32, BTreeMap<u64, u64>);
 
@@ -470,6 +519,7 @@ pub(crate) fn copy_region<T: Transport>(
     policy: CopyPolicy,
     gated: &mut BTreeMap<u64, u64>,
     copied: &mut BTreeMap<u64, u64>,
+    progress: &mut dyn FnMut(u64),
 ) -> Result<Copied, RackClientError> {
     let tracking = policy.max_rounds > 0;
     let first = if tracking {
@@ -497,6 +547,7 @@ pub(crate) fn copy_region<T: Transport>(
         let va = copy_chunk(links, region, (c, nva), from, to, &mut buf)?;
         copied.insert(c, va);
         bytes += CHUNK;
+        progress(bytes);
     }
     if !tracking {
         return Ok(Copied {
@@ -518,6 +569,7 @@ pub(crate) fn copy_region<T: Transport>(
         }
         last = n;
         bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
+        progress(bytes);
         pending.clear();
         rounds += 1;
     }
@@ -527,6 +579,7 @@ pub(crate) fn copy_region<T: Transport>(
     }
     take_dirty(links, region, from, gated, &mut pending)?;
     bytes += recopy(from, to, gated, copied, &pending, &mut buf)?;
+    progress(bytes);
     Ok(Copied {
         bytes,
         rounds,
@@ -726,10 +779,12 @@ impl<T: Transport> RackClient<T> {
         links: impl Links<T> + 'static,
         cfg: ClientConfig,
     ) -> Result<Self, RackClientError> {
-        let ctl = Client::connect(controller).map_err(|source| RackClientError::Controller {
-            addr: controller,
-            source,
-        })?;
+        let ctl = Client::connect(controller)
+            .map_err(|source| RackClientError::Controller {
+                addr: controller,
+                source,
+            })?
+            .with_key(rack.key);
         Ok(RackClient {
             ctl_addr: controller,
             ctl: Mutex::new(ctl),
@@ -1977,6 +2032,16 @@ impl<T: Transport> RackClient<T> {
         let (mut src, pid) = self.joined(from)?;
         let (mut dst, dst_pid) = self.joined(to)?;
         let to_addr = self.slot(to).map_or(self.ctl_addr, |s| s.addr);
+        // Recorded at the controller (`clio rack status`): begun, progress
+        // per chunk, ended by the commit or by the rollback below.
+        let id = begin_migration(
+            |m| self.call_controller(m),
+            self.ctl_addr,
+            region,
+            from,
+            to,
+            chunks.len() as u64 * CHUNK,
+        )?;
         let started = Instant::now();
         let mut gated = BTreeMap::new();
         let mut copied = BTreeMap::new();
@@ -2007,6 +2072,10 @@ impl<T: Transport> RackClient<T> {
                 policy,
                 &mut gated,
                 &mut copied,
+                &mut |copied_bytes| {
+                    // Best effort: the record is for the operator.
+                    let _ = self.call_controller(Message::MigrationProgress { id, copied_bytes });
+                },
             )?;
             done = Some(c);
             // Everything is on `to` before the switch makes it the owner.
@@ -2045,6 +2114,11 @@ impl<T: Transport> RackClient<T> {
                 for nva in copied.values() {
                     let _ = dst.rfree(*nva, CHUNK);
                 }
+                // Best effort: a record left open closes `TimedOut`.
+                let _ = self.call_controller(Message::MigrationEnd {
+                    id,
+                    outcome: MigrationOutcome::RolledBack,
+                });
                 return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
         };

@@ -4,11 +4,15 @@
 //! [controller]                 # optional
 //! listen = "127.0.0.1:7800"    # UDP address the controller serves (default shown)
 //! dead_after_ms = 3000         # a node silent this long is declared dead (default shown)
+//! migration_timeout_ms = 30000 # an open migration silent this long is closed `TimedOut`
+//! key_file = "rack.key"        # the rack key: 32 hex digits (or `key = "…"` inline);
+//!                              # relative to this file; absent: control datagrams are not sealed
 //!
 //! [[node]]
 //! name = "mn0"                 # 1-32 chars of A-Za-z0-9._-, unique
 //! address = "10.0.0.2:7700"    # IP:port, unique
 //! capacity = "2 GiB"           # bytes (integer or "N KiB/MiB/GiB/TiB"), at least one vRegion
+//! join = "hello"               # "hello" (the node registers itself) or "probe" (the controller asks)
 //! ```
 //!
 //! Every error names the file, the dotted key (`node[1].capacity`) and, for a node's
@@ -27,6 +31,19 @@ pub const DEFAULT_LISTEN: &str = "127.0.0.1:7800";
 pub const DEFAULT_DEAD_AFTER_MS: u64 = 3000;
 /// Most nodes a rack file may list (node ids are `u16`).
 pub const MAX_NODES: usize = 4096;
+/// Default silence after which an open migration is closed `TimedOut`.
+pub const DEFAULT_MIGRATION_TIMEOUT_MS: u64 = 30_000;
+
+/// How a node joins the rack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Join {
+    /// It says `Hello` and sends heartbeats itself (the host's emulated nodes).
+    #[default]
+    Hello,
+    /// The controller `Probe`s it at its address and registers and keeps it
+    /// alive from the answers (a board whose fast path only answers senders).
+    Probe,
+}
 
 /// One memory node of the rack.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +56,8 @@ pub struct NodeConfig {
     pub address: SocketAddr,
     /// Physical bytes it offers for vRegions.
     pub capacity: u64,
+    /// How it joins.
+    pub join: Join,
 }
 
 impl NodeConfig {
@@ -60,6 +79,11 @@ pub struct RackConfig {
     pub listen: SocketAddr,
     /// Silence (ms) after which a node is declared dead and fenced.
     pub dead_after_ms: u64,
+    /// Silence (ms) after which an open migration is closed `TimedOut`.
+    pub migration_timeout_ms: u64,
+    /// The rack key (`controller.key` or `controller.key_file`): with one,
+    /// every control datagram is a sealed frame (`clio_control::auth`).
+    pub key: Option<clio_control::auth::RackKey>,
     /// The nodes, in file order (`nodes[i].id == i + 1`).
     pub nodes: Vec<NodeConfig>,
 }
@@ -194,15 +218,33 @@ pub fn load_str(path: impl AsRef<Path>, text: &str) -> Result<RackConfig, RackCo
 
     let mut listen: SocketAddr = DEFAULT_LISTEN.parse().expect("default address parses");
     let mut dead_after_ms = DEFAULT_DEAD_AFTER_MS;
+    let mut migration_timeout_ms = DEFAULT_MIGRATION_TIMEOUT_MS;
+    let mut key = None;
     if let Some(v) = table.get("controller") {
         let c = p.table(v, "controller", None)?;
-        p.known(c, "controller.", None, &["listen", "dead_after_ms"])?;
+        p.known(
+            c,
+            "controller.",
+            None,
+            &[
+                "listen",
+                "dead_after_ms",
+                "migration_timeout_ms",
+                "key",
+                "key_file",
+            ],
+        )?;
         if let Some(v) = c.get("listen") {
             listen = p.socket_addr(v, "controller.listen", None)?;
         }
         if let Some(v) = c.get("dead_after_ms") {
             dead_after_ms = p.integer(v, "controller.dead_after_ms", None, 1, 3_600_000)?;
         }
+        if let Some(v) = c.get("migration_timeout_ms") {
+            migration_timeout_ms =
+                p.integer(v, "controller.migration_timeout_ms", None, 1, 86_400_000)?;
+        }
+        key = rack_key(&p, c, path.as_ref())?;
     }
 
     let list = match table.get("node") {
@@ -265,7 +307,7 @@ pub fn load_str(path: impl AsRef<Path>, text: &str) -> Result<RackConfig, RackCo
             t,
             &format!("{at}."),
             label,
-            &["name", "address", "capacity"],
+            &["name", "address", "capacity", "join"],
         )?;
         if let Some(first) = names.insert(name.clone(), i) {
             return Err(p.invalid(
@@ -304,18 +346,89 @@ pub fn load_str(path: impl AsRef<Path>, text: &str) -> Result<RackConfig, RackCo
             };
             return Err(p.invalid(&cap_key, label, t.get("capacity").expect("present"), reason));
         }
+        let join_key = format!("{at}.join");
+        let join = match t.get("join") {
+            None => Join::Hello,
+            Some(Value::String(s)) if s == "hello" => Join::Hello,
+            Some(Value::String(s)) if s == "probe" => Join::Probe,
+            Some(v) => {
+                return Err(p.invalid(&join_key, label, v, "expected \"hello\" or \"probe\""))
+            }
+        };
         nodes.push(NodeConfig {
             id: NodeId::try_from(i + 1).expect("at most MAX_NODES nodes"),
             name,
             address,
             capacity,
+            join,
         });
     }
     Ok(RackConfig {
         listen,
         dead_after_ms,
+        migration_timeout_ms,
+        key,
         nodes,
     })
+}
+
+/// The rack key from `controller.key` (inline hex) or `controller.key_file`
+/// (a file holding the hex, relative to the rack file); errors name the key
+/// and the file, never the key's value.
+fn rack_key(
+    p: &Parser<'_>,
+    c: &Table,
+    rack_file: &Path,
+) -> Result<Option<clio_control::auth::RackKey>, RackConfigError> {
+    use clio_control::auth::RackKey;
+    let invalid = |key: &str, value: String, reason: String| RackConfigError::Invalid {
+        file: p.file.to_string(),
+        node: None,
+        key: key.into(),
+        value,
+        reason,
+    };
+    match (c.get("key"), c.get("key_file")) {
+        (Some(_), Some(_)) => Err(invalid(
+            "controller.key_file",
+            "(with controller.key)".into(),
+            "set controller.key or controller.key_file, not both".into(),
+        )),
+        (Some(Value::String(s)), None) => RackKey::from_hex(s).map(Some).map_err(|e| {
+            invalid(
+                "controller.key",
+                "(not shown: a secret)".into(),
+                e.to_string(),
+            )
+        }),
+        (Some(v), None) => Err(p.invalid(
+            "controller.key",
+            None,
+            v,
+            "expected a string of 32 hex digits",
+        )),
+        (None, Some(Value::String(f))) => {
+            let path = rack_file
+                .parent()
+                .map_or_else(|| Path::new(f).to_path_buf(), |d| d.join(f));
+            let text = std::fs::read_to_string(&path).map_err(|e| {
+                invalid(
+                    "controller.key_file",
+                    format!("{f:?}"),
+                    format!("cannot read {}: {e}", path.display()),
+                )
+            })?;
+            RackKey::from_hex(&text).map(Some).map_err(|e| {
+                invalid(
+                    "controller.key_file",
+                    format!("{f:?}"),
+                    format!("{}: {e}", path.display()),
+                )
+            })
+        }
+        (None, Some(v)) => Err(p.invalid("controller.key_file", None, v, "expected a file name")),
+        (None, None) => Ok(None),
+    }
 }
 
 struct Parser<'a> {

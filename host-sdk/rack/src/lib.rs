@@ -28,7 +28,9 @@ use std::path::Path;
 use clio_control::{ErrorCode, Field, Message};
 
 pub use balancer::{Balancer, BalancerConfig, BalancerStats};
-pub use client::{CopyPolicy, Links, Migration, RackClient, RackClientError, UdpLinks};
+pub use client::{
+    CopyPolicy, Links, Migration, RackClient, RackClientError, SealedUdpLinks, UdpLinks,
+};
 pub use config::{load as load_config, NodeConfig, RackConfig, RackConfigError};
 pub use log::{Log, LogError, Recovery};
 pub use node::{InProcessLinks, NodeAgent, RackNode, SharedNode};
@@ -53,6 +55,13 @@ pub enum RackError {
         /// Why.
         error: ApplyError,
     },
+}
+
+/// The wall clock in Unix ms (0 before 1970).
+fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 /// The controller over its durable log.
@@ -102,6 +111,7 @@ impl Rack {
     /// Answers `request` at `now_ms`; a change is logged and synced before the answer
     /// is returned (a failed write answers `Refused { Storage }` and changes nothing).
     pub fn request(&mut self, now_ms: u64, request: &Message) -> Message {
+        self.ctl.set_wall_clock(unix_ms());
         let d = self.ctl.handle(now_ms, request);
         if d.events.is_empty() {
             return d.reply;
@@ -116,12 +126,80 @@ impl Rack {
     }
 
     /// Declares nodes silent too long dead (logged); returns the events committed.
+    /// Also closes open migrations whose mover fell silent (`TimedOut`).
     pub fn tick(&mut self, now_ms: u64) -> Result<Vec<Event>, LogError> {
+        self.ctl.set_wall_clock(unix_ms());
         let events = self.ctl.expired(now_ms);
         if !events.is_empty() {
             self.commit(&events)?;
         }
         Ok(events)
+    }
+
+    /// The probes for the rack file's `join = "probe"` nodes (address and
+    /// message): each names the node and the epoch the controller holds for
+    /// it while it is live (0 otherwise: the node keeps what it learned).
+    pub fn probes(&self) -> Vec<(std::net::SocketAddr, Message)> {
+        self.ctl
+            .config()
+            .nodes
+            .iter()
+            .filter(|n| n.join == config::Join::Probe)
+            .map(|n| {
+                let epoch = self
+                    .ctl
+                    .node(n.id)
+                    .filter(|s| s.is_live())
+                    .map_or(0, |s| s.epoch);
+                (n.address, Message::Probe { node: n.id, epoch })
+            })
+            .collect()
+    }
+
+    /// A probed node's `NodeInfo` answer, received from `from` at `now_ms`,
+    /// handled as the message the node would have sent itself: a `Heartbeat`
+    /// when it reports the live epoch the controller holds for it, else a
+    /// `Hello` (its first answer, or one from an incarnation that was declared
+    /// dead and is fenced: it is registered with a new epoch). Returns the
+    /// controller's answer to that message; `None` if `info` is not a
+    /// `NodeInfo` from the address of a `join = "probe"` node.
+    pub fn probe_answer(
+        &mut self,
+        now_ms: u64,
+        from: std::net::SocketAddr,
+        info: &Message,
+    ) -> Option<Message> {
+        let Message::NodeInfo {
+            node,
+            boot_epoch,
+            epoch,
+            capacity,
+            pressure,
+        } = *info
+        else {
+            return None;
+        };
+        let cfg = self.ctl.config().node(node)?;
+        if cfg.join != config::Join::Probe || cfg.address != from {
+            return None;
+        }
+        let addr = cfg.node_addr();
+        let st = self.ctl.node(node)?;
+        let request = if st.is_live() && epoch == st.epoch && st.boot_epoch == boot_epoch {
+            Message::Heartbeat {
+                node,
+                epoch,
+                pressure,
+            }
+        } else {
+            Message::Hello {
+                node,
+                addr,
+                capacity,
+                boot_epoch,
+            }
+        };
+        Some(self.request(now_ms, &request))
     }
 
     fn commit(&mut self, events: &[Event]) -> Result<(), LogError> {

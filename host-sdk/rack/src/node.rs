@@ -169,6 +169,23 @@ impl RackNode {
         }
     }
 
+    /// The agent's own counters (authentication refusals included).
+    pub fn agent_stats(&self) -> rack::AgentStats {
+        self.agent.stats()
+    }
+
+    /// Sets the rack key: from now on the node serves only sealed control
+    /// frames under it (its agent refuses and counts the rest).
+    pub fn set_key(&mut self, key: clio_control::auth::RackKey) {
+        self.agent.set_key(key);
+    }
+
+    /// The node id and epoch the controller's probes granted (`(0, 0)`:
+    /// never probed; see `join = "probe"`).
+    pub fn rack_identity(&self) -> (NodeId, u32) {
+        self.agent.rack_identity()
+    }
+
     /// Physical memory pressure from the slow path's frame allocator.
     pub fn pressure(&self) -> Pressure {
         rack::pressure(self.board.slow().phys())
@@ -184,6 +201,12 @@ impl RackNode {
     pub fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
         if HostAgent::is_control(pkt) {
             let mut buf = [0u8; MAX_ENVELOPE_LEN];
+            // What a probe's answer reports, as the firmware's engine does.
+            let capacity = 1u64
+                .checked_shl(self.board.slow().config().va_bits)
+                .unwrap_or(u64::MAX);
+            let pressure = self.pressure();
+            self.agent.set_node_facts(capacity, pressure);
             if let Some(b) = self.agent.datagram(pkt, self.board.epoch(), &mut buf) {
                 out(from, b);
             }
@@ -292,7 +315,20 @@ impl NodeAgent {
         node: SharedNode,
         interval: Duration,
     ) -> io::Result<NodeAgent> {
-        let mut c = Client::connect(controller)?;
+        Self::start_sealed(controller, None, id, addr, capacity, node, interval)
+    }
+
+    /// [`NodeAgent::start`] sealing its messages under the rack key `key`.
+    pub fn start_sealed(
+        controller: SocketAddr,
+        key: Option<clio_control::auth::RackKey>,
+        id: NodeId,
+        addr: SocketAddr,
+        capacity: u64,
+        node: SharedNode,
+        interval: Duration,
+    ) -> io::Result<NodeAgent> {
+        let mut c = Client::connect(controller)?.with_key(key);
         let boot_epoch = node.lock().board.epoch();
         let interval_ms = u64::try_from(interval.as_millis()).unwrap_or(u64::MAX);
         let mut link = Link::new(id, addr.into(), capacity, boot_epoch, interval_ms);
@@ -388,7 +424,16 @@ impl Drop for NodeAgent {
 /// Sends one control message to a memory node's data port and waits for the
 /// answer (bounded retries): how a mover sets a node's gate over UDP.
 pub fn call_node(node: SocketAddr, message: Message) -> io::Result<Message> {
-    let mut c = Client::connect(node)?;
+    call_node_sealed(node, None, message)
+}
+
+/// [`call_node`], sealed under the rack key `key` (`None`: bare).
+pub fn call_node_sealed(
+    node: SocketAddr,
+    key: Option<clio_control::auth::RackKey>,
+    message: Message,
+) -> io::Result<Message> {
+    let mut c = Client::connect(node)?.with_key(key);
     c.call(message)
         .map_err(|e| io::Error::new(e.kind(), format!("memory node {node}: {e}")))
 }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use clio_control::{Envelope, ErrorCode, Field, Message, MAX_ENVELOPE_LEN};
+use clio_control::auth::{self, FrameError, RackKey, ReplayGuard, Seal, Sealer};
+use clio_control::{Envelope, ErrorCode, Field, Message, NodeId, MAX_ENVELOPE_LEN};
 
 use crate::state::field_named;
 use crate::Rack;
@@ -30,6 +31,37 @@ pub struct Stats {
     pub dropped: u64,
     /// Nodes declared dead.
     pub declared_dead: u64,
+    /// Probes sent to `join = "probe"` nodes.
+    pub probes: u64,
+    /// Their `NodeInfo` answers taken (as hellos or heartbeats).
+    pub probe_answers: u64,
+    /// With a rack key: datagrams refused because their MAC did not verify.
+    pub unauthenticated: u64,
+    /// With a rack key: authentic requests refused as replays.
+    pub replayed: u64,
+}
+
+/// Senders (clients, nodes, movers) whose counters the controller remembers.
+pub const REPLAY_SENDERS: usize = 4096;
+
+/// A random 64-bit id (a sender's, for sealed frames).
+pub fn random_id() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    h.finish()
+}
+
+/// A sealer whose counter starts at the wall clock in µs (see `clio_control::auth`).
+pub fn new_sealer() -> Sealer {
+    let us = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX));
+    Sealer::new(random_id(), us)
 }
 
 /// The controller behind a UDP socket.
@@ -39,6 +71,23 @@ pub struct Service {
     rack: Rack,
     started: Instant,
     stats: Stats,
+    /// When the next round of probes is due (ms on the service's clock).
+    next_probe_ms: u64,
+    probe_id: u32,
+    /// Seals probes (with a rack key).
+    prober: Sealer,
+    prober_id: u64,
+    /// The last probe counter a node's authentic answer carried.
+    probe_seen: std::collections::HashMap<NodeId, u64>,
+    /// Requests' counters per sender (with a rack key).
+    guard: Box<ReplayGuard<REPLAY_SENDERS>>,
+}
+
+/// How often the `join = "probe"` nodes are probed: four times per
+/// `dead_after_ms` (so three lost probes in a row do not kill a node),
+/// between 10 ms and 1 s.
+pub fn probe_interval_ms(dead_after_ms: u64) -> u64 {
+    (dead_after_ms / 4).clamp(10, 1000)
 }
 
 impl Service {
@@ -47,11 +96,19 @@ impl Service {
     pub fn bind(addr: impl ToSocketAddrs, rack: Rack) -> io::Result<Service> {
         let socket = UdpSocket::bind(addr)?;
         socket.set_read_timeout(Some(POLL))?;
+        let mut prober = new_sealer();
+        let prober_id = prober.next_seal().sender;
         Ok(Service {
             socket,
             rack,
             started: Instant::now(),
             stats: Stats::default(),
+            next_probe_ms: 0,
+            probe_id: 0,
+            prober,
+            prober_id,
+            probe_seen: std::collections::HashMap::new(),
+            guard: Box::new(ReplayGuard::new()),
         })
     }
 
@@ -91,13 +148,123 @@ impl Service {
             Err(e) => return Err(e),
         }
         let now = self.now_ms();
+        if now >= self.next_probe_ms {
+            self.next_probe_ms =
+                now + probe_interval_ms(self.rack.controller().config().dead_after_ms);
+            self.probe();
+        }
         let dead = self.rack.tick(now).map_err(io::Error::other)?;
-        self.stats.declared_dead += dead.len() as u64;
+        self.stats.declared_dead += dead
+            .iter()
+            .filter(|e| matches!(e, crate::Event::Dead { .. }))
+            .count() as u64;
+        Ok(())
+    }
+
+    /// Sends one probe to every `join = "probe"` node (a lost one is
+    /// followed by the next round).
+    fn probe(&mut self) {
+        let key = self.key();
+        for (addr, m) in self.rack.probes() {
+            self.probe_id = self.probe_id.wrapping_add(1);
+            let mut out = [0u8; MAX_ENVELOPE_LEN];
+            let env = Envelope::new(self.probe_id, m);
+            let bytes = match &key {
+                Some(k) => auth::seal(&env, k, self.prober.next_seal(), &mut out),
+                None => env.encode(&mut out).map(|b| &*b),
+            };
+            if let Ok(bytes) = bytes {
+                if self.socket.send_to(bytes, addr).is_ok() {
+                    self.stats.probes += 1;
+                }
+            }
+        }
+    }
+
+    fn key(&self) -> Option<RackKey> {
+        self.rack.controller().config().key
+    }
+
+    /// A datagram under the rack key: MAC, then counter, then envelope;
+    /// refusals are sealed with the seal the datagram claims.
+    fn answer_sealed(
+        &mut self,
+        key: &RackKey,
+        datagram: &[u8],
+        from: SocketAddr,
+    ) -> io::Result<()> {
+        let mut out = [0u8; MAX_ENVELOPE_LEN];
+        let (env, seal) = match auth::open(datagram, key) {
+            Ok(x) => x,
+            Err(e) => {
+                if e == FrameError::Unauthenticated {
+                    self.stats.unauthenticated += 1;
+                }
+                if let Some(b) = auth::refusal(datagram, &e, key, &mut out) {
+                    let _ = self.socket.send_to(b, from);
+                }
+                self.stats.dropped += 1;
+                return Ok(());
+            }
+        };
+        if let Message::NodeInfo { node, .. } = env.message {
+            // The answer to one of our probes, newer than the last taken.
+            let last = self.probe_seen.get(&node).copied().unwrap_or(0);
+            if seal.sender != self.prober_id || seal.counter <= last {
+                self.stats.replayed += 1;
+                return Ok(());
+            }
+            let now = self.now_ms();
+            match self.rack.probe_answer(now, from, &env.message) {
+                Some(_) => {
+                    self.probe_seen.insert(node, seal.counter);
+                    self.stats.probe_answers += 1;
+                }
+                None => self.stats.dropped += 1,
+            }
+            return Ok(());
+        }
+        if !env.message.is_request() {
+            self.stats.dropped += 1;
+            return Ok(());
+        }
+        let reply = match self.guard.check(seal) {
+            Ok(()) => {
+                let now = self.now_ms();
+                self.rack.request(now, &env.message)
+            }
+            Err(_) => {
+                self.stats.replayed += 1;
+                Message::Refused {
+                    code: ErrorCode::Replayed,
+                    field: Field::FrameCounter,
+                }
+            }
+        };
+        let bytes = auth::seal(&Envelope::new(env.request_id, reply), key, seal, &mut out)
+            .map_err(io::Error::other)?;
+        match self.socket.send_to(bytes, from) {
+            Ok(_) => self.stats.answered += 1,
+            Err(_) => self.stats.dropped += 1,
+        }
         Ok(())
     }
 
     fn answer(&mut self, datagram: &[u8], from: SocketAddr) -> io::Result<()> {
+        if let Some(key) = self.key() {
+            return self.answer_sealed(&key, datagram, from);
+        }
         let (id, reply) = match Envelope::decode(datagram) {
+            Ok(env) if matches!(env.message, Message::NodeInfo { .. }) => {
+                // A probed node's answer: a hello or heartbeat on its behalf
+                // (nothing is sent back; the next probe carries the epoch).
+                let now = self.now_ms();
+                match self.rack.probe_answer(now, from, &env.message) {
+                    Some(_) => self.stats.probe_answers += 1,
+                    None => self.stats.dropped += 1,
+                }
+                return Ok(());
+            }
             Ok(env) if env.message.is_request() => {
                 let now = self.now_ms();
                 (env.request_id, self.rack.request(now, &env.message))
@@ -188,6 +355,9 @@ pub struct Client {
     pub timeout: Duration,
     /// Attempts before giving up.
     pub attempts: u32,
+    /// The rack key: requests are sealed, only sealed answers to them taken.
+    key: Option<RackKey>,
+    sealer: Sealer,
 }
 
 impl Client {
@@ -207,7 +377,16 @@ impl Client {
             next_id: 1,
             timeout: Duration::from_millis(200),
             attempts: 5,
+            key: None,
+            sealer: new_sealer(),
         })
+    }
+
+    /// Seals every request under `key` (the rack file's; `None`: bare
+    /// envelopes, an unauthenticated rack).
+    pub fn with_key(mut self, key: Option<RackKey>) -> Client {
+        self.key = key;
+        self
     }
 
     /// The address it talks to.
@@ -220,21 +399,35 @@ impl Client {
     pub fn call(&mut self, request: Message) -> io::Result<Message> {
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1);
-        let mut out = [0u8; MAX_ENVELOPE_LEN];
-        let bytes = Envelope::new(id, request)
-            .encode(&mut out)
-            .map_err(io::Error::other)?
-            .to_vec();
+        let env = Envelope::new(id, request);
         self.socket.set_read_timeout(Some(self.timeout))?;
         let mut buf = [0u8; MAX_ENVELOPE_LEN + 1];
         for _ in 0..self.attempts {
-            self.socket.send(&bytes)?;
+            // A retry is a new frame (a new counter): the receiver refuses
+            // the same frame twice.
+            let mut out = [0u8; MAX_ENVELOPE_LEN];
+            let mut sent: Option<Seal> = None;
+            let bytes = match &self.key {
+                Some(k) => {
+                    let s = self.sealer.next_seal();
+                    sent = Some(s);
+                    auth::seal(&env, k, s, &mut out).map_err(io::Error::other)?
+                }
+                None => &*env.encode(&mut out).map_err(io::Error::other)?,
+            };
+            self.socket.send(bytes)?;
             let deadline = Instant::now() + self.timeout;
             while Instant::now() < deadline {
                 match self.socket.recv(&mut buf) {
-                    Ok(n) => match Envelope::decode(&buf[..n]) {
-                        Ok(env) if env.request_id == id => return Ok(env.message),
-                        _ => continue,
+                    Ok(n) => match (&self.key, sent) {
+                        (Some(k), Some(s)) => match auth::open(&buf[..n], k) {
+                            Ok((e, got)) if got == s && e.request_id == id => return Ok(e.message),
+                            _ => continue,
+                        },
+                        _ => match Envelope::decode(&buf[..n]) {
+                            Ok(e) if e.request_id == id => return Ok(e.message),
+                            _ => continue,
+                        },
                     },
                     Err(e)
                         if matches!(

@@ -6,11 +6,11 @@
 //! from the log, so a restarted controller is the same state machine. Liveness (when
 //! a node was last heard, its pressure) is volatile and kept here directly.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use clio_control::{
-    ErrorCode, Field, Message, MoveOrder, NodeId, Placement, Pressure, Replicas, REGION_COUNT,
-    VREGION_BYTES,
+    ErrorCode, Field, Message, MigrationInfo, MigrationOutcome, MoveOrder, NodeId, Placement,
+    Pressure, Replicas, MAX_MIGRATION_LIST, REGION_COUNT, VREGION_BYTES,
 };
 use serde::{Deserialize, Serialize};
 
@@ -74,6 +74,30 @@ pub enum Event {
         /// vRegion index.
         region: u32,
     },
+    /// A migration of `region` from `from` to `to` began (`clio rack status`).
+    MigrationStarted {
+        /// The controller's id for it.
+        id: u32,
+        /// vRegion index.
+        region: u32,
+        /// Giver's name.
+        from: String,
+        /// Taker's name.
+        to: String,
+        /// Bytes to copy.
+        total_bytes: u64,
+        /// When (Unix ms, the controller's clock).
+        at_unix_ms: u64,
+    },
+    /// Migration `id` ended (`Completed` in the same change as its `Moved`).
+    MigrationEnded {
+        /// Its id.
+        id: u32,
+        /// How.
+        outcome: MigrationOutcome,
+        /// When (Unix ms).
+        at_unix_ms: u64,
+    },
 }
 
 /// An event that cannot apply to the current state (a log written against another
@@ -101,6 +125,10 @@ pub enum ApplyError {
     /// The region index is out of range.
     #[error("region {0} is out of range (max {max})", max = REGION_COUNT - 1)]
     RegionOutOfRange(u32),
+    /// A migration event that does not fit the open migrations (an id
+    /// reused, or the end of one that is not open).
+    #[error("migration {0}: event does not fit the open migrations")]
+    Migration(u32),
     /// Epochs only grow.
     #[error("node '{node}': epoch {epoch} does not follow {current}")]
     EpochNotNewer {
@@ -174,7 +202,31 @@ pub struct Controller {
     /// Replicated regions that lost a copy and have no backup yet (derived from
     /// the logged failover events): what re-replication plans from.
     degraded: std::collections::BTreeSet<u32>,
+    /// Open migrations by id (durable, with volatile progress and liveness).
+    migrations: BTreeMap<u32, OpenMigration>,
+    /// The most recent ended migrations, newest first (at most [`RECENT_MIGRATIONS`]).
+    ended: VecDeque<MigrationInfo>,
+    /// The next migration id (one above the highest logged).
+    next_migration: u32,
+    /// The wall clock (Unix ms) the caller last gave ([`Controller::set_wall_clock`]):
+    /// stamped into migration events for `clio rack status`.
+    wall_ms: u64,
+    /// The id and time (caller's clock) of the last `MigrationBegin` decided:
+    /// when its event applies, that is when its mover was last heard.
+    begun: Option<(u32, u64)>,
 }
+
+/// An open migration: its record, and when its mover was last heard (volatile).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OpenMigration {
+    /// As `clio rack status` shows it.
+    pub info: MigrationInfo,
+    /// When its mover last reported (ms, the caller's clock; set at a restart).
+    pub last_heard_ms: Option<u64>,
+}
+
+/// Ended migrations the controller keeps for `clio rack status`.
+pub const RECENT_MIGRATIONS: usize = 16;
 
 /// A region's use as its owner reported it (volatile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -211,6 +263,42 @@ impl Controller {
             backups: BTreeMap::new(),
             usage: BTreeMap::new(),
             degraded: std::collections::BTreeSet::new(),
+            migrations: BTreeMap::new(),
+            ended: VecDeque::new(),
+            next_migration: 1,
+            wall_ms: 0,
+            begun: None,
+        }
+    }
+
+    /// Sets the wall clock (Unix ms) stamped into the migration events of
+    /// later decisions (volatile; the state machine has no clock of its own).
+    pub fn set_wall_clock(&mut self, unix_ms: u64) {
+        self.wall_ms = unix_ms;
+    }
+
+    /// Open migrations, ascending id.
+    pub fn open_migrations(&self) -> impl Iterator<Item = &OpenMigration> + '_ {
+        self.migrations.values()
+    }
+
+    /// Ended migrations, newest first.
+    pub fn ended_migrations(&self) -> impl Iterator<Item = &MigrationInfo> + '_ {
+        self.ended.iter()
+    }
+
+    fn open_migration_of(&self, region: u32) -> Option<u32> {
+        self.migrations
+            .values()
+            .find(|m| m.info.region == region)
+            .map(|m| m.info.id)
+    }
+
+    fn end_event(&self, id: u32, outcome: MigrationOutcome) -> Event {
+        Event::MigrationEnded {
+            id,
+            outcome,
+            at_unix_ms: self.wall_ms,
         }
     }
 
@@ -509,6 +597,59 @@ impl Controller {
                 self.degraded.insert(*region);
                 self.state_mut(b).regions -= 1;
             }
+            Event::MigrationStarted {
+                id,
+                region,
+                from,
+                to,
+                total_bytes,
+                at_unix_ms,
+            } => {
+                let (from, to) = (self.id_of(from)?, self.id_of(to)?);
+                if *region >= REGION_COUNT {
+                    return Err(ApplyError::RegionOutOfRange(*region));
+                }
+                if *id < self.next_migration || self.migrations.contains_key(id) {
+                    return Err(ApplyError::Migration(*id));
+                }
+                self.next_migration = id.saturating_add(1);
+                // Live: heard at the decision; replayed: `start_clock` sets it.
+                let last_heard_ms = self.begun.take().filter(|b| b.0 == *id).map(|b| b.1);
+                self.migrations.insert(
+                    *id,
+                    OpenMigration {
+                        info: MigrationInfo {
+                            id: *id,
+                            region: *region,
+                            from,
+                            to,
+                            total_bytes: *total_bytes,
+                            copied_bytes: Some(0),
+                            started_unix_ms: *at_unix_ms,
+                            ended_unix_ms: None,
+                            outcome: MigrationOutcome::InProgress,
+                        },
+                        last_heard_ms,
+                    },
+                );
+            }
+            Event::MigrationEnded {
+                id,
+                outcome,
+                at_unix_ms,
+            } => {
+                if *outcome == MigrationOutcome::InProgress {
+                    return Err(ApplyError::Migration(*id));
+                }
+                let Some(m) = self.migrations.remove(id) else {
+                    return Err(ApplyError::Migration(*id));
+                };
+                let mut info = m.info;
+                info.ended_unix_ms = Some(*at_unix_ms);
+                info.outcome = *outcome;
+                self.ended.push_front(info);
+                self.ended.truncate(RECENT_MIGRATIONS);
+            }
         }
         Ok(())
     }
@@ -520,6 +661,13 @@ impl Controller {
             if st.is_live() {
                 st.last_heard_ms = Some(now_ms);
             }
+        }
+        // The same for open migrations: a mover that outlived the restart
+        // reports again (or commits) within the timeout, else it is closed.
+        for m in self.migrations.values_mut() {
+            m.last_heard_ms = Some(now_ms);
+            // Progress is not logged: unknown until the mover reports again.
+            m.info.copied_bytes = None;
         }
     }
 
@@ -551,6 +699,16 @@ impl Controller {
         let ids: Vec<NodeId> = dead.iter().map(|(id, _)| *id).collect();
         let mut events: Vec<Event> = dead.into_iter().map(|(_, e)| e).collect();
         events.extend(self.failover_events(&ids));
+        // Open migrations whose mover fell silent: the source stays the owner
+        // (only a `MoveRegion` switches it), so the record closes `TimedOut`.
+        let timeout = self.config.migration_timeout_ms;
+        for m in self.migrations.values() {
+            if m.last_heard_ms
+                .is_none_or(|t| now_ms.saturating_sub(t) > timeout)
+            {
+                events.push(self.end_event(m.info.id, MigrationOutcome::TimedOut));
+            }
+        }
         events
     }
 
@@ -748,17 +906,92 @@ impl Controller {
                 for n in [from, to] {
                     self.state_mut(n).settle_until_ms = now_ms + SETTLE_MS;
                 }
+                let mut events = vec![Event::Moved {
+                    region,
+                    node: self.name_of(to).to_string(),
+                }];
+                // The commit ends the region's open migration in the same
+                // logged change: a crash cannot leave it half.
+                if let Some(id) = self.open_migration_of(region) {
+                    events.push(self.end_event(id, MigrationOutcome::Completed));
+                }
                 Decision {
                     reply: Message::Owner(Placement {
                         region,
                         node: to,
                         epoch,
                     }),
-                    events: vec![Event::Moved {
+                    events,
+                }
+            }
+            Message::MigrationBegin {
+                region,
+                from,
+                to,
+                total_bytes,
+            } => {
+                if self.node(from).is_none() {
+                    return Decision::refuse(ErrorCode::UnknownNode, Field::MoveFrom);
+                }
+                if self.node(to).is_none() {
+                    return Decision::refuse(ErrorCode::UnknownNode, Field::MoveTo);
+                }
+                match self.owner(region) {
+                    None => {
+                        return Decision::refuse(ErrorCode::NotAssigned, Field::MigrationRegion)
+                    }
+                    Some(o) if o != from => {
+                        return Decision::refuse(ErrorCode::NotOwner, Field::MoveFrom)
+                    }
+                    Some(_) => {}
+                }
+                if self.open_migration_of(region).is_some() {
+                    return Decision::refuse(ErrorCode::Busy, Field::MigrationRegion);
+                }
+                let id = self.next_migration;
+                self.begun = Some((id, now_ms));
+                Decision {
+                    reply: Message::MigrationId { id },
+                    events: vec![Event::MigrationStarted {
+                        id,
                         region,
-                        node: self.name_of(to).to_string(),
+                        from: self.name_of(from).to_string(),
+                        to: self.name_of(to).to_string(),
+                        total_bytes,
+                        at_unix_ms: self.wall_ms,
                     }],
                 }
+            }
+            Message::MigrationProgress { id, copied_bytes } => match self.migrations.get_mut(&id) {
+                Some(m) => {
+                    m.info.copied_bytes = Some(copied_bytes);
+                    m.last_heard_ms = Some(now_ms);
+                    Decision::read(Message::Ack { epoch: 0 })
+                }
+                None => Decision::refuse(ErrorCode::NotAssigned, Field::MigrationId),
+            },
+            Message::MigrationEnd { id, outcome } => {
+                if !self.migrations.contains_key(&id) {
+                    return Decision::refuse(ErrorCode::NotAssigned, Field::MigrationId);
+                }
+                Decision {
+                    reply: Message::Ack { epoch: 0 },
+                    events: vec![self.end_event(id, outcome)],
+                }
+            }
+            Message::Migrations { from } => {
+                let all: Vec<MigrationInfo> = self
+                    .migrations
+                    .values()
+                    .map(|m| m.info)
+                    .chain(self.ended.iter().copied())
+                    .collect();
+                let start = (from as usize).min(all.len());
+                let end = (start + MAX_MIGRATION_LIST).min(all.len());
+                Decision::read(Message::MigrationList {
+                    entries: all[start..end].iter().copied().collect(),
+                    next: (end < all.len()).then_some(end as u32),
+                })
             }
             Message::NodeStatus { node } => match self.node(node) {
                 Some(st) => Decision::read(Message::NodeReport {
@@ -856,6 +1089,7 @@ impl Controller {
             | Message::Register { .. }
             | Message::FindSpace { .. }
             | Message::TakeDirty { .. }
+            | Message::Probe { .. }
             | Message::Chunks { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
             Message::Welcome { .. }
             | Message::NodeReport { .. }
@@ -870,6 +1104,9 @@ impl Controller {
             | Message::MovePlan(_)
             | Message::ReplicaPlan(_)
             | Message::Dirty { .. }
+            | Message::MigrationId { .. }
+            | Message::MigrationList { .. }
+            | Message::NodeInfo { .. }
             | Message::Refused { .. } => Decision::refuse(ErrorCode::NotARequest, Field::Message),
         }
     }

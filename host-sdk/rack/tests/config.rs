@@ -37,7 +37,7 @@ fn a_good_file_loads_with_defaults() {
 #[test]
 fn unknown_keys_name_the_node_and_key() {
     let e = err(&GOOD.replace("capacity = \"2 GiB\"", "capacity = \"2 GiB\"\nport = 1"));
-    assert_eq!(e, "racks/lab.toml: unknown key 'node[0].port' (node 'mn0') (known keys here: name, address, capacity)");
+    assert_eq!(e, "racks/lab.toml: unknown key 'node[0].port' (node 'mn0') (known keys here: name, address, capacity, join)");
     let e = err(&format!(
         "[controller]\nlisten = \"127.0.0.1:7800\"\nlog = \"x\"\n{GOOD}"
     ));

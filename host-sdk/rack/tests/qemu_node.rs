@@ -1,0 +1,233 @@
+//! The firmware as a rack node: the real firmware image in QEMU's ZynqMP
+//! model (its slow path, with the rack agent) behind the fast-path model,
+//! served over UDP (`clio_emu::QemuBoard`). Its fast path only answers
+//! senders, so it joins with `join = "probe"`: the controller probes it, the
+//! probes reach the firmware's `RackAgent` over the rings (CONTROL_REQ /
+//! CONTROL_REPLY), and its answers register it and keep it alive. QEMU
+//! stopped (SIGSTOP) stops the answers: the node is declared dead; QEMU
+//! resumed (SIGCONT), the same incarnation answers with its fenced epoch and
+//! is registered anew above the fence.
+//!
+//! Needs `qemu-system-aarch64` (`$QEMU` or `PATH`); without it the test
+//! prints why and passes, except under CI (`CI` set), where it fails. The
+//! image is `$CLIO_COSIM_IMAGE`, or built here for
+//! `board-configs/emulator.toml` (as `clio-emu`'s co-simulation tests do).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clio_config::BoardConfig;
+use clio_control::{Envelope, ErrorCode, Field, Message, MAX_ENVELOPE_LEN};
+use clio_emu::qemu::{find_qemu, QemuOptions};
+use clio_emu::{ClientId, Engine, QemuBoard, ServeOptions};
+use clio_rack::service::{Client, Service};
+use clio_rack::Rack;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn board() -> BoardConfig {
+    clio_config::load(root().join("board-configs/emulator.toml")).expect("emulator.toml loads")
+}
+
+fn qemu_or_skip() -> Option<PathBuf> {
+    if let Some(q) = find_qemu() {
+        return Some(q);
+    }
+    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
+    assert!(
+        !ci,
+        "CI: qemu-system-aarch64 is required for the firmware rack node test"
+    );
+    eprintln!("skipping the firmware rack node: qemu-system-aarch64 not found");
+    None
+}
+
+/// The firmware ELF for the emulator board config (built in the directory
+/// `ci/suites/40-cosim-qemu.sh` and `clio-emu`'s tests use).
+fn image() -> PathBuf {
+    if let Some(p) = std::env::var_os("CLIO_COSIM_IMAGE") {
+        return PathBuf::from(p);
+    }
+    let target_dir = std::env::var_os("CLIO_COSIM_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| root().join("target"))
+                .join("cosim-image")
+        });
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(root())
+        .env(
+            "CLIO_BOARD_CONFIG",
+            root().join("board-configs/emulator.toml"),
+        )
+        .env("CARGO_TARGET_DIR", &target_dir)
+        .args([
+            "build",
+            "-q",
+            "--manifest-path",
+            "firmware-arm/image/Cargo.toml",
+            "--target",
+            "aarch64-unknown-none",
+            "--release",
+        ])
+        .status()
+        .expect("running cargo to build the firmware image");
+    assert!(status.success(), "building the firmware image failed");
+    target_dir.join("aarch64-unknown-none/release/clio-firmware")
+}
+
+/// The QEMU-backed board, shared by its UDP server and the test.
+#[derive(Clone)]
+struct Shared(Arc<Mutex<QemuBoard>>);
+
+impl Engine for Shared {
+    fn handle(&mut self, from: ClientId, p: &[u8], out: &mut dyn FnMut(ClientId, &[u8])) {
+        self.0.lock().unwrap().handle(from, p, out)
+    }
+    fn poll(&mut self, out: &mut dyn FnMut(ClientId, &[u8])) -> Option<Duration> {
+        self.0.lock().unwrap().poll(out)
+    }
+}
+
+fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(st.success(), "kill {sig} {pid}");
+}
+
+/// Waits (bounded) until node 1's report satisfies `ok`: (epoch, live).
+fn report_until(c: &mut Client, what: &str, ok: impl Fn(u32, bool) -> bool) -> (u32, bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Message::NodeReport { epoch, live, .. } =
+            c.call(Message::NodeStatus { node: 1 }).unwrap()
+        {
+            if ok(epoch, live) {
+                return (epoch, live);
+            }
+        }
+        assert!(Instant::now() < deadline, "{what}: not within 30 s");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// Asks the firmware directly (a probe with epoch 0 changes nothing) which
+/// node id and epoch it holds.
+fn firmware_identity(node: std::net::SocketAddr) -> (u16, u32, u32) {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = [0u8; MAX_ENVELOPE_LEN];
+    let req = Envelope::new(77, Message::Probe { node: 1, epoch: 0 })
+        .encode(&mut buf)
+        .unwrap()
+        .to_vec();
+    s.send_to(&req, node).unwrap();
+    let mut got = [0u8; 2048];
+    let n = s.recv(&mut got).expect("the firmware answers a probe");
+    let env = Envelope::decode(&got[..n]).unwrap();
+    assert_eq!(env.request_id, 77);
+    match env.message {
+        Message::NodeInfo {
+            node,
+            epoch,
+            boot_epoch,
+            ..
+        } => (node, epoch, boot_epoch),
+        other => panic!("a NodeInfo, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_firmware_joins_by_probe_is_declared_dead_when_stopped_and_fenced_when_back() {
+    let Some(qemu) = qemu_or_skip() else { return };
+    let cfg = board();
+    let mut opts = QemuOptions::new(image(), cfg);
+    opts.qemu = qemu;
+    let b = QemuBoard::launch(opts).expect("the firmware boots in QEMU");
+    let qemu_pid = b.firmware_pid();
+    let fw = Shared(Arc::new(Mutex::new(b)));
+    let server = clio_emu::spawn(
+        fw.clone(),
+        "127.0.0.1:0".parse().unwrap(),
+        ServeOptions::for_board(&cfg),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let text = format!(
+        "[controller]\ndead_after_ms = 1000\n\
+         [[node]]\nname = \"zcu106-qemu\"\naddress = \"{}\"\ncapacity = \"4 GiB\"\njoin = \"probe\"\n",
+        server.addr()
+    );
+    let rack_cfg = clio_rack::config::load_str("rack.toml", &text).unwrap();
+    let (rack, _) = Rack::open(rack_cfg, dir.path().join("rack.log"), 0).unwrap();
+    let svc = Service::bind("127.0.0.1:0", rack).unwrap().spawn().unwrap();
+    let mut c = Client::connect(svc.addr()).unwrap();
+
+    // Registered from the firmware's answers, and it learned its epoch.
+    let (e1, _) = report_until(&mut c, "registered", |e, live| e > 0 && live);
+    assert_eq!(e1, 1);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let boot = loop {
+        let (node, epoch, boot) = firmware_identity(server.addr());
+        if (node, epoch) == (1, e1) {
+            break boot;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "firmware holds ({node}, {epoch})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Kept alive past several death verdict delays.
+    std::thread::sleep(Duration::from_millis(3000));
+    assert_eq!(report_until(&mut c, "alive", |_, live| live), (e1, true));
+
+    // QEMU stops: no answers, declared dead, epoch fenced.
+    signal(qemu_pid, "-STOP");
+    let (fence, _) = report_until(&mut c, "declared dead", |_, live| !live);
+    assert!(fence > e1);
+    // QEMU resumes: the same boot answers its old epoch, is registered anew.
+    signal(qemu_pid, "-CONT");
+    let (e3, _) = report_until(&mut c, "back", |_, live| live);
+    assert!(e3 > fence, "{e3} > {fence}");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (node, epoch, b) = firmware_identity(server.addr());
+        assert_eq!(b, boot, "the same incarnation");
+        if (node, epoch) == (1, e3) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "firmware holds ({node}, {epoch})"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // The old incarnation's epoch is fenced.
+    let stale = Message::Heartbeat {
+        node: 1,
+        epoch: e1,
+        pressure: clio_control::Pressure {
+            used_bytes: 0,
+            free_bytes: 1,
+        },
+    };
+    assert_eq!(
+        c.call(stale).unwrap(),
+        Message::Refused {
+            code: ErrorCode::StaleEpoch,
+            field: Field::HeartbeatEpoch
+        }
+    );
+    let stats = svc.stop().unwrap().stats();
+    assert!(stats.probe_answers > 5, "{stats:?}");
+    server.stop().unwrap();
+}
