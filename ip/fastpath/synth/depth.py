@@ -19,7 +19,7 @@ LUT plus the general-interconnect hop that feeds it):
   dedicated carry route, a few tens of ps per cell). A 64-bit compare is then
   its LUT level plus one, not plus eight as a per-cell count would say.
   Every input of a carry cell is taken to reach every output (conservative).
-* INV, BUFG and friends: 0 levels.
+* INV, buffers, VCC/GND: 0 levels.
 * DSP48E2 with PREG = 0: taken as combinational from every input to every
   output (its input registers, if any, ignored: conservative), one level,
   named in the path (a combinational DSP is much slower than a LUT); with
@@ -55,7 +55,7 @@ LATCH = re.compile(r"LD[CP]E?(_1)?$")
 LUTRAM = re.compile(r"RAM(32|64|128|256|512)X\d+[SD](_1)?$|RAM(32|64)M(16|8)?$|RAM32X16DR8$|RAM64X8SW$|SRL(C)?(16|32)E$")
 BLOCK = re.compile(r"RAMB(18|36)E[12]$|FIFO(18|36)E[12]$|URAM288(_BASE)?$")
 DSP = re.compile(r"DSP48E[12]$")
-ZERO = re.compile(r"INV$|BUF$|BUFG(CE)?$|IBUF$|OBUF$")
+ZERO = re.compile(r"INV$|BUF$|BUFG(CE)?$|IBUF$|OBUF$|VCC$|GND$")
 CLOCK_PORTS = re.compile(r"C$|CLK$|WCLK$|CLKARDCLK$|CLKBWRCLK$|RDCLK$|WRCLK$|CLK[AB]$|G$")
 ASYNC_PORTS = {"CLR", "PRE"}
 LUTRAM_ADDR = re.compile(r"(A\d*|DPRA\d*|ADDR[A-H])$")
