@@ -274,8 +274,8 @@ def measure(module):
                         yield ("reg", cname, c["type"], p, b)
         for p, d in g.ports.items():
             if d["direction"] in ("output", "inout"):
-                for b in d["bits"]:
-                    yield ("out", None, "output port", p, b)
+                for i, b in enumerate(d["bits"]):
+                    yield ("out", None, "output port", p if len(d["bits"]) == 1 else f"{p}[{i}]", b)
 
     best = {}
     hist = Counter()
@@ -296,7 +296,8 @@ def measure(module):
         a, cname, ctype, port, b = best[key]
         start, steps = trace(key.split("_")[0], b)
         steps.reverse()
-        end = {"cell": cname, "type": ctype, "port": port, "net": g.name(b)}
+        # An output port is named by itself (two ports may share one net).
+        end = {"cell": cname, "type": ctype, "port": port, "net": g.name(b) if cname else port}
         q = g.cells[cname].get("connections", {}).get("Q") if cname else None
         if q:  # a flip-flop: name the register it loads, not only its D net
             end["register"] = g.name(q[0])
