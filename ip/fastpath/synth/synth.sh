@@ -36,7 +36,6 @@ fi
 flags="-family xcup -noiopad -flatten"
 if [ -n "${NOWIDELUT:-}" ]; then flags="$flags -nowidelut"; set_name="$set_name, -nowidelut"; fi
 python3 "$here/yosys_prep.py" "$rtl/clio_pkg.sv" "$work/src" "$rtl"/clio_*.sv
-all=$(cd "$work/src" && ls clio_*.sv | grep -v -e clio_pkg -e clio_axi_ram -e clio_fastpath_sim | tr '\n' ' ')
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check clio_free_pa_fifo
          clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma clio_resp_builder clio_axi_arbiter
          clio_data_mover)
@@ -59,9 +58,12 @@ run_one() {
             techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; alumacc; opt; memory -nomap; opt_clean;
             synth_xilinx $flags -top $m -run map_memory:"
     fi
-    local t0=$SECONDS
+    local t0=$SECONDS files
+    # Only the files the module needs (synth/deps.py): parsing every source cost
+    # a small module most of its time.
+    files=$(python3 "$here/deps.py" "$work/src" clio_pkg.sv "$m") || return 0
     (cd "$work/src" && timeout "${SYNTH_TIMEOUT:-1500}" yosys -q -l "$work/$m.log" -p \
-        "read_verilog -sv clio_pkg.sv $all; chparam $params $m; $script; tee -o $work/$m.stat stat; write_json $work/$m.json" \
+        "read_verilog -sv $files; chparam $params $m; $script; tee -o $work/$m.stat stat; write_json $work/$m.json" \
         > /dev/null 2>&1) || echo "synthesis of $m failed or timed out (log $work/$m.log)" >&2
     echo $((SECONDS - t0)) > "$work/$m.seconds"
     # Deepest logic level of the mapped netlist (synth/depth.py: LUT levels
@@ -74,7 +76,7 @@ run_one() {
 }
 export -f run_one
 keep="${WORK:-}"
-export work all flags top_params tlb_params dd_params rb_params here keep
+export work flags top_params tlb_params dd_params rb_params here keep
 cut -d' ' -f1-3 /proc/loadavg > "$work/load.start"
 printf '%s\n' "${modules[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
 cut -d' ' -f1-3 /proc/loadavg > "$work/load.end"
