@@ -82,9 +82,13 @@ def param_int(cell, name, default=0):
 def pick_top(doc, top):
     mods = doc.get("modules", {})
     if top:
-        if top not in mods:
-            raise NetlistError(f"module {top!r} not in the netlist (has {sorted(mods)[:8]})")
-        return top, mods[top]
+        if top in mods:
+            return top, mods[top]
+        # chparam renames a module to $paramod\NAME\PARAM=VALUE...
+        named = [n for n in mods if n.startswith(f"$paramod\\{top}\\")]
+        if len(named) == 1:
+            return named[0], mods[named[0]]
+        raise NetlistError(f"module {top!r} not in the netlist (has {sorted(mods)[:8]})")
     tops = [n for n, m in mods.items() if param_int({"parameters": m.get("attributes", {})}, "top")]
     if len(tops) == 1:
         return tops[0], mods[tops[0]]

@@ -207,6 +207,14 @@ def cell(t, conns, dirs):
     return {"type": t, "parameters": {}, "connections": conns, "port_directions": dirs}
 
 
+class Naming(unittest.TestCase):
+    def test_chparam_module_found_by_its_name(self):
+        doc = {"modules": {"$paramod\\m\\N=1": {"cells": {}}, "LUT1": {}}}
+        self.assertEqual(depth.pick_top(doc, "m")[0], "$paramod\\m\\N=1")
+        with self.assertRaisesRegex(depth.NetlistError, "not in the netlist"):
+            depth.pick_top(doc, "n")
+
+
 class Errors(unittest.TestCase):
     def test_unknown_cell_is_named(self):
         m = {"ports": {}, "netnames": {},
