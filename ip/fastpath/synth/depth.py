@@ -113,7 +113,9 @@ class Graph:
                 if isinstance(b, str):
                     continue
                 label = name if len(bits) == 1 else f"{name}[{i + net.get('offset', 0)}]"
-                key = (hidden, len(label))
+                # Public names first, the longest (an alias like `o` for `out_ptr_reg`, or
+                # a flattened instance path, says less); among internal ones the shortest.
+                key = (hidden, len(label) if hidden else -len(label))
                 if b not in self.names or key < self.names[b][0]:
                     self.names[b] = (key, label)
         self.driver = {}  # bit -> (cell name or None for an input port, port)
