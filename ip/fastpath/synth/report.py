@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Collect yosys `stat` output per module into report.json and print it next to
-Clio's Fig. 19 (resource shares of a ZU7EV)."""
+"""Collect yosys `stat` output and depth.py's deepest logic level per module
+into report.json and print it next to Clio's Fig. 19 (resource shares of a
+ZU7EV), with one README table row per module."""
 
 import json
 import re
@@ -12,7 +13,16 @@ ZU7EV = {"lut": 230400, "ff": 460800, "bram36": 312, "uram": 96, "dsp": 1728}
 # Fig. 19 of the Clio paper: share of the ZU7EV's logic used by each part.
 PAPER = {"VirtMem": 0.023, "NetStack": "small (a few percent)"}
 
+
+def load(name):
+    try:
+        return open(f"{work}/{name}").read().strip()
+    except OSError:
+        return None
+
+
 report = {"tool": f"yosys 0.23 synth_xilinx {flags}", "parameters": param_set,
+          "load_average_start_end": [load("load.start"), load("load.end")],
           "device": "xczu7ev", "device_capacity": ZU7EV, "paper_fig19_share": PAPER, "modules": {}}
 for m in modules:
     try:
@@ -35,6 +45,22 @@ for m in modules:
     report["modules"][m] = {"lut": lut, "ff": ff, "lutram": lutram, "bram36": bram, "dsp": dsp,
                             "carry": carry, "lut_share_of_zu7ev": round(lut / ZU7EV["lut"], 5),
                             "synth_seconds": seconds, "cells": cells}
+    # Deepest logic level (synth/depth.py): LUT levels, the path's ends and its cell mix.
+    try:
+        d = json.load(open(f"{work}/{m}.depth.json"))
+    except (OSError, ValueError):
+        report["modules"][m]["depth"] = {"error": "not measured (depth.py failed or no netlist)"}
+        continue
+    paths = {}
+    for key in ("reg_to_reg", "in_to_reg", "reg_to_out", "in_to_out"):
+        if key in d:
+            p = d[key]
+            paths[key] = {"levels": p["levels"], "from": p["start"]["net"],
+                          "to": p["end"].get("register", p["end"]["net"]),
+                          "to_cell": f"{p['end']['type']}.{p['end']['port']}", "cells": p["cells"],
+                          "nets": [st["net"] for st in p["steps"]]}
+    report["modules"][m]["depth"] = {"levels": d["levels"], "rules": d["rules"], "paths": paths,
+                                     "reg_to_reg_endpoint_histogram": d["reg_to_reg_endpoint_histogram"]}
 # Groups as in Fig. 19 (sums of the units; clio_fault_unit contains clio_free_pa_fifo,
 # clio_ring_dma contains clio_desc_check).
 GROUPS = {"VirtMem": ["clio_tlb", "clio_bucket_hash", "clio_pt_fetch", "clio_perm_check", "clio_fault_unit"],
@@ -55,16 +81,38 @@ for g, ms in GROUPS.items():
     report["groups"][g] = {"modules": ms, "lut": lut, "ff": sum(r["ff"] for r in got),
                            "lut_share_of_zu7ev": round(lut / ZU7EV["lut"], 5)}
 json.dump(report, open(out, "w"), indent=1, sort_keys=True)
-print(f"{'module':22} {'LUT':>8} {'FF':>8} {'LUTRAM':>7} {'BRAM36':>7} {'DSP':>5} {'LUT%ZU7EV':>10}")
+print(f"{'module':22} {'LUT':>8} {'FF':>8} {'LUTRAM':>7} {'BRAM36':>7} {'DSP':>5} {'LUT%ZU7EV':>10} {'levels':>6}")
 for m, r in report["modules"].items():
     if "error" in r:
         print(f"{m:22} {r['error']}")
         continue
-    print(f"{m:22} {r['lut']:8} {r['ff']:8} {r['lutram']:7} {r['bram36']:7} {r['dsp']:5} {100 * r['lut_share_of_zu7ev']:9.2f}%")
+    print(f"{m:22} {r['lut']:8} {r['ff']:8} {r['lutram']:7} {r['bram36']:7} {r['dsp']:5} "
+          f"{100 * r['lut_share_of_zu7ev']:9.2f}% {r['depth'].get('levels', '?'):>6}")
 for g, r in report["groups"].items():
     if "error" in r:
         print(f"group {g}: {r['error']}")
     else:
         print(f"group {g:30} {r['lut']:8} LUT {r['ff']:8} FF {100 * r['lut_share_of_zu7ev']:6.2f}% of the ZU7EV LUTs")
+
+def worst(r):
+    """The module's deepest path of any class (first of equals in reg_to_reg, in_to_reg, ... order)."""
+    ps = [(p["levels"], -i, k, p) for i, (k, p) in enumerate(r["depth"].get("paths", {}).items())]
+    if not ps:
+        return None
+    _, _, k, p = max(ps, key=lambda t: t[:2])
+    return dict(p, cls=k)
+
+
+print("\nREADME rows (module | LUT | FF | LUT-RAM | BRAM36 | DSP | levels | deepest path):")
+for m, r in report["modules"].items():
+    if "error" in r:
+        continue
+    p = worst(r)
+    path = "not measured" if p is None else (
+        f"{p['cls'].replace('_', ' ')}: `{p['from']}` → `{p['to']}` ({p['to_cell']}; "
+        + ", ".join(f"{n} {t}" for t, n in p["cells"].items()) + ")")
+    levels = "?" if p is None else p["levels"]
+    print(f"| {m} | {r['lut']} | {r['ff']} | {r['lutram']} | {r['bram36']} | {r['dsp']} | {levels} | {path} |")
+print(f"load average (1, 5, 15 min) at start / end: {report['load_average_start_end']}")
 print(f"paper (Fig. 19): VirtMem {100 * PAPER['VirtMem']:.1f}% of the ZU7EV, NetStack small; parameters: {param_set}")
 print(f"wrote {out}")

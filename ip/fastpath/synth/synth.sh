@@ -14,12 +14,18 @@
 #   SYNTH_TIMEOUT=S  per-module cap in seconds (default 1500)
 #   MODULES="a b"    only these modules (ci/suites/35-synth.sh runs a small set)
 #   REPORT=path      write the JSON there instead of synth/report.json
+#   RTL=dir          synthesize the sources in dir (e.g. an older checkout's ip/fastpath/rtl)
+#   WORK=dir         keep the logs, stats and netlists (MODULE.json) there instead of a mktemp dir
+#                    (without it the netlists are deleted once measured)
+# Each module's deepest logic level (synth/depth.py on yosys' write_json netlist)
+# goes into the report beside LUT/FF/BRAM. synth/top.sh runs the top alone.
 #   synth/synth.sh [JOBS]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-rtl="$here/../rtl"
+rtl="${RTL:-$here/../rtl}"
 jobs="${1:-2}"
-work="$(mktemp -d /tmp/clio-synth.XXXXXX)"
+work="${WORK:-$(mktemp -d /tmp/clio-synth.XXXXXX)}"
+mkdir -p "$work"
 if [ -n "${FULL:-}" ]; then
     top_params="-set TLB_ENTRIES 64 -set DEDUP_ENTRIES 64 -set FIFO_DEPTH 32 -set PKT_BEATS 24"
     tlb_params="-set ENTRIES 64"; dd_params="-set ENTRIES 64"; rb_params="-set BEATS 24"; set_name="board defaults"
@@ -30,7 +36,6 @@ fi
 flags="-family xcup -noiopad -flatten"
 if [ -n "${NOWIDELUT:-}" ]; then flags="$flags -nowidelut"; set_name="$set_name, -nowidelut"; fi
 python3 "$here/yosys_prep.py" "$rtl/clio_pkg.sv" "$work/src" "$rtl"/clio_*.sv
-all=$(cd "$work/src" && ls clio_*.sv | grep -v -e clio_pkg -e clio_axi_ram -e clio_fastpath_sim | tr '\n' ' ')
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check clio_free_pa_fifo
          clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma clio_resp_builder clio_axi_arbiter
          clio_data_mover clio_session_table clio_hit_lane)
@@ -53,13 +58,26 @@ run_one() {
             techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; alumacc; opt; memory -nomap; opt_clean;
             synth_xilinx $flags -top $m -run map_memory:"
     fi
-    local t0=$SECONDS
+    local t0=$SECONDS files
+    # Only the files the module needs (synth/deps.py): parsing every source cost
+    # a small module most of its time.
+    files=$(python3 "$here/deps.py" "$work/src" clio_pkg.sv "$m") || return 0
     (cd "$work/src" && timeout "${SYNTH_TIMEOUT:-1500}" yosys -q -l "$work/$m.log" -p \
-        "read_verilog -sv clio_pkg.sv $all; chparam $params $m; $script; tee -o $work/$m.stat stat" \
+        "read_verilog -sv $files; chparam $params $m; $script; tee -o $work/$m.stat stat; write_json $work/$m.json" \
         > /dev/null 2>&1) || echo "synthesis of $m failed or timed out (log $work/$m.log)" >&2
     echo $((SECONDS - t0)) > "$work/$m.seconds"
+    # Deepest logic level of the mapped netlist (synth/depth.py: LUT levels
+    # between registers/ports, carry chains and MUXFs counted as it documents).
+    if [ -s "$work/$m.stat" ] && [ -s "$work/$m.json" ]; then
+        python3 "$here/depth.py" "$work/$m.json" --top "$m" --out "$work/$m.depth.json" > "$work/$m.depth.txt" \
+            || echo "depth of $m failed (see $work/$m.depth.txt)" >&2
+    fi
+    if [ -z "$keep" ]; then rm -f "$work/$m.json"; fi
 }
 export -f run_one
-export work all flags top_params tlb_params dd_params rb_params
+keep="${WORK:-}"
+export work flags top_params tlb_params dd_params rb_params here keep
+cut -d' ' -f1-3 /proc/loadavg > "$work/load.start"
 printf '%s\n' "${modules[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
+cut -d' ' -f1-3 /proc/loadavg > "$work/load.end"
 python3 "$here/report.py" "$work" "${REPORT:-$here/report.json}" "$set_name" "$flags" "${modules[@]}"
