@@ -69,18 +69,55 @@ struct Slot {
 }
 
 impl Slot {
-    fn parse(b: &[u8; SLOT_LEN]) -> Slot {
-        let w = |o: usize| u64::from_le_bytes(b[o..o + 8].try_into().unwrap_or([0; 8]));
+    /// A slot from its [`SLOT_LEN`] bytes (short input reads as zeros).
+    fn parse(b: &[u8]) -> Slot {
+        let w = |o: usize| {
+            b.get(o..o + 8)
+                .and_then(|w| w.try_into().ok())
+                .map_or(0, u64::from_le_bytes)
+        };
         let mut s = Slot {
             next: w(0),
             ..Slot::default()
         };
-        s.fps.copy_from_slice(&b[8..8 + SLOT_ENTRIES]);
+        if let Some(fps) = b.get(8..8 + SLOT_ENTRIES) {
+            s.fps.copy_from_slice(fps);
+        }
         for i in 0..SLOT_ENTRIES {
             s.vas[i] = w(16 + 8 * i);
         }
         s
     }
+}
+
+/// What an object's bytes say about a looked-up key.
+enum Match {
+    /// Another key's object.
+    Other,
+    /// The key's: its value's length.
+    Key(usize),
+    /// The header claims a value past the entry's span.
+    Overlong,
+}
+
+/// Compare the object in `o` (its header and key, and with `value`, all of
+/// it) with `key`; for the key's object, append its value to `value`.
+fn match_object(o: &[u8], key: &[u8], span: usize, value: Option<&mut Vec<u8>>) -> Match {
+    let want = OBJ_HDR + key.len();
+    let klen = u16::from_le_bytes([o[0], o[1]]) as usize;
+    if klen != key.len() || &o[OBJ_HDR..want] != key {
+        return Match::Other;
+    }
+    let vlen = u32::from_le_bytes([o[4], o[5], o[6], o[7]]) as usize;
+    if want + vlen > span {
+        return Match::Overlong;
+    }
+    if let Some(out) = value {
+        // A read fetched the whole span: the value goes straight from the
+        // board's memory into the answer.
+        out.extend_from_slice(&o[want..want + vlen]);
+    }
+    Match::Key(vlen)
 }
 
 fn fp_va(slot: u64, i: usize) -> u64 {
@@ -127,8 +164,12 @@ pub struct KvOffload {
     chunk_end: u64,
     free: Vec<Vec<u64>>,
     keys: u64,
-    /// The object buffer of the call in progress (kept for its capacity).
+    /// The object being written (kept for its capacity: no allocation per
+    /// write).
     obj: Vec<u8>,
+    /// A batch's look-ahead: head slot, fingerprint, header and key
+    /// bytes, whether a read (kept for its capacity).
+    ahead: Vec<(u64, u8, usize, bool)>,
 }
 
 impl Default for KvOffload {
@@ -149,6 +190,7 @@ impl KvOffload {
             free: Vec::new(),
             keys: 0,
             obj: Vec::new(),
+            ahead: Vec::new(),
         }
     }
 
@@ -199,9 +241,7 @@ impl KvOffload {
     }
 
     fn read_slot(mem: &mut OffloadMem<'_>, va: u64) -> Result<Slot, MemError> {
-        let mut b = [0u8; SLOT_LEN];
-        mem.read(va, &mut b)?;
-        Ok(Slot::parse(&b))
+        mem.read_with(va, SLOT_LEN, Slot::parse)
     }
 
     fn head(&mut self, mem: &mut OffloadMem<'_>, h: u64) -> Result<u64, OffloadError> {
@@ -210,15 +250,14 @@ impl KvOffload {
     }
 
     /// Walk the key's chain: a slot at a time, then the object of each
-    /// entry whose fingerprint matches (with `whole`, all of it: its header,
-    /// key and value in one request, left in `obj`; else header and key).
-    /// Also says where an insert goes.
+    /// entry whose fingerprint matches (with `value`, all of it in one
+    /// request, and the key's value is appended to `value` from where it
+    /// lies; else its header and key). Also says where an insert goes.
     fn find(
         &mut self,
         mem: &mut OffloadMem<'_>,
         key: &[u8],
-        whole: bool,
-        obj: &mut Vec<u8>,
+        mut value: Option<&mut Vec<u8>>,
     ) -> Result<Walk, OffloadError> {
         let h = hash(key);
         let fp = (h >> 56) as u8;
@@ -241,28 +280,28 @@ impl KvOffload {
                     // Shorter than this key's header: another key.
                     continue;
                 }
-                obj.clear();
-                obj.resize(if whole { span } else { want }, 0);
-                mem.read(va, obj)?;
-                let klen = u16::from_le_bytes([obj[0], obj[1]]) as usize;
-                if klen == key.len() && &obj[OBJ_HDR..want] == key {
-                    let vlen = u32::from_le_bytes([obj[4], obj[5], obj[6], obj[7]]) as usize;
-                    if want + vlen > span {
+                let len = if value.is_some() { span } else { want };
+                let out = value.as_deref_mut();
+                match mem.read_with(va, len, |o| match_object(o, key, span, out))? {
+                    Match::Other => {}
+                    Match::Overlong => {
                         return Err(OffloadError::Fault(format!(
                             "object at {va:#x} is longer than its entry says"
-                        )));
+                        )))
                     }
-                    return Ok(Walk {
-                        found: Some(Found {
-                            slot: at,
-                            index: i,
-                            entry: s.vas[i],
-                            obj: va,
-                            value_len: vlen,
-                        }),
-                        free,
-                        last: at,
-                    });
+                    Match::Key(vlen) => {
+                        return Ok(Walk {
+                            found: Some(Found {
+                                slot: at,
+                                index: i,
+                                entry: s.vas[i],
+                                obj: va,
+                                value_len: vlen,
+                            }),
+                            free,
+                            last: at,
+                        })
+                    }
                 }
             }
             if s.next == 0 {
@@ -286,13 +325,14 @@ impl KvOffload {
         let len = OBJ_HDR + key.len() + value.len();
         let va = self.alloc(mem, len)?;
         let entry = entry_of(va, len)?;
-        let mut b = Vec::with_capacity(len);
+        let b = &mut self.obj;
+        b.clear();
         b.extend_from_slice(&(key.len() as u16).to_le_bytes());
         b.extend_from_slice(&[0, 0]);
         b.extend_from_slice(&(value.len() as u32).to_le_bytes());
         b.extend_from_slice(key);
         b.extend_from_slice(value);
-        mem.write(va, &b)?;
+        mem.write(va, b)?;
         Ok(entry)
     }
 
@@ -336,6 +376,35 @@ impl Offload for KvOffload {
         Some(crate::proto::max_result(op))
     }
 
+    /// Look ahead over a batch: every operation's head slot first, then,
+    /// from each head (in cache by then), the objects whose fingerprint
+    /// matches (whole for a read), so the operations find their slots and
+    /// objects in cache instead of waiting on each miss in turn.
+    fn prepare(&mut self, mem: &mut OffloadMem<'_>, ops: &[(u16, &[u8])]) {
+        let Some(table) = self.table else { return };
+        let mut ahead = std::mem::take(&mut self.ahead);
+        ahead.clear();
+        for &(opn, args) in ops {
+            let Ok((key, _)) = decode(args) else { continue };
+            let h = hash(key);
+            let at = table + (h % self.buckets) * SLOT_LEN as u64;
+            mem.prefetch(at, SLOT_LEN);
+            ahead.push((at, (h >> 56) as u8, OBJ_HDR + key.len(), opn == op::READ));
+        }
+        for &(at, fp, want, whole) in &ahead {
+            let Ok(s) = Self::read_slot(mem, at) else {
+                continue;
+            };
+            for i in 0..SLOT_ENTRIES {
+                if s.vas[i] != 0 && s.fps[i] == fp {
+                    let (va, span) = split_entry(s.vas[i]);
+                    mem.prefetch(va, if whole { span } else { want.min(span) });
+                }
+            }
+        }
+        self.ahead = ahead;
+    }
+
     fn call(
         &mut self,
         mem: &mut OffloadMem<'_>,
@@ -348,23 +417,19 @@ impl Offload for KvOffload {
         if no_value && !value.is_empty() {
             return Err(OffloadError::Refused(code::BAD_ARGS));
         }
-        let mut obj = std::mem::take(&mut self.obj);
         let w = match opn {
-            op::CREATE | op::UPDATE | op::READ | op::DELETE | op::PUT => {
-                self.find(mem, key, opn == op::READ, &mut obj)
-            }
-            _ => Err(OffloadError::Refused(code::BAD_ARGS)),
+            // A read's value goes into the answer as the walk finds it.
+            op::READ => self.find(mem, key, Some(out))?,
+            op::CREATE | op::UPDATE | op::DELETE | op::PUT => self.find(mem, key, None)?,
+            _ => return Err(OffloadError::Refused(code::BAD_ARGS)),
         };
-        let r = w.and_then(|w| self.apply(mem, opn, key, value, &w, &obj, out));
-        self.obj = obj;
-        r
+        self.apply(mem, opn, key, value, &w)
     }
 }
 
 impl KvOffload {
-    /// Carry out `opn` on what the walk found (`obj`: the object a read
-    /// fetched whole).
-    #[allow(clippy::too_many_arguments)]
+    /// Carry out `opn` on what the walk found (a read's value is in the
+    /// answer already).
     fn apply(
         &mut self,
         mem: &mut OffloadMem<'_>,
@@ -372,15 +437,9 @@ impl KvOffload {
         key: &[u8],
         value: &[u8],
         w: &Walk,
-        obj: &[u8],
-        out: &mut Vec<u8>,
     ) -> Result<(), OffloadError> {
         match (opn, &w.found) {
-            (op::READ, Some(f)) => {
-                let at = OBJ_HDR + key.len();
-                out.extend_from_slice(&obj[at..at + f.value_len]);
-                Ok(())
-            }
+            (op::READ, Some(_)) => Ok(()),
             (op::CREATE, Some(_)) => Err(OffloadError::Refused(code::EXISTS)),
             (op::READ | op::UPDATE | op::DELETE, None) => {
                 Err(OffloadError::Refused(code::NOT_FOUND))
