@@ -99,7 +99,7 @@ impl Offload for Probe {
             9 => {
                 let page = 4u64 << 20;
                 let base = mem.alloc(2 * page)?;
-                let at = base.next_multiple_of(page) - 100;
+                let at = (base + 100).next_multiple_of(page) - 100;
                 let pattern: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
                 mem.write(at, &pattern)?;
                 // Prefetching changes nothing either.
