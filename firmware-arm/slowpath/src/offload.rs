@@ -127,6 +127,13 @@ pub trait OffloadMemory {
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemFault>;
     /// Compare-and-swap the little-endian 8-byte word at `va`; the old value.
     fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemFault>;
+    /// A hint that `len` bytes at `va` are read soon: where this side can,
+    /// it starts bringing them into the CPU's caches, with no effect on
+    /// memory or on any answer (the emulator's direct access). By default
+    /// nothing.
+    fn prefetch(&mut self, va: u64, len: usize) {
+        let _ = (va, len);
+    }
 }
 
 /// Where a call's result bytes go: a bounded buffer.
@@ -190,6 +197,14 @@ pub trait Offload {
     fn max_result(&self, op: u16) -> Option<usize> {
         let _ = op;
         None
+    }
+
+    /// A batch's operations (`op`, `args`), before they run in order: a
+    /// hint to look ahead (e.g. [`OffloadMemory::prefetch`] what they will
+    /// touch). Must change nothing any call's answer depends on. By
+    /// default nothing.
+    fn prepare(&mut self, mem: &mut dyn OffloadMemory, ops: &[(u16, &[u8])]) {
+        let _ = (mem, ops);
     }
 }
 

@@ -63,6 +63,9 @@ impl OffloadMemory for Adapter<'_, '_> {
     fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemFault> {
         self.0.cas(va, expected, new).map_err(fault)
     }
+    fn prefetch(&mut self, va: u64, len: usize) {
+        self.0.prefetch(va, len);
+    }
 }
 
 impl<T: fw::Offload + Send> Offload for Native<T> {
@@ -72,6 +75,10 @@ impl<T: fw::Offload + Send> Offload for Native<T> {
 
     fn max_result(&self, op: u16) -> Option<usize> {
         self.inner.max_result(op)
+    }
+
+    fn prepare(&mut self, mem: &mut OffloadMem<'_>, ops: &[(u16, &[u8])]) {
+        self.inner.prepare(&mut Adapter(mem), ops);
     }
 
     fn call(

@@ -114,6 +114,16 @@ pub trait Offload: Send {
         out: &mut Vec<u8>,
     ) -> Result<(), OffloadError>;
 
+    /// Called before a batch runs with its operations in order (the ones
+    /// whose arguments parse as a batch), so the offload can start bringing
+    /// in the memory they will touch with [`OffloadMem::prefetch`], as a
+    /// pipelined engine keeps several DRAM reads in flight. Only a hint: it
+    /// must not change any answer (every operation then runs as
+    /// [`Offload::call`], in order). The default does nothing.
+    fn prepare(&mut self, mem: &mut OffloadMem<'_>, ops: &[(u16, &[u8])]) {
+        let _ = (mem, ops);
+    }
+
     /// Most result bytes operation `op` can return, when the offload knows
     /// a bound below one packet's worth ([`OffloadMem::max_result`]). A
     /// batch's answer is sized with it: each operation counts at this many
@@ -153,6 +163,8 @@ struct Scratch {
     /// exchange's (the rest keep their capacity for the next).
     inbox: Vec<Vec<u8>>,
     answers: usize,
+    /// A read handed over in place that crossed pages, gathered.
+    view: Vec<u8>,
 }
 
 impl Scratch {
@@ -477,6 +489,18 @@ impl OffloadMem<'_> {
         }
     }
 
+    /// Start bringing `len` bytes at `va` into the caches for a read that
+    /// follows (the direct translated access's [`FastPath::direct_prefetch`]):
+    /// no effect on memory, answers or counters; nothing when direct access
+    /// is off or the page is not in the TLB.
+    ///
+    /// [`FastPath::direct_prefetch`]: clio_fastpath::FastPath::direct_prefetch
+    pub fn prefetch(&mut self, va: u64, len: usize) {
+        if let Some(c) = self.direct_creds() {
+            self.board.fast().direct_prefetch(&c, va, len);
+        }
+    }
+
     /// Allocate `size` bytes (read/write) in the offload's address space.
     pub fn alloc(&mut self, size: u64) -> Result<u64, MemError> {
         let mut p = [0u8; AllocReq::LEN];
@@ -505,6 +529,45 @@ impl OffloadMem<'_> {
         {
             return Ok(());
         }
+        self.read_packets(va, buf)
+    }
+
+    /// Read `len` bytes at `va` and hand them to `f` where they lie (the
+    /// direct translated access: no copy into a buffer first), or, when
+    /// that access is refused, read as [`OffloadMem::read`] does into a
+    /// scratch buffer and hand that. Same checks, translation and errors as
+    /// `read`; `f` runs once, only for a read that succeeded.
+    pub fn read_with<R>(
+        &mut self,
+        va: u64,
+        len: usize,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, MemError> {
+        let mut f = Some(f);
+        let mut view = std::mem::take(&mut self.scratch.view);
+        let direct = self.try_direct(|fp, c| {
+            fp.direct_read_with(c, va, len, &mut view, |b| f.take().map(|f| f(b)))
+        });
+        let r = match (direct.flatten(), f.take()) {
+            (Some(r), _) => Ok(r),
+            (None, Some(f)) => {
+                view.clear();
+                view.resize(len, 0);
+                self.read_packets(va, &mut view).map(|()| f(&view))
+            }
+            // `f` ran, so the direct access answered.
+            (None, None) => Err(MemError {
+                op: Opcode::Read,
+                va,
+                status: Status::Corrupt,
+            }),
+        };
+        self.scratch.view = view;
+        r
+    }
+
+    /// [`OffloadMem::read`] as Clio packets.
+    fn read_packets(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemError> {
         self.counts.packets += 1;
         let max = self.max_read;
         for (i, chunk) in buf.chunks_mut(max).enumerate() {
@@ -710,12 +773,13 @@ impl OffloadEngine {
             return reply(board, &job, status, &payload, out);
         }
         let (status, payload) = self.run(board, &job, out);
+        reply(board, &job, status, &payload, out);
+        // Remembered after it is sent, so the answer moves in (no copy).
         let mine = self.answers.entry(h.session).or_default();
         if mine.len() >= REMEMBERED_PER_SESSION {
             mine.pop_first();
         }
-        mine.insert(first, (status, payload.clone()));
-        reply(board, &job, status, &payload, out);
+        mine.insert(first, (status, payload));
     }
 
     fn run(
@@ -794,12 +858,18 @@ impl OffloadEngine {
             mem.leave_caller();
             return (Status::TooLarge, Vec::new());
         }
+        // Room for the largest answer at once: results are appended in
+        // place, never moved by the vector's growth.
+        result.reserve(answer - result.len());
         result.extend_from_slice(
             &OffloadBatchReq {
                 count: count as u16,
             }
             .to_bytes(),
         );
+        let look: Vec<(u16, &[u8])> = ops.clone().collect();
+        // A panicking hint is ignored: the calls that follow answer.
+        let _ = catch_unwind(AssertUnwindSafe(|| offload.prepare(&mut mem, &look)));
         for (op, op_args) in ops {
             let at = result.len();
             result.extend_from_slice(&[0u8; OffloadBatchResult::LEN]);

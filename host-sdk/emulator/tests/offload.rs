@@ -14,15 +14,31 @@ use clio_emu::{Board, Offload, OffloadError, OffloadMem};
 /// code 7; op 5: return more than a packet; op 6: return its PID and the
 /// VA it stored at; op 7: read 8 bytes at the VA in the args (big-endian)
 /// in the caller's address space and return them with the PID it worked
-/// under; op 8: return 16 bytes, over the 4 it declares.
+/// under; op 8: return 16 bytes, over the 4 it declares; op 9: write a
+/// pattern across the boundary of two 4 MiB pages and return it as
+/// `read_with` hands it over, with what `read` reads (the two must agree);
+/// op 10: return how many batches it was shown before they ran. Its
+/// `prepare` prefetches an unmapped VA and its own memory, and panics
+/// when the batch holds op 3.
 #[derive(Default)]
 struct Probe {
     va: Option<u64>,
+    prepared: u32,
 }
 
 impl Offload for Probe {
     fn name(&self) -> &str {
         "probe"
+    }
+    fn prepare(&mut self, mem: &mut OffloadMem<'_>, ops: &[(u16, &[u8])]) {
+        self.prepared += 1;
+        mem.prefetch(0x7fff_0000_0000, 4096);
+        if let Some(va) = self.va {
+            mem.prefetch(va, 64 << 10);
+        }
+        if ops.iter().any(|&(op, _)| op == 3) {
+            panic!("probe offload panics in prepare on purpose");
+        }
     }
     fn max_result(&self, op: u16) -> Option<usize> {
         match op {
@@ -78,6 +94,29 @@ impl Offload for Probe {
             }
             8 => {
                 out.extend_from_slice(&[8; 16]);
+                Ok(())
+            }
+            9 => {
+                let page = 4u64 << 20;
+                let base = mem.alloc(2 * page)?;
+                let at = (base + 100).next_multiple_of(page) - 100;
+                let pattern: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
+                mem.write(at, &pattern)?;
+                // Prefetching changes nothing either.
+                mem.prefetch(at, 200);
+                mem.read_with(at, 200, |b| out.extend_from_slice(b))?;
+                let mut back = vec![0u8; 200];
+                mem.read(at, &mut back)?;
+                out.extend_from_slice(&back);
+                // A refused view reports the read's error, `f` not run.
+                let r = mem.read_with(0x7fff_0000_0000, 8, |_| panic!("not readable"));
+                if r.is_ok() {
+                    return Err(OffloadError::Fault("unmapped view read".into()));
+                }
+                Ok(())
+            }
+            10 => {
+                out.extend_from_slice(&self.prepared.to_be_bytes());
                 Ok(())
             }
             _ => Err(OffloadError::Refused(1)),
@@ -233,4 +272,68 @@ fn a_batch_is_sized_by_declared_results_under_jumbo_frames() {
     assert_eq!((r.status, v.len()), (Status::OffloadFault, 0));
     let (r, v, _) = OffloadBatchResult::parse_with_result(rest).unwrap();
     assert_eq!((r.status, v.len()), (Status::Ok, 12));
+}
+
+/// `read_with` hands over the same bytes as `read`, also across a page
+/// boundary (two physical runs, gathered) and through Clio packets when
+/// direct access is off.
+#[test]
+fn read_with_agrees_with_read_across_pages_direct_or_not() {
+    for direct in [true, false] {
+        let c = BoardConfig::embedded("emulator").unwrap();
+        let mut board = Board::new(&c).unwrap();
+        board.set_offload_direct(direct);
+        board.register_offload(9, Box::<Probe>::default()).unwrap();
+        let mut s = Session::open_with(InProcess::new(Emu(board), 1), ClientConfig::from_board(&c))
+            .unwrap();
+        let r = s.offload_call(9, 9, &[]).unwrap();
+        let pattern: Vec<u8> = (0..200u32).map(|i| (i * 7) as u8).collect();
+        assert_eq!(&r[..200], &pattern[..], "direct {direct}");
+        assert_eq!(&r[200..], &pattern[..], "direct {direct}");
+    }
+}
+
+/// A batch is shown to `prepare` before it runs; a panicking `prepare`
+/// changes no answer, and a fault in the middle of a batch fails only its
+/// own operation.
+#[test]
+fn prepare_is_a_hint_and_a_fault_mid_batch_fails_only_its_op() {
+    use clio_wire::payload::{
+        OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OFFLOAD_OP_BATCH,
+    };
+    use clio_wire::Status;
+    let mut s = session();
+    let mut b = OffloadBatchReq { count: 5 }.to_bytes().to_vec();
+    for (op, args) in [
+        (1u16, &b"ab"[..]),
+        (2, b""),
+        (3, b""),
+        (1, b"cd"),
+        (10, b""),
+    ] {
+        b.extend_from_slice(
+            &OffloadBatchOp {
+                op,
+                args_len: args.len() as u16,
+            }
+            .to_bytes(),
+        );
+        b.extend_from_slice(args);
+    }
+    let a = s.offload_call(9, OFFLOAD_OP_BATCH, &b).unwrap();
+    let mut rest = &a[OffloadBatchReq::LEN..];
+    let mut got = Vec::new();
+    for _ in 0..5 {
+        let (r, v, tail) = OffloadBatchResult::parse_with_result(rest).unwrap();
+        got.push((r.status, v.to_vec()));
+        rest = tail;
+    }
+    assert_eq!(got[0], (Status::Ok, b"ab".to_vec()));
+    assert_eq!(got[1], (Status::OffloadFault, vec![]));
+    assert_eq!(got[2], (Status::OffloadFault, vec![]));
+    assert_eq!(got[3], (Status::Ok, b"cd".to_vec()));
+    // `prepare` ran once for this batch (and panicked).
+    assert_eq!(got[4], (Status::Ok, 1u32.to_be_bytes().to_vec()));
+    // A single call is not a batch: not shown to `prepare`.
+    assert_eq!(s.offload_call(9, 10, &[]).unwrap(), 1u32.to_be_bytes());
 }

@@ -4,6 +4,10 @@
 //! `--packets`: the store's memory accesses go as Clio packets into the
 //! fast path instead of its direct translated access (for comparison).
 //! `--jumbo`: the board is `emulator-jumbo` (8916-byte payloads).
+//! `BOARD_ONLY=1`: only the in-process batches, timed inside the board's
+//! `handle` (what the board's thread spends per operation; for `perf`).
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use clio::backend::{InProcess, InProcessBoard};
@@ -12,15 +16,80 @@ use clio_config::BoardConfig;
 use clio_emu::{Board, ServeOptions};
 use clio_kv::{AsyncKvClient, KvClient, KvOffload, KvOp, OFFLOAD_ID};
 
-struct Emu(Board);
+/// The board in process; `spent` counts the nanoseconds inside its
+/// `handle` (the board's own work, without the client's).
+struct Emu(Board, Arc<AtomicU64>);
 impl InProcessBoard for Emu {
     fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(&[u8])) {
+        // The answers' copies into the client's queue count as the board's
+        // (a server copies them into its socket).
+        let t = Instant::now();
         self.0.handle(from, pkt, &mut |to, p| {
             if to == from {
                 out(p)
             }
-        })
+        });
+        self.1
+            .fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
     }
+}
+
+/// In process: batches of 32 reads (and of 32 updates) through the
+/// blocking client, and the share of their time spent inside the board.
+fn board_batches(
+    cfg: &BoardConfig,
+    direct: bool,
+    n: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let v = vec![7u8; 1024];
+    let mut board = Board::new(cfg)?;
+    board.set_offload_direct(direct);
+    board.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(n / 4)))?;
+    let spent = Arc::new(AtomicU64::new(0));
+    let s = Session::open_with(
+        InProcess::new(Emu(board, spent.clone()), 1),
+        ClientConfig::from_board(cfg),
+    )?;
+    let mut kv = KvClient::new(vec![s])?;
+    let keys: Vec<String> = (0..n).map(key).collect();
+    for chunk in keys.chunks(32) {
+        let ops: Vec<KvOp> = chunk
+            .iter()
+            .map(|k| KvOp::Create(k.as_bytes(), &v))
+            .collect();
+        for r in kv.batch(&ops)? {
+            r?;
+        }
+    }
+    let rounds = std::env::var("ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(5u64);
+    for what in ["read", "update"] {
+        spent.store(0, Ordering::Relaxed);
+        let t = Instant::now();
+        for _ in 0..rounds {
+            for chunk in keys.chunks(32) {
+                let ops: Vec<KvOp> = chunk
+                    .iter()
+                    .map(|k| match what {
+                        "read" => KvOp::Read(k.as_bytes()),
+                        _ => KvOp::Update(k.as_bytes(), &v),
+                    })
+                    .collect();
+                for r in kv.batch(&ops)? {
+                    r?;
+                }
+            }
+        }
+        let ops = (n * rounds) as f64;
+        println!(
+            "inproc batch {what} depth 32: {:.2} us/op, of which in the board {:.2} us/op",
+            t.elapsed().as_secs_f64() * 1e6 / ops,
+            spent.load(Ordering::Relaxed) as f64 / 1e3 / ops
+        );
+    }
+    Ok(())
 }
 
 fn key(i: u64) -> String {
@@ -41,13 +110,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "offload memory access: {}",
         if direct { "direct" } else { "packets" }
     );
+    if std::env::var_os("BOARD_ONLY").is_some() {
+        return board_batches(&cfg, direct, n);
+    }
     let v = vec![7u8; 1024];
     {
         let mut board = Board::new(&cfg)?;
         board.set_offload_direct(direct);
         board.register_offload(OFFLOAD_ID, Box::new(KvOffload::new(n / 4)))?;
         let s = Session::open_with(
-            InProcess::new(Emu(board), 1),
+            InProcess::new(Emu(board, Arc::new(AtomicU64::new(0))), 1),
             ClientConfig::from_board(&cfg),
         )?;
         let mut kv = KvClient::new(vec![s])?;
@@ -79,7 +151,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
     }
     if std::env::var_os("INPROC_ONLY").is_some() {
-        return Ok(());
+        return board_batches(&cfg, direct, n);
     }
     let mut board = Board::new(&cfg)?;
     board.set_offload_direct(direct);

@@ -52,6 +52,12 @@ impl Offload for KvOffload {
         self.0.max_result(op)
     }
 
+    /// The store's look-ahead over a batch (prefetching its head slots and
+    /// matching objects; `clio_slowpath::offload::kv`).
+    fn prepare(&mut self, mem: &mut OffloadMem<'_>, ops: &[(u16, &[u8])]) {
+        self.0.prepare(mem, ops);
+    }
+
     fn call(
         &mut self,
         mem: &mut OffloadMem<'_>,

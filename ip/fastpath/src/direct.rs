@@ -20,6 +20,24 @@ use clio_wire::Status;
 
 use crate::{Dram, FastPath, Trace};
 
+/// Ask the CPU to bring every cache line of `b` in (no-op off x86-64).
+fn prefetch_lines(b: &[u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = b.as_ptr();
+        let lines = (b.len() + (p as usize & 63)).div_ceil(64);
+        for i in 0..lines {
+            // SAFETY: a prefetch never faults and changes no memory; the
+            // address is `b`'s first byte plus whole lines, and
+            // `wrapping_add` keeps its computation free of UB.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(i * 64).cast()) }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
 /// The session an access is made under (as a request's header carries it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct DirectCreds {
@@ -79,6 +97,73 @@ impl<D: Dram> FastPath<D> {
         }
         self.direct_done();
         Ok(())
+    }
+
+    /// Read `len` bytes at `va` of `c.pid` (permission `READ`) and hand them
+    /// to `f` where they lie in DRAM when they are one physical run (else
+    /// gathered into `scratch` first): the check, translation and cost of
+    /// [`FastPath::direct_read`] without a copy into a buffer of the
+    /// caller's. `f` runs only when the access is allowed.
+    pub fn direct_read_with<R>(
+        &mut self,
+        c: &DirectCreds,
+        va: u64,
+        len: usize,
+        scratch: &mut Vec<u8>,
+        f: impl FnOnce(&[u8]) -> R,
+    ) -> Result<R, Status> {
+        self.direct_check(c)?;
+        self.trace = Trace::default();
+        let r = self.translate_range(c.pid, va, len as u64, perms::READ);
+        if let Err(s) = r {
+            self.direct_done();
+            return Err(s);
+        }
+        for i in 0..self.segs.len() {
+            self.dram_read_cost(self.segs[i].len as u64);
+        }
+        self.direct_done();
+        let bytes = self.dram.bytes();
+        if let [s] = self.segs[..] {
+            return Ok(f(&bytes[s.off..s.off + s.len]));
+        }
+        scratch.clear();
+        for s in &self.segs {
+            scratch.extend_from_slice(&bytes[s.off..s.off + s.len]);
+        }
+        Ok(f(scratch))
+    }
+
+    /// Start bringing `len` bytes at `va` of `c.pid` into the host's caches
+    /// where the TLB already maps them readable: a hint for an access that
+    /// follows (an offload's batch looks ahead), with no effect on memory,
+    /// the TLB, statistics or any answer. Pages the TLB does not hold are
+    /// skipped (no page-table walk, no fault).
+    pub fn direct_prefetch(&self, c: &DirectCreds, va: u64, len: usize) {
+        if self.direct_check(c).is_err() {
+            return;
+        }
+        let Some(end) = va.checked_add(len as u64) else {
+            return;
+        };
+        let mut cur = va;
+        while cur < end {
+            let Some(shift) = self.lay.shift_of(cur) else {
+                return;
+            };
+            let Some(e) = self.tlb.peek(c.pid, cur >> shift, shift) else {
+                return;
+            };
+            let mask = (1u64 << shift) - 1;
+            let n = end.min((cur | mask).saturating_add(1)) - cur;
+            if e.perms & perms::READ != 0 && self.lay.page_in_data(e.ppn, shift) {
+                let off = self.lay.offset((u64::from(e.ppn) << shift) + (cur & mask));
+                if let Some(b) = self.dram.bytes().get(off..off + n as usize) {
+                    prefetch_lines(b);
+                }
+            }
+            cur += n;
+        }
     }
 
     /// Write `data` at `va` of `c.pid` (permission `WRITE`).

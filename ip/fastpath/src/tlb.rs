@@ -84,6 +84,20 @@ impl Tlb {
         Some(self.slots[i].entry)
     }
 
+    /// Look up `(pid, vpn, page_shift)` without touching the replacement
+    /// order (for hints that must leave the TLB's state as it is).
+    pub fn peek(&self, pid: u32, vpn: u64, page_shift: u8) -> Option<TlbEntry> {
+        self.slots
+            .iter()
+            .find(|s| {
+                s.valid
+                    && s.entry.pid == pid
+                    && s.entry.vpn == vpn
+                    && s.entry.page_shift == page_shift
+            })
+            .map(|s| s.entry)
+    }
+
     /// Insert (or refresh) a translation; returns the index it went to.
     pub fn insert(&mut self, e: TlbEntry) -> usize {
         let now = self.tick();

@@ -55,6 +55,8 @@ pub const DEFAULT_BUCKETS: u64 = 16 * 1024;
 const LEN_SHIFT: u32 = 56;
 /// Largest object: header, longest key and value, rounded to a class.
 pub const OBJ_MAX: usize = (OBJ_HDR + MAX_KEY + MAX_VALUE).div_ceil(CLASS) * CLASS;
+/// Operations of a batch [`KvStore`]'s look-ahead covers at a time.
+const AHEAD: usize = 32;
 /// Size classes of the allocator (objects and slots).
 const CLASSES: usize = OBJ_MAX / CLASS + 1;
 
@@ -482,6 +484,38 @@ impl<const F: usize> Offload for KvStore<F> {
 
     fn max_result(&self, op: u16) -> Option<usize> {
         Some(proto::max_result(op))
+    }
+
+    /// Look ahead over a batch, [`AHEAD`] operations at a time: every
+    /// operation's head slot first, then, from each head (in cache by
+    /// then), the objects whose fingerprint matches (whole for a read), so
+    /// the operations find their slots and objects in cache instead of
+    /// waiting on each miss in turn. Reads only; a failed read skips its
+    /// operation.
+    fn prepare(&mut self, mem: &mut dyn OffloadMemory, ops: &[(u16, &[u8])]) {
+        let Some(table) = self.table else { return };
+        for window in ops.chunks(AHEAD) {
+            // Head slot, fingerprint, header and key bytes, whether a read.
+            let mut ahead = heapless::Vec::<(u64, u8, usize, bool), AHEAD>::new();
+            for &(opn, args) in window {
+                let Ok((key, _)) = decode(args) else { continue };
+                let h = hash(key);
+                let at = table + (h % self.buckets) * SLOT_LEN as u64;
+                mem.prefetch(at, SLOT_LEN);
+                let _ = ahead.push((at, (h >> 56) as u8, OBJ_HDR + key.len(), opn == op::READ));
+            }
+            for &(at, fp, want, whole) in &ahead {
+                let Ok(s) = Self::read_slot(mem, at) else {
+                    continue;
+                };
+                for i in 0..SLOT_ENTRIES {
+                    if s.vas[i] != 0 && s.fps[i] == fp {
+                        let (va, span) = split_entry(s.vas[i]);
+                        mem.prefetch(va, if whole { span } else { want.min(span) });
+                    }
+                }
+            }
+        }
     }
 
     fn call(
