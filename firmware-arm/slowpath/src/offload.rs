@@ -134,6 +134,19 @@ pub trait OffloadMemory {
     fn prefetch(&mut self, va: u64, len: usize) {
         let _ = (va, len);
     }
+    /// Hand the `len` bytes at `va` to `f` where they lie, when this side
+    /// can without copying them into a buffer first (the emulator's direct
+    /// access); `None` when it cannot (nothing was read: use
+    /// [`OffloadMemory::read`]). By default `None`.
+    fn read_in_place(
+        &mut self,
+        va: u64,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Option<Result<(), MemFault>> {
+        let _ = (va, len, f);
+        None
+    }
 }
 
 /// Where a call's result bytes go: a bounded buffer.

@@ -66,6 +66,14 @@ impl OffloadMemory for Adapter<'_, '_> {
     fn prefetch(&mut self, va: u64, len: usize) {
         self.0.prefetch(va, len);
     }
+    fn read_in_place(
+        &mut self,
+        va: u64,
+        len: usize,
+        f: &mut dyn FnMut(&[u8]),
+    ) -> Option<Result<(), MemFault>> {
+        Some(self.0.read_with(va, len, |b| f(b)).map_err(fault))
+    }
 }
 
 impl<T: fw::Offload + Send> Offload for Native<T> {

@@ -302,21 +302,10 @@ fn firmware_offloads_answer_as_the_emulator_does() {
 
 #[test]
 fn the_sdk_calls_firmware_offloads_over_udp() {
-    use clio::{ClientConfig, ClioError, Session};
-    use clio_emu::ServeOptions;
+    use clio::{ClioError, Session};
     let Some(qemu) = qemu_or_skip() else { return };
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let b = board();
-    let mut opts = QemuOptions::new(image(), b);
-    opts.qemu = qemu;
-    let fw = QemuBoard::launch(opts).unwrap_or_else(|e| panic!("{e}"));
-    let server =
-        clio_emu::spawn(fw, "127.0.0.1:0".parse().unwrap(), ServeOptions::default()).unwrap();
-    let client = ClientConfig {
-        request_timeout_ns: 20_000_000_000,
-        retry_budget: 64,
-        ..ClientConfig::from_board(&b)
-    };
+    let (server, client) = common::qemu::serve_firmware(qemu);
     let mut s = Session::open(server.addr(), client.clone()).unwrap();
     let mut other = Session::open(server.addr(), client).unwrap();
     let t = tally::ID;

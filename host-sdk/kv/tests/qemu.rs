@@ -10,27 +10,15 @@
 #[path = "../../emulator/tests/common/qemu.rs"]
 mod qemu_common;
 
-use clio::{ClientConfig, ClioError, Session};
-use clio_emu::qemu::QemuOptions;
-use clio_emu::{QemuBoard, ServeOptions};
+use clio::{ClioError, Session};
 use clio_kv::{KvClient, KvError, KvOp};
 use clio_slowpath::offload::tally;
-use qemu_common::{board, image, qemu_or_skip};
+use qemu_common::qemu_or_skip;
 
 #[test]
 fn kv_client_against_the_firmware_store() {
     let Some(qemu) = qemu_or_skip() else { return };
-    let b = board();
-    let mut opts = QemuOptions::new(image(), b);
-    opts.qemu = qemu;
-    let fw = QemuBoard::launch(opts).unwrap_or_else(|e| panic!("{e}"));
-    let server =
-        clio_emu::spawn(fw, "127.0.0.1:0".parse().unwrap(), ServeOptions::default()).unwrap();
-    let client = ClientConfig {
-        request_timeout_ns: 20_000_000_000,
-        retry_budget: 64,
-        ..ClientConfig::from_board(&b)
-    };
+    let (server, client) = qemu_common::serve_firmware(qemu);
     let s = Session::open(server.addr(), client.clone()).unwrap();
     let mut kv = KvClient::new(vec![s]).unwrap();
 

@@ -187,6 +187,38 @@ impl Slot {
     }
 }
 
+/// Compare the object in `o` (its header and key; with `value`, all of
+/// it) with `key`: for the key's object its value's length (the value
+/// appended to `value`), for another key's `None`; a fault if the header
+/// claims a value past the entry's `span` or the value does not fit the
+/// answer.
+fn match_object(
+    o: &[u8],
+    key: &[u8],
+    span: usize,
+    value: Option<&mut Results<'_>>,
+) -> Result<Option<usize>, OffloadError> {
+    let want = OBJ_HDR + key.len();
+    let (Some(hdr), Some(k)) = (o.get(..OBJ_HDR), o.get(OBJ_HDR..want)) else {
+        return Err(broken("object shorter than its key"));
+    };
+    let klen = u16::from_le_bytes([hdr[0], hdr[1]]) as usize;
+    if klen != key.len() || k != key {
+        return Ok(None);
+    }
+    let vlen = u32::from_le_bytes([hdr[4], hdr[5], hdr[6], hdr[7]]) as usize;
+    if want + vlen > span {
+        return Err(broken("object is longer than its entry says"));
+    }
+    if let Some(out) = value {
+        let v = o
+            .get(want..want + vlen)
+            .ok_or(broken("object shorter than its entry"))?;
+        out.push(v)?;
+    }
+    Ok(Some(vlen))
+}
+
 fn fp_va(slot: u64, i: usize) -> u64 {
     slot + 8 + i as u64
 }
@@ -315,15 +347,17 @@ impl<const F: usize> KvStore<F> {
     }
 
     /// Walk the key's chain: a slot at a time, then the object of each
-    /// entry whose fingerprint matches (with `whole`, all of it: its header,
-    /// key and value in one request, left in `self.obj`; else header and
-    /// key). Also says where an insert goes.
+    /// entry whose fingerprint matches (with `value`, all of it — header,
+    /// key and value in one request — and the key's value is appended to
+    /// `value`, from where it lies when `mem` can hand it over in place;
+    /// else header and key). Also says where an insert goes.
     fn find(
         &mut self,
         mem: &mut dyn OffloadMemory,
         key: &[u8],
-        whole: bool,
+        mut value: Option<&mut Results<'_>>,
     ) -> Result<Walk, OffloadError> {
+        let whole = value.is_some();
         let h = hash(key);
         let fp = (h >> 56) as u8;
         let mut at = self.head(mem, h)?;
@@ -348,14 +382,18 @@ impl<const F: usize> KvStore<F> {
                 if span > OBJ_MAX {
                     return Err(broken("slot entry longer than any object"));
                 }
-                let obj = &mut self.obj[..if whole { span } else { want }];
-                mem.read(va, obj)?;
-                let klen = u16::from_le_bytes([obj[0], obj[1]]) as usize;
-                if klen == key.len() && &obj[OBJ_HDR..want] == key {
-                    let vlen = u32::from_le_bytes([obj[4], obj[5], obj[6], obj[7]]) as usize;
-                    if want + vlen > span {
-                        return Err(broken("object is longer than its entry says"));
+                let len = if whole { span } else { want };
+                let mut seen = Ok(None);
+                let mut look = |o: &[u8]| seen = match_object(o, key, span, value.as_deref_mut());
+                match mem.read_in_place(va, len, &mut look) {
+                    Some(r) => r?,
+                    None => {
+                        let obj = &mut self.obj[..len];
+                        mem.read(va, obj)?;
+                        look(obj);
                     }
+                }
+                if let Some(vlen) = seen? {
                     return Ok(Walk {
                         found: Some(Found {
                             slot: at,
@@ -430,8 +468,8 @@ impl<const F: usize> KvStore<F> {
         Ok(())
     }
 
-    /// Carry out `opn` on what the walk found (`self.obj`: the object a
-    /// read fetched whole).
+    /// Carry out `opn` on what the walk found (a read's value is in the
+    /// answer already).
     fn apply(
         &mut self,
         mem: &mut dyn OffloadMemory,
@@ -439,13 +477,10 @@ impl<const F: usize> KvStore<F> {
         key: &[u8],
         value: &[u8],
         w: &Walk,
-        out: &mut Results<'_>,
     ) -> Result<(), OffloadError> {
         match (opn, &w.found) {
-            (op::READ, Some(f)) => {
-                let at = OBJ_HDR + key.len();
-                out.push(&self.obj[at..at + f.value_len])
-            }
+            // The walk appended the value to the answer.
+            (op::READ, Some(_)) => Ok(()),
             (op::CREATE, Some(_)) => Err(OffloadError::Refused(code::EXISTS)),
             (op::READ | op::UPDATE | op::DELETE, None) => {
                 Err(OffloadError::Refused(code::NOT_FOUND))
@@ -531,11 +566,11 @@ impl<const F: usize> Offload for KvStore<F> {
             return Err(OffloadError::Refused(code::BAD_ARGS));
         }
         let w = match opn {
-            op::CREATE | op::UPDATE | op::READ | op::DELETE | op::PUT => {
-                self.find(mem, key, opn == op::READ)?
-            }
+            // A read's value goes into the answer as the walk finds it.
+            op::READ => self.find(mem, key, Some(&mut *out))?,
+            op::CREATE | op::UPDATE | op::DELETE | op::PUT => self.find(mem, key, None)?,
             _ => return Err(OffloadError::Refused(code::BAD_ARGS)),
         };
-        self.apply(mem, opn, key, value, &w, out)
+        self.apply(mem, opn, key, value, &w)
     }
 }

@@ -62,3 +62,25 @@ pub fn image() -> PathBuf {
     assert!(status.success(), "building the firmware image failed");
     target_dir.join("aarch64-unknown-none/release/clio-firmware")
 }
+
+/// The firmware board for [`board`] launched in `qemu` and served over UDP
+/// on loopback, and a client config patient enough for an emulated ARM
+/// (seconds per answer on a loaded host).
+pub fn serve_firmware(qemu: PathBuf) -> (clio_emu::ServerHandle, clio::ClientConfig) {
+    let b = board();
+    let mut opts = clio_emu::qemu::QemuOptions::new(image(), b);
+    opts.qemu = qemu;
+    let fw = clio_emu::QemuBoard::launch(opts).unwrap_or_else(|e| panic!("{e}"));
+    let server = clio_emu::spawn(
+        fw,
+        "127.0.0.1:0".parse().unwrap(),
+        clio_emu::ServeOptions::default(),
+    )
+    .unwrap();
+    let client = clio::ClientConfig {
+        request_timeout_ns: 20_000_000_000,
+        retry_budget: 64,
+        ..clio::ClientConfig::from_board(&b)
+    };
+    (server, client)
+}
