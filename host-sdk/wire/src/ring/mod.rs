@@ -801,35 +801,18 @@ impl Descriptor {
             },
             Kind::ControlReq | Kind::ControlReply => {
                 let len = le32(s, F);
-                let count = s[STATUS];
-                let index = s[PAGE_SHIFT];
-                if len == 0 || len as usize > MAX_CONTROL_LEN {
-                    return Err(Error::new(
+                let (index, count) = (s[PAGE_SHIFT], s[STATUS]);
+                let data = fragment::<CONTROL_FRAGMENT>(
+                    s,
+                    len,
+                    (u16::from(index), u16::from(count)),
+                    MAX_CONTROL_LEN,
+                    [
                         "ring.control.len",
-                        ErrorKind::OutOfRange {
-                            value: len as u64,
-                            max: MAX_CONTROL_LEN as u64,
-                        },
-                    ));
-                }
-                if count as usize != (len as usize).div_ceil(CONTROL_FRAGMENT) {
-                    return Err(Error::new("ring.control.count", ErrorKind::Inconsistent));
-                }
-                if index >= count {
-                    return Err(Error::new("ring.control.index", ErrorKind::Inconsistent));
-                }
-                let mut data = [0u8; CONTROL_FRAGMENT];
-                data.copy_from_slice(&s[A.start..E.end]);
-                // Bytes after the datagram's end are zero, so one datagram
-                // has one encoding.
-                let used =
-                    (len as usize - usize::from(index) * CONTROL_FRAGMENT).min(CONTROL_FRAGMENT);
-                if let Some(i) = data[used..].iter().position(|&b| b != 0) {
-                    return Err(Error::new(
-                        slot_field_name(A.start + used + i),
-                        ErrorKind::Reserved(u64::from(data[used + i])),
-                    ));
-                }
+                        "ring.control.count",
+                        "ring.control.index",
+                    ],
+                )?;
                 Descriptor::Control {
                     tag: le32(s, TAG),
                     seq: le32(s, REQ_ID),
@@ -844,31 +827,17 @@ impl Descriptor {
                 let len = le32(s, F);
                 let pos = le32(s, PID);
                 let (index, count) = (pos as u16, (pos >> 16) as u16);
-                if len == 0 || len as usize > MAX_OFFLOAD_LEN {
-                    return Err(Error::new(
+                let data = fragment::<OFFLOAD_FRAGMENT>(
+                    s,
+                    len,
+                    (index, count),
+                    MAX_OFFLOAD_LEN,
+                    [
                         "ring.offload.len",
-                        ErrorKind::OutOfRange {
-                            value: len as u64,
-                            max: MAX_OFFLOAD_LEN as u64,
-                        },
-                    ));
-                }
-                if count as usize != (len as usize).div_ceil(OFFLOAD_FRAGMENT) {
-                    return Err(Error::new("ring.offload.count", ErrorKind::Inconsistent));
-                }
-                if index >= count {
-                    return Err(Error::new("ring.offload.index", ErrorKind::Inconsistent));
-                }
-                let mut data = [0u8; OFFLOAD_FRAGMENT];
-                data.copy_from_slice(&s[A.start..E.end]);
-                let used =
-                    (len as usize - usize::from(index) * OFFLOAD_FRAGMENT).min(OFFLOAD_FRAGMENT);
-                if let Some(i) = data[used..].iter().position(|&b| b != 0) {
-                    return Err(Error::new(
-                        slot_field_name(A.start + used + i),
-                        ErrorKind::Reserved(u64::from(data[used + i])),
-                    ));
-                }
+                        "ring.offload.count",
+                        "ring.offload.index",
+                    ],
+                )?;
                 Descriptor::Offload {
                     tag: le32(s, TAG),
                     seq: le32(s, REQ_ID),
@@ -1224,6 +1193,44 @@ mod tests {
         assert_eq!(&s[56..60], &[3, 0, 0, 0]);
         assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), d);
     }
+}
+
+/// The checks every fragment kind shares: `len` in `1..=max`, `count` the
+/// fragments of `N` bytes `len` takes, `index` below `count`, and zeros
+/// after the datagram's end (one datagram, one encoding); the fragment's
+/// bytes. `names`: the fields named by the length, count and index errors.
+fn fragment<const N: usize>(
+    s: &[u8],
+    len: u32,
+    (index, count): (u16, u16),
+    max: usize,
+    names: [&'static str; 3],
+) -> Result<[u8; N]> {
+    if len == 0 || len as usize > max {
+        return Err(Error::new(
+            names[0],
+            ErrorKind::OutOfRange {
+                value: u64::from(len),
+                max: max as u64,
+            },
+        ));
+    }
+    if usize::from(count) != (len as usize).div_ceil(N) {
+        return Err(Error::new(names[1], ErrorKind::Inconsistent));
+    }
+    if index >= count {
+        return Err(Error::new(names[2], ErrorKind::Inconsistent));
+    }
+    let mut data = [0u8; N];
+    data.copy_from_slice(&s[slot_field::A.start..slot_field::E.end]);
+    let used = (len as usize - usize::from(index) * N).min(N);
+    if let Some(i) = data[used..].iter().position(|&b| b != 0) {
+        return Err(Error::new(
+            slot_field_name(slot_field::A.start + used + i),
+            ErrorKind::Reserved(u64::from(data[used + i])),
+        ));
+    }
+    Ok(data)
 }
 
 /// Datagram bytes one `OFFLOAD_REQ`/`OFFLOAD_REPLY` fragment carries
