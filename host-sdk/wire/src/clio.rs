@@ -570,6 +570,30 @@ impl Header {
         }
     }
 
+    /// The header-only answer to a packet refused before it was trusted (failed its
+    /// integrity check, did not parse, or was refused by a card): `pid`, `req_id`,
+    /// `retry_of`, `offset` (which packet of a multi-packet request), `session` and
+    /// `epoch` echoed; `va`, `total_len`, `payload_len`, `key`, `ack` and flags 0, so
+    /// the answer itself always parses.
+    pub fn refusal<T: AsRef<[u8]>>(p: &Packet<T>, opcode: Opcode, status: Status) -> Header {
+        Header {
+            opcode,
+            flags: 0,
+            status,
+            pid: p.pid(),
+            req_id: p.req_id(),
+            retry_of: p.retry_of(),
+            va: 0,
+            total_len: 0,
+            offset: p.offset(),
+            payload_len: 0,
+            session: p.session(),
+            epoch: p.epoch(),
+            key: 0,
+            ack: 0,
+        }
+    }
+
     /// The same header carrying the credentials of a session.
     pub const fn with_session(self, session: u16, epoch: u32, key: u64) -> Header {
         Header {

@@ -203,22 +203,7 @@ pub fn emit_refusal(packet: &[u8], code: u8, out: &mut [u8]) -> Option<usize> {
         .ok()
         .and_then(Opcode::response)
         .unwrap_or(Opcode::Nack);
-    let h = Header {
-        opcode,
-        flags: 0,
-        status,
-        pid: p.pid(),
-        req_id: p.req_id(),
-        retry_of: p.retry_of(),
-        va: 0,
-        total_len: 0,
-        offset: p.offset(),
-        payload_len: 0,
-        session: p.session(),
-        epoch: p.epoch(),
-        key: 0,
-        ack: 0,
-    };
+    let h = Header::refusal(&p, opcode, status);
     h.emit_with_payload(out, &[]).ok()
 }
 

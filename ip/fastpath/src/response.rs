@@ -53,18 +53,11 @@ impl Resp {
     /// request was refused), `session` and `epoch` are echoed; `va` and
     /// `total_len` are zero, so the answer itself always parses.
     pub(crate) fn raw(p: &Packet<&[u8]>, opcode: Opcode, status: Status) -> Resp {
+        let h = Header::refusal(p, opcode, status);
         Resp {
             opcode,
-            flags: 0,
             status,
-            pid: p.pid(),
-            req_id: p.req_id(),
-            retry_of: p.retry_of(),
-            va: 0,
-            total_len: 0,
-            offset: p.offset(),
-            session: p.session(),
-            epoch: p.epoch(),
+            ..Resp::of(&h)
         }
     }
 
