@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -17,6 +17,7 @@ pub struct UdpBoard {
     pub addr: SocketAddr,
     /// The board state (lock to inspect).
     pub board: Arc<Mutex<FakeBoard>>,
+    sent: Arc<AtomicU64>,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
 }
@@ -31,7 +32,8 @@ impl UdpBoard {
         let addr = sock.local_addr().unwrap();
         let board = Arc::new(Mutex::new(FakeBoard::new(mtu)));
         let stop = Arc::new(AtomicBool::new(false));
-        let (b, st) = (board.clone(), stop.clone());
+        let sent = Arc::new(AtomicU64::new(0));
+        let (b, st, n_sent) = (board.clone(), stop.clone(), sent.clone());
         let thread = std::thread::spawn(move || {
             let mut buf = vec![0u8; 65536];
             let mut x: u64 = 0x2545_f491_4f6c_dd1d;
@@ -51,8 +53,8 @@ impl UdpBoard {
                     x ^= x << 13;
                     x ^= x >> 7;
                     x ^= x << 17;
-                    if x % 100 >= loss_percent {
-                        let _ = sock.send_to(&r, from);
+                    if x % 100 >= loss_percent && sock.send_to(&r, from).is_ok() {
+                        n_sent.fetch_add(1, Ordering::Release);
                     }
                 }
             }
@@ -60,8 +62,30 @@ impl UdpBoard {
         UdpBoard {
             addr,
             board,
+            sent,
             stop,
             thread: Some(thread),
+        }
+    }
+}
+
+impl UdpBoard {
+    /// Datagrams the board has handed to its socket so far.
+    pub fn sent(&self) -> u64 {
+        self.sent.load(Ordering::Acquire)
+    }
+
+    /// Block until the board has sent at least `n` datagrams (panics after
+    /// 30 s, naming both counts, rather than hang a test).
+    pub fn wait_sent(&self, n: u64) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while self.sent() < n {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "board sent {} datagrams, expected {n}",
+                self.sent()
+            );
+            std::thread::sleep(Duration::from_micros(200));
         }
     }
 }
