@@ -470,7 +470,11 @@ fn batch_results(payload: &[u8]) -> Vec<(Status, u16, Vec<u8>)> {
     while at < payload.len() {
         let r = OffloadBatchResult::parse(&payload[at..]).unwrap();
         let body = at + OffloadBatchResult::LEN;
-        out.push((r.status, r.code, payload[body..body + r.len as usize].to_vec()));
+        out.push((
+            r.status,
+            r.code,
+            payload[body..body + r.len as usize].to_vec(),
+        ));
         at = body + r.len as usize;
     }
     out
@@ -516,8 +520,12 @@ fn firmware_mv_answers_as_the_emulator_does() {
     assert_eq!(s, Status::Ok);
     let big = u64::from_be_bytes(result(&p).try_into().unwrap());
     // Bad shapes.
-    for (versions, value_size) in [(0, 8), (4, 0), (1, mv::MAX_VALUE as u32 + 1), (100_000, 1024)]
-    {
+    for (versions, value_size) in [
+        (0, 8),
+        (4, 0),
+        (1, mv::MAX_VALUE as u32 + 1),
+        (100_000, 1024),
+    ] {
         assert_eq!(
             run(
                 &mut b,
@@ -555,20 +563,50 @@ fn firmware_mv_answers_as_the_emulator_does() {
         .0,
         Status::Ok
     );
-    let (s, p) = run(&mut b, Call::Read { id: big, version: 0 });
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: big,
+            version: 0,
+        },
+    );
     assert_eq!(s, Status::Ok);
     assert_eq!(&result(&p)[8..], &full[..]);
-    let (s, p) = run(&mut b, Call::Read { id: doc, version: 0 });
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: doc,
+            version: 0,
+        },
+    );
     assert_eq!((s, &result(&p)[8..]), (Status::Ok, &b"version 6"[..]));
-    let (s, p) = run(&mut b, Call::Read { id: doc, version: 3 });
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: doc,
+            version: 3,
+        },
+    );
     assert_eq!((s, &result(&p)[8..]), (Status::Ok, &b"version 3"[..]));
     // Versions out of range: gone below the kept ones, never appended above.
     assert_eq!(
-        run(&mut b, Call::Read { id: doc, version: 2 }),
+        run(
+            &mut b,
+            Call::Read {
+                id: doc,
+                version: 2
+            }
+        ),
         (Status::OffloadRefused, refused(code::VERSION_GONE))
     );
     assert_eq!(
-        run(&mut b, Call::Read { id: doc, version: 7 }),
+        run(
+            &mut b,
+            Call::Read {
+                id: doc,
+                version: 7
+            }
+        ),
         (Status::OffloadRefused, refused(code::NO_SUCH_VERSION))
     );
     let (s, p) = run(&mut b, Call::Info { id: doc });
@@ -595,10 +633,7 @@ fn firmware_mv_answers_as_the_emulator_does() {
     }
     // Malformed calls: a short READ, an APPEND with reserved bits or a
     // length that disagrees, an unknown op.
-    assert_eq!(
-        b.call(m, op::READ, &[0; 15]).1,
-        refused(code::BAD_ARGS)
-    );
+    assert_eq!(b.call(m, op::READ, &[0; 15]).1, refused(code::BAD_ARGS));
     let (o, mut a) = mv_call(Call::Append {
         id: doc,
         value: b"xy",
@@ -611,7 +646,10 @@ fn firmware_mv_answers_as_the_emulator_does() {
     assert_eq!(b.call(m, 9, &[]).1, refused(code::BAD_ARGS));
 
     // Delete, a second delete, the id issued again with generation 2.
-    assert_eq!(run(&mut b, Call::Delete { id: doc }), (Status::Ok, ok.clone()));
+    assert_eq!(
+        run(&mut b, Call::Delete { id: doc }),
+        (Status::Ok, ok.clone())
+    );
     assert_eq!(
         run(&mut b, Call::Delete { id: doc }),
         (Status::OffloadRefused, refused(code::DELETED))
@@ -627,7 +665,13 @@ fn firmware_mv_answers_as_the_emulator_does() {
     let again = u64::from_be_bytes(result(&p).try_into().unwrap());
     assert_eq!(again, 2 << 32);
     assert_eq!(
-        run(&mut b, Call::Read { id: doc, version: 0 }),
+        run(
+            &mut b,
+            Call::Read {
+                id: doc,
+                version: 0
+            }
+        ),
         (Status::OffloadRefused, refused(code::DELETED))
     );
 
@@ -635,7 +679,13 @@ fn firmware_mv_answers_as_the_emulator_does() {
     // keeps serving, its state intact.
     let (s, _, _) = b.call(tally::ID, tally::op::PEEK, &0x1000u64.to_be_bytes());
     assert_eq!(s, Status::OffloadFault);
-    let (s, p) = run(&mut b, Call::Read { id: big, version: 1 });
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: big,
+            version: 1,
+        },
+    );
     assert_eq!((s, &result(&p)[8..]), (Status::Ok, &full[..]));
 
     // Exactly-once: a retried append is answered from the record.
@@ -644,7 +694,10 @@ fn firmware_mv_answers_as_the_emulator_does() {
         value: b"once",
     });
     let (s, first, id) = b.call(m, o, &a);
-    assert_eq!((s, result(&first)), (Status::Ok, 1u64.to_be_bytes().to_vec()));
+    assert_eq!(
+        (s, result(&first)),
+        (Status::Ok, 1u64.to_be_bytes().to_vec())
+    );
     let mut p = OffloadCallReq { offload: m, op: o }.to_bytes().to_vec();
     p.extend_from_slice(&a);
     assert_eq!(b.both(&p, Some(id))[0].payload, first, "replayed");
@@ -668,16 +721,25 @@ fn firmware_mv_answers_as_the_emulator_does() {
         }),
         mv_call(Call::Info { id: doc }),
         (op::READ, vec![1, 2, 3]),
-        mv_call(Call::Read { id: big, version: 0 }),
+        mv_call(Call::Read {
+            id: big,
+            version: 0,
+        }),
     ];
     let a = b.both(&batch(m, &ops), None);
     assert_eq!(a[0].status, Status::Ok);
     let whole: Vec<u8> = a.iter().flat_map(|x| x.payload.clone()).collect();
     let r = batch_results(&whole);
     assert_eq!(r.len(), ops.len());
-    assert_eq!((r[0].0, r[0].2.clone()), (Status::Ok, 2u64.to_be_bytes().to_vec()));
+    assert_eq!(
+        (r[0].0, r[0].2.clone()),
+        (Status::Ok, 2u64.to_be_bytes().to_vec())
+    );
     assert_eq!(&r[1].2[8..], b"two");
-    assert_eq!((r[2].0, r[2].1), (Status::OffloadRefused, code::NO_SUCH_VERSION));
+    assert_eq!(
+        (r[2].0, r[2].1),
+        (Status::OffloadRefused, code::NO_SUCH_VERSION)
+    );
     assert_eq!((r[3].0, r[3].1), (Status::OffloadRefused, code::DELETED));
     assert_eq!((r[4].0, r[4].1), (Status::OffloadRefused, code::BAD_ARGS));
     assert_eq!(&r[5].2[8..], &full[..]);
