@@ -31,7 +31,8 @@
 //! `OFFLOAD_CALL`s the fast path passes on (`OFFLOAD_REQ` fragments), inline,
 //! in the offload's own address space (its PID, pages the slow path maps,
 //! DRAM reached directly), and posts the answer as `OFFLOAD_REPLY` fragments.
-//! The image registers Clio-KV (id 1) and the tally offload (id 4).
+//! The image registers Clio-KV (id 1), Clio-MV (id 2) and the tally offload
+//! (id 4).
 //!
 //! The engine has one owner at a time: a ticket lock in cacheable memory
 //! serialises the poll rounds and the worker runs (the slow-path library's
@@ -76,7 +77,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
 use clio_config::Region;
-use clio_slowpath::offload::{kv, tally, OffloadHost, PhysMem, Serving};
+use clio_slowpath::offload::{kv, mv, tally, OffloadHost, PhysMem, Serving};
 use clio_slowpath::rack::FirmwareAgent;
 use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
@@ -201,6 +202,20 @@ struct KvCell(UnsafeCell<MaybeUninit<kv::KvStore<KV_FREE_PER_CLASS>>>);
 unsafe impl Sync for KvCell {}
 
 static KV: KvCell = KvCell(UnsafeCell::new(MaybeUninit::uninit()));
+
+/// Freed version arrays Clio-MV keeps for reuse.
+const MV_FREE_ARRAYS: usize = 256;
+
+/// Clio-MV (id 2), registered at boot; its id map is allocated in its own
+/// address space at its first call. Written at boot (`.bss`: its map size
+/// would put the whole store in `.data`).
+struct MvCell(UnsafeCell<MaybeUninit<mv::MvStore<MV_FREE_ARRAYS>>>);
+
+// SAFETY: written and borrowed mutably once, by the primary, when it
+// registers it.
+unsafe impl Sync for MvCell {}
+
+static MV: MvCell = MvCell(UnsafeCell::new(MaybeUninit::uninit()));
 
 /// The tally offload (id 4), registered at boot.
 struct TallyCell(UnsafeCell<tally::Tally>);
@@ -536,7 +551,7 @@ pub fn run_primary() -> ! {
     // SAFETY: no other core touches the engine before `READY`.
     unsafe { (*ENGINE.0.get()).write(engine) };
     // SAFETY: no other core reaches the offloads before `READY`; `TALLY`
-    // is borrowed this once, for the host's lifetime.
+    // is borrowed this once, for the host's lifetime, as are the stores.
     let registered = unsafe {
         let host = &mut *OFFLOAD_HOST.0.get();
         host.set_limits(
@@ -544,15 +559,18 @@ pub fn run_primary() -> ! {
             BOARD.network.max_response_bytes as usize,
         );
         let store = (*KV.0.get()).write(kv::KvStore::new(kv::DEFAULT_BUCKETS));
+        let objects = (*MV.0.get()).write(mv::MvStore::new(mv::DEFAULT_MAX_OBJECTS));
         host.register(kv::OFFLOAD_ID, store)
+            .and(host.register(mv::OFFLOAD_ID, objects))
             .and(host.register(tally::ID, &mut *TALLY.0.get()))
     };
     if registered.is_err() {
         defmt::error!("an offload could not be registered");
     } else {
         defmt::info!(
-            "offloads: clio-kv (id {=u32}), tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
+            "offloads: clio-kv (id {=u32}), clio-mv (id {=u32}), tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
             kv::OFFLOAD_ID,
+            mv::OFFLOAD_ID,
             tally::ID,
             OFFLOAD_ANSWER,
             OFFLOAD_RECORDS

@@ -56,6 +56,7 @@ use clio_wire::ring::{
 use clio_wire::{Header, Packet, Status};
 
 pub mod kv;
+pub mod mv;
 pub mod tally;
 
 /// Longest `OFFLOAD_REQ` datagram assembled: a Clio header and a payload of

@@ -240,3 +240,28 @@ fn an_offload_over_its_quota_is_refused_memory_not_the_board() {
     let unknown = OffloadCallReq { offload: 9, op: 1 }.to_bytes();
     assert_eq!(rig.call(&mut host, 2, 0, &unknown).0, Status::NoSuchOffload);
 }
+
+#[test]
+fn a_retry_past_the_remembered_answers_runs_again() {
+    // `R` = 4 answers remembered in all (the firmware image keeps 32): a
+    // retry is replayed while its record is among the 4 latest, and runs
+    // again once 4 newer answers pushed it out (firmware-arm/image/README.md).
+    let cfg = small_cfg();
+    let mut arena = vec![0u64; cfg.arena_words()];
+    let mut rig = Rig::<2048>::new(cfg, &mut arena);
+    let mut t = Tally::new();
+    let mut host = OffloadHost::<2, 4, 2048>::new(MTU, 65536);
+    host.register(tally::ID, &mut t).unwrap();
+    let get = args(tally::op::GET, &0u32.to_be_bytes());
+    assert_eq!(rig.call(&mut host, 1, 0, &add(0, 5)).1, word(5));
+    for id in 2..=4 {
+        assert_eq!(rig.call(&mut host, id, 0, &get).1, word(5));
+    }
+    // Three newer answers: the first is still remembered.
+    assert_eq!(rig.call(&mut host, 5, 1, &add(0, 5)).1, word(5));
+    assert_eq!(host.stats().replays, 1);
+    // A fourth pushes it out: the retry runs the add again.
+    assert_eq!(rig.call(&mut host, 6, 0, &get).1, word(5));
+    assert_eq!(rig.call(&mut host, 7, 1, &add(0, 5)).1, word(10));
+    assert_eq!(host.stats().replays, 1);
+}

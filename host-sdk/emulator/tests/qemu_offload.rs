@@ -3,8 +3,8 @@
 //! `OFFLOAD_REPLY` fragments), served by the firmware's offload host
 //! (`clio_slowpath::offload`), answered to the client.
 //!
-//! The same offload code (`clio_slowpath::offload::tally`) runs in the
-//! emulator's offload engine (`clio_emu::native::Native`): every call here
+//! The same offload code (`clio_slowpath::offload::{tally, kv, mv}`) runs in
+//! the emulator's offload engine (`clio_emu::native::Native`): every call here
 //! is sent to both boards and the answers must carry the same status,
 //! request id, lengths and payload bytes (the session fields differ: each
 //! board has its own boot secret).
@@ -22,6 +22,7 @@ use clio_emu::native::Native;
 use clio_emu::qemu::QemuOptions;
 use clio_emu::{Board, Engine, QemuBoard};
 use clio_slowpath::offload::kv::{self, KvStore};
+use clio_slowpath::offload::mv::{self, MvStore};
 use clio_slowpath::offload::tally::{self, Tally};
 use clio_wire::payload::{
     OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
@@ -129,6 +130,12 @@ impl Pair {
         emu.register_offload(
             kv::OFFLOAD_ID,
             Box::new(Native::new(KvStore::<64>::new(kv::DEFAULT_BUCKETS))),
+        )
+        .unwrap();
+        // Clio-MV as the firmware registers it: 256 freed arrays kept.
+        emu.register_offload(
+            mv::OFFLOAD_ID,
+            Box::new(Native::new(MvStore::<256>::new(mv::DEFAULT_MAX_OBJECTS))),
         )
         .unwrap();
         let open = common::open_packet(1, None);
@@ -426,4 +433,314 @@ fn firmware_kv_answers_as_the_emulator_does() {
     let a = b.both(&p, None);
     assert!(a.len() > 1, "a batch answer over one MTU comes in pieces");
     assert_eq!(a[0].status, Status::Ok);
+}
+
+/// A batch's arguments: `OffloadCallReq` (op batch), the count, each
+/// operation's head and arguments.
+fn batch(id: u32, ops: &[(u16, Vec<u8>)]) -> Vec<u8> {
+    let mut p = OffloadCallReq {
+        offload: id,
+        op: OFFLOAD_OP_BATCH,
+    }
+    .to_bytes()
+    .to_vec();
+    p.extend_from_slice(
+        &OffloadBatchReq {
+            count: ops.len() as u16,
+        }
+        .to_bytes(),
+    );
+    for (op, args) in ops {
+        p.extend_from_slice(
+            &OffloadBatchOp {
+                op: *op,
+                args_len: args.len() as u16,
+            }
+            .to_bytes(),
+        );
+        p.extend_from_slice(args);
+    }
+    p
+}
+
+/// The per-operation outcomes of a batch's answer: (status, code, result).
+fn batch_results(payload: &[u8]) -> Vec<(Status, u16, Vec<u8>)> {
+    let mut at = OffloadCallResp::LEN + OffloadBatchReq::LEN;
+    let mut out = Vec::new();
+    while at < payload.len() {
+        let r = OffloadBatchResult::parse(&payload[at..]).unwrap();
+        let body = at + OffloadBatchResult::LEN;
+        out.push((
+            r.status,
+            r.code,
+            payload[body..body + r.len as usize].to_vec(),
+        ));
+        at = body + r.len as usize;
+    }
+    out
+}
+
+fn mv_call(c: mv::proto::Call<'_>) -> (u16, Vec<u8>) {
+    c.encode()
+}
+
+#[test]
+fn firmware_mv_answers_as_the_emulator_does() {
+    use mv::proto::{code, op, Call};
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let mut b = Pair::boot(qemu);
+    let m = mv::OFFLOAD_ID;
+    let ok = OffloadCallResp { code: 0 }.to_bytes().to_vec();
+    let result = |p: &[u8]| p[OffloadCallResp::LEN..].to_vec();
+    let run = |b: &mut Pair, c: Call<'_>| {
+        let (o, a) = mv_call(c);
+        let (s, p, _) = b.call(m, o, &a);
+        (s, p)
+    };
+
+    // Create: the first id is generation 1, index 0.
+    let (s, p) = run(
+        &mut b,
+        Call::Create {
+            versions: 4,
+            value_size: 64,
+        },
+    );
+    assert_eq!(s, Status::Ok);
+    let doc = u64::from_be_bytes(result(&p).try_into().unwrap());
+    assert_eq!(doc, 1 << 32);
+    let (s, p) = run(
+        &mut b,
+        Call::Create {
+            versions: 1,
+            value_size: mv::MAX_VALUE as u32,
+        },
+    );
+    assert_eq!(s, Status::Ok);
+    let big = u64::from_be_bytes(result(&p).try_into().unwrap());
+    // Bad shapes.
+    for (versions, value_size) in [
+        (0, 8),
+        (4, 0),
+        (1, mv::MAX_VALUE as u32 + 1),
+        (100_000, 1024),
+    ] {
+        assert_eq!(
+            run(
+                &mut b,
+                Call::Create {
+                    versions,
+                    value_size
+                }
+            ),
+            (Status::OffloadRefused, refused(code::BAD_SHAPE)),
+            "{versions} x {value_size}"
+        );
+    }
+
+    // Six appends to an object keeping four versions: 3..=6 are kept.
+    for v in 1..=6u64 {
+        let value = format!("version {v}");
+        let (s, p) = run(
+            &mut b,
+            Call::Append {
+                id: doc,
+                value: value.as_bytes(),
+            },
+        );
+        assert_eq!((s, result(&p)), (Status::Ok, v.to_be_bytes().to_vec()));
+    }
+    let full = vec![0x5au8; mv::MAX_VALUE];
+    assert_eq!(
+        run(
+            &mut b,
+            Call::Append {
+                id: big,
+                value: &full
+            }
+        )
+        .0,
+        Status::Ok
+    );
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: big,
+            version: 0,
+        },
+    );
+    assert_eq!(s, Status::Ok);
+    assert_eq!(&result(&p)[8..], &full[..]);
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: doc,
+            version: 0,
+        },
+    );
+    assert_eq!((s, &result(&p)[8..]), (Status::Ok, &b"version 6"[..]));
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: doc,
+            version: 3,
+        },
+    );
+    assert_eq!((s, &result(&p)[8..]), (Status::Ok, &b"version 3"[..]));
+    // Versions out of range: gone below the kept ones, never appended above.
+    assert_eq!(
+        run(
+            &mut b,
+            Call::Read {
+                id: doc,
+                version: 2
+            }
+        ),
+        (Status::OffloadRefused, refused(code::VERSION_GONE))
+    );
+    assert_eq!(
+        run(
+            &mut b,
+            Call::Read {
+                id: doc,
+                version: 7
+            }
+        ),
+        (Status::OffloadRefused, refused(code::NO_SUCH_VERSION))
+    );
+    let (s, p) = run(&mut b, Call::Info { id: doc });
+    assert_eq!(s, Status::Ok);
+    assert_eq!(result(&p).len(), mv::proto::INFO_LEN);
+    assert_eq!(
+        run(
+            &mut b,
+            Call::Append {
+                id: doc,
+                value: &[1; 65]
+            }
+        ),
+        (Status::OffloadRefused, refused(code::VALUE_TOO_LONG))
+    );
+
+    // Missing objects: never issued, generation 0.
+    for id in [1 << 32 | 99, 0, 7 << 32] {
+        assert_eq!(
+            run(&mut b, Call::Read { id, version: 0 }),
+            (Status::OffloadRefused, refused(code::NO_SUCH_OBJECT)),
+            "{id:#x}"
+        );
+    }
+    // Malformed calls: a short READ, an APPEND with reserved bits or a
+    // length that disagrees, an unknown op.
+    assert_eq!(b.call(m, op::READ, &[0; 15]).1, refused(code::BAD_ARGS));
+    let (o, mut a) = mv_call(Call::Append {
+        id: doc,
+        value: b"xy",
+    });
+    a[15] = 1;
+    assert_eq!(b.call(m, o, &a).1, refused(code::BAD_ARGS));
+    a[15] = 0;
+    a[11] = 3;
+    assert_eq!(b.call(m, o, &a).1, refused(code::BAD_ARGS));
+    assert_eq!(b.call(m, 9, &[]).1, refused(code::BAD_ARGS));
+
+    // Delete, a second delete, the id issued again with generation 2.
+    assert_eq!(
+        run(&mut b, Call::Delete { id: doc }),
+        (Status::Ok, ok.clone())
+    );
+    assert_eq!(
+        run(&mut b, Call::Delete { id: doc }),
+        (Status::OffloadRefused, refused(code::DELETED))
+    );
+    let (s, p) = run(
+        &mut b,
+        Call::Create {
+            versions: 2,
+            value_size: 8,
+        },
+    );
+    assert_eq!(s, Status::Ok);
+    let again = u64::from_be_bytes(result(&p).try_into().unwrap());
+    assert_eq!(again, 2 << 32);
+    assert_eq!(
+        run(
+            &mut b,
+            Call::Read {
+                id: doc,
+                version: 0
+            }
+        ),
+        (Status::OffloadRefused, refused(code::DELETED))
+    );
+
+    // A fault in the middle of the calls (another offload's): the store
+    // keeps serving, its state intact.
+    let (s, _, _) = b.call(tally::ID, tally::op::PEEK, &0x1000u64.to_be_bytes());
+    assert_eq!(s, Status::OffloadFault);
+    let (s, p) = run(
+        &mut b,
+        Call::Read {
+            id: big,
+            version: 1,
+        },
+    );
+    assert_eq!((s, &result(&p)[8..]), (Status::Ok, &full[..]));
+
+    // Exactly-once: a retried append is answered from the record.
+    let (o, a) = mv_call(Call::Append {
+        id: again,
+        value: b"once",
+    });
+    let (s, first, id) = b.call(m, o, &a);
+    assert_eq!(
+        (s, result(&first)),
+        (Status::Ok, 1u64.to_be_bytes().to_vec())
+    );
+    let mut p = OffloadCallReq { offload: m, op: o }.to_bytes().to_vec();
+    p.extend_from_slice(&a);
+    assert_eq!(b.both(&p, Some(id))[0].payload, first, "replayed");
+    let (s, p) = run(&mut b, Call::Info { id: again });
+    assert_eq!(s, Status::Ok);
+    assert_eq!(&result(&p)[..8], &1u64.to_be_bytes(), "appended once");
+
+    // A batch: each operation with its own outcome, byte for byte.
+    let ops = [
+        mv_call(Call::Append {
+            id: again,
+            value: b"two",
+        }),
+        mv_call(Call::Read {
+            id: again,
+            version: 0,
+        }),
+        mv_call(Call::Read {
+            id: again,
+            version: 9,
+        }),
+        mv_call(Call::Info { id: doc }),
+        (op::READ, vec![1, 2, 3]),
+        mv_call(Call::Read {
+            id: big,
+            version: 0,
+        }),
+    ];
+    let a = b.both(&batch(m, &ops), None);
+    assert_eq!(a[0].status, Status::Ok);
+    let whole: Vec<u8> = a.iter().flat_map(|x| x.payload.clone()).collect();
+    let r = batch_results(&whole);
+    assert_eq!(r.len(), ops.len());
+    assert_eq!(
+        (r[0].0, r[0].2.clone()),
+        (Status::Ok, 2u64.to_be_bytes().to_vec())
+    );
+    assert_eq!(&r[1].2[8..], b"two");
+    assert_eq!(
+        (r[2].0, r[2].1),
+        (Status::OffloadRefused, code::NO_SUCH_VERSION)
+    );
+    assert_eq!((r[3].0, r[3].1), (Status::OffloadRefused, code::DELETED));
+    assert_eq!((r[4].0, r[4].1), (Status::OffloadRefused, code::BAD_ARGS));
+    assert_eq!(&r[5].2[8..], &full[..]);
 }

@@ -39,13 +39,13 @@ pub use offload::MvOffload;
 use proto::Call;
 
 /// The offload id Clio-MV is registered under at a memory node.
-pub const OFFLOAD_ID: u32 = 2;
-/// Longest value of a version (bytes; a value travels in one packet).
-pub const MAX_VALUE: usize = 1024;
-/// Largest version array (bytes): `16 + versions × (16 + value_size)`
+pub const OFFLOAD_ID: u32 = clio_slowpath::offload::mv::OFFLOAD_ID;
+/// Longest value of a version (bytes; a value travels in one packet), and
+/// the largest version array (bytes): `16 + versions × (16 + value_size)`
 /// (value size rounded up to 8) must fit one 4 MiB chunk — e.g. 4 032
-/// versions of 1 KiB, 131 071 versions of 16 B.
-pub const MAX_ARRAY_BYTES: u64 = 4 << 20;
+/// versions of 1 KiB, 131 071 versions of 16 B (the store's limits,
+/// `clio_slowpath::offload::mv`).
+pub use clio_slowpath::offload::mv::{MAX_ARRAY_BYTES, MAX_VALUE};
 
 /// An object's id: `generation << 32 | index` (ids are reused with a new
 /// generation after a delete).
