@@ -141,6 +141,7 @@ reg [OW:0]              rq_kl [0:RD_QUEUE-1];
 reg                     rq_mark [0:RD_QUEUE-1];
 reg [QW:0]              rq_wr_reg = 0, rq_rd_reg = 0;
 reg [RLW-1:0]           r_beat_reg = 0;
+reg                     r_first_reg = 1'b1;  // r_beat_reg == 0
 wire [QW:0]             rq_count = rq_wr_reg - rq_rd_reg;
 wire                    rq_empty = rq_count == 0;
 wire                    rq_full = rq_count == RD_QUEUE[QW:0];
@@ -180,9 +181,9 @@ wire [BYTES-1:0]        k_mask = k[OW] ? {BYTES{1'b1}} : ~({BYTES{1'b1}} << k[OW
 
 // The current read beat's bytes, of the oldest command in flight: its
 // first beat from the start lane, full beats, its last beat's head.
-wire                    r_first = r_beat_reg == 0;
+wire                    r_first = r_first_reg;
 wire                    r_last = r_beat_reg == rq_beats[rq_h];
-wire [OW-1:0]           r_lane = r_first ? rq_lane[rq_h] : {OW{1'b0}};
+wire [OW-1:0]           r_lane = rq_lane[rq_h] & {OW{r_first}};
 wire [OW:0]             r_k = r_first ? rq_k1[rq_h] : r_last ? rq_kl[rq_h] : BYTES[OW:0];
 // The command as it is taken: its first beat's bytes (to the beat's end, or
 // all if it has one beat) and its last beat's (through cmd_end's lane).
@@ -244,15 +245,18 @@ always_ff @(posedge clk) begin
     if (rd_beat) begin
         if (r_last) begin
             r_beat_reg <= 0;
+            r_first_reg <= 1'b1;
             rq_rd_reg <= rq_rd_reg + 1'b1;
         end else begin
             r_beat_reg <= r_beat_reg + 1'b1;
+            r_first_reg <= 1'b0;
         end
     end
     if (rst) begin
         rq_wr_reg <= 0;
         rq_rd_reg <= 0;
         r_beat_reg <= 0;
+        r_first_reg <= 1'b1;
     end
 end
 
