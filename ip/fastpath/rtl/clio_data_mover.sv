@@ -98,7 +98,6 @@ module clio_data_mover #(
 
 localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
-localparam PAGE_BEATS = 4096 / BYTES;     // beats from a 4 KiB boundary to the next
 localparam QW = $clog2(RD_QUEUE);
 
 initial begin
@@ -123,41 +122,55 @@ typedef enum logic [2:0] {
 
 state_t                 state_reg = M_IDLE;
 reg [ADDR_WIDTH-1:0]    addr_reg = 0;       // next byte of the range (burst side)
-reg [LEN_WIDTH-1:0]     rem_reg = 0;        // bytes of the range not yet covered (burst side)
+reg [LEN_WIDTH-1:0]     rem_reg = 0;        // bytes of the write range not yet written
 reg [8:0]               left_reg = 0;       // beats left in the current write burst
+// Beats from addr_reg's beat to the range's last beat, minus one: computed
+// as the command is taken and lowered by each burst, so the next burst's
+// length is a compare and a select on registers (not a chain of adds).
+localparam RLW = LEN_WIDTH - OW + 1;
+reg [RLW-1:0]           rl_reg = 0;
 
-// Read commands in flight, oldest first: their ranges and marks; the
-// oldest one's bytes already handed over.
-reg [ADDR_WIDTH-1:0]    rq_addr [0:RD_QUEUE-1];
-reg [LEN_WIDTH-1:0]     rq_len [0:RD_QUEUE-1];
+// Read commands in flight, oldest first, each as its beats rather than its
+// byte range (worked out as it is taken, so the R side only counts beats):
+// beats - 1, the start lane, the bytes of its first beat (all of them if it
+// has one) and of its last, and its mark. The oldest one's beats handed over.
+reg [RLW-1:0]           rq_beats [0:RD_QUEUE-1];
+reg [OW-1:0]            rq_lane [0:RD_QUEUE-1];
+reg [OW:0]              rq_k1 [0:RD_QUEUE-1];
+reg [OW:0]              rq_kl [0:RD_QUEUE-1];
 reg                     rq_mark [0:RD_QUEUE-1];
 reg [QW:0]              rq_wr_reg = 0, rq_rd_reg = 0;
-reg [LEN_WIDTH-1:0]     r_done_reg = 0;
+reg [RLW-1:0]           r_beat_reg = 0;
+reg                     r_first_reg = 1'b1;  // r_beat_reg == 0
 wire [QW:0]             rq_count = rq_wr_reg - rq_rd_reg;
 wire                    rq_empty = rq_count == 0;
 wire                    rq_full = rq_count == RD_QUEUE[QW:0];
 wire [QW-1:0]           rq_h = rq_rd_reg[QW-1:0];
 initial begin
     for (int i = 0; i < RD_QUEUE; i = i + 1) begin
-        rq_addr[i] = 0;
-        rq_len[i] = 0;
+        rq_beats[i] = 0;
+        rq_lane[i] = 0;
+        rq_k1[i] = 0;
+        rq_kl[i] = 0;
         rq_mark[i] = 1'b0;
     end
 end
 
-// The next burst: from addr_reg's beat to the range's last beat, cut at the 4 KiB boundary.
-/* verilator lint_off UNUSEDSIGNAL */
-wire [ADDR_WIDTH-1:0]   last_byte = addr_reg + {{(ADDR_WIDTH-LEN_WIDTH){1'b0}}, rem_reg} - 1'b1;
-/* verilator lint_on UNUSEDSIGNAL */
-wire [ADDR_WIDTH-OW-1:0] range_beats = last_byte[ADDR_WIDTH-1:OW] - addr_reg[ADDR_WIDTH-1:OW] + 1'b1;
-wire [8:0]              page_beats = PAGE_BEATS[8:0] - {{(9-12+OW){1'b0}}, addr_reg[11:OW]};
-wire [8:0]              burst_beats = range_beats < {{(ADDR_WIDTH-OW-9){1'b0}}, page_beats}
-    ? range_beats[8:0] : page_beats;
+// The next burst: from addr_reg's beat to the range's last beat, cut at the
+// 4 KiB boundary. Beats to the page's end, minus one, are the inverted beat
+// bits; after a burst that is not the range's last, addr_reg is on a page
+// boundary (the burst ran to it), so the page side needs no register.
+wire [RLW-1:0]          pl = {{(RLW-12+OW){1'b0}}, ~addr_reg[11:OW]};
+wire                    burst_last = rl_reg <= pl;   // the burst reaches the range's end
+wire [7:0]              burst_len = burst_last ? rl_reg[7:0] : pl[7:0];   // AXI LEN (beats - 1)
 wire [ADDR_WIDTH-1:0]   beat_addr = {addr_reg[ADDR_WIDTH-1:OW], {OW{1'b0}}};
-// Bytes of the range a read burst covers (from addr_reg to the burst's end).
+// The next page (where a burst that is not the range's last ends).
+wire [ADDR_WIDTH-1:0]   next_page = {addr_reg[ADDR_WIDTH-1:12] + 1'b1, 12'd0};
+// rl for the burst after a full-page one: this one's pl + 1 beats fewer.
 /* verilator lint_off WIDTH */
-wire [ADDR_WIDTH-1:0]   burst_bytes = beat_addr + ({{(ADDR_WIDTH-9){1'b0}}, burst_beats} << OW) - addr_reg;
-wire                    burst_last = burst_bytes >= rem_reg;
+wire [RLW-1:0]          rl_after = rl_reg - pl - 1'b1;
+// At the command: beats - 1 = (lane + len - 1) >> OW.
+wire [LEN_WIDTH:0]      cmd_end = s_cmd_len + s_cmd_addr[OW-1:0] - 1'b1;
 /* verilator lint_on WIDTH */
 
 // The current write beat's bytes: from addr_reg's lane to the beat's end or the range's end.
@@ -166,15 +179,16 @@ wire [OW:0]             to_end = BYTES[OW:0] - {1'b0, lane};
 wire [OW:0]             k = {{(LEN_WIDTH-OW-1){1'b0}}, to_end} > rem_reg ? rem_reg[OW:0] : to_end;
 wire [BYTES-1:0]        k_mask = k[OW] ? {BYTES{1'b1}} : ~({BYTES{1'b1}} << k[OW-1:0]);
 
-// The current read beat's bytes, of the oldest command in flight.
-/* verilator lint_off UNUSEDSIGNAL */
-wire [ADDR_WIDTH-1:0]   r_addr = rq_addr[rq_h] + {{(ADDR_WIDTH-LEN_WIDTH){1'b0}}, r_done_reg};
-/* verilator lint_on UNUSEDSIGNAL */
-wire [LEN_WIDTH-1:0]    r_rem = rq_len[rq_h] - r_done_reg;
-wire [OW-1:0]           r_lane = r_addr[OW-1:0];
-wire [OW:0]             r_to_end = BYTES[OW:0] - {1'b0, r_lane};
-wire [OW:0]             r_k = {{(LEN_WIDTH-OW-1){1'b0}}, r_to_end} > r_rem ? r_rem[OW:0] : r_to_end;
-wire                    r_last = {{(LEN_WIDTH-OW-1){1'b0}}, r_k} == r_rem;
+// The current read beat's bytes, of the oldest command in flight: its
+// first beat from the start lane, full beats, its last beat's head.
+wire                    r_first = r_first_reg;
+wire                    r_last = r_beat_reg == rq_beats[rq_h];
+wire [OW-1:0]           r_lane = rq_lane[rq_h] & {OW{r_first}};
+wire [OW:0]             r_k = r_first ? rq_k1[rq_h] : r_last ? rq_kl[rq_h] : BYTES[OW:0];
+// The command as it is taken: its first beat's bytes (to the beat's end, or
+// all if it has one beat) and its last beat's (through cmd_end's lane).
+wire [OW:0]             cmd_k1 = cmd_end[LEN_WIDTH:OW] == 0 ? s_cmd_len[OW:0] : BYTES[OW:0] - {1'b0, s_cmd_addr[OW-1:0]};
+wire [OW:0]             cmd_kl = {1'b0, cmd_end[OW-1:0]} + 1'b1;
 
 wire rd_beat = !rq_empty && m_axi_rvalid && m_rd_ready;
 wire wr_beat = state_reg == M_W && m_axi_wready;
@@ -201,14 +215,14 @@ assign m_wr_take_valid = wr_beat;
 
 assign m_axi_arid = {ID_WIDTH{1'b0}};
 assign m_axi_araddr = beat_addr;
-assign m_axi_arlen = burst_beats[7:0] - 8'd1;
+assign m_axi_arlen = burst_len;
 assign m_axi_arsize = OW[2:0];
 assign m_axi_arburst = 2'b01;
 assign m_axi_arvalid = state_reg == M_AR;
 
 assign m_axi_awid = {ID_WIDTH{1'b0}};
 assign m_axi_awaddr = beat_addr;
-assign m_axi_awlen = burst_beats[7:0] - 8'd1;
+assign m_axi_awlen = burst_len;
 assign m_axi_awsize = OW[2:0];
 assign m_axi_awburst = 2'b01;
 assign m_axi_awvalid = state_reg == M_AW;
@@ -221,23 +235,28 @@ assign m_axi_bready = state_reg == M_B;
 // The read queue: a command enters as it is taken and leaves with its last beat.
 always_ff @(posedge clk) begin
     if (cmd_go && !s_cmd_write) begin
-        rq_addr[rq_wr_reg[QW-1:0]] <= s_cmd_addr;
-        rq_len[rq_wr_reg[QW-1:0]] <= s_cmd_len;
+        rq_beats[rq_wr_reg[QW-1:0]] <= cmd_end[LEN_WIDTH:OW];
+        rq_lane[rq_wr_reg[QW-1:0]] <= s_cmd_addr[OW-1:0];
+        rq_k1[rq_wr_reg[QW-1:0]] <= cmd_k1;
+        rq_kl[rq_wr_reg[QW-1:0]] <= cmd_kl;
         rq_mark[rq_wr_reg[QW-1:0]] <= s_cmd_mark;
         rq_wr_reg <= rq_wr_reg + 1'b1;
     end
     if (rd_beat) begin
         if (r_last) begin
-            r_done_reg <= 0;
+            r_beat_reg <= 0;
+            r_first_reg <= 1'b1;
             rq_rd_reg <= rq_rd_reg + 1'b1;
         end else begin
-            r_done_reg <= r_done_reg + {{(LEN_WIDTH-OW-1){1'b0}}, r_k};
+            r_beat_reg <= r_beat_reg + 1'b1;
+            r_first_reg <= 1'b0;
         end
     end
     if (rst) begin
         rq_wr_reg <= 0;
         rq_rd_reg <= 0;
-        r_done_reg <= 0;
+        r_beat_reg <= 0;
+        r_first_reg <= 1'b1;
     end
 end
 
@@ -247,20 +266,22 @@ always_ff @(posedge clk) begin
             if (cmd_go) begin
                 addr_reg <= s_cmd_addr;
                 rem_reg <= s_cmd_len;
+                rl_reg <= cmd_end[LEN_WIDTH:OW];
                 state_reg <= s_cmd_write ? M_AW : M_AR;
             end
         end
         M_AR: begin
             // Bursts back to back; the command's beats are counted on the R side.
             if (m_axi_arready) begin
-                addr_reg <= beat_addr + ({{(ADDR_WIDTH-9){1'b0}}, burst_beats} << OW);
-                rem_reg <= burst_last ? {LEN_WIDTH{1'b0}} : rem_reg - burst_bytes[LEN_WIDTH-1:0];
+                addr_reg <= next_page;
+                rl_reg <= rl_after;
                 if (burst_last) state_reg <= M_IDLE;
             end
         end
         M_AW: begin
             if (m_axi_awready) begin
-                left_reg <= burst_beats;
+                left_reg <= {1'b0, burst_len} + 9'd1;
+                rl_reg <= rl_after;    // used only if this burst is not the last
                 state_reg <= M_W;
             end
         end
@@ -282,6 +303,7 @@ always_ff @(posedge clk) begin
         addr_reg <= 0;
         rem_reg <= 0;
         left_reg <= 0;
+        rl_reg <= 0;
     end
 end
 

@@ -105,6 +105,10 @@ initial begin
         $error("Error: the header must fit in the first beat (instance %m)");
         $finish;
     end
+    if (KEEP_WIDTH > 64) begin
+        $error("Error: at most 64 lanes (the CRC's zero-lane table has 64 entries) (instance %m)");
+        $finish;
+    end
     if (BEATS < 3 || BEATS * KEEP_WIDTH > 65536) begin
         $error("Error: BEATS must be at least 3 and the buffer at most 64 KiB (instance %m)");
         $finish;
@@ -148,6 +152,43 @@ function [32*32-1:0] shift_matrix(input integer j);
             m = sq;
         end
         shift_matrix = m;
+    end
+endfunction
+
+// Row-major A^(-8): eight zero bits taken back out of the register (bit 31 of
+// a stepped register is the bit that was shifted out; needs POLY[31]).
+function [32*32-1:0] unstep_matrix8;
+    reg [31:0] v;
+    integer s, i, n;
+    begin
+        unstep_matrix8 = 0;
+        for (s = 0; s < 32; s = s + 1) begin
+            v = 32'd1 << s;
+            for (n = 0; n < 8; n = n + 1) v = {v[30:0] ^ (v[31] ? POLY[30:0] : 31'd0), v[31]};
+            for (i = 0; i < 32; i = i + 1) unstep_matrix8[i*32 + s] = v[i];
+        end
+    end
+endfunction
+
+// Row-major base^0 .. base^(n-1) (n <= 64), entry e at bits [e*1024 +: 1024]:
+// one product per entry (powers of one matrix commute, so the order is free).
+function [64*32*32-1:0] power_table(input [32*32-1:0] base, input integer n);
+    reg [32*32-1:0] m, nm;
+    reg [31:0] c, v;
+    integer e, s, i;
+    begin
+        power_table = 0;
+        m = 0;
+        for (i = 0; i < 32; i = i + 1) m[i*32 + i] = 1'b1;
+        for (e = 0; e < n; e = e + 1) begin
+            power_table[e*1024 +: 1024] = m;
+            for (s = 0; s < 32; s = s + 1) begin
+                for (i = 0; i < 32; i = i + 1) c[i] = base[i*32 + s];
+                v = zmul(m, c);
+                for (i = 0; i < 32; i = i + 1) nm[i*32 + s] = v[i];
+            end
+            m = nm;
+        end
     end
 endfunction
 
@@ -202,6 +243,9 @@ reg [16:0]           len_reg [0:1];      // packet bytes
 reg [BW:0]           last_reg [0:1];     // last beat
 reg [31:0]           hcrc_reg [0:1];     // CRC register after the header (from 0xffffffff)
 reg [31:0]           crc_reg [0:1];      // CRC register after the packet
+reg [NW-1:0]         plen_reg [0:1];     // payload bytes (the combination's shift)
+reg                  hz_reg [0:1];       // no payload
+reg [OW-1:0]         kt_reg [0:1];       // zero lanes after the last byte in the last beat
 // Fold state: beats 0 .. fb - 1 are in fcrc (from zero, header lanes zero);
 // bytes are written through packet offset `wend`.
 reg [31:0]           fcrc_reg [0:1];
@@ -218,6 +262,9 @@ initial begin
         last_reg[ii] = 0;
         hcrc_reg[ii] = 0;
         crc_reg[ii] = 0;
+        plen_reg[ii] = 0;
+        hz_reg[ii] = 1'b0;
+        kt_reg[ii] = 0;
         fcrc_reg[ii] = 0;
         fb_reg[ii] = 0;
         wend_reg[ii] = 0;
@@ -311,8 +358,7 @@ assign js = fin_need[out_ptr_reg] ? out_ptr_reg : fin_need[!out_ptr_reg] ? !out_
 wire       j_fin = fin_need[js];
 wire [BW:0] j_fb = fb_reg[js];
 /* verilator lint_off WIDTH */
-wire [16:0] j_fb_start = {j_fb, {OW{1'b0}}};
-wire [16:0] j_fb_end = j_fb_start + KEEP_WIDTH;
+wire [16:0] j_fb_end = {j_fb, {OW{1'b0}}} + KEEP_WIDTH;
 // Committed: a beat left to fold (the last one finishes), else finish now.
 wire       j_tail = j_fin && j_fb <= last_reg[js];
 wire       j_comb = j_fin && j_fb >= last_reg[js];
@@ -322,25 +368,44 @@ wire       j_fold = !j_fin && !full_reg[js] && j_fb < BEATS && j_fb_end <= wend_
 /* verilator lint_on WIDTH */
 assign job_beat = j_fb;
 
-// Beat 0 is folded with its header lanes zero. (Lane loops are generate
-// loops: a loop index in an `always_comb` block is a latch to yosys 0.23.)
+// The beat's valid lanes: all but the header's in beat 0 and, in a packet's
+// last beat, the kt_reg zero lanes past its end. Per slot from registers,
+// then the job's slot picked: a few LUT levels ahead of the CRC, not a
+// subtract and compare behind the slot's selection.
+wire [1:0] at_last = {fb_reg[1] == last_reg[1], fb_reg[0] == last_reg[0]};
+wire [1:0] at_first = {fb_reg[1] == 0, fb_reg[0] == 0};
+wire       j_last = j_fin && at_last[js];
+wire [OW-1:0] j_kt = j_last ? kt_reg[js] : {OW{1'b0}};
 wire [DATA_WIDTH-1:0] j_rd = slot_rd[js];
 wire [DATA_WIDTH-1:0] crc_data;
 genvar gl;
 generate
     for (gl = 0; gl < KEEP_WIDTH; gl = gl + 1) begin : crc_lane
+        /* verilator lint_off WIDTH */
+        wire past = j_last && gl >= KEEP_WIDTH - kt_reg[js];
+        /* verilator lint_on WIDTH */
         if (gl < CLIO_HEADER_LEN) begin : hdr_lane
-            assign crc_data[gl*8 +: 8] = j_fb == 0 ? 8'd0 : j_rd[gl*8 +: 8];
+            assign crc_data[gl*8 +: 8] = (at_first[js] || past) ? 8'd0 : j_rd[gl*8 +: 8];
         end else begin : data_lane
-            assign crc_data[gl*8 +: 8] = j_rd[gl*8 +: 8];
+            assign crc_data[gl*8 +: 8] = past ? 8'd0 : j_rd[gl*8 +: 8];
         end
     end
 endgenerate
-wire [KEEP_WIDTH-1:0] crc_keep = keep_of(j_tail ? len_reg[js] - j_fb_start : 17'd64);
-wire [31:0] crc_out;
+
+// The fold: the beat with its invalid lanes zeroed, as a full beat (constant
+// keep: no residue stage in the unit), then the kt trailing zero bytes taken
+// back out, A^(-8 kt), one matrix picked from a table by kt (a LUT per
+// matrix bit and a 32-input parity: three levels) instead of a chain of
+// conditional matrices, one per bit of kt.
+wire [31:0] crc_full;
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) crc_inst (
-    .crc_in(fcrc_reg[js]), .data(crc_data), .keep(crc_keep), .crc_out(crc_out)
+    .crc_in(fcrc_reg[js]), .data(crc_data), .keep({KEEP_WIDTH{1'b1}}), .crc_out(crc_full)
 );
+localparam [64*32*32-1:0] UNSTEP = power_table(unstep_matrix8(), KEEP_WIDTH < 64 ? KEEP_WIDTH : 64);
+/* verilator lint_off WIDTH */
+wire [32*32-1:0] unstep_k = UNSTEP[j_kt*1024 +: 1024];
+/* verilator lint_on WIDTH */
+wire [31:0] crc_out = zmul(unstep_k, crc_full);
 
 // crc(header) of the packet being started, from its fields.
 wire [31:0] hdr_crc;
@@ -348,21 +413,30 @@ clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) hdr_crc_inst (
     .crc_in(32'hffffffff), .data(hdr_image), .keep(keep_of(HDR)), .crc_out(hdr_crc)
 );
 
-// The combination: A^(8n) crc(header) ^ crc0(payload), n = payload bytes.
-/* verilator lint_off WIDTH */
-wire [16:0] j_plen = len_reg[js] - CLIO_HEADER_LEN;
-/* verilator lint_on WIDTH */
-wire [32*(NW+1)-1:0] sh /* verilator split_var */;
-assign sh[31:0] = hcrc_reg[js];
-genvar gj;
+// The combination: A^(8n) crc(header) ^ crc0(payload), n = payload bytes:
+// A^(8n) as table lookups over groups of at most six bits of n (two groups
+// up to 4 KiB buffers), each a matrix picked by its bits as above.
+localparam NST = (NW + 5) / 6;
+localparam NCW = (NW + NST - 1) / NST;
+wire [NW-1:0] j_plen = plen_reg[js];
+wire [32*(NST+1)-1:0] hs /* verilator split_var */;
+assign hs[31:0] = hcrc_reg[js];
+genvar gt;
 generate
-    for (gj = 0; gj < NW; gj = gj + 1) begin : shift
-        localparam [32*32-1:0] MAT = shift_matrix(gj);
-        assign sh[(gj+1)*32 +: 32] = j_plen[gj] ? zmul(MAT, sh[gj*32 +: 32]) : sh[gj*32 +: 32];
+    for (gt = 0; gt < NST; gt = gt + 1) begin : hshift
+        localparam LO = gt * NCW;
+        localparam W = (LO + NCW <= NW) ? NCW : NW - LO;
+        localparam [64*32*32-1:0] TBL = power_table(shift_matrix(LO), 1 << W);
+        wire [W-1:0] sel = j_plen[LO +: W];
+        /* verilator lint_off WIDTH */
+        wire [32*32-1:0] m = TBL[sel*1024 +: 1024];
+        /* verilator lint_on WIDTH */
+        assign hs[(gt+1)*32 +: 32] = zmul(m, hs[gt*32 +: 32]);
     end
 endgenerate
-wire [31:0] j_pcrc = j_plen == 0 ? 32'd0 : j_tail ? crc_out : fcrc_reg[js];
-wire [31:0] j_total = sh[NW*32 +: 32] ^ j_pcrc;
+wire [31:0] j_hshift = hs[NST*32 +: 32];
+wire [31:0] j_pcrc = hz_reg[js] ? 32'd0 : j_tail ? crc_out : fcrc_reg[js];
+wire [31:0] j_total = j_hshift ^ j_pcrc;
 
 // ---------------------------------------------------------------------------
 // Output beat: buffer lanes, the header and CRC in beat 0, zeros past the end.
@@ -422,6 +496,9 @@ always_ff @(posedge clk) begin
         hcrc_reg[fill] <= hdr_crc;
         /* verilator lint_off WIDTH */
         len_reg[fill] <= CLIO_HEADER_LEN + hdr_payload_len;
+        plen_reg[fill] <= hdr_payload_len[NW-1:0];
+        hz_reg[fill] <= hdr_payload_len == 0;
+        kt_reg[fill] <= -(CLIO_HEADER_LEN + hdr_payload_len);
         last_reg[fill] <= (CLIO_HEADER_LEN + hdr_payload_len - 1) >> OW;
         /* verilator lint_on WIDTH */
         fill_ptr_reg <= !fill;

@@ -285,6 +285,9 @@ def measure(module):
 
     best = {}
     hist = Counter()
+    # Deepest path into each register (its Q net's name without the bit index),
+    # from a register or an input port: where a module's depth lies beyond its one deepest path.
+    by_reg = {}
     for to, cname, ctype, port, b in endpoints():
         for cls in classes:
             a = bit_arrival(cls, b)
@@ -295,6 +298,11 @@ def measure(module):
                 hist[a] += 1
             if key not in best or a > best[key][0]:
                 best[key] = (a, cname, ctype, port, b)
+            q = g.cells[cname].get("connections", {}).get("Q") if cname else None
+            if q:
+                reg = re.sub(r"\[\d+\]$", "", g.name(q[0]))
+                if reg not in by_reg or a > by_reg[reg][0]:
+                    by_reg[reg] = (a, cls)
     out = {}
     for key in ("reg_to_reg", "in_to_reg", "reg_to_out", "in_to_out"):
         if key not in best:
@@ -315,6 +323,8 @@ def measure(module):
     out["levels"] = max((out[k]["levels"] for k in ("reg_to_reg", "in_to_reg", "reg_to_out", "in_to_out")
                          if k in out), default=0)
     out["reg_to_reg_endpoint_histogram"] = {str(k): hist[k] for k in sorted(hist)}
+    out["deepest_registers"] = [{"register": r, "levels": a, "from": cls}
+                                for r, (a, cls) in sorted(by_reg.items(), key=lambda kv: (-kv[1][0], kv[0]))[:12]]
     out["rules"] = "LUT/LUTRAM read 1, MUXF 0, carry chain 1 on entry and 0 along CO->CI, DSP (PREG=0) 1"
     return out
 
@@ -329,6 +339,10 @@ def summary(r):
             end = p["end"].get("register", p["end"]["net"])
             lines.append(f"{key:10} {p['levels']:3} levels: {p['start']['net']} ({p['start']['type']}) -> "
                          f"{end} ({p['end']['type']}.{p['end']['port']}) [{mix}]")
+    if r.get("deepest_registers"):
+        lines.append("deepest registers: " + ", ".join(
+            f"{d['register']} {d['levels']}" + (" (from an input)" if d["from"] == "in" else "")
+            for d in r["deepest_registers"]))
     return "\n".join(lines)
 
 

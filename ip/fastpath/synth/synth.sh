@@ -14,6 +14,8 @@
 #   SYNTH_TIMEOUT=S  per-module cap in seconds (default 1500)
 #   MODULES="a b"    only these modules (ci/suites/35-synth.sh runs a small set)
 #   REPORT=path      write the JSON there instead of synth/report.json
+#   TOP_TABLES="-set P V ..."  extra chparam settings for the top only (synth/top.sh
+#                    sets the session / forwarding / fence tables small, see there)
 #   RTL=dir          synthesize the sources in dir (e.g. an older checkout's ip/fastpath/rtl)
 #   WORK=dir         keep the logs, stats and netlists (MODULE.json) there instead of a mktemp dir
 #                    (without it the netlists are deleted once measured)
@@ -33,6 +35,7 @@ else
     top_params="-set TLB_ENTRIES 16 -set DEDUP_ENTRIES 16 -set FIFO_DEPTH 8 -set PKT_BEATS 9"
     tlb_params="-set ENTRIES 16"; dd_params="-set ENTRIES 16"; rb_params="-set BEATS 9"; set_name="reduced"
 fi
+if [ -n "${TOP_TABLES:-}" ]; then top_params="$top_params $TOP_TABLES"; set_name="$set_name; top also $TOP_TABLES"; fi
 flags="-family xcup -noiopad -flatten"
 if [ -n "${NOWIDELUT:-}" ]; then flags="$flags -nowidelut"; set_name="$set_name, -nowidelut"; fi
 python3 "$here/yosys_prep.py" "$rtl/clio_pkg.sv" "$work/src" "$rtl"/clio_*.sv

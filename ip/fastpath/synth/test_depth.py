@@ -201,6 +201,15 @@ class Constructed(unittest.TestCase):
         self.assertEqual(r["reg_to_reg"]["levels"], 1)
         self.assertEqual(r["in_to_reg"]["start"]["net"], "a")
         self.assertEqual(r["levels"], 3)  # the deepest of any class: in_to_out
+        # Per register: q0 behind 2 LUTs from the port, q1 behind 1 from q0 (its clear is no path).
+        self.assertEqual(r["deepest_registers"], [{"register": "q0", "levels": 2, "from": "in"},
+                                                  {"register": "q1", "levels": 1, "from": "reg"}])
+
+    def test_deepest_registers_per_bus(self):
+        # The carry netlist's three flip-flops: q1 (4 levels), q2 (the CI-entered chain, 2), and
+        # q0 / qb straight from the ports (0).
+        regs = {d["register"]: d["levels"] for d in self.measure("carry")["deepest_registers"]}
+        self.assertEqual(regs, {"q1": 4, "q2": 2, "q0": 0, "qb": 0})
 
 
 def cell(t, conns, dirs):
