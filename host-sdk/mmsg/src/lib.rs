@@ -406,6 +406,36 @@ mod tests {
     }
 
     #[test]
+    fn batch_boundaries() {
+        // Sends of exactly one batch (64), one past it, and one datagram;
+        // receives into one slot, into more slots than are queued, and
+        // into exactly the kernel's batch.
+        let (a, b) = pair();
+        let to = Some(b.local_addr().unwrap());
+        let from = Some(a.local_addr().unwrap());
+        for (count, slots) in [(64usize, 64usize), (65, 1), (1, 64), (3, 2)] {
+            let pkts: Vec<Vec<u8>> = (0..count)
+                .map(|i| (i as u32).to_le_bytes().to_vec())
+                .collect();
+            let batch: Vec<(&Vec<u8>, Option<SocketAddr>)> = pkts.iter().map(|p| (p, to)).collect();
+            assert_eq!(send_batch(&a, &batch).unwrap(), count);
+            let mut rb = RecvBatch::new(slots, 16);
+            let mut got = Vec::new();
+            while got.len() < count {
+                let n = rb.recv(&b, Wait::ForOne).unwrap();
+                assert!((1..=slots).contains(&n), "{n} of {slots} slots");
+                assert!(rb.get(n).is_none());
+                for i in 0..n {
+                    let (d, f) = rb.get(i).unwrap();
+                    assert_eq!(f, from);
+                    got.push(d.to_vec());
+                }
+            }
+            assert_eq!(got, pkts, "{count} datagrams into {slots} slots");
+        }
+    }
+
+    #[test]
     fn receive_buffer_grows() {
         let (_a, b) = pair();
         let small = grow_recv_buffer(&b, 4096).unwrap();
