@@ -22,6 +22,17 @@
 //! with the `--config` board's own payload (1450 for `emulator`: the
 //! `clio-kv-std` column) side by side, so the jumbo frames' share of the
 //! result is measured, not assumed.
+//!
+//! A row's verdict: each store runs every row for at least `kv_ops`
+//! requests (5 000) and a fixed time (`SECS`: 0.15 s sync, 0.25 s
+//! pipelined; `--quick`: a third of `kv_ops` and `QUICK_SECS`), the
+//! stores one after another (clio-kv, clio-kv-std, memcached, redis), and
+//! that round is repeated `ROUNDS` (3) times; a store's throughput, p50 and
+//! p99 in the row are the medians over its rounds, and the row's ratios
+//! (and the targets' checks) are clio-kv's medians over the faster peer's
+//! medians. Every round's values and its own ratios are in the JSON
+//! (`rows[].rounds`). Interleaving makes a burst of load on the host fall
+//! on all stores alike; medians of rounds drop a disturbed round.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -398,13 +409,55 @@ impl Store for Redis {
 
 // ---- the benchmark ----
 
-/// Throughput and latency of one (store, mode) run.
+/// Seconds each (store, row) measurement runs at least, per round: sync,
+/// then pipelined (full run; `--quick` runs `QUICK_SECS`). Together with
+/// the plan's `kv_ops` floor (at least that many requests) this makes a
+/// pipelined measurement ≥ 50 000 requests at the rates measured here
+/// (a row lasted ~25 ms when it was 5 000 requests, and single rows moved
+/// by 2× between runs).
+const SECS: (f64, f64) = (0.15, 0.25);
+/// `--quick`'s (CI smoke run) seconds per measurement.
+const QUICK_SECS: (f64, f64) = (0.01, 0.02);
+/// Rounds per row: every store measured once per round, in turn; a row's
+/// values and verdict are the medians over the rounds.
+const ROUNDS: usize = 3;
+
+/// Throughput and latency of one (store, mode) measurement, or the medians
+/// of several (each field's own median).
 #[derive(Debug, Clone, Copy, Serialize)]
 struct Measured {
     ops_per_sec: f64,
     /// Sync: per request; pipelined: per batch (send to last answer).
     p50_us: f64,
     p99_us: f64,
+    /// Requests measured (a median's: the sum over the rounds).
+    ops: usize,
+}
+
+impl Measured {
+    /// Each field's median over `v` (not empty); `ops` summed.
+    fn median(v: &[Measured]) -> Measured {
+        let med = |f: &dyn Fn(&Measured) -> f64| median(&mut v.iter().map(f).collect::<Vec<_>>());
+        Measured {
+            ops_per_sec: med(&|m| m.ops_per_sec),
+            p50_us: med(&|m| m.p50_us),
+            p99_us: med(&|m| m.p99_us),
+            ops: v.iter().map(|m| m.ops).sum(),
+        }
+    }
+}
+
+/// One round of a row: every store measured once, one after another.
+#[derive(Debug, Clone, Serialize)]
+struct Round {
+    clio: Measured,
+    clio_std: Option<Measured>,
+    memcached: Option<Measured>,
+    redis: Option<Measured>,
+    /// This round's own clio / faster-peer ratios (for the scatter; the
+    /// row's verdict uses the medians).
+    throughput_ratio: Option<f64>,
+    p50_ratio: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -413,16 +466,20 @@ struct Row {
     workload: Workload,
     dist: Dist,
     mode: &'static str,
-    /// Clio-KV on the jumbo-frame board.
+    /// Clio-KV on the jumbo-frame board: medians over `rounds`.
     clio: Measured,
     /// Clio-KV on a board with the standard payload (`Kv::std_mtu_payload`).
     clio_std: Option<Measured>,
     memcached: Option<Measured>,
     redis: Option<Measured>,
-    /// clio throughput / the faster peer's.
+    /// The verdict's throughput ratio: clio's median throughput / the
+    /// faster peer's median throughput.
     throughput_ratio: Option<f64>,
-    /// clio p50 / the faster peer's p50 (below 1: clio is faster).
+    /// The verdict's p50 ratio: clio's median p50 / the lowest peer median
+    /// p50 (below 1: clio is faster).
     p50_ratio: Option<f64>,
+    /// Every round's values.
+    rounds: Vec<Round>,
 }
 
 #[derive(Debug, Serialize)]
@@ -433,7 +490,14 @@ struct Kv {
     /// config's payload is the jumbo one already).
     std_mtu_payload: Option<usize>,
     keys: u64,
-    ops: usize,
+    /// Fewest requests per measurement.
+    min_ops: usize,
+    /// Fewest seconds per measurement, sync.
+    secs_sync: f64,
+    /// Fewest seconds per measurement, pipelined.
+    secs_pipelined: f64,
+    /// Rounds per row (medians over them).
+    rounds: usize,
     depth: usize,
     threads: usize,
     peers: Vec<String>,
@@ -448,35 +512,63 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     v[((v.len() - 1) as f64 * p).round() as usize]
 }
 
+/// The median (the mean of the middle two for an even count).
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Run `g`'s requests against `s` (one at a time when `depth` ≤ 1, else
+/// batches of `depth`) until at least `min_ops` requests and `secs`
+/// seconds; returns the measurement and how many keys it inserted.
+/// Throughput counts the time inside the store's calls only (generating
+/// a request is not the store's cost; the same for every store).
 fn measure(
     s: &mut dyn Store,
-    mut g: Generator,
-    ops: usize,
+    g: &mut Generator,
+    min_ops: usize,
+    secs: f64,
     depth: usize,
     value: &[u8],
-) -> Result<Measured> {
-    let reqs: Vec<Op> = (0..ops).map(|_| g.next_op()).collect();
-    let mut lat = Vec::with_capacity(ops);
-    let t = Instant::now();
-    if depth <= 1 {
-        for &op in &reqs {
-            let at = Instant::now();
-            s.one(op, value)?;
-            lat.push(at.elapsed().as_secs_f64() * 1e6);
+) -> Result<(Measured, u64)> {
+    let depth = depth.max(1);
+    let mut lat = Vec::new();
+    let mut busy = 0.0f64;
+    let mut done = 0usize;
+    let mut inserted = 0u64;
+    let mut chunk = Vec::with_capacity(depth);
+    while done < min_ops.max(1) || busy < secs {
+        chunk.clear();
+        chunk.extend((0..depth).map(|_| g.next_op()));
+        inserted += chunk.iter().filter(|o| matches!(o, Op::Insert(_))).count() as u64;
+        let at = Instant::now();
+        if depth == 1 {
+            s.one(chunk[0], value)?;
+        } else {
+            s.batch(&chunk, value)?;
         }
-    } else {
-        for chunk in reqs.chunks(depth) {
-            let at = Instant::now();
-            s.batch(chunk, value)?;
-            lat.push(at.elapsed().as_secs_f64() * 1e6);
-        }
+        let t = at.elapsed().as_secs_f64();
+        busy += t;
+        lat.push(t * 1e6);
+        done += chunk.len();
     }
-    let secs = t.elapsed().as_secs_f64();
-    Ok(Measured {
-        ops_per_sec: ops as f64 / secs,
-        p50_us: percentile(&mut lat, 0.5),
-        p99_us: percentile(&mut lat, 0.99),
-    })
+    Ok((
+        Measured {
+            ops_per_sec: done as f64 / busy.max(1e-9),
+            p50_us: percentile(&mut lat, 0.5),
+            p99_us: percentile(&mut lat, 0.99),
+            ops: done,
+        },
+        inserted,
+    ))
 }
 
 fn load(s: &mut dyn Store, n: u64, value: &[u8], depth: usize) -> Result<()> {
@@ -487,10 +579,29 @@ fn load(s: &mut dyn Store, n: u64, value: &[u8], depth: usize) -> Result<()> {
     Ok(())
 }
 
+/// Clio's ratios against the faster peer: (throughput, p50).
+fn ratios(
+    clio: Measured,
+    mc: Option<Measured>,
+    rd: Option<Measured>,
+) -> (Option<f64>, Option<f64>) {
+    let peers: Vec<Measured> = [mc, rd].into_iter().flatten().collect();
+    let best_tp = peers.iter().map(|m| m.ops_per_sec).reduce(f64::max);
+    let best_p50 = peers.iter().map(|m| m.p50_us).reduce(f64::min);
+    (
+        best_tp.map(|b| clio.ops_per_sec / b),
+        best_p50.map(|b| clio.p50_us / b),
+    )
+}
+
 /// Run the key-value comparison.
 pub fn run(ctx: &Ctx) -> Result<Ran> {
     let p = &ctx.plan;
-    let (keys, ops, depth) = (p.kv_keys, p.kv_ops, p.kv_depth);
+    let (keys, depth) = (p.kv_keys, p.kv_depth);
+    // `--quick` (CI, a debug build): the plan's requests per row split
+    // over the rounds, so the smoke run stays as long as it was.
+    let min_ops = if p.quick { p.kv_ops / ROUNDS } else { p.kv_ops };
+    let (secs_sync, secs_pipe) = if p.quick { QUICK_SECS } else { SECS };
     let mut std_cfg = ctx.cfg;
     // Room for `keys` 1 KiB objects in the store's one address space.
     std_cfg.sessions.mem_quota_bytes = std_cfg.regions.data.size - (8 << 20);
@@ -583,58 +694,63 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
             load(s.as_mut(), keys, &value, 64)
                 .with_context(|| format!("kv: loading {}", s.name()))?;
         }
-        let mut inserted = 0u64;
+        // D inserts new keys: each store's keys past everything it has
+        // inserted so far (time-based runs insert different counts).
+        let mut inserted = vec![0u64; stores.len()];
         for (wi, &w) in Workload::ALL.iter().enumerate() {
             for (di, &dist) in [Dist::Zipf, Dist::Uniform].iter().enumerate() {
-                for (mi, (mode, d)) in [("sync", 1usize), ("pipelined", depth)]
-                    .into_iter()
-                    .enumerate()
+                for (mi, (mode, d, secs)) in
+                    [("sync", 1usize, secs_sync), ("pipelined", depth, secs_pipe)]
+                        .into_iter()
+                        .enumerate()
                 {
-                    let seed = (vi * 100 + wi * 10 + di * 2 + mi) as u64 + 1;
-                    let mut got = Vec::new();
-                    for s in stores.iter_mut() {
-                        // D inserts new keys: each store gets keys of its own run
-                        // past everything inserted so far.
-                        let m = measure(
-                            s.as_mut(),
-                            Generator::new(w, dist, keys + inserted, seed),
-                            ops,
-                            d,
-                            &value,
-                        )
-                        .with_context(|| format!("kv: {} {w:?} {dist:?} {mode}", s.name()))?;
-                        got.push((s.name(), m));
+                    let mut rounds = Vec::with_capacity(ROUNDS);
+                    for round in 0..ROUNDS {
+                        // One seed per (row, round): every store of a round
+                        // gets the same request stream.
+                        let seed = ((vi * 100 + wi * 10 + di * 2 + mi) * 16 + round) as u64 + 1;
+                        let mut got = Vec::new();
+                        for (si, s) in stores.iter_mut().enumerate() {
+                            let mut g = Generator::new(w, dist, keys + inserted[si], seed);
+                            let (m, ins) = measure(s.as_mut(), &mut g, min_ops, secs, d, &value)
+                                .with_context(|| {
+                                    format!("kv: {} {w:?} {dist:?} {mode} round {round}", s.name())
+                                })?;
+                            inserted[si] += ins;
+                            got.push((s.name(), m));
+                        }
+                        let find = |n: &str| got.iter().find(|(m, _)| *m == n).map(|(_, x)| *x);
+                        let clio = find("clio-kv").context("clio-kv result")?;
+                        let (mc, rd) = (find("memcached"), find("redis"));
+                        let (tr, pr) = ratios(clio, mc, rd);
+                        rounds.push(Round {
+                            clio,
+                            clio_std: find("clio-kv-std"),
+                            memcached: mc,
+                            redis: rd,
+                            throughput_ratio: tr,
+                            p50_ratio: pr,
+                        });
                     }
-                    if w == Workload::D {
-                        let mut g = Generator::new(w, dist, keys + inserted, seed);
-                        inserted += (0..ops)
-                            .filter(|_| matches!(g.next_op(), Op::Insert(_)))
-                            .count() as u64;
-                    }
-                    let find = |n: &str| got.iter().find(|(m, _)| *m == n).map(|(_, x)| *x);
-                    let clio = find("clio-kv").context("clio-kv result")?;
-                    let (mc, rd) = (find("memcached"), find("redis"));
-                    let best_tp = [mc, rd]
-                        .iter()
-                        .flatten()
-                        .map(|m| m.ops_per_sec)
-                        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
-                    let best_p50 = [mc, rd]
-                        .iter()
-                        .flatten()
-                        .map(|m| m.p50_us)
-                        .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.min(x))));
+                    let med = |f: &dyn Fn(&Round) -> Option<Measured>| {
+                        let v: Vec<Measured> = rounds.iter().filter_map(f).collect();
+                        (!v.is_empty()).then(|| Measured::median(&v))
+                    };
+                    let clio = med(&|r| Some(r.clio)).context("clio-kv result")?;
+                    let (mc, rd) = (med(&|r| r.memcached), med(&|r| r.redis));
+                    let (tr, pr) = ratios(clio, mc, rd);
                     rows.push(Row {
                         value_bytes: vsize,
                         workload: w,
                         dist,
                         mode,
                         clio,
-                        clio_std: find("clio-kv-std"),
+                        clio_std: med(&|r| r.clio_std),
                         memcached: mc,
                         redis: rd,
-                        throughput_ratio: best_tp.map(|b| clio.ops_per_sec / b),
-                        p50_ratio: best_p50.map(|b| clio.p50_us / b),
+                        throughput_ratio: tr,
+                        p50_ratio: pr,
+                        rounds,
                     });
                 }
                 pb.inc(2);
@@ -651,7 +767,10 @@ pub fn run(ctx: &Ctx) -> Result<Ran> {
         mtu_payload: cfg.network.mtu_payload as usize,
         std_mtu_payload: std_mtu,
         keys,
-        ops,
+        min_ops,
+        secs_sync,
+        secs_pipelined: secs_pipe,
+        rounds: ROUNDS,
         depth,
         threads: 1,
         peers,
@@ -694,11 +813,14 @@ impl Outcome for Kv {
 
     fn text(&self) -> String {
         let mut s = format!(
-            "  clio-kv: payload {} B per packet (jumbo frames); clio-kv-std: {}\n  {} keys, {} requests per run, {} client thread, pipelined depth {}; peers: {}\n  value  wl dist    mode       clio-kv kops/s p50/p99 µs   clio-kv-std kops/s p50/p99   memcached kops/s p50/p99   redis kops/s p50/p99   tput ratio  p50 ratio\n",
+            "  clio-kv: payload {} B per packet (jumbo frames); clio-kv-std: {}\n  {} keys; per measurement at least {} requests and {} s sync / {} s pipelined; {} rounds per row (stores in turn), medians shown; {} client thread, pipelined depth {}; peers: {}\n  value  wl dist    mode       clio-kv kops/s p50/p99 µs   clio-kv-std kops/s p50/p99   memcached kops/s p50/p99   redis kops/s p50/p99   tput ratio  p50 ratio\n",
             self.mtu_payload,
             self.std_mtu_payload.map_or("not run".to_string(), |m| format!("payload {m} B")),
             self.keys,
-            self.ops,
+            self.min_ops,
+            self.secs_sync,
+            self.secs_pipelined,
+            self.rounds,
             self.threads,
             self.depth,
             if self.peers.is_empty() { "none installed".to_string() } else { self.peers.join(", ") }
@@ -734,6 +856,73 @@ impl Outcome for Kv {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A store that answers at once and counts what it is asked.
+    struct Counting {
+        calls: usize,
+        ops: usize,
+    }
+
+    impl Store for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn one(&mut self, _op: Op, _value: &[u8]) -> Result<()> {
+            self.calls += 1;
+            self.ops += 1;
+            Ok(())
+        }
+        fn batch(&mut self, ops: &[Op], _value: &[u8]) -> Result<()> {
+            self.calls += 1;
+            self.ops += ops.len();
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_measurement_runs_its_floor_and_its_time() {
+        let value = [0u8; 8];
+        // The request floor, sync: one request per call.
+        let mut s = Counting { calls: 0, ops: 0 };
+        let mut g = Generator::new(Workload::A, Dist::Zipf, 1000, 1);
+        let (m, ins) = measure(&mut s, &mut g, 500, 0.0, 1, &value).unwrap();
+        assert_eq!((m.ops, s.ops, s.calls, ins), (500, 500, 500, 0));
+        assert!(m.ops_per_sec > 0.0 && m.p50_us <= m.p99_us);
+        // Pipelined, batches of 16, time-bound: whole batches, ≥ the time.
+        let mut s = Counting { calls: 0, ops: 0 };
+        let t = Instant::now();
+        let (m, _) = measure(&mut s, &mut g, 1, 0.02, 16, &value).unwrap();
+        assert!(t.elapsed().as_secs_f64() >= 0.02);
+        assert_eq!(m.ops, s.ops);
+        assert_eq!(s.ops, s.calls * 16);
+        // D counts its inserts, so the next run starts past them.
+        let mut g = Generator::new(Workload::D, Dist::Zipf, 1000, 5);
+        let (m, ins) = measure(&mut s, &mut g, 2000, 0.0, 8, &value).unwrap();
+        assert!(ins > 40 && ins < 200, "{ins} of {}", m.ops);
+    }
+
+    #[test]
+    fn medians_of_rounds() {
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&mut [4.0, 1.0, 2.0, 3.0]), 2.5);
+        let m = |t: f64, p: f64| Measured {
+            ops_per_sec: t,
+            p50_us: p,
+            p99_us: 2.0 * p,
+            ops: 10,
+        };
+        // A disturbed round (the slow one) does not move the median.
+        let v = Measured::median(&[m(100.0, 10.0), m(20.0, 90.0), m(110.0, 12.0)]);
+        assert_eq!(
+            (v.ops_per_sec, v.p50_us, v.p99_us, v.ops),
+            (100.0, 12.0, 24.0, 30)
+        );
+        // Ratios against the faster peer: highest throughput, lowest p50,
+        // each from whichever peer has it.
+        let (t, p) = ratios(m(100.0, 10.0), Some(m(50.0, 8.0)), Some(m(200.0, 20.0)));
+        assert_eq!((t, p), (Some(0.5), Some(1.25)));
+        assert_eq!(ratios(m(1.0, 1.0), None, None), (None, None));
+    }
 
     #[test]
     fn zipf_is_skewed_and_in_range() {
