@@ -110,20 +110,23 @@ mod imp {
     use super::{RecvBatch, Wait};
     use std::io;
     use std::mem::{size_of, MaybeUninit};
+    use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+    use std::os::fd::AsRawFd;
 
     /// Zero `s` and view it initialised.
-    fn zero<T>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
+    ///
+    /// # Safety
+    /// All-zero bytes must be a valid `T` (true of the plain C structs this is
+    /// used for: sockaddr_storage, iovec, mmsghdr).
+    unsafe fn zero<T>(s: &mut [MaybeUninit<T>]) -> &mut [T] {
         for e in s.iter_mut() {
-            // SAFETY: all-zero is a valid value of the plain C structs this
-            // is used for (sockaddr_storage, iovec, mmsghdr).
+            // SAFETY: the caller guarantees all-zero is a valid `T`.
             e.write(unsafe { std::mem::zeroed() });
         }
         // SAFETY: every element was just initialised; `MaybeUninit<T>` has
         // `T`'s layout.
         unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
     }
-    use std::net::{SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
-    use std::os::fd::AsRawFd;
 
     /// Most datagrams per system call (the kernel's UIO_MAXIOV bounds it).
     const MAX_BATCH: usize = 64;
@@ -219,11 +222,14 @@ mod imp {
         let mut names = [const { MaybeUninit::<libc::sockaddr_storage>::uninit() }; MAX_BATCH];
         let mut iov = [const { MaybeUninit::<libc::iovec>::uninit() }; MAX_BATCH];
         let mut hdrs = [const { MaybeUninit::<libc::mmsghdr>::uninit() }; MAX_BATCH];
-        let (names, iov, hdrs) = (
-            zero(&mut names[..slots]),
-            zero(&mut iov[..slots]),
-            zero(&mut hdrs[..slots]),
-        );
+        // SAFETY: all-zero is a valid value of these plain C structs.
+        let (names, iov, hdrs) = unsafe {
+            (
+                zero(&mut names[..slots]),
+                zero(&mut iov[..slots]),
+                zero(&mut hdrs[..slots]),
+            )
+        };
         for i in 0..slots {
             let buf = &mut b.data[i * b.slot_len..(i + 1) * b.slot_len];
             iov[i] = libc::iovec {
@@ -280,11 +286,14 @@ mod imp {
         let mut names = [const { MaybeUninit::<libc::sockaddr_storage>::uninit() }; MAX_BATCH];
         let mut iov = [const { MaybeUninit::<libc::iovec>::uninit() }; MAX_BATCH];
         let mut hdrs = [const { MaybeUninit::<libc::mmsghdr>::uninit() }; MAX_BATCH];
-        let (names, iov, hdrs) = (
-            zero(&mut names[..n]),
-            zero(&mut iov[..n]),
-            zero(&mut hdrs[..n]),
-        );
+        // SAFETY: all-zero is a valid value of these plain C structs.
+        let (names, iov, hdrs) = unsafe {
+            (
+                zero(&mut names[..n]),
+                zero(&mut iov[..n]),
+                zero(&mut hdrs[..n]),
+            )
+        };
         for (i, (data, to)) in pkts[..n].iter().enumerate() {
             let data = data.as_ref();
             iov[i] = libc::iovec {
