@@ -40,9 +40,16 @@
 //            stage (packer + mover queue) finishes it while the engine takes
 //            the next request, whose READ data queues behind it (answers
 //            keep the model's order: every other answer waits for the
-//            stage's last packet); a WRITE's packet buffer takes the next packet's
-//            beats once the mover has taken the payload; atomics through
-//            clio_sync_unit.
+//            stage's last packet); a WRITE whose first translation pass
+//            found one page goes to clio_write_lane (its dedup record
+//            inserted as it is handed over): the lane's mover command, B
+//            and header-only answer follow while the engine takes the next
+//            packet, which the parser received into the other of two packet
+//            buffers (only a packet's last beat waits for the engine to let
+//            the previous one go; a beat enters the write lane's buffer only
+//            below the beat the mover reads); any other WRITE's buffer takes
+//            the next packet's beats once the mover has taken the payload;
+//            atomics through clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
 //            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH, REPLY (tag
 //            live, same generation and PID: the waiting request is answered,
@@ -246,11 +253,20 @@ clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
     .m_opcode_request(p_request), .m_class(p_class)
 );
 
-reg [DATA_WIDTH-1:0] pkt_mem [0:PKT_BEATS];
+// Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
+// `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
+// write lane may still read an earlier WRITE's payload from `wl_bank_reg`).
+// Each packet the engine takes (and each write the hit lane hands over)
+// moves the parser to the other bank, so packet n + 1 is received and
+// checked while packet n is decided and translated; only its last beat
+// (which brings the header registers) waits for the engine to let n go.
+localparam PB1 = PKT_BEATS + 1;
+reg [DATA_WIDTH-1:0] pkt_mem [0:2*PB1-1];
+reg in_bank_reg = 1'b0, eng_bank_reg = 1'b0, wl_bank_reg = 1'b0;
 // The first two beats: request payloads of up to 64 bytes start in beat 0
 // (byte CLIO_HEADER_LEN) and run into beat 1.
 /* verilator lint_off UNUSEDSIGNAL */
-wire [2*DATA_WIDTH-1:0] pkt01 = {pkt_mem[1], pkt_mem[0]};
+wire [2*DATA_WIDTH-1:0] pkt01 = eng_bank_reg ? {pkt_mem[PB1 + 1], pkt_mem[PB1]} : {pkt_mem[1], pkt_mem[0]};
 /* verilator lint_on UNUSEDSIGNAL */
 reg [PBW-1:0]        pkt_beat_reg = 0;
 reg [7:0]  h_op = 0, h_flags = 0, h_status = 0;
@@ -423,7 +439,11 @@ wire wl_start = wl_ans_valid && wl_ans_ready;
 /* verilator lint_off WIDTH */
 wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 /* verilator lint_on WIDTH */
-wire in_free = (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && (!wl_src_busy || pkt_beat_reg < wl_src_beat);
+// A packet the hit lane takes enters as before (the engine holds nothing,
+// or all but the last beat of a WRITE whose payload the mover has taken);
+// any other packet's beats but its last enter the parser's bank at once.
+wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) : (!pkt_have_reg || !p_tlast))
+    && (!wl_src_busy || wl_bank_reg != in_bank_reg || pkt_beat_reg < wl_src_beat);
 assign parser_ready = in_free && lane_in_ready;
 assign lane_handoff = lane_ho_valid && !pkt_have_reg;
 
@@ -433,7 +453,7 @@ clio_hit_lane #(
     .clk(clk), .rst(rst),
     .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift), .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu),
     .s_in_tdata(p_tdata), .s_in_tlast(p_tlast), .s_in_valid(p_tvalid && in_free), .s_in_ready(lane_in_ready),
-    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(pkt_mem[0]),
+    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(in_bank_reg ? pkt_mem[PB1] : pkt_mem[0]),
     .s_hdr_opcode(p_opcode), .s_hdr_flags(p_flags), .s_hdr_status(p_status), .s_hdr_pid(p_pid),
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
@@ -465,11 +485,14 @@ always @(posedge clk) begin
     // Every beat but a lane read's is kept (a lane write's, for a hand-off).
     if (p_tvalid && parser_ready && !lane_take_rd) begin
         if (pkt_beat_reg < PKT_BEATS) begin
-            pkt_mem[pkt_beat_reg] <= p_tdata;
+            pkt_mem[(in_bank_reg ? PB1 : 0) + {{(32-PBW){1'b0}}, pkt_beat_reg}] <= p_tdata;
             pkt_beat_reg <= pkt_beat_reg + 1'b1;
         end
         if (p_tlast) pkt_beat_reg <= 0;
         if (p_tlast && !to_lane) begin
+            // The engine's packet: the next one goes to the other bank.
+            eng_bank_reg <= in_bank_reg;
+            in_bank_reg <= !in_bank_reg;
             h_op <= p_opcode;
             h_flags <= p_flags;
             h_status <= p_status;
@@ -495,7 +518,12 @@ always @(posedge clk) begin
     end
     if (lane_handoff) begin
         // An L2 request the lane cannot finish: the engine takes it over
-        // (a write's beats are still in pkt_mem).
+        // (a write's beats are still in the parser's bank: no other packet
+        // entered while the lane held it).
+        if (lane_ho_wr) begin
+            eng_bank_reg <= in_bank_reg;
+            in_bank_reg <= !in_bank_reg;
+        end
         h_op <= lane_ho_wr ? OP_WRITE : OP_READ;
         h_flags <= 8'd0;
         h_status <= STATUS_OK;
@@ -520,6 +548,8 @@ always @(posedge clk) begin
     end
     if (rst) begin
         pkt_beat_reg <= 0;
+        in_bank_reg <= 1'b0;
+        eng_bank_reg <= 1'b0;
     end
 end
 
@@ -1129,7 +1159,9 @@ wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0
 wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
 wire [PBW-1:0] src_beat = src_off >> OW;
 wire [OW-1:0] src_lane = src_off[OW-1:0];
-wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_beat + 1], pkt_mem[src_beat]};
+wire        src_bank = wl_mem ? wl_bank_reg : eng_bank_reg;
+wire [31:0] src_idx = (src_bank ? PB1 : 0) + {{(32-PBW){1'b0}}, src_beat};
+wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_idx + 1], pkt_mem[src_idx]};
 wire [DATA_WIDTH-1:0] src_window = src_pair >> {src_lane, 3'd0};
 
 // Page-table slot address.
@@ -2195,6 +2227,7 @@ always @(posedge clk) begin
                 // The page is the one the first pass found (a second lookup
                 // would find the TLB's most recent use: LRU order unchanged).
                 if (wl_ready) begin
+                    wl_bank_reg <= eng_bank_reg;
                     dd_upd_key <= own_key;
                     dd_upd_rec <= wl_rec;
                     dd_upd_mode <= 2'd0;                 // insert
