@@ -40,9 +40,16 @@
 //            stage (packer + mover queue) finishes it while the engine takes
 //            the next request, whose READ data queues behind it (answers
 //            keep the model's order: every other answer waits for the
-//            stage's last packet); a WRITE's packet buffer takes the next packet's
-//            beats once the mover has taken the payload; atomics through
-//            clio_sync_unit.
+//            stage's last packet); a WRITE whose first translation pass
+//            found one page goes to clio_write_lane (its dedup record
+//            inserted as it is handed over): the lane's mover command, B
+//            and header-only answer follow while the engine takes the next
+//            packet, which the parser received into the other of two packet
+//            buffers (only a packet's last beat waits for the engine to let
+//            the previous one go; a beat enters the write lane's buffer only
+//            below the beat the mover reads); any other WRITE's buffer takes
+//            the next packet's beats once the mover has taken the payload;
+//            atomics through clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
 //            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH, REPLY (tag
 //            live, same generation and PID: the waiting request is answered,
@@ -246,11 +253,20 @@ clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
     .m_opcode_request(p_request), .m_class(p_class)
 );
 
-reg [DATA_WIDTH-1:0] pkt_mem [0:PKT_BEATS];
+// Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
+// `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
+// write lane may still read an earlier WRITE's payload from `wl_bank_reg`).
+// Each packet the engine takes (and each write the hit lane hands over)
+// moves the parser to the other bank, so packet n + 1 is received and
+// checked while packet n is decided and translated; only its last beat
+// (which brings the header registers) waits for the engine to let n go.
+localparam PB1 = PKT_BEATS + 1;
+reg [DATA_WIDTH-1:0] pkt_mem [0:2*PB1-1];
+reg in_bank_reg = 1'b0, eng_bank_reg = 1'b0, wl_bank_reg = 1'b0;
 // The first two beats: request payloads of up to 64 bytes start in beat 0
 // (byte CLIO_HEADER_LEN) and run into beat 1.
 /* verilator lint_off UNUSEDSIGNAL */
-wire [2*DATA_WIDTH-1:0] pkt01 = {pkt_mem[1], pkt_mem[0]};
+wire [2*DATA_WIDTH-1:0] pkt01 = eng_bank_reg ? {pkt_mem[PB1 + 1], pkt_mem[PB1]} : {pkt_mem[1], pkt_mem[0]};
 /* verilator lint_on UNUSEDSIGNAL */
 reg [PBW-1:0]        pkt_beat_reg = 0;
 reg [7:0]  h_op = 0, h_flags = 0, h_status = 0;
@@ -406,7 +422,28 @@ wire [BYTES-1:0]      lane_wstrb;
 // The packet buffer takes the parser's beats while the engine holds no
 // packet, or (a WRITE whose payload the mover has taken) all but the next
 // packet's last; the lane has its say on each beat.
-wire in_free = !pkt_have_reg || (pkt_done_reg && !p_tlast);
+// The write lane (below) may still read an earlier WRITE's payload from the
+// buffer: a beat enters only below the beat the mover reads from.
+wire wl_src_busy;
+wire [15:0] wl_src_pos;
+wire wl_ready, wl_idle, wl_mem;      // takes a command; holds nothing; a command in the mover
+wire wl_mv_valid;
+wire [ADDR_WIDTH-1:0] wl_mv_addr;
+wire [15:0] wl_mv_len;
+wire wl_ans_valid, wl_ans_ready;
+wire [7:0]  wl_ans_op;
+wire [31:0] wl_ans_pid, wl_ans_req_id, wl_ans_retry_of, wl_ans_total_len, wl_ans_offset, wl_ans_epoch;
+wire [63:0] wl_ans_va;
+wire [15:0] wl_ans_session;
+wire wl_start = wl_ans_valid && wl_ans_ready;
+/* verilator lint_off WIDTH */
+wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
+/* verilator lint_on WIDTH */
+// A packet the hit lane takes enters as before (the engine holds nothing,
+// or all but the last beat of a WRITE whose payload the mover has taken);
+// any other packet's beats but its last enter the parser's bank at once.
+wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) : (!pkt_have_reg || !p_tlast))
+    && (!wl_src_busy || wl_bank_reg != in_bank_reg || pkt_beat_reg < wl_src_beat);
 assign parser_ready = in_free && lane_in_ready;
 assign lane_handoff = lane_ho_valid && !pkt_have_reg;
 
@@ -416,7 +453,7 @@ clio_hit_lane #(
     .clk(clk), .rst(rst),
     .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift), .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu),
     .s_in_tdata(p_tdata), .s_in_tlast(p_tlast), .s_in_valid(p_tvalid && in_free), .s_in_ready(lane_in_ready),
-    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(pkt_mem[0]),
+    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(in_bank_reg ? pkt_mem[PB1] : pkt_mem[0]),
     .s_hdr_opcode(p_opcode), .s_hdr_flags(p_flags), .s_hdr_status(p_status), .s_hdr_pid(p_pid),
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
@@ -448,11 +485,14 @@ always @(posedge clk) begin
     // Every beat but a lane read's is kept (a lane write's, for a hand-off).
     if (p_tvalid && parser_ready && !lane_take_rd) begin
         if (pkt_beat_reg < PKT_BEATS) begin
-            pkt_mem[pkt_beat_reg] <= p_tdata;
+            pkt_mem[(in_bank_reg ? PB1 : 0) + {{(32-PBW){1'b0}}, pkt_beat_reg}] <= p_tdata;
             pkt_beat_reg <= pkt_beat_reg + 1'b1;
         end
         if (p_tlast) pkt_beat_reg <= 0;
         if (p_tlast && !to_lane) begin
+            // The engine's packet: the next one goes to the other bank.
+            eng_bank_reg <= in_bank_reg;
+            in_bank_reg <= !in_bank_reg;
             h_op <= p_opcode;
             h_flags <= p_flags;
             h_status <= p_status;
@@ -478,7 +518,12 @@ always @(posedge clk) begin
     end
     if (lane_handoff) begin
         // An L2 request the lane cannot finish: the engine takes it over
-        // (a write's beats are still in pkt_mem).
+        // (a write's beats are still in the parser's bank: no other packet
+        // entered while the lane held it).
+        if (lane_ho_wr) begin
+            eng_bank_reg <= in_bank_reg;
+            in_bank_reg <= !in_bank_reg;
+        end
         h_op <= lane_ho_wr ? OP_WRITE : OP_READ;
         h_flags <= 8'd0;
         h_status <= STATUS_OK;
@@ -503,6 +548,8 @@ always @(posedge clk) begin
     end
     if (rst) begin
         pkt_beat_reg <= 0;
+        in_bank_reg <= 1'b0;
+        eng_bank_reg <= 1'b0;
     end
 end
 
@@ -997,13 +1044,19 @@ wire [15:0]          pk_plen = pk_filled + mv_rd_len;
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
-    .hdr_opcode(pk_solo ? ps_op : r_op), .hdr_flags(pk_solo ? ps_flags : r_flags),
-    .hdr_status(pk_solo ? ps_status : r_status), .hdr_pid(pk_solo ? ps_pid : o_pid),
-    .hdr_req_id(pk_solo ? ps_req_id : o_req_id), .hdr_retry_of(pk_solo ? ps_retry_of : o_retry_of),
-    .hdr_va(pk_solo ? ps_va : r_va), .hdr_total_len(pk_solo ? ps_total_len : r_total_len),
-    .hdr_offset(pk_on ? pk_off : r_offset), .hdr_payload_len(pk_on ? pk_plen : r_plen),
-    .hdr_session(pk_solo ? ps_session : o_session), .hdr_epoch(pk_solo ? ps_epoch : r_epoch),
-    .start(rb_start || pk_start), .ready(rb_ready), .busy(rb_busy), .done(),
+    .hdr_opcode(wl_start ? wl_ans_op : pk_solo ? ps_op : r_op),
+    .hdr_flags(wl_start ? 8'd0 : pk_solo ? ps_flags : r_flags),
+    .hdr_status(wl_start ? STATUS_OK : pk_solo ? ps_status : r_status),
+    .hdr_pid(wl_start ? wl_ans_pid : pk_solo ? ps_pid : o_pid),
+    .hdr_req_id(wl_start ? wl_ans_req_id : pk_solo ? ps_req_id : o_req_id),
+    .hdr_retry_of(wl_start ? wl_ans_retry_of : pk_solo ? ps_retry_of : o_retry_of),
+    .hdr_va(wl_start ? wl_ans_va : pk_solo ? ps_va : r_va),
+    .hdr_total_len(wl_start ? wl_ans_total_len : pk_solo ? ps_total_len : r_total_len),
+    .hdr_offset(wl_start ? wl_ans_offset : pk_on ? pk_off : r_offset),
+    .hdr_payload_len(wl_start ? 16'd0 : pk_on ? pk_plen : r_plen),
+    .hdr_session(wl_start ? wl_ans_session : pk_solo ? ps_session : o_session),
+    .hdr_epoch(wl_start ? wl_ans_epoch : pk_solo ? ps_epoch : r_epoch),
+    .start(rb_start || pk_start || wl_start), .ready(rb_ready), .busy(rb_busy), .done(),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
@@ -1011,10 +1064,16 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // The engine's answers (and a chase, which writes its answer as it walks)
 // wait while the READ stage owns the builder or no buffer is free; the next
 // READ's data phase waits for the stage (one packer).
-wire rb_wait = pk_solo || !rb_ready;
-assign eng_hold = rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
+// The write lane's answer is older than any the engine starts: the engine's
+// answers (S_REC1's too) and a READ's data phase (the packer) wait for it.
+wire rb_wait = pk_solo || !rb_ready || !wl_idle;
+assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
-        || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE));
+        || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
+    || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN));
+// The lane's answer starts when the builder has a free buffer and no other
+// start is under way (the engine's is held while the lane holds a write).
+assign wl_ans_ready = rb_ready && !rb_start && !pk_on;
 // The stage's last packet starts (its offset reaches the READ's length; it
 // was reached already if every packet started before the stage began).
 /* verilator lint_off WIDTH */
@@ -1070,6 +1129,12 @@ wire        rd_in_page = pg_ok && rd_cur >= pg_start && {1'b0, rd_cur} < pg_end;
 wire        wr_in_page = pg_ok && wr_cur >= pg_start && {1'b0, wr_cur} < pg_end;
 wire [63:0] rd_pa = ({32'd0, pg_ppn} << pg_shift) | (rd_cur & pg_mask);
 wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
+// A WRITE the write lane takes: its first pass translated one page (which
+// holds the whole payload) and there is a payload; its record's fields.
+wire        wl_one = xl_pages == 32'd1 && pg_ok && h_plen != 16'd0;
+wire [63:0] wl_pa = ({32'd0, pg_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
+wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
+wire        wl_cmd_valid = state_reg == S_WR_BEGIN && !eng_hold && wl_one;
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -1091,10 +1156,12 @@ wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};
 wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0}) - 64'd1);
 
 // Write source: payload bytes [d_pos, d_pos + 64) of the packet.
-wire [31:0] src_off = CLIO_HEADER_LEN + d_pos;
+wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
 wire [PBW-1:0] src_beat = src_off >> OW;
 wire [OW-1:0] src_lane = src_off[OW-1:0];
-wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_beat + 1], pkt_mem[src_beat]};
+wire        src_bank = wl_mem ? wl_bank_reg : eng_bank_reg;
+wire [31:0] src_idx = (src_bank ? PB1 : 0) + {{(32-PBW){1'b0}}, src_beat};
+wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_idx + 1], pkt_mem[src_idx]};
 wire [DATA_WIDTH-1:0] src_window = src_pair >> {src_lane, 3'd0};
 
 // Page-table slot address.
@@ -1295,7 +1362,7 @@ end
 // over was taken in already: it goes first.
 wire pm_must = pkt_have_reg && ((h_op == OP_READ && {{(32-STW){1'b0}}, sq_cnt} == STN) || (h_op == OP_FENCE && sq_pid_open));
 wire streams_on = STREAMS != 0 && cfg_streams_on;
-wire pm_want = streams_on && sq_cnt != 0 && lane_empty && !(pkt_have_reg && h_from_lane)
+wire pm_want = streams_on && sq_cnt != 0 && lane_empty && wl_idle && !(pkt_have_reg && h_from_lane)
     && (!pkt_have_reg || pm_turn || pm_must);
 // A pump (and a poll) starts only with the lane empty, which a steady flood
 // of lane requests never leaves: after PUMP_WAIT lane requests taken in while
@@ -1382,7 +1449,7 @@ always @(posedge clk) begin
     if (!eng_hold) case (state_reg)
         S_IDLE: begin
             rs_own <= 1'b0;
-            if (poll_req && lane_empty && !pkt_have_reg) begin
+            if (poll_req && lane_empty && !pkt_have_reg && wl_idle) begin
                 poll_req <= 1'b0;
                 poll_i <= 0;
                 rep_opcode <= 8'd0;
@@ -2152,15 +2219,34 @@ always @(posedge clk) begin
 
         // ----- WRITE data phase -----
         S_WR_BEGIN: begin
-            d_pos <= 0;
-            d_base <= h_va + h_offset;
-            pg_ok <= 1'b0;
-            xl_pass2 <= 1'b1;
-            if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
-                flush_ret <= S_WR_STEP;
-                state_reg <= S_FLUSH;
-            end else begin
-                state_reg <= S_WR_STEP;
+            if (wl_one) begin
+                // One translated page: the write lane moves the payload,
+                // waits for the B and answers, while the engine goes on. It
+                // cannot fail any more, so its record goes in now (a retry
+                // taken in meanwhile is answered from it, as in the model).
+                // The page is the one the first pass found (a second lookup
+                // would find the TLB's most recent use: LRU order unchanged).
+                if (wl_ready) begin
+                    wl_bank_reg <= eng_bank_reg;
+                    dd_upd_key <= own_key;
+                    dd_upd_rec <= wl_rec;
+                    dd_upd_mode <= 2'd0;                 // insert
+                    dd_upd_valid <= 1'b1;
+                    state_reg <= S_FINISH;
+                end
+            end else if (!wl_mem) begin
+                // The engine's own data phase waits for the lane's burst
+                // (the mover's takes and done are then the engine's).
+                d_pos <= 0;
+                d_base <= h_va + h_offset;
+                pg_ok <= 1'b0;
+                xl_pass2 <= 1'b1;
+                if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
+                    flush_ret <= S_WR_STEP;
+                    state_reg <= S_FLUSH;
+                end else begin
+                    state_reg <= S_WR_STEP;
+                end
             end
         end
         S_WR_STEP: begin
@@ -2607,10 +2693,12 @@ end
 /* verilator lint_on WIDTH */
 
 assign poll_done = poll_done_reg;
-assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on;
+assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on
+    && wl_idle;
 // The lane waits for the READ stage too: its answers follow the stage's
 // packets, and the mover holds the port.
-assign lane_active = state_reg == S_IDLE && !pk_solo;
+// And for the write lane: its answer is older, and its burst holds the port.
+assign lane_active = state_reg == S_IDLE && !pk_solo && wl_idle;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
@@ -2621,7 +2709,31 @@ assign lane_active = state_reg == S_IDLE && !pk_solo;
 // read, a ring access or an engine access waits for it (their clients hold
 // their requests until granted), so DRAM sees the model's order.
 wire       mv_cmd_state = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
-wire [2:0] axi_grant = !mv_idle ? 3'd4 : sel_ring ? 3'd3 : sel_ptf ? 3'd2 : mv_cmd_state ? 3'd4
+// The write lane's command goes first (its write is older than anything the
+// engine issues after handing it over).
+wire       mv_cmd_ready_raw;
+assign     mv_cmd_ready = mv_cmd_ready_raw && !wl_mv_valid;
+
+// The WRITE stage (clio_write_lane): a one-page WRITE's burst, its B and its
+// answer, while the engine takes the next packet. Its own mover command
+// port is this shared mover (its commands first): the mover issues one
+// write at a time after every queued read, so DRAM sees the model's order
+// without a second AXI write path and a hazard check against it.
+clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16)) wl_inst (
+    .clk(clk), .rst(rst),
+    .s_cmd_valid(wl_cmd_valid), .s_cmd_ready(wl_ready), .s_cmd_addr(wl_pa[ADDR_WIDTH-1:0]), .s_cmd_len(h_plen),
+    .s_hdr_opcode(r_op), .s_hdr_pid(h_pid), .s_hdr_req_id(h_req_id), .s_hdr_retry_of(h_retry_of),
+    .s_hdr_va(h_va), .s_hdr_total_len(h_total_len), .s_hdr_offset(h_offset), .s_hdr_session(h_session),
+    .s_hdr_epoch(r_epoch),
+    .m_mv_valid(wl_mv_valid), .m_mv_ready(mv_cmd_ready_raw), .m_mv_addr(wl_mv_addr), .m_mv_len(wl_mv_len),
+    .s_mv_take_valid(mv_take_valid), .s_mv_take(mv_take), .s_mv_done(mv_done),
+    .m_src_pos(wl_src_pos), .m_src_busy(wl_src_busy), .m_mem_busy(wl_mem),
+    .m_ans_valid(wl_ans_valid), .s_ans_ready(wl_ans_ready), .m_ans_opcode(wl_ans_op), .m_ans_pid(wl_ans_pid),
+    .m_ans_req_id(wl_ans_req_id), .m_ans_retry_of(wl_ans_retry_of), .m_ans_va(wl_ans_va),
+    .m_ans_total_len(wl_ans_total_len), .m_ans_offset(wl_ans_offset), .m_ans_session(wl_ans_session),
+    .m_ans_epoch(wl_ans_epoch), .m_idle(wl_idle)
+);
+wire [2:0] axi_grant = (!mv_idle || wl_mem) ? 3'd4 : sel_ring ? 3'd3 : sel_ptf ? 3'd2 : mv_cmd_state ? 3'd4
     : lane_active ? 3'd0 : 3'd1;
 wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
 wire [7:0]           mv_awlen, mv_arlen;
@@ -2632,8 +2744,9 @@ wire [BYTES-1:0]     mv_wstrb;
 
 clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .ID_WIDTH(ID_WIDTH)) mv_inst (
     .clk(clk), .rst(rst),
-    .s_cmd_addr(mv_addr[ADDR_WIDTH-1:0]), .s_cmd_len(mv_len), .s_cmd_write(state_reg == S_WR_MOVE),
-    .s_cmd_mark(mv_mark), .s_cmd_valid(mv_go && mv_cmd_state), .s_cmd_ready(mv_cmd_ready), .m_done(mv_done),
+    .s_cmd_addr(wl_mv_valid ? wl_mv_addr : mv_addr[ADDR_WIDTH-1:0]), .s_cmd_len(wl_mv_valid ? wl_mv_len : mv_len),
+    .s_cmd_write(wl_mv_valid || state_reg == S_WR_MOVE), .s_cmd_mark(!wl_mv_valid && mv_mark),
+    .s_cmd_valid(wl_mv_valid || (mv_go && mv_cmd_state)), .s_cmd_ready(mv_cmd_ready_raw), .m_done(mv_done),
     .m_idle(mv_idle),
     .m_rd_data(mv_rd_data), .m_rd_len(mv_rd_len), .m_rd_mark(mv_rd_mark), .m_rd_valid(mv_rd_valid),
     .m_rd_ready(pk_ready),
@@ -2694,7 +2807,7 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
     cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, mv_addr[63:ADDR_WIDTH],
-    rd_seg[31:16], wr_seg[31:16]};  // segments are at most an MTU (16 bits)
+    rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH]};  // segments are at most an MTU (16 bits)
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
