@@ -41,7 +41,7 @@ if [ -n "${NOWIDELUT:-}" ]; then flags="$flags -nowidelut"; set_name="$set_name,
 python3 "$here/yosys_prep.py" "$rtl/clio_pkg.sv" "$work/src" "$rtl"/clio_*.sv
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check clio_free_pa_fifo
          clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma clio_resp_builder clio_axi_arbiter
-         clio_data_mover clio_session_table clio_hit_lane)
+         clio_data_mover clio_session_table clio_hit_lane clio_write_lane)
 if [ -n "${TOP:-}" ]; then modules+=(clio_fastpath_top); fi
 if [ -n "${MODULES:-}" ]; then read -r -a modules <<< "$MODULES"; fi
 run_one() {
