@@ -121,6 +121,10 @@ pub struct GateTable {
     slots: Vec<Option<GateEntry>>,
     /// Entries set (so an empty table costs one compare per request).
     live: usize,
+    /// One past the highest entry set (the scan's bound: the slow path
+    /// takes the lowest free entry, so a large table is scanned only as far
+    /// as it is used).
+    hi: usize,
     pub(crate) stats: GateStats,
 }
 
@@ -130,6 +134,7 @@ impl GateTable {
         GateTable {
             slots: vec![None; entries],
             live: 0,
+            hi: 0,
             stats: GateStats::default(),
         }
     }
@@ -173,6 +178,12 @@ impl GateTable {
             (true, false) => self.live -= 1,
             _ => {}
         }
+        if mode != GateMode::Open {
+            self.hi = self.hi.max(i + 1);
+        }
+        while self.hi > 0 && self.slots[self.hi - 1].is_none() {
+            self.hi -= 1;
+        }
         self.stats.sets += 1;
         true
     }
@@ -181,6 +192,7 @@ impl GateTable {
     pub fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
         self.live = 0;
+        self.hi = 0;
     }
 
     /// The verdict on request `h` (nothing changes). The entries of `h.pid`
@@ -198,7 +210,7 @@ impl GateTable {
         };
         let (va, end) = gate_range(h);
         let hits = || {
-            self.slots
+            self.slots[..self.hi]
                 .iter()
                 .enumerate()
                 .filter_map(|(i, s)| s.as_ref().map(|e| (i, e)))
@@ -234,7 +246,7 @@ impl GateTable {
     fn tracks(&self, h: &Header) -> bool {
         let (va, end) = gate_range(h);
         gate_class(h.opcode) == Some(true)
-            && self.slots.iter().flatten().any(|e| {
+            && self.slots[..self.hi].iter().flatten().any(|e| {
                 e.mode == GateMode::Tracking && e.overlaps(h.pid, va, end)
             })
     }
@@ -244,6 +256,12 @@ impl<D: Dram> FastPath<D> {
     /// The region gate (for inspection).
     pub fn gate(&self) -> &GateTable {
         &self.gate
+    }
+
+    /// Rebuilds the region gate with `entries` entries, all clear (an
+    /// emulated rack node's table is larger than a board's).
+    pub fn set_gate_entries(&mut self, entries: usize) {
+        self.gate = GateTable::new(entries);
     }
 
     /// The gate's `GATE_SET` command; false (rejected) for an entry past the table.
