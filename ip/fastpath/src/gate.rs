@@ -188,6 +188,18 @@ impl GateTable {
         true
     }
 
+    /// Marks `mask` dirty in entry `i` (after its report was pushed); `false`:
+    /// no such entry set.
+    pub fn mark(&mut self, i: usize, mask: u64) -> bool {
+        match self.slots.get_mut(i) {
+            Some(Some(e)) => {
+                e.dirty |= mask;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Clears every entry (a new boot of the slow path).
     pub fn clear(&mut self) {
         self.slots.iter_mut().for_each(|s| *s = None);
@@ -321,9 +333,7 @@ impl<D: Dram> FastPath<D> {
                     }
                     self.gate.stats.reports += 1;
                     self.trace.forwarded = true;
-                    if let Some(Some(e)) = self.gate.slots.get_mut(entry) {
-                        e.dirty |= mask;
-                    }
+                    self.gate.mark(entry, mask);
                 }
             }
         }
