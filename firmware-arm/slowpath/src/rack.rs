@@ -41,13 +41,16 @@
 //! `Paused` gate either preceded the mover's last read of its block or is in
 //! a record the mover takes afterwards.
 
-use clio_control::auth::{self, FrameError, RackKey, ReplayGuard};
+use clio_control::auth::{self, FrameError, ReplayGuard};
 use clio_control::{
     ChunkVa, Envelope, ErrorCode, Field, GateState, Message, NodeAddr, NodeId, Pressure, RegionUse,
     Space, DIRTY_BLOCK, MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
 };
 use clio_wire::clio::{Header, Opcode, Status};
 use clio_wire::ring::{Descriptor, GateMode};
+
+/// The rack key and its boot parameter block, for the image's boot code.
+pub use clio_control::auth::{KeyBlock, KeyBlockError, RackKey};
 
 use crate::phys::PhysAlloc;
 
