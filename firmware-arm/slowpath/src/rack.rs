@@ -556,7 +556,13 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
                 if stale(&g) {
                     if let Some(slot) = self.fp_slot_of(g.pid, g.va, g.len) {
                         self.fp_slots[slot] = None;
-                        self.fp_command(slot, &Gate { state: GateState::Open, ..g });
+                        self.fp_command(
+                            slot,
+                            &Gate {
+                                state: GateState::Open,
+                                ..g
+                            },
+                        );
                     }
                 }
             }
@@ -577,13 +583,11 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
             return false;
         }
         if self.gates_in_fast_path() {
-            let slot = self
-                .fp_slot_of(gate.pid, gate.va, gate.len)
-                .or_else(|| {
-                    (gate.state != GateState::Open)
-                        .then(|| self.fp_slots.iter().position(Option::is_none))
-                        .flatten()
-                });
+            let slot = self.fp_slot_of(gate.pid, gate.va, gate.len).or_else(|| {
+                (gate.state != GateState::Open)
+                    .then(|| self.fp_slots.iter().position(Option::is_none))
+                    .flatten()
+            });
             match slot {
                 Some(slot) if !self.fp_pending.is_full() => {
                     self.fp_slots[slot] =

@@ -345,7 +345,10 @@ fn rack_key_file(path: &std::path::Path) -> Result<RackKey> {
                 .with_context(|| format!("--key-file {}: cannot write", path.display()))?;
             Ok(key)
         }
-        Err(e) => Err(anyhow::anyhow!("--key-file {}: cannot read: {e}", path.display())),
+        Err(e) => Err(anyhow::anyhow!(
+            "--key-file {}: cannot read: {e}",
+            path.display()
+        )),
     }
 }
 

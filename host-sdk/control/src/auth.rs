@@ -186,7 +186,10 @@ mod key_block_tests {
         let mut b = KeyBlock::encode(&key);
         assert_eq!(KeyBlock::decode(&b), Ok(Some(key)));
         assert_eq!(KeyBlock::decode(&[0u8; 32]), Ok(None));
-        assert_eq!(KeyBlock::decode(&b[..31]), Err(KeyBlockError::Truncated(31)));
+        assert_eq!(
+            KeyBlock::decode(&b[..31]),
+            Err(KeyBlockError::Truncated(31))
+        );
         b[9] ^= 1;
         assert_eq!(KeyBlock::decode(&b), Err(KeyBlockError::Check));
     }

@@ -27,11 +27,11 @@ use std::time::{Duration, Instant};
 use clio_config::BoardConfig;
 use clio_control::auth::{open, seal, RackKey, Seal};
 use clio_control::{Envelope, ErrorCode, Field, Message, MAX_ENVELOPE_LEN};
-use std::sync::atomic::{AtomicU64, Ordering};
 use clio_emu::qemu::{find_qemu, QemuOptions};
 use clio_emu::{ClientId, Engine, QemuBoard, ServeOptions};
 use clio_rack::service::{Client, Service};
 use clio_rack::Rack;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

@@ -93,10 +93,7 @@ pub fn gate_class(op: Opcode) -> Option<bool> {
 /// The range a request is checked over: `[va, va + max(total_len, 1))`,
 /// saturated at the end of the address space.
 pub fn gate_range(h: &Header) -> (u64, u64) {
-    (
-        h.va,
-        h.va.saturating_add(u64::from(h.total_len.max(1))),
-    )
+    (h.va, h.va.saturating_add(u64::from(h.total_len.max(1))))
 }
 
 /// What the gate did.
@@ -246,7 +243,10 @@ impl GateTable {
                 if e.mode == GateMode::Tracking {
                     let new = e.blocks(va, end) & !e.dirty;
                     if new != 0 {
-                        return GateVerdict::Track { entry: i, mask: new };
+                        return GateVerdict::Track {
+                            entry: i,
+                            mask: new,
+                        };
                     }
                 }
             }
@@ -258,9 +258,10 @@ impl GateTable {
     fn tracks(&self, h: &Header) -> bool {
         let (va, end) = gate_range(h);
         gate_class(h.opcode) == Some(true)
-            && self.slots[..self.hi].iter().flatten().any(|e| {
-                e.mode == GateMode::Tracking && e.overlaps(h.pid, va, end)
-            })
+            && self.slots[..self.hi]
+                .iter()
+                .flatten()
+                .any(|e| e.mode == GateMode::Tracking && e.overlaps(h.pid, va, end))
     }
 }
 
@@ -325,7 +326,8 @@ impl<D: Dram> FastPath<D> {
                         va: e.va,
                         mask,
                     };
-                    let rx = &mut self.dram.bytes_mut()[self.lay.rx_ring.start..self.lay.rx_ring.end];
+                    let rx =
+                        &mut self.dram.bytes_mut()[self.lay.rx_ring.start..self.lay.rx_ring.end];
                     if self.rx.push(rx, &report).is_err() {
                         self.gate.stats.busy += 1;
                         self.fail(src, h, Status::Busy, out);
@@ -365,7 +367,10 @@ mod tests {
         };
         assert_eq!(e.blocks(4 * MIB, 4 * MIB + 1), 1);
         // Across a block edge: both blocks.
-        assert_eq!(e.blocks(4 * MIB + GATE_BLOCK - 4, 4 * MIB + GATE_BLOCK + 4), 0b11);
+        assert_eq!(
+            e.blocks(4 * MIB + GATE_BLOCK - 4, 4 * MIB + GATE_BLOCK + 4),
+            0b11
+        );
         // Starting before the entry: from block 0.
         assert_eq!(e.blocks(4 * MIB - 8, 4 * MIB + 8), 1);
         // The last byte: block 63; past the end clipped.
@@ -390,13 +395,27 @@ mod tests {
         // Reads go on; another PID is untouched.
         assert_eq!(t.verdict(&req(Opcode::Read, 1, va, 64)), GateVerdict::Serve);
         assert_eq!(t.verdict(&req(Opcode::Write, 2, va, 8)), GateVerdict::Serve);
-        for op in [Opcode::FetchAndAdd, Opcode::CompareAndSwap, Opcode::TestAndSet, Opcode::Lock, Opcode::Unlock, Opcode::OffloadCall] {
-            assert_eq!(t.verdict(&req(op, 1, va, 8)), GateVerdict::Refuse(Status::Busy), "{op:?}");
+        for op in [
+            Opcode::FetchAndAdd,
+            Opcode::CompareAndSwap,
+            Opcode::TestAndSet,
+            Opcode::Lock,
+            Opcode::Unlock,
+            Opcode::OffloadCall,
+        ] {
+            assert_eq!(
+                t.verdict(&req(op, 1, va, 8)),
+                GateVerdict::Refuse(Status::Busy),
+                "{op:?}"
+            );
         }
         // Free and Alloc are not the fast path's to gate.
         assert_eq!(t.verdict(&req(Opcode::Free, 1, va, 0)), GateVerdict::Serve);
         assert!(t.set(0, 1, va, len, GateMode::Moved));
-        assert_eq!(t.verdict(&req(Opcode::Read, 1, va, 8)), GateVerdict::Refuse(Status::Moved));
+        assert_eq!(
+            t.verdict(&req(Opcode::Read, 1, va, 8)),
+            GateVerdict::Refuse(Status::Moved)
+        );
         assert!(t.set(0, 1, va, len, GateMode::Rejoin));
         assert_eq!(t.verdict(&req(Opcode::Read, 1, va, 8)), GateVerdict::Serve);
         assert_eq!(w(&t, va, 8), GateVerdict::Refuse(Status::Moved));
@@ -413,15 +432,33 @@ mod tests {
         let va = 8 * MIB;
         assert!(t.set(1, 3, va, 4 * MIB, GateMode::Tracking));
         let h = req(Opcode::Write, 3, va + GATE_BLOCK - 8, 16);
-        assert_eq!(t.verdict(&h), GateVerdict::Track { entry: 1, mask: 0b11 });
+        assert_eq!(
+            t.verdict(&h),
+            GateVerdict::Track {
+                entry: 1,
+                mask: 0b11
+            }
+        );
         t.slots[1].as_mut().unwrap().dirty |= 0b11;
         assert_eq!(t.verdict(&h), GateVerdict::Serve);
         // Reads mark nothing; offload calls wait.
-        assert_eq!(t.verdict(&req(Opcode::Read, 3, va + 5 * GATE_BLOCK, 8)), GateVerdict::Serve);
-        assert_eq!(t.verdict(&req(Opcode::OffloadCall, 3, va, 8)), GateVerdict::Refuse(Status::Busy));
+        assert_eq!(
+            t.verdict(&req(Opcode::Read, 3, va + 5 * GATE_BLOCK, 8)),
+            GateVerdict::Serve
+        );
+        assert_eq!(
+            t.verdict(&req(Opcode::OffloadCall, 3, va, 8)),
+            GateVerdict::Refuse(Status::Busy)
+        );
         // Setting the entry again clears its bitmap.
         assert!(t.set(1, 3, va, 4 * MIB, GateMode::Tracking));
-        assert_eq!(t.verdict(&h), GateVerdict::Track { entry: 1, mask: 0b11 });
+        assert_eq!(
+            t.verdict(&h),
+            GateVerdict::Track {
+                entry: 1,
+                mask: 0b11
+            }
+        );
         // A paused entry overlapping the write decides before any tracking one.
         assert!(t.set(0, 3, va + GATE_BLOCK, GATE_BLOCK, GateMode::Paused));
         assert_eq!(t.verdict(&h), GateVerdict::Refuse(Status::Busy));

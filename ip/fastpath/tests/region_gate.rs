@@ -105,8 +105,11 @@ fn acked_write(b: &mut Bench, req_id: u32, ack: u32, va: u64, data: &[u8]) -> St
     let s = common::session_of(1);
     let pkt = Header {
         ack,
-        ..Header::request(Opcode::Write, 1, req_id, va, data.len() as u32)
-            .with_session(s, common::EPOCH, common::key_of(1))
+        ..Header::request(Opcode::Write, 1, req_id, va, data.len() as u32).with_session(
+            s,
+            common::EPOCH,
+            common::key_of(1),
+        )
     }
     .encode(data)
     .unwrap();
@@ -125,11 +128,17 @@ fn tracking_without_rx_room_refuses_and_marks_nothing() {
         assert_eq!(acked_write(&mut b, 10 + i, 9 + i, va, &[1; 8]), Status::Ok);
     }
     gate(&mut b, 0, 1, va, 32 * 4096, GateMode::Tracking);
-    assert_eq!(acked_write(&mut b, 10 + slots, 9 + slots, va, &[2; 8]), Status::Busy);
+    assert_eq!(
+        acked_write(&mut b, 10 + slots, 9 + slots, va, &[2; 8]),
+        Status::Busy
+    );
     assert_eq!(b.read(1, 1, va, 8), (Status::Ok, vec![1; 8]));
     assert_eq!(b.rx().len(), slots as usize);
     // With room again the same write reports and executes.
-    assert_eq!(acked_write(&mut b, 11 + slots, 10 + slots, va, &[2; 8]), Status::Ok);
+    assert_eq!(
+        acked_write(&mut b, 11 + slots, 10 + slots, va, &[2; 8]),
+        Status::Ok
+    );
     assert_eq!(b.rx().len(), 1);
     assert_eq!(b.read(1, 2, va, 8), (Status::Ok, vec![2; 8]));
 }

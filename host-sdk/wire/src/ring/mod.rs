@@ -1296,7 +1296,10 @@ mod tests {
         };
         let mut s = [0u8; SLOT_LEN];
         set.emit(&mut s).unwrap();
-        assert_eq!(&s[..16], &[0x8d, 0, 0, 2, 7, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(
+            &s[..16],
+            &[0x8d, 0, 0, 2, 7, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+        );
         assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), set);
         assert_eq!(
             Descriptor::parse(&s, Direction::Rx).unwrap_err().field,
@@ -1305,9 +1308,15 @@ mod tests {
         let bad = |d: Descriptor| {
             let mut s = [0u8; SLOT_LEN];
             d.emit(&mut s).unwrap();
-            Descriptor::parse(&s, d.kind().is_rx().then_some(Direction::Rx).unwrap_or(Direction::Tx))
-                .unwrap_err()
-                .field
+            Descriptor::parse(
+                &s,
+                d.kind()
+                    .is_rx()
+                    .then_some(Direction::Rx)
+                    .unwrap_or(Direction::Tx),
+            )
+            .unwrap_err()
+            .field
         };
         // A tracked range over one bitmap, an empty range, a range past the end.
         let track = |len| Descriptor::GateSet {

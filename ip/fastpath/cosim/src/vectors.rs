@@ -180,7 +180,8 @@ pub fn gate_vectors(seed: u64, n: usize) -> String {
             let entry = rng.gen_range(0..GATE_BENCH_ENTRIES as u32 + 2);
             let mode = GateMode::ALL[rng.gen_range(0..GateMode::ALL.len())];
             let pid = rng.gen_range(1..3);
-            let va = base + rng.gen_range(0..64u64) * GATE_BLOCK + [0, 8, 4096][rng.gen_range(0..3)];
+            let va =
+                base + rng.gen_range(0..64u64) * GATE_BLOCK + [0, 8, 4096][rng.gen_range(0..3)];
             let len = match rng.gen_range(0..4) {
                 0 => rng.gen_range(1..=GATE_MAX_TRACKED),
                 1 => GATE_MAX_TRACKED,
@@ -287,8 +288,16 @@ mod tests {
         for (what, needle, min) in [
             ("serve", " 0 0 0 0 0\n", 300),
             ("report", "\nM ", 100),
-            ("BUSY", &format!(" 1 {:x} ", clio_wire::Status::Busy.raw()), 100),
-            ("MOVED", &format!(" 1 {:x} ", clio_wire::Status::Moved.raw()), 100),
+            (
+                "BUSY",
+                &format!(" 1 {:x} ", clio_wire::Status::Busy.raw()),
+                100,
+            ),
+            (
+                "MOVED",
+                &format!(" 1 {:x} ", clio_wire::Status::Moved.raw()),
+                100,
+            ),
         ] {
             let n = want.matches(needle).count();
             assert!(n >= min, "{what}: {n} < {min}");
