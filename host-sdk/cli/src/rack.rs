@@ -508,7 +508,7 @@ mod tests {
         let json = serde_json::to_value(l).unwrap();
         assert_eq!(
             json.as_object().unwrap().keys().collect::<Vec<_>>(),
-            ["controller", "log", "nodes", "key_file"]
+            ["controller", "key_file", "log", "nodes"]
         );
         // Keyed by default: the key was written beside the log.
         let key_file = PathBuf::from(l.key_file.clone().expect("keyed by default"));
