@@ -1310,10 +1310,11 @@ mod tests {
             d.emit(&mut s).unwrap();
             Descriptor::parse(
                 &s,
-                d.kind()
-                    .is_rx()
-                    .then_some(Direction::Rx)
-                    .unwrap_or(Direction::Tx),
+                if d.kind().is_rx() {
+                    Direction::Rx
+                } else {
+                    Direction::Tx
+                },
             )
             .unwrap_err()
             .field

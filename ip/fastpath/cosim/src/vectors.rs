@@ -218,16 +218,13 @@ pub fn gate_vectors(seed: u64, n: usize) -> String {
             let pid = rng.gen_range(1..3);
             // Around an entry's edges, or anywhere near the base.
             let va = match set.get(rng.gen_range(0..set.len().max(1))) {
-                Some(&(_, eva, elen)) if rng.gen_bool(0.7) => {
-                    let at = match rng.gen_range(0..5) {
-                        0 => eva,
-                        1 => eva.wrapping_sub(rng.gen_range(1..16)),
-                        2 => eva.saturating_add(elen).wrapping_sub(rng.gen_range(0..16)),
-                        3 => eva.saturating_add(elen),
-                        _ => eva.saturating_add(rng.gen_range(0..elen.max(1))),
-                    };
-                    at
-                }
+                Some(&(_, eva, elen)) if rng.gen_bool(0.7) => match rng.gen_range(0..5) {
+                    0 => eva,
+                    1 => eva.wrapping_sub(rng.gen_range(1..16)),
+                    2 => eva.saturating_add(elen).wrapping_sub(rng.gen_range(0..16)),
+                    3 => eva.saturating_add(elen),
+                    _ => eva.saturating_add(rng.gen_range(0..elen.max(1))),
+                },
                 _ => base + rng.gen_range(0..(70 * GATE_BLOCK)),
             };
             let len: u32 = match rng.gen_range(0..4) {
