@@ -166,6 +166,26 @@ unsafe impl Sync for RackCell {}
 
 static RACK: RackCell = RackCell(UnsafeCell::new(FirmwareAgent::new()));
 
+/// The rack key's boot parameter block (`clio_control::auth::KeyBlock`, 32
+/// bytes right after the boot-seed mailbox in board DRAM), read and zeroed:
+/// the loader's (QEMU launcher's, a board's FSBL's) hand-over of the key.
+fn rack_key_block(
+) -> Result<Option<clio_slowpath::rack::RackKey>, clio_slowpath::rack::KeyBlockError> {
+    use clio_slowpath::rack::KeyBlock;
+    let base = BOARD.boot_seed_mailbox().base + KeyBlock::OFFSET;
+    let mut b = [0u8; KeyBlock::LEN];
+    for (i, byte) in b.iter_mut().enumerate() {
+        let p = (base as usize + i) as *mut u8;
+        // SAFETY: the block lies in `regions.net_buffers` (board DRAM, mapped
+        // normal memory), unused before the fast path is released; read and
+        // cleared once by the primary, like the seed mailbox.
+        *byte = unsafe { core::ptr::read_volatile(p) };
+        // SAFETY: as above.
+        unsafe { core::ptr::write_volatile(p, 0) };
+    }
+    KeyBlock::decode(&b)
+}
+
 /// Offloads the image registers (`clio_slowpath::offload`).
 const OFFLOADS: usize = 4;
 /// Offload answers remembered for retries (exactly-once).
@@ -498,6 +518,9 @@ pub fn run_primary() -> ! {
     let rtc = pool.rtc();
     // After `hold`: the fast path does not touch its buffers any more.
     let loader_seed = pool.mailbox(BOARD.boot_seed_mailbox());
+    // Read before the seed is final: a damaged block fails closed under a key
+    // derived from it.
+    let key_block = rack_key_block();
     let mut rx = rx_ring();
     let mut tx = tx_ring();
     for (name, ring, slots) in [
@@ -540,6 +563,34 @@ pub fn run_primary() -> ! {
         defmt::warn!(
             "no timer jitter and no loader seed at boot: the seed, and so the session keys, are predictable"
         );
+    }
+    // SAFETY: no other core reaches the rack side before `READY`.
+    let rack = unsafe { &mut *RACK.0.get() };
+    // Reads, writes and atomics never reach this core: the gate is the fast
+    // path's (GATE_SET / GATE_DIRTY over the rings).
+    rack.use_fast_path_gate(clio_wire::ring::GATE_ENTRIES);
+    match key_block {
+        Ok(Some(key)) => {
+            rack.set_key(key);
+            defmt::info!("rack key: present (control datagrams must be sealed)");
+        }
+        Ok(None) => defmt::info!("rack key: absent (bare control datagrams served)"),
+        Err(e) => {
+            // Fail closed: a key nobody holds, so every control datagram is
+            // refused `Unauthenticated` rather than served unauthenticated.
+            let mut k = [0u8; 16];
+            k[..8].copy_from_slice(&pool.seed().to_le_bytes());
+            k[8..].copy_from_slice(&(!pool.seed()).rotate_left(17).to_le_bytes());
+            rack.set_key(clio_slowpath::rack::RackKey(k));
+            match e {
+                clio_slowpath::rack::KeyBlockError::Check => defmt::error!(
+                    "rack key block: key_block.check does not match the key; no control datagram will be served"
+                ),
+                clio_slowpath::rack::KeyBlockError::Truncated(_) => {
+                    defmt::error!("rack key block: truncated; no control datagram will be served")
+                }
+            }
+        }
     }
     let engine = match RingEngine::new(core, &rx, &tx) {
         Ok(e) => e,

@@ -246,12 +246,22 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         self.counters.scrubbed += self.core.scrub(consumed, zero);
         out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
         let mut notices: heapless::Vec<Descriptor, NOTICE_BATCH> = heapless::Vec::new();
+        // Gate commands first: requests after them see the gate they set.
+        let mut flushed = self.node_commands(node, tx_mem);
         while out.rx_taken < budget {
+            if !flushed {
+                flushed = self.node_commands(node, tx_mem);
+                if !flushed {
+                    self.counters.tx_full += 1;
+                    break;
+                }
+            }
             if self.queues.iter().any(|q| q.is_full()) {
                 self.counters.queue_full += 1;
                 break;
             }
-            if node.present() && self.tx.free_slots(tx_mem) < u32::from(MAX_CONTROL_FRAGMENTS) {
+            // A control answer may follow one gate command.
+            if node.present() && self.tx.free_slots(tx_mem) < u32::from(MAX_CONTROL_FRAGMENTS) + 1 {
                 self.counters.tx_full += 1;
                 break;
             }
@@ -285,6 +295,15 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                         }
                         Descriptor::Control { .. } => {
                             self.control_datagram(&d, node, tx_mem);
+                            self.counters.inline += 1;
+                        }
+                        Descriptor::GateDirty {
+                            entry,
+                            pid,
+                            va,
+                            mask,
+                        } => {
+                            node.gate_dirty(entry, pid, va, mask);
                             self.counters.inline += 1;
                         }
                         Descriptor::Offload { .. } => {
@@ -333,6 +352,18 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         self.core.pa_consumed_batch(&notices);
         out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
         out
+    }
+
+    /// Pushes `node`'s queued fast-path commands; whether none is left.
+    fn node_commands<T: RingMemory + ?Sized>(
+        &mut self,
+        node: &mut dyn NodeSide,
+        tx_mem: &mut T,
+    ) -> bool {
+        let mut s = Self::sink(&mut self.tx, tx_mem);
+        let done = node.commands(&mut |d| s.push(d));
+        self.counters.tx_invalid += s.invalid;
+        done
     }
 
     /// Whether `node`'s gate refuses the forwarded free; if so its reply
@@ -386,6 +417,8 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                 .unwrap_or(u64::MAX);
             node.node_facts(capacity, crate::rack::pressure(self.core.phys()));
             if let Some(n) = node.control_datagram(pkt, self.core.epoch(), &mut buf) {
+                // The gate command it caused goes first (room was checked).
+                self.node_commands(node, tx_mem);
                 if let Some(frags) = control_fragments(tag, seq, &buf[..n], Direction::Tx) {
                     // Room for a whole answer was checked before the slot was taken.
                     let mut s = Self::sink(&mut self.tx, tx_mem);
@@ -419,6 +452,28 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         self.counters.tx_invalid += s.invalid;
         self.counters.worked += 1;
         true
+    }
+
+    /// [`Engine::step`] on a memory node of a rack (see [`Engine::poll_with`]).
+    pub fn step_with<R, T, Z>(
+        &mut self,
+        rx_mem: &mut R,
+        tx_mem: &mut T,
+        budget: u32,
+        zero: Z,
+        node: &mut dyn NodeSide,
+    ) -> PollOutcome
+    where
+        R: RingMemory + ?Sized,
+        T: RingMemory + ?Sized,
+        Z: FnMut(u64, u64),
+    {
+        let mut out = self.poll_with(rx_mem, tx_mem, budget, zero, node);
+        for w in 0..W {
+            self.run_worker(w, tx_mem);
+        }
+        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
+        out
     }
 
     /// Deterministic single-thread driver: one poll round, then each worker

@@ -41,12 +41,16 @@
 //! `Paused` gate either preceded the mover's last read of its block or is in
 //! a record the mover takes afterwards.
 
-use clio_control::auth::{self, FrameError, RackKey, ReplayGuard};
+use clio_control::auth::{self, FrameError, ReplayGuard};
 use clio_control::{
     ChunkVa, Envelope, ErrorCode, Field, GateState, Message, NodeAddr, NodeId, Pressure, RegionUse,
     Space, DIRTY_BLOCK, MAGIC, MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_USAGE,
 };
 use clio_wire::clio::{Header, Opcode, Status};
+use clio_wire::ring::{Descriptor, GateMode};
+
+/// The rack key and its boot parameter block, for the image's boot code.
+pub use clio_control::auth::{KeyBlock, KeyBlockError, RackKey};
 
 use crate::phys::PhysAlloc;
 
@@ -195,7 +199,26 @@ pub struct RackAgent<const G: usize, const B: usize, const S: usize> {
     key: Option<RackKey>,
     /// The last counter accepted per sender.
     guard: ReplayGuard<REPLAY_SENDERS>,
+    /// With a gate in the fast path: which of its entries holds which gate
+    /// (`(pid, va, len)`; `None` free), empty when this agent gates itself.
+    fp_slots: heapless::Vec<Option<(u32, u64, u64)>, G>,
+    /// `GATE_SET` commands not yet on the TX ring, in order.
+    fp_pending: heapless::Deque<Descriptor, G>,
 }
+
+/// The fast path's mode for a gate state.
+pub fn gate_mode(state: GateState) -> GateMode {
+    match state {
+        GateState::Open => GateMode::Open,
+        GateState::Paused => GateMode::Paused,
+        GateState::Tracking => GateMode::Tracking,
+        GateState::Moved => GateMode::Moved,
+        GateState::Rejoin => GateMode::Rejoin,
+    }
+}
+
+// The fast path's dirty blocks are the control protocol's.
+const _: () = assert!(clio_wire::ring::GATE_BLOCK == DIRTY_BLOCK);
 
 /// Senders whose counters a node remembers (controller, movers, clients);
 /// a forgotten one's old frames stay refused ([`ReplayGuard`]).
@@ -238,6 +261,8 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
             },
             key: None,
             guard: ReplayGuard::new(),
+            fp_slots: heapless::Vec::new(),
+            fp_pending: heapless::Deque::new(),
             node: 0,
             epoch: 0,
             capacity: 0,
@@ -262,6 +287,82 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
     /// seal. Without a key, bare envelopes are served (an unauthenticated rack).
     pub fn set_key(&mut self, key: RackKey) {
         self.key = Some(key);
+    }
+
+    /// Gates data requests in the fast path instead of in [`Self::check`]: a
+    /// board, whose reads, writes and atomics never reach the slow path. Each
+    /// gate then takes one of the fast path's `entries` gate entries (a gate
+    /// that finds none free is refused `NoCapacity`), set and cleared by
+    /// `GATE_SET` commands ([`Self::take_commands`]); its dirty record is the
+    /// union of the fast path's `GATE_DIRTY` reports ([`Self::gate_dirty`]),
+    /// and a take re-sets the entry, which clears the fast path's bitmap.
+    /// [`Self::check`] then gates only `Free` (forwarded to the slow path) and
+    /// counts the rest. Call it before any gate is set.
+    pub fn use_fast_path_gate(&mut self, entries: u32) {
+        self.fp_slots.clear();
+        for _ in 0..entries.min(G as u32) {
+            let _ = self.fp_slots.push(None);
+        }
+    }
+
+    /// Whether the gate is in the fast path ([`Self::use_fast_path_gate`]).
+    pub fn gates_in_fast_path(&self) -> bool {
+        !self.fp_slots.is_empty()
+    }
+
+    /// Hands the `GATE_SET` commands due to the fast path to `push`, in
+    /// order, until it returns `false` (no room: the rest stay queued);
+    /// returns whether none is left. The engine pushes them on the TX ring
+    /// before the answer of the control datagram that caused them, so a mover
+    /// that gets `Ack` knows the fast path gates the range.
+    pub fn take_commands(&mut self, push: &mut dyn FnMut(&Descriptor) -> bool) -> bool {
+        while let Some(d) = self.fp_pending.front() {
+            if !push(d) {
+                return false;
+            }
+            self.fp_pending.pop_front();
+        }
+        true
+    }
+
+    /// A `GATE_DIRTY` report of the fast path: entry `entry` (`pid`, from
+    /// `va`) had the blocks in `mask` dirtied; they join the gate's dirty
+    /// record. A report for a gate no longer tracked is dropped.
+    pub fn gate_dirty(&mut self, entry: u32, pid: u32, va: u64, mask: u64) {
+        let ours = self
+            .fp_slots
+            .get(entry as usize)
+            .copied()
+            .flatten()
+            .is_some_and(|(p, v, _)| p == pid && v == va);
+        if !ours {
+            return;
+        }
+        if let Some(d) = self.dirty.iter_mut().find(|d| d.0 == pid && d.1 == va) {
+            d.2 |= mask;
+            self.stats.tracked += 1;
+        }
+    }
+
+    /// Queues the `GATE_SET` that puts `gate` into fast-path entry `slot`.
+    fn fp_command(&mut self, slot: usize, gate: &Gate) {
+        let d = Descriptor::GateSet {
+            entry: slot as u32,
+            pid: gate.pid,
+            va: gate.va,
+            len: gate.len,
+            mode: gate_mode(gate.state),
+        };
+        // Room is checked before a gate changes (`fp_room`); the queue holds
+        // as many commands as there are gates.
+        let _ = self.fp_pending.push_back(d);
+    }
+
+    /// The fast-path entry of the gate over exactly `[va, va + len)` of `pid`.
+    fn fp_slot_of(&self, pid: u32, va: u64, len: u64) -> Option<usize> {
+        self.fp_slots
+            .iter()
+            .position(|s| *s == Some((pid, va, len)))
     }
 
     /// The node id and epoch the controller's probes granted (`(0, 0)`: none).
@@ -335,10 +436,36 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
     /// Reads and clears the dirty record of the gate of `pid` starting at
     /// `va` (`None`: no gate there tracks).
     pub fn take_dirty(&mut self, pid: u32, va: u64) -> Option<u64> {
-        self.dirty
+        if self.gates_in_fast_path() && self.fp_pending.is_full() {
+            // No room to re-set the entry: answer the record without clearing
+            // it (the mover copies these blocks now and again next time; the
+            // fast path's bitmap and this record stay a superset).
+            return self
+                .dirty
+                .iter()
+                .find(|d| d.0 == pid && d.1 == va)
+                .map(|d| d.2);
+        }
+        let mask = self
+            .dirty
             .iter_mut()
             .find(|d| d.0 == pid && d.1 == va)
-            .map(|d| core::mem::take(&mut d.2))
+            .map(|d| core::mem::take(&mut d.2))?;
+        if self.gates_in_fast_path() {
+            // Re-set the tracking entry: the fast path's bitmap starts empty,
+            // so the next change to any block is reported again.
+            let g = self
+                .gates
+                .iter()
+                .find(|g| g.pid == pid && g.va == va && g.state == GateState::Tracking)
+                .copied();
+            if let Some(g) = g {
+                if let Some(slot) = self.fp_slot_of(g.pid, g.va, g.len) {
+                    self.fp_command(slot, &g);
+                }
+            }
+        }
+        Some(mask)
     }
 
     /// The gate's verdict on Clio request `h`, run in the same step as the
@@ -348,15 +475,12 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
         let Some(writes) = gated_opcode(h.opcode) else {
             return Verdict::Serve;
         };
-        if let Some(i) = self.binding_index(h.pid, h.va) {
-            let b = self.bindings[i];
-            self.count_hit(b.region);
-            // A freed chunk is no longer the region's.
-            if h.opcode == Opcode::Free && b.va == h.va {
-                self.bindings.remove(i);
-            }
-        }
+        self.count(h);
         if self.gates.is_empty() {
+            return Verdict::Serve;
+        }
+        if self.gates_in_fast_path() && h.opcode != Opcode::Free {
+            // The fast path gated it (and reports what it dirtied).
             return Verdict::Serve;
         }
         let hit = self
@@ -398,16 +522,52 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
         }
     }
 
+    /// Counts request `h` for the region whose bound chunk it lands in (the
+    /// controller's migration planning), and forgets a bound chunk that
+    /// `h` frees; [`Self::check`] does this too. A node whose gate is in the
+    /// fast path calls it for requests the fast path served.
+    pub fn count(&mut self, h: &Header) {
+        if gated_opcode(h.opcode).is_none() {
+            return;
+        }
+        if let Some(i) = self.binding_index(h.pid, h.va) {
+            let b = self.bindings[i];
+            self.count_hit(b.region);
+            // A freed chunk is no longer the region's.
+            if h.opcode == Opcode::Free && b.va == h.va {
+                self.bindings.remove(i);
+            }
+        }
+    }
+
     /// The board answered an allocation of `[va, va + size)` in `pid`: a
     /// `Moved` gate over reused VA no longer describes it and is dropped.
     pub fn allocated(&mut self, pid: u32, va: u64, size: u64) {
         let size = size.max(1);
-        self.gates.retain(|g| {
-            !(g.pid == pid
+        let stale = |g: &Gate| {
+            g.pid == pid
                 && g.state == GateState::Moved
                 && va < g.va.saturating_add(g.len)
-                && g.va < va.saturating_add(size))
-        });
+                && g.va < va.saturating_add(size)
+        };
+        if self.gates_in_fast_path() {
+            for i in 0..self.gates.len() {
+                let g = self.gates[i];
+                if stale(&g) {
+                    if let Some(slot) = self.fp_slot_of(g.pid, g.va, g.len) {
+                        self.fp_slots[slot] = None;
+                        self.fp_command(
+                            slot,
+                            &Gate {
+                                state: GateState::Open,
+                                ..g
+                            },
+                        );
+                    }
+                }
+            }
+        }
+        self.gates.retain(|g| !stale(g));
     }
 
     /// Sets (or, with `Open`, removes) a gate; `false` if the gate table is
@@ -421,6 +581,24 @@ impl<const G: usize, const B: usize, const S: usize> RackAgent<G, B, S> {
         }
         if gate.state == GateState::Tracking && !tracks && self.dirty.is_full() {
             return false;
+        }
+        if self.gates_in_fast_path() {
+            let slot = self.fp_slot_of(gate.pid, gate.va, gate.len).or_else(|| {
+                (gate.state != GateState::Open)
+                    .then(|| self.fp_slots.iter().position(Option::is_none))
+                    .flatten()
+            });
+            match slot {
+                Some(slot) if !self.fp_pending.is_full() => {
+                    self.fp_slots[slot] =
+                        (gate.state != GateState::Open).then_some((gate.pid, gate.va, gate.len));
+                    self.fp_command(slot, &gate);
+                }
+                // Clearing a gate the fast path does not hold: nothing to send.
+                None if gate.state == GateState::Open => {}
+                // The fast path's table (or the command queue) is full.
+                _ => return false,
+            }
         }
         self.gates.retain(|g| !same(g));
         if gate.state == GateState::Moved {
@@ -761,6 +939,13 @@ pub trait NodeSide {
     fn present(&self) -> bool {
         true
     }
+    /// Hands the fast-path commands (`GATE_SET`) due to `push` in order until
+    /// it returns `false`; returns whether none is left.
+    fn commands(&mut self, _push: &mut dyn FnMut(&Descriptor) -> bool) -> bool {
+        true
+    }
+    /// A `GATE_DIRTY` report from the fast path.
+    fn gate_dirty(&mut self, _entry: u32, _pid: u32, _va: u64, _mask: u64) {}
 }
 
 /// No rack side: control datagrams are dropped, nothing is gated.
@@ -801,6 +986,12 @@ impl<const G: usize, const B: usize, const S: usize> NodeSide for RackAgent<G, B
     }
     fn node_facts(&mut self, capacity: u64, pressure: Pressure) {
         self.set_node_facts(capacity, pressure);
+    }
+    fn commands(&mut self, push: &mut dyn FnMut(&Descriptor) -> bool) -> bool {
+        self.take_commands(push)
+    }
+    fn gate_dirty(&mut self, entry: u32, pid: u32, va: u64, mask: u64) {
+        RackAgent::gate_dirty(self, entry, pid, va, mask);
     }
 }
 

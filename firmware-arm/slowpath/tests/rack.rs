@@ -503,3 +503,87 @@ fn a_keyed_agent_refuses_forged_replayed_wrong_key_and_old_frames() {
         "{st:?}"
     );
 }
+
+/// The commands an agent whose gate is in the fast path queued.
+fn commands(a: &mut Agent) -> Vec<clio_wire::ring::Descriptor> {
+    let mut v = Vec::new();
+    assert!(a.take_commands(&mut |d| {
+        v.push(*d);
+        true
+    }));
+    v
+}
+
+#[test]
+fn a_fast_path_gate_is_driven_by_gate_set_and_fed_by_gate_dirty() {
+    use clio_wire::ring::{Descriptor, GateMode};
+    let mut a = Agent::new();
+    a.use_fast_path_gate(2);
+    let va = 0x40_0000;
+    let set = |entry, va, mode| Descriptor::GateSet {
+        entry,
+        pid: 1,
+        va,
+        len: 1 << 20,
+        mode,
+    };
+    assert_eq!(
+        call(
+            &mut a,
+            Message::Gate {
+                region: 7,
+                pid: 1,
+                va,
+                len: 1 << 20,
+                state: GateState::Tracking
+            }
+        ),
+        Message::Ack { epoch: 0xabcd }
+    );
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Tracking)]);
+    // Data requests are the fast path's: served here, nothing marked.
+    assert_eq!(a.check(&req(Opcode::Write, 1, va, 8)), Verdict::Serve);
+    assert_eq!(a.take_dirty(1, va), Some(0));
+    // The take re-set the entry (clearing the fast path's bitmap).
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Tracking)]);
+    // Reports join the record; one for another range or entry is dropped.
+    a.gate_dirty(0, 1, va, 0b100);
+    a.gate_dirty(0, 1, va, 0b001);
+    a.gate_dirty(1, 1, va, 0b010);
+    a.gate_dirty(0, 2, va, 0b010);
+    assert_eq!(
+        call(
+            &mut a,
+            Message::TakeDirty {
+                region: 7,
+                pid: 1,
+                va
+            }
+        ),
+        Message::Dirty { mask: 0b101 }
+    );
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Tracking)]);
+    // A freed chunk under tracking is still refused by the slow path.
+    assert_eq!(
+        a.check(&req(Opcode::Free, 1, va, 0)),
+        Verdict::Answer(Status::Busy)
+    );
+    // Second entry, then the fast path's table is full: NoCapacity, nothing sent.
+    let va2 = va + (1 << 20);
+    assert!(a.set_gate(gate(1, va2, 1 << 20, GateState::Paused)));
+    assert_eq!(commands(&mut a), vec![set(1, va2, GateMode::Paused)]);
+    assert!(!a.set_gate(gate(1, va2 + (1 << 20), 1 << 20, GateState::Paused)));
+    assert!(commands(&mut a).is_empty());
+    // Open frees the entry for the next gate; Moved gates dropped by a
+    // reallocation free theirs.
+    assert!(a.set_gate(gate(1, va, 1 << 20, GateState::Open)));
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Open)]);
+    assert!(a.set_gate(gate(1, va, 1 << 20, GateState::Moved)));
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Moved)]);
+    a.allocated(1, va + 4096, 4096);
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Open)]);
+    // A command the TX ring has no room for stays queued, in order.
+    assert!(a.set_gate(gate(1, va, 1 << 20, GateState::Paused)));
+    assert!(!a.take_commands(&mut |_| false));
+    assert_eq!(commands(&mut a), vec![set(0, va, GateMode::Paused)]);
+}

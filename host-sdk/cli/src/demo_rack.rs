@@ -131,7 +131,7 @@ pub fn demo(
     }
     let log = std::env::temp_dir().join(format!("clio-demo-rack-{}.log", std::process::id()));
     let _ = std::fs::remove_file(&log);
-    let mut r = LocalRack::start(nodes, board, "127.0.0.1:0".parse()?, &log, DEAD_AFTER_MS)
+    let mut r = LocalRack::start_keyless(nodes, board, "127.0.0.1:0".parse()?, &log, DEAD_AFTER_MS)
         .context("starting a local rack")?;
     sink.event(Event::Began {
         command: "clio demo --rack".into(),

@@ -43,6 +43,13 @@ pub struct RackArgs {
     /// Print the layout as JSON.
     #[arg(long)]
     pub json: bool,
+    /// The rack key file (32 hex digits): read if it exists, else a fresh
+    /// key is written there (mode 0600). Default: the log's path + `.key`.
+    #[arg(long)]
+    pub key_file: Option<PathBuf>,
+    /// Run without a rack key: bare, unauthenticated control datagrams.
+    #[arg(long, conflicts_with = "key_file")]
+    pub keyless: bool,
 }
 
 /// Subcommands of `clio rack`.
@@ -213,6 +220,8 @@ pub struct RackLayout {
     /// The nodes' board config.
     #[serde(skip)]
     pub board: String,
+    /// The rack key's file (`None`: the rack runs keyless).
+    pub key_file: Option<String>,
 }
 
 impl fmt::Display for RackLayout {
@@ -226,11 +235,18 @@ impl fmt::Display for RackLayout {
             self.board
         )?;
         write!(f, "{}", Rows(&self.nodes))?;
-        writeln!(
-            f,
-            "serving; `clio rack status --controller {}` from another shell",
-            self.controller
-        )
+        match &self.key_file {
+            Some(k) => writeln!(
+                f,
+                "serving, keyed; `clio rack status --controller {} --key-file {k}` from another shell",
+                self.controller
+            ),
+            None => writeln!(
+                f,
+                "serving, keyless; `clio rack status --controller {}` from another shell",
+                self.controller
+            ),
+        }
     }
 }
 
@@ -267,7 +283,17 @@ impl ServingRack {
 /// ([`status`] is `clio rack status`).
 pub fn start(a: &RackArgs) -> Result<ServingRack> {
     let board = load_board(&a.board)?;
-    let rack = LocalRack::start(a.nodes, &board, a.listen, &a.log, a.dead_after_ms)
+    let (key, key_file) = if a.keyless {
+        (None, None)
+    } else {
+        let f = a.key_file.clone().unwrap_or_else(|| {
+            let mut p = a.log.clone().into_os_string();
+            p.push(".key");
+            PathBuf::from(p)
+        });
+        (Some(rack_key_file(&f)?), Some(f.display().to_string()))
+    };
+    let rack = LocalRack::start_with_key(a.nodes, &board, a.listen, &a.log, a.dead_after_ms, key)
         .with_context(|| format!("starting a rack of {} nodes", a.nodes))?;
     // Node-initiated migration: a node over 80 % used sheds its least used
     // region to a node under 50 %.
@@ -287,12 +313,43 @@ pub fn start(a: &RackArgs) -> Result<ServingRack> {
         log: a.log.display().to_string(),
         nodes,
         board: board.board.name.to_string(),
+        key_file,
     };
     Ok(ServingRack {
         rack,
         balancer,
         layout,
     })
+}
+
+/// The rack key in `path`, or a fresh one written there (mode 0600) if the
+/// file does not exist; errors name the file, never the key.
+fn rack_key_file(path: &std::path::Path) -> Result<RackKey> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => RackKey::from_hex(&text)
+            .map_err(|e| anyhow::anyhow!("--key-file {}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let key = clio_rack::local::generate_key();
+            let mut o = std::fs::OpenOptions::new();
+            o.write(true).create_new(true);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                o.mode(0o600);
+            }
+            let mut f = o
+                .open(path)
+                .with_context(|| format!("--key-file {}: cannot create", path.display()))?;
+            use std::io::Write as _;
+            writeln!(f, "{}", clio_rack::local::key_hex(&key))
+                .with_context(|| format!("--key-file {}: cannot write", path.display()))?;
+            Ok(key)
+        }
+        Err(e) => Err(anyhow::anyhow!(
+            "--key-file {}: cannot read: {e}",
+            path.display()
+        )),
+    }
 }
 
 fn query(
@@ -436,6 +493,8 @@ mod tests {
             dead_after_ms: 3000,
             for_secs: Some(0),
             json: false,
+            key_file: None,
+            keyless: false,
         };
         let rack = start(&a).unwrap();
         let l = rack.layout();
@@ -449,13 +508,24 @@ mod tests {
         let json = serde_json::to_value(l).unwrap();
         assert_eq!(
             json.as_object().unwrap().keys().collect::<Vec<_>>(),
-            ["controller", "log", "nodes"]
+            ["controller", "key_file", "log", "nodes"]
         );
+        // Keyed by default: the key was written beside the log.
+        let key_file = PathBuf::from(l.key_file.clone().expect("keyed by default"));
+        assert_eq!(key_file, dir.path().join("rack.log.key"));
+        assert!(RackKey::from_hex(&std::fs::read_to_string(&key_file).unwrap()).is_ok());
         let controller = l.controller.parse().unwrap();
-        let st = status(&StatusArgs {
+        // Without the key the controller answers nothing readable.
+        assert!(status(&StatusArgs {
             controller,
             json: false,
             key_file: None,
+        })
+        .is_err());
+        let st = status(&StatusArgs {
+            controller,
+            json: false,
+            key_file: Some(key_file),
         })
         .unwrap();
         assert_eq!(st.nodes.len(), 2);
@@ -482,7 +552,7 @@ mod tests {
     fn status_lists_completed_and_rolled_back_migrations() {
         let dir = tempfile::tempdir().unwrap();
         let board = clio_config::BoardConfig::embedded("emulator").unwrap();
-        let mut r = LocalRack::start(
+        let mut r = LocalRack::start_keyless(
             3,
             &board,
             "127.0.0.1:0".parse().unwrap(),

@@ -55,7 +55,11 @@ fn rack_prints_its_layout_with_every_node_live() {
         .expect("run clio");
     let r: Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     assert_eq!(r["nodes"][0]["epoch"], 2);
+    // Keyed by default: the key file beside the log, reused by the second start.
+    let key = log.with_extension("log.key");
+    assert_eq!(r["key_file"], key.display().to_string());
     let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(&key);
 }
 
 #[test]

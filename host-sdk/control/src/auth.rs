@@ -94,6 +94,107 @@ impl RackKey {
     }
 }
 
+/// The boot parameter block that hands a board its rack key: 32 bytes a
+/// loader leaves in board DRAM at [`KeyBlock::OFFSET`] bytes past the boot-seed
+/// mailbox (`clio_config::BoardConfig::boot_seed_mailbox`), which the
+/// firmware reads and zeroes before its fast path runs.
+///
+/// ```text
+/// +0  magic "CLRKKEY1"   +8  key (16 bytes)   +24 check: the first 8 bytes of the
+///                                               key's tag over magic + key
+/// ```
+///
+/// The check tells a damaged or half-written block (refused, named) from a
+/// key; all zeros (or the magic absent) is no block: the node runs keyless.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeyBlock;
+
+/// Why a key block was refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyBlockError {
+    /// Shorter than [`KeyBlock::LEN`] (the length found).
+    Truncated(usize),
+    /// The magic is there but the check does not match the key (`key_block.check`).
+    Check,
+}
+
+impl fmt::Display for KeyBlockError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyBlockError::Truncated(n) => {
+                write!(f, "key_block: {n} bytes, expected {}", KeyBlock::LEN)
+            }
+            KeyBlockError::Check => f.write_str("key_block.check: does not match the key"),
+        }
+    }
+}
+
+impl KeyBlock {
+    /// Bytes of the block.
+    pub const LEN: usize = 32;
+    /// Its magic.
+    pub const MAGIC: [u8; 8] = *b"CLRKKEY1";
+    /// Where it lies: this many bytes past the start of the boot-seed
+    /// mailbox (right after its 32 bytes).
+    pub const OFFSET: u64 = 32;
+
+    fn check(key: &RackKey) -> [u8; 8] {
+        let mut signed = [0u8; 24];
+        signed[..8].copy_from_slice(&Self::MAGIC);
+        signed[8..].copy_from_slice(&key.0);
+        let t = key.tag(&signed);
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&t[..8]);
+        c
+    }
+
+    /// The block that carries `key`.
+    pub fn encode(key: &RackKey) -> [u8; Self::LEN] {
+        let mut b = [0u8; Self::LEN];
+        b[..8].copy_from_slice(&Self::MAGIC);
+        b[8..24].copy_from_slice(&key.0);
+        b[24..].copy_from_slice(&Self::check(key));
+        b
+    }
+
+    /// The key a block carries: `Ok(None)` without the magic (no block),
+    /// `Err` for a short or damaged one.
+    pub fn decode(b: &[u8]) -> Result<Option<RackKey>, KeyBlockError> {
+        if b.len() < Self::LEN {
+            return Err(KeyBlockError::Truncated(b.len()));
+        }
+        if b[..8] != Self::MAGIC {
+            return Ok(None);
+        }
+        let mut k = [0u8; 16];
+        k.copy_from_slice(&b[8..24]);
+        let key = RackKey(k);
+        if b[24..32] != Self::check(&key) {
+            return Err(KeyBlockError::Check);
+        }
+        Ok(Some(key))
+    }
+}
+
+#[cfg(test)]
+mod key_block_tests {
+    use super::*;
+
+    #[test]
+    fn a_key_block_round_trips_and_damage_is_named() {
+        let key = RackKey([7; 16]);
+        let mut b = KeyBlock::encode(&key);
+        assert_eq!(KeyBlock::decode(&b), Ok(Some(key)));
+        assert_eq!(KeyBlock::decode(&[0u8; 32]), Ok(None));
+        assert_eq!(
+            KeyBlock::decode(&b[..31]),
+            Err(KeyBlockError::Truncated(31))
+        );
+        b[9] ^= 1;
+        assert_eq!(KeyBlock::decode(&b), Err(KeyBlockError::Check));
+    }
+}
+
 /// The tag of `signed` (a frame's body, sender and counter) under `key`.
 pub fn tag_of(key: &RackKey, signed: &[u8]) -> [u8; 16] {
     key.tag(signed)

@@ -183,6 +183,28 @@ impl Board {
         self.offloads.counters()
     }
 
+    /// Makes this board a rack memory node as a real board is one: its slow
+    /// path runs `agent` (control datagrams reach it over the rings) with the
+    /// region gate in the fast path, which gets the agent's gate table size
+    /// ([`crate::slow::NODE_GATES`] entries).
+    pub fn make_rack_node(&mut self, mut agent: Box<crate::slow::NodeAgent>) {
+        let entries = crate::slow::NODE_GATES;
+        self.fast.set_gate_entries(entries);
+        agent.use_fast_path_gate(entries as u32);
+        self.slow.set_rack(agent);
+    }
+
+    /// The slow path's rack side, if this board is a rack node.
+    pub fn rack(&self) -> Option<&crate::slow::NodeAgent> {
+        self.slow.rack()
+    }
+
+    /// The rack side, mutable; call [`Board::settle`] after a change so its
+    /// gate commands reach the fast path.
+    pub fn rack_mut(&mut self) -> Option<&mut crate::slow::NodeAgent> {
+        self.slow.rack_mut()
+    }
+
     /// The slow path (sessions, ranges, counters), for inspection.
     pub fn slow(&self) -> &clio_slowpath::SlowPath<'static> {
         self.slow.core()

@@ -85,6 +85,10 @@ pub struct QemuOptions {
     pub log: PathBuf,
     /// How long the firmware may take to report ready.
     pub timeout: Duration,
+    /// The rack key handed to the firmware in its boot parameter block
+    /// (`clio_control::auth::KeyBlock`, right after the boot-seed mailbox),
+    /// as a board's boot loader would (`None`: no block, the node runs keyless).
+    pub rack_key: Option<clio_control::auth::RackKey>,
 }
 
 impl QemuOptions {
@@ -101,6 +105,7 @@ impl QemuOptions {
                 next_seq()
             )),
             timeout: Duration::from_secs(60),
+            rack_key: None,
         }
     }
 }
@@ -244,6 +249,12 @@ impl QemuSlowPath {
         let at = (mailbox.base - board.dram.base) as usize;
         getrandom::getrandom(&mut map[at..at + mailbox.size as usize])
             .map_err(|e| other(format!("no OS randomness for the firmware's seed: {e}")))?;
+        // And the rack key's block, where a board's loader leaves it.
+        if let Some(key) = &opts.rack_key {
+            use clio_control::auth::KeyBlock;
+            let at = at + KeyBlock::OFFSET as usize;
+            map[at..at + KeyBlock::LEN].copy_from_slice(&KeyBlock::encode(key));
+        }
 
         let qemu_out = opts.log.with_extension("qemu.txt");
         let out = File::create(&qemu_out)?;

@@ -17,6 +17,16 @@ pub const RX_BUDGET: u32 = 64;
 
 type SlowEngine = clio_slowpath::Engine<'static, WORKERS, WORKER_QUEUE>;
 
+/// Gates an emulated rack node's slow path holds (and its fast path's gate
+/// entries: `Moved` gates stay until their VA is reused).
+pub const NODE_GATES: usize = 4096;
+/// Chunks bound on an emulated rack node (4 MiB each: 8 GiB of touched memory).
+pub const NODE_BINDINGS: usize = 2048;
+/// Rack clients' address spaces registered on an emulated rack node.
+pub const NODE_SPACES: usize = 256;
+/// The slow path's rack side as an emulated rack node sizes it.
+pub type NodeAgent = clio_slowpath::rack::RackAgent<NODE_GATES, NODE_BINDINGS, NODE_SPACES>;
+
 /// The slow-path engine and where its rings live in board DRAM.
 pub struct InProcSlowPath {
     engine: SlowEngine,
@@ -26,6 +36,9 @@ pub struct InProcSlowPath {
     dram_base: u64,
     /// Pages to zero from the current step (reused).
     scrub: Vec<(u64, u64)>,
+    /// The rack side of a memory node (control datagrams, the gate's
+    /// commands and reports), as the firmware runs it; `None`: no rack.
+    rack: Option<Box<NodeAgent>>,
 }
 
 impl std::fmt::Debug for InProcSlowPath {
@@ -60,6 +73,7 @@ impl InProcSlowPath {
             tx: lay.tx_ring,
             dram_base: lay.dram_base,
             scrub: Vec::new(),
+            rack: None,
         })
     }
 
@@ -72,9 +86,11 @@ impl InProcSlowPath {
         let before = *self.engine.counters();
         let (rx, tx) = split2(dram, self.rx, self.tx);
         let scrub = &mut self.scrub;
-        let o = self
-            .engine
-            .step(rx, tx, RX_BUDGET, |pa, n| scrub.push((pa, n)));
+        let zero = |pa, n| scrub.push((pa, n));
+        let o = match self.rack.as_deref_mut() {
+            Some(agent) => self.engine.step_with(rx, tx, RX_BUDGET, zero, agent),
+            None => self.engine.step(rx, tx, RX_BUDGET, zero),
+        };
         for (pa, n) in self.scrub.drain(..) {
             let at = pa.wrapping_sub(self.dram_base) as usize;
             if let Some(s) = dram.get_mut(at..at.saturating_add(n as usize)) {
@@ -96,6 +112,22 @@ impl InProcSlowPath {
     /// The slow path's state, to act on the board's own initiative.
     pub fn core_mut(&mut self) -> &mut SlowPath<'static> {
         self.engine.core_mut()
+    }
+
+    /// Makes this slow path a rack memory node's: `agent` answers control
+    /// datagrams and drives the fast path's gate.
+    pub fn set_rack(&mut self, agent: Box<NodeAgent>) {
+        self.rack = Some(agent);
+    }
+
+    /// The rack side, if any.
+    pub fn rack(&self) -> Option<&NodeAgent> {
+        self.rack.as_deref()
+    }
+
+    /// The rack side, mutable (its commands reach the fast path at the next step).
+    pub fn rack_mut(&mut self) -> Option<&mut NodeAgent> {
+        self.rack.as_deref_mut()
     }
 
     /// The engine's counters.

@@ -2,6 +2,7 @@
 //! served over real UDP on loopback and registered with the controller by its
 //! agent — what `clio rack`, the rack benchmark and the tests start.
 
+use clio_control::auth::RackKey;
 use std::io;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -40,7 +41,20 @@ impl std::fmt::Debug for LocalRack {
 
 /// The rack file text for nodes at `addrs` and a controller at `listen`.
 pub fn rack_file(listen: SocketAddr, addrs: &[SocketAddr], dead_after_ms: u64) -> String {
+    rack_file_keyed(listen, addrs, dead_after_ms, None)
+}
+
+/// [`rack_file`] with the rack key inline (`controller.key`), if any.
+pub fn rack_file_keyed(
+    listen: SocketAddr,
+    addrs: &[SocketAddr],
+    dead_after_ms: u64,
+    key: Option<&RackKey>,
+) -> String {
     let mut t = format!("[controller]\nlisten = \"{listen}\"\ndead_after_ms = {dead_after_ms}\n");
+    if let Some(k) = key {
+        t.push_str(&format!("key = \"{}\"\n", key_hex(k)));
+    }
     for (i, a) in addrs.iter().enumerate() {
         t.push_str(&format!(
             "\n[[node]]\nname = \"mn{i}\"\naddress = \"{a}\"\ncapacity = {NODE_CAPACITY}\n"
@@ -49,15 +63,55 @@ pub fn rack_file(listen: SocketAddr, addrs: &[SocketAddr], dead_after_ms: u64) -
     t
 }
 
+/// The 32 hex digits of `key` (what a key file and `controller.key` hold).
+pub fn key_hex(key: &RackKey) -> String {
+    key.0.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A fresh rack key from the operating system's randomness.
+pub fn generate_key() -> RackKey {
+    let mut k = [0u8; 16];
+    k[..8].copy_from_slice(&clio_emu::boot_seed().to_le_bytes());
+    k[8..].copy_from_slice(&clio_emu::boot_seed().to_le_bytes());
+    RackKey(k)
+}
+
 impl LocalRack {
     /// Starts `m` emulated nodes (board `board`) on loopback, a controller on
-    /// `listen` (port 0: any) logging to `log`, and registers every node.
+    /// `listen` (port 0: any) logging to `log`, and registers every node —
+    /// **keyed**: a fresh rack key ([`generate_key`], [`LocalRack::key`]) seals
+    /// every control datagram of the controller, the nodes, their agents and
+    /// the balancer; a client needs it (`SealedUdpLinks`, `Client::with_key`).
     pub fn start(
         m: usize,
         board: &BoardConfig,
         listen: SocketAddr,
         log: &Path,
         dead_after_ms: u64,
+    ) -> io::Result<LocalRack> {
+        Self::start_with_key(m, board, listen, log, dead_after_ms, Some(generate_key()))
+    }
+
+    /// [`LocalRack::start`] without a rack key, on explicit request: bare
+    /// control datagrams (what in-process links, which never seal, need).
+    pub fn start_keyless(
+        m: usize,
+        board: &BoardConfig,
+        listen: SocketAddr,
+        log: &Path,
+        dead_after_ms: u64,
+    ) -> io::Result<LocalRack> {
+        Self::start_with_key(m, board, listen, log, dead_after_ms, None)
+    }
+
+    /// [`LocalRack::start`] under `key` (`None`: keyless).
+    pub fn start_with_key(
+        m: usize,
+        board: &BoardConfig,
+        listen: SocketAddr,
+        log: &Path,
+        dead_after_ms: u64,
+        key: Option<RackKey>,
     ) -> io::Result<LocalRack> {
         if m == 0 || m > 64 {
             return Err(io::Error::other("nodes: between 1 and 64"));
@@ -67,7 +121,11 @@ impl LocalRack {
         let mut addrs = Vec::new();
         for _ in 0..m {
             let b = Board::new(board).map_err(|e| io::Error::other(e.0))?;
-            let n = SharedNode::new(RackNode::new(b));
+            let mut node = RackNode::new(b);
+            if let Some(k) = key {
+                node.set_key(k);
+            }
+            let n = SharedNode::new(node);
             let s = clio_emu::spawn(
                 n.clone(),
                 "127.0.0.1:0".parse().expect("literal"),
@@ -82,7 +140,7 @@ impl LocalRack {
         let probe = std::net::UdpSocket::bind(listen)?;
         let listen = probe.local_addr()?;
         drop(probe);
-        let text = rack_file(listen, &addrs, dead_after_ms);
+        let text = rack_file_keyed(listen, &addrs, dead_after_ms, key.as_ref());
         let config = crate::config::load_str("local-rack.toml", &text).map_err(io::Error::other)?;
         let (rack, _) = Rack::open(config.clone(), log, 0).map_err(io::Error::other)?;
         let controller = Service::bind(listen, rack)?.spawn()?;
@@ -102,8 +160,9 @@ impl LocalRack {
 
     fn register(&self, i: usize) -> io::Result<NodeAgent> {
         let c = &self.config.nodes[i];
-        NodeAgent::start(
+        NodeAgent::start_sealed(
             self.controller_addr(),
+            self.config.key,
             c.id,
             c.address,
             c.capacity,
@@ -115,6 +174,11 @@ impl LocalRack {
     /// The rack file it runs with.
     pub fn config(&self) -> &RackConfig {
         &self.config
+    }
+
+    /// The rack key (`None`: started keyless).
+    pub fn key(&self) -> Option<RackKey> {
+        self.config.key
     }
 
     /// Where the controller listens.
@@ -142,7 +206,7 @@ impl LocalRack {
         crate::Balancer::start(
             &self.config,
             self.controller_addr(),
-            crate::UdpLinks,
+            crate::SealedUdpLinks(self.config.key),
             cfg,
             config,
         )

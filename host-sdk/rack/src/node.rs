@@ -5,7 +5,7 @@
 //! Both are thin I/O shells around the slow path's pure state machine,
 //! [`clio_slowpath::rack`] (the code the firmware image runs): the gate's
 //! ranges and dirty records, the chunk bindings, per-region use, the clients'
-//! address spaces and every control answer live in its [`RackAgent`]; the
+//! address spaces and every control answer live in its [`RackAgent`](clio_slowpath::rack::RackAgent); the
 //! registration and heartbeat schedule in its [`Link`]. Here they get the
 //! emulated board, a mutex, sockets and a thread.
 //!
@@ -31,10 +31,14 @@
 //! A board allocation that starts inside a `Moved` range of the same address space
 //! (the board reusing freed VA) drops that range's gate: the VA holds new data.
 //!
-//! Stand-in note: on a real board the gate belongs in the fast path's request
-//! check (a range table beside the session table) and the agent in the slow-path
-//! firmware; the firmware image runs the same [`RackAgent`] on control datagrams
-//! that reach it over the ring (`firmware-arm/image`).
+//! The node is built as a board is: the agent runs in the board's slow path
+//! (`clio_emu::InProcSlowPath`, the code the firmware links) and control
+//! datagrams reach it over the rings (`CONTROL_REQ`/`CONTROL_REPLY`); the gate
+//! is the fast-path model's region gate (`clio_fastpath::GateTable`), which
+//! the agent sets with `GATE_SET` commands and which reports dirty blocks
+//! with `GATE_DIRTY` (wire README, "The region gate on the rings"). Only the
+//! per-region request counts stay in this shell (a board's fast path does not
+//! count them).
 
 use std::io;
 use std::net::SocketAddr;
@@ -47,7 +51,7 @@ use clio::backend::InProcessBoard;
 
 use clio_control::{Envelope, Message, NodeId, Pressure, RegionUse, MAX_ENVELOPE_LEN};
 use clio_emu::{Board, ClientId, Engine};
-use clio_slowpath::rack::{self, Link, LinkError, RackAgent, Verdict};
+use clio_slowpath::rack::{self, Link, LinkError};
 use clio_wire::clio::{Header, Opcode, Packet, Status};
 
 use crate::service::Client;
@@ -55,24 +59,27 @@ use crate::service::Client;
 pub use clio_control::GateState;
 pub use clio_slowpath::rack::Gate;
 
-/// Gates a host node holds at once (`Moved` gates stay until their VA is reused).
-pub const HOST_GATES: usize = 4096;
+/// Gates a host node holds at once (`Moved` gates stay until their VA is
+/// reused); also its fast path's gate entries.
+pub const HOST_GATES: usize = clio_emu::slow::NODE_GATES;
 /// Chunks bound on a host node (4 MiB each: 8 GiB of touched memory).
-pub const HOST_BINDINGS: usize = 2048;
+pub const HOST_BINDINGS: usize = clio_emu::slow::NODE_BINDINGS;
 /// Rack clients' address spaces registered on a host node.
-pub const HOST_SPACES: usize = 256;
+pub const HOST_SPACES: usize = clio_emu::slow::NODE_SPACES;
 
 /// The pure node state machine as a host node sizes it.
-pub type HostAgent = RackAgent<HOST_GATES, HOST_BINDINGS, HOST_SPACES>;
+pub type HostAgent = clio_emu::slow::NodeAgent;
 
 /// What the gate did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GateStats {
-    /// Requests answered `BUSY` because their range was paused.
+    /// Requests answered `BUSY` because their range was paused (by the fast
+    /// path's gate, or a free by the slow path's).
     pub busy: u64,
     /// Requests answered `MOVED`.
     pub moved: u64,
-    /// Changes that marked blocks of a `Tracking` gate dirty.
+    /// Dirty reports merged into a `Tracking` gate's record (the fast path
+    /// reports each newly dirty block set once per take).
     pub tracked: u64,
     /// Control datagrams answered (gates set).
     pub control: u64,
@@ -85,52 +92,70 @@ pub struct GateStats {
     pub busy_ns: u64,
 }
 
-/// An emulated memory board with the slow path's [`RackAgent`] in front of it.
+/// An emulated memory board that is a rack node the way a real board is:
+/// its slow path runs the [`RackAgent`](clio_slowpath::rack::RackAgent) (control datagrams reach it over the
+/// rings) and the region gate is the fast-path model's.
 pub struct RackNode {
     board: Board,
-    agent: Box<HostAgent>,
     served: u64,
     busy_ns: u64,
+    /// Allocation answers seen while serving, for the agent (its `Moved`
+    /// gates over reused VA go) once the board is done.
+    allocs: Vec<(u32, u64, u64)>,
 }
 
 impl std::fmt::Debug for RackNode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RackNode")
-            .field("agent", &self.agent)
+            .field("agent", &self.board.rack())
             .field("served", &self.served)
             .finish_non_exhaustive()
     }
 }
 
 impl RackNode {
-    /// `board` behind an open gate.
-    pub fn new(board: Board) -> RackNode {
+    /// `board` made a rack node (its gate open).
+    pub fn new(mut board: Board) -> RackNode {
+        board.make_rack_node(Box::default());
         RackNode {
             board,
-            agent: Box::default(),
             served: 0,
             busy_ns: 0,
+            allocs: Vec::new(),
         }
+    }
+
+    fn agent_mut(&mut self) -> &mut HostAgent {
+        self.board
+            .rack_mut()
+            .expect("a RackNode's board is a rack node")
+    }
+
+    /// Runs an agent change and lets its gate commands reach the fast path.
+    fn with_agent<T>(&mut self, f: impl FnOnce(&mut HostAgent) -> T) -> T {
+        let r = f(self.agent_mut());
+        self.board.settle(&mut |_, _| {});
+        r
     }
 
     /// Reads and clears the dirty record of the gate of `pid` starting at
     /// `va` (`None`: no gate there tracks).
     pub fn take_dirty(&mut self, pid: u32, va: u64) -> Option<u64> {
-        self.agent.take_dirty(pid, va)
+        self.with_agent(|a| a.take_dirty(pid, va))
     }
 
     /// Per-region use since the previous call, for every region the node holds
     /// chunks of (ascending), and resets the counts.
     pub fn take_usage(&mut self) -> Vec<RegionUse> {
         let mut v = Vec::new();
-        self.agent.take_usage(|u| v.push(u));
+        self.agent_mut().take_usage(|u| v.push(u));
         v
     }
 
     /// Bound chunks of `region`: (pid, chunk, node VA), ascending by chunk.
     pub fn chunks_of(&self, region: u32) -> Vec<(u32, u16, u64)> {
         let mut v: Vec<_> = self
-            .agent
+            .agent()
             .bindings()
             .iter()
             .filter(|b| b.region == region)
@@ -147,20 +172,23 @@ impl RackNode {
 
     /// The node's state machine (gates, bindings, spaces).
     pub fn agent(&self) -> &HostAgent {
-        &self.agent
+        self.board
+            .rack()
+            .expect("a RackNode's board is a rack node")
     }
 
     /// Current gates.
     pub fn gates(&self) -> &[Gate] {
-        self.agent.gates()
+        self.agent().gates()
     }
 
-    /// Counters.
+    /// Counters: the slow path's (control, frees) and the fast path's gate.
     pub fn stats(&self) -> GateStats {
-        let a = self.agent.stats();
+        let a = self.agent().stats();
+        let g = self.board.fast().gate().stats();
         GateStats {
-            busy: a.busy,
-            moved: a.moved,
+            busy: a.busy + g.busy,
+            moved: a.moved + g.moved,
             tracked: a.tracked,
             control: a.control,
             refused: a.refused,
@@ -171,19 +199,19 @@ impl RackNode {
 
     /// The agent's own counters (authentication refusals included).
     pub fn agent_stats(&self) -> rack::AgentStats {
-        self.agent.stats()
+        self.agent().stats()
     }
 
     /// Sets the rack key: from now on the node serves only sealed control
     /// frames under it (its agent refuses and counts the rest).
     pub fn set_key(&mut self, key: clio_control::auth::RackKey) {
-        self.agent.set_key(key);
+        self.agent_mut().set_key(key);
     }
 
     /// The node id and epoch the controller's probes granted (`(0, 0)`:
     /// never probed; see `join = "probe"`).
     pub fn rack_identity(&self) -> (NodeId, u32) {
-        self.agent.rack_identity()
+        self.agent().rack_identity()
     }
 
     /// Physical memory pressure from the slow path's frame allocator.
@@ -194,22 +222,15 @@ impl RackNode {
     /// Sets (or, with `Open`, removes) the gate of `[va, va + len)` of `pid`;
     /// `false` if the gate table is full.
     pub fn set_gate(&mut self, gate: Gate) -> bool {
-        self.agent.set_gate(gate)
+        self.with_agent(|a| a.set_gate(gate))
     }
 
-    /// One datagram from client `from`; answers go to `out`.
+    /// One datagram from client `from`; answers go to `out`. Everything goes
+    /// into the board, as on a real one: control datagrams to the slow path's
+    /// agent over the rings, Clio requests through the fast path's gate.
     pub fn handle(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
         if HostAgent::is_control(pkt) {
-            let mut buf = [0u8; MAX_ENVELOPE_LEN];
-            // What a probe's answer reports, as the firmware's engine does.
-            let capacity = 1u64
-                .checked_shl(self.board.slow().config().va_bits)
-                .unwrap_or(u64::MAX);
-            let pressure = self.pressure();
-            self.agent.set_node_facts(capacity, pressure);
-            if let Some(b) = self.agent.datagram(pkt, self.board.epoch(), &mut buf) {
-                out(from, b);
-            }
+            self.board.handle(from, pkt, out);
             return;
         }
         let t = Instant::now();
@@ -219,43 +240,46 @@ impl RackNode {
     }
 
     fn serve(&mut self, from: u64, pkt: &[u8], out: &mut dyn FnMut(u64, &[u8])) {
-        if !self.agent.idle() {
+        let agent = self.agent_mut();
+        if !agent.idle() {
             if let Ok(h) = Header::parse(&Packet::new_unchecked(pkt)) {
-                if let Verdict::Answer(status) = self.agent.check(&h) {
-                    return answer(from, &h, status, out);
+                // Per-region use for the controller's planning (a free is
+                // counted by the slow path's gate, which sees it forwarded).
+                if h.opcode != Opcode::Free {
+                    agent.count(&h);
                 }
             }
         }
-        let agent = &mut self.agent;
+        let allocs = &mut self.allocs;
         self.board.handle(from, pkt, &mut |to, p| {
-            allocated(agent, p);
+            allocated(allocs, p);
             out(to, p)
         });
+        if !self.allocs.is_empty() {
+            let allocs = std::mem::take(&mut self.allocs);
+            self.with_agent(|a| {
+                for &(pid, va, size) in &allocs {
+                    a.allocated(pid, va, size);
+                }
+            });
+        }
+    }
+
+    /// Runs the slow path and the fast path's TX ring until both are idle.
+    pub fn settle(&mut self, out: &mut dyn FnMut(u64, &[u8])) {
+        self.board.settle(out);
     }
 }
 
-/// A header-only answer with `status` (as the fast path builds its refusals).
-fn answer(from: u64, h: &Header, status: Status, out: &mut dyn FnMut(u64, &[u8])) {
-    let Some(r) = rack::refusal(h, status) else {
-        return;
-    };
-    if let Ok(bytes) = r.encode(&[]) {
-        out(from, &bytes);
-    }
-}
-
-/// An allocation answer: tells the agent, whose `Moved` gates over reused VA go.
-fn allocated(agent: &mut HostAgent, pkt: &[u8]) {
-    if agent.gates().is_empty() {
-        return;
-    }
+/// An allocation answer: noted for the agent, whose `Moved` gates over reused VA go.
+fn allocated(allocs: &mut Vec<(u32, u64, u64)>, pkt: &[u8]) {
     let Ok(h) = Header::parse(&Packet::new_unchecked(pkt)) else {
         return;
     };
     if h.opcode == Opcode::AllocResp && h.status == Status::Ok {
         let size = clio_wire::payload::AllocResp::parse(Packet::new_unchecked(pkt).payload())
             .map_or(1, |a| a.size);
-        agent.allocated(h.pid, h.va, size);
+        allocs.push((h.pid, h.va, size));
     }
 }
 
@@ -379,7 +403,7 @@ impl NodeAgent {
                         // Per-region use for the controller's migration planning,
                         // in pages; a lost page only weakens one window's counts.
                         let mut pages = Vec::new();
-                        link.usage(&mut node.lock().agent, |m| pages.push(m));
+                        link.usage(node.lock().agent_mut(), |m| pages.push(m));
                         for page in pages {
                             let _ = c.call(page);
                         }

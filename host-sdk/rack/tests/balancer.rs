@@ -98,7 +98,7 @@ struct Setup {
 /// Two nodes; a hot region (`hot_chunks` touched) and a cold one
 /// (`cold_chunks`) on node 1, an untouched one on node 2; each chunk filled.
 fn setup(dir: &tempfile::TempDir, hot_chunks: u64, cold_chunks: u64) -> Setup {
-    let rack = LocalRack::start(
+    let rack = LocalRack::start_keyless(
         2,
         &board(),
         "127.0.0.1:0".parse().unwrap(),
@@ -321,7 +321,7 @@ fn a_target_that_dies_mid_migration_rolls_the_move_back() {
 fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_primary() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let mut rack = LocalRack::start(
+    let mut rack = LocalRack::start_keyless(
         3,
         &board(),
         "127.0.0.1:0".parse().unwrap(),
@@ -402,7 +402,7 @@ fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_prim
 fn a_new_backup_killed_during_the_tracked_copy_rolls_back_or_completes_never_half() {
     let _one = serial();
     let dir = tempfile::tempdir().unwrap();
-    let mut rack = LocalRack::start(
+    let mut rack = LocalRack::start_keyless(
         3,
         &board(),
         "127.0.0.1:0".parse().unwrap(),

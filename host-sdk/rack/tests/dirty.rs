@@ -23,7 +23,7 @@ fn board() -> BoardConfig {
 }
 
 fn start(m: usize, dir: &tempfile::TempDir) -> LocalRack {
-    LocalRack::start(
+    LocalRack::start_keyless(
         m,
         &board(),
         "127.0.0.1:0".parse().unwrap(),
@@ -236,6 +236,10 @@ fn a_migration_copies_while_writers_dirty_every_block_and_loses_nothing() {
         src.lock().stats().tracked > tracked,
         "no write ran during the copy"
     );
+    // The gate that tracked them and held the last round is the fast path's:
+    // its GATE_DIRTY reports fed the record the mover took.
+    let g = src.lock().board().fast().gate().stats();
+    assert!(g.reports > 0 && g.tracked > 0 && g.sets > 0, "{g:?}");
     assert_eq!(c.owner_of(region), Some(3 - from));
     stop.store(true, Ordering::Relaxed);
     let words = check(&c, writers);

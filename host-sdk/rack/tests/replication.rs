@@ -24,7 +24,7 @@ fn board() -> BoardConfig {
 }
 
 fn start(m: usize, dir: &tempfile::TempDir) -> LocalRack {
-    LocalRack::start(
+    LocalRack::start_keyless(
         m,
         &board(),
         "127.0.0.1:0".parse().unwrap(),

@@ -167,6 +167,12 @@ pub fn clio_pkg() -> String {
     );
     p.bits("DESC_FLAG_UPDATE", 8, ring::desc_flags::UPDATE as u64);
     p.bits("DESC_FLAG_CLOSE", 8, ring::desc_flags::CLOSE as u64);
+    for m in ring::GateMode::ALL {
+        p.bits(&std::format!("GATE_MODE_{}", m.name()), 3, m.raw() as u64);
+    }
+    p.int("GATE_BLOCK", ring::GATE_BLOCK);
+    p.int("GATE_MAX_TRACKED", ring::GATE_MAX_TRACKED);
+    p.int("GATE_ENTRIES", u64::from(ring::GATE_ENTRIES));
 
     p.section("PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots");
     p.bits("XDMA_ID", 32, crate::xdma::ID as u64);

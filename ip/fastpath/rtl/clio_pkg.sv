@@ -164,9 +164,19 @@ package clio_pkg;
   localparam logic [7:0] DESC_CONTROL_REPLY = 8'h8c;
   localparam logic [7:0] DESC_OFFLOAD_REQ = 8'h8;
   localparam logic [7:0] DESC_OFFLOAD_REPLY = 8'h88;
+  localparam logic [7:0] DESC_GATE_SET = 8'h8d;
+  localparam logic [7:0] DESC_GATE_DIRTY = 8'hd;
   localparam logic [7:0] DESC_FLAG_FIXED_OR_MOVED = 8'h1;
   localparam logic [7:0] DESC_FLAG_UPDATE = 8'h2;
   localparam logic [7:0] DESC_FLAG_CLOSE = 8'h4;
+  localparam logic [2:0] GATE_MODE_OPEN = 3'h0;
+  localparam logic [2:0] GATE_MODE_PAUSED = 3'h1;
+  localparam logic [2:0] GATE_MODE_TRACKING = 3'h2;
+  localparam logic [2:0] GATE_MODE_MOVED = 3'h3;
+  localparam logic [2:0] GATE_MODE_REJOIN = 3'h4;
+  localparam int GATE_BLOCK = 65536;
+  localparam int GATE_MAX_TRACKED = 4194304;
+  localparam int GATE_ENTRIES = 16;
 
   // PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots
   localparam logic [31:0] XDMA_ID = 32'h4f494c43;

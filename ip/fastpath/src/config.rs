@@ -397,6 +397,9 @@ pub struct ModelOptions {
     pub pending_slots: usize,
     /// Fences that may wait at once.
     pub fence_slots: usize,
+    /// Entries of the region gate (`GATE_SET`; a board's is
+    /// [`clio_wire::ring::GATE_ENTRIES`], an emulated rack node's larger).
+    pub gate_entries: usize,
 }
 
 impl Default for ModelOptions {
@@ -406,6 +409,7 @@ impl Default for ModelOptions {
             zero_policy: ZeroPolicy::OnFault,
             pending_slots: 64,
             fence_slots: 16,
+            gate_entries: clio_wire::ring::GATE_ENTRIES as usize,
         }
     }
 }

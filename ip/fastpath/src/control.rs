@@ -359,8 +359,11 @@ impl<D: Dram> FastPath<D> {
             }
             Descriptor::Epoch { epoch } => {
                 self.new_epoch(epoch);
+                // A new boot's slow path holds no gate.
+                self.gate.clear();
                 true
             }
+            Descriptor::GateSet { .. } => self.gate_set(&d),
             Descriptor::Control {
                 dir: clio_wire::ring::Direction::Tx,
                 ..

@@ -87,6 +87,8 @@ pub struct FastPath<D: Dram> {
     /// `OffloadCall`s passed to the slow path's offloads over the rings
     /// (`None`: off, as in the RTL; `offload.rs`).
     pub(crate) offload_link: Option<Box<crate::offload::OffloadLink>>,
+    /// The region gate (`gate.rs`): ranges the slow path holds back.
+    pub(crate) gate: crate::gate::GateTable,
 }
 
 impl<D: Dram> core::fmt::Debug for FastPath<D> {
@@ -175,6 +177,7 @@ impl<D: Dram> FastPath<D> {
             streams: Default::default(),
             ctl: crate::rackctl::ControlLink::new(),
             offload_link: None,
+            gate: crate::gate::GateTable::new(opts.gate_entries),
             lay,
             opts,
             dram,
@@ -373,6 +376,9 @@ impl<D: Dram> FastPath<D> {
         }
         if self.fence_waiting(h.pid) {
             return self.fail(src, &h, Status::Busy, out);
+        }
+        if self.gate_check(src, &h, out) {
+            return;
         }
         if h.opcode == Opcode::OffloadCall && self.offloads.is_some() {
             // The offload engine keeps its own exactly-once records.

@@ -248,7 +248,7 @@ fn start_with(
 ) -> Result<(LocalRack, std::path::PathBuf)> {
     let log = temp_log(tag);
     let _ = std::fs::remove_file(&log);
-    let r = LocalRack::start(m, board, "127.0.0.1:0".parse()?, &log, dead_after_ms)
+    let r = LocalRack::start_keyless(m, board, "127.0.0.1:0".parse()?, &log, dead_after_ms)
         .with_context(|| format!("starting a local rack of {m} nodes"))?;
     Ok((r, log))
 }

@@ -168,8 +168,42 @@ wire_enum! {
         /// the status, then the answer's payload; the fast path answers the
         /// call with them.
         OffloadReply = 0x88 => "OFFLOAD_REPLY",
+        /// TX: set (or, mode `OPEN`, clear) one entry of the fast path's
+        /// region gate; any other setting clears the entry's dirty bitmap.
+        GateSet = 0x8d => "GATE_SET",
+        /// RX: blocks of a `TRACKING` gate entry that a change dirtied since
+        /// the entry was last set (each block reported once per setting).
+        GateDirty = 0x0d => "GATE_DIRTY",
     }
 }
+
+wire_enum! {
+    /// How the fast path's region gate serves requests that touch an
+    /// entry's range (`GATE_SET`'s `status` byte). "Changes" are writes,
+    /// atomics, locks and offload calls; reads and pointer chases read.
+    pub enum GateMode: u8 as "ring.gate.mode" {
+        /// No entry (clears it).
+        Open = 0 => "OPEN",
+        /// Changes answered `BUSY`, reads served (a migration's last round).
+        Paused = 1 => "PAUSED",
+        /// Everything served; a write or atomic marks the [`GATE_BLOCK`]s it
+        /// touches dirty (reported in `GATE_DIRTY`); offload calls `BUSY`.
+        Tracking = 2 => "TRACKING",
+        /// Everything answered `MOVED` (the range's region left this node).
+        Moved = 3 => "MOVED",
+        /// Changes answered `MOVED`, reads served (a new backup joined).
+        Rejoin = 4 => "REJOIN",
+    }
+}
+
+/// Bytes of one dirty block of a `TRACKING` gate entry (bit `i` of a
+/// `GATE_DIRTY` mask = bytes `[va + i * GATE_BLOCK, va + (i + 1) * GATE_BLOCK)`).
+pub const GATE_BLOCK: u64 = 64 << 10;
+/// Longest `TRACKING` entry: 64 blocks, one `u64` bitmap.
+pub const GATE_MAX_TRACKED: u64 = 64 * GATE_BLOCK;
+/// Entries of the fast path's region gate on a board (the RTL's default
+/// `clio_region_gate` size and the firmware's; a model may be built larger).
+pub const GATE_ENTRIES: u32 = 16;
 
 impl Kind {
     /// Whether the kind travels FPGA -> ARM.
@@ -389,6 +423,33 @@ pub enum Descriptor {
         /// `Rx`: a `CONTROL_REQ`; `Tx`: a `CONTROL_REPLY`.
         dir: Direction,
     },
+    /// Set entry `entry` of the fast path's region gate to `mode` over
+    /// `[va, va + len)` of address space `pid` (`Open`: clear it). The
+    /// entry's dirty bitmap starts empty.
+    GateSet {
+        /// Gate entry, below the fast path's table size.
+        entry: u32,
+        /// Address space.
+        pid: u32,
+        /// First VA of the range.
+        va: u64,
+        /// Bytes (not 0 unless `Open`; at most [`GATE_MAX_TRACKED`] when `Tracking`).
+        len: u64,
+        /// How requests to the range are served.
+        mode: GateMode,
+    },
+    /// Entry `entry` (`pid`, starting at `va`) had the blocks in `mask`
+    /// dirtied by a change since it was set (or since their last report).
+    GateDirty {
+        /// Gate entry.
+        entry: u32,
+        /// Its address space.
+        pid: u32,
+        /// Its first VA (so a report for a since-replaced entry is recognised).
+        va: u64,
+        /// Newly dirty blocks (not 0): bit `i` = block `i` ([`GATE_BLOCK`]).
+        mask: u64,
+    },
     /// Fragment `index` of `count` of offload datagram `seq` (RX: an
     /// `OFFLOAD_CALL` request, Clio header and payload, from the fast path's
     /// call `tag`; TX: the answer to it, [`OffloadReplyHead`] then the
@@ -441,6 +502,8 @@ impl Descriptor {
             Descriptor::Offload {
                 dir: Direction::Tx, ..
             } => Kind::OffloadReply,
+            Descriptor::GateSet { .. } => Kind::GateSet,
+            Descriptor::GateDirty { .. } => Kind::GateDirty,
         }
     }
 
@@ -648,6 +711,30 @@ impl Descriptor {
                 s[A.start..E.end].copy_from_slice(&data);
                 set_le32(s, F, len);
             }
+            Descriptor::GateSet {
+                entry,
+                pid,
+                va,
+                len,
+                mode,
+            } => {
+                s[STATUS] = mode.raw();
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, entry);
+                set_le64(s, A, va);
+                set_le64(s, B, len);
+            }
+            Descriptor::GateDirty {
+                entry,
+                pid,
+                va,
+                mask,
+            } => {
+                set_le32(s, PID, pid);
+                set_le32(s, TAG, entry);
+                set_le64(s, A, va);
+                set_le64(s, C, mask);
+            }
         }
         let crc = crc32c(&s[..CRC.start]);
         set_le32(s, CRC, crc);
@@ -848,6 +935,36 @@ impl Descriptor {
                     dir,
                 }
             }
+            Kind::GateSet => {
+                let mode = GateMode::parse(s[STATUS])?;
+                let (va, len) = (le64(s, A), le64(s, B));
+                let max = match mode {
+                    GateMode::Tracking => GATE_MAX_TRACKED,
+                    _ => u64::MAX - va,
+                };
+                if mode != GateMode::Open && (len == 0 || len > max) {
+                    return Err(Error::new(
+                        "ring.gate.len",
+                        ErrorKind::OutOfRange { value: len, max },
+                    ));
+                }
+                Descriptor::GateSet {
+                    entry: le32(s, TAG),
+                    pid: le32(s, PID),
+                    va,
+                    len,
+                    mode,
+                }
+            }
+            Kind::GateDirty => match le64(s, C) {
+                0 => return Err(Error::new("ring.gate.mask", ErrorKind::Inconsistent)),
+                mask => Descriptor::GateDirty {
+                    entry: le32(s, TAG),
+                    pid: le32(s, PID),
+                    va: le64(s, A),
+                    mask,
+                },
+            },
         };
         // Re-encode and compare: any byte the kind does not use must be zero,
         // so two encodings of one command never differ.
@@ -1166,6 +1283,93 @@ mod tests {
             Descriptor::parse(&s, Direction::Tx).unwrap_err().field,
             "ring.crc"
         );
+    }
+
+    #[test]
+    fn gate_descriptors() {
+        let set = Descriptor::GateSet {
+            entry: 3,
+            pid: 7,
+            va: 0x40_0000,
+            len: GATE_MAX_TRACKED,
+            mode: GateMode::Tracking,
+        };
+        let mut s = [0u8; SLOT_LEN];
+        set.emit(&mut s).unwrap();
+        assert_eq!(
+            &s[..16],
+            &[0x8d, 0, 0, 2, 7, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0]
+        );
+        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), set);
+        assert_eq!(
+            Descriptor::parse(&s, Direction::Rx).unwrap_err().field,
+            "ring.kind"
+        );
+        let bad = |d: Descriptor| {
+            let mut s = [0u8; SLOT_LEN];
+            d.emit(&mut s).unwrap();
+            Descriptor::parse(
+                &s,
+                if d.kind().is_rx() {
+                    Direction::Rx
+                } else {
+                    Direction::Tx
+                },
+            )
+            .unwrap_err()
+            .field
+        };
+        // A tracked range over one bitmap, an empty range, a range past the end.
+        let track = |len| Descriptor::GateSet {
+            entry: 0,
+            pid: 1,
+            va: 0,
+            len,
+            mode: GateMode::Tracking,
+        };
+        assert_eq!(bad(track(GATE_MAX_TRACKED + 1)), "ring.gate.len");
+        assert_eq!(bad(track(0)), "ring.gate.len");
+        let wrap = Descriptor::GateSet {
+            entry: 0,
+            pid: 1,
+            va: u64::MAX - 4,
+            len: 6,
+            mode: GateMode::Moved,
+        };
+        assert_eq!(bad(wrap), "ring.gate.len");
+        // Clearing takes any range; an unknown mode is named.
+        let open = Descriptor::GateSet {
+            entry: 9,
+            pid: 0,
+            va: 0,
+            len: 0,
+            mode: GateMode::Open,
+        };
+        open.emit(&mut s).unwrap();
+        assert_eq!(Descriptor::parse(&s, Direction::Tx).unwrap(), open);
+        s[slot_field::STATUS] = 5;
+        let crc = crc32c(&s[..60]);
+        s[60..].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(
+            Descriptor::parse(&s, Direction::Tx).unwrap_err().field,
+            "ring.gate.mode"
+        );
+        let dirty = Descriptor::GateDirty {
+            entry: 1,
+            pid: 2,
+            va: 0x80_0000,
+            mask: 0b101,
+        };
+        dirty.emit(&mut s).unwrap();
+        assert_eq!(s[0], 0x0d);
+        assert_eq!(Descriptor::parse(&s, Direction::Rx).unwrap(), dirty);
+        let none = Descriptor::GateDirty {
+            entry: 1,
+            pid: 2,
+            va: 0,
+            mask: 0,
+        };
+        assert_eq!(bad(none), "ring.gate.mask");
     }
 
     #[test]

@@ -129,6 +129,133 @@ pub fn desc_vectors(seed: u64, n: usize) -> String {
     out
 }
 
+/// Entries of the region gate the `clio_region_gate` bench is built with.
+pub const GATE_BENCH_ENTRIES: usize = 8;
+
+/// Region-gate vectors for the `clio_region_gate` bench, decided by the
+/// model's [`clio_fastpath::GateTable`] (`ENTRIES` = [`GATE_BENCH_ENTRIES`]).
+/// One operation per line:
+///
+/// ```text
+/// S entry pid va len mode ok        a GATE_SET (ok: the entry exists)
+/// C                                 an EPOCH: every entry cleared
+/// Q pid va len class v a b tpid tva a request and the model's verdict:
+///                                   v 0 serve, 1 refuse (a = status),
+///                                   2 report (a = entry, b = new blocks,
+///                                   tpid/tva = the entry's PID and VA)
+/// M entry mask                      the report pushed: its blocks marked
+/// ```
+///
+/// Numbers are hex; `class` is 0 not gated, 1 read, 2 change, 3 offload.
+/// Ranges are drawn around few addresses and two PIDs so requests hit entry
+/// edges, overlap several entries and cross 64 KiB blocks.
+pub fn gate_vectors(seed: u64, n: usize) -> String {
+    use clio_fastpath::{gate_class, GateTable, GateVerdict};
+    use clio_wire::clio::Opcode;
+    use clio_wire::ring::{GateMode, GATE_BLOCK, GATE_MAX_TRACKED};
+    use clio_wire::Header;
+
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut t = GateTable::new(GATE_BENCH_ENTRIES);
+    let mut out = String::new();
+    let mut set: Vec<(u32, u64, u64)> = Vec::new();
+    let base = 0x1_0000_0000u64;
+    let ops = [
+        Opcode::Read,
+        Opcode::PointerChase,
+        Opcode::Write,
+        Opcode::FetchAndAdd,
+        Opcode::CompareAndSwap,
+        Opcode::Lock,
+        Opcode::Unlock,
+        Opcode::TestAndSet,
+        Opcode::OffloadCall,
+        Opcode::Fence,
+        Opcode::Free,
+        Opcode::Alloc,
+    ];
+    for _ in 0..n {
+        let r = rng.gen_range(0..100);
+        if r < 18 {
+            let entry = rng.gen_range(0..GATE_BENCH_ENTRIES as u32 + 2);
+            let mode = GateMode::ALL[rng.gen_range(0..GateMode::ALL.len())];
+            let pid = rng.gen_range(1..3);
+            let va =
+                base + rng.gen_range(0..64u64) * GATE_BLOCK + [0, 8, 4096][rng.gen_range(0..3)];
+            let len = match rng.gen_range(0..4) {
+                0 => rng.gen_range(1..=GATE_MAX_TRACKED),
+                1 => GATE_MAX_TRACKED,
+                2 => rng.gen_range(1..4) * GATE_BLOCK,
+                _ => rng.gen_range(1..64),
+            };
+            // Now and then a range up to the end of the address space.
+            let (va, len) = if rng.gen_bool(0.03) {
+                (u64::MAX - len + 1, len)
+            } else {
+                (va, len)
+            };
+            let ok = t.set(entry as usize, pid, va, len, mode);
+            if ok {
+                set.push((pid, va, len));
+            }
+            let _ = writeln!(
+                out,
+                "S {entry:x} {pid:x} {va:x} {len:x} {:x} {}",
+                mode.raw(),
+                u8::from(ok)
+            );
+        } else if r < 19 {
+            t.clear();
+            let _ = writeln!(out, "C");
+        } else {
+            let op = ops[rng.gen_range(0..ops.len())];
+            let class = match gate_class(op) {
+                None => 0,
+                Some(false) => 1,
+                Some(true) if op == Opcode::OffloadCall => 3,
+                Some(true) => 2,
+            };
+            let pid = rng.gen_range(1..3);
+            // Around an entry's edges, or anywhere near the base.
+            let va = match set.get(rng.gen_range(0..set.len().max(1))) {
+                Some(&(_, eva, elen)) if rng.gen_bool(0.7) => match rng.gen_range(0..5) {
+                    0 => eva,
+                    1 => eva.wrapping_sub(rng.gen_range(1..16)),
+                    2 => eva.saturating_add(elen).wrapping_sub(rng.gen_range(0..16)),
+                    3 => eva.saturating_add(elen),
+                    _ => eva.saturating_add(rng.gen_range(0..elen.max(1))),
+                },
+                _ => base + rng.gen_range(0..(70 * GATE_BLOCK)),
+            };
+            let len: u32 = match rng.gen_range(0..4) {
+                0 => 0,
+                1 => 8,
+                2 => rng.gen_range(1..4096),
+                _ => rng.gen_range(1..(3 * GATE_BLOCK as u32)),
+            };
+            let h = Header::request(op, pid, 1, va, len);
+            let v = t.verdict(&h);
+            let (code, a, b, tpid, tva) = match v {
+                GateVerdict::Serve => (0, 0, 0, 0, 0),
+                GateVerdict::Refuse(s) => (1, u64::from(s.raw()), 0, 0, 0),
+                GateVerdict::Track { entry, mask } => {
+                    let e = *t.entry(entry).expect("a tracking entry");
+                    (2, entry as u64, mask, e.pid, e.va)
+                }
+            };
+            let _ = writeln!(
+                out,
+                "Q {pid:x} {va:x} {len:x} {class:x} {code} {a:x} {b:x} {tpid:x} {tva:x}"
+            );
+            if let GateVerdict::Track { entry, mask } = v {
+                t.mark(entry, mask);
+                let _ = writeln!(out, "M {entry:x} {mask:x}");
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -137,6 +264,47 @@ mod tests {
         env!("CARGO_MANIFEST_DIR"),
         "/../tb/clio_desc_check/vectors.txt"
     );
+
+    const GATE_PATH: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tb/clio_region_gate/vectors.txt"
+    );
+
+    #[test]
+    fn gate_vectors_are_current() {
+        let want = gate_vectors(0x6A7E, 6000);
+        if std::env::var_os("CLIO_BLESS").is_some() {
+            std::fs::write(GATE_PATH, &want).expect("write gate vectors");
+        }
+        let have = std::fs::read_to_string(GATE_PATH).unwrap_or_default();
+        assert!(
+            have == want,
+            "{GATE_PATH} is stale: run CLIO_BLESS=1 cargo test -p clio-fastpath-cosim"
+        );
+        // Every verdict occurs often enough to test something.
+        for (what, needle, min) in [
+            ("serve", " 0 0 0 0 0\n", 300),
+            ("report", "\nM ", 100),
+            (
+                "BUSY",
+                &format!(" 1 {:x} ", clio_wire::Status::Busy.raw()),
+                100,
+            ),
+            (
+                "MOVED",
+                &format!(" 1 {:x} ", clio_wire::Status::Moved.raw()),
+                100,
+            ),
+        ] {
+            let n = want.matches(needle).count();
+            assert!(n >= min, "{what}: {n} < {min}");
+        }
+        let refused_sets = want
+            .lines()
+            .filter(|l| l.starts_with("S ") && l.ends_with(" 0"))
+            .count();
+        assert!(refused_sets >= 20, "sets past the table: {refused_sets}");
+    }
 
     #[test]
     fn vectors_are_current() {
