@@ -118,6 +118,55 @@ impl From<MemFault> for OffloadError {
     }
 }
 
+impl MemFault {
+    /// What a store answers for this fault: the store's own refusal `full` when
+    /// memory ran out (quota, board memory, a size past the limit), which the client
+    /// can act on; a fault otherwise.
+    pub fn refused_if_full(self, full: u16) -> OffloadError {
+        match self.status {
+            Status::OverQuota | Status::OutOfMemory | Status::TooLarge => {
+                OffloadError::Refused(full)
+            }
+            _ => OffloadError::from(self),
+        }
+    }
+}
+
+/// A bump allocator carving a store's small objects out of larger allocations of
+/// its address space (one `alloc` per chunk instead of one per object).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Carver {
+    at: u64,
+    end: u64,
+}
+
+impl Carver {
+    /// No chunk yet: the first carve allocates one.
+    pub const fn new() -> Self {
+        Carver { at: 0, end: 0 }
+    }
+
+    /// `bytes` from the current chunk, or from a new chunk of `chunk` bytes
+    /// (at least `bytes`) when they do not fit; what is left of the old chunk stays
+    /// unused in the address space.
+    pub fn carve(
+        &mut self,
+        mem: &mut dyn OffloadMemory,
+        bytes: u64,
+        chunk: u64,
+    ) -> Result<u64, MemFault> {
+        if self.at + bytes > self.end {
+            let size = chunk.max(bytes);
+            let c = mem.alloc(size)?;
+            self.at = c;
+            self.end = c + size;
+        }
+        let va = self.at;
+        self.at += bytes;
+        Ok(va)
+    }
+}
+
 /// An offload's view of its own address space.
 pub trait OffloadMemory {
     /// Allocate `size` bytes (read/write); the VA. Fresh memory reads zero.

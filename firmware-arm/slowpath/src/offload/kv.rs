@@ -25,8 +25,7 @@
 //! in place. Calls are served one at a time, so a replaced object's memory
 //! can be reused at once (no reader is between its two reads).
 
-use super::{Fault, MemFault, Offload, OffloadError, OffloadMemory, Results};
-use clio_wire::Status;
+use super::{Carver, Fault, MemFault, Offload, OffloadError, OffloadMemory, Results};
 
 use proto::{code, decode, hash, op};
 
@@ -227,12 +226,7 @@ fn entry_va(slot: u64, i: usize) -> u64 {
 }
 
 fn full_or_fault(e: MemFault) -> OffloadError {
-    match e.status {
-        Status::OverQuota | Status::OutOfMemory | Status::TooLarge => {
-            OffloadError::Refused(code::FULL)
-        }
-        _ => OffloadError::from(e),
-    }
+    e.refused_if_full(code::FULL)
 }
 
 /// What a walk of a key's chain found.
@@ -259,8 +253,7 @@ struct Found {
 pub struct KvStore<const F: usize> {
     buckets: u64,
     table: Option<u64>,
-    chunk_at: u64,
-    chunk_end: u64,
+    chunks: Carver,
     free: [heapless::Vec<u64, F>; CLASSES],
     keys: u64,
     /// The object buffer of the call in progress.
@@ -280,8 +273,7 @@ impl<const F: usize> KvStore<F> {
         KvStore {
             buckets: if buckets == 0 { 1 } else { buckets },
             table: None,
-            chunk_at: 0,
-            chunk_end: 0,
+            chunks: Carver::new(),
             free: [const { heapless::Vec::new() }; CLASSES],
             keys: 0,
             obj: [0; OBJ_MAX],
@@ -316,14 +308,7 @@ impl<const F: usize> KvStore<F> {
             return Ok(va);
         }
         let bytes = (class * CLASS) as u64;
-        if self.chunk_at + bytes > self.chunk_end {
-            let c = mem.alloc(CHUNK).map_err(full_or_fault)?;
-            self.chunk_at = c;
-            self.chunk_end = c + CHUNK;
-        }
-        let va = self.chunk_at;
-        self.chunk_at += bytes;
-        Ok(va)
+        self.chunks.carve(mem, bytes, CHUNK).map_err(full_or_fault)
     }
 
     fn release(&mut self, va: u64, len: usize) {

@@ -35,8 +35,7 @@
 //! Calls are served one at a time, so all operations on an object are
 //! totally ordered, each one atomic — sequential consistency per object.
 
-use super::{Fault, MemFault, Offload, OffloadError, OffloadMemory, Results};
-use clio_wire::Status;
+use super::{Carver, Fault, MemFault, Offload, OffloadError, OffloadMemory, Results};
 
 use proto::{code, Call};
 
@@ -294,12 +293,7 @@ fn le32(b: &[u8], at: usize) -> u32 {
 }
 
 fn full_or_fault(e: MemFault) -> OffloadError {
-    match e.status {
-        Status::OverQuota | Status::OutOfMemory | Status::TooLarge => {
-            OffloadError::Refused(code::FULL)
-        }
-        _ => OffloadError::from(e),
-    }
+    e.refused_if_full(code::FULL)
 }
 
 fn refuse(code: u16) -> OffloadError {
@@ -346,8 +340,7 @@ pub struct MvStore<const F: usize> {
     /// Head of the free-id list (index + 1; 0 = empty).
     free_head: u32,
     live: u64,
-    chunk_at: u64,
-    chunk_end: u64,
+    chunks: Carver,
     /// Freed arrays: (size class, VA), the latest freed last.
     free: heapless::Vec<(u32, u64), F>,
     /// The slot of the call in progress.
@@ -370,8 +363,7 @@ impl<const F: usize> MvStore<F> {
             issued: 0,
             free_head: 0,
             live: 0,
-            chunk_at: 0,
-            chunk_end: 0,
+            chunks: Carver::new(),
             free: heapless::Vec::new(),
             slot: [0; SLOT_MAX],
         }
@@ -406,14 +398,7 @@ impl<const F: usize> MvStore<F> {
             return Ok(self.free.remove(i).1);
         }
         let bytes = class * CLASS;
-        if self.chunk_at + bytes > self.chunk_end {
-            let c = mem.alloc(CHUNK).map_err(full_or_fault)?;
-            self.chunk_at = c;
-            self.chunk_end = c + CHUNK;
-        }
-        let va = self.chunk_at;
-        self.chunk_at += bytes;
-        Ok(va)
+        self.chunks.carve(mem, bytes, CHUNK).map_err(full_or_fault)
     }
 
     fn release(&mut self, va: u64, len: u64) {
