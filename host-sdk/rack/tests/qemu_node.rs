@@ -19,76 +19,24 @@
 //! image is `$CLIO_COSIM_IMAGE`, or built here for
 //! `board-configs/emulator.toml` (as `clio-emu`'s co-simulation tests do).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clio_config::BoardConfig;
 use clio_control::auth::{open, seal, RackKey, Seal};
 use clio_control::{Envelope, ErrorCode, Field, Message, MAX_ENVELOPE_LEN};
-use clio_emu::qemu::{find_qemu, QemuOptions};
+use clio_emu::qemu::QemuOptions;
 use clio_emu::{ClientId, Engine, QemuBoard, ServeOptions};
 use clio_rack::service::{Client, Service};
 use clio_rack::Rack;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn board() -> BoardConfig {
-    clio_config::load(root().join("board-configs/emulator.toml")).expect("emulator.toml loads")
-}
-
-fn qemu_or_skip() -> Option<PathBuf> {
-    if let Some(q) = find_qemu() {
-        return Some(q);
-    }
-    let ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0");
-    assert!(
-        !ci,
-        "CI: qemu-system-aarch64 is required for the firmware rack node test"
-    );
-    eprintln!("skipping the firmware rack node: qemu-system-aarch64 not found");
-    None
-}
-
-/// The firmware ELF for the emulator board config (built in the directory
-/// `ci/suites/40-cosim-qemu.sh` and `clio-emu`'s tests use).
-fn image() -> PathBuf {
-    if let Some(p) = std::env::var_os("CLIO_COSIM_IMAGE") {
-        return PathBuf::from(p);
-    }
-    let target_dir = std::env::var_os("CLIO_COSIM_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            std::env::var_os("CARGO_TARGET_DIR")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| root().join("target"))
-                .join("cosim-image")
-        });
-    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(root())
-        .env(
-            "CLIO_BOARD_CONFIG",
-            root().join("board-configs/emulator.toml"),
-        )
-        .env("CARGO_TARGET_DIR", &target_dir)
-        .args([
-            "build",
-            "-q",
-            "--manifest-path",
-            "firmware-arm/image/Cargo.toml",
-            "--target",
-            "aarch64-unknown-none",
-            "--release",
-        ])
-        .status()
-        .expect("running cargo to build the firmware image");
-    assert!(status.success(), "building the firmware image failed");
-    target_dir.join("aarch64-unknown-none/release/clio-firmware")
-}
+// The QEMU setup (repository root, board config, QEMU binary, firmware image) is
+// the emulator co-simulation tests' own, shared rather than copied.
+#[allow(dead_code)]
+#[path = "../../emulator/tests/common/qemu.rs"]
+mod qemu_setup;
+use qemu_setup::{board, image, qemu_or_skip};
 
 /// The QEMU-backed board, shared by its UDP server and the test.
 #[derive(Clone)]
