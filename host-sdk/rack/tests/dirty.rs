@@ -3,6 +3,8 @@
 //! during the copy (checked against their models), the bound on rounds, and a
 //! target killed during a tracked copy (rolled back, never half).
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -11,38 +13,20 @@ use std::time::{Duration, Instant};
 
 use clio::backend::Transport;
 use clio::ClientConfig;
-use clio_config::BoardConfig;
 use clio_control::{ErrorCode, Field, GateState, Message, DIRTY_BLOCK};
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
 use clio_rack::node::Gate;
 use clio_rack::{CopyPolicy, Links, RackClient, UdpLinks};
 
-fn board() -> BoardConfig {
-    BoardConfig::embedded("emulator").unwrap()
-}
+use common::board;
 
 fn start(m: usize, dir: &tempfile::TempDir) -> LocalRack {
-    LocalRack::start_keyless(
-        m,
-        &board(),
-        "127.0.0.1:0".parse().unwrap(),
-        &dir.path().join("rack.log"),
-        1000,
-    )
-    .unwrap()
+    common::start(m, dir, 1000)
 }
 
 fn in_process(r: &LocalRack) -> Arc<RackClient<clio::backend::InProcess<clio_rack::SharedNode>>> {
-    Arc::new(
-        RackClient::new(
-            r.config(),
-            r.controller_addr(),
-            r.links(),
-            ClientConfig::from_board(&board()),
-        )
-        .unwrap(),
-    )
+    Arc::new(common::in_process(r))
 }
 
 /// Two writers whose words lie in every 64 KiB block of `chunks` chunks at
@@ -59,30 +43,13 @@ where
     RackClient<T>: Send + Sync,
 {
     let blocks = chunks * (CHUNK / DIRTY_BLOCK);
-    (0..2u64)
-        .map(|t| {
-            let (c, stop) = (Arc::clone(c), Arc::clone(stop));
-            std::thread::spawn(move || {
-                let mut model = BTreeMap::new();
-                let mut i = 0u64;
-                while !stop.load(Ordering::Relaxed) || i < 2 * blocks {
-                    let at = va + (i % blocks) * DIRTY_BLOCK + 8 * t;
-                    let v = (t << 60) | i;
-                    c.rwrite(at, &v.to_le_bytes()).unwrap();
-                    model.insert(at, v);
-                    i += 1;
-                }
-                model
-            })
-        })
-        .collect()
+    common::spawn_writers_at(c, 2 * blocks, stop, move |t, i| {
+        va + (i % blocks) * DIRTY_BLOCK + 8 * t
+    })
 }
 
 fn check<T: Transport>(c: &RackClient<T>, writers: Vec<JoinHandle<BTreeMap<u64, u64>>>) -> usize {
-    let mut model = BTreeMap::new();
-    for w in writers {
-        model.extend(w.join().unwrap());
-    }
+    let model = common::join_writers(writers);
     for (at, v) in &model {
         let mut b = [0u8; 8];
         c.rread(*at, &mut b).unwrap();

@@ -9,35 +9,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clio::ClientConfig;
-use clio_config::BoardConfig;
 use clio_control::{GateState, Message, VREGION_BYTES};
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
 use clio_rack::{RackClient, RackClientError, UdpLinks};
 
-fn board() -> BoardConfig {
-    BoardConfig::embedded("emulator").unwrap()
-}
+use common::{board, in_process};
 
 fn start(m: usize, dir: &tempfile::TempDir) -> LocalRack {
-    LocalRack::start_keyless(
-        m,
-        &board(),
-        "127.0.0.1:0".parse().unwrap(),
-        &dir.path().join("rack.log"),
-        1000,
-    )
-    .unwrap()
-}
-
-fn in_process(r: &LocalRack) -> RackClient<clio::backend::InProcess<clio_rack::SharedNode>> {
-    RackClient::new(
-        r.config(),
-        r.controller_addr(),
-        r.links(),
-        ClientConfig::from_board(&board()),
-    )
-    .unwrap()
+    common::start(m, dir, 1000)
 }
 
 fn pattern(seed: u64, n: usize) -> Vec<u8> {

@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clio::ClientConfig;
-use clio_config::BoardConfig;
 use clio_control::VREGION_BYTES;
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
@@ -19,19 +18,10 @@ use clio_rack::{RackClient, RackClientError, UdpLinks};
 /// 100 ms); long enough that a loaded host's late heartbeat is not a death.
 const DEAD_AFTER_MS: u64 = 1000;
 
-fn board() -> BoardConfig {
-    BoardConfig::embedded("emulator").unwrap()
-}
+use common::board;
 
 fn start(m: usize, dir: &tempfile::TempDir) -> LocalRack {
-    LocalRack::start_keyless(
-        m,
-        &board(),
-        "127.0.0.1:0".parse().unwrap(),
-        &dir.path().join("rack.log"),
-        DEAD_AFTER_MS,
-    )
-    .unwrap()
+    common::start(m, dir, DEAD_AFTER_MS)
 }
 
 fn client(r: &LocalRack) -> RackClient<clio::backend::UdpTransport> {

@@ -1,4 +1,6 @@
-//! Shared test helpers: a three-node rack and hello messages.
+//! Shared test helpers: a three-node rack file and hello messages, a local
+//! rack of emulated nodes and its in-process client, and writer threads that
+//! keep a model of what was acknowledged.
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
@@ -7,8 +9,11 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 
 use clio::backend::Transport;
+use clio::ClientConfig;
+use clio_config::BoardConfig;
 use clio_control::{Message, NodeId};
 use clio_rack::client::CHUNK;
+use clio_rack::local::LocalRack;
 use clio_rack::{RackClient, RackConfig};
 
 /// Three nodes: mn0 (4 GiB), mn1 (2 GiB), mn2 (8 GiB).
@@ -47,17 +52,45 @@ pub fn hello(cfg: &RackConfig, node: NodeId, boot_epoch: u32) -> Message {
     }
 }
 
-/// Two writer threads under a concurrent rack operation (a migration, a
-/// failover): thread `t` owns every other word of `slots` 8-byte slots spread
-/// over the two chunks at `va`, and writes until `stop` is set (at least
-/// `min` writes). Each returns its model: the last value acknowledged per
-/// word (only an acknowledged write enters it).
-pub fn spawn_writers<T>(
+/// The board config of every emulated node in these tests.
+pub fn board() -> BoardConfig {
+    BoardConfig::embedded("emulator").unwrap()
+}
+
+/// A keyless local rack of `m` emulated nodes on loopback, its log in `dir`;
+/// a node is declared dead after `dead_after_ms` without heartbeats.
+pub fn start(m: usize, dir: &tempfile::TempDir, dead_after_ms: u64) -> LocalRack {
+    LocalRack::start_keyless(
+        m,
+        &board(),
+        "127.0.0.1:0".parse().unwrap(),
+        &dir.path().join("rack.log"),
+        dead_after_ms,
+    )
+    .unwrap()
+}
+
+/// A client of `r` whose nodes are called in process.
+pub fn in_process(r: &LocalRack) -> RackClient<clio::backend::InProcess<clio_rack::SharedNode>> {
+    RackClient::new(
+        r.config(),
+        r.controller_addr(),
+        r.links(),
+        ClientConfig::from_board(&board()),
+    )
+    .unwrap()
+}
+
+/// Two writer threads under a concurrent rack operation: thread `t` writes
+/// its `i`-th value to `at(t, i)` until `stop` is set (at least `min`
+/// writes). Each returns its model: the last value acknowledged per word
+/// (only an acknowledged write enters it). `at` must give the two threads
+/// disjoint words.
+pub fn spawn_writers_at<T>(
     c: &Arc<RackClient<T>>,
-    va: u64,
-    slots: u64,
     min: u64,
     stop: &Arc<AtomicBool>,
+    at: impl Fn(u64, u64) -> u64 + Copy + Send + 'static,
 ) -> Vec<JoinHandle<BTreeMap<u64, u64>>>
 where
     T: Transport + Send + 'static,
@@ -71,8 +104,7 @@ where
                 let mut model = BTreeMap::new();
                 let mut i = 0u64;
                 while !stop.load(Ordering::Relaxed) || i < min {
-                    let slot = (i * 2 + t) % slots;
-                    let at = va + (slot % 2) * CHUNK + slot * 8;
+                    let at = at(t, i);
                     let v = (t << 60) | i;
                     c.rwrite(at, &v.to_le_bytes()).unwrap();
                     model.insert(at, v);
@@ -82,6 +114,27 @@ where
             })
         })
         .collect()
+}
+
+/// Two writer threads under a concurrent rack operation (a migration, a
+/// failover): thread `t` owns every other word of `slots` 8-byte slots spread
+/// over the two chunks at `va`, and writes until `stop` is set (at least
+/// `min` writes); see [`spawn_writers_at`].
+pub fn spawn_writers<T>(
+    c: &Arc<RackClient<T>>,
+    va: u64,
+    slots: u64,
+    min: u64,
+    stop: &Arc<AtomicBool>,
+) -> Vec<JoinHandle<BTreeMap<u64, u64>>>
+where
+    T: Transport + Send + 'static,
+    RackClient<T>: Send + Sync,
+{
+    spawn_writers_at(c, min, stop, move |t, i| {
+        let slot = (i * 2 + t) % slots;
+        va + (slot % 2) * CHUNK + slot * 8
+    })
 }
 
 /// The writers' models joined into one (their words are disjoint).
