@@ -111,7 +111,8 @@ if [ -z "${SKIP_COSIM:-}" ]; then
         # 3b. The region gate (issue #22): the random trace with the slow
         #     path setting gate entries (paused, tracking, moved, rejoin,
         #     open) over the pages the requests touch; answers, every
-        #     GATE_DIRTY the slow path reads and the final memory checked.
+        #     GATE_DIRTY the slow path reads and the final memory checked;
+        #     then the same case with READ streams on in the RTL's order.
         greq="${COSIM_GATE_REQUESTS:-20000}"
         if "$gen" gates --seed "$seed" --requests "$greq" --out "$work/gates" > "$work/gates-gen.log" \
                 && "$sim" "$work/gates" > "$work/gates.log"; then
@@ -120,6 +121,16 @@ if [ -z "${SKIP_COSIM:-}" ]; then
             summary+=("  $(grep '^RX slots' "$work/gates.log")")
             grep -q '^RX slots read by the slow path: [1-9]' "$work/gates.log" \
                 || failures+=("region gate: no GATE_DIRTY report checked ($work/gates.log)")
+            # The same case in the RTL's own order: packets back to back,
+            # READ streams on (pumped between gated requests), the model
+            # driven in the logged order (`check`): answers and memory.
+            if "$sim" "$work/gates" --replay on > "$work/gates-replay.log" 2>&1 \
+                    && "$gen" check --case "$work/gates" --interleave on >> "$work/gates-replay.log" 2>&1; then
+                summary+=("  streams on, back to back: $(grep '^check' "$work/gates-replay.log" | sed 's/^check [^:]*: //')")
+            else
+                tail -5 "$work/gates-replay.log" 2>/dev/null
+                failures+=("region gate, streams on, seed $seed (log $work/gates-replay.log)")
+            fi
         else
             head -5 "$work/gates.log" 2>/dev/null
             failures+=("region gate cosim seed $seed (reproduce: COSIM_SEED=$seed COSIM_GATE_REQUESTS=$greq $0)")
