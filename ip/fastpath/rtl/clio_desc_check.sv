@@ -7,7 +7,9 @@
 // its kind is a TX kind, its flag bits are those the kind defines, every byte
 // the kind does not use is zero (parse re-encodes and compares), the u64
 // operands that carry u32 (u16) values have zero high bytes, an EPOCH's
-// epoch is nonzero, and a PTE_WRITE's
+// epoch is nonzero, a GATE_SET's mode is defined and its range is nonempty,
+// does not wrap and (TRACKING) is at most GATE_MAX_TRACKED bytes unless the
+// mode is OPEN, and a PTE_WRITE's
 // entry parses (no reserved flag or permission bits, page shift in range
 // when allocated, never valid without allocated).
 module clio_desc_check #(
@@ -36,6 +38,11 @@ import clio_pkg::DESC_FREE_PA_PUSH;
 import clio_pkg::DESC_REPLY;
 import clio_pkg::DESC_SESSION_REPLY;
 import clio_pkg::DESC_EPOCH;
+import clio_pkg::DESC_GATE_SET;
+import clio_pkg::GATE_MODE_OPEN;
+import clio_pkg::GATE_MODE_TRACKING;
+import clio_pkg::GATE_MODE_REJOIN;
+import clio_pkg::GATE_MAX_TRACKED;
 import clio_pkg::DESC_FLAG_FIXED_OR_MOVED;
 import clio_pkg::DESC_FLAG_CLOSE;
 import clio_pkg::DESC_FLAG_UPDATE;
@@ -87,6 +94,9 @@ localparam [N-1:0] M_SESSION_REPLY = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FL
     | bytes(SLOT_OFF_REQ_ID, 4) | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 2) | bytes(SLOT_OFF_C, 8);
 // EPOCH: the u32 epoch in A, nonzero.
 localparam [N-1:0] M_EPOCH = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_A, 4);
+// GATE_SET: the mode in STATUS, the entry in TAG, the range in A (VA) and B (length).
+localparam [N-1:0] M_GATE_SET = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_STATUS, 1) | bytes(SLOT_OFF_PID, 4)
+    | bytes(SLOT_OFF_TAG, 4) | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 8);
 
 wire [31:0] crc_raw;
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
@@ -119,6 +129,7 @@ always_comb begin : comb_1
         DESC_REPLY: begin used = M_REPLY; flags_ok_mask = DESC_FLAG_FIXED_OR_MOVED; end
         DESC_SESSION_REPLY: begin used = M_SESSION_REPLY; flags_ok_mask = DESC_FLAG_CLOSE; end
         DESC_EPOCH: used = M_EPOCH;
+        DESC_GATE_SET: used = M_GATE_SET;
         default: kind_ok = 1'b0;
     endcase
     for (i = 0; i < N; i = i + 1) begin
@@ -136,10 +147,19 @@ wire pte_ok = kind != DESC_PTE_WRITE || (
 
 wire epoch_ok = kind != DESC_EPOCH || slot[SLOT_OFF_A*8 +: 32] != 32'd0;
 
+// GATE_SET: mode OPEN..REJOIN; unless OPEN, 0 < len <= 2^64 - 1 - va (no
+// wrap), and at most GATE_MAX_TRACKED when TRACKING.
+wire [7:0]  gate_mode = slot[SLOT_OFF_STATUS*8 +: 8];
+wire [63:0] gate_va = slot[SLOT_OFF_A*8 +: 64];
+wire [63:0] gate_len = slot[SLOT_OFF_B*8 +: 64];
+wire gate_ok = kind != DESC_GATE_SET || (gate_mode <= {5'd0, GATE_MODE_REJOIN}
+    && (gate_mode == {5'd0, GATE_MODE_OPEN} || (gate_len != 64'd0
+        && (gate_mode == {5'd0, GATE_MODE_TRACKING} ? gate_len <= 64'(GATE_MAX_TRACKED) : gate_len <= ~gate_va))));
+
 assign ok = ~crc_raw == slot[SLOT_OFF_CRC*8 +: 32] && kind_ok
     && (flags & ~flags_ok_mask) == 8'd0
     && (nonzero & ~used) == 0
-    && pte_ok && epoch_ok;
+    && pte_ok && epoch_ok && gate_ok;
 
 endmodule
 

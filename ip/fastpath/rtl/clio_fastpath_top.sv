@@ -15,6 +15,12 @@
 //            the slow path re-target its answer (clio_fwd_table), nothing
 //            else happens.
 //  fence     a waiting FENCE of the PID -> BUSY.
+//  gate      clio_region_gate (issue #22, the model's GateTable): a request
+//            the slow path's GATE_SET entries hold back -> BUSY / MOVED; a
+//            change under a TRACKING entry first pushes a GATE_DIRTY of the
+//            64 KiB blocks it newly touches and marks them (BUSY, nothing
+//            marked, without RX room). While an entry is set the hit lane
+//            takes nothing, so every request meets this check.
 //  dedup     clio_dedup: a non-idempotent request (or the one it retries)
 //            already executed is answered from its record (DUPLICATE flag).
 //  dispatch  READ / WRITE / TAS / CAS / FAA / LOCK / UNLOCK on the fast path;
@@ -56,7 +62,9 @@
 //            recorded for dedup under its ids and its first id, and the
 //            PID's fences are released when nothing of it waits any more);
 //            bad slots and failing commands are rejected with an
-//            ERROR_REPORT (count carries the reports a full RX ring swallowed).
+//            ERROR_REPORT (count carries the reports a full RX ring swallowed);
+//            GATE_SET sets a gate entry (rejected past the table), EPOCH
+//            clears them all.
 // Hit lane (clio_hit_lane, II = 1): a single-beat READ of at most one DRAM beat (the common
 // small read; none while a fence waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
 // permission -> DRAM read; the response beat (header, data, CRC) is formed
@@ -118,7 +126,9 @@ module clio_fastpath_top #(
     parameter FENCE_SLOTS = 16,
     parameter SESSIONS = 1024,
     // Open READ streams (0: every READ is answered whole, as before).
-    parameter STREAMS = 0
+    parameter STREAMS = 0,
+    // Region gate entries (GATE_SET's entry bound; the model's `gate_entries`).
+    parameter GATE_ENTRIES = clio_pkg::GATE_ENTRIES
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -374,6 +384,13 @@ endfunction
 // ---------------------------------------------------------------------------
 // While a fence waits, reads go to the engine (its fence gate answers BUSY).
 wire fw_fence_any;
+// While a region-gate entry is set, or a poll (which may set one) runs,
+// every request goes to the engine, whose gate check the lane does not
+// have: a request taken during a poll would otherwise be served ungated
+// after the poll's GATE_SET. No co-simulation case sends packets during a
+// poll, so without a gate set the lane's timing is what it was.
+wire gt_live;
+reg  gt_poll_reg = 1'b0;
 // Response bound of one request, in KiB: InfoResp bytes 62..64 (big endian)
 // of `cfg_info`, so the bound the board states is the one it enforces
 // (0: none). A READ above it is answered TOO_LARGE by the engine; lane reads
@@ -458,7 +475,7 @@ clio_hit_lane #(
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
     .s_hdr_key(p_key), .s_hdr_ack(p_ack), .s_pkt_len(p_len), .s_err_short(p_short), .s_err_crc(p_crc),
-    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_fence_any(fw_fence_any),
+    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
     .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
     .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
@@ -584,7 +601,8 @@ localparam [6:0]
     S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
     S_RP_FENCE = 7'd79,
     S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
-    S_PM_END = 7'd85;
+    S_PM_END = 7'd85,
+    S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88;
 
 reg [6:0] state_reg = S_IDLE;
 reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
@@ -993,6 +1011,33 @@ clio_fwd_table #(.SLOTS(FWD_SLOTS), .FENCES(FENCE_SLOTS)) fwd_inst (
     .s_fence_set(fw_fence_set), .s_fence_set_index(fw_fence_set_index),
     .s_fence_clear(fw_fence_clear), .s_fence_clear_index(fw_fence_clear_index),
     .s_orphan(fw_orphan), .s_orphan_all(fw_orphan_all), .s_orphan_session(fw_orphan_session)
+);
+
+// Region gate (issue #22): set from the poll (GATE_SET; EPOCH clears it),
+// checked at S_DECIDE after the fence gate over the held header's
+// [va, va + max(total_len, 1)). Classes as the model's `gate_class`.
+reg         gt_set = 1'b0, gt_clear = 1'b0;
+wire        gt_set_ok, gt_refuse, gt_track;
+wire [7:0]  gt_status;
+wire [31:0] gt_track_entry, gt_track_pid;
+wire [63:0] gt_track_va, gt_track_mask;
+wire [1:0]  gt_class = (h_op == OP_READ || h_op == OP_POINTER_CHASE) ? 2'd1
+    : (h_op == OP_WRITE || h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA || h_op == OP_LOCK
+       || h_op == OP_UNLOCK) ? 2'd2
+    : h_op == OP_OFFLOAD_CALL ? 2'd3 : 2'd0;
+// The GATE_DIRTY just pushed: its blocks are marked at this edge, so
+// S_GT_CHECK sees them set.
+wire        gt_mark = state_reg == S_GT_PUSHED && !eng_hold && !ring_full;
+
+clio_region_gate #(.ENTRIES(GATE_ENTRIES)) gate_inst (
+    .clk(clk), .rst(rst),
+    .s_set_valid(gt_set), .s_set_entry(desc_reg[SLOT_OFF_TAG*8 +: 32]), .s_set_pid(desc_reg[SLOT_OFF_PID*8 +: 32]),
+    .s_set_va(desc_reg[SLOT_OFF_A*8 +: 64]), .s_set_len(desc_reg[SLOT_OFF_B*8 +: 64]),
+    .s_set_mode(desc_reg[SLOT_OFF_STATUS*8 +: 3]), .m_set_ok(gt_set_ok), .s_clear(gt_clear),
+    .s_req_pid(h_pid), .s_req_va(h_va), .s_req_len(h_total_len), .s_req_class(gt_class),
+    .m_refuse(gt_refuse), .m_status(gt_status), .m_track(gt_track), .m_track_entry(gt_track_entry),
+    .m_track_pid(gt_track_pid), .m_track_va(gt_track_va), .m_track_mask(gt_track_mask), .m_live(gt_live),
+    .s_mark_valid(gt_mark), .s_mark_entry(gt_track_entry), .s_mark_mask(gt_track_mask)
 );
 
 // Pointer chase: request fields (first beat) and the walk.
@@ -1440,6 +1485,8 @@ always @(posedge clk) begin
     fw_fence_set <= 1'b0;
     fw_fence_clear <= 1'b0;
     poll_done_reg <= 1'b0;
+    gt_set <= 1'b0;
+    gt_clear <= 1'b0;
     st_wr_op <= ST_NONE;
     ev_take_q <= p_tvalid && parser_ready && to_lane;
     ev_pump_q <= 1'b0;
@@ -1454,6 +1501,7 @@ always @(posedge clk) begin
                 poll_i <= 0;
                 rep_opcode <= 8'd0;
                 ev_poll_q <= 1'b1;
+                gt_poll_reg <= 1'b1;
                 state_reg <= S_POLL;
             end else if (pm_want) begin
                 // Pump the next packet of stream 0: translate its range
@@ -1557,11 +1605,52 @@ always @(posedge clk) begin
                 end else if (fw_fence_wait) begin
                     fail_status <= STATUS_BUSY;              // a fence of this PID waits
                     state_reg <= S_FAIL;
+                end else if (gt_refuse) begin
+                    fail_status <= gt_status;                // held back by a gate entry
+                    state_reg <= S_FAIL;
+                end else if (gt_track) begin
+                    state_reg <= S_GT_PUSH;                  // report the blocks first
                 end else if (is_nonidem) begin
                     state_reg <= S_DD_LOOK1;
                 end else begin
                     state_reg <= S_DISPATCH;
                 end
+            end
+        end
+        // ----- region gate: a tracked change reports its new blocks first -----
+        S_GT_PUSH: begin
+            if (fq_count != 0) begin
+                flush_ret <= S_GT_PUSH;                      // earlier notices go first
+                state_reg <= S_FLUSH;
+            end else begin
+                ring_desc <= 0;
+                ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_GATE_DIRTY;
+                ring_desc[SLOT_OFF_PID*8 +: 32] <= gt_track_pid;
+                ring_desc[SLOT_OFF_TAG*8 +: 32] <= gt_track_entry;
+                ring_desc[SLOT_OFF_A*8 +: 64] <= gt_track_va;
+                ring_desc[SLOT_OFF_C*8 +: 64] <= gt_track_mask;
+                ring_cmd <= 2'd0;
+                ring_ret <= S_GT_PUSHED;
+                state_reg <= S_RING;
+            end
+        end
+        S_GT_PUSHED: begin
+            if (ring_full) begin
+                fail_status <= STATUS_BUSY;                  // no RX room: nothing marked
+                state_reg <= S_FAIL;
+            end else begin
+                state_reg <= S_GT_CHECK;                     // marked at this edge (gt_mark)
+            end
+        end
+        S_GT_CHECK: begin
+            // Another tracking entry may lack blocks too: each reports.
+            if (gt_refuse) begin
+                fail_status <= gt_status;
+                state_reg <= S_FAIL;
+            end else if (gt_track) begin
+                state_reg <= S_GT_PUSH;
+            end else begin
+                state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
             end
         end
         S_OPEN: begin
@@ -2429,6 +2518,7 @@ always @(posedge clk) begin
         end
         S_POLL_DONE: begin
             poll_done_reg <= 1'b1;
+            gt_poll_reg <= 1'b0;
             state_reg <= S_IDLE;
         end
         S_CMD: begin
@@ -2480,7 +2570,17 @@ always @(posedge clk) begin
                     dd_clear <= 1'b1;
                     fw_orphan <= 1'b1;
                     fw_orphan_all <= 1'b1;
+                    gt_clear <= 1'b1;                        // a new boot's slow path holds no gate
                     state_reg <= S_POLL_NEXT;
+                end
+                DESC_GATE_SET: begin
+                    // Applied at the next edge; an entry past the table is rejected.
+                    if (gt_set_ok) begin
+                        gt_set <= 1'b1;
+                        state_reg <= S_POLL_NEXT;
+                    end else begin
+                        state_reg <= S_CMD_REJECT;
+                    end
                 end
                 default: state_reg <= S_CMD_REJECT;
             endcase
@@ -2688,6 +2788,7 @@ always @(posedge clk) begin
         unreported <= 0;
         fq_count <= 0;
         rx_credit <= 0;
+        gt_poll_reg <= 1'b0;
     end
 end
 /* verilator lint_on WIDTH */

@@ -2,7 +2,8 @@
 //!
 //! - `cfg.txt`: `name hex` lines, the configuration inputs of the RTL top;
 //! - `stim.txt`: `P <hex>` (packet), `R` (poll the TX ring), `M <pa hex> <hex>` (ARM memory write),
-//!   `G <cycles>` (nothing arrives for that long),
+//!   `G <cycles>` (nothing arrives for that long), `X <pa hex> <hex>` (the slow path reads an RX
+//!   slot: memory there must hold these bytes),
 //!   `S` (the packets after it are sent back to back: throughput run);
 //! - `expect.txt`: `O <event> <hex>` responses in order, `L <event> hit|miss|fault|bound|2big|probe` path classes;
 //! - `init.bin`, `final.bin`: board memory before and after.
@@ -86,6 +87,9 @@ pub fn write_case(
             }
             Event::Mem(pa, b) => {
                 let _ = writeln!(stim, "M {pa:x} {}", hex(b));
+            }
+            Event::Expect(pa, b) => {
+                let _ = writeln!(stim, "X {pa:x} {}", hex(b));
             }
         }
     }

@@ -12,13 +12,15 @@
 //! is applied to the model as it is generated, so the expected responses and
 //! memory follow from the model alone.
 
-use clio_fastpath::{ClientId, FastPath, Stats, Trace};
+use clio_fastpath::{ClientId, FastPath, GateStats, GateVerdict, Stats, Trace};
 use clio_wire::clio::{field, flags, HEADER_LEN, RESPONSE_BIT};
 use clio_wire::payload::{
     perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, InfoResp, OffloadCallReq, OpenSessionReq,
 };
 use clio_wire::pte::{bucket_index, Pte, PTE_LEN};
-use clio_wire::ring::{self, header_field, Descriptor, Direction};
+use clio_wire::ring::{
+    self, header_field, Descriptor, Direction, GateMode, GATE_BLOCK, GATE_MAX_TRACKED,
+};
 use clio_wire::{Header, Opcode, Status};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -40,6 +42,10 @@ pub enum Event {
     /// Nothing arrives for this many cycles (paces a client in
     /// [`generate_fairness`]; the model has nothing to do).
     Gap(u32),
+    /// The slow path reads an RX slot at this physical address: the board
+    /// memory there must hold these bytes (a `GATE_DIRTY` report, checked
+    /// as it is consumed, before a later push may overwrite it).
+    Expect(u64, Vec<u8>),
 }
 
 /// Which translation path a request took (for latency reports).
@@ -82,6 +88,12 @@ pub struct Case {
     pub stream_from: Option<usize>,
     /// The reference model's counters after the last event (what the trace covered).
     pub stats: Stats,
+    /// The model's region-gate counters after the last event.
+    pub gate: GateStats,
+    /// Changes refused `BUSY` because a `GATE_DIRTY` report found the RX ring full.
+    pub gate_rx_full: u64,
+    /// `GATE_DIRTY` reports the slow path read (each an [`Event::Expect`]).
+    pub gate_reports_read: u64,
 }
 
 /// A page the slow path allocated to a process.
@@ -178,6 +190,10 @@ struct Gen {
     stale: Vec<Cred>,
     /// This boot's epoch.
     epoch: u32,
+    /// Changes refused for want of RX room for their `GATE_DIRTY`.
+    gate_rx_full: u64,
+    /// `GATE_DIRTY` reports read by the slow path.
+    gate_reports_read: u64,
 }
 
 /// Where the TX head sits; the doorbell follows it, so both go in one write.
@@ -199,6 +215,9 @@ impl Gen {
             packets: self.packets,
             stream_from,
             stats: *self.model.stats(),
+            gate: self.model.gate().stats(),
+            gate_rx_full: self.gate_rx_full,
+            gate_reports_read: self.gate_reports_read,
         }
     }
 
@@ -254,6 +273,85 @@ impl Gen {
         self.model
             .poll_rings(&mut |_, b: &[u8]| outs.push(b.to_vec()));
         self.outputs.extend(outs.into_iter().map(|o| (idx, o)));
+    }
+
+    /// Whether the RX ring has no free slot.
+    fn rx_full(&self) -> bool {
+        let lay = self.lay();
+        let base = lay.dram_base + lay.rx_ring.start as u64;
+        let head = self.u32_at(base + header_field::HEAD.start as u64);
+        let tail = self.u32_at(base + header_field::TAIL.start as u64);
+        let count = ((lay.rx_ring.len() - ring::HEADER_LEN) / ring::SLOT_LEN) as u32;
+        head.wrapping_sub(tail) >= count
+    }
+
+    /// The slow path moves regions (issue #22): one to three `GATE_SET`s
+    /// over allocated pages (every mode, few entries so they are re-set and
+    /// cleared often, the odd entry past the table or tracked range above
+    /// the bound: rejected), then (if it is `reading`) the RX ring now and
+    /// then, then the poll.
+    fn gate_batch(&mut self, reading: bool) {
+        let entries = self.model.gate().capacity() as u32;
+        let mut slots = Vec::new();
+        for _ in 0..self.rng.gen_range(1..=3) {
+            let entry = if self.rng.gen_bool(0.04) {
+                entries + self.rng.gen_range(0..3)
+            } else {
+                self.rng.gen_range(0..entries.min(5))
+            };
+            let mode = match self.rng.gen_range(0..20) {
+                0..=4 => GateMode::Open,
+                5..=8 => GateMode::Paused,
+                9..=15 => GateMode::Tracking,
+                16..=17 => GateMode::Moved,
+                _ => GateMode::Rejoin,
+            };
+            let (pid, va, len) = if self.pages.is_empty() || self.rng.gen_bool(0.05) {
+                (
+                    self.rng.gen_range(1..=self.lay().max_pid),
+                    0x8000_0000,
+                    4096,
+                )
+            } else {
+                let p = self.pages[self.rng.gen_range(0..self.pages.len())];
+                let page = 1u64 << p.shift;
+                let (va, len) = match self.rng.gen_range(0..6) {
+                    // A PID's small pages (VPN 0x10000..) at once.
+                    0 | 1 => (0x1_0000u64 << 12, 32 << 12),
+                    2 => (Self::va_of(&p), page),
+                    3 => (
+                        Self::va_of(&p) + self.rng.gen_range(0..page),
+                        self.rng.gen_range(1..256),
+                    ),
+                    4 => (
+                        Self::va_of(&p) & !(GATE_BLOCK - 1),
+                        self.rng.gen_range(1..=4) * GATE_BLOCK,
+                    ),
+                    _ => (
+                        Self::va_of(&p).saturating_sub(self.rng.gen_range(0..2 * page)),
+                        self.rng.gen_range(1..=GATE_MAX_TRACKED),
+                    ),
+                };
+                (p.pid, va, len)
+            };
+            let len = if mode == GateMode::Tracking && self.rng.gen_bool(0.03) {
+                GATE_MAX_TRACKED + 1
+            } else {
+                len
+            };
+            slots.push(Self::desc(&Descriptor::GateSet {
+                entry,
+                pid,
+                va,
+                len,
+                mode,
+            }));
+        }
+        self.tx_publish(slots);
+        if reading && self.rng.gen_bool(0.4) {
+            self.consume_rx();
+        }
+        self.poll();
     }
 
     fn consume_rx(&mut self) {
@@ -333,6 +431,13 @@ impl Gen {
                         va: 0,
                         size: 0,
                     }),
+                    Ok(Descriptor::GateDirty { .. }) => {
+                        // The report must be in the RTL's ring too, byte for byte.
+                        let bytes = self.model.dram()[at..at + ring::SLOT_LEN].to_vec();
+                        self.events
+                            .push(Event::Expect(lay.dram_base + at as u64, bytes));
+                        self.gate_reports_read += 1;
+                    }
                     _ => {}
                 }
                 i = i.wrapping_add(1);
@@ -729,6 +834,21 @@ impl Gen {
     /// returns the model's trace of it.
     fn send(&mut self, pkt: Vec<u8>, path_probe: bool) -> Trace {
         let idx = self.events.len();
+        // A change the gate tracks, with no RX room for its report: BUSY.
+        if !self.model.gate().is_empty() && self.rx_full() {
+            let p = clio_wire::Packet::new_unchecked(&pkt[..]);
+            // As the model takes it in: whole and with a good CRC first.
+            if pkt.len() >= HEADER_LEN
+                && pkt.len() >= HEADER_LEN + p.payload_len() as usize
+                && p.verify_crc().is_ok()
+            {
+                if let Ok(h) = Header::parse(&p) {
+                    if matches!(self.model.gate().verdict(&h), GateVerdict::Track { .. }) {
+                        self.gate_rx_full += 1;
+                    }
+                }
+            }
+        }
         let mut outs = Vec::new();
         let trace: Trace = self
             .model
@@ -1503,6 +1623,8 @@ fn new_gen(seed: u64) -> Gen {
         creds: Vec::new(),
         stale: Vec::new(),
         epoch: 0,
+        gate_rx_full: 0,
+        gate_reports_read: 0,
     }
 }
 
@@ -1524,6 +1646,44 @@ pub fn generate(seed: u64, requests: usize) -> Case {
         }
         if g.rng.gen_bool(0.0005) {
             // The slow path reboots: a new epoch, every session anew.
+            g.boot();
+        }
+    }
+    g.into_case(seed, initial, None)
+}
+
+/// A case of about `requests` client packets from `seed` with the region
+/// gate in use (issue #22): the random trace of [`generate`], and between
+/// its requests the slow path sets, re-sets and clears gate entries over
+/// the pages the requests touch (paused, tracking, moved, rejoin, open),
+/// now and then stops reading the RX ring for a while (tracked changes
+/// then find no room for their `GATE_DIRTY`: BUSY) and checks every
+/// `GATE_DIRTY` it reads ([`Event::Expect`]). An EPOCH now and then clears
+/// every entry.
+pub fn generate_gates(seed: u64, requests: usize) -> Case {
+    let mut g = new_gen(seed);
+    let initial = g.model.dram().clone();
+    g.boot();
+    g.slow_path_batch(true);
+    g.two_page_sizes();
+    let mut reading = true;
+    while g.packets < requests {
+        g.request();
+        if g.rng.gen_bool(0.04) {
+            g.gate_batch(reading);
+        }
+        if g.rng.gen_bool(0.01) {
+            // The slow path is busy elsewhere (it stops reading the RX
+            // ring, so reports find it full) or back.
+            reading = !reading;
+        }
+        if reading && g.rng.gen_bool(0.05) {
+            g.consume_rx();
+        }
+        if reading && g.rng.gen_bool(0.03) {
+            g.slow_path_batch(false);
+        }
+        if g.rng.gen_bool(0.001) {
             g.boot();
         }
     }
@@ -1732,6 +1892,34 @@ mod tests {
             "no replayed response"
         );
         assert_ne!(a.initial, a.last, "the trace changes memory");
+    }
+
+    #[test]
+    fn gate_case_covers_every_verdict() {
+        let c = generate_gates(9, 8000);
+        let g = c.gate;
+        // Sets (some rejected past the table), refusals of both kinds,
+        // tracked changes, reports pushed and read, reports refused for
+        // want of RX room; and the trace without gates is unchanged.
+        assert!(g.sets > 200, "{g:?}");
+        assert!(g.busy > 50 && g.moved > 50 && g.tracked > 50, "{g:?}");
+        assert!(g.reports > 30, "{g:?}");
+        assert!(c.gate_reports_read > 20, "{}", c.gate_reports_read);
+        assert!(c.gate_rx_full > 0, "no report found the RX ring full");
+        assert!(c.stats.tx_rejected > 0);
+        let moved = c
+            .outputs
+            .iter()
+            .filter(|(_, o)| o[3] == Status::Moved.raw())
+            .count() as u64;
+        assert_eq!(moved, g.moved);
+        assert!(
+            !generate(9, 2000)
+                .events
+                .iter()
+                .any(|e| matches!(e, Event::Expect(..))),
+            "the plain trace has no gate"
+        );
     }
 
     #[test]

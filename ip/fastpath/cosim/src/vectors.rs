@@ -22,8 +22,9 @@ fn fix_crc(s: &mut [u8; SLOT_LEN]) {
 }
 
 /// `n` lines of `<slot hex> <0|1>` from `seed`: valid descriptors of every TX
-/// kind (SESSION_REPLY and EPOCH included, an EPOCH of 0 too) and RX kinds,
-/// then single-byte mutations with the CRC refilled or not.
+/// kind (SESSION_REPLY, EPOCH and GATE_SET included, an EPOCH of 0 too, GATE_SETs
+/// with every mode and ranges either side of their bounds) and RX kinds, then
+/// single-byte mutations with the CRC refilled or not.
 pub fn desc_vectors(seed: u64, n: usize) -> String {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = String::new();
@@ -37,7 +38,43 @@ pub fn desc_vectors(seed: u64, n: usize) -> String {
             valid: rng.gen(),
             page_shift: rng.gen_range(12..=30),
         };
-        let d = match rng.gen_range(0..9) {
+        let d = match rng.gen_range(0..10) {
+            9 => {
+                use clio_wire::ring::{GateMode, GATE_MAX_TRACKED};
+                let va: u64 = if rng.gen_bool(0.3) {
+                    u64::MAX - rng.gen_range(0..GATE_MAX_TRACKED + 2)
+                } else {
+                    rng.gen()
+                };
+                let len = match rng.gen_range(0..6) {
+                    0 => 0,
+                    1 => GATE_MAX_TRACKED + rng.gen_range(0..2),
+                    2 => (u64::MAX - va).wrapping_add(rng.gen_range(0..2)),
+                    3 => rng.gen_range(1..=GATE_MAX_TRACKED),
+                    _ => rng.gen(),
+                };
+                let mode = GateMode::ALL[rng.gen_range(0..GateMode::ALL.len())];
+                let d = Descriptor::GateSet {
+                    entry: rng.gen(),
+                    pid: rng.gen(),
+                    va,
+                    len,
+                    mode,
+                };
+                if rng.gen_bool(0.1) {
+                    // A mode past REJOIN (no GateMode encodes one).
+                    let mut s = emit(&d);
+                    s[slot_field::STATUS] = rng.gen_range(5..=255);
+                    fix_crc(&mut s);
+                    let ok = Descriptor::parse(&s, Direction::Tx).is_ok();
+                    for b in s {
+                        let _ = write!(out, "{b:02x}");
+                    }
+                    let _ = writeln!(out, " {}", u8::from(ok));
+                    continue;
+                }
+                d
+            }
             7 => Descriptor::SessionReply {
                 tag: rng.gen(),
                 pid: rng.gen(),

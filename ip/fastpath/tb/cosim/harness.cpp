@@ -3,6 +3,8 @@
 // responses and an identical final memory image. Exit 0 on agreement; on the
 // first difference prints the seed, the event and both versions, exit 1.
 //
+// `X pa bytes` lines (the slow path reading an RX slot, a GATE_DIRTY report)
+// compare the RTL's memory there with the model's at that point.
 // `CASE_DIR --replay on|off` (READ streams on or off): the RTL's own order decides. Packets go
 // in back to back; the ARM's memory writes and polls wait until the fast path
 // is quiet (which may be between two pumped packets of an open READ stream,
@@ -296,7 +298,7 @@ int main(int argc, char** argv) {
 
     std::ifstream stim(dir + "/stim.txt");
     std::string line;
-    size_t ev = 0, next_out = 0, packets = 0;
+    size_t ev = 0, next_out = 0, packets = 0, expects = 0;
     std::map<std::string, std::pair<uint64_t, uint64_t>> lat;  // class -> (min, max)
     std::map<std::string, uint64_t> lat_n;
     std::map<std::string, std::pair<uint64_t, uint64_t>> span; // class -> (min, max) to the last packet
@@ -422,6 +424,18 @@ int main(int argc, char** argv) {
             for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
         } else if (line[0] == 'G') {
             for (long n = std::stol(line.substr(2)); n > 0; n--) s.tick();
+        } else if (line[0] == 'X') {
+            // The slow path reads an RX slot (a GATE_DIRTY report): the RTL's
+            // ring must hold the model's bytes there.
+            std::istringstream ls(line.substr(2));
+            std::string a, h;
+            ls >> a >> h;
+            uint64_t pa = std::stoull(a, nullptr, 16) - dram_base;
+            Bytes b = unhex(h);
+            Bytes got(b.size());
+            for (size_t i = 0; i < b.size(); i++) got[i] = s.mem_word((pa + i) / 64)[(pa + i) % 64];
+            if (got != b) fail("RX slot differs\n  model: " + hex(b) + "\n  rtl:   " + hex(got), line);
+            expects++;
         }
         check_outputs(line);
         ev++;
@@ -451,6 +465,7 @@ int main(int argc, char** argv) {
     }
     printf("cosim seed=%llu: %zu events, %zu packets, %zu responses, %llu cycles, %zu bytes of memory identical\n",
            (unsigned long long)seed, ev, packets + (size_t)st_packets, next_out, (unsigned long long)s.cycles, fin.size());
+    if (expects) printf("RX slots read by the slow path: %zu identical\n", expects);
     if (stream)
         printf("stream: %llu packets (%llu beats) offered back to back, accepted in %llu cycles, %llu stall cycles%s; "
                "idle after %llu cycles\n",

@@ -2,6 +2,9 @@
 //!
 //! ```text
 //! clio-cosim gen --seed N --requests N --out DIR   write one case (see clio_fastpath_cosim::files)
+//! clio-cosim gates --seed N --requests N --out DIR the random case with the region gate in use: the
+//!                                                  slow path sets gate entries over the pages the
+//!                                                  requests touch; GATE_DIRTY reports checked as read
 //! clio-cosim stream --seed N --requests N --out DIR write a back-to-back TLB-hit read case (II = 1 run)
 //! clio-cosim class --class C --seed N --requests N --out DIR
 //!                                                  a back-to-back stream of one request class
@@ -29,7 +32,7 @@ use clio_wire::payload::InfoResp;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: clio-cosim gen|stream|fairness|flood --seed N --requests N --out DIR \
+        "usage: clio-cosim gen|gates|stream|fairness|flood --seed N --requests N --out DIR \
          | clio-cosim class --class C --seed N --requests N --out DIR \
          | clio-cosim check --case DIR --interleave on|off | clio-cosim params"
     );
@@ -91,7 +94,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(cmd @ ("gen" | "stream" | "class" | "fairness" | "flood")) => {
+        Some(cmd @ ("gen" | "gates" | "stream" | "class" | "fairness" | "flood")) => {
             let mut seed = None;
             let mut requests = None;
             let mut out = None;
@@ -130,6 +133,7 @@ fn main() -> ExitCode {
             };
             let case = match (cmd, class) {
                 ("gen", _) => trace::generate(seed, requests),
+                ("gates", _) => trace::generate_gates(seed, requests),
                 ("stream", _) => trace::generate_stream(seed, requests),
                 ("fairness", _) => trace::generate_fairness(seed, requests, 4, gap),
                 ("flood", _) => trace::generate_flood(seed, requests, 4),
@@ -176,6 +180,20 @@ fn main() -> ExitCode {
                 st.faults,
                 st.tlb_misses
             );
+            if cmd == "gates" {
+                let g = &case.gate;
+                println!(
+                    "gates: {} GATE_SET applied, {} BUSY ({} for want of RX room), {} MOVED, \
+                     {} changes tracked, {} GATE_DIRTY pushed, {} read and checked",
+                    g.sets,
+                    g.busy,
+                    case.gate_rx_full,
+                    g.moved,
+                    g.tracked,
+                    g.reports,
+                    case.gate_reports_read
+                );
+            }
             ExitCode::SUCCESS
         }
         _ => usage(),
