@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use clio_control::auth::RackKey;
-use clio_control::{ErrorCode, Message, MigrationInfo, MigrationOutcome};
+use clio_control::{ErrorCode, Message, MigrationInfo, MigrationKind, MigrationOutcome};
 use clio_rack::local::LocalRack;
 use clio_rack::service::Client;
 use serde::Serialize;
@@ -120,6 +120,9 @@ pub struct MigrationRow {
     pub duration_ms: Option<u64>,
     /// `in_progress`, `completed`, `rolled_back` or `timed_out`.
     pub outcome: &'static str,
+    /// `move` (a migration: `to` owns the region after it) or `copy` (a
+    /// re-replication: `to` is the region's new backup after it).
+    pub kind: &'static str,
 }
 
 impl From<MigrationInfo> for MigrationRow {
@@ -139,6 +142,10 @@ impl From<MigrationInfo> for MigrationRow {
                 MigrationOutcome::Completed => "completed",
                 MigrationOutcome::RolledBack => "rolled_back",
                 MigrationOutcome::TimedOut => "timed_out",
+            },
+            kind: match m.kind {
+                MigrationKind::Move => "move",
+                MigrationKind::Copy => "copy",
             },
         }
     }
@@ -185,15 +192,16 @@ impl fmt::Display for RackStatus {
         }
         writeln!(
             f,
-            "{:>4}  {:>7}  {:<9} {:>21}  {:>9}  {:>9}  outcome",
-            "id", "region", "from->to", "copied/total MiB", "started", "took"
+            "{:>4}  {:<4}  {:>7}  {:<9} {:>21}  {:>9}  {:>9}  outcome",
+            "id", "kind", "region", "from->to", "copied/total MiB", "started", "took"
         )?;
         for m in &self.migrations {
             let ago = self.now_unix_ms.saturating_sub(m.started_unix_ms) as f64 / 1000.0;
             writeln!(
                 f,
-                "{:>4}  {:>7}  {:<9} {:>21}  {:>9}  {:>9}  {}",
+                "{:>4}  {:<4}  {:>7}  {:<9} {:>21}  {:>9}  {:>9}  {}",
                 m.id,
+                m.kind,
                 m.region,
                 format!("{}->{}", m.from, m.to),
                 format!("{}/{}", mib(m.copied_bytes), mib(Some(m.total_bytes))),
@@ -581,6 +589,7 @@ mod tests {
             (row.region, row.from, row.to, row.outcome),
             (region, from, to, "completed")
         );
+        assert_eq!(row.kind, "move");
         assert_eq!(row.total_bytes, 2 * clio_rack::client::CHUNK);
         assert_eq!(row.copied_bytes, Some(m.bytes));
         assert!(row.duration_ms.is_some());
@@ -663,6 +672,7 @@ mod tests {
                 from: p.node,
                 to: 3 - p.node,
                 total_bytes: 8 << 20,
+                kind: MigrationKind::Move,
             };
             let Message::MigrationId { id } = c.call(begin.clone()).unwrap() else {
                 panic!("an id")
@@ -785,6 +795,7 @@ mod tests {
                     started_unix_ms: 10_000,
                     ended_unix_ms: None,
                     outcome: MigrationOutcome::InProgress,
+                    kind: MigrationKind::Copy,
                 }),
                 MigrationRow::from(MigrationInfo {
                     id: 1,
@@ -796,6 +807,7 @@ mod tests {
                     started_unix_ms: 8_000,
                     ended_unix_ms: Some(9_250),
                     outcome: MigrationOutcome::RolledBack,
+                    kind: MigrationKind::Move,
                 }),
             ],
             now_unix_ms: 12_500,
@@ -810,16 +822,17 @@ mod tests {
         let m: Vec<&str> = lines[5].split_whitespace().collect();
         assert_eq!(
             m,
-            ["2", "5", "1->2", "4.0/8.0", "2.5s", "ago", "-", "in", "progress"]
+            ["2", "copy", "5", "1->2", "4.0/8.0", "2.5s", "ago", "-", "in", "progress"]
         );
         let m: Vec<&str> = lines[6].split_whitespace().collect();
         assert_eq!(
             m,
-            ["1", "4", "2->1", "-/4.0", "4.5s", "ago", "1.250s", "rolled", "back"]
+            ["1", "move", "4", "2->1", "-/4.0", "4.5s", "ago", "1.250s", "rolled", "back"]
         );
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["nodes"][0]["used_bytes"], 3 << 20);
         assert_eq!(json["migrations"][1]["duration_ms"], 1250);
         assert_eq!(json["migrations"][0]["outcome"], "in_progress");
+        assert_eq!(json["migrations"][0]["kind"], "copy");
     }
 }

@@ -20,7 +20,7 @@ pub mod auth;
 /// First four bytes of every control datagram: `"CLRK"`.
 pub const MAGIC: [u8; 4] = *b"CLRK";
 /// Control-protocol version this crate speaks.
-pub const VERSION: u16 = 4;
+pub const VERSION: u16 = 5;
 /// vRegion size as a power of two: 1 GiB, the unit of distribution (LegoOS, Clio §3.4.7).
 pub const VREGION_SHIFT: u32 = 30;
 /// vRegion size in bytes.
@@ -443,6 +443,18 @@ pub enum MigrationOutcome {
     TimedOut,
 }
 
+/// What a recorded copy of a region is for (v5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MigrationKind {
+    /// A migration: the region moves to `to`, which owns it after the commit
+    /// (`MoveRegion`).
+    Move,
+    /// A re-replication: a replicated region that lost its backup is copied
+    /// to a new one, `to`, which is its backup after the commit (`AddBackup`);
+    /// `from` stays the owner.
+    Copy,
+}
+
 /// One migration as the controller records it (`clio rack status`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MigrationInfo {
@@ -465,6 +477,8 @@ pub struct MigrationInfo {
     pub ended_unix_ms: Option<u64>,
     /// How it stands.
     pub outcome: MigrationOutcome,
+    /// A move or a re-replication (v5).
+    pub kind: MigrationKind,
 }
 
 /// Every control-plane message. Requests go to the controller, replies come back
@@ -742,9 +756,10 @@ pub enum Message {
         mask: u64,
     },
     /// Mover -> controller (v4): a migration of `region` from `from` to `to`
-    /// begins (`total_bytes` to copy). Logged; answered `MigrationId`, or
-    /// refused `NotOwner` (the region is not `from`'s), `UnknownNode`, or
-    /// `Busy` (another migration of it is open).
+    /// begins (`total_bytes` to copy); with `kind` `Copy` (v5), a
+    /// re-replication of it to the new backup `to`. Logged; answered
+    /// `MigrationId`, or refused `NotOwner` (the region is not `from`'s),
+    /// `UnknownNode`, or `Busy` (another migration of it is open).
     MigrationBegin {
         /// vRegion index.
         region: u32,
@@ -754,6 +769,8 @@ pub enum Message {
         to: NodeId,
         /// Bytes to copy.
         total_bytes: u64,
+        /// A move, or a copy to a new backup (v5).
+        kind: MigrationKind,
     },
     /// The answer to `MigrationBegin`.
     MigrationId {
@@ -770,8 +787,9 @@ pub enum Message {
         copied_bytes: u64,
     },
     /// Mover -> controller (v4): migration `id` ended without a commit
-    /// (`RolledBack`). Logged; answered `Ack`. (A commit, `MoveRegion`, ends
-    /// the region's open migration `Completed` in the same logged change.)
+    /// (`RolledBack`). Logged; answered `Ack`. (A commit ends the region's
+    /// open migration `Completed` in the same logged change: `MoveRegion` a
+    /// move, `AddBackup` a copy.)
     MigrationEnd {
         /// The migration.
         id: u32,
@@ -1412,6 +1430,7 @@ fn decode_message(r: &mut Reader<'_>) -> Result<Message, Error> {
             from: r.take("migration_begin.from")?,
             to: r.take("migration_begin.to")?,
             total_bytes: r.take("migration_begin.total_bytes")?,
+            kind: r.take("migration_begin.kind")?,
         },
         35 => Message::MigrationId {
             id: r.take("migration_id.id")?,
@@ -1553,7 +1572,7 @@ mod tests {
         let e = Envelope::new(7, Message::Lookup { region: 300 });
         let b = e.encode(&mut buf).unwrap();
         // magic, version 4, id 7, kind 5, region 300 as varint (0xac 0x02)
-        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 4, 7, 5, 0xac, 0x02]);
+        assert_eq!(&b[..], &[b'C', b'L', b'R', b'K', 5, 7, 5, 0xac, 0x02]);
         assert_eq!(Envelope::decode(b).unwrap(), e);
     }
 

@@ -2,10 +2,10 @@
 //! the decoder never panic: they decode or fail naming a field.
 
 use clio_control::{
-    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MigrationInfo, MigrationOutcome,
-    MoveOrder, NodeAddr, Placement, Pressure, RegionUse, Replicas, Space, MAX_CHUNK_LIST,
-    MAX_ENVELOPE_LEN, MAX_MIGRATION_LIST, MAX_PLACEMENTS, MAX_REPLICATED, MAX_USAGE, REGION_COUNT,
-    VREGION_BYTES,
+    ChunkVa, Envelope, ErrorCode, Field, GateState, Message, MigrationInfo, MigrationKind,
+    MigrationOutcome, MoveOrder, NodeAddr, Placement, Pressure, RegionUse, Replicas, Space,
+    MAX_CHUNK_LIST, MAX_ENVELOPE_LEN, MAX_MIGRATION_LIST, MAX_PLACEMENTS, MAX_REPLICATED,
+    MAX_USAGE, REGION_COUNT, VREGION_BYTES,
 };
 use proptest::prelude::*;
 
@@ -312,12 +312,13 @@ fn message() -> impl Strategy<Value = Message> {
         (0..REGION_COUNT, any::<u32>(), any::<u64>())
             .prop_map(|(region, pid, va)| Message::TakeDirty { region, pid, va }),
         any::<u64>().prop_map(|mask| Message::Dirty { mask }),
-        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u64>()).prop_map(
-            |(region, from, total_bytes)| Message::MigrationBegin {
+        (0..REGION_COUNT, 1..=u16::MAX / 2, any::<u64>(), kind()).prop_map(
+            |(region, from, total_bytes, kind)| Message::MigrationBegin {
                 region,
                 from,
                 to: from + 1,
                 total_bytes,
+                kind,
             }
         ),
         any::<u32>().prop_map(|id| Message::MigrationId { id }),
@@ -382,10 +383,11 @@ fn migration() -> impl Strategy<Value = MigrationInfo> {
                 MigrationOutcome::RolledBack,
                 MigrationOutcome::TimedOut,
             ]),
+            kind(),
         ),
     )
         .prop_map(
-            |((id, region, from, total_bytes), (copied_bytes, started, ended, outcome))| {
+            |((id, region, from, total_bytes), (copied_bytes, started, ended, outcome, kind))| {
                 MigrationInfo {
                     id,
                     region,
@@ -396,9 +398,14 @@ fn migration() -> impl Strategy<Value = MigrationInfo> {
                     started_unix_ms: started,
                     ended_unix_ms: ended,
                     outcome,
+                    kind,
                 }
             },
         )
+}
+
+fn kind() -> impl Strategy<Value = MigrationKind> {
+    proptest::sample::select(vec![MigrationKind::Move, MigrationKind::Copy])
 }
 
 fn space() -> impl Strategy<Value = Space> {

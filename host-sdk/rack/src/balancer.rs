@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use clio::backend::Transport;
 use clio::{ClientConfig, Session};
-use clio_control::{GateState, Message, MoveOrder, NodeId, Replicas};
+use clio_control::{GateState, Message, MigrationKind, MoveOrder, NodeId, Replicas};
 
 use crate::client::{
     chunk_list, copy_region, node_call, space_session, token_of, CopyEnd, CopyPolicy, Links,
@@ -308,9 +308,9 @@ impl<T: Transport> Mover<T> {
             |m| self.ctl.call(m).map_err(ctl_err),
             ctl_addr,
             region,
-            from,
-            to,
+            (from, to),
             listed.len() as u64 * CHUNK,
+            MigrationKind::Move,
         )?;
         let mut reporter = crate::service::Client::connect(ctl_addr)
             .ok()
@@ -418,7 +418,7 @@ impl<T: Transport> Mover<T> {
             ..
         } = plan;
         let paddr = self.addr(primary)?;
-        let Some((client, pid, _)) = chunk_list(&*self.links, primary, paddr, region)? else {
+        let Some((client, pid, listed)) = chunk_list(&*self.links, primary, paddr, region)? else {
             return Err(RackClientError::Unallocated {
                 va: u64::from(region) << clio_control::VREGION_SHIFT,
             });
@@ -426,6 +426,27 @@ impl<T: Transport> Mover<T> {
         let mut src = self.space(primary, client)?;
         let mut dst = self.space(backup, client)?;
         let dst_pid = dst.pid().unwrap_or(0);
+        let ctl_addr = self.ctl_addr();
+        // Recorded at the controller as a copy (`clio rack status`), ended
+        // `Completed` by the `AddBackup` commit or `RolledBack` below.
+        let id = crate::client::begin_migration(
+            |m| {
+                self.ctl
+                    .call(m)
+                    .map_err(|source| RackClientError::Controller {
+                        addr: ctl_addr,
+                        source,
+                    })
+            },
+            ctl_addr,
+            region,
+            (primary, backup),
+            listed.len() as u64 * CHUNK,
+            MigrationKind::Copy,
+        )?;
+        let mut reporter = crate::service::Client::connect(ctl_addr)
+            .ok()
+            .map(|c| c.with_key(self.key));
         let started = Instant::now();
         let mut paused = BTreeMap::new();
         let mut copied = BTreeMap::new();
@@ -437,7 +458,12 @@ impl<T: Transport> Mover<T> {
                 (backup, dst_pid, &mut dst),
                 &mut paused,
                 &mut copied,
-                &mut |_| {},
+                &mut |copied_bytes| {
+                    if let Some(r) = reporter.as_mut() {
+                        r.attempts = 1;
+                        let _ = r.call(Message::MigrationProgress { id, copied_bytes });
+                    }
+                },
             )?);
             dst.rfence()
                 .map_err(|source| self.node_err(backup, source))?;
@@ -476,6 +502,11 @@ impl<T: Transport> Mover<T> {
                 for &nva in copied.values() {
                     let _ = dst.rfree(nva, CHUNK);
                 }
+                // Best effort: a record left open closes `TimedOut`.
+                let _ = self.ctl.call(Message::MigrationEnd {
+                    id,
+                    outcome: clio_control::MigrationOutcome::RolledBack,
+                });
                 return Err(res.err().unwrap_or(RackClientError::StillMoving { region }));
             }
         };

@@ -36,8 +36,8 @@ use std::time::{Duration, Instant};
 use clio::backend::Transport;
 use clio::{ClientConfig, ClioError, Session, ShareToken};
 use clio_control::{
-    ErrorCode, Field, GateState, Message, MigrationOutcome, NodeId, Placement, Replicas, Space,
-    DIRTY_BLOCK, VREGION_BYTES, VREGION_SHIFT,
+    ErrorCode, Field, GateState, Message, MigrationKind, MigrationOutcome, NodeId, Placement,
+    Replicas, Space, DIRTY_BLOCK, VREGION_BYTES, VREGION_SHIFT,
 };
 
 use crate::config::RackConfig;
@@ -401,22 +401,23 @@ pub(crate) fn node_call<T: Transport>(
         .map_err(|source| RackClientError::Gate { node, addr, source })
 }
 
-/// Records a migration's start at the controller through `call`; its id.
-/// Refused (another migration of the region is open, the region is not
-/// `from`'s): the migration does not start.
+/// Records a migration's (or, `kind` `Copy`, a re-replication's) start at
+/// the controller through `call`; its id. Refused (another migration of the
+/// region is open, the region is not `from`'s): the copy does not start.
 pub(crate) fn begin_migration(
     mut call: impl FnMut(Message) -> Result<Message, RackClientError>,
     ctl_addr: SocketAddr,
     region: u32,
-    from: NodeId,
-    to: NodeId,
+    (from, to): (NodeId, NodeId),
     total_bytes: u64,
+    kind: MigrationKind,
 ) -> Result<u32, RackClientError> {
     match call(Message::MigrationBegin {
         region,
         from,
         to,
         total_bytes,
+        kind,
     })? {
         Message::MigrationId { id } => Ok(id),
         Message::Refused {
@@ -2038,9 +2039,9 @@ impl<T: Transport> RackClient<T> {
             |m| self.call_controller(m),
             self.ctl_addr,
             region,
-            from,
-            to,
+            (from, to),
             chunks.len() as u64 * CHUNK,
+            MigrationKind::Move,
         )?;
         let started = Instant::now();
         let mut gated = BTreeMap::new();

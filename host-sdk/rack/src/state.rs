@@ -9,8 +9,8 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use clio_control::{
-    ErrorCode, Field, Message, MigrationInfo, MigrationOutcome, MoveOrder, NodeId, Placement,
-    Pressure, Replicas, MAX_MIGRATION_LIST, REGION_COUNT, VREGION_BYTES,
+    ErrorCode, Field, Message, MigrationInfo, MigrationKind, MigrationOutcome, MoveOrder, NodeId,
+    Placement, Pressure, Replicas, MAX_MIGRATION_LIST, REGION_COUNT, VREGION_BYTES,
 };
 use serde::{Deserialize, Serialize};
 
@@ -89,13 +89,31 @@ pub enum Event {
         /// When (Unix ms, the controller's clock).
         at_unix_ms: u64,
     },
-    /// Migration `id` ended (`Completed` in the same change as its `Moved`).
+    /// Migration `id` ended (`Completed` in the same change as its `Moved`,
+    /// or a copy's in the same change as its `Replicated`).
     MigrationEnded {
         /// Its id.
         id: u32,
         /// How.
         outcome: MigrationOutcome,
         /// When (Unix ms).
+        at_unix_ms: u64,
+    },
+    /// A re-replication of `region` from its owner `from` to the new backup
+    /// `to` began: recorded as a migration of kind `Copy`. (A variant of its
+    /// own, appended, so logs written before it still read.)
+    CopyStarted {
+        /// The controller's id for it (shared with migrations).
+        id: u32,
+        /// vRegion index.
+        region: u32,
+        /// The owner (primary) it is copied from.
+        from: String,
+        /// The new backup.
+        to: String,
+        /// Bytes to copy.
+        total_bytes: u64,
+        /// When (Unix ms, the controller's clock).
         at_unix_ms: u64,
     },
 }
@@ -287,11 +305,11 @@ impl Controller {
         self.ended.iter()
     }
 
-    fn open_migration_of(&self, region: u32) -> Option<u32> {
+    fn open_migration_of(&self, region: u32) -> Option<(u32, MigrationKind)> {
         self.migrations
             .values()
             .find(|m| m.info.region == region)
-            .map(|m| m.info.id)
+            .map(|m| (m.info.id, m.info.kind))
     }
 
     fn end_event(&self, id: u32, outcome: MigrationOutcome) -> Event {
@@ -604,7 +622,19 @@ impl Controller {
                 to,
                 total_bytes,
                 at_unix_ms,
+            }
+            | Event::CopyStarted {
+                id,
+                region,
+                from,
+                to,
+                total_bytes,
+                at_unix_ms,
             } => {
+                let kind = match event {
+                    Event::CopyStarted { .. } => MigrationKind::Copy,
+                    _ => MigrationKind::Move,
+                };
                 let (from, to) = (self.id_of(from)?, self.id_of(to)?);
                 if *region >= REGION_COUNT {
                     return Err(ApplyError::RegionOutOfRange(*region));
@@ -628,6 +658,7 @@ impl Controller {
                             started_unix_ms: *at_unix_ms,
                             ended_unix_ms: None,
                             outcome: MigrationOutcome::InProgress,
+                            kind,
                         },
                         last_heard_ms,
                     },
@@ -911,8 +942,10 @@ impl Controller {
                     node: self.name_of(to).to_string(),
                 }];
                 // The commit ends the region's open migration in the same
-                // logged change: a crash cannot leave it half.
-                if let Some(id) = self.open_migration_of(region) {
+                // logged change: a crash cannot leave it half. (An open copy
+                // to a new backup is not this commit's: its `AddBackup` will
+                // be refused or it times out.)
+                if let Some((id, MigrationKind::Move)) = self.open_migration_of(region) {
                     events.push(self.end_event(id, MigrationOutcome::Completed));
                 }
                 Decision {
@@ -929,6 +962,7 @@ impl Controller {
                 from,
                 to,
                 total_bytes,
+                kind,
             } => {
                 if self.node(from).is_none() {
                     return Decision::refuse(ErrorCode::UnknownNode, Field::MoveFrom);
@@ -950,16 +984,32 @@ impl Controller {
                 }
                 let id = self.next_migration;
                 self.begun = Some((id, now_ms));
-                Decision {
-                    reply: Message::MigrationId { id },
-                    events: vec![Event::MigrationStarted {
+                let (from, to, at_unix_ms) = (
+                    self.name_of(from).to_string(),
+                    self.name_of(to).to_string(),
+                    self.wall_ms,
+                );
+                let started = match kind {
+                    MigrationKind::Move => Event::MigrationStarted {
                         id,
                         region,
-                        from: self.name_of(from).to_string(),
-                        to: self.name_of(to).to_string(),
+                        from,
+                        to,
                         total_bytes,
-                        at_unix_ms: self.wall_ms,
-                    }],
+                        at_unix_ms,
+                    },
+                    MigrationKind::Copy => Event::CopyStarted {
+                        id,
+                        region,
+                        from,
+                        to,
+                        total_bytes,
+                        at_unix_ms,
+                    },
+                };
+                Decision {
+                    reply: Message::MigrationId { id },
+                    events: vec![started],
                 }
             }
             Message::MigrationProgress { id, copied_bytes } => match self.migrations.get_mut(&id) {
@@ -1074,10 +1124,18 @@ impl Controller {
                         backup,
                         backup_epoch: st.epoch,
                     }),
-                    events: vec![Event::Replicated {
-                        region,
-                        node: self.name_of(backup).to_string(),
-                    }],
+                    events: {
+                        let mut events = vec![Event::Replicated {
+                            region,
+                            node: self.name_of(backup).to_string(),
+                        }];
+                        // The commit ends the region's open copy in the same
+                        // logged change, as `MoveRegion` ends a move.
+                        if let Some((id, MigrationKind::Copy)) = self.open_migration_of(region) {
+                            events.push(self.end_event(id, MigrationOutcome::Completed));
+                        }
+                        events
+                    },
                 }
             }
             Message::PlanMove { high_ppm, low_ppm } => Decision::read(Message::MovePlan(

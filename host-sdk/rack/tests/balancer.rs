@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use clio::backend::UdpTransport;
 use clio::ClientConfig;
 use clio_config::BoardConfig;
-use clio_control::{GateState, Message, VREGION_BYTES};
+use clio_control::{GateState, Message, MigrationOutcome, VREGION_BYTES};
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
 use clio_rack::{Balancer, BalancerConfig, RackClient, RackClientError, UdpLinks};
@@ -369,6 +369,15 @@ fn a_replicated_region_that_lost_its_backup_gets_a_new_one_and_survives_its_prim
         0,
         "{m:?}"
     );
+    // The controller records the copy as a re-replication, ended by its commit.
+    let copies = common::copies_recorded(rack.controller_addr(), region);
+    assert_eq!(copies.len(), 1, "{copies:?}");
+    assert_eq!(
+        (copies[0].from, copies[0].to, copies[0].outcome),
+        (primary, third, MigrationOutcome::Completed),
+        "{copies:?}"
+    );
+    assert_eq!(copies[0].total_bytes, 2 * CHUNK);
     // The writers' next changes learn it and write to both again.
     wait_for("the client to write to both", 120, || {
         c.copies_of(region) == Some((primary, Some(third)))
@@ -471,6 +480,20 @@ fn a_new_backup_killed_during_the_tracked_copy_rolls_back_or_completes_never_hal
     } else {
         assert!(st.rolled_back > 0, "{st:?}");
     }
+    // The controller's record agrees: a completed copy only if committed.
+    let copies = common::copies_recorded(rack.controller_addr(), region);
+    assert!(!copies.is_empty());
+    for m in &copies {
+        assert_eq!((m.from, m.to), (primary, third), "{copies:?}");
+    }
+    assert_eq!(
+        copies
+            .iter()
+            .filter(|m| m.outcome == MigrationOutcome::Completed)
+            .count(),
+        usize::from(completed),
+        "{copies:?}"
+    );
     eprintln!(
         "outcome: {}; {tracked_at_kill} tracked changes at the kill; {st:?}",
         if completed {

@@ -3,7 +3,10 @@
 
 mod common;
 
-use clio_control::{ErrorCode, Field, Message, Pressure, Replicas, VREGION_BYTES};
+use clio_control::{
+    ErrorCode, Field, Message, MigrationInfo, MigrationKind, MigrationOutcome, Pressure, Replicas,
+    VREGION_BYTES,
+};
 use clio_rack::{Controller, Event, Rack};
 use common::{hello, rack};
 
@@ -234,4 +237,112 @@ fn failover_survives_a_controller_restart() {
     let (r, _) = Rack::open(cfg, &log, 0).unwrap();
     assert_eq!(r.controller().owner(s.region), Some(s.backup));
     assert_eq!(r.controller().backup(s.region), None);
+}
+
+/// The controller's records of `region` (every page of `Migrations`).
+fn records(r: &mut Rack, now: u64, region: u32) -> Vec<MigrationInfo> {
+    let Message::MigrationList { entries, next } = r.request(now, &Message::Migrations { from: 0 })
+    else {
+        panic!("a migration list")
+    };
+    assert_eq!(next, None);
+    entries.into_iter().filter(|m| m.region == region).collect()
+}
+
+#[test]
+fn a_re_replication_is_recorded_as_a_copy_ended_by_its_commit_and_replayed() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("rack.log");
+    let cfg = rack();
+    let (mut r, _) = Rack::open(cfg.clone(), &log, 0).unwrap();
+    for n in 1..=3 {
+        r.request(0, &hello(&cfg, n, 1));
+    }
+    let Message::AllocatedReplicated { sets } =
+        r.request(0, &Message::AllocateReplicated { bytes: 1 })
+    else {
+        panic!()
+    };
+    let s = sets[0];
+    let third = 6 - s.primary - s.backup;
+    // The backup goes silent: the region is left with one copy.
+    for n in [s.primary, third] {
+        let epoch = r.controller().node(n).unwrap().epoch;
+        r.request(900, &hb(n, epoch));
+    }
+    let events = r.tick(1500).unwrap();
+    assert!(events.contains(&Event::Unreplicated { region: s.region }));
+    let copy = Message::MigrationBegin {
+        region: s.region,
+        from: s.primary,
+        to: third,
+        total_bytes: 8 << 20,
+        kind: MigrationKind::Copy,
+    };
+    let Message::MigrationId { id } = r.request(1500, &copy) else {
+        panic!("an id")
+    };
+    // One open copy or move per region: a move of it now is refused.
+    assert_eq!(
+        r.request(
+            1500,
+            &Message::MigrationBegin {
+                region: s.region,
+                from: s.primary,
+                to: third,
+                total_bytes: 8 << 20,
+                kind: MigrationKind::Move,
+            }
+        ),
+        Message::Refused {
+            code: ErrorCode::Busy,
+            field: Field::MigrationRegion
+        }
+    );
+    let open = records(&mut r, 1500, s.region);
+    assert_eq!(open.len(), 1);
+    assert_eq!(
+        (open[0].id, open[0].kind, open[0].outcome, open[0].to),
+        (id, MigrationKind::Copy, MigrationOutcome::InProgress, third)
+    );
+    // A controller restart brings the open copy back from the log, as a copy.
+    drop(r);
+    let (mut r, _) = Rack::open(cfg.clone(), &log, 1500).unwrap();
+    let open = records(&mut r, 1500, s.region);
+    assert_eq!(
+        (
+            open[0].id,
+            open[0].kind,
+            open[0].outcome,
+            open[0].copied_bytes
+        ),
+        (id, MigrationKind::Copy, MigrationOutcome::InProgress, None)
+    );
+    // The commit ends it `Completed` in the same logged change.
+    let primary_epoch = r.controller().node(s.primary).unwrap().epoch;
+    assert!(matches!(
+        r.request(
+            1600,
+            &Message::AddBackup {
+                region: s.region,
+                primary: s.primary,
+                primary_epoch,
+                backup: third,
+            }
+        ),
+        Message::ReplicaState(rs) if rs.backup == third
+    ));
+    drop(r);
+    let (mut r, _) = Rack::open(cfg, &log, 1600).unwrap();
+    let done = records(&mut r, 1600, s.region);
+    assert_eq!(done.len(), 1);
+    assert_eq!(
+        (done[0].id, done[0].kind, done[0].outcome, done[0].from),
+        (
+            id,
+            MigrationKind::Copy,
+            MigrationOutcome::Completed,
+            s.primary
+        )
+    );
 }

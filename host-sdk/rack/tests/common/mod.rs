@@ -11,7 +11,7 @@ use std::thread::JoinHandle;
 use clio::backend::Transport;
 use clio::ClientConfig;
 use clio_config::BoardConfig;
-use clio_control::{Message, NodeId};
+use clio_control::{Message, MigrationInfo, MigrationKind, NodeId};
 use clio_rack::client::CHUNK;
 use clio_rack::local::LocalRack;
 use clio_rack::{RackClient, RackConfig};
@@ -144,4 +144,22 @@ pub fn join_writers(writers: Vec<JoinHandle<BTreeMap<u64, u64>>>) -> BTreeMap<u6
         model.extend(w.join().unwrap());
     }
     model
+}
+
+/// The re-replications of `region` the controller at `ctl` records (kind
+/// `Copy`), open ones first, then the ended ones newest first.
+pub fn copies_recorded(ctl: std::net::SocketAddr, region: u32) -> Vec<MigrationInfo> {
+    let mut c = clio_rack::service::Client::connect(ctl).unwrap();
+    let (mut all, mut from) = (Vec::new(), Some(0));
+    while let Some(at) = from {
+        match c.call(Message::Migrations { from: at }).unwrap() {
+            Message::MigrationList { entries, next } => {
+                all.extend(entries);
+                from = next;
+            }
+            other => panic!("Migrations answered {other:?}"),
+        }
+    }
+    all.retain(|m| m.region == region && m.kind == MigrationKind::Copy);
+    all
 }
