@@ -212,21 +212,27 @@ fn bad_backup_events_are_refused() {
         .is_err());
 }
 
-#[test]
-fn failover_survives_a_controller_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = dir.path().join("rack.log");
-    let cfg = rack();
-    let (mut r, _) = Rack::open(cfg.clone(), &log, 0).unwrap();
+/// A controller logging to `log` with the three nodes registered and one
+/// replicated region allocated: the rack and the region's copies.
+fn replicated_rack(cfg: &clio_rack::RackConfig, log: &std::path::Path) -> (Rack, Replicas) {
+    let (mut r, _) = Rack::open(cfg.clone(), log, 0).unwrap();
     for n in 1..=3 {
-        r.request(0, &hello(&cfg, n, 1));
+        r.request(0, &hello(cfg, n, 1));
     }
     let Message::AllocatedReplicated { sets } =
         r.request(0, &Message::AllocateReplicated { bytes: 1 })
     else {
         panic!()
     };
-    let s = sets[0];
+    (r, sets[0])
+}
+
+#[test]
+fn failover_survives_a_controller_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("rack.log");
+    let cfg = rack();
+    let (mut r, s) = replicated_rack(&cfg, &log);
     for n in (1..=3).filter(|n| *n != s.primary) {
         let epoch = r.controller().node(n).unwrap().epoch;
         r.request(900, &hb(n, epoch));
@@ -254,16 +260,7 @@ fn a_re_replication_is_recorded_as_a_copy_ended_by_its_commit_and_replayed() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("rack.log");
     let cfg = rack();
-    let (mut r, _) = Rack::open(cfg.clone(), &log, 0).unwrap();
-    for n in 1..=3 {
-        r.request(0, &hello(&cfg, n, 1));
-    }
-    let Message::AllocatedReplicated { sets } =
-        r.request(0, &Message::AllocateReplicated { bytes: 1 })
-    else {
-        panic!()
-    };
-    let s = sets[0];
+    let (mut r, s) = replicated_rack(&cfg, &log);
     let third = 6 - s.primary - s.backup;
     // The backup goes silent: the region is left with one copy.
     for n in [s.primary, third] {
