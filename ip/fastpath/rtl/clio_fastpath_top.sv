@@ -1147,7 +1147,12 @@ wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
 wire        wl_one = xl_pages == 32'd1 && pg_ok && h_plen != 16'd0;
 wire [63:0] wl_pa = ({32'd0, pg_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
 wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
-wire        wl_cmd_valid = state_reg == S_WR_BEGIN && !eng_hold && wl_one;
+// Handed over from S_XL_OK already when the first pass's only page (the
+// last) is translated there (S_WR_BEGIN's hand-off, a cycle sooner).
+wire        xl_more = ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end;   // a page after this one
+wire        wl_early = state_reg == S_XL_OK && !xl_pass2 && !xl_more && xl_ret == S_WR_BEGIN
+    && xl_pages == 32'd1 && h_plen != 16'd0;
+wire        wl_cmd_valid = (state_reg == S_WR_BEGIN && !eng_hold && wl_one) || wl_early;
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -2047,12 +2052,27 @@ always @(posedge clk) begin
             pg_ok <= 1'b1;
             if (xl_pass2) begin
                 state_reg <= xl_ret;
-            end else if (({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end) begin
+            end else if (xl_more) begin
                 xl_cur <= (xl_cur | pg_mask) + 1'b1;
                 state_reg <= S_XL_PAGE;
             end else begin
                 xl_cur <= xl_end[63:0];                      // the last page: translated
-                state_reg <= xl_ret;
+                if (wl_early && wl_ready) begin
+                    // A one-page WRITE: the write lane took it (as in S_WR_BEGIN).
+                    dd_upd_key <= own_key;
+                    dd_upd_rec <= wl_rec;
+                    dd_upd_mode <= 2'd0;                 // insert
+                    dd_upd_valid <= 1'b1;
+                    if (fq_count != 0) begin
+                        state_reg <= S_FINISH;
+                    end else begin
+                        pkt_have_reg <= 1'b0;
+                        pkt_done_reg <= 1'b0;
+                        state_reg <= S_IDLE;
+                    end
+                end else begin
+                    state_reg <= xl_ret;
+                end
             end
         end
         S_XL_FAILU: begin
