@@ -64,10 +64,12 @@ reg [DATA_WIDTH-1:0] mem [0:WORDS-1] /* verilator public_flat_rw */;
 
 // Reads: bursts are queued (up to 8); the first beat of a burst is served
 // READ_LATENCY cycles after it was accepted, then one beat per cycle, so
-// back-to-back single-beat reads flow at one per cycle. Writes: one burst at
-// a time, acknowledged WRITE_LATENCY cycles after the last beat; an address is
-// not accepted while a write is in progress (masters here never overlap a
-// read and a write of the same address).
+// back-to-back single-beat reads flow at one per cycle. Writes: one burst's
+// beats at a time, each burst acknowledged (B, in order) WRITE_LATENCY cycles
+// after its last beat; the next burst's address is taken meanwhile (up to
+// BQ Bs outstanding, as a DDR controller's write queue does), and an address
+// is not accepted while a burst's beats are coming in (masters here never
+// overlap a read and a write of the same address: a read waits for its B).
 localparam QD = 8;
 reg [ADDR_WIDTH-1:0] q_word [0:QD-1];
 reg [7:0]            q_len [0:QD-1];
@@ -79,19 +81,23 @@ reg [7:0]            beat_reg = 0;
 wire                 q_empty = q_wr == q_rd;
 wire                 q_full = (q_wr - q_rd) == QD;
 
-// Write channel states: waiting for an address, taking the beats, the write
-// latency, the response.
-typedef enum logic [1:0] {
-    W_IDLE = 2'd0,
-    W_DATA = 2'd1,
-    W_WAIT = 2'd2,
-    W_RESP = 2'd3
+// Write channel states: waiting for an address, taking the beats. The Bs
+// wait in a queue (id, cycle from which it is offered).
+typedef enum logic [0:0] {
+    W_IDLE = 1'd0,
+    W_DATA = 1'd1
 } wstate_t;
+localparam BQ = 4;
+reg [ID_WIDTH-1:0]   bq_id [0:BQ-1];
+reg [31:0]           bq_time [0:BQ-1];
+reg [2:0]            bq_wr = 0, bq_rd = 0;
+wire                 bq_empty = bq_wr == bq_rd;
+wire                 bq_full = (bq_wr - bq_rd) == BQ;
+wire [1:0]           bq_head = bq_rd[1:0];
 wstate_t             wstate_reg = W_IDLE;
 reg [ID_WIDTH-1:0]   wid_reg = 0;
 reg [ADDR_WIDTH-1:0] wword_reg = 0;
 reg [7:0]            wleft_reg = 0;
-reg [15:0]           wwait_reg = 0;
 
 wire [ADDR_WIDTH-1:0] ar_word = (s_axi_araddr - BASE) >> OW;
 wire [ADDR_WIDTH-1:0] aw_word = (s_axi_awaddr - BASE) >> OW;
@@ -101,15 +107,15 @@ wire                  r_ready_now = !q_empty && (now - q_time[q_head]) >= READ_L
 wire                  w_in_range = wword_reg < WORDS;
 
 assign s_axi_arready = !q_full && wstate_reg == W_IDLE;
-assign s_axi_awready = wstate_reg == W_IDLE && q_empty && !s_axi_arvalid;
+assign s_axi_awready = wstate_reg == W_IDLE && q_empty && !s_axi_arvalid && !bq_full;
 assign s_axi_wready = wstate_reg == W_DATA;
 assign s_axi_rvalid = r_ready_now;
 assign s_axi_rdata = (r_ready_now && r_word < WORDS) ? mem[r_word[WW-1:0]] : {DATA_WIDTH{1'b0}};
 assign s_axi_rlast = beat_reg == q_len[q_head];
 assign s_axi_rid = q_id[q_head];
 assign s_axi_rresp = 2'b00;
-assign s_axi_bvalid = wstate_reg == W_RESP;
-assign s_axi_bid = wid_reg;
+assign s_axi_bvalid = !bq_empty && now >= bq_time[bq_head];
+assign s_axi_bid = bq_id[bq_head];
 assign s_axi_bresp = 2'b00;
 
 always_ff @(posedge clk) begin
@@ -149,22 +155,24 @@ always_ff @(posedge clk) begin
                 wword_reg <= wword_reg + 1'b1;
                 wleft_reg <= wleft_reg - 1'b1;
                 if (wleft_reg == 0 || s_axi_wlast) begin
-                    wwait_reg <= WRITE_LATENCY;
-                    wstate_reg <= W_WAIT;
+                    // Offered WRITE_LATENCY + 1 cycles after the last beat.
+                    bq_id[bq_wr[1:0]] <= wid_reg;
+                    bq_time[bq_wr[1:0]] <= now + WRITE_LATENCY + 1;
+                    bq_wr <= bq_wr + 1'b1;
+                    wstate_reg <= W_IDLE;
                 end
             end
         end
-        W_WAIT: begin
-            wwait_reg <= wwait_reg - 1'b1;
-            if (wwait_reg <= 1) wstate_reg <= W_RESP;
-        end
-        default: if (s_axi_bready) wstate_reg <= W_IDLE;
+        default: wstate_reg <= W_IDLE;
     endcase
+    if (s_axi_bvalid && s_axi_bready) bq_rd <= bq_rd + 1'b1;
     if (rst) begin
         q_wr <= 0;
         q_rd <= 0;
         beat_reg <= 0;
         wstate_reg <= W_IDLE;
+        bq_wr <= 0;
+        bq_rd <= 0;
     end
 end
 

@@ -21,23 +21,31 @@
 // `s_cmd_mark` (the engine marks a response packet's last command). The
 // consumer appends them in order (the engine into the response builder).
 //
-// Write: one command at a time, after every read has been handed over.
-// The source is a window the user keeps at the range's next byte
+// Write: one command's bursts at a time, after every read has been handed
+// over; the next write command is taken (into a one-command register) while
+// the current one's last burst streams its W beats, and its burst's AW
+// follows that burst's last beat, while the Bs of earlier bursts are still
+// outstanding (up to WR_BURSTS bursts: AXI returns Bs in order on one id,
+// so a queue of "ends its command" flags says which B completes a command). A read waits
+// for every outstanding B (the DDR does not order a read after a write on
+// its own). The source is a window the user keeps at the range's next byte
 // (`s_wr_data`, lane 0 = next byte, combinational from the user's source
 // position); every W beat accepted takes `m_wr_take` bytes from it
 // (`m_wr_take_valid` that cycle: the user advances its position by that
 // many), moved up to their DRAM lanes with the matching strobes.
 //
 // `m_done` pulses in the cycle a command ends: with a read's last beat
-// handed over, or with the B of a write's last burst. `m_idle`: no command
-// in the unit (no burst to issue, no beat to hand over, no B to wait for).
+// handed over, or with the B of a write's last burst (in command order).
+// `m_idle`: no command in the unit (no burst to issue, no beat to hand
+// over, no B to wait for).
 // Ids are 0 and responses are not checked (the DDR never errs).
 module clio_data_mover #(
     parameter DATA_WIDTH = 512,       // beat width (bits)
     parameter ADDR_WIDTH = 32,        // AXI address width
     parameter LEN_WIDTH = 16,         // command length width (bytes)
     parameter ID_WIDTH = 4,           // AXI id width
-    parameter RD_QUEUE = 4            // read commands in flight (power of two)
+    parameter RD_QUEUE = 4,           // read commands in flight (power of two)
+    parameter WR_BURSTS = 4           // write bursts whose B is outstanding (power of two)
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -99,6 +107,7 @@ module clio_data_mover #(
 localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
 localparam QW = $clog2(RD_QUEUE);
+localparam BW = $clog2(WR_BURSTS);
 
 initial begin
     if ((1 << OW) != BYTES || BYTES < 16 || BYTES > 4096 || ADDR_WIDTH <= 12) begin
@@ -109,6 +118,10 @@ initial begin
         $error("Error: RD_QUEUE must be a power of two, at least 2 (instance %m)");
         $finish;
     end
+    if (WR_BURSTS < 2 || (1 << BW) != WR_BURSTS) begin
+        $error("Error: WR_BURSTS must be a power of two, at least 2 (instance %m)");
+        $finish;
+    end
 end
 
 // Controller states (the address side of reads, and writes).
@@ -116,19 +129,24 @@ typedef enum logic [2:0] {
     M_IDLE = 3'd0,    // no burst to issue
     M_AR = 3'd1,      // read bursts of the last command taken offered
     M_AW = 3'd3,      // write burst address offered
-    M_W = 3'd4,       // write beats streaming in
-    M_B = 3'd5        // waiting for the burst's B
+    M_W = 3'd4        // write beats streaming in (its B is counted below)
 } state_t;
 
 state_t                 state_reg = M_IDLE;
 reg [ADDR_WIDTH-1:0]    addr_reg = 0;       // next byte of the range (burst side)
 reg [LEN_WIDTH-1:0]     rem_reg = 0;        // bytes of the write range not yet written
 reg [8:0]               left_reg = 0;       // beats left in the current write burst
+reg                     w_end_reg = 1'b0;   // the current write burst ends its command
+// The next write command, taken during the current one's last burst.
+reg                     nx_valid_reg = 1'b0;
+reg [ADDR_WIDTH-1:0]    nx_addr_reg = 0;
+reg [LEN_WIDTH-1:0]     nx_len_reg = 0;
 // Beats from addr_reg's beat to the range's last beat, minus one: computed
 // as the command is taken and lowered by each burst, so the next burst's
 // length is a compare and a select on registers (not a chain of adds).
 localparam RLW = LEN_WIDTH - OW + 1;
 reg [RLW-1:0]           rl_reg = 0;
+reg [RLW-1:0]           nx_rl_reg = 0;
 
 // Read commands in flight, oldest first, each as its beats rather than its
 // byte range (worked out as it is taken, so the R side only counts beats):
@@ -193,16 +211,32 @@ wire [OW:0]             cmd_kl = {1'b0, cmd_end[OW-1:0]} + 1'b1;
 wire rd_beat = !rq_empty && m_axi_rvalid && m_rd_ready;
 wire wr_beat = state_reg == M_W && m_axi_wready;
 
+// Write bursts whose B is outstanding, oldest first: a bit each, set if the
+// burst ends its command (its B ends the command). A burst enters with its
+// AW (no AW while the queue is full) and leaves with its B.
+reg [WR_BURSTS-1:0]     bq_end = 0;
+reg [BW:0]              bq_wr_reg = 0, bq_rd_reg = 0;
+wire [BW:0]             bq_count = bq_wr_reg - bq_rd_reg;
+wire                    bq_empty = bq_count == 0;
+wire                    bq_full = bq_count == WR_BURSTS[BW:0];
+wire                    aw_go = state_reg == M_AW && !bq_full && m_axi_awready;
+wire                    b_go = !bq_empty && m_axi_bvalid;
+
 // Ids are 0, the DDR never errs, and the byte count ends a command (not rlast).
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_resp = ^{m_axi_bid, m_axi_bresp, m_axi_rid, m_axi_rresp, m_axi_rlast};
 /* verilator lint_on UNUSEDSIGNAL */
 
-// A read waits for a free queue entry, a write for every read to be handed over.
-assign s_cmd_ready = state_reg == M_IDLE && (s_cmd_write ? rq_empty : !rq_full);
+// A read waits for a free queue entry and every outstanding B, a write for
+// every read to be handed over; the next write also enters during the
+// current one's last burst (no read is taken meanwhile).
+wire   idle_in = state_reg == M_IDLE && !nx_valid_reg;
+assign s_cmd_ready = s_cmd_write ? (idle_in && rq_empty) || (state_reg == M_W && w_end_reg && !nx_valid_reg)
+                                 : idle_in && !rq_full && bq_empty;
 wire   cmd_go = s_cmd_valid && s_cmd_ready;
-assign m_done = (rd_beat && r_last) || (state_reg == M_B && m_axi_bvalid && rem_reg == 0);
-assign m_idle = state_reg == M_IDLE && rq_empty;
+wire   nx_go = cmd_go && state_reg == M_W;       // taken into the next-command register
+assign m_done = (rd_beat && r_last) || (b_go && bq_end[bq_rd_reg[BW-1:0]]);
+assign m_idle = idle_in && rq_empty && bq_empty;
 
 assign m_rd_data = m_axi_rdata >> {r_lane, 3'd0};
 assign m_rd_len = r_k;
@@ -225,12 +259,12 @@ assign m_axi_awaddr = beat_addr;
 assign m_axi_awlen = burst_len;
 assign m_axi_awsize = OW[2:0];
 assign m_axi_awburst = 2'b01;
-assign m_axi_awvalid = state_reg == M_AW;
+assign m_axi_awvalid = state_reg == M_AW && !bq_full;
 assign m_axi_wdata = s_wr_data << {lane, 3'd0};
 assign m_axi_wstrb = k_mask << lane;
 assign m_axi_wlast = left_reg == 9'd1;
 assign m_axi_wvalid = state_reg == M_W;
-assign m_axi_bready = state_reg == M_B;
+assign m_axi_bready = !bq_empty;
 
 // The read queue: a command enters as it is taken and leaves with its last beat.
 always_ff @(posedge clk) begin
@@ -260,10 +294,36 @@ always_ff @(posedge clk) begin
     end
 end
 
+// The B queue.
 always_ff @(posedge clk) begin
+    if (aw_go) begin
+        bq_end[bq_wr_reg[BW-1:0]] <= burst_last;
+        bq_wr_reg <= bq_wr_reg + 1'b1;
+    end
+    if (b_go) bq_rd_reg <= bq_rd_reg + 1'b1;
+    if (rst) begin
+        bq_wr_reg <= 0;
+        bq_rd_reg <= 0;
+    end
+end
+
+always_ff @(posedge clk) begin
+    if (nx_go) begin
+        nx_valid_reg <= 1'b1;
+        nx_addr_reg <= s_cmd_addr;
+        nx_len_reg <= s_cmd_len;
+        nx_rl_reg <= cmd_end[LEN_WIDTH:OW];
+    end
     case (state_reg)
         M_IDLE: begin
-            if (cmd_go) begin
+            if (nx_valid_reg) begin
+                // Taken in the cycle the previous write's last beat went.
+                addr_reg <= nx_addr_reg;
+                rem_reg <= nx_len_reg;
+                rl_reg <= nx_rl_reg;
+                nx_valid_reg <= 1'b0;
+                state_reg <= M_AW;
+            end else if (cmd_go) begin
                 addr_reg <= s_cmd_addr;
                 rem_reg <= s_cmd_len;
                 rl_reg <= cmd_end[LEN_WIDTH:OW];
@@ -279,8 +339,9 @@ always_ff @(posedge clk) begin
             end
         end
         M_AW: begin
-            if (m_axi_awready) begin
+            if (aw_go) begin
                 left_reg <= {1'b0, burst_len} + 9'd1;
+                w_end_reg <= burst_last;
                 rl_reg <= rl_after;    // used only if this burst is not the last
                 state_reg <= M_W;
             end
@@ -290,16 +351,29 @@ always_ff @(posedge clk) begin
                 addr_reg <= addr_reg + {{(ADDR_WIDTH-OW-1){1'b0}}, k};
                 rem_reg <= rem_reg - {{(LEN_WIDTH-OW-1){1'b0}}, k};
                 left_reg <= left_reg - 1'b1;
-                if (left_reg == 9'd1) state_reg <= M_B;
+                // The burst's last beat: the next burst's address, the next
+                // command's if one was taken, or idle (the Bs are counted in
+                // the queue).
+                if (left_reg == 9'd1) begin
+                    if (!w_end_reg) begin
+                        state_reg <= M_AW;
+                    end else if (nx_valid_reg) begin
+                        addr_reg <= nx_addr_reg;
+                        rem_reg <= nx_len_reg;
+                        rl_reg <= nx_rl_reg;
+                        nx_valid_reg <= 1'b0;
+                        state_reg <= M_AW;
+                    end else begin
+                        state_reg <= M_IDLE;
+                    end
+                end
             end
-        end
-        M_B: begin
-            if (m_axi_bvalid) state_reg <= rem_reg == 0 ? M_IDLE : M_AW;
         end
         default: state_reg <= M_IDLE;
     endcase
     if (rst) begin
         state_reg <= M_IDLE;
+        nx_valid_reg <= 1'b0;
         addr_reg <= 0;
         rem_reg <= 0;
         left_reg <= 0;

@@ -53,7 +53,10 @@
 //            packet, which the parser received into the other of two packet
 //            buffers (only a packet's last beat waits for the engine to let
 //            the previous one go; a beat enters the write lane's buffer only
-//            below the beat the mover reads); any other WRITE's buffer takes
+//            below the beat the mover reads, none the buffer of a write
+//            waiting behind it); the lane holds two writes, the second's
+//            burst following the first's last W beat while its B is
+//            outstanding, answers in order; any other WRITE's buffer takes
 //            the next packet's beats once the mover has taken the payload;
 //            atomics through clio_sync_unit.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
@@ -265,14 +268,14 @@ clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
 
 // Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
 // `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
-// write lane may still read an earlier WRITE's payload from `wl_bank_reg`).
+// write lane may still read earlier WRITEs' payloads from either bank).
 // Each packet the engine takes (and each write the hit lane hands over)
 // moves the parser to the other bank, so packet n + 1 is received and
 // checked while packet n is decided and translated; only its last beat
 // (which brings the header registers) waits for the engine to let n go.
 localparam PB1 = PKT_BEATS + 1;
 reg [DATA_WIDTH-1:0] pkt_mem [0:2*PB1-1];
-reg in_bank_reg = 1'b0, eng_bank_reg = 1'b0, wl_bank_reg = 1'b0;
+reg in_bank_reg = 1'b0, eng_bank_reg = 1'b0;
 // The first two beats: request payloads of up to 64 bytes start in beat 0
 // (byte CLIO_HEADER_LEN) and run into beat 1.
 /* verilator lint_off UNUSEDSIGNAL */
@@ -439,9 +442,12 @@ wire [BYTES-1:0]      lane_wstrb;
 // The packet buffer takes the parser's beats while the engine holds no
 // packet, or (a WRITE whose payload the mover has taken) all but the next
 // packet's last; the lane has its say on each beat.
-// The write lane (below) may still read an earlier WRITE's payload from the
-// buffer: a beat enters only below the beat the mover reads from.
+// The write lane (below) may still read earlier WRITEs' payloads from the
+// buffer: a beat enters only below the beat the mover reads from, and not
+// at all into the bank of a write whose payload waits behind it.
 wire wl_src_busy;
+wire wl_bank;                        // the bank the lane's payload bytes come from
+wire [1:0] wl_held;                  // banks of lane writes waiting behind it
 wire [15:0] wl_src_pos;
 wire wl_ready, wl_idle, wl_mem;      // takes a command; holds nothing; a command in the mover
 wire wl_mv_valid;
@@ -459,8 +465,12 @@ wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 // A packet the hit lane takes enters as before (the engine holds nothing,
 // or all but the last beat of a WRITE whose payload the mover has taken);
 // any other packet's beats but its last enter the parser's bank at once.
-wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) : (!pkt_have_reg || !p_tlast))
-    && (!wl_src_busy || wl_bank_reg != in_bank_reg || pkt_beat_reg < wl_src_beat);
+// A hit-lane packet's dedup lookup at intake must see the record the engine
+// inserts as it hands a WRITE to the write lane (and lets its packet go in
+// that cycle): it waits while an engine update is in flight.
+wire dd_upd_busy;
+wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !dd_upd_busy : (!pkt_have_reg || !p_tlast))
+    && (!wl_src_busy || wl_bank != in_bank_reg || pkt_beat_reg < wl_src_beat) && !wl_held[in_bank_reg];
 assign parser_ready = in_free && lane_in_ready;
 assign lane_handoff = lane_ho_valid && !pkt_have_reg;
 
@@ -798,6 +808,7 @@ reg dd_look_valid = 1'b0;
 reg [KEY_W-1:0] dd_look_key = 0;
 // One update port: 0 insert, 1 reserve, 2 complete, 3 remove.
 reg dd_upd_valid = 1'b0;
+assign dd_upd_busy = dd_upd_valid;
 reg [1:0] dd_upd_mode = 0;
 reg [KEY_W-1:0] dd_upd_key = 0;
 reg [REC_W-1:0] dd_upd_rec = 0;
@@ -1162,6 +1173,8 @@ wire [63:0] pg_mask = (64'd1 << pg_shift) - 64'd1;
 // A READ's range past the top of the VA space (S_XL_BEGIN's check).
 wire [64:0] rd_end_full = {1'b0, h_va} + {33'd0, h_total_len};
 wire        rd_wraps = rd_end_full[64];
+// A WRITE's range end (S_XL_BEGIN's wrap check, done at dispatch).
+wire [64:0] wr_end_full = {1'b0, h_va + h_offset} + {49'd0, h_plen};
 // A READ chunk: the rest after `sent` bytes, cut at the MTU.
 function [31:0] chunk_n(input [31:0] total, input [31:0] sent, input [15:0] mtu);
     chunk_n = (total - sent) < {16'd0, mtu} ? (total - sent) : {16'd0, mtu};
@@ -1179,7 +1192,12 @@ wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
 wire        wl_one = xl_pages == 32'd1 && pg_ok && h_plen != 16'd0;
 wire [63:0] wl_pa = ({32'd0, pg_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
 wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
-wire        wl_cmd_valid = state_reg == S_WR_BEGIN && !eng_hold && wl_one;
+// Handed over from S_XL_OK already when the first pass's only page (the
+// last) is translated there (S_WR_BEGIN's hand-off, a cycle sooner).
+wire        xl_more = ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end;   // a page after this one
+wire        wl_early = state_reg == S_XL_OK && !xl_pass2 && !xl_more && xl_ret == S_WR_BEGIN
+    && xl_pages == 32'd1 && h_plen != 16'd0;
+wire        wl_cmd_valid = (state_reg == S_WR_BEGIN && !eng_hold && wl_one) || wl_early;
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -1204,7 +1222,7 @@ wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0
 wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
 wire [PBW-1:0] src_beat = src_off >> OW;
 wire [OW-1:0] src_lane = src_off[OW-1:0];
-wire        src_bank = wl_mem ? wl_bank_reg : eng_bank_reg;
+wire        src_bank = wl_mem ? wl_bank : eng_bank_reg;
 wire [31:0] src_idx = (src_bank ? PB1 : 0) + {{(32-PBW){1'b0}}, src_beat};
 wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_idx + 1], pkt_mem[src_idx]};
 wire [DATA_WIDTH-1:0] src_window = src_pair >> {src_lane, 3'd0};
@@ -1829,11 +1847,18 @@ always @(posedge clk) begin
                     end
                 end
                 OP_WRITE: begin
+                    // S_XL_BEGIN's work, one cycle sooner (as a READ's).
+                    xl_pages <= 0;
                     xl_cur <= h_va + h_offset;
-                    xl_end <= {1'b0, h_va + h_offset} + h_plen;
+                    xl_end <= wr_end_full;
                     xl_need <= PERM_WRITE;
                     xl_ret <= S_WR_BEGIN;
-                    state_reg <= S_XL_BEGIN;
+                    if (wr_end_full[64]) begin
+                        fail_status <= STATUS_UNMAPPED;
+                        state_reg <= S_FAIL;
+                    end else begin
+                        state_reg <= S_XL_PAGE;
+                    end
                 end
                 OP_TAS, OP_CAS, OP_FAA, OP_LOCK, OP_UNLOCK: begin
                     if ((h_op == OP_CAS && h_plen != CAS_ARGS_LEN) || (h_op == OP_FAA && h_plen != FAA_ARGS_LEN)
@@ -2116,12 +2141,27 @@ always @(posedge clk) begin
             pg_ok <= 1'b1;
             if (xl_pass2) begin
                 state_reg <= xl_ret;
-            end else if (({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end) begin
+            end else if (xl_more) begin
                 xl_cur <= (xl_cur | pg_mask) + 1'b1;
                 state_reg <= S_XL_PAGE;
             end else begin
                 xl_cur <= xl_end[63:0];                      // the last page: translated
-                state_reg <= xl_ret;
+                if (wl_early && wl_ready) begin
+                    // A one-page WRITE: the write lane took it (as in S_WR_BEGIN).
+                    dd_upd_key <= own_key;
+                    dd_upd_rec <= wl_rec;
+                    dd_upd_mode <= 2'd0;                 // insert
+                    dd_upd_valid <= 1'b1;
+                    if (fq_count != 0) begin
+                        state_reg <= S_FINISH;
+                    end else begin
+                        pkt_have_reg <= 1'b0;
+                        pkt_done_reg <= 1'b0;
+                        state_reg <= S_IDLE;
+                    end
+                end else begin
+                    state_reg <= xl_ret;
+                end
             end
         end
         S_XL_FAILU: begin
@@ -2316,12 +2356,20 @@ always @(posedge clk) begin
                 // The page is the one the first pass found (a second lookup
                 // would find the TLB's most recent use: LRU order unchanged).
                 if (wl_ready) begin
-                    wl_bank_reg <= eng_bank_reg;
                     dd_upd_key <= own_key;
                     dd_upd_rec <= wl_rec;
                     dd_upd_mode <= 2'd0;                 // insert
                     dd_upd_valid <= 1'b1;
-                    state_reg <= S_FINISH;
+                    // S_FINISH's work (the packet let go) unless faults' side
+                    // effects are deferred: the next packet's last beat enters
+                    // a cycle sooner.
+                    if (fq_count != 0) begin
+                        state_reg <= S_FINISH;
+                    end else begin
+                        pkt_have_reg <= 1'b0;
+                        pkt_done_reg <= 1'b0;
+                        state_reg <= S_IDLE;
+                    end
                 end
             end else if (!wl_mem) begin
                 // The engine's own data phase waits for the lane's burst
@@ -2815,20 +2863,25 @@ wire       mv_cmd_state = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
 wire       mv_cmd_ready_raw;
 assign     mv_cmd_ready = mv_cmd_ready_raw && !wl_mv_valid;
 
-// The WRITE stage (clio_write_lane): a one-page WRITE's burst, its B and its
-// answer, while the engine takes the next packet. Its own mover command
-// port is this shared mover (its commands first): the mover issues one
-// write at a time after every queued read, so DRAM sees the model's order
-// without a second AXI write path and a hazard check against it.
-clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16)) wl_inst (
+// The WRITE stage (clio_write_lane): one-page WRITEs' bursts, their Bs and
+// their answers, while the engine takes the next packet; two writes, one
+// per packet bank, so the next write's burst follows the previous one's
+// last W beat while its B is outstanding. Its own mover command port is
+// this shared mover (its commands first): the mover streams writes in
+// order after every queued read (a read waits for their Bs), so DRAM sees
+// the model's order without a second AXI write path and a hazard check
+// against it.
+clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .SLOTS(2), .BUFS(2)) wl_inst (
     .clk(clk), .rst(rst),
     .s_cmd_valid(wl_cmd_valid), .s_cmd_ready(wl_ready), .s_cmd_addr(wl_pa[ADDR_WIDTH-1:0]), .s_cmd_len(h_plen),
+    .s_cmd_buf(eng_bank_reg),
     .s_hdr_opcode(r_op), .s_hdr_pid(h_pid), .s_hdr_req_id(h_req_id), .s_hdr_retry_of(h_retry_of),
     .s_hdr_va(h_va), .s_hdr_total_len(h_total_len), .s_hdr_offset(h_offset), .s_hdr_session(h_session),
     .s_hdr_epoch(r_epoch),
     .m_mv_valid(wl_mv_valid), .m_mv_ready(mv_cmd_ready_raw), .m_mv_addr(wl_mv_addr), .m_mv_len(wl_mv_len),
     .s_mv_take_valid(mv_take_valid), .s_mv_take(mv_take), .s_mv_done(mv_done),
-    .m_src_pos(wl_src_pos), .m_src_busy(wl_src_busy), .m_mem_busy(wl_mem),
+    .m_src_pos(wl_src_pos), .m_src_buf(wl_bank), .m_src_busy(wl_src_busy), .m_buf_held(wl_held),
+    .m_mem_busy(wl_mem),
     .m_ans_valid(wl_ans_valid), .s_ans_ready(wl_ans_ready), .m_ans_opcode(wl_ans_op), .m_ans_pid(wl_ans_pid),
     .m_ans_req_id(wl_ans_req_id), .m_ans_retry_of(wl_ans_retry_of), .m_ans_va(wl_ans_va),
     .m_ans_total_len(wl_ans_total_len), .m_ans_offset(wl_ans_offset), .m_ans_session(wl_ans_session),

@@ -61,7 +61,7 @@ declare -A sweep=(
     [clio_axi_ram]="DATA_WIDTH=128 READ_LATENCY=1"
     [clio_session_table]="SESSIONS=5"
     [clio_hit_lane]="PUMP_WAIT=3"
-    [clio_write_lane]="DATA_WIDTH=128"
+    [clio_write_lane]="DATA_WIDTH=128;SLOTS=4"
 )
 if [ -z "${SKIP_BENCHES:-}" ]; then
     nb=0
