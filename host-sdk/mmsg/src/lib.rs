@@ -175,15 +175,26 @@ impl GsoSender {
                     sent += n;
                     self.gso_messages += gso;
                 }
-                Err(imp::GsoError::Refused) => {
-                    // Not this kernel, socket or route: datagram by
-                    // datagram from now on, starting with this message.
-                    self.on = false;
-                    return match send_batch(sock, &pkts[sent..]) {
-                        Ok(n) => Ok(sent + n),
-                        Err(e) if sent == 0 => Err(e),
-                        Err(_) => Ok(sent),
-                    };
+                Err(imp::GsoError::Segmented { run, refused }) => {
+                    // The first message, a segmented one, failed: its
+                    // datagrams go one by one. A refusal of UDP_SEGMENT
+                    // (this kernel, socket or route's MTU) holds for later
+                    // sends too: datagram by datagram from now on.
+                    if refused {
+                        self.on = false;
+                    }
+                    match send_batch(sock, &pkts[sent..sent + run]) {
+                        Ok(n) => sent += n,
+                        Err(e) if sent == 0 => return Err(e),
+                        Err(_) => break,
+                    }
+                    if !self.on {
+                        return match send_batch(sock, &pkts[sent..]) {
+                            Ok(n) => Ok(sent + n),
+                            Err(_) if sent > 0 => Ok(sent),
+                            Err(e) => Err(e),
+                        };
+                    }
                 }
                 Err(imp::GsoError::Io(e)) if sent == 0 => return Err(e),
                 Err(imp::GsoError::Io(_)) => break,
@@ -376,8 +387,10 @@ mod imp {
 
     /// Why a segmented send failed.
     pub(super) enum GsoError {
-        /// The kernel refused `UDP_SEGMENT` on the first message.
-        Refused,
+        /// The first message, `run` datagrams segmented, failed; `refused`:
+        /// with an error that refuses `UDP_SEGMENT` itself (not this
+        /// kernel, socket or route), so later ones would fail alike.
+        Segmented { run: usize, refused: bool },
         /// Any other error.
         Io(io::Error),
     }
@@ -483,12 +496,23 @@ mod imp {
             unsafe { libc::sendmmsg(sock.as_raw_fd(), hdrs.as_mut_ptr(), msgs as libc::c_uint, 0) };
         if r < 0 {
             let e = io::Error::last_os_error();
+            // EMSGSIZE: a segment longer than the route's MTU allows (the
+            // datagrams alone may still go, fragmented).
             let refused = matches!(
                 e.raw_os_error(),
-                Some(libc::EINVAL | libc::EIO | libc::ENOPROTOOPT | libc::EOPNOTSUPP)
+                Some(
+                    libc::EINVAL
+                        | libc::EIO
+                        | libc::ENOPROTOOPT
+                        | libc::EOPNOTSUPP
+                        | libc::EMSGSIZE
+                )
             );
-            return Err(if refused && ends[0] > 1 {
-                GsoError::Refused
+            return Err(if ends[0] > 1 {
+                GsoError::Segmented {
+                    run: ends[0],
+                    refused,
+                }
             } else {
                 GsoError::Io(e)
             });
@@ -551,11 +575,11 @@ mod imp {
     use std::io;
     use std::net::{SocketAddr, UdpSocket};
 
-    /// Why a segmented send failed (never on this platform: no GSO).
+    /// Why a segmented send failed (never segmented on this platform).
     pub(super) enum GsoError {
         /// Never made here.
         #[allow(dead_code)]
-        Refused,
+        Segmented { run: usize, refused: bool },
         /// Any error.
         Io(io::Error),
     }
@@ -797,7 +821,8 @@ mod tests {
         let mut g = GsoSender::new();
         assert!(g.enabled());
         // The kernel refuses the first segmented message: everything is
-        // still sent, datagram by datagram, and GSO stays off.
+        // still sent, datagram by datagram (that run's too), and GSO stays
+        // off.
         assert_eq!(g.send(&a, &pkts).unwrap(), pkts.len());
         assert!(!g.enabled(), "the refusal turned GSO off");
         assert_eq!(g.gso_messages(), 0);
