@@ -93,6 +93,10 @@ pub fn write_canonical(c: &BoardConfig, w: &mut dyn Write) -> fmt::Result {
     writeln!(w, "\n[dedup]")?;
     writeln!(w, "buffer_bytes = {}", c.dedup.buffer_bytes)?;
     writeln!(w, "entry_bytes = {}", c.dedup.entry_bytes)?;
+    // Written only when set to something else (as `network.clients`).
+    if c.dedup.offload_answers != crate::model::DEFAULT_OFFLOAD_ANSWERS {
+        writeln!(w, "offload_answers = {}", c.dedup.offload_answers)?;
+    }
     let t = &c.timeouts;
     writeln!(w, "\n[timeouts]")?;
     writeln!(w, "request_us = {}", t.request_us)?;

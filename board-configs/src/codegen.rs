@@ -120,8 +120,8 @@ pub fn to_rust_expr(c: &BoardConfig, krate: &str) -> String {
         )?;
         writeln!(
             s,
-            "    dedup: {k}::Dedup {{ buffer_bytes: {}, entry_bytes: {} }},",
-            c.dedup.buffer_bytes, c.dedup.entry_bytes
+            "    dedup: {k}::Dedup {{ buffer_bytes: {}, entry_bytes: {}, offload_answers: {} }},",
+            c.dedup.buffer_bytes, c.dedup.entry_bytes, c.dedup.offload_answers
         )?;
         let t = &c.timeouts;
         writeln!(

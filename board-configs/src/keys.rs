@@ -117,6 +117,8 @@ pub const NETWORK_FRONT_END: &str = "network.front_end";
 pub const DEDUP_BUFFER_BYTES: &str = "dedup.buffer_bytes";
 /// `dedup.entry_bytes`.
 pub const DEDUP_ENTRY_BYTES: &str = "dedup.entry_bytes";
+/// `dedup.offload_answers` (optional).
+pub const DEDUP_OFFLOAD_ANSWERS: &str = "dedup.offload_answers";
 /// `timeouts.request_us`.
 pub const TIMEOUTS_REQUEST_US: &str = "timeouts.request_us";
 /// `timeouts.rto_min_us`.

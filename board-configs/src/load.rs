@@ -710,6 +710,9 @@ impl Reader<'_> {
             dedup: Dedup {
                 buffer_bytes: self.bytes(keys::DEDUP_BUFFER_BYTES, l::DEDUP_BUFFER_BYTES),
                 entry_bytes: self.bytes(keys::DEDUP_ENTRY_BYTES, l::DEDUP_ENTRY_BYTES) as u32,
+                offload_answers: self
+                    .opt_int(keys::DEDUP_OFFLOAD_ANSWERS, l::OFFLOAD_ANSWERS)
+                    .map_or(crate::model::DEFAULT_OFFLOAD_ANSWERS, |n| n as u32),
             },
             timeouts: Timeouts {
                 request_us: self.int(keys::TIMEOUTS_REQUEST_US, l::REQUEST_US),

@@ -441,7 +441,17 @@ pub struct Dedup {
     pub buffer_bytes: u64,
     /// Bytes per remembered request.
     pub entry_bytes: u32,
+    /// `OFFLOAD_CALL` answers the board remembers for retries
+    /// (exactly-once), all sessions together (`dedup.offload_answers`,
+    /// default [`DEFAULT_OFFLOAD_ANSWERS`]): a call retried after this many
+    /// newer answers runs again. The firmware keeps each in a record the
+    /// size of the largest answer datagram (`network.max_response_bytes`).
+    pub offload_answers: u32,
 }
+
+/// `dedup.offload_answers` when a file does not set it (the firmware's
+/// bound before it was a key: 32 records of 64 KiB, 2 MiB of `.bss`).
+pub const DEFAULT_OFFLOAD_ANSWERS: u32 = 32;
 
 /// Request-level timeouts used by the host SDK against this board.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

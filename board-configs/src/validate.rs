@@ -115,6 +115,9 @@ pub mod limits {
     pub const DEDUP_BUFFER_BYTES: Limit = Limit::range(64, 64 * MIB);
     /// `dedup.entry_bytes`.
     pub const DEDUP_ENTRY_BYTES: Limit = Limit::pow2(8, 1024);
+    /// `dedup.offload_answers` (also: their records fit half the firmware
+    /// region).
+    pub const OFFLOAD_ANSWERS: Limit = Limit::range(1, 1024);
     /// `timeouts.request_us`: up to one minute.
     pub const REQUEST_US: Limit = Limit::range(1, 60_000_000);
     /// `timeouts.rto_min_us`, `timeouts.rto_max_us`: up to ten seconds.
@@ -373,6 +376,11 @@ impl BoardConfig {
             c.dedup.entry_bytes.into(),
             l::DEDUP_ENTRY_BYTES,
         )?;
+        check(
+            keys::DEDUP_OFFLOAD_ANSWERS,
+            c.dedup.offload_answers.into(),
+            l::OFFLOAD_ANSWERS,
+        )?;
         let t = &c.timeouts;
         check(keys::TIMEOUTS_REQUEST_US, t.request_us, l::REQUEST_US)?;
         check(keys::TIMEOUTS_RTO_MIN_US, t.rto_min_us, l::RTO_US)?;
@@ -559,6 +567,21 @@ impl BoardConfig {
                 keys::DEDUP_BUFFER_BYTES,
                 Shown::Int(c.dedup.buffer_bytes),
                 Reason::TooSmall(c.dedup.entry_bytes.into(), "one dedup.entry_bytes entry"),
+            );
+        }
+        // The firmware keeps each remembered answer in a record of the
+        // largest answer datagram (the response bound and a 64-byte head):
+        // all of them must leave half the firmware region to the rest.
+        let record = u64::from(c.network.max_response_bytes) + 64;
+        let most = c.regions.firmware.size / 2 / record;
+        if u64::from(c.dedup.offload_answers) > most {
+            return fail(
+                keys::DEDUP_OFFLOAD_ANSWERS,
+                Shown::Int(c.dedup.offload_answers.into()),
+                Reason::TooLarge(
+                    most,
+                    "records of network.max_response_bytes + 64 in half of regions.firmware",
+                ),
             );
         }
         if c.va.vregion_bytes > c.va_bytes() {

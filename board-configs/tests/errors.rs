@@ -116,6 +116,22 @@ fn bad_type_names_found_and_expected() {
         );
     }
     for (bad, why) in [
+        ("0", "must be in 1..=1024"),
+        ("1025", "must be in 1..=1024"),
+        ("\"x\"", "integer"),
+        (
+            "512",
+            "must be at most 511 (records of network.max_response_bytes + 64 in half of regions.firmware)",
+        ),
+    ] {
+        let msg = with_child(&format!("[dedup]\noffload_answers = {bad}\n")).error("bad.toml");
+        assert!(
+            msg.starts_with("board-configs/bad.toml: key 'dedup.offload_answers'")
+                && msg.contains(why),
+            "{msg}"
+        );
+    }
+    for (bad, why) in [
         ("0", "must be"),
         ("\"64 MiB\"", "must be"),
         ("1500", "must be a multiple of 0x400"),

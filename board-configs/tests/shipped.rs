@@ -125,6 +125,18 @@ fn emulator_inherits_zcu106_and_overrides_memory_and_ports() {
     more.network.clients = 100_000;
     assert!(more.to_toml().contains("clients = 100000"));
     assert_ne!(more.config_hash(), emu.config_hash());
+    // Offload answers remembered: the default on the ZCU106, set for the
+    // emulator; the default leaves the canonical form (and hash) unchanged.
+    assert_eq!(
+        z.dedup.offload_answers,
+        clio_config::DEFAULT_OFFLOAD_ANSWERS
+    );
+    assert_eq!(emu.dedup.offload_answers, 256);
+    assert!(!z.to_toml().contains("offload_answers"));
+    assert!(emu.to_toml().contains("offload_answers = 256"));
+    let mut fewer = z;
+    fewer.dedup.offload_answers = 8;
+    assert_ne!(fewer.config_hash(), z.config_hash());
     // The response bound: every shipped board states the default 64 KiB,
     // which leaves the canonical form unchanged.
     assert_eq!(emu.network.max_response_bytes, 64 * 1024);

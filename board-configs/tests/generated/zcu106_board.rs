@@ -10,7 +10,7 @@ pub const BOARD: ::clio_config::BoardConfig = ::clio_config::BoardConfig {
     rings: ::clio_config::Rings { slot_bytes: 64, rx: ::clio_config::Ring { base: 0x4000000, slots: 4096 }, tx: ::clio_config::Ring { base: 0x4100000, slots: 4096 } },
     fastpath: ::clio_config::FastPath { clock_mhz: 250, datapath_bits: 512, regs_base: Some(0xa0000000), read_streams: true },
     network: ::clio_config::Network { mac: [2, 193, 16, 0, 0, 1], ipv4: [10, 0, 0, 2], udp_port: 7700, mtu_payload: 1450, ports: 2, port_gbps: 10, port_kind: ::clio_config::PortKind::SfpPlus, clients: 4096, max_response_bytes: 65536, front_end: ::clio_config::FrontEnd::Udp },
-    dedup: ::clio_config::Dedup { buffer_bytes: 49152, entry_bytes: 32 },
+    dedup: ::clio_config::Dedup { buffer_bytes: 49152, entry_bytes: 32, offload_answers: 32 },
     timeouts: ::clio_config::Timeouts { request_us: 1000000, rto_min_us: 20, rto_max_us: 100000, retry_budget: 8 },
     va: ::clio_config::VaSpace { bits: 50, vregion_bytes: 0x40000000, max_pids: 4096 },
     sessions: ::clio_config::Sessions { capacity: 1024, dedup_per_session: 256, locks_per_session: 64, mem_quota_bytes: 0x20000000 },

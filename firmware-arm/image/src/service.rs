@@ -188,8 +188,10 @@ fn rack_key_block(
 
 /// Offloads the image registers (`clio_slowpath::offload`).
 const OFFLOADS: usize = 4;
-/// Offload answers remembered for retries (exactly-once).
-const OFFLOAD_RECORDS: usize = 32;
+/// Offload answers remembered for retries (exactly-once), all sessions
+/// together: the board's `dedup.offload_answers` (default 32; validated
+/// so the records fit half the firmware region).
+const OFFLOAD_RECORDS: usize = BOARD.dedup.offload_answers as usize;
 /// Largest offload answer datagram: a single call's result is bounded by
 /// the MTU anyway; a batch's answer by the board's response bound (64 KiB:
 /// Clio-KV's clients pack up to 63 reads of 1 KiB into one call), with its

@@ -10,13 +10,24 @@
 //! ordering domain. When the last clone is dropped, the driver finishes
 //! what is outstanding, closes the board session (waiting at most
 //! [`crate::CLOSE_ON_DROP_NS`] for the answer) and ends.
+//!
+//! The driver moves datagrams in batches (`recvmmsg`/`sendmmsg` through
+//! `clio-mmsg`, on a second handle of the same socket): the packets one
+//! step produces leave in one system call, and every answer already waiting
+//! comes in with one. While answers are awaited it busy-polls the socket
+//! for up to [`SPIN`] (yielding to other tasks between polls) before it
+//! parks until the socket is readable: a pipelined caller's answers come
+//! within tens of µs, and parking costs a sleep and a wake-up of the
+//! runtime's thread per answer burst.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use clio_mmsg::{RecvBatch, Wait};
 use clio_wire::payload::InfoResp;
+use tokio::io::Interest;
 use tokio::net::UdpSocket;
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
@@ -26,6 +37,17 @@ use crate::session::CLOSE_ON_DROP_NS;
 use crate::{ChaseRequest, ChaseResult, ClientConfig, ClioError, OpKind, ShareToken};
 
 type Reply = oneshot::Sender<Result<Completion, ClioError>>;
+
+/// How long the driver busy-polls for answers it awaits before it parks
+/// (the blocking transport's `DEFAULT_SPIN`).
+pub const SPIN: Duration = Duration::from_micros(50);
+
+/// Datagrams taken in per receive system call.
+const RECV_SLOTS: usize = 16;
+
+/// Socket receive buffer asked for (bytes): a window of answers while the
+/// runtime's thread is descheduled.
+const RECV_BUFFER: usize = 4 << 20;
 
 enum Owned {
     Req(Request<'static>),
@@ -84,17 +106,23 @@ impl AsyncSession {
         } else {
             (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
         };
-        let sock = UdpSocket::bind(local)
-            .await
+        let std_sock = std::net::UdpSocket::bind(local)
             .map_err(|e| ClioError::Transport(format!("bind {local}: {e}")))?;
-        sock.connect(board)
-            .await
+        std_sock
+            .connect(board)
             .map_err(|e| ClioError::Transport(format!("connect {board}: {e}")))?;
+        std_sock.set_nonblocking(true)?;
+        // A smaller buffer only costs retransmissions: not an error.
+        let _ = clio_mmsg::grow_recv_buffer(&std_sock, RECV_BUFFER);
+        // The batched calls go through a second handle of the same socket
+        // (same file, same non-blocking mode); tokio keeps the readiness.
+        let raw = std_sock.try_clone()?;
+        let sock = UdpSocket::from_std(std_sock)?;
         let chunk = cfg.max_request_bytes as u64;
         let mtu = cfg.mtu_payload;
         let conn = Connection::new(cfg)?;
         let (tx, rx) = mpsc::unbounded_channel();
-        tokio::spawn(drive(conn, sock, rx));
+        tokio::spawn(drive(conn, Io::new(sock, raw), rx));
         let unknown = InfoResp {
             board: [0; 16],
             firmware_version: 0,
@@ -480,27 +508,157 @@ impl AsyncSession {
     }
 }
 
+/// The driver's socket: tokio's handle for readiness, a second handle of
+/// the same socket for the batched system calls, and their buffers.
+struct Io {
+    sock: UdpSocket,
+    raw: std::net::UdpSocket,
+    batch: RecvBatch,
+    /// Packets of this step (buffers reused) and how many are live.
+    sendq: Vec<(Vec<u8>, Option<SocketAddr>)>,
+    queued: usize,
+}
+
+impl Io {
+    fn new(sock: UdpSocket, raw: std::net::UdpSocket) -> Io {
+        Io {
+            sock,
+            raw,
+            batch: RecvBatch::new(RECV_SLOTS, MAX_DATAGRAM),
+            sendq: Vec::new(),
+            queued: 0,
+        }
+    }
+
+    /// Queue `pkt` for the next [`Io::flush`].
+    fn push(&mut self, pkt: &[u8]) {
+        if self.queued == self.sendq.len() {
+            self.sendq.push((Vec::with_capacity(pkt.len()), None));
+        }
+        let slot = &mut self.sendq[self.queued].0;
+        slot.clear();
+        slot.extend_from_slice(pkt);
+        self.queued += 1;
+    }
+
+    /// Send the queued packets, as few system calls as the kernel takes.
+    /// A packet refused for an earlier ICMP "port unreachable" is lost (the
+    /// protocol retries); a full socket buffer waits for room.
+    async fn flush(&mut self) -> std::io::Result<()> {
+        let mut at = 0;
+        while at < self.queued {
+            let pkts = &self.sendq[at..self.queued];
+            match clio_mmsg::send_batch(&self.raw, pkts) {
+                Ok(n) => at += n,
+                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => at += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    // Wait for room through tokio's readiness, then retry.
+                    self.sock.writable().await?;
+                    let (raw, pkts) = (&self.raw, &self.sendq[at..self.queued]);
+                    match self
+                        .sock
+                        .try_io(Interest::WRITABLE, || clio_mmsg::send_batch(raw, pkts))
+                    {
+                        Ok(n) => at += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => at += 1,
+                        Err(e) => {
+                            self.queued = 0;
+                            return Err(e);
+                        }
+                    }
+                }
+                Err(e) => {
+                    self.queued = 0;
+                    return Err(e);
+                }
+            }
+        }
+        self.queued = 0;
+        Ok(())
+    }
+
+    /// Take in every datagram already waiting (without blocking) into
+    /// `conn`; returns how many came. `through_tokio` clears tokio's
+    /// readiness when the socket is found empty (after `readable()`).
+    fn take_in(
+        &mut self,
+        conn: &mut Connection,
+        ns: &dyn Fn() -> u64,
+        through_tokio: bool,
+    ) -> std::io::Result<usize> {
+        let mut total = 0;
+        loop {
+            let r = if through_tokio {
+                let (raw, batch) = (&self.raw, &mut self.batch);
+                self.sock
+                    .try_io(Interest::READABLE, || batch.recv(raw, Wait::No))
+            } else {
+                self.batch.recv(&self.raw, Wait::No)
+            };
+            match r {
+                Ok(n) => {
+                    let now = ns();
+                    for i in 0..n {
+                        // A datagram longer than a slot is dropped (`get`).
+                        if let Some((d, _)) = self.batch.get(i) {
+                            conn.handle_packet(now, d);
+                        }
+                    }
+                    total += n;
+                    if n < RECV_SLOTS {
+                        // Drained for now; tokio's readiness is cleared by
+                        // the next empty try.
+                        if !through_tokio {
+                            return Ok(total);
+                        }
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::Interrupted
+                            | std::io::ErrorKind::ConnectionRefused
+                    ) =>
+                {
+                    return Ok(total)
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Fail every pending call with a transport error.
+fn fail_all(pending: &mut HashMap<OpId, Reply>, what: &str, e: std::io::Error) {
+    let err = ClioError::Transport(format!("{what}: {e}"));
+    for (_, r) in pending.drain() {
+        let _ = r.send(Err(err.clone()));
+    }
+}
+
 /// The driver task: owns the connection and the socket; ends when every
 /// session handle is dropped and nothing is outstanding.
-async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedReceiver<Cmd>) {
+async fn drive(mut conn: Connection, mut io: Io, mut rx: mpsc::UnboundedReceiver<Cmd>) {
     let epoch = Instant::now();
-    let ns = |t: Instant| t.duration_since(epoch).as_nanos() as u64;
+    let ns_at = move |t: Instant| t.duration_since(epoch).as_nanos() as u64;
+    let ns = move || ns_at(Instant::now());
     let mut pending: HashMap<OpId, Reply> = HashMap::new();
     let mut backlog: VecDeque<Cmd> = VecDeque::new();
     let mut txb = vec![0u8; MAX_DATAGRAM];
-    let mut rxb = vec![0u8; MAX_DATAGRAM];
     let mut open = true;
     let mut close_by: Option<u64> = None;
     loop {
-        let mut now = ns(Instant::now());
+        let mut now = ns();
         // Take in answers already waiting before timers fire, so a task
         // that was not scheduled for a while does not retry requests whose
         // answers sit in the socket.
         if conn.earliest_timer().is_some_and(|t| t <= now) {
-            while let Ok(n) = sock.try_recv(&mut rxb) {
-                now = ns(Instant::now());
-                conn.handle_packet(now, &rxb[..n]);
+            if let Err(e) = io.take_in(&mut conn, &ns, false) {
+                return fail_all(&mut pending, "recv", e);
             }
+            now = ns();
         }
         conn.handle_timeout(now);
         while let Some(cmd) = backlog.pop_front() {
@@ -532,15 +690,10 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
             }
         }
         while let Some(n) = conn.poll_transmit(now, &mut txb) {
-            if let Err(e) = sock.send(&txb[..n]).await {
-                if e.kind() != std::io::ErrorKind::ConnectionRefused {
-                    let err = ClioError::Transport(format!("send: {e}"));
-                    for (_, r) in pending.drain() {
-                        let _ = r.send(Err(err.clone()));
-                    }
-                    return;
-                }
-            }
+            io.push(&txb[..n]);
+        }
+        if let Err(e) = io.flush().await {
+            return fail_all(&mut pending, "send", e);
         }
         while let Some((id, r)) = conn.poll_completion() {
             match pending.remove(&id) {
@@ -576,6 +729,42 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
             Some(t) => deadline.min(epoch + Duration::from_nanos(t)),
             None => deadline,
         };
+        // Answers awaited: poll for them for a while before parking,
+        // letting other tasks (the callers) run between two polls.
+        if conn.active() > 0 && backlog.is_empty() {
+            let until = (Instant::now() + SPIN).min(deadline);
+            let mut woke = false;
+            while !woke && Instant::now() < until {
+                match io.take_in(&mut conn, &ns, false) {
+                    Ok(0) => {}
+                    Ok(_) => woke = true,
+                    Err(e) => return fail_all(&mut pending, "recv", e),
+                }
+                if open && !woke {
+                    match rx.try_recv() {
+                        Ok(c) => {
+                            backlog.push_back(c);
+                            woke = true;
+                        }
+                        Err(mpsc::error::TryRecvError::Disconnected) => {
+                            open = false;
+                            woke = true;
+                        }
+                        Err(mpsc::error::TryRecvError::Empty) => {}
+                    }
+                }
+                if !woke {
+                    // Other tasks first, then other threads (the board's
+                    // may share this CPU): a pure spin would delay the
+                    // very answer awaited.
+                    tokio::task::yield_now().await;
+                    std::thread::yield_now();
+                }
+            }
+            if woke {
+                continue;
+            }
+        }
         tokio::select! {
             cmd = rx.recv(), if open => match cmd {
                 Some(c) => {
@@ -586,21 +775,11 @@ async fn drive(mut conn: Connection, sock: UdpSocket, mut rx: mpsc::UnboundedRec
                 }
                 None => open = false,
             },
-            r = sock.recv(&mut rxb) => match r {
-                Ok(n) => {
-                    conn.handle_packet(ns(Instant::now()), &rxb[..n]);
-                    // Take whatever else is already queued without waiting.
-                    while let Ok(n) = sock.try_recv(&mut rxb) {
-                        conn.handle_packet(ns(Instant::now()), &rxb[..n]);
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {}
-                Err(e) => {
-                    let err = ClioError::Transport(format!("recv: {e}"));
-                    for (_, r) in pending.drain() {
-                        let _ = r.send(Err(err.clone()));
-                    }
-                    return;
+            r = io.sock.readable() => {
+                // Take every waiting datagram, until tokio's readiness is
+                // cleared by an empty try.
+                if let Err(e) = r.and_then(|()| io.take_in(&mut conn, &ns, true)) {
+                    return fail_all(&mut pending, "recv", e);
                 }
             },
             _ = tokio::time::sleep_until(deadline) => {}

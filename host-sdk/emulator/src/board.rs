@@ -121,7 +121,7 @@ impl Board {
             interleave: cfg.fastpath.read_streams,
             slow,
             rx: lay.rx_ring,
-            offloads: Default::default(),
+            offloads: crate::offload::OffloadEngine::new(cfg.dedup.offload_answers as usize),
         };
         // `OFFLOAD_CALL` reaches the offload engine (an unknown id is
         // answered `NO_SUCH_OFFLOAD`, not `UNSUPPORTED`).
@@ -176,6 +176,13 @@ impl Board {
         if self.slow_work_waiting() {
             self.settle(out);
         }
+    }
+
+    /// Answers the offload engine remembers for retries at most
+    /// (`dedup.offload_answers`).
+    #[cfg(test)]
+    pub(crate) fn offload_engine_bound(&self) -> usize {
+        self.offloads.bound()
     }
 
     /// The offload engine's counters.

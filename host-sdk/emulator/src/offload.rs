@@ -28,7 +28,9 @@
 //! whole packet, more than the fast path's 16-byte dedup records hold. The
 //! engine therefore remembers its answers itself per (session, first
 //! attempt's request id) and replays them to retries, forgetting them when
-//! the session's `ack` watermark passes them.
+//! the session's `ack` watermark passes them, and the oldest beyond the
+//! board's `dedup.offload_answers` in all sessions together (the bound the
+//! firmware's slow path keeps too).
 
 use std::collections::{BTreeMap, HashMap};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -46,10 +48,6 @@ use crate::board::Board;
 /// Client ids of offloads' own sessions: counted down from the top of the id
 /// space, far from any UDP client slot.
 const OFFLOAD_CLIENT_TOP: u64 = u64::MAX;
-
-/// Answers remembered per session before the oldest is forgotten (a client
-/// keeps far fewer calls unacknowledged: its dedup quota).
-const REMEMBERED_PER_SESSION: usize = 1024;
 
 /// Times one memory request is re-sent after `BUSY` (with the slow path run
 /// in between, which is what frees whatever was busy) before it faults.
@@ -661,6 +659,12 @@ pub struct OffloadEngine {
     entries: BTreeMap<u32, Entry>,
     /// Per client session: answers by first attempt's request id.
     answers: HashMap<u16, BTreeMap<u32, Answer>>,
+    /// The remembered answers' keys, oldest first (some already forgotten
+    /// through their session's `ack`: skipped when met).
+    order: std::collections::VecDeque<(u16, u32)>,
+    /// Answers remembered in all, and the most kept (`dedup.offload_answers`).
+    remembered: usize,
+    remember: usize,
     /// Calls answered (ok, refused, fault) since boot.
     counters: OffloadCounters,
     /// Exchange buffers of the offloads' memory accesses.
@@ -706,6 +710,25 @@ pub struct OffloadCounters {
 }
 
 impl OffloadEngine {
+    /// An engine that remembers up to `remember` (≥ 1) answers for retries,
+    /// all sessions together (the board's `dedup.offload_answers`).
+    pub fn new(remember: usize) -> OffloadEngine {
+        OffloadEngine {
+            remember: remember.max(1),
+            ..OffloadEngine::default()
+        }
+    }
+
+    /// Answers remembered for retries now.
+    pub fn remembered(&self) -> usize {
+        self.remembered
+    }
+
+    /// Most answers remembered (`dedup.offload_answers`).
+    pub fn bound(&self) -> usize {
+        self.remember
+    }
+
     /// Register `offload` under `id` (not 0); an id already taken is an error.
     pub fn register(&mut self, id: u32, offload: Box<dyn Offload>) -> Result<(), String> {
         if id == 0 {
@@ -765,7 +788,9 @@ impl OffloadEngine {
         };
         let mine = self.answers.entry(h.session).or_default();
         if h.ack != 0 {
+            let before = mine.len();
             mine.retain(|&id, _| !serial_before(id, h.ack));
+            self.remembered -= before - mine.len();
         }
         if let Some((status, payload)) = mine.get(&first) {
             self.counters.replays += 1;
@@ -775,11 +800,43 @@ impl OffloadEngine {
         let (status, payload) = self.run(board, &job, out);
         reply(board, &job, status, &payload, out);
         // Remembered after it is sent, so the answer moves in (no copy).
-        let mine = self.answers.entry(h.session).or_default();
-        if mine.len() >= REMEMBERED_PER_SESSION {
-            mine.pop_first();
+        self.remember_answer(h.session, first, (status, payload));
+    }
+
+    /// Keep `answer` for retries of (`session`, `first`), forgetting the
+    /// oldest remembered answer when `remember` are kept already.
+    fn remember_answer(&mut self, session: u16, first: u32, answer: Answer) {
+        let bound = if self.remember == 0 {
+            clio_config::DEFAULT_OFFLOAD_ANSWERS as usize
+        } else {
+            self.remember
+        };
+        while self.remembered >= bound {
+            let Some((s, id)) = self.order.pop_front() else {
+                break;
+            };
+            if let Some(m) = self.answers.get_mut(&s) {
+                if m.remove(&id).is_some() {
+                    self.remembered -= 1;
+                }
+            }
         }
-        mine.insert(first, (status, payload));
+        let old = self
+            .answers
+            .entry(session)
+            .or_default()
+            .insert(first, answer);
+        if old.is_none() {
+            self.remembered += 1;
+        }
+        self.order.push_back((session, first));
+        // Keys forgotten through `ack` stay in `order` until met; compact
+        // it so it stays within a few times the bound.
+        if self.order.len() > 4 * bound {
+            let answers = &self.answers;
+            self.order
+                .retain(|(s, id)| answers.get(s).is_some_and(|m| m.contains_key(id)));
+        }
     }
 
     fn run(
@@ -928,4 +985,55 @@ fn reply(
     board
         .fast_mut()
         .offload_reply(job, status, payload, &mut cb);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ans(b: u8) -> Answer {
+        (Status::Ok, vec![b])
+    }
+
+    #[test]
+    fn remembered_answers_are_bounded_in_all_sessions_oldest_first() {
+        let mut e = OffloadEngine::new(4);
+        // Two sessions, six answers: the two oldest are forgotten.
+        for (i, s) in [1u16, 2, 1, 2, 1, 2].into_iter().enumerate() {
+            e.remember_answer(s, 100 + i as u32, ans(i as u8));
+        }
+        assert_eq!(e.remembered(), 4);
+        assert!(!e.answers[&1].contains_key(&100), "the oldest is forgotten");
+        assert!(!e.answers[&2].contains_key(&101));
+        assert_eq!(e.answers[&1][&104], ans(4));
+        assert_eq!(e.answers[&2][&103], ans(3));
+        // Answers forgotten through `ack` free their room: the next ones
+        // evict nothing still remembered until the bound is reached again.
+        let m = e.answers.get_mut(&1).unwrap();
+        m.clear();
+        e.remembered -= 2;
+        e.remember_answer(2, 200, ans(9));
+        e.remember_answer(2, 201, ans(9));
+        assert_eq!(e.remembered(), 4);
+        assert!(e.answers[&2].contains_key(&103), "no live answer evicted");
+        e.remember_answer(2, 202, ans(9));
+        assert_eq!(e.remembered(), 4);
+        assert!(!e.answers[&2].contains_key(&103), "now the oldest live one");
+        // The order list stays within a few times the bound however many
+        // keys `ack` forgot.
+        for i in 0..100 {
+            e.remember_answer(3, i, ans(0));
+            e.answers.get_mut(&3).unwrap().remove(&i);
+            e.remembered -= 1;
+        }
+        assert!(e.order.len() <= 4 * 4 + 1, "{}", e.order.len());
+    }
+
+    #[test]
+    fn a_board_remembers_its_configs_offload_answers() {
+        let mut cfg = clio_config::BoardConfig::embedded("emulator").unwrap();
+        cfg.dedup.offload_answers = 7;
+        let b = Board::new(&cfg).unwrap();
+        assert_eq!(b.offload_engine_bound(), 7);
+    }
 }

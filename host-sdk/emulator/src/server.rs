@@ -2,10 +2,14 @@
 //! datagrams between a socket and an [`Engine`], through optional faulty
 //! links in each direction.
 //!
-//! One thread owns the socket and the engine. It blocks in a batched receive with
-//! a timeout set to the next event it owes (a delayed packet, engine work),
+//! One thread owns the socket and the engine. For [`BUSY_POLL`] after its
+//! last datagram in or out it polls the socket without blocking (yielding
+//! the CPU between polls); then it blocks in a batched receive with a
+//! timeout set to the next event it owes (a delayed packet, engine work),
 //! so an idle board uses no CPU; [`ServerHandle::stop`] wakes it with an
-//! empty datagram. Answers wait in per-destination queues and leave
+//! empty datagram. Answers leave through a [`clio_mmsg::GsoSender`]: a
+//! multi-packet answer is one segmented message where the kernel takes UDP
+//! GSO. Answers wait in per-destination queues and leave
 //! round-robin by destination in bursts of at most `SEND_BURST` datagrams;
 //! between two bursts the loop takes in (without blocking) the requests
 //! that have arrived, so no client's long answer holds another's request in
@@ -66,6 +70,19 @@ pub struct ProbeReply {
 
 /// Waits shorter than this poll instead of blocking in the kernel.
 const SPIN_BELOW: Duration = Duration::from_millis(2);
+
+/// How long after its last datagram in or out the loop keeps polling the
+/// socket without blocking before it blocks (busy-poll). A client's next
+/// request (the next call, the next packet of a batch, the next batch
+/// after an answer) usually comes within a few tens of µs; a blocking
+/// receive would put the thread to sleep and make the kernel wake it for
+/// it, and that sleep and wake-up cost the board's thread several times
+/// its work per request (`host-sdk/kv/README.md`, the profile). The poll
+/// yields the CPU between two tries, so on a host with more runnable
+/// threads than cores it does not hold off the client it waits for. An
+/// idle board blocks after this long, so it burns no CPU
+/// (`tests::an_idle_board_blocks_after_its_busy_poll`).
+pub const BUSY_POLL: Duration = Duration::from_micros(50);
 
 /// Most datagrams taken in per receive call.
 const RECV_BATCH: usize = 16;
@@ -160,11 +177,14 @@ impl Outbox {
     }
 }
 
-/// Send `sends` in batches; returns how many the kernel took. A datagram
-/// the kernel refuses is lost, as on a real link (the client retries).
-/// `sent[i]` is set for each datagram handed to the kernel.
+/// Send `sends` in batches, a multi-packet answer's datagrams as one
+/// segmented message where the kernel takes UDP GSO (`gso`); returns how
+/// many the kernel took. A datagram the kernel refuses is lost, as on a
+/// real link (the client retries). `sent[i]` is set for each datagram
+/// handed to the kernel.
 fn send_all(
     socket: &UdpSocket,
+    gso: &mut clio_mmsg::GsoSender,
     sends: &[(Vec<u8>, Option<SocketAddr>)],
     sent: &mut Vec<bool>,
 ) -> u64 {
@@ -173,7 +193,7 @@ fn send_all(
     let mut n_sent = 0;
     let mut at = 0;
     while at < sends.len() {
-        match clio_mmsg::send_batch(socket, &sends[at..]) {
+        match gso.send(socket, &sends[at..]) {
             Ok(n) => {
                 sent[at..at + n].iter_mut().for_each(|s| *s = true);
                 n_sent += n as u64;
@@ -366,6 +386,33 @@ impl ServerHandle {
         std::mem::take(&mut *self.trace.records.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
+    /// CPU time the serving thread has used so far (`None` where the
+    /// thread's CPU clock cannot be read: not Linux, or the thread ended).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::thread::JoinHandleExt;
+            let t = self.thread.as_ref()?;
+            let mut clock: libc::clockid_t = 0;
+            // SAFETY: the thread is joinable (not yet joined: the handle
+            // still holds it), and `clock` is valid for writes.
+            if unsafe { libc::pthread_getcpuclockid(t.as_pthread_t(), &mut clock) } != 0 {
+                return None;
+            }
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: `ts` is valid for writes during the call.
+            if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+                return None;
+            }
+            Some(Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+        }
+        #[cfg(not(target_os = "linux"))]
+        None
+    }
+
     /// Stop the server and return its counters.
     pub fn stop(mut self) -> io::Result<ServeStats> {
         self.stop_inner()
@@ -530,6 +577,9 @@ fn serve_counted<E: Engine>(
     let mut sent: Vec<bool> = Vec::new();
     let mut marks: Vec<(usize, Mark)> = Vec::new();
     let mut sent_bytes = 0u64;
+    let mut gso = clio_mmsg::GsoSender::new();
+    // Last datagram taken in or sent: the busy-poll runs until BUSY_POLL after it.
+    let mut last_io = Instant::now();
     engine.start();
 
     while !stop.load(Ordering::Relaxed) {
@@ -550,6 +600,14 @@ fn serve_counted<E: Engine>(
             // coarser than injected delays or a firmware's reply time: wait
             // for near events by polling the socket and yielding the CPU.
             Some(d) if d < SPIN_BELOW => {
+                std::thread::yield_now();
+                Wait::No
+            }
+            // Traffic just now: poll for the next datagram before sleeping,
+            // yielding the CPU between polls: a client thread that shares
+            // this CPU runs at once (a pure spin would hold it off for the
+            // whole busy-poll), and on an idle CPU the yield returns at once.
+            _ if last_io.elapsed() < BUSY_POLL => {
                 std::thread::yield_now();
                 Wait::No
             }
@@ -577,6 +635,7 @@ fn serve_counted<E: Engine>(
         } {
             Ok(n) => {
                 let taken = Instant::now();
+                last_io = taken;
                 let traced = if trace.on.load(Ordering::Acquire) && !faulty {
                     *trace.client.lock().unwrap_or_else(|e| e.into_inner())
                 } else {
@@ -674,10 +733,10 @@ fn serve_counted<E: Engine>(
         if let Some(&(last, _)) = marks.last() {
             // A traced answer's stamp is when the send of its own datagram
             // returned: the burst goes in two calls, cut after it.
-            stats.sent += send_all(&socket, &sends[..=last], &mut sent);
+            stats.sent += send_all(&socket, &mut gso, &sends[..=last], &mut sent);
             let done = Instant::now();
             let mut rest = Vec::new();
-            stats.sent += send_all(&socket, &sends[last + 1..], &mut rest);
+            stats.sent += send_all(&socket, &mut gso, &sends[last + 1..], &mut rest);
             sent.extend(rest);
             let mut r = trace.records.lock().unwrap_or_else(|e| e.into_inner());
             for &(i, m) in marks.iter().filter(|(i, _)| sent[*i]) {
@@ -691,7 +750,7 @@ fn serve_counted<E: Engine>(
                 });
             }
         } else {
-            stats.sent += send_all(&socket, &sends, &mut sent);
+            stats.sent += send_all(&socket, &mut gso, &sends, &mut sent);
         }
         sent_bytes += sends
             .iter()
@@ -699,6 +758,9 @@ fn serve_counted<E: Engine>(
             .filter(|(_, s)| **s)
             .map(|((p, _), _)| p.len() as u64)
             .sum::<u64>();
+        if !sends.is_empty() {
+            last_io = Instant::now();
+        }
     }
     stats.inbound = inbound.stats();
     stats.outbound = outbound.stats();
@@ -1020,6 +1082,45 @@ mod tests {
         // Probes are neither clients nor board traffic.
         let s = h.stop().unwrap();
         assert_eq!((s.received, s.sent, s.probes, s.clients.live), (1, 1, 1, 1));
+    }
+
+    #[test]
+    fn an_idle_board_blocks_after_its_busy_poll() {
+        let h = spawn(
+            Reverse,
+            "127.0.0.1:0".parse().unwrap(),
+            ServeOptions::default(),
+        )
+        .unwrap();
+        let Some(t0) = h.cpu_time() else {
+            return; // no thread CPU clock on this platform
+        };
+        let c = client();
+        let mut b = [0u8; 16];
+        for i in 0..100u8 {
+            c.send_to(&[1, i], h.addr()).unwrap();
+            let (n, _) = c.recv_from(&mut b).unwrap();
+            assert_eq!(&b[..n], &[i, 1]);
+        }
+        // Past the busy-poll, the idle board sleeps in the kernel: over half
+        // a second it uses (nearly) no CPU. A board that kept polling would
+        // use the whole half second, or as much of a core as the host gives
+        // it (far more than 50 ms even on a loaded host).
+        std::thread::sleep(BUSY_POLL * 20);
+        let t1 = h.cpu_time().unwrap();
+        std::thread::sleep(Duration::from_millis(500));
+        let idle = h.cpu_time().unwrap() - t1;
+        assert!(
+            idle < Duration::from_millis(50),
+            "an idle board used {idle:?} of CPU in 0.5 s"
+        );
+        // And the busy-poll did run: traffic made the thread use CPU, and
+        // the board still answers after sleeping.
+        assert!(t1 > t0, "{t0:?} -> {t1:?}");
+        c.send_to(&[3, 4], h.addr()).unwrap();
+        let (n, _) = c.recv_from(&mut b).unwrap();
+        assert_eq!(&b[..n], &[4, 3]);
+        h.stop().unwrap();
     }
 
     #[test]

@@ -97,6 +97,113 @@ pub fn send_batch<P: AsRef<[u8]>>(
     Ok(sent)
 }
 
+/// Sends datagrams with UDP generic segmentation offload (GSO,
+/// `UDP_SEGMENT`) where it can: consecutive datagrams to one destination,
+/// all of one length but the last (which may be shorter), leave as one
+/// message that the kernel cuts into those datagrams, so a multi-packet
+/// answer crosses the sender's stack (and loopback) once instead of once
+/// per packet. The receiver still gets the separate datagrams.
+///
+/// A kernel (or socket) that refuses `UDP_SEGMENT` is detected at the
+/// first refused message: that send and every later one go datagram by
+/// datagram ([`GsoSender::enabled`] turns false). Elsewhere than Linux it
+/// always sends datagram by datagram.
+#[derive(Debug)]
+pub struct GsoSender {
+    on: bool,
+    gso_messages: u64,
+}
+
+impl Default for GsoSender {
+    fn default() -> Self {
+        GsoSender::new()
+    }
+}
+
+impl GsoSender {
+    /// Most datagrams in one segmented message (the kernel's
+    /// `UDP_MAX_SEGMENTS` is 64 on older kernels).
+    pub const MAX_SEGMENTS: usize = 64;
+    /// Most bytes in one segmented message (a UDP datagram's largest
+    /// payload over IPv4).
+    pub const MAX_BYTES: usize = 65_507;
+
+    /// A sender that tries GSO (on Linux).
+    pub fn new() -> GsoSender {
+        GsoSender {
+            on: cfg!(target_os = "linux"),
+            gso_messages: 0,
+        }
+    }
+
+    /// A sender that never tries GSO (datagram by datagram, as
+    /// [`send_batch`]).
+    pub fn without_gso() -> GsoSender {
+        GsoSender {
+            on: false,
+            gso_messages: 0,
+        }
+    }
+
+    /// Whether sends still try GSO (false after the kernel refused it).
+    pub fn enabled(&self) -> bool {
+        self.on
+    }
+
+    /// Segmented messages the kernel has taken so far.
+    pub fn gso_messages(&self) -> u64 {
+        self.gso_messages
+    }
+
+    /// Send `pkts` as [`send_batch`] does (each to its address, or to the
+    /// connected peer when `None`; returns how many datagrams were handed to
+    /// the kernel, stopping at the first error after at least one), with
+    /// runs of equal-length datagrams to one destination segmented.
+    pub fn send<P: AsRef<[u8]>>(
+        &mut self,
+        sock: &UdpSocket,
+        pkts: &[(P, Option<SocketAddr>)],
+    ) -> io::Result<usize> {
+        if !self.on {
+            return send_batch(sock, pkts);
+        }
+        let mut sent = 0;
+        while sent < pkts.len() {
+            match imp::send_gso(sock, &pkts[sent..]) {
+                Ok((0, _)) => break,
+                Ok((n, gso)) => {
+                    sent += n;
+                    self.gso_messages += gso;
+                }
+                Err(imp::GsoError::Segmented { run, refused }) => {
+                    // The first message, a segmented one, failed: its
+                    // datagrams go one by one. A refusal of UDP_SEGMENT
+                    // (this kernel, socket or route's MTU) holds for later
+                    // sends too: datagram by datagram from now on.
+                    if refused {
+                        self.on = false;
+                    }
+                    match send_batch(sock, &pkts[sent..sent + run]) {
+                        Ok(n) => sent += n,
+                        Err(e) if sent == 0 => return Err(e),
+                        Err(_) => break,
+                    }
+                    if !self.on {
+                        return match send_batch(sock, &pkts[sent..]) {
+                            Ok(n) => Ok(sent + n),
+                            Err(_) if sent > 0 => Ok(sent),
+                            Err(e) => Err(e),
+                        };
+                    }
+                }
+                Err(imp::GsoError::Io(e)) if sent == 0 => return Err(e),
+                Err(imp::GsoError::Io(_)) => break,
+            }
+        }
+        Ok(sent)
+    }
+}
+
 /// Ask for a socket receive buffer of `bytes` (the kernel caps it at its
 /// `rmem_max`) and return the size in force afterwards. A pipelined client
 /// has many answers in flight; when its thread is descheduled they must fit
@@ -278,6 +385,149 @@ mod imp {
         Ok(n)
     }
 
+    /// Why a segmented send failed.
+    pub(super) enum GsoError {
+        /// The first message, `run` datagrams segmented, failed; `refused`:
+        /// with an error that refuses `UDP_SEGMENT` itself (not this
+        /// kernel, socket or route), so later ones would fail alike.
+        Segmented { run: usize, refused: bool },
+        /// Any other error.
+        Io(io::Error),
+    }
+
+    /// Room for one `UDP_SEGMENT` control message (8-byte aligned).
+    #[derive(Clone, Copy)]
+    #[repr(C, align(8))]
+    struct Cmsg([u8; 32]);
+
+    /// Where the runs of `pkts` end: each run one destination, every
+    /// datagram of one length but the last (not longer), within the
+    /// kernel's segment and byte limits; at most `MAX_BATCH` runs and
+    /// `MAX_BATCH` datagrams in all.
+    pub(super) fn runs<P: AsRef<[u8]>>(pkts: &[(P, Option<SocketAddr>)], ends: &mut Vec<usize>) {
+        ends.clear();
+        let n = pkts.len().min(MAX_BATCH);
+        let mut i = 0;
+        while i < n {
+            let (first, to) = (&pkts[i].0, pkts[i].1);
+            let seg = first.as_ref().len();
+            let mut j = i + 1;
+            let mut bytes = seg;
+            while seg > 0
+                && j < n
+                && j - i < super::GsoSender::MAX_SEGMENTS
+                && pkts[j].1 == to
+                && pkts[j - 1].0.as_ref().len() == seg
+            {
+                let len = pkts[j].0.as_ref().len();
+                if len == 0 || len > seg || bytes + len > super::GsoSender::MAX_BYTES {
+                    break;
+                }
+                bytes += len;
+                j += 1;
+            }
+            ends.push(j);
+            i = j;
+        }
+    }
+
+    /// One `sendmmsg` of `pkts`' runs (see [`runs`]), each run of more than
+    /// one datagram as one message with a `UDP_SEGMENT` control message.
+    /// Returns the datagrams handed to the kernel and the segmented
+    /// messages among them.
+    pub(super) fn send_gso<P: AsRef<[u8]>>(
+        sock: &UdpSocket,
+        pkts: &[(P, Option<SocketAddr>)],
+    ) -> Result<(usize, u64), GsoError> {
+        let mut ends = Vec::with_capacity(MAX_BATCH);
+        runs(pkts, &mut ends);
+        let msgs = ends.len();
+        let datagrams = ends.last().copied().unwrap_or(0);
+        let mut names = [const { MaybeUninit::<libc::sockaddr_storage>::uninit() }; MAX_BATCH];
+        let mut iov = [const { MaybeUninit::<libc::iovec>::uninit() }; MAX_BATCH];
+        let mut hdrs = [const { MaybeUninit::<libc::mmsghdr>::uninit() }; MAX_BATCH];
+        let mut cmsgs = [Cmsg([0; 32]); MAX_BATCH];
+        // SAFETY: all-zero is a valid value of these plain C structs.
+        let (names, iov, hdrs) = unsafe {
+            (
+                zero(&mut names[..msgs]),
+                zero(&mut iov[..datagrams]),
+                zero(&mut hdrs[..msgs]),
+            )
+        };
+        for (i, (data, _)) in pkts[..datagrams].iter().enumerate() {
+            let data = data.as_ref();
+            iov[i] = libc::iovec {
+                // The kernel only reads through this pointer.
+                iov_base: data.as_ptr() as *mut libc::c_void,
+                iov_len: data.len(),
+            };
+        }
+        let mut start = 0;
+        for (m, &end) in ends.iter().enumerate() {
+            let h = &mut hdrs[m].msg_hdr;
+            if let Some(a) = &pkts[start].1 {
+                h.msg_namelen = from_addr(a, &mut names[m]);
+                h.msg_name = (&mut names[m] as *mut libc::sockaddr_storage).cast();
+            }
+            h.msg_iov = &mut iov[start];
+            h.msg_iovlen = end - start;
+            if end - start > 1 {
+                let seg = pkts[start].0.as_ref().len() as u16;
+                let space = unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
+                h.msg_control = cmsgs[m].0.as_mut_ptr().cast();
+                h.msg_controllen = space as _;
+                // SAFETY: `msg_control` points at `space` (≤ 32) bytes,
+                // 8-byte aligned, so the first header and its data fit.
+                unsafe {
+                    let c = libc::CMSG_FIRSTHDR(h);
+                    (*c).cmsg_level = libc::SOL_UDP;
+                    (*c).cmsg_type = libc::UDP_SEGMENT;
+                    (*c).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+                    std::ptr::write_unaligned(libc::CMSG_DATA(c).cast::<u16>(), seg);
+                }
+            }
+            start = end;
+        }
+        // SAFETY: `hdrs[..msgs]` point at `names`, `iov`, `cmsgs` and the
+        // caller's packets, all alive for the call; the kernel does not
+        // write them.
+        let r =
+            unsafe { libc::sendmmsg(sock.as_raw_fd(), hdrs.as_mut_ptr(), msgs as libc::c_uint, 0) };
+        if r < 0 {
+            let e = io::Error::last_os_error();
+            // EMSGSIZE: a segment longer than the route's MTU allows (the
+            // datagrams alone may still go, fragmented).
+            let refused = matches!(
+                e.raw_os_error(),
+                Some(
+                    libc::EINVAL
+                        | libc::EIO
+                        | libc::ENOPROTOOPT
+                        | libc::EOPNOTSUPP
+                        | libc::EMSGSIZE
+                )
+            );
+            return Err(if ends[0] > 1 {
+                GsoError::Segmented {
+                    run: ends[0],
+                    refused,
+                }
+            } else {
+                GsoError::Io(e)
+            });
+        }
+        let r = r as usize;
+        let sent = if r == 0 { 0 } else { ends[r - 1] };
+        let mut gso = 0;
+        let mut start = 0;
+        for &end in &ends[..r] {
+            gso += u64::from(end - start > 1);
+            start = end;
+        }
+        Ok((sent, gso))
+    }
+
     pub(super) fn send<P: AsRef<[u8]>>(
         sock: &UdpSocket,
         pkts: &[(P, Option<SocketAddr>)],
@@ -324,6 +574,22 @@ mod imp {
     use super::{RecvBatch, Wait};
     use std::io;
     use std::net::{SocketAddr, UdpSocket};
+
+    /// Why a segmented send failed (never segmented on this platform).
+    pub(super) enum GsoError {
+        /// Never made here.
+        #[allow(dead_code)]
+        Segmented { run: usize, refused: bool },
+        /// Any error.
+        Io(io::Error),
+    }
+
+    pub(super) fn send_gso<P: AsRef<[u8]>>(
+        sock: &UdpSocket,
+        pkts: &[(P, Option<SocketAddr>)],
+    ) -> Result<(usize, u64), GsoError> {
+        send(sock, pkts).map(|n| (n, 0)).map_err(GsoError::Io)
+    }
 
     pub(super) fn grow_recv_buffer(_sock: &UdpSocket, _bytes: usize) -> io::Result<usize> {
         Err(io::Error::new(
@@ -442,6 +708,129 @@ mod tests {
             }
             assert_eq!(got, pkts, "{count} datagrams into {slots} slots");
         }
+    }
+
+    /// Receive `count` datagrams on `b`, in order.
+    fn take(b: &UdpSocket, count: usize) -> Vec<Vec<u8>> {
+        let mut rb = RecvBatch::new(16, 70_000);
+        let mut got = Vec::new();
+        while got.len() < count {
+            let n = rb.recv(b, Wait::ForOne).unwrap();
+            for i in 0..n {
+                got.push(rb.get(i).unwrap().0.to_vec());
+            }
+        }
+        got
+    }
+
+    /// Answers as a board sends them: runs of full packets and a shorter
+    /// last one, to two destinations, and lone packets in between.
+    fn answers() -> Vec<Vec<u8>> {
+        let mut v = Vec::new();
+        for i in 0..4u8 {
+            v.push(vec![i; 8000]);
+        }
+        v.push(vec![9; 1234]);
+        v.push(vec![10; 300]);
+        for i in 0..3u8 {
+            v.push(vec![20 + i; 1000]);
+        }
+        v
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn runs_keep_one_destination_one_length_and_the_limits() {
+        let a: Option<SocketAddr> = Some("127.0.0.1:1".parse().unwrap());
+        let b: Option<SocketAddr> = Some("127.0.0.1:2".parse().unwrap());
+        let p = |len: usize, to| (vec![0u8; len], to);
+        let mut ends = Vec::new();
+        // Equal lengths and a shorter last; a longer one starts a run; a
+        // new destination starts a run; an empty datagram stands alone.
+        let pkts = [
+            p(100, a),
+            p(100, a),
+            p(40, a),
+            p(100, a),
+            p(200, a),
+            p(200, b),
+            p(0, b),
+            p(5, b),
+        ];
+        imp::runs(&pkts, &mut ends);
+        assert_eq!(ends, [3, 4, 5, 6, 7, 8]);
+        // At most MAX_SEGMENTS datagrams and MAX_BYTES bytes per run.
+        let many: Vec<_> = (0..64).map(|_| p(10, a)).collect();
+        imp::runs(&many, &mut ends);
+        assert_eq!(ends, [64]);
+        let big: Vec<_> = (0..9).map(|_| p(8916, a)).collect();
+        imp::runs(&big, &mut ends);
+        assert_eq!(ends, [7, 9], "7 × 8916 B fit 65 507 B, 8 do not");
+    }
+
+    #[test]
+    fn gso_sends_arrive_as_separate_datagrams() {
+        let (a, b) = pair();
+        let to = Some(b.local_addr().unwrap());
+        let pkts: Vec<(Vec<u8>, Option<SocketAddr>)> =
+            answers().into_iter().map(|p| (p, to)).collect();
+        let mut g = GsoSender::new();
+        assert_eq!(g.send(&a, &pkts).unwrap(), pkts.len());
+        let want: Vec<Vec<u8>> = pkts.iter().map(|(p, _)| p.clone()).collect();
+        assert_eq!(take(&b, want.len()), want);
+        if cfg!(target_os = "linux") {
+            assert!(g.enabled(), "this kernel took UDP_SEGMENT");
+            assert_eq!(g.gso_messages(), 2, "the two runs went segmented");
+        }
+    }
+
+    /// `SO_NO_CHECK` (send without UDP checksums), which the kernel
+    /// refuses to combine with `UDP_SEGMENT` (`EINVAL`).
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    fn no_checksums(s: &UdpSocket) {
+        use std::os::fd::AsRawFd;
+        const SO_NO_CHECK: libc::c_int = 11;
+        let one: libc::c_int = 1;
+        // SAFETY: the option value is a c_int that lives for the call.
+        let r = unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_NO_CHECK,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            )
+        };
+        assert_eq!(r, 0, "{}", io::Error::last_os_error());
+    }
+
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
+    #[test]
+    fn a_refused_gso_falls_back_to_one_datagram_each() {
+        let (a, b) = pair();
+        no_checksums(&a);
+        let to = Some(b.local_addr().unwrap());
+        let pkts: Vec<(Vec<u8>, Option<SocketAddr>)> =
+            answers().into_iter().map(|p| (p, to)).collect();
+        let mut g = GsoSender::new();
+        assert!(g.enabled());
+        // The kernel refuses the first segmented message: everything is
+        // still sent, datagram by datagram (that run's too), and GSO stays
+        // off.
+        assert_eq!(g.send(&a, &pkts).unwrap(), pkts.len());
+        assert!(!g.enabled(), "the refusal turned GSO off");
+        assert_eq!(g.gso_messages(), 0);
+        assert_eq!(g.send(&a, &pkts).unwrap(), pkts.len());
+        let want: Vec<Vec<u8>> = pkts.iter().map(|(p, _)| p.clone()).collect();
+        let got = take(&b, 2 * want.len());
+        assert_eq!(&got[..want.len()], &want[..]);
+        assert_eq!(&got[want.len()..], &want[..]);
     }
 
     #[test]

@@ -159,6 +159,11 @@ pub struct SuiteArgs {
     /// Largest number of concurrent sessions in `sessions` (default 1000, quick 32).
     #[arg(long)]
     pub max_sessions: Option<u32>,
+    /// Value sizes `kv` measures (comma-separated, of 64, 256 and 1024;
+    /// default all three): `--kv-values 1024` runs the target rows
+    /// only, a third of the time, with the same request streams.
+    #[arg(long, value_delimiter = ',')]
+    pub kv_values: Vec<usize>,
     /// The board the UDP benchmarks (latency, async, memcached) talk to;
     /// the scaling, fault and in-process ones build boards from `--config`.
     #[command(flatten)]
@@ -209,6 +214,8 @@ pub struct Plan {
     pub kv_ops: usize,
     /// KV: requests in flight when pipelined.
     pub kv_depth: usize,
+    /// KV: the value sizes measured (of `kv::VALUE_SIZES`).
+    pub kv_values: Vec<usize>,
     /// MV: objects.
     pub mv_objects: usize,
     /// MV: versions appended to each object (all kept).
@@ -258,6 +265,7 @@ impl Plan {
                 kv_keys: 2000,
                 kv_ops: 400,
                 kv_depth: 16,
+                kv_values: kv::VALUE_SIZES.to_vec(),
                 mv_objects: 4,
                 mv_versions: 50,
                 mv_reads: 300,
@@ -288,6 +296,7 @@ impl Plan {
                 kv_keys: 100_000,
                 kv_ops: 5_000,
                 kv_depth: 32,
+                kv_values: kv::VALUE_SIZES.to_vec(),
                 mv_objects: 32,
                 mv_versions: 1000,
                 mv_reads: 5000,
@@ -675,7 +684,19 @@ pub fn run_suite(a: &SuiteArgs, on: &mut dyn FnMut(SuiteEvent<'_>)) -> Result<Su
             .collect()
     };
     which.dedup();
-    let plan = Plan::new(a.quick, a.max_ptes, a.max_sessions);
+    let mut plan = Plan::new(a.quick, a.max_ptes, a.max_sessions);
+    if !a.kv_values.is_empty() {
+        if let Some(v) = a.kv_values.iter().find(|v| !kv::VALUE_SIZES.contains(v)) {
+            bail!(
+                "--kv-values: {v} is not a measured value size (one of {:?})",
+                kv::VALUE_SIZES
+            );
+        }
+        plan.kv_values = kv::VALUE_SIZES
+            .into_iter()
+            .filter(|v| a.kv_values.contains(v))
+            .collect();
+    }
     // Only start (or resolve) a target when a UDP benchmark needs one.
     let (addr, cfg, server) = if which.iter().any(|w| w.needs_target()) {
         connect_target(&a.target)?

@@ -1,7 +1,7 @@
 //! UDP backend: one connected socket per session.
 //!
 //! Receiving busy-polls a non-blocking socket for a short spin period (as
-//! CLib polls its NIC), then blocks with a read timeout set to the
+//! CLib polls its NIC), yielding the CPU between two polls, then blocks with a read timeout set to the
 //! protocol's next deadline. The timeout is re-set only when the deadline
 //! moves by more than an eighth of it. Datagrams move in batches
 //! (`recvmmsg`/`sendmmsg` through `clio-mmsg`): one receive takes in every
@@ -235,7 +235,11 @@ impl Transport for UdpTransport {
                         return Ok(None);
                     }
                     if now < spin_until {
-                        std::hint::spin_loop();
+                        // Yield rather than spin: the board's thread may
+                        // share this CPU (an emulated board in process, a
+                        // loaded host), and holding the CPU for the whole
+                        // spin would delay the very answer awaited.
+                        std::thread::yield_now();
                     } else {
                         self.set_nonblocking(false)?;
                     }
