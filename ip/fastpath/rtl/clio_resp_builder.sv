@@ -19,14 +19,15 @@
 // CRC: the CRC of "header with a zero CRC field + payload" is linear, so
 // it is split at the header's end:
 //   crc = A^(8 payload_len) * crc(header) ^ crc0(payload),
-// crc0 from a zero register, A^(8n) one conditional constant 32x32 matrix
-// per bit of n. While the payload is written, every complete packet beat is
-// folded into crc0 by the one clio_crc32c instance, one beat per cycle
-// (beat 0 with its header lanes zero: zeros from a zero register leave it
-// zero). `start` takes crc(header) from the header fields (a second,
-// header-only instance); after it, only the beat not yet folded (the
-// partial last one) is left, folded and combined in one cycle. A packet can
-// leave the cycle after that, not after a pass over the packet.
+// crc0 from a zero register, A^(8n) a product of constant 32x32 matrices
+// picked from tables by groups of up to six bits of n. While the payload
+// is written, every complete packet beat is folded into crc0 by the one
+// clio_crc32c instance, one beat per cycle (beat 0 with its header lanes
+// zero: zeros from a zero register leave it zero). `start` takes
+// crc(header) from the header fields (a second, header-only instance);
+// after it, only the beat not yet folded (the partial last one) is left,
+// folded and combined in one cycle. A packet can leave the cycle after
+// that, not after a pass over the packet.
 //
 // Packets leave in `start` order, one beat per cycle, back to back; `done`
 // pulses after each packet's last beat; `busy` is high while a committed
@@ -402,9 +403,29 @@ clio_crc32c #(.DATA_WIDTH(DATA_WIDTH), .KEEP_WIDTH(KEEP_WIDTH)) crc_inst (
     .crc_in(fcrc_reg[js]), .data(crc_data), .keep({KEEP_WIDTH{1'b1}}), .crc_out(crc_full)
 );
 localparam [64*32*32-1:0] UNSTEP = power_table(unstep_matrix8(), KEEP_WIDTH < 64 ? KEEP_WIDTH : 64);
-/* verilator lint_off WIDTH */
-wire [32*32-1:0] unstep_k = UNSTEP[j_kt*1024 +: 1024];
-/* verilator lint_on WIDTH */
+// A table lookup as a chain of selects, one per entry, each between the
+// entry's constant matrix and the chain so far: every matrix bit is a
+// constant function of the select bits (one LUT for six) that yosys folds
+// as it reads it. An indexed part-select of the whole constant
+// (`UNSTEP[j_kt*1024 +: 1024]`) made yosys 0.23 build a shifter over all
+// 64 Ki bits first (no result after 17.7 CPU minutes). Not a loop in an
+// `always_comb` block (Icarus 11 reloads the whole table for each entry,
+// over 100 times slower) nor a function taking the table (Verilator 5.006
+// copies the argument into a local and its partial-constant fill writes
+// past it).
+genvar ge;
+generate
+    for (ge = 0; ge < KEEP_WIDTH; ge = ge + 1) begin : unstep_ent
+        localparam [32*32-1:0] M = UNSTEP[ge*1024 +: 1024];
+        wire [32*32-1:0] acc;
+        if (ge == 0) begin : first
+            assign acc = M;
+        end else begin : next
+            assign acc = j_kt == ge ? M : unstep_ent[ge-1].acc;
+        end
+    end
+endgenerate
+wire [32*32-1:0] unstep_k = unstep_ent[KEEP_WIDTH-1].acc;
 wire [31:0] crc_out = zmul(unstep_k, crc_full);
 
 // crc(header) of the packet being started, from its fields.
@@ -421,16 +442,23 @@ localparam NCW = (NW + NST - 1) / NST;
 wire [NW-1:0] j_plen = plen_reg[js];
 wire [32*(NST+1)-1:0] hs /* verilator split_var */;
 assign hs[31:0] = hcrc_reg[js];
-genvar gt;
+genvar gt, gm;
 generate
     for (gt = 0; gt < NST; gt = gt + 1) begin : hshift
         localparam LO = gt * NCW;
         localparam W = (LO + NCW <= NW) ? NCW : NW - LO;
         localparam [64*32*32-1:0] TBL = power_table(shift_matrix(LO), 1 << W);
         wire [W-1:0] sel = j_plen[LO +: W];
-        /* verilator lint_off WIDTH */
-        wire [32*32-1:0] m = TBL[sel*1024 +: 1024];
-        /* verilator lint_on WIDTH */
+        for (gm = 0; gm < (1 << W); gm = gm + 1) begin : ent  // as unstep_ent above
+            localparam [32*32-1:0] M = TBL[gm*1024 +: 1024];
+            wire [32*32-1:0] acc;
+            if (gm == 0) begin : first
+                assign acc = M;
+            end else begin : next
+                assign acc = sel == gm ? M : ent[gm-1].acc;
+            end
+        end
+        wire [32*32-1:0] m = ent[(1 << W)-1].acc;
         assign hs[(gt+1)*32 +: 32] = zmul(m, hs[gt*32 +: 32]);
     end
 endgenerate

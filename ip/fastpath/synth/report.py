@@ -42,9 +42,26 @@ for m in modules:
         seconds = int(open(f"{work}/{m}.seconds").read())
     except (OSError, ValueError):
         seconds = None
+    # CPU time (user + system) of yosys and abc, as synth.sh timed them; from a
+    # run without that file, yosys' own figure from its log, which leaves out
+    # the abc processes (noted). On a shared host the wall time says more about
+    # the load than about the design.
+    cpu, cpu_note = None, None
+    try:
+        cpu = round(sum(float(x) for x in open(f"{work}/{m}.cpu").read().split()[-2:]), 1)
+    except (OSError, ValueError):
+        try:
+            found = re.findall(r"CPU: user ([0-9.]+)s system ([0-9.]+)s", open(f"{work}/{m}.log").read())
+            if found:
+                cpu = round(float(found[-1][0]) + float(found[-1][1]), 1)
+                cpu_note = "yosys process only (its log's figure): abc's CPU time not included"
+        except OSError:
+            pass
     report["modules"][m] = {"lut": lut, "ff": ff, "lutram": lutram, "bram36": bram, "dsp": dsp,
                             "carry": carry, "lut_share_of_zu7ev": round(lut / ZU7EV["lut"], 5),
-                            "synth_seconds": seconds, "cells": cells}
+                            "synth_seconds": seconds, "synth_cpu_seconds": cpu, "cells": cells}
+    if cpu_note:
+        report["modules"][m]["synth_cpu_note"] = cpu_note
     # Deepest logic level (synth/depth.py): LUT levels, the path's ends and its cell mix.
     try:
         d = json.load(open(f"{work}/{m}.depth.json"))
@@ -88,7 +105,9 @@ for m, r in report["modules"].items():
         print(f"{m:22} {r['error']}")
         continue
     print(f"{m:22} {r['lut']:8} {r['ff']:8} {r['lutram']:7} {r['bram36']:7} {r['dsp']:5} "
-          f"{100 * r['lut_share_of_zu7ev']:9.2f}% {r['depth'].get('levels', '?'):>6}")
+          f"{100 * r['lut_share_of_zu7ev']:9.2f}% {r['depth'].get('levels', '?'):>6} "
+          f"(CPU {r['synth_cpu_seconds']} s{' without abc' if 'synth_cpu_note' in r else ''}, "
+          f"wall {r['synth_seconds']} s)")
 for g, r in report["groups"].items():
     if "error" in r:
         print(f"group {g}: {r['error']}")

@@ -20,7 +20,7 @@
 #   WORK=dir         keep the logs, stats and netlists (MODULE.json) there instead of a mktemp dir
 #                    (without it the netlists are deleted once measured)
 # Each module's deepest logic level (synth/depth.py on yosys' write_json netlist)
-# goes into the report beside LUT/FF/BRAM. synth/top.sh runs the top alone.
+# goes into the report beside LUT/FF/BRAM, with its CPU time (yosys and abc). synth/top.sh runs the top alone.
 #   synth/synth.sh [JOBS]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -65,9 +65,12 @@ run_one() {
     # Only the files the module needs (synth/deps.py): parsing every source cost
     # a small module most of its time.
     files=$(python3 "$here/deps.py" "$work/src" clio_pkg.sv "$m") || return 0
-    (cd "$work/src" && timeout "${SYNTH_TIMEOUT:-1500}" yosys -q -l "$work/$m.log" -p \
+    # CPU time of yosys and its abc child processes (the log's own figure leaves
+    # abc out): on a shared host the wall time says more about the load.
+    local TIMEFORMAT='%U %S'
+    { time (cd "$work/src" && timeout "${SYNTH_TIMEOUT:-1500}" yosys -q -l "$work/$m.log" -p \
         "read_verilog -sv $files; chparam $params $m; $script; tee -o $work/$m.stat stat; write_json $work/$m.json" \
-        > /dev/null 2>&1) || echo "synthesis of $m failed or timed out (log $work/$m.log)" >&2
+        > /dev/null 2>&1) ; } 2> "$work/$m.cpu" || echo "synthesis of $m failed or timed out (log $work/$m.log)" >&2
     echo $((SECONDS - t0)) > "$work/$m.seconds"
     # Deepest logic level of the mapped netlist (synth/depth.py: LUT levels
     # between registers/ports, carry chains and MUXFs counted as it documents).
