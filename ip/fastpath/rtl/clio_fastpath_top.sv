@@ -107,11 +107,13 @@
 // (translated again, read, sent; a failing translation ends the stream with
 // a header-only answer of that status). It pumps before taking in a READ
 // while the table is full and before a FENCE while a stream of its PID is
-// open, so the fence orders those reads before itself. A pump starts only
-// when the hit lane is empty and never ahead of a request the lane handed
-// over. `ev_take_q`, `ev_pump_q`, `ev_poll_q` pulse (public to Verilator)
-// when a request is taken in, a pump starts, a poll starts: the
-// co-simulation replays the model in that order.
+// open, so the fence orders those reads before itself (such a packet waits
+// in hand until that pump can start, also while the write lane finishes a
+// WRITE). A pump starts only when the hit lane and the write lane are empty
+// and never ahead of a request the lane handed over. `ev_take_q`,
+// `ev_pump_q`, `ev_poll_q` pulse (public to Verilator) when a request is
+// taken in, a pump starts, a poll starts: the co-simulation replays the
+// model in that order.
 module clio_fastpath_top #(
     parameter DATA_WIDTH = 512,
     parameter ADDR_WIDTH = 32,
@@ -1427,6 +1429,11 @@ wire pm_must = pkt_have_reg && ((h_op == OP_READ && {{(32-STW){1'b0}}, sq_cnt} =
 wire streams_on = STREAMS != 0 && cfg_streams_on;
 wire pm_want = streams_on && sq_cnt != 0 && lane_empty && wl_idle && !(pkt_have_reg && h_from_lane)
     && (!pkt_have_reg || pm_turn || pm_must);
+// The packet in hand that must follow a pump waits for one: a pump also
+// waits for the write lane (its packet reads memory the lane's WRITE may
+// still be writing), and taking the packet meanwhile would answer a FENCE
+// before its PID's stream packets or overfill the table with a READ.
+wire pm_hold = streams_on && pm_must && !h_from_lane;
 // A pump (and a poll) starts only with the lane empty, which a steady flood
 // of lane requests never leaves: after PUMP_WAIT lane requests taken in while
 // the engine waits in S_IDLE to pump or poll, the lane takes no new one until
@@ -1549,7 +1556,7 @@ always @(posedge clk) begin
                 xl_ret <= S_RD_BEGIN;
                 ev_pump_q <= 1'b1;
                 state_reg <= S_XL_BEGIN;
-            end else if (pkt_have_reg && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
+            end else if (pkt_have_reg && !pm_hold && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
                 rep_opcode <= h_op;
                 if (!h_from_lane) ev_take_q <= 1'b1;        // a lane hand-off was taken at intake
                 pm_turn <= 1'b1;
