@@ -86,6 +86,12 @@ reg                 valid_reg = 1'b0;
 reg          look_hit;
 reg [IW-1:0] look_index;
 reg [CW-1:0] look_count;
+// The session's entries are counted by a balanced adder tree over the
+// match vector (a heap: node k sums 2k+1 and 2k+2), not a chain of
+// ENTRIES increments: log2(ENTRIES) adder levels on the lookup path.
+localparam LEAVES = 1 << IW;
+reg [ENTRIES-1:0] same_session;
+reg [CW-1:0] count_tree[0:2*LEAVES-2];
 reg          any_free;
 reg [IW-1:0] free_index;
 reg          upd_hit;
@@ -108,6 +114,7 @@ always_comb begin : comb_1
     upd_hit = 1'b0;
     upd_index = 0;
     free_now = 0;
+    same_session = 0;
     d = 0;
     // High to low: the lowest matching or free entry wins.
     for (i = ENTRIES - 1; i >= 0; i = i - 1) begin
@@ -115,7 +122,7 @@ always_comb begin : comb_1
             look_hit = 1'b1;
             look_index = i[IW-1:0];
         end
-        if (live_v[i] && key_mem[i][15:0] == s_lookup_key[15:0]) look_count = look_count + 1'b1;
+        same_session[i] = live_v[i] && key_mem[i][15:0] == s_lookup_key[15:0];
         if (!live_v[i]) begin
             any_free = 1'b1;
             free_index = i[IW-1:0];
@@ -129,6 +136,11 @@ always_comb begin : comb_1
             || (s_ack_valid && key_mem[i][15:0] == s_ack_session && d != 32'd0 && !d[31])
             || (s_close_valid && key_mem[i][15:0] == s_close_session);
     end
+    for (i = 0; i < LEAVES; i = i + 1)
+        count_tree[LEAVES - 1 + i] = (i < ENTRIES) ? {{(CW-1){1'b0}}, same_session[i]} : {CW{1'b0}};
+    for (i = LEAVES - 2; i >= 0; i = i - 1)
+        count_tree[i] = count_tree[2*i + 1] + count_tree[2*i + 2];
+    look_count = count_tree[0];
     if (s_update_valid && s_update_mode == M_REMOVE && upd_hit) free_now[upd_index] = 1'b1;
     ins_new = 0;
     if (s_update_valid && upd_puts && !upd_hit && any_free) ins_new[free_index] = 1'b1;
