@@ -26,7 +26,7 @@ use crate::server::ClientId;
 const NIL: u32 = u32::MAX;
 
 /// Largest capacity: slot numbers fit the low 32 bits of an id, with
-/// [`NIL`] kept free.
+/// `u32::MAX` (no neighbour in the recency list) kept free.
 pub const MAX_CAPACITY: usize = (u32::MAX - 1) as usize;
 
 /// One remembered address and its place in the recency list.

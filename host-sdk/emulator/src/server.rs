@@ -4,10 +4,11 @@
 //!
 //! One thread owns the socket and the engine. It blocks in a batched receive
 //! with a timeout set to the next event it owes (a delayed packet, engine
-//! work), so an idle board uses no CPU (no busy-poll: see [`SPIN_BELOW`]); [`ServerHandle::stop`] wakes it with an
-//! empty datagram. Answers leave through a [`clio_mmsg::GsoSender`]: a
-//! multi-packet answer is one segmented message where the kernel takes UDP
-//! GSO. Answers wait in per-destination queues and leave
+//! work), so an idle board uses no CPU (it does not busy-poll: why at
+//! `SPIN_BELOW`); [`ServerHandle::stop`] wakes it with an empty datagram.
+//! Answers leave through a [`clio_mmsg::GsoSender`]: a multi-packet answer
+//! is one segmented message where the kernel takes UDP GSO. Answers wait in
+//! per-destination queues and leave
 //! round-robin by destination in bursts of at most `SEND_BURST` datagrams;
 //! between two bursts the loop takes in (without blocking) the requests
 //! that have arrived, so no client's long answer holds another's request in
