@@ -75,20 +75,7 @@ pub enum Event {
         region: u32,
     },
     /// A migration of `region` from `from` to `to` began (`clio rack status`).
-    MigrationStarted {
-        /// The controller's id for it.
-        id: u32,
-        /// vRegion index.
-        region: u32,
-        /// Giver's name.
-        from: String,
-        /// Taker's name.
-        to: String,
-        /// Bytes to copy.
-        total_bytes: u64,
-        /// When (Unix ms, the controller's clock).
-        at_unix_ms: u64,
-    },
+    MigrationStarted(MigrationStart),
     /// Migration `id` ended (`Completed` in the same change as its `Moved`,
     /// or a copy's in the same change as its `Replicated`).
     MigrationEnded {
@@ -101,21 +88,27 @@ pub enum Event {
     },
     /// A re-replication of `region` from its owner `from` to the new backup
     /// `to` began: recorded as a migration of kind `Copy`. (A variant of its
-    /// own, appended, so logs written before it still read.)
-    CopyStarted {
-        /// The controller's id for it (shared with migrations).
-        id: u32,
-        /// vRegion index.
-        region: u32,
-        /// The owner (primary) it is copied from.
-        from: String,
-        /// The new backup.
-        to: String,
-        /// Bytes to copy.
-        total_bytes: u64,
-        /// When (Unix ms, the controller's clock).
-        at_unix_ms: u64,
-    },
+    /// own, appended, so logs written before it still read; same fields as
+    /// `MigrationStarted`, and the same encoding as a struct variant had.)
+    CopyStarted(MigrationStart),
+}
+
+/// The start of a migration or a copy (`Event::MigrationStarted`,
+/// `Event::CopyStarted`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MigrationStart {
+    /// The controller's id for it (copies share the numbering).
+    pub id: u32,
+    /// vRegion index.
+    pub region: u32,
+    /// Giver's name (a copy's: the owner it is copied from).
+    pub from: String,
+    /// Taker's name (a copy's: the new backup).
+    pub to: String,
+    /// Bytes to copy.
+    pub total_bytes: u64,
+    /// When (Unix ms, the controller's clock).
+    pub at_unix_ms: u64,
 }
 
 /// An event that cannot apply to the current state (a log written against another
@@ -615,26 +608,19 @@ impl Controller {
                 self.degraded.insert(*region);
                 self.state_mut(b).regions -= 1;
             }
-            Event::MigrationStarted {
-                id,
-                region,
-                from,
-                to,
-                total_bytes,
-                at_unix_ms,
-            }
-            | Event::CopyStarted {
-                id,
-                region,
-                from,
-                to,
-                total_bytes,
-                at_unix_ms,
-            } => {
+            Event::MigrationStarted(start) | Event::CopyStarted(start) => {
                 let kind = match event {
-                    Event::CopyStarted { .. } => MigrationKind::Copy,
+                    Event::CopyStarted(_) => MigrationKind::Copy,
                     _ => MigrationKind::Move,
                 };
+                let MigrationStart {
+                    id,
+                    region,
+                    from,
+                    to,
+                    total_bytes,
+                    at_unix_ms,
+                } = start;
                 let (from, to) = (self.id_of(from)?, self.id_of(to)?);
                 if *region >= REGION_COUNT {
                     return Err(ApplyError::RegionOutOfRange(*region));
@@ -989,23 +975,17 @@ impl Controller {
                     self.name_of(to).to_string(),
                     self.wall_ms,
                 );
+                let start = MigrationStart {
+                    id,
+                    region,
+                    from,
+                    to,
+                    total_bytes,
+                    at_unix_ms,
+                };
                 let started = match kind {
-                    MigrationKind::Move => Event::MigrationStarted {
-                        id,
-                        region,
-                        from,
-                        to,
-                        total_bytes,
-                        at_unix_ms,
-                    },
-                    MigrationKind::Copy => Event::CopyStarted {
-                        id,
-                        region,
-                        from,
-                        to,
-                        total_bytes,
-                        at_unix_ms,
-                    },
+                    MigrationKind::Move => Event::MigrationStarted(start),
+                    MigrationKind::Copy => Event::CopyStarted(start),
                 };
                 Decision {
                     reply: Message::MigrationId { id },
@@ -1280,4 +1260,34 @@ impl Controller {
 /// The protocol field called `name` (as decoding errors name it), if it has one.
 pub fn field_named(name: &str) -> Option<Field> {
     Field::ALL.iter().copied().find(|f| f.name() == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The two start variants carry one shared struct; their log encoding
+    /// must stay what the struct variants wrote (variant index, then the
+    /// fields in order), so logs written before still read.
+    #[test]
+    fn start_events_keep_their_log_encoding() {
+        let start = MigrationStart {
+            id: 3,
+            region: 5,
+            from: "a".into(),
+            to: "bc".into(),
+            total_bytes: 300,
+            at_unix_ms: 1,
+        };
+        let fields = [3, 5, 1, b'a', 2, b'b', b'c', 0xac, 0x02, 1];
+        for (event, index) in [
+            (Event::MigrationStarted(start.clone()), 8u8),
+            (Event::CopyStarted(start), 10u8),
+        ] {
+            let bytes = postcard::to_stdvec(&event).unwrap();
+            assert_eq!(bytes[0], index, "{event:?}");
+            assert_eq!(&bytes[1..], &fields, "{event:?}");
+            assert_eq!(postcard::from_bytes::<Event>(&bytes).unwrap(), event);
+        }
+    }
 }
