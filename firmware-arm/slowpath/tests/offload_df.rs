@@ -461,3 +461,83 @@ fn outputs_the_caller_never_touched_are_backed_once_and_the_tables_agree() {
     // The caller's quota counts what it allocated, not the offload.
     assert!(rig.sp.pid_charged_bytes(me.pid) >= 5000 * 4 + 5000 * 8);
 }
+
+#[test]
+fn arbitrary_calls_are_answered_or_refused_and_touch_nothing_of_another_pid() {
+    let mut arena = vec![0u64; df_rig::cfg().arena_words()];
+    let mut rig = Rig::new(&mut arena);
+    let mut df = DfOffload::new();
+    let mut host = df_rig::host(&mut df);
+    let me = rig.open();
+    let them = rig.open();
+    let theirs = rig.upload(&them, &(0..2048).collect::<Vec<u64>>());
+    let before = rig.read(&them, theirs, 2048 * 8);
+    let col = rig.upload(&me, &(0..3000).map(|i| i % 11).collect::<Vec<u64>>());
+    let out = rig.alloc(&me, 3000 * 8, perms::RW);
+    let ro = rig.alloc(&me, 4096, perms::READ);
+    let mut next = xorshift(0xa5b_17a3);
+    // VAs the script picks from: the caller's, theirs, nothing, near misses.
+    let vas = [
+        0,
+        col,
+        out,
+        ro,
+        theirs,
+        col + 3000 * 8,
+        out + 8 * 2999,
+        0x7f00_0000,
+    ];
+    let (mut ok, mut refused) = (0, [0u32; 6]);
+    for i in 0..3000 {
+        let mut va = || vas[(next() % vas.len() as u64) as usize] + (next() % 4) * 8;
+        let mut args = if i % 2 == 0 {
+            Select {
+                column: va(),
+                rows: [0, 1, 100, 3000, 5000][(i / 2) % 5],
+                predicate: (i % 9) as u8,
+                lo: 3,
+                hi: 7,
+                project: if i % 3 == 0 { va() } else { 0 },
+                out_rows: va(),
+                out_values: if i % 3 == 0 { va() } else { 0 },
+                cap: [0, 10, 3000, u64::MAX][i % 4],
+            }
+            .to_bytes()
+            .to_vec()
+        } else {
+            Aggregate {
+                column: va(),
+                rows: [0, 7, 3000, 2048][i % 4],
+                selection: if i % 5 == 1 { 0 } else { va() },
+                selected: if i % 5 == 1 { 0 } else { next() % 4000 },
+            }
+            .to_bytes()
+            .to_vec()
+        };
+        if i % 7 == 0 {
+            let at = (next() as usize) % args.len();
+            args[at] ^= next() as u8 | 1;
+        }
+        let o = if i % 2 == 0 {
+            op::SELECT
+        } else {
+            op::AGGREGATE
+        };
+        match rig.call(&mut host, &me, OFFLOAD_ID, o, &args) {
+            Outcome::Ok(_) => ok += 1,
+            Outcome::Refused(c @ 1..=5) => refused[c as usize] += 1,
+            other => panic!("call {i}: {other:?} for {args:?}"),
+        }
+    }
+    assert!(ok > 100, "{ok} answered");
+    assert!(
+        refused[1..].iter().all(|&n| n > 0),
+        "each code met: {refused:?}"
+    );
+    assert_eq!(
+        rig.read(&them, theirs, 2048 * 8),
+        before,
+        "their memory untouched"
+    );
+    rig.check_tables();
+}
