@@ -465,3 +465,69 @@ fn bad_input_is_refused_alike() {
     p.same_memory(ro, 300 * 4, "read-only output");
     assert_eq!(p.fw.read(ro.1, 1200), vec![0; 1200]);
 }
+
+#[test]
+fn the_firmware_code_in_the_emulators_engine_answers_alike() {
+    // `clio_emu::native::Native` serves the firmware's offload in the
+    // emulator's engine, its caller's-space join forwarded to
+    // `OffloadMem::use_caller_space`: the DataFrame client gets the same
+    // answers as from the emulator's own `DfOffload`.
+    use clio_df::{DfClient, Predicate};
+    let c = BoardConfig::embedded("emulator").unwrap();
+    let client = |b: Board| {
+        DfClient::new(
+            Session::open_with(InProcess::new(Emu(b), 1), ClientConfig::from_board(&c)).unwrap(),
+        )
+    };
+    let mut b = Board::new(&c).unwrap();
+    b.register_offload(
+        OFFLOAD_ID,
+        Box::new(clio_emu::native::Native::new(fw::DfOffload::new())),
+    )
+    .unwrap();
+    let mut native = client(b);
+    let mut b = Board::new(&c).unwrap();
+    b.register_offload(OFFLOAD_ID, Box::<DfOffload>::default())
+        .unwrap();
+    let mut own = client(b);
+    let mut next = xorshift(0x7a7e_0df0);
+    let a: Vec<u64> = (0..12_345).map(|_| next() % 50).collect();
+    let v: Vec<u64> = (0..12_345).map(|_| next()).collect();
+    let cols = [("a", &a[..]), ("v", &v[..])];
+    let (tn, to) = (native.upload(&cols).unwrap(), own.upload(&cols).unwrap());
+    for pred in [
+        Predicate::Eq(3),
+        Predicate::Ne(3),
+        Predicate::Lt(10),
+        Predicate::Between(20, 29),
+        Predicate::Gt(100),
+    ] {
+        let (sn, so) = (
+            native.select(&tn, "a", pred, Some("v"), 12_345).unwrap(),
+            own.select(&to, "a", pred, Some("v"), 12_345).unwrap(),
+        );
+        assert_eq!(sn.matched(), so.matched(), "{pred:?}");
+        assert!(sn.matched() > 0 || matches!(pred, Predicate::Gt(100)));
+        assert_eq!(
+            native.fetch_rows(&sn).unwrap(),
+            own.fetch_rows(&so).unwrap()
+        );
+        assert_eq!(
+            native.fetch_values(&sn).unwrap(),
+            own.fetch_values(&so).unwrap()
+        );
+        assert_eq!(
+            native.aggregate(&tn, "v", Some(&sn)).unwrap(),
+            own.aggregate(&to, "v", Some(&so)).unwrap(),
+            "{pred:?}"
+        );
+        assert_eq!(
+            native.aggregate_values(&sn).unwrap(),
+            own.aggregate_values(&so).unwrap()
+        );
+    }
+    assert_eq!(
+        native.aggregate(&tn, "v", None).unwrap(),
+        own.aggregate(&to, "v", None).unwrap()
+    );
+}
