@@ -31,7 +31,11 @@
 //! directly in board DRAM ([`PhysMem`]), as the dissertation's ARM-side
 //! offloads do, not as packets through the fast path. An access to a VA
 //! that no mapped page of its PID holds, or against the page's permissions,
-//! is refused (`UNMAPPED`, `PERMISSION`) and the call faults.
+//! is refused (`UNMAPPED`, `PERMISSION`) and the call faults. An offload
+//! may instead work in the **caller's** address space for one call
+//! ([`OffloadMemory::use_caller_space`], Clio-DF): the call's header
+//! credentials are checked against the session table first, then the
+//! caller's PID, permissions and quota apply ([`DirectMem`]).
 //!
 //! **Bounds.** No heap: `N` offloads, `R` remembered answers of up to `B`
 //! payload bytes each, one request of up to [`MAX_CALL`] bytes assembled at
