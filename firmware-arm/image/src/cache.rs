@@ -1,4 +1,6 @@
-//! Zeroing board DRAM that the fast path will read.
+//! Zeroing board DRAM that the fast path will read, and keeping the ARM's
+//! view of a client's pages coherent with the fast path's (an offload
+//! working in its caller's address space).
 //!
 //! The data pages and the hash page table sit in DRAM the A53 maps
 //! write-back cacheable, while the fast path reads DDR behind the caches.
@@ -61,6 +63,42 @@ pub unsafe fn zero_for_device(base: u64, len: u64) {
     while p < end {
         // SAFETY: clean by address of mapped memory.
         unsafe { core::arch::asm!("dc cvac, {}", in(reg) p, options(nostack)) };
+        p += line;
+    }
+    barrier::dsb(barrier::SY);
+}
+
+/// Clean and invalidate the cache lines of `len` bytes at `base` (identity
+/// map) to the point of coherency, so the next access reads DRAM as the
+/// fast path left it (and no dirty line of ours is lost).
+///
+/// # Safety
+/// The range must be mapped Normal memory.
+pub unsafe fn clean_invalidate(base: u64, len: usize) {
+    by_line(base, len, |p| {
+        // SAFETY: clean and invalidate by address of mapped memory.
+        unsafe { core::arch::asm!("dc civac, {}", in(reg) p, options(nostack)) }
+    });
+}
+
+/// Clean the cache lines of `len` bytes at `base` to the point of
+/// coherency, so the fast path reads what the ARM wrote.
+///
+/// # Safety
+/// The range must be mapped Normal memory.
+pub unsafe fn clean(base: u64, len: usize) {
+    by_line(base, len, |p| {
+        // SAFETY: clean by address of mapped memory.
+        unsafe { core::arch::asm!("dc cvac, {}", in(reg) p, options(nostack)) }
+    });
+}
+
+fn by_line(base: u64, len: usize, mut f: impl FnMut(usize)) {
+    let line = dcache_line();
+    let end = base as usize + len;
+    let mut p = base as usize & !(line - 1);
+    while p < end {
+        f(p);
         p += line;
     }
     barrier::dsb(barrier::SY);

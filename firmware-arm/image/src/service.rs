@@ -77,7 +77,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
 use clio_config::Region;
-use clio_slowpath::offload::{kv, mv, tally, OffloadHost, PhysMem, Serving};
+use clio_slowpath::offload::{df, kv, mv, tally, OffloadHost, PhysMem, Serving};
 use clio_slowpath::rack::FirmwareAgent;
 use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
@@ -247,11 +247,23 @@ unsafe impl Sync for TallyCell {}
 
 static TALLY: TallyCell = TallyCell(UnsafeCell::new(tally::Tally::new()));
 
+/// Clio-DF (id 3), registered at boot: `select` and `aggregate` in the
+/// caller's address space; its 201 KiB of scan and output buffers are
+/// zeros at build time (`.bss`).
+struct DfCell(UnsafeCell<df::DfOffload>);
+
+// SAFETY: borrowed mutably once, by the primary, when it registers it.
+unsafe impl Sync for DfCell {}
+
+static DF: DfCell = DfCell(UnsafeCell::new(df::DfOffload::new()));
+
 /// Board DRAM as the offloads reach it: the data region, identity-mapped
-/// Normal cacheable memory. An offload's pages belong to its own PID, which
-/// no client holds, so the fast path never reads or writes them and no
-/// cache maintenance is owed (a freed page is zeroed and cleaned by
-/// `scrub` before reuse).
+/// Normal cacheable memory. An offload's own pages belong to its own PID,
+/// which no client holds, so the fast path never reads or writes them and
+/// no cache maintenance is owed (a freed page is zeroed and cleaned by
+/// `scrub` before reuse). A caller's pages (Clio-DF) are the fast path's
+/// too: `DirectMem` asks for a clean and invalidate before each access and
+/// a clean after each write (`sync_from_device`, `sync_to_device`).
 struct DataRegion;
 
 impl DataRegion {
@@ -278,6 +290,18 @@ impl PhysMem for DataRegion {
         // SAFETY: as for `read`.
         unsafe { core::ptr::copy_nonoverlapping(data.as_ptr(), pa as *mut u8, data.len()) };
         true
+    }
+    fn sync_from_device(&mut self, pa: u64, len: usize) {
+        if Self::inside(pa, len) {
+            // SAFETY: inside the data region, mapped Normal memory.
+            unsafe { crate::cache::clean_invalidate(pa, len) };
+        }
+    }
+    fn sync_to_device(&mut self, pa: u64, len: usize) {
+        if Self::inside(pa, len) {
+            // SAFETY: as above.
+            unsafe { crate::cache::clean(pa, len) };
+        }
     }
 }
 
@@ -615,15 +639,17 @@ pub fn run_primary() -> ! {
         let objects = (*MV.0.get()).write(mv::MvStore::new(mv::DEFAULT_MAX_OBJECTS));
         host.register(kv::OFFLOAD_ID, store)
             .and(host.register(mv::OFFLOAD_ID, objects))
+            .and(host.register(df::OFFLOAD_ID, &mut *DF.0.get()))
             .and(host.register(tally::ID, &mut *TALLY.0.get()))
     };
     if registered.is_err() {
         defmt::error!("an offload could not be registered");
     } else {
         defmt::info!(
-            "offloads: clio-kv (id {=u32}), clio-mv (id {=u32}), tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
+            "offloads: clio-kv (id {=u32}), clio-mv (id {=u32}), clio-df (id {=u32}), tally (id {=u32}); answers up to {=usize} bytes, {=usize} remembered",
             kv::OFFLOAD_ID,
             mv::OFFLOAD_ID,
+            df::OFFLOAD_ID,
             tally::ID,
             OFFLOAD_ANSWER,
             OFFLOAD_RECORDS

@@ -420,7 +420,8 @@ impl<'a> SlowPath<'a> {
     }
 
     /// Allocate `size` bytes (read/write, default page size) for `pid`, a
-    /// PID the board holds ([`SlowPath::hold_free_pid`]), with every page
+    /// PID the board holds ([`SlowPath::hold_free_pid`]) or one a session
+    /// holds (an offload working in its caller's space), with every page
     /// backed at once by a zeroed physical page: for code on the ARM that
     /// reaches its memory directly ([`SlowPath::translate`]) rather than
     /// through the fast path's first-touch faults. The placement, the
@@ -434,7 +435,7 @@ impl<'a> SlowPath<'a> {
         if !self.ready() {
             return Err(SlowPathError::Busy);
         }
-        if !self.accounts.board_held(pid) {
+        if !self.accounts.board_held(pid) && self.accounts.sessions(pid) == 0 {
             return Err(SlowPathError::UnknownPid(pid));
         }
         let shift = self.cfg.default_shift;
@@ -488,6 +489,59 @@ impl<'a> SlowPath<'a> {
             reply: None,
         });
         Ok(r)
+    }
+
+    /// Back the page holding `va` of `pid` now if it is allocated but not
+    /// yet touched (no physical page), as the fast path's first touch would,
+    /// for code on the ARM that reaches a client's memory directly (an
+    /// offload in its caller's address space); then where it lives, as
+    /// [`SlowPath::translate`]. The page is a zeroed one from the pool (not
+    /// the free-PA FIFO, whose pages the fast path owns), its `PteWrite` (an
+    /// update of the live slot) is left as a job ([`SlowPath::pump`]).
+    /// `NotAllocated` (answered `UNMAPPED`) if no range of `pid` holds `va`; `Busy` while an earlier request's
+    /// commands are still being emitted; `PhysExhausted` without a free
+    /// page.
+    ///
+    /// A first touch of the same page by the fast path while this one's
+    /// `PteWrite` is on its way would map it twice (the second mapping wins
+    /// in the board table; its `PA_CONSUMED` is then refused as a double
+    /// map): the offload must own the page for the call, as an output the
+    /// caller allocated for it and does not touch while it runs.
+    pub fn back_page(&mut self, pid: u32, va: u64) -> Result<(u64, u64, u8), SlowPathError> {
+        if let Some(t) = self.translate(pid, va) {
+            return Ok(t);
+        }
+        let found = self.cfg.shifts().iter().find_map(|&shift| {
+            let (b, s) = self.shadow.find(pid, va >> shift, shift)?;
+            Some((shift, b, s, self.shadow.get(b, s)?))
+        });
+        let Some((shift, b, s, mut pte)) = found else {
+            return Err(SlowPathError::NotAllocated { va });
+        };
+        if !self.ready() {
+            return Err(SlowPathError::Busy);
+        }
+        let si = self
+            .cfg
+            .size_index(shift)
+            .ok_or(SlowPathError::UnsupportedPageSize(shift))?;
+        let ppn = self.phys.alloc(si).ok_or(SlowPathError::PhysExhausted)?;
+        pte.valid = true;
+        pte.ppn = ppn;
+        self.shadow.update(b, s, &pte);
+        let st = &mut self.sizes[si];
+        st.untouched -= 1;
+        st.mapped += 1;
+        // An update of a live (allocated) slot: the fast path refreshes its
+        // TLB entry. One descriptor, emitted as a reply-only job is.
+        self.job = Some(Job::Reply(Descriptor::PteWrite {
+            bucket: b,
+            slot: s,
+            update: true,
+            pte,
+        }));
+        self.translate(pid, va)
+            .ok_or(SlowPathError::NotAllocated { va })
     }
 
     /// Where `va` of `pid` lives: its physical address, the bytes left in

@@ -31,7 +31,11 @@
 //! directly in board DRAM ([`PhysMem`]), as the dissertation's ARM-side
 //! offloads do, not as packets through the fast path. An access to a VA
 //! that no mapped page of its PID holds, or against the page's permissions,
-//! is refused (`UNMAPPED`, `PERMISSION`) and the call faults.
+//! is refused (`UNMAPPED`, `PERMISSION`) and the call faults. An offload
+//! may instead work in the **caller's** address space for one call
+//! ([`OffloadMemory::use_caller_space`], Clio-DF): the call's header
+//! credentials are checked against the session table first, then the
+//! caller's PID, permissions and quota apply ([`DirectMem`]).
 //!
 //! **Bounds.** No heap: `N` offloads, `R` remembered answers of up to `B`
 //! payload bytes each, one request of up to [`MAX_CALL`] bytes assembled at
@@ -55,6 +59,7 @@ use clio_wire::ring::{
 };
 use clio_wire::{Header, Packet, Status};
 
+pub mod df;
 pub mod kv;
 pub mod mv;
 pub mod tally;
@@ -77,6 +82,8 @@ pub enum MemOp {
     Write,
     /// `cas`.
     Cas,
+    /// `use_caller_space`: joining the caller's address space.
+    Join,
 }
 
 /// A memory access of an offload that was refused.
@@ -197,6 +204,27 @@ pub trait OffloadMemory {
         let _ = (va, len, f);
         None
     }
+    /// Work in the caller's address space (the PID that sent this call)
+    /// from now until [`OffloadMemory::use_own_space`] or the end of the
+    /// call (a batch: of the operation): every `alloc`, `read` and `write`
+    /// then acts on the caller's memory, under the caller's permissions and
+    /// quota, once the caller's session is proven (open, for that PID, with
+    /// that key, this boot). Returns the caller's PID. By default refused
+    /// (`BAD_SESSION`): a side that cannot check the caller offers nothing.
+    fn use_caller_space(&mut self) -> Result<u32, MemFault> {
+        Err(MemFault {
+            op: MemOp::Join,
+            va: 0,
+            status: Status::BadSession,
+        })
+    }
+    /// Work in the offload's own address space again (the default).
+    fn use_own_space(&mut self) {}
+    /// The board's MTU payload, where this side knows it (an offload may
+    /// size its reads by it). By default `None`.
+    fn mtu(&self) -> Option<usize> {
+        None
+    }
 }
 
 /// Where a call's result bytes go: a bounded buffer.
@@ -278,6 +306,18 @@ pub trait PhysMem {
     fn read(&mut self, pa: u64, buf: &mut [u8]) -> bool;
     /// Write `data` at `pa`; `false` as for `read`.
     fn write(&mut self, pa: u64, data: &[u8]) -> bool;
+    /// Before this side reads or writes `len` bytes at `pa` that the fast
+    /// path reads and writes too (a client's page): drop this side's cached
+    /// copy so it sees DRAM (clean and invalidate). By default nothing (a
+    /// side whose accesses are coherent with the fast path's).
+    fn sync_from_device(&mut self, pa: u64, len: usize) {
+        let _ = (pa, len);
+    }
+    /// After this side wrote `len` bytes at `pa` of such a page: push them
+    /// to DRAM, where the fast path reads (clean). By default nothing.
+    fn sync_to_device(&mut self, pa: u64, len: usize) {
+        let _ = (pa, len);
+    }
 }
 
 /// [`PhysMem`] over a byte slice holding DRAM from physical address `base`
@@ -323,11 +363,53 @@ impl PhysMem for SliceDram<'_> {
 /// translated by the slow path, reached directly in DRAM. Calls are served
 /// one at a time by one core, and no client holds a session on the PID, so
 /// a `cas` is a read and a conditional write.
+///
+/// With the call's [`Caller`] ([`DirectMem::with_caller`]), the offload may
+/// also work in the caller's address space
+/// ([`OffloadMemory::use_caller_space`]): the caller's session is checked
+/// against the slow path's session table (open, for the header's PID, with
+/// its key, in this boot's epoch), as `OPEN_SESSION`'s join checks it on the
+/// emulator's engine; translation and permissions are then the caller's
+/// PID's pages, a page the caller allocated but never touched is backed on
+/// first access ([`SlowPath::back_page`], as the fast path's first touch
+/// would), `alloc` is charged to the caller's quota, and nothing of any
+/// other PID is reachable. A `cas` there is refused (`UNSUPPORTED`): the
+/// ARM's read-then-write is not atomic against the fast path's sync unit,
+/// which serves the caller's own atomics meanwhile.
 pub struct DirectMem<'c, 'a> {
     core: &'c mut SlowPath<'a>,
     pid: u32,
     phys: &'c mut dyn PhysMem,
     sink: &'c mut dyn TxSink,
+    caller: Option<Caller>,
+    in_caller: bool,
+    mtu: Option<usize>,
+}
+
+/// The credentials a call arrived with (its Clio header's, which the fast
+/// path checked before passing the call on).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Caller {
+    /// The caller's PID.
+    pub pid: u32,
+    /// Its session id.
+    pub session: u16,
+    /// The session's boot epoch.
+    pub epoch: u32,
+    /// The session's key.
+    pub key: u64,
+}
+
+impl Caller {
+    /// The credentials of a request's header.
+    pub fn of(h: &Header) -> Caller {
+        Caller {
+            pid: h.pid,
+            session: h.session,
+            epoch: h.epoch,
+            key: h.key,
+        }
+    }
 }
 
 impl core::fmt::Debug for DirectMem<'_, '_> {
@@ -352,7 +434,54 @@ impl<'c, 'a> DirectMem<'c, 'a> {
             pid,
             phys,
             sink,
+            caller: None,
+            in_caller: false,
+            mtu: None,
         }
+    }
+
+    /// The same, on a board with MTU payload `mtu`
+    /// ([`OffloadMemory::mtu`]).
+    pub fn with_mtu(mut self, mtu: usize) -> Self {
+        self.mtu = Some(mtu);
+        self
+    }
+
+    /// The same, for a call from `caller` (whose space the offload may
+    /// then use, see [`DirectMem`]).
+    pub fn with_caller(mut self, caller: Caller) -> Self {
+        self.caller = Some(caller);
+        self
+    }
+
+    /// The PID whose space accesses use now.
+    fn space(&self) -> u32 {
+        match (self.in_caller, self.caller) {
+            (true, Some(c)) => c.pid,
+            _ => self.pid,
+        }
+    }
+
+    /// Where `at` lives in the space in use: in the caller's, a page it
+    /// allocated but never touched is backed now.
+    fn locate(&mut self, at: u64) -> Result<(u64, u64, u8), Status> {
+        let pid = self.space();
+        if let Some(t) = self.core.translate(pid, at) {
+            return Ok(t);
+        }
+        if !self.in_caller {
+            return Err(Status::Unmapped);
+        }
+        // An earlier page's board-table write goes out first.
+        if !self.core.ready() {
+            self.core.pump(&mut *self.sink);
+        }
+        let r = self.core.back_page(pid, at).map_err(|e| match e {
+            SlowPathError::Busy => Status::Busy,
+            other => other.status(),
+        })?;
+        self.core.pump(&mut *self.sink);
+        Ok(r)
     }
 
     /// `f(pa, offset, len)` over the pieces of `[va, va + len)`, page by
@@ -369,10 +498,7 @@ impl<'c, 'a> DirectMem<'c, 'a> {
         while done < len {
             let at = va.wrapping_add(done as u64);
             let fault = |status| MemFault { op, va: at, status };
-            let (pa, left, p) = self
-                .core
-                .translate(self.pid, at)
-                .ok_or(fault(Status::Unmapped))?;
+            let (pa, left, p) = self.locate(at).map_err(fault)?;
             if p & need != need {
                 return Err(fault(Status::Permission));
             }
@@ -397,7 +523,7 @@ impl OffloadMemory for DirectMem<'_, '_> {
         if !self.core.ready() {
             self.core.pump(&mut *self.sink);
         }
-        let r = self.core.alloc_mapped(self.pid, size).map_err(|e| {
+        let r = self.core.alloc_mapped(self.space(), size).map_err(|e| {
             fault(match e {
                 SlowPathError::Busy => Status::Busy,
                 other => other.status(),
@@ -411,22 +537,44 @@ impl OffloadMemory for DirectMem<'_, '_> {
 
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), MemFault> {
         let len = buf.len();
+        // The caller's pages are the fast path's too (its own are not).
+        let shared = self.in_caller;
         self.pieces(MemOp::Read, va, len, perms::READ, |m, pa, off, n| {
+            if shared {
+                m.sync_from_device(pa, n);
+            }
             m.read(pa, &mut buf[off..off + n])
         })
     }
 
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), MemFault> {
+        let shared = self.in_caller;
         self.pieces(
             MemOp::Write,
             va,
             data.len(),
             perms::WRITE,
-            |m, pa, off, n| m.write(pa, &data[off..off + n]),
+            |m, pa, off, n| {
+                if shared {
+                    m.sync_from_device(pa, n);
+                }
+                let ok = m.write(pa, &data[off..off + n]);
+                if shared {
+                    m.sync_to_device(pa, n);
+                }
+                ok
+            },
         )
     }
 
     fn cas(&mut self, va: u64, expected: u64, new: u64) -> Result<u64, MemFault> {
+        if self.in_caller {
+            return Err(MemFault {
+                op: MemOp::Cas,
+                va,
+                status: Status::Unsupported,
+            });
+        }
         if va % 8 != 0 {
             return Err(MemFault {
                 op: MemOp::Cas,
@@ -446,6 +594,37 @@ impl OffloadMemory for DirectMem<'_, '_> {
             })?;
         }
         Ok(old)
+    }
+
+    fn use_caller_space(&mut self) -> Result<u32, MemFault> {
+        let refused = |status| MemFault {
+            op: MemOp::Join,
+            va: 0,
+            status,
+        };
+        let c = self.caller.ok_or(refused(Status::BadSession))?;
+        // The join's checks: the session open for this PID with this key,
+        // in this boot (the fast path checked the same; the slow path's
+        // table is the one it was installed from).
+        let proven = c.pid != 0
+            && c.epoch == self.core.epoch()
+            && self
+                .core
+                .session(c.session)
+                .is_some_and(|s| s.pid == c.pid && s.key == c.key);
+        if !proven {
+            return Err(refused(Status::BadSession));
+        }
+        self.in_caller = true;
+        Ok(c.pid)
+    }
+
+    fn use_own_space(&mut self) {
+        self.in_caller = false;
+    }
+
+    fn mtu(&self) -> Option<usize> {
+        self.mtu
     }
 }
 
@@ -710,7 +889,6 @@ impl<'o, const N: usize, const R: usize, const B: usize> OffloadHost<'o, N, R, B
         phys: &mut dyn PhysMem,
         sink: &mut dyn TxSink,
     ) -> (Status, usize) {
-        let _ = h;
         let Ok((req, args)) = OffloadCallReq::parse_with_args(payload) else {
             self.stats.malformed += 1;
             return (Status::Malformed, 0);
@@ -734,7 +912,9 @@ impl<'o, const N: usize, const R: usize, const B: usize> OffloadHost<'o, N, R, B
                 }
             },
         };
-        let mut mem = DirectMem::new(core, pid, phys, sink);
+        let mut mem = DirectMem::new(core, pid, phys, sink)
+            .with_caller(Caller::of(h))
+            .with_mtu(self.mtu);
         let max_result = self.mtu.saturating_sub(head);
         let stats = &mut self.stats;
         if req.op != OFFLOAD_OP_BATCH {
@@ -780,6 +960,8 @@ impl<'o, const N: usize, const R: usize, const B: usize> OffloadHost<'o, N, R, B
             let body = at + OffloadBatchResult::LEN;
             let mut out = Results::new(&mut self.answer[P + body..P + body + c]);
             let r = e.offload.call(&mut mem, op, op_args, &mut out);
+            // The caller's space is joined for one operation at a time.
+            mem.use_own_space();
             let len = out.len();
             let (status, code) = outcome(r, stats);
             let len = if status == Status::Ok { len } else { 0 };

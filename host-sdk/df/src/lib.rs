@@ -43,7 +43,7 @@ use clio::{perms, AsyncSession, ClioError, Session};
 pub use offload::DfOffload;
 
 /// The offload id Clio-DF is registered under at a memory node.
-pub const OFFLOAD_ID: u32 = 3;
+pub const OFFLOAD_ID: u32 = clio_slowpath::offload::df::OFFLOAD_ID;
 
 /// A `select` predicate over a column's values (unsigned comparisons).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -32,6 +32,11 @@ fn aggregate(b: &[u8]) -> Option<Aggregate> {
     }
 }
 
+/// Whether `n` entries of `size` bytes at `va` end below 2^64 (0: none).
+fn ends(va: u64, n: u64, size: u64) -> bool {
+    va == 0 || u128::from(va) + u128::from(n) * u128::from(size) <= u128::from(u64::MAX)
+}
+
 proptest! {
     #[test]
     fn arbitrary_bytes_decode_or_are_refused(b in proptest::collection::vec(any::<u8>(), 0..96)) {
@@ -60,6 +65,10 @@ proptest! {
         };
         let valid = s.rows <= proto::MAX_ROWS
             && (s.project != 0) == (s.out_values != 0)
+            && ends(s.column, s.rows, 8)
+            && ends(s.project, s.rows, 8)
+            && ends(s.out_rows, s.cap.min(s.rows), 4)
+            && ends(s.out_values, s.cap.min(s.rows), 8)
             && (proto::pred::EQ..=proto::pred::BETWEEN).contains(&predicate)
             && !(predicate == proto::pred::BETWEEN && s.lo > s.hi);
         prop_assert_eq!(select(&s.encode()), valid.then_some(s));
@@ -69,7 +78,10 @@ proptest! {
             selection: w[8] * (small & 1),
             selected: w[2] * (small >> 1),
         };
-        let valid = a.rows <= proto::MAX_ROWS && !(a.selection == 0 && a.selected != 0);
+        let valid = a.rows <= proto::MAX_ROWS
+            && !(a.selection == 0 && a.selected != 0)
+            && ends(a.column, a.rows, 8)
+            && ends(a.selection, a.selected, 4);
         prop_assert_eq!(aggregate(&a.encode()), valid.then_some(a));
     }
 }

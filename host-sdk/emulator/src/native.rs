@@ -43,6 +43,7 @@ fn fault(e: MemError) -> MemFault {
             Opcode::Read => MemOp::Read,
             Opcode::Write => MemOp::Write,
             Opcode::CompareAndSwap => MemOp::Cas,
+            Opcode::OpenSession => MemOp::Join,
             _ => MemOp::Alloc,
         },
         va: e.va,
@@ -73,6 +74,15 @@ impl OffloadMemory for Adapter<'_, '_> {
         f: &mut dyn FnMut(&[u8]),
     ) -> Option<Result<(), MemFault>> {
         Some(self.0.read_with(va, len, |b| f(b)).map_err(fault))
+    }
+    fn use_caller_space(&mut self) -> Result<u32, MemFault> {
+        self.0.use_caller_space().map_err(fault)
+    }
+    fn use_own_space(&mut self) {
+        self.0.use_own_space();
+    }
+    fn mtu(&self) -> Option<usize> {
+        Some(self.0.mtu())
     }
 }
 

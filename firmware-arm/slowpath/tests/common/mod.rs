@@ -151,6 +151,19 @@ impl Board {
                     "insert over a live slot {bucket}/{slot}"
                 );
                 bk.write(slot as usize, &pte).unwrap();
+                if pte.valid {
+                    // A page the slow path backed itself (not through the
+                    // FIFO): handed out now.
+                    let start = (pte.ppn as u64) << pte.page_shift;
+                    if !self.held.contains_key(&start) {
+                        let end = start + (1u64 << pte.page_shift);
+                        assert!(
+                            !self.overlaps_held(start, end),
+                            "PA {start:#x} handed out twice"
+                        );
+                        self.held.insert(start, end);
+                    }
+                }
             }
             Descriptor::PteRemove {
                 bucket,
