@@ -16,7 +16,7 @@
 //! |---|---|
 //! | `clio sim` | [`sim`] |
 //! | `clio demo` | [`demo`] |
-//! | `clio bench` | [`bench`] |
+//! | `clio bench` | [`bench`](mod@bench) |
 //! | `clio bringup` | [`bringup`] |
 //! | `clio info` | [`info`] |
 //! | `clio logs` | [`logs`] |

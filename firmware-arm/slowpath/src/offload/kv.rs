@@ -506,7 +506,7 @@ impl<const F: usize> Offload for KvStore<F> {
         Some(proto::max_result(op))
     }
 
-    /// Look ahead over a batch, [`AHEAD`] operations at a time: every
+    /// Look ahead over a batch, `AHEAD` (32) operations at a time: every
     /// operation's head slot first, then, from each head (in cache by
     /// then), the objects whose fingerprint matches (whole for a read), so
     /// the operations find their slots and objects in cache instead of
