@@ -3,7 +3,7 @@
 #
 # 1. setup: installs what is missing (aarch64-unknown-none target, HDL and
 #    QEMU tools, memcached, cocotb), idempotently and quietly;
-# 2. cargo fmt --check, clippy with warnings denied, the tests (nextest when
+# 2. cargo fmt --check, clippy and rustdoc with warnings denied, the tests (nextest when
 #    available) and the doc tests;
 # 3. every suite in ci/suites/*.sh, in name order, plus component hooks
 #    (ip/*/tb/run.sh, firmware-arm/*/ci.sh) that no suite already runs; the
@@ -237,6 +237,8 @@ cargo_steps() {
     fi
     step "cargo fmt --check" cargo fmt "${fmt_pkgs[@]}" --check
     step "cargo clippy (-D warnings)" cargo clippy "${pkgs[@]}" --all-targets -- -D warnings
+    # Broken intra-doc links and private-item links in public docs fail here, not in a reader's browser.
+    step "cargo doc (-D warnings)" env RUSTDOCFLAGS="-D warnings" cargo doc "${pkgs[@]}" --no-deps
     if cargo nextest --version >/dev/null 2>&1; then
         step "cargo nextest run" cargo nextest run "${pkgs[@]}" --no-tests=warn
         step "cargo test --doc" cargo test "${pkgs[@]}" --doc
