@@ -1186,6 +1186,15 @@ wire [63:0] wr_hi0 = wr_va0 >> cfg_va_bits;
 wire [1:0]  wr_cls0 = wr_va0 >> (cfg_va_bits - 2);
 wire [7:0]  wr_shift0 = cfg_class_shift[wr_cls0*8 +: 8];
 wire        wr_fast = h_op == OP_WRITE && h_plen != 16'd0 && !wr_end_full[64] && wr_hi0 == 0 && wr_shift0 != 0;
+// A READ that passes S_DISPATCH's checks (no payload or offset, within the
+// response bound, no wrap) with a valid first page starts its TLB lookup
+// from S_DECIDE; any other goes through S_DISPATCH.
+wire [63:0] rd_hi0 = h_va >> cfg_va_bits;
+wire [1:0]  rd_cls0 = h_va >> (cfg_va_bits - 2);
+wire [7:0]  rd_shift0 = cfg_class_shift[rd_cls0*8 +: 8];
+wire        rd_fast = h_op == OP_READ && h_plen == 16'd0 && h_offset == 32'd0 && h_total_len != 32'd0
+    && !(max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) && !rd_wraps
+    && rd_hi0 == 0 && rd_shift0 != 0;
 // S_DECIDE: the packet passed the header, epoch and credential checks, so
 // its ack frees records and raises the floor (`dec_floor`: the floor as it
 // leaves it, which S_DD_LOOK1 would see).
@@ -1512,19 +1521,11 @@ task automatic fault_enqueue(input [31:0] ppn);
     end
 endtask
 
-// A one-page WRITE the write lane takes this cycle (`wl_cmd_valid &&
-// wl_ready`, from S_XL_TLBW, S_XL_OK or S_WR_BEGIN): it cannot fail any
-// more, so its record goes in now (a retry taken in meanwhile is answered
-// from it, as in the model), and the packet is let go (S_FINISH's work,
-// unless faults' side effects are deferred: the next packet's last beat
-// enters a cycle sooner). The lane moves the payload, waits for the B and
-// answers while the engine goes on.
-task automatic wl_hand_off;
+// The engine is done with its packet: S_FINISH's work now (the packet let
+// go, the next one's last beat enters a cycle sooner) unless faults' side
+// effects are deferred (S_FINISH writes them first).
+task automatic let_go;
     begin
-        dd_upd_key <= own_key;
-        dd_upd_rec <= wl_rec;
-        dd_upd_mode <= 2'd0;                             // insert
-        dd_upd_valid <= 1'b1;
         if (fq_count != 0) begin
             state_reg <= S_FINISH;
         end else begin
@@ -1532,6 +1533,68 @@ task automatic wl_hand_off;
             pkt_done_reg <= 1'b0;
             state_reg <= S_IDLE;
         end
+    end
+endtask
+
+// A one-page WRITE the write lane takes this cycle (`wl_cmd_valid &&
+// wl_ready`, from S_XL_TLBW, S_XL_OK or S_WR_BEGIN): it cannot fail any
+// more, so its record goes in now (a retry taken in meanwhile is answered
+// from it, as in the model), and the packet is let go. The lane moves the
+// payload, waits for the B and answers while the engine goes on.
+task automatic wl_hand_off;
+    begin
+        dd_upd_key <= own_key;
+        dd_upd_rec <= wl_rec;
+        dd_upd_mode <= 2'd0;                             // insert
+        dd_upd_valid <= 1'b1;
+        let_go();
+    end
+endtask
+
+// The page is translated (S_XL_OK, or a TLB hit in S_XL_TLBW): the next
+// page of the first pass, else where the translation returns to; a WRITE
+// whose first pass found one page goes to the write lane from here
+// (`wl_early` / `wl_tlb`, a cycle before S_WR_BEGIN would).
+task automatic xl_page_ok;
+    begin
+        pg_start <= xl_cur & ~pg_mask;
+        pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
+        pg_ok <= 1'b1;
+        if (xl_pass2) begin
+            state_reg <= xl_ret;
+        end else if (xl_more) begin
+            xl_cur <= (xl_cur | pg_mask) + 1'b1;
+            state_reg <= S_XL_PAGE;
+        end else begin
+            xl_cur <= xl_end[63:0];                      // the last page: translated
+            if (wl_last1 && wl_ready) begin
+                wl_hand_off();                           // a one-page WRITE: the lane took it
+            end else begin
+                state_reg <= xl_ret;
+            end
+        end
+    end
+endtask
+
+// The first page's TLB lookup, issued with S_DISPATCH's and S_XL_PAGE's
+// work for a READ or WRITE whose first page is valid VA (`shift`: its
+// class's page shift), from the intake decision (S_DECIDE for a READ, the
+// dedup verdict for a WRITE): the lookup follows every check the model
+// makes before it, so the TLB's LRU order stays the model's.
+task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input [6:0] ret,
+        input [7:0] shift);
+    begin
+        xl_pass2 <= 1'b0;
+        pg_ok <= 1'b0;
+        xl_cur <= va;
+        xl_end <= fin;
+        xl_need <= need;
+        xl_ret <= ret;
+        pg_shift <= shift[4:0];
+        pg_vpn <= va >> shift;
+        xl_pages <= 32'd1;
+        tlb_look_valid <= 1'b1;
+        state_reg <= S_XL_TLBW;
     end
 endtask
 
@@ -1690,6 +1753,8 @@ always @(posedge clk) begin
                     state_reg <= S_FAIL;
                 end else if (gt_track) begin
                     state_reg <= S_GT_PUSH;                  // report the blocks first
+                end else if (rd_fast) begin
+                    xl_first(h_va, rd_end_full, PERM_READ, S_RD_BEGIN, rd_shift0);
                 end else if (is_nonidem) begin
                     // S_DD_LOOK1's work, a cycle sooner: the floor as this
                     // packet's ack leaves it; the lookup sees the ack's frees.
@@ -1875,20 +1940,7 @@ always @(posedge clk) begin
                     fail_status <= STATUS_BUSY;
                     state_reg <= S_FAIL;
                 end else if (wr_fast) begin
-                    // A WRITE whose first page is valid VA: S_DISPATCH's and
-                    // S_XL_PAGE's work now, its TLB lookup issued (the lookup
-                    // follows the dedup verdict: the model's LRU order).
-                    xl_pass2 <= 1'b0;
-                    pg_ok <= 1'b0;
-                    xl_cur <= wr_va0;
-                    xl_end <= wr_end_full;
-                    xl_need <= PERM_WRITE;
-                    xl_ret <= S_WR_BEGIN;
-                    pg_shift <= wr_shift0[4:0];
-                    pg_vpn <= wr_va0 >> wr_shift0;
-                    xl_pages <= 32'd1;
-                    tlb_look_valid <= 1'b1;
-                    state_reg <= S_XL_TLBW;
+                    xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR_BEGIN, wr_shift0);
                 end else begin
                     state_reg <= S_DISPATCH;
                 end
@@ -2134,16 +2186,8 @@ always @(posedge clk) begin
                     if ((tlb_perms & xl_need) != xl_need) begin
                         fail_status <= STATUS_PERMISSION;
                         state_reg <= S_FAIL;
-                    end else if (wl_tlb && wl_ready) begin
-                        // S_XL_OK's work for the first pass's only page of
-                        // a WRITE, and the lane's hand-off.
-                        pg_start <= xl_cur & ~pg_mask;
-                        pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
-                        pg_ok <= 1'b1;
-                        xl_cur <= xl_end[63:0];
-                        wl_hand_off();
                     end else begin
-                        state_reg <= S_XL_OK;
+                        xl_page_ok();                        // S_XL_OK's work, a cycle sooner
                     end
                 end else begin
                     hash_valid <= 1'b1;
@@ -2228,24 +2272,7 @@ always @(posedge clk) begin
         S_XL_ENQ: begin
             fault_enqueue(pg_ppn);
         end
-        S_XL_OK: begin
-            pg_start <= xl_cur & ~pg_mask;
-            pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
-            pg_ok <= 1'b1;
-            if (xl_pass2) begin
-                state_reg <= xl_ret;
-            end else if (xl_more) begin
-                xl_cur <= (xl_cur | pg_mask) + 1'b1;
-                state_reg <= S_XL_PAGE;
-            end else begin
-                xl_cur <= xl_end[63:0];                      // the last page: translated
-                if (wl_early && wl_ready) begin
-                    wl_hand_off();                       // a one-page WRITE: the lane took it
-                end else begin
-                    state_reg <= xl_ret;
-                end
-            end
-        end
+        S_XL_OK: xl_page_ok();
         S_XL_FAILU: begin
             fail_status <= STATUS_UNMAPPED;
             state_reg <= S_FAIL;
@@ -2326,7 +2353,7 @@ always @(posedge clk) begin
                     ps_session <= o_session;
                     ps_epoch <= r_epoch;
                     d_sent <= d_sent + d_n;
-                    state_reg <= S_FINISH;
+                    let_go();
                 end else if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
                     state_reg <= S_RD_DRAIN;
                 end else begin
