@@ -1178,23 +1178,27 @@ wire [64:0] rd_end_full = {1'b0, h_va} + {33'd0, h_total_len};
 wire        rd_wraps = rd_end_full[64];
 // A WRITE's range end (S_XL_BEGIN's wrap check, done at dispatch).
 wire [64:0] wr_end_full = {1'b0, h_va + h_offset} + {49'd0, h_plen};
+// The page shift of a VA's class, 0 for a VA outside the space (S_XL_PAGE's
+// checks on `xl_cur`, here on a request's first byte).
+function [7:0] first_shift(input [63:0] va);
+    reg [1:0] cls;
+    begin
+        cls = va >> (cfg_va_bits - 2);
+        first_shift = (va >> cfg_va_bits) != 64'd0 ? 8'd0 : cfg_class_shift[cls*8 +: 8];
+    end
+endfunction
 // A WRITE's first byte and its page (S_XL_PAGE's checks of it): a WRITE
 // with a payload, no wrap and a valid first page starts its TLB lookup from
 // the dedup verdict (S_DD_W1); any other goes through S_DISPATCH.
 wire [63:0] wr_va0 = h_va + h_offset;
-wire [63:0] wr_hi0 = wr_va0 >> cfg_va_bits;
-wire [1:0]  wr_cls0 = wr_va0 >> (cfg_va_bits - 2);
-wire [7:0]  wr_shift0 = cfg_class_shift[wr_cls0*8 +: 8];
-wire        wr_fast = h_op == OP_WRITE && h_plen != 16'd0 && !wr_end_full[64] && wr_hi0 == 0 && wr_shift0 != 0;
+wire [7:0]  wr_shift0 = first_shift(wr_va0);
+wire        wr_fast = h_op == OP_WRITE && h_plen != 16'd0 && !wr_end_full[64] && wr_shift0 != 0;
 // A READ that passes S_DISPATCH's checks (no payload or offset, within the
 // response bound, no wrap) with a valid first page starts its TLB lookup
 // from S_DECIDE; any other goes through S_DISPATCH.
-wire [63:0] rd_hi0 = h_va >> cfg_va_bits;
-wire [1:0]  rd_cls0 = h_va >> (cfg_va_bits - 2);
-wire [7:0]  rd_shift0 = cfg_class_shift[rd_cls0*8 +: 8];
+wire [7:0]  rd_shift0 = first_shift(h_va);
 wire        rd_fast = h_op == OP_READ && h_plen == 16'd0 && h_offset == 32'd0 && h_total_len != 32'd0
-    && !(max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) && !rd_wraps
-    && rd_hi0 == 0 && rd_shift0 != 0;
+    && !(max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) && !rd_wraps && rd_shift0 != 0;
 // S_DECIDE: the packet passed the header, epoch and credential checks, so
 // its ack frees records and raises the floor (`dec_floor`: the floor as it
 // leaves it, which S_DD_LOOK1 would see).
