@@ -814,9 +814,10 @@ assign dd_upd_busy = dd_upd_valid;
 reg [1:0] dd_upd_mode = 0;
 reg [KEY_W-1:0] dd_upd_key = 0;
 reg [REC_W-1:0] dd_upd_rec = 0;
-reg dd_ack_valid_e = 1'b0;
-reg [15:0] dd_ack_session_e = 0;
-reg [31:0] dd_ack_id_e = 0;
+// The engine's ack (S_DECIDE) reaches the buffer in its own cycle
+// (`dec_ack`, below the helpers), so the dedup lookup S_DECIDE issues sees
+// the records it frees.
+wire dec_ack;
 reg dd_close_valid = 1'b0;
 reg [15:0] dd_close_session = 0;
 reg dd_clear = 1'b0;
@@ -949,8 +950,8 @@ clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedu
     .m_lookup_valid(dd_out_valid),
     .s_update_key(lane_dd_ins ? lane_dd_ins_key : dd_upd_key), .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : dd_upd_rec),
     .s_update_mode(lane_dd_ins ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || dd_upd_valid),
-    .s_ack_session(lane_ack ? lane_ack_session : dd_ack_session_e), .s_ack_id(lane_ack ? lane_ack_id : dd_ack_id_e),
-    .s_ack_valid(lane_ack || dd_ack_valid_e),
+    .s_ack_session(lane_ack ? lane_ack_session : h_session), .s_ack_id(lane_ack ? lane_ack_id : h_ack),
+    .s_ack_valid(lane_ack || dec_ack),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
 );
 
@@ -1177,6 +1178,35 @@ wire [64:0] rd_end_full = {1'b0, h_va} + {33'd0, h_total_len};
 wire        rd_wraps = rd_end_full[64];
 // A WRITE's range end (S_XL_BEGIN's wrap check, done at dispatch).
 wire [64:0] wr_end_full = {1'b0, h_va + h_offset} + {49'd0, h_plen};
+// The page shift of a VA's class, 0 for a VA outside the space (S_XL_PAGE's
+// checks on `xl_cur`, here on a request's first byte).
+function [7:0] first_shift(input [63:0] va);
+    reg [1:0] cls;
+    begin
+        cls = va >> (cfg_va_bits - 2);
+        first_shift = (va >> cfg_va_bits) != 64'd0 ? 8'd0 : cfg_class_shift[cls*8 +: 8];
+    end
+endfunction
+// A WRITE's first byte and its page (S_XL_PAGE's checks of it): a WRITE
+// with a payload, no wrap and a valid first page starts its TLB lookup from
+// the dedup verdict (S_DD_W1); any other goes through S_DISPATCH.
+wire [63:0] wr_va0 = h_va + h_offset;
+wire [7:0]  wr_shift0 = first_shift(wr_va0);
+wire        wr_fast = h_op == OP_WRITE && h_plen != 16'd0 && !wr_end_full[64] && wr_shift0 != 0;
+// A READ that passes S_DISPATCH's checks (no payload or offset, within the
+// response bound, no wrap) with a valid first page starts its TLB lookup
+// from S_DECIDE; any other goes through S_DISPATCH.
+wire [7:0]  rd_shift0 = first_shift(h_va);
+wire        rd_fast = h_op == OP_READ && h_plen == 16'd0 && h_offset == 32'd0 && h_total_len != 32'd0
+    && !(max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) && !rd_wraps && rd_shift0 != 0;
+// S_DECIDE: the packet passed the header, epoch and credential checks, so
+// its ack frees records and raises the floor (`dec_floor`: the floor as it
+// leaves it, which S_DD_LOOK1 would see).
+wire        dec_pass = h_len >= CLIO_HEADER_LEN && !h_short && !h_crc && (h_op & OP_RESPONSE_BIT) == 0
+    && !h_malformed && (!needs_sess || (epoch_ok(h_epoch) && h_sess_ok));
+assign      dec_ack = state_reg == S_DECIDE && dec_pass && needs_sess && h_ack != 32'd0;
+wire [31:0] dec_floor = (needs_sess && h_ack != 32'd0 && (h_floor == 32'd0 || serial_before(h_floor, h_ack)))
+    ? h_ack : h_floor;
 // A READ chunk: the rest after `sent` bytes, cut at the MTU.
 function [31:0] chunk_n(input [31:0] total, input [31:0] sent, input [15:0] mtu);
     chunk_n = (total - sent) < {16'd0, mtu} ? (total - sent) : {16'd0, mtu};
@@ -1192,14 +1222,19 @@ wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
 // A WRITE the write lane takes: its first pass translated one page (which
 // holds the whole payload) and there is a payload; its record's fields.
 wire        wl_one = xl_pages == 32'd1 && pg_ok && h_plen != 16'd0;
-wire [63:0] wl_pa = ({32'd0, pg_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
+// The page's PPN: the TLB's answer in S_XL_TLBW's hand-off, else the page's.
+wire [31:0] wl_ppn = state_reg == S_XL_TLBW ? tlb_ppn : pg_ppn;
+wire [63:0] wl_pa = ({32'd0, wl_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
 wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
 // Handed over from S_XL_OK already when the first pass's only page (the
 // last) is translated there (S_WR_BEGIN's hand-off, a cycle sooner).
 wire        xl_more = ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end;   // a page after this one
-wire        wl_early = state_reg == S_XL_OK && !xl_pass2 && !xl_more && xl_ret == S_WR_BEGIN
-    && xl_pages == 32'd1 && h_plen != 16'd0;
-wire        wl_cmd_valid = (state_reg == S_WR_BEGIN && !eng_hold && wl_one) || wl_early;
+// Sooner still from S_XL_TLBW: the first pass's only page hits the TLB
+// with WRITE permission (S_XL_OK's work in the cycle the answer comes).
+wire        wl_last1 = !xl_pass2 && !xl_more && xl_ret == S_WR_BEGIN && xl_pages == 32'd1 && h_plen != 16'd0;
+wire        wl_early = state_reg == S_XL_OK && wl_last1;
+wire        wl_tlb = state_reg == S_XL_TLBW && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need && wl_last1;
+wire        wl_cmd_valid = (state_reg == S_WR_BEGIN && !eng_hold && wl_one) || wl_early || wl_tlb;
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -1427,6 +1462,9 @@ end
 // over was taken in already: it goes first.
 wire pm_must = pkt_have_reg && ((h_op == OP_READ && {{(32-STW){1'b0}}, sq_cnt} == STN) || (h_op == OP_FENCE && sq_pid_open));
 wire streams_on = STREAMS != 0 && cfg_streams_on;
+wire streams_open = streams_on && sq_cnt != 0;
+// The engine's packet's last beat enters now (it loads the header registers).
+wire eng_in_last = p_tvalid && parser_ready && !to_lane && p_tlast;
 wire pm_want = streams_on && sq_cnt != 0 && lane_empty && wl_idle && !(pkt_have_reg && h_from_lane)
     && (!pkt_have_reg || pm_turn || pm_must);
 // The packet in hand that must follow a pump waits for one: a pump also
@@ -1487,6 +1525,83 @@ task automatic fault_enqueue(input [31:0] ppn);
     end
 endtask
 
+// The engine is done with its packet: S_FINISH's work now (the packet let
+// go, the next one's last beat enters a cycle sooner) unless faults' side
+// effects are deferred (S_FINISH writes them first).
+task automatic let_go;
+    begin
+        if (fq_count != 0) begin
+            state_reg <= S_FINISH;
+        end else begin
+            pkt_have_reg <= 1'b0;
+            pkt_done_reg <= 1'b0;
+            state_reg <= S_IDLE;
+        end
+    end
+endtask
+
+// A one-page WRITE the write lane takes this cycle (`wl_cmd_valid &&
+// wl_ready`, from S_XL_TLBW, S_XL_OK or S_WR_BEGIN): it cannot fail any
+// more, so its record goes in now (a retry taken in meanwhile is answered
+// from it, as in the model), and the packet is let go. The lane moves the
+// payload, waits for the B and answers while the engine goes on.
+task automatic wl_hand_off;
+    begin
+        dd_upd_key <= own_key;
+        dd_upd_rec <= wl_rec;
+        dd_upd_mode <= 2'd0;                             // insert
+        dd_upd_valid <= 1'b1;
+        let_go();
+    end
+endtask
+
+// The page is translated (S_XL_OK, or a TLB hit in S_XL_TLBW): the next
+// page of the first pass, else where the translation returns to; a WRITE
+// whose first pass found one page goes to the write lane from here
+// (`wl_early` / `wl_tlb`, a cycle before S_WR_BEGIN would).
+task automatic xl_page_ok;
+    begin
+        pg_start <= xl_cur & ~pg_mask;
+        pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
+        pg_ok <= 1'b1;
+        if (xl_pass2) begin
+            state_reg <= xl_ret;
+        end else if (xl_more) begin
+            xl_cur <= (xl_cur | pg_mask) + 1'b1;
+            state_reg <= S_XL_PAGE;
+        end else begin
+            xl_cur <= xl_end[63:0];                      // the last page: translated
+            if (wl_last1 && wl_ready) begin
+                wl_hand_off();                           // a one-page WRITE: the lane took it
+            end else begin
+                state_reg <= xl_ret;
+            end
+        end
+    end
+endtask
+
+// The first page's TLB lookup, issued with S_DISPATCH's and S_XL_PAGE's
+// work for a READ or WRITE whose first page is valid VA (`shift`: its
+// class's page shift), from the intake decision (S_DECIDE for a READ, the
+// dedup verdict for a WRITE): the lookup follows every check the model
+// makes before it, so the TLB's LRU order stays the model's.
+task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input [6:0] ret,
+        input [7:0] shift);
+    begin
+        xl_pass2 <= 1'b0;
+        pg_ok <= 1'b0;
+        xl_cur <= va;
+        xl_end <= fin;
+        xl_need <= need;
+        xl_ret <= ret;
+        pg_shift <= shift[4:0];
+        pg_vpn <= va >> shift;
+        xl_pages <= 32'd1;
+        tlb_look_valid <= 1'b1;
+        state_reg <= S_XL_TLBW;
+    end
+endtask
+
 always @(posedge clk) begin
     tlb_look_valid <= 1'b0;
     tlb_ins_valid <= 1'b0;
@@ -1497,7 +1612,6 @@ always @(posedge clk) begin
     sync_valid <= 1'b0;
     dd_look_valid <= 1'b0;
     dd_upd_valid <= 1'b0;
-    dd_ack_valid_e <= 1'b0;
     dd_close_valid <= 1'b0;
     dd_clear <= 1'b0;
     fw_orphan <= 1'b0;
@@ -1561,6 +1675,16 @@ always @(posedge clk) begin
                 if (!h_from_lane) ev_take_q <= 1'b1;        // a lane hand-off was taken at intake
                 pm_turn <= 1'b1;
                 state_reg <= S_DECIDE;
+            end else if (eng_in_last && !streams_open && lane_empty) begin
+                // The packet is taken in the cycle its last beat enters
+                // (the header registers load at this edge, S_DECIDE reads
+                // them): what the branch above does a cycle later, with no
+                // stream to pump and the lane empty (it stays so: this
+                // beat is the engine's).
+                rep_opcode <= p_opcode;
+                ev_take_q <= 1'b1;
+                pm_turn <= 1'b1;
+                state_reg <= S_DECIDE;
             end
         end
 
@@ -1602,10 +1726,8 @@ always @(posedge clk) begin
                 state_reg <= S_FAIL;
             end else begin
                 if (needs_sess && h_ack != 32'd0) begin
-                    // Acknowledged answers free their records; the floor rises.
-                    dd_ack_valid_e <= 1'b1;
-                    dd_ack_session_e <= h_session;
-                    dd_ack_id_e <= h_ack;
+                    // Acknowledged answers free their records (`dec_ack`,
+                    // this cycle); the floor rises.
                     if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
                 end
                 if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
@@ -1635,8 +1757,18 @@ always @(posedge clk) begin
                     state_reg <= S_FAIL;
                 end else if (gt_track) begin
                     state_reg <= S_GT_PUSH;                  // report the blocks first
+                end else if (rd_fast) begin
+                    xl_first(h_va, rd_end_full, PERM_READ, S_RD_BEGIN, rd_shift0);
                 end else if (is_nonidem) begin
-                    state_reg <= S_DD_LOOK1;
+                    // S_DD_LOOK1's work, a cycle sooner: the floor as this
+                    // packet's ack leaves it; the lookup sees the ack's frees.
+                    if (dec_floor != 32'd0 && serial_before(dd_id, dec_floor)) begin
+                        state_reg <= S_FINISH;               // a late duplicate: dropped
+                    end else begin
+                        dd_look_key <= own_key;
+                        dd_look_valid <= 1'b1;
+                        state_reg <= S_DD_W1;
+                    end
                 end else begin
                     state_reg <= S_DISPATCH;
                 end
@@ -1811,6 +1943,8 @@ always @(posedge clk) begin
                     // Never evicted: without room the request waits for acks.
                     fail_status <= STATUS_BUSY;
                     state_reg <= S_FAIL;
+                end else if (wr_fast) begin
+                    xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR_BEGIN, wr_shift0);
                 end else begin
                     state_reg <= S_DISPATCH;
                 end
@@ -2057,7 +2191,7 @@ always @(posedge clk) begin
                         fail_status <= STATUS_PERMISSION;
                         state_reg <= S_FAIL;
                     end else begin
-                        state_reg <= S_XL_OK;
+                        xl_page_ok();                        // S_XL_OK's work, a cycle sooner
                     end
                 end else begin
                     hash_valid <= 1'b1;
@@ -2142,35 +2276,7 @@ always @(posedge clk) begin
         S_XL_ENQ: begin
             fault_enqueue(pg_ppn);
         end
-        S_XL_OK: begin
-            pg_start <= xl_cur & ~pg_mask;
-            pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
-            pg_ok <= 1'b1;
-            if (xl_pass2) begin
-                state_reg <= xl_ret;
-            end else if (xl_more) begin
-                xl_cur <= (xl_cur | pg_mask) + 1'b1;
-                state_reg <= S_XL_PAGE;
-            end else begin
-                xl_cur <= xl_end[63:0];                      // the last page: translated
-                if (wl_early && wl_ready) begin
-                    // A one-page WRITE: the write lane took it (as in S_WR_BEGIN).
-                    dd_upd_key <= own_key;
-                    dd_upd_rec <= wl_rec;
-                    dd_upd_mode <= 2'd0;                 // insert
-                    dd_upd_valid <= 1'b1;
-                    if (fq_count != 0) begin
-                        state_reg <= S_FINISH;
-                    end else begin
-                        pkt_have_reg <= 1'b0;
-                        pkt_done_reg <= 1'b0;
-                        state_reg <= S_IDLE;
-                    end
-                end else begin
-                    state_reg <= xl_ret;
-                end
-            end
-        end
+        S_XL_OK: xl_page_ok();
         S_XL_FAILU: begin
             fail_status <= STATUS_UNMAPPED;
             state_reg <= S_FAIL;
@@ -2251,7 +2357,7 @@ always @(posedge clk) begin
                     ps_session <= o_session;
                     ps_epoch <= r_epoch;
                     d_sent <= d_sent + d_n;
-                    state_reg <= S_FINISH;
+                    let_go();
                 end else if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
                     state_reg <= S_RD_DRAIN;
                 end else begin
@@ -2356,28 +2462,11 @@ always @(posedge clk) begin
         // ----- WRITE data phase -----
         S_WR_BEGIN: begin
             if (wl_one) begin
-                // One translated page: the write lane moves the payload,
-                // waits for the B and answers, while the engine goes on. It
-                // cannot fail any more, so its record goes in now (a retry
-                // taken in meanwhile is answered from it, as in the model).
-                // The page is the one the first pass found (a second lookup
-                // would find the TLB's most recent use: LRU order unchanged).
-                if (wl_ready) begin
-                    dd_upd_key <= own_key;
-                    dd_upd_rec <= wl_rec;
-                    dd_upd_mode <= 2'd0;                 // insert
-                    dd_upd_valid <= 1'b1;
-                    // S_FINISH's work (the packet let go) unless faults' side
-                    // effects are deferred: the next packet's last beat enters
-                    // a cycle sooner.
-                    if (fq_count != 0) begin
-                        state_reg <= S_FINISH;
-                    end else begin
-                        pkt_have_reg <= 1'b0;
-                        pkt_done_reg <= 1'b0;
-                        state_reg <= S_IDLE;
-                    end
-                end
+                // One translated page: the write lane takes it once a slot
+                // is free (the page is the one the first pass found: a second
+                // lookup would find the TLB's most recent use, LRU order
+                // unchanged).
+                if (wl_ready) wl_hand_off();
             end else if (!wl_mem) begin
                 // The engine's own data phase waits for the lane's burst
                 // (the mover's takes and done are then the engine's).
@@ -2801,7 +2890,7 @@ always @(posedge clk) begin
         default: state_reg <= S_IDLE;
     endcase
 
-    if ((p_tvalid && parser_ready && !to_lane && p_tlast) || lane_handoff) begin
+    if (eng_in_last || lane_handoff) begin
         pkt_have_reg <= 1'b1;
     end
     // The READ packer: a beat appended; a chunk's last one started its packet.
