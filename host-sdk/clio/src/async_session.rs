@@ -18,7 +18,8 @@
 //! for up to [`SPIN`] (yielding to other tasks between polls) before it
 //! parks until the socket is readable: a pipelined caller's answers come
 //! within tens of µs, and parking costs a sleep and a wake-up of the
-//! runtime's thread per answer burst.
+//! runtime's thread per answer burst. A yield that gives the CPU to another
+//! thread for its slice ends the polling for a while (`crate::spin`).
 
 use std::collections::{HashMap, VecDeque};
 use std::future::Future;
@@ -514,9 +515,8 @@ struct Io {
     sock: UdpSocket,
     raw: std::net::UdpSocket,
     batch: RecvBatch,
-    /// Packets of this step (buffers reused) and how many are live.
-    sendq: Vec<(Vec<u8>, Option<SocketAddr>)>,
-    queued: usize,
+    /// Packets of this step (buffers reused).
+    sendq: clio_mmsg::SendQueue,
 }
 
 impl Io {
@@ -525,20 +525,13 @@ impl Io {
             sock,
             raw,
             batch: RecvBatch::new(RECV_SLOTS, MAX_DATAGRAM),
-            sendq: Vec::new(),
-            queued: 0,
+            sendq: clio_mmsg::SendQueue::new(),
         }
     }
 
     /// Queue `pkt` for the next [`Io::flush`].
     fn push(&mut self, pkt: &[u8]) {
-        if self.queued == self.sendq.len() {
-            self.sendq.push((Vec::with_capacity(pkt.len()), None));
-        }
-        let slot = &mut self.sendq[self.queued].0;
-        slot.clear();
-        slot.extend_from_slice(pkt);
-        self.queued += 1;
+        self.sendq.push(pkt, None);
     }
 
     /// Send the queued packets, as few system calls as the kernel takes.
@@ -546,15 +539,15 @@ impl Io {
     /// protocol retries); a full socket buffer waits for room.
     async fn flush(&mut self) -> std::io::Result<()> {
         let mut at = 0;
-        while at < self.queued {
-            let pkts = &self.sendq[at..self.queued];
+        while at < self.sendq.len() {
+            let pkts = &self.sendq.queued()[at..];
             match clio_mmsg::send_batch(&self.raw, pkts) {
                 Ok(n) => at += n,
                 Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => at += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
                     // Wait for room through tokio's readiness, then retry.
                     self.sock.writable().await?;
-                    let (raw, pkts) = (&self.raw, &self.sendq[at..self.queued]);
+                    let (raw, pkts) = (&self.raw, &self.sendq.queued()[at..]);
                     match self
                         .sock
                         .try_io(Interest::WRITABLE, || clio_mmsg::send_batch(raw, pkts))
@@ -563,18 +556,18 @@ impl Io {
                         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                         Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => at += 1,
                         Err(e) => {
-                            self.queued = 0;
+                            self.sendq.clear();
                             return Err(e);
                         }
                     }
                 }
                 Err(e) => {
-                    self.queued = 0;
+                    self.sendq.clear();
                     return Err(e);
                 }
             }
         }
-        self.queued = 0;
+        self.sendq.clear();
         Ok(())
     }
 
@@ -649,6 +642,7 @@ async fn drive(mut conn: Connection, mut io: Io, mut rx: mpsc::UnboundedReceiver
     let mut txb = vec![0u8; MAX_DATAGRAM];
     let mut open = true;
     let mut close_by: Option<u64> = None;
+    let mut guard = crate::spin::SpinGuard::default();
     loop {
         let mut now = ns();
         // Take in answers already waiting before timers fire, so a task
@@ -731,7 +725,7 @@ async fn drive(mut conn: Connection, mut io: Io, mut rx: mpsc::UnboundedReceiver
         };
         // Answers awaited: poll for them for a while before parking,
         // letting other tasks (the callers) run between two polls.
-        if conn.active() > 0 && backlog.is_empty() {
+        if conn.active() > 0 && backlog.is_empty() && guard.may_spin(std::time::Instant::now()) {
             let until = (Instant::now() + SPIN).min(deadline);
             let mut woke = false;
             while !woke && Instant::now() < until {
@@ -756,9 +750,11 @@ async fn drive(mut conn: Connection, mut io: Io, mut rx: mpsc::UnboundedReceiver
                 if !woke {
                     // Other tasks first, then other threads (the board's
                     // may share this CPU): a pure spin would delay the
-                    // very answer awaited.
+                    // very answer awaited. A late yield: park instead.
                     tokio::task::yield_now().await;
-                    std::thread::yield_now();
+                    if !guard.yield_now() {
+                        break;
+                    }
                 }
             }
             if woke {

@@ -53,6 +53,7 @@ mod error;
 pub mod proto;
 pub mod remote;
 mod session;
+mod spin;
 mod split;
 
 pub use async_session::AsyncSession;

@@ -97,6 +97,56 @@ pub fn send_batch<P: AsRef<[u8]>>(
     Ok(sent)
 }
 
+/// Datagrams queued for one batched send ([`send_batch`],
+/// [`GsoSender::send`]), each a copy in a buffer kept for the next batch:
+/// a client that sends a step's packets together allocates nothing per
+/// packet once its queue has grown to its usual batch.
+#[derive(Debug, Default)]
+pub struct SendQueue {
+    /// Buffers; the first `len` hold queued datagrams.
+    pkts: Vec<(Vec<u8>, Option<SocketAddr>)>,
+    len: usize,
+}
+
+impl SendQueue {
+    /// An empty queue.
+    pub fn new() -> SendQueue {
+        SendQueue::default()
+    }
+
+    /// Queue a copy of `pkt`, to `to` (`None`: the connected peer).
+    pub fn push(&mut self, pkt: &[u8], to: Option<SocketAddr>) {
+        if self.len == self.pkts.len() {
+            self.pkts.push((Vec::with_capacity(pkt.len()), to));
+        }
+        let (buf, dest) = &mut self.pkts[self.len];
+        buf.clear();
+        buf.extend_from_slice(pkt);
+        *dest = to;
+        self.len += 1;
+    }
+
+    /// The queued datagrams, oldest first, as the send functions take them.
+    pub fn queued(&self) -> &[(Vec<u8>, Option<SocketAddr>)] {
+        &self.pkts[..self.len]
+    }
+
+    /// How many datagrams are queued.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Forget the queued datagrams (their buffers stay for reuse).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
 /// Sends datagrams with UDP generic segmentation offload (GSO,
 /// `UDP_SEGMENT`) where it can: consecutive datagrams to one destination,
 /// all of one length but the last (which may be shorter), leave as one
@@ -831,6 +881,30 @@ mod tests {
         let got = take(&b, 2 * want.len());
         assert_eq!(&got[..want.len()], &want[..]);
         assert_eq!(&got[want.len()..], &want[..]);
+    }
+
+    #[test]
+    fn send_queue_reuses_its_buffers() {
+        let (a, b) = pair();
+        let to = Some(b.local_addr().unwrap());
+        let mut q = SendQueue::new();
+        assert!(q.is_empty());
+        q.push(b"first, long", to);
+        q.push(b"two", None);
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.queued()[0], (b"first, long".to_vec(), to));
+        assert_eq!(q.queued()[1], (b"two".to_vec(), None));
+        let first = q.queued()[0].0.as_ptr();
+        q.clear();
+        assert!(q.is_empty() && q.queued().is_empty());
+        // The next batch takes the old buffers, with their new contents
+        // and destinations only.
+        q.push(b"x", to);
+        assert_eq!(q.queued(), &[(b"x".to_vec(), to)]);
+        assert_eq!(q.queued()[0].0.as_ptr(), first, "buffer reused");
+        q.push(b"y", to);
+        assert_eq!(send_batch(&a, q.queued()).unwrap(), 2);
+        assert_eq!(take(&b, 2), [b"x".to_vec(), b"y".to_vec()]);
     }
 
     #[test]

@@ -99,26 +99,125 @@ impl Crc32c {
     }
 }
 
+/// The raw state (no inversion) after feeding `len` zero bytes to `state`:
+/// the linear map a block of `len` bytes applies to the state before it.
+const fn shift_bytewise(mut state: u32, len: usize) -> u32 {
+    let mut i = 0;
+    while i < len {
+        state = (state >> 8) ^ TABLES[0][(state & 0xff) as usize];
+        i += 1;
+    }
+    state
+}
+
+/// [`shift_bytewise`] for `len` as four byte-indexed tables (the map is
+/// linear: the shift of a state is the XOR of its four bytes' shifts).
+#[cfg_attr(not(all(feature = "std", target_arch = "x86_64")), allow(dead_code))]
+const fn make_shift(len: usize) -> [[u32; 256]; 4] {
+    let mut basis = [0u32; 32];
+    let mut b = 0;
+    while b < 32 {
+        basis[b] = shift_bytewise(1 << b, len);
+        b += 1;
+    }
+    let mut t = [[0u32; 256]; 4];
+    let mut k = 0;
+    while k < 4 {
+        let mut v = 0;
+        while v < 256 {
+            let mut acc = 0u32;
+            let mut bit = 0;
+            while bit < 8 {
+                if v & (1 << bit) != 0 {
+                    acc ^= basis[8 * k + bit];
+                }
+                bit += 1;
+            }
+            t[k][v] = acc;
+            v += 1;
+        }
+        k += 1;
+    }
+    t
+}
+
 /// The SSE4.2 `crc32` instruction computes exactly this CRC (same reflected
 /// polynomial, same state convention), eight bytes per instruction.
+///
+/// One instruction's result is the next one's input (3 cycles of latency,
+/// one issued per cycle), so a buffer is cut into three interleaved streams
+/// whose states are combined by shifting ([`make_shift`]): a CRC over a
+/// 9 KB packet takes about a third of the time of one serial chain.
 #[cfg(all(feature = "std", target_arch = "x86_64"))]
 #[allow(unsafe_code)]
 mod hw {
     use core::arch::x86_64::{_mm_crc32_u32, _mm_crc32_u64, _mm_crc32_u8};
+
+    /// Stream lengths (bytes) of the long and the short three-way rounds.
+    pub(super) const LONG: usize = 512;
+    pub(super) const SHORT: usize = 64;
+    static SHIFT_LONG: [[u32; 256]; 4] = super::make_shift(LONG);
+    static SHIFT_SHORT: [[u32; 256]; 4] = super::make_shift(SHORT);
 
     pub(super) fn update(state: u32, data: &[u8]) -> u32 {
         // SAFETY: only called after `is_x86_feature_detected!("sse4.2")`.
         unsafe { update_sse42(state, data) }
     }
 
+    fn shift(t: &[[u32; 256]; 4], c: u32) -> u32 {
+        t[0][(c & 0xff) as usize]
+            ^ t[1][((c >> 8) & 0xff) as usize]
+            ^ t[2][((c >> 16) & 0xff) as usize]
+            ^ t[3][(c >> 24) as usize]
+    }
+
+    fn word(b: &[u8], i: usize) -> u64 {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(&b[i..i + 8]);
+        u64::from_le_bytes(w)
+    }
+
+    /// Three streams of `len` bytes each at the front of `data`, combined
+    /// into the state after all of them; returns the state and the rest.
     #[target_feature(enable = "sse4.2")]
-    unsafe fn update_sse42(state: u32, data: &[u8]) -> u32 {
-        let mut c = state as u64;
+    unsafe fn three_way<'a>(
+        c: u32,
+        data: &'a [u8],
+        len: usize,
+        t: &[[u32; 256]; 4],
+    ) -> (u32, &'a [u8]) {
+        let (a, rest) = data.split_at(len);
+        let (b, rest) = rest.split_at(len);
+        let (d, rest) = rest.split_at(len);
+        let (mut c0, mut c1, mut c2) = (u64::from(c), 0u64, 0u64);
+        let mut i = 0;
+        while i < len {
+            c0 = _mm_crc32_u64(c0, word(a, i));
+            c1 = _mm_crc32_u64(c1, word(b, i));
+            c2 = _mm_crc32_u64(c2, word(d, i));
+            i += 8;
+        }
+        // The state after `a` shifted over `b`, plus `b`'s own; then the
+        // same over `d`.
+        let c = shift(t, c0 as u32) ^ c1 as u32;
+        (shift(t, c) ^ c2 as u32, rest)
+    }
+
+    #[target_feature(enable = "sse4.2")]
+    unsafe fn update_sse42(state: u32, mut data: &[u8]) -> u32 {
+        let mut c = state;
+        // SAFETY (both loops): this function runs only where SSE4.2 is
+        // present, which is all `three_way` needs.
+        while data.len() >= 3 * LONG {
+            (c, data) = unsafe { three_way(c, data, LONG, &SHIFT_LONG) };
+        }
+        while data.len() >= 3 * SHORT {
+            (c, data) = unsafe { three_way(c, data, SHORT, &SHIFT_SHORT) };
+        }
+        let mut c = u64::from(c);
         let mut chunks = data.chunks_exact(8);
         for ch in &mut chunks {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(ch);
-            c = _mm_crc32_u64(c, u64::from_le_bytes(w));
+            c = _mm_crc32_u64(c, word(ch, 0));
         }
         let mut c = c as u32;
         let mut rest = chunks.remainder();
@@ -184,5 +283,40 @@ mod tests {
         let mut r = Crc32c::new();
         r.update(&with[..13]);
         assert_eq!(z.finish(), r.finish());
+    }
+
+    #[test]
+    fn long_buffers_match_the_table_path() {
+        // Lengths around the three-way rounds' edges (3 × 64, 3 × 512, and
+        // a jumbo packet's 8916 B), from aligned and unaligned starts and
+        // from a state mid-stream: the interleaved streams must combine to
+        // the serial result.
+        let data: Vec<u8> = (0..9100u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        let mut lens: Vec<usize> = (0..=1600).collect();
+        lens.extend([3071, 3072, 3073, 4800, 8916, 8999]);
+        for start in [0usize, 1, 5] {
+            for &len in &lens {
+                let d = &data[start..start + len];
+                let mut t = Crc32c::new();
+                t.update_table(d);
+                assert_eq!(crc32c(d), t.finish(), "start {start}, length {len}");
+                let mut a = Crc32c::new();
+                a.update(&d[..len / 3]);
+                a.update(&d[len / 3..]);
+                assert_eq!(a.finish(), t.finish(), "split, length {len}");
+            }
+        }
+        // The shift tables are the byte-by-byte shift.
+        for c in [1u32, 0x8000_0000, 0xdead_beef] {
+            let want = shift_bytewise(c, 64);
+            let t = make_shift(64);
+            let got = t[0][(c & 0xff) as usize]
+                ^ t[1][((c >> 8) & 0xff) as usize]
+                ^ t[2][((c >> 16) & 0xff) as usize]
+                ^ t[3][(c >> 24) as usize];
+            assert_eq!(got, want);
+        }
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Receiving busy-polls a non-blocking socket for a short spin period (as
 //! CLib polls its NIC), yielding the CPU between two polls, then blocks with a read timeout set to the
-//! protocol's next deadline. The timeout is re-set only when the deadline
+//! protocol's next deadline. A yield that came back late (another thread
+//! held the CPU for its slice) stops the polling for a while (`crate::spin`). The timeout is re-set only when the deadline
 //! moves by more than an eighth of it. Datagrams move in batches
 //! (`recvmmsg`/`sendmmsg` through `clio-mmsg`): one receive takes in every
 //! answer already waiting, and the sends of one protocol step leave in one
@@ -36,10 +37,10 @@ pub struct UdpTransport {
     batch: RecvBatch,
     /// Next datagram of `batch` not yet handed out.
     next: usize,
-    /// Queued sends (buffers reused; `None`: to the connected board) and
-    /// how many of them are live.
-    sendq: Vec<(Vec<u8>, Option<std::net::SocketAddr>)>,
-    queued: usize,
+    /// Queued sends (buffers reused), to the connected board.
+    sendq: clio_mmsg::SendQueue,
+    /// Whether a receive may poll (yielding) first (`crate::spin`).
+    guard: crate::spin::SpinGuard,
 }
 
 /// Default busy-poll period before a receive blocks.
@@ -68,8 +69,8 @@ impl UdpTransport {
             spin: Duration::ZERO,
             batch: RecvBatch::new(RECV_SLOTS, MAX_DATAGRAM),
             next: 0,
-            sendq: Vec::new(),
-            queued: 0,
+            sendq: clio_mmsg::SendQueue::new(),
+            guard: crate::spin::SpinGuard::default(),
         };
         t.set_spin(DEFAULT_SPIN)?;
         Ok(t)
@@ -135,21 +136,15 @@ impl Transport for UdpTransport {
     }
 
     fn send(&mut self, pkt: &[u8]) -> Result<(), ClioError> {
-        if self.queued == self.sendq.len() {
-            self.sendq.push((Vec::with_capacity(pkt.len()), None));
-        }
-        let slot = &mut self.sendq[self.queued].0;
-        slot.clear();
-        slot.extend_from_slice(pkt);
-        self.queued += 1;
-        if self.queued >= SEND_BATCH {
+        self.sendq.push(pkt, None);
+        if self.sendq.len() >= SEND_BATCH {
             self.flush()?;
         }
         Ok(())
     }
 
     fn flush(&mut self) -> Result<(), ClioError> {
-        let pkts = &self.sendq[..self.queued];
+        let pkts = self.sendq.queued();
         let mut at = 0;
         while at < pkts.len() {
             match clio_mmsg::send_batch(&self.sock, &pkts[at..]) {
@@ -166,12 +161,12 @@ impl Transport for UdpTransport {
                     at += 1
                 }
                 Err(e) => {
-                    self.queued = 0;
+                    self.sendq.clear();
                     return Err(ClioError::Transport(format!("send: {e}")));
                 }
             }
         }
-        self.queued = 0;
+        self.sendq.clear();
         Ok(())
     }
 
@@ -208,7 +203,12 @@ impl Transport for UdpTransport {
         if let Some(n) = self.take_buffered(buf) {
             return Ok(Some(n));
         }
-        let spin_until = Instant::now() + self.spin;
+        let start = Instant::now();
+        let spin_until = if self.guard.may_spin(start) {
+            start + self.spin
+        } else {
+            start
+        };
         // Even with the deadline passed, look once for a waiting packet.
         let mut tried = false;
         loop {
@@ -223,7 +223,7 @@ impl Transport for UdpTransport {
             match self.batch.recv(&self.sock, Wait::ForOne) {
                 Ok(_) => {
                     self.next = 0;
-                    if !self.spin.is_zero() {
+                    if !self.spin.is_zero() && self.guard.may_spin(now) {
                         self.set_nonblocking(true)?;
                     }
                     if let Some(n) = self.take_buffered(buf) {
@@ -234,13 +234,12 @@ impl Transport for UdpTransport {
                     if now >= deadline {
                         return Ok(None);
                     }
-                    if now < spin_until {
-                        // Yield rather than spin: the board's thread may
-                        // share this CPU (an emulated board in process, a
-                        // loaded host), and holding the CPU for the whole
-                        // spin would delay the very answer awaited.
-                        std::thread::yield_now();
-                    } else {
+                    // Yield rather than spin: the board's thread may share
+                    // this CPU (an emulated board in process, a loaded
+                    // host), and holding the CPU for the whole spin would
+                    // delay the very answer awaited. A late yield (another
+                    // thread took the CPU for a slice): block instead.
+                    if now >= spin_until || !self.guard.yield_now() {
                         self.set_nonblocking(false)?;
                     }
                 }
