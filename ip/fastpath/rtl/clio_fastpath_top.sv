@@ -1270,7 +1270,6 @@ wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot
 // OFFLOAD_REQ fragments; OFFLOAD_REPLY fragments from the poll are
 // reassembled by clio_offload_fwd and answer their call from S_OF_ANS.
 localparam OF_ON = OFFLOAD_TAGS > 0;
-localparam OF_TAGS = OF_ON ? OFFLOAD_TAGS : 1;
 reg  [15:0]  of_i = 0, of_count = 0;                 // fragment pushed next; fragments of the call
 reg  [31:0]  of_sent = 0, of_n = 0, of_fill = 0;     // answer bytes sent; this packet's; written
 reg          of_call = 1'b0;
@@ -1304,22 +1303,40 @@ always @* begin : of_frag_bytes
         of_data[j*8 +: 8] = of_off + j < {16'd0, of_len} ? of_pair[j*8 +: 8] : 8'd0;
 end
 
-clio_offload_fwd #(.TAGS(OF_TAGS), .RESP_BYTES(OFFLOAD_RESP_BYTES)) offload_inst (
-    .clk(clk), .rst(rst),
-    .m_seq(of_seq), .m_tag(of_tag), .s_call_valid(of_call),
-    .s_call_pid(h_pid), .s_call_req_id(h_req_id), .s_call_retry_of(h_retry_of), .s_call_va(h_va),
-    .s_call_total_len(h_total_len), .s_call_offset(h_offset), .s_call_session(h_session), .s_call_epoch(h_epoch),
-    .s_frag_valid(OF_ON && state_reg == S_CMD && !eng_hold && c_kind == DESC_OFFLOAD_REPLY),
-    .s_frag_tag(desc_reg[SLOT_OFF_TAG*8 +: 32]), .s_frag_seq(desc_reg[SLOT_OFF_REQ_ID*8 +: 32]),
-    .s_frag_len(desc_reg[SLOT_OFF_F*8 +: 32]), .s_frag_index(desc_reg[SLOT_OFF_PID*8 +: 16]),
-    .s_frag_count(desc_reg[(SLOT_OFF_PID+2)*8 +: 16]), .s_frag_data(desc_reg[SLOT_OFF_A*8 +: 320]),
-    .m_done(of_done), .m_answer(of_answer),
-    .m_ans_pid(of_ans_pid), .m_ans_req_id(of_ans_req_id), .m_ans_retry_of(of_ans_retry_of), .m_ans_va(of_ans_va),
-    .m_ans_total_len(of_ans_total_len), .m_ans_offset(of_ans_offset), .m_ans_session(of_ans_session),
-    .m_ans_epoch(of_ans_epoch), .m_ans_status(of_ans_status), .m_ans_plen(of_ans_plen),
-    .m_rd_data(of_rd_data), .m_rd_left(of_rd_left), .s_rd_take(of_wr), .s_rd_len(of_k[5:0]),
-    .m_answered(), .m_dropped()
-);
+// Without the pass-through (OFFLOAD_TAGS = 0) the module is left out: its
+// outputs are tied off and nothing of it is synthesized.
+generate if (OF_ON) begin : g_offload
+    clio_offload_fwd #(.TAGS(OFFLOAD_TAGS), .RESP_BYTES(OFFLOAD_RESP_BYTES)) offload_inst (
+        .clk(clk), .rst(rst),
+        .m_seq(of_seq), .m_tag(of_tag), .s_call_valid(of_call),
+        .s_call_pid(h_pid), .s_call_req_id(h_req_id), .s_call_retry_of(h_retry_of), .s_call_va(h_va),
+        .s_call_total_len(h_total_len), .s_call_offset(h_offset), .s_call_session(h_session), .s_call_epoch(h_epoch),
+        .s_frag_valid(OF_ON && state_reg == S_CMD && !eng_hold && c_kind == DESC_OFFLOAD_REPLY),
+        .s_frag_tag(desc_reg[SLOT_OFF_TAG*8 +: 32]), .s_frag_seq(desc_reg[SLOT_OFF_REQ_ID*8 +: 32]),
+        .s_frag_len(desc_reg[SLOT_OFF_F*8 +: 32]), .s_frag_index(desc_reg[SLOT_OFF_PID*8 +: 16]),
+        .s_frag_count(desc_reg[(SLOT_OFF_PID+2)*8 +: 16]), .s_frag_data(desc_reg[SLOT_OFF_A*8 +: 320]),
+        .m_done(of_done), .m_answer(of_answer),
+        .m_ans_pid(of_ans_pid), .m_ans_req_id(of_ans_req_id), .m_ans_retry_of(of_ans_retry_of), .m_ans_va(of_ans_va),
+        .m_ans_total_len(of_ans_total_len), .m_ans_offset(of_ans_offset), .m_ans_session(of_ans_session),
+        .m_ans_epoch(of_ans_epoch), .m_ans_status(of_ans_status), .m_ans_plen(of_ans_plen),
+        .m_rd_data(of_rd_data), .m_rd_left(of_rd_left), .s_rd_take(of_wr), .s_rd_len(of_k[5:0]),
+        .m_answered(), .m_dropped()
+    );
+end else begin : g_no_offload
+    assign of_seq = 0;
+    assign of_tag = 0;
+    assign of_done = 1'b0;
+    assign of_answer = 1'b0;
+    assign {of_ans_pid, of_ans_req_id, of_ans_retry_of, of_ans_total_len, of_ans_offset, of_ans_epoch, of_ans_plen} = 0;
+    assign of_ans_va = 0;
+    assign of_ans_session = 0;
+    assign of_ans_status = 0;
+    assign of_rd_data = 0;
+    assign of_rd_left = 0;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_of = of_call;
+    /* verilator lint_on UNUSEDSIGNAL */
+end endgenerate
 
 // The page-table slot read back for a command (lane of the slot in the beat).
 // The old slot's PPN is irrelevant to invalidation and removal.
@@ -2769,6 +2786,8 @@ always @(posedge clk) begin
                 state_reg <= S_OF_PUSH;
             end
         end
+        // (Constant compares without the pass-through: the answer fields are tied to 0.)
+        /* verilator lint_off UNSIGNED */
         S_OF_ANS: begin
             // The completed answer (clio_offload_fwd latched its call).
             rs_own <= 1'b1;
@@ -2819,6 +2838,7 @@ always @(posedge clk) begin
                 state_reg <= S_OF_WR;
             end
         end
+        /* verilator lint_on UNSIGNED */
 
         // ----- REPLY: answer a forwarded request, then release fences -----
         S_RP_CHECK: begin
