@@ -175,7 +175,7 @@ wire [21:0] of_cap = {of_count, 5'd0} + {2'd0, of_count, 3'd0};       // count *
 wire [21:0] of_start = {of_index, 5'd0} + {2'd0, of_index, 3'd0};     // index * 40
 wire [21:0] of_left = of_len[21:0] - of_start;                         // bytes from this fragment on
 reg  [39:0] of_tail;                                                   // data bytes past the end
-always_comb begin : comb_of
+always @* begin : comb_of
     integer j;
     for (j = 0; j < 40; j = j + 1) of_tail[j] = {16'd0, j[5:0]} >= of_left && slot[(SLOT_OFF_A+j)*8 +: 8] != 8'd0;
 end
