@@ -80,7 +80,7 @@ module clio_offload_fwd #(
     output reg  [31:0]  m_dropped = 0
 );
 
-import clio_pkg::STATUS_MOVED;
+import clio_pkg::STATUS_LAST;
 
 localparam TW = TAGS > 1 ? $clog2(TAGS) : 1;
 localparam ROWS = (RESP_BYTES + 4 + 39) / 40;
@@ -131,7 +131,7 @@ wire        tag_in = TAGS > 1 ? s_frag_tag < TAGS : s_frag_tag == 32'd0;
 /* verilator lint_on WIDTH */
 wire        call_hit = tag_in && c_valid[f_tag] && c_seq[f_tag] == s_frag_seq;
 wire [31:0] head = s_frag_index == 16'd0 ? s_frag_data[31:0] : rows[0][31:0];
-wire        head_ok = s_frag_len >= 32'd4 && head[7:0] <= STATUS_MOVED && head[31:8] == 24'd0;
+wire        head_ok = s_frag_len >= 32'd4 && head[7:0] <= STATUS_LAST && head[31:8] == 24'd0;
 assign m_answer = m_done && call_hit && head_ok;
 
 wire [319:0] rd_row_data = rows[rd_row];
