@@ -3,7 +3,8 @@
 //!
 //! The fast path does not serve `OFFLOAD_CALL` itself; a board whose fast
 //! path passes the call to the slow path (the model's
-//! `FastPath::forward_offloads_to_slow_path`; the RTL does not yet) sends the
+//! `FastPath::forward_offloads_to_slow_path`; the RTL built with
+//! `OFFLOAD_TAGS` = 64) sends the
 //! checked request, Clio header and payload, as `OFFLOAD_REQ` fragments on
 //! the RX ring, and answers the call from the `OFFLOAD_REPLY` fragments that
 //! come back ([`clio_wire::ring::OffloadReplyHead`] then the answer's

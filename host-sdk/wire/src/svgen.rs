@@ -71,9 +71,17 @@ pub fn clio_pkg() -> String {
     p.bits("OP_RESPONSE_BIT", 8, clio::RESPONSE_BIT as u64);
 
     p.section("Status codes");
-    for st in Status::ALL {
+    for (i, st) in Status::ALL.iter().enumerate() {
+        // Codes are 0..=STATUS_LAST without gaps: `<= STATUS_LAST` is the parse.
+        assert_eq!(
+            usize::from(st.raw()),
+            i,
+            "status codes must stay contiguous"
+        );
         p.bits(&std::format!("STATUS_{}", st.name()), 8, st.raw() as u64);
     }
+    let last = Status::ALL.last().map_or(0, |s| s.raw());
+    p.bits("STATUS_LAST", 8, u64::from(last));
 
     p.section("Header flag bits");
     p.bits("FLAG_FIXED_VA", 8, clio::flags::FIXED_VA as u64);

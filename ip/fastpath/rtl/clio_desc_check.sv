@@ -9,7 +9,9 @@
 // operands that carry u32 (u16) values have zero high bytes, an EPOCH's
 // epoch is nonzero, a GATE_SET's mode is defined and its range is nonempty,
 // does not wrap and (TRACKING) is at most GATE_MAX_TRACKED bytes unless the
-// mode is OPEN, and a PTE_WRITE's
+// mode is OPEN, an OFFLOAD_REPLY fragment's length is 1..MAX_OFFLOAD_LEN,
+// its count ceil(len / 40), its index below the count and its bytes after
+// the datagram's end zero, and a PTE_WRITE's
 // entry parses (no reserved flag or permission bits, page shift in range
 // when allocated, never valid without allocated).
 module clio_desc_check #(
@@ -39,6 +41,8 @@ import clio_pkg::DESC_REPLY;
 import clio_pkg::DESC_SESSION_REPLY;
 import clio_pkg::DESC_EPOCH;
 import clio_pkg::DESC_GATE_SET;
+import clio_pkg::DESC_OFFLOAD_REPLY;
+import clio_pkg::SLOT_OFF_E;
 import clio_pkg::GATE_MODE_OPEN;
 import clio_pkg::GATE_MODE_TRACKING;
 import clio_pkg::GATE_MODE_REJOIN;
@@ -95,6 +99,9 @@ localparam [N-1:0] M_SESSION_REPLY = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_FL
 // EPOCH: the u32 epoch in A, nonzero.
 localparam [N-1:0] M_EPOCH = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_A, 4);
 // GATE_SET: the mode in STATUS, the entry in TAG, the range in A (VA) and B (length).
+// OFFLOAD_REPLY: index | count << 16 in PID, tag, seq in REQ_ID, data in A..E, len in F.
+localparam [N-1:0] M_OFFLOAD = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_PID, 4) | bytes(SLOT_OFF_TAG, 4)
+    | bytes(SLOT_OFF_REQ_ID, 4) | bytes(SLOT_OFF_A, SLOT_OFF_E + 8 - SLOT_OFF_A) | bytes(SLOT_OFF_F, 4);
 localparam [N-1:0] M_GATE_SET = bytes(SLOT_OFF_KIND, 1) | bytes(SLOT_OFF_STATUS, 1) | bytes(SLOT_OFF_PID, 4)
     | bytes(SLOT_OFF_TAG, 4) | bytes(SLOT_OFF_A, 8) | bytes(SLOT_OFF_B, 8);
 
@@ -130,6 +137,7 @@ always_comb begin : comb_1
         DESC_SESSION_REPLY: begin used = M_SESSION_REPLY; flags_ok_mask = DESC_FLAG_CLOSE; end
         DESC_EPOCH: used = M_EPOCH;
         DESC_GATE_SET: used = M_GATE_SET;
+        DESC_OFFLOAD_REPLY: used = M_OFFLOAD;
         default: kind_ok = 1'b0;
     endcase
     for (i = 0; i < N; i = i + 1) begin
@@ -156,10 +164,29 @@ wire gate_ok = kind != DESC_GATE_SET || (gate_mode <= {5'd0, GATE_MODE_REJOIN}
     && (gate_mode == {5'd0, GATE_MODE_OPEN} || (gate_len != 64'd0
         && (gate_mode == {5'd0, GATE_MODE_TRACKING} ? gate_len <= 64'(GATE_MAX_TRACKED) : gate_len <= ~gate_va))));
 
+// OFFLOAD_REPLY (the wire's `fragment` checks, fragments of 40 bytes):
+// 1 <= len <= MAX_OFFLOAD_LEN, (count - 1) * 40 < len <= count * 40,
+// index < count, zeros after the datagram's end.
+localparam [31:0] OF_MAX = 32'd131072;     // clio_wire::ring::MAX_OFFLOAD_LEN
+wire [31:0] of_len = slot[SLOT_OFF_F*8 +: 32];
+wire [15:0] of_index = slot[SLOT_OFF_PID*8 +: 16];
+wire [15:0] of_count = slot[(SLOT_OFF_PID+2)*8 +: 16];
+wire [21:0] of_cap = {of_count, 5'd0} + {2'd0, of_count, 3'd0};       // count * 40
+wire [21:0] of_start = {of_index, 5'd0} + {2'd0, of_index, 3'd0};     // index * 40
+wire [21:0] of_left = of_len[21:0] - of_start;                         // bytes from this fragment on
+reg  [39:0] of_tail;                                                   // data bytes past the end
+always @* begin : comb_of
+    integer j;
+    for (j = 0; j < 40; j = j + 1) of_tail[j] = {16'd0, j[5:0]} >= of_left && slot[(SLOT_OFF_A+j)*8 +: 8] != 8'd0;
+end
+wire of_ok = kind != DESC_OFFLOAD_REPLY || (of_len != 32'd0 && of_len <= OF_MAX
+    && {10'd0, of_len[21:0]} <= {10'd0, of_cap} && {10'd0, of_len[21:0]} + 32'd40 > {10'd0, of_cap}
+    && of_index < of_count && of_tail == 40'd0);
+
 assign ok = ~crc_raw == slot[SLOT_OFF_CRC*8 +: 32] && kind_ok
     && (flags & ~flags_ok_mask) == 8'd0
     && (nonzero & ~used) == 0
-    && pte_ok && epoch_ok && gate_ok;
+    && pte_ok && epoch_ok && gate_ok && of_ok;
 
 endmodule
 

@@ -20,7 +20,10 @@ module clio_fastpath_sim #(
     parameter SESSIONS = 1024,
     parameter RAM_WORDS = 65536,
     parameter RAM_READ_LATENCY = 4,
-    parameter STREAMS = 4
+    parameter STREAMS = 4,
+    // OFFLOAD_CALL pass-through to the slow path (0: off, UNSUPPORTED).
+    parameter OFFLOAD_TAGS = 0,
+    parameter OFFLOAD_RESP_BYTES = 2048
 ) (
     input  wire         clk,
     input  wire         rst,
@@ -70,7 +73,8 @@ clio_fastpath_top #(
     .ADDR_WIDTH(ADDR_WIDTH), .PKT_BEATS(PKT_BEATS), .TLB_ENTRIES(TLB_ENTRIES),
     .BUCKET_BITS(BUCKET_BITS), .SLOTS(SLOTS), .NUM_SIZES(NUM_SIZES), .FIFO_SHIFTS(FIFO_SHIFTS),
     .FIFO_DEPTH(FIFO_DEPTH), .DEDUP_ENTRIES(DEDUP_ENTRIES),
-    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS), .SESSIONS(SESSIONS), .STREAMS(STREAMS)
+    .FWD_SLOTS(FWD_SLOTS), .FENCE_SLOTS(FENCE_SLOTS), .SESSIONS(SESSIONS), .STREAMS(STREAMS),
+    .OFFLOAD_TAGS(OFFLOAD_TAGS), .OFFLOAD_RESP_BYTES(OFFLOAD_RESP_BYTES)
 ) top_inst (
     .clk(clk), .rst(rst),
     .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),

@@ -29,7 +29,9 @@
 //            room); FENCE answers at once unless a forwarded request of the
 //            PID waits (then it takes a fence slot, or BUSY); POINTER_CHASE
 //            walks with clio_chase, every word read translated (READ);
-//            OFFLOAD_CALL -> UNSUPPORTED.
+//            OFFLOAD_CALL -> UNSUPPORTED, or (OFFLOAD_TAGS > 0) passed to
+//            the slow path whole as OFFLOAD_REQ fragments (BUSY without RX
+//            room for all), no dedup record (clio_offload_fwd).
 //  translate page by page in VA order: page size from the VA class
 //            (`cfg_class_shift`), clio_tlb, on a miss clio_bucket_hash +
 //            clio_pt_fetch (one bucket read), clio_perm_check rules, PTE PPN
@@ -67,7 +69,9 @@
 //            bad slots and failing commands are rejected with an
 //            ERROR_REPORT (count carries the reports a full RX ring swallowed);
 //            GATE_SET sets a gate entry (rejected past the table), EPOCH
-//            clears them all.
+//            clears them all; OFFLOAD_REPLY fragments (OFFLOAD_TAGS > 0,
+//            else rejected) are reassembled and answer their call in MTU
+//            packets.
 // Hit lane (clio_hit_lane, II = 1): a single-beat READ of at most one DRAM beat (the common
 // small read; none while a fence waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
 // permission -> DRAM read; the response beat (header, data, CRC) is formed
@@ -133,7 +137,14 @@ module clio_fastpath_top #(
     // Open READ streams (0: every READ is answered whole, as before).
     parameter STREAMS = 0,
     // Region gate entries (GATE_SET's entry bound; the model's `gate_entries`).
-    parameter GATE_ENTRIES = clio_pkg::GATE_ENTRIES
+    parameter GATE_ENTRIES = clio_pkg::GATE_ENTRIES,
+    // OFFLOAD_CALLs remembered while the slow path serves them (issue #16;
+    // the model's forward_offloads_to_slow_path with OFFLOAD_TAGS = 64).
+    // 0: no pass-through, OFFLOAD_CALL is answered UNSUPPORTED.
+    parameter OFFLOAD_TAGS = 0,
+    // Longest offload answer payload held (at least the response bound the
+    // board states in `cfg_info`, and the MTU).
+    parameter OFFLOAD_RESP_BYTES = 2048
 ) (
     input  wire                    clk,
     input  wire                    rst,
@@ -614,7 +625,9 @@ localparam [6:0]
     S_RP_FENCE = 7'd79,
     S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
     S_PM_END = 7'd85,
-    S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88;
+    S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88,
+    S_OF_BEGIN = 7'd90, S_OF_PROBED = 7'd91, S_OF_PUSH = 7'd92, S_OF_PUSHED = 7'd93,
+    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96;
 
 reg [6:0] state_reg = S_IDLE;
 reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
@@ -1128,6 +1141,7 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
+        || state_reg == S_OF_WR
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN));
 // The lane's answer starts when the builder has a free buffer and no other
@@ -1286,6 +1300,79 @@ wire [63:0] cmd_reply_va = desc_reg[SLOT_OFF_A*8 +: 64];
 wire        c_in_range = c_bucket < (64'd1 << BUCKET_BITS) && c_slot < SLOTS;
 wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot * PTE_LEN;
 
+// Offload pass-through (issue #16, OFFLOAD_TAGS > 0): the call's packet
+// (header and payload, L = 56 + payload bytes) leaves as ceil(L / 40)
+// OFFLOAD_REQ fragments; OFFLOAD_REPLY fragments from the poll are
+// reassembled by clio_offload_fwd and answer their call from S_OF_ANS.
+localparam OF_ON = OFFLOAD_TAGS > 0;
+reg  [15:0]  of_i = 0, of_count = 0;                 // fragment pushed next; fragments of the call
+reg  [31:0]  of_sent = 0, of_n = 0, of_fill = 0;     // answer bytes sent; this packet's; written
+reg          of_call = 1'b0;
+wire [15:0]  of_len = CLIO_HEADER_LEN[15:0] + h_plen;
+// ceil(L / 40) = floor((L + 39) * 52429 / 2^21), exact for L < 2^16 + 1.
+/* verilator lint_off UNUSEDSIGNAL */
+wire [37:0]  of_cnt_prod = ({22'd0, of_len} + 38'd39) * 38'd52429;
+/* verilator lint_on UNUSEDSIGNAL */
+wire [15:0]  of_cnt = of_cnt_prod[36:21];
+wire [31:0]  of_seq, of_tag;
+wire         of_done, of_answer;
+wire [31:0]  of_ans_pid, of_ans_req_id, of_ans_retry_of, of_ans_total_len, of_ans_offset, of_ans_epoch, of_ans_plen;
+wire [63:0]  of_ans_va;
+wire [15:0]  of_ans_session;
+wire [7:0]   of_ans_status;
+wire [319:0] of_rd_data;
+wire [5:0]   of_rd_left;
+// The answer's bound: the response bound of `cfg_info`, at least the MTU.
+wire [31:0]  of_bound = {6'd0, max_resp_kib, 10'd0} > {16'd0, cfg_mtu} ? {6'd0, max_resp_kib, 10'd0} : {16'd0, cfg_mtu};
+// Bytes of the answer packet written per cycle: the rest of the buffer row.
+wire [31:0]  of_k = {26'd0, of_rd_left} < of_n - of_fill ? {26'd0, of_rd_left} : of_n - of_fill;
+wire         of_wr = state_reg == S_OF_WR && !eng_hold && !pk_on && of_fill != of_n;
+// Fragment `of_i` of the packet: 40 bytes at 40 * of_i, zero past its end.
+wire [31:0]  of_off = {16'd0, of_i} * 32'd40;
+wire [31:0]  of_idx = (eng_bank_reg ? PB1 : 0) + (of_off >> OW);
+wire [2*DATA_WIDTH-1:0] of_pair = {pkt_mem[of_idx + 1], pkt_mem[of_idx]} >> {of_off[OW-1:0], 3'd0};
+reg  [319:0] of_data;
+always @* begin : of_frag_bytes
+    integer j;
+    for (j = 0; j < 40; j = j + 1)
+        of_data[j*8 +: 8] = of_off + j < {16'd0, of_len} ? of_pair[j*8 +: 8] : 8'd0;
+end
+
+// Without the pass-through (OFFLOAD_TAGS = 0) the module is left out: its
+// outputs are tied off and nothing of it is synthesized.
+generate if (OF_ON) begin : g_offload
+    clio_offload_fwd #(.TAGS(OFFLOAD_TAGS), .RESP_BYTES(OFFLOAD_RESP_BYTES)) offload_inst (
+        .clk(clk), .rst(rst),
+        .m_seq(of_seq), .m_tag(of_tag), .s_call_valid(of_call),
+        .s_call_pid(h_pid), .s_call_req_id(h_req_id), .s_call_retry_of(h_retry_of), .s_call_va(h_va),
+        .s_call_total_len(h_total_len), .s_call_offset(h_offset), .s_call_session(h_session), .s_call_epoch(h_epoch),
+        .s_frag_valid(OF_ON && state_reg == S_CMD && !eng_hold && c_kind == DESC_OFFLOAD_REPLY),
+        .s_frag_tag(desc_reg[SLOT_OFF_TAG*8 +: 32]), .s_frag_seq(desc_reg[SLOT_OFF_REQ_ID*8 +: 32]),
+        .s_frag_len(desc_reg[SLOT_OFF_F*8 +: 32]), .s_frag_index(desc_reg[SLOT_OFF_PID*8 +: 16]),
+        .s_frag_count(desc_reg[(SLOT_OFF_PID+2)*8 +: 16]), .s_frag_data(desc_reg[SLOT_OFF_A*8 +: 320]),
+        .m_done(of_done), .m_answer(of_answer),
+        .m_ans_pid(of_ans_pid), .m_ans_req_id(of_ans_req_id), .m_ans_retry_of(of_ans_retry_of), .m_ans_va(of_ans_va),
+        .m_ans_total_len(of_ans_total_len), .m_ans_offset(of_ans_offset), .m_ans_session(of_ans_session),
+        .m_ans_epoch(of_ans_epoch), .m_ans_status(of_ans_status), .m_ans_plen(of_ans_plen),
+        .m_rd_data(of_rd_data), .m_rd_left(of_rd_left), .s_rd_take(of_wr), .s_rd_len(of_k[5:0]),
+        .m_answered(), .m_dropped()
+    );
+end else begin : g_no_offload
+    assign of_seq = 0;
+    assign of_tag = 0;
+    assign of_done = 1'b0;
+    assign of_answer = 1'b0;
+    assign {of_ans_pid, of_ans_req_id, of_ans_retry_of, of_ans_total_len, of_ans_offset, of_ans_epoch, of_ans_plen} = 0;
+    assign of_ans_va = 0;
+    assign of_ans_session = 0;
+    assign of_ans_status = 0;
+    assign of_rd_data = 0;
+    assign of_rd_left = 0;
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire unused_of = of_call;
+    /* verilator lint_on UNUSEDSIGNAL */
+end endgenerate
+
 // The page-table slot read back for a command (lane of the slot in the beat).
 // The old slot's PPN is irrelevant to invalidation and removal.
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1421,6 +1508,13 @@ always @* begin
             rb_wr_off = CLIO_HEADER_LEN + CHASE_RESP_LEN + ch_got;
             rb_wr_data = mem_rdata >> {d_lane, 3'd0};
             rb_wr_len = d_k;
+        end
+        S_OF_WR: begin
+            // An offload answer's bytes, up to the rest of a buffer row per cycle.
+            rb_wr_en = of_wr;
+            rb_wr_off = CLIO_HEADER_LEN + of_fill[15:0];
+            rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
+            rb_wr_len = of_k[OW:0];
         end
         S_CH_RESP: begin
             // Not found: the fixed part alone (a found walk wrote it in S_CH_STEP).
@@ -1626,6 +1720,7 @@ always @(posedge clk) begin
     poll_done_reg <= 1'b0;
     gt_set <= 1'b0;
     gt_clear <= 1'b0;
+    of_call <= 1'b0;
     st_wr_op <= ST_NONE;
     ev_take_q <= p_tvalid && parser_ready && to_lane;
     ev_pump_q <= 1'b0;
@@ -1759,6 +1854,8 @@ always @(posedge clk) begin
                     state_reg <= S_GT_PUSH;                  // report the blocks first
                 end else if (rd_fast) begin
                     xl_first(h_va, rd_end_full, PERM_READ, S_RD_BEGIN, rd_shift0);
+                end else if (OF_ON && h_op == OP_OFFLOAD_CALL) begin
+                    state_reg <= S_OF_BEGIN;                 // to the slow path; its host keeps exactly-once
                 end else if (is_nonidem) begin
                     // S_DD_LOOK1's work, a cycle sooner: the floor as this
                     // packet's ack leaves it; the lookup sees the ack's frees.
@@ -2726,9 +2823,111 @@ always @(posedge clk) begin
                         state_reg <= S_CMD_REJECT;
                     end
                 end
+                DESC_OFFLOAD_REPLY: begin
+                    // clio_offload_fwd takes the fragment at this edge.
+                    if (!OF_ON || (of_done && !of_answer)) state_reg <= S_CMD_REJECT;
+                    else if (of_done) state_reg <= S_OF_ANS;
+                    else state_reg <= S_POLL_NEXT;
+                end
                 default: state_reg <= S_CMD_REJECT;
             endcase
         end
+
+        // ----- offload pass-through (issue #16) -----
+        S_OF_BEGIN: begin
+            if (fq_count != 0) begin
+                flush_ret <= S_OF_BEGIN;                     // earlier notices go first
+                state_reg <= S_FLUSH;
+            end else begin
+                of_count <= of_cnt;
+                ring_cmd <= 2'd1;                            // PROBE: room for every fragment?
+                ring_ret <= S_OF_PROBED;
+                state_reg <= S_RING;
+            end
+        end
+        S_OF_PROBED: begin
+            of_i <= 0;
+            if (ring_free < {16'd0, of_count}) begin
+                fail_status <= STATUS_BUSY;                  // whole or not at all
+                state_reg <= S_FAIL;
+            end else begin
+                state_reg <= S_OF_PUSH;
+            end
+        end
+        S_OF_PUSH: begin
+            ring_desc <= 0;
+            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_OFFLOAD_REQ;
+            ring_desc[SLOT_OFF_PID*8 +: 32] <= {of_count, of_i};
+            ring_desc[SLOT_OFF_TAG*8 +: 32] <= of_tag;
+            ring_desc[SLOT_OFF_REQ_ID*8 +: 32] <= of_seq;
+            ring_desc[SLOT_OFF_A*8 +: 320] <= of_data;
+            ring_desc[SLOT_OFF_F*8 +: 32] <= {16'd0, of_len};
+            ring_cmd <= 2'd0;
+            ring_ret <= S_OF_PUSHED;
+            state_reg <= S_RING;
+        end
+        S_OF_PUSHED: begin
+            if (of_i + 16'd1 == of_count) begin
+                of_call <= 1'b1;                             // the call waits under its tag
+                state_reg <= S_FINISH;
+            end else begin
+                of_i <= of_i + 16'd1;
+                state_reg <= S_OF_PUSH;
+            end
+        end
+        // (Constant compares without the pass-through: the answer fields are tied to 0.)
+        /* verilator lint_off UNSIGNED */
+        S_OF_ANS: begin
+            // The completed answer (clio_offload_fwd latched its call).
+            rs_own <= 1'b1;
+            rs_pid <= of_ans_pid;
+            rs_req_id <= of_ans_req_id;
+            rs_retry_of <= of_ans_retry_of;
+            rs_session <= of_ans_session;
+            r_op <= OP_OFFLOAD_CALL_RESP;
+            r_flags <= 8'd0;
+            r_epoch <= of_ans_epoch;
+            r_va <= of_ans_va;
+            r_total_len <= of_ans_total_len;
+            r_offset <= of_ans_offset;
+            r_plen <= 16'd0;
+            of_sent <= 0;
+            of_fill <= 0;
+            of_n <= of_ans_plen < {16'd0, cfg_mtu} ? of_ans_plen : {16'd0, cfg_mtu};
+            if (of_ans_plen > of_bound) begin
+                r_status <= STATUS_MALFORMED;                // an engine bug: never sent truncated
+                send_ret <= S_POLL_NEXT;
+                state_reg <= S_SEND;
+            end else begin
+                r_status <= of_ans_status;
+                if (of_ans_plen > {16'd0, cfg_mtu}) begin
+                    r_total_len <= of_ans_plen;              // MTU packets, as a READ's
+                    r_offset <= 0;
+                end
+                state_reg <= S_OF_WR;
+            end
+        end
+        S_OF_WR: begin
+            if (of_fill == of_n) begin
+                r_plen <= of_n[15:0];
+                send_ret <= S_OF_NEXT;
+                state_reg <= S_SEND;
+            end else begin
+                of_fill <= of_fill + of_k;
+            end
+        end
+        S_OF_NEXT: begin
+            if (of_sent + of_n >= of_ans_plen) begin
+                state_reg <= S_POLL_NEXT;
+            end else begin
+                of_sent <= of_sent + of_n;
+                r_offset <= of_sent + of_n;
+                of_n <= of_ans_plen - (of_sent + of_n) < {16'd0, cfg_mtu} ? of_ans_plen - (of_sent + of_n) : {16'd0, cfg_mtu};
+                of_fill <= 0;
+                state_reg <= S_OF_WR;
+            end
+        end
+        /* verilator lint_on UNSIGNED */
 
         // ----- REPLY: answer a forwarded request, then release fences -----
         S_RP_CHECK: begin

@@ -78,6 +78,7 @@ package clio_pkg;
   localparam logic [7:0] STATUS_OFFLOAD_FAULT = 8'he;
   localparam logic [7:0] STATUS_OFFLOAD_REFUSED = 8'hf;
   localparam logic [7:0] STATUS_MOVED = 8'h10;
+  localparam logic [7:0] STATUS_LAST = 8'h10;
 
   // Header flag bits
   localparam logic [7:0] FLAG_FIXED_VA = 8'h1;

@@ -1,7 +1,7 @@
 //! The offload port: where `OffloadCall` requests leave the fast path for
 //! the board's offload engine, and where its answers come back.
 //!
-//! Without a port (the default, and what the RTL implements today) an
+//! Without a port (the default, and the RTL built with `OFFLOAD_TAGS` = 0) an
 //! `OffloadCall` is answered `Unsupported`. With one
 //! ([`FastPath::attach_offload_port`]) the fast path checks the request as
 //! it checks every other (CRC, header, session credentials, epoch, PID,
@@ -144,7 +144,8 @@ impl<D: Dram> FastPath<D> {
     /// answering `Unsupported`, and answer each from the `OFFLOAD_REPLY`
     /// fragments that come back, as [`FastPath::offload_reply`] answers the
     /// port's calls. An attached offload port takes precedence. The RTL
-    /// does not do this (it answers `Unsupported`); see the crate README.
+    /// does this when built with `OFFLOAD_TAGS` = 64 (`Unsupported` with
+    /// the default 0); see rtl/README.md.
     pub fn forward_offloads_to_slow_path(&mut self) {
         if self.offload_link.is_none() {
             self.offload_link = Some(Box::new(OffloadLink {

@@ -9,6 +9,7 @@
 #   COSIM_REQUESTS=5000 tb/run.sh  # quicker local run
 #   COSIM_STREAM_REQUESTS=4000     # size of the READ-streams run (6.)
 #   COSIM_GATE_REQUESTS=20000      # size of the region-gate run (3b.)
+#   COSIM_OFFLOAD_REQUESTS=10000   # size of the offload pass-through run (3c.)
 #   SKIP_BENCHES=1 / SKIP_COSIM=1  # run parts only
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -25,7 +26,7 @@ summary=()
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check
          clio_free_pa_fifo clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma
          clio_resp_builder clio_fwd_table clio_chase clio_axi_arbiter clio_data_mover
-         clio_session_table clio_hit_lane clio_write_lane clio_region_gate clio_fastpath_top clio_axi_ram clio_fastpath_sim)
+         clio_session_table clio_hit_lane clio_write_lane clio_region_gate clio_offload_fwd clio_fastpath_top clio_axi_ram clio_fastpath_sim)
 srcs=()
 for m in clio_pkg "${modules[@]}"; do srcs+=("$rtl/$m.sv"); done
 
@@ -90,7 +91,8 @@ if [ -z "${SKIP_BENCHES:-}" ]; then
     summary+=("benches: $nb module benches, $np parameter points")
 fi
 
-# 3. Differential co-simulation (3b. with the region gate in use), then 4. the II = 1 run (10 000 back-to-back
+# 3. Differential co-simulation (3b. with the region gate in use, 3c. with
+#    the offload pass-through on), then 4. the II = 1 run (10 000 back-to-back
 #    TLB-hit reads through the top level, responses checked against the model),
 #    then 5. a stream of each request class.
 if [ -z "${SKIP_COSIM:-}" ]; then
@@ -134,6 +136,26 @@ if [ -z "${SKIP_COSIM:-}" ]; then
         else
             head -5 "$work/gates.log" 2>/dev/null
             failures+=("region gate cosim seed $seed (reproduce: COSIM_SEED=$seed COSIM_GATE_REQUESTS=$greq $0)")
+        fi
+        # 3c. The offload pass-through (issue #16): a harness built with
+        #     OFFLOAD_TAGS = 64 (OFFLOAD_RESP_BYTES = the board's 2 KiB bound),
+        #     the random trace with OFFLOAD_CALLs of every size and the
+        #     generator as the slow path's offload host (OFFLOAD_REQs checked
+        #     in the RX ring as read, answers of every status either side of
+        #     the MTU and the bound, stale, broken, bad heads); answers and
+        #     final memory checked.
+        oreq="${COSIM_OFFLOAD_REQUESTS:-10000}"
+        if osim=$("$here/cosim/build.sh" "$gen" "$work/cosim-build-offload" "-GOFFLOAD_TAGS=64 -GOFFLOAD_RESP_BYTES=2048") \
+                && "$gen" offload --seed "$seed" --requests "$oreq" --out "$work/offload" > "$work/offload-gen.log" \
+                && "$osim" "$work/offload" > "$work/offload.log"; then
+            summary+=("offload pass-through: $(head -1 "$work/offload.log")")
+            summary+=("  model $(grep '^offload:' "$work/offload-gen.log")")
+            summary+=("  $(grep '^RX slots' "$work/offload.log")")
+            grep -q '^RX slots read by the slow path: [1-9]' "$work/offload.log" \
+                || failures+=("offload: no OFFLOAD_REQ checked ($work/offload.log)")
+        else
+            head -5 "$work/offload.log" 2>/dev/null
+            failures+=("offload cosim seed $seed (reproduce: COSIM_SEED=$seed COSIM_OFFLOAD_REQUESTS=$oreq $0)")
         fi
         if "$gen" stream --seed "$seed" --requests 10000 --out "$work/stream" > /dev/null \
                 && "$sim" "$work/stream" > "$work/stream.log"; then

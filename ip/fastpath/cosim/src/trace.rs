@@ -12,7 +12,7 @@
 //! is applied to the model as it is generated, so the expected responses and
 //! memory follow from the model alone.
 
-use clio_fastpath::{ClientId, FastPath, GateStats, GateVerdict, Stats, Trace};
+use clio_fastpath::{ClientId, FastPath, GateStats, GateVerdict, OffloadLinkStats, Stats, Trace};
 use clio_wire::clio::{field, flags, HEADER_LEN, RESPONSE_BIT};
 use clio_wire::payload::{
     perms, AllocReq, AtomicArgs, ChaseReq, FreeReq, InfoResp, OffloadCallReq, OpenSessionReq,
@@ -94,6 +94,31 @@ pub struct Case {
     pub gate_rx_full: u64,
     /// `GATE_DIRTY` reports the slow path read (each an [`Event::Expect`]).
     pub gate_reports_read: u64,
+    /// The model's offload pass-through counters (zero unless it is on).
+    pub offload: OffloadLinkStats,
+    /// What the slow path of [`generate_offload`] did.
+    pub offload_gen: OffloadGen,
+}
+
+/// What the slow path of [`generate_offload`] read and answered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OffloadGen {
+    /// `OFFLOAD_REQ` slots it read (each an [`Event::Expect`]).
+    pub slots_read: u64,
+    /// Calls it reassembled from them.
+    pub calls_read: u64,
+    /// Answers it sent whole and in order (any status, any length).
+    pub answers: u64,
+    /// ... of them with a payload above the MTU.
+    pub multi_packet: u64,
+    /// ... of them above the response bound (answered `MALFORMED`).
+    pub above_bound: u64,
+    /// Answers under a stale or unknown sequence number.
+    pub stale: u64,
+    /// Answers with a fragment missing or two swapped.
+    pub broken: u64,
+    /// Answers whose head does not parse (short, bad status or reserved).
+    pub bad_head: u64,
 }
 
 /// A page the slow path allocated to a process.
@@ -194,6 +219,13 @@ struct Gen {
     gate_rx_full: u64,
     /// `GATE_DIRTY` reports read by the slow path.
     gate_reports_read: u64,
+    /// The offload host's reassembly of `OFFLOAD_REQ`s ([`generate_offload`]).
+    off_asm: Box<ring::OffloadAssembler<{ ring::MAX_OFFLOAD_LEN }>>,
+    /// Calls read and not yet answered: (tag, seq).
+    off_calls: Vec<(u32, u32)>,
+    /// Calls answered (their late repeats are stale).
+    off_done: Vec<(u32, u32)>,
+    off_gen: OffloadGen,
 }
 
 /// Where the TX head sits; the doorbell follows it, so both go in one write.
@@ -218,6 +250,8 @@ impl Gen {
             gate: self.model.gate().stats(),
             gate_rx_full: self.gate_rx_full,
             gate_reports_read: self.gate_reports_read,
+            offload: self.model.offload_link_stats(),
+            offload_gen: self.off_gen,
         }
     }
 
@@ -431,6 +465,18 @@ impl Gen {
                         va: 0,
                         size: 0,
                     }),
+                    Ok(d @ Descriptor::Offload { .. }) => {
+                        // The slow path's offload host: the fragment must be
+                        // in the RTL's ring too, byte for byte.
+                        let bytes = self.model.dram()[at..at + ring::SLOT_LEN].to_vec();
+                        self.events
+                            .push(Event::Expect(lay.dram_base + at as u64, bytes));
+                        self.off_gen.slots_read += 1;
+                        if let Some((tag, seq, _)) = self.off_asm.push(&d) {
+                            self.off_calls.push((tag, seq));
+                            self.off_gen.calls_read += 1;
+                        }
+                    }
                     Ok(Descriptor::GateDirty { .. }) => {
                         // The report must be in the RTL's ring too, byte for byte.
                         let bytes = self.model.dram()[at..at + ring::SLOT_LEN].to_vec();
@@ -1625,6 +1671,10 @@ fn new_gen(seed: u64) -> Gen {
         epoch: 0,
         gate_rx_full: 0,
         gate_reports_read: 0,
+        off_asm: Box::new(ring::OffloadAssembler::new()),
+        off_calls: Vec::new(),
+        off_done: Vec::new(),
+        off_gen: OffloadGen::default(),
     }
 }
 
@@ -1688,6 +1738,225 @@ pub fn generate_gates(seed: u64, requests: usize) -> Case {
         }
     }
     g.into_case(seed, initial, None)
+}
+
+impl Gen {
+    /// A client's `OFFLOAD_CALL` of `len` payload bytes (an `OffloadCallReq`
+    /// and arguments; the fast path does not look inside).
+    fn offload_call(&mut self, len: usize) -> usize {
+        let (pid, va) = self.target();
+        let mut p = vec![0u8; len.max(OffloadCallReq::LEN)];
+        let _ = OffloadCallReq {
+            offload: self.rng.gen_range(1..8),
+            op: self.rng.gen(),
+        }
+        .emit(&mut p);
+        self.rng.fill(&mut p[OffloadCallReq::LEN..]);
+        p.truncate(len);
+        let mut h = self.header(Opcode::OffloadCall, pid, va, 0);
+        if self.rng.gen_bool(0.3) {
+            // Echoed by a one-packet answer, replaced in a multi-packet one.
+            h.total_len = self.rng.gen_range(0..5000);
+            h.offset = self.rng.gen_range(0..h.total_len.max(1));
+        }
+        let pkt = Self::emit(&h, &p);
+        let idx = self.events.len();
+        self.send(pkt, false);
+        idx
+    }
+
+    /// The slow path answers some of the calls it read: whole answers of
+    /// every status and of lengths either side of the MTU and of the
+    /// response bound, and now and then one under a stale sequence number,
+    /// with a fragment missing or two swapped, or with a head that does not
+    /// parse. Fragments go through the TX ring as fast as it drains (a poll
+    /// whenever it is full).
+    fn offload_answers(&mut self) {
+        let mtu = self.lay().mtu as u32;
+        let bound = self.lay().max_resp.max(mtu);
+        let mut frags: Vec<[u8; ring::SLOT_LEN]> = Vec::new();
+        let n = self.rng.gen_range(0..=self.off_calls.len().min(4));
+        for _ in 0..n {
+            let i = self.rng.gen_range(0..self.off_calls.len());
+            let (tag, seq) = self.off_calls.remove(i);
+            let plen = match self.rng.gen_range(0..12) {
+                0 => 0,
+                1..=3 => self.rng.gen_range(1..64),
+                4 => mtu - 1 + self.rng.gen_range(0..3),
+                5 => self.rng.gen_range(mtu + 2..2 * mtu + 100),
+                6 => 2 * mtu + self.rng.gen_range(0..2),
+                7 => bound - 1 + self.rng.gen_range(0..3),
+                8 => bound + self.rng.gen_range(2..200),
+                _ => self.rng.gen_range(1..bound),
+            };
+            let status = if self.rng.gen_bool(0.6) {
+                Status::Ok
+            } else {
+                Status::ALL[self.rng.gen_range(0..Status::ALL.len())]
+            };
+            let mut dg = ring::OffloadReplyHead { status }.to_bytes().to_vec();
+            dg.extend((0..plen).map(|_| self.rng.gen::<u8>()));
+            let (mut seq_out, mut kind) = (seq, 0);
+            match self.rng.gen_range(0..100) {
+                0..=5 => {
+                    // A stale sequence number: an answer already given, or
+                    // one the table forgot (64 calls on), or none at all.
+                    seq_out = match self.off_done.last() {
+                        Some(&(_, q)) if self.rng.gen_bool(0.5) => q,
+                        _ if self.rng.gen_bool(0.5) => seq.wrapping_sub(64),
+                        _ => seq.wrapping_add(1000),
+                    };
+                    // The call itself is still to be answered.
+                    self.off_calls.push((tag, seq));
+                    kind = 1;
+                }
+                6..=9 => kind = 2,
+                10..=12 => {
+                    // A head that does not parse.
+                    match self.rng.gen_range(0..3) {
+                        0 => dg.truncate(self.rng.gen_range(1..4)),
+                        1 => dg[0] = 0xff,
+                        _ => dg[1 + self.rng.gen_range(0..3)] = 1,
+                    }
+                    kind = 3;
+                }
+                _ => {}
+            }
+            let tag_out = if kind == 1 { seq_out % 64 } else { tag };
+            let mut these: Vec<[u8; ring::SLOT_LEN]> =
+                ring::offload_fragments(tag_out, seq_out, &dg, Direction::Tx)
+                    .expect("answer fits the ring's bound")
+                    .map(|d| Self::desc(&d))
+                    .collect();
+            if kind == 2 {
+                if these.len() >= 2 && self.rng.gen_bool(0.5) {
+                    let k = self.rng.gen_range(0..these.len() - 1);
+                    these.swap(k, k + 1);
+                } else {
+                    let k = self.rng.gen_range(0..these.len());
+                    these.remove(k);
+                }
+            }
+            match kind {
+                0 => {
+                    self.off_gen.answers += 1;
+                    if plen > bound {
+                        self.off_gen.above_bound += 1;
+                    } else if plen > mtu {
+                        self.off_gen.multi_packet += 1;
+                    }
+                }
+                1 => self.off_gen.stale += 1,
+                2 => self.off_gen.broken += 1,
+                _ => self.off_gen.bad_head += 1,
+            }
+            if kind != 1 {
+                self.off_done.push((tag, seq));
+            }
+            frags.extend(these);
+        }
+        while !frags.is_empty() {
+            let put = self.tx_publish(frags.clone());
+            frags.drain(..put);
+            self.poll();
+        }
+    }
+}
+
+/// A case of about `requests` client packets from `seed` with the model's
+/// offload pass-through on (issue #16; the RTL built with OFFLOAD_TAGS =
+/// 64): the random trace of [`generate`], `OFFLOAD_CALL`s of every payload
+/// length up to the MTU between its requests, and the generator as the
+/// slow path's offload host: it reads the `OFFLOAD_REQ` fragments from the
+/// RX ring (each checked byte for byte in the RTL's ring, [`Event::Expect`]),
+/// and answers the calls through the TX ring ([`Gen::offload_answers`]);
+/// now and then it stops reading (calls then find no room: `BUSY`).
+pub fn generate_offload(seed: u64, requests: usize) -> Case {
+    let mut g = new_gen(seed);
+    g.model.forward_offloads_to_slow_path();
+    let initial = g.model.dram().clone();
+    g.boot();
+    g.slow_path_batch(true);
+    g.two_page_sizes();
+    let mtu = g.lay().mtu;
+    let mut reading = true;
+    while g.packets < requests {
+        g.request();
+        if g.rng.gen_bool(0.08) {
+            let len = match g.rng.gen_range(0..4) {
+                0 => g.rng.gen_range(0..=64),
+                1 => mtu - g.rng.gen_range(0..3),
+                _ => g.rng.gen_range(0..=mtu),
+            };
+            let _ = g.offload_call(len);
+        }
+        if g.rng.gen_bool(0.01) {
+            reading = !reading;
+        }
+        if reading && g.rng.gen_bool(0.15) {
+            g.consume_rx();
+        }
+        if g.rng.gen_bool(0.05) {
+            g.offload_answers();
+        }
+        if reading && g.rng.gen_bool(0.02) {
+            g.slow_path_batch(false);
+        }
+        if g.rng.gen_bool(0.0005) {
+            g.boot();
+        }
+    }
+    g.into_case(seed, initial, None)
+}
+
+/// A cost case of the offload pass-through: `calls` `OFFLOAD_CALL`s of
+/// `req_bytes` payload bytes, each read by the slow path at once and
+/// answered `OK` with `answer_bytes` payload bytes (the TX ring polled
+/// whenever it is full, and after the last fragment). Also returns the
+/// events that measure it: `(event, "call")` for each call's packet and
+/// `(event, "answer")` for each poll of its answer.
+pub fn generate_offload_cost(
+    seed: u64,
+    req_bytes: usize,
+    answer_bytes: usize,
+    calls: usize,
+) -> (Case, Vec<(usize, &'static str)>) {
+    let mut g = new_gen(seed);
+    g.model.forward_offloads_to_slow_path();
+    let initial = g.model.dram().clone();
+    g.boot();
+    g.slow_path_batch(true);
+    g.two_page_sizes();
+    let mut roles = Vec::new();
+    let mut done = 0;
+    while done < calls {
+        let idx = g.offload_call(req_bytes);
+        // The slow path reads every fragment the call pushed.
+        for _ in 0..4 {
+            g.consume_rx();
+        }
+        let Some((tag, seq)) = g.off_calls.pop() else {
+            continue; // not forwarded (no session yet, BUSY): not measured
+        };
+        roles.push((idx, "call"));
+        let mut dg = ring::OffloadReplyHead { status: Status::Ok }
+            .to_bytes()
+            .to_vec();
+        dg.extend((0..answer_bytes).map(|_| g.rng.gen::<u8>()));
+        let mut frags: Vec<[u8; ring::SLOT_LEN]> =
+            ring::offload_fragments(tag, seq, &dg, Direction::Tx)
+                .expect("answer fits the ring's bound")
+                .map(|d| Gen::desc(&d))
+                .collect();
+        while !frags.is_empty() {
+            let put = g.tx_publish(frags.clone());
+            frags.drain(..put);
+            roles.push((g.events.len(), "answer"));
+            g.poll();
+        }
+        done += 1;
+    }
+    (g.into_case(seed, initial, None), roles)
 }
 
 /// A throughput case: `count` single-beat reads (1..=8 bytes within one
@@ -1892,6 +2161,33 @@ mod tests {
             "no replayed response"
         );
         assert_ne!(a.initial, a.last, "the trace changes memory");
+    }
+
+    #[test]
+    fn offload_case_covers_every_answer() {
+        let c = generate_offload(4, 6000);
+        let (l, o) = (c.offload, c.offload_gen);
+        // Calls forwarded and refused for want of RX room; answers of one
+        // and several packets and above the bound; stale, broken and bad
+        // answers dropped; every fragment the slow path read checked.
+        assert!(l.forwarded > 100 && l.busy > 20, "{l:?}");
+        assert!(l.answered > 80 && l.dropped > 20, "{l:?}");
+        assert!(o.multi_packet > 20 && o.above_bound > 5, "{o:?}");
+        assert!(o.stale > 3 && o.broken > 3 && o.bad_head > 3, "{o:?}");
+        let expects = c
+            .events
+            .iter()
+            .filter(|e| matches!(e, Event::Expect(..)))
+            .count() as u64;
+        assert_eq!(expects, o.slots_read);
+        // The answers the model sent for calls: OFFLOAD_CALL responses.
+        let answers = c
+            .outputs
+            .iter()
+            .filter(|(_, p)| p[1] == Opcode::OffloadCall.raw() | RESPONSE_BIT)
+            .count() as u64;
+        assert!(answers >= l.answered + l.busy, "{answers} {l:?}");
+        assert_eq!(generate(4, 2000).offload, OffloadLinkStats::default());
     }
 
     #[test]

@@ -24,7 +24,8 @@ fn fix_crc(s: &mut [u8; SLOT_LEN]) {
 /// `n` lines of `<slot hex> <0|1>` from `seed`: valid descriptors of every TX
 /// kind (SESSION_REPLY, EPOCH and GATE_SET included, an EPOCH of 0 too, GATE_SETs
 /// with every mode and ranges either side of their bounds) and RX kinds, then
-/// single-byte mutations with the CRC refilled or not.
+/// single-byte mutations with the CRC refilled or not; then `n / 4`
+/// `OFFLOAD_REPLY` fragments and mutations of them.
 pub fn desc_vectors(seed: u64, n: usize) -> String {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut out = String::new();
@@ -163,7 +164,89 @@ pub fn desc_vectors(seed: u64, n: usize) -> String {
         }
         let _ = writeln!(out, " {}", u8::from(ok));
     }
+    offload_vectors(&mut rng, n / 4, &mut out);
     out
+}
+
+/// `n` `OFFLOAD_REPLY` fragments (issue #16) after the others: valid ones of
+/// every length class (one fragment, many, at `MAX_OFFLOAD_LEN`), then
+/// lengths, counts and indices either side of their bounds, bytes after
+/// the datagram's end, and the other bytes of the slot, CRC refilled.
+fn offload_vectors(rng: &mut SmallRng, n: usize, out: &mut String) {
+    use clio_wire::ring::{MAX_OFFLOAD_LEN, OFFLOAD_FRAGMENT};
+    for _ in 0..n {
+        let len: u32 = match rng.gen_range(0..5) {
+            0 => rng.gen_range(1..=OFFLOAD_FRAGMENT as u32),
+            1 => MAX_OFFLOAD_LEN as u32 - rng.gen_range(0..80),
+            _ => rng.gen_range(1..4000),
+        };
+        let count = (len as usize).div_ceil(OFFLOAD_FRAGMENT) as u16;
+        let index = if rng.gen_bool(0.5) {
+            count - 1
+        } else {
+            rng.gen_range(0..count)
+        };
+        let used = (len as usize - usize::from(index) * OFFLOAD_FRAGMENT).min(OFFLOAD_FRAGMENT);
+        let mut data = [0u8; OFFLOAD_FRAGMENT];
+        rng.fill(&mut data[..used]);
+        let d = Descriptor::Offload {
+            tag: rng.gen(),
+            seq: rng.gen(),
+            len,
+            index,
+            count,
+            data,
+            dir: Direction::Tx,
+        };
+        let mut s = emit(&d);
+        let le32 = |s: &mut [u8; SLOT_LEN], at: usize, v: u32| {
+            s[at..at + 4].copy_from_slice(&v.to_le_bytes());
+        };
+        match rng.gen_range(0..10) {
+            0..=3 => {}
+            4 => {
+                let v = match rng.gen_range(0..4) {
+                    0 => 0,
+                    1 => MAX_OFFLOAD_LEN as u32 + rng.gen_range(1..3),
+                    2 => len + rng.gen_range(1..60),
+                    _ => len.saturating_sub(rng.gen_range(1..60)),
+                };
+                le32(&mut s, slot_field::F.start, v);
+            }
+            5 => {
+                let c = count.wrapping_add(if rng.gen() { 1 } else { 0xffff });
+                le32(
+                    &mut s,
+                    slot_field::PID.start,
+                    u32::from(index) | u32::from(c) << 16,
+                );
+            }
+            6 => {
+                let i = count + rng.gen_range(0..2);
+                le32(
+                    &mut s,
+                    slot_field::PID.start,
+                    u32::from(i) | u32::from(count) << 16,
+                );
+            }
+            7 => {
+                // A byte at or past the end (valid when inside the datagram).
+                let i =
+                    slot_field::A.start + rng.gen_range(used.saturating_sub(2)..OFFLOAD_FRAGMENT);
+                s[i] = rng.gen_range(1..=255);
+            }
+            _ => {
+                let i = rng.gen_range(0..slot_field::CRC.start);
+                s[i] = rng.gen();
+            }
+        }
+        fix_crc(&mut s);
+        let ok = Descriptor::parse(&s, Direction::Tx).is_ok();
+        for b in s {
+            let _ = write!(out, "{b:02x}");
+        }
+        let _ = writeln!(out, " {}", u8::from(ok));
+    }
 }
 
 /// Entries of the region gate the `clio_region_gate` bench is built with.
@@ -293,6 +376,164 @@ pub fn gate_vectors(seed: u64, n: usize) -> String {
     out
 }
 
+/// Calls the `clio_offload_fwd` bench's module remembers (its `TAGS`).
+pub const OFFLOAD_FWD_TAGS: u32 = 8;
+/// Answer payload bytes the bench's module holds (its `RESP_BYTES`).
+pub const OFFLOAD_FWD_RESP: usize = 300;
+
+/// Vectors for the `clio_offload_fwd` bench (issue #16), decided as the
+/// model's offload pass-through decides them (`OffloadLink` in
+/// ip/fastpath/src/offload.rs: calls by tag = seq mod TAGS, the oldest
+/// forgotten; the wire crate's `OffloadAssembler` and
+/// `OffloadReplyHead::split` for the answers). One line per step:
+///
+/// ```text
+/// C pid req_id retry_of va total_len offset session epoch seq     record a call (seq expected)
+/// F tag seq len index count data done answer dropped [status plen pid req_id retry_of va
+///   total_len offset session epoch payload]                       one OFFLOAD_REPLY fragment
+/// ```
+///
+/// Numbers are hex; `data` is the fragment's 40 bytes, `payload` the
+/// answer's bytes (`-` when empty or above `OFFLOAD_FWD_RESP`: not held).
+pub fn offload_fwd_vectors(seed: u64, n: usize) -> String {
+    use clio_wire::ring::{offload_fragments, OffloadAssembler, OffloadReplyHead, MAX_OFFLOAD_LEN};
+    use clio_wire::Status;
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let mut out = String::new();
+    let mut asm = Box::new(OffloadAssembler::<MAX_OFFLOAD_LEN>::new());
+    // The call table: (seq, answer header fields) by tag.
+    let mut calls: Vec<Option<(u32, [u64; 8])>> = vec![None; OFFLOAD_FWD_TAGS as usize];
+    let mut next_seq: u32 = 0;
+    let mut recent: Vec<u32> = Vec::new();
+    let mut dropped: u64 = 0;
+    let mut steps = 0;
+    while steps < n {
+        if recent.is_empty() || rng.gen_bool(0.35) {
+            let f = [
+                rng.gen::<u32>() as u64,
+                rng.gen::<u32>() as u64,
+                rng.gen::<u32>() as u64,
+                rng.gen::<u64>(),
+                rng.gen::<u32>() as u64,
+                rng.gen::<u32>() as u64,
+                rng.gen::<u16>() as u64,
+                rng.gen::<u32>() as u64,
+            ];
+            let seq = next_seq;
+            next_seq = next_seq.wrapping_add(1);
+            calls[(seq % OFFLOAD_FWD_TAGS) as usize] = Some((seq, f));
+            recent.push(seq);
+            let _ = writeln!(
+                out,
+                "C {:x} {:x} {:x} {:x} {:x} {:x} {:x} {:x} {:x}",
+                f[0], f[1], f[2], f[3], f[4], f[5], f[6], f[7], seq
+            );
+            steps += 1;
+            continue;
+        }
+        // An answer to a recent call (live, forgotten or answered already),
+        // now and then to a tag past the table.
+        let seq = recent[rng.gen_range(recent.len().saturating_sub(12)..recent.len())];
+        let tag = if rng.gen_bool(0.03) {
+            OFFLOAD_FWD_TAGS + rng.gen_range(0..3)
+        } else {
+            seq % OFFLOAD_FWD_TAGS
+        };
+        let plen = match rng.gen_range(0..8) {
+            0 => 0,
+            1 => OFFLOAD_FWD_RESP - 1 + rng.gen_range(0..3),
+            2 => rng.gen_range(OFFLOAD_FWD_RESP..OFFLOAD_FWD_RESP + 200),
+            _ => rng.gen_range(1..OFFLOAD_FWD_RESP),
+        };
+        let status = Status::ALL[rng.gen_range(0..Status::ALL.len())];
+        let mut dg = OffloadReplyHead { status }.to_bytes().to_vec();
+        dg.extend((0..plen).map(|_| rng.gen::<u8>()));
+        match rng.gen_range(0..20) {
+            0 => dg.truncate(rng.gen_range(1..4)),
+            1 => dg[0] = rng.gen_range(Status::ALL.len() as u8..=255),
+            2 => dg[rng.gen_range(1..4)] = rng.gen_range(1..=255),
+            _ => {}
+        }
+        let mut frags: Vec<_> = offload_fragments(tag, seq, &dg, Direction::Tx)
+            .expect("fits")
+            .collect();
+        match rng.gen_range(0..12) {
+            0 if frags.len() > 1 => {
+                let k = rng.gen_range(0..frags.len() - 1);
+                frags.swap(k, k + 1);
+            }
+            1 => {
+                let k = rng.gen_range(0..frags.len());
+                frags.remove(k);
+            }
+            2 => frags.truncate(rng.gen_range(0..frags.len())), // the rest never comes
+            _ => {}
+        }
+        for d in frags {
+            let Descriptor::Offload {
+                tag,
+                seq,
+                len,
+                index,
+                count,
+                data,
+                ..
+            } = d
+            else {
+                continue;
+            };
+            let before = asm.dropped();
+            let done = asm.push(&d).map(|(t, q, b)| (t, q, b.to_vec()));
+            dropped += asm.dropped() - before;
+            let mut line = String::new();
+            for b in data {
+                let _ = write!(line, "{b:02x}");
+            }
+            let _ = write!(out, "F {tag:x} {seq:x} {len:x} {index:x} {count:x} {line} ");
+            match done {
+                None => {
+                    let _ = writeln!(out, "0 0 {dropped:x}");
+                }
+                Some((t, q, bytes)) => {
+                    let call = calls.get_mut(t as usize).and_then(|c| match c {
+                        Some((s, _)) if *s == q => c.take(),
+                        _ => None,
+                    });
+                    match (call, OffloadReplyHead::split(&bytes)) {
+                        (Some((_, f)), Ok((head, payload))) => {
+                            let _ = write!(
+                                out,
+                                "1 1 {dropped:x} {:x} {:x}",
+                                head.status.raw(),
+                                payload.len()
+                            );
+                            for v in f {
+                                let _ = write!(out, " {v:x}");
+                            }
+                            let _ = write!(out, " ");
+                            if payload.is_empty() || payload.len() > OFFLOAD_FWD_RESP {
+                                let _ = write!(out, "-");
+                            }
+                            if payload.len() <= OFFLOAD_FWD_RESP {
+                                for b in payload {
+                                    let _ = write!(out, "{b:02x}");
+                                }
+                            }
+                            let _ = writeln!(out);
+                        }
+                        _ => {
+                            dropped += 1;
+                            let _ = writeln!(out, "1 0 {dropped:x}");
+                        }
+                    }
+                }
+            }
+            steps += 1;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -341,6 +582,39 @@ mod tests {
             .filter(|l| l.starts_with("S ") && l.ends_with(" 0"))
             .count();
         assert!(refused_sets >= 20, "sets past the table: {refused_sets}");
+    }
+
+    const OFFLOAD_PATH: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tb/clio_offload_fwd/vectors.txt"
+    );
+
+    #[test]
+    fn offload_fwd_vectors_are_current() {
+        let want = offload_fwd_vectors(0x0FF1, 4000);
+        if std::env::var_os("CLIO_BLESS").is_some() {
+            std::fs::write(OFFLOAD_PATH, &want).expect("write offload vectors");
+        }
+        let have = std::fs::read_to_string(OFFLOAD_PATH).unwrap_or_default();
+        assert!(
+            have == want,
+            "{OFFLOAD_PATH} is stale: run CLIO_BLESS=1 cargo test -p clio-fastpath-cosim"
+        );
+        // Answers, completions nobody takes, and both sides of the bound.
+        let answered = want.lines().filter(|l| l.contains(" 1 1 ")).count();
+        let refused = want
+            .lines()
+            .filter(|l| {
+                l.starts_with("F ")
+                    && l.split(' ').nth(7) == Some("1")
+                    && l.split(' ').nth(8) == Some("0")
+            })
+            .count();
+        let above = want.lines().filter(|l| l.ends_with(" -")).count();
+        assert!(
+            answered > 150 && refused > 50 && above > 20,
+            "{answered} {refused} {above}"
+        );
     }
 
     #[test]

@@ -1,4 +1,4 @@
-"""clio_desc_check against the wire crate's Descriptor::parse: 3000 slots (valid ones of every kind
+"""clio_desc_check against the wire crate's Descriptor::parse: 3750 slots (valid ones of every kind, OFFLOAD_REPLY fragments included,
 and mutations) with the crate's verdict, from vectors.txt (kept current by a test of
 clio-fastpath-cosim)."""
 

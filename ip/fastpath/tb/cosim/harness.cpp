@@ -3,8 +3,10 @@
 // responses and an identical final memory image. Exit 0 on agreement; on the
 // first difference prints the seed, the event and both versions, exit 1.
 //
-// `X pa bytes` lines (the slow path reading an RX slot, a GATE_DIRTY report)
-// compare the RTL's memory there with the model's at that point.
+// `X pa bytes` lines (the slow path reading an RX slot, a GATE_DIRTY report
+// or an OFFLOAD_REQ fragment) compare the RTL's memory there with the
+// model's at that point. With COSIM_EVENT_CYCLES=FILE set, each event's
+// cycles (from its start until the top is idle again) are written there.
 // `CASE_DIR --replay on|off` (READ streams on or off): the RTL's own order decides. Packets go
 // in back to back; the ARM's memory writes and polls wait until the fast path
 // is quiet (which may be between two pumped packets of an open READ stream,
@@ -299,6 +301,9 @@ int main(int argc, char** argv) {
     std::ifstream stim(dir + "/stim.txt");
     std::string line;
     size_t ev = 0, next_out = 0, packets = 0, expects = 0;
+    // COSIM_EVENT_CYCLES=FILE: each event's index, kind and cycles until the
+    // top was idle again (tb/cosim/offload_cost.sh reads it).
+    FILE* ev_log = getenv("COSIM_EVENT_CYCLES") ? fopen(getenv("COSIM_EVENT_CYCLES"), "w") : nullptr;
     std::map<std::string, std::pair<uint64_t, uint64_t>> lat;  // class -> (min, max)
     std::map<std::string, uint64_t> lat_n;
     std::map<std::string, std::pair<uint64_t, uint64_t>> span; // class -> (min, max) to the last packet
@@ -346,6 +351,7 @@ int main(int argc, char** argv) {
 
     while (std::getline(stim, line)) {
         if (line.empty()) continue;
+        uint64_t ev_start = s.cycles;
         if (line[0] == 'S') {
             stream = true;
             st_start = s.cycles;
@@ -425,8 +431,9 @@ int main(int argc, char** argv) {
         } else if (line[0] == 'G') {
             for (long n = std::stol(line.substr(2)); n > 0; n--) s.tick();
         } else if (line[0] == 'X') {
-            // The slow path reads an RX slot (a GATE_DIRTY report): the RTL's
-            // ring must hold the model's bytes there.
+            // The slow path reads an RX slot (a GATE_DIRTY report or an
+            // OFFLOAD_REQ fragment): the RTL's ring must hold the model's
+            // bytes there.
             std::istringstream ls(line.substr(2));
             std::string a, h;
             ls >> a >> h;
@@ -437,9 +444,11 @@ int main(int argc, char** argv) {
             if (got != b) fail("RX slot differs\n  model: " + hex(b) + "\n  rtl:   " + hex(got), line);
             expects++;
         }
+        if (ev_log) fprintf(ev_log, "%zu %c %llu\n", ev, line[0], (unsigned long long)(s.cycles - ev_start));
         check_outputs(line);
         ev++;
     }
+    if (ev_log) fclose(ev_log);
     if (stream) {
         st_end = s.cycles;
         t.s_axis_tvalid = 0;

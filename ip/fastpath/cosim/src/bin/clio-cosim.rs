@@ -5,6 +5,10 @@
 //! clio-cosim gates --seed N --requests N --out DIR the random case with the region gate in use: the
 //!                                                  slow path sets gate entries over the pages the
 //!                                                  requests touch; GATE_DIRTY reports checked as read
+//! clio-cosim offload --seed N --requests N --out DIR the random case with the offload pass-through on
+//!                                                  (issue #16; run on a harness built with
+//!                                                  -GOFFLOAD_TAGS=64): the generator is the slow
+//!                                                  path's offload host, OFFLOAD_REQs checked as read
 //! clio-cosim stream --seed N --requests N --out DIR write a back-to-back TLB-hit read case (II = 1 run)
 //! clio-cosim class --class C --seed N --requests N --out DIR
 //!                                                  a back-to-back stream of one request class
@@ -18,6 +22,10 @@
 //! clio-cosim flood --seed N --requests N --out DIR  4 bound-sized READs of one client, then N 8-byte
 //!                                                  hit-lane READs of another back to back
 //!                                                  (run with the harness's --replay on)
+//! clio-cosim offload-cost --request-bytes N --answer-bytes N --calls N --out DIR
+//!                                                  N offload calls, each answered at once (the
+//!                                                  cost case of tb/cosim/offload_cost.sh); roles.txt
+//!                                                  names the events that measure it
 //! clio-cosim check --case DIR --interleave on|off  drive the model in the order a `--replay` run of
 //!                                                  the harness logged; compare responses and memory
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
@@ -32,8 +40,9 @@ use clio_wire::payload::InfoResp;
 
 fn usage() -> ExitCode {
     eprintln!(
-        "usage: clio-cosim gen|gates|stream|fairness|flood --seed N --requests N --out DIR \
+        "usage: clio-cosim gen|gates|offload|stream|fairness|flood --seed N --requests N --out DIR \
          | clio-cosim class --class C --seed N --requests N --out DIR \
+         | clio-cosim offload-cost --request-bytes N --answer-bytes N --calls N --out DIR \
          | clio-cosim check --case DIR --interleave on|off | clio-cosim params"
     );
     ExitCode::from(2)
@@ -60,6 +69,53 @@ fn main() -> ExitCode {
     match args.first().map(String::as_str) {
         Some("params") => {
             println!("{}", board::verilator_params(&lay).join(" "));
+            ExitCode::SUCCESS
+        }
+        Some("offload-cost") => {
+            let mut nums = [0usize; 3];
+            let mut out = None;
+            let mut it = args[1..].iter();
+            while let Some(a) = it.next() {
+                let v = it.next();
+                match (a.as_str(), v) {
+                    ("--request-bytes", Some(v)) => nums[0] = v.parse().unwrap_or(usize::MAX),
+                    ("--answer-bytes", Some(v)) => nums[1] = v.parse().unwrap_or(usize::MAX),
+                    ("--calls", Some(v)) => nums[2] = v.parse().unwrap_or(0),
+                    ("--out", Some(v)) => out = Some(PathBuf::from(v)),
+                    _ => return usage(),
+                }
+            }
+            let Some(out) = out else { return usage() };
+            if nums[0] > lay.mtu || nums[1] > 64 * 1024 || nums[2] == 0 {
+                eprintln!(
+                    "clio-cosim offload-cost: --request-bytes must be at most the MTU ({}), \
+                     --answer-bytes at most 65536, --calls at least 1",
+                    lay.mtu
+                );
+                return usage();
+            }
+            let info = match info_payload() {
+                Ok(i) => i,
+                Err(e) => {
+                    eprintln!("clio-cosim: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let (case, roles) = trace::generate_offload_cost(1, nums[0], nums[1], nums[2]);
+            let roles: String = roles.iter().map(|(e, r)| format!("{e} {r}\n")).collect();
+            if let Err(e) = files::write_case(&case, &lay, &info, &out)
+                .and_then(|()| std::fs::write(out.join("roles.txt"), roles))
+            {
+                eprintln!("clio-cosim: writing {}: {e}", out.display());
+                return ExitCode::FAILURE;
+            }
+            println!(
+                "offload-cost: {} calls of {} request bytes answered with {} bytes -> {}",
+                nums[2],
+                nums[0],
+                nums[1],
+                out.display()
+            );
             ExitCode::SUCCESS
         }
         Some("check") => {
@@ -94,7 +150,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Some(cmd @ ("gen" | "gates" | "stream" | "class" | "fairness" | "flood")) => {
+        Some(cmd @ ("gen" | "gates" | "offload" | "stream" | "class" | "fairness" | "flood")) => {
             let mut seed = None;
             let mut requests = None;
             let mut out = None;
@@ -134,6 +190,7 @@ fn main() -> ExitCode {
             let case = match (cmd, class) {
                 ("gen", _) => trace::generate(seed, requests),
                 ("gates", _) => trace::generate_gates(seed, requests),
+                ("offload", _) => trace::generate_offload(seed, requests),
                 ("stream", _) => trace::generate_stream(seed, requests),
                 ("fairness", _) => trace::generate_fairness(seed, requests, 4, gap),
                 ("flood", _) => trace::generate_flood(seed, requests, 4),
@@ -192,6 +249,27 @@ fn main() -> ExitCode {
                     g.tracked,
                     g.reports,
                     case.gate_reports_read
+                );
+            }
+            if cmd == "offload" {
+                let (l, o) = (&case.offload, &case.offload_gen);
+                println!(
+                    "offload: {} calls forwarded, {} BUSY without RX room, {} answered, {} answers \
+                     dropped; slow path: {} OFFLOAD_REQ slots read and checked, {} calls read, \
+                     {} answers sent ({} above the MTU, {} above the bound), {} stale, {} with a \
+                     fragment missing or swapped, {} with a bad head",
+                    l.forwarded,
+                    l.busy,
+                    l.answered,
+                    l.dropped,
+                    o.slots_read,
+                    o.calls_read,
+                    o.answers,
+                    o.multi_packet,
+                    o.above_bound,
+                    o.stale,
+                    o.broken,
+                    o.bad_head
                 );
             }
             ExitCode::SUCCESS
