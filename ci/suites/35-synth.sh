@@ -12,8 +12,9 @@ if ! command -v yosys >/dev/null; then
     exit 77
 fi
 # The depth counter on netlists whose depth is known by construction (LUT chains,
-# carry chains, MUXFs, BRAM/DSP boundaries, LUTRAM reads, ports; ~10 s).
-python3 -m unittest ip/fastpath/synth/test_depth.py
+# carry chains, MUXFs, BRAM/DSP boundaries, LUTRAM reads, ports; ~10 s), and the
+# yosys 0.23 source preparation (package names qualified, a module's own parameters not).
+python3 -m unittest ip/fastpath/synth/test_depth.py ip/fastpath/synth/test_prep.py
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 mods="clio_perm_check clio_bucket_hash clio_free_pa_fifo"

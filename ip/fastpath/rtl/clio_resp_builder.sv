@@ -26,8 +26,9 @@
 // zero: zeros from a zero register leave it zero). `start` takes
 // crc(header) from the header fields (a second, header-only instance);
 // after it, only the beat not yet folded (the partial last one) is left,
-// folded and combined in one cycle. A packet can leave the cycle after
-// that, not after a pass over the packet.
+// folded and combined in one cycle (the two terms are kept apart and XORed
+// as the header leaves). A packet can leave the cycle after that, not after a
+// pass over the packet.
 //
 // Packets leave in `start` order, one beat per cycle, back to back; `done`
 // pulses after each packet's last beat; `busy` is high while a committed
@@ -243,10 +244,12 @@ reg [DATA_WIDTH-1:0] hdr_reg [0:1];      // beat 0 header bytes (CRC zero)
 reg [16:0]           len_reg [0:1];      // packet bytes
 reg [BW:0]           last_reg [0:1];     // last beat
 reg [31:0]           hcrc_reg [0:1];     // CRC register after the header (from 0xffffffff)
-reg [31:0]           crc_reg [0:1];      // CRC register after the packet
+reg [31:0]           crc_reg [0:1];      // A^(8 payload_len) crc(header); the packet's CRC register is
+                                         // this ^ fcrc_reg (the payload's), unless hz_reg (at the output)
 reg [NW-1:0]         plen_reg [0:1];     // payload bytes (the combination's shift)
 reg                  hz_reg [0:1];       // no payload
 reg [OW-1:0]         kt_reg [0:1];       // zero lanes after the last byte in the last beat
+reg [KEEP_WIDTH-1:0] zm_reg [0:1];       // the same lanes as a mask (the top kt_reg lanes)
 // Fold state: beats 0 .. fb - 1 are in fcrc (from zero, header lanes zero);
 // bytes are written through packet offset `wend`.
 reg [31:0]           fcrc_reg [0:1];
@@ -266,6 +269,7 @@ initial begin
         plen_reg[ii] = 0;
         hz_reg[ii] = 1'b0;
         kt_reg[ii] = 0;
+        zm_reg[ii] = 0;
         fcrc_reg[ii] = 0;
         fb_reg[ii] = 0;
         wend_reg[ii] = 0;
@@ -321,9 +325,8 @@ wire [KEEP_WIDTH-1:0] odd_we = !wr_go ? {KEEP_WIDTH{1'b0}}
 wire [16:0]   wr_end = wr_off + wr_len;
 /* verilator lint_on WIDTH */
 
-// The CRC unit's job (below) names its slot and beat.
+// The CRC unit's job (below) names its slot.
 wire          js;
-wire [BW:0]   job_beat;
 wire [DATA_WIDTH-1:0] slot_rd [0:1];
 
 genvar gs;
@@ -332,8 +335,10 @@ generate
         reg [DATA_WIDTH-1:0] even_mem [0:EVEN_BEATS-1];
         reg [DATA_WIDTH-1:0] odd_mem [0:ODD_BEATS-1];
         wire          sel = fill == gs;
+        // The leaving beat, else the slot's own next beat to fold (used only
+        // when the slot is the CRC job's, so not behind the job's selection).
         /* verilator lint_off UNUSEDSIGNAL */
-        wire [BW:0]   rd_beat = (full_reg[gs] && fin_reg[gs]) ? ob_reg : job_beat;  // below BEATS
+        wire [BW:0]   rd_beat = (full_reg[gs] && fin_reg[gs]) ? ob_reg : fb_reg[gs];  // below BEATS
         /* verilator lint_on UNUSEDSIGNAL */
         always_ff @(posedge clk) begin
             integer i;  // loop index local to the block (no shared variable between processes)
@@ -367,29 +372,30 @@ wire       j_comb = j_fin && j_fb >= last_reg[js];
 // inside the buffer; not in a cycle its slot is (re)committed or restarted.
 wire       j_fold = !j_fin && !full_reg[js] && j_fb < BEATS && j_fb_end <= wend_reg[js];
 /* verilator lint_on WIDTH */
-assign job_beat = j_fb;
 
 // The beat's valid lanes: all but the header's in beat 0 and, in a packet's
-// last beat, the kt_reg zero lanes past its end. Per slot from registers,
-// then the job's slot picked: a few LUT levels ahead of the CRC, not a
-// subtract and compare behind the slot's selection.
+// last beat, the zm_reg lanes past its end. Each slot's zero lanes from its
+// own registers (a compare and an AND), then per lane the job's slot picked
+// together with its data: the slot selection and the zeroing are one LUT
+// ahead of the CRC.
 wire [1:0] at_last = {fb_reg[1] == last_reg[1], fb_reg[0] == last_reg[0]};
 wire [1:0] at_first = {fb_reg[1] == 0, fb_reg[0] == 0};
-wire       j_last = j_fin && at_last[js];
+wire [1:0] s_last = fin_need & at_last;
+wire       j_last = s_last[js];
 wire [OW-1:0] j_kt = j_last ? kt_reg[js] : {OW{1'b0}};
-wire [DATA_WIDTH-1:0] j_rd = slot_rd[js];
 wire [DATA_WIDTH-1:0] crc_data;
 genvar gl;
 generate
     for (gl = 0; gl < KEEP_WIDTH; gl = gl + 1) begin : crc_lane
-        /* verilator lint_off WIDTH */
-        wire past = j_last && gl >= KEEP_WIDTH - kt_reg[js];
-        /* verilator lint_on WIDTH */
-        if (gl < CLIO_HEADER_LEN) begin : hdr_lane
-            assign crc_data[gl*8 +: 8] = (at_first[js] || past) ? 8'd0 : j_rd[gl*8 +: 8];
-        end else begin : data_lane
-            assign crc_data[gl*8 +: 8] = past ? 8'd0 : j_rd[gl*8 +: 8];
+        wire [1:0] zero;
+        for (gs = 0; gs < 2; gs = gs + 1) begin : per_slot
+            if (gl < CLIO_HEADER_LEN) begin : hdr_lane
+                assign zero[gs] = at_first[gs] || (s_last[gs] && zm_reg[gs][gl]);
+            end else begin : data_lane
+                assign zero[gs] = s_last[gs] && zm_reg[gs][gl];
+            end
         end
+        assign crc_data[gl*8 +: 8] = zero[js] ? 8'd0 : slot_rd[js][gl*8 +: 8];
     end
 endgenerate
 
@@ -462,9 +468,10 @@ generate
         assign hs[(gt+1)*32 +: 32] = zmul(m, hs[gt*32 +: 32]);
     end
 endgenerate
+// The payload's part (fcrc_reg, final once the slot is finished) is XORed
+// in at the output, not here: it would put an XOR behind the fold's last
+// level (crc_out) on the way into crc_reg.
 wire [31:0] j_hshift = hs[NST*32 +: 32];
-wire [31:0] j_pcrc = hz_reg[js] ? 32'd0 : j_tail ? crc_out : fcrc_reg[js];
-wire [31:0] j_total = j_hshift ^ j_pcrc;
 
 // ---------------------------------------------------------------------------
 // Output beat: buffer lanes, the header and CRC in beat 0, zeros past the end.
@@ -475,7 +482,8 @@ wire [16:0]   o_left = len_reg[o] - {ob_reg, {OW{1'b0}}};
 wire [KEEP_WIDTH-1:0] o_keep = keep_of(o_left);
 wire [DATA_WIDTH-1:0] o_rd = slot_rd[o];
 /* verilator lint_off UNUSEDSIGNAL */
-wire [DATA_WIDTH-1:0] o_hdr = hdr_reg[o] | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~crc_reg[o])} << (CLIO_OFF_CRC*8));  // header lanes used
+wire [31:0]   o_crc = crc_reg[o] ^ (hz_reg[o] ? 32'd0 : fcrc_reg[o]);
+wire [DATA_WIDTH-1:0] o_hdr = hdr_reg[o] | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~o_crc)} << (CLIO_OFF_CRC*8));  // header lanes used
 /* verilator lint_on UNUSEDSIGNAL */
 wire [DATA_WIDTH-1:0] out_beat;
 generate
@@ -487,6 +495,13 @@ generate
         end
     end
 endgenerate
+
+// The started packet's zero lanes: from its end in its last beat up (none if
+// it ends on a beat boundary).
+/* verilator lint_off WIDTH */
+wire [OW-1:0] st_end_lane = CLIO_HEADER_LEN + hdr_payload_len;
+/* verilator lint_on WIDTH */
+wire [KEEP_WIDTH-1:0] st_zm = st_end_lane == 0 ? {KEEP_WIDTH{1'b0}} : {KEEP_WIDTH{1'b1}} << st_end_lane;
 
 always_ff @(posedge clk) begin
     done_reg <= 1'b0;
@@ -506,7 +521,7 @@ always_ff @(posedge clk) begin
         fb_reg[js] <= j_fb + 1'b1;
     end
     if (j_comb) begin
-        crc_reg[js] <= j_total;
+        crc_reg[js] <= j_hshift;
         fin_reg[js] <= 1'b1;
     end
     // The fill slot: a write at payload byte 0 begins a payload (after the fold above).
@@ -527,6 +542,7 @@ always_ff @(posedge clk) begin
         plen_reg[fill] <= hdr_payload_len[NW-1:0];
         hz_reg[fill] <= hdr_payload_len == 0;
         kt_reg[fill] <= -(CLIO_HEADER_LEN + hdr_payload_len);
+        zm_reg[fill] <= st_zm;
         last_reg[fill] <= (CLIO_HEADER_LEN + hdr_payload_len - 1) >> OW;
         /* verilator lint_on WIDTH */
         fill_ptr_reg <= !fill;

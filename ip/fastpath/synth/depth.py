@@ -325,6 +325,16 @@ def measure(module):
     out["reg_to_reg_endpoint_histogram"] = {str(k): hist[k] for k in sorted(hist)}
     out["deepest_registers"] = [{"register": r, "levels": a, "from": cls}
                                 for r, (a, cls) in sorted(by_reg.items(), key=lambda kv: (-kv[1][0], kv[0]))[:12]]
+    # The deepest register of each instance (the name's first component): in
+    # the flattened top one block's many deep registers would otherwise hide
+    # every other block from the list above.
+    by_inst = {}
+    for r, (a, cls) in by_reg.items():
+        inst = r.split(".")[0] if "." in r else "(top)"
+        if inst not in by_inst or (-a, r) < (-by_inst[inst][0], by_inst[inst][1]):
+            by_inst[inst] = (a, r, cls)
+    out["deepest_by_instance"] = [{"instance": i, "register": r, "levels": a, "from": cls}
+                                  for i, (a, r, cls) in sorted(by_inst.items(), key=lambda kv: (-kv[1][0], kv[0]))]
     out["rules"] = "LUT/LUTRAM read 1, MUXF 0, carry chain 1 on entry and 0 along CO->CI, DSP (PREG=0) 1"
     return out
 
@@ -343,6 +353,9 @@ def summary(r):
         lines.append("deepest registers: " + ", ".join(
             f"{d['register']} {d['levels']}" + (" (from an input)" if d["from"] == "in" else "")
             for d in r["deepest_registers"]))
+    if len(r.get("deepest_by_instance", [])) > 1:
+        lines.append("deepest per instance: " + ", ".join(
+            f"{d['instance']} {d['levels']} ({d['register']})" for d in r["deepest_by_instance"]))
     return "\n".join(lines)
 
 

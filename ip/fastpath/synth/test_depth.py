@@ -204,6 +204,9 @@ class Constructed(unittest.TestCase):
         # Per register: q0 behind 2 LUTs from the port, q1 behind 1 from q0 (its clear is no path).
         self.assertEqual(r["deepest_registers"], [{"register": "q0", "levels": 2, "from": "in"},
                                                   {"register": "q1", "levels": 1, "from": "reg"}])
+        # One instance (no hierarchy in the name): its deepest register.
+        self.assertEqual(r["deepest_by_instance"], [{"instance": "(top)", "register": "q0", "levels": 2,
+                                                     "from": "in"}])
 
     def test_deepest_registers_per_bus(self):
         # The carry netlist's three flip-flops: q1 (4 levels), q2 (the CI-entered chain, 2), and

@@ -17,5 +17,9 @@ for f in sys.argv[3:]:
         open(os.path.join(out, os.path.basename(f)), "w").write(text)
         continue
     text = re.sub(r"^\s*import\s+clio_pkg::[\w*]+;\s*$", "", text, flags=re.M)
-    text = pat.sub(r"clio_pkg::\1", text)
+    # A module's own parameter of a package name's spelling (the top's
+    # GATE_ENTRIES, defaulting to clio_pkg::GATE_ENTRIES) shadows the package
+    # name in that file: its uses stay unqualified.
+    own = set(re.findall(r"\b(?:parameter|localparam)\b[^=;,()]*?\b(\w+)\s*=", text))
+    text = pat.sub(lambda m: m.group(1) if m.group(1) in own else "clio_pkg::" + m.group(1), text)
     open(os.path.join(out, os.path.basename(f)), "w").write(text)
