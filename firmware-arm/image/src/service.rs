@@ -77,7 +77,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use aarch64_cpu::asm;
 use aarch64_cpu::registers::{ReadWriteable, CNTKCTL_EL1};
 use clio_config::Region;
-use clio_slowpath::offload::{df, kv, mv, tally, OffloadHost, PhysMem, Serving};
+use clio_slowpath::offload::{df, kv, mv, register_board, tally, OffloadHost, PhysMem, Serving};
 use clio_slowpath::rack::FirmwareAgent;
 use clio_slowpath::{Engine, EngineCounters, SlowPath, SlowPathConfig, Stats};
 use clio_wire::ring::{header_field, ring_bytes, RingMemory};
@@ -637,10 +637,7 @@ pub fn run_primary() -> ! {
         );
         let store = (*KV.0.get()).write(kv::KvStore::new(kv::DEFAULT_BUCKETS));
         let objects = (*MV.0.get()).write(mv::MvStore::new(mv::DEFAULT_MAX_OBJECTS));
-        host.register(kv::OFFLOAD_ID, store)
-            .and(host.register(mv::OFFLOAD_ID, objects))
-            .and(host.register(df::OFFLOAD_ID, &mut *DF.0.get()))
-            .and(host.register(tally::ID, &mut *TALLY.0.get()))
+        register_board(host, store, objects, &mut *DF.0.get(), &mut *TALLY.0.get())
     };
     if registered.is_err() {
         defmt::error!("an offload could not be registered");

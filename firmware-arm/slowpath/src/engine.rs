@@ -476,6 +476,30 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         out
     }
 
+    /// [`Engine::step_with`] on a board whose slow path serves offloads
+    /// (see [`Engine::poll_full`]).
+    pub fn step_full<R, T, Z>(
+        &mut self,
+        rx_mem: &mut R,
+        tx_mem: &mut T,
+        budget: u32,
+        zero: Z,
+        node: &mut dyn NodeSide,
+        offloads: &mut dyn OffloadSide,
+    ) -> PollOutcome
+    where
+        R: RingMemory + ?Sized,
+        T: RingMemory + ?Sized,
+        Z: FnMut(u64, u64),
+    {
+        let mut out = self.poll_full(rx_mem, tx_mem, budget, zero, node, offloads);
+        for w in 0..W {
+            self.run_worker(w, tx_mem);
+        }
+        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
+        out
+    }
+
     /// Deterministic single-thread driver: one poll round, then each worker
     /// once, then a refill for whatever the requests allocated.
     pub fn step<R, T, Z>(

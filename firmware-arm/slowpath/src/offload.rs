@@ -998,6 +998,31 @@ fn outcome(r: Result<(), OffloadError>, stats: &mut OffloadStats) -> (Status, u1
     }
 }
 
+/// Register a board's offloads on `host` under their wire ids: Clio-KV
+/// ([`kv::OFFLOAD_ID`]), Clio-MV ([`mv::OFFLOAD_ID`]), Clio-DF
+/// ([`df::OFFLOAD_ID`]) and the tally ([`tally::ID`]). The one registry of
+/// every slow path that serves offloads (the firmware image, the emulated
+/// board on the RTL), so they answer the same ids.
+pub fn register_board<
+    'o,
+    const N: usize,
+    const R: usize,
+    const B: usize,
+    const KF: usize,
+    const MF: usize,
+>(
+    host: &mut OffloadHost<'o, N, R, B>,
+    kv: &'o mut kv::KvStore<KF>,
+    mv: &'o mut mv::MvStore<MF>,
+    df: &'o mut df::DfOffload,
+    tally: &'o mut tally::Tally,
+) -> Result<(), RegisterError> {
+    host.register(kv::OFFLOAD_ID, kv)
+        .and(host.register(mv::OFFLOAD_ID, mv))
+        .and(host.register(df::OFFLOAD_ID, df))
+        .and(host.register(tally::ID, tally))
+}
+
 /// The engine's view of a board's offloads ([`crate::Engine::poll_full`]).
 pub trait OffloadSide {
     /// Whether this board serves offloads (else `OFFLOAD_REQ` fragments

@@ -80,6 +80,9 @@ const BUILD_RECIPE: &str = "clio-rtlsim 3";
 /// Open READ streams of the simulated top (`STREAMS`), the ZCU106
 /// bitstream's count (`bitstream/zcu106/clio_zcu106_top.sv`, `FP_STREAMS`).
 pub const RTL_STREAMS: u32 = 4;
+/// Offload calls the RTL remembers while the slow path serves them (its
+/// `OFFLOAD_TAGS`, the model's).
+pub const RTL_OFFLOAD_TAGS: u32 = 64;
 
 fn err(msg: impl Into<String>) -> BoardError {
     BoardError(msg.into())
@@ -212,6 +215,13 @@ pub fn rtl_params(lay: &Layout) -> Result<Vec<String>, BoardError> {
     let unroll = lay.dedup_entries.max(lay.tlb_entries).max(64);
     p.push(format!("--unroll-count {unroll}"));
     p.push(format!("-GSTREAMS={RTL_STREAMS}"));
+    // OFFLOAD_CALL is forwarded to the in-process slow path's offload host,
+    // whose answers are capped at the RTL's answer buffer.
+    p.push(format!("-GOFFLOAD_TAGS={RTL_OFFLOAD_TAGS}"));
+    p.push(format!(
+        "-GOFFLOAD_RESP_BYTES={}",
+        crate::slow::OFFLOAD_MAX_ANSWER
+    ));
     Ok(p)
 }
 
@@ -503,7 +513,12 @@ impl RtlBoard {
             clio_fastpath_cosim::board::info_payload(&mut fp).map_err(err)?
         };
         let seed = opts.seed.unwrap_or_else(crate::boot_seed);
-        let slow = InProcSlowPath::boot(cfg, &lay, &map[..], seed).map_err(err)?;
+        let mut slow = InProcSlowPath::boot(cfg, &lay, &map[..], seed).map_err(err)?;
+        slow.serve_offloads(
+            cfg.network.mtu_payload as usize,
+            cfg.network.max_response_bytes as usize,
+        )
+        .map_err(err)?;
         let cfg_path = std::env::temp_dir().join(format!("{stem}.cfg"));
         let mut cfg_text = clio_fastpath_cosim::files::config_lines(&lay, &info, 0);
         cfg_text.push_str(if cfg.fastpath.read_streams {
@@ -591,6 +606,12 @@ impl RtlBoard {
             slow: *self.slow.counters(),
             ..self.stats
         }
+    }
+
+    /// The slow path's offload host's counters (calls served, refused,
+    /// unknown ids, ...).
+    pub fn offload_stats(&self) -> Option<clio_slowpath::offload::OffloadStats> {
+        self.slow.offload_stats()
     }
 
     /// The slow path (for inspection).

@@ -6,6 +6,8 @@
 
 use clio_config::BoardConfig;
 use clio_fastpath::{Layout, Span};
+use clio_slowpath::offload::{self as fw, OffloadHost, PhysMem, Serving};
+use clio_slowpath::rack::NoRack;
 use clio_slowpath::{EngineCounters, SlowPath, SlowPathConfig};
 
 /// Worker queues of the in-process slow path (the firmware's cores 1-3).
@@ -27,6 +29,35 @@ pub const NODE_SPACES: usize = 256;
 /// The slow path's rack side as an emulated rack node sizes it.
 pub type NodeAgent = clio_slowpath::rack::RackAgent<NODE_GATES, NODE_BINDINGS, NODE_SPACES>;
 
+/// Offload answers the in-process slow path remembers for retries (the
+/// firmware's default `dedup.offload_answers`).
+pub const OFFLOAD_RECORDS: usize = 32;
+/// Largest offload answer payload the in-process slow path sends: the
+/// RTL's answer buffer (`OFFLOAD_RESP_BYTES`, LUT RAM; ip/fastpath/rtl
+/// README, "The offload pass-through in the top"), below the board's
+/// 64 KiB response bound, so a larger batch answer is `TOO_LARGE`.
+pub const OFFLOAD_MAX_ANSWER: usize = 2048;
+/// The in-process slow path's offload host: the firmware's offloads
+/// ([`fw::register_board`]), answers of at most [`OFFLOAD_MAX_ANSWER`]
+/// payload bytes plus the datagram head.
+pub type SlowOffloads = OffloadHost<'static, 4, OFFLOAD_RECORDS, { OFFLOAD_MAX_ANSWER + 64 }>;
+
+/// The offload host, owned by one board (which moves between threads).
+struct SendHost(Box<SlowOffloads>);
+
+// SAFETY: the host holds `&mut dyn Offload` to the four offloads that
+// `serve_offloads` leaked for it alone, each of a `Send` type (checked
+// below); nothing else reaches them, so moving the host moves them.
+unsafe impl Send for SendHost {}
+
+const _: () = {
+    const fn send<T: Send>() {}
+    send::<fw::kv::KvStore<64>>();
+    send::<fw::mv::MvStore<256>>();
+    send::<fw::df::DfOffload>();
+    send::<fw::tally::Tally>();
+};
+
 /// The slow-path engine and where its rings live in board DRAM.
 pub struct InProcSlowPath {
     engine: SlowEngine,
@@ -39,6 +70,8 @@ pub struct InProcSlowPath {
     /// The rack side of a memory node (control datagrams, the gate's
     /// commands and reports), as the firmware runs it; `None`: no rack.
     rack: Option<Box<NodeAgent>>,
+    /// The offloads this slow path serves (`OFFLOAD_REQ`); `None`: none.
+    offloads: Option<SendHost>,
 }
 
 impl std::fmt::Debug for InProcSlowPath {
@@ -74,7 +107,36 @@ impl InProcSlowPath {
             dram_base: lay.dram_base,
             scrub: Vec::new(),
             rack: None,
+            offloads: None,
         })
+    }
+
+    /// Serve offload calls the fast path forwards (`OFFLOAD_REQ`), with the
+    /// firmware's offloads ([`fw::register_board`]), for a board with MTU
+    /// payload `mtu` and response bound `max_response` (each capped at
+    /// [`OFFLOAD_MAX_ANSWER`]). The offloads live as long as the process.
+    pub fn serve_offloads(&mut self, mtu: usize, max_response: usize) -> Result<(), String> {
+        let mut host = Box::new(SlowOffloads::new(
+            mtu.min(OFFLOAD_MAX_ANSWER),
+            max_response.min(OFFLOAD_MAX_ANSWER),
+        ));
+        let kv = Box::leak(Box::new(fw::kv::KvStore::<64>::new(
+            fw::kv::DEFAULT_BUCKETS,
+        )));
+        let mv = Box::leak(Box::new(fw::mv::MvStore::<256>::new(
+            fw::mv::DEFAULT_MAX_OBJECTS,
+        )));
+        let df = Box::leak(Box::new(fw::df::DfOffload::new()));
+        let tally = Box::leak(Box::new(fw::tally::Tally::new()));
+        fw::register_board(&mut host, kv, mv, df, tally)
+            .map_err(|e| format!("slow path offloads: {e:?}"))?;
+        self.offloads = Some(SendHost(host));
+        Ok(())
+    }
+
+    /// The offload host's counters, if this slow path serves offloads.
+    pub fn offload_stats(&self) -> Option<fw::OffloadStats> {
+        self.offloads.as_ref().map(|h| h.0.stats())
     }
 
     /// One round over `dram` (the whole board DRAM): take up to
@@ -84,12 +146,31 @@ impl InProcSlowPath {
     /// the TX ring, and steps again until neither side moves).
     pub fn step(&mut self, dram: &mut [u8]) -> bool {
         let before = *self.engine.counters();
-        let (rx, tx) = split2(dram, self.rx, self.tx);
         let scrub = &mut self.scrub;
         let zero = |pa, n| scrub.push((pa, n));
-        let o = match self.rack.as_deref_mut() {
-            Some(agent) => self.engine.step_with(rx, tx, RX_BUDGET, zero, agent),
-            None => self.engine.step(rx, tx, RX_BUDGET, zero),
+        let o = if let Some(SendHost(host)) = self.offloads.as_mut() {
+            let (rx, tx, rest) = split_rings(dram, self.rx, self.tx);
+            let mut phys = RingsApart {
+                base: self.dram_base,
+                rest,
+            };
+            let mut serving = Serving {
+                host: &mut **host,
+                phys: &mut phys,
+            };
+            let mut no_rack = NoRack;
+            let node: &mut dyn clio_slowpath::rack::NodeSide = match self.rack.as_deref_mut() {
+                Some(agent) => agent,
+                None => &mut no_rack,
+            };
+            self.engine
+                .step_full(rx, tx, RX_BUDGET, zero, node, &mut serving)
+        } else {
+            let (rx, tx) = split2(dram, self.rx, self.tx);
+            match self.rack.as_deref_mut() {
+                Some(agent) => self.engine.step_with(rx, tx, RX_BUDGET, zero, agent),
+                None => self.engine.step(rx, tx, RX_BUDGET, zero),
+            }
         };
         for (pa, n) in self.scrub.drain(..) {
             let at = pa.wrapping_sub(self.dram_base) as usize;
@@ -144,6 +225,71 @@ pub(crate) fn split2(mem: &mut [u8], a: Span, b: Span) -> (&mut [u8], &mut [u8])
     } else {
         let (lo, hi) = mem.split_at_mut(a.start);
         (&mut hi[..a.len()], &mut lo[b.start..b.end])
+    }
+}
+
+/// Board DRAM but the two rings, as the offloads reach it: `rest` holds
+/// the pieces before, between and after the rings, each with its offset in
+/// DRAM; an access that touches a ring (or leaves DRAM) is refused.
+struct RingsApart<'m> {
+    /// Physical address of DRAM byte 0.
+    base: u64,
+    rest: [(usize, &'m mut [u8]); 3],
+}
+
+impl RingsApart<'_> {
+    fn piece(&mut self, pa: u64, n: usize) -> Option<&mut [u8]> {
+        let off = usize::try_from(pa.checked_sub(self.base)?).ok()?;
+        let end = off.checked_add(n)?;
+        self.rest.iter_mut().find_map(|(at, s)| {
+            (off >= *at && end <= *at + s.len()).then(|| &mut s[off - *at..end - *at])
+        })
+    }
+}
+
+impl PhysMem for RingsApart<'_> {
+    fn read(&mut self, pa: u64, buf: &mut [u8]) -> bool {
+        match self.piece(pa, buf.len()) {
+            Some(s) => {
+                buf.copy_from_slice(s);
+                true
+            }
+            None => false,
+        }
+    }
+    fn write(&mut self, pa: u64, data: &[u8]) -> bool {
+        match self.piece(pa, data.len()) {
+            Some(s) => {
+                s.copy_from_slice(data);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// The RX ring `rx`, the TX ring `tx`, and the rest of `mem` in three
+/// pieces with their offsets (disjoint spans inside `mem`).
+#[allow(clippy::type_complexity)]
+fn split_rings(
+    mem: &mut [u8],
+    rx: Span,
+    tx: Span,
+) -> (&mut [u8], &mut [u8], [(usize, &mut [u8]); 3]) {
+    let (first, second) = if rx.start < tx.start {
+        (rx, tx)
+    } else {
+        (tx, rx)
+    };
+    let (a, tail) = mem.split_at_mut(first.start);
+    let (r1, tail) = tail.split_at_mut(first.len());
+    let (b, tail) = tail.split_at_mut(second.start - first.end);
+    let (r2, c) = tail.split_at_mut(second.len());
+    let rest = [(0, a), (first.end, b), (second.end, c)];
+    if rx.start < tx.start {
+        (r1, r2, rest)
+    } else {
+        (r2, r1, rest)
     }
 }
 
