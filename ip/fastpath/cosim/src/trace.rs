@@ -1869,7 +1869,7 @@ impl Gen {
 /// length up to the MTU between its requests, and the generator as the
 /// slow path's offload host: it reads the `OFFLOAD_REQ` fragments from the
 /// RX ring (each checked byte for byte in the RTL's ring, [`Event::Expect`]),
-/// and answers the calls through the TX ring ([`Gen::offload_answers`]);
+/// and answers the calls through the TX ring (`Gen::offload_answers`);
 /// now and then it stops reading (calls then find no room: `BUSY`).
 pub fn generate_offload(seed: u64, requests: usize) -> Case {
     let mut g = new_gen(seed);
