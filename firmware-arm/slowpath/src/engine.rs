@@ -307,6 +307,10 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                             self.counters.inline += 1;
                         }
                         Descriptor::Offload { .. } => {
+                            // The call may read pages whose first touch came
+                            // before it in this batch: map them first, or it
+                            // would find them unbacked and back them again.
+                            self.apply_notices(&mut notices);
                             if offloads.present() {
                                 let mut sink = Self::sink(&mut self.tx, tx_mem);
                                 if offloads.fragment(&d, &mut self.core, &mut sink) {
@@ -333,13 +337,13 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                         Descriptor::PaConsumed { .. } => {
                             // Batched so the shadow-slot cache misses overlap.
                             if notices.push(d).is_err() {
-                                self.core.pa_consumed_batch(&notices);
-                                notices.clear();
+                                self.apply_notices(&mut notices);
                                 let _ = notices.push(d);
                             }
                             self.counters.inline += 1;
                         }
                         other => {
+                            self.apply_notices(&mut notices);
                             let mut s = Self::sink(&mut self.tx, tx_mem);
                             // Errors are counted in the slow path's stats.
                             let _ = self.core.handle(&other, &mut s);
@@ -349,9 +353,17 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
                 }
             }
         }
-        self.core.pa_consumed_batch(&notices);
+        self.apply_notices(&mut notices);
         out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
         out
+    }
+
+    /// Maps the batched first touches into the shadow table.
+    fn apply_notices(&mut self, notices: &mut heapless::Vec<Descriptor, NOTICE_BATCH>) {
+        if !notices.is_empty() {
+            self.core.pa_consumed_batch(notices);
+            notices.clear();
+        }
     }
 
     /// Pushes `node`'s queued fast-path commands; whether none is left.
@@ -468,12 +480,7 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         T: RingMemory + ?Sized,
         Z: FnMut(u64, u64),
     {
-        let mut out = self.poll_with(rx_mem, tx_mem, budget, zero, node);
-        for w in 0..W {
-            self.run_worker(w, tx_mem);
-        }
-        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
-        out
+        self.step_full(rx_mem, tx_mem, budget, zero, node, &mut NoOffloads)
     }
 
     /// [`Engine::step_with`] on a board whose slow path serves offloads
@@ -514,11 +521,6 @@ impl<'a, const W: usize, const Q: usize> Engine<'a, W, Q> {
         T: RingMemory + ?Sized,
         Z: FnMut(u64, u64),
     {
-        let mut out = self.poll(rx_mem, tx_mem, budget, zero);
-        for w in 0..W {
-            self.run_worker(w, tx_mem);
-        }
-        out.refilled += self.core.refill(&mut Self::sink(&mut self.tx, tx_mem));
-        out
+        self.step_with(rx_mem, tx_mem, budget, zero, &mut NoRack)
     }
 }

@@ -502,11 +502,14 @@ impl<'a> SlowPath<'a> {
     /// commands are still being emitted; `PhysExhausted` without a free
     /// page.
     ///
-    /// A first touch of the same page by the fast path while this one's
-    /// `PteWrite` is on its way would map it twice (the second mapping wins
-    /// in the board table; its `PA_CONSUMED` is then refused as a double
-    /// map): the offload must own the page for the call, as an output the
-    /// caller allocated for it and does not touch while it runs.
+    /// First touches the fast path reported before the call are applied
+    /// before the call runs ([`crate::Engine::poll_full`]), so a page the
+    /// caller wrote is found, not backed again. A first touch of the same
+    /// page by the fast path while this one's `PteWrite` is on its way
+    /// would map it twice (the second mapping wins in the board table; its
+    /// `PA_CONSUMED` is then refused as a double map): the offload must own
+    /// the page for the call, as an output the caller allocated for it and
+    /// does not touch while it runs.
     pub fn back_page(&mut self, pid: u32, va: u64) -> Result<(u64, u64, u8), SlowPathError> {
         if let Some(t) = self.translate(pid, va) {
             return Ok(t);

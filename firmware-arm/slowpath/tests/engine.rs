@@ -254,3 +254,84 @@ fn a_corrupt_producer_index_does_not_hang_the_poll() {
     assert_eq!(out.last_error.map(|e| e.field), Some("ring.head"));
     assert_eq!(e.counters().malformed, 1);
 }
+
+/// Records what the shadow table says of one page when a call arrives.
+struct Probe {
+    pid: u32,
+    va: u64,
+    seen: Vec<bool>,
+}
+
+impl clio_slowpath::offload::OffloadSide for Probe {
+    fn present(&self) -> bool {
+        true
+    }
+    fn reply_room(&self) -> u32 {
+        1
+    }
+    fn fragment(
+        &mut self,
+        _: &Descriptor,
+        core: &mut clio_slowpath::SlowPath<'_>,
+        _: &mut dyn clio_slowpath::TxSink,
+    ) -> bool {
+        self.seen.push(core.translate(self.pid, self.va).is_some());
+        true
+    }
+}
+
+#[test]
+fn a_call_sees_the_first_touches_that_came_before_it_in_the_same_poll() {
+    let cfg = small_cfg();
+    let mut arena = vec![0u64; cfg.arena_words()];
+    let sp = common::slow_path(cfg, &mut arena);
+    let mut rig = Rig::new(&cfg, 16, 16);
+    let mut e: Engine<'_, 1, 4> = Engine::new(sp, &rig.rx[..], &rig.tx[..]).unwrap();
+    let alloc = Descriptor::AllocReq {
+        tag: 1,
+        pid: 1,
+        req_id: 1,
+        va: 0,
+        size: 4096,
+        perms: 3,
+        page_shift: 12,
+        fixed: false,
+    };
+    rig.fp_rx.push(&mut rig.rx[..], &alloc).unwrap();
+    for _ in 0..4 {
+        rig.step(&mut e);
+    }
+    let Some(Descriptor::Reply { va, status: 0, .. }) = rig.board.replies.last().copied() else {
+        panic!("alloc answered: {:?}", rig.board.replies);
+    };
+    // The fast path's first touch, then a call, in one poll's batch: the
+    // call must find the page mapped (else it would back it a second time
+    // and read zeros instead of what the client wrote).
+    let touch = rig.board.touch(1, va >> 12, 12).expect("a first touch");
+    rig.fp_rx.push(&mut rig.rx[..], &touch).unwrap();
+    let call = Descriptor::Offload {
+        tag: 0,
+        seq: 0,
+        len: 1,
+        index: 0,
+        count: 1,
+        data: [0; clio_wire::ring::OFFLOAD_FRAGMENT],
+        dir: Direction::Rx,
+    };
+    rig.fp_rx.push(&mut rig.rx[..], &call).unwrap();
+    let mut probe = Probe {
+        pid: 1,
+        va,
+        seen: Vec::new(),
+    };
+    e.poll_full(
+        &mut rig.rx[..],
+        &mut rig.tx[..],
+        16,
+        |_, _| {},
+        &mut clio_slowpath::rack::NoRack,
+        &mut probe,
+    );
+    assert_eq!(probe.seen, [true]);
+    assert_eq!(e.core().stats().pa_consumed, 1);
+}
