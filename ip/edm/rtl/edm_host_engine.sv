@@ -212,8 +212,10 @@ reg [7:0]       next_id [0:DSTS-1];
 // destination has room, as the model's do, whether or not the encoder is free; they wait here,
 // with the cycle they left, until the encoder sends them. A grant and a message are sent in
 // the order the model puts their units into its TX FIFO: the message first if it left before
-// the grant came due (both reach the line 2 cycles after their job starts).
-localparam IDEPTH = 8;
+// the grant came due (both reach the line 2 cycles after their job starts). Every issued
+// message holds a table entry, so MSGS slots never fill before the table does: a smaller FIFO
+// held messages back in the queue under a burst, later than the model let them leave.
+localparam IDEPTH = MSGS;
 localparam IW = $clog2(IDEPTH);
 reg [MW-1:0]    im_slot [0:IDEPTH-1];
 reg [15:0]      im_time [0:IDEPTH-1];
