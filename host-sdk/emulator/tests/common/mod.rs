@@ -2,6 +2,7 @@
 //! (wire v2) and put its credentials in every request.
 #![allow(dead_code)]
 
+pub mod offload;
 pub mod qemu;
 
 use clio_emu::Board;
