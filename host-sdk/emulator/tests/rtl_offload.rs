@@ -15,8 +15,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use clio_config::BoardConfig;
 use clio_emu::native::Native;
 use clio_emu::rtl::{verilator_version, RtlBoard, RtlOptions};
@@ -25,11 +23,10 @@ use clio_emu::{Board, Engine};
 use clio_slowpath::offload::df;
 use clio_slowpath::offload::kv::{self, KvStore};
 use clio_slowpath::offload::tally::{self, Tally};
-use clio_wire::payload::{perms, AllocReq};
 use clio_wire::{Opcode, Status};
 use common::offload::{
-    add_args, answers, batch, call_packet, call_payload, exchange as packets, kv_args, ok_with,
-    refused, Answer,
+    add_args, answers, batch, call_packet, call_payload, exchange, kv_args, ok_with, refused,
+    Answer,
 };
 use common::Creds;
 
@@ -37,8 +34,8 @@ const CLIENT: u64 = 7;
 
 /// What `b` answers to `pkt` (the shared exchange: `handle`, then polls
 /// until nothing is due).
-fn exchange(b: &mut dyn Engine, pkt: &[u8]) -> Vec<Answer> {
-    answers(&packets(b, CLIENT, pkt))
+fn answer(b: &mut dyn Engine, pkt: &[u8]) -> Vec<Answer> {
+    answers(&exchange(b, CLIENT, pkt))
 }
 
 /// The RTL board and the model board side by side, a session on each.
@@ -82,11 +79,7 @@ impl Pair {
             .register_offload(df::OFFLOAD_ID, Box::new(Native::new(df::DfOffload::new())))
             .unwrap();
         let open = common::open_packet(1, None);
-        let first = |b: &mut dyn Engine| {
-            let mut got = Vec::new();
-            b.handle(CLIENT, &open, &mut |_, p| got.push(p.to_vec()));
-            common::creds_of(&got[0])
-        };
+        let first = |b: &mut dyn Engine| common::creds_of(&exchange(b, CLIENT, &open)[0]);
         let rtl_creds = first(&mut rtl);
         let model_creds = first(&mut model);
         Some(Pair {
@@ -104,8 +97,8 @@ impl Pair {
         self.req += 1;
         let payload = call_payload(id, op, args);
         let pkt = |c: &Creds| call_packet(c, self.req, &payload, None);
-        let r = exchange(&mut self.rtl, &pkt(&self.rtl_creds));
-        let m = exchange(&mut self.model, &pkt(&self.model_creds));
+        let r = answer(&mut self.rtl, &pkt(&self.rtl_creds));
+        let m = answer(&mut self.model, &pkt(&self.model_creds));
         assert_eq!(r, m, "RTL board and model board answer differently");
         assert_eq!(r.len(), 1, "one packet: {r:?}");
         assert_eq!(
@@ -119,11 +112,11 @@ impl Pair {
     /// which must agree.
     fn both(&mut self, op: Opcode, va: u64, total: u32, payload: &[u8]) -> Vec<Answer> {
         self.req += 1;
-        let r = exchange(
+        let r = answer(
             &mut self.rtl,
             &self.rtl_creds.request(op, self.req, va, total, payload),
         );
-        let m = exchange(
+        let m = answer(
             &mut self.model,
             &self.model_creds.request(op, self.req, va, total, payload),
         );
@@ -135,16 +128,8 @@ impl Pair {
     /// both boards (the same slow-path placement).
     fn alloc(&mut self, size: u64) -> u64 {
         self.req += 1;
-        let mut a = [0u8; AllocReq::LEN];
-        AllocReq {
-            size,
-            perms: perms::RW,
-            page_shift: 0,
-        }
-        .emit(&mut a)
-        .unwrap();
         let va = |b: &mut dyn Engine, c: &Creds| {
-            let got = packets(b, CLIENT, &c.request(Opcode::Alloc, self.req, 0, 0, &a));
+            let got = exchange(b, CLIENT, &c.alloc(self.req, size));
             let (h, _) = common::parse(&got[0]);
             assert_eq!((h.opcode, h.status), (Opcode::AllocResp, Status::Ok));
             h.va
@@ -238,14 +223,14 @@ fn offload_calls_through_the_verilated_top() {
     const { assert!(3 * kv::MAX_VALUE > OFFLOAD_MAX_ANSWER) };
     let p = batch(k, &vec![(op::READ, kv_args(b"beta", b"")); 3]);
     b.req += 1;
-    let r = exchange(&mut b.rtl, &call_packet(&b.rtl_creds, b.req, &p, None));
+    let r = answer(&mut b.rtl, &call_packet(&b.rtl_creds, b.req, &p, None));
     assert_eq!(
         (r.len(), r[0].status, r[0].payload.len()),
         (1, Status::TooLarge, 0),
         "{r:?}"
     );
     let pkt = call_packet(&b.model_creds, b.req, &p, None);
-    assert_eq!(exchange(&mut b.model, &pkt)[0].status, Status::Ok);
+    assert_eq!(answer(&mut b.model, &pkt)[0].status, Status::Ok);
 
     // Clio-DF in the caller's address space: a column the client wrote
     // through the RTL, scanned by the slow path's `DirectMem` once it has

@@ -6,7 +6,7 @@ pub mod offload;
 pub mod qemu;
 
 use clio_emu::Board;
-use clio_wire::payload::{InfoResp, OpenSessionReq, OpenSessionResp};
+use clio_wire::payload::{perms, AllocReq, InfoResp, OpenSessionReq, OpenSessionResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 
 /// A session's credentials as the board handed them out.
@@ -29,6 +29,19 @@ impl Creds {
             .with_session(self.session, self.epoch, self.key)
             .encode(payload)
             .unwrap()
+    }
+
+    /// An `ALLOC` of `size` read-write bytes, placed by the board.
+    pub fn alloc(&self, id: u32, size: u64) -> Vec<u8> {
+        let mut a = [0u8; AllocReq::LEN];
+        AllocReq {
+            size,
+            perms: perms::RW,
+            page_shift: 0,
+        }
+        .emit(&mut a)
+        .unwrap();
+        self.request(Opcode::Alloc, id, 0, 0, &a)
     }
 }
 
