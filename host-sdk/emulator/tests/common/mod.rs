@@ -6,6 +6,7 @@ pub mod offload;
 pub mod qemu;
 
 use clio_emu::Board;
+use clio_wire::clio::flags;
 use clio_wire::payload::{perms, AllocReq, InfoResp, OpenSessionReq, OpenSessionResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 
@@ -33,6 +34,12 @@ impl Creds {
 
     /// An `ALLOC` of `size` read-write bytes, placed by the board.
     pub fn alloc(&self, id: u32, size: u64) -> Vec<u8> {
+        self.alloc_at(id, 0, size, false)
+    }
+
+    /// An `ALLOC` of `size` read-write bytes at `va`: a hint, or the only
+    /// place taken if `fixed` (`FIXED_VA`).
+    pub fn alloc_at(&self, id: u32, va: u64, size: u64, fixed: bool) -> Vec<u8> {
         let mut a = [0u8; AllocReq::LEN];
         AllocReq {
             size,
@@ -41,7 +48,16 @@ impl Creds {
         }
         .emit(&mut a)
         .unwrap();
-        self.request(Opcode::Alloc, id, 0, 0, &a)
+        Header {
+            flags: if fixed { flags::FIXED_VA } else { 0 },
+            ..Header::request(Opcode::Alloc, self.pid, id, va, 0).with_session(
+                self.session,
+                self.epoch,
+                self.key,
+            )
+        }
+        .encode(&a)
+        .unwrap()
     }
 }
 
