@@ -42,7 +42,7 @@ echo "== offloads in the firmware: OFFLOAD_CALL over the rings, answered as the 
 timeout 300 cargo test -q -p clio-emu --test qemu_offload -- --test-threads=1
 timeout 300 cargo test -q -p clio-kv --test qemu
 # Clio-DF's select/aggregate in the caller's address space, from the SDK's
-# DfClient, answered as the emulator's DfOffload answers.
+# DfClient: the image in QEMU and the same code on the emulator's model board.
 timeout 300 cargo test -q -p clio-df --test qemu
 
 echo "== an idle QEMU-backed board idles (host < 5 % of a core, QEMU < 25 %) and wakes on a request"

@@ -1,8 +1,8 @@
 //! Clio-DF's call format: the arguments after the `OffloadCallReq` of an
 //! `OFFLOAD_CALL` to [`crate::OFFLOAD_ID`], its results and its refusal
 //! codes. The one definition lives with the firmware's offload
-//! (`clio_slowpath::offload::df::proto`, `no_std`), which the emulator's
-//! [`crate::DfOffload`] and this client use too; see its documentation for
+//! (`clio_slowpath::offload::df::proto`, `no_std`), the one
+//! implementation [`crate::DfOffload`] serves; see its documentation for
 //! the layout.
 
 pub use clio_slowpath::offload::df::proto::{

@@ -3,8 +3,10 @@
 //! `aggregate` are the firmware's (`clio_slowpath::offload::df`, reading
 //! the caller's pages directly in board DRAM), reached by `OFFLOAD_CALL`s
 //! the fast-path model passes over the rings. Every call also goes to an
-//! emulated board serving the emulator's `DfOffload`; both must agree with
-//! each other and with the compute node's own computation.
+//! emulated board serving the same firmware code in the emulator's engine
+//! (`clio_df::DfOffload`, reading the caller's memory through the fast path
+//! in packets rather than DRAM directly); both must agree with each other
+//! and with the compute node's own computation.
 //!
 //! Needs `qemu-system-aarch64` (skipped outside CI without it); the image
 //! is built for `board-configs/emulator.toml` as in `clio-emu`'s

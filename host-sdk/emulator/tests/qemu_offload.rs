@@ -28,7 +28,11 @@ use clio_wire::payload::{
     OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
     OFFLOAD_OP_BATCH,
 };
-use clio_wire::{Header, Opcode, Status};
+use clio_wire::Status;
+use common::offload::{
+    add_args, answers, batch, batch_results, call_packet, call_payload, exchange, kv_args, ok_with,
+    refused, Answer,
+};
 use common::qemu::{board, image, qemu_or_skip};
 use common::Creds;
 
@@ -36,33 +40,6 @@ use common::Creds;
 static SERIAL: Mutex<()> = Mutex::new(());
 
 const CLIENT: u64 = 7;
-
-/// What a client sees of an answer, minus the session fields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Answer {
-    opcode: Opcode,
-    status: Status,
-    req_id: u32,
-    total_len: u32,
-    offset: u32,
-    payload: Vec<u8>,
-}
-
-fn answers(pkts: &[Vec<u8>]) -> Vec<Answer> {
-    pkts.iter()
-        .map(|p| {
-            let (h, payload) = common::parse(p);
-            Answer {
-                opcode: h.opcode,
-                status: h.status,
-                req_id: h.req_id,
-                total_len: h.total_len,
-                offset: h.offset,
-                payload,
-            }
-        })
-        .collect()
-}
 
 /// The two boards side by side, each with its own session.
 struct Pair {
@@ -109,12 +86,7 @@ fn on_qemu(fw: &mut QemuBoard, pkt: &[u8]) -> Vec<Vec<u8>> {
 }
 
 fn on_emu(emu: &mut Board, pkt: &[u8]) -> Vec<Vec<u8>> {
-    let mut got = Vec::new();
-    emu.handle(CLIENT, pkt, &mut |to, p| {
-        assert_eq!(to, CLIENT);
-        got.push(p.to_vec());
-    });
-    got
+    exchange(emu, CLIENT, pkt)
 }
 
 impl Pair {
@@ -155,14 +127,7 @@ impl Pair {
     fn both(&mut self, payload: &[u8], retry_of: Option<u32>) -> Vec<Answer> {
         self.req += 1;
         let id = self.req;
-        let pkt = |c: &Creds| {
-            let mut h = Header::request(Opcode::OffloadCall, c.pid, id, 0, 0)
-                .with_session(c.session, c.epoch, c.key);
-            if let Some(first) = retry_of {
-                h.retry_of = first;
-            }
-            h.encode(payload).unwrap()
-        };
+        let pkt = |c: &Creds| call_packet(c, id, payload, retry_of);
         let e = answers(&on_emu(&mut self.emu, &pkt(&self.emu_creds)));
         let f = answers(&on_qemu(&mut self.fw, &pkt(&self.fw_creds)));
         assert_eq!(e, f, "emulator and firmware answer differently");
@@ -171,27 +136,13 @@ impl Pair {
     }
 
     fn call(&mut self, id: u32, op: u16, args: &[u8]) -> (Status, Vec<u8>, u32) {
-        let mut p = OffloadCallReq { offload: id, op }.to_bytes().to_vec();
-        p.extend_from_slice(args);
-        let a = self.both(&p, None);
+        let a = self.both(&call_payload(id, op, args), None);
         (a[0].status, a[0].payload.clone(), self.req)
     }
 }
 
-fn add_args(index: u32, delta: u64) -> Vec<u8> {
-    let mut a = index.to_be_bytes().to_vec();
-    a.extend_from_slice(&delta.to_be_bytes());
-    a
-}
-
 fn ok_word(v: u64) -> Vec<u8> {
-    let mut p = OffloadCallResp { code: 0 }.to_bytes().to_vec();
-    p.extend_from_slice(&v.to_le_bytes());
-    p
-}
-
-fn refused(code: u16) -> Vec<u8> {
-    OffloadCallResp { code }.to_bytes().to_vec()
+    ok_with(&v.to_le_bytes())
 }
 
 #[test]
@@ -247,13 +198,7 @@ fn firmware_offloads_answer_as_the_emulator_does() {
     // again.
     let (_, first, id) = b.call(t, tally::op::ADD, &add_args(9, 100));
     assert_eq!(first, ok_word(100));
-    let mut p = OffloadCallReq {
-        offload: t,
-        op: tally::op::ADD,
-    }
-    .to_bytes()
-    .to_vec();
-    p.extend_from_slice(&add_args(9, 100));
+    let p = call_payload(t, tally::op::ADD, &add_args(9, 100));
     let again = b.both(&p, Some(id));
     assert_eq!(again[0].payload, ok_word(100), "replayed, not added twice");
     assert_eq!(
@@ -268,24 +213,7 @@ fn firmware_offloads_answer_as_the_emulator_does() {
         (tally::op::GET, 5000u32.to_be_bytes().to_vec()),
         (tally::op::PEEK, 0u64.to_be_bytes().to_vec()),
     ];
-    let mut p = OffloadCallReq {
-        offload: t,
-        op: OFFLOAD_OP_BATCH,
-    }
-    .to_bytes()
-    .to_vec();
-    p.extend_from_slice(&OffloadBatchReq { count: 4 }.to_bytes());
-    for (op, args) in &ops {
-        p.extend_from_slice(
-            &OffloadBatchOp {
-                op: *op,
-                args_len: args.len() as u16,
-            }
-            .to_bytes(),
-        );
-        p.extend_from_slice(args);
-    }
-    let a = b.both(&p, None);
+    let a = b.both(&batch(t, &ops), None);
     assert_eq!(a[0].status, Status::Ok);
     let body = &a[0].payload[OffloadCallResp::LEN + OffloadBatchReq::LEN..];
     let r0 = OffloadBatchResult::parse(body).unwrap();
@@ -350,15 +278,6 @@ fn the_sdk_calls_firmware_offloads_over_udp() {
     s.close().unwrap();
     other.close().unwrap();
     server.stop().unwrap();
-}
-
-fn kv_args(key: &[u8], value: &[u8]) -> Vec<u8> {
-    let mut a = (key.len() as u16).to_be_bytes().to_vec();
-    a.extend_from_slice(&[0, 0]);
-    a.extend_from_slice(&(value.len() as u32).to_be_bytes());
-    a.extend_from_slice(key);
-    a.extend_from_slice(value);
-    a
 }
 
 #[test]
@@ -433,51 +352,6 @@ fn firmware_kv_answers_as_the_emulator_does() {
     let a = b.both(&p, None);
     assert!(a.len() > 1, "a batch answer over one MTU comes in pieces");
     assert_eq!(a[0].status, Status::Ok);
-}
-
-/// A batch's arguments: `OffloadCallReq` (op batch), the count, each
-/// operation's head and arguments.
-fn batch(id: u32, ops: &[(u16, Vec<u8>)]) -> Vec<u8> {
-    let mut p = OffloadCallReq {
-        offload: id,
-        op: OFFLOAD_OP_BATCH,
-    }
-    .to_bytes()
-    .to_vec();
-    p.extend_from_slice(
-        &OffloadBatchReq {
-            count: ops.len() as u16,
-        }
-        .to_bytes(),
-    );
-    for (op, args) in ops {
-        p.extend_from_slice(
-            &OffloadBatchOp {
-                op: *op,
-                args_len: args.len() as u16,
-            }
-            .to_bytes(),
-        );
-        p.extend_from_slice(args);
-    }
-    p
-}
-
-/// The per-operation outcomes of a batch's answer: (status, code, result).
-fn batch_results(payload: &[u8]) -> Vec<(Status, u16, Vec<u8>)> {
-    let mut at = OffloadCallResp::LEN + OffloadBatchReq::LEN;
-    let mut out = Vec::new();
-    while at < payload.len() {
-        let r = OffloadBatchResult::parse(&payload[at..]).unwrap();
-        let body = at + OffloadBatchResult::LEN;
-        out.push((
-            r.status,
-            r.code,
-            payload[body..body + r.len as usize].to_vec(),
-        ));
-        at = body + r.len as usize;
-    }
-    out
 }
 
 fn mv_call(c: mv::proto::Call<'_>) -> (u16, Vec<u8>) {

@@ -14,17 +14,18 @@
 //! `$CLIO_RTLSIM_CACHE` or the target directory); without it the test says
 //! so and passes, except under `CI_STRICT=1`, where it fails.
 
+mod common;
+
 use clio_config::BoardConfig;
 use clio_emu::rtl::{verilator_version, RtlBoard, RtlOptions};
 use clio_emu::{Board, Engine};
 use clio_fastpath::ModelOptions;
 use clio_fastpath::ZeroPolicy;
-use clio_wire::clio::flags;
 use clio_wire::payload::{
-    perms, AllocReq, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp, OpenSessionReq,
-    OpenSessionResp,
+    perms, AllocResp, AtomicArgs, AtomicResp, FreeReq, InfoResp, OpenSessionReq, OpenSessionResp,
 };
 use clio_wire::{Header, Opcode, Packet, Status};
+use common::Creds;
 
 /// The slow-path boot seed both boards share.
 const SEED: u64 = 0x5eed_cafe;
@@ -59,15 +60,6 @@ fn launch(cfg: &BoardConfig) -> Option<RtlBoard> {
         b.harness().path.display()
     );
     Some(b)
-}
-
-/// The credentials of an open session.
-#[derive(Clone, Copy)]
-struct Creds {
-    pid: u32,
-    session: u16,
-    epoch: u32,
-    key: u64,
 }
 
 /// A request of session `c`.
@@ -118,23 +110,6 @@ fn read_data(resps: &[(Header, Vec<u8>)], len: usize) -> Vec<u8> {
     }
     assert_eq!(got, len, "read returned every byte once");
     out
-}
-
-fn alloc_pkt(c: Creds, id: u32, va: u64, size: u64, fixed: bool) -> Vec<u8> {
-    let mut a = [0u8; AllocReq::LEN];
-    AllocReq {
-        size,
-        perms: perms::RW,
-        page_shift: 0,
-    }
-    .emit(&mut a)
-    .unwrap();
-    Header {
-        flags: if fixed { flags::FIXED_VA } else { 0 },
-        ..Header::request(Opcode::Alloc, c.pid, id, va, 0).with_session(c.session, c.epoch, c.key)
-    }
-    .encode(&a)
-    .unwrap()
 }
 
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
@@ -199,7 +174,7 @@ fn rtl_board_answers_like_the_model() {
     let va = win + 4 * page;
     let placed = rtl.slow_path_alloc(pid, va, 3 * page, perms::RW).unwrap();
     assert_eq!((placed.start, placed.bytes()), (va, 3 * page));
-    let m = exec(&mut model, &alloc_pkt(c, 2, va, 3 * page, true));
+    let m = exec(&mut model, &c.alloc_at(2, va, 3 * page, true));
     let (h, _) = parse(&m[0]);
     assert_eq!((h.status, h.va), (Status::Ok, va), "model ALLOC: {h:?}");
 
@@ -393,12 +368,7 @@ fn rtl_board_answers_like_the_model() {
 
     // ALLOC and FREE forwarded to the slow path and answered from its
     // replies: the same placement, the same answers.
-    let r = same(
-        &mut rtl,
-        &mut model,
-        &alloc_pkt(c, 21, 0, 2 * page, false),
-        "ALLOC",
-    );
+    let r = same(&mut rtl, &mut model, &c.alloc(21, 2 * page), "ALLOC");
     let (h, p) = &r[0];
     assert_eq!(
         (h.opcode, h.status),

@@ -5,72 +5,37 @@
 //! register_board`) answers with `OFFLOAD_REPLY` fragments the RTL turns
 //! into the client's answer. Every call is sent to the model board too,
 //! serving the same offload code through `clio_emu::native::Native`; the
-//! answers must agree (status, request id, lengths, payload bytes).
+//! answers must agree (status, request id, lengths, payload bytes). Clio-DF
+//! is called in the caller's address space (a column written through the
+//! RTL, scanned by the slow path's `DirectMem`), its outputs read back and
+//! checked against the compute node's own computation.
 //!
 //! Needs `verilator` (skipped with the reason printed, failing under
 //! `CI_STRICT=1`, as `rtl_board.rs`).
 
 mod common;
 
-use std::time::Duration;
-
 use clio_config::BoardConfig;
 use clio_emu::native::Native;
 use clio_emu::rtl::{verilator_version, RtlBoard, RtlOptions};
 use clio_emu::slow::OFFLOAD_MAX_ANSWER;
 use clio_emu::{Board, Engine};
+use clio_slowpath::offload::df;
 use clio_slowpath::offload::kv::{self, KvStore};
 use clio_slowpath::offload::tally::{self, Tally};
-use clio_wire::payload::{
-    OffloadBatchOp, OffloadBatchReq, OffloadCallReq, OffloadCallResp, OFFLOAD_OP_BATCH,
+use clio_wire::{Opcode, Status};
+use common::offload::{
+    add_args, answers, batch, call_packet, call_payload, exchange, kv_args, ok_with, refused,
+    Answer,
 };
-use clio_wire::{Header, Opcode, Status};
 use common::Creds;
 
 const CLIENT: u64 = 7;
 
-/// What a client sees of an answer, minus the session fields.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Answer {
-    opcode: Opcode,
-    status: Status,
-    req_id: u32,
-    total_len: u32,
-    offset: u32,
-    payload: Vec<u8>,
-}
-
-/// Every datagram `b` sends for `pkt`: the answer of `handle`, then
-/// whatever its polls send until it has nothing due.
-fn exchange(b: &mut dyn Engine, pkt: &[u8]) -> Vec<Answer> {
-    let mut got = Vec::new();
-    b.handle(CLIENT, pkt, &mut |to, p| {
-        assert_eq!(to, CLIENT);
-        got.push(p.to_vec());
-    });
-    for _ in 0..1000 {
-        let before = got.len();
-        let due = b.poll(&mut |to, p| {
-            assert_eq!(to, CLIENT);
-            got.push(p.to_vec());
-        });
-        if got.len() == before && due.is_none_or(|d| d > Duration::ZERO) {
-            break;
-        }
-    }
-    got.iter()
-        .map(|p| {
-            let (h, payload) = common::parse(p);
-            Answer {
-                opcode: h.opcode,
-                status: h.status,
-                req_id: h.req_id,
-                total_len: h.total_len,
-                offset: h.offset,
-                payload,
-            }
-        })
-        .collect()
+/// What `b` answers to `pkt` (the shared exchange: `handle`, then polls
+/// until nothing is due).
+fn answer(b: &mut dyn Engine, pkt: &[u8]) -> Vec<Answer> {
+    answers(&exchange(b, CLIENT, pkt))
 }
 
 /// The RTL board and the model board side by side, a session on each.
@@ -109,12 +74,12 @@ impl Pair {
                 Box::new(Native::new(KvStore::<64>::new(kv::DEFAULT_BUCKETS))),
             )
             .unwrap();
+        // Clio-DF: the firmware's code, in the caller's space.
+        model
+            .register_offload(df::OFFLOAD_ID, Box::new(Native::new(df::DfOffload::new())))
+            .unwrap();
         let open = common::open_packet(1, None);
-        let first = |b: &mut dyn Engine| {
-            let mut got = Vec::new();
-            b.handle(CLIENT, &open, &mut |_, p| got.push(p.to_vec()));
-            common::creds_of(&got[0])
-        };
+        let first = |b: &mut dyn Engine| common::creds_of(&exchange(b, CLIENT, &open)[0]);
         let rtl_creds = first(&mut rtl);
         let model_creds = first(&mut model);
         Some(Pair {
@@ -130,16 +95,10 @@ impl Pair {
     /// which must be the same on both.
     fn call(&mut self, id: u32, op: u16, args: &[u8]) -> (Status, Vec<u8>) {
         self.req += 1;
-        let mut payload = OffloadCallReq { offload: id, op }.to_bytes().to_vec();
-        payload.extend_from_slice(args);
-        let pkt = |c: &Creds| {
-            Header::request(Opcode::OffloadCall, c.pid, self.req, 0, 0)
-                .with_session(c.session, c.epoch, c.key)
-                .encode(&payload)
-                .unwrap()
-        };
-        let r = exchange(&mut self.rtl, &pkt(&self.rtl_creds));
-        let m = exchange(&mut self.model, &pkt(&self.model_creds));
+        let payload = call_payload(id, op, args);
+        let pkt = |c: &Creds| call_packet(c, self.req, &payload, None);
+        let r = answer(&mut self.rtl, &pkt(&self.rtl_creds));
+        let m = answer(&mut self.model, &pkt(&self.model_creds));
         assert_eq!(r, m, "RTL board and model board answer differently");
         assert_eq!(r.len(), 1, "one packet: {r:?}");
         assert_eq!(
@@ -148,40 +107,68 @@ impl Pair {
         );
         (r[0].status, r[0].payload.clone())
     }
+
+    /// The same request of each board's session to both; the answers,
+    /// which must agree.
+    fn both(&mut self, op: Opcode, va: u64, total: u32, payload: &[u8]) -> Vec<Answer> {
+        self.req += 1;
+        let r = answer(
+            &mut self.rtl,
+            &self.rtl_creds.request(op, self.req, va, total, payload),
+        );
+        let m = answer(
+            &mut self.model,
+            &self.model_creds.request(op, self.req, va, total, payload),
+        );
+        assert_eq!(r, m, "RTL board and model board answer {op:?} differently");
+        r
+    }
+
+    /// `size` bytes (read-write) in each session's space: the same VA on
+    /// both boards (the same slow-path placement).
+    fn alloc(&mut self, size: u64) -> u64 {
+        self.req += 1;
+        let va = |b: &mut dyn Engine, c: &Creds| {
+            let got = exchange(b, CLIENT, &c.alloc(self.req, size));
+            let (h, _) = common::parse(&got[0]);
+            assert_eq!((h.opcode, h.status), (Opcode::AllocResp, Status::Ok));
+            h.va
+        };
+        let r = va(&mut self.rtl, &self.rtl_creds);
+        assert_eq!(r, va(&mut self.model, &self.model_creds), "placement");
+        r
+    }
+
+    /// Write `data` at `va` on both boards, a packet per request.
+    fn write(&mut self, va: u64, data: &[u8]) {
+        for (i, piece) in data.chunks(PIECE).enumerate() {
+            let at = va + (i * PIECE) as u64;
+            let a = self.both(Opcode::Write, at, piece.len() as u32, piece);
+            assert_eq!((a.len(), a[0].status), (1, Status::Ok), "{a:?}");
+        }
+    }
+
+    /// `len` bytes at `va`, the same on both boards.
+    fn read(&mut self, va: u64, len: usize) -> Vec<u8> {
+        let mut out = Vec::new();
+        for at in (0..len).step_by(PIECE) {
+            let n = PIECE.min(len - at);
+            let a = self.both(Opcode::Read, va + at as u64, n as u32, &[]);
+            assert_eq!((a.len(), a[0].status), (1, Status::Ok), "{a:?}");
+            out.extend_from_slice(&a[0].payload);
+        }
+        out
+    }
 }
 
-fn kv_args(key: &[u8], value: &[u8]) -> Vec<u8> {
-    let mut a = (key.len() as u16).to_be_bytes().to_vec();
-    a.extend_from_slice(&[0, 0]);
-    a.extend_from_slice(&(value.len() as u32).to_be_bytes());
-    a.extend_from_slice(key);
-    a.extend_from_slice(value);
-    a
-}
-
-fn add_args(index: u32, delta: u64) -> Vec<u8> {
-    let mut a = index.to_be_bytes().to_vec();
-    a.extend_from_slice(&delta.to_be_bytes());
-    a
-}
-
-fn ok_with(result: &[u8]) -> Vec<u8> {
-    let mut p = OffloadCallResp { code: 0 }.to_bytes().to_vec();
-    p.extend_from_slice(result);
-    p
-}
+/// Bytes of one write or read request (within one packet).
+const PIECE: usize = 1024;
 
 #[test]
 fn offload_calls_through_the_verilated_top() {
     use kv::proto::{code, op};
     let Some(mut b) = Pair::boot() else { return };
     let k = kv::OFFLOAD_ID;
-    let refused = |c: u16| {
-        (
-            Status::OffloadRefused,
-            OffloadCallResp { code: c }.to_bytes().to_vec(),
-        )
-    };
 
     // Clio-KV: put, get, delete, get of the deleted key.
     assert_eq!(
@@ -207,7 +194,7 @@ fn offload_calls_through_the_verilated_top() {
     );
     assert_eq!(
         b.call(k, op::READ, &kv_args(b"alpha", b"")),
-        refused(code::NOT_FOUND)
+        (Status::OffloadRefused, refused(code::NOT_FOUND))
     );
 
     // The tally: the counter adds up across calls.
@@ -234,40 +221,72 @@ fn offload_calls_through_the_verilated_top() {
     // 64 KiB bound: a batch whose answer may be longer (three reads of up
     // to MAX_VALUE bytes) is TOO_LARGE there, answered on the model board.
     const { assert!(3 * kv::MAX_VALUE > OFFLOAD_MAX_ANSWER) };
-    let mut p = OffloadCallReq {
-        offload: k,
-        op: OFFLOAD_OP_BATCH,
-    }
-    .to_bytes()
-    .to_vec();
-    p.extend_from_slice(&OffloadBatchReq { count: 3 }.to_bytes());
-    for _ in 0..3 {
-        let args = kv_args(b"beta", b"");
-        p.extend_from_slice(
-            &OffloadBatchOp {
-                op: op::READ,
-                args_len: args.len() as u16,
-            }
-            .to_bytes(),
-        );
-        p.extend_from_slice(&args);
-    }
+    let p = batch(k, &vec![(op::READ, kv_args(b"beta", b"")); 3]);
     b.req += 1;
-    let c = b.rtl_creds;
-    let pkt = Header::request(Opcode::OffloadCall, c.pid, b.req, 0, 0)
-        .with_session(c.session, c.epoch, c.key)
-        .encode(&p)
-        .unwrap();
-    let r = exchange(&mut b.rtl, &pkt);
+    let r = answer(&mut b.rtl, &call_packet(&b.rtl_creds, b.req, &p, None));
     assert_eq!(
         (r.len(), r[0].status, r[0].payload.len()),
         (1, Status::TooLarge, 0),
         "{r:?}"
     );
-    let c = b.model_creds;
-    let pkt = Header::request(Opcode::OffloadCall, c.pid, b.req, 0, 0)
-        .with_session(c.session, c.epoch, c.key)
-        .encode(&p)
-        .unwrap();
-    assert_eq!(exchange(&mut b.model, &pkt)[0].status, Status::Ok);
+    let pkt = call_packet(&b.model_creds, b.req, &p, None);
+    assert_eq!(answer(&mut b.model, &pkt)[0].status, Status::Ok);
+
+    // Clio-DF in the caller's address space: a column the client wrote
+    // through the RTL, scanned by the slow path's `DirectMem` once it has
+    // checked the caller's session, the selection written where the client
+    // reads it; on the model board the same code joins the caller's PID
+    // through `OffloadMem`. Answers and outputs agree, and with the
+    // compute node's own computation.
+    let rows = 3000u64;
+    let col: Vec<u64> = (0..rows).map(|i| (i * 7919 + 13) % 100).collect();
+    let column = b.alloc(rows * 8);
+    let bytes: Vec<u8> = col.iter().flat_map(|v| v.to_le_bytes()).collect();
+    b.write(column, &bytes);
+    let out = b.alloc(rows * 4);
+    let want: Vec<u32> = (0..rows as u32).filter(|&i| col[i as usize] < 10).collect();
+    let n = want.len() as u64;
+    assert!(n > 100 && n < rows / 5, "{n}");
+    let select = df::proto::Select {
+        column,
+        rows,
+        predicate: df::proto::pred::LT,
+        lo: 10,
+        hi: 0,
+        project: 0,
+        out_rows: out,
+        out_values: 0,
+        cap: rows,
+    };
+    assert_eq!(
+        b.call(df::OFFLOAD_ID, df::proto::op::SELECT, &select.encode()),
+        (Status::Ok, ok_with(&df::proto::select_result_bytes(n, n)))
+    );
+    let got: Vec<u8> = want.iter().flat_map(|r| r.to_le_bytes()).collect();
+    assert_eq!(b.read(out, got.len()), got, "the selection");
+    let sum: u128 = want.iter().map(|&r| u128::from(col[r as usize])).sum();
+    let vals = want.iter().map(|&r| col[r as usize]);
+    let (min, max) = (vals.clone().min().unwrap(), vals.max().unwrap());
+    let agg = df::proto::Aggregate {
+        column,
+        rows,
+        selection: out,
+        selected: n,
+    };
+    assert_eq!(
+        b.call(df::OFFLOAD_ID, df::proto::op::AGGREGATE, &agg.encode()),
+        (
+            Status::Ok,
+            ok_with(&df::proto::aggregate_result_bytes(n, sum, min, max))
+        )
+    );
+    // A column outside the caller's space: refused alike.
+    let away = df::proto::Select {
+        column: column + (1 << 40),
+        ..select
+    };
+    assert_eq!(
+        b.call(df::OFFLOAD_ID, df::proto::op::SELECT, &away.encode()),
+        (Status::OffloadRefused, refused(df::proto::code::UNMAPPED))
+    );
 }

@@ -12,24 +12,12 @@ use std::time::Duration;
 use clio_config::BoardConfig;
 use clio_emu::{Board, ServeOptions};
 use clio_fastpath::ModelOptions;
-use clio_wire::payload::{perms, AllocReq, InfoResp};
+use clio_wire::payload::InfoResp;
 use clio_wire::{Opcode, Status};
 use common::{creds_of, info_packet, one, open_packet, parse, Creds};
 
 fn emulator() -> BoardConfig {
     BoardConfig::embedded("emulator").unwrap()
-}
-
-fn alloc_packet(me: &Creds, id: u32, size: u64) -> Vec<u8> {
-    let mut a = [0u8; AllocReq::LEN];
-    AllocReq {
-        size,
-        perms: perms::RW,
-        page_shift: 0,
-    }
-    .emit(&mut a)
-    .unwrap();
-    me.request(Opcode::Alloc, id, 0, 0, &a)
 }
 
 fn info_epoch(board: &mut Board) -> u32 {
@@ -72,7 +60,7 @@ fn a_session_needs_its_key_and_its_close_frees_the_address_space() {
     let me = common::open(&mut board, 1, 1);
     assert_eq!((me.session, me.pid, me.epoch), (1, 1, board.epoch()));
     assert_eq!(board.slow().session(1).map(|s| s.key), Some(me.key));
-    let (h, _) = parse(&one(&mut board, 1, &alloc_packet(&me, 2, 10_000)));
+    let (h, _) = parse(&one(&mut board, 1, &me.alloc(2, 10_000)));
     assert_eq!((h.opcode, h.status), (Opcode::AllocResp, Status::Ok));
     let va = h.va;
     let (h, _) = parse(&one(
@@ -162,7 +150,7 @@ fn an_expired_session_is_refused_and_its_memory_freed() {
     let cfg = emulator();
     let mut board = Board::new(&cfg).unwrap();
     let me = common::open(&mut board, 1, 1);
-    let (h, _) = parse(&one(&mut board, 1, &alloc_packet(&me, 2, 4096)));
+    let (h, _) = parse(&one(&mut board, 1, &me.alloc(2, 4096)));
     assert_eq!(h.status, Status::Ok);
     assert_eq!(
         board.expire_session(me.session + 1),
@@ -186,13 +174,13 @@ fn an_alloc_beyond_the_memory_quota_is_over_quota() {
     let quota = cfg.sessions.mem_quota_bytes;
     let mut board = Board::new(&cfg).unwrap();
     let me = common::open(&mut board, 1, 1);
-    let (h, _) = parse(&one(&mut board, 1, &alloc_packet(&me, 2, quota)));
+    let (h, _) = parse(&one(&mut board, 1, &me.alloc(2, quota)));
     assert_eq!(h.status, Status::Ok);
-    let (h, _) = parse(&one(&mut board, 1, &alloc_packet(&me, 3, 1)));
+    let (h, _) = parse(&one(&mut board, 1, &me.alloc(3, 1)));
     assert_eq!((h.opcode, h.status), (Opcode::AllocResp, Status::OverQuota));
     // Another tenant still gets memory.
     let other = common::open(&mut board, 2, 4);
-    let (h, _) = parse(&one(&mut board, 2, &alloc_packet(&other, 5, 1)));
+    let (h, _) = parse(&one(&mut board, 2, &other.alloc(5, 1)));
     assert_eq!(h.status, Status::Ok);
 }
 
@@ -201,7 +189,7 @@ fn a_rebooted_board_answers_an_old_session_restarted() {
     let cfg = emulator();
     let mut first = Board::new(&cfg).unwrap();
     let me = common::open(&mut first, 1, 1);
-    let (h, _) = parse(&one(&mut first, 1, &alloc_packet(&me, 2, 4096)));
+    let (h, _) = parse(&one(&mut first, 1, &me.alloc(2, 4096)));
     let va = h.va;
     // The board restarts: a new boot of the same config.
     let mut second = Board::new(&cfg).unwrap();
@@ -210,7 +198,7 @@ fn a_rebooted_board_answers_an_old_session_restarted() {
     // same VA) is refused with the new epoch, never served.
     let other = common::open(&mut second, 2, 1);
     assert_eq!(other.pid, me.pid, "the PID is reused after a restart");
-    let (h, _) = parse(&one(&mut second, 2, &alloc_packet(&other, 2, 4096)));
+    let (h, _) = parse(&one(&mut second, 2, &other.alloc(2, 4096)));
     assert_eq!((h.status, h.va), (Status::Ok, va), "and so is the VA");
     for op in [
         Opcode::Read,
@@ -264,7 +252,7 @@ fn a_board_restarted_on_the_same_udp_port_answers_restarted() {
     let old_epoch = h.epoch;
     let me = creds_of(&call(&open_packet(2, None)));
     assert_eq!(me.epoch, old_epoch);
-    let (h, _) = parse(&call(&alloc_packet(&me, 3, 4096)));
+    let (h, _) = parse(&call(&me.alloc(3, 4096)));
     assert_eq!(h.status, Status::Ok);
     let va = h.va;
     let (h, _) = parse(&call(&me.request(Opcode::Write, 4, va, 4, b"live")));
@@ -284,7 +272,7 @@ fn a_board_restarted_on_the_same_udp_port_answers_restarted() {
     // A new session works in the new boot, and the old data is gone.
     let again = creds_of(&call(&open_packet(7, None)));
     assert_eq!(again.epoch, new_epoch);
-    let (h, _) = parse(&call(&alloc_packet(&again, 8, 4096)));
+    let (h, _) = parse(&call(&again.alloc(8, 4096)));
     let (h, data) = parse(&call(&again.request(Opcode::Read, 9, h.va, 4, &[])));
     assert_eq!((h.status, &data[..]), (Status::Ok, &[0u8; 4][..]));
     server.stop().unwrap();

@@ -3,16 +3,19 @@
 //! ([`OffloadMemory::use_caller_space`]), registered by the firmware image
 //! under [`OFFLOAD_ID`], the id the SDK's `clio_df` client calls.
 //!
-//! The emulator's engine runs its own version (`clio_df::DfOffload`, which
-//! reads through the fast path in packets); this one reads board DRAM
-//! directly. Both follow the same call format ([`proto`], the one
-//! definition, re-exported by `clio_df::proto`) and the same order of
-//! memory accesses, so they give the same answers, the same refusal codes,
-//! and the same first failing access (`host-sdk/df/tests/firmware.rs`
-//! compares them call by call): a scan reads the column 64 KiB at a time; a
-//! gather of selected rows (a projection, or an aggregate over a selection)
-//! reads a block of `mtu / 8` rows from the first row it lacks; outputs are
-//! written 64 KiB at a time and at the end. No heap: those buffers
+//! This is Clio-DF's one memory-node implementation: the firmware image
+//! serves it reading board DRAM directly ([`super::DirectMem`], the
+//! caller's session checked), the emulated board on the RTL through the
+//! same [`super::register_board`], and the emulator's model board through
+//! `clio_emu::native::Native` (`clio_df::DfOffload`), reading the caller's
+//! memory through the fast path in packets. The call format ([`proto`]) is
+//! the one definition, re-exported by `clio_df::proto`. Memory is reached
+//! in a fixed order, so every side gives the same answers, refusal codes
+//! and first failing access (`host-sdk/df/tests/qemu.rs` compares the
+//! image with the emulator call by call): a scan reads the column 64 KiB at
+//! a time; a gather of selected rows (a projection, or an aggregate over a
+//! selection) reads a block of `mtu / 8` rows from the first row it lacks;
+//! outputs are written 64 KiB at a time and at the end. No heap: those buffers
 //! (64 + 64 + 64 + 9 KiB) are fields of [`DfOffload`], a `static` in the
 //! image's `.bss`.
 

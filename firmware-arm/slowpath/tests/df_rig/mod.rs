@@ -6,9 +6,8 @@
 //!
 //! Clients write their columns as the fast path would (a first touch takes
 //! a page from the FIFO and reports `PA_CONSUMED`); what they allocate and
-//! never touch stays unbacked until the offload writes it. Shared by
-//! `tests/offload_df.rs` and `host-sdk/df/tests/firmware.rs` (the
-//! differential test against the emulator's `clio_df::DfOffload`).
+//! never touch stays unbacked until the offload writes it. Used by
+//! `tests/offload_df.rs`.
 #![allow(dead_code)]
 
 #[path = "../common/mod.rs"]

@@ -2,10 +2,12 @@
 //! (wire v2) and put its credentials in every request.
 #![allow(dead_code)]
 
+pub mod offload;
 pub mod qemu;
 
 use clio_emu::Board;
-use clio_wire::payload::{InfoResp, OpenSessionReq, OpenSessionResp};
+use clio_wire::clio::flags;
+use clio_wire::payload::{perms, AllocReq, InfoResp, OpenSessionReq, OpenSessionResp};
 use clio_wire::{Header, Opcode, Packet, Status};
 
 /// A session's credentials as the board handed them out.
@@ -28,6 +30,34 @@ impl Creds {
             .with_session(self.session, self.epoch, self.key)
             .encode(payload)
             .unwrap()
+    }
+
+    /// An `ALLOC` of `size` read-write bytes, placed by the board.
+    pub fn alloc(&self, id: u32, size: u64) -> Vec<u8> {
+        self.alloc_at(id, 0, size, false)
+    }
+
+    /// An `ALLOC` of `size` read-write bytes at `va`: a hint, or the only
+    /// place taken if `fixed` (`FIXED_VA`).
+    pub fn alloc_at(&self, id: u32, va: u64, size: u64, fixed: bool) -> Vec<u8> {
+        let mut a = [0u8; AllocReq::LEN];
+        AllocReq {
+            size,
+            perms: perms::RW,
+            page_shift: 0,
+        }
+        .emit(&mut a)
+        .unwrap();
+        Header {
+            flags: if fixed { flags::FIXED_VA } else { 0 },
+            ..Header::request(Opcode::Alloc, self.pid, id, va, 0).with_session(
+                self.session,
+                self.epoch,
+                self.key,
+            )
+        }
+        .encode(&a)
+        .unwrap()
     }
 }
 
