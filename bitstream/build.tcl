@@ -26,6 +26,11 @@ set clio_root [file dirname $clio_script_dir]
 # chooses the board's network side (CLIO_BOARD_CONFIG overrides the file);
 # `edm_rtl`: the directories an EDM front end adds (the top gets the generic
 # FRONT_END = "edm"). Boards without `config` have one network side.
+# `offload_tags`: the board's slow path serves offloads (the ZCU106's
+# firmware image on the A53 registers them at boot), so the fast path
+# forwards OFFLOAD_CALL to it: the top gets OFFLOAD_TAGS = this and
+# OFFLOAD_RESP_BYTES = the config's network.max_response_bytes (the answer
+# buffer, block RAM; ip/fastpath/rtl README, "The offload pass-through").
 set BOARDS {
     zcu106 {part xczu7ev-ffvc1156-2-e
         top clio_zcu106_top
@@ -36,6 +41,7 @@ set BOARDS {
         ip_pins {}
         xsa 1
         config board-configs/zcu106.toml
+        offload_tags 64
         edm_rtl {ip/edm/rtl ip/edm-clio/rtl bitstream/alveo-u200}}
     alveo-u200 {part xcu200-fsgd2104-2-e
         top edm_u200_top
@@ -66,6 +72,29 @@ proc clio_board_config_int {path section key} {
         }
     }
     clio_fail "$path: \[$section\] $key is missing"
+}
+
+# A byte size of a board config (`KEY = 65536` or `KEY = "64 KiB"`, also
+# MiB and GiB, `_` separators allowed) in table [SECTION], or `default`
+# when absent; fails naming the file and key.
+proc clio_board_config_bytes {path section key default} {
+    if {[catch {open $path r} h]} { clio_fail "cannot read board config $path: $h" }
+    set text [read $h]
+    close $h
+    set in 0
+    foreach line [split $text \n] {
+        set line [string trim [lindex [split $line #] 0]]
+        if {[regexp {^\[([^\]]+)\]$} $line -> name]} { set in [expr {$name eq $section}]; continue }
+        if {$in && [regexp "^${key}\\s*=\\s*(.+)$" $line -> value]} {
+            set value [string map {_ {}} [string trim $value]]
+            if {[string is wide -strict $value]} { return [expr {wide($value)}] }
+            if {[regexp {^"(\d+)\s*(KiB|MiB|GiB)"$} $value -> n unit]} {
+                return [expr {wide($n) << [dict get {KiB 10 MiB 20 GiB 30} $unit]}]
+            }
+            clio_fail "$path: \[$section\] $key = $value is not a byte size"
+        }
+    }
+    return $default
 }
 
 # A string key of a board config (`KEY = "value"`) in table [SECTION], or
@@ -132,6 +161,31 @@ if {$clio_front_end eq "edm"} {
     lappend rtl_dirs {*}[dict get $cfg edm_rtl]
     # CHECK: Vivado's spelling of a string generic on the command line.
     lappend generics -generic "FRONT_END=\"edm\""
+}
+
+# --- offload pass-through ---------------------------------------------------------
+# OFFLOAD_CALL forwarded to the slow path (issue #16), with an answer buffer
+# of the board's response bound (default 64 KiB): the longest answer the
+# firmware sends is the bound (at least the MTU, which validation keeps below
+# it); with its 4-byte head within clio_wire::ring::MAX_OFFLOAD_LEN (128 KiB).
+set clio_offload_tags 0
+set clio_offload_resp 0
+if {[dict exists $cfg offload_tags]} {
+    if {![info exists board_config]} { clio_fail "board $board: offload_tags needs a board config" }
+    # MAX_OFFLOAD_LEN as generated from the wire crate into clio_pkg.sv.
+    set pkg [file join $clio_root ip fastpath rtl clio_pkg.sv]
+    if {[catch {open $pkg r} h]} { clio_fail "cannot read $pkg: $h" }
+    set pkg_text [read $h]
+    close $h
+    if {![regexp {localparam int MAX_OFFLOAD_LEN = (\d+);} $pkg_text -> max_offload]} {
+        clio_fail "$pkg defines no MAX_OFFLOAD_LEN"
+    }
+    set clio_offload_tags [dict get $cfg offload_tags]
+    set clio_offload_resp [clio_board_config_bytes $board_config network max_response_bytes 65536]
+    if {$clio_offload_resp < 1 || $clio_offload_resp + 4 > $max_offload} {
+        clio_fail "$board_config: \[network\] max_response_bytes = $clio_offload_resp: an offload answer of it with its 4-byte head exceeds MAX_OFFLOAD_LEN ($max_offload)"
+    }
+    lappend generics -generic OFFLOAD_TAGS=$clio_offload_tags -generic OFFLOAD_RESP_BYTES=$clio_offload_resp
 }
 
 # --- sources --------------------------------------------------------------------
@@ -288,6 +342,8 @@ set fields [list \
     wns_ns [clio_json_string $wns] \
     utilization_report [clio_json_string [file tail $util_rpt]] \
     timing_report [clio_json_string [file tail $timing_rpt]] \
+    offload_tags $clio_offload_tags \
+    offload_resp_bytes $clio_offload_resp \
 ]
 if {$xsa_name ne ""} {
     lappend fields hardware_platform [clio_json_string $xsa_name]

@@ -55,6 +55,15 @@ proc stub_opt_ok {call name value} {
     return [expr {$i >= 0 && [lindex $call [expr {$i + 1}]] eq $value}]
 }
 
+# Every value of option NAME in CALL (an option may repeat, as -generic).
+proc stub_opt_all {call name} {
+    set r {}
+    foreach i [lsearch -all -exact $call $name] {
+        lappend r [lindex $call [expr {$i + 1}]]
+    }
+    return $r
+}
+
 proc first_index {calls cmd} {
     set n 0
     foreach c $calls {
@@ -198,6 +207,15 @@ dict for {board cfg} $BOARDS {
         check $placed "register block assigned at fastpath.regs_base = $base (4K) of zcu106.toml"
     }
     check {[stub_opt_ok $synth -top $top] && [stub_opt_ok $synth -part $part]} "synth_design -top $top -part $part"
+    # The offload pass-through: on where the slow path serves offloads
+    # (the ZCU106's firmware), its answer buffer the config's response bound.
+    set of_generics [lsearch -all -inline -glob [stub_opt_all $synth -generic] OFFLOAD_*]
+    if {[dict exists $cfg offload_tags]} {
+        set of_want [list OFFLOAD_TAGS=[dict get $cfg offload_tags] OFFLOAD_RESP_BYTES=65536]
+        check {[dict get $cfg offload_tags] > 0 && $of_generics eq $of_want} "synth_design -generic $of_want (64 KiB = network.max_response_bytes of the board config): $of_generics"
+    } else {
+        check {$of_generics eq {}} "no offload pass-through generics: $of_generics"
+    }
 
     # Sources: every RTL file read exactly once, packages first, plus IP wrappers.
     set reads [dict get $r reads]
@@ -321,6 +339,9 @@ dict for {board cfg} $BOARDS {
     check {[dict get $values sha256] eq [lindex [exec sha256sum $bit] 0]} "manifest sha256 is the bitstream's"
     check {[regexp {^[0-9a-f]{64}$} [dict get $values source_hash]]} "manifest source_hash is a SHA-256"
     check {[regexp {"timing_met": true} $m]} "timing_met recorded"
+    set of_tags [expr {[dict exists $cfg offload_tags] ? [dict get $cfg offload_tags] : 0}]
+    set of_resp [expr {$of_tags > 0 ? 65536 : 0}]
+    check {[regexp "\"offload_tags\": $of_tags,\n" $m] && [regexp "\"offload_resp_bytes\": $of_resp,?\n" $m]} "manifest records the offload pass-through (tags $of_tags, answer buffer $of_resp bytes)"
     if {[dict get $cfg xsa]} {
         check {[first_index $calls write_hw_platform] > [first_index $calls write_bitstream]} "hardware platform (.xsa) written after the bitstream"
     }
@@ -365,6 +386,25 @@ close $h
 set r [run_build zcu106 [file join $tmp zcu106-bad]]
 check {[dict get $r rc] && [string match "*\\\[network\\\] front_end = \"rdma\" is not one of: udp, edm*" [dict get $r error]]} \
     "an unknown front end stops the build naming the key ([dict get $r error])"
+
+# The offload answer buffer follows network.max_response_bytes (a size or an
+# integer); a bound whose answer exceeds MAX_OFFLOAD_LEN stops the build
+# naming the key.
+puts "== zcu106, network.max_response_bytes"
+foreach {value want} {{"8 KiB"} 8192 {131_072} fail {"2 MiB"} fail {"lots"} fail {3072} 3072} {
+    set h [open $edm_cfg w]
+    puts $h [regsub {\nmax_response_bytes\s*=[^\n]*\n} $base_cfg "\nmax_response_bytes = $value\n"]
+    close $h
+    set r [run_build zcu106 [file join $tmp zcu106-resp]]
+    if {$want eq "fail"} {
+        check {[dict get $r rc] && [string match "*\\\[network\\\] max_response_bytes = *" [dict get $r error]]} \
+            "max_response_bytes = $value stops the build naming the key ([dict get $r error])"
+    } else {
+        set synth [lindex [dict get $r calls] [first_index [dict get $r calls] synth_design]]
+        check {![dict get $r rc] && "OFFLOAD_RESP_BYTES=$want" in [stub_opt_all $synth -generic]} \
+            "max_response_bytes = $value: synth_design -generic OFFLOAD_RESP_BYTES=$want"
+    }
+}
 unset ::env(CLIO_BOARD_CONFIG)
 
 file delete -force $tmp

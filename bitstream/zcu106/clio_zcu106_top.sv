@@ -89,7 +89,13 @@ module clio_zcu106_top #(
     // an EDM port to the compute cards' fabric (issue #15).
     parameter FRONT_END = "udp",
     // This memory node's EDM node id (edm builds; the U200's CLIO_NODE_ID).
-    parameter [15:0] EDM_NODE_ID = 16'd3
+    parameter [15:0] EDM_NODE_ID = 16'd3,
+    // OFFLOAD_CALL forwarded to the slow path, whose firmware serves the
+    // offloads (issue #16; 0: answered UNSUPPORTED), with an answer buffer
+    // (block RAM) of the config's network.max_response_bytes; build.tcl
+    // passes both from its board table and the board config.
+    parameter OFFLOAD_TAGS = 64,
+    parameter OFFLOAD_RESP_BYTES = 65536
 ) (
     input  wire       sfp_refclk_p,
     input  wire       sfp_refclk_n,
@@ -743,7 +749,9 @@ clio_fastpath_top #(
     .DATA_WIDTH(512),
     .ADDR_WIDTH(FP_ADDR_WIDTH),
     .ID_WIDTH(FP_ID_WIDTH),
-    .STREAMS(FP_STREAMS)
+    .STREAMS(FP_STREAMS),
+    .OFFLOAD_TAGS(OFFLOAD_TAGS),
+    .OFFLOAD_RESP_BYTES(OFFLOAD_RESP_BYTES)
 ) fastpath_inst (
     .clk(clk_fp), .rst(fp_rst),
     .cfg_table_base(cfg_table_base), .cfg_rx_base(cfg_rx_base), .cfg_rx_slots(cfg_rx_slots),

@@ -215,14 +215,23 @@ pub fn rtl_params(lay: &Layout) -> Result<Vec<String>, BoardError> {
     let unroll = lay.dedup_entries.max(lay.tlb_entries).max(64);
     p.push(format!("--unroll-count {unroll}"));
     p.push(format!("-GSTREAMS={RTL_STREAMS}"));
-    // OFFLOAD_CALL is forwarded to the in-process slow path's offload host,
-    // whose answers are capped at the RTL's answer buffer.
+    // OFFLOAD_CALL is forwarded to the in-process slow path's offload host;
+    // the answer buffer holds the longest answer it sends: the response
+    // bound (at least the MTU), capped as the firmware caps it.
     p.push(format!("-GOFFLOAD_TAGS={RTL_OFFLOAD_TAGS}"));
-    p.push(format!(
-        "-GOFFLOAD_RESP_BYTES={}",
-        crate::slow::OFFLOAD_MAX_ANSWER
-    ));
+    p.push(format!("-GOFFLOAD_RESP_BYTES={}", rtl_offload_answer(lay)));
     Ok(p)
+}
+
+/// Longest offload answer payload the RTL board serves for `lay`: its
+/// response bound (at least the MTU) up to the slow path's
+/// [`crate::slow::OFFLOAD_MAX_ANSWER`] (its datagram, with the 4-byte head,
+/// within the wire's `MAX_OFFLOAD_LEN`), the top's `OFFLOAD_RESP_BYTES`.
+pub fn rtl_offload_answer(lay: &Layout) -> usize {
+    const { assert!(crate::slow::OFFLOAD_MAX_ANSWER + 4 <= clio_wire::ring::MAX_OFFLOAD_LEN) };
+    (lay.max_resp as usize)
+        .max(lay.mtu)
+        .min(crate::slow::OFFLOAD_MAX_ANSWER)
 }
 
 /// FNV-1a, 64 bit: a stable name for a set of build inputs.
@@ -964,6 +973,33 @@ mod tests {
         };
         let e = rtl_params(&huge).unwrap_err().to_string();
         assert!(e.contains("48") && e.contains("dram"), "{e}");
+    }
+
+    #[test]
+    fn offload_answer_buffer_follows_the_response_bound() {
+        let cfg = emulator();
+        let lay = Layout::new(&cfg, cfg.dram.size as usize).unwrap();
+        // The emulator's 64 KiB bound, stated by INFO, is held whole.
+        assert_eq!(lay.max_resp, 64 * 1024);
+        assert!(rtl_params(&lay)
+            .unwrap()
+            .contains(&"-GOFFLOAD_RESP_BYTES=65536".to_string()));
+        let small = Layout {
+            max_resp: 2048,
+            ..lay
+        };
+        assert_eq!(rtl_offload_answer(&small), 2048);
+        let below_mtu = Layout {
+            max_resp: 1024,
+            ..lay
+        };
+        assert_eq!(rtl_offload_answer(&below_mtu), lay.mtu);
+        // Past the firmware's answer record: its cap.
+        let big = Layout {
+            max_resp: 1 << 20,
+            ..lay
+        };
+        assert_eq!(rtl_offload_answer(&big), crate::slow::OFFLOAD_MAX_ANSWER);
     }
 
     #[test]

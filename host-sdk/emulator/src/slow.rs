@@ -33,10 +33,12 @@ pub type NodeAgent = clio_slowpath::rack::RackAgent<NODE_GATES, NODE_BINDINGS, N
 /// firmware's default `dedup.offload_answers`).
 pub const OFFLOAD_RECORDS: usize = 32;
 /// Largest offload answer payload the in-process slow path sends: the
-/// RTL's answer buffer (`OFFLOAD_RESP_BYTES`, LUT RAM; ip/fastpath/rtl
-/// README, "The offload pass-through in the top"), below the board's
-/// 64 KiB response bound, so a larger batch answer is `TOO_LARGE`.
-pub const OFFLOAD_MAX_ANSWER: usize = 2048;
+/// firmware's (its `OFFLOAD_ANSWER` less the record's 64 bytes of room),
+/// the boards' default 64 KiB response bound, so the bound INFO states and
+/// the one served agree. The RTL board's answer buffer (block RAM,
+/// `OFFLOAD_RESP_BYTES`; ip/fastpath/rtl README, "The offload pass-through
+/// in the top") is built for it ([`crate::rtl::rtl_params`]).
+pub const OFFLOAD_MAX_ANSWER: usize = 64 * 1024;
 /// The in-process slow path's offload host: the firmware's offloads
 /// ([`fw::register_board`]), answers of at most [`OFFLOAD_MAX_ANSWER`]
 /// payload bytes plus the datagram head.
@@ -47,7 +49,8 @@ struct SendHost(Box<SlowOffloads>);
 
 // SAFETY: the host holds `&mut dyn Offload` to the four offloads that
 // `serve_offloads` leaked for it alone, each of a `Send` type (checked
-// below); nothing else reaches them, so moving the host moves them.
+// below), or none yet (`new_host`); nothing else reaches them, so moving
+// the host moves them.
 unsafe impl Send for SendHost {}
 
 const _: () = {
@@ -57,6 +60,20 @@ const _: () = {
     send::<fw::df::DfOffload>();
     send::<fw::tally::Tally>();
 };
+
+/// A new offload host on the heap, built on a thread with room for it:
+/// its answer records take about 2 MiB, which `Box::new` may build on the
+/// stack first (more than a test thread has).
+fn new_host(mtu: usize, max_response: usize) -> Result<Box<SlowOffloads>, String> {
+    std::thread::Builder::new()
+        .name("offload-host".into())
+        .stack_size(2 * std::mem::size_of::<SlowOffloads>() + (1 << 20))
+        .spawn(move || SendHost(Box::new(SlowOffloads::new(mtu, max_response))))
+        .map_err(|e| format!("slow path offloads: {e}"))?
+        .join()
+        .map(|h| h.0)
+        .map_err(|_| "slow path offloads: building the host panicked".to_string())
+}
 
 /// The slow-path engine and where its rings live in board DRAM.
 pub struct InProcSlowPath {
@@ -116,10 +133,10 @@ impl InProcSlowPath {
     /// payload `mtu` and response bound `max_response` (each capped at
     /// [`OFFLOAD_MAX_ANSWER`]). The offloads live as long as the process.
     pub fn serve_offloads(&mut self, mtu: usize, max_response: usize) -> Result<(), String> {
-        let mut host = Box::new(SlowOffloads::new(
+        let mut host = new_host(
             mtu.min(OFFLOAD_MAX_ANSWER),
             max_response.min(OFFLOAD_MAX_ANSWER),
-        ));
+        )?;
         let kv = Box::leak(Box::new(fw::kv::KvStore::<64>::new(
             fw::kv::DEFAULT_BUCKETS,
         )));

@@ -164,6 +164,30 @@ impl Pair {
 /// Bytes of one write or read request (within one packet).
 const PIECE: usize = 1024;
 
+impl Pair {
+    /// One batch `OFFLOAD_CALL` (`ops`: operation and arguments) to both
+    /// boards; every packet of the answer, the same on both.
+    fn call_batch(&mut self, id: u32, ops: &[(u16, Vec<u8>)]) -> Vec<Answer> {
+        self.req += 1;
+        let p = batch(id, ops);
+        let r = answer(
+            &mut self.rtl,
+            &call_packet(&self.rtl_creds, self.req, &p, None),
+        );
+        let m = answer(
+            &mut self.model,
+            &call_packet(&self.model_creds, self.req, &p, None),
+        );
+        assert_eq!(r, m, "RTL board and model board answer differently");
+        assert!(
+            r.iter()
+                .all(|a| (a.opcode, a.req_id) == (Opcode::OffloadCallResp, self.req)),
+            "{r:?}"
+        );
+        r
+    }
+}
+
 #[test]
 fn offload_calls_through_the_verilated_top() {
     use kv::proto::{code, op};
@@ -217,21 +241,57 @@ fn offload_calls_through_the_verilated_top() {
         .expect("the RTL board serves offloads");
     assert_eq!((s.ok, s.refused, s.unknown), (7, 1, 1), "{s:?}");
 
-    // The RTL holds answers of OFFLOAD_MAX_ANSWER bytes, below the board's
-    // 64 KiB bound: a batch whose answer may be longer (three reads of up
-    // to MAX_VALUE bytes) is TOO_LARGE there, answered on the model board.
-    const { assert!(3 * kv::MAX_VALUE > OFFLOAD_MAX_ANSWER) };
-    let p = batch(k, &vec![(op::READ, kv_args(b"beta", b"")); 3]);
-    b.req += 1;
-    let r = answer(&mut b.rtl, &call_packet(&b.rtl_creds, b.req, &p, None));
+    // Batch answers longer than 2 048 bytes (the former LUT-RAM buffer),
+    // up to the board's 64 KiB bound (the RTL's block-RAM buffer holds it
+    // whole): three reads of the 700-byte value, then 63 reads of 1 KiB
+    // values (Clio-KV's largest batch), each sent in MTU packets.
+    assert_eq!(OFFLOAD_MAX_ANSWER, 64 * 1024);
+    let big: Vec<Vec<u8>> = (0..3u8)
+        .map(|i| (0..kv::MAX_VALUE).map(|j| (j as u8) ^ (i * 0x55)).collect())
+        .collect();
+    for (i, v) in big.iter().enumerate() {
+        assert_eq!(
+            b.call(k, op::PUT, &kv_args(&[b'k', i as u8], v)),
+            (Status::Ok, ok_with(b""))
+        );
+    }
+    for (count, key_of) in [
+        (
+            3usize,
+            &(|_: usize| b"beta".to_vec()) as &dyn Fn(usize) -> Vec<u8>,
+        ),
+        (63, &|i: usize| vec![b'k', (i % 3) as u8]),
+    ] {
+        let ops: Vec<(u16, Vec<u8>)> = (0..count)
+            .map(|i| (op::READ, kv_args(&key_of(i), b"")))
+            .collect();
+        let r = b.call_batch(k, &ops);
+        let payload: Vec<u8> = r.iter().flat_map(|a| a.payload.clone()).collect();
+        assert!(r.iter().all(|a| a.status == Status::Ok), "{r:?}");
+        assert_eq!(r[0].total_len as usize, payload.len());
+        assert!(payload.len() > 2048 && payload.len() <= OFFLOAD_MAX_ANSWER);
+        // Every value read comes back in order.
+        let mut at = 0;
+        for i in 0..count {
+            let want = if count == 3 { &value } else { &big[i % 3] };
+            let found = payload[at..]
+                .windows(want.len())
+                .position(|w| w == &want[..])
+                .unwrap_or_else(|| panic!("batch of {count}: value {i} missing"));
+            at += found + want.len();
+        }
+        if count == 63 {
+            assert!(payload.len() > 63 * kv::MAX_VALUE, "{}", payload.len());
+            assert!(r.len() > 40, "{} packets", r.len());
+        }
+    }
+    // The host counts a batch's operations one by one.
+    let s = b.rtl.offload_stats().unwrap();
     assert_eq!(
-        (r.len(), r[0].status, r[0].payload.len()),
-        (1, Status::TooLarge, 0),
-        "{r:?}"
+        (s.ok, s.refused, s.unknown),
+        (7 + 3 + 3 + 63, 1, 1),
+        "{s:?}"
     );
-    let pkt = call_packet(&b.model_creds, b.req, &p, None);
-    assert_eq!(answer(&mut b.model, &pkt)[0].status, Status::Ok);
-
     // Clio-DF in the caller's address space: a column the client wrote
     // through the RTL, scanned by the slow path's `DirectMem` once it has
     // checked the caller's session, the selection written where the client

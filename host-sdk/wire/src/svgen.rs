@@ -181,6 +181,9 @@ pub fn clio_pkg() -> String {
     p.int("GATE_BLOCK", ring::GATE_BLOCK);
     p.int("GATE_MAX_TRACKED", ring::GATE_MAX_TRACKED);
     p.int("GATE_ENTRIES", u64::from(ring::GATE_ENTRIES));
+    p.int("OFFLOAD_FRAGMENT", ring::OFFLOAD_FRAGMENT as u64);
+    p.int("MAX_OFFLOAD_LEN", ring::MAX_OFFLOAD_LEN as u64);
+    p.int("OFFLOAD_REPLY_HEAD_LEN", ring::OffloadReplyHead::LEN as u64);
 
     p.section("PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots");
     p.bits("XDMA_ID", 32, crate::xdma::ID as u64);

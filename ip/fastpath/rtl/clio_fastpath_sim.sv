@@ -23,7 +23,7 @@ module clio_fastpath_sim #(
     parameter STREAMS = 4,
     // OFFLOAD_CALL pass-through to the slow path (0: off, UNSUPPORTED).
     parameter OFFLOAD_TAGS = 0,
-    parameter OFFLOAD_RESP_BYTES = 2048
+    parameter OFFLOAD_RESP_BYTES = 65536
 ) (
     input  wire         clk,
     input  wire         rst,

@@ -142,9 +142,10 @@ module clio_fastpath_top #(
     // the model's forward_offloads_to_slow_path with OFFLOAD_TAGS = 64).
     // 0: no pass-through, OFFLOAD_CALL is answered UNSUPPORTED.
     parameter OFFLOAD_TAGS = 0,
-    // Longest offload answer payload held (at least the response bound the
-    // board states in `cfg_info`, and the MTU).
-    parameter OFFLOAD_RESP_BYTES = 2048
+    // Longest offload answer payload held, in block RAM (at least the
+    // response bound the board states in `cfg_info`, and the MTU; 64 KiB,
+    // the boards' default bound; + 4 <= clio_pkg::MAX_OFFLOAD_LEN).
+    parameter OFFLOAD_RESP_BYTES = 65536
 ) (
     input  wire                    clk,
     input  wire                    rst,

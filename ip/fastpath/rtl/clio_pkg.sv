@@ -178,6 +178,9 @@ package clio_pkg;
   localparam int GATE_BLOCK = 65536;
   localparam int GATE_MAX_TRACKED = 4194304;
   localparam int GATE_ENTRIES = 16;
+  localparam int OFFLOAD_FRAGMENT = 40;
+  localparam int MAX_OFFLOAD_LEN = 131072;
+  localparam int OFFLOAD_REPLY_HEAD_LEN = 4;
 
   // PCIe (XDMA) packet path: user-BAR registers (byte offsets) and slots
   localparam logic [31:0] XDMA_ID = 32'h4f494c43;

@@ -378,8 +378,10 @@ pub fn gate_vectors(seed: u64, n: usize) -> String {
 
 /// Calls the `clio_offload_fwd` bench's module remembers (its `TAGS`).
 pub const OFFLOAD_FWD_TAGS: u32 = 8;
-/// Answer payload bytes the bench's module holds (its `RESP_BYTES`).
-pub const OFFLOAD_FWD_RESP: usize = 300;
+/// Answer payload bytes the bench's module holds (its `RESP_BYTES`): above
+/// 2 048 (the LUT-RAM buffer's former bound), so answers of up to 66 rows
+/// of its block RAM are read back.
+pub const OFFLOAD_FWD_RESP: usize = 2600;
 
 /// Vectors for the `clio_offload_fwd` bench (issue #16), decided as the
 /// model's offload pass-through decides them (`OffloadLink` in
@@ -439,11 +441,13 @@ pub fn offload_fwd_vectors(seed: u64, n: usize) -> String {
         } else {
             seq % OFFLOAD_FWD_TAGS
         };
-        let plen = match rng.gen_range(0..8) {
+        let plen = match rng.gen_range(0..12) {
             0 => 0,
             1 => OFFLOAD_FWD_RESP - 1 + rng.gen_range(0..3),
             2 => rng.gen_range(OFFLOAD_FWD_RESP..OFFLOAD_FWD_RESP + 200),
-            _ => rng.gen_range(1..OFFLOAD_FWD_RESP),
+            3 => rng.gen_range(2049..OFFLOAD_FWD_RESP),
+            4 => rng.gen_range(300..2049),
+            _ => rng.gen_range(1..300),
         };
         let status = Status::ALL[rng.gen_range(0..Status::ALL.len())];
         let mut dg = OffloadReplyHead { status }.to_bytes().to_vec();
@@ -591,7 +595,7 @@ mod tests {
 
     #[test]
     fn offload_fwd_vectors_are_current() {
-        let want = offload_fwd_vectors(0x0FF1, 4000);
+        let want = offload_fwd_vectors(0x0FF1, 8000);
         if std::env::var_os("CLIO_BLESS").is_some() {
             std::fs::write(OFFLOAD_PATH, &want).expect("write offload vectors");
         }
@@ -601,7 +605,14 @@ mod tests {
             "{OFFLOAD_PATH} is stale: run CLIO_BLESS=1 cargo test -p clio-fastpath-cosim"
         );
         // Answers, completions nobody takes, and both sides of the bound.
-        let answered = want.lines().filter(|l| l.contains(" 1 1 ")).count();
+        let answered = want
+            .lines()
+            .filter(|l| {
+                l.starts_with("F ")
+                    && l.split(' ').nth(7) == Some("1")
+                    && l.split(' ').nth(8) == Some("1")
+            })
+            .count();
         let refused = want
             .lines()
             .filter(|l| {
@@ -611,9 +622,16 @@ mod tests {
             })
             .count();
         let above = want.lines().filter(|l| l.ends_with(" -")).count();
+        // Answers held past 2 048 payload bytes (4 096 hex digits).
+        let large = want
+            .lines()
+            .filter(|l| {
+                l.split(' ').nth(8) == Some("1") && l.rsplit(' ').next().map_or(0, str::len) > 4096
+            })
+            .count();
         assert!(
-            answered > 150 && refused > 50 && above > 20,
-            "{answered} {refused} {above}"
+            answered > 80 && refused > 50 && above > 15 && large > 10,
+            "{answered} {refused} {above} {large}"
         );
     }
 
