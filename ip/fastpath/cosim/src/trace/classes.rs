@@ -274,7 +274,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         // The hot set is a quarter of the TLB: the cold pages' entries are
         // always older (LRU evicts them, never a hot page).
         Class::HitMiss | Class::HitFault => {
-            map_pages(&mut g, cred.pid, 0x1_0000, 4 * tlb, true)
+            map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true)
         }
         _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
     };
