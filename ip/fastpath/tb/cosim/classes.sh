@@ -5,7 +5,11 @@
 # the cycles until the top is idle again ("beats/cycle": request beats in;
 # "payload beats/cycle": data moved, request bytes / 64, per cycle). Prints a
 # Markdown table (and JSON with --json FILE) beside the model's projected
-# cycles per packet.
+# cycles per packet. Then, for the mixed classes (hitmiss, hitfault: every
+# 4th request misses the TLB or faults, the others are hit-lane reads), the
+# hits' latency in the stream (first beat in -> first beat of the answer)
+# beside the hits' of the read8 stream: the extra cycles a hit pays for the
+# misses or faults among the requests in front of it.
 #
 # Usage: classes.sh [--requests N] [--seed N] [--json FILE]
 # Env: CARGO_TARGET_DIR, CLASSES (space-separated subset), CLOCK_MHZ (250),
@@ -22,7 +26,7 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--requests N] [--seed N] [--json FILE]" >&2; exit 2 ;;
     esac
 done
-classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault}"
+classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault hitmiss hitfault}"
 mhz="${CLOCK_MHZ:-250}"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 case "$target" in /*) ;; *) target="$repo/$target" ;; esac
@@ -39,6 +43,10 @@ fi
 printf '| class | requests | packets | beats in | RTL cycles | RTL cycles/request | beats/cycle | payload beats/cycle | RTL Gb/s at %s MHz | model cycles/packet |\n' "$mhz"
 printf '|---|---|---|---|---|---|---|---|---|---|\n'
 rows=()
+lat=()
+hit_lat() {  # LOG PATH -> "median mean" of the stream latency of PATH
+    awk -v p="$2" '$1 == "stream" && $2 == "latency" && $3 == p { print $14, $16 }' "$1"
+}
 for c in $classes; do
     out="$work/$c"
     line=$("$gen" class --class "$c" --seed "$seed" --requests "$requests" --out "$out" | grep '^class ')
@@ -57,8 +65,30 @@ for c in $classes; do
         printf "%s %d %d %d %d %.2f %.3f %.3f %.2f %.1f %d", c, r, p, b, y, y / r, b / y, r * by / 64 / y, gbps, m / p, ok }')
     read -r _ _ _ _ _ cpr bpc ppc gb mpp okn <<< "$row"
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$reqs" "$pkts" "$beats" "$cycles" "$cpr" "$bpc" "$ppc" "$gb" "$mpp"
+    case "$c" in
+        read8) read -r r8med r8mean <<< "$(hit_lat "$out.log" hit)" ;;
+        hitmiss|hitfault)
+            cold=$([ "$c" = hitmiss ] && echo miss || echo fault)
+            read -r hmed hmean <<< "$(hit_lat "$out.log" hit)"
+            read -r cmed cmean <<< "$(hit_lat "$out.log" "$cold")"
+            lat+=("$c $hmed $hmean $cold $cmed $cmean") ;;
+    esac
     rows+=("{\"class\":\"$c\",\"requests\":$reqs,\"packets\":$pkts,\"ok\":$okn,\"beats\":$beats,\"rtl_cycles\":$cycles,\"rtl_cycles_per_request\":$cpr,\"beats_per_cycle\":$bpc,\"payload_beats_per_cycle\":$ppc,\"rtl_gbps\":$gb,\"model_cycles_per_packet\":$mpp}")
 done
+if [ ${#lat[@]} -gt 0 ]; then
+    printf '\n| class | hit latency median | hit latency mean | read8 stream hit latency median / mean | extra cycles per hit (mean) | cold request latency median / mean |\n'
+    printf '|---|---|---|---|---|---|\n'
+    for l in "${lat[@]}"; do
+        read -r c hmed hmean cold cmed cmean <<< "$l"
+        if [ -n "${r8mean:-}" ]; then
+            base="$r8med / $r8mean"
+            extra=$(awk -v a="$hmean" -v b="$r8mean" 'BEGIN { printf "%.1f", a - b }')
+        else
+            base="(read8 not run)" extra="-"
+        fi
+        printf '| %s | %s | %s | %s | %s | %s %s / %s |\n' "$c" "$hmed" "$hmean" "$base" "$extra" "$cold" "$cmed" "$cmean"
+    done
+fi
 if [ -n "$json" ]; then
     (IFS=,; printf '{"seed":%s,"clock_mhz":%s,"classes":[%s]}\n' "$seed" "$mhz" "${rows[*]}") > "$json"
 fi

@@ -338,11 +338,21 @@ int main(int argc, char** argv) {
     // Throughput run: after an `S` line, packets go in back to back.
     bool stream = false;
     uint64_t st_start = 0, st_end = 0, st_idle = 0, st_stalls = 0, st_beats = 0, st_packets = 0;
+    // Per path class of a stream packet (a class stream sending with path
+    // probes, e.g. hitmiss): first beat accepted -> first beat of its answer.
+    std::map<size_t, uint64_t> st_in;                 // stream event -> cycle its first beat entered
+    std::map<std::string, std::vector<uint64_t>> st_lat;
     auto drain_in_order = [&](const std::string& ctx_line) {
-        for (auto& got : s.done) {
+        for (size_t k = 0; k < s.done.size(); k++) {
+            auto& got = s.done[k];
             if (next_out >= expect.size()) fail("unexpected response " + hex(got), ctx_line);
             if (expect[next_out].second != got)
                 fail("response differs\n  model: " + hex(expect[next_out].second) + "\n  rtl:   " + hex(got), ctx_line);
+            size_t e = expect[next_out].first;
+            if (path_of.count(e) && st_in.count(e)) {
+                st_lat[path_of[e]].push_back(s.done_at[k] - st_in[e]);
+                st_in.erase(e);  // from the first beat of the packet the model answered
+            }
             next_out++;
         }
         s.done.clear();
@@ -367,6 +377,7 @@ int main(int argc, char** argv) {
                 t.s_axis_tlast = sent + n >= p.size();
                 t.s_axis_tvalid = 1;
                 while (!s.tick()) st_stalls++;
+                if (sent == 0 && path_of.count(ev)) st_in[ev] = s.cycles - 1;
                 st_beats++;
                 sent += n;
             } while (sent < p.size());
@@ -481,6 +492,15 @@ int main(int argc, char** argv) {
                (unsigned long long)st_packets, (unsigned long long)st_beats,
                (unsigned long long)(st_end - st_start), (unsigned long long)st_stalls,
                st_stalls == 0 ? " (II = 1)" : "", (unsigned long long)(st_idle - st_start));
+    for (auto& kv : st_lat) {
+        auto v = kv.second;
+        std::sort(v.begin(), v.end());
+        uint64_t sum = 0;
+        for (auto x : v) sum += x;
+        printf("stream latency %-5s first beat in -> first beat out: min %llu median %llu mean %.1f p99 %llu max %llu cycles over %zu requests\n",
+               kv.first.c_str(), (unsigned long long)v.front(), (unsigned long long)v[v.size() / 2],
+               (double)sum / v.size(), (unsigned long long)v[v.size() * 99 / 100], (unsigned long long)v.back(), v.size());
+    }
     for (auto& kv : lat) {
         printf("latency %-5s first beat in -> first beat out: min %llu max %llu cycles over %llu requests\n",
                kv.first.c_str(), (unsigned long long)kv.second.first, (unsigned long long)kv.second.second,

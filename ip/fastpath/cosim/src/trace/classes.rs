@@ -36,11 +36,23 @@ pub enum Class {
     /// 8-byte read of a page never touched (a first-touch fault); the
     /// slow path refills the free-page FIFO every `fifo_depth` requests.
     Fault,
+    /// 8-byte reads of pages in the TLB (hit-lane reads), every
+    /// [`MIXED_EVERY`]-th one of a mapped page not in the TLB instead (a
+    /// miss, pages visited in turn): what the hits behind a miss pay.
+    HitMiss,
+    /// 8-byte reads of pages in the TLB, every [`MIXED_EVERY`]-th one of a
+    /// page never touched instead (a first-touch fault; the slow path
+    /// refills the free-page FIFO every `fifo_depth` faults).
+    HitFault,
 }
+
+/// In the `hitmiss` and `hitfault` classes, one request in this many misses
+/// the TLB (or faults); the others hit.
+pub const MIXED_EVERY: usize = 4;
 
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 11] = [
+    pub const ALL: [Class; 13] = [
         Class::Read8,
         Class::Read64,
         Class::Write64,
@@ -52,6 +64,8 @@ impl Class {
         Class::Cas,
         Class::Miss,
         Class::Fault,
+        Class::HitMiss,
+        Class::HitFault,
     ];
 
     /// Name on the command line and in the table.
@@ -68,6 +82,8 @@ impl Class {
             Class::Cas => "cas",
             Class::Miss => "miss",
             Class::Fault => "fault",
+            Class::HitMiss => "hitmiss",
+            Class::HitFault => "hitfault",
         }
     }
 
@@ -255,9 +271,20 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
     let pages = match class {
         Class::Miss => map_pages(&mut g, cred.pid, 0x1_0000, 4 * tlb, true),
         Class::Fault => map_pages(&mut g, cred.pid, 0x1_0000, count, false),
+        // The hot set is a quarter of the TLB: the cold pages' entries are
+        // always older (LRU evicts them, never a hot page).
+        Class::HitMiss | Class::HitFault => {
+            map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true)
+        }
         _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
     };
     assert!(!pages.is_empty(), "no page could be mapped");
+    // The cold pages of the mixed classes (misses or first touches).
+    let cold = match class {
+        Class::HitMiss => map_pages(&mut g, cred.pid, 0x1_1000, 4 * tlb, true),
+        Class::HitFault => map_pages(&mut g, cred.pid, 0x1_1000, count / MIXED_EVERY, false),
+        _ => Vec::new(),
+    };
     if !matches!(class, Class::Miss | Class::Fault) {
         // Warm the TLB: one read of each page before the stream.
         for p in &pages {
@@ -265,14 +292,36 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
             g.send(Gen::emit(&h, &[]), false);
         }
     }
-    let requests = if class == Class::Fault {
-        count.min(pages.len())
-    } else {
-        count
+    let requests = match class {
+        Class::Fault => count.min(pages.len()),
+        Class::HitFault => count.min(cold.len() * MIXED_EVERY),
+        _ => count,
     };
+    let mixed = matches!(class, Class::HitMiss | Class::HitFault);
     let stream_from = g.events.len();
     let (mut model_cycles, mut ok, mut sent) = (0u64, 0usize, 0usize);
     for i in 0..requests {
+        if mixed && i % MIXED_EVERY == MIXED_EVERY - 1 {
+            // The cold request: a miss or a first touch, its latency and
+            // the hits' logged per path (`stream latency` in the harness).
+            let n = i / MIXED_EVERY;
+            if class == Class::HitFault && n % depth == 0 {
+                refill(&mut g, depth);
+            }
+            let p = cold[n % cold.len()];
+            let h = header(
+                &mut g,
+                &cred,
+                Opcode::Read,
+                Gen::va_of(&p) + (n as u64 % 64) * 64,
+                8,
+            );
+            let t = g.send(Gen::emit(&h, &[]), true);
+            model_cycles += t.cycles;
+            ok += usize::from(t.status == Some(Status::Ok));
+            sent += 1;
+            continue;
+        }
         let p = pages[i % pages.len()];
         // Small requests spread over the page's lines; large ones take the
         // page from its start.
@@ -285,7 +334,8 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
             refill(&mut g, depth);
         }
         for (h, payload) in packets(&mut g, &cred, class, i, Gen::va_of(&p) + line * 64) {
-            let t = g.send(Gen::emit(&h, &payload), false);
+            // Path probes: the harness logs each path's stream latency.
+            let t = g.send(Gen::emit(&h, &payload), true);
             model_cycles += t.cycles;
             ok += usize::from(t.status == Some(Status::Ok));
             sent += 1;
@@ -319,6 +369,29 @@ mod tests {
             match class {
                 Class::Miss => assert!(st.tlb_misses >= c.requests as u64, "miss: {st:?}"),
                 Class::Fault => assert!(st.faults >= c.requests as u64, "fault: {st:?}"),
+                Class::HitMiss | Class::HitFault => {
+                    // Exactly one request in MIXED_EVERY leaves the TLB
+                    // hits (the hot set stays in the TLB).
+                    let cold = (c.requests / MIXED_EVERY) as u64;
+                    let (n, what) = if class == Class::HitMiss {
+                        (st.tlb_misses, "misses")
+                    } else {
+                        (st.faults, "faults")
+                    };
+                    assert!(n >= cold, "{}: {n} {what} < {cold}", class.name());
+                    let hits = c
+                        .case
+                        .paths
+                        .iter()
+                        .filter(|(_, p)| *p == PathClass::Hit)
+                        .count();
+                    assert_eq!(
+                        hits,
+                        c.requests - c.requests / MIXED_EVERY,
+                        "{}: hits",
+                        class.name()
+                    );
+                }
                 _ => {}
             }
             assert_eq!(Class::parse(class.name()), Some(class));
