@@ -53,31 +53,10 @@ set BOARDS {
         xsa 0}
 }
 
-# An integer key of a board config (`KEY = 0x..` or decimal, `_` digit
-# separators allowed) in table [SECTION]; fails naming the file and key.
-proc clio_board_config_int {path section key} {
-    if {[catch {open $path r} h]} { clio_fail "cannot read board config $path: $h" }
-    set text [read $h]
-    close $h
-    set in 0
-    foreach line [split $text \n] {
-        set line [string trim [lindex [split $line #] 0]]
-        if {[regexp {^\[([^\]]+)\]$} $line -> name]} { set in [expr {$name eq $section}]; continue }
-        if {$in && [regexp "^${key}\\s*=\\s*(\\S+)$" $line -> value]} {
-            set value [string map {_ {}} $value]
-            if {![string is wide -strict $value]} {
-                clio_fail "$path: \[$section\] $key = $value is not an integer"
-            }
-            return [format 0x%X $value]
-        }
-    }
-    clio_fail "$path: \[$section\] $key is missing"
-}
-
-# A byte size of a board config (`KEY = 65536` or `KEY = "64 KiB"`, also
-# MiB and GiB, `_` separators allowed) in table [SECTION], or `default`
-# when absent; fails naming the file and key.
-proc clio_board_config_bytes {path section key default} {
+# The raw value of KEY in table [SECTION] of the board config at PATH
+# (comments and surrounding blanks dropped), or the empty list when the key
+# is absent; fails naming the file if it cannot be read.
+proc clio_board_config_value {path section key} {
     if {[catch {open $path r} h]} { clio_fail "cannot read board config $path: $h" }
     set text [read $h]
     close $h
@@ -86,36 +65,49 @@ proc clio_board_config_bytes {path section key default} {
         set line [string trim [lindex [split $line #] 0]]
         if {[regexp {^\[([^\]]+)\]$} $line -> name]} { set in [expr {$name eq $section}]; continue }
         if {$in && [regexp "^${key}\\s*=\\s*(.+)$" $line -> value]} {
-            set value [string map {_ {}} [string trim $value]]
-            if {[string is wide -strict $value]} { return [expr {wide($value)}] }
-            if {[regexp {^"(\d+)\s*(KiB|MiB|GiB)"$} $value -> n unit]} {
-                return [expr {wide($n) << [dict get {KiB 10 MiB 20 GiB 30} $unit]}]
-            }
-            clio_fail "$path: \[$section\] $key = $value is not a byte size"
+            return [list [string trim $value]]
         }
     }
-    return $default
+    return {}
+}
+
+# An integer key of a board config (`KEY = 0x..` or decimal, `_` digit
+# separators allowed) in table [SECTION]; fails naming the file and key.
+proc clio_board_config_int {path section key} {
+    set found [clio_board_config_value $path $section $key]
+    if {[llength $found] == 0} { clio_fail "$path: \[$section\] $key is missing" }
+    set value [string map {_ {}} [lindex $found 0]]
+    if {![string is wide -strict $value]} {
+        clio_fail "$path: \[$section\] $key = $value is not an integer"
+    }
+    return [format 0x%X $value]
+}
+
+# A byte size of a board config (`KEY = 65536` or `KEY = "64 KiB"`, also
+# MiB and GiB, `_` separators allowed) in table [SECTION], or `default`
+# when absent; fails naming the file and key.
+proc clio_board_config_bytes {path section key default} {
+    set found [clio_board_config_value $path $section $key]
+    if {[llength $found] == 0} { return $default }
+    set value [string map {_ {}} [lindex $found 0]]
+    if {[string is wide -strict $value]} { return [expr {wide($value)}] }
+    if {[regexp {^"(\d+)\s*(KiB|MiB|GiB)"$} $value -> n unit]} {
+        return [expr {wide($n) << [dict get {KiB 10 MiB 20 GiB 30} $unit]}]
+    }
+    clio_fail "$path: \[$section\] $key = $value is not a byte size"
 }
 
 # A string key of a board config (`KEY = "value"`) in table [SECTION], or
 # `default` when absent; fails naming the file and key if the value is not
-# one of `allowed`.
+# a quoted string, one of `allowed`.
 proc clio_board_config_choice {path section key default allowed} {
-    if {[catch {open $path r} h]} { clio_fail "cannot read board config $path: $h" }
-    set text [read $h]
-    close $h
-    set in 0
-    foreach line [split $text \n] {
-        set line [string trim [lindex [split $line #] 0]]
-        if {[regexp {^\[([^\]]+)\]$} $line -> name]} { set in [expr {$name eq $section}]; continue }
-        if {$in && [regexp "^${key}\\s*=\\s*\"(\[^\"\]*)\"$" $line -> value]} {
-            if {$value ni $allowed} {
-                clio_fail "$path: \[$section\] $key = \"$value\" is not one of: [join $allowed {, }]"
-            }
-            return $value
-        }
+    set found [clio_board_config_value $path $section $key]
+    if {[llength $found] == 0} { return $default }
+    set raw [lindex $found 0]
+    if {![regexp {^"([^"]*)"$} $raw -> value] || $value ni $allowed} {
+        clio_fail "$path: \[$section\] $key = $raw is not one of: [join $allowed {, }]"
     }
-    return $default
+    return $value
 }
 
 proc clio_fail {msg} {
