@@ -84,18 +84,29 @@ end
 reg [ENTRIES-1:0] valid_reg = 0;
 reg [31:0] pid_mem   [0:ENTRIES-1];
 reg [63:0] va_mem    [0:ENTRIES-1];
-reg [63:0] len_mem   [0:ENTRIES-1];
 reg [2:0]  mode_mem  [0:ENTRIES-1];
 reg [63:0] dirty_mem [0:ENTRIES-1];
+// Kept at the set so the check does not compute them per request (its
+// path into the dirty bits was the top's deepest): the entry's end
+// e.va + e.len (saturated), e.va + 1 (mod 2^64: the request's last byte
+// less e.va is req_end - va1), the entry's last block (its last byte's,
+// clamped to 63) and whether the entry is empty (then the mask runs to
+// block 63, as hi = e.va - 1 - e.va wraps in the model).
+reg [63:0] end_mem   [0:ENTRIES-1];
+reg [63:0] va1_mem   [0:ENTRIES-1];
+reg [5:0]  elast_mem [0:ENTRIES-1];
+reg [ENTRIES-1:0] empty_reg = 0;
 
 initial begin : init_mem
     integer i;
     for (i = 0; i < ENTRIES; i = i + 1) begin
         pid_mem[i] = 0;
         va_mem[i] = 0;
-        len_mem[i] = 0;
         mode_mem[i] = 0;
         dirty_mem[i] = 0;
+        end_mem[i] = 0;
+        va1_mem[i] = 0;
+        elast_mem[i] = 0;
     end
 end
 
@@ -111,71 +122,90 @@ function automatic [63:0] sat_add(input [63:0] a, input [63:0] b);
     end
 endfunction
 
-// The blocks of an entry starting at `e_va`, ending at `e_end`, that
-// [va, end) touches (they overlap); 0 past block 63.
-function automatic [63:0] blocks(input [63:0] e_va, input [63:0] e_end,
-                                 input [63:0] va, input [63:0] req_end);
-    reg [63:0] lo, hi, first, last;
-    reg [63:0] upper, lower;
+// The block of an offset (its bits from BLOCK_SHIFT up), clamped to 63.
+function automatic [5:0] block63(input [63-BLOCK_SHIFT:0] blk);
     begin
-        lo = ((va > e_va) ? va : e_va) - e_va;
-        hi = ((req_end < e_end) ? req_end : e_end) - 64'd1 - e_va;
-        first = lo >> BLOCK_SHIFT;
-        last = hi >> BLOCK_SHIFT;
-        if (last > 64'd63) last = 64'd63;
-        upper = (last == 64'd63) ? {64{1'b1}} : ((64'd1 << (last + 64'd1)) - 64'd1);
-        lower = (64'd1 << first[5:0]) - 64'd1;
-        blocks = (first > 64'd63) ? 64'd0 : (upper & ~lower);
+        block63 = (blk[63-BLOCK_SHIFT:6] != 0) ? 6'd63 : blk[5:0];
     end
 endfunction
 
-wire [63:0] req_end = sat_add(s_req_va, {32'd0, (s_req_len == 32'd0) ? 32'd1 : s_req_len});
+// The lowest set bit of v alone.
+function automatic [ENTRIES-1:0] lowest(input [ENTRIES-1:0] v);
+    begin
+        lowest = v & (~v + 1'b1);
+    end
+endfunction
+
+// The request's end, max(len, 1) as len with bit 0 forced when len is 0.
+wire [63:0] req_end = sat_add(s_req_va, {32'd0, s_req_len[31:1], s_req_len[0] | (s_req_len == 32'd0)});
 wire changes = s_req_class == CLASS_CHANGE || s_req_class == CLASS_OFFLOAD;
+
+// Per entry, in parallel: overlap, refusal, and the blocks [first, last]
+// the request touches, as the model's loop computes them (lo = max(va,
+// e.va) - e.va, hi = min(end, e.end) - 1 - e.va; first = lo >> 16, last =
+// min(hi >> 16, 63), none when first > 63). For an overlapping request both
+// ends lie above e.va, so min() splits into the entry's last block (kept)
+// and the request's (one subtract), and the mask is the AND of the three
+// thermometer codes (b >= first, b <= either last), not a shift and a
+// subtract behind a min, compare and clamp.
+wire [ENTRIES-1:0] moved_v, refuse_v, track_v;
+wire [63:0] fresh_v [0:ENTRIES-1];
+genvar g;
+generate
+for (g = 0; g < ENTRIES; g = g + 1) begin : per_entry
+    wire hit = valid_reg[g] && s_req_class != 2'd0 && pid_mem[g] == s_req_pid
+        && s_req_va < end_mem[g] && va_mem[g] < req_end;
+    wire moved = mode_mem[g] == GATE_MODE_MOVED || (mode_mem[g] == GATE_MODE_REJOIN && changes);
+    wire busy = (mode_mem[g] == GATE_MODE_PAUSED && changes)
+        || (mode_mem[g] == GATE_MODE_TRACKING && s_req_class == CLASS_OFFLOAD);
+    // First block: the request's start past e.va, else 0; none past 63.
+    // The offsets' bits below a block are not needed.
+    /* verilator lint_off UNUSEDSIGNAL */
+    wire [64:0] lo = {1'b0, s_req_va} - {1'b0, va_mem[g]};
+    wire [63:0] hi = req_end - va1_mem[g];
+    /* verilator lint_on UNUSEDSIGNAL */
+    wire after = !lo[64];
+    wire first_out = after && lo[63:BLOCK_SHIFT+6] != 0;
+    wire [5:0] first = after ? lo[BLOCK_SHIFT+5:BLOCK_SHIFT] : 6'd0;
+    wire [5:0] rlast = block63(hi[63:BLOCK_SHIFT]);
+    wire [63:0] blocks;
+    genvar b;
+    // b >= first and b <= last: constant for b = 0 or 63 on one side.
+    /* verilator lint_off UNSIGNED */
+    /* verilator lint_off CMPCONST */
+    for (b = 0; b < 64; b = b + 1) begin : per_block
+        assign blocks[b] = !first_out && first <= 6'(b) && elast_mem[g] >= 6'(b)
+            && (empty_reg[g] || rlast >= 6'(b));
+    end
+    /* verilator lint_on CMPCONST */
+    /* verilator lint_on UNSIGNED */
+    assign fresh_v[g] = blocks & ~dirty_mem[g];
+    assign moved_v[g] = moved;
+    assign refuse_v[g] = hit && (moved || busy);
+    assign track_v[g] = hit && s_req_class == CLASS_CHANGE && mode_mem[g] == GATE_MODE_TRACKING
+        && fresh_v[g] != 64'd0;
+end
+endgenerate
+
+// The lowest refusing entry decides; else the lowest tracking entry with
+// new blocks reports (a refusal decides before any report).
+wire [ENTRIES-1:0] refuse_first = lowest(refuse_v);
+wire [ENTRIES-1:0] track_first = (|refuse_v) ? {ENTRIES{1'b0}} : lowest(track_v);
 
 always @* begin : verdict
     integer i;
-    reg [63:0] e_end;
-    reg hit;
-    reg [63:0] fresh;
-    m_refuse = 1'b0;
-    m_status = STATUS_OK;
-    m_track = 1'b0;
+    m_refuse = |refuse_v;
+    m_status = !m_refuse ? STATUS_OK : (|(refuse_first & moved_v)) ? STATUS_MOVED : STATUS_BUSY;
+    m_track = |track_first;
     m_track_entry = 32'd0;
     m_track_pid = 32'd0;
     m_track_va = 64'd0;
     m_track_mask = 64'd0;
     for (i = 0; i < ENTRIES; i = i + 1) begin
-        e_end = sat_add(va_mem[i], len_mem[i]);
-        hit = valid_reg[i] && s_req_class != 2'd0 && pid_mem[i] == s_req_pid
-            && s_req_va < e_end && va_mem[i] < req_end;
-        if (hit && !m_refuse) begin
-            if (mode_mem[i] == GATE_MODE_MOVED
-                    || (mode_mem[i] == GATE_MODE_REJOIN && changes)) begin
-                m_refuse = 1'b1;
-                m_status = STATUS_MOVED;
-            end else if ((mode_mem[i] == GATE_MODE_PAUSED && changes)
-                    || (mode_mem[i] == GATE_MODE_TRACKING && s_req_class == CLASS_OFFLOAD)) begin
-                m_refuse = 1'b1;
-                m_status = STATUS_BUSY;
-            end
-        end
-        fresh = blocks(va_mem[i], e_end, s_req_va, req_end) & ~dirty_mem[i];
-        if (hit && !m_track && s_req_class == CLASS_CHANGE
-                && mode_mem[i] == GATE_MODE_TRACKING && fresh != 64'd0) begin
-            m_track = 1'b1;
-            m_track_entry = 32'(i);
-            m_track_pid = pid_mem[i];
-            m_track_va = va_mem[i];
-            m_track_mask = fresh;
-        end
-    end
-    // A refusal decides before any report.
-    if (m_refuse) begin
-        m_track = 1'b0;
-        m_track_entry = 32'd0;
-        m_track_pid = 32'd0;
-        m_track_va = 64'd0;
-        m_track_mask = 64'd0;
+        m_track_entry = m_track_entry | (track_first[i] ? 32'(i) : 32'd0);
+        m_track_pid = m_track_pid | (track_first[i] ? pid_mem[i] : 32'd0);
+        m_track_va = m_track_va | (track_first[i] ? va_mem[i] : 64'd0);
+        m_track_mask = m_track_mask | (track_first[i] ? fresh_v[i] : 64'd0);
     end
 end
 
@@ -189,6 +219,10 @@ wire mark_live = s_mark_valid && s_mark_entry < 32'(ENTRIES);
 localparam EIW = ENTRIES > 1 ? $clog2(ENTRIES) : 1;
 wire [EIW-1:0] set_index = s_set_entry[EIW-1:0];
 wire [EIW-1:0] mark_index = s_mark_entry[EIW-1:0];
+wire [63:0] set_end = sat_add(s_set_va, s_set_len);
+/* verilator lint_off UNUSEDSIGNAL */
+wire [63:0] set_hi = set_end - 64'd1 - s_set_va;   // its bits below a block unused
+/* verilator lint_on UNUSEDSIGNAL */
 
 always_ff @(posedge clk) begin
     if (mark_live) dirty_mem[mark_index] <= dirty_mem[mark_index] | s_mark_mask;
@@ -196,8 +230,11 @@ always_ff @(posedge clk) begin
         valid_reg[set_index] <= s_set_mode != GATE_MODE_OPEN;
         pid_mem[set_index] <= s_set_pid;
         va_mem[set_index] <= s_set_va;
-        len_mem[set_index] <= s_set_len;
         mode_mem[set_index] <= s_set_mode;
+        end_mem[set_index] <= set_end;
+        va1_mem[set_index] <= s_set_va + 64'd1;
+        elast_mem[set_index] <= block63(set_hi[63:BLOCK_SHIFT]);
+        empty_reg[set_index] <= s_set_len == 64'd0;
         // A set (also of the same range) starts an empty bitmap.
         dirty_mem[set_index] <= 64'd0;
     end
