@@ -108,7 +108,14 @@ fn setup(dir: &tempfile::TempDir, hot_chunks: u64, cold_chunks: u64) -> Setup {
     .unwrap();
     let c =
         Arc::new(RackClient::new(rack.config(), rack.controller_addr(), UdpLinks, cfg()).unwrap());
-    // Least loaded first: node 1, node 2, node 1.
+    // Placement breaks a tie in regions by the free bytes the nodes last
+    // reported: until both have reported, a node not heard from yet counts
+    // as full, and the order below would depend on heartbeat timing.
+    let mut ctl = clio_rack::service::Client::connect(rack.controller_addr()).unwrap();
+    wait_for("both nodes' first pressure reports", 10, || {
+        load_ppm(&mut ctl, 1).is_some() && load_ppm(&mut ctl, 2).is_some()
+    });
+    // Least loaded first: node 1, node 2, node 1 (equal reports: lower id).
     let hot = c.ralloc(VREGION_BYTES).unwrap();
     let _other = c.ralloc(VREGION_BYTES).unwrap();
     let cold = c.ralloc(VREGION_BYTES).unwrap();
@@ -122,7 +129,6 @@ fn setup(dir: &tempfile::TempDir, hot_chunks: u64, cold_chunks: u64) -> Setup {
         c.rwrite(cold + i * CHUNK, &fill).unwrap();
     }
     // Wait for heartbeats that show the touched chunks.
-    let mut ctl = clio_rack::service::Client::connect(rack.controller_addr()).unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
     let loads = loop {
         std::thread::sleep(Duration::from_millis(250));
