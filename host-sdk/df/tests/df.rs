@@ -5,14 +5,17 @@
 //! shuffle.
 
 use clio::backend::InProcess;
-use clio::{AsyncSession, ClientConfig, ClioError, Session};
+use clio::{AsyncSession, ClientConfig, Session};
 use clio_config::BoardConfig;
 use clio_df::{
-    histogram, proto, shuffle, Aggregate, AsyncDfClient, DfClient, DfError, DfOffload, Predicate,
+    histogram, shuffle, Aggregate, AsyncDfClient, DfClient, DfError, DfOffload, Predicate,
     OFFLOAD_ID,
 };
 use clio_emu::sdk::Emu;
 use clio_emu::{Board, ServeOptions, ServerHandle};
+
+mod common;
+use common::table;
 
 fn cfg() -> BoardConfig {
     BoardConfig::embedded("emulator").unwrap()
@@ -42,22 +45,6 @@ fn udp_board() -> ServerHandle {
         ServeOptions::for_board(&c),
     )
     .unwrap()
-}
-
-/// A table: `a` in 0..100 (pseudo-random), `b` a score, `c` = row.
-fn table(rows: usize) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let mut a = Vec::with_capacity(rows);
-    let mut b = Vec::with_capacity(rows);
-    for _ in 0..rows {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        a.push(x % 100);
-        b.push((x >> 20) % 1000);
-    }
-    let c = (0..rows as u64).collect();
-    (a, b, c)
 }
 
 #[test]
@@ -127,13 +114,6 @@ fn select_and_aggregate_agree_with_the_compute_node() {
     df.free(t).unwrap();
 }
 
-fn refused(s: &mut Session<InProcess<Emu>>, op: u16, args: &[u8]) -> u16 {
-    match s.offload_call(OFFLOAD_ID, op, args) {
-        Err(ClioError::OffloadRefused { code, .. }) => code,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
-}
-
 #[test]
 fn bad_input_gets_distinct_errors() {
     let mut df = in_process();
@@ -165,75 +145,8 @@ fn bad_input_gets_distinct_errors() {
         })
     ));
     // The offload checks too: each refusal with its own code.
-    let good = proto::Select {
-        column: t.column("a").unwrap().va,
-        rows: t.rows(),
-        predicate: proto::pred::EQ,
-        lo: 1,
-        hi: 0,
-        project: 0,
-        out_rows: 0,
-        out_values: 0,
-        cap: 0,
-    };
-    let s = df.session_mut();
-    let mut short = good.encode();
-    short.pop();
-    assert_eq!(refused(s, proto::op::SELECT, &short), proto::code::BAD_ARGS);
-    assert_eq!(refused(s, 9, &good.encode()), proto::code::BAD_ARGS);
-    let proj_without_output = proto::Select {
-        project: good.column,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &proj_without_output.encode()),
-        proto::code::BAD_ARGS
-    );
-    let bad_pred = proto::Select {
-        predicate: 42,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &bad_pred.encode()),
-        proto::code::BAD_PREDICATE
-    );
-    // A column the caller never mapped.
-    let unmapped = proto::Select {
-        column: 0x7f00_0000_0000,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &unmapped.encode()),
-        proto::code::UNMAPPED
-    );
-    // A selection naming a row past the column.
-    let bogus = [0xffu8; 8];
-    let sel_va = {
-        let a = s.ralloc(8, clio::perms::RW).unwrap();
-        s.rwrite(a.va, &bogus).unwrap();
-        a.va
-    };
-    let agg = proto::Aggregate {
-        column: good.column,
-        rows: good.rows,
-        selection: sel_va,
-        selected: 2,
-    };
-    assert_eq!(
-        refused(s, proto::op::AGGREGATE, &agg.encode()),
-        proto::code::BAD_ROW
-    );
-    // Read-only output.
-    let ro = s.ralloc(4096, clio::perms::READ).unwrap().va;
-    let to_ro = proto::Select {
-        out_rows: ro,
-        cap: 1000,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &to_ro.encode()),
-        proto::code::PERMISSION
-    );
+    let column = t.column("a").unwrap().va;
+    common::check_refusals(df.session_mut(), column, t.rows());
     // Still serving.
     let sel = df.select(&t, "a", Predicate::Eq(3), None, 1000).unwrap();
     assert_eq!(sel.matched(), a.iter().filter(|&&x| x == 3).count() as u64);

@@ -12,12 +12,14 @@
 //! is built for `board-configs/emulator.toml` as in `clio-emu`'s
 //! co-simulation tests, whose helpers this shares.
 
+mod common;
 #[path = "../../emulator/tests/common/qemu.rs"]
 mod qemu_common;
 
 use clio::backend::UdpTransport as Udp;
-use clio::{perms, ClientConfig, ClioError, Session};
-use clio_df::{proto, Aggregate, DataFrame, DfClient, DfError, DfOffload, Predicate, OFFLOAD_ID};
+use clio::{ClientConfig, Session};
+use clio_df::{Aggregate, DataFrame, DfClient, DfError, DfOffload, Predicate, OFFLOAD_ID};
+use common::table;
 use qemu_common::qemu_or_skip;
 
 fn emulated() -> clio_emu::ServerHandle {
@@ -31,27 +33,6 @@ fn emulated() -> clio_emu::ServerHandle {
         clio_emu::ServeOptions::for_board(&c),
     )
     .unwrap()
-}
-
-/// A table: `a` in 0..100 (pseudo-random), `b` a score, `c` = row.
-fn table(rows: usize) -> (Vec<u64>, Vec<u64>, Vec<u64>) {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
-    let (mut a, mut b) = (Vec::new(), Vec::new());
-    for _ in 0..rows {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        a.push(x % 100);
-        b.push((x >> 20) % 1000);
-    }
-    (a, b, (0..rows as u64).collect())
-}
-
-fn refused(s: &mut Session<Udp>, op: u16, args: &[u8]) -> u16 {
-    match s.offload_call(OFFLOAD_ID, op, args) {
-        Err(ClioError::OffloadRefused { code, .. }) => code,
-        other => panic!("expected a refusal, got {other:?}"),
-    }
 }
 
 /// What a select came to on one board: matched, rows, values, aggregates
@@ -138,60 +119,7 @@ fn df_client_against_the_firmware() {
     ));
 
     // Bad input: each refusal code, from the firmware.
-    let good = proto::Select {
-        column: va,
-        rows: t.rows(),
-        predicate: proto::pred::EQ,
-        lo: 1,
-        hi: 0,
-        project: 0,
-        out_rows: 0,
-        out_values: 0,
-        cap: 0,
-    };
-    let s = fw.session_mut();
-    assert_eq!(
-        refused(s, proto::op::SELECT, &good.encode()[..40]),
-        proto::code::BAD_ARGS
-    );
-    let bad_pred = proto::Select {
-        predicate: 42,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &bad_pred.encode()),
-        proto::code::BAD_PREDICATE
-    );
-    let unmapped = proto::Select {
-        column: 0x7f00_0000_0000,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &unmapped.encode()),
-        proto::code::UNMAPPED
-    );
-    let ro = s.ralloc(4096, perms::READ).unwrap().va;
-    let to_ro = proto::Select {
-        out_rows: ro,
-        cap: 1000,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &to_ro.encode()),
-        proto::code::PERMISSION
-    );
-    let sel_va = s.ralloc(8, perms::RW).unwrap().va;
-    s.rwrite(sel_va, &[0xff; 8]).unwrap();
-    let agg = proto::Aggregate {
-        column: va,
-        rows: t.rows(),
-        selection: sel_va,
-        selected: 2,
-    };
-    assert_eq!(
-        refused(s, proto::op::AGGREGATE, &agg.encode()),
-        proto::code::BAD_ROW
-    );
+    common::check_refusals(fw.session_mut(), va, t.rows());
 
     // Another client's address space: its VAs reach only its own memory.
     let mut other = DfClient::new(Session::open(server.addr(), client).unwrap());
