@@ -329,8 +329,10 @@ pub struct NodeAgent {
 
 impl NodeAgent {
     /// Says hello for node `id` (serving at `addr` with `capacity` bytes) to the
-    /// controller at `controller`, then heartbeats every `interval`. Fails if
-    /// the controller refuses the hello or does not answer (naming its address).
+    /// controller at `controller`, sends its first heartbeat (so the controller
+    /// has its pressure once this returns), then heartbeats every `interval`.
+    /// Fails if the controller refuses the hello or the first heartbeat or does
+    /// not answer (naming its address).
     pub fn start(
         controller: SocketAddr,
         id: NodeId,
@@ -375,6 +377,27 @@ impl NodeAgent {
                 )))
             }
         };
+        // The first heartbeat goes out before this returns, so the controller
+        // knows the node's pressure from the start: placement breaks ties by
+        // the free bytes last reported, and a node not heard from counts as
+        // full, which would make where the first regions land a race.
+        if let Some(beat) = link.heartbeat(now_ms(), node.lock().pressure()) {
+            let reply = c.call(beat).map_err(named)?;
+            match link.beat_answered(&reply) {
+                Ok(()) => {}
+                Err(LinkError::Refused { code, field }) => {
+                    return Err(io::Error::other(format!(
+                    "rack controller {controller} refused node {id}'s first heartbeat: {code} ({})",
+                    field.name()
+                )))
+                }
+                Err(LinkError::Unexpected) => {
+                    return Err(io::Error::other(format!(
+                        "rack controller {controller}: unexpected answer {reply:?}"
+                    )))
+                }
+            }
+        }
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
         let thread = std::thread::Builder::new()

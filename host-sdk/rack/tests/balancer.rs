@@ -108,13 +108,9 @@ fn setup(dir: &tempfile::TempDir, hot_chunks: u64, cold_chunks: u64) -> Setup {
     .unwrap();
     let c =
         Arc::new(RackClient::new(rack.config(), rack.controller_addr(), UdpLinks, cfg()).unwrap());
-    // Placement breaks a tie in regions by the free bytes the nodes last
-    // reported: until both have reported, a node not heard from yet counts
-    // as full, and the order below would depend on heartbeat timing.
+    // Both nodes reported their pressure before `start` returned (a tie in
+    // regions is broken by it).
     let mut ctl = clio_rack::service::Client::connect(rack.controller_addr()).unwrap();
-    wait_for("both nodes' first pressure reports", 10, || {
-        load_ppm(&mut ctl, 1).is_some() && load_ppm(&mut ctl, 2).is_some()
-    });
     // Least loaded first: node 1, node 2, node 1 (equal reports: lower id).
     let hot = c.ralloc(VREGION_BYTES).unwrap();
     let _other = c.ralloc(VREGION_BYTES).unwrap();

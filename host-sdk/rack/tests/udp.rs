@@ -185,3 +185,72 @@ fn a_restarted_service_answers_from_its_log_and_fences_silent_nodes() {
     assert!(service.rack().controller().node(1).unwrap().dead);
     assert_eq!(service.stats().declared_dead, 1);
 }
+
+/// A node agent's first heartbeat is part of starting it: a controller that
+/// refuses it makes `NodeAgent::start` fail (naming the refusal), so once
+/// `start` returns the controller holds the node's pressure (placement
+/// breaks ties by it; a node not yet heard from counts as full).
+#[test]
+fn a_node_agent_reports_its_pressure_before_start_returns() {
+    use clio_rack::node::{NodeAgent, RackNode, SharedNode};
+    let ctl = UdpSocket::bind("127.0.0.1:0").unwrap();
+    ctl.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let addr = ctl.local_addr().unwrap();
+    // A scripted controller: welcome the hello, refuse the heartbeat.
+    let script = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut rx = [0u8; MAX_ENVELOPE_LEN];
+        while seen.len() < 2 {
+            let Ok((n, from)) = ctl.recv_from(&mut rx) else {
+                break;
+            };
+            let env = Envelope::decode(&rx[..n]).unwrap();
+            let reply = match env.message {
+                Message::Hello { node, .. } => Message::Welcome { node, epoch: 1 },
+                _ => Message::Refused {
+                    code: ErrorCode::NodeDead,
+                    field: Field::HeartbeatNode,
+                },
+            };
+            seen.push(env.message);
+            let mut out = [0u8; MAX_ENVELOPE_LEN];
+            let bytes = Envelope::new(env.request_id, reply)
+                .encode(&mut out)
+                .unwrap();
+            ctl.send_to(bytes, from).unwrap();
+        }
+        seen
+    });
+    let b = common::board();
+    let node = SharedNode::new(RackNode::new(clio_emu::Board::new(&b).unwrap()));
+    let Err(err) = NodeAgent::start(
+        addr,
+        1,
+        "127.0.0.1:7700".parse().unwrap(),
+        2 << 30,
+        node,
+        Duration::from_secs(3600),
+    ) else {
+        panic!("the refused first heartbeat must fail the start");
+    };
+    assert!(
+        err.to_string().contains("refused node 1's first heartbeat"),
+        "{err}"
+    );
+    let seen = script.join().unwrap();
+    assert!(
+        matches!(seen[0], Message::Hello { node: 1, .. }),
+        "{seen:?}"
+    );
+    assert!(
+        matches!(
+            seen[1],
+            Message::Heartbeat {
+                node: 1,
+                epoch: 1,
+                ..
+            }
+        ),
+        "{seen:?}"
+    );
+}
