@@ -13,9 +13,7 @@ use clio_wire::payload::{
     OffloadBatchOp, OffloadBatchReq, OffloadBatchResult, OffloadCallReq, OffloadCallResp,
     OFFLOAD_OP_BATCH,
 };
-use clio_wire::ring::{
-    offload_fragments, Descriptor, Direction, OffloadAssembler, OffloadReplyHead,
-};
+use clio_wire::ring::Descriptor;
 use clio_wire::{Header, Opcode, Status};
 use common::{small_cfg, SEED};
 
@@ -58,34 +56,18 @@ impl<'a, const B: usize> Rig<'a, B> {
         let mut pkt = vec![0u8; h.buffer_len()];
         h.emit_with_payload(&mut pkt, payload).unwrap();
         self.seq += 1;
-        let frags: Vec<_> = offload_fragments(self.seq % 64, self.seq, &pkt, Direction::Rx)
-            .unwrap()
-            .collect();
         let mut dram = SliceDram {
             base: self.base,
             bytes: &mut self.dram,
         };
-        let mut answered = 0;
-        for f in &frags {
-            answered += host.fragment(f, &mut self.sp, &mut dram, &mut self.tx) as u32;
-        }
-        assert_eq!(answered, 1, "one answer per call");
-        let mut a = OffloadAssembler::<{ 1 << 16 }>::new();
-        let mut got = None;
+        let answer =
+            common::offload_exchange(host, &mut self.sp, &mut dram, &mut self.tx, self.seq, &pkt);
         for d in self.tx.drain(..) {
             if let Descriptor::PteWrite { pte, .. } = d {
                 self.ptes.push(pte);
             }
-            if let Descriptor::Offload { dir, tag, seq, .. } = d {
-                assert_eq!((dir, tag, seq), (Direction::Tx, self.seq % 64, self.seq));
-                if let Some((_, _, b)) = a.push(&d) {
-                    got = Some(b.to_vec());
-                }
-            }
         }
-        let dg = got.expect("a whole answer");
-        let (head, p) = OffloadReplyHead::split(&dg).unwrap();
-        (head.status, p.to_vec())
+        answer
     }
 }
 

@@ -294,3 +294,52 @@ pub fn scrub(sp: &mut SlowPath<'_>, board: &mut Board) -> u64 {
     }
     n
 }
+
+/// One `OFFLOAD_CALL` packet `pkt` through `host` the way the ring carries
+/// it: cut into `OFFLOAD_REQ` fragments under tag `seq % 64` and `seq`, fed
+/// one by one, and its `OFFLOAD_REPLY` fragments (which must carry the same
+/// tag and sequence) put back together. Returns the answer's status and
+/// payload; the slow path's other descriptors stay in `tx`, in order.
+pub fn offload_exchange<const B: usize>(
+    host: &mut clio_slowpath::offload::OffloadHost<'_, 2, 4, B>,
+    sp: &mut SlowPath<'_>,
+    dram: &mut clio_slowpath::offload::SliceDram<'_>,
+    tx: &mut Vec<Descriptor>,
+    seq: u32,
+    pkt: &[u8],
+) -> (Status, Vec<u8>) {
+    use clio_wire::ring::{offload_fragments, Direction, OffloadAssembler, OffloadReplyHead};
+    let tag = seq % 64;
+    let mut answered = 0;
+    for f in offload_fragments(tag, seq, pkt, Direction::Rx).unwrap() {
+        answered += host.fragment(&f, sp, dram, tx) as u32;
+    }
+    assert_eq!(answered, 1, "one answer per call");
+    let mut a = OffloadAssembler::<{ 1 << 16 }>::new();
+    let mut got = None;
+    let mut rest = Vec::new();
+    for d in tx.drain(..) {
+        if let Descriptor::Offload {
+            dir,
+            tag: t,
+            seq: s,
+            ..
+        } = d
+        {
+            assert_eq!(
+                (dir, t, s),
+                (Direction::Tx, tag, seq),
+                "the answer's fragment"
+            );
+            if let Some((_, _, b)) = a.push(&d) {
+                got = Some(b.to_vec());
+            }
+        } else {
+            rest.push(d);
+        }
+    }
+    *tx = rest;
+    let dg = got.expect("a whole answer");
+    let (head, p) = OffloadReplyHead::split(&dg).unwrap();
+    (head.status, p.to_vec())
+}

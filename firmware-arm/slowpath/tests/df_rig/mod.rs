@@ -17,9 +17,7 @@ use clio_slowpath::offload::df::DfOffload;
 use clio_slowpath::offload::{OffloadHost, SliceDram};
 use clio_slowpath::{ReplyTo, SlowPath, SlowPathConfig};
 use clio_wire::payload::{OffloadCallReq, OffloadCallResp};
-use clio_wire::ring::{
-    offload_fragments, Descriptor, Direction, OffloadAssembler, OffloadReplyHead,
-};
+use clio_wire::ring::Descriptor;
 use clio_wire::{Header, Opcode, Status};
 
 /// MTU payload of the rig's board (the emulator board's).
@@ -237,37 +235,16 @@ impl<'a> Rig<'a> {
         let mut pkt = vec![0u8; h.buffer_len()];
         h.emit_with_payload(&mut pkt, &payload).unwrap();
         self.seq += 1;
-        let frags: Vec<_> = offload_fragments(self.seq % 64, self.seq, &pkt, Direction::Rx)
-            .unwrap()
-            .collect();
         let mut dram = SliceDram {
             base: self.base,
             bytes: &mut self.dram,
         };
-        let mut answered = 0;
-        for f in &frags {
-            answered += host.fragment(f, &mut self.sp, &mut dram, &mut self.tx) as u32;
-        }
-        assert_eq!(answered, 1, "one answer per call");
-        let mut a = OffloadAssembler::<{ 1 << 16 }>::new();
-        let mut got = None;
-        let mut commands = Vec::new();
-        for d in self.tx.drain(..) {
-            if let Descriptor::Offload { .. } = d {
-                if let Some((_, _, b)) = a.push(&d) {
-                    got = Some(b.to_vec());
-                }
-            } else {
-                commands.push(d);
-            }
-        }
-        self.tx = commands;
+        let (status, p) =
+            common::offload_exchange(host, &mut self.sp, &mut dram, &mut self.tx, self.seq, &pkt);
         self.settle();
-        let dg = got.expect("a whole answer");
-        let (head, p) = OffloadReplyHead::split(&dg).unwrap();
-        match head.status {
+        match status {
             Status::Ok => Outcome::Ok(p[OffloadCallResp::LEN..].to_vec()),
-            Status::OffloadRefused => Outcome::Refused(OffloadCallResp::parse(p).unwrap().code),
+            Status::OffloadRefused => Outcome::Refused(OffloadCallResp::parse(&p).unwrap().code),
             s => Outcome::Other(s),
         }
     }
