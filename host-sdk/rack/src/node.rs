@@ -363,40 +363,27 @@ impl NodeAgent {
         let named =
             |e: io::Error| io::Error::new(e.kind(), format!("rack controller {controller}: {e}"));
         let reply = c.call(link.hello()).map_err(named)?;
-        let epoch = match link.welcomed(now_ms(), &reply) {
-            Ok(epoch) => epoch,
-            Err(LinkError::Refused { code, field }) => {
-                return Err(io::Error::other(format!(
-                    "rack controller {controller} refused node {id}'s hello: {code} ({})",
-                    field.name()
-                )))
-            }
-            Err(LinkError::Unexpected) => {
-                return Err(io::Error::other(format!(
-                    "rack controller {controller}: unexpected answer {reply:?}"
-                )))
-            }
+        // A refused or unexpected answer, named for the log.
+        let failed = |what: &str, e: LinkError, reply: &Message| match e {
+            LinkError::Refused { code, field } => io::Error::other(format!(
+                "rack controller {controller} refused node {id}'s {what}: {code} ({})",
+                field.name()
+            )),
+            LinkError::Unexpected => io::Error::other(format!(
+                "rack controller {controller}: unexpected answer {reply:?}"
+            )),
         };
+        let epoch = link
+            .welcomed(now_ms(), &reply)
+            .map_err(|e| failed("hello", e, &reply))?;
         // The first heartbeat goes out before this returns, so the controller
         // knows the node's pressure from the start: placement breaks ties by
         // the free bytes last reported, and a node not heard from counts as
         // full, which would make where the first regions land a race.
         if let Some(beat) = link.heartbeat(now_ms(), node.lock().pressure()) {
             let reply = c.call(beat).map_err(named)?;
-            match link.beat_answered(&reply) {
-                Ok(()) => {}
-                Err(LinkError::Refused { code, field }) => {
-                    return Err(io::Error::other(format!(
-                    "rack controller {controller} refused node {id}'s first heartbeat: {code} ({})",
-                    field.name()
-                )))
-                }
-                Err(LinkError::Unexpected) => {
-                    return Err(io::Error::other(format!(
-                        "rack controller {controller}: unexpected answer {reply:?}"
-                    )))
-                }
-            }
+            link.beat_answered(&reply)
+                .map_err(|e| failed("first heartbeat", e, &reply))?;
         }
         let stop = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&stop);
