@@ -1,9 +1,10 @@
-// clio_hit_lane: the fast path's II = 1 lane for single-beat TLB-hit reads and one-DRAM-beat TLB-hit writes.
+// clio_hit_lane: the fast path's II = 1 lane for one-DRAM-beat TLB-hit reads and writes.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
-// A READ of 1..8 bytes (one response beat; none while a fence waits) or a
+// A READ of 1..64 bytes within one DRAM beat (none while a fence waits; up
+// to 8 bytes answer in one output beat, 9..64 in two) or a
 // WRITE of one or two packet beats whose 1..64 payload bytes land in one DRAM
 // beat, with valid credentials (`s_in_sess_ok`: current epoch, session, key,
 // PID), goes through a pipeline at one request per cycle:
@@ -22,9 +23,11 @@
 //          is handed to the engine (`m_ho_*`), which decides it from the
 //          start, once the older lane requests have answered;
 //  answer  the oldest request in flight (up to LQ - 1) answers when its R
-//          beat (header, data, CRC: one beat) or its B (header only) arrives,
-//          after the engine's packets still in the response builder
-//          (`s_rb_busy`), into a one-beat output register.
+//          beat (header, data, CRC: one or two output beats) or its B
+//          (header only) arrives, after the engine's packets still in the
+//          response builder (`s_rb_busy`), into a two-beat output register:
+//          a two-beat answer holds it for two cycles (II = 1 per output
+//          beat), its beats back to back so no builder beat comes between.
 // One write at a time is in L1/L2, and no packet carrying an ack (nor
 // another write) enters while it is there, so every lookup and ack sees the
 // records of the writes before it, as the model does. Reads and writes never
@@ -153,11 +156,13 @@ module clio_hit_lane #(
     input  wire                    m_axi_bvalid,
     output wire                    m_axi_bready,
 
-    // Answers: one beat each (tlast); they wait while the builder holds packets.
+    // Answers: one or two beats each, back to back (`m_out_tvalid` stays up
+    // between them); they wait while the builder holds packets.
     input  wire                    s_rb_busy,
     output wire [DATA_WIDTH-1:0]   m_out_tdata,
     output wire [DATA_WIDTH/8-1:0] m_out_tkeep,
     output wire                    m_out_tvalid,
+    output wire                    m_out_tlast,
     input  wire                    m_out_tready
 );
 
@@ -166,12 +171,13 @@ import clio_pkg::*;
 localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
 localparam LQ = 8;                 // answer queue entries (LQ - 1 in flight)
-localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
+localparam LEN_W = 7;              // lane reads carry at most BYTES bytes (one DRAM beat)
+localparam B0 = BYTES - CLIO_HEADER_LEN;   // data bytes in an answer's first beat
 localparam GW = $clog2(PUMP_WAIT + 1);
 
 initial begin
     if (DATA_WIDTH != 512) begin
-        $error("Error: the hit lane runs at DATA_WIDTH = 512 (header and answer in one beat) (instance %m)");
+        $error("Error: the hit lane runs at DATA_WIDTH = 512 (header in one beat, answer in two) (instance %m)");
         $finish;
     end
     if (PUMP_WAIT < 1) begin
@@ -224,7 +230,7 @@ wire elig_common = s_in_tlast && s_pkt_len >= CLIO_HEADER_LEN && !s_err_short &&
     && in_end <= BYTES && !s_fence_any && s_in_sess_ok;
 wire elig_rd = elig_common && s_in_first
     && s_hdr_opcode == OP_READ && s_hdr_payload_len == 16'd0 && s_hdr_offset == 32'd0 && s_hdr_total_len != 32'd0
-    && s_hdr_total_len <= BYTES - CLIO_HEADER_LEN && s_hdr_total_len <= {16'd0, cfg_mtu};
+    && s_hdr_total_len <= BYTES && s_hdr_total_len <= {16'd0, cfg_mtu};
 wire elig_wr = elig_common && (s_in_first || s_in_second) && in_wr && s_hdr_payload_len != 16'd0
     && s_hdr_payload_len <= BYTES && s_hdr_payload_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
@@ -280,10 +286,13 @@ wire [3:0]       lq_count = lq_wr_reg - lq_rd_reg;
 reg                  lw_valid_reg = 1'b0;
 reg [DATA_WIDTH-1:0] lw_data_reg = 0;
 reg [BYTES-1:0]      lw_strb_reg = 0;
-// The answer beat.
+// The answer beat on the output, and a two-beat answer's second beat behind it.
 reg                  lo_valid_reg = 1'b0;
 reg [DATA_WIDTH-1:0] lo_data_reg = 0;
 reg [BYTES-1:0]      lo_keep_reg = 0;
+reg                  lo2_valid_reg = 1'b0;
+reg [DATA_WIDTH-1:0] lo2_data_reg = 0;
+reg [BYTES-1:0]      lo2_keep_reg = 0;
 // Requests taken while the engine waits for an empty lane.
 reg [GW-1:0]         grants_reg = 0;
 
@@ -398,7 +407,8 @@ assign m_ho_ack = l2_ack_reg;
 // ---------------------------------------------------------------------------
 wire [2:0]  lq_h = lq_rd_reg[2:0];
 wire        lq_head_wr = lq_kind_mem[lq_h] == ST_WRITE;
-wire        out_free = !s_rb_busy && (!lo_valid_reg || m_out_tready);
+// The output register is free next cycle (a second beat behind the current one keeps it).
+wire        out_free = !s_rb_busy && (!lo_valid_reg || (m_out_tready && !lo2_valid_reg));
 wire        answer = s_active && lq_count != 0 && (lq_head_wr ? m_axi_bvalid : m_axi_rvalid) && out_free;
 assign m_axi_rready = lq_count != 0 && !lq_head_wr && out_free;
 assign m_axi_bready = lq_count != 0 && lq_head_wr && out_free;
@@ -419,10 +429,10 @@ function automatic [DATA_WIDTH-1:0] answer_beat(input wr, input [31:0] pid, inpu
         answer_beat[CLIO_OFF_VA*8 +: 64] = bswap64(va);
         answer_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(total);
         answer_beat[CLIO_OFF_OFFSET*8 +: 32] = bswap32(off);
-        answer_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, len, 8'd0};
+        answer_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {{(8-LEN_W){1'b0}}, len, 8'd0};
         answer_beat[CLIO_OFF_SESSION*8 +: 16] = {session[7:0], session[15:8]};
         answer_beat[CLIO_OFF_EPOCH*8 +: 32] = bswap32(epoch);
-        for (i = 0; i < BYTES - CLIO_HEADER_LEN; i = i + 1) begin
+        for (i = 0; i < B0; i = i + 1) begin
             /* verilator lint_off WIDTH */
             if (i < len) answer_beat[(CLIO_HEADER_LEN + i)*8 +: 8] = data[i*8 +: 8];
             /* verilator lint_on WIDTH */
@@ -442,18 +452,28 @@ wire [31:0]      hq_epoch = lq_epoch_mem[lq_h];
 wire [DATA_WIDTH-1:0] lr_data = m_axi_rdata >> {hq_va[OW-1:0], 3'd0};
 wire [DATA_WIDTH-1:0] lr_beat = answer_beat(lq_head_wr, hq_pid, hq_req_id, hq_retry_of, hq_va, hq_total,
     hq_off, hq_len, hq_session, hq_epoch, lr_data);
+// A read of more than B0 bytes answers in two beats: the second carries data bytes B0.. .
+wire        lr_two = !lq_head_wr && hq_len > LEN_W'(B0);
 /* verilator lint_off WIDTH */
-wire [BYTES-1:0] lr_keep = ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + hq_len));
+wire [BYTES-1:0] lr_keep = lr_two ? {BYTES{1'b1}} : ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + hq_len));
+wire [BYTES-1:0] lr_keep2 = ~({BYTES{1'b1}} << (hq_len - B0));
 /* verilator lint_on WIDTH */
-wire [31:0] lr_crc;
+wire [DATA_WIDTH-1:0] lr_beat2 = lr_data >> (B0 * 8);
+wire [31:0] lr_crc0, lr_crc1;
 
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
-    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc)
+    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc0)
 );
+// The second beat continues the first's CRC (unused for a one-beat answer).
+clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc2_inst (
+    .crc_in(lr_crc0), .data(lr_beat2), .keep(lr_two ? lr_keep2 : {BYTES{1'b0}}), .crc_out(lr_crc1)
+);
+wire [31:0] lr_crc = lr_two ? lr_crc1 : lr_crc0;
 
 assign m_out_tdata = lo_data_reg;
 assign m_out_tkeep = lo_keep_reg;
 assign m_out_tvalid = lo_valid_reg;
+assign m_out_tlast = !lo2_valid_reg;
 
 always_ff @(posedge clk) begin
     if (l1_move) begin
@@ -534,11 +554,22 @@ always_ff @(posedge clk) begin
         /* verilator lint_on WIDTH */
     end
     lq_nw_reg <= lq_nw_reg + ((l2_fire && l2_wr) ? 4'd1 : 4'd0) - ((answer && lq_head_wr) ? 4'd1 : 4'd0);
-    if (lo_valid_reg && m_out_tready) lo_valid_reg <= 1'b0;
+    if (lo_valid_reg && m_out_tready) begin
+        // The second beat follows the first in the next cycle.
+        lo_valid_reg <= lo2_valid_reg;
+        lo_data_reg <= lo2_data_reg;
+        lo_keep_reg <= lo2_keep_reg;
+        lo2_valid_reg <= 1'b0;
+    end
     if (answer) begin
         lo_valid_reg <= 1'b1;
         lo_data_reg <= lr_beat | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~lr_crc)} << (CLIO_OFF_CRC*8));
         lo_keep_reg <= lr_keep;
+        lo2_valid_reg <= lr_two;
+        /* verilator lint_off WIDTH */
+        lo2_data_reg <= lr_beat2 & ~({DATA_WIDTH{1'b1}} << ((hq_len - B0) * 8));
+        /* verilator lint_on WIDTH */
+        lo2_keep_reg <= lr_keep2;
         lq_rd_reg <= lq_rd_reg + 1'b1;
     end
     if (!s_eng_waits) grants_reg <= 0;
@@ -551,6 +582,7 @@ always_ff @(posedge clk) begin
         lq_nw_reg <= 0;
         lw_valid_reg <= 1'b0;
         lo_valid_reg <= 1'b0;
+        lo2_valid_reg <= 1'b0;
         grants_reg <= 0;
     end
 end
