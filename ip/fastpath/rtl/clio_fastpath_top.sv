@@ -422,6 +422,7 @@ wire lane_active;           // the engine is idle: the lane may use the TLB and 
 wire lane_empty;
 wire [3:0] lq_count;        // lane requests in flight
 wire lo_valid;              // a lane answer waits on the output
+wire lo_last;               // ... and it is the answer's last beat (a read of 9..64 bytes answers in two)
 wire [DATA_WIDTH-1:0] lane_out_tdata;
 wire [BYTES-1:0]      lane_out_tkeep;
 wire rb_busy;               // the response builder holds engine packets not yet sent
@@ -519,7 +520,7 @@ clio_hit_lane #(
     .m_axi_wdata(lane_wdata), .m_axi_wstrb(lane_wstrb), .m_axi_wvalid(lane_wvalid), .m_axi_wready(lane_wready),
     .m_axi_bvalid(lane_bvalid), .m_axi_bready(lane_bready),
     .s_rb_busy(rb_busy), .m_out_tdata(lane_out_tdata), .m_out_tkeep(lane_out_tkeep), .m_out_tvalid(lo_valid),
-    .m_out_tready(m_axis_tready)
+    .m_out_tlast(lo_last), .m_out_tready(m_axis_tready)
 );
 
 always @(posedge clk) begin
@@ -1157,7 +1158,7 @@ wire ps_last = pk_solo && ((pk_start && pk_off + pk_plen == ps_total_len) || pk_
 assign m_axis_tdata = lo_valid ? lane_out_tdata : rb_tdata;
 assign m_axis_tkeep = lo_valid ? lane_out_tkeep : rb_tkeep;
 assign m_axis_tvalid = lo_valid || rb_tvalid;
-assign m_axis_tlast = lo_valid ? 1'b1 : rb_tlast;
+assign m_axis_tlast = lo_valid ? lo_last : rb_tlast;
 
 // ---------------------------------------------------------------------------
 // Combinational helpers.

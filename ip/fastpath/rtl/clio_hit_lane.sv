@@ -1,9 +1,12 @@
-// clio_hit_lane: the fast path's II = 1 lane for single-beat TLB-hit reads and one-DRAM-beat TLB-hit writes.
+// clio_hit_lane: the fast path's II = 1 lane for one-DRAM-beat TLB-hit reads and writes.
 `resetall
 `timescale 1ns / 1ps
 `default_nettype none
 
-// A READ of 1..8 bytes (one response beat; none while a fence waits) or a
+// A READ of 1..64 bytes within one DRAM beat or two in the same page (none
+// while a fence waits; up to 8 bytes answer in one output beat, 9..64 in
+// two; a read over two DRAM beats issues two AR and answers on the second R
+// beat) or a
 // WRITE of one or two packet beats whose 1..64 payload bytes land in one DRAM
 // beat, with valid credentials (`s_in_sess_ok`: current epoch, session, key,
 // PID), goes through a pipeline at one request per cycle:
@@ -22,9 +25,11 @@
 //          is handed to the engine (`m_ho_*`), which decides it from the
 //          start, once the older lane requests have answered;
 //  answer  the oldest request in flight (up to LQ - 1) answers when its R
-//          beat (header, data, CRC: one beat) or its B (header only) arrives,
-//          after the engine's packets still in the response builder
-//          (`s_rb_busy`), into a one-beat output register.
+//          beat (header, data, CRC: one or two output beats) or its B
+//          (header only) arrives, after the engine's packets still in the
+//          response builder (`s_rb_busy`), into a two-beat output register:
+//          a two-beat answer holds it for two cycles (II = 1 per output
+//          beat), its beats back to back so no builder beat comes between.
 // One write at a time is in L1/L2, and no packet carrying an ack (nor
 // another write) enters while it is there, so every lookup and ack sees the
 // records of the writes before it, as the model does. Reads and writes never
@@ -153,11 +158,13 @@ module clio_hit_lane #(
     input  wire                    m_axi_bvalid,
     output wire                    m_axi_bready,
 
-    // Answers: one beat each (tlast); they wait while the builder holds packets.
+    // Answers: one or two beats each, back to back (`m_out_tvalid` stays up
+    // between them); they wait while the builder holds packets.
     input  wire                    s_rb_busy,
     output wire [DATA_WIDTH-1:0]   m_out_tdata,
     output wire [DATA_WIDTH/8-1:0] m_out_tkeep,
     output wire                    m_out_tvalid,
+    output wire                    m_out_tlast,
     input  wire                    m_out_tready
 );
 
@@ -166,12 +173,13 @@ import clio_pkg::*;
 localparam BYTES = DATA_WIDTH / 8;
 localparam OW = $clog2(BYTES);
 localparam LQ = 8;                 // answer queue entries (LQ - 1 in flight)
-localparam LEN_W = 5;              // lane reads carry at most BYTES - header bytes
+localparam LEN_W = 7;              // lane reads carry at most BYTES bytes (one DRAM beat)
+localparam B0 = BYTES - CLIO_HEADER_LEN;   // data bytes in an answer's first beat
 localparam GW = $clog2(PUMP_WAIT + 1);
 
 initial begin
     if (DATA_WIDTH != 512) begin
-        $error("Error: the hit lane runs at DATA_WIDTH = 512 (header and answer in one beat) (instance %m)");
+        $error("Error: the hit lane runs at DATA_WIDTH = 512 (header in one beat, answer in two) (instance %m)");
         $finish;
     end
     if (PUMP_WAIT < 1) begin
@@ -221,11 +229,15 @@ wire [7:0]  in_shift = cfg_class_shift[in_cls*8 +: 8];
 wire elig_common = s_in_tlast && s_pkt_len >= CLIO_HEADER_LEN && !s_err_short && !s_err_crc
     && !s_err_malformed && s_hdr_status == STATUS_OK && (s_hdr_flags & ~FLAG_FIXED_VA) == 8'd0
     && s_hdr_pid != 32'd0 && s_hdr_pid <= cfg_max_pid && in_va_hi == 64'd0 && in_shift != 8'd0
-    && in_end <= BYTES && !s_fence_any && s_in_sess_ok;
-wire elig_rd = elig_common && s_in_first
+    && !s_fence_any && s_in_sess_ok;
+// A read over two DRAM beats: its second beat must be in the same page (one translation).
+wire [63:0] in_pmask = (64'd1 << in_shift) - 64'd1;
+wire in_span = in_end > BYTES;
+wire in_last_line = ((in_tva | 64'(BYTES - 1)) & in_pmask) == in_pmask;
+wire elig_rd = elig_common && s_in_first && in_end <= 2 * BYTES && !(in_span && in_last_line)
     && s_hdr_opcode == OP_READ && s_hdr_payload_len == 16'd0 && s_hdr_offset == 32'd0 && s_hdr_total_len != 32'd0
-    && s_hdr_total_len <= BYTES - CLIO_HEADER_LEN && s_hdr_total_len <= {16'd0, cfg_mtu};
-wire elig_wr = elig_common && (s_in_first || s_in_second) && in_wr && s_hdr_payload_len != 16'd0
+    && s_hdr_total_len <= BYTES && s_hdr_total_len <= {16'd0, cfg_mtu};
+wire elig_wr = elig_common && in_end <= BYTES && (s_in_first || s_in_second) && in_wr && s_hdr_payload_len != 16'd0
     && s_hdr_payload_len <= BYTES && s_hdr_payload_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
 wire elig = elig_rd || elig_wr;
@@ -249,6 +261,8 @@ reg [63:0]       l1_key_reg = 0, l2_key_reg = 0;
 reg [63:0]       l1_va_reg = 0, l2_va_reg = 0;
 reg [LEN_W-1:0]  l1_len_reg = 0, l2_len_reg = 0;
 reg [4:0]        l1_shift_reg = 0, l2_shift_reg = 0;
+// A read over two DRAM beats; in L2, its first AR was accepted.
+reg              l1_span_reg = 1'b0, l2_span_reg = 1'b0, l2_ar1_reg = 1'b0;
 // Writes: target VA, echoed total_len and offset, payload (from byte 0) and its length.
 reg [63:0]       l1_tva_reg = 0, l2_tva_reg = 0;
 reg [31:0]       l1_total_reg = 0, l2_total_reg = 0, l1_off_reg = 0, l2_off_reg = 0;
@@ -270,7 +284,8 @@ reg [15:0]       lq_session_mem [0:LQ-1];
 reg [31:0]       lq_epoch_mem [0:LQ-1];
 reg [63:0]       lq_va_mem [0:LQ-1];
 reg [LEN_W-1:0]  lq_len_mem [0:LQ-1];
-stage_t          lq_kind_mem [0:LQ-1];     // ST_WRITE: answered on its B, ST_READ: on its R beat
+stage_t          lq_kind_mem [0:LQ-1];     // ST_WRITE: answered on its B, ST_READ: on its (last) R beat
+reg              lq_span_mem [0:LQ-1];     // a read of two R beats
 reg [31:0]       lq_total_mem [0:LQ-1];
 reg [31:0]       lq_off_mem [0:LQ-1];
 reg [3:0]        lq_wr_reg = 0, lq_rd_reg = 0;
@@ -280,10 +295,16 @@ wire [3:0]       lq_count = lq_wr_reg - lq_rd_reg;
 reg                  lw_valid_reg = 1'b0;
 reg [DATA_WIDTH-1:0] lw_data_reg = 0;
 reg [BYTES-1:0]      lw_strb_reg = 0;
-// The answer beat.
+// The first R beat of a read over two DRAM beats, while its second is due.
+reg                  lr_half_reg = 1'b0;
+reg [DATA_WIDTH-1:0] lr_first_reg = 0;
+// The answer beat on the output, and a two-beat answer's second beat behind it.
 reg                  lo_valid_reg = 1'b0;
 reg [DATA_WIDTH-1:0] lo_data_reg = 0;
 reg [BYTES-1:0]      lo_keep_reg = 0;
+reg                  lo2_valid_reg = 1'b0;
+reg [DATA_WIDTH-1:0] lo2_data_reg = 0;
+reg [BYTES-1:0]      lo2_keep_reg = 0;
 // Requests taken while the engine waits for an empty lane.
 reg [GW-1:0]         grants_reg = 0;
 
@@ -292,7 +313,7 @@ initial begin : init_lq
     for (i = 0; i < LQ; i = i + 1) begin
         lq_pid_mem[i] = 0; lq_req_id_mem[i] = 0; lq_retry_of_mem[i] = 0; lq_session_mem[i] = 0;
         lq_epoch_mem[i] = 0; lq_va_mem[i] = 0; lq_len_mem[i] = 0; lq_kind_mem[i] = ST_READ;
-        lq_total_mem[i] = 0; lq_off_mem[i] = 0;
+        lq_total_mem[i] = 0; lq_off_mem[i] = 0; lq_span_mem[i] = 1'b0;
     end
 end
 
@@ -331,7 +352,9 @@ wire l2_good = l2_wr ? (!l2_dd_bad_reg && l2_hit && (l2_perms & PERM_WRITE) == P
 assign m_axi_arvalid = s_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == 0;
 assign m_axi_awvalid = s_active && l2_valid && l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == lq_count
     && !lw_valid_reg;
-wire l2_fire = (m_axi_arvalid && m_axi_arready) || (m_axi_awvalid && m_axi_awready);
+// A read over two DRAM beats leaves L2 with its second AR.
+wire l2_ar = m_axi_arvalid && m_axi_arready;
+wire l2_fire = (l2_ar && (!l2_span_reg || l2_ar1_reg)) || (m_axi_awvalid && m_axi_awready);
 wire l2_eject = l2_valid && !l2_good;
 assign m_ho_valid = s_active && l2_eject && lq_count == 0 && !lo_valid_reg;
 wire handoff = m_ho_valid && m_ho_ready;
@@ -374,7 +397,7 @@ wire [63:0] l2_mask = (64'd1 << l2_shift_reg) - 64'd1;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift_reg) | (l2_tva_reg & l2_mask);
 /* verilator lint_on UNUSEDSIGNAL */
-assign m_axi_araddr = l2_pa[ADDR_WIDTH-1:0];
+assign m_axi_araddr = l2_pa[ADDR_WIDTH-1:0] + (l2_ar1_reg ? ADDR_WIDTH'(BYTES) : ADDR_WIDTH'(0));
 assign m_axi_awaddr = l2_pa[ADDR_WIDTH-1:0];
 assign m_axi_wdata = lw_data_reg;
 assign m_axi_wstrb = lw_strb_reg;
@@ -398,9 +421,16 @@ assign m_ho_ack = l2_ack_reg;
 // ---------------------------------------------------------------------------
 wire [2:0]  lq_h = lq_rd_reg[2:0];
 wire        lq_head_wr = lq_kind_mem[lq_h] == ST_WRITE;
-wire        out_free = !s_rb_busy && (!lo_valid_reg || m_out_tready);
-wire        answer = s_active && lq_count != 0 && (lq_head_wr ? m_axi_bvalid : m_axi_rvalid) && out_free;
-assign m_axi_rready = lq_count != 0 && !lq_head_wr && out_free;
+// The output register is free next cycle (a second beat behind the current one keeps it).
+wire        out_free = !s_rb_busy && (!lo_valid_reg || (m_out_tready && !lo2_valid_reg));
+// The first R beat of a read over two DRAM beats is kept, not answered: the
+// oldest request's, or (none in flight) that of the read in L2 whose second
+// AR waits, so the R channel never waits on the AR channel.
+wire        lq_half = !lr_half_reg && (lq_count != 0 ? !lq_head_wr && lq_span_mem[lq_h]
+                                                     : l2_valid && l2_span_reg && l2_ar1_reg);
+wire        half_take = s_active && lq_half && m_axi_rvalid;
+wire        answer = s_active && lq_count != 0 && (lq_head_wr ? m_axi_bvalid : m_axi_rvalid && !lq_half) && out_free;
+assign m_axi_rready = (s_active && lq_half) || (lq_count != 0 && !lq_head_wr && out_free);
 assign m_axi_bready = lq_count != 0 && lq_head_wr && out_free;
 
 // The answer header is a function of its fields (a continuous assignment: see
@@ -419,10 +449,10 @@ function automatic [DATA_WIDTH-1:0] answer_beat(input wr, input [31:0] pid, inpu
         answer_beat[CLIO_OFF_VA*8 +: 64] = bswap64(va);
         answer_beat[CLIO_OFF_TOTAL_LEN*8 +: 32] = bswap32(total);
         answer_beat[CLIO_OFF_OFFSET*8 +: 32] = bswap32(off);
-        answer_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {3'd0, len, 8'd0};
+        answer_beat[CLIO_OFF_PAYLOAD_LEN*8 +: 16] = {{(8-LEN_W){1'b0}}, len, 8'd0};
         answer_beat[CLIO_OFF_SESSION*8 +: 16] = {session[7:0], session[15:8]};
         answer_beat[CLIO_OFF_EPOCH*8 +: 32] = bswap32(epoch);
-        for (i = 0; i < BYTES - CLIO_HEADER_LEN; i = i + 1) begin
+        for (i = 0; i < B0; i = i + 1) begin
             /* verilator lint_off WIDTH */
             if (i < len) answer_beat[(CLIO_HEADER_LEN + i)*8 +: 8] = data[i*8 +: 8];
             /* verilator lint_on WIDTH */
@@ -439,21 +469,36 @@ wire [31:0]      hq_total = lq_total_mem[lq_h];
 wire [31:0]      hq_off = lq_off_mem[lq_h];
 wire [15:0]      hq_session = lq_session_mem[lq_h];
 wire [31:0]      hq_epoch = lq_epoch_mem[lq_h];
-wire [DATA_WIDTH-1:0] lr_data = m_axi_rdata >> {hq_va[OW-1:0], 3'd0};
+// The read's bytes from its first byte on (a read over two beats: the kept beat, then this one).
+/* verilator lint_off UNUSEDSIGNAL */
+wire [2*DATA_WIDTH-1:0] lr_pair = (lr_half_reg ? {m_axi_rdata, lr_first_reg} : {{DATA_WIDTH{1'b0}}, m_axi_rdata})
+    >> {hq_va[OW-1:0], 3'd0};
+/* verilator lint_on UNUSEDSIGNAL */
+wire [DATA_WIDTH-1:0] lr_data = lr_pair[DATA_WIDTH-1:0];
 wire [DATA_WIDTH-1:0] lr_beat = answer_beat(lq_head_wr, hq_pid, hq_req_id, hq_retry_of, hq_va, hq_total,
     hq_off, hq_len, hq_session, hq_epoch, lr_data);
+// A read of more than B0 bytes answers in two beats: the second carries data bytes B0.. .
+wire        lr_two = !lq_head_wr && hq_len > LEN_W'(B0);
 /* verilator lint_off WIDTH */
-wire [BYTES-1:0] lr_keep = ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + hq_len));
+wire [BYTES-1:0] lr_keep = lr_two ? {BYTES{1'b1}} : ~({BYTES{1'b1}} << (CLIO_HEADER_LEN + hq_len));
+wire [BYTES-1:0] lr_keep2 = ~({BYTES{1'b1}} << (hq_len - B0));
 /* verilator lint_on WIDTH */
-wire [31:0] lr_crc;
+wire [DATA_WIDTH-1:0] lr_beat2 = lr_data >> (B0 * 8);
+wire [31:0] lr_crc0, lr_crc1;
 
 clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc_inst (
-    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc)
+    .crc_in(32'hffffffff), .data(lr_beat), .keep(lr_keep), .crc_out(lr_crc0)
 );
+// The second beat continues the first's CRC (unused for a one-beat answer).
+clio_crc32c #(.DATA_WIDTH(DATA_WIDTH)) crc2_inst (
+    .crc_in(lr_crc0), .data(lr_beat2), .keep(lr_two ? lr_keep2 : {BYTES{1'b0}}), .crc_out(lr_crc1)
+);
+wire [31:0] lr_crc = lr_two ? lr_crc1 : lr_crc0;
 
 assign m_out_tdata = lo_data_reg;
 assign m_out_tkeep = lo_keep_reg;
 assign m_out_tvalid = lo_valid_reg;
+assign m_out_tlast = !lo2_valid_reg;
 
 always_ff @(posedge clk) begin
     if (l1_move) begin
@@ -469,6 +514,8 @@ always_ff @(posedge clk) begin
         l2_va_reg <= l1_va_reg;
         l2_len_reg <= l1_len_reg;
         l2_shift_reg <= l1_shift_reg;
+        l2_span_reg <= l1_span_reg;
+        l2_ar1_reg <= 1'b0;
         l2_tva_reg <= l1_tva_reg;
         l2_total_reg <= l1_total_reg;
         l2_off_reg <= l1_off_reg;
@@ -478,6 +525,8 @@ always_ff @(posedge clk) begin
         l1_state_reg <= ST_EMPTY;
     end else if (l2_fire || handoff) begin
         l2_state_reg <= ST_EMPTY;
+    end else if (l2_ar) begin
+        l2_ar1_reg <= 1'b1;
     end
     if (l2_valid && l2_first_reg) begin
         // Keep the lookup result while L2 waits.
@@ -506,6 +555,7 @@ always_ff @(posedge clk) begin
         l1_va_reg <= s_hdr_va;
         l1_len_reg <= elig_wr ? {LEN_W{1'b0}} : s_hdr_total_len[LEN_W-1:0];
         l1_shift_reg <= in_shift[4:0];
+        l1_span_reg <= elig_rd && in_span;
         l1_tva_reg <= in_tva;
         l1_total_reg <= s_hdr_total_len;
         l1_off_reg <= s_hdr_offset;
@@ -523,6 +573,7 @@ always_ff @(posedge clk) begin
         lq_kind_mem[lq_wr_reg[2:0]] <= l2_state_reg;
         lq_total_mem[lq_wr_reg[2:0]] <= l2_total_reg;
         lq_off_mem[lq_wr_reg[2:0]] <= l2_off_reg;
+        lq_span_mem[lq_wr_reg[2:0]] <= l2_span_reg;
         lq_wr_reg <= lq_wr_reg + 1'b1;
     end
     if (lw_valid_reg && m_axi_wready) lw_valid_reg <= 1'b0;
@@ -534,11 +585,27 @@ always_ff @(posedge clk) begin
         /* verilator lint_on WIDTH */
     end
     lq_nw_reg <= lq_nw_reg + ((l2_fire && l2_wr) ? 4'd1 : 4'd0) - ((answer && lq_head_wr) ? 4'd1 : 4'd0);
-    if (lo_valid_reg && m_out_tready) lo_valid_reg <= 1'b0;
+    if (lo_valid_reg && m_out_tready) begin
+        // The second beat follows the first in the next cycle.
+        lo_valid_reg <= lo2_valid_reg;
+        lo_data_reg <= lo2_data_reg;
+        lo_keep_reg <= lo2_keep_reg;
+        lo2_valid_reg <= 1'b0;
+    end
+    if (half_take) begin
+        lr_half_reg <= 1'b1;
+        lr_first_reg <= m_axi_rdata;
+    end
     if (answer) begin
+        lr_half_reg <= 1'b0;
         lo_valid_reg <= 1'b1;
         lo_data_reg <= lr_beat | ({{(DATA_WIDTH-32){1'b0}}, bswap32(~lr_crc)} << (CLIO_OFF_CRC*8));
         lo_keep_reg <= lr_keep;
+        lo2_valid_reg <= lr_two;
+        /* verilator lint_off WIDTH */
+        lo2_data_reg <= lr_beat2 & ~({DATA_WIDTH{1'b1}} << ((hq_len - B0) * 8));
+        /* verilator lint_on WIDTH */
+        lo2_keep_reg <= lr_keep2;
         lq_rd_reg <= lq_rd_reg + 1'b1;
     end
     if (!s_eng_waits) grants_reg <= 0;
@@ -551,6 +618,9 @@ always_ff @(posedge clk) begin
         lq_nw_reg <= 0;
         lw_valid_reg <= 1'b0;
         lo_valid_reg <= 1'b0;
+        lo2_valid_reg <= 1'b0;
+        lr_half_reg <= 1'b0;
+        l2_ar1_reg <= 1'b0;
         grants_reg <= 0;
     end
 end

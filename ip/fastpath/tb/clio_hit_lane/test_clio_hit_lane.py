@@ -1,8 +1,9 @@
 """clio_hit_lane with stand-ins for its neighbours (TLB and dedup answering one cycle after a
 lookup and driving garbage otherwise, the session table's L1 port, an AXI slave with a read
-latency, the response path, the engine's hand-off port): a hit read (its answer beat: header,
-data, CRC, keep), a hit write (AW, W with strobes, the dedup record, a header-only answer), hits
-back to back at one per cycle, the back-off after PUMP_WAIT requests taken while the engine
+latency, the response path, the engine's hand-off port): a hit read (its answer: header,
+data, CRC, keep; one beat for up to 8 bytes, two back to back for 9..64), a hit write (AW, W with strobes, the dedup record, a header-only answer), hits
+back to back at one per cycle (one-beat answers) and at one output beat per cycle (mixes of one-
+and two-beat answers), under random backpressure of DRAM and of the output, the back-off after PUMP_WAIT requests taken while the engine
 waits, and requests the lane must not finish (a miss, a write with a record, a packet that is not
 the lane's) handed to the engine only after the older lane requests answered."""
 
@@ -51,7 +52,9 @@ class Env:
         self.dquota = {}         # session -> dedup quota
         self.queue = []          # [Req, beat index]
         self.taken = []          # (Req, taken by the lane)
-        self.answers = []        # answer beats (bytes, keep)
+        self.answers = []        # answer packets (the kept bytes of their beats)
+        self.partial = b""       # beats of the answer on the output so far
+        self.out_beats = []      # cycles an answer beat was taken
         self.handoffs = []       # dicts of the hand-off fields
         self.dd_inserts = []
         self.acks = []
@@ -60,6 +63,7 @@ class Env:
         self.tlb_due = None
         self.dd_due = None
         self.reads = []          # [addr, cycle it may answer]
+        self.ars = 0
         self.aw = []
         self.w = []
         self.b = 0
@@ -189,6 +193,7 @@ class Env:
         if dut.m_ack_valid.value:
             self.acks.append((int(dut.m_ack_session.value), int(dut.m_ack_id.value)))
         if dut.m_axi_arvalid.value and dut.m_axi_arready.value:
+            self.ars += 1
             self.reads.append([int(dut.m_axi_araddr.value), self.cycle + self.latency])
         if rv and dut.m_axi_rready.value:
             self.reads.pop(0)
@@ -208,11 +213,19 @@ class Env:
             self.b += 1
         if bv and dut.m_axi_bready.value:
             self.b -= 1
+        # An answer's beats follow each other: no gap the builder could fill.
+        assert dut.m_out_tvalid.value or not self.partial, "gap inside a lane answer"
         if dut.m_out_tvalid.value and dut.m_out_tready.value:
             keep = int(dut.m_out_tkeep.value)
             n = bin(keep).count("1")
             assert keep == (1 << n) - 1, "keep not contiguous"
-            self.answers.append(int(dut.m_out_tdata.value).to_bytes(BYTES, "little")[:n])
+            self.out_beats.append(self.cycle)
+            self.partial += int(dut.m_out_tdata.value).to_bytes(BYTES, "little")[:n]
+            if dut.m_out_tlast.value:
+                self.answers.append(self.partial)
+                self.partial = b""
+            else:
+                assert n == BYTES, "a first beat that is not full"
         if dut.m_ho_valid.value and dut.m_ho_ready.value:
             assert int(dut.m_inflight.value) == 0 and not dut.m_out_tvalid.value, "hand-off before older answers"
             self.handoffs.append({k: int(getattr(dut, "m_ho_" + k).value) for k in (
@@ -237,7 +250,8 @@ class Env:
 
 def read_answer(env, r):
     pa = env.pa(r.pid, r.va)
-    data = bytes(env.line(pa)[pa % BYTES:pa % BYTES + r.total_len])
+    two = bytes(env.line(pa)) + bytes(env.line(pa + BYTES))       # a read may span two DRAM beats
+    data = two[pa % BYTES:pa % BYTES + r.total_len]
     return clio_header(P["OP_READ_RESP"], pid=r.pid, req_id=r.req_id, retry_of=r.retry_of, va=r.va,
                        total_len=r.total_len, payload=data, session=r.session, epoch=EPOCH)
 
@@ -249,19 +263,23 @@ def write_answer(r):
 
 @cocotb.test()
 async def hit_read(dut):
-    """A TLB-hit READ of 1..8 bytes at any lane: one answer beat (header, data, CRC)."""
+    """A TLB-hit READ of 1..8 bytes at any lane: one answer beat (header, data, CRC); of 9..64
+    bytes within one DRAM beat: two beats (header and 8 data bytes, then the rest; one CRC)."""
     env = Env(dut, 1)
     await env.start()
     env.map(1, 0x5000, 0x33, P["PERM_READ"])
-    reqs = [Req(P["OP_READ"], req_id=10 + i, va=0x5000 + off, total_len=n)
-            for i, (off, n) in enumerate([(0, 8), (3, 1), (57, 7), (0x7C0, 5)])]
+    cases = [(0, 8), (3, 1), (57, 7), (0x7C0, 5), (0, 64), (0, 9), (7, 57), (0x7C0 + 20, 44), (55, 9),
+             (60, 8), (63, 2), (1, 64), (0x7C0 + 50, 30), (0xFBF, 65 - 1)]        # the last ones span two DRAM beats
+    reqs = [Req(P["OP_READ"], req_id=10 + i, va=0x5000 + off, total_len=n) for i, (off, n) in enumerate(cases)]
     expect = []
     for r in reqs:
         expect.append(read_answer(env, r))
         env.offer(r)
         await env.drain()
-    assert [t for _, t in env.taken] == [True] * 4
+    assert [t for _, t in env.taken] == [True] * len(cases)
     assert env.answers == expect
+    assert len(env.out_beats) == 4 + 2 * 5 + 1 + 1 + 2 * 3
+    assert env.ars == 9 + 2 * 5, "one AR per DRAM beat read"
     assert not env.handoffs and not env.writes
 
 
@@ -318,6 +336,48 @@ async def back_to_back(dut):
 
 
 @cocotb.test()
+async def two_beat_mix(dut):
+    """Reads of 1..64 bytes within one DRAM beat (one- and two-beat answers mixed at random,
+    then 40 64-byte reads) offered back to back: every answer right and in order, the output
+    busy every cycle from the first answer beat to the last (II = 1 per output beat); then
+    reads of 1..64 bytes anywhere in their page (one or two DRAM beats: one AR each); all again
+    under random pauses of DRAM and of the output (backpressure)."""
+    for pauses in (False, True):
+        for mix in (True, False, "span"):
+            env = Env(dut, 7 + 3 * pauses + (mix == "span") + (mix is True))
+            await env.start()
+            env.pauses = pauses
+            for pg in range(4):
+                env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+            rng = env.rng
+            reqs = []
+            for i in range(60 if mix else 40):
+                n = rng.randrange(1, 65) if mix else 64
+                va = 0x10000 + rng.randrange(4 << SHIFT)
+                if mix == "span":       # anywhere in its page: one or two DRAM beats
+                    va -= max(0, va % (1 << SHIFT) + n - (1 << SHIFT))
+                else:
+                    va -= max(0, va % 64 + n - 64)
+                reqs.append(Req(P["OP_READ"], req_id=300 + i, va=va, total_len=n))
+            expect = [read_answer(env, r) for r in reqs]
+            for r in reqs:
+                env.offer(r)
+            await env.drain()
+            assert env.answers == expect
+            assert all(t for _, t in env.taken)
+            beats = sum(1 if r.total_len <= BYTES - HDR else 2 for r in reqs)
+            assert len(env.out_beats) == beats
+            assert mix or beats == 2 * len(reqs)
+            lines = sum((env.pa(1, r.va) % 64 + r.total_len + 63) // 64 for r in reqs)
+            assert env.ars == lines, f"{env.ars} AR for {lines} DRAM beats"
+            assert mix == "span" or lines == len(reqs)
+            if not pauses and mix != "span":
+                o = env.out_beats
+                assert o[-1] - o[0] == beats - 1, f"{beats} answer beats in {o[-1] - o[0] + 1} cycles"
+    dut._log.info("one- and two-beat answers at one output beat per cycle")
+
+
+@cocotb.test()
 async def back_off(dut):
     """While the engine waits for an empty lane, the lane takes PUMP_WAIT more requests, then
     none; the count restarts when the engine stops waiting."""
@@ -353,7 +413,8 @@ async def hand_off(dut):
     wr = Req(P["OP_WRITE"], req_id=4, va=0x7000, total_len=2, payload=b"xy")
     replay = Req(P["OP_WRITE"], req_id=5, retry_of=4, va=0x7000, total_len=2, payload=b"xy")
     bad = Req(P["OP_READ"], req_id=6, va=0x5000, total_len=8, ok=False)
-    big = Req(P["OP_READ"], req_id=7, va=0x5000, total_len=9)
+    big = Req(P["OP_READ"], req_id=7, va=0x5000 + 4092, total_len=9)    # spans two pages
+    huge = Req(P["OP_READ"], req_id=10, va=0x5000, total_len=65)
     for r in (rd, miss):
         env.offer(r)
     # The miss waits in L2 until the read has answered, then the engine (busy until the
@@ -375,15 +436,15 @@ async def hand_off(dut):
     h = env.handoffs[2]
     assert (h["wr"], h["retry_of"], h["payload_len"]) == (1, 4, 2)
     assert len(env.writes) == 1, "the replay wrote nothing"
-    for r in (bad, big):
+    for r in (bad, big, huge):
         env.offer(r)
         await env.drain()
-    assert [t for _, t in env.taken] == [True, True, True, True, True, False, False]
+    assert [t for _, t in env.taken] == [True, True, True, True, True, False, False, False]
     # A last beat that is not the lane's waits while a lane request is in flight.
     env.latency = 12
     env.offer(Req(P["OP_READ"], req_id=8, va=0x5000, total_len=8))
     env.offer(Req(P["OP_READ"], req_id=9, va=0x5000, total_len=8, ok=False))
     await env.run(8)
-    assert len(env.taken) == 8, "the foreign packet waits for the lane to empty"
+    assert len(env.taken) == 9, "the foreign packet waits for the lane to empty"
     await env.drain()
-    assert len(env.taken) == 9 and not env.taken[-1][1]
+    assert len(env.taken) == 10 and not env.taken[-1][1]
