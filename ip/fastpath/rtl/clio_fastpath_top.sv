@@ -72,10 +72,12 @@
 //            clears them all; OFFLOAD_REPLY fragments (OFFLOAD_TAGS > 0,
 //            else rejected) are reassembled and answer their call in MTU
 //            packets.
-// Hit lane (clio_hit_lane, II = 1): a single-beat READ of at most one DRAM beat (the common
-// small read; none while a fence waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
-// permission -> DRAM read; the response beat (header, data, CRC) is formed
-// when the data returns — one request per cycle. A WRITE of one or two
+// Hit lane (clio_hit_lane, II = 1): a single-beat READ of 1..64 bytes in one
+// DRAM beat or two of one page (the common small read; none while a fence
+// waits) goes through a pipeline — L1: TLB lookup; L2: hit with READ
+// permission -> DRAM read; the answer (header, data, CRC: one output beat
+// up to 8 bytes, two beyond) is formed when the data returns — one request
+// per cycle. A WRITE of one or two
 // packet beats whose 1..64 bytes fall in one DRAM beat takes the same lane:
 // L1 looks up the TLB and the dedup buffer; L2 needs a hit with WRITE
 // permission, no record (a replay), room and quota, no late duplicate, then
@@ -411,7 +413,7 @@ reg  gt_poll_reg = 1'b0;
 // Response bound of one request, in KiB: InfoResp bytes 62..64 (big endian)
 // of `cfg_info`, so the bound the board states is the one it enforces
 // (0: none). A READ above it is answered TOO_LARGE by the engine; lane reads
-// (at most one beat) are always below the smallest bound (1 KiB).
+// (at most 64 bytes) are always below the smallest bound (1 KiB).
 wire [15:0] max_resp_kib = {cfg_info[62*8 +: 8], cfg_info[63*8 +: 8]};
 // A pump (and a poll) starts only with the lane empty, which a steady flood
 // of lane requests never leaves: the lane takes at most PUMP_WAIT requests
