@@ -649,6 +649,20 @@ reg [BUCKET_BITS-1:0] fq_bucket [0:FAULT_QUEUE-1];
 reg [SW-1:0] fq_slot [0:FAULT_QUEUE-1];
 reg [FQW-1:0] fq_count = 0;
 reg [31:0]  rx_credit = 0;
+// A finished packet's deferred fault effects drain in the background
+// (S_FINISH lets the packet go first): the hit lane runs in S_FLUSH and
+// S_FLUSH_POP meanwhile, and each PTE write-back / PA_CONSUMED push starts
+// only once the lane is empty and takes no request this cycle (it does not
+// own the port then; lane requests touch data pages only, which these
+// writes never do, so DRAM ends as in the model). While a step waits the
+// lane takes at most PUMP_WAIT more requests (`eng_waits`). Once the lane
+// has handed a request to the engine it stops (the younger requests behind
+// it answer after it, as in S_IDLE), and the drain goes on with nothing of
+// the lane's in flight.
+reg  fl_bg = 1'b0;
+wire fl_lane = fl_bg && !(pkt_have_reg && h_from_lane);
+wire fl_wait = fl_bg && state_reg == S_FLUSH && fq_count != 0;
+wire fl_go = pkt_have_reg ? lq_count == 0 : lane_empty && !(p_tvalid && to_lane && parser_ready);
 reg [31:0]  xl_pages = 0;
 
 // Response fields (pid, req_id and retry_of always echo the packet).
@@ -1575,7 +1589,7 @@ wire pm_hold = streams_on && pm_must && !h_from_lane;
 // the engine waits in S_IDLE to pump or poll, the lane takes no new one until
 // the engine has started (a stream packet then goes out at least once per
 // PUMP_WAIT + 1 lane requests). The order stays the one the events report.
-assign eng_waits = state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
+assign eng_waits = fl_wait || state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
     && !(pkt_have_reg && h_from_lane) && (!pkt_have_reg || pm_turn || pm_must)));
 wire [31:0] sq_left = sq_total[0] - sq_sent[0];
 // The pumped stream goes on (its packet was sent whole and more remain).
@@ -1974,12 +1988,13 @@ always @(posedge clk) begin
         // the next one: go on while this one leaves.
         S_SEND_W: if (!rb_start && rb_ready) state_reg <= send_ret;
         S_FINISH: begin
+            pkt_have_reg <= 1'b0;
+            pkt_done_reg <= 1'b0;
             if (fq_count != 0) begin
-                flush_ret <= S_FINISH;
+                fl_bg <= 1'b1;                               // drain with the lane running
+                flush_ret <= S_IDLE;
                 state_reg <= S_FLUSH;
             end else begin
-                pkt_have_reg <= 1'b0;
-                pkt_done_reg <= 1'b0;
                 state_reg <= S_IDLE;
             end
         end
@@ -1987,8 +2002,9 @@ always @(posedge clk) begin
         // ----- deferred fault side effects, oldest first -----
         S_FLUSH: begin
             if (fq_count == 0) begin
+                fl_bg <= 1'b0;
                 state_reg <= flush_ret;
-            end else begin
+            end else if (!fl_bg || fl_go) begin
                 mem_addr <= fq_addr[0];
                 mem_wdata <= {{(DATA_WIDTH-128){1'b0}}, fq_pte[0]} << {fq_addr[0][OW-1:0], 3'd0};
                 mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << fq_addr[0][OW-1:0];
@@ -3134,6 +3150,7 @@ always @(posedge clk) begin
         mv_go <= 1'b0;
         unreported <= 0;
         fq_count <= 0;
+        fl_bg <= 1'b0;
         rx_credit <= 0;
         gt_poll_reg <= 1'b0;
     end
@@ -3146,7 +3163,9 @@ assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty &&
 // The lane waits for the READ stage too: its answers follow the stage's
 // packets, and the mover holds the port.
 // And for the write lane: its answer is older, and its burst holds the port.
-assign lane_active = state_reg == S_IDLE && !pk_solo && wl_idle;
+// And during a background drain, between its port accesses (see `fl_bg`).
+assign lane_active = (state_reg == S_IDLE || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
+    && !pk_solo && wl_idle;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever

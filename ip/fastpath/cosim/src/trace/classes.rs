@@ -44,6 +44,9 @@ pub enum Class {
     /// page never touched instead (a first-touch fault; the slow path
     /// refills the free-page FIFO every `fifo_depth` faults).
     HitFault,
+    /// As `hitfault`, with 8-byte writes (hit-lane writes) for the reads:
+    /// lane writes and their dedup records while a fault's effects drain.
+    HitWFault,
 }
 
 /// In the `hitmiss` and `hitfault` classes, one request in this many misses
@@ -52,7 +55,7 @@ pub const MIXED_EVERY: usize = 4;
 
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 13] = [
+    pub const ALL: [Class; 14] = [
         Class::Read8,
         Class::Read64,
         Class::Write64,
@@ -66,6 +69,7 @@ impl Class {
         Class::Fault,
         Class::HitMiss,
         Class::HitFault,
+        Class::HitWFault,
     ];
 
     /// Name on the command line and in the table.
@@ -84,6 +88,7 @@ impl Class {
             Class::Fault => "fault",
             Class::HitMiss => "hitmiss",
             Class::HitFault => "hitfault",
+            Class::HitWFault => "hitwfault",
         }
     }
 
@@ -273,7 +278,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         Class::Fault => map_pages(&mut g, cred.pid, 0x1_0000, count, false),
         // The hot set is a quarter of the TLB: the cold pages' entries are
         // always older (LRU evicts them, never a hot page).
-        Class::HitMiss | Class::HitFault => {
+        Class::HitMiss | Class::HitFault | Class::HitWFault => {
             map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true)
         }
         _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
@@ -282,7 +287,9 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
     // The cold pages of the mixed classes (misses or first touches).
     let cold = match class {
         Class::HitMiss => map_pages(&mut g, cred.pid, 0x1_1000, 4 * tlb, true),
-        Class::HitFault => map_pages(&mut g, cred.pid, 0x1_1000, count / MIXED_EVERY, false),
+        Class::HitFault | Class::HitWFault => {
+            map_pages(&mut g, cred.pid, 0x1_1000, count / MIXED_EVERY, false)
+        }
         _ => Vec::new(),
     };
     if !matches!(class, Class::Miss | Class::Fault) {
@@ -294,10 +301,10 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
     }
     let requests = match class {
         Class::Fault => count.min(pages.len()),
-        Class::HitFault => count.min(cold.len() * MIXED_EVERY),
+        Class::HitFault | Class::HitWFault => count.min(cold.len() * MIXED_EVERY),
         _ => count,
     };
-    let mixed = matches!(class, Class::HitMiss | Class::HitFault);
+    let mixed = matches!(class, Class::HitMiss | Class::HitFault | Class::HitWFault);
     let stream_from = g.events.len();
     let (mut model_cycles, mut ok, mut sent) = (0u64, 0usize, 0usize);
     for i in 0..requests {
@@ -305,7 +312,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
             // The cold request: a miss or a first touch, its latency and
             // the hits' logged per path (`stream latency` in the harness).
             let n = i / MIXED_EVERY;
-            if class == Class::HitFault && n % depth == 0 {
+            if class != Class::HitMiss && n % depth == 0 {
                 refill(&mut g, depth);
             }
             let p = cold[n % cold.len()];
@@ -332,6 +339,15 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         };
         if class == Class::Fault && i % depth == 0 {
             refill(&mut g, depth);
+        }
+        if class == Class::HitWFault {
+            let h = header(&mut g, &cred, Opcode::Write, Gen::va_of(&p) + line * 64, 8);
+            let data: Vec<u8> = (0..8).map(|_| g.rng.gen()).collect();
+            let t = g.send(Gen::emit(&h, &data), true);
+            model_cycles += t.cycles;
+            ok += usize::from(t.status == Some(Status::Ok));
+            sent += 1;
+            continue;
         }
         for (h, payload) in packets(&mut g, &cred, class, i, Gen::va_of(&p) + line * 64) {
             // Path probes: the harness logs each path's stream latency.
@@ -369,7 +385,7 @@ mod tests {
             match class {
                 Class::Miss => assert!(st.tlb_misses >= c.requests as u64, "miss: {st:?}"),
                 Class::Fault => assert!(st.faults >= c.requests as u64, "fault: {st:?}"),
-                Class::HitMiss | Class::HitFault => {
+                Class::HitMiss | Class::HitFault | Class::HitWFault => {
                     // Exactly one request in MIXED_EVERY leaves the TLB
                     // hits (the hot set stays in the TLB).
                     let cold = (c.requests / MIXED_EVERY) as u64;
