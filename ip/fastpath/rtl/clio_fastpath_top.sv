@@ -616,7 +616,7 @@ localparam [6:0]
     S_XL_FAILB = 7'd29,
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
     S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37,
-    S_AT_BEGIN = 7'd39, S_AT_READ = 7'd40, S_AT_SYNC = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
+    S_AT_READ = 7'd40, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
     S_REC1 = 7'd44,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
@@ -959,12 +959,15 @@ wire        sync_write;
 wire [7:0]  sync_status;
 wire        sync_out_valid;
 
+// An atomic's read completes (S_MEM_RDW, mem_ret S_AT_SYNCW): the sync unit
+// takes the word from the port's data in that cycle, not a cycle later.
+wire        at_rd_done = state_reg == S_MEM_RDW && eng_done && mem_ret == S_AT_SYNCW;
 clio_sync_unit sync_inst (
     .clk(clk), .rst(rst),
-    .s_opcode(h_op), .s_old(mem_rdata[{d_lane, 3'd0} +: 64]),
+    .s_opcode(h_op), .s_old(at_rd_done ? eng_rdata[{d_lane, 3'd0} +: 64] : mem_rdata[{d_lane, 3'd0} +: 64]),
     .s_arg0(bswap64(pkt01[CLIO_HEADER_LEN*8 +: 64])),
     .s_arg1(bswap64(pkt01[(CLIO_HEADER_LEN+8)*8 +: 64])),
-    .s_valid(sync_valid),
+    .s_valid(sync_valid || at_rd_done),
     .m_old(sync_old), .m_new(sync_new), .m_write(sync_write), .m_status(sync_status),
     .m_valid(sync_out_valid)
 );
@@ -1231,6 +1234,14 @@ wire        wr_fast = h_op == OP_WRITE && h_plen != 16'd0 && !wr_end_full[64] &&
 wire [7:0]  rd_shift0 = first_shift(h_va);
 wire        rd_fast = h_op == OP_READ && h_plen == 16'd0 && h_offset == 32'd0 && h_total_len != 32'd0
     && !(max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) && !rd_wraps && rd_shift0 != 0;
+// An atomic that passes S_DISPATCH's checks (operands, an 8-byte aligned
+// word, no wrap) with a valid page starts its TLB lookup from the dedup
+// verdict (S_DD_W1), as a WRITE; any other goes through S_DISPATCH.
+wire [64:0] at_end = {1'b0, h_va} + ATOMIC_RESP_LEN;
+wire [7:0]  at_shift0 = first_shift(h_va);
+wire        at_fast = ((h_op == OP_CAS && h_plen == CAS_ARGS_LEN) || (h_op == OP_FAA && h_plen == FAA_ARGS_LEN)
+    || ((h_op == OP_TAS || h_op == OP_LOCK || h_op == OP_UNLOCK) && h_plen == 16'd0))
+    && h_total_len == ATOMIC_RESP_LEN && h_offset == 32'd0 && h_va[2:0] == 3'd0 && !at_end[64] && at_shift0 != 0;
 // S_DECIDE: the packet passed the header, epoch and credential checks, so
 // its ack frees records and raises the floor (`dec_floor`: the floor as it
 // leaves it, which S_DD_LOOK1 would see).
@@ -1257,6 +1268,8 @@ wire        wl_one = xl_pages == 32'd1 && pg_ok && h_plen != 16'd0;
 // The page's PPN: the TLB's answer in S_XL_TLBW's hand-off, else the page's.
 wire [31:0] wl_ppn = state_reg == S_XL_TLBW ? tlb_ppn : pg_ppn;
 wire [63:0] wl_pa = ({32'd0, wl_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
+// An atomic's word, from the same PPN (translated in S_XL_TLBW or before).
+wire [63:0] at_pa = ({32'd0, wl_ppn} << pg_shift) | (h_va & pg_mask);
 wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
 // Handed over from S_XL_OK already when the first pass's only page (the
 // last) is translated there (S_WR_BEGIN's hand-off, a cycle sooner).
@@ -1671,6 +1684,18 @@ endtask
 // page of the first pass, else where the translation returns to; a WRITE
 // whose first pass found one page goes to the write lane from here
 // (`wl_early` / `wl_tlb`, a cycle before S_WR_BEGIN would).
+// An atomic's word: its page is the first pass's (one 8-byte aligned word
+// never spans pages, so the model's single lookup is this one); the sync
+// unit takes the word in the cycle the read completes (`at_rd_done`).
+task automatic at_read;
+    begin
+        mem_addr <= at_pa;
+        d_lane <= h_va[OW-1:0];
+        mem_ret <= S_AT_SYNCW;
+        state_reg <= S_MEM_RD;
+    end
+endtask
+
 task automatic xl_page_ok;
     begin
         pg_start <= xl_cur & ~pg_mask;
@@ -1685,6 +1710,8 @@ task automatic xl_page_ok;
             xl_cur <= xl_end[63:0];                      // the last page: translated
             if (wl_last1 && wl_ready) begin
                 wl_hand_off();                           // a one-page WRITE: the lane took it
+            end else if (xl_ret == S_AT_READ) begin
+                at_read();                               // S_AT_READ's work, a cycle sooner
             end else begin
                 state_reg <= xl_ret;
             end
@@ -2062,6 +2089,8 @@ always @(posedge clk) begin
                     state_reg <= S_FAIL;
                 end else if (wr_fast) begin
                     xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR_BEGIN, wr_shift0);
+                end else if (at_fast) begin
+                    xl_first(h_va, at_end, PERM_WRITE, S_AT_READ, at_shift0);
                 end else begin
                     state_reg <= S_DISPATCH;
                 end
@@ -2128,7 +2157,7 @@ always @(posedge clk) begin
                         xl_cur <= h_va;
                         xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
                         xl_need <= PERM_WRITE;
-                        xl_ret <= S_AT_BEGIN;
+                        xl_ret <= S_AT_READ;                 // one page: no second pass
                         state_reg <= S_XL_BEGIN;
                     end
                 end
@@ -2631,23 +2660,7 @@ always @(posedge clk) begin
         end
 
         // ----- atomics -----
-        S_AT_BEGIN: begin
-            xl_pass2 <= 1'b1;
-            pg_ok <= 1'b0;
-            xl_cur <= h_va;
-            xl_ret <= S_AT_READ;
-            state_reg <= S_XL_PAGE;
-        end
-        S_AT_READ: begin
-            mem_addr <= ({32'd0, pg_ppn} << pg_shift) | (h_va & pg_mask);
-            d_lane <= h_va[OW-1:0];
-            mem_ret <= S_AT_SYNC;
-            state_reg <= S_MEM_RD;
-        end
-        S_AT_SYNC: begin
-            sync_valid <= 1'b1;
-            state_reg <= S_AT_SYNCW;
-        end
+        S_AT_READ: at_read();
         S_AT_SYNCW: begin
             if (sync_out_valid) begin
                 if (h_op == OP_LOCK && sync_status == STATUS_OK && h_locks >= h_lquota) begin
