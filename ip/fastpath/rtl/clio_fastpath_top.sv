@@ -538,7 +538,9 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
 // ---------------------------------------------------------------------------
 // Engine state.
 // ---------------------------------------------------------------------------
-localparam [6:0]
+// The engine's states, numbered as before (traces and the README name them by
+// these values); the return-address registers hold one of them.
+typedef enum logic [6:0] {
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
     S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
@@ -563,11 +565,12 @@ localparam [6:0]
     S_PM_END = 7'd85,
     S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88,
     S_OF_BEGIN = 7'd90, S_OF_PROBED = 7'd91, S_OF_PUSH = 7'd92, S_OF_PUSHED = 7'd93,
-    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96;
+    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96
+} eng_state_t;
 
-reg [6:0] state_reg = S_IDLE;
-reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
-reg [6:0] flush_ret = S_IDLE;
+eng_state_t state_reg = S_IDLE;
+eng_state_t send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
+eng_state_t flush_ret = S_IDLE;
 
 // Deferred fault side effects: PTE slot address and image, PA_CONSUMED fields.
 localparam FQW = $clog2(FAULT_QUEUE + 1);
@@ -1617,7 +1620,7 @@ endtask
 // class's page shift), from the intake decision (S_DECIDE for a READ, the
 // dedup verdict for a WRITE): the lookup follows every check the model
 // makes before it, so the TLB's LRU order stays the model's.
-task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input [6:0] ret,
+task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input eng_state_t ret,
         input [7:0] shift);
     begin
         xl_pass2 <= 1'b0;
