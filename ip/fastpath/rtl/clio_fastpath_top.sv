@@ -245,10 +245,10 @@ function [63:0] bswap64(input [63:0] v);
 endfunction
 
 // ---------------------------------------------------------------------------
-// Ingress: parser and packet buffer.
+// Ingress: parser, packet buffers and header registers (clio_ingress, its
+// instance below the hit lane's: it takes the lane's hand-off).
 // ---------------------------------------------------------------------------
 wire [DATA_WIDTH-1:0] p_tdata;
-wire [BYTES-1:0]      p_tkeep;
 wire                  p_tvalid;
 wire                  p_tlast;
 wire [7:0]  p_opcode, p_flags, p_status;
@@ -257,8 +257,7 @@ wire [63:0] p_va;
 wire [15:0] p_plen, p_len, p_session;
 wire [31:0] p_epoch, p_ack;
 wire [63:0] p_key;
-wire        p_short, p_crc, p_malformed, p_unknown, p_request;
-wire [1:0]  p_class;
+wire        p_short, p_crc, p_malformed;
 
 reg pkt_have_reg = 1'b0;
 // The engine no longer reads the packet buffer (a WRITE whose payload the
@@ -266,21 +265,6 @@ reg pkt_have_reg = 1'b0;
 reg pkt_done_reg = 1'b0;
 wire parser_ready;
 wire to_lane;
-
-clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
-    .clk(clk), .rst(rst),
-    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
-    .s_axis_tready(s_axis_tready), .s_axis_tlast(s_axis_tlast),
-    .m_axis_tdata(p_tdata), .m_axis_tkeep(p_tkeep), .m_axis_tvalid(p_tvalid),
-    .m_axis_tready(parser_ready), .m_axis_tlast(p_tlast),
-    .m_hdr_opcode(p_opcode), .m_hdr_flags(p_flags), .m_hdr_status(p_status), .m_hdr_pid(p_pid),
-    .m_hdr_req_id(p_req_id), .m_hdr_retry_of(p_retry_of), .m_hdr_va(p_va),
-    .m_hdr_total_len(p_total_len), .m_hdr_offset(p_offset), .m_hdr_payload_len(p_plen),
-    .m_hdr_session(p_session), .m_hdr_epoch(p_epoch), .m_hdr_key(p_key), .m_hdr_ack(p_ack),
-    .m_pkt_len(p_len), .m_err_short(p_short), .m_err_crc(p_crc), .m_err_malformed(p_malformed),
-    .m_err_unknown_op(p_unknown),
-    .m_opcode_request(p_request), .m_class(p_class)
-);
 
 // Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
 // `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
@@ -290,22 +274,26 @@ clio_rx_parser #(.DATA_WIDTH(DATA_WIDTH)) parser_inst (
 // checked while packet n is decided and translated; only its last beat
 // (which brings the header registers) waits for the engine to let n go.
 localparam PB1 = PKT_BEATS + 1;
-reg [DATA_WIDTH-1:0] pkt_mem [0:2*PB1-1];
-reg in_bank_reg = 1'b0, eng_bank_reg = 1'b0;
+wire in_bank_reg, eng_bank_reg;
 // The first two beats: request payloads of up to 64 bytes start in beat 0
 // (byte CLIO_HEADER_LEN) and run into beat 1.
 /* verilator lint_off UNUSEDSIGNAL */
-wire [2*DATA_WIDTH-1:0] pkt01 = eng_bank_reg ? {pkt_mem[PB1 + 1], pkt_mem[PB1]} : {pkt_mem[1], pkt_mem[0]};
+wire [2*DATA_WIDTH-1:0] pkt01;
 /* verilator lint_on UNUSEDSIGNAL */
-reg [PBW-1:0]        pkt_beat_reg = 0;
-reg [7:0]  h_op = 0, h_flags = 0, h_status = 0;
-reg [31:0] h_pid = 0, h_req_id = 0, h_retry_of = 0, h_total_len = 0, h_offset = 0;
-reg [63:0] h_va = 0;
-reg [15:0] h_plen = 0, h_len = 0, h_session = 0;
-reg [31:0] h_epoch = 0, h_ack = 0;
-reg [63:0] h_key = 0;
-reg        h_short = 0, h_crc = 0, h_malformed = 0, h_unknown = 0, h_request = 0;
-reg        h_from_lane = 0;
+// Beat 0 of the bank being filled (the hit lane's first beat of a write).
+wire [DATA_WIDTH-1:0] in_prev;
+// Two read ports into the buffers (the write source, the offload fragment).
+wire [31:0]           pb_rd_a_idx, pb_rd_b_idx;
+wire [2*DATA_WIDTH-1:0] pb_rd_a_pair, pb_rd_b_pair;
+wire [PBW-1:0]        pkt_beat_reg;
+wire [7:0]  h_op, h_flags, h_status;
+wire [31:0] h_pid, h_req_id, h_retry_of, h_total_len, h_offset;
+wire [63:0] h_va;
+wire [15:0] h_plen, h_len, h_session;
+wire [31:0] h_epoch, h_ack;
+wire [63:0] h_key;
+wire        h_short, h_crc, h_malformed, h_unknown, h_request;
+wire        h_from_lane;
 
 // ---------------------------------------------------------------------------
 // Session table (on-chip, indexed by session id) and the boot epoch
@@ -497,7 +485,7 @@ clio_hit_lane #(
     .clk(clk), .rst(rst),
     .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift), .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu),
     .s_in_tdata(p_tdata), .s_in_tlast(p_tlast), .s_in_valid(p_tvalid && in_free), .s_in_ready(lane_in_ready),
-    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(in_bank_reg ? pkt_mem[PB1] : pkt_mem[0]),
+    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(in_prev),
     .s_hdr_opcode(p_opcode), .s_hdr_flags(p_flags), .s_hdr_status(p_status), .s_hdr_pid(p_pid),
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
@@ -525,88 +513,37 @@ clio_hit_lane #(
     .m_out_tlast(lo_last), .m_out_tready(m_axis_tready)
 );
 
-always @(posedge clk) begin
-    // Every beat but a lane read's is kept (a lane write's, for a hand-off).
-    if (p_tvalid && parser_ready && !lane_take_rd) begin
-        if (pkt_beat_reg < PKT_BEATS) begin
-            pkt_mem[(in_bank_reg ? PB1 : 0) + {{(32-PBW){1'b0}}, pkt_beat_reg}] <= p_tdata;
-            pkt_beat_reg <= pkt_beat_reg + 1'b1;
-        end
-        if (p_tlast) pkt_beat_reg <= 0;
-        if (p_tlast && !to_lane) begin
-            // The engine's packet: the next one goes to the other bank.
-            eng_bank_reg <= in_bank_reg;
-            in_bank_reg <= !in_bank_reg;
-            h_op <= p_opcode;
-            h_flags <= p_flags;
-            h_status <= p_status;
-            h_pid <= p_pid;
-            h_req_id <= p_req_id;
-            h_retry_of <= p_retry_of;
-            h_va <= p_va;
-            h_total_len <= p_total_len;
-            h_offset <= p_offset;
-            h_plen <= p_plen;
-            h_len <= p_len;
-            h_session <= p_session;
-            h_epoch <= p_epoch;
-            h_key <= p_key;
-            h_ack <= p_ack;
-            h_short <= p_short;
-            h_crc <= p_crc;
-            h_malformed <= p_malformed;
-            h_unknown <= p_unknown;
-            h_request <= p_request;
-            h_from_lane <= 1'b0;
-        end
-    end
-    if (lane_handoff) begin
-        // An L2 request the lane cannot finish: the engine takes it over
-        // (a write's beats are still in the parser's bank: no other packet
-        // entered while the lane held it).
-        if (lane_ho_wr) begin
-            eng_bank_reg <= in_bank_reg;
-            in_bank_reg <= !in_bank_reg;
-        end
-        h_op <= lane_ho_wr ? OP_WRITE : OP_READ;
-        h_flags <= 8'd0;
-        h_status <= STATUS_OK;
-        h_pid <= lane_ho_pid;
-        h_req_id <= lane_ho_req_id;
-        h_retry_of <= lane_ho_retry_of;
-        h_va <= lane_ho_va;
-        h_total_len <= lane_ho_total_len;
-        h_offset <= lane_ho_offset;
-        h_plen <= lane_ho_wr ? {9'd0, lane_ho_plen} : 16'd0;
-        h_len <= CLIO_HEADER_LEN[15:0] + (lane_ho_wr ? {9'd0, lane_ho_plen} : 16'd0);
-        h_session <= lane_ho_session;
-        h_epoch <= lane_ho_epoch;
-        h_key <= lane_ho_key;
-        h_ack <= lane_ho_ack;
-        h_short <= 1'b0;
-        h_crc <= 1'b0;
-        h_malformed <= 1'b0;
-        h_unknown <= 1'b0;
-        h_request <= 1'b1;
-        h_from_lane <= 1'b1;
-    end
-    if (rst) begin
-        pkt_beat_reg <= 0;
-        in_bank_reg <= 1'b0;
-        eng_bank_reg <= 1'b0;
-    end
-end
-
-// The class output and tkeep are not needed: dispatch decodes the opcode itself,
-// and the length comes from the parser.
-/* verilator lint_off UNUSEDSIGNAL */
-wire unused_parser = ^{p_class, p_tkeep};
-/* verilator lint_on UNUSEDSIGNAL */
+clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
+    .clk(clk), .rst(rst),
+    .s_axis_tdata(s_axis_tdata), .s_axis_tkeep(s_axis_tkeep), .s_axis_tvalid(s_axis_tvalid),
+    .s_axis_tready(s_axis_tready), .s_axis_tlast(s_axis_tlast),
+    .m_tdata(p_tdata), .m_valid(p_tvalid), .m_tlast(p_tlast), .s_ready(parser_ready),
+    .m_hdr_opcode(p_opcode), .m_hdr_flags(p_flags), .m_hdr_status(p_status), .m_hdr_pid(p_pid),
+    .m_hdr_req_id(p_req_id), .m_hdr_retry_of(p_retry_of), .m_hdr_va(p_va),
+    .m_hdr_total_len(p_total_len), .m_hdr_offset(p_offset), .m_hdr_payload_len(p_plen),
+    .m_hdr_session(p_session), .m_hdr_epoch(p_epoch), .m_hdr_key(p_key), .m_hdr_ack(p_ack),
+    .m_pkt_len(p_len), .m_err_short(p_short), .m_err_crc(p_crc), .m_err_malformed(p_malformed),
+    .s_to_lane(to_lane), .s_take_rd(lane_take_rd),
+    .s_ho_valid(lane_handoff), .s_ho_wr(lane_ho_wr), .s_ho_pid(lane_ho_pid), .s_ho_req_id(lane_ho_req_id),
+    .s_ho_retry_of(lane_ho_retry_of), .s_ho_va(lane_ho_va), .s_ho_total_len(lane_ho_total_len),
+    .s_ho_offset(lane_ho_offset), .s_ho_payload_len(lane_ho_plen), .s_ho_session(lane_ho_session),
+    .s_ho_epoch(lane_ho_epoch), .s_ho_key(lane_ho_key), .s_ho_ack(lane_ho_ack),
+    .m_in_bank(in_bank_reg), .m_eng_bank(eng_bank_reg), .m_beat(pkt_beat_reg),
+    .m_h_op(h_op), .m_h_flags(h_flags), .m_h_status(h_status), .m_h_pid(h_pid), .m_h_req_id(h_req_id),
+    .m_h_retry_of(h_retry_of), .m_h_total_len(h_total_len), .m_h_offset(h_offset), .m_h_va(h_va),
+    .m_h_plen(h_plen), .m_h_len(h_len), .m_h_session(h_session), .m_h_epoch(h_epoch), .m_h_ack(h_ack),
+    .m_h_key(h_key), .m_h_short(h_short), .m_h_crc(h_crc), .m_h_malformed(h_malformed),
+    .m_h_unknown(h_unknown), .m_h_request(h_request), .m_h_from_lane(h_from_lane),
+    .m_eng01(pkt01), .m_in_prev(in_prev),
+    .s_rd_a_idx(pb_rd_a_idx), .m_rd_a_pair(pb_rd_a_pair), .s_rd_b_idx(pb_rd_b_idx), .m_rd_b_pair(pb_rd_b_pair)
+);
 
 // ---------------------------------------------------------------------------
 // Engine state.
 // ---------------------------------------------------------------------------
-localparam [6:0]
+// The engine's states, numbered as before (traces and the README name them by
+// these values); the return-address registers hold one of them.
+typedef enum logic [6:0] {
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
     S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
@@ -631,11 +568,12 @@ localparam [6:0]
     S_PM_END = 7'd85,
     S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88,
     S_OF_BEGIN = 7'd90, S_OF_PROBED = 7'd91, S_OF_PUSH = 7'd92, S_OF_PUSHED = 7'd93,
-    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96;
+    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96
+} eng_state_t;
 
-reg [6:0] state_reg = S_IDLE;
-reg [6:0] send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
-reg [6:0] flush_ret = S_IDLE;
+eng_state_t state_reg = S_IDLE;
+eng_state_t send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
+eng_state_t flush_ret = S_IDLE;
 
 // Deferred fault side effects: PTE slot address and image, PA_CONSUMED fields.
 localparam FQW = $clog2(FAULT_QUEUE + 1);
@@ -1306,7 +1244,8 @@ wire [PBW-1:0] src_beat = src_off >> OW;
 wire [OW-1:0] src_lane = src_off[OW-1:0];
 wire        src_bank = wl_mem ? wl_bank : eng_bank_reg;
 wire [31:0] src_idx = (src_bank ? PB1 : 0) + {{(32-PBW){1'b0}}, src_beat};
-wire [2*DATA_WIDTH-1:0] src_pair = {pkt_mem[src_idx + 1], pkt_mem[src_idx]};
+assign pb_rd_a_idx = src_idx;
+wire [2*DATA_WIDTH-1:0] src_pair = pb_rd_a_pair;
 wire [DATA_WIDTH-1:0] src_window = src_pair >> {src_lane, 3'd0};
 
 // Page-table slot address.
@@ -1361,7 +1300,8 @@ wire         of_wr = state_reg == S_OF_WR && !eng_hold && !pk_on && of_fill != o
 // Fragment `of_i` of the packet: 40 bytes at 40 * of_i, zero past its end.
 wire [31:0]  of_off = {16'd0, of_i} * 32'd40;
 wire [31:0]  of_idx = (eng_bank_reg ? PB1 : 0) + (of_off >> OW);
-wire [2*DATA_WIDTH-1:0] of_pair = {pkt_mem[of_idx + 1], pkt_mem[of_idx]} >> {of_off[OW-1:0], 3'd0};
+assign pb_rd_b_idx = of_idx;
+wire [2*DATA_WIDTH-1:0] of_pair = pb_rd_b_pair >> {of_off[OW-1:0], 3'd0};
 reg  [319:0] of_data;
 always @* begin : of_frag_bytes
     integer j;
@@ -1724,7 +1664,7 @@ endtask
 // class's page shift), from the intake decision (S_DECIDE for a READ, the
 // dedup verdict for a WRITE): the lookup follows every check the model
 // makes before it, so the TLB's LRU order stays the model's.
-task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input [6:0] ret,
+task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input eng_state_t ret,
         input [7:0] shift);
     begin
         xl_pass2 <= 1'b0;
