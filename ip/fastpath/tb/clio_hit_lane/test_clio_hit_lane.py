@@ -261,6 +261,17 @@ def write_answer(r):
                        total_len=r.total_len, offset=r.offset, session=r.session, epoch=EPOCH)
 
 
+async def reads_answered(env, reqs):
+    """Offer `reqs` (all lane reads) back to back and check every one was taken
+    by the lane and answered as the model answers it, in order."""
+    expect = [read_answer(env, r) for r in reqs]
+    for r in reqs:
+        env.offer(r)
+    await env.drain()
+    assert env.answers == expect
+    assert all(t for _, t in env.taken)
+
+
 @cocotb.test()
 async def hit_read(dut):
     """A TLB-hit READ of 1..8 bytes at any lane: one answer beat (header, data, CRC); of 9..64
@@ -323,12 +334,7 @@ async def back_to_back(dut):
             n = rng.randrange(1, 9)
             va -= max(0, va % 64 + n - 64)
             reqs.append(Req(P["OP_READ"], req_id=100 + i, va=va, total_len=n))
-        expect = [read_answer(env, r) for r in reqs]
-        for r in reqs:
-            env.offer(r)
-        await env.drain()
-        assert env.answers == expect
-        assert all(t for _, t in env.taken)
+        await reads_answered(env, reqs)
         if not pauses:
             c = env.in_ready_log
             assert c[-1] - c[0] == len(reqs) - 1, f"{len(reqs)} reads taken in {c[-1] - c[0] + 1} cycles"
@@ -359,12 +365,7 @@ async def two_beat_mix(dut):
                 else:
                     va -= max(0, va % 64 + n - 64)
                 reqs.append(Req(P["OP_READ"], req_id=300 + i, va=va, total_len=n))
-            expect = [read_answer(env, r) for r in reqs]
-            for r in reqs:
-                env.offer(r)
-            await env.drain()
-            assert env.answers == expect
-            assert all(t for _, t in env.taken)
+            await reads_answered(env, reqs)
             beats = sum(1 if r.total_len <= BYTES - HDR else 2 for r in reqs)
             assert len(env.out_beats) == beats
             assert mix or beats == 2 * len(reqs)
