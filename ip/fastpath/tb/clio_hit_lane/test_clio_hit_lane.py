@@ -261,6 +261,17 @@ def write_answer(r):
                        total_len=r.total_len, offset=r.offset, session=r.session, epoch=EPOCH)
 
 
+async def readable_pages(dut, seed, pauses):
+    """A started bench (random pauses of DRAM and of the output if `pauses`) with
+    four readable pages of PID 1 at 0x10000."""
+    env = Env(dut, seed)
+    await env.start()
+    env.pauses = pauses
+    for pg in range(4):
+        env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+    return env
+
+
 async def reads_answered(env, reqs):
     """Offer `reqs` (all lane reads) back to back and check every one was taken
     by the lane and answered as the model answers it, in order."""
@@ -322,11 +333,7 @@ async def back_to_back(dut):
     """60 hit reads offered back to back are taken one per cycle, every answer right and in order;
     a second round under random pauses of DRAM and of the output: still right, in order."""
     for pauses in (False, True):
-        env = Env(dut, 3 + pauses)
-        await env.start()
-        env.pauses = pauses
-        for pg in range(4):
-            env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+        env = await readable_pages(dut, 3 + pauses, pauses)
         rng = env.rng
         reqs = []
         for i in range(60):
@@ -350,11 +357,7 @@ async def two_beat_mix(dut):
     under random pauses of DRAM and of the output (backpressure)."""
     for pauses in (False, True):
         for mix in (True, False, "span"):
-            env = Env(dut, 7 + 3 * pauses + (mix == "span") + (mix is True))
-            await env.start()
-            env.pauses = pauses
-            for pg in range(4):
-                env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+            env = await readable_pages(dut, 7 + 3 * pauses + (mix == "span") + (mix is True), pauses)
             rng = env.rng
             reqs = []
             for i in range(60 if mix else 40):
