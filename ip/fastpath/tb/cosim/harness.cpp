@@ -11,9 +11,12 @@
 // in back to back; the ARM's memory writes and polls wait until the fast path
 // is quiet (which may be between two pumped packets of an open READ stream,
 // so a page can go away under it). What the RTL reports (request taken in,
-// stream packet pumped, poll started) and its responses are logged in order
+// stream packet pumped, poll started; `K pid va` a hit-lane TLB lookup,
+// `I pid vpn shift` a TLB insert) and its responses are logged in order
 // to CASE_DIR/rtl_events.txt, its final memory to CASE_DIR/rtl_final.bin;
-// `clio-cosim check` then drives the model in that order and compares. Also
+// `clio-cosim check` then drives the model in that order (a request in the
+// order of its answer, each answer sent ahead of an earlier request's checked
+// against the ordering rule) and compares. Also
 // prints, per path class of the case, first beat in -> first beat of the
 // answer (matched by req_id).
 #include <algorithm>
@@ -124,6 +127,17 @@ static int run_replay(Sim& s, const std::string& dir, uint64_t seed, uint64_t dr
         if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_pump_q) { fputs("P\n", log); pumps++; }
         if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_poll_q) { fputs("R\n", log); polls++; }
         if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_take_q) { fputs("T\n", log); takes++; }
+        // The hit lane's TLB lookups and the engine's TLB inserts (the
+        // order check of answers sent ahead of an earlier request's). An
+        // insert and a lookup at one edge: the insert is logged first (the
+        // TLB's recency update keeps the insert's, not the lookup's).
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_q)
+            fprintf(log, "I %x %llx %x\n", (unsigned)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_pid,
+                    (unsigned long long)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_vpn,
+                    (unsigned)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_shift);
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_q)
+            fprintf(log, "K %x %llx\n", (unsigned)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_pid,
+                    (unsigned long long)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_va);
         for (size_t k = 0; k < s.done.size(); k++) {
             fprintf(log, "O %s\n", hex(s.done[k]).c_str());
             outs++;
