@@ -483,6 +483,13 @@ fn answer(
             if opcode(&i.p) == Opcode::Fence.raw() {
                 return bad("a read behind a FENCE keeps arrival order".into());
             }
+            if opcode(&i.p) != Opcode::Read.raw() {
+                return bad(
+                    "only a READ may be passed (a write's or an atomic's intake would see the \
+                     passing read's ack in the model's order)"
+                        .into(),
+                );
+            }
             if let (Some((s, lo, hi)), Some((js, j0, _))) = (pages(&lay, &i.p), pages(&lay, &t.p)) {
                 if pid == be32(&i.p, field::PID) && s == js && (lo..=hi).contains(&j0) {
                     return bad(format!(
@@ -712,6 +719,24 @@ mod tests {
             look_late: false,
         };
         rejected(run(&c, Some(&w)), &c, fault, fault + 1, "only a READ");
+    }
+
+    #[test]
+    fn a_write_may_not_be_passed() {
+        let (mut c, miss) = hitmiss(Class::HitMiss);
+        edit(&mut c, miss, |q| q[field::OPCODE] = Opcode::Write.raw());
+        let w = Ahead {
+            a: miss,
+            b: miss + 1,
+            look_late: false,
+        };
+        rejected(
+            run(&c, Some(&w)),
+            &c,
+            miss,
+            miss + 1,
+            "only a READ may be passed",
+        );
     }
 
     #[test]
