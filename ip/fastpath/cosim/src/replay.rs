@@ -39,6 +39,11 @@ pub struct Checked {
     pub lookups: usize,
     /// Answers sent before an earlier request's (each within the ordering rule).
     pub reordered: usize,
+    /// Hit-lane lookups the RTL made before the TLB insert of a request
+    /// answered ahead of theirs: the model makes them after that insert, so
+    /// the two TLBs' recency orders (which decide later evictions) differ.
+    /// Not an error while answers and memory agree; counted so it is seen.
+    pub early_lookups: usize,
 }
 
 fn unhex(s: &str) -> Result<Vec<u8>, String> {
@@ -100,6 +105,45 @@ struct Insert {
     pid: u32,
     vpn: u64,
     shift: u8,
+    /// Claimed by the request (handed to the model) that walked or faulted for it.
+    used: bool,
+}
+
+/// The TLB's order of effects against the answer order.
+#[derive(Default)]
+struct TlbOrder {
+    /// The latest insert line claimed by a request the model has taken.
+    last_insert: usize,
+    /// Hit-lane lookups made before such an insert of an earlier request.
+    early: usize,
+}
+
+impl TlbOrder {
+    /// Request `t` is handed to the model after every request it was
+    /// answered behind: a lookup logged before their latest insert
+    /// touched the RTL's TLB before that insert, the model's after it.
+    fn look(&mut self, t: &Taken) {
+        if t.look.is_some_and(|k| k < self.last_insert) {
+            self.early += 1;
+        }
+    }
+
+    /// Request `t` walked or faulted in the model: it claims its insert.
+    fn claim(&mut self, lay: &Layout, t: &Taken, inserts: &mut [Insert]) {
+        let pid = be32(&t.p, field::PID);
+        let Some((s, lo, hi)) = pages(lay, &t.p) else {
+            return;
+        };
+        if let Some(i) = inserts.iter_mut().find(|i| {
+            !i.used
+                && i.line > t.take
+                && i.pid == pid
+                && (lo..=hi).contains(&((i.vpn << i.shift) >> s))
+        }) {
+            i.used = true;
+            self.last_insert = self.last_insert.max(i.line);
+        }
+    }
 }
 
 fn be32(p: &[u8], f: core::ops::Range<usize>) -> u32 {
@@ -153,7 +197,8 @@ fn pages(lay: &Layout, p: &[u8]) -> Option<(u8, u64, u64)> {
 fn receive(
     m: &mut FastPath<Vec<u8>>,
     t: Taken,
-    inserts: &[Insert],
+    inserts: &mut [Insert],
+    tlb: &mut TlbOrder,
     taken: &[Vec<u8>],
     want: &mut VecDeque<Vec<u8>>,
 ) -> Result<(), String> {
@@ -162,13 +207,17 @@ fn receive(
     m.receive(client_of(&t.p), &t.p, &mut |_, o: &[u8]| {
         want.push_back(o.to_vec())
     });
+    let st = *m.stats();
+    let walked = st.tlb_misses > before.tlb_misses || st.faults > before.faults;
+    let lay = *m.layout();
+    tlb.look(&t);
+    if walked {
+        tlb.claim(&lay, &t, inserts);
+    }
     if t.passed_by.is_empty() || want.len() == queued {
         // A packet the model does not answer has no place in the answer order.
         return Ok(());
     }
-    let st = *m.stats();
-    let walked = st.tlb_misses > before.tlb_misses || st.faults > before.faults;
-    let lay = *m.layout();
     let me = describe(t.n, &t.p);
     for &Passer { n: j, line, look } in &t.passed_by {
         let q = &taken[j];
@@ -261,12 +310,14 @@ pub fn check_events(
     let mut want: VecDeque<Vec<u8>> = VecDeque::new();
     let mut pending: VecDeque<Taken> = VecDeque::new();
     let mut inserts: Vec<Insert> = Vec::new();
+    let mut tlb = TlbOrder::default();
     let settle = |m: &mut FastPath<Vec<u8>>,
                   pending: &mut VecDeque<Taken>,
-                  inserts: &[Insert],
+                  inserts: &mut Vec<Insert>,
+                  tlb: &mut TlbOrder,
                   want: &mut VecDeque<Vec<u8>>| {
         while let Some(t) = pending.pop_front() {
-            receive(m, t, inserts, &packets, want)?;
+            receive(m, t, inserts, tlb, &packets, want)?;
         }
         Ok::<(), String>(())
     };
@@ -315,10 +366,11 @@ pub fn check_events(
                     pid: num(args.next(), "PID", &at)?,
                     vpn: num(args.next(), "VPN", &at)?,
                     shift: num(args.next(), "shift", &at)?,
+                    used: false,
                 });
             }
             "P" => {
-                settle(&mut m, &mut pending, &inserts, &mut want)?;
+                settle(&mut m, &mut pending, &mut inserts, &mut tlb, &mut want)?;
                 if m.pump(1, &mut |_, o: &[u8]| want.push_back(o.to_vec())) != 1 {
                     return Err(format!(
                         "{at}: the RTL pumped a stream packet, the model has none open"
@@ -327,12 +379,12 @@ pub fn check_events(
                 c.pumps += 1;
             }
             "R" => {
-                settle(&mut m, &mut pending, &inserts, &mut want)?;
+                settle(&mut m, &mut pending, &mut inserts, &mut tlb, &mut want)?;
                 m.poll_rings(&mut |_, o: &[u8]| want.push_back(o.to_vec()));
                 c.polls += 1;
             }
             "M" => {
-                settle(&mut m, &mut pending, &inserts, &mut want)?;
+                settle(&mut m, &mut pending, &mut inserts, &mut tlb, &mut want)?;
                 let (pa, bytes) = writes
                     .pop_front()
                     .ok_or(format!("{at}: more memory writes than the stimulus has"))?;
@@ -346,7 +398,7 @@ pub fn check_events(
                     answer(
                         &mut m,
                         &mut pending,
-                        &inserts,
+                        (&mut inserts, &mut tlb),
                         &packets,
                         &mut want,
                         &got,
@@ -375,7 +427,7 @@ pub fn check_events(
             _ => return Err(format!("{at}: unknown event `{l}`")),
         }
     }
-    settle(&mut m, &mut pending, &inserts, &mut want)?;
+    settle(&mut m, &mut pending, &mut inserts, &mut tlb, &mut want)?;
     if c.takes < packets.len() {
         return Err(format!(
             "{} packets were never taken in by the RTL",
@@ -413,6 +465,7 @@ pub fn check_events(
     }
     c.streams = m.stats().read_streams;
     c.cut = m.stats().read_streams_cut;
+    c.early_lookups = tlb.early;
     Ok(c)
 }
 
@@ -426,7 +479,7 @@ pub fn check_events(
 fn answer(
     m: &mut FastPath<Vec<u8>>,
     pending: &mut VecDeque<Taken>,
-    inserts: &[Insert],
+    (inserts, tlb): (&mut Vec<Insert>, &mut TlbOrder),
     packets: &[Vec<u8>],
     want: &mut VecDeque<Vec<u8>>,
     got: &[u8],
@@ -441,7 +494,7 @@ fn answer(
         else {
             // In order (or answering none: the comparison tells).
             let t = pending.pop_front().unwrap_or_else(|| unreachable!());
-            return receive(m, t, inserts, packets, want);
+            return receive(m, t, inserts, tlb, packets, want);
         };
         let mut copy = m.clone();
         let mut said = false;
@@ -511,6 +564,7 @@ fn answer(
         if st.tlb_misses > before.tlb_misses || st.faults > before.faults {
             return bad("it is not a TLB hit in the model (in the RTL's answer order)");
         }
+        tlb.look(&t);
         let p = Passer { n: t.n, line, look };
         for i in pending.iter_mut().take(k) {
             i.passed_by.push(p);
@@ -534,6 +588,9 @@ mod tests {
         b: usize,
         /// Log `b`'s TLB lookup after `a`'s insert.
         look_late: bool,
+        /// Answer `a..=b` in arrival order all the same (only the lookup
+        /// and the insert are logged as above).
+        in_order: bool,
     }
 
     fn hex_line(tag: &str, o: &[u8]) -> String {
@@ -583,12 +640,19 @@ mod tests {
                     } else {
                         log.push_str(&look);
                     }
-                    answer(&mut g, &pb, &mut log);
                     if !w.look_late {
+                        if !w.in_order {
+                            answer(&mut g, &pb, &mut log);
+                        }
                         log.push_str(&ins);
+                    } else if !w.in_order {
+                        answer(&mut g, &pb, &mut log);
                     }
                     for x in w.a..w.b {
                         answer(&mut g, &pkt(x), &mut log);
+                    }
+                    if w.in_order {
+                        answer(&mut g, &pb, &mut log);
                     }
                     e = w.b;
                 }
@@ -670,6 +734,7 @@ mod tests {
                 a: miss,
                 b: miss + 1,
                 look_late: false,
+                in_order: false,
             };
             let k = run(&c, Some(&w)).unwrap_or_else(|e| panic!("{}: {e}", class.name()));
             assert_eq!(k.reordered, 1, "{}", class.name());
@@ -691,6 +756,7 @@ mod tests {
             a: miss,
             b: miss + 1,
             look_late: false,
+            in_order: false,
         };
         rejected(run(&c, Some(&w)), &c, miss, miss + 1, "same page");
     }
@@ -706,6 +772,7 @@ mod tests {
             a: miss,
             b: miss + 1,
             look_late: false,
+            in_order: false,
         };
         rejected(run(&c, Some(&w)), &c, miss, miss + 1, "behind a FENCE");
     }
@@ -717,6 +784,7 @@ mod tests {
             a: fault,
             b: fault + 1,
             look_late: false,
+            in_order: false,
         };
         rejected(run(&c, Some(&w)), &c, fault, fault + 1, "only a READ");
     }
@@ -729,6 +797,7 @@ mod tests {
             a: miss,
             b: miss + 1,
             look_late: false,
+            in_order: false,
         };
         rejected(
             run(&c, Some(&w)),
@@ -737,6 +806,25 @@ mod tests {
             miss + 1,
             "only a READ may be passed",
         );
+    }
+
+    #[test]
+    fn a_lookup_before_an_earlier_insert_answered_after_it_is_counted() {
+        let (c, miss) = hitmiss(Class::HitMiss);
+        for (late, early) in [(false, 1), (true, 0)] {
+            let w = Ahead {
+                a: miss,
+                b: miss + 1,
+                look_late: late,
+                in_order: true,
+            };
+            let k = run(&c, Some(&w)).unwrap();
+            assert_eq!(
+                (k.reordered, k.early_lookups),
+                (0, early),
+                "lookup after the insert: {late}"
+            );
+        }
     }
 
     #[test]
@@ -749,6 +837,7 @@ mod tests {
             a: miss,
             b: miss + 1,
             look_late: false,
+            in_order: false,
         };
         rejected(run(&c, Some(&w)), &c, miss, miss + 1, "retry");
     }
@@ -760,6 +849,7 @@ mod tests {
             a: miss,
             b: miss + 1,
             look_late: true,
+            in_order: false,
         };
         rejected(
             run(&c, Some(&w)),
@@ -778,6 +868,7 @@ mod tests {
             a: miss + 1,
             b: miss + 2,
             look_late: false,
+            in_order: false,
         };
         rejected(run(&c, Some(&w)), &c, miss + 1, miss + 2, "did neither");
     }
