@@ -561,13 +561,11 @@ typedef enum logic [6:0] {
     S_CMD = 7'd58, S_CMD_OLD = 7'd59, S_CMD_INV2 = 7'd61, S_CMD_WRITE = 7'd62,
     S_CMD_REJECT = 7'd63, S_CMD_RM = 7'd64, S_CMD_RMINV = 7'd65, S_CMD_PUSH = 7'd66,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
-    S_FW_MATCH = 7'd71, S_FW_PUSH = 7'd72, S_FW_PUSHED = 7'd73,
     S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
     S_RP_FENCE = 7'd79,
     S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
     S_PM_END = 7'd85,
-    S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88,
-    S_OF_BEGIN = 7'd90, S_OF_PROBED = 7'd91, S_OF_PUSH = 7'd92, S_OF_PUSHED = 7'd93,
+    S_CF = 7'd89,
     S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96
 } eng_state_t;
 
@@ -1012,8 +1010,8 @@ wire [1:0]  gt_class = (h_op == OP_READ || h_op == OP_POINTER_CHASE) ? 2'd1
        || h_op == OP_UNLOCK) ? 2'd2
     : h_op == OP_OFFLOAD_CALL ? 2'd3 : 2'd0;
 // The GATE_DIRTY just pushed: its blocks are marked at this edge, so
-// S_GT_CHECK sees them set.
-wire        gt_mark = state_reg == S_GT_PUSHED && !eng_hold && !ring_full;
+// the control-forwarding stage's next check sees them set.
+wire        gt_mark;
 
 clio_region_gate #(.ENTRIES(GATE_ENTRIES)) gate_inst (
     .clk(clk), .rst(rst),
@@ -1275,7 +1273,7 @@ wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot
 // OFFLOAD_REQ fragments; OFFLOAD_REPLY fragments from the poll are
 // reassembled by clio_offload_fwd and answer their call from S_OF_ANS.
 localparam OF_ON = OFFLOAD_TAGS > 0;
-reg  [15:0]  of_i = 0, of_count = 0;                 // fragment pushed next; fragments of the call
+wire [15:0]  of_i;                                   // fragment pushed next (clio_ctrl_fwd)
 reg  [31:0]  of_sent = 0, of_n = 0, of_fill = 0;     // answer bytes sent; this packet's; written
 reg          of_call = 1'b0;
 wire [15:0]  of_len = CLIO_HEADER_LEN[15:0] + h_plen;
@@ -1405,6 +1403,35 @@ always @* begin
         fw_desc[SLOT_OFF_C*8 +: 8] = fa_perms;
     end
 end
+
+// The control-forwarding stage (clio_ctrl_fwd): forwarded requests, gate
+// reports and offload calls pushed to the RX ring. The engine hands it the
+// decided packet in S_CF (entry `cf_entry`) and does its ring accesses and
+// notice flushes for it (returning to S_CF) until it says how the packet
+// goes on.
+localparam logic [1:0] CF_FW_MATCH = 2'd0, CF_FW_PUSH = 2'd1, CF_GT = 2'd2, CF_OF = 2'd3;
+reg  [1:0]            cf_entry = CF_FW_MATCH;
+wire                  cf_ready, cf_done, cf_call, cf_flush, cf_ring_load, cf_fw_set, cf_fw_set_new, cf_reserve;
+wire                  cf_of_call;
+wire [1:0]            cf_next, cf_ring_cmd;
+wire [7:0]            cf_status;
+wire [DATA_WIDTH-1:0] cf_ring_desc;
+wire [FIW-1:0]        cf_fw_set_index;
+clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_CF), .s_entry(cf_entry), .s_ready(cf_ready), .s_en(!eng_hold),
+    .m_done(cf_done), .m_next(cf_next), .m_status(cf_status),
+    .m_call_valid(cf_call), .m_call_flush(cf_flush), .m_ring_cmd(cf_ring_cmd), .m_ring_load(cf_ring_load),
+    .m_ring_desc(cf_ring_desc), .s_ring_full(ring_full), .s_ring_free(ring_free), .s_fq_pending(fq_count != 0),
+    .s_fw_match(fw_match), .s_fw_match_index(fw_match_index), .s_fw_fence_wait(fw_fence_wait),
+    .s_fw_free_index(fw_free_index), .s_fw_desc(fw_desc), .m_fw_set(cf_fw_set), .m_fw_set_new(cf_fw_set_new),
+    .m_fw_set_index(cf_fw_set_index), .m_reserve(cf_reserve),
+    .s_gt_refuse(gt_refuse), .s_gt_status(gt_status), .s_gt_track(gt_track), .s_gt_track_pid(gt_track_pid),
+    .s_gt_track_entry(gt_track_entry), .s_gt_track_va(gt_track_va), .s_gt_track_mask(gt_track_mask),
+    .m_gt_mark(gt_mark),
+    .s_of_cnt(of_cnt), .s_of_len(of_len), .s_of_tag(of_tag), .s_of_seq(of_seq), .s_of_data(of_data),
+    .m_of_i(of_i), .m_of_call(cf_of_call)
+);
 
 // REPLY fields of the TX command in hand.
 wire [7:0]  c_status = desc_reg[SLOT_OFF_STATUS*8 +: 8];
@@ -1828,7 +1855,8 @@ always @(posedge clk) begin
                     fail_status <= STATUS_BAD_PID;
                     state_reg <= S_FAIL;
                 end else if (h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_CLOSE_SESSION) begin
-                    state_reg <= S_FW_MATCH;
+                    cf_entry <= CF_FW_MATCH;
+                    state_reg <= S_CF;
                 end else if (fw_fence_wait) begin
                     fail_status <= STATUS_BUSY;              // a fence of this PID waits
                     state_reg <= S_FAIL;
@@ -1836,11 +1864,13 @@ always @(posedge clk) begin
                     fail_status <= gt_status;                // held back by a gate entry
                     state_reg <= S_FAIL;
                 end else if (gt_track) begin
-                    state_reg <= S_GT_PUSH;                  // report the blocks first
+                    cf_entry <= CF_GT;                       // report the blocks first
+                    state_reg <= S_CF;
                 end else if (rd_fast) begin
                     xl_first(h_va, rd_end_full, PERM_READ, S_RD_BEGIN, rd_shift0);
                 end else if (OF_ON && h_op == OP_OFFLOAD_CALL) begin
-                    state_reg <= S_OF_BEGIN;                 // to the slow path; its host keeps exactly-once
+                    cf_entry <= CF_OF;                       // to the slow path; its host keeps exactly-once
+                    state_reg <= S_CF;
                 end else if (is_nonidem) begin
                     // S_DD_LOOK1's work, a cycle sooner: the floor as this
                     // packet's ack leaves it; the lookup sees the ack's frees.
@@ -1856,42 +1886,6 @@ always @(posedge clk) begin
                 end
             end
         end
-        // ----- region gate: a tracked change reports its new blocks first -----
-        S_GT_PUSH: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_GT_PUSH;                      // earlier notices go first
-                state_reg <= S_FLUSH;
-            end else begin
-                ring_desc <= 0;
-                ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_GATE_DIRTY;
-                ring_desc[SLOT_OFF_PID*8 +: 32] <= gt_track_pid;
-                ring_desc[SLOT_OFF_TAG*8 +: 32] <= gt_track_entry;
-                ring_desc[SLOT_OFF_A*8 +: 64] <= gt_track_va;
-                ring_desc[SLOT_OFF_C*8 +: 64] <= gt_track_mask;
-                ring_cmd <= 2'd0;
-                ring_ret <= S_GT_PUSHED;
-                state_reg <= S_RING;
-            end
-        end
-        S_GT_PUSHED: begin
-            if (ring_full) begin
-                fail_status <= STATUS_BUSY;                  // no RX room: nothing marked
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= S_GT_CHECK;                     // marked at this edge (gt_mark)
-            end
-        end
-        S_GT_CHECK: begin
-            // Another tracking entry may lack blocks too: each reports.
-            if (gt_refuse) begin
-                fail_status <= gt_status;
-                state_reg <= S_FAIL;
-            end else if (gt_track) begin
-                state_reg <= S_GT_PUSH;
-            end else begin
-                state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
-            end
-        end
         S_OPEN: begin
             // Not re-targeted, not recorded: a retry opens another session.
             if (!op_ok) begin
@@ -1901,22 +1895,42 @@ always @(posedge clk) begin
                 fail_status <= STATUS_BUSY;
                 state_reg <= S_FAIL;
             end else begin
-                state_reg <= S_FW_PUSH;
+                cf_entry <= CF_FW_PUSH;
+                state_reg <= S_CF;
             end
         end
-        S_FW_MATCH: begin
-            if (fw_match) begin
-                // A repeat or retry of a request still in the slow path: the
-                // answer goes to this packet, nothing new is forwarded.
+        // ----- control forwarding (clio_ctrl_fwd): its ring accesses, then its verdict -----
+        S_CF: begin
+            if (cf_call && cf_flush) begin
+                flush_ret <= S_CF;
+                state_reg <= S_FLUSH;
+            end else if (cf_call) begin
+                if (cf_ring_load) ring_desc <= cf_ring_desc;
+                ring_cmd <= cf_ring_cmd;
+                ring_ret <= S_CF;
+                state_reg <= S_RING;
+            end
+            if (cf_fw_set) begin
                 fw_set <= 1'b1;
-                fw_set_new <= 1'b0;
-                fw_set_index <= fw_match_index;
-                state_reg <= S_FINISH;
-            end else if (fw_fence_wait) begin
-                fail_status <= STATUS_BUSY;
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
+                fw_set_new <= cf_fw_set_new;
+                fw_set_index <= cf_fw_set_index;
+            end
+            if (cf_reserve) begin
+                dd_upd_key <= own_key;
+                dd_upd_rec <= 0;
+                dd_upd_mode <= 2'd1;                     // reserve
+                dd_upd_valid <= is_nonidem;
+            end
+            if (cf_of_call) of_call <= 1'b1;
+            if (cf_done) begin
+                case (cf_next)
+                    2'd0: state_reg <= S_FINISH;
+                    2'd1: begin
+                        fail_status <= cf_status;
+                        state_reg <= S_FAIL;
+                    end
+                    default: state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
+                endcase
             end
         end
         S_INFO: begin
@@ -2132,7 +2146,8 @@ always @(posedge clk) begin
                         fail_status <= STATUS_BUSY;
                         state_reg <= S_FAIL;
                     end else begin
-                        state_reg <= S_FW_PUSH;
+                        cf_entry <= CF_FW_PUSH;
+                        state_reg <= S_CF;
                     end
                 end
                 default: begin
@@ -2140,36 +2155,6 @@ always @(posedge clk) begin
                     state_reg <= S_FAIL;
                 end
             endcase
-        end
-
-        // ----- forwarding to the slow path -----
-        S_FW_PUSH: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_FW_PUSH;                      // earlier notices go first
-                state_reg <= S_FLUSH;
-            end else begin
-                ring_desc <= fw_desc;
-                ring_cmd <= 2'd0;
-                ring_ret <= S_FW_PUSHED;
-                state_reg <= S_RING;
-            end
-        end
-        S_FW_PUSHED: begin
-            if (ring_full) begin
-                fail_status <= STATUS_BUSY;
-                state_reg <= S_FAIL;
-            end else begin
-                fw_set <= 1'b1;
-                fw_set_new <= 1'b1;
-                fw_set_index <= fw_free_index;
-                // ALLOC / FREE take their record now (a reservation), so it
-                // fits when the reply comes.
-                dd_upd_key <= own_key;
-                dd_upd_rec <= 0;
-                dd_upd_mode <= 2'd1;                     // reserve
-                dd_upd_valid <= is_nonidem;
-                state_reg <= S_FINISH;
-            end
         end
 
         // ----- extend path: pointer chase (clio_chase walks, the engine reads) -----
@@ -2806,48 +2791,7 @@ always @(posedge clk) begin
             endcase
         end
 
-        // ----- offload pass-through (issue #16) -----
-        S_OF_BEGIN: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_OF_BEGIN;                     // earlier notices go first
-                state_reg <= S_FLUSH;
-            end else begin
-                of_count <= of_cnt;
-                ring_cmd <= 2'd1;                            // PROBE: room for every fragment?
-                ring_ret <= S_OF_PROBED;
-                state_reg <= S_RING;
-            end
-        end
-        S_OF_PROBED: begin
-            of_i <= 0;
-            if (ring_free < {16'd0, of_count}) begin
-                fail_status <= STATUS_BUSY;                  // whole or not at all
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= S_OF_PUSH;
-            end
-        end
-        S_OF_PUSH: begin
-            ring_desc <= 0;
-            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_OFFLOAD_REQ;
-            ring_desc[SLOT_OFF_PID*8 +: 32] <= {of_count, of_i};
-            ring_desc[SLOT_OFF_TAG*8 +: 32] <= of_tag;
-            ring_desc[SLOT_OFF_REQ_ID*8 +: 32] <= of_seq;
-            ring_desc[SLOT_OFF_A*8 +: 320] <= of_data;
-            ring_desc[SLOT_OFF_F*8 +: 32] <= {16'd0, of_len};
-            ring_cmd <= 2'd0;
-            ring_ret <= S_OF_PUSHED;
-            state_reg <= S_RING;
-        end
-        S_OF_PUSHED: begin
-            if (of_i + 16'd1 == of_count) begin
-                of_call <= 1'b1;                             // the call waits under its tag
-                state_reg <= S_FINISH;
-            end else begin
-                of_i <= of_i + 16'd1;
-                state_reg <= S_OF_PUSH;
-            end
-        end
+        // ----- offload pass-through (issue #16): the answer (the call's fragments are clio_ctrl_fwd's) -----
         // (Constant compares without the pass-through: the answer fields are tied to 0.)
         /* verilator lint_off UNSIGNED */
         S_OF_ANS: begin
@@ -3232,7 +3176,8 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
     cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, mv_addr[63:ADDR_WIDTH],
-    rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH]};  // segments are at most an MTU (16 bits)
+    rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH],  // segments are at most an MTU (16 bits)
+    cf_ready};  // the engine waits in S_CF for the stage's verdict: it is idle whenever a packet comes
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
