@@ -565,8 +565,7 @@ typedef enum logic [6:0] {
     S_RP_FENCE = 7'd79,
     S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
     S_PM_END = 7'd85,
-    S_CF = 7'd89,
-    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96
+    S_CF = 7'd89
 } eng_state_t;
 
 eng_state_t state_reg = S_IDLE;
@@ -1098,7 +1097,7 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
-        || state_reg == S_OF_WR
+        || (state_reg == S_CF && cf_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN));
 // The lane's answer starts when the builder has a free buffer and no other
@@ -1271,10 +1270,9 @@ wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot
 // Offload pass-through (issue #16, OFFLOAD_TAGS > 0): the call's packet
 // (header and payload, L = 56 + payload bytes) leaves as ceil(L / 40)
 // OFFLOAD_REQ fragments; OFFLOAD_REPLY fragments from the poll are
-// reassembled by clio_offload_fwd and answer their call from S_OF_ANS.
+// reassembled by clio_offload_fwd and answer their call (clio_ctrl_fwd's OF_ANS entry).
 localparam OF_ON = OFFLOAD_TAGS > 0;
 wire [15:0]  of_i;                                   // fragment pushed next (clio_ctrl_fwd)
-reg  [31:0]  of_sent = 0, of_n = 0, of_fill = 0;     // answer bytes sent; this packet's; written
 reg          of_call = 1'b0;
 wire [15:0]  of_len = CLIO_HEADER_LEN[15:0] + h_plen;
 // ceil(L / 40) = floor((L + 39) * 52429 / 2^21), exact for L < 2^16 + 1.
@@ -1292,9 +1290,12 @@ wire [319:0] of_rd_data;
 wire [5:0]   of_rd_left;
 // The answer's bound: the response bound of `cfg_info`, at least the MTU.
 wire [31:0]  of_bound = {6'd0, max_resp_kib, 10'd0} > {16'd0, cfg_mtu} ? {6'd0, max_resp_kib, 10'd0} : {16'd0, cfg_mtu};
-// Bytes of the answer packet written per cycle: the rest of the buffer row.
-wire [31:0]  of_k = {26'd0, of_rd_left} < of_n - of_fill ? {26'd0, of_rd_left} : of_n - of_fill;
-wire         of_wr = state_reg == S_OF_WR && !eng_hold && !pk_on && of_fill != of_n;
+// An answer's bytes written into the response builder (clio_ctrl_fwd): up
+// to the rest of a buffer row per cycle, at byte `of_fill` of the payload.
+wire [5:0]   of_k;
+wire [15:0]  of_fill;
+wire         of_wr;
+wire         cf_wr_state;
 // Fragment `of_i` of the packet: 40 bytes at 40 * of_i, zero past its end.
 wire [31:0]  of_off = {16'd0, of_i} * 32'd40;
 wire [31:0]  of_idx = (eng_bank_reg ? PB1 : 0) + (of_off >> OW);
@@ -1405,15 +1406,19 @@ always @* begin
 end
 
 // The control-forwarding stage (clio_ctrl_fwd): forwarded requests, gate
-// reports and offload calls pushed to the RX ring. The engine hands it the
-// decided packet in S_CF (entry `cf_entry`) and does its ring accesses and
-// notice flushes for it (returning to S_CF) until it says how the packet
-// goes on.
-localparam logic [1:0] CF_FW_MATCH = 2'd0, CF_FW_PUSH = 2'd1, CF_GT = 2'd2, CF_OF = 2'd3;
-reg  [1:0]            cf_entry = CF_FW_MATCH;
-wire                  cf_ready, cf_done, cf_call, cf_flush, cf_ring_load, cf_fw_set, cf_fw_set_new, cf_reserve;
-wire                  cf_of_call;
-wire [1:0]            cf_next, cf_ring_cmd;
+// reports and offload calls pushed to the RX ring, and offload answers from
+// the poll. The engine hands it the packet (or the answer) in S_CF (entry
+// `cf_entry`) and does its ring accesses, notice flushes and sends for it
+// (returning to S_CF) until it says how the packet goes on.
+localparam logic [2:0] CF_FW_MATCH = 3'd0, CF_FW_PUSH = 3'd1, CF_GT = 3'd2, CF_OF = 3'd3, CF_OF_ANS = 3'd4;
+reg  [2:0]            cf_entry = CF_FW_MATCH;
+wire                  cf_ready, cf_done, cf_call, cf_ring_load, cf_fw_set, cf_fw_set_new, cf_reserve;
+wire                  cf_of_call, cf_ans_load, cf_r_big, cf_plen_load, cf_offset_load;
+wire [2:0]            cf_next;
+wire [1:0]            cf_call_kind, cf_ring_cmd;
+wire [7:0]            cf_r_status;
+wire [15:0]           cf_r_plen;
+wire [31:0]           cf_r_offset;
 wire [7:0]            cf_status;
 wire [DATA_WIDTH-1:0] cf_ring_desc;
 wire [FIW-1:0]        cf_fw_set_index;
@@ -1421,7 +1426,7 @@ clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
     .clk(clk), .rst(rst),
     .s_valid(state_reg == S_CF), .s_entry(cf_entry), .s_ready(cf_ready), .s_en(!eng_hold),
     .m_done(cf_done), .m_next(cf_next), .m_status(cf_status),
-    .m_call_valid(cf_call), .m_call_flush(cf_flush), .m_ring_cmd(cf_ring_cmd), .m_ring_load(cf_ring_load),
+    .m_call_valid(cf_call), .m_call_kind(cf_call_kind), .m_ring_cmd(cf_ring_cmd), .m_ring_load(cf_ring_load),
     .m_ring_desc(cf_ring_desc), .s_ring_full(ring_full), .s_ring_free(ring_free), .s_fq_pending(fq_count != 0),
     .s_fw_match(fw_match), .s_fw_match_index(fw_match_index), .s_fw_fence_wait(fw_fence_wait),
     .s_fw_free_index(fw_free_index), .s_fw_desc(fw_desc), .m_fw_set(cf_fw_set), .m_fw_set_new(cf_fw_set_new),
@@ -1430,7 +1435,11 @@ clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
     .s_gt_track_entry(gt_track_entry), .s_gt_track_va(gt_track_va), .s_gt_track_mask(gt_track_mask),
     .m_gt_mark(gt_mark),
     .s_of_cnt(of_cnt), .s_of_len(of_len), .s_of_tag(of_tag), .s_of_seq(of_seq), .s_of_data(of_data),
-    .m_of_i(of_i), .m_of_call(cf_of_call)
+    .m_of_i(of_i), .m_of_call(cf_of_call),
+    .s_of_ans_plen(of_ans_plen), .s_of_ans_status(of_ans_status), .s_of_bound(of_bound), .s_mtu(cfg_mtu),
+    .s_of_rd_left(of_rd_left), .s_wr_block(pk_on), .m_ans_load(cf_ans_load), .m_r_status(cf_r_status),
+    .m_r_big(cf_r_big), .m_plen_load(cf_plen_load), .m_r_plen(cf_r_plen), .m_offset_load(cf_offset_load),
+    .m_r_offset(cf_r_offset), .m_of_wr(of_wr), .m_of_k(of_k), .m_of_fill(of_fill), .m_wr_state(cf_wr_state)
 );
 
 // REPLY fields of the TX command in hand.
@@ -1507,12 +1516,12 @@ always @* begin
             rb_wr_data = mem_rdata >> {d_lane, 3'd0};
             rb_wr_len = d_k;
         end
-        S_OF_WR: begin
+        S_CF: begin
             // An offload answer's bytes, up to the rest of a buffer row per cycle.
             rb_wr_en = of_wr;
-            rb_wr_off = CLIO_HEADER_LEN + of_fill[15:0];
+            rb_wr_off = CLIO_HEADER_LEN + of_fill;
             rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
-            rb_wr_len = of_k[OW:0];
+            rb_wr_len = of_k;
         end
         S_CH_RESP: begin
             // Not found: the fixed part alone (a found walk wrote it in S_CH_STEP).
@@ -1901,15 +1910,36 @@ always @(posedge clk) begin
         end
         // ----- control forwarding (clio_ctrl_fwd): its ring accesses, then its verdict -----
         S_CF: begin
-            if (cf_call && cf_flush) begin
+            if (cf_call && cf_call_kind == 2'd1) begin
                 flush_ret <= S_CF;
                 state_reg <= S_FLUSH;
+            end else if (cf_call && cf_call_kind == 2'd2) begin
+                send_ret <= S_CF;
+                state_reg <= S_SEND;
             end else if (cf_call) begin
                 if (cf_ring_load) ring_desc <= cf_ring_desc;
                 ring_cmd <= cf_ring_cmd;
                 ring_ret <= S_CF;
                 state_reg <= S_RING;
             end
+            if (cf_ans_load) begin
+                // The completed offload answer (clio_offload_fwd latched its call).
+                rs_own <= 1'b1;
+                rs_pid <= of_ans_pid;
+                rs_req_id <= of_ans_req_id;
+                rs_retry_of <= of_ans_retry_of;
+                rs_session <= of_ans_session;
+                r_op <= OP_OFFLOAD_CALL_RESP;
+                r_flags <= 8'd0;
+                r_epoch <= of_ans_epoch;
+                r_va <= of_ans_va;
+                r_total_len <= cf_r_big ? of_ans_plen : of_ans_total_len;
+                r_offset <= cf_r_big ? 32'd0 : of_ans_offset;
+                r_plen <= 16'd0;
+                r_status <= cf_r_status;
+            end
+            if (cf_plen_load) r_plen <= cf_r_plen;
+            if (cf_offset_load) r_offset <= cf_r_offset;
             if (cf_fw_set) begin
                 fw_set <= 1'b1;
                 fw_set_new <= cf_fw_set_new;
@@ -1924,12 +1954,17 @@ always @(posedge clk) begin
             if (cf_of_call) of_call <= 1'b1;
             if (cf_done) begin
                 case (cf_next)
-                    2'd0: state_reg <= S_FINISH;
-                    2'd1: begin
+                    3'd0: state_reg <= S_FINISH;
+                    3'd1: begin
                         fail_status <= cf_status;
                         state_reg <= S_FAIL;
                     end
-                    default: state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
+                    3'd2: state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
+                    3'd3: state_reg <= S_POLL_NEXT;
+                    default: begin
+                        send_ret <= S_POLL_NEXT;
+                        state_reg <= S_SEND;
+                    end
                 endcase
             end
         end
@@ -2784,67 +2819,15 @@ always @(posedge clk) begin
                 DESC_OFFLOAD_REPLY: begin
                     // clio_offload_fwd takes the fragment at this edge.
                     if (!OF_ON || (of_done && !of_answer)) state_reg <= S_CMD_REJECT;
-                    else if (of_done) state_reg <= S_OF_ANS;
+                    else if (of_done) begin
+                        cf_entry <= CF_OF_ANS;               // the completed answer is sent
+                        state_reg <= S_CF;
+                    end
                     else state_reg <= S_POLL_NEXT;
                 end
                 default: state_reg <= S_CMD_REJECT;
             endcase
         end
-
-        // ----- offload pass-through (issue #16): the answer (the call's fragments are clio_ctrl_fwd's) -----
-        // (Constant compares without the pass-through: the answer fields are tied to 0.)
-        /* verilator lint_off UNSIGNED */
-        S_OF_ANS: begin
-            // The completed answer (clio_offload_fwd latched its call).
-            rs_own <= 1'b1;
-            rs_pid <= of_ans_pid;
-            rs_req_id <= of_ans_req_id;
-            rs_retry_of <= of_ans_retry_of;
-            rs_session <= of_ans_session;
-            r_op <= OP_OFFLOAD_CALL_RESP;
-            r_flags <= 8'd0;
-            r_epoch <= of_ans_epoch;
-            r_va <= of_ans_va;
-            r_total_len <= of_ans_total_len;
-            r_offset <= of_ans_offset;
-            r_plen <= 16'd0;
-            of_sent <= 0;
-            of_fill <= 0;
-            of_n <= of_ans_plen < {16'd0, cfg_mtu} ? of_ans_plen : {16'd0, cfg_mtu};
-            if (of_ans_plen > of_bound) begin
-                r_status <= STATUS_MALFORMED;                // an engine bug: never sent truncated
-                send_ret <= S_POLL_NEXT;
-                state_reg <= S_SEND;
-            end else begin
-                r_status <= of_ans_status;
-                if (of_ans_plen > {16'd0, cfg_mtu}) begin
-                    r_total_len <= of_ans_plen;              // MTU packets, as a READ's
-                    r_offset <= 0;
-                end
-                state_reg <= S_OF_WR;
-            end
-        end
-        S_OF_WR: begin
-            if (of_fill == of_n) begin
-                r_plen <= of_n[15:0];
-                send_ret <= S_OF_NEXT;
-                state_reg <= S_SEND;
-            end else begin
-                of_fill <= of_fill + of_k;
-            end
-        end
-        S_OF_NEXT: begin
-            if (of_sent + of_n >= of_ans_plen) begin
-                state_reg <= S_POLL_NEXT;
-            end else begin
-                of_sent <= of_sent + of_n;
-                r_offset <= of_sent + of_n;
-                of_n <= of_ans_plen - (of_sent + of_n) < {16'd0, cfg_mtu} ? of_ans_plen - (of_sent + of_n) : {16'd0, cfg_mtu};
-                of_fill <= 0;
-                state_reg <= S_OF_WR;
-            end
-        end
-        /* verilator lint_on UNSIGNED */
 
         // ----- REPLY: answer a forwarded request, then release fences -----
         S_RP_CHECK: begin

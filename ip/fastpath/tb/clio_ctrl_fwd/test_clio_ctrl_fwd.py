@@ -1,4 +1,4 @@
-"""clio_ctrl_fwd: forwarded requests, gate reports and offload calls pushed to a model RX ring.
+"""clio_ctrl_fwd: forwarded requests, gate reports and offload calls pushed to a model RX ring; offload answers.
 
 The bench is the engine: it hands a packet over (`s_valid`, `s_entry`),
 performs each ring access or notice flush the stage asks for against a
@@ -7,8 +7,10 @@ the packet are flushed into it first), leaves for a random number of cycles
 as the engine's ring states do, and comes back, while holding the stage now
 and then (`s_en` low, the response builder's hold). A region gate model
 (tracking entries with missing blocks, marked by `m_gt_mark`, an entry that
-refuses once some are marked) and the forwarding table's inputs drive the
-rest. Expected descriptors are built here from the package's slot offsets;
+refuses once some are marked), the forwarding table's inputs and an
+offload answer's row read port (rows of 40 bytes, as clio_offload_fwd's)
+drive the rest; the bench's response buffer takes the answer bytes the
+stage writes and is compared with the answer at each send. Expected descriptors are built here from the package's slot offsets;
 the verdict, the table and dedup strobes, and the stage's own cycles (one
 per state of the engine's former S_FW_*/S_GT_*/S_OF_* states: the top's
 cycle counts depend on it) are checked per packet.
@@ -21,14 +23,17 @@ from clio_tb import PKG
 from tb_base import param, rng, start
 
 P = PKG
-FW_MATCH, FW_PUSH, GT, OF = 0, 1, 2, 3
-FINISH, FAIL, GO = 0, 1, 2
+FW_MATCH, FW_PUSH, GT, OF, OF_ANS = 0, 1, 2, 3, 4
+FINISH, FAIL, GO, POLL, SEND_POLL = 0, 1, 2, 3, 4
+RING, FLUSH, SEND = 0, 1, 2
+ROW = 40  # bytes of an answer row (clio_offload_fwd)
 BUSY = P["STATUS_BUSY"]
 FIW = 4  # the forwarding table's index width, from the compiled design (setup)
 IDLE_IN = ("s_valid", "s_entry", "s_en", "s_ring_full", "s_ring_free", "s_fq_pending", "s_fw_match",
            "s_fw_match_index", "s_fw_fence_wait", "s_fw_free_index", "s_fw_desc", "s_gt_refuse",
            "s_gt_status", "s_gt_track", "s_gt_track_pid", "s_gt_track_entry", "s_gt_track_va",
-           "s_gt_track_mask", "s_of_cnt", "s_of_len", "s_of_tag", "s_of_seq", "s_of_data")
+           "s_gt_track_mask", "s_of_cnt", "s_of_len", "s_of_tag", "s_of_seq", "s_of_data",
+           "s_of_ans_plen", "s_of_ans_status", "s_of_bound", "s_mtu", "s_of_rd_left", "s_wr_block")
 
 
 def put(desc, off, width, value):
@@ -78,6 +83,13 @@ class Env:
         self.pkt = b""
         self.tag = r.getrandbits(32)
         self.seq = r.getrandbits(32)
+        # Offload answer: its bytes, read pointer, the response buffer being written.
+        self.ans = b""
+        self.ans_status = r.getrandbits(8)
+        self.bound = 0
+        self.mtu = 1
+        self.rp = 0
+        self.buf = {}
 
     def track(self):
         for e in self.gate:
@@ -111,6 +123,12 @@ class Env:
         dut.s_of_seq.value = self.seq
         frag = self.pkt[40 * of_i:40 * of_i + 40].ljust(40, b"\0")
         dut.s_of_data.value = int.from_bytes(frag, "little")
+        dut.s_of_ans_plen.value = len(self.ans)
+        dut.s_of_ans_status.value = self.ans_status
+        dut.s_of_bound.value = self.bound
+        dut.s_mtu.value = self.mtu
+        dut.s_of_rd_left.value = ROW - self.rp % ROW
+        dut.s_wr_block.value = 0
 
     def push(self, desc):
         # The RX ring: the slot is written if there is room; the result says full.
@@ -124,12 +142,14 @@ class Env:
         self.free = self.cap - len(self.ring)
 
 
-OUTS = ("m_done", "m_call_valid", "m_fw_set", "m_reserve", "m_gt_mark", "m_of_call")
+OUTS = ("m_done", "m_call_valid", "m_fw_set", "m_reserve", "m_gt_mark", "m_of_call", "m_ans_load",
+        "m_plen_load", "m_offset_load", "m_of_wr")
 
 
 async def run(dut, r, entry, env, hold_p=0.2):
     """Hand one packet over and play the engine until the stage's verdict; returns what happened."""
-    out = {"fw_set": [], "reserve": 0, "of_call": 0, "calls": [], "active": 0}
+    out = {"fw_set": [], "reserve": 0, "of_call": 0, "calls": [], "active": 0, "load": None, "sent": []}
+    plen = offset = None
     away = 0
     first = True
     while True:
@@ -158,14 +178,38 @@ async def run(dut, r, entry, env, hold_p=0.2):
             out["fw_set"].append((int(dut.m_fw_set_new.value), int(dut.m_fw_set_index.value)))
         out["reserve"] += int(dut.m_reserve.value)
         out["of_call"] += int(dut.m_of_call.value)
+        if int(dut.m_ans_load.value):
+            assert out["load"] is None, "the answer's header loaded twice"
+            out["load"] = (int(dut.m_r_status.value), int(dut.m_r_big.value))
+            plen, offset = 0, 0
+        if int(dut.m_plen_load.value):
+            plen = int(dut.m_r_plen.value)
+        if int(dut.m_offset_load.value):
+            offset = int(dut.m_r_offset.value)
+        if int(dut.m_of_wr.value):
+            # The answer's next bytes at the packet's byte `fill` (the row read port's take).
+            k, fill = int(dut.m_of_k.value), int(dut.m_of_fill.value)
+            assert 0 < k <= ROW - env.rp % ROW, f"{k} bytes from a row with {ROW - env.rp % ROW} left"
+            for j in range(k):
+                env.buf[fill + j] = env.ans[env.rp + j]
+            env.rp += k
+        send = int(dut.m_call_valid.value) and int(dut.m_call_kind.value) == SEND
+        if send or (int(dut.m_done.value) and int(dut.m_next.value) == SEND_POLL):
+            # The response builder takes the packet: its length, offset and payload bytes.
+            out["sent"].append((plen, offset, bytes(env.buf.get(j, 0) for j in range(plen or 0))))
+            env.buf = {}
         if int(dut.m_call_valid.value):
             assert not int(dut.m_done.value), "a call and a verdict at once"
-            if int(dut.m_call_flush.value):
+            kind = int(dut.m_call_kind.value)
+            if kind == SEND:
+                out["calls"].append("send")
+            elif kind == FLUSH:
                 out["calls"].append("flush")
                 for n in env.fq:
                     env.push(n)
                 env.fq = []
             else:
+                assert kind == RING, f"call kind {kind}"
                 cmd = int(dut.m_ring_cmd.value)
                 if cmd == 0:
                     assert int(dut.m_ring_load.value) == 1, "a push without its descriptor"
@@ -326,3 +370,44 @@ async def reset_mid_packet(dut):
     assert int(dut.s_ready.value) == 1
     o = await run(dut, r, FW_MATCH, Env(r, 4, 0), hold_p=0)
     assert o["next"] == GO
+
+
+@cocotb.test()
+async def offload_answers(dut):
+    """An answer from the poll: MTU packets of its bytes (row by row), header-only MALFORMED over the bound."""
+    r = await setup(dut)
+    seen = set()
+    for _ in range(60):
+        env = Env(r, 4, 0)
+        env.mtu = r.choice([64, 100, 512, 1500])
+        env.bound = r.choice([env.mtu, 1024, 2048, 4096])
+        n = r.choice([0, 1, 39, 40, 41, env.mtu - 1, env.mtu, env.mtu + 1, 2 * env.mtu + 7, env.bound,
+                      env.bound + 1, r.randrange(0, 2 * env.bound)])
+        env.ans = bytes(r.getrandbits(8) for _ in range(n))
+        o = await run(dut, r, OF_ANS, env)
+        if n > env.bound:
+            seen.add("over the bound")
+            assert o["load"] == (P["STATUS_MALFORMED"], 0) and o["next"] == SEND_POLL, o
+            assert o["sent"] == [(0, 0, b"")] and o["active"] == 1 and env.rp == 0, o
+            continue
+        seen.add("MTU packets" if n > env.mtu else "one packet")
+        assert o["load"] == (env.ans_status, int(n > env.mtu)) and o["next"] == POLL, o
+        expect, off = [], 0
+        while True:
+            m = min(env.mtu, n - off)
+            # The first packet keeps the answer's offset (the engine's load); the others name theirs.
+            expect.append((m, off, env.ans[off:off + m]))
+            off += m
+            if off >= n:
+                break
+        assert o["sent"] == expect, [(a, b) for a, b, _ in o["sent"]]
+        assert o["calls"] == ["send"] * len(expect)
+        # ANS, then per packet a write cycle per row piece, its send and the next-packet step.
+        pieces = 0
+        for m, start, _ in expect:
+            at = start
+            while at < start + m:
+                at += min(ROW - at % ROW, start + m - at)
+                pieces += 1
+        assert o["active"] == 1 + pieces + 2 * len(expect), o["active"]
+    assert seen == {"over the bound", "MTU packets", "one packet"}, seen
