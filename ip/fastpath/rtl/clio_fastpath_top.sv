@@ -267,14 +267,14 @@ wire parser_ready;
 wire to_lane;
 
 // Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
-// `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
+// `in_bank` while the engine holds the packet of `eng_bank` (and the
 // write lane may still read earlier WRITEs' payloads from either bank).
 // Each packet the engine takes (and each write the hit lane hands over)
 // moves the parser to the other bank, so packet n + 1 is received and
 // checked while packet n is decided and translated; only its last beat
 // (which brings the header registers) waits for the engine to let n go.
 localparam PB1 = PKT_BEATS + 1;
-wire in_bank_reg, eng_bank_reg;
+wire in_bank, eng_bank;
 // The first two beats: request payloads of up to 64 bytes start in beat 0
 // (byte CLIO_HEADER_LEN) and run into beat 1.
 /* verilator lint_off UNUSEDSIGNAL */
@@ -285,7 +285,7 @@ wire [DATA_WIDTH-1:0] in_prev;
 // Two read ports into the buffers (the write source, the offload fragment).
 wire [31:0]           pb_rd_a_idx, pb_rd_b_idx;
 wire [2*DATA_WIDTH-1:0] pb_rd_a_pair, pb_rd_b_pair;
-wire [PBW-1:0]        pkt_beat_reg;
+wire [PBW-1:0]        pkt_beat;
 wire [7:0]  h_op, h_flags, h_status;
 wire [31:0] h_pid, h_req_id, h_retry_of, h_total_len, h_offset;
 wire [63:0] h_va;
@@ -475,7 +475,7 @@ wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 // that cycle): it waits while an engine update is in flight.
 wire dd_upd_busy;
 wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !dd_upd_busy : (!pkt_have_reg || !p_tlast))
-    && (!wl_src_busy || wl_bank != in_bank_reg || pkt_beat_reg < wl_src_beat) && !wl_held[in_bank_reg];
+    && (!wl_src_busy || wl_bank != in_bank || pkt_beat < wl_src_beat) && !wl_held[in_bank];
 assign parser_ready = in_free && lane_in_ready;
 assign lane_handoff = lane_ho_valid && !pkt_have_reg;
 
@@ -485,7 +485,7 @@ clio_hit_lane #(
     .clk(clk), .rst(rst),
     .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift), .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu),
     .s_in_tdata(p_tdata), .s_in_tlast(p_tlast), .s_in_valid(p_tvalid && in_free), .s_in_ready(lane_in_ready),
-    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(in_prev),
+    .s_in_first(pkt_beat == 0), .s_in_second(pkt_beat == 1), .s_in_prev(in_prev),
     .s_hdr_opcode(p_opcode), .s_hdr_flags(p_flags), .s_hdr_status(p_status), .s_hdr_pid(p_pid),
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
@@ -528,7 +528,7 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
     .s_ho_retry_of(lane_ho_retry_of), .s_ho_va(lane_ho_va), .s_ho_total_len(lane_ho_total_len),
     .s_ho_offset(lane_ho_offset), .s_ho_payload_len(lane_ho_plen), .s_ho_session(lane_ho_session),
     .s_ho_epoch(lane_ho_epoch), .s_ho_key(lane_ho_key), .s_ho_ack(lane_ho_ack),
-    .m_in_bank(in_bank_reg), .m_eng_bank(eng_bank_reg), .m_beat(pkt_beat_reg),
+    .m_in_bank(in_bank), .m_eng_bank(eng_bank), .m_beat(pkt_beat),
     .m_h_op(h_op), .m_h_flags(h_flags), .m_h_status(h_status), .m_h_pid(h_pid), .m_h_req_id(h_req_id),
     .m_h_retry_of(h_retry_of), .m_h_total_len(h_total_len), .m_h_offset(h_offset), .m_h_va(h_va),
     .m_h_plen(h_plen), .m_h_len(h_len), .m_h_session(h_session), .m_h_epoch(h_epoch), .m_h_ack(h_ack),
@@ -1239,7 +1239,7 @@ wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0
 wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
 wire [PBW-1:0] src_beat = src_off >> OW;
 wire [OW-1:0] src_lane = src_off[OW-1:0];
-wire        src_bank = wl_mem ? wl_bank : eng_bank_reg;
+wire        src_bank = wl_mem ? wl_bank : eng_bank;
 wire [31:0] src_idx = (src_bank ? PB1 : 0) + {{(32-PBW){1'b0}}, src_beat};
 assign pb_rd_a_idx = src_idx;
 wire [2*DATA_WIDTH-1:0] src_pair = pb_rd_a_pair;
@@ -1298,7 +1298,7 @@ wire         of_wr;
 wire         cf_wr_state;
 // Fragment `of_i` of the packet: 40 bytes at 40 * of_i, zero past its end.
 wire [31:0]  of_off = {16'd0, of_i} * 32'd40;
-wire [31:0]  of_idx = (eng_bank_reg ? PB1 : 0) + (of_off >> OW);
+wire [31:0]  of_idx = (eng_bank ? PB1 : 0) + (of_off >> OW);
 assign pb_rd_b_idx = of_idx;
 wire [2*DATA_WIDTH-1:0] of_pair = pb_rd_b_pair >> {of_off[OW-1:0], 3'd0};
 reg  [319:0] of_data;
@@ -3072,7 +3072,7 @@ assign     mv_cmd_ready = mv_cmd_ready_raw && !wl_mv_valid;
 clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .SLOTS(2), .BUFS(2)) wl_inst (
     .clk(clk), .rst(rst),
     .s_cmd_valid(wl_cmd_valid), .s_cmd_ready(wl_ready), .s_cmd_addr(wl_pa[ADDR_WIDTH-1:0]), .s_cmd_len(h_plen),
-    .s_cmd_buf(eng_bank_reg),
+    .s_cmd_buf(eng_bank),
     .s_hdr_opcode(r_op), .s_hdr_pid(h_pid), .s_hdr_req_id(h_req_id), .s_hdr_retry_of(h_retry_of),
     .s_hdr_va(h_va), .s_hdr_total_len(h_total_len), .s_hdr_offset(h_offset), .s_hdr_session(h_session),
     .s_hdr_epoch(r_epoch),
