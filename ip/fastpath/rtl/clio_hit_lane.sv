@@ -11,13 +11,14 @@
 // beat, with valid credentials (`s_in_sess_ok`: current epoch, session, key,
 // PID), goes through a pipeline at one request per cycle:
 //  intake  the parser's beat is eligible (`m_take`) and taken while L1 is
-//          free; a write's dedup lookup is issued now (`m_dd_look_*`), and an
-//          ack frees its session's records and raises its floor
-//          (`m_ack_*`) now;
-//  L1      the dedup answer (a write: a record = a replay, a full buffer, a
-//          count at the session's quota, or a late duplicate below the
-//          session's floor send it to the engine), then the TLB lookup as
-//          it leaves L1 (not for a write the engine will answer from its
+//          free; a write's dedup lookup is issued now (`m_dd_look_*`), the
+//          write ahead of it still in L1/L2 forwarded (its key, session);
+//  L1      the dedup answer with the forwarded record (a write: a record =
+//          a replay, a full buffer, a count at the session's quota, or a
+//          late duplicate below the session's floor after its own ack send
+//          it to the engine), then, as it leaves L1, its ack frees its
+//          session's records and raises the floor (`m_ack_*`) and the TLB
+//          is looked up (not for a write the engine will answer from its
 //          record or drop, so the TLB's LRU order stays the model's);
 //  L2      a hit with READ permission issues AR; a hit with WRITE
 //          permission issues AW, then W, and inserts the dedup record in the
@@ -30,14 +31,20 @@
 //          response builder (`s_rb_busy`), into a two-beat output register:
 //          a two-beat answer holds it for two cycles (II = 1 per output
 //          beat), its beats back to back so no builder beat comes between.
-// One write at a time is in L1/L2, and no packet carrying an ack (nor
-// another write) enters while it is there, so every lookup and ack sees the
-// records of the writes before it, as the model does. Reads and writes never
+// Two writes may be in L1/L2 (II = 1 per beat for two-beat writes): a
+// write's lookup sees the records of the writes before it, the one whose
+// record is not inserted yet by forwarding; an ack, taken as its packet
+// leaves L1, comes after every older request's checks, and a record it
+// frees in the cycle it would be inserted is not inserted, as the model
+// inserts, then frees it. A hand-off makes a younger write's answer stale
+// (the engine ran): it goes to the engine too. Reads and writes never
 // overlap in DRAM (a read waits for the B of the lane's writes, a write for
-// the data of its reads). Beats that are not the lane's pass to the packet
-// buffer: every beat but a packet's last while no write is in L1/L2, a last
-// beat only when the lane is empty (the engine starts a packet only after
-// every older lane request has answered).
+// the data of its reads). Each lane write moves the parser to the other
+// packet-buffer bank (its beats stay in its own bank for a hand-off); beats
+// that are not the lane's pass to the packet buffer: every beat but a
+// packet's last while no lane write holds the parser's bank, a last beat
+// only when the lane is empty (the engine starts a packet only after every
+// older lane request has answered).
 //
 // The lane moves (L1 -> L2, AR / AW, answers, hand-offs) only while
 // `s_active` (the engine is idle: the lane owns the TLB and the AXI port).
@@ -136,6 +143,7 @@ module clio_hit_lane #(
     input  wire                    s_dd_hit,
     input  wire                    s_dd_full,
     input  wire                    s_dd_last,         // one free entry left
+    input  wire                    s_dd_busy,         // an engine update lands: no lookup now
     input  wire [DCW-1:0]          s_dd_count,
     output wire                    m_dd_ins_valid,
     output wire [87:0]             m_dd_ins_key,
@@ -277,7 +285,8 @@ reg [DCW-1:0]    l1_dd_count_reg = 0;
 // The write ahead of it whose record was not in the buffer at its lookup
 // (forwarded): there was one, of the same session, of the same key.
 reg              l1_fw_any_reg = 1'b0, l1_fw_same_reg = 1'b0, l1_fw_hit_reg = 1'b0;
-// The engine ran (a hand-off) after the write's lookup: its answer is stale.
+// The engine ran (a hand-off) after the write's lookup: its answer is
+// stale, and the write looks up again once the engine is idle.
 reg              l1_stale_reg = 1'b0;
 // A write's bank in the packet buffer (its beats, for a hand-off).
 reg              l1_bank_reg = 1'b0, l2_bank_reg = 1'b0;
@@ -350,8 +359,9 @@ wire [7:0]  l2_perms = l2_first_reg ? s_tlb_perms : l2_perms_reg;
 // never fewer, so a hit there or a count at the quota only sends the write
 // to the engine. The one write ahead of it whose record was not inserted yet
 // is forwarded: its key counts as a hit, its record in the session's count
-// and in the buffer's room. That write executes (else the engine ran, and
-// the answer is stale: to the engine).
+// and in the buffer's room. That write executes, else it was handed to the
+// engine: the answer is stale, and the write looks up again from L1 once
+// the engine is idle (nothing ahead of it then).
 wire        l1_dd_hit = (l1_first_reg ? s_dd_hit : l1_dd_hit_reg) || l1_fw_hit_reg;
 wire        l1_dd_full = (l1_first_reg ? s_dd_full : l1_dd_full_reg)
     || (l1_fw_any_reg && (l1_first_reg ? s_dd_last : l1_dd_last_reg));
@@ -361,7 +371,7 @@ wire [31:0] l1_ddid = l1_retry_of_reg != 32'd0 ? l1_retry_of_reg : l1_req_id_reg
 wire        l1_ack_raises = l1_ack_reg != 32'd0 && (s_l1_floor == 32'd0 || serial_before(s_l1_floor, l1_ack_reg));
 wire [31:0] l1_floor = l1_ack_raises ? l1_ack_reg : s_l1_floor;
 /* verilator lint_off WIDTH */
-wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= s_l1_dquota || l1_stale_reg
+wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= s_l1_dquota
     || (l1_floor != 32'd0 && serial_before(l1_ddid, l1_floor));
 /* verilator lint_on WIDTH */
 assign m_l1_session = l1_session_reg;
@@ -378,7 +388,10 @@ wire l2_eject = l2_valid && !l2_good;
 assign m_ho_valid = s_active && l2_eject && lq_count == 0 && !lo_valid_reg;
 wire handoff = m_ho_valid && m_ho_ready;
 wire l2_free = !l2_valid || l2_fire;
-wire l1_move = s_active && l1_valid && l2_free && !l2_eject;
+// The re-lookup of a stale write: the engine has let the handed-off packet
+// go (`m_ho_ready`) and its last dedup update has landed.
+wire l1_relook = s_active && m_ho_ready && l1_wr && l1_stale_reg && !s_dd_busy;
+wire l1_move = s_active && l1_valid && l2_free && !l2_eject && !(l1_wr && l1_stale_reg);
 wire l1_free = !l1_valid || l1_move;
 // A write in L1 or L2 keeps its beats in its bank of the packet buffer (a
 // write handed to the engine is read from there; each lane write moves the
@@ -401,8 +414,7 @@ assign m_tlb_va = l1_tva_reg;
 
 // The lane's dedup accesses: a write's lookup at intake, its record as it fires.
 wire [31:0] in_ddid = s_hdr_retry_of != 32'd0 ? s_hdr_retry_of : s_hdr_req_id;
-assign m_dd_look_valid = in_fire && elig_wr;
-assign m_dd_look_key = {OP_WRITE, s_hdr_offset, in_ddid, s_hdr_session};
+assign m_dd_look_valid = (in_fire && elig_wr) || l1_relook;
 wire [31:0] l2_ddid = l2_retry_of_reg != 32'd0 ? l2_retry_of_reg : l2_req_id_reg;
 // The write whose record the lookup cannot see yet: in L2 (it inserts at
 // the earliest in this cycle), else in L1 (it moves on in this cycle).
@@ -412,6 +424,9 @@ wire [31:0] fw_off = l2_wr ? l2_off_reg : l1_off_reg;
 wire [31:0] fw_ddid = l2_wr ? l2_ddid : l1_ddid;
 wire        in_fw_same = fw_valid && fw_session == s_hdr_session;
 wire        in_fw_hit = in_fw_same && fw_off == s_hdr_offset && fw_ddid == in_ddid;
+// (No intake while L1 holds a stale write: L1 is not free.)
+assign m_dd_look_key = l1_relook ? {OP_WRITE, l1_off_reg, l1_ddid, l1_session_reg}
+                                 : {OP_WRITE, s_hdr_offset, in_ddid, s_hdr_session};
 // A lane request's ack frees records and raises the floor as it leaves L1
 // (the engine is idle then), after every older request's lookup and floor
 // check, and as the write ahead of it inserts its record: a record the ack
@@ -579,6 +594,13 @@ always_ff @(posedge clk) begin
     end
     // The engine runs from a hand-off on: a write in L1 looked up before.
     if (handoff) l1_stale_reg <= 1'b1;
+    if (l1_relook) begin
+        l1_stale_reg <= 1'b0;
+        l1_first_reg <= 1'b1;
+        l1_fw_any_reg <= 1'b0;
+        l1_fw_same_reg <= 1'b0;
+        l1_fw_hit_reg <= 1'b0;
+    end
     if (in_take) begin
         l1_state_reg <= elig_wr ? ST_WRITE : ST_READ;
         l1_first_reg <= 1'b1;

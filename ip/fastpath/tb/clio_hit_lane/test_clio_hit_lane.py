@@ -101,7 +101,7 @@ class Env:
                   "s_hdr_epoch", "s_hdr_key", "s_hdr_ack", "s_pkt_len", "s_err_short", "s_err_crc",
                   "s_err_malformed", "s_in_sess_ok", "s_fence_any", "s_active", "s_eng_waits", "m_ho_ready",
                   "s_l1_floor", "s_l1_dquota", "s_tlb_hit", "s_tlb_ppn", "s_tlb_perms", "s_dd_hit", "s_dd_full",
-                  "s_dd_last", "s_dd_count", "s_in_bank", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
+                  "s_dd_last", "s_dd_busy", "s_dd_count", "s_in_bank", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
                   "m_axi_bvalid", "s_rb_busy", "m_out_tready"):
             getattr(dut, n).value = 0
         dut.rst.value = 1
@@ -653,3 +653,42 @@ async def ack_as_the_record_lands(dut):
         assert dd_key(w) not in ins, "the record the ack freed was inserted"
         assert set(env.dd) == ({dd_key(nxt)} if second == "write" else set())
         assert len(env.answers) == 2 and not env.handoffs
+
+
+@cocotb.test()
+async def write_behind_a_hand_off(dut):
+    """An 8-byte write (one packet beat) right behind one the lane hands to the engine (a TLB
+    miss), in L1 as that one leaves L2, at a dedup quota of one: its lookup (the first write's record forwarded: at the quota) is stale once the engine
+    runs; it looks up again only when the engine has let the packet go, then executes in the
+    lane (the engine's write faulted: no record) or goes to the engine (the engine wrote the
+    first and kept its record, and the second is its retry: a replay)."""
+    for engine_writes in (False, True):
+        env = Env(dut, 50 + engine_writes)
+        await env.start()
+        env.dquota[3] = 1
+        env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+        w1 = Req(P["OP_WRITE"], req_id=90, va=0xA000, total_len=8, payload=bytes(range(8)))
+        w2 = Req(P["OP_WRITE"], req_id=91, retry_of=90 if engine_writes else 0, va=0x9000, total_len=8,
+                 payload=bytes(range(1, 9)))
+        env.offer(w1)
+        env.offer(w2)
+        for _ in range(40):
+            await env.step()
+            if env.handoffs:
+                break
+        assert [h["req_id"] for h in env.handoffs] == [90] and len(env.taken) == 2
+        env.ho_ready = False            # the engine holds the packet
+        if engine_writes:
+            env.dd[dd_key(w1)] = 3
+        looks = len([lk for lk in env.dd_looks if lk[0] == dd_key(w2)])
+        await env.run(6)
+        assert len([lk for lk in env.dd_looks if lk[0] == dd_key(w2)]) == looks, "a lookup while the engine runs"
+        assert not env.writes
+        env.ho_ready = True
+        await env.drain()
+        assert len([lk for lk in env.dd_looks if lk[0] == dd_key(w2)]) == looks + 1, "no second lookup"
+        if engine_writes:
+            assert [h["req_id"] for h in env.handoffs] == [90, 91] and not env.writes
+        else:
+            assert [h["req_id"] for h in env.handoffs] == [90] and len(env.writes) == 1
+            assert env.answers == [write_answer(w2)]
