@@ -82,9 +82,10 @@
 // L1 looks up the TLB and the dedup buffer; L2 needs a hit with WRITE
 // permission, no record (a replay), room and quota, no late duplicate, then
 // issues AW + W and inserts its dedup record in the same cycle; its header-only
-// response leaves when the B arrives. One write at a time is in L1/L2, and
-// no packet carrying an ack enters while it is there, so every lookup and
-// ack sees the records of the writes before it, as in the model. Lane reads
+// response leaves when the B arrives. Two writes may be in L1/L2 (the
+// record of the one ahead forwarded to the next one's lookup; acks take
+// effect as their packet leaves L1), so every lookup and ack sees the
+// records of the writes before it, as in the model. Lane reads
 // and writes never overlap in DRAM (a read waits for the lane's writes'
 // B, a write for the reads' data). Anything else on L2 (miss, permission,
 // replay, BUSY, ...) is handed to the engine, which decides it from the
@@ -269,8 +270,9 @@ wire to_lane;
 // Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
 // `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
 // write lane may still read earlier WRITEs' payloads from either bank).
-// Each packet the engine takes (and each write the hit lane hands over)
-// moves the parser to the other bank, so packet n + 1 is received and
+// Each packet the engine takes (and each write the hit lane takes; one it
+// hands over gives the engine its own bank) moves the parser to the other
+// bank, so packet n + 1 is received and
 // checked while packet n is decided and translated; only its last beat
 // (which brings the header registers) waits for the engine to let n go.
 localparam PB1 = PKT_BEATS + 1;
