@@ -136,8 +136,9 @@ module clio_hit_lane #(
     input  wire [31:0]             s_tlb_ppn,
     input  wire [7:0]              s_tlb_perms,
 
-    // Dedup buffer: a write's lookup at intake (answer next cycle), its
-    // record inserted as it issues, an intake ack.
+    // Dedup buffer: a write's lookup at intake or, stale, from L1 (answer
+    // next cycle), its record inserted as it issues, the ack of the packet
+    // leaving L1 (also the session table's, on its L1 port).
     output wire                    m_dd_look_valid,
     output wire [87:0]             m_dd_look_key,
     input  wire                    s_dd_hit,
