@@ -82,9 +82,10 @@
 // L1 looks up the TLB and the dedup buffer; L2 needs a hit with WRITE
 // permission, no record (a replay), room and quota, no late duplicate, then
 // issues AW + W and inserts its dedup record in the same cycle; its header-only
-// response leaves when the B arrives. One write at a time is in L1/L2, and
-// no packet carrying an ack enters while it is there, so every lookup and
-// ack sees the records of the writes before it, as in the model. Lane reads
+// response leaves when the B arrives. Two writes may be in L1/L2 (the
+// record of the one ahead forwarded to the next one's lookup; acks take
+// effect as their packet leaves L1), so every lookup and ack sees the
+// records of the writes before it, as in the model. Lane reads
 // and writes never overlap in DRAM (a read waits for the lane's writes'
 // B, a write for the reads' data). Anything else on L2 (miss, permission,
 // replay, BUSY, ...) is handed to the engine, which decides it from the
@@ -269,8 +270,9 @@ wire to_lane;
 // Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
 // `in_bank` while the engine holds the packet of `eng_bank` (and the
 // write lane may still read earlier WRITEs' payloads from either bank).
-// Each packet the engine takes (and each write the hit lane hands over)
-// moves the parser to the other bank, so packet n + 1 is received and
+// Each packet the engine takes (and each write the hit lane takes; one it
+// hands over gives the engine its own bank) moves the parser to the other
+// bank, so packet n + 1 is received and
 // checked while packet n is decided and translated; only its last beat
 // (which brings the header registers) waits for the engine to let n go.
 localparam PB1 = PKT_BEATS + 1;
@@ -318,12 +320,14 @@ wire [15:0] h_dquota, h_lquota, h_locks;
 wire [31:0] h_floor;
 wire [15:0] lane_l1_session;
 wire        lane_ack;
+wire [31:0] lane_ack_id;
 
 clio_session_table #(.SESSIONS(SESSIONS)) st_inst (
     .clk(clk), .rst(rst),
     .s_in_session(p_session), .s_in_key(p_key), .s_in_pid(p_pid), .s_in_epoch(p_epoch),
-    .m_in_ok(st_in_ok), .m_in_floor(), .s_in_ack_valid(lane_ack), .s_in_ack_id(p_ack),
+    .m_in_ok(st_in_ok), .m_in_floor(),
     .s_l1_session(lane_l1_session), .m_l1_floor(l1_floor), .m_l1_dquota(l1_dquota),
+    .s_l1_ack_valid(lane_ack), .s_l1_ack_id(lane_ack_id),
     .s_eng_session(h_session), .s_eng_key(h_key), .s_eng_pid(h_pid),
     .m_eng_ok(h_sess_ok), .m_eng_dquota(h_dquota), .m_eng_lquota(h_lquota), .m_eng_locks(h_locks),
     .m_eng_floor(h_floor), .m_epoch(epoch_reg),
@@ -418,7 +422,7 @@ wire [BYTES-1:0]      lane_out_tkeep;
 wire rb_busy;               // the response builder holds engine packets not yet sent
 wire lane_in_ready, lane_take_rd;
 wire lane_ho_valid, lane_handoff;
-wire lane_ho_wr;
+wire lane_ho_wr, lane_ho_bank;
 wire [31:0] lane_ho_pid, lane_ho_req_id, lane_ho_retry_of, lane_ho_total_len, lane_ho_offset;
 wire [31:0] lane_ho_epoch, lane_ho_ack;
 wire [63:0] lane_ho_va, lane_ho_key;
@@ -431,13 +435,12 @@ wire        tlb_hit;
 wire [31:0] tlb_ppn;
 wire [7:0]  tlb_perms;
 localparam DCW = $clog2(DEDUP_ENTRIES + 1);
-wire             dd_hit, dd_full;
+wire             dd_hit, dd_full, dd_last;
 wire [DCW-1:0]   dd_count;
 wire             lane_dd_look, lane_dd_ins;
 wire [87:0]      lane_dd_look_key, lane_dd_ins_key;
 wire [279:0]     lane_dd_ins_rec;
 wire [15:0]      lane_ack_session;
-wire [31:0]      lane_ack_id;
 wire [ADDR_WIDTH-1:0] lane_araddr, lane_awaddr;
 wire                  lane_arvalid, lane_arready, lane_rvalid, lane_rready;
 wire                  lane_awvalid, lane_awready, lane_wvalid, lane_wready, lane_bvalid, lane_bready;
@@ -490,18 +493,19 @@ clio_hit_lane #(
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
     .s_hdr_key(p_key), .s_hdr_ack(p_ack), .s_pkt_len(p_len), .s_err_short(p_short), .s_err_crc(p_crc),
-    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
+    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_in_bank(in_bank), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
     .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
     .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
     .m_ho_session(lane_ho_session), .m_ho_epoch(lane_ho_epoch), .m_ho_key(lane_ho_key), .m_ho_ack(lane_ho_ack),
-    .m_l1_session(lane_l1_session), .s_l1_floor(l1_floor), .s_l1_dquota(l1_dquota),
+    .m_ho_bank(lane_ho_bank), .m_l1_session(lane_l1_session), .s_l1_floor(l1_floor), .s_l1_dquota(l1_dquota),
     .m_tlb_sel(lane_lookup), .m_tlb_valid(lane_tlb_look), .m_tlb_pid(lane_tlb_pid), .m_tlb_va(lane_tlb_va),
     .s_tlb_hit(tlb_hit), .s_tlb_ppn(tlb_ppn), .s_tlb_perms(tlb_perms),
     .m_dd_look_valid(lane_dd_look), .m_dd_look_key(lane_dd_look_key),
-    .s_dd_hit(dd_hit), .s_dd_full(dd_full), .s_dd_count(dd_count),
+    .s_dd_hit(dd_hit), .s_dd_full(dd_full), .s_dd_last(dd_last), .s_dd_busy(dd_upd_busy),
+    .s_dd_count(dd_count),
     .m_dd_ins_valid(lane_dd_ins), .m_dd_ins_key(lane_dd_ins_key), .m_dd_ins_rec(lane_dd_ins_rec),
     .m_ack_valid(lane_ack), .m_ack_session(lane_ack_session), .m_ack_id(lane_ack_id),
     .m_axi_araddr(lane_araddr), .m_axi_arvalid(lane_arvalid), .m_axi_arready(lane_arready),
@@ -527,7 +531,7 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
     .s_ho_valid(lane_handoff), .s_ho_wr(lane_ho_wr), .s_ho_pid(lane_ho_pid), .s_ho_req_id(lane_ho_req_id),
     .s_ho_retry_of(lane_ho_retry_of), .s_ho_va(lane_ho_va), .s_ho_total_len(lane_ho_total_len),
     .s_ho_offset(lane_ho_offset), .s_ho_payload_len(lane_ho_plen), .s_ho_session(lane_ho_session),
-    .s_ho_epoch(lane_ho_epoch), .s_ho_key(lane_ho_key), .s_ho_ack(lane_ho_ack),
+    .s_ho_epoch(lane_ho_epoch), .s_ho_key(lane_ho_key), .s_ho_ack(lane_ho_ack), .s_ho_bank(lane_ho_bank),
     .m_in_bank(in_bank), .m_eng_bank(eng_bank), .m_beat(pkt_beat),
     .m_h_op(h_op), .m_h_flags(h_flags), .m_h_status(h_status), .m_h_pid(h_pid), .m_h_req_id(h_req_id),
     .m_h_retry_of(h_retry_of), .m_h_total_len(h_total_len), .m_h_offset(h_offset), .m_h_va(h_va),
@@ -909,13 +913,14 @@ clio_sync_unit sync_inst (
 
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
-// A lane request acknowledges at intake (the engine is idle then); the
-// engine acknowledges from S_DECIDE.
+// A lane request acknowledges as it leaves the lane's L1 (the engine is idle
+// then); the engine acknowledges from S_DECIDE.
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
     .s_lookup_key(lane_dd_look ? lane_dd_look_key : dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
-    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_count(dd_count),
+    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_last(dd_last),
+    .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
     .s_update_key(lane_dd_ins ? lane_dd_ins_key : dd_upd_key), .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : dd_upd_rec),
     .s_update_mode(lane_dd_ins ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || dd_upd_valid),
