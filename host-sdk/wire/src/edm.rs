@@ -498,7 +498,10 @@ impl RmwOp {
 /// | 4 | | `id`: message id, unique per (sender, destination) while in flight |
 /// | 5–6 | | `len`: bytes to read (RREQ), data bytes (WREQ, RRES), result bytes (RMWREQ) |
 ///
-/// Payload byte 7 is body byte 0.
+/// Payload byte 7 is body byte 0. A memory node that cannot serve a read answers it NULL:
+/// one RRES chunk per grant the switch issues for the request's length, each with no data
+/// (`len` 0), only the last with `last` set; the requester completes the read as failed on
+/// that last, empty chunk (an empty chunk without `last` carries nothing).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct MsgHeader {
     /// Message kind.

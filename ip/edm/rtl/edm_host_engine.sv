@@ -11,7 +11,9 @@
 // memory; a read completes when all its bytes arrived or on a NULL (empty, last) response.
 // Memory node: a received RREQ reads local memory and is the implicit grant of its first
 // RRES chunk (min(CHUNK, len)); later /G/s of kind RRES send the next chunks. A WREQ writes
-// local memory. Requests for addresses outside memory are answered with a NULL RRES.
+// local memory. Requests for addresses outside memory are answered with a NULL RRES: an
+// empty chunk for each grant of the request's length, the last marked last (the NULL), so
+// the requester completes the read only once the switch has granted all of it.
 // Received /G/s and implicit grants share one grant queue. A grant and an issued message go
 // to the encoder in the order the model's TX FIFO gets their units (the message first if it
 // left the queue before the grant came due).
@@ -232,6 +234,7 @@ reg [AW-1:0]    s_addr [0:SERVE-1];
 reg [15:0]      s_total [0:SERVE-1];
 reg [15:0]      s_sent [0:SERVE-1];
 reg             s_rmw [0:SERVE-1];
+reg             s_null [0:SERVE-1];    // a NULL response: every grant gets an empty chunk
 reg [63:0]      s_result [0:SERVE-1];
 
 // ---------------------------------------------------------------- grant queue
@@ -453,8 +456,8 @@ always @* begin : pick_step
 end
 
 // ---------------------------------------------------------------- grant lookup
-// A grant whose message no longer exists (a later chunk's /G/ after its read was answered
-// NULL) is dead. It is dropped as soon as it is due at the head, in any cycle, and the entry
+// A grant whose message this node does not know (bad input: a NULL response is served to
+// its last grant, so it leaves none) is dead. It is dropped as soon as it is due at the head, in any cycle, and the entry
 // behind it is the one looked up for the next job in that same cycle: the model drops a dead
 // grant when it comes to serve it and serves the next at once, so it takes no job slot.
 wire [GW-1:0] g_head = g_rd_reg[GW-1:0];
@@ -519,8 +522,12 @@ end
 wire [15:0] gw_rest = t_total[gw_idx] - t_done[gw_idx];
 wire [15:0] gw_len = ({gh_len[15:3], 3'd0} < gw_rest) ? {gh_len[15:3], 3'd0} : gw_rest;
 wire [15:0] gs_rest = s_total[gs_idx] - s_sent[gs_idx];
-wire [15:0] gs_len = s_rmw[gs_idx] ? gs_rest :
-                     ({gh_len[15:3], 3'd0} < gs_rest) ? {gh_len[15:3], 3'd0} : gs_rest;
+// bytes of the request this grant covers, and the chunk's body: none for a NULL response,
+// which spends every grant the switch schedules for the request's length (the NULL, empty
+// and last, with the last) so the read completes only once the switch holds none of it
+wire [15:0] gs_step = s_rmw[gs_idx] ? gs_rest :
+                      ({gh_len[15:3], 3'd0} < gs_rest) ? {gh_len[15:3], 3'd0} : gs_rest;
+wire [15:0] gs_len = s_null[gs_idx] ? 16'd0 : gs_step;
 
 // ---------------------------------------------------------------- response cut-through
 // A read's response words go into local memory as they arrive (the model's host_rx_data: the
@@ -749,7 +756,7 @@ always @* begin
     end else if (do_grant_s) begin
         enc_start = 1'b1;
         enc_kind = MSG_KIND_RRES;
-        enc_last = s_sent[gs_idx] + gs_len == s_total[gs_idx];
+        enc_last = s_sent[gs_idx] + gs_step == s_total[gs_idx];
         enc_peer = gh_peer;
         enc_id = gh_id;
         enc_len = gs_len;
@@ -923,8 +930,8 @@ always_ff @(posedge clk) begin : seq
         tx_regs_reg <= 1'b0;
         tx_ptr_reg <= gs_ptr + 1;
         tx_words_reg <= (s_rmw[gs_idx] || gs_len == 0) ? 13'd0 : 13'((gs_len + 16'd7) >> 3) - 13'd1;
-        s_sent[gs_idx] <= s_sent[gs_idx] + gs_len;
-        if (s_sent[gs_idx] + gs_len == s_total[gs_idx]) begin
+        s_sent[gs_idx] <= s_sent[gs_idx] + gs_step;
+        if (s_sent[gs_idx] + gs_step == s_total[gs_idx]) begin
             s_valid_reg[gs_idx] <= 1'b0;
         end
     end
@@ -1083,11 +1090,10 @@ always_ff @(posedge clk) begin : seq
                         s_addr[rs_free] <= m_word0[AW+2:3];
                         s_sent[rs_free] <= 0;
                         s_rmw[rs_free] <= 1'b0;
-                        if (m_w_in_range) begin
-                            s_total[rs_free] <= msg_len;
-                        end else begin
+                        s_total[rs_free] <= msg_len;
+                        s_null[rs_free] <= !m_w_in_range;
+                        if (!m_w_in_range) begin
                             // answered with a NULL response
-                            s_total[rs_free] <= 0;
                             cnt_bad_address <= cnt_bad_address + 1;
                         end
                     end
@@ -1131,6 +1137,7 @@ always_ff @(posedge clk) begin : seq
                         s_id[rs_free] <= msg_id;
                         s_sent[rs_free] <= 0;
                         s_rmw[rs_free] <= 1'b1;
+                        s_null[rs_free] <= 1'b0;
                         s_result[rs_free] <= rn_out[63:0];
                         s_total[rs_free] <= m_rmw_in_range ? rmw_resp(msg_op) : 16'd0;
                         if (!m_rmw_in_range) begin
@@ -1193,6 +1200,7 @@ always_ff @(posedge clk) begin : seq
             s_id[rs_free] <= d_id[d_rd_reg[DW-1:0]];
             s_sent[rs_free] <= 0;
             s_rmw[rs_free] <= 1'b1;
+            s_null[rs_free] <= 1'b0;
             s_result[rs_free] <= rmw_result;
             s_total[rs_free] <= d_in_range[d_rd_reg[DW-1:0]] ? rmw_resp(d_rmw_op[d_rd_reg[DW-1:0]]) : 16'd0;
             g_kind[g_wr_reg[GW-1:0]] <= MSG_KIND_RRES;

@@ -205,6 +205,33 @@ enum Action {
     FreeAtJob(u16, u8, (u64, u64)),
 }
 
+/// A response the memory node is serving, chunk by chunk as the switch grants it.
+#[derive(Debug, Clone)]
+struct Serving {
+    /// The bytes read (or the RMW result); empty for a NULL response.
+    data: Vec<u8>,
+    /// Bytes the grants so far covered.
+    sent: usize,
+    /// Bytes the switch schedules: the request's length, a NULL response's too.
+    total: usize,
+}
+
+impl Serving {
+    /// Bytes of the next chunk a grant of `len` bytes covers, and whether it is the last.
+    /// A NULL response spends every grant the switch issues for the request's length, so
+    /// the switch's scheduler and the requester agree on when the message is over: each
+    /// grant but the last gets an empty chunk, the last the NULL (empty, last) chunk.
+    fn step(&self, len: u16) -> (usize, bool) {
+        let n = (len as usize).min(self.total - self.sent);
+        (n, self.sent + n == self.total)
+    }
+
+    /// Body bytes of a chunk covering `n` bytes from `sent`.
+    fn body(&self, n: usize) -> &[u8] {
+        self.data.get(self.sent..self.sent + n).unwrap_or(&[])
+    }
+}
+
 /// One host: TX/RX shims, message stack, local memory, and a frame source/sink.
 #[derive(Debug, Clone)]
 pub struct Host {
@@ -217,7 +244,7 @@ pub struct Host {
     queue: VecDeque<(u64, u64, Request)>,
     ids: HashMap<u16, DstIds>,
     table: HashMap<(u16, u8), State>,
-    serve: HashMap<(u16, u8), (Vec<u8>, usize)>,
+    serve: HashMap<(u16, u8), Serving>,
     actions: BTreeMap<(u64, u64), Action>,
     seq: u64,
     next_tag: u64,
@@ -432,7 +459,7 @@ impl Host {
                     _ => 0,
                 },
                 MsgKind::Rres => match self.serve.get(&(g.peer, g.id)) {
-                    Some((data, sent)) => blocks((g.len as usize).min(data.len() - sent)),
+                    Some(sv) => blocks(sv.body(sv.step(g.len).0).len()),
                     None => 0,
                 },
                 _ => 0,
@@ -700,7 +727,20 @@ impl Host {
             self.counters.unexpected += 1;
             return;
         }
-        self.serve.insert(key, (data, 0));
+        // A NULL response (no data) still covers the request's length, grant by grant.
+        let total = if data.is_empty() {
+            h.len as usize
+        } else {
+            data.len()
+        };
+        self.serve.insert(
+            key,
+            Serving {
+                data,
+                sent: 0,
+                total,
+            },
+        );
         // The RREQ is the implicit grant of the first chunk.
         let lat = self.cfg.lat;
         let taken = (m.head + lat.host_rx_request).max(m.tail + lat.host_rx_request - 1);
@@ -852,22 +892,22 @@ impl Host {
             }
             MsgKind::Rres => {
                 let key = (g.peer, g.id);
-                let Some((data, sent)) = self.serve.get_mut(&key) else {
+                let Some(sv) = self.serve.get_mut(&key) else {
                     self.counters.unknown_grant += 1;
                     return;
                 };
-                let len = (g.len as usize).min(data.len() - *sent);
-                let last = *sent + len == data.len();
+                let (n, last) = sv.step(g.len);
+                let body = sv.body(n);
                 let h = MsgHeader {
                     kind: MsgKind::Rres,
                     last,
                     op: None,
                     peer: g.peer,
                     id: g.id,
-                    len: len as u16,
+                    len: body.len() as u16,
                 };
-                let blocks = encode(&h, &data[*sent..*sent + len]).expect("valid RRES");
-                *sent += len;
+                let blocks = encode(&h, body).expect("valid RRES");
+                sv.sent += n;
                 self.push_unit(now, blocks);
                 if last {
                     self.serve.remove(&key);

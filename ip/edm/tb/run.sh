@@ -127,6 +127,10 @@ run_bench edm_fabric "$work/cosim-6.txt" PORTS=6
 # the table held messages back; 2 of 148 latencies off), replayed on every run.
 "$cosim" 6 150 20 1795728586 "$work/cosim-6-pinned.txt" 60
 run_bench edm_fabric "$work/cosim-6-pinned.txt" PORTS=6
+# A burst that hung the model and the RTL alike (a NULL answer completed a read while the
+# switch still held its other chunks; a later request was refused and lost), replayed too.
+"$cosim" 6 150 20 1795747458 "$work/cosim-6-null.txt" 60
+run_bench edm_fabric "$work/cosim-6-null.txt" PORTS=6
 
 # Synthesis smoke test (the full runs are recorded in README.md).
 "$edm/synth/synth.sh" 2 2 "$work/synth.json" > "$work/synth.log" 2>&1 || { cat "$work/synth.log"; echo "FAILED: synth"; exit 1; }

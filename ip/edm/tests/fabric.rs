@@ -412,26 +412,88 @@ fn corrupting_link_is_disabled_and_reported() {
     assert_eq!(f.link_disabled(1, Dir::Up), None);
 }
 
-#[test]
-fn out_of_range_read_gets_a_null_response() {
-    let mut f = Fabric::new(FabricConfig::new(2)).unwrap();
+/// Host 0 reads `len` bytes of host 1 from 8 bytes before the end of its memory; runs until
+/// quiet and checks the read failed with a NULL response and host 1 counted a bad address.
+fn null_read(f: &mut Fabric, len: u16) -> edm::host::Completion {
     let big = f.hosts[1].mem.len() as u64;
     f.hosts[0]
         .submit(
             0,
             Request::Read {
                 dst: 1,
-                addr: big - 4,
-                len: 64,
+                addr: big - 8,
+                len,
                 local_addr: 0,
             },
         )
         .unwrap();
     assert!(f.run_until_quiet(5000));
-    let c = &f.hosts[0].completions[0];
+    let c = f.hosts[0].completions[0].clone();
     assert!(!c.ok);
     assert!(c.result.is_empty());
     assert_eq!(f.hosts[1].counters.bad_address, 1);
+    c
+}
+
+#[test]
+fn out_of_range_read_gets_a_null_response() {
+    let mut f = Fabric::new(FabricConfig::new(2)).unwrap();
+    null_read(&mut f, 64);
+}
+
+#[test]
+fn a_null_response_longer_than_a_chunk_spends_every_grant() {
+    // The switch schedules a read's response by the request's length. A NULL answer in the
+    // first chunk would complete the read (and free its id) while the switch still held the
+    // other chunks; the requester's next reads then pushed the pair past 2X and one was
+    // refused and lost (burst seed 1795747458). The memory node answers each grant instead,
+    // the NULL coming with the last.
+    let mut f = Fabric::new(FabricConfig::new(2)).unwrap();
+    f.switch.log = Some(Vec::new());
+    let chunk = f.switch.config().chunk_bytes;
+    let c = null_read(&mut f, 2 * chunk + 64);
+    let grants: Vec<u64> = f
+        .switch
+        .log
+        .as_ref()
+        .unwrap()
+        .iter()
+        .filter(|e| e.grant && e.kind == clio_wire::edm::MsgKind::Rres)
+        .map(|e| e.at)
+        .collect();
+    assert_eq!(
+        grants.len(),
+        3,
+        "one grant per chunk of the request's length"
+    );
+    assert!(
+        c.done > *grants.last().unwrap(),
+        "the read completed at {} before the switch's last grant at {}",
+        c.done,
+        grants.last().unwrap()
+    );
+    assert_eq!(f.hosts[1].counters.unknown_grant, 0);
+    assert_eq!(f.switch.counters.notify_refused, 0);
+}
+
+#[test]
+fn the_burst_that_lost_a_read_after_a_null_response_goes_quiet() {
+    // `edm-cosim 6 150 20 1795747458 OUT 60` is the random burst that hung before the memory
+    // node answered every grant of a NULL response (the model never went quiet).
+    let out = std::env::temp_dir().join(format!("edm-null-burst-{}.txt", std::process::id()));
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_edm-cosim"))
+        .args(["6", "150", "20", "1795747458"])
+        .arg(&out)
+        .arg("60")
+        .status()
+        .expect("run edm-cosim");
+    let trace = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    assert!(status.success(), "edm-cosim failed on the burst seed");
+    assert!(
+        trace.lines().any(|l| l.starts_with("Q ")),
+        "no quiet cycle in the trace"
+    );
 }
 
 #[test]

@@ -20,7 +20,9 @@
 //  COMPLETE the key's entry, if present, becomes the record;
 //  REMOVE   the key's entry, if present, is freed.
 // Lookup answers one cycle later with hit (records only), the record,
-// whether the buffer is full and how many entries the key's session holds.
+// whether the buffer is full, whether one free entry is left (`last`: a
+// record inserted after the lookup fills it) and how many entries the key's
+// session holds.
 // Same-cycle operations: the lookup sees the state before the edge; frees
 // win over an update of the same entry; an insert takes an entry that was
 // free before the edge. The record store has a single write port.
@@ -38,6 +40,7 @@ module clio_dedup #(
     output wire                 m_lookup_hit,
     output wire [REC_WIDTH-1:0] m_lookup_rec,
     output wire                 m_lookup_full,
+    output wire                 m_lookup_last,
     output wire [CW-1:0]        m_lookup_count,
     output wire                 m_lookup_valid,
 
@@ -80,6 +83,7 @@ reg [REC_WIDTH-1:0] rec_mem[0:ENTRIES-1];
 reg                 hit_reg = 1'b0;
 reg [REC_WIDTH-1:0] rec_reg = 0;
 reg                 full_reg = 1'b0;
+reg                 last_reg = 1'b0;
 reg [CW-1:0]        count_reg = 0;
 reg                 valid_reg = 1'b0;
 
@@ -98,6 +102,7 @@ reg          upd_hit;
 reg [IW-1:0] upd_index;
 reg [ENTRIES-1:0] free_now;
 reg [ENTRIES-1:0] ins_new;
+reg [ENTRIES-1:0] free_v, free_rest;
 reg          wr_en;
 reg [IW-1:0] wr_index;
 reg [31:0]   d;
@@ -142,6 +147,9 @@ always_comb begin : comb_1
         count_tree[i] = count_tree[2*i + 1] + count_tree[2*i + 2];
     look_count = count_tree[0];
     if (s_update_valid && s_update_mode == M_REMOVE && upd_hit) free_now[upd_index] = 1'b1;
+    // The free entries but the lowest: none when exactly one is free.
+    free_v = ~live_v;
+    free_rest = free_v & (free_v - 1'b1);
     ins_new = 0;
     if (s_update_valid && upd_puts && !upd_hit && any_free) ins_new[free_index] = 1'b1;
     // One write port: the key's entry, or the lowest free one for a new key.
@@ -155,6 +163,7 @@ always_ff @(posedge clk) begin
         hit_reg <= look_hit;
         rec_reg <= rec_mem[look_index];
         full_reg <= !any_free;
+        last_reg <= any_free && free_rest == 0;
         count_reg <= look_count;
     end
     if (wr_en) begin
@@ -173,6 +182,7 @@ end
 assign m_lookup_hit = hit_reg;
 assign m_lookup_rec = rec_reg;
 assign m_lookup_full = full_reg;
+assign m_lookup_last = last_reg;
 assign m_lookup_count = count_reg;
 assign m_lookup_valid = valid_reg;
 

@@ -82,9 +82,10 @@
 // L1 looks up the TLB and the dedup buffer; L2 needs a hit with WRITE
 // permission, no record (a replay), room and quota, no late duplicate, then
 // issues AW + W and inserts its dedup record in the same cycle; its header-only
-// response leaves when the B arrives. One write at a time is in L1/L2, and
-// no packet carrying an ack enters while it is there, so every lookup and
-// ack sees the records of the writes before it, as in the model. Lane reads
+// response leaves when the B arrives. Two writes may be in L1/L2 (the
+// record of the one ahead forwarded to the next one's lookup; acks take
+// effect as their packet leaves L1), so every lookup and ack sees the
+// records of the writes before it, as in the model. Lane reads
 // and writes never overlap in DRAM (a read waits for the lane's writes'
 // B, a write for the reads' data). Anything else on L2 (miss, permission,
 // replay, BUSY, ...) is handed to the engine, which decides it from the
@@ -267,14 +268,15 @@ wire parser_ready;
 wire to_lane;
 
 // Two packet buffers (banks of PKT_BEATS + 1 beats): the parser fills
-// `in_bank_reg` while the engine holds the packet of `eng_bank_reg` (and the
+// `in_bank` while the engine holds the packet of `eng_bank` (and the
 // write lane may still read earlier WRITEs' payloads from either bank).
-// Each packet the engine takes (and each write the hit lane hands over)
-// moves the parser to the other bank, so packet n + 1 is received and
+// Each packet the engine takes (and each write the hit lane takes; one it
+// hands over gives the engine its own bank) moves the parser to the other
+// bank, so packet n + 1 is received and
 // checked while packet n is decided and translated; only its last beat
 // (which brings the header registers) waits for the engine to let n go.
 localparam PB1 = PKT_BEATS + 1;
-wire in_bank_reg, eng_bank_reg;
+wire in_bank, eng_bank;
 // The first two beats: request payloads of up to 64 bytes start in beat 0
 // (byte CLIO_HEADER_LEN) and run into beat 1.
 /* verilator lint_off UNUSEDSIGNAL */
@@ -285,7 +287,7 @@ wire [DATA_WIDTH-1:0] in_prev;
 // Two read ports into the buffers (the write source, the offload fragment).
 wire [31:0]           pb_rd_a_idx, pb_rd_b_idx;
 wire [2*DATA_WIDTH-1:0] pb_rd_a_pair, pb_rd_b_pair;
-wire [PBW-1:0]        pkt_beat_reg;
+wire [PBW-1:0]        pkt_beat;
 wire [7:0]  h_op, h_flags, h_status;
 wire [31:0] h_pid, h_req_id, h_retry_of, h_total_len, h_offset;
 wire [63:0] h_va;
@@ -318,12 +320,14 @@ wire [15:0] h_dquota, h_lquota, h_locks;
 wire [31:0] h_floor;
 wire [15:0] lane_l1_session;
 wire        lane_ack;
+wire [31:0] lane_ack_id;
 
 clio_session_table #(.SESSIONS(SESSIONS)) st_inst (
     .clk(clk), .rst(rst),
     .s_in_session(p_session), .s_in_key(p_key), .s_in_pid(p_pid), .s_in_epoch(p_epoch),
-    .m_in_ok(st_in_ok), .m_in_floor(), .s_in_ack_valid(lane_ack), .s_in_ack_id(p_ack),
+    .m_in_ok(st_in_ok), .m_in_floor(),
     .s_l1_session(lane_l1_session), .m_l1_floor(l1_floor), .m_l1_dquota(l1_dquota),
+    .s_l1_ack_valid(lane_ack), .s_l1_ack_id(lane_ack_id),
     .s_eng_session(h_session), .s_eng_key(h_key), .s_eng_pid(h_pid),
     .m_eng_ok(h_sess_ok), .m_eng_dquota(h_dquota), .m_eng_lquota(h_lquota), .m_eng_locks(h_locks),
     .m_eng_floor(h_floor), .m_epoch(epoch_reg),
@@ -418,7 +422,7 @@ wire [BYTES-1:0]      lane_out_tkeep;
 wire rb_busy;               // the response builder holds engine packets not yet sent
 wire lane_in_ready, lane_take_rd;
 wire lane_ho_valid, lane_handoff;
-wire lane_ho_wr;
+wire lane_ho_wr, lane_ho_bank;
 wire [31:0] lane_ho_pid, lane_ho_req_id, lane_ho_retry_of, lane_ho_total_len, lane_ho_offset;
 wire [31:0] lane_ho_epoch, lane_ho_ack;
 wire [63:0] lane_ho_va, lane_ho_key;
@@ -431,13 +435,12 @@ wire        tlb_hit;
 wire [31:0] tlb_ppn;
 wire [7:0]  tlb_perms;
 localparam DCW = $clog2(DEDUP_ENTRIES + 1);
-wire             dd_hit, dd_full;
+wire             dd_hit, dd_full, dd_last;
 wire [DCW-1:0]   dd_count;
 wire             lane_dd_look, lane_dd_ins;
 wire [87:0]      lane_dd_look_key, lane_dd_ins_key;
 wire [279:0]     lane_dd_ins_rec;
 wire [15:0]      lane_ack_session;
-wire [31:0]      lane_ack_id;
 wire [ADDR_WIDTH-1:0] lane_araddr, lane_awaddr;
 wire                  lane_arvalid, lane_arready, lane_rvalid, lane_rready;
 wire                  lane_awvalid, lane_awready, lane_wvalid, lane_wready, lane_bvalid, lane_bready;
@@ -475,7 +478,7 @@ wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 // that cycle): it waits while an engine update is in flight.
 wire dd_upd_busy;
 wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !dd_upd_busy : (!pkt_have_reg || !p_tlast))
-    && (!wl_src_busy || wl_bank != in_bank_reg || pkt_beat_reg < wl_src_beat) && !wl_held[in_bank_reg];
+    && (!wl_src_busy || wl_bank != in_bank || pkt_beat < wl_src_beat) && !wl_held[in_bank];
 assign parser_ready = in_free && lane_in_ready;
 assign lane_handoff = lane_ho_valid && !pkt_have_reg;
 
@@ -485,23 +488,24 @@ clio_hit_lane #(
     .clk(clk), .rst(rst),
     .cfg_va_bits(cfg_va_bits), .cfg_class_shift(cfg_class_shift), .cfg_max_pid(cfg_max_pid), .cfg_mtu(cfg_mtu),
     .s_in_tdata(p_tdata), .s_in_tlast(p_tlast), .s_in_valid(p_tvalid && in_free), .s_in_ready(lane_in_ready),
-    .s_in_first(pkt_beat_reg == 0), .s_in_second(pkt_beat_reg == 1), .s_in_prev(in_prev),
+    .s_in_first(pkt_beat == 0), .s_in_second(pkt_beat == 1), .s_in_prev(in_prev),
     .s_hdr_opcode(p_opcode), .s_hdr_flags(p_flags), .s_hdr_status(p_status), .s_hdr_pid(p_pid),
     .s_hdr_req_id(p_req_id), .s_hdr_retry_of(p_retry_of), .s_hdr_va(p_va), .s_hdr_total_len(p_total_len),
     .s_hdr_offset(p_offset), .s_hdr_payload_len(p_plen), .s_hdr_session(p_session), .s_hdr_epoch(p_epoch),
     .s_hdr_key(p_key), .s_hdr_ack(p_ack), .s_pkt_len(p_len), .s_err_short(p_short), .s_err_crc(p_crc),
-    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
+    .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_in_bank(in_bank), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
     .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
     .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
     .m_ho_session(lane_ho_session), .m_ho_epoch(lane_ho_epoch), .m_ho_key(lane_ho_key), .m_ho_ack(lane_ho_ack),
-    .m_l1_session(lane_l1_session), .s_l1_floor(l1_floor), .s_l1_dquota(l1_dquota),
+    .m_ho_bank(lane_ho_bank), .m_l1_session(lane_l1_session), .s_l1_floor(l1_floor), .s_l1_dquota(l1_dquota),
     .m_tlb_sel(lane_lookup), .m_tlb_valid(lane_tlb_look), .m_tlb_pid(lane_tlb_pid), .m_tlb_va(lane_tlb_va),
     .s_tlb_hit(tlb_hit), .s_tlb_ppn(tlb_ppn), .s_tlb_perms(tlb_perms),
     .m_dd_look_valid(lane_dd_look), .m_dd_look_key(lane_dd_look_key),
-    .s_dd_hit(dd_hit), .s_dd_full(dd_full), .s_dd_count(dd_count),
+    .s_dd_hit(dd_hit), .s_dd_full(dd_full), .s_dd_last(dd_last), .s_dd_busy(dd_upd_busy),
+    .s_dd_count(dd_count),
     .m_dd_ins_valid(lane_dd_ins), .m_dd_ins_key(lane_dd_ins_key), .m_dd_ins_rec(lane_dd_ins_rec),
     .m_ack_valid(lane_ack), .m_ack_session(lane_ack_session), .m_ack_id(lane_ack_id),
     .m_axi_araddr(lane_araddr), .m_axi_arvalid(lane_arvalid), .m_axi_arready(lane_arready),
@@ -527,8 +531,8 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
     .s_ho_valid(lane_handoff), .s_ho_wr(lane_ho_wr), .s_ho_pid(lane_ho_pid), .s_ho_req_id(lane_ho_req_id),
     .s_ho_retry_of(lane_ho_retry_of), .s_ho_va(lane_ho_va), .s_ho_total_len(lane_ho_total_len),
     .s_ho_offset(lane_ho_offset), .s_ho_payload_len(lane_ho_plen), .s_ho_session(lane_ho_session),
-    .s_ho_epoch(lane_ho_epoch), .s_ho_key(lane_ho_key), .s_ho_ack(lane_ho_ack),
-    .m_in_bank(in_bank_reg), .m_eng_bank(eng_bank_reg), .m_beat(pkt_beat_reg),
+    .s_ho_epoch(lane_ho_epoch), .s_ho_key(lane_ho_key), .s_ho_ack(lane_ho_ack), .s_ho_bank(lane_ho_bank),
+    .m_in_bank(in_bank), .m_eng_bank(eng_bank), .m_beat(pkt_beat),
     .m_h_op(h_op), .m_h_flags(h_flags), .m_h_status(h_status), .m_h_pid(h_pid), .m_h_req_id(h_req_id),
     .m_h_retry_of(h_retry_of), .m_h_total_len(h_total_len), .m_h_offset(h_offset), .m_h_va(h_va),
     .m_h_plen(h_plen), .m_h_len(h_len), .m_h_session(h_session), .m_h_epoch(h_epoch), .m_h_ack(h_ack),
@@ -561,14 +565,11 @@ typedef enum logic [6:0] {
     S_CMD = 7'd58, S_CMD_OLD = 7'd59, S_CMD_INV2 = 7'd61, S_CMD_WRITE = 7'd62,
     S_CMD_REJECT = 7'd63, S_CMD_RM = 7'd64, S_CMD_RMINV = 7'd65, S_CMD_PUSH = 7'd66,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
-    S_FW_MATCH = 7'd71, S_FW_PUSH = 7'd72, S_FW_PUSHED = 7'd73,
     S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
     S_RP_FENCE = 7'd79,
     S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
     S_PM_END = 7'd85,
-    S_GT_PUSH = 7'd86, S_GT_PUSHED = 7'd87, S_GT_CHECK = 7'd88,
-    S_OF_BEGIN = 7'd90, S_OF_PROBED = 7'd91, S_OF_PUSH = 7'd92, S_OF_PUSHED = 7'd93,
-    S_OF_ANS = 7'd94, S_OF_WR = 7'd95, S_OF_NEXT = 7'd96
+    S_CF = 7'd89
 } eng_state_t;
 
 eng_state_t state_reg = S_IDLE;
@@ -935,13 +936,14 @@ clio_sync_unit sync_inst (
 
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
-// A lane request acknowledges at intake (the engine is idle then); the
-// engine acknowledges from S_DECIDE.
+// A lane request acknowledges as it leaves the lane's L1 (the engine is idle
+// then); the engine acknowledges from S_DECIDE.
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
     .s_lookup_key(lane_dd_look ? lane_dd_look_key : dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
-    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_count(dd_count),
+    .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_last(dd_last),
+    .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
     .s_update_key(lane_dd_ins ? lane_dd_ins_key : dd_upd_key), .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : dd_upd_rec),
     .s_update_mode(lane_dd_ins ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || dd_upd_valid),
@@ -1035,8 +1037,8 @@ wire [1:0]  gt_class = (h_op == OP_READ || h_op == OP_POINTER_CHASE) ? 2'd1
        || h_op == OP_UNLOCK) ? 2'd2
     : h_op == OP_OFFLOAD_CALL ? 2'd3 : 2'd0;
 // The GATE_DIRTY just pushed: its blocks are marked at this edge, so
-// S_GT_CHECK sees them set.
-wire        gt_mark = state_reg == S_GT_PUSHED && !eng_hold && !ring_full;
+// the control-forwarding stage's next check sees them set.
+wire        gt_mark;
 
 clio_region_gate #(.ENTRIES(GATE_ENTRIES)) gate_inst (
     .clk(clk), .rst(rst),
@@ -1123,7 +1125,7 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
-        || state_reg == S_OF_WR
+        || (state_reg == S_CF && cf_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN));
 // The lane's answer starts when the builder has a free buffer and no other
@@ -1265,7 +1267,7 @@ wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0
 wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
 wire [PBW-1:0] src_beat = src_off >> OW;
 wire [OW-1:0] src_lane = src_off[OW-1:0];
-wire        src_bank = wl_mem ? wl_bank : eng_bank_reg;
+wire        src_bank = wl_mem ? wl_bank : eng_bank;
 wire [31:0] src_idx = (src_bank ? PB1 : 0) + {{(32-PBW){1'b0}}, src_beat};
 assign pb_rd_a_idx = src_idx;
 wire [2*DATA_WIDTH-1:0] src_pair = pb_rd_a_pair;
@@ -1296,10 +1298,9 @@ wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot
 // Offload pass-through (issue #16, OFFLOAD_TAGS > 0): the call's packet
 // (header and payload, L = 56 + payload bytes) leaves as ceil(L / 40)
 // OFFLOAD_REQ fragments; OFFLOAD_REPLY fragments from the poll are
-// reassembled by clio_offload_fwd and answer their call from S_OF_ANS.
+// reassembled by clio_offload_fwd and answer their call (clio_ctrl_fwd's OF_ANS entry).
 localparam OF_ON = OFFLOAD_TAGS > 0;
-reg  [15:0]  of_i = 0, of_count = 0;                 // fragment pushed next; fragments of the call
-reg  [31:0]  of_sent = 0, of_n = 0, of_fill = 0;     // answer bytes sent; this packet's; written
+wire [15:0]  of_i;                                   // fragment pushed next (clio_ctrl_fwd)
 reg          of_call = 1'b0;
 wire [15:0]  of_len = CLIO_HEADER_LEN[15:0] + h_plen;
 // ceil(L / 40) = floor((L + 39) * 52429 / 2^21), exact for L < 2^16 + 1.
@@ -1317,12 +1318,15 @@ wire [319:0] of_rd_data;
 wire [5:0]   of_rd_left;
 // The answer's bound: the response bound of `cfg_info`, at least the MTU.
 wire [31:0]  of_bound = {6'd0, max_resp_kib, 10'd0} > {16'd0, cfg_mtu} ? {6'd0, max_resp_kib, 10'd0} : {16'd0, cfg_mtu};
-// Bytes of the answer packet written per cycle: the rest of the buffer row.
-wire [31:0]  of_k = {26'd0, of_rd_left} < of_n - of_fill ? {26'd0, of_rd_left} : of_n - of_fill;
-wire         of_wr = state_reg == S_OF_WR && !eng_hold && !pk_on && of_fill != of_n;
+// An answer's bytes written into the response builder (clio_ctrl_fwd): up
+// to the rest of a buffer row per cycle, at byte `of_fill` of the payload.
+wire [5:0]   of_k;
+wire [15:0]  of_fill;
+wire         of_wr;
+wire         cf_wr_state;
 // Fragment `of_i` of the packet: 40 bytes at 40 * of_i, zero past its end.
 wire [31:0]  of_off = {16'd0, of_i} * 32'd40;
-wire [31:0]  of_idx = (eng_bank_reg ? PB1 : 0) + (of_off >> OW);
+wire [31:0]  of_idx = (eng_bank ? PB1 : 0) + (of_off >> OW);
 assign pb_rd_b_idx = of_idx;
 wire [2*DATA_WIDTH-1:0] of_pair = pb_rd_b_pair >> {of_off[OW-1:0], 3'd0};
 reg  [319:0] of_data;
@@ -1429,6 +1433,43 @@ always @* begin
     end
 end
 
+// The control-forwarding stage (clio_ctrl_fwd): forwarded requests, gate
+// reports and offload calls pushed to the RX ring, and offload answers from
+// the poll. The engine hands it the packet (or the answer) in S_CF (entry
+// `cf_entry`) and does its ring accesses, notice flushes and sends for it
+// (returning to S_CF) until it says how the packet goes on.
+localparam logic [2:0] CF_FW_MATCH = 3'd0, CF_FW_PUSH = 3'd1, CF_GT = 3'd2, CF_OF = 3'd3, CF_OF_ANS = 3'd4;
+reg  [2:0]            cf_entry = CF_FW_MATCH;
+wire                  cf_ready, cf_done, cf_call, cf_ring_load, cf_fw_set, cf_fw_set_new, cf_reserve;
+wire                  cf_of_call, cf_ans_load, cf_r_big, cf_plen_load, cf_offset_load;
+wire [2:0]            cf_next;
+wire [1:0]            cf_call_kind, cf_ring_cmd;
+wire [7:0]            cf_r_status;
+wire [15:0]           cf_r_plen;
+wire [31:0]           cf_r_offset;
+wire [7:0]            cf_status;
+wire [DATA_WIDTH-1:0] cf_ring_desc;
+wire [FIW-1:0]        cf_fw_set_index;
+clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_CF), .s_entry(cf_entry), .s_ready(cf_ready), .s_en(!eng_hold),
+    .m_done(cf_done), .m_next(cf_next), .m_status(cf_status),
+    .m_call_valid(cf_call), .m_call_kind(cf_call_kind), .m_ring_cmd(cf_ring_cmd), .m_ring_load(cf_ring_load),
+    .m_ring_desc(cf_ring_desc), .s_ring_full(ring_full), .s_ring_free(ring_free), .s_fq_pending(fq_count != 0),
+    .s_fw_match(fw_match), .s_fw_match_index(fw_match_index), .s_fw_fence_wait(fw_fence_wait),
+    .s_fw_free_index(fw_free_index), .s_fw_desc(fw_desc), .m_fw_set(cf_fw_set), .m_fw_set_new(cf_fw_set_new),
+    .m_fw_set_index(cf_fw_set_index), .m_reserve(cf_reserve),
+    .s_gt_refuse(gt_refuse), .s_gt_status(gt_status), .s_gt_track(gt_track), .s_gt_track_pid(gt_track_pid),
+    .s_gt_track_entry(gt_track_entry), .s_gt_track_va(gt_track_va), .s_gt_track_mask(gt_track_mask),
+    .m_gt_mark(gt_mark),
+    .s_of_cnt(of_cnt), .s_of_len(of_len), .s_of_tag(of_tag), .s_of_seq(of_seq), .s_of_data(of_data),
+    .m_of_i(of_i), .m_of_call(cf_of_call),
+    .s_of_ans_plen(of_ans_plen), .s_of_ans_status(of_ans_status), .s_of_bound(of_bound), .s_mtu(cfg_mtu),
+    .s_of_rd_left(of_rd_left), .s_wr_block(pk_on), .m_ans_load(cf_ans_load), .m_r_status(cf_r_status),
+    .m_r_big(cf_r_big), .m_plen_load(cf_plen_load), .m_r_plen(cf_r_plen), .m_offset_load(cf_offset_load),
+    .m_r_offset(cf_r_offset), .m_of_wr(of_wr), .m_of_k(of_k), .m_of_fill(of_fill), .m_wr_state(cf_wr_state)
+);
+
 // REPLY fields of the TX command in hand.
 wire [7:0]  c_status = desc_reg[SLOT_OFF_STATUS*8 +: 8];
 wire        c_moved = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_FIXED_OR_MOVED) != 0;
@@ -1503,12 +1544,12 @@ always @* begin
             rb_wr_data = mem_rdata >> {d_lane, 3'd0};
             rb_wr_len = d_k;
         end
-        S_OF_WR: begin
+        S_CF: begin
             // An offload answer's bytes, up to the rest of a buffer row per cycle.
             rb_wr_en = of_wr;
-            rb_wr_off = CLIO_HEADER_LEN + of_fill[15:0];
+            rb_wr_off = CLIO_HEADER_LEN + of_fill;
             rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
-            rb_wr_len = of_k[OW:0];
+            rb_wr_len = of_k;
         end
         S_CH_RESP: begin
             // Not found: the fixed part alone (a found walk wrote it in S_CH_STEP).
@@ -1851,7 +1892,8 @@ always @(posedge clk) begin
                     fail_status <= STATUS_BAD_PID;
                     state_reg <= S_FAIL;
                 end else if (h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_CLOSE_SESSION) begin
-                    state_reg <= S_FW_MATCH;
+                    cf_entry <= CF_FW_MATCH;
+                    state_reg <= S_CF;
                 end else if (fw_fence_wait) begin
                     fail_status <= STATUS_BUSY;              // a fence of this PID waits
                     state_reg <= S_FAIL;
@@ -1859,11 +1901,13 @@ always @(posedge clk) begin
                     fail_status <= gt_status;                // held back by a gate entry
                     state_reg <= S_FAIL;
                 end else if (gt_track) begin
-                    state_reg <= S_GT_PUSH;                  // report the blocks first
+                    cf_entry <= CF_GT;                       // report the blocks first
+                    state_reg <= S_CF;
                 end else if (rd_fast) begin
                     xl_first(h_va, rd_end_full, PERM_READ, S_RD_BEGIN, rd_shift0);
                 end else if (OF_ON && h_op == OP_OFFLOAD_CALL) begin
-                    state_reg <= S_OF_BEGIN;                 // to the slow path; its host keeps exactly-once
+                    cf_entry <= CF_OF;                       // to the slow path; its host keeps exactly-once
+                    state_reg <= S_CF;
                 end else if (is_nonidem) begin
                     // S_DD_LOOK1's work, a cycle sooner: the floor as this
                     // packet's ack leaves it; the lookup sees the ack's frees.
@@ -1879,42 +1923,6 @@ always @(posedge clk) begin
                 end
             end
         end
-        // ----- region gate: a tracked change reports its new blocks first -----
-        S_GT_PUSH: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_GT_PUSH;                      // earlier notices go first
-                state_reg <= S_FLUSH;
-            end else begin
-                ring_desc <= 0;
-                ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_GATE_DIRTY;
-                ring_desc[SLOT_OFF_PID*8 +: 32] <= gt_track_pid;
-                ring_desc[SLOT_OFF_TAG*8 +: 32] <= gt_track_entry;
-                ring_desc[SLOT_OFF_A*8 +: 64] <= gt_track_va;
-                ring_desc[SLOT_OFF_C*8 +: 64] <= gt_track_mask;
-                ring_cmd <= 2'd0;
-                ring_ret <= S_GT_PUSHED;
-                state_reg <= S_RING;
-            end
-        end
-        S_GT_PUSHED: begin
-            if (ring_full) begin
-                fail_status <= STATUS_BUSY;                  // no RX room: nothing marked
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= S_GT_CHECK;                     // marked at this edge (gt_mark)
-            end
-        end
-        S_GT_CHECK: begin
-            // Another tracking entry may lack blocks too: each reports.
-            if (gt_refuse) begin
-                fail_status <= gt_status;
-                state_reg <= S_FAIL;
-            end else if (gt_track) begin
-                state_reg <= S_GT_PUSH;
-            end else begin
-                state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
-            end
-        end
         S_OPEN: begin
             // Not re-targeted, not recorded: a retry opens another session.
             if (!op_ok) begin
@@ -1924,22 +1932,68 @@ always @(posedge clk) begin
                 fail_status <= STATUS_BUSY;
                 state_reg <= S_FAIL;
             end else begin
-                state_reg <= S_FW_PUSH;
+                cf_entry <= CF_FW_PUSH;
+                state_reg <= S_CF;
             end
         end
-        S_FW_MATCH: begin
-            if (fw_match) begin
-                // A repeat or retry of a request still in the slow path: the
-                // answer goes to this packet, nothing new is forwarded.
+        // ----- control forwarding (clio_ctrl_fwd): its ring accesses, then its verdict -----
+        S_CF: begin
+            if (cf_call && cf_call_kind == 2'd1) begin
+                flush_ret <= S_CF;
+                state_reg <= S_FLUSH;
+            end else if (cf_call && cf_call_kind == 2'd2) begin
+                send_ret <= S_CF;
+                state_reg <= S_SEND;
+            end else if (cf_call) begin
+                if (cf_ring_load) ring_desc <= cf_ring_desc;
+                ring_cmd <= cf_ring_cmd;
+                ring_ret <= S_CF;
+                state_reg <= S_RING;
+            end
+            if (cf_ans_load) begin
+                // The completed offload answer (clio_offload_fwd latched its call).
+                rs_own <= 1'b1;
+                rs_pid <= of_ans_pid;
+                rs_req_id <= of_ans_req_id;
+                rs_retry_of <= of_ans_retry_of;
+                rs_session <= of_ans_session;
+                r_op <= OP_OFFLOAD_CALL_RESP;
+                r_flags <= 8'd0;
+                r_epoch <= of_ans_epoch;
+                r_va <= of_ans_va;
+                r_total_len <= cf_r_big ? of_ans_plen : of_ans_total_len;
+                r_offset <= cf_r_big ? 32'd0 : of_ans_offset;
+                r_plen <= 16'd0;
+                r_status <= cf_r_status;
+            end
+            if (cf_plen_load) r_plen <= cf_r_plen;
+            if (cf_offset_load) r_offset <= cf_r_offset;
+            if (cf_fw_set) begin
                 fw_set <= 1'b1;
-                fw_set_new <= 1'b0;
-                fw_set_index <= fw_match_index;
-                state_reg <= S_FINISH;
-            end else if (fw_fence_wait) begin
-                fail_status <= STATUS_BUSY;
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
+                fw_set_new <= cf_fw_set_new;
+                fw_set_index <= cf_fw_set_index;
+            end
+            if (cf_reserve) begin
+                dd_upd_key <= own_key;
+                dd_upd_rec <= 0;
+                dd_upd_mode <= 2'd1;                     // reserve
+                dd_upd_valid <= is_nonidem;
+            end
+            if (cf_of_call) of_call <= 1'b1;
+            if (cf_done) begin
+                case (cf_next)
+                    3'd0: state_reg <= S_FINISH;
+                    3'd1: begin
+                        fail_status <= cf_status;
+                        state_reg <= S_FAIL;
+                    end
+                    3'd2: state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
+                    3'd3: state_reg <= S_POLL_NEXT;
+                    default: begin
+                        send_ret <= S_POLL_NEXT;
+                        state_reg <= S_SEND;
+                    end
+                endcase
             end
         end
         S_INFO: begin
@@ -2155,7 +2209,8 @@ always @(posedge clk) begin
                         fail_status <= STATUS_BUSY;
                         state_reg <= S_FAIL;
                     end else begin
-                        state_reg <= S_FW_PUSH;
+                        cf_entry <= CF_FW_PUSH;
+                        state_reg <= S_CF;
                     end
                 end
                 default: begin
@@ -2163,36 +2218,6 @@ always @(posedge clk) begin
                     state_reg <= S_FAIL;
                 end
             endcase
-        end
-
-        // ----- forwarding to the slow path -----
-        S_FW_PUSH: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_FW_PUSH;                      // earlier notices go first
-                state_reg <= S_FLUSH;
-            end else begin
-                ring_desc <= fw_desc;
-                ring_cmd <= 2'd0;
-                ring_ret <= S_FW_PUSHED;
-                state_reg <= S_RING;
-            end
-        end
-        S_FW_PUSHED: begin
-            if (ring_full) begin
-                fail_status <= STATUS_BUSY;
-                state_reg <= S_FAIL;
-            end else begin
-                fw_set <= 1'b1;
-                fw_set_new <= 1'b1;
-                fw_set_index <= fw_free_index;
-                // ALLOC / FREE take their record now (a reservation), so it
-                // fits when the reply comes.
-                dd_upd_key <= own_key;
-                dd_upd_rec <= 0;
-                dd_upd_mode <= 2'd1;                     // reserve
-                dd_upd_valid <= is_nonidem;
-                state_reg <= S_FINISH;
-            end
         end
 
         // ----- extend path: pointer chase (clio_chase walks, the engine reads) -----
@@ -2822,108 +2847,15 @@ always @(posedge clk) begin
                 DESC_OFFLOAD_REPLY: begin
                     // clio_offload_fwd takes the fragment at this edge.
                     if (!OF_ON || (of_done && !of_answer)) state_reg <= S_CMD_REJECT;
-                    else if (of_done) state_reg <= S_OF_ANS;
+                    else if (of_done) begin
+                        cf_entry <= CF_OF_ANS;               // the completed answer is sent
+                        state_reg <= S_CF;
+                    end
                     else state_reg <= S_POLL_NEXT;
                 end
                 default: state_reg <= S_CMD_REJECT;
             endcase
         end
-
-        // ----- offload pass-through (issue #16) -----
-        S_OF_BEGIN: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_OF_BEGIN;                     // earlier notices go first
-                state_reg <= S_FLUSH;
-            end else begin
-                of_count <= of_cnt;
-                ring_cmd <= 2'd1;                            // PROBE: room for every fragment?
-                ring_ret <= S_OF_PROBED;
-                state_reg <= S_RING;
-            end
-        end
-        S_OF_PROBED: begin
-            of_i <= 0;
-            if (ring_free < {16'd0, of_count}) begin
-                fail_status <= STATUS_BUSY;                  // whole or not at all
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= S_OF_PUSH;
-            end
-        end
-        S_OF_PUSH: begin
-            ring_desc <= 0;
-            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_OFFLOAD_REQ;
-            ring_desc[SLOT_OFF_PID*8 +: 32] <= {of_count, of_i};
-            ring_desc[SLOT_OFF_TAG*8 +: 32] <= of_tag;
-            ring_desc[SLOT_OFF_REQ_ID*8 +: 32] <= of_seq;
-            ring_desc[SLOT_OFF_A*8 +: 320] <= of_data;
-            ring_desc[SLOT_OFF_F*8 +: 32] <= {16'd0, of_len};
-            ring_cmd <= 2'd0;
-            ring_ret <= S_OF_PUSHED;
-            state_reg <= S_RING;
-        end
-        S_OF_PUSHED: begin
-            if (of_i + 16'd1 == of_count) begin
-                of_call <= 1'b1;                             // the call waits under its tag
-                state_reg <= S_FINISH;
-            end else begin
-                of_i <= of_i + 16'd1;
-                state_reg <= S_OF_PUSH;
-            end
-        end
-        // (Constant compares without the pass-through: the answer fields are tied to 0.)
-        /* verilator lint_off UNSIGNED */
-        S_OF_ANS: begin
-            // The completed answer (clio_offload_fwd latched its call).
-            rs_own <= 1'b1;
-            rs_pid <= of_ans_pid;
-            rs_req_id <= of_ans_req_id;
-            rs_retry_of <= of_ans_retry_of;
-            rs_session <= of_ans_session;
-            r_op <= OP_OFFLOAD_CALL_RESP;
-            r_flags <= 8'd0;
-            r_epoch <= of_ans_epoch;
-            r_va <= of_ans_va;
-            r_total_len <= of_ans_total_len;
-            r_offset <= of_ans_offset;
-            r_plen <= 16'd0;
-            of_sent <= 0;
-            of_fill <= 0;
-            of_n <= of_ans_plen < {16'd0, cfg_mtu} ? of_ans_plen : {16'd0, cfg_mtu};
-            if (of_ans_plen > of_bound) begin
-                r_status <= STATUS_MALFORMED;                // an engine bug: never sent truncated
-                send_ret <= S_POLL_NEXT;
-                state_reg <= S_SEND;
-            end else begin
-                r_status <= of_ans_status;
-                if (of_ans_plen > {16'd0, cfg_mtu}) begin
-                    r_total_len <= of_ans_plen;              // MTU packets, as a READ's
-                    r_offset <= 0;
-                end
-                state_reg <= S_OF_WR;
-            end
-        end
-        S_OF_WR: begin
-            if (of_fill == of_n) begin
-                r_plen <= of_n[15:0];
-                send_ret <= S_OF_NEXT;
-                state_reg <= S_SEND;
-            end else begin
-                of_fill <= of_fill + of_k;
-            end
-        end
-        S_OF_NEXT: begin
-            if (of_sent + of_n >= of_ans_plen) begin
-                state_reg <= S_POLL_NEXT;
-            end else begin
-                of_sent <= of_sent + of_n;
-                r_offset <= of_sent + of_n;
-                of_n <= of_ans_plen - (of_sent + of_n) < {16'd0, cfg_mtu} ? of_ans_plen - (of_sent + of_n) : {16'd0, cfg_mtu};
-                of_fill <= 0;
-                state_reg <= S_OF_WR;
-            end
-        end
-        /* verilator lint_on UNSIGNED */
 
         // ----- REPLY: answer a forwarded request, then release fences -----
         S_RP_CHECK: begin
@@ -3168,7 +3100,7 @@ assign     mv_cmd_ready = mv_cmd_ready_raw && !wl_mv_valid;
 clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .SLOTS(2), .BUFS(2)) wl_inst (
     .clk(clk), .rst(rst),
     .s_cmd_valid(wl_cmd_valid), .s_cmd_ready(wl_ready), .s_cmd_addr(wl_pa[ADDR_WIDTH-1:0]), .s_cmd_len(h_plen),
-    .s_cmd_buf(eng_bank_reg),
+    .s_cmd_buf(eng_bank),
     .s_hdr_opcode(r_op), .s_hdr_pid(h_pid), .s_hdr_req_id(h_req_id), .s_hdr_retry_of(h_retry_of),
     .s_hdr_va(h_va), .s_hdr_total_len(h_total_len), .s_hdr_offset(h_offset), .s_hdr_session(h_session),
     .s_hdr_epoch(r_epoch),
@@ -3255,7 +3187,8 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
     cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, mv_addr[63:ADDR_WIDTH],
-    rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH]};  // segments are at most an MTU (16 bits)
+    rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH],  // segments are at most an MTU (16 bits)
+    cf_ready};  // the engine waits in S_CF for the stage's verdict: it is idle whenever a packet comes
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule

@@ -11,13 +11,14 @@
 // beat, with valid credentials (`s_in_sess_ok`: current epoch, session, key,
 // PID), goes through a pipeline at one request per cycle:
 //  intake  the parser's beat is eligible (`m_take`) and taken while L1 is
-//          free; a write's dedup lookup is issued now (`m_dd_look_*`), and an
-//          ack frees its session's records and raises its floor
-//          (`m_ack_*`) now;
-//  L1      the dedup answer (a write: a record = a replay, a full buffer, a
-//          count at the session's quota, or a late duplicate below the
-//          session's floor send it to the engine), then the TLB lookup as
-//          it leaves L1 (not for a write the engine will answer from its
+//          free; a write's dedup lookup is issued now (`m_dd_look_*`), the
+//          write ahead of it still in L1/L2 forwarded (its key, session);
+//  L1      the dedup answer with the forwarded record (a write: a record =
+//          a replay, a full buffer, a count at the session's quota, or a
+//          late duplicate below the session's floor after its own ack send
+//          it to the engine), then, as it leaves L1, its ack frees its
+//          session's records and raises the floor (`m_ack_*`) and the TLB
+//          is looked up (not for a write the engine will answer from its
 //          record or drop, so the TLB's LRU order stays the model's);
 //  L2      a hit with READ permission issues AR; a hit with WRITE
 //          permission issues AW, then W, and inserts the dedup record in the
@@ -30,14 +31,20 @@
 //          response builder (`s_rb_busy`), into a two-beat output register:
 //          a two-beat answer holds it for two cycles (II = 1 per output
 //          beat), its beats back to back so no builder beat comes between.
-// One write at a time is in L1/L2, and no packet carrying an ack (nor
-// another write) enters while it is there, so every lookup and ack sees the
-// records of the writes before it, as the model does. Reads and writes never
+// Two writes may be in L1/L2 (II = 1 per beat for two-beat writes): a
+// write's lookup sees the records of the writes before it, the one whose
+// record is not inserted yet by forwarding; an ack, taken as its packet
+// leaves L1, comes after every older request's checks, and a record it
+// frees in the cycle it would be inserted is not inserted, as the model
+// inserts, then frees it. A hand-off makes a younger write's answer stale
+// (the engine ran): it goes to the engine too. Reads and writes never
 // overlap in DRAM (a read waits for the B of the lane's writes, a write for
-// the data of its reads). Beats that are not the lane's pass to the packet
-// buffer: every beat but a packet's last while no write is in L1/L2, a last
-// beat only when the lane is empty (the engine starts a packet only after
-// every older lane request has answered).
+// the data of its reads). Each lane write moves the parser to the other
+// packet-buffer bank (its beats stay in its own bank for a hand-off); beats
+// that are not the lane's pass to the packet buffer: every beat but a
+// packet's last while no lane write holds the parser's bank, a last beat
+// only when the lane is empty (the engine starts a packet only after every
+// older lane request has answered).
 //
 // The lane moves (L1 -> L2, AR / AW, answers, hand-offs) only while
 // `s_active` (the engine is idle: the lane owns the TLB and the AXI port).
@@ -87,6 +94,7 @@ module clio_hit_lane #(
     input  wire                    s_err_crc,
     input  wire                    s_err_malformed,
     input  wire                    s_in_sess_ok,      // epoch and credentials (session table)
+    input  wire                    s_in_bank,         // the packet buffer bank the beat enters
     input  wire                    s_fence_any,       // a fence waits: reads go to the engine
     output wire                    m_take,            // the beat is a lane request's (last) beat
     output wire                    m_take_rd,         // ... of a lane read (not kept in the packet buffer)
@@ -111,6 +119,7 @@ module clio_hit_lane #(
     output wire [31:0]             m_ho_epoch,
     output wire [63:0]             m_ho_key,
     output wire [31:0]             m_ho_ack,
+    output wire                    m_ho_bank,         // a write's bank in the packet buffer
 
     // The session table's L1 port.
     output wire [15:0]             m_l1_session,
@@ -127,12 +136,15 @@ module clio_hit_lane #(
     input  wire [31:0]             s_tlb_ppn,
     input  wire [7:0]              s_tlb_perms,
 
-    // Dedup buffer: a write's lookup at intake (answer next cycle), its
-    // record inserted as it issues, an intake ack.
+    // Dedup buffer: a write's lookup at intake or, stale, from L1 (answer
+    // next cycle), its record inserted as it issues, the ack of the packet
+    // leaving L1 (also the session table's, on its L1 port).
     output wire                    m_dd_look_valid,
     output wire [87:0]             m_dd_look_key,
     input  wire                    s_dd_hit,
     input  wire                    s_dd_full,
+    input  wire                    s_dd_last,         // one free entry left
+    input  wire                    s_dd_busy,         // an engine update lands: no lookup now
     input  wire [DCW-1:0]          s_dd_count,
     output wire                    m_dd_ins_valid,
     output wire [87:0]             m_dd_ins_key,
@@ -269,8 +281,16 @@ reg [31:0]       l1_total_reg = 0, l2_total_reg = 0, l1_off_reg = 0, l2_off_reg 
 reg [6:0]        l1_plen_reg = 0, l2_plen_reg = 0;
 reg [DATA_WIDTH-1:0] l1_data_reg = 0, l2_data_reg = 0;
 // A write's dedup answer (kept while L1 waits) and L1's verdict on it.
-reg              l1_dd_hit_reg = 1'b0, l1_dd_full_reg = 1'b0, l2_dd_bad_reg = 1'b0;
+reg              l1_dd_hit_reg = 1'b0, l1_dd_full_reg = 1'b0, l1_dd_last_reg = 1'b0, l2_dd_bad_reg = 1'b0;
 reg [DCW-1:0]    l1_dd_count_reg = 0;
+// The write ahead of it whose record was not in the buffer at its lookup
+// (forwarded): there was one, of the same session, of the same key.
+reg              l1_fw_any_reg = 1'b0, l1_fw_same_reg = 1'b0, l1_fw_hit_reg = 1'b0;
+// The engine ran (a hand-off) after the write's lookup: its answer is
+// stale, and the write looks up again once the engine is idle.
+reg              l1_stale_reg = 1'b0;
+// A write's bank in the packet buffer (its beats, for a hand-off).
+reg              l1_bank_reg = 1'b0, l2_bank_reg = 1'b0;
 // The TLB answer, kept while L2 waits.
 reg              l2_hit_reg = 1'b0;
 reg [31:0]       l2_ppn_reg = 0;
@@ -334,16 +354,26 @@ wire [31:0] l2_ppn = l2_first_reg ? s_tlb_ppn : l2_ppn_reg;
 wire [7:0]  l2_perms = l2_first_reg ? s_tlb_perms : l2_perms_reg;
 // A write executes in the lane only as the engine would: no dedup record of
 // it (else a replay), room in the dedup buffer and the session's quota, not a
-// late duplicate; the lookup was issued at intake, in the cycle the packet's
-// own ack freed records: it sees more records than the model, never fewer,
-// so a hit there or a count at the quota only sends the write to the engine.
-wire        l1_dd_hit = l1_first_reg ? s_dd_hit : l1_dd_hit_reg;
-wire        l1_dd_full = l1_first_reg ? s_dd_full : l1_dd_full_reg;
-wire [DCW-1:0] l1_dd_count = l1_first_reg ? s_dd_count : l1_dd_count_reg;
+// late duplicate. The lookup was issued at intake, before the acks of the
+// packets ahead of it in L1 and its own ack freed records (an ack takes
+// effect as its packet leaves L1): it sees more records than the model,
+// never fewer, so a hit there or a count at the quota only sends the write
+// to the engine. The one write ahead of it whose record was not inserted yet
+// is forwarded: its key counts as a hit, its record in the session's count
+// and in the buffer's room. That write executes, else it was handed to the
+// engine: the answer is stale, and the write looks up again from L1 once
+// the engine is idle (nothing ahead of it then).
+wire        l1_dd_hit = (l1_first_reg ? s_dd_hit : l1_dd_hit_reg) || l1_fw_hit_reg;
+wire        l1_dd_full = (l1_first_reg ? s_dd_full : l1_dd_full_reg)
+    || (l1_fw_any_reg && (l1_first_reg ? s_dd_last : l1_dd_last_reg));
+wire [DCW:0] l1_dd_count = {1'b0, l1_first_reg ? s_dd_count : l1_dd_count_reg} + {{DCW{1'b0}}, l1_fw_same_reg};
 wire [31:0] l1_ddid = l1_retry_of_reg != 32'd0 ? l1_retry_of_reg : l1_req_id_reg;
+// The floor after the packet's own ack (the table takes it as L1 moves).
+wire        l1_ack_raises = l1_ack_reg != 32'd0 && (s_l1_floor == 32'd0 || serial_before(s_l1_floor, l1_ack_reg));
+wire [31:0] l1_floor = l1_ack_raises ? l1_ack_reg : s_l1_floor;
 /* verilator lint_off WIDTH */
 wire l1_dd_bad = l1_dd_hit || l1_dd_full || l1_dd_count >= s_l1_dquota
-    || (s_l1_floor != 32'd0 && serial_before(l1_ddid, s_l1_floor));
+    || (l1_floor != 32'd0 && serial_before(l1_ddid, l1_floor));
 /* verilator lint_on WIDTH */
 assign m_l1_session = l1_session_reg;
 wire l2_good = l2_wr ? (!l2_dd_bad_reg && l2_hit && (l2_perms & PERM_WRITE) == PERM_WRITE)
@@ -359,16 +389,20 @@ wire l2_eject = l2_valid && !l2_good;
 assign m_ho_valid = s_active && l2_eject && lq_count == 0 && !lo_valid_reg;
 wire handoff = m_ho_valid && m_ho_ready;
 wire l2_free = !l2_valid || l2_fire;
-wire l1_move = s_active && l1_valid && l2_free && !l2_eject;
+// The re-lookup of a stale write: the engine has let the handed-off packet
+// go (`m_ho_ready`) and its last dedup update has landed.
+wire l1_relook = s_active && m_ho_ready && l1_wr && l1_stale_reg && !s_dd_busy;
+wire l1_move = s_active && l1_valid && l2_free && !l2_eject && !(l1_wr && l1_stale_reg);
 wire l1_free = !l1_valid || l1_move;
-// A write in L1 or L2 has not written its dedup record yet: no packet whose
-// ack could free it (and no other write, whose lookup must see it) enters,
-// and no other packet's first beats may overwrite its beats in the packet
-// buffer (a write handed to the engine is read from there).
-wire w_busy = l1_wr || l2_wr;
+// A write in L1 or L2 keeps its beats in its bank of the packet buffer (a
+// write handed to the engine is read from there; each lane write moves the
+// parser to the other bank): no beat enters that bank while it is there.
+// A write's lookup sees the one write ahead of it whose record is not
+// inserted yet (forwarded, below): a second one waits.
+wire bank_busy = (l1_wr && l1_bank_reg == s_in_bank) || (l2_wr && l2_bank_reg == s_in_bank);
 assign s_in_ready = !l2_eject
-    && (elig ? (l1_free && !pause && !(w_busy && (elig_wr || s_hdr_ack != 32'd0)))
-             : (s_in_tlast ? m_empty : !w_busy));
+    && (elig ? (l1_free && !pause && !(elig_wr && (bank_busy || (l1_wr && l2_wr))))
+             : (s_in_tlast ? m_empty : !bank_busy));
 wire in_fire = s_in_valid && s_in_ready;
 wire in_take = in_fire && elig;
 assign m_take = elig;
@@ -381,16 +415,30 @@ assign m_tlb_va = l1_tva_reg;
 
 // The lane's dedup accesses: a write's lookup at intake, its record as it fires.
 wire [31:0] in_ddid = s_hdr_retry_of != 32'd0 ? s_hdr_retry_of : s_hdr_req_id;
-assign m_dd_look_valid = in_fire && elig_wr;
-assign m_dd_look_key = {OP_WRITE, s_hdr_offset, in_ddid, s_hdr_session};
+assign m_dd_look_valid = (in_fire && elig_wr) || l1_relook;
 wire [31:0] l2_ddid = l2_retry_of_reg != 32'd0 ? l2_retry_of_reg : l2_req_id_reg;
-assign m_dd_ins_valid = l2_fire && l2_wr;
+// The write whose record the lookup cannot see yet: in L2 (it inserts at
+// the earliest in this cycle), else in L1 (it moves on in this cycle).
+wire        fw_valid = l1_wr || l2_wr;
+wire [15:0] fw_session = l2_wr ? l2_session_reg : l1_session_reg;
+wire [31:0] fw_off = l2_wr ? l2_off_reg : l1_off_reg;
+wire [31:0] fw_ddid = l2_wr ? l2_ddid : l1_ddid;
+wire        in_fw_same = fw_valid && fw_session == s_hdr_session;
+wire        in_fw_hit = in_fw_same && fw_off == s_hdr_offset && fw_ddid == in_ddid;
+// (No intake while L1 holds a stale write: L1 is not free.)
+assign m_dd_look_key = l1_relook ? {OP_WRITE, l1_off_reg, l1_ddid, l1_session_reg}
+                                 : {OP_WRITE, s_hdr_offset, in_ddid, s_hdr_session};
+// A lane request's ack frees records and raises the floor as it leaves L1
+// (the engine is idle then), after every older request's lookup and floor
+// check, and as the write ahead of it inserts its record: a record the ack
+// frees is not inserted (the model inserts it, then frees it).
+assign m_ack_valid = l1_move && l1_ack_reg != 32'd0;
+assign m_ack_session = l1_session_reg;
+assign m_ack_id = l1_ack_reg;
+wire l2_acked = m_ack_valid && l1_session_reg == l2_session_reg && serial_before(l2_ddid, l1_ack_reg);
+assign m_dd_ins_valid = l2_fire && l2_wr && !l2_acked;
 assign m_dd_ins_key = {OP_WRITE, l2_off_reg, l2_ddid, l2_session_reg};
 assign m_dd_ins_rec = {128'd0, 8'd0, l2_off_reg, l2_total_reg, l2_va_reg, STATUS_OK, 8'd0};
-// A lane request's ack frees records at intake (the engine is idle then).
-assign m_ack_valid = in_take && s_hdr_ack != 32'd0;
-assign m_ack_session = s_hdr_session;
-assign m_ack_id = s_hdr_ack;
 
 wire [63:0] l2_mask = (64'd1 << l2_shift_reg) - 64'd1;
 // Beat address of the access: only the bits the AXI port carries are used.
@@ -415,6 +463,7 @@ assign m_ho_session = l2_session_reg;
 assign m_ho_epoch = l2_epoch_reg;
 assign m_ho_key = l2_key_reg;
 assign m_ho_ack = l2_ack_reg;
+assign m_ho_bank = l2_bank_reg;
 
 // ---------------------------------------------------------------------------
 // Answers: the oldest request in flight, from its R beat or its B.
@@ -522,6 +571,7 @@ always_ff @(posedge clk) begin
         l2_plen_reg <= l1_plen_reg;
         l2_data_reg <= l1_data_reg;
         l2_dd_bad_reg <= l1_wr && l1_dd_bad;
+        l2_bank_reg <= l1_bank_reg;
         l1_state_reg <= ST_EMPTY;
     end else if (l2_fire || handoff) begin
         l2_state_reg <= ST_EMPTY;
@@ -541,6 +591,16 @@ always_ff @(posedge clk) begin
         l1_dd_hit_reg <= s_dd_hit;
         l1_dd_full_reg <= s_dd_full;
         l1_dd_count_reg <= s_dd_count;
+        l1_dd_last_reg <= s_dd_last;
+    end
+    // The engine runs from a hand-off on: a write in L1 looked up before.
+    if (handoff) l1_stale_reg <= 1'b1;
+    if (l1_relook) begin
+        l1_stale_reg <= 1'b0;
+        l1_first_reg <= 1'b1;
+        l1_fw_any_reg <= 1'b0;
+        l1_fw_same_reg <= 1'b0;
+        l1_fw_hit_reg <= 1'b0;
     end
     if (in_take) begin
         l1_state_reg <= elig_wr ? ST_WRITE : ST_READ;
@@ -561,6 +621,11 @@ always_ff @(posedge clk) begin
         l1_off_reg <= s_hdr_offset;
         l1_plen_reg <= s_hdr_payload_len[6:0];
         l1_data_reg <= in_wdata;
+        l1_bank_reg <= s_in_bank;
+        l1_fw_any_reg <= fw_valid;
+        l1_fw_same_reg <= in_fw_same;
+        l1_fw_hit_reg <= in_fw_hit;
+        l1_stale_reg <= 1'b0;
     end
     if (l2_fire) begin
         lq_pid_mem[lq_wr_reg[2:0]] <= l2_pid_reg;

@@ -19,8 +19,11 @@
 //    captured from the parser with the last beat of a packet the hit lane
 //    does not take (`s_to_lane` low), or formed from a request the hit lane
 //    hands over from its L2 (`s_ho_valid`; the top gates it with the
-//    engine's readiness). Each of those moves the parser to the other bank
-//    (a handed-over READ has no beats in a bank and moves nothing).
+//    engine's readiness). A packet the engine takes moves the parser to the
+//    other bank; so does each WRITE the hit lane takes (two lane writes in
+//    flight keep their beats in the two banks); a WRITE handed over gives
+//    the engine its bank (`s_ho_bank`) and the parser the other one (a
+//    handed-over READ has no beats in a bank and moves nothing).
 //    `m_h_from_lane` says which of the two filled them.
 //  - Read ports: beats 0 and 1 of the engine's packet (`m_eng01`), beat 0
 //    of the bank being filled (`m_in_prev`, the hit lane's first beat of a
@@ -83,6 +86,7 @@ module clio_ingress #(
     input  wire [31:0]               s_ho_epoch,
     input  wire [63:0]               s_ho_key,
     input  wire [31:0]               s_ho_ack,
+    input  wire                      s_ho_bank,
 
     // Buffer state.
     output reg                       m_in_bank = 1'b0,
@@ -164,6 +168,8 @@ always @(posedge clk) begin
             m_beat <= m_beat + 1'b1;
         end
         if (m_tlast) m_beat <= 0;
+        // A lane write: the next packet goes to the other bank.
+        if (m_tlast && s_to_lane) m_in_bank <= !m_in_bank;
         if (m_tlast && !s_to_lane) begin
             // The engine's packet: the next one goes to the other bank.
             m_eng_bank <= m_in_bank;
@@ -193,11 +199,11 @@ always @(posedge clk) begin
     end
     if (s_ho_valid) begin
         // An L2 request the lane cannot finish: the engine takes it over
-        // (a write's beats are still in the parser's bank: no other packet
-        // entered while the lane held it).
+        // (a write's beats are still in its bank: no beat entered that bank
+        // while the lane held it; a later packet's are in the other one).
         if (s_ho_wr) begin
-            m_eng_bank <= m_in_bank;
-            m_in_bank <= !m_in_bank;
+            m_eng_bank <= s_ho_bank;
+            m_in_bank <= !s_ho_bank;
         end
         m_h_op <= s_ho_wr ? OP_WRITE : OP_READ;
         m_h_flags <= 8'd0;

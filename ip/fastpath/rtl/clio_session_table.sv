@@ -13,11 +13,12 @@
 //
 // Read ports (combinational, asynchronous reads of the entry they name):
 //  in    the packet at the parser's output (the hit lane's intake): epoch and
-//        credentials (`m_in_ok`), the floor; an ack taken with it raises the
-//        floor (`s_in_ack_valid`: the floor becomes `s_in_ack_id` if none is
-//        set or the ack is serially after it; the comparison sees the floor
-//        as this port shows it, the write lands at the edge);
-//  l1    the lane's first stage: floor and dedup quota;
+//        credentials (`m_in_ok`), the floor;
+//  l1    the lane's first stage: floor and dedup quota; the ack of the packet
+//        leaving it raises the floor (`s_l1_ack_valid`: the floor becomes
+//        `s_l1_ack_id` if none is set or the ack is serially after it; the
+//        comparison sees the floor as this port shows it, the write lands at
+//        the edge);
 //  eng   the engine's packet: credentials, quotas, locks held, floor.
 // `m_epoch` is the current epoch.
 //
@@ -26,7 +27,7 @@
 // a registered command (`s_wr_op`, one per cycle, like its pulses to the other
 // units). The table applies the command as of that edge: every read port
 // shows it in the cycle it is presented (write-first), and it is stored at
-// the edge that ends that cycle. An intake ack taken at the edge the command
+// the edge that ends that cycle. An L1 ack taken at the edge the command
 // was made is the newer write of that floor and is kept. Commands:
 //  FLOOR   floor of `s_wr_session` := `s_wr_word`;
 //  LOCKS   locks held := `s_wr_word[15:0]`;
@@ -47,12 +48,12 @@ module clio_session_table #(
     input  wire [31:0] s_in_epoch,
     output wire        m_in_ok,
     output wire [31:0] m_in_floor,
-    input  wire        s_in_ack_valid,
-    input  wire [31:0] s_in_ack_id,
 
     input  wire [15:0] s_l1_session,
     output wire [31:0] m_l1_floor,
     output wire [15:0] m_l1_dquota,
+    input  wire        s_l1_ack_valid,
+    input  wire [31:0] s_l1_ack_id,
 
     input  wire [15:0] s_eng_session,
     input  wire [63:0] s_eng_key,
@@ -94,7 +95,7 @@ reg [15:0] dquota_mem [0:SESSIONS-1];
 reg [15:0] lquota_mem [0:SESSIONS-1];
 reg [15:0] locks_mem [0:SESSIONS-1];
 reg [31:0] floor_mem [0:SESSIONS-1];
-// The intake ack stored at the last edge (its floor is newer than a command
+// The L1 ack stored at the last edge (its floor is newer than a command
 // the engine made at that edge) and the reset at the last edge.
 reg            ack_q_reg = 1'b0;
 reg [SIW-1:0]  ack_q_index_reg = 0;
@@ -149,12 +150,12 @@ assign m_in_floor = (wr_floor && in_cmd) ? wr_floor_val : floor_mem[in_index];
 assign m_in_ok = m_epoch != 32'd0 && s_in_epoch == m_epoch
     && s_in_session != 16'd0 && 32'(s_in_session) < SESSIONS
     && in_valid && in_key == s_in_key && in_pid == s_in_pid;
-wire in_ack = s_in_ack_valid && (m_in_floor == 32'd0 || serial_before(m_in_floor, s_in_ack_id));
 
 // First-stage port.
 wire [SIW-1:0] l1_index = s_l1_session[SIW-1:0];
 wire l1_cmd = wr_index == l1_index;
 assign m_l1_floor = (wr_floor && l1_cmd) ? wr_floor_val : floor_mem[l1_index];
+wire l1_ack = s_l1_ack_valid && (m_l1_floor == 32'd0 || serial_before(m_l1_floor, s_l1_ack_id));
 assign m_l1_dquota = (wr_entry && l1_cmd) ? wr_dquota_val : dquota_mem[l1_index];
 
 // Engine port.
@@ -189,10 +190,10 @@ always_ff @(posedge clk) begin
         epoch_reg <= s_wr_word;
         valid_reg <= 0;
     end
-    // The intake ack is the newer write of its floor.
-    if (in_ack) floor_mem[in_index] <= s_in_ack_id;
-    ack_q_reg <= in_ack;
-    ack_q_index_reg <= in_index;
+    // The L1 ack is the newer write of its floor.
+    if (l1_ack) floor_mem[l1_index] <= s_l1_ack_id;
+    ack_q_reg <= l1_ack;
+    ack_q_index_reg <= l1_index;
     rst_q_reg <= rst;
     if (rst) begin
         epoch_reg <= 32'd0;

@@ -49,56 +49,69 @@ pub fn check_refusals<T: Transport>(s: &mut Session<T>, column: u64, rows: u64) 
     };
     let mut short = good.encode();
     short.pop();
-    assert_eq!(refused(s, proto::op::SELECT, &short), proto::code::BAD_ARGS);
-    assert_eq!(refused(s, 9, &good.encode()), proto::code::BAD_ARGS);
-    let proj_without_output = proto::Select {
-        project: good.column,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &proj_without_output.encode()),
-        proto::code::BAD_ARGS
-    );
-    let bad_pred = proto::Select {
-        predicate: 42,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &bad_pred.encode()),
-        proto::code::BAD_PREDICATE
-    );
-    // A column the caller never mapped.
-    let unmapped = proto::Select {
-        column: 0x7f00_0000_0000,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &unmapped.encode()),
-        proto::code::UNMAPPED
-    );
+    let select = |sel: proto::Select| (proto::op::SELECT, sel.encode());
     // A selection naming a row past the column (written and acknowledged
     // just before the call).
     let sel_va = s.ralloc(8, perms::RW).unwrap().va;
     s.rwrite(sel_va, &[0xff; 8]).unwrap();
-    let agg = proto::Aggregate {
+    let past_the_column = proto::Aggregate {
         column,
         rows,
         selection: sel_va,
         selected: 2,
     };
-    assert_eq!(
-        refused(s, proto::op::AGGREGATE, &agg.encode()),
-        proto::code::BAD_ROW
-    );
-    // Read-only output.
     let ro = s.ralloc(4096, perms::READ).unwrap().va;
-    let to_ro = proto::Select {
-        out_rows: ro,
-        cap: 1000,
-        ..good
-    };
-    assert_eq!(
-        refused(s, proto::op::SELECT, &to_ro.encode()),
-        proto::code::PERMISSION
-    );
+    let cases = [
+        (
+            "short arguments",
+            (proto::op::SELECT, short),
+            proto::code::BAD_ARGS,
+        ),
+        (
+            "an unknown operation",
+            (9, good.encode()),
+            proto::code::BAD_ARGS,
+        ),
+        (
+            "a projection without an output",
+            select(proto::Select {
+                project: good.column,
+                ..good
+            }),
+            proto::code::BAD_ARGS,
+        ),
+        (
+            "a bad predicate",
+            select(proto::Select {
+                predicate: 42,
+                ..good
+            }),
+            proto::code::BAD_PREDICATE,
+        ),
+        (
+            "a column the caller never mapped",
+            select(proto::Select {
+                column: 0x7f00_0000_0000,
+                ..good
+            }),
+            proto::code::UNMAPPED,
+        ),
+        (
+            "a selection naming a row past the column",
+            (proto::op::AGGREGATE, past_the_column.encode()),
+            proto::code::BAD_ROW,
+        ),
+        (
+            "a read-only output",
+            select(proto::Select {
+                out_rows: ro,
+                cap: 1000,
+                ..good
+            }),
+            proto::code::PERMISSION,
+        ),
+    ];
+    for (what, (op, args), code) in cases {
+        assert_eq!(refused(s, op, &args), code, "{what}");
+    }
 }

@@ -4,8 +4,8 @@ Requester: a write sends an /N/ and one WREQ chunk per /G/ with data from local 
 read sends its RREQ at once and its response lands in local memory; at most X messages per
 destination are active, other destinations are not blocked. Memory node: an RREQ is the
 implicit grant of its first RRES chunk, later chunks wait for /G/s, a WREQ writes memory, an
-out-of-range read gets a NULL response. Bad input (unknown grants, a message cut short) is
-counted and changes nothing. Frames from the MAC pass whole while memory preempts them."""
+out-of-range read gets a NULL response (one empty chunk per grant, the NULL with the last).
+Bad input (unknown grants, a message cut short) is counted and changes nothing. Frames from the MAC pass whole while memory preempts them."""
 
 import os
 import random
@@ -229,6 +229,18 @@ async def memory_node_side(dut):
     assert await h.read_mem(0x380, 64) == mem_bytes(mem, 0x380, 64), "a cut-short WREQ wrote memory"
     assert int(dut.cnt_bad_address.value) == 1
     assert int(dut.cnt_unexpected.value) == 1, "the /N/ at a host is unexpected"
+    # A longer RREQ outside memory: an empty chunk per grant, the NULL (empty, last) with the
+    # last grant, so the requester completes only once the switch has granted all of it.
+    h.rx.extend(message(RREQ, 1, 3, 10, 296, (WORDS * 8).to_bytes(8, "little")))
+    await h.wait_for(lambda: len(h.units()) == 4, "the first, empty, chunk of a NULL response")
+    f = header(h.units()[3][0])
+    assert (f["kind"], f["last"], f["peer"], f["id"], f["len"]) == (RRES, 0, 3, 10, 0), f"first NULL chunk {f}"
+    h.rx.append(grant(3, 10, 256, RRES))
+    await h.wait_for(lambda: len(h.units()) == 5, "the NULL on the last grant")
+    f = header(h.units()[4][0])
+    assert (f["type"], f["kind"], f["last"], f["peer"], f["id"], f["len"]) == (MST, RRES, 1, 3, 10, 0), f"NULL {f}"
+    assert int(dut.cnt_bad_address.value) == 2
+    assert int(dut.cnt_unknown_grant.value) == 0, "a grant of the NULL response was unknown"
 
     # A WREQ longer than the staging buffer (600 B, chunks are 256 B) is dropped whole and
     # counted; the next one is written.

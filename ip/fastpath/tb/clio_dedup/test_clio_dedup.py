@@ -1,7 +1,7 @@
 """clio_dedup against a model of the reference dedup buffer (ip/fastpath/src/dedup.rs): records
 never evicted, the lowest free entry taken, reservations that answer no lookup, completion and
-removal of a key, frees by ack (serial order, wrapping ids), by session close and by clear, full
-and per-session counts, and every same-cycle combination of operations."""
+removal of a key, frees by ack (serial order, wrapping ids), by session close and by clear, full,
+one free entry left and per-session counts, and every same-cycle combination of operations."""
 
 import random
 
@@ -34,8 +34,9 @@ class Model:
         i = self.find(k)
         hit = i is not None and not self.e[i][1]
         full = all(live for live, *_ in self.e)
+        last = sum(1 for live, *_ in self.e if not live) == 1
         count = sum(1 for live, _, key, _ in self.e if live and key & 0xFFFF == k & 0xFFFF)
-        return hit, (self.e[i][3] if hit else None), full, count
+        return hit, (self.e[i][3] if hit else None), full, last, count
 
     def step(self, upd, ack, close, clear):
         """upd = (mode, key, rec): 0 insert, 1 reserve, 2 complete, 3 remove."""
@@ -77,7 +78,7 @@ async def random_against_model(dut):
     rng = random.Random(int(cocotb.RANDOM_SEED))
     key = lambda: rng.choice(IDS) << 16 | rng.randrange(1, 4)
     pending = None
-    seen = {"hit": 0, "full": 0, "acked": 0}
+    seen = {"hit": 0, "full": 0, "last": 0, "acked": 0}
     for _ in range(6000):
         look = key() if rng.random() < 0.8 else None
         upd = None
@@ -101,17 +102,19 @@ async def random_against_model(dut):
         dut.s_clear.value = int(clear)
         await RisingEdge(dut.clk)
         if pending is not None:
-            hit, rec, full, count = pending
+            hit, rec, full, last, count = pending
             assert dut.m_lookup_valid.value == 1
             assert bool(dut.m_lookup_hit.value) == hit
             if hit:
                 seen["hit"] += 1
                 assert int(dut.m_lookup_rec.value) == rec
             assert bool(dut.m_lookup_full.value) == full
+            assert bool(dut.m_lookup_last.value) == last
             assert int(dut.m_lookup_count.value) == count
             seen["full"] += full
+            seen["last"] += last
         pending = m.lookup(look) if look is not None else None
         before = sum(x[0] for x in m.e)
         m.step(upd, ack, close, clear)
         seen["acked"] += ack is not None and sum(x[0] for x in m.e) < before
-    assert seen["hit"] > 300 and seen["full"] > 100 and seen["acked"] > 20, seen
+    assert seen["hit"] > 300 and seen["full"] > 100 and seen["last"] > 20 and seen["acked"] > 20, seen

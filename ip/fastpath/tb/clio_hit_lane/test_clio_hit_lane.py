@@ -19,6 +19,13 @@ HDR = P["CLIO_HEADER_LEN"]
 SHIFT = 12
 EPOCH = 7
 M64 = 2**64 - 1
+M32 = 2**32 - 1
+
+
+def serial_before(a, b):
+    """RFC 1982 order over u32: `a` comes before `b`."""
+    d = (b - a) & M32
+    return d != 0 and d < 2**31
 
 
 class Req:
@@ -48,7 +55,11 @@ class Env:
         self.tlb = {}            # (pid, vpn) -> (ppn, perms)
         self.mem = {}            # beat address -> bytearray(64)
         self.dd = {}             # (key int) -> session
+        self.dd_entries = 16     # the lane's DEDUP_ENTRIES (Makefile)
+        self.dd_looks = []       # (key, hit, full, last, count) answered to each lookup
         self.floor = {}          # session -> floor
+        self.in_bank = 0         # the packet buffer bank the parser fills
+        self.pkt_mem = {}        # (bank, beat) -> tdata kept
         self.dquota = {}         # session -> dedup quota
         self.queue = []          # [Req, beat index]
         self.taken = []          # (Req, taken by the lane)
@@ -74,6 +85,7 @@ class Env:
         self.ho_ready = True
         self.pauses = False
         self.latency = 3
+        self.aw_hold = False     # AWREADY low
         self.in_ready_log = []   # (cycle, valid, ready)
 
     async def start(self):
@@ -89,7 +101,7 @@ class Env:
                   "s_hdr_epoch", "s_hdr_key", "s_hdr_ack", "s_pkt_len", "s_err_short", "s_err_crc",
                   "s_err_malformed", "s_in_sess_ok", "s_fence_any", "s_active", "s_eng_waits", "m_ho_ready",
                   "s_l1_floor", "s_l1_dquota", "s_tlb_hit", "s_tlb_ppn", "s_tlb_perms", "s_dd_hit", "s_dd_full",
-                  "s_dd_count", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
+                  "s_dd_last", "s_dd_busy", "s_dd_count", "s_in_bank", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
                   "m_axi_bvalid", "s_rb_busy", "m_out_tready"):
             getattr(dut, n).value = 0
         dut.rst.value = 1
@@ -145,10 +157,11 @@ class Env:
             hit, ppn, perms = rng.getrandbits(1), rng.getrandbits(32), rng.getrandbits(8)
         dut.s_tlb_hit.value, dut.s_tlb_ppn.value, dut.s_tlb_perms.value = hit, ppn, perms
         if self.dd_due is not None:
-            dh, df, dc = self.dd_due
+            dh, df, dl, dc = self.dd_due
         else:
-            dh, df, dc = rng.getrandbits(1), rng.getrandbits(1), rng.randrange(17)
-        dut.s_dd_hit.value, dut.s_dd_full.value, dut.s_dd_count.value = dh, df, dc
+            dh, df, dl, dc = rng.getrandbits(1), rng.getrandbits(1), rng.getrandbits(1), rng.randrange(17)
+        dut.s_dd_hit.value, dut.s_dd_full.value, dut.s_dd_last.value, dut.s_dd_count.value = dh, df, dl, dc
+        dut.s_in_bank.value = self.in_bank
         s1 = int(dut.m_l1_session.value)
         dut.s_l1_floor.value = self.floor.get(s1, 0)
         dut.s_l1_dquota.value = self.dquota.get(s1, 8)
@@ -156,7 +169,7 @@ class Env:
         rv = bool(self.reads) and self.reads[0][1] <= self.cycle and not (p and rng.random() < 0.3)
         dut.m_axi_rvalid.value = rv
         dut.m_axi_rdata.value = int.from_bytes(self.line(self.reads[0][0]), "little") if rv else rng.getrandbits(512)
-        dut.m_axi_awready.value = 0 if p and rng.random() < 0.3 else 1
+        dut.m_axi_awready.value = 0 if self.aw_hold or (p and rng.random() < 0.3) else 1
         dut.m_axi_wready.value = 0 if p and rng.random() < 0.3 else 1
         bv = self.b > 0 and not (p and rng.random() < 0.3)
         dut.m_axi_bvalid.value = bv
@@ -173,8 +186,13 @@ class Env:
         if dut.s_in_valid.value and dut.s_in_ready.value:
             req, i = self.queue[0]
             self.in_ready_log.append(self.cycle)
+            if not (i + 1 == len(req.beats()) and dut.m_take_rd.value):
+                # The packet buffer keeps every beat but a lane read's.
+                self.pkt_mem[(self.in_bank, i)] = int(dut.s_in_tdata.value)
             if i + 1 == len(req.beats()):
                 self.taken.append((req, bool(dut.m_take.value)))
+                if dut.m_take.value and not dut.m_take_rd.value:
+                    self.in_bank ^= 1           # a lane write: the next packet fills the other bank
                 self.queue.pop(0)
             else:
                 self.queue[0][1] += 1
@@ -184,14 +202,26 @@ class Env:
         if dut.m_dd_look_valid.value:
             k = int(dut.m_dd_look_key.value)
             sess = k & 0xFFFF
-            self.dd_due = (int(k in self.dd), int(len(self.dd) >= 16),
+            self.dd_due = (int(k in self.dd), int(len(self.dd) >= self.dd_entries),
+                           int(len(self.dd) == self.dd_entries - 1),
                            sum(1 for s in self.dd.values() if s == sess))
+            self.dd_looks.append((k, *self.dd_due))
+        # The dedup buffer and the session table as the top has them: the lookup
+        # sees the state before the edge; an ack frees its session's older
+        # records and raises the floor, then an insert lands.
+        if dut.m_ack_valid.value:
+            s_ack, a = int(dut.m_ack_session.value), int(dut.m_ack_id.value)
+            self.acks.append((s_ack, a))
+            for k in [k for k, s in self.dd.items() if s == s_ack and serial_before((k >> 16) & M32, a)]:
+                del self.dd[k]
+            f = self.floor.get(s_ack, 0)
+            if f == 0 or serial_before(f, a):
+                self.floor[s_ack] = a
         if dut.m_dd_ins_valid.value:
             k = int(dut.m_dd_ins_key.value)
+            assert len(self.dd) < self.dd_entries or k in self.dd, "a record inserted into a full buffer"
             self.dd[k] = k & 0xFFFF
             self.dd_inserts.append((k, int(dut.m_dd_ins_rec.value)))
-        if dut.m_ack_valid.value:
-            self.acks.append((int(dut.m_ack_session.value), int(dut.m_ack_id.value)))
         if dut.m_axi_arvalid.value and dut.m_axi_arready.value:
             self.ars += 1
             self.reads.append([int(dut.m_axi_araddr.value), self.cycle + self.latency])
@@ -228,9 +258,17 @@ class Env:
                 assert n == BYTES, "a first beat that is not full"
         if dut.m_ho_valid.value and dut.m_ho_ready.value:
             assert int(dut.m_inflight.value) == 0 and not dut.m_out_tvalid.value, "hand-off before older answers"
-            self.handoffs.append({k: int(getattr(dut, "m_ho_" + k).value) for k in (
+            h = {k: int(getattr(dut, "m_ho_" + k).value) for k in (
                 "wr", "pid", "req_id", "retry_of", "va", "total_len", "offset", "payload_len", "session",
-                "epoch", "key", "ack")})
+                "epoch", "key", "ack", "bank")}
+            self.handoffs.append(h)
+            if h["wr"]:
+                # The engine reads the write from its bank: its beats are all there.
+                req = next(r for r, _ in self.taken if r.req_id == h["req_id"] and r.op == P["OP_WRITE"])
+                for j, (data, _) in enumerate(req.beats()):
+                    assert self.pkt_mem.get((h["bank"], j)) == data, \
+                        f"write {req.req_id} handed over: beat {j} of bank {h['bank']} overwritten"
+                self.in_bank = 1 - h["bank"]
         await RisingEdge(dut.clk)
         self.cycle += 1
         await FallingEdge(dut.clk)
@@ -432,7 +470,7 @@ async def hand_off(dut):
     h = env.handoffs[0]
     assert (h["wr"], h["pid"], h["va"], h["total_len"], h["session"], h["epoch"], h["key"], h["ack"]) \
         == (0, 1, 0x8000, 4, 3, EPOCH, 0x55, 1)
-    assert env.acks == [(3, 1)], "the ack frees records at intake"
+    assert env.acks == [(3, 1)], "the ack frees records as its packet leaves L1"
     for r in (noperm, wr, replay):
         env.offer(r)
         await env.drain()
@@ -452,3 +490,205 @@ async def hand_off(dut):
     assert len(env.taken) == 9, "the foreign packet waits for the lane to empty"
     await env.drain()
     assert len(env.taken) == 10 and not env.taken[-1][1]
+
+
+def dd_key(r):
+    """The dedup key of write `r`: {opcode, offset, first id, session}."""
+    return (P["OP_WRITE"] << 80) | (r.offset << 48) | ((r.retry_of or r.req_id) << 16) | r.session
+
+
+def model_writes(reqs, quota=8, entries=16, dd=None):
+    """The model's verdicts on a run of writes (all TLB hits with WRITE permission): its
+    packet's ack first (frees the session's older records, raises the floor), then a late
+    duplicate below the floor, a record (replay), no room or the session's quota: not
+    executed; else executed, its record kept. Returns (executed flags, records left)."""
+    dd = dict(dd or {})
+    floor = {}
+    done = []
+    for r in reqs:
+        if r.ack:
+            for k in [k for k, s in dd.items() if s == r.session and serial_before((k >> 16) & M32, r.ack)]:
+                del dd[k]
+            f = floor.get(r.session, 0)
+            if f == 0 or serial_before(f, r.ack):
+                floor[r.session] = r.ack
+        f = floor.get(r.session, 0)
+        k = dd_key(r)
+        ok = not (f != 0 and serial_before(r.retry_of or r.req_id, f)) and k not in dd \
+            and len(dd) < entries and sum(1 for s in dd.values() if s == r.session) < quota
+        if ok:
+            dd[k] = r.session
+        done.append(ok)
+    return done, set(dd)
+
+
+async def writes_answered(env, reqs, dd=None):
+    """Offer `reqs` (lane writes) back to back; every one is taken by the lane; the ones the
+    model executes are written and answered in order, the others handed to the engine; the
+    dedup buffer ends as the model leaves it."""
+    done, left = model_writes(reqs, env.dquota.get(3, 8), env.dd_entries, dd)
+    for r in reqs:
+        env.offer(r)
+    await env.drain()
+    assert all(t for _, t in env.taken)
+    assert env.answers == [write_answer(r) for r, d in zip(reqs, done) if d]
+    assert [h["req_id"] for h in env.handoffs] == [r.req_id for r, d in zip(reqs, done) if not d]
+    assert len(env.writes) == sum(done)
+    assert set(env.dd) == left, "dedup records differ from the model's"
+    return done
+
+
+@cocotb.test()
+async def writes_back_to_back(dut):
+    """64-byte WRITEs (two packet beats) offered back to back, each acknowledging every earlier
+    request: of one session, then alternating between two sessions. Each is taken two cycles
+    after the one before (II = 1 per beat) while the one ahead is still in L1/L2 (its record
+    forwarded), all execute in the lane (AW, W, B, answers in order, DRAM right) and the dedup
+    buffer ends as the model leaves it; again under random pauses of DRAM and of the output
+    (a write firing as the next one's ack takes effect: its record is never inserted)."""
+    for two in (False, True):
+        for pauses in (False, True):
+            env = Env(dut, 11 + 2 * two + pauses)
+            await env.start()
+            env.pauses = pauses
+            for pg in range(2):
+                env.map(1, 0x20000 + (pg << SHIFT), 0x200 + pg, P["PERM_READ"] | P["PERM_WRITE"])
+            reqs = []
+            for i in range(40):
+                rid = 100 + i
+                reqs.append(Req(P["OP_WRITE"], req_id=rid, va=0x20000 + 64 * env.rng.randrange(128), total_len=64,
+                                payload=env.rng.randbytes(64), session=3 + (i % 2 if two else 0), ack=rid))
+            done = await writes_answered(env, reqs)
+            assert all(done)
+            last = {}
+            for r in reqs:
+                last[r.va] = r.payload
+            for va, data in last.items():
+                assert bytes(env.line(env.pa(1, va))) == data
+            if not pauses:
+                c = env.in_ready_log
+                assert c[-1] - c[0] == 2 * len(reqs) - 1, f"{len(reqs)} writes taken in {c[-1] - c[0] + 1} cycles"
+    dut._log.info("40 64-byte writes taken in 80 consecutive cycles (one and two sessions)")
+
+
+@cocotb.test()
+async def retry_behind_original(dut):
+    """A retried WRITE right behind its original (their lookups both before the original's
+    record is inserted): it finds the forwarded record and goes to the engine (a replay), its
+    beats intact in its bank; with an ack of the original's id it is a late duplicate (the
+    floor its own ack raises): to the engine as well; the original writes once."""
+    for ack in (0, 31):
+        env = Env(dut, 20 + ack)
+        await env.start()
+        env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+        w = Req(P["OP_WRITE"], req_id=30, va=0x9000, total_len=64, payload=bytes(range(64)))
+        retry = Req(P["OP_WRITE"], req_id=31, retry_of=30, va=0x9000, total_len=64,
+                    payload=bytes(range(64)), ack=ack)
+        done = await writes_answered(env, [w, retry])
+        assert done == [True, False]
+        looks = [lk for lk in env.dd_looks if lk[0] == dd_key(retry)]
+        assert len(looks) == 2 and looks[1][1] == 0, "the retry's lookup came before the record was inserted"
+        assert env.handoffs[0]["retry_of"] == 30 and env.handoffs[0]["wr"] == 1
+
+
+@cocotb.test()
+async def write_at_quota(dut):
+    """Writes back to back without acks at a session's dedup quota of 2: the third sees one
+    record in the buffer and the second's forwarded: at the quota, to the engine; a write of
+    another session in between is not counted. Then the buffer's room: with one free entry,
+    the second write (the first's record forwarded) finds it full."""
+    env = Env(dut, 30)
+    await env.start()
+    env.dquota[3] = 2
+    env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+    reqs = [Req(P["OP_WRITE"], req_id=50 + i, va=0x9000 + 64 * i, total_len=64, payload=bytes([i]) * 64)
+            for i in range(3)]
+    done = await writes_answered(env, reqs)
+    assert done == [True, True, False]
+    look = [lk for lk in env.dd_looks if lk[0] == dd_key(reqs[2])][0]
+    assert look[4] == 1, "the third write's lookup saw one record of its session"
+    # Another session's write between them: counted for its own session only.
+    env = Env(dut, 31)
+    await env.start()
+    env.dquota[3] = 2
+    env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+    reqs = [Req(P["OP_WRITE"], req_id=60 + i, va=0x9000 + 64 * i, total_len=64, payload=bytes([i]) * 64,
+                session=(3, 4, 3)[i]) for i in range(3)]
+    assert await writes_answered(env, reqs) == [True, True, True]
+    # One free entry left: the first write takes it.
+    env = Env(dut, 32)
+    await env.start()
+    env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+    old = {(P["OP_WRITE"] << 80) | (i << 16) | 9: 9 for i in range(1, env.dd_entries)}
+    env.dd.update(old)
+    reqs = [Req(P["OP_WRITE"], req_id=70 + i, va=0x9000 + 64 * i, total_len=64, payload=bytes([i]) * 64)
+            for i in range(2)]
+    assert await writes_answered(env, reqs, dd=old) == [True, False]
+
+
+@cocotb.test()
+async def ack_as_the_record_lands(dut):
+    """The write ahead fires (AW accepted) in the cycle the next request's ack takes effect
+    (both held behind AWREADY): the ack frees that record, so it is never inserted; a read
+    carrying the ack enters behind the write as well."""
+    for second in ("write", "read"):
+        env = Env(dut, 40)
+        await env.start()
+        env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+        w = Req(P["OP_WRITE"], req_id=80, va=0x9000, total_len=64, payload=bytes(range(64)))
+        if second == "write":
+            nxt = Req(P["OP_WRITE"], req_id=81, va=0x9040, total_len=64, payload=bytes(64), ack=81)
+        else:
+            nxt = Req(P["OP_READ"], req_id=81, va=0x9040, total_len=8, ack=81)
+        env.aw_hold = True
+        env.offer(w)
+        env.offer(nxt)
+        await env.run(12)
+        assert len(env.taken) == 2, "the second request entered behind the held write"
+        assert not env.dd_inserts and not env.acks
+        env.aw_hold = False
+        await env.drain()
+        assert env.acks == [(3, 81)]
+        ins = [k for k, _ in env.dd_inserts]
+        assert dd_key(w) not in ins, "the record the ack freed was inserted"
+        assert set(env.dd) == ({dd_key(nxt)} if second == "write" else set())
+        assert len(env.answers) == 2 and not env.handoffs
+
+
+@cocotb.test()
+async def write_behind_a_hand_off(dut):
+    """An 8-byte write (one packet beat) right behind one the lane hands to the engine (a TLB
+    miss), in L1 as that one leaves L2, at a dedup quota of one: its lookup (the first write's record forwarded: at the quota) is stale once the engine
+    runs; it looks up again only when the engine has let the packet go, then executes in the
+    lane (the engine's write faulted: no record) or goes to the engine (the engine wrote the
+    first and kept its record, and the second is its retry: a replay)."""
+    for engine_writes in (False, True):
+        env = Env(dut, 50 + engine_writes)
+        await env.start()
+        env.dquota[3] = 1
+        env.map(1, 0x9000, 0x44, P["PERM_READ"] | P["PERM_WRITE"])
+        w1 = Req(P["OP_WRITE"], req_id=90, va=0xA000, total_len=8, payload=bytes(range(8)))
+        w2 = Req(P["OP_WRITE"], req_id=91, retry_of=90 if engine_writes else 0, va=0x9000, total_len=8,
+                 payload=bytes(range(1, 9)))
+        env.offer(w1)
+        env.offer(w2)
+        for _ in range(40):
+            await env.step()
+            if env.handoffs:
+                break
+        assert [h["req_id"] for h in env.handoffs] == [90] and len(env.taken) == 2
+        env.ho_ready = False            # the engine holds the packet
+        if engine_writes:
+            env.dd[dd_key(w1)] = 3
+        looks = len([lk for lk in env.dd_looks if lk[0] == dd_key(w2)])
+        await env.run(6)
+        assert len([lk for lk in env.dd_looks if lk[0] == dd_key(w2)]) == looks, "a lookup while the engine runs"
+        assert not env.writes
+        env.ho_ready = True
+        await env.drain()
+        assert len([lk for lk in env.dd_looks if lk[0] == dd_key(w2)]) == looks + 1, "no second lookup"
+        if engine_writes:
+            assert [h["req_id"] for h in env.handoffs] == [90, 91] and not env.writes
+        else:
+            assert [h["req_id"] for h in env.handoffs] == [90] and len(env.writes) == 1
+            assert env.answers == [write_answer(w2)]

@@ -85,10 +85,14 @@ class Model:
             if not to_lane:
                 self.eng_bank, self.in_bank = self.in_bank, 1 - self.in_bank
                 self.h = hdr
+            elif not take_rd:
+                # A lane write: the next packet goes to the other bank.
+                self.in_bank = 1 - self.in_bank
 
     def handoff(self, ho):
         if ho["wr"]:
-            self.eng_bank, self.in_bank = self.in_bank, 1 - self.in_bank
+            # The engine gets the write's bank, the parser the other one.
+            self.eng_bank, self.in_bank = ho["bank"], 1 - ho["bank"]
         plen = ho["plen"] if ho["wr"] else 0
         self.h = dict(op=P["OP_WRITE"] if ho["wr"] else P["OP_READ"], flags=0, status=P["STATUS_OK"],
                       pid=ho["pid"], req_id=ho["req_id"], retry_of=ho["retry_of"], va=ho["va"],
@@ -112,7 +116,8 @@ async def buffers_and_headers(dut):
     beats = param(dut, "PKT_BEATS")
     rng = random.Random(int(cocotb.RANDOM_SEED))
     start_clock(dut)
-    for name in ("s_ready", "s_to_lane", "s_take_rd", "s_ho_valid", "s_ho_wr", "s_rd_a_idx", "s_rd_b_idx"):
+    for name in ("s_ready", "s_to_lane", "s_take_rd", "s_ho_valid", "s_ho_wr", "s_ho_bank", "s_rd_a_idx",
+                 "s_rd_b_idx"):
         getattr(dut, name).value = 0
     for name in HO_PORTS:
         getattr(dut, "s_ho_" + ("payload_len" if name == "plen" else name)).value = 0
@@ -157,12 +162,14 @@ async def buffers_and_headers(dut):
         if not ready and rng.random() < 0.15:
             ho = {name: rng.getrandbits(w) for name, w in HO_PORTS.items()}
             ho["wr"] = rng.random() < 0.5
+            ho["bank"] = rng.getrandbits(1)
         dut.s_ready.value = int(ready)
         dut.s_to_lane.value = int(route != 0)
         dut.s_take_rd.value = int(route == 2)
         dut.s_ho_valid.value = int(ho is not None)
         if ho is not None:
             dut.s_ho_wr.value = int(ho["wr"])
+            dut.s_ho_bank.value = ho["bank"]
             for name in HO_PORTS:
                 getattr(dut, "s_ho_" + ("payload_len" if name == "plen" else name)).value = ho[name]
         await Timer(1, unit="ns")
@@ -217,7 +224,8 @@ async def backpressure_holds_the_beat(dut):
     """With `s_ready` low nothing is written and the beat counter stays; the stream resumes intact."""
     rng = random.Random(5)
     start_clock(dut)
-    for name in ("s_ready", "s_to_lane", "s_take_rd", "s_ho_valid", "s_ho_wr", "s_rd_a_idx", "s_rd_b_idx"):
+    for name in ("s_ready", "s_to_lane", "s_take_rd", "s_ho_valid", "s_ho_wr", "s_ho_bank", "s_rd_a_idx",
+                 "s_rd_b_idx"):
         getattr(dut, name).value = 0
     source = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
     await reset(dut)

@@ -1,10 +1,10 @@
 """clio_session_table against the session table as the top level kept it before it became a module:
 arrays written at the clock edge by the engine (SESSION_REPLY install and clear, EPOCH, ack floor,
-lock counts) and by the lane's intake ack (after the engine's writes of the same edge), read
+lock counts) and by the ack of the packet leaving the lane's L1 (after the engine's writes of the same edge), read
 asynchronously. The module receives each engine write one cycle later, as the engine's registered
 command, and must show every read port exactly what the old arrays showed: the reset state, the
 credential check (epoch, session id range, valid bit, key, PID), a write and a read of the same
-entry in one cycle, an intake ack and an engine write of the same floor at one edge, and random
+entry in one cycle, an L1 ack and an engine write of the same floor at one edge, and random
 traffic on every port at once."""
 
 import random
@@ -49,7 +49,7 @@ class OldTable:
         return good and self.epoch != 0 and epoch == self.epoch
 
     def edge(self, w, ack, rst):
-        """One clock edge: the engine's write `w` made at it, then the intake ack (session, id),
+        """One clock edge: the engine's write `w` made at it, then the L1 ack (session, id),
         which the top compared against the floor before the edge."""
         raise_floor = False
         if ack is not None:
@@ -106,7 +106,7 @@ class Bench:
     async def start(self):
         dut = self.dut
         start_clock(dut)
-        for name in ("s_in_session", "s_in_key", "s_in_pid", "s_in_epoch", "s_in_ack_valid", "s_in_ack_id",
+        for name in ("s_in_session", "s_in_key", "s_in_pid", "s_in_epoch", "s_l1_ack_valid", "s_l1_ack_id",
                      "s_l1_session", "s_eng_session", "s_eng_key", "s_eng_pid", "s_wr_op", "s_wr_session",
                      "s_wr_word", "s_wr_open", "s_wr_pid", "s_wr_key", "s_wr_dquota", "s_wr_lquota"):
             getattr(dut, name).value = 0
@@ -128,8 +128,8 @@ class Bench:
         dut, ref = self.dut, self.ref
         s, key, pid, epoch = rd_in
         dut.s_in_session.value, dut.s_in_key.value, dut.s_in_pid.value, dut.s_in_epoch.value = s, key, pid, epoch
-        dut.s_in_ack_valid.value = ack is not None
-        dut.s_in_ack_id.value = ack if ack is not None else 0
+        dut.s_l1_ack_valid.value = ack is not None
+        dut.s_l1_ack_id.value = ack if ack is not None else 0
         dut.s_l1_session.value = l1
         dut.s_eng_session.value, dut.s_eng_key.value, dut.s_eng_pid.value = eng
         drive_cmd(dut, self.pending)
@@ -157,7 +157,7 @@ class Bench:
         # The command was this cycle's; the next step presents the next one (the
         # checks after a step read the state the edge left).
         drive_cmd(dut, None)
-        ref.edge(write, (s, ack) if ack is not None else None, rst)
+        ref.edge(write, (l1, ack) if ack is not None else None, rst)
         # A write made at a reset edge is dropped by the module (the engine is reset
         # then); the benches never make one.
         assert not (rst and write is not None)
@@ -214,7 +214,7 @@ async def reset_state_and_credentials(dut):
 async def same_entry_in_one_cycle(dut):
     """As the top uses the table: the engine's write is seen by every port in the cycle after it
     made it (the floor its S_DECIDE raised, read by S_DD_LOOK1 next cycle; a session its poll
-    installed, seen by the lane's intake next cycle); an intake ack compares against the floor
+    installed, seen by the lane's intake next cycle); an L1 ack compares against the floor
     of the entry and lands at the edge, after an engine write of the same edge."""
     b = Bench(dut)
     await b.start()
@@ -228,18 +228,18 @@ async def same_entry_in_one_cycle(dut):
     await b.step(write=(FLOOR, S, 100, 0, 0, 0, 0, 0))
     await b.step(l1=S, eng=(S, 0x55, 9))
     assert int(dut.m_eng_floor.value) == 100 and int(dut.m_l1_floor.value) == 100
-    # An intake ack before the floor is ignored, one after it raises it (wrapping order).
-    await b.step(rd_in=(S, 0x55, 9, 1), ack=50)
-    await b.step(rd_in=(S, 0x55, 9, 1), ack=(100 + 0x7FFFFFFF) & M32)
+    # An L1 ack before the floor is ignored, one after it raises it (wrapping order).
+    await b.step(l1=S, ack=50)
+    await b.step(l1=S, ack=(100 + 0x7FFFFFFF) & M32)
     await b.step(eng=(S, 0x55, 9))
     assert int(dut.m_eng_floor.value) == (100 + 0x7FFFFFFF) & M32
-    # The engine's write and an intake ack of the same floor at one edge: the ack is newer.
-    await b.step(write=entry(S, 1, 9, 0x55, 3, 1), rd_in=(S, 0x55, 9, 1), ack=7)
+    # The engine's write and an L1 ack of the same floor at one edge: the ack is newer.
+    await b.step(write=entry(S, 1, 9, 0x55, 3, 1), l1=S, ack=7)
     await b.step(eng=(S, 0x55, 9), l1=S)
     assert int(dut.m_eng_floor.value) == 7, "the ack of the install's edge is kept"
     # An ack at the edge after the engine's write: compared against the written floor.
     await b.step(write=(FLOOR, S, 20, 0, 0, 0, 0, 0))
-    await b.step(rd_in=(S, 0x55, 9, 1), ack=10)     # 10 before 20: ignored
+    await b.step(l1=S, ack=10)     # 10 before 20: ignored
     await b.step(eng=(S, 0x55, 9))
     assert int(dut.m_eng_floor.value) == 20
     # Lock counts.
