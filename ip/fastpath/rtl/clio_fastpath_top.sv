@@ -3072,7 +3072,12 @@ assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty &&
 // packets, and the mover holds the port.
 // And for the write lane: its answer is older, and its burst holds the port.
 // And during a background drain, between its port accesses (see `fl_bg`).
-assign lane_active = (state_reg == S_IDLE || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
+// Not while the engine holds a request the lane handed over (its older
+// requests have answered): a younger request's TLB lookup would come before
+// the handed-over miss's insert, the model's after it (the TLB's recency
+// order, which decides later evictions, would differ).
+assign lane_active = ((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
+        || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
     && !pk_solo && wl_idle;
 
 // ---------------------------------------------------------------------------

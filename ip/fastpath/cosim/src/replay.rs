@@ -39,11 +39,6 @@ pub struct Checked {
     pub lookups: usize,
     /// Answers sent before an earlier request's (each within the ordering rule).
     pub reordered: usize,
-    /// Hit-lane lookups the RTL made before the TLB insert of a request
-    /// answered ahead of theirs: the model makes them after that insert, so
-    /// the two TLBs' recency orders (which decide later evictions) differ.
-    /// Not an error while answers and memory agree; counted so it is seen.
-    pub early_lookups: usize,
 }
 
 fn unhex(s: &str) -> Result<Vec<u8>, String> {
@@ -112,19 +107,28 @@ struct Insert {
 /// The TLB's order of effects against the answer order.
 #[derive(Default)]
 struct TlbOrder {
-    /// The latest insert line claimed by a request the model has taken.
+    /// The latest insert line claimed by a request the model has taken, and
+    /// that request (for messages).
     last_insert: usize,
-    /// Hit-lane lookups made before such an insert of an earlier request.
-    early: usize,
+    inserter: String,
 }
 
 impl TlbOrder {
     /// Request `t` is handed to the model after every request it was
-    /// answered behind: a lookup logged before their latest insert
-    /// touched the RTL's TLB before that insert, the model's after it.
-    fn look(&mut self, t: &Taken) {
-        if t.look.is_some_and(|k| k < self.last_insert) {
-            self.early += 1;
+    /// answered behind: a lookup logged before their latest insert touched
+    /// the RTL's TLB before that insert, the model's after it, so the two
+    /// TLBs' recency orders (which decide later evictions) would differ.
+    fn look(&mut self, t: &Taken) -> Result<(), String> {
+        match t.look {
+            Some(k) if k < self.last_insert => Err(format!(
+                "{} was looked up in the TLB (log line {}) before the TLB insert (log line {}) \
+                 of {}, which was answered ahead of it: the model looks it up after that insert",
+                describe(t.n, &t.p),
+                k + 1,
+                self.last_insert + 1,
+                self.inserter
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -141,7 +145,10 @@ impl TlbOrder {
                 && (lo..=hi).contains(&((i.vpn << i.shift) >> s))
         }) {
             i.used = true;
-            self.last_insert = self.last_insert.max(i.line);
+            if i.line > self.last_insert {
+                self.last_insert = i.line;
+                self.inserter = describe(t.n, &t.p);
+            }
         }
     }
 }
@@ -210,7 +217,7 @@ fn receive(
     let st = *m.stats();
     let walked = st.tlb_misses > before.tlb_misses || st.faults > before.faults;
     let lay = *m.layout();
-    tlb.look(&t);
+    tlb.look(&t)?;
     if walked {
         tlb.claim(&lay, &t, inserts);
     }
@@ -465,7 +472,6 @@ pub fn check_events(
     }
     c.streams = m.stats().read_streams;
     c.cut = m.stats().read_streams_cut;
-    c.early_lookups = tlb.early;
     Ok(c)
 }
 
@@ -564,7 +570,7 @@ fn answer(
         if st.tlb_misses > before.tlb_misses || st.faults > before.faults {
             return bad("it is not a TLB hit in the model (in the RTL's answer order)");
         }
-        tlb.look(&t);
+        tlb.look(&t)?;
         let p = Passer { n: t.n, line, look };
         for i in pending.iter_mut().take(k) {
             i.passed_by.push(p);
@@ -809,22 +815,22 @@ mod tests {
     }
 
     #[test]
-    fn a_lookup_before_an_earlier_insert_answered_after_it_is_counted() {
+    fn a_lookup_before_an_earlier_insert_answered_after_it_is_rejected() {
         let (c, miss) = hitmiss(Class::HitMiss);
-        for (late, early) in [(false, 1), (true, 0)] {
-            let w = Ahead {
-                a: miss,
-                b: miss + 1,
-                look_late: late,
-                in_order: true,
-            };
-            let k = run(&c, Some(&w)).unwrap();
-            assert_eq!(
-                (k.reordered, k.early_lookups),
-                (0, early),
-                "lookup after the insert: {late}"
-            );
-        }
+        let w = |look_late| Ahead {
+            a: miss,
+            b: miss + 1,
+            look_late,
+            in_order: true,
+        };
+        assert_eq!(run(&c, Some(&w(true))).unwrap().reordered, 0);
+        rejected(
+            run(&c, Some(&w(false))),
+            &c,
+            miss,
+            miss + 1,
+            "before the TLB insert",
+        );
     }
 
     #[test]

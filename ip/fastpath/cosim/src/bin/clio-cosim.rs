@@ -136,8 +136,7 @@ fn main() -> ExitCode {
                          packets pumped, {} polls, {} ARM writes, {} responses byte-identical, final \
                          memory identical; model: {} READ streams, {} cut by a page that went away; \
                          {} hit-lane TLB lookups, {} answers ahead of an earlier request's (each \
-                         within the ordering rule), {} lookups made before the TLB insert of a \
-                         request answered ahead of theirs (the model's TLB recency order differs)",
+                         within the ordering rule)",
                         dir.display(),
                         c.takes,
                         c.pumps,
@@ -147,8 +146,7 @@ fn main() -> ExitCode {
                         c.streams,
                         c.cut,
                         c.lookups,
-                        c.reordered,
-                        c.early_lookups
+                        c.reordered
                     );
                     ExitCode::SUCCESS
                 }
