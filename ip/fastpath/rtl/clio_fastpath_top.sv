@@ -814,6 +814,29 @@ clio_tlb #(.ENTRIES(TLB_ENTRIES), .PPN_WIDTH(32), .USER_WIDTH(1)) tlb_inst (
     .s_inval_exact(tlb_inv_exact), .s_inval_shift(tlb_inv_shift), .s_inval_valid(tlb_inv_valid)
 );
 
+// For the co-simulation's order check (`clio-cosim check`): the hit lane's
+// TLB lookups and the engine's TLB inserts, one cycle late and public as
+// `ev_take_q` is. A read answered before an earlier walk must have looked
+// the TLB up before that walk's insert.
+/* verilator lint_off UNUSEDSIGNAL */
+reg        ev_look_q /*verilator public_flat_rd*/ = 1'b0;
+reg [31:0] ev_look_pid /*verilator public_flat_rd*/ = 0;
+reg [63:0] ev_look_va /*verilator public_flat_rd*/ = 0;
+reg        ev_ins_q /*verilator public_flat_rd*/ = 1'b0;
+reg [31:0] ev_ins_pid /*verilator public_flat_rd*/ = 0;
+reg [63:0] ev_ins_vpn /*verilator public_flat_rd*/ = 0;
+reg [4:0]  ev_ins_shift /*verilator public_flat_rd*/ = 0;
+/* verilator lint_on UNUSEDSIGNAL */
+always @(posedge clk) begin
+    ev_look_q <= lane_tlb_look && !rst;
+    ev_look_pid <= lane_tlb_pid;
+    ev_look_va <= lane_tlb_va;
+    ev_ins_q <= tlb_ins_valid && !rst;
+    ev_ins_pid <= x_pid;
+    ev_ins_vpn <= pg_vpn;
+    ev_ins_shift <= pg_shift;
+end
+
 wire [BUCKET_BITS-1:0] hash_index;
 wire                   hash_out_valid;
 
@@ -3049,7 +3072,12 @@ assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty &&
 // packets, and the mover holds the port.
 // And for the write lane: its answer is older, and its burst holds the port.
 // And during a background drain, between its port accesses (see `fl_bg`).
-assign lane_active = (state_reg == S_IDLE || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
+// Not while the engine holds a request the lane handed over (its older
+// requests have answered): a younger request's TLB lookup would come before
+// the handed-over miss's insert, the model's after it (the TLB's recency
+// order, which decides later evictions, would differ).
+assign lane_active = ((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
+        || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
     && !pk_solo && wl_idle;
 
 // ---------------------------------------------------------------------------

@@ -55,6 +55,7 @@ pub(crate) struct Seg {
 }
 
 /// The fast-path reference model over board memory `D`.
+#[derive(Clone)]
 pub struct FastPath<D: Dram> {
     pub(crate) lay: Layout,
     pub(crate) opts: ModelOptions,

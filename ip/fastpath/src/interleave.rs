@@ -60,7 +60,7 @@ impl ReadStream {
 }
 
 /// Open read streams, one FIFO per client, served round-robin by client.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Streams {
     pub(crate) on: bool,
     queues: VecDeque<(ClientId, VecDeque<ReadStream>)>,

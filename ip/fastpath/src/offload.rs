@@ -131,6 +131,7 @@ pub struct OffloadLinkStats {
 
 /// The pass-through's state: the calls waiting, by tag, and the answer
 /// being reassembled.
+#[derive(Clone)]
 pub(crate) struct OffloadLink {
     calls: Vec<Option<(u32, OffloadJob)>>,
     next_seq: u32,

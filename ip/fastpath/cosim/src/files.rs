@@ -63,15 +63,8 @@ pub fn config_lines(lay: &Layout, info: &[u8; InfoResp::LEN], seed: u64) -> Stri
     s
 }
 
-/// Write `case` into `dir` (created if missing).
-pub fn write_case(
-    case: &Case,
-    lay: &Layout,
-    info: &[u8; InfoResp::LEN],
-    dir: &Path,
-) -> io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("cfg.txt"), config_lines(lay, info, case.seed))?;
+/// The text of `stim.txt` for `case`.
+pub fn stim_text(case: &Case) -> String {
     let mut stim = String::new();
     for (i, e) in case.events.iter().enumerate() {
         if case.stream_from == Some(i) {
@@ -93,7 +86,19 @@ pub fn write_case(
             }
         }
     }
-    std::fs::write(dir.join("stim.txt"), stim)?;
+    stim
+}
+
+/// Write `case` into `dir` (created if missing).
+pub fn write_case(
+    case: &Case,
+    lay: &Layout,
+    info: &[u8; InfoResp::LEN],
+    dir: &Path,
+) -> io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    std::fs::write(dir.join("cfg.txt"), config_lines(lay, info, case.seed))?;
+    std::fs::write(dir.join("stim.txt"), stim_text(case))?;
     let mut exp = String::new();
     for (i, o) in &case.outputs {
         let _ = writeln!(exp, "O {i} {}", hex(o));

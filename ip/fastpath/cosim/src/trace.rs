@@ -1638,7 +1638,7 @@ impl Gen {
 }
 
 /// Recompute the CRC of a packet whose header was changed.
-fn refill_crc(p: &mut [u8]) {
+pub(crate) fn refill_crc(p: &mut [u8]) {
     let n = HEADER_LEN
         + u16::from_be_bytes([p[field::PAYLOAD_LEN.start], p[field::PAYLOAD_LEN.end - 1]]) as usize;
     let n = n.min(p.len());

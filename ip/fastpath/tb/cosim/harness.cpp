@@ -7,13 +7,20 @@
 // or an OFFLOAD_REQ fragment) compare the RTL's memory there with the
 // model's at that point. With COSIM_EVENT_CYCLES=FILE set, each event's
 // cycles (from its start until the top is idle again) are written there.
+// `CASE_DIR --order-log`: the same run and pacing, but every response and the
+// final memory are logged (rtl_events.txt, rtl_final.bin, as --replay writes
+// them) for `clio-cosim check` instead of compared in the model's order here
+// (tb/cosim/classes.sh runs its streams so).
 // `CASE_DIR --replay on|off` (READ streams on or off): the RTL's own order decides. Packets go
 // in back to back; the ARM's memory writes and polls wait until the fast path
 // is quiet (which may be between two pumped packets of an open READ stream,
 // so a page can go away under it). What the RTL reports (request taken in,
-// stream packet pumped, poll started) and its responses are logged in order
+// stream packet pumped, poll started; `K pid va` a hit-lane TLB lookup,
+// `I pid vpn shift` a TLB insert) and its responses are logged in order
 // to CASE_DIR/rtl_events.txt, its final memory to CASE_DIR/rtl_final.bin;
-// `clio-cosim check` then drives the model in that order and compares. Also
+// `clio-cosim check` then drives the model in that order (a request in the
+// order of its answer, each answer sent ahead of an earlier request's checked
+// against the ordering rule) and compares. Also
 // prints, per path class of the case, first beat in -> first beat of the
 // answer (matched by req_id).
 #include <algorithm>
@@ -68,6 +75,8 @@ struct Sim {
     std::vector<uint64_t> done_at; // cycle of each response's first beat
     uint64_t first_beat_at = 0;
     bool in_packet = false;
+    FILE* olog = nullptr;          // `CASE_DIR --order-log`: rtl_events.txt, as --replay writes it
+    uint64_t logged = 0;           // responses logged there
 
     Sim(int argc, char** argv) : ctx(new VerilatedContext), top(nullptr) {
         ctx->commandArgs(argc, argv);
@@ -76,6 +85,7 @@ struct Sim {
 
     // One clock cycle; returns whether an input beat was accepted at this edge.
     bool tick() {
+        size_t done_before = done.size();
         top->clk = 0;
         top->eval();
         bool in_fire = top->s_axis_tvalid && top->s_axis_tready;
@@ -95,7 +105,28 @@ struct Sim {
         top->eval();
         cycles++;
         if (in_fire) in_beats++;
+        if (olog) log_events(done_before);
         return in_fire;
+    }
+
+    // What the RTL reports at this edge, in --replay's order and format
+    // (see run_replay), then the responses completed in this cycle.
+    void log_events(size_t from) {
+        auto* r = top->rootp;
+        if (r->clio_fastpath_sim__DOT__top_inst__DOT__ev_pump_q) fputs("P\n", olog);
+        if (r->clio_fastpath_sim__DOT__top_inst__DOT__ev_poll_q) fputs("R\n", olog);
+        if (r->clio_fastpath_sim__DOT__top_inst__DOT__ev_take_q) fputs("T\n", olog);
+        if (r->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_q)
+            fprintf(olog, "I %x %llx %x\n", (unsigned)r->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_pid,
+                    (unsigned long long)r->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_vpn,
+                    (unsigned)r->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_shift);
+        if (r->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_q)
+            fprintf(olog, "K %x %llx\n", (unsigned)r->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_pid,
+                    (unsigned long long)r->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_va);
+        for (size_t k = from; k < done.size(); k++) {
+            fprintf(olog, "O %s\n", hex(done[k]).c_str());
+            logged++;
+        }
     }
 
     uint8_t* mem_word(size_t w) {
@@ -124,6 +155,17 @@ static int run_replay(Sim& s, const std::string& dir, uint64_t seed, uint64_t dr
         if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_pump_q) { fputs("P\n", log); pumps++; }
         if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_poll_q) { fputs("R\n", log); polls++; }
         if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_take_q) { fputs("T\n", log); takes++; }
+        // The hit lane's TLB lookups and the engine's TLB inserts (the
+        // order check of answers sent ahead of an earlier request's). An
+        // insert and a lookup at one edge: the insert is logged first (the
+        // TLB's recency update keeps the insert's, not the lookup's).
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_q)
+            fprintf(log, "I %x %llx %x\n", (unsigned)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_pid,
+                    (unsigned long long)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_vpn,
+                    (unsigned)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_ins_shift);
+        if (root->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_q)
+            fprintf(log, "K %x %llx\n", (unsigned)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_pid,
+                    (unsigned long long)root->clio_fastpath_sim__DOT__top_inst__DOT__ev_look_va);
         for (size_t k = 0; k < s.done.size(); k++) {
             fprintf(log, "O %s\n", hex(s.done[k]).c_str());
             outs++;
@@ -298,6 +340,17 @@ int main(int argc, char** argv) {
         return run_replay(s, dir, seed, dram_base, words, path_of);
     }
 
+    // `CASE_DIR --order-log`: the same run, but the responses are not
+    // compared here: what the RTL reports and sends is logged to
+    // rtl_events.txt as --replay logs it, the final memory to rtl_final.bin,
+    // and `clio-cosim check` compares in the RTL's answer order (which may
+    // answer a hit before a walk in front of it).
+    const bool order_log = argc >= 3 && std::string(argv[2]) == "--order-log";
+    if (order_log) {
+        s.olog = fopen((dir + "/rtl_events.txt").c_str(), "w");
+        if (!s.olog) { fprintf(stderr, "cosim: cannot write %s/rtl_events.txt\n", dir.c_str()); return 2; }
+    }
+
     std::ifstream stim(dir + "/stim.txt");
     std::string line;
     size_t ev = 0, next_out = 0, packets = 0, expects = 0;
@@ -313,6 +366,11 @@ int main(int argc, char** argv) {
         exit(1);
     };
     auto check_outputs = [&](const std::string& ctx_line) {
+        if (order_log) {
+            s.done.clear();
+            s.done_at.clear();
+            return;
+        }
         for (size_t k = 0; k < s.done.size(); k++) {
             if (next_out >= expect.size()) fail("unexpected response " + hex(s.done[k]), ctx_line);
             auto& e = expect[next_out];
@@ -341,8 +399,26 @@ int main(int argc, char** argv) {
     // Per path class of a stream packet (a class stream sending with path
     // probes, e.g. hitmiss): first beat accepted -> first beat of its answer.
     std::map<size_t, uint64_t> st_in;                 // stream event -> cycle its first beat entered
+    std::map<uint32_t, size_t> st_req;                // --order-log: req_id -> stream event
     std::map<std::string, std::vector<uint64_t>> st_lat;
     auto drain_in_order = [&](const std::string& ctx_line) {
+        if (order_log) {
+            // Answers in the RTL's order: matched to their packet by req_id.
+            for (size_t k = 0; k < s.done.size(); k++) {
+                if (s.done[k].size() < 12) continue;
+                auto r = st_req.find(be32(s.done[k], 8));
+                if (r == st_req.end()) continue;
+                size_t e = r->second;
+                st_req.erase(r);
+                if (st_in.count(e)) {
+                    st_lat[path_of[e]].push_back(s.done_at[k] - st_in[e]);
+                    st_in.erase(e);
+                }
+            }
+            s.done.clear();
+            s.done_at.clear();
+            return;
+        }
         for (size_t k = 0; k < s.done.size(); k++) {
             auto& got = s.done[k];
             if (next_out >= expect.size()) fail("unexpected response " + hex(got), ctx_line);
@@ -377,7 +453,10 @@ int main(int argc, char** argv) {
                 t.s_axis_tlast = sent + n >= p.size();
                 t.s_axis_tvalid = 1;
                 while (!s.tick()) st_stalls++;
-                if (sent == 0 && path_of.count(ev)) st_in[ev] = s.cycles - 1;
+                if (sent == 0 && path_of.count(ev)) {
+                    st_in[ev] = s.cycles - 1;
+                    if (order_log && p.size() >= 12) st_req[be32(p, 8)] = ev;
+                }
                 st_beats++;
                 sent += n;
             } while (sent < p.size());
@@ -439,6 +518,7 @@ int main(int argc, char** argv) {
             uint64_t pa = std::stoull(a, nullptr, 16) - dram_base;
             Bytes b = unhex(h);
             for (size_t i = 0; i < b.size(); i++) s.mem_word((pa + i) / 64)[(pa + i) % 64] = b[i];
+            if (s.olog) fputs("M\n", s.olog);
         } else if (line[0] == 'G') {
             for (long n = std::stol(line.substr(2)); n > 0; n--) s.tick();
         } else if (line[0] == 'X') {
@@ -468,10 +548,19 @@ int main(int argc, char** argv) {
         st_idle = s.cycles - 3;
         drain_in_order("end of the back-to-back stream");
     }
-    if (next_out != expect.size()) fail("the model sent more responses than the RTL", "end of trace");
+    if (order_log) {
+        fclose(s.olog);
+        s.olog = nullptr;
+        next_out = s.logged;
+        Bytes rtl(words * 64);
+        for (size_t w = 0; w < words; w++) memcpy(&rtl[w * 64], s.mem_word(w), 64);
+        std::ofstream(dir + "/rtl_final.bin", std::ios::binary).write((const char*)rtl.data(), rtl.size());
+    } else if (next_out != expect.size()) {
+        fail("the model sent more responses than the RTL", "end of trace");
+    }
 
     Bytes fin = read_file(dir + "/final.bin");
-    for (size_t w = 0; w < words; w++) {
+    for (size_t w = 0; w < words && !order_log; w++) {
         const uint8_t* m = s.mem_word(w);
         for (int i = 0; i < 64; i++) {
             if (m[i] != fin[w * 64 + i]) {
@@ -483,8 +572,14 @@ int main(int argc, char** argv) {
             }
         }
     }
-    printf("cosim seed=%llu: %zu events, %zu packets, %zu responses, %llu cycles, %zu bytes of memory identical\n",
-           (unsigned long long)seed, ev, packets + (size_t)st_packets, next_out, (unsigned long long)s.cycles, fin.size());
+    if (order_log)
+        printf("cosim seed=%llu: %zu events, %zu packets, %zu responses, %llu cycles; responses and memory logged "
+               "for clio-cosim check\n",
+               (unsigned long long)seed, ev, packets + (size_t)st_packets, next_out, (unsigned long long)s.cycles);
+    else
+        printf("cosim seed=%llu: %zu events, %zu packets, %zu responses, %llu cycles, %zu bytes of memory identical\n",
+               (unsigned long long)seed, ev, packets + (size_t)st_packets, next_out, (unsigned long long)s.cycles,
+               fin.size());
     if (expects) printf("RX slots read by the slow path: %zu identical\n", expects);
     if (stream)
         printf("stream: %llu packets (%llu beats) offered back to back, accepted in %llu cycles, %llu stall cycles%s; "

@@ -27,7 +27,9 @@
 //!                                                  cost case of tb/cosim/offload_cost.sh); roles.txt
 //!                                                  names the events that measure it
 //! clio-cosim check --case DIR --interleave on|off  drive the model in the order a `--replay` run of
-//!                                                  the harness logged; compare responses and memory
+//!                                                  the harness logged (answers ahead of an earlier
+//!                                                  request's checked against the ordering rule);
+//!                                                  compare responses and memory
 //! clio-cosim params                                Verilator -G flags matching the co-simulation board
 //! ```
 
@@ -132,7 +134,9 @@ fn main() -> ExitCode {
                     println!(
                         "check {}: the model in the RTL's order agrees: {} requests taken in, {} stream \
                          packets pumped, {} polls, {} ARM writes, {} responses byte-identical, final \
-                         memory identical; model: {} READ streams, {} cut by a page that went away",
+                         memory identical; model: {} READ streams, {} cut by a page that went away; \
+                         {} hit-lane TLB lookups, {} answers ahead of an earlier request's (each \
+                         within the ordering rule)",
                         dir.display(),
                         c.takes,
                         c.pumps,
@@ -140,7 +144,9 @@ fn main() -> ExitCode {
                         c.writes,
                         c.responses,
                         c.streams,
-                        c.cut
+                        c.cut,
+                        c.lookups,
+                        c.reordered
                     );
                     ExitCode::SUCCESS
                 }
