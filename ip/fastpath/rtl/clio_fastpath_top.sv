@@ -562,8 +562,8 @@ typedef enum logic [6:0] {
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
     S_POLL = 7'd54, S_POLL_POPPED = 7'd55, S_POLL_NEXT = 7'd56, S_POLL_DONE = 7'd57,
-    S_CMD = 7'd58, S_CMD_OLD = 7'd59, S_CMD_INV2 = 7'd61, S_CMD_WRITE = 7'd62,
-    S_CMD_REJECT = 7'd63, S_CMD_RM = 7'd64, S_CMD_RMINV = 7'd65, S_CMD_PUSH = 7'd66,
+    S_CMD = 7'd58,
+    S_CMD_REJECT = 7'd63,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
     S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
     S_RP_FENCE = 7'd79,
@@ -1281,16 +1281,6 @@ wire [7:0]  c_kind = desc_reg[SLOT_OFF_KIND*8 +: 8];
 wire [63:0] c_bucket = desc_reg[SLOT_OFF_C*8 +: 64];
 wire [31:0] c_slot = desc_reg[SLOT_OFF_F*8 +: 32];
 wire [31:0] c_pid = desc_reg[SLOT_OFF_PID*8 +: 32];
-wire [63:0] c_vpn = desc_reg[SLOT_OFF_A*8 +: 64];
-wire [127:0] c_pte = desc_reg[SLOT_OFF_A*8 +: 128];
-wire [31:0] c_pte_pid = c_pte[PTE_OFF_PID*8 +: 32];
-wire [31:0] c_pte_ppn = c_pte[PTE_OFF_PPN*8 +: 32];
-wire [47:0] c_pte_vpn = c_pte[PTE_OFF_VPN*8 +: 48];
-wire [7:0]  c_pte_flags = c_pte[PTE_OFF_FLAGS*8 +: 8];
-wire [4:0]  c_pte_shift = c_pte_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
-wire        c_pte_valid = (c_pte_flags & PTE_FLAG_VALID) != 0;
-wire [7:0]  c_push_shift = desc_reg[SLOT_OFF_PAGE_SHIFT*8 +: 8];
-wire [31:0] c_push_ppn = desc_reg[SLOT_OFF_B*8 +: 32];
 wire [63:0] cmd_reply_va = desc_reg[SLOT_OFF_A*8 +: 64];
 wire        c_in_range = c_bucket < (64'd1 << BUCKET_BITS) && c_slot < SLOTS;
 wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot * PTE_LEN;
@@ -1310,6 +1300,7 @@ wire [37:0]  of_cnt_prod = ({22'd0, of_len} + 38'd39) * 38'd52429;
 wire [15:0]  of_cnt = of_cnt_prod[36:21];
 wire [31:0]  of_seq, of_tag;
 wire         of_done, of_answer;
+wire         tc_of_frag;                             // an OFFLOAD_REPLY fragment taken (clio_tx_cmd)
 wire [31:0]  of_ans_pid, of_ans_req_id, of_ans_retry_of, of_ans_total_len, of_ans_offset, of_ans_epoch, of_ans_plen;
 wire [63:0]  of_ans_va;
 wire [15:0]  of_ans_session;
@@ -1344,7 +1335,7 @@ generate if (OF_ON) begin : g_offload
         .m_seq(of_seq), .m_tag(of_tag), .s_call_valid(of_call),
         .s_call_pid(h_pid), .s_call_req_id(h_req_id), .s_call_retry_of(h_retry_of), .s_call_va(h_va),
         .s_call_total_len(h_total_len), .s_call_offset(h_offset), .s_call_session(h_session), .s_call_epoch(h_epoch),
-        .s_frag_valid(OF_ON && state_reg == S_CMD && !eng_hold && c_kind == DESC_OFFLOAD_REPLY),
+        .s_frag_valid(tc_of_frag),
         .s_frag_tag(desc_reg[SLOT_OFF_TAG*8 +: 32]), .s_frag_seq(desc_reg[SLOT_OFF_REQ_ID*8 +: 32]),
         .s_frag_len(desc_reg[SLOT_OFF_F*8 +: 32]), .s_frag_index(desc_reg[SLOT_OFF_PID*8 +: 16]),
         .s_frag_count(desc_reg[(SLOT_OFF_PID+2)*8 +: 16]), .s_frag_data(desc_reg[SLOT_OFF_A*8 +: 320]),
@@ -1367,24 +1358,13 @@ end else begin : g_no_offload
     assign of_rd_data = 0;
     assign of_rd_left = 0;
     /* verilator lint_off UNUSEDSIGNAL */
-    wire unused_of = of_call;
+    wire unused_of = ^{of_call, tc_of_frag};
     /* verilator lint_on UNUSEDSIGNAL */
 end endgenerate
 
-// The page-table slot read back for a command (lane of the slot in the beat).
-// The old slot's PPN is irrelevant to invalidation and removal.
-/* verilator lint_off UNUSEDSIGNAL */
+// The page-table slot read back for a command (lane of the slot in the beat;
+// clio_tx_cmd decodes it).
 wire [127:0] old_pte = mem_rdata >> {mem_addr[OW-1:0], 3'd0};
-/* verilator lint_on UNUSEDSIGNAL */
-wire [7:0]  old_flags = old_pte[PTE_OFF_FLAGS*8 +: 8];
-wire [7:0]  old_perms = old_pte[PTE_OFF_PERMS*8 +: 8];
-wire [4:0]  old_shift = old_flags[PTE_PAGE_SHIFT_SHIFT +: 5];
-wire        old_alloc = (old_flags & PTE_FLAG_ALLOCATED) != 0;
-wire        old_valid = (old_flags & PTE_FLAG_VALID) != 0;
-wire        old_parses = (old_flags & PTE_FLAG_RESERVED) == 0
-    && (old_perms & ~(PERM_READ | PERM_WRITE)) == 0
-    && (!old_alloc || (old_shift >= PTE_MIN_PAGE_SHIFT && old_shift <= PTE_MAX_PAGE_SHIFT))
-    && (!old_valid || old_alloc);
 
 // Dedup record of the response in hand (payload bytes: the atomics' old
 // value, or the AllocResp of a reply).
@@ -1468,6 +1448,33 @@ clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
     .s_of_rd_left(of_rd_left), .s_wr_block(pk_on), .m_ans_load(cf_ans_load), .m_r_status(cf_r_status),
     .m_r_big(cf_r_big), .m_plen_load(cf_plen_load), .m_r_plen(cf_r_plen), .m_offset_load(cf_offset_load),
     .m_r_offset(cf_r_offset), .m_of_wr(of_wr), .m_of_k(of_k), .m_of_fill(of_fill), .m_wr_state(cf_wr_state)
+);
+
+// The TX-command stage (clio_tx_cmd): the command the poll popped, checked
+// and carried out (page-table slots, TLB invalidations, free pages, epoch,
+// gate entries, offload answer fragments) or passed to the reply states. The
+// engine hands it over in S_CMD, does its slot reads for it (returning to
+// S_CMD) and follows its verdict.
+wire                  tc_done, tc_va_load, tc_call, tc_inv_load, tc_inv_valid, tc_inv_exact;
+wire                  tc_push, tc_epoch, tc_gt_set, tc_ready;
+wire [2:0]            tc_next;
+wire [63:0]           tc_va, tc_mem_addr, tc_inv_vpn;
+wire [31:0]           tc_inv_pid, tc_inv_pages;
+wire [4:0]            tc_inv_shift;
+wire [DATA_WIDTH-1:0] tc_mem_wdata;
+wire [BYTES-1:0]      tc_mem_wstrb;
+clio_tx_cmd #(.DATA_WIDTH(DATA_WIDTH), .OF_ON(OF_ON ? 1 : 0)) tc_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_CMD), .s_en(!eng_hold), .s_ready(tc_ready), .s_desc(desc_reg),
+    .m_done(tc_done), .m_next(tc_next), .m_va_load(tc_va_load), .m_va(tc_va),
+    .s_in_range(c_in_range), .s_slot_addr(c_slot_addr), .s_data_start(cfg_data_start), .s_data_end(cfg_data_end),
+    .m_call_valid(tc_call), .m_mem_addr(tc_mem_addr), .s_old_pte(old_pte), .m_mem_wdata(tc_mem_wdata),
+    .m_mem_wstrb(tc_mem_wstrb),
+    .m_inv_load(tc_inv_load), .m_inv_valid(tc_inv_valid), .m_inv_exact(tc_inv_exact), .m_inv_pid(tc_inv_pid),
+    .m_inv_vpn(tc_inv_vpn), .m_inv_pages(tc_inv_pages), .m_inv_shift(tc_inv_shift),
+    .s_push_known(push_known), .s_push_ready(push_ready), .m_push(tc_push), .m_epoch(tc_epoch),
+    .s_gt_set_ok(gt_set_ok), .m_gt_set(tc_gt_set), .m_of_frag(tc_of_frag), .s_of_done(of_done),
+    .s_of_answer(of_answer)
 );
 
 // REPLY fields of the TX command in hand.
@@ -2783,78 +2790,52 @@ always @(posedge clk) begin
             gt_poll_reg <= 1'b0;
             state_reg <= S_IDLE;
         end
+        // ----- TX ring commands (clio_tx_cmd): its slot reads, then its verdict -----
         S_CMD: begin
-            cmd_va <= 0;
-            case (c_kind)
-                DESC_PTE_WRITE: begin
-                    if (!c_in_range || (c_pte_valid && !in_data(c_pte_ppn, c_pte_shift, cfg_data_start, cfg_data_end))) begin
-                        state_reg <= S_CMD_REJECT;
-                    end else begin
-                        mem_addr <= c_slot_addr;
-                        mem_ret <= S_CMD_OLD;
-                        state_reg <= S_MEM_RD;
-                    end
-                end
-                DESC_PTE_REMOVE: begin
-                    if (!c_in_range) begin
-                        state_reg <= S_CMD_REJECT;
-                    end else begin
-                        mem_addr <= c_slot_addr;
-                        mem_ret <= S_CMD_RM;
-                        state_reg <= S_MEM_RD;
-                    end
-                end
-                DESC_TLB_INVALIDATE: begin
-                    tlb_inv_pid <= c_pid;
-                    tlb_inv_vpn <= c_vpn;
-                    tlb_inv_pages <= c_slot;            // operand F: page count
-                    tlb_inv_exact <= 1'b0;
-                    tlb_inv_valid <= 1'b1;
-                    state_reg <= S_POLL_NEXT;
-                end
-                DESC_FREE_PA_PUSH: begin
-                    cmd_va <= {32'd0, c_push_ppn} << (c_push_shift > 63 ? 63 : c_push_shift);
-                    if (!push_known || !in_data(c_push_ppn, c_push_shift, cfg_data_start, cfg_data_end)
-                            || !push_ready || c_push_shift > 31) begin
-                        state_reg <= S_CMD_REJECT;
-                    end else begin
-                        push_valid <= 1'b1;
-                        state_reg <= S_CMD_PUSH;
-                    end
-                end
-                DESC_REPLY: state_reg <= S_RP_CHECK;
-                DESC_SESSION_REPLY: state_reg <= S_SR_CHECK;
-                DESC_EPOCH: begin
-                    // A new boot: every session, record and lock count of the
-                    // earlier one is gone; requests it held become orphans.
-                    // (Lock counts are zeroed when an entry is installed.)
-                    st_set_epoch(desc_reg[SLOT_OFF_A*8 +: 32]);
-                    dd_clear <= 1'b1;
-                    fw_orphan <= 1'b1;
-                    fw_orphan_all <= 1'b1;
-                    gt_clear <= 1'b1;                        // a new boot's slow path holds no gate
-                    state_reg <= S_POLL_NEXT;
-                end
-                DESC_GATE_SET: begin
-                    // Applied at the next edge; an entry past the table is rejected.
-                    if (gt_set_ok) begin
-                        gt_set <= 1'b1;
-                        state_reg <= S_POLL_NEXT;
-                    end else begin
-                        state_reg <= S_CMD_REJECT;
-                    end
-                end
-                DESC_OFFLOAD_REPLY: begin
-                    // clio_offload_fwd takes the fragment at this edge.
-                    if (!OF_ON || (of_done && !of_answer)) state_reg <= S_CMD_REJECT;
-                    else if (of_done) begin
-                        cf_entry <= CF_OF_ANS;               // the completed answer is sent
+            if (tc_va_load) cmd_va <= tc_va;
+            if (tc_inv_load) begin
+                tlb_inv_pid <= tc_inv_pid;
+                tlb_inv_vpn <= tc_inv_vpn;
+                if (tc_inv_exact) tlb_inv_shift <= tc_inv_shift;
+                else tlb_inv_pages <= tc_inv_pages;
+                tlb_inv_exact <= tc_inv_exact;
+                tlb_inv_valid <= tc_inv_valid;
+            end
+            if (tc_push) push_valid <= 1'b1;
+            if (tc_epoch) begin
+                // A new boot: every session, record and lock count of the
+                // earlier one is gone; requests it held become orphans.
+                // (Lock counts are zeroed when an entry is installed.)
+                st_set_epoch(desc_reg[SLOT_OFF_A*8 +: 32]);
+                dd_clear <= 1'b1;
+                fw_orphan <= 1'b1;
+                fw_orphan_all <= 1'b1;
+                gt_clear <= 1'b1;                        // a new boot's slow path holds no gate
+            end
+            if (tc_gt_set) gt_set <= 1'b1;
+            if (tc_call) begin
+                mem_addr <= tc_mem_addr;
+                mem_ret <= S_CMD;
+                state_reg <= S_MEM_RD;
+            end
+            if (tc_done) begin
+                case (tc_next)
+                    3'd0: state_reg <= S_POLL_NEXT;
+                    3'd1: state_reg <= S_CMD_REJECT;
+                    3'd2: state_reg <= S_RP_CHECK;
+                    3'd3: state_reg <= S_SR_CHECK;
+                    3'd4: begin
+                        cf_entry <= CF_OF_ANS;           // the completed answer is sent
                         state_reg <= S_CF;
                     end
-                    else state_reg <= S_POLL_NEXT;
-                end
-                default: state_reg <= S_CMD_REJECT;
-            endcase
+                    default: begin
+                        mem_wdata <= tc_mem_wdata;
+                        mem_wstrb <= tc_mem_wstrb;
+                        mem_ret <= S_POLL_NEXT;
+                        state_reg <= S_MEM_WR;
+                    end
+                endcase
+            end
         end
 
         // ----- REPLY: answer a forwarded request, then release fences -----
@@ -2963,49 +2944,6 @@ always @(posedge clk) begin
                 rs_own <= 1'b0;
                 state_reg <= S_POLL_NEXT;
             end
-        end
-        S_CMD_PUSH: state_reg <= S_POLL_NEXT;
-        S_CMD_OLD: begin
-            // Whatever the slot held and the new tag both leave the TLB.
-            tlb_inv_pid <= old_pte[PTE_OFF_PID*8 +: 32];
-            tlb_inv_vpn <= {16'd0, old_pte[PTE_OFF_VPN*8 +: 48]};
-            tlb_inv_shift <= old_shift;
-            tlb_inv_exact <= 1'b1;
-            tlb_inv_valid <= old_parses && old_alloc;
-            state_reg <= S_CMD_INV2;
-        end
-        S_CMD_INV2: begin
-            tlb_inv_pid <= c_pte_pid;
-            tlb_inv_vpn <= {16'd0, c_pte_vpn};
-            tlb_inv_shift <= c_pte_shift;
-            tlb_inv_exact <= 1'b1;
-            tlb_inv_valid <= 1'b1;
-            state_reg <= S_CMD_WRITE;
-        end
-        S_CMD_WRITE: begin
-            mem_wdata <= {{(DATA_WIDTH-128){1'b0}}, c_pte} << {mem_addr[OW-1:0], 3'd0};
-            mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << mem_addr[OW-1:0];
-            mem_ret <= S_POLL_NEXT;
-            state_reg <= S_MEM_WR;
-        end
-        S_CMD_RM: begin
-            if (!old_alloc || old_pte[PTE_OFF_PID*8 +: 32] != c_pid
-                    || {16'd0, old_pte[PTE_OFF_VPN*8 +: 48]} != c_vpn) begin
-                state_reg <= S_CMD_REJECT;
-            end else begin
-                tlb_inv_pid <= c_pid;
-                tlb_inv_vpn <= c_vpn;
-                tlb_inv_shift <= old_parses ? old_shift : 5'd0;
-                tlb_inv_exact <= 1'b1;
-                tlb_inv_valid <= 1'b1;
-                state_reg <= S_CMD_RMINV;
-            end
-        end
-        S_CMD_RMINV: begin
-            mem_wdata <= 0;
-            mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << mem_addr[OW-1:0];
-            mem_ret <= S_POLL_NEXT;
-            state_reg <= S_MEM_WR;
         end
         S_CMD_REJECT: begin
             rep_status <= STATUS_MALFORMED;
@@ -3193,7 +3131,7 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
     cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, mv_addr[63:ADDR_WIDTH],
     rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH],  // segments are at most an MTU (16 bits)
-    cf_ready};  // the engine waits in S_CF for the stage's verdict: it is idle whenever a packet comes
+    cf_ready, tc_ready};  // the engine waits in S_CF (S_CMD) for the stage's verdict: it is idle whenever a packet (command) comes
 /* verilator lint_on UNUSEDSIGNAL */
 
 endmodule
