@@ -723,6 +723,22 @@ mod tests {
         assert!(e.contains(why), "{e}: says `{why}`");
     }
 
+    /// The request after event `a` answered before it, its lookup logged
+    /// before `a`'s insert.
+    fn next_passes(a: usize) -> Ahead {
+        Ahead {
+            a,
+            b: a + 1,
+            look_late: false,
+            in_order: false,
+        }
+    }
+
+    /// `case` answered as `w` says is rejected, naming both requests and `why`.
+    fn rejects(case: &Case, w: Ahead, why: &str) {
+        rejected(run(case, Some(&w)), case, w.a, w.b, why);
+    }
+
     #[test]
     fn in_order_answers_pass() {
         let (c, _) = hitmiss(Class::HitMiss);
@@ -736,13 +752,8 @@ mod tests {
         for class in [Class::HitMiss, Class::HitFault] {
             let (c, miss) = hitmiss(class);
             // The hit behind the miss (another page) answered before it.
-            let w = Ahead {
-                a: miss,
-                b: miss + 1,
-                look_late: false,
-                in_order: false,
-            };
-            let k = run(&c, Some(&w)).unwrap_or_else(|e| panic!("{}: {e}", class.name()));
+            let k = run(&c, Some(&next_passes(miss)))
+                .unwrap_or_else(|e| panic!("{}: {e}", class.name()));
             assert_eq!(k.reordered, 1, "{}", class.name());
             assert_eq!(k.takes, c.packets);
         }
@@ -758,13 +769,7 @@ mod tests {
         edit(&mut c, miss + 1, |q| {
             q[field::VA].copy_from_slice(&(va + 8).to_be_bytes())
         });
-        let w = Ahead {
-            a: miss,
-            b: miss + 1,
-            look_late: false,
-            in_order: false,
-        };
-        rejected(run(&c, Some(&w)), &c, miss, miss + 1, "same page");
+        rejects(&c, next_passes(miss), "same page");
     }
 
     #[test]
@@ -774,54 +779,29 @@ mod tests {
             q[field::OPCODE] = Opcode::Fence.raw();
             q[field::TOTAL_LEN].fill(0);
         });
-        let w = Ahead {
-            a: miss,
-            b: miss + 1,
-            look_late: false,
-            in_order: false,
-        };
-        rejected(run(&c, Some(&w)), &c, miss, miss + 1, "behind a FENCE");
+        rejects(&c, next_passes(miss), "behind a FENCE");
     }
 
     #[test]
     fn a_write_may_not_pass() {
         let (c, fault) = hitmiss(Class::HitWFault);
-        let w = Ahead {
-            a: fault,
-            b: fault + 1,
-            look_late: false,
-            in_order: false,
-        };
-        rejected(run(&c, Some(&w)), &c, fault, fault + 1, "only a READ");
+        rejects(&c, next_passes(fault), "only a READ");
     }
 
     #[test]
     fn a_write_may_not_be_passed() {
         let (mut c, miss) = hitmiss(Class::HitMiss);
         edit(&mut c, miss, |q| q[field::OPCODE] = Opcode::Write.raw());
-        let w = Ahead {
-            a: miss,
-            b: miss + 1,
-            look_late: false,
-            in_order: false,
-        };
-        rejected(
-            run(&c, Some(&w)),
-            &c,
-            miss,
-            miss + 1,
-            "only a READ may be passed",
-        );
+        rejects(&c, next_passes(miss), "only a READ may be passed");
     }
 
     #[test]
     fn a_lookup_before_an_earlier_insert_answered_after_it_is_rejected() {
         let (c, miss) = hitmiss(Class::HitMiss);
         let w = |look_late| Ahead {
-            a: miss,
-            b: miss + 1,
             look_late,
             in_order: true,
+            ..next_passes(miss)
         };
         assert_eq!(run(&c, Some(&w(true))).unwrap().reordered, 0);
         rejected(
@@ -839,29 +819,18 @@ mod tests {
         edit(&mut c, miss + 1, |q| {
             q[field::RETRY_OF].copy_from_slice(&7u32.to_be_bytes())
         });
-        let w = Ahead {
-            a: miss,
-            b: miss + 1,
-            look_late: false,
-            in_order: false,
-        };
-        rejected(run(&c, Some(&w)), &c, miss, miss + 1, "retry");
+        rejects(&c, next_passes(miss), "retry");
     }
 
     #[test]
     fn a_lookup_after_the_insert_may_not_pass() {
         let (c, miss) = hitmiss(Class::HitMiss);
-        let w = Ahead {
-            a: miss,
-            b: miss + 1,
-            look_late: true,
-            in_order: false,
-        };
-        rejected(
-            run(&c, Some(&w)),
+        rejects(
             &c,
-            miss,
-            miss + 1,
+            Ahead {
+                look_late: true,
+                ..next_passes(miss)
+            },
             "after the earlier request's TLB insert",
         );
     }
@@ -870,12 +839,6 @@ mod tests {
     fn only_a_walk_or_a_fault_may_be_passed() {
         let (c, miss) = hitmiss(Class::HitMiss);
         // Two hits: the second answered before the first.
-        let w = Ahead {
-            a: miss + 1,
-            b: miss + 2,
-            look_late: false,
-            in_order: false,
-        };
-        rejected(run(&c, Some(&w)), &c, miss + 1, miss + 2, "did neither");
+        rejects(&c, next_passes(miss + 1), "did neither");
     }
 }
