@@ -12,7 +12,7 @@ import random
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import FallingEdge, RisingEdge
+from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 #: Clock period of every bench (250 MHz, the fast path's clock).
 PERIOD_NS = 4
@@ -51,6 +51,23 @@ async def start(dut, idle=(), cycles=3, settle=1, clk="clk", rst="rst", **values
     drive(dut, **{name: 0 for name in idle})
     drive(dut, **values)
     await reset(dut, cycles=cycles, settle=settle, clk=clk, rst=rst)
+
+
+async def reset_with_one_inside(dut, what, valid="s_valid", ready="s_ready", clk="clk", rst="rst"):
+    """A stage takes the request offered at the next rising edge, then is reset
+    with it inside: not ready while it holds it, ready again out of reset."""
+    c = getattr(dut, clk)
+    await RisingEdge(c)
+    await FallingEdge(c)
+    getattr(dut, valid).value = 0
+    await Timer(1, unit="ns")
+    assert int(getattr(dut, ready).value) == 0, f"the {what} is inside"
+    getattr(dut, rst).value = 1
+    await RisingEdge(c)
+    await FallingEdge(c)
+    getattr(dut, rst).value = 0
+    await Timer(1, unit="ns")
+    assert int(getattr(dut, ready).value) == 1, f"not ready after a reset with the {what} inside"
 
 
 async def cycles(dut, n, clk="clk"):

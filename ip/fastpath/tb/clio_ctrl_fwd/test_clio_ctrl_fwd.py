@@ -19,8 +19,8 @@ cycle counts depend on it) are checked per packet.
 import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
-from clio_tb import PKG
-from tb_base import param, rng, start
+from clio_tb import PKG, desc_put as put
+from tb_base import param, reset_with_one_inside, rng, start
 
 P = PKG
 FW_MATCH, FW_PUSH, GT, OF, OF_ANS = 0, 1, 2, 3, 4
@@ -35,10 +35,6 @@ IDLE_IN = ("s_valid", "s_entry", "s_en", "s_ring_full", "s_ring_free", "s_fq_pen
            "s_gt_track_mask", "s_of_cnt", "s_of_len", "s_of_tag", "s_of_seq", "s_of_data",
            "s_of_ans_plen", "s_of_ans_status", "s_of_bound", "s_mtu", "s_of_rd_left", "s_wr_block")
 
-
-def put(desc, off, width, value):
-    """Field `value` of `width` bytes at byte `off` of a descriptor (little-endian bytes, as the RTL's +: selects)."""
-    return desc | ((value & ((1 << (8 * width)) - 1)) << (8 * off))
 
 
 def gate_dirty(pid, entry, va, mask):
@@ -357,17 +353,7 @@ async def reset_mid_packet(dut):
     dut.s_valid.value = 1
     dut.s_entry.value = OF
     env.drive(dut, 0)
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.s_valid.value = 0
-    await Timer(1, unit="ns")
-    assert int(dut.s_ready.value) == 0, "the call's packet is inside"
-    dut.rst.value = 1
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst.value = 0
-    await Timer(1, unit="ns")
-    assert int(dut.s_ready.value) == 1
+    await reset_with_one_inside(dut, "call's packet")
     o = await run(dut, r, FW_MATCH, Env(r, 4, 0), hold_p=0)
     assert o["next"] == GO
 

@@ -19,8 +19,8 @@ former S_CMD* states: the top's cycle counts depend on it).
 import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
-from clio_tb import PKG
-from tb_base import param, rng, start
+from clio_tb import PKG, desc_put as put
+from tb_base import param, reset_with_one_inside, rng, start
 
 P = PKG
 POLL, REJECT, REPLY, SESSION, OF_ANS, WRITE_POLL = 0, 1, 2, 3, 4, 5
@@ -31,10 +31,6 @@ OUTS = ("m_done", "m_call_valid", "m_va_load", "m_inv_load", "m_push", "m_epoch"
 BEAT = 64
 M64 = (1 << 64) - 1
 
-
-def put(desc, off, width, value):
-    """Field `value` of `width` bytes at byte `off` (little-endian bytes, as the RTL's +: selects)."""
-    return desc | ((value & ((1 << (8 * width)) - 1)) << (8 * off))
 
 
 def pte(pid, ppn, vpn, perms, flags):
@@ -346,16 +342,6 @@ async def reset_mid_command(dut):
     env.drive(dut)
     await Timer(1, unit="ns")
     assert int(dut.m_call_valid.value) == 1
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.s_valid.value = 0
-    await Timer(1, unit="ns")
-    assert int(dut.s_ready.value) == 0, "the command is inside"
-    dut.rst.value = 1
-    await RisingEdge(dut.clk)
-    await FallingEdge(dut.clk)
-    dut.rst.value = 0
-    await Timer(1, unit="ns")
-    assert int(dut.s_ready.value) == 1
+    await reset_with_one_inside(dut, "command")
     o = await run(dut, r, P["DESC_EPOCH"], Env(r), hold_p=0)
     assert (o["next"], o["epoch"], o["active"]) == (POLL, 1, 1), o

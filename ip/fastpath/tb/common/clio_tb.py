@@ -31,6 +31,12 @@ def _load_pkg():
 PKG = _load_pkg()
 
 
+def desc_put(desc, off, width, value):
+    """Field `value` of `width` bytes at byte `off` of a ring descriptor held as an
+    integer (little-endian bytes, as the RTL's `+:` selects)."""
+    return desc | ((value & ((1 << (8 * width)) - 1)) << (8 * off))
+
+
 def crc32c(data, crc=0xFFFFFFFF, final=True):
     """Bitwise CRC32C (reflected polynomial from the package)."""
     poly = PKG["CRC32C_POLY_REFLECTED"]
