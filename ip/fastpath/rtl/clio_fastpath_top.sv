@@ -561,7 +561,7 @@ typedef enum logic [6:0] {
     S_REC1 = 7'd44,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
-    S_POLL = 7'd54, S_POLL_POPPED = 7'd55, S_POLL_NEXT = 7'd56, S_POLL_DONE = 7'd57,
+    S_POLL = 7'd54,
     S_CMD = 7'd58,
     S_CMD_REJECT = 7'd63,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
@@ -756,7 +756,6 @@ wire [REC_W-1:0] cur_rec;
 // Poll.
 reg        poll_req = 1'b0;
 reg        poll_done_reg = 1'b0;
-reg [31:0] poll_i = 0;
 // Only the operand bytes of the TX kinds are read.
 /* verilator lint_off UNUSEDSIGNAL */
 reg [DATA_WIDTH-1:0] desc_reg = 0;
@@ -1477,6 +1476,16 @@ clio_tx_cmd #(.DATA_WIDTH(DATA_WIDTH), .OF_ON(OF_ON ? 1 : 0)) tc_inst (
     .s_of_answer(of_answer)
 );
 
+// The TX-ring poll loop: slot by slot, each popped command on to clio_tx_cmd
+// (every way out of a command comes back to S_POLL, the poll's next slot).
+wire tp_pop, tp_popped, tp_report, tp_cmd, tp_done;
+clio_tx_poll tp_inst (
+    .clk(clk), .rst(rst),
+    .s_idle(state_reg == S_IDLE), .s_valid(state_reg == S_POLL), .s_en(!eng_hold), .s_slots(cfg_tx_slots),
+    .m_pop(tp_pop), .s_empty(ring_empty), .s_bad_head(ring_bad_head), .s_rejected(ring_rejected),
+    .m_popped(tp_popped), .m_report(tp_report), .m_cmd(tp_cmd), .m_done(tp_done)
+);
+
 // REPLY fields of the TX command in hand.
 wire [7:0]  c_status = desc_reg[SLOT_OFF_STATUS*8 +: 8];
 wire        c_moved = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_FIXED_OR_MOVED) != 0;
@@ -1788,7 +1797,6 @@ always @(posedge clk) begin
             rs_own <= 1'b0;
             if (poll_req && lane_empty && !pkt_have_reg && wl_idle) begin
                 poll_req <= 1'b0;
-                poll_i <= 0;
                 rep_opcode <= 8'd0;
                 ev_poll_q <= 1'b1;
                 gt_poll_reg <= 1'b1;
@@ -1995,9 +2003,9 @@ always @(posedge clk) begin
                         state_reg <= S_FAIL;
                     end
                     3'd2: state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
-                    3'd3: state_reg <= S_POLL_NEXT;
+                    3'd3: state_reg <= S_POLL;
                     default: begin
-                        send_ret <= S_POLL_NEXT;
+                        send_ret <= S_POLL;
                         state_reg <= S_SEND;
                     end
                 endcase
@@ -2754,41 +2762,29 @@ always @(posedge clk) begin
             state_reg <= rep_ret;
         end
 
-        // ----- TX ring commands -----
+        // ----- TX ring poll (clio_tx_poll): its pops, reports and commands -----
         S_POLL: begin
-            if (poll_i == cfg_tx_slots) begin
-                state_reg <= S_POLL_DONE;
-            end else begin
+            if (tp_popped) begin
+                rep_status <= STATUS_MALFORMED;
+                rep_pid <= 0;
+                rep_va <= 0;
+                desc_reg <= ring_tx_desc;
+            end
+            if (tp_pop) begin
                 ring_cmd <= 2'd2;
-                ring_ret <= S_POLL_POPPED;
+                ring_ret <= S_POLL;
                 state_reg <= S_RING;
             end
-        end
-        S_POLL_POPPED: begin
-            rep_status <= STATUS_MALFORMED;
-            rep_pid <= 0;
-            rep_va <= 0;
-            desc_reg <= ring_tx_desc;
-            if (ring_empty) begin
-                state_reg <= S_POLL_DONE;
-            end else if (ring_bad_head) begin
-                rep_ret <= S_POLL_DONE;
+            if (tp_report) begin
+                rep_ret <= S_POLL;
                 state_reg <= S_REP;
-            end else if (ring_rejected) begin
-                rep_ret <= S_POLL_NEXT;
-                state_reg <= S_REP;
-            end else begin
-                state_reg <= S_CMD;
             end
-        end
-        S_POLL_NEXT: begin
-            poll_i <= poll_i + 1'b1;
-            state_reg <= S_POLL;
-        end
-        S_POLL_DONE: begin
-            poll_done_reg <= 1'b1;
-            gt_poll_reg <= 1'b0;
-            state_reg <= S_IDLE;
+            if (tp_cmd) state_reg <= S_CMD;
+            if (tp_done) begin
+                poll_done_reg <= 1'b1;
+                gt_poll_reg <= 1'b0;
+                state_reg <= S_IDLE;
+            end
         end
         // ----- TX ring commands (clio_tx_cmd): its slot reads, then its verdict -----
         S_CMD: begin
@@ -2820,7 +2816,7 @@ always @(posedge clk) begin
             end
             if (tc_done) begin
                 case (tc_next)
-                    3'd0: state_reg <= S_POLL_NEXT;
+                    3'd0: state_reg <= S_POLL;
                     3'd1: state_reg <= S_CMD_REJECT;
                     3'd2: state_reg <= S_RP_CHECK;
                     3'd3: state_reg <= S_SR_CHECK;
@@ -2831,7 +2827,7 @@ always @(posedge clk) begin
                     default: begin
                         mem_wdata <= tc_mem_wdata;
                         mem_wstrb <= tc_mem_wstrb;
-                        mem_ret <= S_POLL_NEXT;
+                        mem_ret <= S_POLL;
                         state_reg <= S_MEM_WR;
                     end
                 endcase
@@ -2895,7 +2891,7 @@ always @(posedge clk) begin
                     fw_orphan_session <= c_sess;
                 end
                 if (c_tag == 32'd0) begin
-                    state_reg <= S_POLL_NEXT;                // nobody waits
+                    state_reg <= S_POLL;                     // nobody waits
                 end else begin
                     fw_release <= 1'b1;
                     fw_release_index <= c_tag[FIW-1:0];
@@ -2942,14 +2938,14 @@ always @(posedge clk) begin
                 state_reg <= S_SEND;
             end else begin
                 rs_own <= 1'b0;
-                state_reg <= S_POLL_NEXT;
+                state_reg <= S_POLL;
             end
         end
         S_CMD_REJECT: begin
             rep_status <= STATUS_MALFORMED;
             rep_pid <= 0;
             rep_va <= cmd_va;
-            rep_ret <= S_POLL_NEXT;
+            rep_ret <= S_POLL;
             state_reg <= S_REP;
         end
         default: state_reg <= S_IDLE;
