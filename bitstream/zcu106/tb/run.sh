@@ -89,11 +89,13 @@ echo "lint: ${#glue[@]} glue modules + clio_zcu106_top in the udp and edm builds
 clk_out="$work/clocks.log"
 if iverilog -g2012 -DCLIO_STUB_CLOCKS -s tb_clio_zcu106_clocks -o "$work/clocks.vvp" "${fp_srcs[@]}" "${edm_srcs[@]}" "$common"/*.sv "$zcu"/*.sv \
         "$stubs" "$here/clio_zcu106_clocks/tb_clio_zcu106_clocks.sv" >"$clk_out" 2>&1 &&
-        vvp -n "$work/clocks.vvp" >>"$clk_out" 2>&1 && grep -q '^PASS' "$clk_out"; then
+        timeout 300 vvp -n "$work/clocks.vvp" >>"$clk_out" 2>&1 && grep -q '^PASS' "$clk_out"; then
     grep '^PASS' "$clk_out" | sed 's/^/  clocks: /'
 else
     cat "$clk_out" | tail -5
-    failures+=("bench clio_zcu106_clocks (MAC user clocks)")
+    # 2 us of simulated time take well under a second; a run that reaches the
+    # timeout is a simulation that never advances (a zero-delay loop).
+    failures+=("bench clio_zcu106_clocks (MAC user clocks; a 300 s timeout means the simulation did not advance)")
 fi
 
 # 2. Benches (the frame mux and demux with the board's 2 ports and with 3;

@@ -152,7 +152,9 @@ wire [31:0] of_rest = s_of_ans_plen - of_done_bytes;
 
 // A packet taken this cycle runs its entry state now.
 st_t st;
-always_comb begin
+// `always @*`, not `always_comb`: in the whole board top Icarus 11 never got
+// past time 0 with `always_comb` here (bitstream/zcu106/tb, the clocks bench).
+always @* begin
     st = state_reg;
     if (state_reg == ST_IDLE) begin
         case (s_entry)
@@ -168,7 +170,9 @@ end
 assign s_ready = state_reg == ST_IDLE;
 assign m_of_i = of_i_reg;
 
-always_comb begin
+// `always @*`, not `always_comb`: in the whole board top Icarus 11 never got
+// past time 0 with `always_comb` here (bitstream/zcu106/tb, the clocks bench).
+always @* begin
     state_next = state_reg;
     of_i_next = of_i_reg;
     of_count_next = of_count_reg;

@@ -157,7 +157,9 @@ assign m_mem_wstrb = {{(BYTES-16){1'b0}}, 16'hffff} << s_slot_addr[OW-1:0];
 // which depends on what clio_offload_fwd makes of it).
 assign m_of_frag = OF_ON != 0 && s_valid && s_en && state_reg == ST_IDLE && c_kind == DESC_OFFLOAD_REPLY;
 
-always_comb begin
+// `always @*`, not `always_comb`: in the whole board top Icarus 11 never got
+// past time 0 with `always_comb` here (bitstream/zcu106/tb, the clocks bench).
+always @* begin
     state_next = state_reg;
     m_done = 1'b0;
     m_next = NEXT_POLL;

@@ -54,7 +54,9 @@ typedef enum logic [1:0] {
 st_t state_reg = ST_SLOT, state_next;
 reg [31:0] slot_reg = 0;
 
-always_comb begin
+// `always @*`, not `always_comb`: in the whole board top Icarus 11 never got
+// past time 0 with `always_comb` here (bitstream/zcu106/tb, the clocks bench).
+always @* begin
     state_next = state_reg;
     m_pop = 1'b0;
     m_popped = 1'b0;
