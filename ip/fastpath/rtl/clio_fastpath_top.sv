@@ -557,8 +557,8 @@ typedef enum logic [6:0] {
     S_XL_FAILB = 7'd29,
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
     S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37,
-    S_AT_READ = 7'd40, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
-    S_REC1 = 7'd44,
+    S_AT_READ = 7'd40, S_AT_WRB = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
+    S_REC1 = 7'd44, S_AT_WR = 7'd45,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
     S_POLL = 7'd54,
@@ -932,6 +932,22 @@ clio_sync_unit sync_inst (
     .m_old(sync_old), .m_new(sync_new), .m_write(sync_write), .m_status(sync_status),
     .m_valid(sync_out_valid)
 );
+
+// The atomic's write is offered to the engine port in the cycle the sync
+// unit's result is out (S_AT_SYNCW), from that result, not a cycle later
+// from mem_wdata; a lock over its quota writes nothing.
+wire        at_lock_over = h_op == OP_LOCK && sync_status == STATUS_OK && h_locks >= h_lquota;
+wire        at_wr_now = state_reg == S_AT_SYNCW && sync_out_valid && sync_write && !at_lock_over;
+wire [DATA_WIDTH-1:0] at_wdata = {{(DATA_WIDTH-64){1'b0}}, sync_new} << {d_lane, 3'd0};
+wire [BYTES-1:0]      at_wstrb = {{(BYTES-8){1'b0}}, 8'hff} << d_lane;
+// S_AT_WR holds it until the port takes it whole (AW and W), S_AT_WRB waits
+// for its B (`at_b`: seen). The answer's
+// payload, the dedup record and the answer's start all go in the one cycle
+// the B is in and the builder is free (S_AT_RESP's and S_REC1's work), so
+// nothing else can take the builder's fill buffer between payload and start.
+reg         at_b = 1'b0;
+wire        at_b_in = at_b || (state_reg == S_AT_WRB && eng_done);
+wire        at_go = state_reg == S_AT_WRB && at_b_in && !rb_wait && !pk_on;
 
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
@@ -1538,6 +1554,11 @@ always @* begin
         end
         S_AT_RESP: begin
             rb_wr_en = 1'b1;
+            rb_wr_data = bswap64(sync_old);
+            rb_wr_len = ATOMIC_RESP_LEN;
+        end
+        S_AT_WRB: begin
+            rb_wr_en = at_go;
             rb_wr_data = bswap64(sync_old);
             rb_wr_len = ATOMIC_RESP_LEN;
         end
@@ -2670,11 +2691,20 @@ always @(posedge clk) begin
                     // A lock that would be taken while the session holds its quota.
                     fail_status <= STATUS_OVER_QUOTA;
                     state_reg <= S_FAIL;
-                end else if (sync_write) begin
-                    mem_wdata <= {{(DATA_WIDTH-64){1'b0}}, sync_new} << {d_lane, 3'd0};
-                    mem_wstrb <= {{(BYTES-8){1'b0}}, 8'hff} << d_lane;
-                    mem_ret <= S_AT_RESP;
-                    state_reg <= S_MEM_WR;
+                end else if (sync_write || sync_status == STATUS_OK) begin
+                    // A write (it implies STATUS_OK) offered here
+                    // (`at_wr_now`), held in S_AT_WR until the port took it
+                    // whole; without one (a CAS that did not match) the
+                    // answer follows at once (`at_b` set: no B to wait for).
+                    mem_wdata <= at_wdata;
+                    mem_wstrb <= at_wstrb;
+                    r_status <= sync_status;
+                    r_plen <= ATOMIC_RESP_LEN;
+                    r_va <= h_va;
+                    r_total_len <= h_total_len;
+                    r_offset <= h_offset;
+                    at_b <= !sync_write;
+                    state_reg <= sync_write && !eng_ready ? S_AT_WR : S_AT_WRB;
                 end else begin
                     state_reg <= S_AT_RESP;
                 end
@@ -2693,6 +2723,24 @@ always @(posedge clk) begin
             end else begin
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
+            end
+        end
+
+        // The write's B (a later access of the word by any path sees the
+        // result), then S_AT_RESP's and S_REC1's work in one cycle.
+        S_AT_WR: if (eng_ready) state_reg <= S_AT_WRB;
+        S_AT_WRB: begin
+            if (eng_done) at_b <= 1'b1;
+            if (at_go) begin
+                if (h_op == OP_LOCK && h_locks != 16'hffff) st_set_locks(h_sidx, h_locks + 16'd1);
+                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_set_locks(h_sidx, h_locks - 16'd1);
+                dd_upd_key <= own_key;
+                dd_upd_rec <= cur_rec;
+                dd_upd_mode <= 2'd0;                     // insert
+                dd_upd_valid <= 1'b1;
+                send_ret <= S_FINISH;
+                rb_start <= 1'b1;
+                state_reg <= S_SEND_W;
             end
         end
 
@@ -3079,7 +3127,7 @@ clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
     .m_axi_rresp(m_axi_rresp), .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(mv_rvalid), .m_axi_rready(mv_rready)
 );
 
-wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR;
+wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
     .clk(clk), .rst(rst), .grant(axi_grant),
@@ -3089,8 +3137,8 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
     .s_lane_awaddr(lane_awaddr), .s_lane_awvalid(lane_awvalid), .s_lane_awready(lane_awready),
     .s_lane_wdata(lane_wdata), .s_lane_wstrb(lane_wstrb), .s_lane_wvalid(lane_wvalid), .s_lane_wready(lane_wready),
     .s_lane_bvalid(lane_bvalid), .s_lane_bready(lane_bready),
-    .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR), .s_eng_wdata(mem_wdata),
-    .s_eng_wstrb(mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
+    .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now), .s_eng_wdata(at_wr_now ? at_wdata : mem_wdata),
+    .s_eng_wstrb(at_wr_now ? at_wstrb : mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
     .m_eng_rdata(eng_rdata),
     .s_ptf_arid(ptf_arid), .s_ptf_araddr(ptf_araddr), .s_ptf_arlen(ptf_arlen), .s_ptf_arsize(ptf_arsize),
     .s_ptf_arburst(ptf_arburst), .s_ptf_arvalid(ptf_arvalid), .s_ptf_arready(ptf_arready),
