@@ -258,6 +258,10 @@ impl QemuSlowPath {
 
         let qemu_out = opts.log.with_extension("qemu.txt");
         let out = File::create(&qemu_out)?;
+        // Empty the UART capture before QEMU starts: a file left at this path
+        // by an earlier run (the name reuses a PID) holds its ready line, which
+        // the wait below would take for this boot's.
+        File::create(&opts.log)?;
         let err = out.try_clone()?;
         let start = Instant::now();
         let mut cmd = Command::new(&opts.qemu);

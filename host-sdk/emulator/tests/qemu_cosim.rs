@@ -533,6 +533,24 @@ fn the_firmware_posts_its_boot_epoch_and_a_reboot_is_seen() {
 /// the old session fail with `BoardRestarted` and the new epoch, never OK
 /// with zeros; a new session works.
 #[test]
+fn a_uart_log_left_by_an_earlier_boot_is_not_taken_for_this_one() {
+    // The log's name reuses the PID, so a run can meet the file an earlier
+    // process left, ready line included.
+    let Some(qemu) = qemu_or_skip() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let log = std::env::temp_dir().join(format!("clio-stale-log-{}.uart", std::process::id()));
+    for boot in ["first", "second, over the first's log"] {
+        let mut opts = QemuOptions::new(image(), board());
+        opts.qemu = qemu.clone();
+        opts.log = log.clone();
+        let (q, _dram) = QemuSlowPath::launch(opts).unwrap_or_else(|e| panic!("{boot} boot: {e}"));
+        drop(q);
+    }
+    let _ = std::fs::remove_file(&log);
+    let _ = std::fs::remove_file(log.with_extension("qemu.txt"));
+}
+
+#[test]
 fn the_sdk_sees_a_restarted_qemu_board_as_board_restarted() {
     use clio::{ClientConfig, ClioError, Session};
     use clio_emu::{QemuBoard, ServeOptions};
