@@ -16,6 +16,15 @@
 // A client without the grant sees no ready and no valid; the owner's
 // channels pass through combinationally (no cycle added).
 //
+// Second reader (`lane_rd`, with GRANT_PTF): while the engine walks the page
+// table, the hit lane's single-beat reads share the read channels with the
+// bucket reader. AR: the bucket reader first (the walk is what the engine
+// waits on); an AR presented and not yet accepted stays presented (AXI: valid
+// and address stable until ready), so the choice is locked until its ready.
+// The lane's reads carry id LANE_ID (the bucket reader's id must differ: it
+// uses 0), and R beats go to the reader their id names. The write channels
+// stay the engine's (the lane does not write then).
+//
 // Engine port: one full-width beat at `s_eng_addr` (aligned down to the
 // beat), a read or a strobed write. The command is held on `s_eng_valid`
 // until `s_eng_ready` (AR accepted; AW and W both accepted, in either order);
@@ -25,12 +34,14 @@
 module clio_axi_arbiter #(
     parameter DATA_WIDTH = 512,       // beat width (bits)
     parameter ADDR_WIDTH = 32,        // AXI address width
-    parameter ID_WIDTH = 4            // AXI id width (the lane and the engine use id 0)
+    parameter ID_WIDTH = 4,           // AXI id width (the lane and the engine use id 0)
+    parameter LANE_ID = 1             // the lane's AXI id as the second reader (GRANT_PTF with `lane_rd`)
 ) (
     input  wire                    clk,
     input  wire                    rst,
 
     input  wire [2:0]              grant,
+    input  wire                    lane_rd,      // with GRANT_PTF: the lane reads beside the bucket reader
 
     // Hit lane: single-beat reads and writes.
     input  wire [ADDR_WIDTH-1:0]   s_lane_araddr,
@@ -166,6 +177,10 @@ initial begin
         $error("Error: DATA_WIDTH/8 must be a power of two below 2^ADDR_WIDTH (instance %m)");
         $finish;
     end
+    if (LANE_ID == 0 || LANE_ID >= (1 << ID_WIDTH)) begin
+        $error("Error: LANE_ID must be a nonzero AXI id below 2^ID_WIDTH (instance %m)");
+        $finish;
+    end
 end
 
 // Engine port states.
@@ -184,6 +199,13 @@ wire own_eng = grant == GRANT_ENGINE;
 wire own_ptf = grant == GRANT_PTF;
 wire own_ring = grant == GRANT_RING;
 wire own_mv = grant == GRANT_MOVER;
+// The lane as the second reader beside the bucket reader.
+wire share = own_ptf && lane_rd;
+localparam [ID_WIDTH-1:0] LID = LANE_ID[ID_WIDTH-1:0];
+// The lane's AR is presented and was not accepted last cycle: it stays.
+reg  ar_lane_reg = 1'b0;
+wire ar_lane = share && (ar_lane_reg || (s_lane_arvalid && !s_ptf_arvalid));
+wire r_lane = share && m_axi_rvalid && m_axi_rid == LID;
 
 wire cmd_wr = own_eng && s_eng_valid && s_eng_write && (state_reg == P_IDLE || state_reg == P_WRITE);
 wire cmd_rd = own_eng && s_eng_valid && !s_eng_write && state_reg == P_IDLE;
@@ -223,7 +245,9 @@ always_ff @(posedge clk) begin
         P_BRESP: if (own_eng && m_axi_bvalid) state_reg <= P_IDLE;
         default: state_reg <= P_IDLE;
     endcase
+    ar_lane_reg <= ar_lane && s_lane_arvalid && !m_axi_arready;
     if (rst) begin
+        ar_lane_reg <= 1'b0;
         state_reg <= P_IDLE;
         aw_done_reg <= 1'b0;
         w_done_reg <= 1'b0;
@@ -257,20 +281,22 @@ assign s_ring_bid = m_axi_bid;
 assign s_ring_bresp = m_axi_bresp;
 
 // Read channels: every client.
-assign m_axi_arid = own_ring ? s_ring_arid : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
-assign m_axi_araddr = own_ring ? s_ring_araddr : own_ptf ? s_ptf_araddr
-    : own_mv ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : own_lane ? {s_lane_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
-assign m_axi_arlen = own_ring ? s_ring_arlen : own_ptf ? s_ptf_arlen : own_mv ? s_mv_arlen : 8'd0;
-assign m_axi_arsize = own_ring ? s_ring_arsize : (own_ptf ? s_ptf_arsize : OW[2:0]);
-assign m_axi_arburst = own_ring ? s_ring_arburst : (own_ptf ? s_ptf_arburst : 2'b01);
-assign m_axi_arvalid = own_ring ? s_ring_arvalid : own_ptf ? s_ptf_arvalid : own_mv ? s_mv_arvalid
-    : own_lane ? s_lane_arvalid : cmd_rd;
-assign m_axi_rready = own_ring ? s_ring_rready : own_ptf ? s_ptf_rready : own_mv ? s_mv_rready
-    : own_lane ? s_lane_rready : (own_eng && state_reg == P_RDATA);
-assign s_lane_arready = own_lane && m_axi_arready;
-assign s_lane_rvalid = own_lane && m_axi_rvalid;
-assign s_ptf_arready = own_ptf && m_axi_arready;
-assign s_ptf_rvalid = own_ptf && m_axi_rvalid;
+// (`ar_lane`: the lane's AR beside the bucket reader, `r_lane`: an R beat of the lane's id then.)
+assign m_axi_arid = own_ring ? s_ring_arid : ar_lane ? LID : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
+assign m_axi_araddr = own_ring ? s_ring_araddr : (own_ptf && !ar_lane) ? s_ptf_araddr
+    : own_mv ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}}
+    : (own_lane || ar_lane) ? {s_lane_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
+assign m_axi_arlen = own_ring ? s_ring_arlen : (own_ptf && !ar_lane) ? s_ptf_arlen : own_mv ? s_mv_arlen : 8'd0;
+assign m_axi_arsize = own_ring ? s_ring_arsize : ((own_ptf && !ar_lane) ? s_ptf_arsize : OW[2:0]);
+assign m_axi_arburst = own_ring ? s_ring_arburst : ((own_ptf && !ar_lane) ? s_ptf_arburst : 2'b01);
+assign m_axi_arvalid = own_ring ? s_ring_arvalid : ar_lane ? s_lane_arvalid : own_ptf ? s_ptf_arvalid
+    : own_mv ? s_mv_arvalid : own_lane ? s_lane_arvalid : cmd_rd;
+assign m_axi_rready = own_ring ? s_ring_rready : r_lane ? s_lane_rready : own_ptf ? s_ptf_rready
+    : own_mv ? s_mv_rready : own_lane ? s_lane_rready : (own_eng && state_reg == P_RDATA);
+assign s_lane_arready = (own_lane || ar_lane) && m_axi_arready;
+assign s_lane_rvalid = (own_lane || r_lane) && m_axi_rvalid;
+assign s_ptf_arready = own_ptf && !ar_lane && m_axi_arready;
+assign s_ptf_rvalid = own_ptf && !r_lane && m_axi_rvalid;
 assign s_ring_arready = own_ring && m_axi_arready;
 assign s_ring_rvalid = own_ring && m_axi_rvalid;
 assign s_mv_arready = own_mv && m_axi_arready;

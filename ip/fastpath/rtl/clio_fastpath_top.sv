@@ -413,6 +413,8 @@ wire [15:0] max_resp_kib = {cfg_info[62*8 +: 8], cfg_info[63*8 +: 8]};
 localparam PUMP_WAIT = 8;
 wire eng_waits;
 wire lane_active;           // the engine is idle: the lane may use the TLB and the AXI port
+wire lane_walk;             // the engine walks for a READ: the lane's reads go on beside it (below)
+wire lane_quiet;            // no looked-up hit of the lane in L2, in flight or on its output
 wire lane_empty;
 wire [3:0] lq_count;        // lane requests in flight
 wire lo_valid;              // a lane answer waits on the output
@@ -477,7 +479,8 @@ wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 // inserts as it hands a WRITE to the write lane (and lets its packet go in
 // that cycle): it waits while an engine update is in flight.
 wire dd_upd_busy;
-wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast)) && !dd_upd_busy : (!pkt_have_reg || !p_tlast))
+wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast) || (lane_walk && lane_take_rd)) && !dd_upd_busy
+                        : (!pkt_have_reg || !p_tlast))
     && (!wl_src_busy || wl_bank != in_bank || pkt_beat < wl_src_beat) && !wl_held[in_bank];
 assign parser_ready = in_free && lane_in_ready;
 assign lane_handoff = lane_ho_valid && !pkt_have_reg;
@@ -496,6 +499,7 @@ clio_hit_lane #(
     .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_in_bank(in_bank), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
     .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
+    .s_rd_only(lane_walk), .s_no_look(lane_walk && state_reg == S_XL_PTE), .m_quiet(lane_quiet),
     .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
@@ -826,14 +830,28 @@ reg [31:0] ev_ins_pid /*verilator public_flat_rd*/ = 0;
 reg [63:0] ev_ins_vpn /*verilator public_flat_rd*/ = 0;
 reg [4:0]  ev_ins_shift /*verilator public_flat_rd*/ = 0;
 /* verilator lint_on UNUSEDSIGNAL */
+// Only lookups that hit are logged (a miss touches no entry, and the lane
+// hands the request over: the engine looks it up again); the hit is known
+// a cycle after the lookup, so inserts are logged a cycle later as well.
+reg        ev_look_d = 1'b0, ev_ins_d = 1'b0;
+reg [31:0] ev_look_pid_d = 0, ev_ins_pid_d = 0;
+reg [63:0] ev_look_va_d = 0, ev_ins_vpn_d = 0;
+reg [4:0]  ev_ins_shift_d = 0;
 always @(posedge clk) begin
-    ev_look_q <= lane_tlb_look && !rst;
-    ev_look_pid <= lane_tlb_pid;
-    ev_look_va <= lane_tlb_va;
-    ev_ins_q <= tlb_ins_valid && !rst;
-    ev_ins_pid <= x_pid;
-    ev_ins_vpn <= pg_vpn;
-    ev_ins_shift <= pg_shift;
+    ev_look_d <= lane_tlb_look && !rst;
+    ev_look_pid_d <= lane_tlb_pid;
+    ev_look_va_d <= lane_tlb_va;
+    ev_look_q <= ev_look_d && tlb_hit && !rst;
+    ev_look_pid <= ev_look_pid_d;
+    ev_look_va <= ev_look_va_d;
+    ev_ins_d <= tlb_ins_valid && !rst;
+    ev_ins_pid_d <= x_pid;
+    ev_ins_vpn_d <= pg_vpn;
+    ev_ins_shift_d <= pg_shift;
+    ev_ins_q <= ev_ins_d && !rst;
+    ev_ins_pid <= ev_ins_pid_d;
+    ev_ins_vpn <= ev_ins_vpn_d;
+    ev_ins_shift <= ev_ins_shift_d;
 end
 
 wire [BUCKET_BITS-1:0] hash_index;
@@ -2388,7 +2406,9 @@ always @(posedge clk) begin
             end
         end
         S_XL_PTE: begin
-            if (perm_status != STATUS_OK) begin
+            if (lane_walk && !lane_quiet) begin
+                // The lane's hits looked up during the walk answer first (`lane_walk`).
+            end else if (perm_status != STATUS_OK) begin
                 fail_status <= perm_status;
                 state_reg <= S_FAIL;
             end else if (perm_fault) begin
@@ -3058,9 +3078,24 @@ assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty &&
 // requests have answered): a younger request's TLB lookup would come before
 // the handed-over miss's insert, the model's after it (the TLB's recency
 // order, which decides later evictions, would differ).
-assign lane_active = ((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
+assign lane_active = (((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
         || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
-    && !pk_solo && wl_idle;
+    && !pk_solo && wl_idle) || lane_walk;
+// Hits answered before a walking READ (issue #21; the rule: ip/fastpath/README.md
+// "Answer order"): while the engine walks the page table for a READ of at most
+// one beat's bytes (its first page: nothing of it inserted yet; not a stream's
+// pump), with the mover, the write lane and the READ stage idle (nothing can
+// claim the port until the walk ends), the lane takes reads at intake, looks
+// them up (reads without retry_of only: `s_rd_only`) and reads beside the
+// bucket reader (the arbiter's second reader, its own AXI id). In S_XL_PTE it
+// looks nothing up any more, and the engine waits there until every hit it
+// looked up has answered (`lane_quiet`): every lookup precedes the insert,
+// every such answer the walking READ's, and the lane has nothing in flight
+// when the port goes back to one owner. A miss behind the walking READ waits
+// in L2 (the engine holds a packet), the lane stopping behind it, as before.
+assign lane_walk = (state_reg == S_XL_HASHW || state_reg == S_XL_PTF || state_reg == S_XL_PTFW
+        || state_reg == S_XL_PTE) && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
+    && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
@@ -3100,7 +3135,7 @@ clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
     .m_ans_total_len(wl_ans_total_len), .m_ans_offset(wl_ans_offset), .m_ans_session(wl_ans_session),
     .m_ans_epoch(wl_ans_epoch), .m_idle(wl_idle)
 );
-wire [2:0] axi_grant = (!mv_idle || wl_mem) ? 3'd4 : sel_ring ? 3'd3 : sel_ptf ? 3'd2 : mv_cmd_state ? 3'd4
+wire [2:0] axi_grant = (!mv_idle || wl_mem) ? 3'd4 : sel_ring ? 3'd3 : (sel_ptf || lane_walk) ? 3'd2 : mv_cmd_state ? 3'd4
     : lane_active ? 3'd0 : 3'd1;
 wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
 wire [7:0]           mv_awlen, mv_arlen;
@@ -3130,7 +3165,7 @@ clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
 wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
-    .clk(clk), .rst(rst), .grant(axi_grant),
+    .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_walk),
     .s_lane_araddr(lane_araddr), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
     .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid),
     .s_lane_rready(lane_rready),

@@ -48,6 +48,13 @@
 //
 // The lane moves (L1 -> L2, AR / AW, answers, hand-offs) only while
 // `s_active` (the engine is idle: the lane owns the TLB and the AXI port).
+// While the engine walks the page table for a READ (`s_rd_only`, the lane
+// then shares the read channels with the bucket reader), only reads without
+// `retry_of` leave L1 (a write or a retry waits there: it may not pass the
+// walking READ), and no AW is issued; from `s_no_look` on (the engine is
+// about to insert the walked page) nothing leaves L1, so every lookup comes
+// before that insert, and the engine waits for `m_quiet` (every looked-up hit
+// answered: the walking READ's answer follows theirs).
 // Back-off: while the engine waits for an empty lane (`s_eng_waits`: to pump
 // a READ stream or to poll), the lane takes at most PUMP_WAIT more requests,
 // then none until the engine has started.
@@ -101,6 +108,9 @@ module clio_hit_lane #(
 
     input  wire                    s_active,          // the engine is idle
     input  wire                    s_eng_waits,       // the engine waits for an empty lane
+    input  wire                    s_rd_only,         // the engine walks: only reads without retry_of move
+    input  wire                    s_no_look,         // ... and its insert comes: nothing leaves L1
+    output wire                    m_quiet,           // no looked-up hit in L2, nothing in flight or out
     output wire                    m_empty,           // nothing in L1, L2, in flight or out
     output wire [3:0]              m_inflight,        // requests issued to DRAM, not answered
 
@@ -380,8 +390,8 @@ wire l2_good = l2_wr ? (!l2_dd_bad_reg && l2_hit && (l2_perms & PERM_WRITE) == P
     : l2_hit && (l2_perms & PERM_READ) == PERM_READ;
 // Reads and writes never overlap in DRAM: a read waits for the lane's writes, a write for its reads.
 assign m_axi_arvalid = s_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == 0;
-assign m_axi_awvalid = s_active && l2_valid && l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == lq_count
-    && !lw_valid_reg;
+assign m_axi_awvalid = s_active && !s_rd_only && l2_valid && l2_wr && l2_good && lq_count < LQ - 1
+    && lq_nw_reg == lq_count && !lw_valid_reg;
 // A read over two DRAM beats leaves L2 with its second AR.
 wire l2_ar = m_axi_arvalid && m_axi_arready;
 wire l2_fire = (l2_ar && (!l2_span_reg || l2_ar1_reg)) || (m_axi_awvalid && m_axi_awready);
@@ -392,7 +402,10 @@ wire l2_free = !l2_valid || l2_fire;
 // The re-lookup of a stale write: the engine has let the handed-off packet
 // go (`m_ho_ready`) and its last dedup update has landed.
 wire l1_relook = s_active && m_ho_ready && l1_wr && l1_stale_reg && !s_dd_busy;
-wire l1_move = s_active && l1_valid && l2_free && !l2_eject && !(l1_wr && l1_stale_reg);
+wire l1_move = s_active && l1_valid && l2_free && !l2_eject && !(l1_wr && l1_stale_reg) && !s_no_look
+    && !(s_rd_only && (l1_wr || l1_retry_of_reg != 32'd0));
+// A miss in L2 is handed over later: its lookup touched nothing in the TLB.
+assign m_quiet = !(l2_valid && l2_good) && lq_count == 0 && !lo_valid_reg && !lr_half_reg && !lw_valid_reg;
 wire l1_free = !l1_valid || l1_move;
 // A write in L1 or L2 keeps its beats in its bank of the packet buffer (a
 // write handed to the engine is read from there; each lane write moves the

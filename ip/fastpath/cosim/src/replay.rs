@@ -77,7 +77,8 @@ struct Taken {
     p: Vec<u8>,
     /// Log line of its take (`T`).
     take: usize,
-    /// Log line of its first hit-lane TLB lookup (`K`), if the lane looked it up.
+    /// Log line of its first hit-lane TLB lookup (`K`, logged for hits only), if the lane
+    /// looked it up and hit.
     look: Option<usize>,
     /// Younger requests answered before it.
     passed_by: Vec<Passer>,

@@ -28,7 +28,7 @@ use rand::{Rng, SeedableRng};
 use crate::board::{self, LARGE_POOL, LARGE_SHIFT, SMALL_POOL, SMALL_SHIFT};
 
 mod classes;
-pub use classes::{generate_class, Class, ClassCase, MIXED_EVERY};
+pub use classes::{generate_class, Class, ClassCase, MIXED_EVERY, MIXED_EVERY_LONG};
 
 /// One stimulus event.
 #[derive(Debug, Clone, PartialEq, Eq)]

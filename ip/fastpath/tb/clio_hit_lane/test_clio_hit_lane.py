@@ -5,7 +5,9 @@ data, CRC, keep; one beat for up to 8 bytes, two back to back for 9..64), a hit 
 back to back at one per cycle (one-beat answers) and at one output beat per cycle (mixes of one-
 and two-beat answers), under random backpressure of DRAM and of the output, the back-off after PUMP_WAIT requests taken while the engine
 waits, and requests the lane must not finish (a miss, a write with a record, a packet that is not
-the lane's) handed to the engine only after the older lane requests answered."""
+the lane's) handed to the engine only after the older lane requests answered; beside a walk
+(`s_rd_only`, `s_no_look`): hit reads answered, a retry and a write held in L1, no lookup
+from `s_no_look` on, `m_quiet` once every looked-up hit has answered."""
 
 import random
 
@@ -81,6 +83,9 @@ class Env:
         # Knobs.
         self.active = True
         self.eng_waits = False
+        self.rd_only = False     # the engine walks: reads without retry_of only
+        self.no_look = False     # ... and inserts soon: no lookup
+        self.looks = []          # (pid, va) of each TLB lookup
         self.rb_busy = False
         self.ho_ready = True
         self.pauses = False
@@ -100,6 +105,7 @@ class Env:
                   "s_hdr_va", "s_hdr_total_len", "s_hdr_offset", "s_hdr_payload_len", "s_hdr_session",
                   "s_hdr_epoch", "s_hdr_key", "s_hdr_ack", "s_pkt_len", "s_err_short", "s_err_crc",
                   "s_err_malformed", "s_in_sess_ok", "s_fence_any", "s_active", "s_eng_waits", "m_ho_ready",
+                  "s_rd_only", "s_no_look",
                   "s_l1_floor", "s_l1_dquota", "s_tlb_hit", "s_tlb_ppn", "s_tlb_perms", "s_dd_hit", "s_dd_full",
                   "s_dd_last", "s_dd_busy", "s_dd_count", "s_in_bank", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
                   "m_axi_bvalid", "s_rb_busy", "m_out_tready"):
@@ -177,6 +183,8 @@ class Env:
         dut.s_rb_busy.value = self.rb_busy
         dut.s_active.value = self.active
         dut.s_eng_waits.value = self.eng_waits
+        dut.s_rd_only.value = self.rd_only
+        dut.s_no_look.value = self.no_look
         dut.m_ho_ready.value = self.ho_ready
         self.drive_intake()
         await Timer(1, "ns")
@@ -197,6 +205,7 @@ class Env:
             else:
                 self.queue[0][1] += 1
         if dut.m_tlb_valid.value:
+            self.looks.append((int(dut.m_tlb_pid.value), int(dut.m_tlb_va.value)))
             key = (int(dut.m_tlb_pid.value), int(dut.m_tlb_va.value) >> SHIFT)
             self.tlb_due = (1, *self.tlb[key]) if key in self.tlb else (0, rng.getrandbits(32), 0)
         if dut.m_dd_look_valid.value:
@@ -692,3 +701,53 @@ async def write_behind_a_hand_off(dut):
         else:
             assert [h["req_id"] for h in env.handoffs] == [90] and len(env.writes) == 1
             assert env.answers == [write_answer(w2)]
+
+
+@cocotb.test()
+async def beside_a_walk(dut):
+    """While the engine walks (`s_rd_only`, the hand-off port busy): hit reads are looked up and
+    answered; a miss waits in L2 and stops the lane (`m_quiet` up: no looked-up hit left); a
+    read with retry_of and a write wait in L1 unlooked-up (no AW); from `s_no_look` on, a read
+    taken in is not looked up. Once the walk is over everything answers in order."""
+    env = Env(dut, 9)
+    await env.start()
+    env.pauses = True
+    env.map(1, 0x5000, 0x33, P["PERM_READ"] | P["PERM_WRITE"])
+    env.ho_ready, env.rd_only = False, True
+    hits = [Req(P["OP_READ"], req_id=1 + i, va=0x5000 + 64 * i, total_len=8) for i in range(3)]
+    miss = Req(P["OP_READ"], req_id=4, va=0x9000, total_len=8)
+    after = Req(P["OP_READ"], req_id=5, va=0x5100, total_len=8)
+    for r in hits + [miss, after]:
+        env.offer(r)
+    await env.run(40)
+    assert env.answers == [read_answer(env, r) for r in hits]
+    assert [va for _, va in env.looks] == [r.va for r in hits + [miss]], "the read behind the miss waits"
+    assert dut.m_quiet.value and not env.handoffs
+    env.ho_ready = True                      # the walking request answered: the miss goes over
+    await env.run(4)
+    assert [h["req_id"] for h in env.handoffs] == [4]
+    await env.drain()
+    assert env.answers[-1] == read_answer(env, after)
+    # A retry, then a write, each held in L1 while the engine walks.
+    for r in (Req(P["OP_READ"], req_id=7, retry_of=6, va=0x5040, total_len=8),
+              Req(P["OP_WRITE"], req_id=8, va=0x5080, total_len=2, payload=b"ab")):
+        env.ho_ready, n, looks = False, len(env.answers), len(env.looks)
+        env.offer(r)
+        await env.run(30)
+        assert len(env.answers) == n and len(env.looks) == looks and not env.aw
+        assert dut.m_quiet.value and not dut.m_empty.value
+        env.ho_ready = True
+        await env.run(1)
+        env.rd_only = False                  # the walk is over: it goes on
+        await env.drain()
+        assert len(env.answers) == n + 1 and len(env.looks) == looks + 1
+        env.rd_only = True
+    # From s_no_look on: taken into L1, not looked up.
+    env.ho_ready, env.no_look = False, True
+    looks = len(env.looks)
+    env.offer(Req(P["OP_READ"], req_id=9, va=0x5000, total_len=8))
+    await env.run(20)
+    assert len(env.looks) == looks and len(env.taken) == 8 and dut.m_quiet.value
+    env.ho_ready, env.rd_only, env.no_look = True, False, False
+    await env.drain()
+    assert len(env.looks) == looks + 1 and len(env.answers) == 7

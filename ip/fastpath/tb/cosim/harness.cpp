@@ -15,7 +15,8 @@
 // in back to back; the ARM's memory writes and polls wait until the fast path
 // is quiet (which may be between two pumped packets of an open READ stream,
 // so a page can go away under it). What the RTL reports (request taken in,
-// stream packet pumped, poll started; `K pid va` a hit-lane TLB lookup,
+// stream packet pumped, poll started; `K pid va` a hit-lane TLB lookup that hit (a miss
+// touches no entry: the lane hands the request over),
 // `I pid vpn shift` a TLB insert) and its responses are logged in order
 // to CASE_DIR/rtl_events.txt, its final memory to CASE_DIR/rtl_final.bin;
 // `clio-cosim check` then drives the model in that order (a request in the

@@ -47,15 +47,22 @@ pub enum Class {
     /// As `hitfault`, with 8-byte writes (hit-lane writes) for the reads:
     /// lane writes and their dedup records while a fault's effects drain.
     HitWFault,
+    /// As `hitmiss` with one miss in [`MIXED_EVERY_LONG`] requests: more
+    /// hits arrive during a walk than a walk lasts cycles, so the hit lane
+    /// still holds hits when the walked page is inserted.
+    HitMiss16,
 }
 
 /// In the `hitmiss` and `hitfault` classes, one request in this many misses
 /// the TLB (or faults); the others hit.
 pub const MIXED_EVERY: usize = 4;
 
+/// In the `hitmiss16` class, one request in this many misses the TLB.
+pub const MIXED_EVERY_LONG: usize = 16;
+
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 14] = [
+    pub const ALL: [Class; 15] = [
         Class::Read8,
         Class::Read64,
         Class::Write64,
@@ -70,6 +77,7 @@ impl Class {
         Class::HitMiss,
         Class::HitFault,
         Class::HitWFault,
+        Class::HitMiss16,
     ];
 
     /// Name on the command line and in the table.
@@ -89,6 +97,7 @@ impl Class {
             Class::HitMiss => "hitmiss",
             Class::HitFault => "hitfault",
             Class::HitWFault => "hitwfault",
+            Class::HitMiss16 => "hitmiss16",
         }
     }
 
@@ -104,6 +113,15 @@ impl Class {
             Class::Read1k | Class::Write1k => 1024,
             Class::Read4k | Class::Write4k => 4096,
             _ => 8,
+        }
+    }
+
+    /// One request in this many is the cold one (mixed classes).
+    pub fn mixed_every(self) -> usize {
+        if self == Class::HitMiss16 {
+            MIXED_EVERY_LONG
+        } else {
+            MIXED_EVERY
         }
     }
 
@@ -278,7 +296,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         Class::Fault => map_pages(&mut g, cred.pid, 0x1_0000, count, false),
         // The hot set is a quarter of the TLB: the cold pages' entries are
         // always older (LRU evicts them, never a hot page).
-        Class::HitMiss | Class::HitFault | Class::HitWFault => {
+        Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16 => {
             map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true)
         }
         _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
@@ -286,7 +304,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
     assert!(!pages.is_empty(), "no page could be mapped");
     // The cold pages of the mixed classes (misses or first touches).
     let cold = match class {
-        Class::HitMiss => map_pages(&mut g, cred.pid, 0x1_1000, 4 * tlb, true),
+        Class::HitMiss | Class::HitMiss16 => map_pages(&mut g, cred.pid, 0x1_1000, 4 * tlb, true),
         Class::HitFault | Class::HitWFault => {
             map_pages(&mut g, cred.pid, 0x1_1000, count / MIXED_EVERY, false)
         }
@@ -304,15 +322,19 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         Class::HitFault | Class::HitWFault => count.min(cold.len() * MIXED_EVERY),
         _ => count,
     };
-    let mixed = matches!(class, Class::HitMiss | Class::HitFault | Class::HitWFault);
+    let mixed = matches!(
+        class,
+        Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16
+    );
+    let every = class.mixed_every();
     let stream_from = g.events.len();
     let (mut model_cycles, mut ok, mut sent) = (0u64, 0usize, 0usize);
     for i in 0..requests {
-        if mixed && i % MIXED_EVERY == MIXED_EVERY - 1 {
+        if mixed && i % every == every - 1 {
             // The cold request: a miss or a first touch, its latency and
             // the hits' logged per path (`stream latency` in the harness).
-            let n = i / MIXED_EVERY;
-            if class != Class::HitMiss && n % depth == 0 {
+            let n = i / every;
+            if matches!(class, Class::HitFault | Class::HitWFault) && n % depth == 0 {
                 refill(&mut g, depth);
             }
             let p = cold[n % cold.len()];
@@ -385,11 +407,12 @@ mod tests {
             match class {
                 Class::Miss => assert!(st.tlb_misses >= c.requests as u64, "miss: {st:?}"),
                 Class::Fault => assert!(st.faults >= c.requests as u64, "fault: {st:?}"),
-                Class::HitMiss | Class::HitFault | Class::HitWFault => {
-                    // Exactly one request in MIXED_EVERY leaves the TLB
+                Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16 => {
+                    // Exactly one request in `mixed_every` leaves the TLB
                     // hits (the hot set stays in the TLB).
-                    let cold = (c.requests / MIXED_EVERY) as u64;
-                    let (n, what) = if class == Class::HitMiss {
+                    let every = class.mixed_every();
+                    let cold = (c.requests / every) as u64;
+                    let (n, what) = if matches!(class, Class::HitMiss | Class::HitMiss16) {
                         (st.tlb_misses, "misses")
                     } else {
                         (st.faults, "faults")
@@ -403,7 +426,7 @@ mod tests {
                         .count();
                     assert_eq!(
                         hits,
-                        c.requests - c.requests / MIXED_EVERY,
+                        c.requests - c.requests / every,
                         "{}: hits",
                         class.name()
                     );
