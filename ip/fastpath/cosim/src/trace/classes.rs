@@ -47,6 +47,11 @@ pub enum Class {
     /// As `hitfault`, with 8-byte writes (hit-lane writes) for the reads:
     /// lane writes and their dedup records while a fault's effects drain.
     HitWFault,
+    /// As `faa`, each fetch-and-add followed back to back by its retry (a
+    /// new id, `retry_of` the first, acknowledging only the requests before
+    /// the first): the retry is answered from the first one's dedup record,
+    /// never executed again, however soon it follows.
+    FaaRetry,
 }
 
 /// In the `hitmiss` and `hitfault` classes, one request in this many misses
@@ -55,7 +60,7 @@ pub const MIXED_EVERY: usize = 4;
 
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 14] = [
+    pub const ALL: [Class; 15] = [
         Class::Read8,
         Class::Read64,
         Class::Write64,
@@ -70,6 +75,7 @@ impl Class {
         Class::HitMiss,
         Class::HitFault,
         Class::HitWFault,
+        Class::FaaRetry,
     ];
 
     /// Name on the command line and in the table.
@@ -89,6 +95,7 @@ impl Class {
             Class::HitMiss => "hitmiss",
             Class::HitFault => "hitfault",
             Class::HitWFault => "hitwfault",
+            Class::FaaRetry => "faaretry",
         }
     }
 
@@ -234,7 +241,7 @@ fn packets(g: &mut Gen, c: &Cred, class: Class, i: usize, va: u64) -> Vec<(Heade
             .collect();
     }
     let (op, args) = match class {
-        Class::Faa => (
+        Class::Faa | Class::FaaRetry => (
             Opcode::FetchAndAdd,
             AtomicArgs::FetchAndAdd { addend: i as u64 },
         ),
@@ -261,7 +268,16 @@ fn packets(g: &mut Gen, c: &Cred, class: Class, i: usize, va: u64) -> Vec<(Heade
     let mut payload = vec![0u8; 16];
     let n = args.emit(&mut payload).expect("atomic arguments encode");
     payload.truncate(n);
-    vec![(header(g, c, op, va, 8), payload)]
+    let first = header(g, c, op, va, 8);
+    if class != Class::FaaRetry {
+        return vec![(first, payload)];
+    }
+    let retry = Header {
+        retry_of: first.req_id,
+        ack: first.req_id,
+        ..header(g, c, op, va, 8)
+    };
+    vec![(first, payload.clone()), (retry, payload)]
 }
 
 /// Generate a stream of `count` requests of `class` from `seed` (a fault
