@@ -782,7 +782,6 @@ reg dd_look_valid = 1'b0;
 reg [KEY_W-1:0] dd_look_key = 0;
 // One update port: 0 insert, 1 reserve, 2 complete, 3 remove.
 reg dd_upd_valid = 1'b0;
-assign dd_upd_busy = dd_upd_valid;
 reg [1:0] dd_upd_mode = 0;
 reg [KEY_W-1:0] dd_upd_key = 0;
 reg [REC_W-1:0] dd_upd_rec = 0;
@@ -971,6 +970,10 @@ wire [7:0]  at_ans_op, at_ans_flags, at_ans_status;
 wire [31:0] at_ans_pid, at_ans_req_id, at_ans_retry_of, at_ans_total_len, at_ans_offset, at_ans_epoch;
 wire [63:0] at_ans_va, at_ans_data;
 wire [15:0] at_ans_session;
+// An update in flight for the hit lane's intake lookups: the engine's, or an
+// atomic record the stage has still to insert (a lane write taken in
+// meanwhile would look up without it; it waits, as for the engine's).
+assign dd_upd_busy = dd_upd_valid || at_rec_pend || at_rec_valid;
 
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
@@ -1180,8 +1183,11 @@ assign at_hold = (state_reg == S_IDLE && at_rec_pend)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
         || state_reg == S_REC1 || state_reg == S_RD_BEGIN || state_reg == S_WR_BEGIN || state_reg == S_AT_READ));
 // The stage's answer: after an older write lane's or READ stage's, with the
-// builder free and no other start in this cycle.
-assign at_ans_ready = rb_ready && !rb_start && !pk_on && !pk_solo && wl_idle;
+// builder free and no other start in this cycle. The packer may be on with
+// nothing to append: a READ stage that ended while the engine waits in
+// S_RD_BEGIN (`at_hold`) keeps it on for that READ, whose commands are not
+// issued yet; the stage's answer goes first (the rb_wr mux below).
+assign at_ans_ready = rb_ready && !rb_start && (!pk_on || state_reg == S_RD_BEGIN) && !pk_solo && wl_idle;
 
 clio_atomic_stage #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) at_inst (
     .clk(clk), .rst(rst),
@@ -1591,17 +1597,18 @@ always @* begin
     rb_wr_off = CLIO_HEADER_LEN;
     rb_wr_data = 0;
     rb_wr_len = 0;
-    if (pk_on) begin
+    if (at_start) begin
+        // The atomics stage's answer: the old value, with its start (the
+        // packer has nothing to append then: `at_ans_ready`).
+        rb_wr_en = 1'b1;
+        rb_wr_data = {{(DATA_WIDTH-64){1'b0}}, at_ans_data};
+        rb_wr_len = ATOMIC_RESP_LEN;
+    end else if (pk_on) begin
         // A READ's data phase: the mover's beats, appended in order.
         rb_wr_en = pk_beat;
         rb_wr_off = CLIO_HEADER_LEN + pk_filled;
         rb_wr_data = mv_rd_data;
         rb_wr_len = mv_rd_len;
-    end else if (at_start) begin
-        // The atomics stage's answer: the old value, with its start.
-        rb_wr_en = 1'b1;
-        rb_wr_data = {{(DATA_WIDTH-64){1'b0}}, at_ans_data};
-        rb_wr_len = ATOMIC_RESP_LEN;
     end else if (!eng_hold) case (state_reg)
         S_INFO: begin
             // cfg_info is the InfoResp the firmware wrote (register map
@@ -3212,7 +3219,7 @@ assign eng_ready = arb_eng_ready && !at_own;
 assign eng_done = arb_eng_done && !at_own;
 assign at_mem_ready_raw = arb_eng_ready && at_own;
 assign at_mem_done_raw = arb_eng_done && at_own;
-assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lane_empty && !mv_cmd_state && !sel_ring && !sel_ptf
+assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lq_count == 0 && !mv_cmd_state && !sel_ring && !sel_ptf
     && !at_wr_now && state_reg != S_MEM_RD && state_reg != S_MEM_RDW && state_reg != S_MEM_WR
     && state_reg != S_MEM_WRB && state_reg != S_AT_WR && state_reg != S_AT_WRB;
 
