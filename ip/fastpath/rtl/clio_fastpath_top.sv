@@ -60,7 +60,10 @@
 //            burst following the first's last W beat while its B is
 //            outstanding, answers in order; any other WRITE's buffer takes
 //            the next packet's beats once the mover has taken the payload;
-//            atomics through clio_sync_unit.
+//            a TAS / CAS / FAA whose word is translated goes to
+//            clio_atomic_stage (read, sync, write, B, record, answer while
+//            the engine takes the next packet; see `at_hold`); LOCK, UNLOCK
+//            and an atomic with a fault queued through clio_sync_unit here.
 //  rings     `poll` drains the TX ring (clio_ring_dma + clio_desc_check):
 //            PTE_WRITE, PTE_REMOVE, TLB_INVALIDATE, FREE_PA_PUSH, REPLY (tag
 //            live, same generation and PID: the waiting request is answered,
@@ -783,7 +786,6 @@ reg dd_look_valid = 1'b0;
 reg [KEY_W-1:0] dd_look_key = 0;
 // One update port: 0 insert, 1 reserve, 2 complete, 3 remove.
 reg dd_upd_valid = 1'b0;
-assign dd_upd_busy = dd_upd_valid;
 reg [1:0] dd_upd_mode = 0;
 reg [KEY_W-1:0] dd_upd_key = 0;
 reg [REC_W-1:0] dd_upd_rec = 0;
@@ -967,6 +969,30 @@ reg         at_b = 1'b0;
 wire        at_b_in = at_b || (state_reg == S_AT_WRB && eng_done);
 wire        at_go = state_reg == S_AT_WRB && at_b_in && !rb_wait && !pk_on;
 
+// The atomics stage (clio_atomic_stage, below the builder): a TLB-hit TAS,
+// CAS or FAA whose word is translated by the first pass (no fault queued, no
+// pump) is handed to it from the page hit (S_XL_TLBW or S_XL_OK, `xl_page_ok`)
+// or from S_AT_READ, and its packet let go; the stage reads, syncs, writes,
+// inserts the record and answers while the engine takes the next packet.
+wire        at_s_ready, at_idle, at_rec_pend, at_own, at_hold, at_port_free;
+wire        at_mem_valid, at_mem_write, at_mem_done_raw, at_mem_ready_raw;
+wire [ADDR_WIDTH-1:0] at_mem_addr;
+wire [DATA_WIDTH-1:0] at_mem_wdata;
+wire [BYTES-1:0]      at_mem_wstrb;
+wire        at_rec_valid;
+wire [KEY_W-1:0] at_rec_key;
+wire [REC_W-1:0] at_rec;
+wire        at_ans_valid, at_ans_ready;
+wire        at_start = at_ans_valid && at_ans_ready;
+wire [7:0]  at_ans_op, at_ans_flags, at_ans_status;
+wire [31:0] at_ans_pid, at_ans_req_id, at_ans_retry_of, at_ans_total_len, at_ans_offset, at_ans_epoch;
+wire [63:0] at_ans_va, at_ans_data;
+wire [15:0] at_ans_session;
+// An update in flight for the hit lane's intake lookups: the engine's, or an
+// atomic record the stage has still to insert (a lane write taken in
+// meanwhile would look up without it; it waits, as for the engine's).
+assign dd_upd_busy = dd_upd_valid || at_rec_pend || at_rec_valid;
+
 wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
 // A lane request acknowledges as it leaves the lane's L1 (the engine is idle
@@ -978,8 +1004,9 @@ clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedu
     .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_last(dd_last),
     .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
-    .s_update_key(lane_dd_ins ? lane_dd_ins_key : dd_upd_key), .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : dd_upd_rec),
-    .s_update_mode(lane_dd_ins ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || dd_upd_valid),
+    .s_update_key(lane_dd_ins ? lane_dd_ins_key : at_rec_valid ? at_rec_key : dd_upd_key),
+    .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : at_rec_valid ? at_rec : dd_upd_rec),
+    .s_update_mode(lane_dd_ins || at_rec_valid ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || at_rec_valid || dd_upd_valid),
     .s_ack_session(lane_ack ? lane_ack_session : h_session), .s_ack_id(lane_ack ? lane_ack_id : h_ack),
     .s_ack_valid(lane_ack || dec_ack),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
@@ -1133,19 +1160,19 @@ wire [15:0]          pk_plen = pk_filled + mv_rd_len;
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
     .wr_en(rb_wr_en), .wr_off(rb_wr_off), .wr_data(rb_wr_data), .wr_len(rb_wr_len),
-    .hdr_opcode(wl_start ? wl_ans_op : pk_solo ? ps_op : r_op),
-    .hdr_flags(wl_start ? 8'd0 : pk_solo ? ps_flags : r_flags),
-    .hdr_status(wl_start ? STATUS_OK : pk_solo ? ps_status : r_status),
-    .hdr_pid(wl_start ? wl_ans_pid : pk_solo ? ps_pid : o_pid),
-    .hdr_req_id(wl_start ? wl_ans_req_id : pk_solo ? ps_req_id : o_req_id),
-    .hdr_retry_of(wl_start ? wl_ans_retry_of : pk_solo ? ps_retry_of : o_retry_of),
-    .hdr_va(wl_start ? wl_ans_va : pk_solo ? ps_va : r_va),
-    .hdr_total_len(wl_start ? wl_ans_total_len : pk_solo ? ps_total_len : r_total_len),
-    .hdr_offset(wl_start ? wl_ans_offset : pk_on ? pk_off : r_offset),
-    .hdr_payload_len(wl_start ? 16'd0 : pk_on ? pk_plen : r_plen),
-    .hdr_session(wl_start ? wl_ans_session : pk_solo ? ps_session : o_session),
-    .hdr_epoch(wl_start ? wl_ans_epoch : pk_solo ? ps_epoch : r_epoch),
-    .start(rb_start || pk_start || wl_start), .ready(rb_ready), .busy(rb_busy), .done(),
+    .hdr_opcode(at_start ? at_ans_op : wl_start ? wl_ans_op : pk_solo ? ps_op : r_op),
+    .hdr_flags(at_start ? at_ans_flags : wl_start ? 8'd0 : pk_solo ? ps_flags : r_flags),
+    .hdr_status(at_start ? at_ans_status : wl_start ? STATUS_OK : pk_solo ? ps_status : r_status),
+    .hdr_pid(at_start ? at_ans_pid : wl_start ? wl_ans_pid : pk_solo ? ps_pid : o_pid),
+    .hdr_req_id(at_start ? at_ans_req_id : wl_start ? wl_ans_req_id : pk_solo ? ps_req_id : o_req_id),
+    .hdr_retry_of(at_start ? at_ans_retry_of : wl_start ? wl_ans_retry_of : pk_solo ? ps_retry_of : o_retry_of),
+    .hdr_va(at_start ? at_ans_va : wl_start ? wl_ans_va : pk_solo ? ps_va : r_va),
+    .hdr_total_len(at_start ? at_ans_total_len : wl_start ? wl_ans_total_len : pk_solo ? ps_total_len : r_total_len),
+    .hdr_offset(at_start ? at_ans_offset : wl_start ? wl_ans_offset : pk_on ? pk_off : r_offset),
+    .hdr_payload_len(at_start ? ATOMIC_RESP_LEN[15:0] : wl_start ? 16'd0 : pk_on ? pk_plen : r_plen),
+    .hdr_session(at_start ? at_ans_session : wl_start ? wl_ans_session : pk_solo ? ps_session : o_session),
+    .hdr_epoch(at_start ? at_ans_epoch : wl_start ? wl_ans_epoch : pk_solo ? ps_epoch : r_epoch),
+    .start(rb_start || pk_start || wl_start || at_start), .ready(rb_ready), .busy(rb_busy), .done(),
     .m_axis_tdata(rb_tdata), .m_axis_tkeep(rb_tkeep), .m_axis_tvalid(rb_tvalid),
     .m_axis_tready(m_axis_tready && !lo_valid), .m_axis_tlast(rb_tlast)
 );
@@ -1160,7 +1187,44 @@ assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || sta
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
         || (state_reg == S_CF && cf_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
-    || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN));
+    || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN))
+    || at_hold;
+// While the atomics stage holds an atomic the engine takes no packet until
+// the atomic's record is in (its lookup, ack and quota count see it, as in
+// the model), and starts no answer, no data phase (the mover, the write lane)
+// and no atomic of its own until the stage has answered: the stage's answer
+// is older, and nothing else touches the word before the stage's write. The
+// engine's port, bucket and ring accesses wait for the port (`at_own`).
+assign at_hold = (state_reg == S_IDLE && at_rec_pend)
+    || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
+        || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
+        || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
+        || state_reg == S_REC1 || state_reg == S_RD_BEGIN || state_reg == S_WR_BEGIN || state_reg == S_AT_READ));
+// The stage's answer: after an older write lane's or READ stage's, with the
+// builder free and no other start in this cycle. The packer may be on with
+// nothing to append: a READ stage that ended while the engine waits in
+// S_RD_BEGIN (`at_hold`) keeps it on for that READ, whose commands are not
+// issued yet; the stage's answer goes first (the rb_wr mux below).
+assign at_ans_ready = rb_ready && !rb_start && (!pk_on || state_reg == S_RD_BEGIN) && !pk_solo && wl_idle;
+
+clio_atomic_stage #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) at_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(at_cmd_valid), .s_ready(at_s_ready), .s_addr(at_pa[ADDR_WIDTH-1:0]), .s_opcode(h_op),
+    .s_arg0(bswap64(pkt01[CLIO_HEADER_LEN*8 +: 64])), .s_arg1(bswap64(pkt01[(CLIO_HEADER_LEN+8)*8 +: 64])),
+    .s_key(own_key), .s_hdr_opcode(r_op), .s_hdr_flags(r_flags), .s_hdr_pid(h_pid), .s_hdr_req_id(h_req_id),
+    .s_hdr_retry_of(h_retry_of), .s_hdr_va(h_va), .s_hdr_total_len(h_total_len), .s_hdr_offset(h_offset),
+    .s_hdr_session(h_session), .s_hdr_epoch(r_epoch),
+    .s_port_free(at_port_free), .m_port_own(at_own),
+    .m_mem_valid(at_mem_valid), .m_mem_write(at_mem_write), .m_mem_addr(at_mem_addr), .m_mem_wdata(at_mem_wdata),
+    .m_mem_wstrb(at_mem_wstrb), .s_mem_ready(at_mem_ready_raw), .s_mem_done(at_mem_done_raw), .s_mem_rdata(eng_rdata),
+    .m_rec_valid(at_rec_valid), .m_rec_key(at_rec_key), .m_rec(at_rec), .m_rec_pending(at_rec_pend),
+    .m_ans_valid(at_ans_valid), .s_ans_ready(at_ans_ready), .m_ans_opcode(at_ans_op), .m_ans_flags(at_ans_flags),
+    .m_ans_status(at_ans_status), .m_ans_pid(at_ans_pid), .m_ans_req_id(at_ans_req_id),
+    .m_ans_retry_of(at_ans_retry_of), .m_ans_va(at_ans_va), .m_ans_total_len(at_ans_total_len),
+    .m_ans_offset(at_ans_offset), .m_ans_session(at_ans_session), .m_ans_epoch(at_ans_epoch),
+    .m_ans_data(at_ans_data), .m_idle(at_idle)
+);
+
 // The lane's answer starts when the builder has a free buffer and no other
 // start is under way (the engine's is held while the lane holds a write).
 assign wl_ans_ready = rb_ready && !rb_start && !pk_on;
@@ -1276,6 +1340,12 @@ wire        wl_last1 = !xl_pass2 && !xl_more && xl_ret == S_WR_BEGIN && xl_pages
 wire        wl_early = state_reg == S_XL_OK && wl_last1;
 wire        wl_tlb = state_reg == S_XL_TLBW && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need && wl_last1;
 wire        wl_cmd_valid = (state_reg == S_WR_BEGIN && !eng_hold && wl_one) || wl_early || wl_tlb;
+// An atomic the atomics stage takes this cycle (see `at_s_ready` above).
+wire        at_last1 = !xl_pass2 && !xl_more && !pm_on && fq_count == 0
+    && (h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA) && at_s_ready;
+wire        at_cmd_valid = !eng_hold && at_last1 && (xl_ret == S_AT_READ || state_reg == S_AT_READ)
+    && ((state_reg == S_XL_TLBW && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need)
+        || state_reg == S_XL_OK || state_reg == S_AT_READ);
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -1545,7 +1615,13 @@ always @* begin
     rb_wr_off = CLIO_HEADER_LEN;
     rb_wr_data = 0;
     rb_wr_len = 0;
-    if (pk_on) begin
+    if (at_start) begin
+        // The atomics stage's answer: the old value, with its start (the
+        // packer has nothing to append then: `at_ans_ready`).
+        rb_wr_en = 1'b1;
+        rb_wr_data = {{(DATA_WIDTH-64){1'b0}}, at_ans_data};
+        rb_wr_len = ATOMIC_RESP_LEN;
+    end else if (pk_on) begin
         // A READ's data phase: the mover's beats, appended in order.
         rb_wr_en = pk_beat;
         rb_wr_off = CLIO_HEADER_LEN + pk_filled;
@@ -1767,9 +1843,11 @@ task automatic xl_page_ok;
             state_reg <= S_XL_PAGE;
         end else begin
             xl_cur <= xl_end[63:0];                      // the last page: translated
-            if (wl_last1 && wl_ready) begin
+            if (wl_last1 && wl_ready && at_idle) begin
                 wl_hand_off();                           // a one-page WRITE: the lane took it
-            end else if (xl_ret == S_AT_READ) begin
+            end else if (at_cmd_valid) begin
+                let_go();                                // the atomics stage took it
+            end else if (xl_ret == S_AT_READ && at_idle) begin
                 at_read();                               // S_AT_READ's work, a cycle sooner
             end else begin
                 state_reg <= xl_ret;
@@ -2704,7 +2782,11 @@ always @(posedge clk) begin
         end
 
         // ----- atomics -----
-        S_AT_READ: at_read();
+        S_AT_READ: begin
+            // (held while the atomics stage runs: see `at_hold`)
+            if (at_cmd_valid) let_go();
+            else at_read();
+        end
         S_AT_SYNCW: begin
             if (sync_out_valid) begin
                 if (h_op == OP_LOCK && sync_status == STATUS_OK && h_locks >= h_lquota) begin
@@ -3069,7 +3151,7 @@ end
 
 assign poll_done = poll_done_reg;
 assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on
-    && wl_idle;
+    && wl_idle && at_idle;
 // The lane waits for the READ stage too: its answers follow the stage's
 // packets, and the mover holds the port.
 // And for the write lane: its answer is older, and its burst holds the port.
@@ -3078,9 +3160,9 @@ assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty &&
 // requests have answered): a younger request's TLB lookup would come before
 // the handed-over miss's insert, the model's after it (the TLB's recency
 // order, which decides later evictions, would differ).
-assign lane_active = (((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
+assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
         || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
-    && !pk_solo && wl_idle) || lane_walk;
+    && !pk_solo && wl_idle) || lane_walk) && at_idle;
 // Hits answered before a walking READ (issue #21; the rule: ip/fastpath/README.md
 // "Answer order"): while the engine walks the page table for a READ of at most
 // one beat's bytes (its first page: nothing of it inserted yet; not a stream's
@@ -3093,9 +3175,11 @@ assign lane_active = (((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // every such answer the walking READ's, and the lane has nothing in flight
 // when the port goes back to one owner. A miss behind the walking READ waits
 // in L2 (the engine holds a packet), the lane stopping behind it, as before.
+// Not while the atomics stage works (`at_idle`: it may own the port, and the
+// lane issues nothing until it has answered); it cannot start during a walk.
 assign lane_walk = (state_reg == S_XL_HASHW || state_reg == S_XL_PTF || state_reg == S_XL_PTFW
         || state_reg == S_XL_PTE) && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
-    && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg;
+    && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg && at_idle;
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
@@ -3121,7 +3205,7 @@ assign     mv_cmd_ready = mv_cmd_ready_raw && !wl_mv_valid;
 // against it.
 clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .SLOTS(2), .BUFS(2)) wl_inst (
     .clk(clk), .rst(rst),
-    .s_cmd_valid(wl_cmd_valid), .s_cmd_ready(wl_ready), .s_cmd_addr(wl_pa[ADDR_WIDTH-1:0]), .s_cmd_len(h_plen),
+    .s_cmd_valid(wl_cmd_valid && at_idle), .s_cmd_ready(wl_ready), .s_cmd_addr(wl_pa[ADDR_WIDTH-1:0]), .s_cmd_len(h_plen),
     .s_cmd_buf(eng_bank),
     .s_hdr_opcode(r_op), .s_hdr_pid(h_pid), .s_hdr_req_id(h_req_id), .s_hdr_retry_of(h_retry_of),
     .s_hdr_va(h_va), .s_hdr_total_len(h_total_len), .s_hdr_offset(h_offset), .s_hdr_session(h_session),
@@ -3135,7 +3219,7 @@ clio_write_lane #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
     .m_ans_total_len(wl_ans_total_len), .m_ans_offset(wl_ans_offset), .m_ans_session(wl_ans_session),
     .m_ans_epoch(wl_ans_epoch), .m_idle(wl_idle)
 );
-wire [2:0] axi_grant = (!mv_idle || wl_mem) ? 3'd4 : sel_ring ? 3'd3 : (sel_ptf || lane_walk) ? 3'd2 : mv_cmd_state ? 3'd4
+wire [2:0] axi_grant = at_own ? 3'd1 : (!mv_idle || wl_mem) ? 3'd4 : sel_ring ? 3'd3 : (sel_ptf || lane_walk) ? 3'd2 : mv_cmd_state ? 3'd4
     : lane_active ? 3'd0 : 3'd1;
 wire [ADDR_WIDTH-1:0] mv_awaddr, mv_araddr;
 wire [7:0]           mv_awlen, mv_arlen;
@@ -3163,6 +3247,18 @@ clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
 );
 
 wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now;
+// The arbiter's engine port is the atomics stage's while it owns the port
+// (`at_own`, read to B; the engine's accesses wait), else the engine's. The
+// stage takes it only when no other client is in a transaction or about to
+// start one (`at_port_free`); every other client waits for the grant.
+wire arb_eng_ready, arb_eng_done;
+assign eng_ready = arb_eng_ready && !at_own;
+assign eng_done = arb_eng_done && !at_own;
+assign at_mem_ready_raw = arb_eng_ready && at_own;
+assign at_mem_done_raw = arb_eng_done && at_own;
+assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lq_count == 0 && !mv_cmd_state && !sel_ring && !sel_ptf
+    && !at_wr_now && state_reg != S_MEM_RD && state_reg != S_MEM_RDW && state_reg != S_MEM_WR
+    && state_reg != S_MEM_WRB && state_reg != S_AT_WR && state_reg != S_AT_WRB;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
     .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_walk),
@@ -3172,8 +3268,11 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
     .s_lane_awaddr(lane_awaddr), .s_lane_awvalid(lane_awvalid), .s_lane_awready(lane_awready),
     .s_lane_wdata(lane_wdata), .s_lane_wstrb(lane_wstrb), .s_lane_wvalid(lane_wvalid), .s_lane_wready(lane_wready),
     .s_lane_bvalid(lane_bvalid), .s_lane_bready(lane_bready),
-    .s_eng_addr(mem_addr[ADDR_WIDTH-1:0]), .s_eng_write(state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now), .s_eng_wdata(at_wr_now ? at_wdata : mem_wdata),
-    .s_eng_wstrb(at_wr_now ? at_wstrb : mem_wstrb), .s_eng_valid(eng_valid), .s_eng_ready(eng_ready), .m_eng_done(eng_done),
+    .s_eng_addr(at_own ? at_mem_addr : mem_addr[ADDR_WIDTH-1:0]),
+    .s_eng_write(at_own ? at_mem_write : state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now),
+    .s_eng_wdata(at_own ? at_mem_wdata : at_wr_now ? at_wdata : mem_wdata),
+    .s_eng_wstrb(at_own ? at_mem_wstrb : at_wr_now ? at_wstrb : mem_wstrb), .s_eng_valid(at_own ? at_mem_valid : eng_valid),
+    .s_eng_ready(arb_eng_ready), .m_eng_done(arb_eng_done),
     .m_eng_rdata(eng_rdata),
     .s_ptf_arid(ptf_arid), .s_ptf_araddr(ptf_araddr), .s_ptf_arlen(ptf_arlen), .s_ptf_arsize(ptf_arsize),
     .s_ptf_arburst(ptf_arburst), .s_ptf_arvalid(ptf_arvalid), .s_ptf_arready(ptf_arready),

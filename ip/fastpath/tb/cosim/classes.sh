@@ -11,7 +11,10 @@
 # with every 16th request a miss, so hits still arrive when a walk ends), the
 # hits' latency in the stream (first beat in -> first beat of the answer)
 # beside the hits' of the read8 stream: the extra cycles a hit pays for the
-# misses or faults among the requests in front of it.
+# misses or faults among the requests in front of it. faaretry: each FAA
+# followed back to back by its retry, which must be answered from the first
+# one's dedup record (DUPLICATE), not executed again (a request counts the
+# FAA and its retry: two packets).
 #
 # Every stream's responses and final memory are compared with the model's by
 # `clio-cosim check` in the order the RTL answered (the harness's
@@ -33,7 +36,7 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--requests N] [--seed N] [--json FILE]" >&2; exit 2 ;;
     esac
 done
-classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault hitmiss hitfault hitwfault hitmiss16}"
+classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault hitmiss hitfault hitwfault hitmiss16 faaretry}"
 mhz="${CLOCK_MHZ:-250}"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 case "$target" in /*) ;; *) target="$repo/$target" ;; esac

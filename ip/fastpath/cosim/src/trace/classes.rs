@@ -51,6 +51,11 @@ pub enum Class {
     /// hits arrive during a walk than a walk lasts cycles, so the hit lane
     /// still holds hits when the walked page is inserted.
     HitMiss16,
+    /// As `faa`, each fetch-and-add followed back to back by its retry (a
+    /// new id, `retry_of` the first, acknowledging only the requests before
+    /// the first): the retry is answered from the first one's dedup record,
+    /// never executed again, however soon it follows.
+    FaaRetry,
 }
 
 /// In the `hitmiss` and `hitfault` classes, one request in this many misses
@@ -62,7 +67,7 @@ pub const MIXED_EVERY_LONG: usize = 16;
 
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 15] = [
+    pub const ALL: [Class; 16] = [
         Class::Read8,
         Class::Read64,
         Class::Write64,
@@ -78,6 +83,7 @@ impl Class {
         Class::HitFault,
         Class::HitWFault,
         Class::HitMiss16,
+        Class::FaaRetry,
     ];
 
     /// Name on the command line and in the table.
@@ -98,6 +104,7 @@ impl Class {
             Class::HitFault => "hitfault",
             Class::HitWFault => "hitwfault",
             Class::HitMiss16 => "hitmiss16",
+            Class::FaaRetry => "faaretry",
         }
     }
 
@@ -252,7 +259,7 @@ fn packets(g: &mut Gen, c: &Cred, class: Class, i: usize, va: u64) -> Vec<(Heade
             .collect();
     }
     let (op, args) = match class {
-        Class::Faa => (
+        Class::Faa | Class::FaaRetry => (
             Opcode::FetchAndAdd,
             AtomicArgs::FetchAndAdd { addend: i as u64 },
         ),
@@ -279,7 +286,16 @@ fn packets(g: &mut Gen, c: &Cred, class: Class, i: usize, va: u64) -> Vec<(Heade
     let mut payload = vec![0u8; 16];
     let n = args.emit(&mut payload).expect("atomic arguments encode");
     payload.truncate(n);
-    vec![(header(g, c, op, va, 8), payload)]
+    let first = header(g, c, op, va, 8);
+    if class != Class::FaaRetry {
+        return vec![(first, payload)];
+    }
+    let retry = Header {
+        retry_of: first.req_id,
+        ack: first.req_id,
+        ..header(g, c, op, va, 8)
+    };
+    vec![(first, payload.clone()), (retry, payload)]
 }
 
 /// Generate a stream of `count` requests of `class` from `seed` (a fault
