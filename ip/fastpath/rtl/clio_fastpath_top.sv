@@ -565,7 +565,7 @@ typedef enum logic [6:0] {
     S_CMD = 7'd58,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
     S_RP = 7'd74,
-    S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
+    S_CH = 7'd80,
     S_PM_END = 7'd85,
     S_CF = 7'd89
 } eng_state_t;
@@ -735,13 +735,6 @@ reg            fw_orphan = 1'b0, fw_orphan_all = 1'b0;
 reg [15:0]     fw_orphan_session = 0;
 reg [FIW-1:0]  fw_set_index = 0, fw_release_index = 0;
 reg [FFW-1:0]  fw_fence_set_index = 0, fw_fence_clear_index = 0;
-
-// Pointer chase: the data loop reads `ch_need` bytes from `ch_base`, into
-// the word (a key or pointer) or, for the value, into the response.
-reg        ch_value = 1'b0, ch_found = 1'b0;
-reg [63:0] ch_base = 0, ch_cur = 0, ch_word = 0;
-reg [15:0] ch_need = 0, ch_got = 0, ch_vlen = 0;
-reg [31:0] ch_hops = 0;
 
 // Dedup: key {opcode, offset, first id, session}.
 localparam KEY_W = 88;
@@ -1075,7 +1068,6 @@ wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE &
     && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
 wire        ch_start = state_reg == S_DISPATCH && !eng_hold && h_op == OP_POINTER_CHASE && cq_ok;
-wire        ch_word_valid = state_reg == S_CH_D1 && ch_got == ch_need && !ch_value;
 wire [1:0]  ch_cmd;
 wire [63:0] ch_va, ch_m_node;
 wire [31:0] ch_m_hops;
@@ -1085,9 +1077,37 @@ clio_chase chase_inst (
     .clk(clk), .rst(rst),
     .s_va(h_va), .s_key(cq_key), .s_key_offset(cq_key_off), .s_next_offset(cq_next_off),
     .s_value_offset(cq_value_off), .s_max_hops(cq_max_hops), .s_start(ch_start),
-    .s_word(ch_word), .s_word_valid(ch_word_valid),
+    .s_word(chr_word), .s_word_valid(chr_word_valid),
     .m_cmd(ch_cmd), .m_va(ch_va), .m_node(ch_m_node), .m_hops(ch_m_hops), .m_valid(ch_valid),
-    .m_ready(state_reg == S_CH_STEP && !eng_hold)
+    .m_ready(chr_walk_ready)
+);
+
+// The chase's reads (clio_chase_read): each step of the walk translated and
+// read in S_CH, the engine's translation, page and memory states its calls
+// (back to S_CH); the answer written as the walk goes.
+wire        chr_walk_ready, chr_word_valid, chr_step, chr_xl, chr_d0, chr_page, chr_read;
+wire        chr_wr_found, chr_wr_value, chr_wr_not_found, chr_resp_state, chr_done, chr_found;
+wire [63:0] chr_word, chr_cur, chr_pa;
+wire [64:0] chr_xl_end;
+wire [31:0] chr_hops;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] chr_k;                                   // at most a beat
+/* verilator lint_on UNUSEDSIGNAL */
+wire [15:0] chr_got, chr_vlen;
+/* verilator lint_off WIDTH */
+wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};      // the bytes read, from lane 0
+/* verilator lint_on WIDTH */
+clio_chase_read #(.DATA_WIDTH(DATA_WIDTH)) chr_inst (
+    .clk(clk), .rst(rst),
+    .s_start(ch_start), .s_vlen(cq_value_len), .s_valid(state_reg == S_CH), .s_en(!eng_hold),
+    .s_walk_valid(ch_valid), .s_walk_cmd(ch_cmd), .s_walk_va(ch_va), .s_walk_hops(ch_m_hops),
+    .m_walk_ready(chr_walk_ready), .m_word_valid(chr_word_valid), .m_word(chr_word),
+    .m_step(chr_step), .m_xl(chr_xl), .m_xl_end(chr_xl_end), .m_d0(chr_d0), .m_page(chr_page), .m_cur(chr_cur),
+    .s_pg_ok(pg_ok), .s_pg_start(pg_start), .s_pg_end(pg_end), .s_pg_ppn(pg_ppn), .s_pg_shift(pg_shift),
+    .m_read(chr_read), .m_pa(chr_pa), .m_k(chr_k), .s_rd(ch_rd),
+    .s_k({{(15-OW){1'b0}}, d_k}),
+    .m_wr_found(chr_wr_found), .m_wr_value(chr_wr_value), .m_wr_not_found(chr_wr_not_found), .m_got(chr_got),
+    .m_resp_state(chr_resp_state), .m_done(chr_done), .m_found(chr_found), .m_vlen(chr_vlen), .m_hops(chr_hops)
 );
 
 // Response builder write port, driven by the state.
@@ -1136,7 +1156,7 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // answers (S_REC1's too) and a READ's data phase (the packer) wait for it.
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
-        || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_CH_RESP
+        || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN));
@@ -1261,19 +1281,6 @@ wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 // The page's share of the rest of the read chunk / of the write payload (one mover command).
 wire [31:0] rd_seg = rd_page_left < {33'd0, d_n - d_filled} ? rd_page_left[31:0] : d_n - d_filled;
 wire [31:0] wr_seg = wr_page_left < {33'd0, h_plen - d_pos} ? wr_page_left[31:0] : h_plen - d_pos;
-
-// Chase data loop: the current byte and its page.
-wire        ch_in_page = pg_ok && ch_cur >= pg_start && {1'b0, ch_cur} < pg_end;
-wire [63:0] ch_pa = ({32'd0, pg_ppn} << pg_shift) | (ch_cur & pg_mask);
-wire [64:0] ch_page_left = pg_end - {1'b0, ch_cur};
-reg  [31:0] ch_k;
-always @* begin
-    ch_k = BYTES - ch_pa[OW-1:0];
-    if (ch_need - ch_got < ch_k) ch_k = ch_need - ch_got;
-    if (ch_page_left < ch_k) ch_k = ch_page_left;
-end
-wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};
-wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0}) - 64'd1);
 
 // Write source: payload bytes [d_pos, d_pos + 64) of the packet.
 wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
@@ -1579,19 +1586,25 @@ always @* begin
             rb_wr_data = rp_wr_open ? {{(DATA_WIDTH-256){1'b0}}, r_payload} : {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
             rb_wr_len = rp_wr_open ? OPEN_SESSION_RESP_LEN : ALLOC_RESP_LEN;
         end
-        S_CH_STEP: begin
-            // Found: the fixed ChaseResp part first (the builder takes a
-            // payload in order), the value bytes follow in S_CH_D2.
-            rb_wr_en = ch_valid && ch_cmd == 2'd1;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd1), bswap32(ch_m_hops), bswap64(ch_m_node)};
-            rb_wr_len = CHASE_RESP_LEN;
-        end
-        S_CH_D2: begin
-            // Value bytes after the fixed ChaseResp part.
-            rb_wr_en = ch_value;
-            rb_wr_off = CLIO_HEADER_LEN + CHASE_RESP_LEN + ch_got;
-            rb_wr_data = mem_rdata >> {d_lane, 3'd0};
-            rb_wr_len = d_k;
+        S_CH: begin
+            if (chr_wr_found) begin
+                // Found: the fixed ChaseResp part first (the builder takes a
+                // payload in order), the value bytes follow.
+                rb_wr_en = 1'b1;
+                rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd1), bswap32(ch_m_hops), bswap64(ch_m_node)};
+                rb_wr_len = CHASE_RESP_LEN;
+            end else if (chr_wr_value) begin
+                // Value bytes after the fixed ChaseResp part.
+                rb_wr_en = 1'b1;
+                rb_wr_off = CLIO_HEADER_LEN + CHASE_RESP_LEN + chr_got;
+                rb_wr_data = mem_rdata >> {d_lane, 3'd0};
+                rb_wr_len = d_k;
+            end else if (chr_wr_not_found) begin
+                // Not found: the fixed part alone.
+                rb_wr_en = 1'b1;
+                rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(chr_hops), 64'd0};
+                rb_wr_len = CHASE_RESP_LEN;
+            end
         end
         S_CF: begin
             // An offload answer's bytes, up to the rest of a buffer row per cycle.
@@ -1599,12 +1612,6 @@ always @* begin
             rb_wr_off = CLIO_HEADER_LEN + of_fill;
             rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
             rb_wr_len = of_k;
-        end
-        S_CH_RESP: begin
-            // Not found: the fixed part alone (a found walk wrote it in S_CH_STEP).
-            rb_wr_en = !ch_found;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(ch_hops), 64'd0};
-            rb_wr_len = CHASE_RESP_LEN;
         end
         default: begin end
     endcase
@@ -2245,8 +2252,7 @@ always @(posedge clk) begin
                         fail_status <= STATUS_MALFORMED;
                         state_reg <= S_FAIL;
                     end else begin
-                        ch_vlen <= cq_value_len;             // clio_chase starts now (ch_start)
-                        state_reg <= S_CH_STEP;
+                        state_reg <= S_CH;                   // clio_chase and clio_chase_read start now (ch_start)
                     end
                 end
                 OP_ALLOC, OP_FREE, OP_CLOSE_SESSION: begin
@@ -2268,76 +2274,45 @@ always @(posedge clk) begin
             endcase
         end
 
-        // ----- extend path: pointer chase (clio_chase walks, the engine reads) -----
-        S_CH_STEP: begin
-            if (ch_valid) begin
+        // ----- extend path: pointer chase (clio_chase walks, clio_chase_read reads): its calls, the answer -----
+        S_CH: begin
+            if (chr_step) begin
                 xl_pass2 <= 1'b0;
                 pg_ok <= 1'b0;
                 xl_cur <= ch_va;
                 xl_need <= PERM_READ;
-                xl_ret <= S_CH_D0;
-                ch_base <= ch_va;
-                ch_hops <= ch_m_hops;
-                case (ch_cmd)
-                    2'd0: begin                              // a key or pointer word
-                        ch_value <= 1'b0;
-                        ch_need <= 16'd8;
-                        xl_end <= {1'b0, ch_va} + 65'd8;
-                        state_reg <= S_XL_BEGIN;
-                    end
-                    2'd1: begin                              // found: the value
-                        ch_value <= 1'b1;
-                        ch_found <= 1'b1;
-                        ch_need <= ch_vlen;
-                        xl_end <= {1'b0, ch_va} + ch_vlen;
-                        state_reg <= S_XL_BEGIN;
-                    end
-                    default: begin                           // not found
-                        ch_found <= 1'b0;
-                        state_reg <= S_CH_RESP;
-                    end
-                endcase
+                xl_ret <= S_CH;
             end
-        end
-        S_CH_D0: begin
-            xl_pass2 <= 1'b1;
-            pg_ok <= 1'b0;
-            ch_cur <= ch_base;
-            ch_got <= 0;
-            ch_word <= 0;
-            state_reg <= S_CH_D1;
-        end
-        S_CH_D1: begin
-            if (ch_got == ch_need) begin
-                // A word goes back to clio_chase (ch_word_valid); the value ends the walk.
-                state_reg <= ch_value ? S_CH_RESP : S_CH_STEP;
-            end else if (!ch_in_page) begin
-                xl_cur <= ch_cur;
-                xl_ret <= S_CH_D1;
+            if (chr_xl) begin
+                xl_end <= chr_xl_end;
+                state_reg <= S_XL_BEGIN;
+            end
+            if (chr_d0) begin
+                xl_pass2 <= 1'b1;
+                pg_ok <= 1'b0;
+            end
+            if (chr_page) begin
+                xl_cur <= chr_cur;
+                xl_ret <= S_CH;
                 state_reg <= S_XL_PAGE;
-            end else begin
-                d_lane <= ch_pa[OW-1:0];
-                d_k <= ch_k;
-                mem_addr <= ch_pa;
-                mem_ret <= S_CH_D2;
+            end
+            if (chr_read) begin
+                d_lane <= chr_pa[OW-1:0];
+                d_k <= chr_k[OW:0];
+                mem_addr <= chr_pa;
+                mem_ret <= S_CH;
                 state_reg <= S_MEM_RD;
             end
-        end
-        S_CH_D2: begin
-            if (!ch_value) ch_word <= ch_word | ((ch_rd & ch_rd_mask) << {ch_got[2:0], 3'd0});
-            ch_got <= ch_got + d_k;
-            ch_cur <= ch_cur + d_k;
-            state_reg <= S_CH_D1;
-        end
-        S_CH_RESP: begin
-            r_status <= STATUS_OK;
-            r_flags <= 8'd0;
-            r_va <= h_va;
-            r_total_len <= h_total_len;
-            r_offset <= h_offset;
-            r_plen <= CHASE_RESP_LEN + (ch_found ? ch_vlen : 16'd0);
-            send_ret <= S_FINISH;
-            state_reg <= S_SEND;
+            if (chr_done) begin
+                r_status <= STATUS_OK;
+                r_flags <= 8'd0;
+                r_va <= h_va;
+                r_total_len <= h_total_len;
+                r_offset <= h_offset;
+                r_plen <= CHASE_RESP_LEN + (chr_found ? chr_vlen : 16'd0);
+                send_ret <= S_FINISH;
+                state_reg <= S_SEND;
+            end
         end
 
         // ----- translation -----
