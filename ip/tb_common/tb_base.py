@@ -70,6 +70,27 @@ async def reset_with_one_inside(dut, what, valid="s_valid", ready="s_ready", clk
     assert int(getattr(dut, ready).value) == 1, f"not ready after a reset with the {what} inside"
 
 
+async def engine_cycle(dut, r, away, hold_p, outs, drive=None, clk="clk"):
+    """One cycle of a bench playing the engine for a control stage (the stage
+    runs while the engine is in its state, `s_valid`, and is held with it,
+    `s_en` low). At the falling edge: held with probability `hold_p`, running
+    the stage unless away on a call (`away` cycles left); `drive()`, if given,
+    sets the other inputs. Then, while the stage does not run, every output
+    in `outs` must stay low. True when the stage runs this cycle."""
+    await FallingEdge(getattr(dut, clk))
+    hold = r.random() < hold_p
+    dut.s_en.value = 0 if hold else 1
+    dut.s_valid.value = int(away == 0)
+    if drive is not None:
+        drive()
+    await Timer(1, unit="ns")
+    if away or hold:
+        for name in outs:
+            assert int(getattr(dut, name).value) == 0, f"{name} while the stage does not run"
+        return False
+    return True
+
+
 async def cycles(dut, n, clk="clk"):
     """Wait `n` rising edges."""
     for _ in range(n):

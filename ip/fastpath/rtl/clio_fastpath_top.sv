@@ -556,8 +556,8 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
 // these values); the return-address registers hold one of them.
 typedef enum logic [6:0] {
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
-    S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
-    S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
+    S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9,
+    S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
     S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
     S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
     S_XL_FAULTW = 7'd24, S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
@@ -567,14 +567,12 @@ typedef enum logic [6:0] {
     S_AT_READ = 7'd40, S_AT_WRB = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
     S_REC1 = 7'd44, S_AT_WR = 7'd45,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
-    S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52, S_REP_DONE = 7'd53,
+    S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52,
     S_POLL = 7'd54,
     S_CMD = 7'd58,
-    S_CMD_REJECT = 7'd63,
     S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
-    S_RP_CHECK = 7'd74, S_RP_REC1 = 7'd75, S_RP_SEND = 7'd78,
-    S_RP_FENCE = 7'd79,
-    S_CH_STEP = 7'd80, S_CH_D0 = 7'd81, S_CH_D1 = 7'd82, S_CH_D2 = 7'd83, S_CH_RESP = 7'd84,
+    S_RP = 7'd74,
+    S_CH = 7'd80,
     S_PM_END = 7'd85,
     S_CF = 7'd89
 } eng_state_t;
@@ -723,7 +721,6 @@ reg [7:0]            rep_status = 0;
 reg [31:0]           rep_pid = 0;
 reg [63:0]           rep_va = 0;
 reg [7:0]            rep_opcode = 0;
-reg [31:0]           unreported = 0;
 
 // Answers from the poll (replies, released fences) carry the ids of the
 // request they answer, not of the packet in the buffer.
@@ -745,13 +742,6 @@ reg            fw_orphan = 1'b0, fw_orphan_all = 1'b0;
 reg [15:0]     fw_orphan_session = 0;
 reg [FIW-1:0]  fw_set_index = 0, fw_release_index = 0;
 reg [FFW-1:0]  fw_fence_set_index = 0, fw_fence_clear_index = 0;
-
-// Pointer chase: the data loop reads `ch_need` bytes from `ch_base`, into
-// the word (a key or pointer) or, for the value, into the response.
-reg        ch_value = 1'b0, ch_found = 1'b0;
-reg [63:0] ch_base = 0, ch_cur = 0, ch_word = 0;
-reg [15:0] ch_need = 0, ch_got = 0, ch_vlen = 0;
-reg [31:0] ch_hops = 0;
 
 // Dedup: key {opcode, offset, first id, session}.
 localparam KEY_W = 88;
@@ -1123,7 +1113,6 @@ wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE &
     && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
 wire        ch_start = state_reg == S_DISPATCH && !eng_hold && h_op == OP_POINTER_CHASE && cq_ok;
-wire        ch_word_valid = state_reg == S_CH_D1 && ch_got == ch_need && !ch_value;
 wire [1:0]  ch_cmd;
 wire [63:0] ch_va, ch_m_node;
 wire [31:0] ch_m_hops;
@@ -1133,9 +1122,37 @@ clio_chase chase_inst (
     .clk(clk), .rst(rst),
     .s_va(h_va), .s_key(cq_key), .s_key_offset(cq_key_off), .s_next_offset(cq_next_off),
     .s_value_offset(cq_value_off), .s_max_hops(cq_max_hops), .s_start(ch_start),
-    .s_word(ch_word), .s_word_valid(ch_word_valid),
+    .s_word(chr_word), .s_word_valid(chr_word_valid),
     .m_cmd(ch_cmd), .m_va(ch_va), .m_node(ch_m_node), .m_hops(ch_m_hops), .m_valid(ch_valid),
-    .m_ready(state_reg == S_CH_STEP && !eng_hold)
+    .m_ready(chr_walk_ready)
+);
+
+// The chase's reads (clio_chase_read): each step of the walk translated and
+// read in S_CH, the engine's translation, page and memory states its calls
+// (back to S_CH); the answer written as the walk goes.
+wire        chr_walk_ready, chr_word_valid, chr_step, chr_xl, chr_d0, chr_page, chr_read;
+wire        chr_wr_found, chr_wr_value, chr_wr_not_found, chr_resp_state, chr_done, chr_found;
+wire [63:0] chr_word, chr_cur, chr_pa;
+wire [64:0] chr_xl_end;
+wire [31:0] chr_hops;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [31:0] chr_k;                                   // at most a beat
+/* verilator lint_on UNUSEDSIGNAL */
+wire [15:0] chr_got, chr_vlen;
+/* verilator lint_off WIDTH */
+wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};      // the bytes read, from lane 0
+/* verilator lint_on WIDTH */
+clio_chase_read #(.DATA_WIDTH(DATA_WIDTH)) chr_inst (
+    .clk(clk), .rst(rst),
+    .s_start(ch_start), .s_vlen(cq_value_len), .s_valid(state_reg == S_CH), .s_en(!eng_hold),
+    .s_walk_valid(ch_valid), .s_walk_cmd(ch_cmd), .s_walk_va(ch_va), .s_walk_hops(ch_m_hops),
+    .m_walk_ready(chr_walk_ready), .m_word_valid(chr_word_valid), .m_word(chr_word),
+    .m_step(chr_step), .m_xl(chr_xl), .m_xl_end(chr_xl_end), .m_d0(chr_d0), .m_page(chr_page), .m_cur(chr_cur),
+    .s_pg_ok(pg_ok), .s_pg_start(pg_start), .s_pg_end(pg_end), .s_pg_ppn(pg_ppn), .s_pg_shift(pg_shift),
+    .m_read(chr_read), .m_pa(chr_pa), .m_k(chr_k), .s_rd(ch_rd),
+    .s_k({{(15-OW){1'b0}}, d_k}),
+    .m_wr_found(chr_wr_found), .m_wr_value(chr_wr_value), .m_wr_not_found(chr_wr_not_found), .m_got(chr_got),
+    .m_resp_state(chr_resp_state), .m_done(chr_done), .m_found(chr_found), .m_vlen(chr_vlen), .m_hops(chr_hops)
 );
 
 // Response builder write port, driven by the state.
@@ -1183,9 +1200,9 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // The write lane's answer is older than any the engine starts: the engine's
 // answers (S_REC1's too) and a READ's data phase (the packer) wait for it.
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
-assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
-        || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
-        || (state_reg == S_CF && cf_wr_state)
+assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
+        || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
+        || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN))
     || at_hold;
@@ -1196,8 +1213,8 @@ assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO || sta
 // is older, and nothing else touches the word before the stage's write. The
 // engine's port, bucket and ring accesses wait for the port (`at_own`).
 assign at_hold = (state_reg == S_IDLE && at_rec_pend)
-    || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || state_reg == S_SR_SEND
-        || state_reg == S_REPLAY || state_reg == S_AT_RESP || state_reg == S_RP_SEND || state_reg == S_CH_RESP
+    || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || (state_reg == S_RP && rp_wr_state)
+        || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
         || state_reg == S_REC1 || state_reg == S_RD_BEGIN || state_reg == S_WR_BEGIN || state_reg == S_AT_READ));
 // The stage's answer: after an older write lane's or READ stage's, with the
@@ -1353,19 +1370,6 @@ wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 wire [31:0] rd_seg = rd_page_left < {33'd0, d_n - d_filled} ? rd_page_left[31:0] : d_n - d_filled;
 wire [31:0] wr_seg = wr_page_left < {33'd0, h_plen - d_pos} ? wr_page_left[31:0] : h_plen - d_pos;
 
-// Chase data loop: the current byte and its page.
-wire        ch_in_page = pg_ok && ch_cur >= pg_start && {1'b0, ch_cur} < pg_end;
-wire [63:0] ch_pa = ({32'd0, pg_ppn} << pg_shift) | (ch_cur & pg_mask);
-wire [64:0] ch_page_left = pg_end - {1'b0, ch_cur};
-reg  [31:0] ch_k;
-always @* begin
-    ch_k = BYTES - ch_pa[OW-1:0];
-    if (ch_need - ch_got < ch_k) ch_k = ch_need - ch_got;
-    if (ch_page_left < ch_k) ch_k = ch_page_left;
-end
-wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};
-wire [63:0] ch_rd_mask = d_k >= 8 ? 64'hffffffffffffffff : ((64'd1 << {d_k, 3'd0}) - 64'd1);
-
 // Write source: payload bytes [d_pos, d_pos + 64) of the packet.
 wire [31:0] src_off = CLIO_HEADER_LEN + (wl_mem ? {16'd0, wl_src_pos} : d_pos);
 wire [PBW-1:0] src_beat = src_off >> OW;
@@ -1383,8 +1387,6 @@ wire [63:0] slot_addr = cfg_table_base + pg_bucket * (SLOTS * PTE_LEN) + pg_slot
 wire [7:0]  c_kind = desc_reg[SLOT_OFF_KIND*8 +: 8];
 wire [63:0] c_bucket = desc_reg[SLOT_OFF_C*8 +: 64];
 wire [31:0] c_slot = desc_reg[SLOT_OFF_F*8 +: 32];
-wire [31:0] c_pid = desc_reg[SLOT_OFF_PID*8 +: 32];
-wire [63:0] cmd_reply_va = desc_reg[SLOT_OFF_A*8 +: 64];
 wire        c_in_range = c_bucket < (64'd1 << BUCKET_BITS) && c_slot < SLOTS;
 wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot * PTE_LEN;
 
@@ -1590,25 +1592,46 @@ clio_tx_poll tp_inst (
     .m_popped(tp_popped), .m_report(tp_report), .m_cmd(tp_cmd), .m_done(tp_done)
 );
 
-// REPLY fields of the TX command in hand.
-wire [7:0]  c_status = desc_reg[SLOT_OFF_STATUS*8 +: 8];
-wire        c_moved = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_FIXED_OR_MOVED) != 0;
-wire [63:0] c_size = desc_reg[SLOT_OFF_B*8 +: 64];
-wire [31:0] c_retries = desc_reg[SLOT_OFF_F*8 +: 32];
+// The reply stage (clio_tx_reply): REPLY and SESSION_REPLY answer the
+// forwarded request their tag names, then the PID's fences; a command
+// rejected anywhere on the way is reported from here. The engine hands it
+// over in S_RP (entry `rp_entry`), sends for it (returning to S_RP) and
+// follows its verdict: the poll's next slot or the command's report.
+localparam logic [1:0] RP_REJECT = 2'd0, RP_REPLY = 2'd1, RP_SESSION = 2'd2;
+reg  [1:0]   rp_entry = RP_REJECT;
+wire         rp_done, rp_reject, rp_load, rp_load_rec, rp_rec, rp_send, rp_fence, rp_own_clear;
+wire         rp_wr_state, rp_wr_open, rp_sess_set, rp_sess_open;
+wire [7:0]   rp_r_status, rp_r_flags;
+wire [63:0]  rp_r_va, rp_sess_key;
+wire [31:0]  rp_r_epoch, rp_sess_pid;
+wire [15:0]  rp_r_plen, rp_sess, rp_sess_dquota, rp_sess_lquota;
+wire [255:0] rp_r_payload;
+clio_tx_reply #(.DATA_WIDTH(DATA_WIDTH), .SESSIONS(SESSIONS)) rp_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_RP), .s_en(!eng_hold), .s_ready(), .s_entry(rp_entry), .s_desc(desc_reg),
+    .m_done(rp_done), .m_reject(rp_reject),
+    .s_fw_tag_ok(fw_tag_ok), .s_fw_pid(fw_pid), .s_fw_opcode(fw_opcode), .s_fw_va(fw_va), .s_fw_epoch(fw_epoch),
+    .s_fw_pending(fw_pending), .s_fw_fence_wait(fw_fence_wait), .s_epoch(epoch_reg),
+    .m_load(rp_load), .m_load_rec(rp_load_rec), .m_r_status(rp_r_status), .m_r_flags(rp_r_flags),
+    .m_r_va(rp_r_va), .m_r_epoch(rp_r_epoch), .m_r_plen(rp_r_plen), .m_r_payload(rp_r_payload),
+    .m_rec(rp_rec), .m_send(rp_send), .m_fence(rp_fence), .m_own_clear(rp_own_clear),
+    .m_wr_state(rp_wr_state), .m_wr_open(rp_wr_open),
+    .m_sess_set(rp_sess_set), .m_sess(rp_sess), .m_sess_open(rp_sess_open), .m_sess_pid(rp_sess_pid),
+    .m_sess_key(rp_sess_key), .m_sess_dquota(rp_sess_dquota), .m_sess_lquota(rp_sess_lquota)
+);
 
-// SESSION_REPLY fields.
-wire [31:0] c_tag = desc_reg[SLOT_OFF_TAG*8 +: 32];
-wire        c_close = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_CLOSE) != 0;
-wire [15:0] c_sess = desc_reg[SLOT_OFF_B*8 +: 16];
-wire [63:0] c_key = desc_reg[SLOT_OFF_A*8 +: 64];
-wire [15:0] c_dquota = desc_reg[SLOT_OFF_C*8 +: 16];
-wire [15:0] c_lquota = desc_reg[(SLOT_OFF_C+2)*8 +: 16];
-wire [31:0] c_mquota = desc_reg[(SLOT_OFF_C+4)*8 +: 32];
-wire        c_sess_in = c_sess != 16'd0 && c_sess < SESSIONS;
-wire [SIW-1:0] c_sidx = c_sess[SIW-1:0];
-// OpenSessionResp of an installed session (big-endian on the wire).
-wire [255:0] sr_payload = {32'd0, bswap32(c_mquota), c_lquota[7:0], c_lquota[15:8], c_dquota[7:0], c_dquota[15:8],
-    bswap32(epoch_reg), bswap64(c_key), bswap32(c_pid), 16'd0, c_sess[7:0], c_sess[15:8]};
+// The error report (clio_err_report): run in S_REP, entered with `rep_*`
+// set; the notice flush and the ring push are its calls (back to S_REP),
+// then the engine goes on at `rep_ret`.
+wire                  er_done, er_flush, er_push, er_desc_load;
+wire [DATA_WIDTH-1:0] er_desc;
+clio_err_report #(.DATA_WIDTH(DATA_WIDTH)) er_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_REP), .s_en(!eng_hold), .s_status(rep_status), .s_pid(rep_pid), .s_va(rep_va),
+    .s_opcode(rep_opcode), .m_done(er_done),
+    .s_fq_pending(fq_count != 0), .m_flush(er_flush), .m_push(er_push), .m_desc_load(er_desc_load),
+    .m_desc(er_desc), .s_ring_full(ring_full)
+);
 
 always @* begin
     rb_wr_en = 1'b0;
@@ -1636,11 +1659,6 @@ always @* begin
                 bswap32(epoch_reg), cfg_info[447:0]};
             rb_wr_len = INFO_RESP_LEN;
         end
-        S_SR_SEND: begin
-            rb_wr_en = 1'b1;
-            rb_wr_data = {{(DATA_WIDTH-256){1'b0}}, r_payload};
-            rb_wr_len = OPEN_SESSION_RESP_LEN;
-        end
         S_REPLAY: begin
             rb_wr_en = 1'b1;
             rb_wr_data = rec_reg[152 +: 128];
@@ -1656,24 +1674,31 @@ always @* begin
             rb_wr_data = bswap64(sync_old);
             rb_wr_len = ATOMIC_RESP_LEN;
         end
-        S_RP_SEND: begin
+        S_RP: if (rp_wr_state) begin
+            // The answer's payload (clio_tx_reply), written as it is sent.
             rb_wr_en = 1'b1;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
-            rb_wr_len = ALLOC_RESP_LEN;
+            rb_wr_data = rp_wr_open ? {{(DATA_WIDTH-256){1'b0}}, r_payload} : {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
+            rb_wr_len = rp_wr_open ? OPEN_SESSION_RESP_LEN : ALLOC_RESP_LEN;
         end
-        S_CH_STEP: begin
-            // Found: the fixed ChaseResp part first (the builder takes a
-            // payload in order), the value bytes follow in S_CH_D2.
-            rb_wr_en = ch_valid && ch_cmd == 2'd1;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd1), bswap32(ch_m_hops), bswap64(ch_m_node)};
-            rb_wr_len = CHASE_RESP_LEN;
-        end
-        S_CH_D2: begin
-            // Value bytes after the fixed ChaseResp part.
-            rb_wr_en = ch_value;
-            rb_wr_off = CLIO_HEADER_LEN + CHASE_RESP_LEN + ch_got;
-            rb_wr_data = mem_rdata >> {d_lane, 3'd0};
-            rb_wr_len = d_k;
+        S_CH: begin
+            if (chr_wr_found) begin
+                // Found: the fixed ChaseResp part first (the builder takes a
+                // payload in order), the value bytes follow.
+                rb_wr_en = 1'b1;
+                rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd1), bswap32(ch_m_hops), bswap64(ch_m_node)};
+                rb_wr_len = CHASE_RESP_LEN;
+            end else if (chr_wr_value) begin
+                // Value bytes after the fixed ChaseResp part.
+                rb_wr_en = 1'b1;
+                rb_wr_off = CLIO_HEADER_LEN + CHASE_RESP_LEN + chr_got;
+                rb_wr_data = mem_rdata >> {d_lane, 3'd0};
+                rb_wr_len = d_k;
+            end else if (chr_wr_not_found) begin
+                // Not found: the fixed part alone.
+                rb_wr_en = 1'b1;
+                rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(chr_hops), 64'd0};
+                rb_wr_len = CHASE_RESP_LEN;
+            end
         end
         S_CF: begin
             // An offload answer's bytes, up to the rest of a buffer row per cycle.
@@ -1681,12 +1706,6 @@ always @* begin
             rb_wr_off = CLIO_HEADER_LEN + of_fill;
             rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
             rb_wr_len = of_k;
-        end
-        S_CH_RESP: begin
-            // Not found: the fixed part alone (a found walk wrote it in S_CH_STEP).
-            rb_wr_en = !ch_found;
-            rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(ch_hops), 64'd0};
-            rb_wr_len = CHASE_RESP_LEN;
         end
         default: begin end
     endcase
@@ -2329,8 +2348,7 @@ always @(posedge clk) begin
                         fail_status <= STATUS_MALFORMED;
                         state_reg <= S_FAIL;
                     end else begin
-                        ch_vlen <= cq_value_len;             // clio_chase starts now (ch_start)
-                        state_reg <= S_CH_STEP;
+                        state_reg <= S_CH;                   // clio_chase and clio_chase_read start now (ch_start)
                     end
                 end
                 OP_ALLOC, OP_FREE, OP_CLOSE_SESSION: begin
@@ -2352,76 +2370,45 @@ always @(posedge clk) begin
             endcase
         end
 
-        // ----- extend path: pointer chase (clio_chase walks, the engine reads) -----
-        S_CH_STEP: begin
-            if (ch_valid) begin
+        // ----- extend path: pointer chase (clio_chase walks, clio_chase_read reads): its calls, the answer -----
+        S_CH: begin
+            if (chr_step) begin
                 xl_pass2 <= 1'b0;
                 pg_ok <= 1'b0;
                 xl_cur <= ch_va;
                 xl_need <= PERM_READ;
-                xl_ret <= S_CH_D0;
-                ch_base <= ch_va;
-                ch_hops <= ch_m_hops;
-                case (ch_cmd)
-                    2'd0: begin                              // a key or pointer word
-                        ch_value <= 1'b0;
-                        ch_need <= 16'd8;
-                        xl_end <= {1'b0, ch_va} + 65'd8;
-                        state_reg <= S_XL_BEGIN;
-                    end
-                    2'd1: begin                              // found: the value
-                        ch_value <= 1'b1;
-                        ch_found <= 1'b1;
-                        ch_need <= ch_vlen;
-                        xl_end <= {1'b0, ch_va} + ch_vlen;
-                        state_reg <= S_XL_BEGIN;
-                    end
-                    default: begin                           // not found
-                        ch_found <= 1'b0;
-                        state_reg <= S_CH_RESP;
-                    end
-                endcase
+                xl_ret <= S_CH;
             end
-        end
-        S_CH_D0: begin
-            xl_pass2 <= 1'b1;
-            pg_ok <= 1'b0;
-            ch_cur <= ch_base;
-            ch_got <= 0;
-            ch_word <= 0;
-            state_reg <= S_CH_D1;
-        end
-        S_CH_D1: begin
-            if (ch_got == ch_need) begin
-                // A word goes back to clio_chase (ch_word_valid); the value ends the walk.
-                state_reg <= ch_value ? S_CH_RESP : S_CH_STEP;
-            end else if (!ch_in_page) begin
-                xl_cur <= ch_cur;
-                xl_ret <= S_CH_D1;
+            if (chr_xl) begin
+                xl_end <= chr_xl_end;
+                state_reg <= S_XL_BEGIN;
+            end
+            if (chr_d0) begin
+                xl_pass2 <= 1'b1;
+                pg_ok <= 1'b0;
+            end
+            if (chr_page) begin
+                xl_cur <= chr_cur;
+                xl_ret <= S_CH;
                 state_reg <= S_XL_PAGE;
-            end else begin
-                d_lane <= ch_pa[OW-1:0];
-                d_k <= ch_k;
-                mem_addr <= ch_pa;
-                mem_ret <= S_CH_D2;
+            end
+            if (chr_read) begin
+                d_lane <= chr_pa[OW-1:0];
+                d_k <= chr_k[OW:0];
+                mem_addr <= chr_pa;
+                mem_ret <= S_CH;
                 state_reg <= S_MEM_RD;
             end
-        end
-        S_CH_D2: begin
-            if (!ch_value) ch_word <= ch_word | ((ch_rd & ch_rd_mask) << {ch_got[2:0], 3'd0});
-            ch_got <= ch_got + d_k;
-            ch_cur <= ch_cur + d_k;
-            state_reg <= S_CH_D1;
-        end
-        S_CH_RESP: begin
-            r_status <= STATUS_OK;
-            r_flags <= 8'd0;
-            r_va <= h_va;
-            r_total_len <= h_total_len;
-            r_offset <= h_offset;
-            r_plen <= CHASE_RESP_LEN + (ch_found ? ch_vlen : 16'd0);
-            send_ret <= S_FINISH;
-            state_reg <= S_SEND;
+            if (chr_done) begin
+                r_status <= STATUS_OK;
+                r_flags <= 8'd0;
+                r_va <= h_va;
+                r_total_len <= h_total_len;
+                r_offset <= h_offset;
+                r_plen <= CHASE_RESP_LEN + (chr_found ? chr_vlen : 16'd0);
+                send_ret <= S_FINISH;
+                state_reg <= S_SEND;
+            end
         end
 
         // ----- translation -----
@@ -2886,30 +2873,22 @@ always @(posedge clk) begin
                 state_reg <= ring_ret;
             end
         end
+        // ----- error report (clio_err_report): its flushes and push, then back to the caller -----
         S_REP: begin
-            if (fq_count != 0) begin
+            if (er_desc_load) begin
+                ring_desc <= er_desc;
+                ring_cmd <= 2'd0;
+            end
+            if (er_flush) begin
                 // Earlier notices go first: the ring keeps the reference order.
                 flush_ret <= S_REP;
                 state_reg <= S_FLUSH;
             end
-            ring_desc <= 0;
-            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_ERROR_REPORT;
-            ring_desc[SLOT_OFF_STATUS*8 +: 8] <= rep_status;
-            ring_desc[SLOT_OFF_PID*8 +: 32] <= rep_pid;
-            ring_desc[SLOT_OFF_A*8 +: 64] <= rep_va;
-            ring_desc[SLOT_OFF_B*8 +: 8] <= rep_opcode;
-            ring_desc[SLOT_OFF_F*8 +: 32] <= unreported == 32'hffffffff ? unreported : unreported + 1'b1;
-            ring_cmd <= 2'd0;
-            ring_ret <= S_REP_DONE;
-            if (fq_count == 0) state_reg <= S_RING;
-        end
-        S_REP_DONE: begin
-            if (ring_full) begin
-                if (unreported != 32'hffffffff) unreported <= unreported + 1'b1;
-            end else begin
-                unreported <= 0;
+            if (er_push) begin
+                ring_ret <= S_REP;
+                state_reg <= S_RING;
             end
-            state_reg <= rep_ret;
+            if (er_done) state_reg <= rep_ret;
         end
 
         // ----- TX ring poll (clio_tx_poll): its pops, reports and commands -----
@@ -2967,9 +2946,18 @@ always @(posedge clk) begin
             if (tc_done) begin
                 case (tc_next)
                     3'd0: state_reg <= S_POLL;
-                    3'd1: state_reg <= S_CMD_REJECT;
-                    3'd2: state_reg <= S_RP_CHECK;
-                    3'd3: state_reg <= S_SR_CHECK;
+                    3'd1: begin
+                        rp_entry <= RP_REJECT;
+                        state_reg <= S_RP;
+                    end
+                    3'd2: begin
+                        rp_entry <= RP_REPLY;
+                        state_reg <= S_RP;
+                    end
+                    3'd3: begin
+                        rp_entry <= RP_SESSION;
+                        state_reg <= S_RP;
+                    end
                     3'd4: begin
                         cf_entry <= CF_OF_ANS;           // the completed answer is sent
                         state_reg <= S_CF;
@@ -2984,93 +2972,49 @@ always @(posedge clk) begin
             end
         end
 
-        // ----- REPLY: answer a forwarded request, then release fences -----
-        S_RP_CHECK: begin
-            if (!fw_tag_ok || fw_pid != c_pid || (fw_opcode != OP_ALLOC && fw_opcode != OP_FREE)) begin
-                state_reg <= S_CMD_REJECT;
-            end else begin
+        // ----- REPLY, SESSION_REPLY (clio_tx_reply): its sends, then its verdict -----
+        S_RP: begin
+            if (rp_load) begin
+                // The answer carries the ids of the request it answers.
                 fw_release <= 1'b1;
                 fw_release_index <= desc_reg[SLOT_OFF_TAG*8 +: FIW];
                 rs_own <= 1'b1;
                 rs_pid <= fw_pid;
                 rs_req_id <= fw_req_id;
                 rs_retry_of <= fw_retry_of;
-                rs_first <= fw_first;
                 rs_session <= fw_session;
-                rs_dd_session <= fw_dd_session;
-                rs_op <= fw_opcode;
                 r_op <= fw_opcode | OP_RESPONSE_BIT;
-                r_status <= c_status <= STATUS_OVER_QUOTA ? c_status : STATUS_MALFORMED;
-                r_flags <= (fw_opcode == OP_ALLOC && c_moved) ? FLAG_MOVED : 8'd0;
-                r_va <= fw_opcode == OP_ALLOC ? cmd_reply_va : fw_va;
+                r_status <= rp_r_status;
+                r_flags <= rp_r_flags;
+                r_va <= rp_r_va;
                 r_total_len <= fw_total_len;
                 r_offset <= fw_offset;
-                r_epoch <= fw_epoch;
-                r_plen <= fw_opcode == OP_ALLOC ? ALLOC_RESP_LEN : 16'd0;
-                r_payload <= {128'd0, 32'd0, bswap32(c_retries), bswap64(c_size)};
-                state_reg <= S_RP_REC1;
+                r_epoch <= rp_r_epoch;
+                r_plen <= rp_r_plen;
+                r_payload <= rp_r_payload;
             end
-        end
-        S_RP_REC1: begin
-            // The reservation taken at intake becomes the record, or is freed
-            // if the request failed (its retry must execute). An orphan
-            // (session 0) has none.
-            dd_upd_key <= {rs_op, 32'd0, rs_first, rs_dd_session};
-            dd_upd_rec <= cur_rec;
-            dd_upd_mode <= r_status == STATUS_OK ? 2'd2 : 2'd3;   // complete / remove
-            dd_upd_valid <= 1'b1;
-            state_reg <= S_RP_SEND;
-        end
-        S_RP_SEND: begin
-            send_ret <= S_RP_FENCE;
-            state_reg <= S_SEND;
-        end
-        // ----- SESSION_REPLY: install or clear an entry, answer the request -----
-        S_SR_CHECK: begin
-            if ((c_status == STATUS_OK && !c_sess_in)
-                    || (c_tag != 32'd0 && !(fw_tag_ok && fw_opcode == (c_close ? OP_CLOSE_SESSION : OP_OPEN_SESSION)
-                        && (!c_close || fw_pid == c_pid)))) begin
-                state_reg <= S_CMD_REJECT;
-            end else begin
-                if (c_status == STATUS_OK) begin
-                    // A close clears; an open starts clean, then installs.
-                    st_set_entry(c_sidx, !c_close, c_pid, c_key, c_dquota, c_lquota);
-                    dd_close_valid <= 1'b1;
-                    dd_close_session <= c_sess;
-                    fw_orphan <= 1'b1;
-                    fw_orphan_session <= c_sess;
-                end
-                if (c_tag == 32'd0) begin
-                    state_reg <= S_POLL;                     // nobody waits
-                end else begin
-                    fw_release <= 1'b1;
-                    fw_release_index <= c_tag[FIW-1:0];
-                    rs_own <= 1'b1;
-                    rs_pid <= fw_pid;
-                    rs_req_id <= fw_req_id;
-                    rs_retry_of <= fw_retry_of;
-                    rs_session <= fw_session;
-                    r_op <= fw_opcode | OP_RESPONSE_BIT;
-                    r_status <= c_status <= STATUS_OVER_QUOTA ? c_status : STATUS_MALFORMED;
-                    r_flags <= 8'd0;
-                    r_va <= fw_va;
-                    r_total_len <= fw_total_len;
-                    r_offset <= fw_offset;
-                    r_epoch <= c_close ? fw_epoch : epoch_reg;
-                    r_plen <= (!c_close && c_status == STATUS_OK) ? OPEN_SESSION_RESP_LEN : 16'd0;
-                    r_payload <= sr_payload;
-                    state_reg <= (!c_close && c_status == STATUS_OK) ? S_SR_SEND : S_RP_SEND;
-                end
+            if (rp_load_rec) begin
+                rs_first <= fw_first;
+                rs_dd_session <= fw_dd_session;
+                rs_op <= fw_opcode;
             end
-        end
-        S_SR_SEND: begin
-            // The OpenSessionResp is written into the response buffer now.
-            send_ret <= S_RP_FENCE;
-            state_reg <= S_SEND;
-        end
-        S_RP_FENCE: begin
-            if (!fw_pending && fw_fence_wait) begin
-                // Nothing of the PID waits any more: its fences answer, lowest slot first.
+            if (rp_sess_set) begin
+                st_set_entry(rp_sess[SIW-1:0], rp_sess_open, rp_sess_pid, rp_sess_key, rp_sess_dquota, rp_sess_lquota);
+                dd_close_valid <= 1'b1;
+                dd_close_session <= rp_sess;
+                fw_orphan <= 1'b1;
+                fw_orphan_session <= rp_sess;
+            end
+            if (rp_rec) begin
+                // The reservation taken at intake becomes the record, or is
+                // freed if the request failed (its retry must execute). An
+                // orphan (session 0) has none.
+                dd_upd_key <= {rs_op, 32'd0, rs_first, rs_dd_session};
+                dd_upd_rec <= cur_rec;
+                dd_upd_mode <= r_status == STATUS_OK ? 2'd2 : 2'd3;   // complete / remove
+                dd_upd_valid <= 1'b1;
+            end
+            if (rp_fence) begin
                 fw_fence_clear <= 1'b1;
                 fw_fence_clear_index <= fw_fence_index;
                 rs_req_id <= fw_fence_req_id;
@@ -3084,19 +3028,23 @@ always @(posedge clk) begin
                 r_total_len <= fw_fence_total_len;
                 r_offset <= fw_fence_offset;
                 r_plen <= 16'd0;
-                send_ret <= S_RP_FENCE;
-                state_reg <= S_SEND;
-            end else begin
-                rs_own <= 1'b0;
-                state_reg <= S_POLL;
             end
-        end
-        S_CMD_REJECT: begin
-            rep_status <= STATUS_MALFORMED;
-            rep_pid <= 0;
-            rep_va <= cmd_va;
-            rep_ret <= S_POLL;
-            state_reg <= S_REP;
+            if (rp_send) begin
+                send_ret <= S_RP;
+                state_reg <= S_SEND;
+            end
+            if (rp_own_clear) rs_own <= 1'b0;
+            if (rp_done) begin
+                if (rp_reject) begin
+                    rep_status <= STATUS_MALFORMED;
+                    rep_pid <= 0;
+                    rep_va <= cmd_va;
+                    rep_ret <= S_POLL;
+                    state_reg <= S_REP;
+                end else begin
+                    state_reg <= S_POLL;
+                end
+            end
         end
         default: state_reg <= S_IDLE;
     endcase
@@ -3140,7 +3088,6 @@ always @(posedge clk) begin
         pk_solo <= 1'b0;
         pk_next <= 1'b0;
         mv_go <= 1'b0;
-        unreported <= 0;
         fq_count <= 0;
         fl_bg <= 1'b0;
         rx_credit <= 0;

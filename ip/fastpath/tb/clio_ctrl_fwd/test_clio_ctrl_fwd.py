@@ -20,7 +20,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 from clio_tb import PKG, desc_put as put
-from tb_base import param, reset_with_one_inside, rng, start
+from tb_base import engine_cycle, param, reset_with_one_inside, rng, start
 
 P = PKG
 FW_MATCH, FW_PUSH, GT, OF, OF_ANS = 0, 1, 2, 3, 4
@@ -148,17 +148,13 @@ async def run(dut, r, entry, env, hold_p=0.2):
     plen = offset = None
     away = 0
     first = True
-    while True:
-        await FallingEdge(dut.clk)
-        hold = r.random() < hold_p
-        dut.s_en.value = 0 if hold else 1
-        dut.s_valid.value = int(away == 0)
+
+    def drive():
         dut.s_entry.value = entry
         env.drive(dut, int(dut.m_of_i.value))
-        await Timer(1, unit="ns")
-        if away or hold:
-            for name in OUTS:
-                assert int(getattr(dut, name).value) == 0, f"{name} while the stage does not run"
+
+    while True:
+        if not await engine_cycle(dut, r, away, hold_p, OUTS, drive):
             if away:
                 away -= 1
             continue

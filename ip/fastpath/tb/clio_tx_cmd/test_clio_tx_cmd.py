@@ -20,7 +20,7 @@ import cocotb
 from cocotb.triggers import FallingEdge, RisingEdge, Timer
 
 from clio_tb import PKG, desc_put as put
-from tb_base import param, reset_with_one_inside, rng, start
+from tb_base import engine_cycle, param, reset_with_one_inside, rng, start
 
 P = PKG
 POLL, REJECT, REPLY, SESSION, OF_ANS, WRITE_POLL = 0, 1, 2, 3, 4, 5
@@ -112,17 +112,13 @@ async def run(dut, r, desc, env, hold_p=0.2):
     out = {"inv": [], "push": 0, "epoch": 0, "gt_set": 0, "frag": 0, "va": [], "active": 0, "reads": 0}
     away = 0
     first = True
-    while True:
-        await FallingEdge(dut.clk)
-        hold = r.random() < hold_p
-        dut.s_en.value = 0 if hold else 1
-        dut.s_valid.value = int(away == 0)
+
+    def drive():
         dut.s_desc.value = desc
         env.drive(dut)
-        await Timer(1, unit="ns")
-        if away or hold:
-            for name in OUTS:
-                assert int(getattr(dut, name).value) == 0, f"{name} while the stage does not run"
+
+    while True:
+        if not await engine_cycle(dut, r, away, hold_p, OUTS, drive):
             if away:
                 away -= 1
                 if away == 0:

@@ -16,9 +16,9 @@ the top's cycle counts depend on it).
 """
 
 import cocotb
-from cocotb.triggers import FallingEdge, RisingEdge, Timer
+from cocotb.triggers import FallingEdge, RisingEdge
 
-from tb_base import rng, start
+from tb_base import engine_cycle, rng, start
 
 IDLE_IN = ("s_idle", "s_valid", "s_en", "s_slots", "s_empty", "s_bad_head", "s_rejected")
 OUTS = ("m_pop", "m_popped", "m_report", "m_cmd", "m_done")
@@ -55,21 +55,17 @@ async def poll(dut, r, ring, slots, hold_p=0.2, abandon_after=None):
     ev, active, calls = [], 0, 0
     away, back = 0, None                             # cycles away, and what the engine comes back with
     dut.s_slots.value = slots
-    while True:
-        await FallingEdge(dut.clk)
-        hold = r.random() < hold_p
+
+    def drive():
         dut.s_idle.value = 0
-        dut.s_en.value = 0 if hold else 1
-        dut.s_valid.value = int(away == 0)
         if away == 0 and back is not None:
             dut.s_empty.value, dut.s_bad_head.value, dut.s_rejected.value = back
         else:
             dut.s_empty.value, dut.s_bad_head.value, dut.s_rejected.value = \
                 r.getrandbits(1), r.getrandbits(1), r.getrandbits(1)
-        await Timer(1, unit="ns")
-        if away or hold:
-            for name in OUTS:
-                assert int(getattr(dut, name).value) == 0, f"{name} while the stage does not run"
+
+    while True:
+        if not await engine_cycle(dut, r, away, hold_p, OUTS, drive):
             if away:
                 away -= 1
             continue
