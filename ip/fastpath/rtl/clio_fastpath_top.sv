@@ -559,7 +559,7 @@ typedef enum logic [6:0] {
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9, S_SR_CHECK = 7'd10,
     S_SR_SEND = 7'd11, S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
     S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
-    S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
+    S_XL_WALK = 7'd19, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
     S_XL_FAULTW = 7'd24, S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
     S_XL_FAILB = 7'd29,
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
@@ -778,8 +778,8 @@ reg [31:0] tlb_inv_pid = 0;
 reg [63:0] tlb_inv_vpn = 0;
 reg [31:0] tlb_inv_pages = 0;
 reg [4:0]  tlb_inv_shift = 0;
-reg hash_valid = 1'b0;
-reg ptf_valid = 1'b0;
+wire hash_valid;             // the walk stage's (clio_xl_walk)
+wire ptf_valid;
 reg fault_valid = 1'b0;
 reg sync_valid = 1'b0;
 reg dd_look_valid = 1'b0;
@@ -882,7 +882,8 @@ wire                   ptf_arready, ptf_rvalid, ptf_rlast;
 wire [ID_WIDTH-1:0]    ptf_rid;
 wire [DATA_WIDTH-1:0]  ptf_rdata;
 wire [1:0]             ptf_rresp;
-wire                   sel_ptf = state_reg == S_XL_PTF || state_reg == S_XL_PTFW;
+wire                   xw_ptf_own;  // the walk stage's bucket read (clio_xl_walk)
+wire                   sel_ptf = xw_ptf_own;
 
 clio_pt_fetch #(
     .DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH),
@@ -1590,6 +1591,19 @@ clio_tx_poll tp_inst (
     .m_popped(tp_popped), .m_report(tp_report), .m_cmd(tp_cmd), .m_done(tp_done)
 );
 
+// The page-table walk (clio_xl_walk): a page the TLB missed is handed over in
+// S_XL_TLBW as the TLB answers; the engine waits in S_XL_WALK, loads the
+// bucket and then the PTE as the stage says, and goes on to S_XL_PTE.
+wire xw_valid = state_reg == S_XL_TLBW && !eng_hold && tlb_out_valid && !tlb_hit;
+wire xw_bucket, xw_done, xw_active;
+clio_xl_walk xw_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(xw_valid), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .m_hash_valid(hash_valid), .s_hash_valid(hash_out_valid),
+    .m_ptf_valid(ptf_valid), .s_ptf_valid(ptf_out_valid),
+    .m_bucket(xw_bucket), .m_done(xw_done), .m_ptf_own(xw_ptf_own), .m_active(xw_active)
+);
+
 // REPLY fields of the TX command in hand.
 wire [7:0]  c_status = desc_reg[SLOT_OFF_STATUS*8 +: 8];
 wire        c_moved = (desc_reg[SLOT_OFF_FLAGS*8 +: 8] & DESC_FLAG_FIXED_OR_MOVED) != 0;
@@ -1882,8 +1896,6 @@ always @(posedge clk) begin
     tlb_look_valid <= 1'b0;
     tlb_ins_valid <= 1'b0;
     tlb_inv_valid <= 1'b0;
-    hash_valid <= 1'b0;
-    ptf_valid <= 1'b0;
     fault_valid <= 1'b0;
     sync_valid <= 1'b0;
     dd_look_valid <= 1'b0;
@@ -2460,21 +2472,13 @@ always @(posedge clk) begin
                         xl_page_ok();                        // S_XL_OK's work, a cycle sooner
                     end
                 end else begin
-                    hash_valid <= 1'b1;
-                    state_reg <= S_XL_HASHW;
+                    state_reg <= S_XL_WALK;                  // clio_xl_walk takes the page (`xw_valid`)
                 end
             end
         end
-        S_XL_HASHW: begin
-            if (hash_out_valid) begin
-                pg_bucket <= hash_index;
-                ptf_valid <= 1'b1;
-                state_reg <= S_XL_PTF;
-            end
-        end
-        S_XL_PTF: state_reg <= S_XL_PTFW;
-        S_XL_PTFW: begin
-            if (ptf_out_valid) begin
+        S_XL_WALK: begin                                 // the walk (clio_xl_walk) runs
+            if (xw_bucket) pg_bucket <= hash_index;
+            if (xw_done) begin
                 pg_found <= ptf_found;
                 pg_slot <= ptf_slot;
                 pg_ppn <= ptf_ppn;
@@ -3177,8 +3181,7 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // in L2 (the engine holds a packet), the lane stopping behind it, as before.
 // Not while the atomics stage works (`at_idle`: it may own the port, and the
 // lane issues nothing until it has answered); it cannot start during a walk.
-assign lane_walk = (state_reg == S_XL_HASHW || state_reg == S_XL_PTF || state_reg == S_XL_PTFW
-        || state_reg == S_XL_PTE) && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
+assign lane_walk = (xw_active || state_reg == S_XL_PTE) && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
     && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg && at_idle;
 
 // ---------------------------------------------------------------------------
