@@ -502,7 +502,7 @@ clio_hit_lane #(
     .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_in_bank(in_bank), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
     .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
-    .s_rd_only(lane_walk), .s_no_look(lane_walk && state_reg == S_XL_PTE), .m_quiet(lane_quiet),
+    .s_rd_only(lane_walk), .s_no_look(lane_walk && xw_at_pte), .m_quiet(lane_quiet),
     .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
@@ -559,8 +559,8 @@ typedef enum logic [6:0] {
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9,
     S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
     S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
-    S_XL_HASHW = 7'd19, S_XL_PTF = 7'd20, S_XL_PTFW = 7'd21, S_XL_PTE = 7'd22, S_XL_FAULT = 7'd23,
-    S_XL_FAULTW = 7'd24, S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
+    S_XL_WALK = 7'd19,
+    S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
     S_XL_FAILB = 7'd29,
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
     S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37,
@@ -570,7 +570,7 @@ typedef enum logic [6:0] {
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52,
     S_POLL = 7'd54,
     S_CMD = 7'd58,
-    S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69, S_XL_ENQ = 7'd70,
+    S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69,
     S_RP = 7'd74,
     S_CH = 7'd80,
     S_PM_END = 7'd85,
@@ -768,9 +768,9 @@ reg [31:0] tlb_inv_pid = 0;
 reg [63:0] tlb_inv_vpn = 0;
 reg [31:0] tlb_inv_pages = 0;
 reg [4:0]  tlb_inv_shift = 0;
-reg hash_valid = 1'b0;
-reg ptf_valid = 1'b0;
-reg fault_valid = 1'b0;
+wire hash_valid;             // the walk stage's (clio_xl_walk)
+wire ptf_valid;
+wire fault_valid;            // the walk stage's (clio_xl_walk)
 reg sync_valid = 1'b0;
 reg dd_look_valid = 1'b0;
 reg [KEY_W-1:0] dd_look_key = 0;
@@ -872,7 +872,8 @@ wire                   ptf_arready, ptf_rvalid, ptf_rlast;
 wire [ID_WIDTH-1:0]    ptf_rid;
 wire [DATA_WIDTH-1:0]  ptf_rdata;
 wire [1:0]             ptf_rresp;
-wire                   sel_ptf = state_reg == S_XL_PTF || state_reg == S_XL_PTFW;
+wire                   xw_ptf_own;  // the walk stage's bucket read (clio_xl_walk)
+wire                   sel_ptf = xw_ptf_own;
 
 clio_pt_fetch #(
     .DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH),
@@ -1620,6 +1621,30 @@ clio_tx_reply #(.DATA_WIDTH(DATA_WIDTH), .SESSIONS(SESSIONS)) rp_inst (
     .m_sess_key(rp_sess_key), .m_sess_dquota(rp_sess_dquota), .m_sess_lquota(rp_sess_lquota)
 );
 
+// The page-table walk and its fault (clio_xl_walk): a page the TLB missed is
+// handed over in S_XL_TLBW as the TLB answers; the engine runs the stage in
+// S_XL_WALK, loads the bucket, the PTE and a fault's PPN as it says, does the
+// calls it asks for (the fault queue's flush, the ring's PROBE; each returns
+// to S_XL_WALK) and leaves as its verdict says (S_FAIL, the report, the
+// fault queued or the TLB insert, then S_XL_OK).
+wire xw_valid = state_reg == S_XL_TLBW && !eng_hold && tlb_out_valid && !tlb_hit;
+wire xw_bucket, xw_pte, xw_fail, xw_report, xw_flush, xw_probe, xw_fault_ppn, xw_enq_unit, xw_enq, xw_insert;
+wire xw_walking, xw_at_pte;
+wire [7:0] xw_status;
+clio_xl_walk xw_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(xw_valid), .s_ready(), .s_run(state_reg == S_XL_WALK), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .m_hash_valid(hash_valid), .s_hash_valid(hash_out_valid),
+    .m_ptf_valid(ptf_valid), .s_ptf_valid(ptf_out_valid),
+    .s_perm_status(perm_status), .s_perm_fault(perm_fault),
+    .s_in_data(in_data(pg_ppn, pg_shift, cfg_data_start, cfg_data_end)), .s_lane_busy(lane_walk && !lane_quiet),
+    .m_fault_valid(fault_valid), .s_fault_valid(fault_out_valid), .s_fault_ok(fault_ok), .s_fault_code(fault_code),
+    .s_credit(rx_credit != 0), .s_fq_any(fq_count != 0), .s_fq_full(fq_count == FAULT_QUEUE),
+    .m_bucket(xw_bucket), .m_pte(xw_pte), .m_fail(xw_fail), .m_report(xw_report), .m_status(xw_status),
+    .m_flush(xw_flush), .m_probe(xw_probe), .m_fault_ppn(xw_fault_ppn), .m_enq_unit(xw_enq_unit),
+    .m_enq(xw_enq), .m_insert(xw_insert), .m_ptf_own(xw_ptf_own), .m_walking(xw_walking), .m_at_pte(xw_at_pte)
+);
+
 // The error report (clio_err_report): run in S_REP, entered with `rep_*`
 // set; the notice flush and the ring push are its calls (back to S_REP),
 // then the engine goes on at `rep_ret`.
@@ -1901,9 +1926,6 @@ always @(posedge clk) begin
     tlb_look_valid <= 1'b0;
     tlb_ins_valid <= 1'b0;
     tlb_inv_valid <= 1'b0;
-    hash_valid <= 1'b0;
-    ptf_valid <= 1'b0;
-    fault_valid <= 1'b0;
     sync_valid <= 1'b0;
     dd_look_valid <= 1'b0;
     dd_upd_valid <= 1'b0;
@@ -2447,89 +2469,46 @@ always @(posedge clk) begin
                         xl_page_ok();                        // S_XL_OK's work, a cycle sooner
                     end
                 end else begin
-                    hash_valid <= 1'b1;
-                    state_reg <= S_XL_HASHW;
+                    state_reg <= S_XL_WALK;                  // clio_xl_walk takes the page (`xw_valid`)
                 end
             end
         end
-        S_XL_HASHW: begin
-            if (hash_out_valid) begin
-                pg_bucket <= hash_index;
-                ptf_valid <= 1'b1;
-                state_reg <= S_XL_PTF;
-            end
-        end
-        S_XL_PTF: state_reg <= S_XL_PTFW;
-        S_XL_PTFW: begin
-            if (ptf_out_valid) begin
+        S_XL_WALK: begin                                 // the walk (clio_xl_walk) runs; its calls come back here
+            if (xw_bucket) pg_bucket <= hash_index;
+            if (xw_pte) begin
                 pg_found <= ptf_found;
                 pg_slot <= ptf_slot;
                 pg_ppn <= ptf_ppn;
                 pg_perms <= ptf_perms;
                 pg_flags <= ptf_flags;
-                state_reg <= S_XL_PTE;
             end
-        end
-        S_XL_PTE: begin
-            if (lane_walk && !lane_quiet) begin
-                // The lane's hits looked up during the walk answer first (`lane_walk`).
-            end else if (perm_status != STATUS_OK) begin
-                fail_status <= perm_status;
+            if (xw_fail) begin
+                fail_status <= xw_status;
                 state_reg <= S_FAIL;
-            end else if (perm_fault) begin
-                if (rx_credit != 0) begin
-                    fault_valid <= 1'b1;
-                    state_reg <= S_XL_FAULTW;
-                end else if (fq_count != 0) begin
-                    flush_ret <= S_XL_PTE;                   // settle the ring, then look again
-                    state_reg <= S_FLUSH;
-                end else begin
-                    ring_cmd <= 2'd1;                        // PROBE: room for PA_CONSUMED?
-                    ring_ret <= S_XL_FAULT;
-                    state_reg <= S_RING;
-                end
-            end else if (!in_data(pg_ppn, pg_shift, cfg_data_start, cfg_data_end)) begin
-                rep_status <= STATUS_UNMAPPED;
+            end
+            if (xw_report) begin
+                rep_status <= xw_status;
                 rep_pid <= x_pid;
                 rep_va <= xl_cur;
-                rep_ret <= S_XL_FAILU;
+                rep_ret <= xw_status == STATUS_BUSY ? S_XL_FAILB : S_XL_FAILU;
                 state_reg <= S_REP;
-            end else begin
+            end
+            if (xw_flush) begin
+                flush_ret <= S_XL_WALK;
+                state_reg <= S_FLUSH;
+            end
+            if (xw_probe) begin
+                ring_cmd <= 2'd1;                        // PROBE: room for PA_CONSUMED?
+                ring_ret <= S_XL_WALK;
+                state_reg <= S_RING;
+            end
+            if (xw_fault_ppn) pg_ppn <= fault_ppn;
+            if (xw_enq_unit) fault_enqueue(fault_ppn);
+            if (xw_enq) fault_enqueue(pg_ppn);
+            if (xw_insert) begin
                 tlb_ins_valid <= 1'b1;
                 state_reg <= S_XL_OK;
             end
-        end
-        S_XL_FAULT: begin
-            fault_valid <= 1'b1;
-            state_reg <= S_XL_FAULTW;
-        end
-        S_XL_FAULTW: begin
-            if (fault_out_valid) begin
-                if (fault_ok) begin
-                    pg_ppn <= fault_ppn;
-                    if (fq_count == FAULT_QUEUE) begin
-                        flush_ret <= S_XL_ENQ;
-                        state_reg <= S_FLUSH;
-                    end else begin
-                        fault_enqueue(fault_ppn);
-                    end
-                end else if (fault_code == 2'd1) begin
-                    fail_status <= STATUS_UNMAPPED;
-                    state_reg <= S_FAIL;
-                end else if (fault_code == 2'd2) begin
-                    rep_status <= STATUS_BUSY;
-                    rep_pid <= x_pid;
-                    rep_va <= xl_cur;
-                    rep_ret <= S_XL_FAILB;
-                    state_reg <= S_REP;
-                end else begin
-                    fail_status <= STATUS_BUSY;
-                    state_reg <= S_FAIL;
-                end
-            end
-        end
-        S_XL_ENQ: begin
-            fault_enqueue(pg_ppn);
         end
         S_XL_OK: xl_page_ok();
         S_XL_FAILU: begin
@@ -3116,7 +3095,7 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // pump), with the mover, the write lane and the READ stage idle (nothing can
 // claim the port until the walk ends), the lane takes reads at intake, looks
 // them up (reads without retry_of only: `s_rd_only`) and reads beside the
-// bucket reader (the arbiter's second reader, its own AXI id). In S_XL_PTE it
+// bucket reader (the arbiter's second reader, its own AXI id). In the walk stage's ST_PTE it
 // looks nothing up any more, and the engine waits there until every hit it
 // looked up has answered (`lane_quiet`): every lookup precedes the insert,
 // every such answer the walking READ's, and the lane has nothing in flight
@@ -3124,8 +3103,7 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // in L2 (the engine holds a packet), the lane stopping behind it, as before.
 // Not while the atomics stage works (`at_idle`: it may own the port, and the
 // lane issues nothing until it has answered); it cannot start during a walk.
-assign lane_walk = (state_reg == S_XL_HASHW || state_reg == S_XL_PTF || state_reg == S_XL_PTFW
-        || state_reg == S_XL_PTE) && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
+assign lane_walk = state_reg == S_XL_WALK && xw_walking && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
     && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg && at_idle;
 
 // ---------------------------------------------------------------------------
