@@ -560,10 +560,10 @@ typedef enum logic [6:0] {
     S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
     S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
     S_XL_WALK = 7'd19,
-    S_WR_MOVE = 7'd25, S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
+    S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
     S_XL_FAILB = 7'd29,
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
-    S_WR_BEGIN = 7'd36, S_WR_STEP = 7'd37,
+    S_WR = 7'd36,
     S_AT_READ = 7'd40, S_AT_WRB = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
     S_REC1 = 7'd44, S_AT_WR = 7'd45,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
@@ -635,8 +635,9 @@ reg [7:0]             pg_flags = 0;
 reg                   pg_found = 1'b0;
 
 // Data movement.
-reg [31:0] d_sent = 0, d_n = 0, d_filled = 0, d_pos = 0;
-reg [63:0] d_base = 0;
+reg [31:0] d_sent = 0, d_n = 0, d_filled = 0;
+wire [31:0] d_pos;             // the WRITE's data phase (clio_wr_data)
+wire [63:0] d_base;
 reg [OW-1:0] d_lane = 0;
 reg [OW:0]   d_k = 0;
 
@@ -710,6 +711,7 @@ reg  [31:0]          ps_pid = 0, ps_req_id = 0, ps_retry_of = 0, ps_total_len = 
 reg  [63:0]          ps_va = 0;
 reg  [15:0]          ps_session = 0;
 wire                 eng_hold;     // the engine waits for the builder (below the builder)
+wire                 wd_begin, wd_move;  // the WRITE's data phase in ST_BEGIN, ST_MOVE (clio_wr_data)
 wire [DATA_WIDTH-1:0] mv_rd_data;
 wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
@@ -1217,7 +1219,7 @@ assign at_hold = (state_reg == S_IDLE && at_rec_pend)
     || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || (state_reg == S_RP && rp_wr_state)
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
-        || state_reg == S_REC1 || state_reg == S_RD_BEGIN || state_reg == S_WR_BEGIN || state_reg == S_AT_READ));
+        || state_reg == S_REC1 || state_reg == S_RD_BEGIN || (state_reg == S_WR && wd_begin) || state_reg == S_AT_READ));
 // The stage's answer: after an older write lane's or READ stage's, with the
 // builder free and no other start in this cycle. The packer may be on with
 // nothing to append: a READ stage that ended while the engine waits in
@@ -1350,14 +1352,14 @@ wire [63:0] wl_pa = ({32'd0, wl_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask
 wire [63:0] at_pa = ({32'd0, wl_ppn} << pg_shift) | (h_va & pg_mask);
 wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
 // Handed over from S_XL_OK already when the first pass's only page (the
-// last) is translated there (S_WR_BEGIN's hand-off, a cycle sooner).
+// last) is translated there (S_WR's hand-off in clio_wr_data's ST_BEGIN, a cycle sooner).
 wire        xl_more = ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end;   // a page after this one
 // Sooner still from S_XL_TLBW: the first pass's only page hits the TLB
 // with WRITE permission (S_XL_OK's work in the cycle the answer comes).
-wire        wl_last1 = !xl_pass2 && !xl_more && xl_ret == S_WR_BEGIN && xl_pages == 32'd1 && h_plen != 16'd0;
+wire        wl_last1 = !xl_pass2 && !xl_more && xl_ret == S_WR && xl_pages == 32'd1 && h_plen != 16'd0;
 wire        wl_early = state_reg == S_XL_OK && wl_last1;
 wire        wl_tlb = state_reg == S_XL_TLBW && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need && wl_last1;
-wire        wl_cmd_valid = (state_reg == S_WR_BEGIN && !eng_hold && wl_one) || wl_early || wl_tlb;
+wire        wl_cmd_valid = (state_reg == S_WR && wd_begin && !eng_hold && wl_one) || wl_early || wl_tlb;
 // An atomic the atomics stage takes this cycle (see `at_s_ready` above).
 wire        at_last1 = !xl_pass2 && !xl_more && !pm_on && fq_count == 0
     && (h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA) && at_s_ready;
@@ -1645,6 +1647,22 @@ clio_xl_walk xw_inst (
     .m_enq(xw_enq), .m_insert(xw_insert), .m_ptf_own(xw_ptf_own), .m_walking(xw_walking), .m_at_pte(xw_at_pte)
 );
 
+// The WRITE's data phase (clio_wr_data): the engine runs it in S_WR; the
+// write lane's hand-off, the engine's own pass through the mover, the page
+// translations and the fault-queue flush it calls (see the module).
+wire wd_hand_off, wd_start, wd_flush, wd_answer, wd_page, wd_cmd, wd_cmd_taken, wd_last_take;
+clio_wr_data #(.OW(OW)) wd_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_WR), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_one(wl_one), .s_lane_ready(wl_ready), .s_lane_mem(wl_mem),
+    .s_flush_first(fq_count != 0 && xl_pages > TLB_ENTRIES), .s_base(h_va + h_offset), .s_plen(h_plen),
+    .s_in_page(wr_in_page), .s_cmd_ready(mv_cmd_ready), .s_take_valid(mv_take_valid), .s_take(mv_take),
+    .s_done(mv_done),
+    .m_pos(d_pos), .m_base(d_base), .m_hand_off(wd_hand_off), .m_start(wd_start), .m_flush(wd_flush),
+    .m_answer(wd_answer), .m_page(wd_page), .m_cmd(wd_cmd), .m_cmd_taken(wd_cmd_taken),
+    .m_last_take(wd_last_take), .m_begin(wd_begin), .m_move(wd_move)
+);
+
 // The error report (clio_err_report): run in S_REP, entered with `rep_*`
 // set; the notice flush and the ring push are its calls (back to S_REP),
 // then the engine goes on at `rep_ret`.
@@ -1845,7 +1863,7 @@ task automatic let_go;
 endtask
 
 // A one-page WRITE the write lane takes this cycle (`wl_cmd_valid &&
-// wl_ready`, from S_XL_TLBW, S_XL_OK or S_WR_BEGIN): it cannot fail any
+// wl_ready`, from S_XL_TLBW, S_XL_OK or S_WR in ST_BEGIN): it cannot fail any
 // more, so its record goes in now (a retry taken in meanwhile is answered
 // from it, as in the model), and the packet is let go. The lane moves the
 // payload, waits for the B and answers while the engine goes on.
@@ -1862,7 +1880,7 @@ endtask
 // The page is translated (S_XL_OK, or a TLB hit in S_XL_TLBW): the next
 // page of the first pass, else where the translation returns to; a WRITE
 // whose first pass found one page goes to the write lane from here
-// (`wl_early` / `wl_tlb`, a cycle before S_WR_BEGIN would).
+// (`wl_early` / `wl_tlb`, a cycle before S_WR would).
 // An atomic's word: its page is the first pass's (one 8-byte aligned word
 // never spans pages, so the model's single lookup is this one); the sync
 // unit takes the word in the cycle the read completes (`at_rd_done`).
@@ -2278,7 +2296,7 @@ always @(posedge clk) begin
                     fail_status <= STATUS_BUSY;
                     state_reg <= S_FAIL;
                 end else if (wr_fast) begin
-                    xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR_BEGIN, wr_shift0);
+                    xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR, wr_shift0);
                 end else if (at_fast) begin
                     xl_first(h_va, at_end, PERM_WRITE, S_AT_READ, at_shift0);
                 end else begin
@@ -2329,7 +2347,7 @@ always @(posedge clk) begin
                     xl_cur <= h_va + h_offset;
                     xl_end <= wr_end_full;
                     xl_need <= PERM_WRITE;
-                    xl_ret <= S_WR_BEGIN;
+                    xl_ret <= S_WR;
                     if (wr_end_full[64]) begin
                         fail_status <= STATUS_UNMAPPED;
                         state_reg <= S_FAIL;
@@ -2693,31 +2711,18 @@ always @(posedge clk) begin
             end
         end
 
-        // ----- WRITE data phase -----
-        S_WR_BEGIN: begin
-            if (wl_one) begin
-                // One translated page: the write lane takes it once a slot
-                // is free (the page is the one the first pass found: a second
-                // lookup would find the TLB's most recent use, LRU order
-                // unchanged).
-                if (wl_ready) wl_hand_off();
-            end else if (!wl_mem) begin
-                // The engine's own data phase waits for the lane's burst
-                // (the mover's takes and done are then the engine's).
-                d_pos <= 0;
-                d_base <= h_va + h_offset;
+        // ----- WRITE data phase (clio_wr_data) -----
+        S_WR: begin                                      // the stage runs; its calls come back here
+            if (wd_hand_off) wl_hand_off();
+            if (wd_start) begin
                 pg_ok <= 1'b0;
                 xl_pass2 <= 1'b1;
-                if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
-                    flush_ret <= S_WR_STEP;
-                    state_reg <= S_FLUSH;
-                end else begin
-                    state_reg <= S_WR_STEP;
-                end
             end
-        end
-        S_WR_STEP: begin
-            if (d_pos == h_plen) begin
+            if (wd_flush) begin
+                flush_ret <= S_WR;
+                state_reg <= S_FLUSH;
+            end
+            if (wd_answer) begin
                 // Written: the header-only answer, recorded first.
                 r_status <= STATUS_OK;
                 r_plen <= 16'd0;
@@ -2725,26 +2730,23 @@ always @(posedge clk) begin
                 r_total_len <= h_total_len;
                 r_offset <= h_offset;
                 state_reg <= S_REC1;
-            end else if (!wr_in_page) begin
+            end
+            if (wd_page) begin
                 xl_cur <= wr_cur;
-                xl_ret <= S_WR_STEP;
+                xl_ret <= S_WR;
                 state_reg <= S_XL_PAGE;
-            end else begin
+            end
+            if (wd_cmd) begin
                 // The rest of the payload in this page, streamed by the mover
                 // from the packet buffer (src_window follows d_pos).
                 mv_addr <= wr_pa;
                 mv_len <= wr_seg[15:0];
                 mv_go <= 1'b1;
-                state_reg <= S_WR_MOVE;
             end
-        end
-        S_WR_MOVE: begin
-            if (mv_cmd_ready) mv_go <= 1'b0;
-            if (mv_take_valid) d_pos <= d_pos + mv_take;
+            if (wd_cmd_taken) mv_go <= 1'b0;
             // The payload's last byte taken: the packet buffer may take the
             // next packet's beats while the B, the record and the answer follow.
-            if (mv_take_valid && d_pos + mv_take == h_plen) pkt_done_reg <= 1'b1;
-            if (mv_done) state_reg <= S_WR_STEP;
+            if (wd_last_take) pkt_done_reg <= 1'b1;
         end
 
         // ----- atomics -----
@@ -3114,7 +3116,7 @@ assign lane_walk = state_reg == S_XL_WALK && xw_walking && h_op == OP_READ && !p
 // ahead, and the READ stage drains while the engine goes on): a bucket
 // read, a ring access or an engine access waits for it (their clients hold
 // their requests until granted), so DRAM sees the model's order.
-wire       mv_cmd_state = state_reg == S_RD_MOVE || state_reg == S_WR_MOVE;
+wire       mv_cmd_state = state_reg == S_RD_MOVE || (state_reg == S_WR && wd_move);
 // The write lane's command goes first (its write is older than anything the
 // engine issues after handing it over).
 wire       mv_cmd_ready_raw;
@@ -3156,7 +3158,7 @@ wire [BYTES-1:0]     mv_wstrb;
 clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .ID_WIDTH(ID_WIDTH)) mv_inst (
     .clk(clk), .rst(rst),
     .s_cmd_addr(wl_mv_valid ? wl_mv_addr : mv_addr[ADDR_WIDTH-1:0]), .s_cmd_len(wl_mv_valid ? wl_mv_len : mv_len),
-    .s_cmd_write(wl_mv_valid || state_reg == S_WR_MOVE), .s_cmd_mark(!wl_mv_valid && mv_mark),
+    .s_cmd_write(wl_mv_valid || (state_reg == S_WR && wd_move)), .s_cmd_mark(!wl_mv_valid && mv_mark),
     .s_cmd_valid(wl_mv_valid || (mv_go && mv_cmd_state)), .s_cmd_ready(mv_cmd_ready_raw), .m_done(mv_done),
     .m_idle(mv_idle),
     .m_rd_data(mv_rd_data), .m_rd_len(mv_rd_len), .m_rd_mark(mv_rd_mark), .m_rd_valid(mv_rd_valid),
