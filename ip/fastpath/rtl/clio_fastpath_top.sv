@@ -558,10 +558,7 @@ typedef enum logic [6:0] {
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9,
     S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
-    S_XL_BEGIN = 7'd14, S_XL_PAGE = 7'd15, S_XL_TLBW = 7'd17, S_RD_MOVE = 7'd18,
-    S_XL_WALK = 7'd19,
-    S_XL_OK = 7'd27, S_XL_FAILU = 7'd28,
-    S_XL_FAILB = 7'd29,
+    S_XL = 7'd14, S_RD_MOVE = 7'd18,
     S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
     S_WR = 7'd36,
     S_AT_READ = 7'd40, S_AT_WRB = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
@@ -618,6 +615,11 @@ reg [31:0] r_epoch = 0;
 reg [7:0]  fail_status = 0;
 
 // Translation.
+// The state a call of the translation (clio_xl_ctl, run in S_XL) enters at:
+// the range's wrap check, the next page, the TLB's answer to the caller's lookup.
+localparam [1:0] XL_AT_BEGIN = 2'd0, XL_AT_PAGE = 2'd1, XL_AT_TLBW = 2'd2;
+reg [1:0]  xl_at = XL_AT_BEGIN;
+wire       xc_tlbw, xc_at_ok, xc_walking;   // the stage at ST_TLBW, ST_OK, ST_WALK (in S_XL)
 reg        xl_pass2 = 1'b0;
 reg [7:0]  xl_need = 0;
 reg [63:0] xl_cur = 0;
@@ -964,7 +966,7 @@ wire        at_go = state_reg == S_AT_WRB && at_b_in && !rb_wait && !pk_on;
 
 // The atomics stage (clio_atomic_stage, below the builder): a TLB-hit TAS,
 // CAS or FAA whose word is translated by the first pass (no fault queued, no
-// pump) is handed to it from the page hit (S_XL_TLBW or S_XL_OK, `xl_page_ok`)
+// pump) is handed to it from the page hit (clio_xl_ctl's ST_TLBW or ST_OK, `m_let_go`)
 // or from S_AT_READ, and its packet let go; the stage reads, syncs, writes,
 // inserts the record and answers while the engine takes the next packet.
 wire        at_s_ready, at_idle, at_rec_pend, at_own, at_hold, at_port_free;
@@ -1288,12 +1290,12 @@ wire [1:0]  va_cls = xl_cur >> (cfg_va_bits - 2);
 wire [7:0]  cls_shift = cfg_class_shift[va_cls*8 +: 8];
 wire [63:0] pg_mask = (64'd1 << pg_shift) - 64'd1;
 
-// A READ's range past the top of the VA space (S_XL_BEGIN's check).
+// A READ's range past the top of the VA space (clio_xl_ctl's ST_BEGIN check).
 wire [64:0] rd_end_full = {1'b0, h_va} + {33'd0, h_total_len};
 wire        rd_wraps = rd_end_full[64];
-// A WRITE's range end (S_XL_BEGIN's wrap check, done at dispatch).
+// A WRITE's range end (ST_BEGIN's wrap check, done at dispatch).
 wire [64:0] wr_end_full = {1'b0, h_va + h_offset} + {49'd0, h_plen};
-// The page shift of a VA's class, 0 for a VA outside the space (S_XL_PAGE's
+// The page shift of a VA's class, 0 for a VA outside the space (ST_PAGE's
 // checks on `xl_cur`, here on a request's first byte).
 function [7:0] first_shift(input [63:0] va);
     reg [1:0] cls;
@@ -1302,7 +1304,7 @@ function [7:0] first_shift(input [63:0] va);
         first_shift = (va >> cfg_va_bits) != 64'd0 ? 8'd0 : cfg_class_shift[cls*8 +: 8];
     end
 endfunction
-// A WRITE's first byte and its page (S_XL_PAGE's checks of it): a WRITE
+// A WRITE's first byte and its page (ST_PAGE's checks of it): a WRITE
 // with a payload, no wrap and a valid first page starts its TLB lookup from
 // the dedup verdict (S_DD_W1); any other goes through S_DISPATCH.
 wire [63:0] wr_va0 = h_va + h_offset;
@@ -1345,27 +1347,27 @@ wire [63:0] wr_pa = ({32'd0, pg_ppn} << pg_shift) | (wr_cur & pg_mask);
 // A WRITE the write lane takes: its first pass translated one page (which
 // holds the whole payload) and there is a payload; its record's fields.
 wire        wl_one = xl_pages == 32'd1 && pg_ok && h_plen != 16'd0;
-// The page's PPN: the TLB's answer in S_XL_TLBW's hand-off, else the page's.
-wire [31:0] wl_ppn = state_reg == S_XL_TLBW ? tlb_ppn : pg_ppn;
+// The page's PPN: the TLB's answer in ST_TLBW's hand-off, else the page's.
+wire [31:0] wl_ppn = xc_tlbw ? tlb_ppn : pg_ppn;
 wire [63:0] wl_pa = ({32'd0, wl_ppn} << pg_shift) | ((h_va + h_offset) & pg_mask);
-// An atomic's word, from the same PPN (translated in S_XL_TLBW or before).
+// An atomic's word, from the same PPN (translated in ST_TLBW or before).
 wire [63:0] at_pa = ({32'd0, wl_ppn} << pg_shift) | (h_va & pg_mask);
 wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK, r_flags};
-// Handed over from S_XL_OK already when the first pass's only page (the
+// Handed over from ST_OK already when the first pass's only page (the
 // last) is translated there (S_WR's hand-off in clio_wr_data's ST_BEGIN, a cycle sooner).
 wire        xl_more = ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end;   // a page after this one
-// Sooner still from S_XL_TLBW: the first pass's only page hits the TLB
-// with WRITE permission (S_XL_OK's work in the cycle the answer comes).
+// Sooner still from ST_TLBW: the first pass's only page hits the TLB
+// with WRITE permission (ST_OK's work in the cycle the answer comes).
 wire        wl_last1 = !xl_pass2 && !xl_more && xl_ret == S_WR && xl_pages == 32'd1 && h_plen != 16'd0;
-wire        wl_early = state_reg == S_XL_OK && wl_last1;
-wire        wl_tlb = state_reg == S_XL_TLBW && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need && wl_last1;
+wire        wl_early = xc_at_ok && wl_last1;
+wire        wl_tlb = xc_tlbw && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need && wl_last1;
 wire        wl_cmd_valid = (state_reg == S_WR && wd_begin && !eng_hold && wl_one) || wl_early || wl_tlb;
 // An atomic the atomics stage takes this cycle (see `at_s_ready` above).
 wire        at_last1 = !xl_pass2 && !xl_more && !pm_on && fq_count == 0
     && (h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA) && at_s_ready;
 wire        at_cmd_valid = !eng_hold && at_last1 && (xl_ret == S_AT_READ || state_reg == S_AT_READ)
-    && ((state_reg == S_XL_TLBW && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need)
-        || state_reg == S_XL_OK || state_reg == S_AT_READ);
+    && ((xc_tlbw && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need)
+        || xc_at_ok || state_reg == S_AT_READ);
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -1624,18 +1626,20 @@ clio_tx_reply #(.DATA_WIDTH(DATA_WIDTH), .SESSIONS(SESSIONS)) rp_inst (
 );
 
 // The page-table walk and its fault (clio_xl_walk): a page the TLB missed is
-// handed over in S_XL_TLBW as the TLB answers; the engine runs the stage in
-// S_XL_WALK, loads the bucket, the PTE and a fault's PPN as it says, does the
-// calls it asks for (the fault queue's flush, the ring's PROBE; each returns
-// to S_XL_WALK) and leaves as its verdict says (S_FAIL, the report, the
-// fault queued or the TLB insert, then S_XL_OK).
-wire xw_valid = state_reg == S_XL_TLBW && !eng_hold && tlb_out_valid && !tlb_hit;
+// handed over as the TLB answers (clio_xl_ctl's ST_TLBW, `xc_walk`); the
+// engine runs the stage in S_XL while the translation is at ST_WALK, loads
+// the bucket, the PTE and a fault's PPN as it says; its calls (the fault
+// queue's flush, the ring's PROBE; each returns to S_XL) and its verdict
+// (S_FAIL, the report, the fault queued or the TLB insert, then ST_OK) go
+// through the translation stage.
+wire xc_walk;
+wire xw_valid = xc_walk;
 wire xw_bucket, xw_pte, xw_fail, xw_report, xw_flush, xw_probe, xw_fault_ppn, xw_enq_unit, xw_enq, xw_insert;
 wire xw_walking, xw_at_pte;
 wire [7:0] xw_status;
 clio_xl_walk xw_inst (
     .clk(clk), .rst(rst),
-    .s_valid(xw_valid), .s_ready(), .s_run(state_reg == S_XL_WALK), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_valid(xw_valid), .s_ready(), .s_run(xc_walking), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
     .m_hash_valid(hash_valid), .s_hash_valid(hash_out_valid),
     .m_ptf_valid(ptf_valid), .s_ptf_valid(ptf_out_valid),
     .s_perm_status(perm_status), .s_perm_fault(perm_fault),
@@ -1645,6 +1649,30 @@ clio_xl_walk xw_inst (
     .m_bucket(xw_bucket), .m_pte(xw_pte), .m_fail(xw_fail), .m_report(xw_report), .m_status(xw_status),
     .m_flush(xw_flush), .m_probe(xw_probe), .m_fault_ppn(xw_fault_ppn), .m_enq_unit(xw_enq_unit),
     .m_enq(xw_enq), .m_insert(xw_insert), .m_ptf_own(xw_ptf_own), .m_walking(xw_walking), .m_at_pte(xw_at_pte)
+);
+
+// The translation loop (clio_xl_ctl): the engine runs it in S_XL, entered at
+// `xl_at` (`xl_call`), loads the range's and page's registers as it says,
+// does the walk's calls and the error report it asks for (each returning to
+// S_XL) and leaves as it says: S_FAIL, the next page or the range's end
+// (the write lane's or atomics stage's hand-off, the atomic's read, or back
+// to `xl_ret`).
+wire xc_clear, xc_look, xc_tlb_load, xc_fail, xc_report, xc_flush, xc_probe, xc_ok, xc_next, xc_last;
+wire xc_hand_off, xc_let_go, xc_at_read, xc_ret;
+wire [7:0] xc_status;
+clio_xl_ctl xc_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_XL), .s_at(xl_at), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_wraps(xl_end[64]), .s_at_end({1'b0, xl_cur} >= xl_end), .s_va_bad(va_hi != 0 || cls_shift == 0),
+    .s_pass2(xl_pass2), .s_more(xl_more),
+    .s_tlb_valid(tlb_out_valid), .s_tlb_hit(tlb_hit), .s_tlb_perm_ok((tlb_perms & xl_need) == xl_need),
+    .s_walk_ok(xw_insert || xw_enq_unit || xw_enq), .s_walk_fail(xw_fail), .s_walk_report(xw_report),
+    .s_walk_status(xw_status), .s_walk_flush(xw_flush), .s_walk_probe(xw_probe),
+    .s_wl_take(wl_last1 && wl_ready && at_idle), .s_at_take(at_cmd_valid), .s_at_read(xl_ret == S_AT_READ && at_idle),
+    .m_clear(xc_clear), .m_look(xc_look), .m_tlb_load(xc_tlb_load), .m_walk(xc_walk), .m_fail(xc_fail),
+    .m_report(xc_report), .m_status(xc_status), .m_flush(xc_flush), .m_probe(xc_probe), .m_ok(xc_ok),
+    .m_next(xc_next), .m_last(xc_last), .m_hand_off(xc_hand_off), .m_let_go(xc_let_go), .m_at_read(xc_at_read),
+    .m_ret(xc_ret), .m_tlbw(xc_tlbw), .m_at_ok(xc_at_ok), .m_walking(xc_walking)
 );
 
 // The WRITE's data phase (clio_wr_data): the engine runs it in S_WR; the
@@ -1843,7 +1871,6 @@ task automatic fault_enqueue(input [31:0] ppn);
         fq_count <= fq_count + 1'b1;
         rx_credit <= rx_credit - 1'b1;
         tlb_ins_valid <= 1'b1;
-        state_reg <= S_XL_OK;
     end
 endtask
 
@@ -1863,7 +1890,7 @@ task automatic let_go;
 endtask
 
 // A one-page WRITE the write lane takes this cycle (`wl_cmd_valid &&
-// wl_ready`, from S_XL_TLBW, S_XL_OK or S_WR in ST_BEGIN): it cannot fail any
+// wl_ready`, from the translation's ST_TLBW or ST_OK, or S_WR in ST_BEGIN): it cannot fail any
 // more, so its record goes in now (a retry taken in meanwhile is answered
 // from it, as in the model), and the packet is let go. The lane moves the
 // payload, waits for the B and answers while the engine goes on.
@@ -1877,10 +1904,6 @@ task automatic wl_hand_off;
     end
 endtask
 
-// The page is translated (S_XL_OK, or a TLB hit in S_XL_TLBW): the next
-// page of the first pass, else where the translation returns to; a WRITE
-// whose first pass found one page goes to the write lane from here
-// (`wl_early` / `wl_tlb`, a cycle before S_WR would).
 // An atomic's word: its page is the first pass's (one 8-byte aligned word
 // never spans pages, so the model's single lookup is this one); the sync
 // unit takes the word in the cycle the read completes (`at_rd_done`).
@@ -1893,32 +1916,15 @@ task automatic at_read;
     end
 endtask
 
-task automatic xl_page_ok;
+// A call of the translation (clio_xl_ctl), entering at `at` (XL_AT_*).
+task automatic xl_call(input [1:0] at);
     begin
-        pg_start <= xl_cur & ~pg_mask;
-        pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
-        pg_ok <= 1'b1;
-        if (xl_pass2) begin
-            state_reg <= xl_ret;
-        end else if (xl_more) begin
-            xl_cur <= (xl_cur | pg_mask) + 1'b1;
-            state_reg <= S_XL_PAGE;
-        end else begin
-            xl_cur <= xl_end[63:0];                      // the last page: translated
-            if (wl_last1 && wl_ready && at_idle) begin
-                wl_hand_off();                           // a one-page WRITE: the lane took it
-            end else if (at_cmd_valid) begin
-                let_go();                                // the atomics stage took it
-            end else if (xl_ret == S_AT_READ && at_idle) begin
-                at_read();                               // S_AT_READ's work, a cycle sooner
-            end else begin
-                state_reg <= xl_ret;
-            end
-        end
+        xl_at <= at;
+        state_reg <= S_XL;
     end
 endtask
 
-// The first page's TLB lookup, issued with S_DISPATCH's and S_XL_PAGE's
+// The first page's TLB lookup, issued with S_DISPATCH's and ST_PAGE's
 // work for a READ or WRITE whose first page is valid VA (`shift`: its
 // class's page shift), from the intake decision (S_DECIDE for a READ, the
 // dedup verdict for a WRITE): the lookup follows every check the model
@@ -1936,7 +1942,7 @@ task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, inp
         pg_vpn <= va >> shift;
         xl_pages <= 32'd1;
         tlb_look_valid <= 1'b1;
-        state_reg <= S_XL_TLBW;
+        xl_call(XL_AT_TLBW);
     end
 endtask
 
@@ -2004,7 +2010,7 @@ always @(posedge clk) begin
                 xl_need <= PERM_READ;
                 xl_ret <= S_RD_BEGIN;
                 ev_pump_q <= 1'b1;
-                state_reg <= S_XL_BEGIN;
+                xl_call(XL_AT_BEGIN);
             end else if (pkt_have_reg && !pm_hold && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
                 rep_opcode <= h_op;
                 if (!h_from_lane) ev_take_q <= 1'b1;        // a lane hand-off was taken at intake
@@ -2329,20 +2335,20 @@ always @(posedge clk) begin
                         fail_status <= STATUS_TOO_LARGE;
                         state_reg <= S_FAIL;
                     end else if (rd_wraps) begin
-                        fail_status <= STATUS_UNMAPPED;      // as S_XL_BEGIN: the range wraps
+                        fail_status <= STATUS_UNMAPPED;      // as ST_BEGIN: the range wraps
                         state_reg <= S_FAIL;
                     end else begin
-                        // S_XL_BEGIN's work, one cycle sooner.
+                        // ST_BEGIN's work, one cycle sooner.
                         xl_pages <= 0;
                         xl_cur <= h_va;
                         xl_end <= rd_end_full;
                         xl_need <= PERM_READ;
                         xl_ret <= S_RD_BEGIN;
-                        state_reg <= S_XL_PAGE;
+                        xl_call(XL_AT_PAGE);
                     end
                 end
                 OP_WRITE: begin
-                    // S_XL_BEGIN's work, one cycle sooner (as a READ's).
+                    // ST_BEGIN's work, one cycle sooner (as a READ's).
                     xl_pages <= 0;
                     xl_cur <= h_va + h_offset;
                     xl_end <= wr_end_full;
@@ -2352,7 +2358,7 @@ always @(posedge clk) begin
                         fail_status <= STATUS_UNMAPPED;
                         state_reg <= S_FAIL;
                     end else begin
-                        state_reg <= S_XL_PAGE;
+                        xl_call(XL_AT_PAGE);
                     end
                 end
                 OP_TAS, OP_CAS, OP_FAA, OP_LOCK, OP_UNLOCK: begin
@@ -2366,7 +2372,7 @@ always @(posedge clk) begin
                         xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
                         xl_need <= PERM_WRITE;
                         xl_ret <= S_AT_READ;                 // one page: no second pass
-                        state_reg <= S_XL_BEGIN;
+                        xl_call(XL_AT_BEGIN);
                     end
                 end
                 OP_FENCE: begin
@@ -2421,7 +2427,7 @@ always @(posedge clk) begin
             end
             if (chr_xl) begin
                 xl_end <= chr_xl_end;
-                state_reg <= S_XL_BEGIN;
+                xl_call(XL_AT_BEGIN);
             end
             if (chr_d0) begin
                 xl_pass2 <= 1'b1;
@@ -2430,7 +2436,7 @@ always @(posedge clk) begin
             if (chr_page) begin
                 xl_cur <= chr_cur;
                 xl_ret <= S_CH;
-                state_reg <= S_XL_PAGE;
+                xl_call(XL_AT_PAGE);
             end
             if (chr_read) begin
                 d_lane <= chr_pa[OW-1:0];
@@ -2451,47 +2457,19 @@ always @(posedge clk) begin
             end
         end
 
-        // ----- translation -----
-        S_XL_BEGIN: begin
-            xl_pages <= 0;
-            if (xl_end[64]) begin
-                fail_status <= STATUS_UNMAPPED;
-                state_reg <= S_FAIL;
-            end else begin
-                state_reg <= S_XL_PAGE;
-            end
-        end
-        S_XL_PAGE: begin
-            if (!xl_pass2 && {1'b0, xl_cur} >= xl_end) begin
-                state_reg <= xl_ret;
-            end else if (va_hi != 0 || cls_shift == 0) begin
-                fail_status <= STATUS_UNMAPPED;
-                state_reg <= S_FAIL;
-            end else begin
+        // ----- translation (clio_xl_ctl; the walk, clio_xl_walk, in its ST_WALK) -----
+        S_XL: begin                                      // the stage runs; its calls come back here
+            if (xc_clear) xl_pages <= 0;
+            if (xc_look) begin
                 pg_shift <= cls_shift[4:0];
                 pg_vpn <= xl_cur >> cls_shift;
                 xl_pages <= xl_pages + 1'b1;
                 tlb_look_valid <= 1'b1;                      // the TLB takes the VA itself
-                state_reg <= S_XL_TLBW;
             end
-        end
-        S_XL_TLBW: begin
-            if (tlb_out_valid) begin
-                if (tlb_hit) begin
-                    pg_ppn <= tlb_ppn;
-                    pg_perms <= tlb_perms;
-                    if ((tlb_perms & xl_need) != xl_need) begin
-                        fail_status <= STATUS_PERMISSION;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        xl_page_ok();                        // S_XL_OK's work, a cycle sooner
-                    end
-                end else begin
-                    state_reg <= S_XL_WALK;                  // clio_xl_walk takes the page (`xw_valid`)
-                end
+            if (xc_tlb_load) begin
+                pg_ppn <= tlb_ppn;
+                pg_perms <= tlb_perms;
             end
-        end
-        S_XL_WALK: begin                                 // the walk (clio_xl_walk) runs; its calls come back here
             if (xw_bucket) pg_bucket <= hash_index;
             if (xw_pte) begin
                 pg_found <= ptf_found;
@@ -2500,42 +2478,42 @@ always @(posedge clk) begin
                 pg_perms <= ptf_perms;
                 pg_flags <= ptf_flags;
             end
-            if (xw_fail) begin
-                fail_status <= xw_status;
-                state_reg <= S_FAIL;
-            end
-            if (xw_report) begin
-                rep_status <= xw_status;
-                rep_pid <= x_pid;
-                rep_va <= xl_cur;
-                rep_ret <= xw_status == STATUS_BUSY ? S_XL_FAILB : S_XL_FAILU;
-                state_reg <= S_REP;
-            end
-            if (xw_flush) begin
-                flush_ret <= S_XL_WALK;
-                state_reg <= S_FLUSH;
-            end
-            if (xw_probe) begin
-                ring_cmd <= 2'd1;                        // PROBE: room for PA_CONSUMED?
-                ring_ret <= S_XL_WALK;
-                state_reg <= S_RING;
-            end
             if (xw_fault_ppn) pg_ppn <= fault_ppn;
             if (xw_enq_unit) fault_enqueue(fault_ppn);
             if (xw_enq) fault_enqueue(pg_ppn);
-            if (xw_insert) begin
-                tlb_ins_valid <= 1'b1;
-                state_reg <= S_XL_OK;
+            if (xw_insert) tlb_ins_valid <= 1'b1;
+            if (xc_fail) begin
+                fail_status <= xc_status;
+                state_reg <= S_FAIL;
             end
-        end
-        S_XL_OK: xl_page_ok();
-        S_XL_FAILU: begin
-            fail_status <= STATUS_UNMAPPED;
-            state_reg <= S_FAIL;
-        end
-        S_XL_FAILB: begin
-            fail_status <= STATUS_BUSY;
-            state_reg <= S_FAIL;
+            if (xc_report) begin
+                rep_status <= xc_status;
+                rep_pid <= x_pid;
+                rep_va <= xl_cur;
+                rep_ret <= S_XL;
+                state_reg <= S_REP;
+            end
+            if (xc_flush) begin
+                flush_ret <= S_XL;
+                state_reg <= S_FLUSH;
+            end
+            if (xc_probe) begin
+                ring_cmd <= 2'd1;                        // PROBE: room for PA_CONSUMED?
+                ring_ret <= S_XL;
+                state_reg <= S_RING;
+            end
+            // A translated page: its bounds; the next page, or the range's end.
+            if (xc_ok) begin
+                pg_start <= xl_cur & ~pg_mask;
+                pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
+                pg_ok <= 1'b1;
+            end
+            if (xc_next) xl_cur <= (xl_cur | pg_mask) + 1'b1;
+            if (xc_last) xl_cur <= xl_end[63:0];             // the last page: translated
+            if (xc_hand_off) wl_hand_off();                  // a one-page WRITE: the lane took it
+            if (xc_let_go) let_go();                         // the atomics stage took it
+            if (xc_at_read) at_read();                       // S_AT_READ's work, a cycle sooner
+            if (xc_ret) state_reg <= xl_ret;
         end
 
         // ----- READ data phase -----
@@ -2624,7 +2602,7 @@ always @(posedge clk) begin
                 if (mv_idle) begin
                     xl_cur <= rd_cur;
                     xl_ret <= S_RD_STEP;
-                    state_reg <= S_XL_PAGE;
+                    xl_call(XL_AT_PAGE);
                 end
             end else begin
                 // The rest of the chunk in this page: one mover command; the
@@ -2734,7 +2712,7 @@ always @(posedge clk) begin
             if (wd_page) begin
                 xl_cur <= wr_cur;
                 xl_ret <= S_WR;
-                state_reg <= S_XL_PAGE;
+                xl_call(XL_AT_PAGE);
             end
             if (wd_cmd) begin
                 // The rest of the payload in this page, streamed by the mover
@@ -3105,7 +3083,7 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // in L2 (the engine holds a packet), the lane stopping behind it, as before.
 // Not while the atomics stage works (`at_idle`: it may own the port, and the
 // lane issues nothing until it has answered); it cannot start during a walk.
-assign lane_walk = state_reg == S_XL_WALK && xw_walking && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
+assign lane_walk = xc_walking && xw_walking && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
     && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg && at_idle;
 
 // ---------------------------------------------------------------------------
