@@ -503,6 +503,7 @@ clio_hit_lane #(
     .m_take(to_lane), .m_take_rd(lane_take_rd),
     .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
     .s_rd_only(lane_walk), .s_no_look(lane_walk && xw_at_pte), .m_quiet(lane_quiet),
+    .s_walk_pid(h_pid), .s_walk_va(h_va),
     .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
@@ -3079,8 +3080,9 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // looks nothing up any more, and the engine waits there until every hit it
 // looked up has answered (`lane_quiet`): every lookup precedes the insert,
 // every such answer the walking READ's, and the lane has nothing in flight
-// when the port goes back to one owner. A miss behind the walking READ waits
-// in L2 (the engine holds a packet), the lane stopping behind it, as before.
+// when the port goes back to one owner. The next miss behind the walking READ
+// waits in the lane's hand-off slot (not on the walking READ's page: `h_pid`,
+// `h_va`), the reads behind it going on; a second one stops the lane in L2.
 // Not while the atomics stage works (`at_idle`: it may own the port, and the
 // lane issues nothing until it has answered); it cannot start during a walk.
 assign lane_walk = xc_walking && xw_walking && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2

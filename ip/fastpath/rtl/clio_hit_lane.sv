@@ -55,6 +55,16 @@
 // about to insert the walked page) nothing leaves L1, so every lookup comes
 // before that insert, and the engine waits for `m_quiet` (every looked-up hit
 // answered: the walking READ's answer follows theirs).
+// The next miss: a read without retry_of that misses in L2 while the engine
+// walks moves to a slot of its own (`ho_*`, one) if it is not on the walking
+// READ's page (`s_walk_pid`/`s_walk_va`: that one hits once the walk inserts
+// it, so the model would not see it walk, and the rule lets nothing pass it),
+// and the reads behind it go on: looked up before the walking READ's insert
+// and before the held miss's own (it walks only after the walking READ has
+// answered), answered before both (ip/fastpath/README.md, "Answer order").
+// A read to the held miss's page stays in L1 (it would miss too), as does
+// anything once the walk is over: the held miss is handed over (before any
+// L2 miss) once every looked-up read behind it has answered.
 // Back-off: while the engine waits for an empty lane (`s_eng_waits`: to pump
 // a READ stream or to poll), the lane takes at most PUMP_WAIT more requests,
 // then none until the engine has started.
@@ -110,6 +120,8 @@ module clio_hit_lane #(
     input  wire                    s_eng_waits,       // the engine waits for an empty lane
     input  wire                    s_rd_only,         // the engine walks: only reads without retry_of move
     input  wire                    s_no_look,         // ... and its insert comes: nothing leaves L1
+    input  wire [31:0]             s_walk_pid,        // the walking READ's PID and VA (while `s_rd_only`)
+    input  wire [63:0]             s_walk_va,
     output wire                    m_quiet,           // no looked-up hit in L2, nothing in flight or out
     output wire                    m_empty,           // nothing in L1, L2, in flight or out
     output wire [3:0]              m_inflight,        // requests issued to DRAM, not answered
@@ -305,6 +317,12 @@ reg              l1_bank_reg = 1'b0, l2_bank_reg = 1'b0;
 reg              l2_hit_reg = 1'b0;
 reg [31:0]       l2_ppn_reg = 0;
 reg [7:0]        l2_perms_reg = 0;
+// The next miss behind a walking READ, held for the engine (a read: no bank, no payload).
+reg              ho_valid_reg = 1'b0;
+reg [31:0]       ho_pid_reg = 0, ho_req_id_reg = 0, ho_total_reg = 0, ho_epoch_reg = 0, ho_ack_reg = 0;
+reg [15:0]       ho_session_reg = 0;
+reg [63:0]       ho_va_reg = 0, ho_key_reg = 0;
+reg [4:0]        ho_shift_reg = 0;
 
 // Requests in flight, oldest first, with what their answers echo.
 reg [31:0]       lq_pid_mem [0:LQ-1];
@@ -353,7 +371,7 @@ wire l1_wr = l1_state_reg == ST_WRITE;
 wire l2_wr = l2_state_reg == ST_WRITE;
 wire pause = grants_reg == GW'(PUMP_WAIT);
 
-assign m_empty = !l1_valid && !l2_valid && lq_count == 0 && !lo_valid_reg && !lw_valid_reg;
+assign m_empty = !l1_valid && !l2_valid && !ho_valid_reg && lq_count == 0 && !lo_valid_reg && !lw_valid_reg;
 assign m_inflight = lq_count;
 
 // ---------------------------------------------------------------------------
@@ -396,14 +414,23 @@ assign m_axi_awvalid = s_active && !s_rd_only && l2_valid && l2_wr && l2_good &&
 wire l2_ar = m_axi_arvalid && m_axi_arready;
 wire l2_fire = (l2_ar && (!l2_span_reg || l2_ar1_reg)) || (m_axi_awvalid && m_axi_awready);
 wire l2_eject = l2_valid && !l2_good;
-assign m_ho_valid = s_active && l2_eject && lq_count == 0 && !lo_valid_reg;
+// A miss in L2 during a walk is held (`park`) unless on the walking READ's page.
+/* verilator lint_off WIDTH */
+wire l2_walk_page = l2_pid_reg == s_walk_pid && ((l2_tva_reg ^ s_walk_va) >> l2_shift_reg) == 64'd0;
+wire l1_ho_page = l1_pid_reg == ho_pid_reg && ((l1_tva_reg ^ ho_va_reg) >> ho_shift_reg) == 64'd0;
+/* verilator lint_on WIDTH */
+wire park = s_active && s_rd_only && !ho_valid_reg && l2_valid && !l2_wr && !l2_hit
+    && l2_retry_of_reg == 32'd0 && !l2_walk_page;
+// The held miss goes first, once the reads behind it that were looked up have answered.
+assign m_ho_valid = s_active && (ho_valid_reg ? !(l2_valid && l2_good) : l2_eject && !park) && lq_count == 0
+    && !lo_valid_reg;
 wire handoff = m_ho_valid && m_ho_ready;
-wire l2_free = !l2_valid || l2_fire;
+wire l2_free = !l2_valid || l2_fire || park;
 // The re-lookup of a stale write: the engine has let the handed-off packet
 // go (`m_ho_ready`) and its last dedup update has landed.
 wire l1_relook = s_active && m_ho_ready && l1_wr && l1_stale_reg && !s_dd_busy;
-wire l1_move = s_active && l1_valid && l2_free && !l2_eject && !(l1_wr && l1_stale_reg) && !s_no_look
-    && !(s_rd_only && (l1_wr || l1_retry_of_reg != 32'd0));
+wire l1_move = s_active && l1_valid && l2_free && !(l2_eject && !park) && !(l1_wr && l1_stale_reg) && !s_no_look
+    && !(s_rd_only && (l1_wr || l1_retry_of_reg != 32'd0)) && !(ho_valid_reg && (!s_rd_only || l1_ho_page));
 // A miss in L2 is handed over later: its lookup touched nothing in the TLB.
 assign m_quiet = !(l2_valid && l2_good) && lq_count == 0 && !lo_valid_reg && !lr_half_reg && !lw_valid_reg;
 wire l1_free = !l1_valid || l1_move;
@@ -413,7 +440,7 @@ wire l1_free = !l1_valid || l1_move;
 // A write's lookup sees the one write ahead of it whose record is not
 // inserted yet (forwarded, below): a second one waits.
 wire bank_busy = (l1_wr && l1_bank_reg == s_in_bank) || (l2_wr && l2_bank_reg == s_in_bank);
-assign s_in_ready = !l2_eject
+assign s_in_ready = !(l2_eject && !park)
     && (elig ? (l1_free && !pause && !(elig_wr && (bank_busy || (l1_wr && l2_wr))))
              : (s_in_tlast ? m_empty : !bank_busy));
 wire in_fire = s_in_valid && s_in_ready;
@@ -464,19 +491,20 @@ assign m_axi_wdata = lw_data_reg;
 assign m_axi_wstrb = lw_strb_reg;
 assign m_axi_wvalid = lw_valid_reg;
 
-assign m_ho_wr = l2_wr;
-assign m_ho_pid = l2_pid_reg;
-assign m_ho_req_id = l2_req_id_reg;
-assign m_ho_retry_of = l2_retry_of_reg;
-assign m_ho_va = l2_va_reg;
-assign m_ho_total_len = l2_total_reg;
-assign m_ho_offset = l2_off_reg;
-assign m_ho_payload_len = l2_plen_reg;
-assign m_ho_session = l2_session_reg;
-assign m_ho_epoch = l2_epoch_reg;
-assign m_ho_key = l2_key_reg;
-assign m_ho_ack = l2_ack_reg;
-assign m_ho_bank = l2_bank_reg;
+// A held miss is a lane read (retry_of, offset and payload length 0).
+assign m_ho_wr = !ho_valid_reg && l2_wr;
+assign m_ho_pid = ho_valid_reg ? ho_pid_reg : l2_pid_reg;
+assign m_ho_req_id = ho_valid_reg ? ho_req_id_reg : l2_req_id_reg;
+assign m_ho_retry_of = ho_valid_reg ? 32'd0 : l2_retry_of_reg;
+assign m_ho_va = ho_valid_reg ? ho_va_reg : l2_va_reg;
+assign m_ho_total_len = ho_valid_reg ? ho_total_reg : l2_total_reg;
+assign m_ho_offset = ho_valid_reg ? 32'd0 : l2_off_reg;
+assign m_ho_payload_len = ho_valid_reg ? 7'd0 : l2_plen_reg;
+assign m_ho_session = ho_valid_reg ? ho_session_reg : l2_session_reg;
+assign m_ho_epoch = ho_valid_reg ? ho_epoch_reg : l2_epoch_reg;
+assign m_ho_key = ho_valid_reg ? ho_key_reg : l2_key_reg;
+assign m_ho_ack = ho_valid_reg ? ho_ack_reg : l2_ack_reg;
+assign m_ho_bank = !ho_valid_reg && l2_bank_reg;
 
 // ---------------------------------------------------------------------------
 // Answers: the oldest request in flight, from its R beat or its B.
@@ -586,7 +614,7 @@ always_ff @(posedge clk) begin
         l2_dd_bad_reg <= l1_wr && l1_dd_bad;
         l2_bank_reg <= l1_bank_reg;
         l1_state_reg <= ST_EMPTY;
-    end else if (l2_fire || handoff) begin
+    end else if (l2_fire || park || (handoff && !ho_valid_reg)) begin
         l2_state_reg <= ST_EMPTY;
     end else if (l2_ar) begin
         l2_ar1_reg <= 1'b1;
@@ -605,6 +633,20 @@ always_ff @(posedge clk) begin
         l1_dd_full_reg <= s_dd_full;
         l1_dd_count_reg <= s_dd_count;
         l1_dd_last_reg <= s_dd_last;
+    end
+    if (park) begin
+        ho_valid_reg <= 1'b1;
+        ho_pid_reg <= l2_pid_reg;
+        ho_req_id_reg <= l2_req_id_reg;
+        ho_total_reg <= l2_total_reg;
+        ho_epoch_reg <= l2_epoch_reg;
+        ho_ack_reg <= l2_ack_reg;
+        ho_session_reg <= l2_session_reg;
+        ho_va_reg <= l2_va_reg;
+        ho_key_reg <= l2_key_reg;
+        ho_shift_reg <= l2_shift_reg;
+    end else if (handoff) begin
+        ho_valid_reg <= 1'b0;
     end
     // The engine runs from a hand-off on: a write in L1 looked up before.
     if (handoff) l1_stale_reg <= 1'b1;
@@ -691,6 +733,7 @@ always_ff @(posedge clk) begin
     if (rst) begin
         l1_state_reg <= ST_EMPTY;
         l2_state_reg <= ST_EMPTY;
+        ho_valid_reg <= 1'b0;
         lq_wr_reg <= 0;
         lq_rd_reg <= 0;
         lq_nw_reg <= 0;

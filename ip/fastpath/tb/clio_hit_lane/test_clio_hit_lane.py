@@ -85,6 +85,7 @@ class Env:
         self.eng_waits = False
         self.rd_only = False     # the engine walks: reads without retry_of only
         self.no_look = False     # ... and inserts soon: no lookup
+        self.walk = (0, 0)       # the walking READ's (pid, va)
         self.looks = []          # (pid, va) of each TLB lookup
         self.rb_busy = False
         self.ho_ready = True
@@ -105,7 +106,7 @@ class Env:
                   "s_hdr_va", "s_hdr_total_len", "s_hdr_offset", "s_hdr_payload_len", "s_hdr_session",
                   "s_hdr_epoch", "s_hdr_key", "s_hdr_ack", "s_pkt_len", "s_err_short", "s_err_crc",
                   "s_err_malformed", "s_in_sess_ok", "s_fence_any", "s_active", "s_eng_waits", "m_ho_ready",
-                  "s_rd_only", "s_no_look",
+                  "s_rd_only", "s_no_look", "s_walk_pid", "s_walk_va",
                   "s_l1_floor", "s_l1_dquota", "s_tlb_hit", "s_tlb_ppn", "s_tlb_perms", "s_dd_hit", "s_dd_full",
                   "s_dd_last", "s_dd_busy", "s_dd_count", "s_in_bank", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
                   "m_axi_bvalid", "s_rb_busy", "m_out_tready"):
@@ -185,6 +186,7 @@ class Env:
         dut.s_eng_waits.value = self.eng_waits
         dut.s_rd_only.value = self.rd_only
         dut.s_no_look.value = self.no_look
+        dut.s_walk_pid.value, dut.s_walk_va.value = self.walk
         dut.m_ho_ready.value = self.ho_ready
         self.drive_intake()
         await Timer(1, "ns")
@@ -706,14 +708,16 @@ async def write_behind_a_hand_off(dut):
 @cocotb.test()
 async def beside_a_walk(dut):
     """While the engine walks (`s_rd_only`, the hand-off port busy): hit reads are looked up and
-    answered; a miss waits in L2 and stops the lane (`m_quiet` up: no looked-up hit left); a
-    read with retry_of and a write wait in L1 unlooked-up (no AW); from `s_no_look` on, a read
-    taken in is not looked up. Once the walk is over everything answers in order."""
+    answered; a miss on the walking READ's page waits in L2 and stops the lane (`m_quiet` up: no
+    looked-up hit left); a read with retry_of and a write wait in L1 unlooked-up (no AW); from
+    `s_no_look` on, a read taken in is not looked up. Once the walk is over everything answers
+    in order."""
     env = Env(dut, 9)
     await env.start()
     env.pauses = True
     env.map(1, 0x5000, 0x33, P["PERM_READ"] | P["PERM_WRITE"])
     env.ho_ready, env.rd_only = False, True
+    env.walk = (1, 0x9040)                   # the engine walks for page 0x9000
     hits = [Req(P["OP_READ"], req_id=1 + i, va=0x5000 + 64 * i, total_len=8) for i in range(3)]
     miss = Req(P["OP_READ"], req_id=4, va=0x9000, total_len=8)
     after = Req(P["OP_READ"], req_id=5, va=0x5100, total_len=8)
@@ -751,3 +755,124 @@ async def beside_a_walk(dut):
     env.ho_ready, env.rd_only, env.no_look = True, False, False
     await env.drain()
     assert len(env.looks) == looks + 1 and len(env.answers) == 7
+
+
+async def engine_takes(env, limit=40):
+    """The engine (idle) takes the lane's next hand-off and then holds it: the lane is inactive
+    and the hand-off port busy until `engine_done`. Returns the cycles it took."""
+    n = len(env.handoffs)
+    env.active, env.ho_ready = True, True
+    for i in range(limit):
+        await env.step()
+        if len(env.handoffs) > n:
+            assert len(env.handoffs) == n + 1
+            env.active, env.ho_ready = False, False
+            return i
+    raise AssertionError("no hand-off")
+
+
+def engine_done(env):
+    env.active, env.ho_ready = True, True
+
+
+@cocotb.test()
+async def past_a_held_miss(dut):
+    """While the engine walks, the next miss (another page than the walking READ's) moves to the
+    hand-off slot and the hit reads behind it are looked up and answered before it; a read to
+    the held miss's page stays in L1 unlooked-up, and so does a second miss's follower behind
+    it in L2. Once the walk is over nothing more leaves L1: the held miss is handed over (first,
+    with its fields) after every looked-up read has answered, then the rest in order."""
+    env = Env(dut, 12)
+    await env.start()
+    env.pauses = True
+    for pg in range(4):
+        env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+    env.ho_ready, env.rd_only = False, True
+    env.walk = (1, 0x40000)                  # the engine walks for page 0x40000
+    before = [Req(P["OP_READ"], req_id=1 + i, va=0x10000 + 64 * i, total_len=8) for i in range(2)]
+    held = Req(P["OP_READ"], req_id=3, va=0x50000, total_len=16, ack=2, key=0x77, session=4)
+    behind = [Req(P["OP_READ"], req_id=4 + i, va=0x11000 + 0x1000 * i + 8 * i, total_len=8 + 20 * i)
+              for i in range(3)]
+    same = Req(P["OP_READ"], req_id=7, va=0x50100, total_len=8)          # the held miss's page
+    tail = Req(P["OP_READ"], req_id=8, va=0x10040, total_len=8)
+    for r in before + [held] + behind + [same, tail]:
+        env.offer(r)
+    await env.run(60)
+    assert env.answers == [read_answer(env, r) for r in before + behind], "the reads behind the held miss go on"
+    assert [va for _, va in env.looks] == [r.va for r in before + [held] + behind], \
+        "the read to the held miss's page is not looked up"
+    assert dut.m_quiet.value and not dut.m_empty.value and not env.handoffs
+    # The walk is over (its READ answering): the lane stops, the held miss goes over first.
+    env.rd_only, env.walk = False, (0, 0)
+    await env.run(3)
+    assert not env.handoffs, "the engine still holds the walking READ"
+    await engine_takes(env)
+    h = env.handoffs[0]
+    assert (h["wr"], h["pid"], h["req_id"], h["retry_of"], h["va"], h["total_len"], h["offset"],
+            h["payload_len"], h["session"], h["epoch"], h["key"], h["ack"]) \
+        == (0, 1, 3, 0, 0x50000, 16, 0, 0, 4, EPOCH, 0x77, 2)
+    assert len(env.looks) == 6, "nothing looked up once the walk is over, until the hand-off"
+    await env.run(10)
+    env.map(1, 0x50000, 0x140, P["PERM_READ"])  # the held miss's walk inserted its page
+    engine_done(env)
+    await env.drain()
+    assert [h["req_id"] for h in env.handoffs] == [3]
+    assert env.answers[-2:] == [read_answer(env, same), read_answer(env, tail)]
+
+
+@cocotb.test()
+async def held_miss_order(dut):
+    """One held miss at a time: a second miss behind it waits in L2 and stops the lane; a miss on
+    the walking READ's page is not held (it stops the lane in L2, as before); a held miss waits
+    for a looked-up hit behind it still in L2 or in flight before it is handed over, and goes
+    before the miss in L2."""
+    env = Env(dut, 13)
+    await env.start()
+    for pg in range(2):
+        env.map(1, 0x10000 + (pg << SHIFT), 0x100 + pg, P["PERM_READ"])
+    env.ho_ready, env.rd_only = False, True
+    env.walk = (1, 0x40000)
+    m1 = Req(P["OP_READ"], req_id=1, va=0x50000, total_len=8)
+    h1 = Req(P["OP_READ"], req_id=2, va=0x10000, total_len=8)
+    m2 = Req(P["OP_READ"], req_id=3, va=0x60000, total_len=8)
+    h2 = Req(P["OP_READ"], req_id=4, va=0x11000, total_len=8)
+    for r in (m1, h1, m2, h2):
+        env.offer(r)
+    await env.run(30)
+    assert env.answers == [read_answer(env, h1)]
+    assert [va for _, va in env.looks] == [0x50000, 0x10000, 0x60000], "h2 waits behind the second miss"
+    env.rd_only = False
+    await engine_takes(env)
+    assert [h["req_id"] for h in env.handoffs] == [1], "the held miss first"
+    await env.run(5)
+    await engine_takes(env)
+    engine_done(env)
+    await env.drain()
+    assert [h["req_id"] for h in env.handoffs] == [1, 3]
+    assert env.answers == [read_answer(env, h1), read_answer(env, h2)]
+    # A miss on the walking READ's page stays in L2: the hit behind it is not looked up.
+    env.ho_ready, env.rd_only = False, True
+    n = len(env.looks)
+    for r in (Req(P["OP_READ"], req_id=5, va=0x40080, total_len=8), Req(P["OP_READ"], req_id=6, va=0x10040, total_len=8)):
+        env.offer(r)
+    await env.run(20)
+    assert [va for _, va in env.looks[n:]] == [0x40080] and len(env.answers) == 2
+    env.rd_only = False
+    await engine_takes(env)
+    engine_done(env)
+    await env.drain()
+    assert [h["req_id"] for h in env.handoffs] == [1, 3, 5] and len(env.answers) == 3
+    # A held miss waits for the hit behind it that was looked up (slow DRAM: in flight).
+    env.latency = 15
+    env.ho_ready, env.rd_only = False, True
+    for r in (Req(P["OP_READ"], req_id=7, va=0x70000, total_len=8), Req(P["OP_READ"], req_id=8, va=0x10080, total_len=8)):
+        env.offer(r)
+    await env.run(6)
+    assert int(dut.m_inflight.value) == 1 and not env.answers[3:]
+    env.rd_only = False
+    waited = await engine_takes(env)
+    assert len(env.answers) == 4, "the held miss is handed over after the hit behind it has answered"
+    assert waited >= 5
+    engine_done(env)
+    await env.drain()
+    assert [h["req_id"] for h in env.handoffs] == [1, 3, 5, 7]
