@@ -693,23 +693,22 @@ wire                 mv_cmd_ready, mv_done, mv_idle, mv_rd_valid, mv_rd_mark, mv
 // appended to the response builder as they arrive and the beat that ends a
 // chunk starts its packet (offset `pk_off`), while the engine issues the
 // commands of the chunks after it (read ahead).
-reg                  pk_on = 1'b0;
-reg  [15:0]          pk_filled = 0;
-reg  [31:0]          pk_off = 0;
+wire                 pk_on;
+wire [15:0]          pk_filled;
+wire [31:0]          pk_off;
 // The READ stage: once a READ's last commands are issued, the packer (with
 // the mover's queue) finishes its data on its own (`pk_solo`, its answer
 // header fields kept in `ps_*`) while the engine takes the next request.
 // Until it has started its last packet, the builder and the port belong to
 // it: the engine holds before any other answer, the mover keeps the AXI
 // port, the lane waits. The next READ's data phase issues its commands
-// behind the stage's in the mover's queue (`pk_next`): the packer goes on
-// with them once the stage's last packet has started.
-reg                  pk_solo = 1'b0;
-reg                  pk_next = 1'b0;
-reg  [7:0]           ps_op = 0, ps_flags = 0, ps_status = 0;
-reg  [31:0]          ps_pid = 0, ps_req_id = 0, ps_retry_of = 0, ps_total_len = 0, ps_epoch = 0;
-reg  [63:0]          ps_va = 0;
-reg  [15:0]          ps_session = 0;
+// behind the stage's in the mover's queue: the packer goes on with them
+// once the stage's last packet has started. Both are clio_rd_stage's.
+wire                 pk_solo;
+wire [7:0]           ps_op, ps_flags, ps_status;
+wire [31:0]          ps_pid, ps_req_id, ps_retry_of, ps_total_len, ps_epoch;
+wire [63:0]          ps_va;
+wire [15:0]          ps_session;
 wire                 eng_hold;     // the engine waits for the builder (below the builder)
 wire                 wd_begin, wd_move;  // the WRITE's data phase in ST_BEGIN, ST_MOVE (clio_wr_data)
 wire                 rdd_begin, rdd_move; // the READ's data phase in ST_BEGIN, ST_MOVE (clio_rd_data)
@@ -1171,12 +1170,8 @@ wire                 rb_tvalid, rb_tlast;
 
 // The packer takes a beat while the builder has room; the chunk's last beat
 // starts its packet in the same cycle (payload length: the bytes appended).
-wire                 pk_ready = pk_on && rb_ready && !rb_start;
-wire                 pk_beat = mv_rd_valid && pk_ready;
-wire                 pk_start = pk_beat && mv_rd_mark;
-/* verilator lint_off WIDTH */
-wire [15:0]          pk_plen = pk_filled + mv_rd_len;
-/* verilator lint_on WIDTH */
+wire                 pk_ready, pk_beat, pk_start;
+wire [15:0]          pk_plen;
 
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
@@ -1249,11 +1244,6 @@ clio_atomic_stage #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .KEY_WIDTH
 // The lane's answer starts when the builder has a free buffer and no other
 // start is under way (the engine's is held while the lane holds a write).
 assign wl_ans_ready = rb_ready && !rb_start && !pk_on;
-// The stage's last packet starts (its offset reaches the READ's length; it
-// was reached already if every packet started before the stage began).
-/* verilator lint_off WIDTH */
-wire ps_last = pk_solo && ((pk_start && pk_off + pk_plen == ps_total_len) || pk_off == ps_total_len);
-/* verilator lint_on WIDTH */
 
 assign m_axis_tdata = lo_valid ? lane_out_tdata : rb_tdata;
 assign m_axis_tkeep = lo_valid ? lane_out_tkeep : rb_tkeep;
@@ -1678,6 +1668,25 @@ clio_rd_data rdd_inst (
     .m_empty(rdd_empty), .m_solo(rdd_solo), .m_page(rdd_page), .m_cmd(rdd_cmd), .m_cmd_taken(rdd_cmd_taken),
     .m_drained(rdd_drained), .m_insert(rdd_insert), .m_finish(rdd_finish), .m_pm_end(rdd_pm_end),
     .m_begin(rdd_begin), .m_move(rdd_move)
+);
+
+// The READ packer and the READ stage (clio_rd_stage): the data phase's
+// start, stop (an empty READ, a page that went away), drain and hand-off
+// are the engine's strobes (held with it); the mover's beats, the builder's
+// room and the stage's last packet its own.
+clio_rd_stage #(.OW(OW)) rs_inst (
+    .clk(clk), .rst(rst),
+    .s_start(rdd_start), .s_off0(pm_on ? pm_sent : 32'd0),
+    .s_stop(rdd_empty || (state_reg == S_FAIL && !eng_hold)), .s_drained(rdd_drained), .s_solo(rdd_solo),
+    .s_restart(state_reg == S_RD && rdd_begin),
+    .s_op(r_op), .s_flags(r_flags), .s_status(r_status), .s_pid(o_pid), .s_req_id(o_req_id),
+    .s_retry_of(o_retry_of), .s_va(r_va), .s_total_len(r_total_len), .s_session(o_session), .s_epoch(r_epoch),
+    .s_rd_valid(mv_rd_valid), .s_rd_mark(mv_rd_mark), .s_rd_len(mv_rd_len), .s_rb_ready(rb_ready),
+    .s_rb_start(rb_start),
+    .m_on(pk_on), .m_filled(pk_filled), .m_off(pk_off), .m_plen(pk_plen), .m_ready(pk_ready), .m_beat(pk_beat),
+    .m_start(pk_start), .m_solo(pk_solo), .m_last(), .m_op(ps_op), .m_flags(ps_flags),
+    .m_status(ps_status), .m_pid(ps_pid), .m_req_id(ps_req_id), .m_retry_of(ps_retry_of), .m_va(ps_va),
+    .m_total_len(ps_total_len), .m_session(ps_session), .m_epoch(ps_epoch)
 );
 
 // The error report (clio_err_report): run in S_REP, entered with `rep_*`
@@ -2211,9 +2220,8 @@ always @(posedge clk) begin
             state_reg <= S_SEND;
         end
         S_FAIL: begin
-            // A data phase's page went away (the READ stage, if any, goes on).
-            if (pk_solo && !ps_last) pk_next <= 1'b0;
-            else pk_on <= 1'b0;
+            // A data phase's page went away (the READ stage, if any, goes on:
+            // clio_rd_stage's `s_stop`).
             r_status <= fail_status;
             r_plen <= 16'd0;
             r_va <= h_va;
@@ -2564,13 +2572,7 @@ always @(posedge clk) begin
         // streams in and the previous one leaves.
         S_RD: begin                                      // the stage runs; its calls come back here
             if (rdd_start) begin
-                if (pk_solo && !ps_last) begin
-                    pk_next <= 1'b1;                     // the packer takes it after the stage
-                end else begin
-                    pk_off <= pm_on ? pm_sent : 32'd0;
-                    pk_filled <= 0;
-                    pk_on <= 1'b1;
-                end
+                // (the packer starts, or waits behind the READ stage: clio_rd_stage)
                 r_status <= STATUS_OK;
                 r_va <= rd_va;
                 r_total_len <= rd_total;
@@ -2587,31 +2589,17 @@ always @(posedge clk) begin
                 state_reg <= S_FLUSH;
             end
             if (rdd_empty) begin
-                // An empty READ: the header-only answer, nothing moved.
-                if (pk_solo && !ps_last) pk_next <= 1'b0;
-                else pk_on <= 1'b0;
+                // An empty READ: the header-only answer, nothing moved (the
+                // packer stops: clio_rd_stage's `s_stop`).
                 r_offset <= d_sent;
                 r_plen <= 16'd0;
                 send_ret <= S_RD;
                 state_reg <= S_SEND;
             end
-            if (rdd_solo) begin
-                // The READ's last commands are issued: the READ stage
-                // (packer + mover queue) finishes it on its own with
-                // this answer's header, and the engine goes on.
-                pk_solo <= 1'b1;
-                ps_op <= r_op;
-                ps_flags <= r_flags;
-                ps_status <= r_status;
-                ps_pid <= o_pid;
-                ps_req_id <= o_req_id;
-                ps_retry_of <= o_retry_of;
-                ps_va <= r_va;
-                ps_total_len <= r_total_len;
-                ps_session <= o_session;
-                ps_epoch <= r_epoch;
-                let_go();
-            end
+            // The READ's last commands are issued: the READ stage (packer +
+            // mover queue, clio_rd_stage) finishes it on its own with this
+            // answer's header, and the engine goes on.
+            if (rdd_solo) let_go();
             if (rdd_page) begin
                 xl_cur <= rd_cur;
                 xl_ret <= S_RD;
@@ -2626,8 +2614,6 @@ always @(posedge clk) begin
                 mv_go <= 1'b1;
             end
             if (rdd_cmd_taken) mv_go <= 1'b0;
-            // Every beat appended, the last packet started, a buffer free.
-            if (rdd_drained) pk_on <= 1'b0;
             if (rdd_insert) begin
                 // The rest leaves packet by packet, between other requests
                 // (S_IDLE pumped before this READ if the table was full).
@@ -3003,29 +2989,6 @@ always @(posedge clk) begin
     if (eng_in_last || lane_handoff) begin
         pkt_have_reg <= 1'b1;
     end
-    // The READ packer: a beat appended; a chunk's last one started its packet.
-    if (pk_beat) begin
-        if (mv_rd_mark) begin
-            pk_filled <= 16'd0;
-            pk_off <= pk_off + {16'd0, pk_plen};
-        end else begin
-            pk_filled <= pk_plen;
-        end
-    end
-    // The READ stage is done once its last packet has started; the packer
-    // goes on with the next READ's beats (from its first byte: no READ
-    // streams with a stage) if that READ's data phase has begun (now or
-    // before), else stops.
-    if (ps_last) begin
-        pk_solo <= 1'b0;
-        pk_next <= 1'b0;
-        if (pk_next || (state_reg == S_RD && rdd_begin)) begin
-            pk_off <= 32'd0;
-            pk_filled <= 16'd0;
-        end else begin
-            pk_on <= 1'b0;
-        end
-    end
 
     if (rst) begin
         state_reg <= S_IDLE;
@@ -3035,9 +2998,6 @@ always @(posedge clk) begin
         sq_cnt <= 0;
         pm_on <= 1'b0;
         pm_turn <= 1'b0;
-        pk_on <= 1'b0;
-        pk_solo <= 1'b0;
-        pk_next <= 1'b0;
         mv_go <= 1'b0;
         fq_count <= 0;
         fl_bg <= 1'b0;
