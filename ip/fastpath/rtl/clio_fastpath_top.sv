@@ -559,8 +559,8 @@ typedef enum logic [6:0] {
     S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
     S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9,
     S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
-    S_XL = 7'd14, S_RD_MOVE = 7'd18,
-    S_RD_BEGIN = 7'd31, S_RD_CHUNK = 7'd32, S_RD_STEP = 7'd33, S_RD_DRAIN = 7'd34, S_RD_AFTER = 7'd35,
+    S_XL = 7'd14,
+    S_RD = 7'd31,
     S_WR = 7'd36,
     S_AT_READ = 7'd40, S_AT_WRB = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
     S_REC1 = 7'd44, S_AT_WR = 7'd45,
@@ -638,7 +638,7 @@ reg [7:0]             pg_flags = 0;
 reg                   pg_found = 1'b0;
 
 // Data movement.
-reg [31:0] d_sent = 0, d_n = 0, d_filled = 0;
+wire [31:0] d_sent, d_n, d_filled;   // the READ's data phase (clio_rd_data)
 wire [31:0] d_pos;             // the WRITE's data phase (clio_wr_data)
 wire [63:0] d_base;
 reg [OW-1:0] d_lane = 0;
@@ -696,25 +696,25 @@ wire                 mv_cmd_ready, mv_done, mv_idle, mv_rd_valid, mv_rd_mark, mv
 // appended to the response builder as they arrive and the beat that ends a
 // chunk starts its packet (offset `pk_off`), while the engine issues the
 // commands of the chunks after it (read ahead).
-reg                  pk_on = 1'b0;
-reg  [15:0]          pk_filled = 0;
-reg  [31:0]          pk_off = 0;
+wire                 pk_on;
+wire [15:0]          pk_filled;
+wire [31:0]          pk_off;
 // The READ stage: once a READ's last commands are issued, the packer (with
 // the mover's queue) finishes its data on its own (`pk_solo`, its answer
 // header fields kept in `ps_*`) while the engine takes the next request.
 // Until it has started its last packet, the builder and the port belong to
 // it: the engine holds before any other answer, the mover keeps the AXI
 // port, the lane waits. The next READ's data phase issues its commands
-// behind the stage's in the mover's queue (`pk_next`): the packer goes on
-// with them once the stage's last packet has started.
-reg                  pk_solo = 1'b0;
-reg                  pk_next = 1'b0;
-reg  [7:0]           ps_op = 0, ps_flags = 0, ps_status = 0;
-reg  [31:0]          ps_pid = 0, ps_req_id = 0, ps_retry_of = 0, ps_total_len = 0, ps_epoch = 0;
-reg  [63:0]          ps_va = 0;
-reg  [15:0]          ps_session = 0;
+// behind the stage's in the mover's queue: the packer goes on with them
+// once the stage's last packet has started. Both are clio_rd_stage's.
+wire                 pk_solo;
+wire [7:0]           ps_op, ps_flags, ps_status;
+wire [31:0]          ps_pid, ps_req_id, ps_retry_of, ps_total_len, ps_epoch;
+wire [63:0]          ps_va;
+wire [15:0]          ps_session;
 wire                 eng_hold;     // the engine waits for the builder (below the builder)
 wire                 wd_begin, wd_move;  // the WRITE's data phase in ST_BEGIN, ST_MOVE (clio_wr_data)
+wire                 rdd_begin, rdd_move; // the READ's data phase in ST_BEGIN, ST_MOVE (clio_rd_data)
 wire [DATA_WIDTH-1:0] mv_rd_data;
 wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
@@ -1173,12 +1173,8 @@ wire                 rb_tvalid, rb_tlast;
 
 // The packer takes a beat while the builder has room; the chunk's last beat
 // starts its packet in the same cycle (payload length: the bytes appended).
-wire                 pk_ready = pk_on && rb_ready && !rb_start;
-wire                 pk_beat = mv_rd_valid && pk_ready;
-wire                 pk_start = pk_beat && mv_rd_mark;
-/* verilator lint_off WIDTH */
-wire [15:0]          pk_plen = pk_filled + mv_rd_len;
-/* verilator lint_on WIDTH */
+wire                 pk_ready, pk_beat, pk_start;
+wire [15:0]          pk_plen;
 
 clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
     .clk(clk), .rst(rst),
@@ -1210,7 +1206,7 @@ assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
-    || (!wl_idle && (state_reg == S_REC1 || state_reg == S_RD_BEGIN))
+    || (!wl_idle && (state_reg == S_REC1 || (state_reg == S_RD && rdd_begin)))
     || at_hold;
 // While the atomics stage holds an atomic the engine takes no packet until
 // the atomic's record is in (its lookup, ack and quota count see it, as in
@@ -1222,13 +1218,13 @@ assign at_hold = (state_reg == S_IDLE && at_rec_pend)
     || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || (state_reg == S_RP && rp_wr_state)
         || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
-        || state_reg == S_REC1 || state_reg == S_RD_BEGIN || (state_reg == S_WR && wd_begin) || state_reg == S_AT_READ));
+        || state_reg == S_REC1 || (state_reg == S_RD && rdd_begin) || (state_reg == S_WR && wd_begin) || state_reg == S_AT_READ));
 // The stage's answer: after an older write lane's or READ stage's, with the
 // builder free and no other start in this cycle. The packer may be on with
 // nothing to append: a READ stage that ended while the engine waits in
-// S_RD_BEGIN (`at_hold`) keeps it on for that READ, whose commands are not
+// S_RD in ST_BEGIN (`at_hold`) keeps it on for that READ, whose commands are not
 // issued yet; the stage's answer goes first (the rb_wr mux below).
-assign at_ans_ready = rb_ready && !rb_start && (!pk_on || state_reg == S_RD_BEGIN) && !pk_solo && wl_idle;
+assign at_ans_ready = rb_ready && !rb_start && (!pk_on || (state_reg == S_RD && rdd_begin)) && !pk_solo && wl_idle;
 
 clio_atomic_stage #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) at_inst (
     .clk(clk), .rst(rst),
@@ -1251,11 +1247,6 @@ clio_atomic_stage #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .KEY_WIDTH
 // The lane's answer starts when the builder has a free buffer and no other
 // start is under way (the engine's is held while the lane holds a write).
 assign wl_ans_ready = rb_ready && !rb_start && !pk_on;
-// The stage's last packet starts (its offset reaches the READ's length; it
-// was reached already if every packet started before the stage began).
-/* verilator lint_off WIDTH */
-wire ps_last = pk_solo && ((pk_start && pk_off + pk_plen == ps_total_len) || pk_off == ps_total_len);
-/* verilator lint_on WIDTH */
 
 assign m_axis_tdata = lo_valid ? lane_out_tdata : rb_tdata;
 assign m_axis_tkeep = lo_valid ? lane_out_tkeep : rb_tkeep;
@@ -1333,11 +1324,6 @@ wire        dec_pass = h_len >= CLIO_HEADER_LEN && !h_short && !h_crc && (h_op &
 assign      dec_ack = state_reg == S_DECIDE && dec_pass && needs_sess && h_ack != 32'd0;
 wire [31:0] dec_floor = (needs_sess && h_ack != 32'd0 && (h_floor == 32'd0 || serial_before(h_floor, h_ack)))
     ? h_ack : h_floor;
-// A READ chunk: the rest after `sent` bytes, cut at the MTU.
-function [31:0] chunk_n(input [31:0] total, input [31:0] sent, input [15:0] mtu);
-    chunk_n = (total - sent) < {16'd0, mtu} ? (total - sent) : {16'd0, mtu};
-endfunction
-
 // Data phase: the current byte and its page.
 wire [63:0] rd_cur = rd_va + d_sent + d_filled;
 wire [63:0] wr_cur = d_base + d_pos;
@@ -1692,6 +1678,46 @@ clio_wr_data #(.OW(OW)) wd_inst (
     .m_last_take(wd_last_take), .m_begin(wd_begin), .m_move(wd_move)
 );
 
+// The READ's data phase (clio_rd_data): the engine runs it in S_RD; the
+// packer's start, the answer's fields, the mover's commands, the hand to the
+// READ stage and the stream table's insert are its loads, the fault-queue
+// flush, the page translations and an empty READ's send its calls (see the
+// module). The page, its PA and the segment stay here (`rd_*` above).
+wire rdd_start, rdd_flush, rdd_empty, rdd_solo, rdd_page, rdd_cmd, rdd_cmd_taken, rdd_drained;
+wire rdd_insert, rdd_finish, rdd_pm_end;
+clio_rd_data rdd_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_RD), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_pm(pm_on), .s_streams(streams_on), .s_solo(pk_solo),
+    .s_flush_first(fq_count != 0 && xl_pages > TLB_ENTRIES), .s_sent0(pm_on ? pm_sent : 32'd0),
+    .s_total(rd_total), .s_mtu(cfg_mtu),
+    .s_in_page(rd_in_page), .s_mv_idle(mv_idle), .s_cmd_ready(mv_cmd_ready), .s_cmd_len(mv_len),
+    .s_pk_empty(pk_filled == 16'd0), .s_rb_ready(rb_ready),
+    .m_sent(d_sent), .m_n(d_n), .m_filled(d_filled), .m_start(rdd_start), .m_flush(rdd_flush),
+    .m_empty(rdd_empty), .m_solo(rdd_solo), .m_page(rdd_page), .m_cmd(rdd_cmd), .m_cmd_taken(rdd_cmd_taken),
+    .m_drained(rdd_drained), .m_insert(rdd_insert), .m_finish(rdd_finish), .m_pm_end(rdd_pm_end),
+    .m_begin(rdd_begin), .m_move(rdd_move)
+);
+
+// The READ packer and the READ stage (clio_rd_stage): the data phase's
+// start, stop (an empty READ, a page that went away), drain and hand-off
+// are the engine's strobes (held with it); the mover's beats, the builder's
+// room and the stage's last packet its own.
+clio_rd_stage #(.OW(OW)) rs_inst (
+    .clk(clk), .rst(rst),
+    .s_start(rdd_start), .s_off0(pm_on ? pm_sent : 32'd0),
+    .s_stop(rdd_empty || (state_reg == S_FAIL && !eng_hold)), .s_drained(rdd_drained), .s_solo(rdd_solo),
+    .s_restart(state_reg == S_RD && rdd_begin),
+    .s_op(r_op), .s_flags(r_flags), .s_status(r_status), .s_pid(o_pid), .s_req_id(o_req_id),
+    .s_retry_of(o_retry_of), .s_va(r_va), .s_total_len(r_total_len), .s_session(o_session), .s_epoch(r_epoch),
+    .s_rd_valid(mv_rd_valid), .s_rd_mark(mv_rd_mark), .s_rd_len(mv_rd_len), .s_rb_ready(rb_ready),
+    .s_rb_start(rb_start),
+    .m_on(pk_on), .m_filled(pk_filled), .m_off(pk_off), .m_plen(pk_plen), .m_ready(pk_ready), .m_beat(pk_beat),
+    .m_start(pk_start), .m_solo(pk_solo), .m_last(), .m_op(ps_op), .m_flags(ps_flags),
+    .m_status(ps_status), .m_pid(ps_pid), .m_req_id(ps_req_id), .m_retry_of(ps_retry_of), .m_va(ps_va),
+    .m_total_len(ps_total_len), .m_session(ps_session), .m_epoch(ps_epoch)
+);
+
 // The error report (clio_err_report): run in S_REP, entered with `rep_*`
 // set; the notice flush and the ring push are its calls (back to S_REP),
 // then the engine goes on at `rep_ret`.
@@ -2009,7 +2035,7 @@ always @(posedge clk) begin
                 xl_cur <= sq_va[0] + sq_sent[0];
                 xl_end <= {1'b0, sq_va[0] + sq_sent[0]} + sq_n;
                 xl_need <= PERM_READ;
-                xl_ret <= S_RD_BEGIN;
+                xl_ret <= S_RD;
                 ev_pump_q <= 1'b1;
                 xl_call(XL_AT_BEGIN);
             end else if (pkt_have_reg && !pm_hold && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
@@ -2102,7 +2128,7 @@ always @(posedge clk) begin
                     cf_entry <= CF_GT;                       // report the blocks first
                     state_reg <= S_CF;
                 end else if (rd_fast) begin
-                    xl_first(h_va, rd_end_full, PERM_READ, S_RD_BEGIN, rd_shift0);
+                    xl_first(h_va, rd_end_full, PERM_READ, S_RD, rd_shift0);
                 end else if (OF_ON && h_op == OP_OFFLOAD_CALL) begin
                     cf_entry <= CF_OF;                       // to the slow path; its host keeps exactly-once
                     state_reg <= S_CF;
@@ -2201,9 +2227,8 @@ always @(posedge clk) begin
             state_reg <= S_SEND;
         end
         S_FAIL: begin
-            // A data phase's page went away (the READ stage, if any, goes on).
-            if (pk_solo && !ps_last) pk_next <= 1'b0;
-            else pk_on <= 1'b0;
+            // A data phase's page went away (the READ stage, if any, goes on:
+            // clio_rd_stage's `s_stop`).
             r_status <= fail_status;
             r_plen <= 16'd0;
             r_va <= h_va;
@@ -2344,7 +2369,7 @@ always @(posedge clk) begin
                         xl_cur <= h_va;
                         xl_end <= rd_end_full;
                         xl_need <= PERM_READ;
-                        xl_ret <= S_RD_BEGIN;
+                        xl_ret <= S_RD;
                         xl_call(XL_AT_PAGE);
                     end
                 end
@@ -2517,126 +2542,58 @@ always @(posedge clk) begin
             if (xc_ret) state_reg <= xl_ret;
         end
 
-        // ----- READ data phase -----
-        // The engine issues the mover's commands chunk by chunk (a chunk is
+        // ----- READ data phase (clio_rd_data) -----
+        // The stage issues the mover's commands chunk by chunk (a chunk is
         // one response packet, cut at the MTU, and a page's share of it one
         // command), ahead of the data; the packer (below the case) appends
         // the beats to the builder and starts each packet with its last
         // beat, so the next chunk's bursts are read while the current one
         // streams in and the previous one leaves.
-        S_RD_BEGIN: begin
-            d_sent <= pm_on ? pm_sent : 32'd0;
-            if (pk_solo && !ps_last) begin
-                pk_next <= 1'b1;                         // the packer takes it after the stage
-            end else begin
-                pk_off <= pm_on ? pm_sent : 32'd0;
-                pk_filled <= 0;
-                pk_on <= 1'b1;
+        S_RD: begin                                      // the stage runs; its calls come back here
+            if (rdd_start) begin
+                // (the packer starts, or waits behind the READ stage: clio_rd_stage)
+                r_status <= STATUS_OK;
+                r_va <= rd_va;
+                r_total_len <= rd_total;
+                // A pumped packet keeps the last page its translation found
+                // (the data phase translates again only a second page), and so
+                // does a READ of one page: looking it up again would find the
+                // same entry, already the TLB's most recent use (the model's
+                // second lookup leaves its LRU order as it is).
+                pg_ok <= (pm_on || xl_pages == 32'd1) && pg_ok;
+                xl_pass2 <= 1'b1;
             end
-            r_status <= STATUS_OK;
-            r_va <= rd_va;
-            r_total_len <= rd_total;
-            // A pumped packet keeps the last page its translation found
-            // (the data phase translates again only a second page), and so
-            // does a READ of one page: looking it up again would find the
-            // same entry, already the TLB's most recent use (the model's
-            // second lookup leaves its LRU order as it is).
-            pg_ok <= (pm_on || xl_pages == 32'd1) && pg_ok;
-            xl_pass2 <= 1'b1;
-            // The first chunk (S_RD_CHUNK's work, one cycle sooner).
-            d_n <= chunk_n(rd_total, pm_on ? pm_sent : 32'd0, cfg_mtu);
-            d_filled <= 0;
-            if (fq_count != 0 && xl_pages > TLB_ENTRIES) begin
-                flush_ret <= S_RD_STEP;
+            if (rdd_flush) begin
+                flush_ret <= S_RD;
                 state_reg <= S_FLUSH;
-            end else begin
-                state_reg <= S_RD_STEP;
             end
-        end
-        S_RD_CHUNK: begin
-            d_n <= (rd_total - d_sent) < cfg_mtu ? (rd_total - d_sent) : cfg_mtu;
-            d_filled <= 0;
-            state_reg <= S_RD_STEP;
-        end
-        S_RD_STEP: begin
-            if (d_n == 0) begin
-                // An empty READ: the header-only answer, nothing moved.
-                if (pk_solo && !ps_last) pk_next <= 1'b0;
-                else pk_on <= 1'b0;
+            if (rdd_empty) begin
+                // An empty READ: the header-only answer, nothing moved (the
+                // packer stops: clio_rd_stage's `s_stop`).
                 r_offset <= d_sent;
                 r_plen <= 16'd0;
-                send_ret <= S_RD_AFTER;
+                send_ret <= S_RD;
                 state_reg <= S_SEND;
-            end else if (d_filled == d_n) begin
-                // The chunk's commands are issued (its data may still be in
-                // flight): the next chunk, else wait for the packets to start.
-                if (pk_solo) begin
-                    // One READ stage at a time: the one before finishes first.
-                end else if (!pm_on && !streams_on && d_sent + d_n >= rd_total) begin
-                    // The READ's last commands are issued: the READ stage
-                    // (packer + mover queue) finishes it on its own with
-                    // this answer's header, and the engine goes on.
-                    pk_solo <= 1'b1;
-                    ps_op <= r_op;
-                    ps_flags <= r_flags;
-                    ps_status <= r_status;
-                    ps_pid <= o_pid;
-                    ps_req_id <= o_req_id;
-                    ps_retry_of <= o_retry_of;
-                    ps_va <= r_va;
-                    ps_total_len <= r_total_len;
-                    ps_session <= o_session;
-                    ps_epoch <= r_epoch;
-                    d_sent <= d_sent + d_n;
-                    let_go();
-                end else if (pm_on || streams_on || d_sent + d_n >= rd_total) begin
-                    state_reg <= S_RD_DRAIN;
-                end else begin
-                    d_sent <= d_sent + d_n;
-                    d_n <= chunk_n(rd_total, d_sent + d_n, cfg_mtu);
-                    d_filled <= 0;
-                    state_reg <= S_RD_STEP;
-                end
-            end else if (!rd_in_page) begin
-                // The next page is translated once the mover is idle (a
-                // bucket read or a fault takes the AXI port).
-                if (mv_idle) begin
-                    xl_cur <= rd_cur;
-                    xl_ret <= S_RD_STEP;
-                    xl_call(XL_AT_PAGE);
-                end
-            end else begin
+            end
+            // The READ's last commands are issued: the READ stage (packer +
+            // mover queue, clio_rd_stage) finishes it on its own with this
+            // answer's header, and the engine goes on.
+            if (rdd_solo) let_go();
+            if (rdd_page) begin
+                xl_cur <= rd_cur;
+                xl_ret <= S_RD;
+                xl_call(XL_AT_PAGE);
+            end
+            if (rdd_cmd) begin
                 // The rest of the chunk in this page: one mover command; the
                 // chunk's last one is marked (its last beat starts the packet).
                 mv_addr <= rd_pa;
                 mv_len <= rd_seg[15:0];
                 mv_mark <= d_filled + rd_seg == d_n;
                 mv_go <= 1'b1;
-                state_reg <= S_RD_MOVE;
             end
-        end
-        S_RD_MOVE: begin
-            if (mv_cmd_ready) begin
-                mv_go <= 1'b0;
-                d_filled <= d_filled + {16'd0, mv_len};
-                state_reg <= S_RD_STEP;
-            end
-        end
-        S_RD_DRAIN: begin
-            // Every beat appended, the last packet started, and the builder
-            // has a free buffer for the next answer.
-            if (mv_idle && pk_filled == 16'd0 && rb_ready) begin
-                pk_on <= 1'b0;
-                state_reg <= S_RD_AFTER;
-            end
-        end
-        S_RD_AFTER: begin
-            d_sent <= d_sent + d_n;
-            if (pm_on) begin
-                state_reg <= S_PM_END;
-            end else if (d_sent + d_n >= h_total_len) begin
-                state_reg <= S_FINISH;
-            end else if (streams_on) begin
+            if (rdd_cmd_taken) mv_go <= 1'b0;
+            if (rdd_insert) begin
                 // The rest leaves packet by packet, between other requests
                 // (S_IDLE pumped before this READ if the table was full).
                 for (qs = STN - 1; qs >= 0; qs = qs - 1) begin
@@ -2661,10 +2618,9 @@ always @(posedge clk) begin
                     end
                 end
                 sq_cnt <= sq_cnt + 1'b1;
-                state_reg <= S_FINISH;
-            end else begin
-                state_reg <= S_RD_CHUNK;
             end
+            if (rdd_finish) state_reg <= S_FINISH;
+            if (rdd_pm_end) state_reg <= S_PM_END;
         end
         S_PM_END: begin
             if (fq_count != 0) begin
@@ -3012,29 +2968,6 @@ always @(posedge clk) begin
     if (eng_in_last || lane_handoff) begin
         pkt_have_reg <= 1'b1;
     end
-    // The READ packer: a beat appended; a chunk's last one started its packet.
-    if (pk_beat) begin
-        if (mv_rd_mark) begin
-            pk_filled <= 16'd0;
-            pk_off <= pk_off + {16'd0, pk_plen};
-        end else begin
-            pk_filled <= pk_plen;
-        end
-    end
-    // The READ stage is done once its last packet has started; the packer
-    // goes on with the next READ's beats (from its first byte: no READ
-    // streams with a stage) if that READ's data phase has begun (now or
-    // before), else stops.
-    if (ps_last) begin
-        pk_solo <= 1'b0;
-        pk_next <= 1'b0;
-        if (pk_next || state_reg == S_RD_BEGIN) begin
-            pk_off <= 32'd0;
-            pk_filled <= 16'd0;
-        end else begin
-            pk_on <= 1'b0;
-        end
-    end
 
     if (rst) begin
         state_reg <= S_IDLE;
@@ -3044,9 +2977,6 @@ always @(posedge clk) begin
         sq_cnt <= 0;
         pm_on <= 1'b0;
         pm_turn <= 1'b0;
-        pk_on <= 1'b0;
-        pk_solo <= 1'b0;
-        pk_next <= 1'b0;
         mv_go <= 1'b0;
         fq_count <= 0;
         fl_bg <= 1'b0;
@@ -3096,7 +3026,7 @@ assign lane_walk = xc_walking && xw_walking && h_op == OP_READ && !pm_on && h_to
 // ahead, and the READ stage drains while the engine goes on): a bucket
 // read, a ring access or an engine access waits for it (their clients hold
 // their requests until granted), so DRAM sees the model's order.
-wire       mv_cmd_state = state_reg == S_RD_MOVE || (state_reg == S_WR && wd_move);
+wire       mv_cmd_state = (state_reg == S_RD && rdd_move) || (state_reg == S_WR && wd_move);
 // The write lane's command goes first (its write is older than anything the
 // engine issues after handing it over).
 wire       mv_cmd_ready_raw;
