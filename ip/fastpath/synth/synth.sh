@@ -16,6 +16,10 @@
 #   REPORT=path      write the JSON there instead of synth/report.json
 #   TOP_TABLES="-set P V ..."  extra chparam settings for the top only (synth/top.sh
 #                    sets the session / forwarding / fence tables small, see there)
+#   ABC_NOFRAIG=1    map LUTs with abc's default LUT script less its first step, `&fraig -x`
+#                    (SAT sweeping): on clio_hit_lane alone (70 699 AND nodes, its two CRC32C
+#                    matrices) that step ran for over 15 minutes where the rest of the script
+#                    takes 22 s, and it kept the flattened top in abc for hours (synth/top.sh)
 #   RTL=dir          synthesize the sources in dir (e.g. an older checkout's ip/fastpath/rtl)
 #   WORK=dir         keep the logs, stats and netlists (MODULE.json) there instead of a mktemp dir
 #                    (without it the netlists are deleted once measured)
@@ -38,6 +42,7 @@ fi
 if [ -n "${TOP_TABLES:-}" ]; then top_params="$top_params $TOP_TABLES"; set_name="$set_name; top also $TOP_TABLES"; fi
 flags="-family xcup -noiopad -flatten"
 if [ -n "${NOWIDELUT:-}" ]; then flags="$flags -nowidelut"; set_name="$set_name, -nowidelut"; fi
+if [ -n "${ABC_NOFRAIG:-}" ]; then set_name="$set_name; abc's LUT script without &fraig -x"; fi
 python3 "$here/yosys_prep.py" "$rtl/clio_pkg.sv" "$work/src" "$rtl"/clio_*.sv
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check clio_free_pa_fifo
          clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma clio_resp_builder clio_axi_arbiter
@@ -60,6 +65,20 @@ run_one() {
         script="synth_xilinx $flags -top $m -run begin:coarse;
             techmap -map +/cmp2lut.v -map +/cmp2lcu.v -D LUT_WIDTH=6; alumacc; opt; memory -nomap; opt_clean;
             synth_xilinx $flags -top $m -run map_memory:"
+    fi
+    if [ -n "${ABC_NOFRAIG:-}" ]; then
+        # synth_xilinx's map_luts step written out (yosys 0.23, these flags) with
+        # its abc call given the script below instead of the default.
+        local luts="2:2,3,6:5,10,20"
+        if [ -n "${NOWIDELUT:-}" ]; then luts="2:2,3,6:5"; fi
+        printf '%s\n' strash scorr dc2 dretime strash 'dch -f' if mfs2 > "$work/nofraig.abc"
+        script="${script%-run map_memory:}"
+        if [ "$script" = "synth_xilinx $flags -top $m" ]; then script="$script -run :map_luts"
+        else script="$script -run map_memory:map_luts"; fi
+        script="$script; opt_expr -mux_undef -noclkinv; abc -luts $luts -script $work/nofraig.abc; clean;
+            techmap -map +/xilinx/ff_map.v; xilinx_srl -fixed -minlen 3;
+            techmap -map +/xilinx/lut_map.v -map +/xilinx/cells_map.v -D LUT_WIDTH=6; xilinx_dffopt;
+            opt_lut_ins -tech xilinx; synth_xilinx $flags -top $m -run finalize:"
     fi
     local t0=$SECONDS files
     # Only the files the module needs (synth/deps.py): parsing every source cost
