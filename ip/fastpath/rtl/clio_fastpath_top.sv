@@ -644,34 +644,22 @@ wire [63:0] d_base;
 reg [OW-1:0] d_lane = 0;
 reg [OW:0]   d_k = 0;
 
-// Open READ streams, in pump order (entry 0 next), and the one being pumped.
+// Open READ streams, in pump order (entry 0 next), and the one being pumped
+// (clio_stream_table, below the READ-stream decisions); whether a packet was
+// taken since the last pump (the engine's turn between packets and streams).
 localparam STN = STREAMS > 0 ? STREAMS : 1;
 localparam STW = $clog2(STN + 1);
-reg [31:0] sq_pid [0:STN-1];
-reg [31:0] sq_req_id [0:STN-1];
-reg [31:0] sq_retry_of [0:STN-1];
-reg [31:0] sq_epoch [0:STN-1];
-reg [31:0] sq_total [0:STN-1];
-reg [31:0] sq_sent [0:STN-1];
-reg [15:0] sq_session [0:STN-1];
-reg [63:0] sq_va [0:STN-1];
-reg [STW-1:0] sq_cnt /*verilator public_flat_rd*/ = 0;
-reg        pm_on = 1'b0, pm_cut = 1'b0, pm_turn = 1'b0;
-reg [31:0] pm_pid = 0, pm_total = 0, pm_sent = 0, pm_n = 0;
-reg [63:0] pm_va = 0;
+wire [STW-1:0] sq_cnt /*verilator public_flat_rd*/;
+wire        pm_on;
+wire [31:0] pm_pid, pm_total, pm_sent;
+wire [63:0] pm_va;
+reg         pm_turn = 1'b0;
 // Event pulses for the co-simulation (see the header).
 /* verilator lint_off UNUSEDSIGNAL */
 reg ev_take_q /*verilator public_flat_rd*/ = 1'b0;
 reg ev_pump_q /*verilator public_flat_rd*/ = 1'b0;
 reg ev_poll_q /*verilator public_flat_rd*/ = 1'b0;
 /* verilator lint_on UNUSEDSIGNAL */
-integer qi;
-initial begin
-    for (qi = 0; qi < STN; qi = qi + 1) begin
-        sq_pid[qi] = 0; sq_req_id[qi] = 0; sq_retry_of[qi] = 0; sq_epoch[qi] = 0;
-        sq_total[qi] = 0; sq_sent[qi] = 0; sq_session[qi] = 0; sq_va[qi] = 0;
-    end
-end
 // The PID whose pages are translated: the pumped stream's, else the packet's.
 wire [31:0] x_pid = pm_on ? pm_pid : h_pid;
 // The READ in the data phase: the pumped stream, else the packet.
@@ -1811,29 +1799,10 @@ end
 /* verilator lint_on WIDTH */
 
 // ---------------------------------------------------------------------------
-// READ streams: where a new stream of the packet's session goes (after that
-// client's last one, else last), how many leading entries belong to the
-// client of entry 0 (its turn moves them all to the back), whether a stream
-// of the packet's PID is open, and what the engine does next from S_IDLE.
+// READ streams: what the engine does next from S_IDLE; the table
+// (clio_stream_table) says whether a stream of the packet's PID is open.
 // ---------------------------------------------------------------------------
-reg [STW-1:0] sq_ins, sq_grp;
-reg           sq_run, sq_pid_open;
-/* verilator lint_off WIDTH */
-always @* begin
-    sq_ins = sq_cnt;
-    sq_grp = 1;
-    sq_run = 1'b1;
-    sq_pid_open = 1'b0;
-    for (qi = 0; qi < STN; qi = qi + 1) begin
-        if (qi < sq_cnt && sq_session[qi] == h_session) sq_ins = qi + 1;
-        if (qi < sq_cnt && sq_pid[qi] == h_pid) sq_pid_open = 1'b1;
-        if (qi > 0) begin
-            if (sq_run && qi < sq_cnt && sq_session[qi] == sq_session[0]) sq_grp = qi + 1;
-            else sq_run = 1'b0;
-        end
-    end
-end
-/* verilator lint_on WIDTH */
+wire sq_pid_open;
 // A READ waits while the table is full, a FENCE while its PID streams; else
 // a packet in hand and open streams take turns. A request the lane handed
 // over was taken in already: it goes first.
@@ -1856,30 +1825,32 @@ wire pm_hold = streams_on && pm_must && !h_from_lane;
 // PUMP_WAIT + 1 lane requests). The order stays the one the events report.
 assign eng_waits = fl_wait || state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
     && !(pkt_have_reg && h_from_lane) && (!pkt_have_reg || pm_turn || pm_must)));
-wire [31:0] sq_left = sq_total[0] - sq_sent[0];
-// The pumped stream goes on (its packet was sent whole and more remain).
-wire pm_keep = !pm_cut && pm_sent + pm_n < pm_total;
-// Where entry qs comes from after the pump: the entries after stream 0's
-// group first, then stream 0 if it goes on, then the rest of its group.
-integer qsrc [0:STN-1];
-integer qk;
-/* verilator lint_off WIDTH */
-always @* begin
-    for (qk = 0; qk < STN; qk = qk + 1) begin
-        if (qk < sq_cnt - sq_grp) qsrc[qk] = qk + sq_grp;
-        else if (pm_keep && qk == sq_cnt - sq_grp) qsrc[qk] = 0;
-        else qsrc[qk] = qk - (sq_cnt - sq_grp) - (pm_keep ? 1 : 0) + 1;
-        if (qsrc[qk] >= STN || qsrc[qk] < 0) qsrc[qk] = 0;
-    end
-end
-/* verilator lint_on WIDTH */
-wire [31:0] sq_n = sq_left < {16'd0, cfg_mtu} ? sq_left : {16'd0, cfg_mtu};
+// S_IDLE polls first (a poll asked for, nothing in hand), else pumps if it may.
+wire idle_poll = poll_req && lane_empty && !pkt_have_reg && wl_idle;
+wire [31:0] sq_q_pid, sq_q_req_id, sq_q_retry_of, sq_q_epoch, sq_n;
+wire [15:0] sq_q_session;
+wire [63:0] sq_q_cur;
+
+// The READ-stream table (clio_stream_table): the data phase's insert (S_RD),
+// the pump's start from S_IDLE, a pumped page that went away (S_FAIL) and the
+// round-robin at the pump's end (S_PM_END) are the engine's strobes (held
+// with it); entry 0 and the pumped stream its outputs.
+clio_stream_table #(.STN(STN)) sqt_inst (
+    .clk(clk), .rst(rst),
+    .s_insert(rdd_insert), .s_pid(h_pid), .s_req_id(h_req_id), .s_retry_of(h_retry_of), .s_epoch(h_epoch),
+    .s_total(h_total_len), .s_sent(d_sent + d_n), .s_session(h_session), .s_va(h_va),
+    .s_pump(state_reg == S_IDLE && !eng_hold && !idle_poll && pm_want), .s_mtu(cfg_mtu),
+    .s_cut(state_reg == S_FAIL && !eng_hold), .s_rotate(state_reg == S_PM_END && !eng_hold && fq_count == 0),
+    .m_cnt(sq_cnt), .m_pid_open(sq_pid_open), .m_q_pid(sq_q_pid), .m_q_req_id(sq_q_req_id),
+    .m_q_retry_of(sq_q_retry_of), .m_q_session(sq_q_session), .m_q_epoch(sq_q_epoch), .m_q_cur(sq_q_cur),
+    .m_q_n(sq_n), .m_pm_on(pm_on), .m_pm_pid(pm_pid), .m_pm_va(pm_va), .m_pm_total(pm_total),
+    .m_pm_sent(pm_sent)
+);
 
 // ---------------------------------------------------------------------------
 // The engine.
 // ---------------------------------------------------------------------------
 integer fi;
-integer qs;
 
 /* verilator lint_off WIDTH */
 // A taken fault goes on at once: its PTE write-back and PA_CONSUMED notice
@@ -2004,36 +1975,30 @@ always @(posedge clk) begin
     if (!eng_hold) case (state_reg)
         S_IDLE: begin
             rs_own <= 1'b0;
-            if (poll_req && lane_empty && !pkt_have_reg && wl_idle) begin
+            if (idle_poll) begin
                 poll_req <= 1'b0;
                 rep_opcode <= 8'd0;
                 ev_poll_q <= 1'b1;
                 gt_poll_reg <= 1'b1;
                 state_reg <= S_POLL;
             end else if (pm_want) begin
-                // Pump the next packet of stream 0: translate its range
-                // (READ), then the data phase; answers carry its ids.
-                pm_on <= 1'b1;
-                pm_cut <= 1'b0;
+                // Pump the next packet of stream 0 (the table keeps it):
+                // translate its range (READ), then the data phase; answers
+                // carry its ids.
                 pm_turn <= 1'b0;
-                pm_pid <= sq_pid[0];
-                pm_va <= sq_va[0];
-                pm_total <= sq_total[0];
-                pm_sent <= sq_sent[0];
-                pm_n <= sq_n;
                 rs_own <= 1'b1;
-                rs_pid <= sq_pid[0];
-                rs_req_id <= sq_req_id[0];
-                rs_retry_of <= sq_retry_of[0];
-                rs_session <= sq_session[0];
+                rs_pid <= sq_q_pid;
+                rs_req_id <= sq_q_req_id;
+                rs_retry_of <= sq_q_retry_of;
+                rs_session <= sq_q_session;
                 r_op <= OP_READ_RESP;
                 r_flags <= 8'd0;
-                r_epoch <= sq_epoch[0];
+                r_epoch <= sq_q_epoch;
                 rep_opcode <= 8'd0;                          // the model's pump has no request opcode
                 xl_pass2 <= 1'b0;
                 pg_ok <= 1'b0;
-                xl_cur <= sq_va[0] + sq_sent[0];
-                xl_end <= {1'b0, sq_va[0] + sq_sent[0]} + sq_n;
+                xl_cur <= sq_q_cur;
+                xl_end <= {1'b0, sq_q_cur} + sq_n;
                 xl_need <= PERM_READ;
                 xl_ret <= S_RD;
                 ev_pump_q <= 1'b1;
@@ -2239,11 +2204,10 @@ always @(posedge clk) begin
             state_reg <= S_SEND;
             if (pm_on) begin
                 // A pumped packet's page went away: the stream ends with a
-                // header-only answer of that status.
+                // header-only answer of that status (the table cuts it).
                 r_va <= pm_va;
                 r_total_len <= pm_total;
                 r_offset <= 32'd0;
-                pm_cut <= 1'b1;
                 send_ret <= S_PM_END;
             end
         end
@@ -2593,32 +2557,9 @@ always @(posedge clk) begin
                 mv_go <= 1'b1;
             end
             if (rdd_cmd_taken) mv_go <= 1'b0;
-            if (rdd_insert) begin
-                // The rest leaves packet by packet, between other requests
-                // (S_IDLE pumped before this READ if the table was full).
-                for (qs = STN - 1; qs >= 0; qs = qs - 1) begin
-                    if (qs > sq_ins) begin
-                        sq_pid[qs] <= sq_pid[qs - 1];
-                        sq_req_id[qs] <= sq_req_id[qs - 1];
-                        sq_retry_of[qs] <= sq_retry_of[qs - 1];
-                        sq_epoch[qs] <= sq_epoch[qs - 1];
-                        sq_total[qs] <= sq_total[qs - 1];
-                        sq_sent[qs] <= sq_sent[qs - 1];
-                        sq_session[qs] <= sq_session[qs - 1];
-                        sq_va[qs] <= sq_va[qs - 1];
-                    end else if (qs == sq_ins) begin
-                        sq_pid[qs] <= h_pid;
-                        sq_req_id[qs] <= h_req_id;
-                        sq_retry_of[qs] <= h_retry_of;
-                        sq_epoch[qs] <= h_epoch;
-                        sq_total[qs] <= h_total_len;
-                        sq_sent[qs] <= d_sent + d_n;
-                        sq_session[qs] <= h_session;
-                        sq_va[qs] <= h_va;
-                    end
-                end
-                sq_cnt <= sq_cnt + 1'b1;
-            end
+            // `rdd_insert`: the rest leaves packet by packet, between other
+            // requests (the stream table takes it; S_IDLE pumped before this
+            // READ if the table was full).
             if (rdd_finish) state_reg <= S_FINISH;
             if (rdd_pm_end) state_reg <= S_PM_END;
         end
@@ -2627,21 +2568,8 @@ always @(posedge clk) begin
                 flush_ret <= S_PM_END;
                 state_reg <= S_FLUSH;
             end else begin
-                // Stream 0's client goes last (the model's round-robin): the
-                // entries after its group first, then stream 0 if it goes
-                // on, then the rest of its group.
-                for (qs = 0; qs < STN; qs = qs + 1) begin
-                    sq_pid[qs] <= sq_pid[qsrc[qs]];
-                    sq_req_id[qs] <= sq_req_id[qsrc[qs]];
-                    sq_retry_of[qs] <= sq_retry_of[qsrc[qs]];
-                    sq_epoch[qs] <= sq_epoch[qsrc[qs]];
-                    sq_total[qs] <= sq_total[qsrc[qs]];
-                    sq_sent[qs] <= qsrc[qs] == 0 ? pm_sent + pm_n : sq_sent[qsrc[qs]];
-                    sq_session[qs] <= sq_session[qsrc[qs]];
-                    sq_va[qs] <= sq_va[qsrc[qs]];
-                end
-                sq_cnt <= pm_keep ? sq_cnt : sq_cnt - 1'b1;
-                pm_on <= 1'b0;
+                // Stream 0's client goes last (the model's round-robin, the
+                // stream table's rotation); the pump ends.
                 state_reg <= S_IDLE;
             end
         end
@@ -2974,8 +2902,6 @@ always @(posedge clk) begin
         pkt_have_reg <= 1'b0;
         pkt_done_reg <= 1'b0;
         poll_req <= 1'b0;
-        sq_cnt <= 0;
-        pm_on <= 1'b0;
         pm_turn <= 1'b0;
         mv_go <= 1'b0;
         fq_count <= 0;
