@@ -562,8 +562,7 @@ typedef enum logic [6:0] {
     S_XL = 7'd14,
     S_RD = 7'd31,
     S_WR = 7'd36,
-    S_AT_READ = 7'd40, S_AT_WRB = 7'd41, S_AT_SYNCW = 7'd42, S_AT_RESP = 7'd43,
-    S_REC1 = 7'd44, S_AT_WR = 7'd45,
+    S_AT = 7'd40,
     S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
     S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52,
     S_POLL = 7'd54,
@@ -620,6 +619,9 @@ reg [7:0]  fail_status = 0;
 // the range's wrap check, the next page, the TLB's answer to the caller's lookup.
 localparam [1:0] XL_AT_BEGIN = 2'd0, XL_AT_PAGE = 2'd1, XL_AT_TLBW = 2'd2;
 reg [1:0]  xl_at = XL_AT_BEGIN;
+// Where S_AT enters clio_at_engine: the translated word, the word read, the record.
+localparam [1:0] AT_AT_READ = 2'd0, AT_AT_SYNCW = 2'd1, AT_AT_REC1 = 2'd2;
+reg [1:0]  at_at = AT_AT_READ;
 wire       xc_tlbw, xc_at_ok, xc_walking;   // the stage at ST_TLBW, ST_OK, ST_WALK (in S_XL)
 reg        xl_pass2 = 1'b0;
 reg [7:0]  xl_need = 0;
@@ -924,9 +926,9 @@ wire        sync_write;
 wire [7:0]  sync_status;
 wire        sync_out_valid;
 
-// An atomic's read completes (S_MEM_RDW, mem_ret S_AT_SYNCW): the sync unit
+// An atomic's read completes (S_MEM_RDW, mem_ret S_AT): the sync unit
 // takes the word from the port's data in that cycle, not a cycle later.
-wire        at_rd_done = state_reg == S_MEM_RDW && eng_done && mem_ret == S_AT_SYNCW;
+wire        at_rd_done = state_reg == S_MEM_RDW && eng_done && mem_ret == S_AT;
 clio_sync_unit sync_inst (
     .clk(clk), .rst(rst),
     .s_opcode(h_op), .s_old(at_rd_done ? eng_rdata[{d_lane, 3'd0} +: 64] : mem_rdata[{d_lane, 3'd0} +: 64]),
@@ -937,26 +939,21 @@ clio_sync_unit sync_inst (
     .m_valid(sync_out_valid)
 );
 
+// The atomics on the engine (clio_at_engine, below the write's data phase).
 // The atomic's write is offered to the engine port in the cycle the sync
-// unit's result is out (S_AT_SYNCW), from that result, not a cycle later
+// unit's result is out (its ST_SYNCW), from that result, not a cycle later
 // from mem_wdata; a lock over its quota writes nothing.
+wire        ae_let_go, ae_read, ae_fail, ae_result, ae_wr_load, ae_payload, ae_locks, ae_send, ae_record;
+wire        ae_at_read, ae_at_resp, ae_at_rec, ae_wr, ae_port, ae_wr_now;
 wire        at_lock_over = h_op == OP_LOCK && sync_status == STATUS_OK && h_locks >= h_lquota;
-wire        at_wr_now = state_reg == S_AT_SYNCW && sync_out_valid && sync_write && !at_lock_over;
+wire        at_wr_now = ae_wr_now;
 wire [DATA_WIDTH-1:0] at_wdata = {{(DATA_WIDTH-64){1'b0}}, sync_new} << {d_lane, 3'd0};
 wire [BYTES-1:0]      at_wstrb = {{(BYTES-8){1'b0}}, 8'hff} << d_lane;
-// S_AT_WR holds it until the port takes it whole (AW and W), S_AT_WRB waits
-// for its B (`at_b`: seen). The answer's
-// payload, the dedup record and the answer's start all go in the one cycle
-// the B is in and the builder is free (S_AT_RESP's and S_REC1's work), so
-// nothing else can take the builder's fill buffer between payload and start.
-reg         at_b = 1'b0;
-wire        at_b_in = at_b || (state_reg == S_AT_WRB && eng_done);
-wire        at_go = state_reg == S_AT_WRB && at_b_in && !rb_wait && !pk_on;
 
 // The atomics stage (clio_atomic_stage, below the builder): a TLB-hit TAS,
 // CAS or FAA whose word is translated by the first pass (no fault queued, no
 // pump) is handed to it from the page hit (clio_xl_ctl's ST_TLBW or ST_OK, `m_let_go`)
-// or from S_AT_READ, and its packet let go; the stage reads, syncs, writes,
+// or from clio_at_engine's ST_READ, and its packet let go; the stage reads, syncs, writes,
 // inserts the record and answers while the engine takes the next packet.
 wire        at_s_ready, at_idle, at_rec_pend, at_own, at_hold, at_port_free;
 wire        at_mem_valid, at_mem_write, at_mem_done_raw, at_mem_ready_raw;
@@ -1191,10 +1188,10 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // answers (S_REC1's too) and a READ's data phase (the packer) wait for it.
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
-        || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
+        || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
-    || (!wl_idle && (state_reg == S_REC1 || (state_reg == S_RD && rdd_begin)))
+    || (!wl_idle && (ae_at_rec || (state_reg == S_RD && rdd_begin)))
     || at_hold;
 // While the atomics stage holds an atomic the engine takes no packet until
 // the atomic's record is in (its lookup, ack and quota count see it, as in
@@ -1204,9 +1201,9 @@ assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
 // engine's port, bucket and ring accesses wait for the port (`at_own`).
 assign at_hold = (state_reg == S_IDLE && at_rec_pend)
     || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || (state_reg == S_RP && rp_wr_state)
-        || state_reg == S_REPLAY || state_reg == S_AT_RESP || (state_reg == S_CH && chr_resp_state)
+        || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
-        || state_reg == S_REC1 || (state_reg == S_RD && rdd_begin) || (state_reg == S_WR && wd_begin) || state_reg == S_AT_READ));
+        || ae_at_rec || (state_reg == S_RD && rdd_begin) || (state_reg == S_WR && wd_begin) || ae_at_read));
 // The stage's answer: after an older write lane's or READ stage's, with the
 // builder free and no other start in this cycle. The packer may be on with
 // nothing to append: a READ stage that ended while the engine waits in
@@ -1340,9 +1337,9 @@ wire        wl_cmd_valid = (state_reg == S_WR && wd_begin && !eng_hold && wl_one
 // An atomic the atomics stage takes this cycle (see `at_s_ready` above).
 wire        at_last1 = !xl_pass2 && !xl_more && !pm_on && fq_count == 0
     && (h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA) && at_s_ready;
-wire        at_cmd_valid = !eng_hold && at_last1 && (xl_ret == S_AT_READ || state_reg == S_AT_READ)
+wire        at_cmd_valid = !eng_hold && at_last1 && (xl_ret == S_AT || ae_at_read)
     && ((xc_tlbw && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need)
-        || xc_at_ok || state_reg == S_AT_READ);
+        || xc_at_ok || ae_at_read);
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
 wire [64:0] wr_page_left = pg_end - {1'b0, wr_cur};
 
@@ -1643,7 +1640,7 @@ clio_xl_ctl xc_inst (
     .s_tlb_valid(tlb_out_valid), .s_tlb_hit(tlb_hit), .s_tlb_perm_ok((tlb_perms & xl_need) == xl_need),
     .s_walk_ok(xw_insert || xw_enq_unit || xw_enq), .s_walk_fail(xw_fail), .s_walk_report(xw_report),
     .s_walk_status(xw_status), .s_walk_flush(xw_flush), .s_walk_probe(xw_probe),
-    .s_wl_take(wl_last1 && wl_ready && at_idle), .s_at_take(at_cmd_valid), .s_at_read(xl_ret == S_AT_READ && at_idle),
+    .s_wl_take(wl_last1 && wl_ready && at_idle), .s_at_take(at_cmd_valid), .s_at_read(xl_ret == S_AT && at_idle),
     .m_clear(xc_clear), .m_look(xc_look), .m_tlb_load(xc_tlb_load), .m_walk(xc_walk), .m_fail(xc_fail),
     .m_report(xc_report), .m_status(xc_status), .m_flush(xc_flush), .m_probe(xc_probe), .m_ok(xc_ok),
     .m_next(xc_next), .m_last(xc_last), .m_hand_off(xc_hand_off), .m_let_go(xc_let_go), .m_at_read(xc_at_read),
@@ -1664,6 +1661,27 @@ clio_wr_data #(.OW(OW)) wd_inst (
     .m_pos(d_pos), .m_base(d_base), .m_hand_off(wd_hand_off), .m_start(wd_start), .m_flush(wd_flush),
     .m_answer(wd_answer), .m_page(wd_page), .m_cmd(wd_cmd), .m_cmd_taken(wd_cmd_taken),
     .m_last_take(wd_last_take), .m_begin(wd_begin), .m_move(wd_move)
+);
+
+// The atomics that stay on the engine (LOCK, UNLOCK, an atomic with a fault
+// queued) and the record of an executed request (clio_at_engine): the engine
+// runs it in S_AT, entered at `at_at` (`at_call`, `at_read`), and does the
+// word's read, the loads and the exits it asks for (see the module). Its
+// ST_WR holds the write on the port until the port takes it whole (AW and
+// W), its ST_WRB waits for the B; the answer's payload, the dedup record and
+// the answer's start all go in the one cycle the B is in and the builder is
+// free, so nothing else can take the builder's fill buffer between payload
+// and start.
+clio_at_engine ae_inst (
+    .clk(clk), .rst(rst),
+    .s_valid(state_reg == S_AT), .s_at(at_at), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_take(at_cmd_valid), .s_sync_valid(sync_out_valid), .s_sync_write(sync_write),
+    .s_sync_ok(sync_status == STATUS_OK), .s_lock_over(at_lock_over),
+    .s_port_ready(eng_ready), .s_port_done(eng_done), .s_free(!rb_wait && !pk_on),
+    .m_let_go(ae_let_go), .m_read(ae_read), .m_fail(ae_fail), .m_result(ae_result), .m_wr_load(ae_wr_load),
+    .m_payload(ae_payload), .m_locks(ae_locks), .m_send(ae_send), .m_record(ae_record),
+    .m_at_read(ae_at_read), .m_at_resp(ae_at_resp), .m_at_rec(ae_at_rec), .m_wr(ae_wr), .m_port(ae_port),
+    .m_wr_now(ae_wr_now)
 );
 
 // The READ's data phase (clio_rd_data): the engine runs it in S_RD; the
@@ -1750,13 +1768,8 @@ always @* begin
             rb_wr_data = rec_reg[152 +: 128];
             rb_wr_len = rec_reg[144 +: 8];
         end
-        S_AT_RESP: begin
-            rb_wr_en = 1'b1;
-            rb_wr_data = bswap64(sync_old);
-            rb_wr_len = ATOMIC_RESP_LEN;
-        end
-        S_AT_WRB: begin
-            rb_wr_en = at_go;
+        S_AT: begin
+            rb_wr_en = ae_payload;
             rb_wr_data = bswap64(sync_old);
             rb_wr_len = ATOMIC_RESP_LEN;
         end
@@ -1909,8 +1922,17 @@ task automatic at_read;
     begin
         mem_addr <= at_pa;
         d_lane <= h_va[OW-1:0];
-        mem_ret <= S_AT_SYNCW;
+        mem_ret <= S_AT;
+        at_at <= AT_AT_SYNCW;
         state_reg <= S_MEM_RD;
+    end
+endtask
+
+// A call of the atomics on the engine (clio_at_engine), entering at `at` (AT_AT_*).
+task automatic at_call(input [1:0] at);
+    begin
+        at_at <= at;
+        state_reg <= S_AT;
     end
 endtask
 
@@ -2294,7 +2316,8 @@ always @(posedge clk) begin
                 end else if (wr_fast) begin
                     xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR, wr_shift0);
                 end else if (at_fast) begin
-                    xl_first(h_va, at_end, PERM_WRITE, S_AT_READ, at_shift0);
+                    xl_first(h_va, at_end, PERM_WRITE, S_AT, at_shift0);
+                    at_at <= AT_AT_READ;
                 end else begin
                     state_reg <= S_DISPATCH;
                 end
@@ -2361,7 +2384,8 @@ always @(posedge clk) begin
                         xl_cur <= h_va;
                         xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
                         xl_need <= PERM_WRITE;
-                        xl_ret <= S_AT_READ;                 // one page: no second pass
+                        xl_ret <= S_AT;                      // one page: no second pass
+                        at_at <= AT_AT_READ;
                         xl_call(XL_AT_BEGIN);
                     end
                 end
@@ -2502,7 +2526,7 @@ always @(posedge clk) begin
             if (xc_last) xl_cur <= xl_end[63:0];             // the last page: translated
             if (xc_hand_off) wl_hand_off();                  // a one-page WRITE: the lane took it
             if (xc_let_go) let_go();                         // the atomics stage took it
-            if (xc_at_read) at_read();                       // S_AT_READ's work, a cycle sooner
+            if (xc_at_read) at_read();                       // ST_READ's work, a cycle sooner
             if (xc_ret) state_reg <= xl_ret;
         end
 
@@ -2592,7 +2616,7 @@ always @(posedge clk) begin
                 r_va <= h_va;
                 r_total_len <= h_total_len;
                 r_offset <= h_offset;
-                state_reg <= S_REC1;
+                at_call(AT_AT_REC1);
             end
             if (wd_page) begin
                 xl_cur <= wr_cur;
@@ -2612,80 +2636,45 @@ always @(posedge clk) begin
             if (wd_last_take) pkt_done_reg <= 1'b1;
         end
 
-        // ----- atomics -----
-        S_AT_READ: begin
-            // (held while the atomics stage runs: see `at_hold`)
-            if (at_cmd_valid) let_go();
-            else at_read();
-        end
-        S_AT_SYNCW: begin
-            if (sync_out_valid) begin
-                if (h_op == OP_LOCK && sync_status == STATUS_OK && h_locks >= h_lquota) begin
-                    // A lock that would be taken while the session holds its quota.
-                    fail_status <= STATUS_OVER_QUOTA;
-                    state_reg <= S_FAIL;
-                end else if (sync_write || sync_status == STATUS_OK) begin
-                    // A write (it implies STATUS_OK) offered here
-                    // (`at_wr_now`), held in S_AT_WR until the port took it
-                    // whole; without one (a CAS that did not match) the
-                    // answer follows at once (`at_b` set: no B to wait for).
-                    mem_wdata <= at_wdata;
-                    mem_wstrb <= at_wstrb;
-                    r_status <= sync_status;
-                    r_plen <= ATOMIC_RESP_LEN;
-                    r_va <= h_va;
-                    r_total_len <= h_total_len;
-                    r_offset <= h_offset;
-                    at_b <= !sync_write;
-                    state_reg <= sync_write && !eng_ready ? S_AT_WR : S_AT_WRB;
-                end else begin
-                    state_reg <= S_AT_RESP;
-                end
+        // ----- atomics on the engine and the record (clio_at_engine) -----
+        S_AT: begin                                      // the stage runs; its read comes back here
+            if (ae_let_go) let_go();                     // the atomics stage took it
+            if (ae_read) at_read();
+            if (ae_fail) begin
+                // A lock that would be taken while the session holds its quota.
+                fail_status <= STATUS_OVER_QUOTA;
+                state_reg <= S_FAIL;
             end
-        end
-        S_AT_RESP: begin
-            r_status <= sync_status;
-            r_plen <= ATOMIC_RESP_LEN;
-            r_va <= h_va;
-            r_total_len <= h_total_len;
-            r_offset <= h_offset;
-            if (sync_status == STATUS_OK) begin
+            if (ae_result) begin
+                r_status <= sync_status;
+                r_plen <= ATOMIC_RESP_LEN;
+                r_va <= h_va;
+                r_total_len <= h_total_len;
+                r_offset <= h_offset;
+            end
+            if (ae_wr_load) begin
+                // The write, offered to the port in this cycle (`at_wr_now`).
+                mem_wdata <= at_wdata;
+                mem_wstrb <= at_wstrb;
+            end
+            if (ae_locks) begin
                 if (h_op == OP_LOCK && h_locks != 16'hffff) st_set_locks(h_sidx, h_locks + 16'd1);
                 if (h_op == OP_UNLOCK && h_locks != 16'd0) st_set_locks(h_sidx, h_locks - 16'd1);
-                state_reg <= S_REC1;
-            end else begin
+            end
+            if (ae_send) begin
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
             end
-        end
-
-        // The write's B (a later access of the word by any path sees the
-        // result), then S_AT_RESP's and S_REC1's work in one cycle.
-        S_AT_WR: if (eng_ready) state_reg <= S_AT_WRB;
-        S_AT_WRB: begin
-            if (eng_done) at_b <= 1'b1;
-            if (at_go) begin
-                if (h_op == OP_LOCK && h_locks != 16'hffff) st_set_locks(h_sidx, h_locks + 16'd1);
-                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_set_locks(h_sidx, h_locks - 16'd1);
+            if (ae_record) begin
+                // The dedup record of an executed non-idempotent request.
                 dd_upd_key <= own_key;
                 dd_upd_rec <= cur_rec;
                 dd_upd_mode <= 2'd0;                     // insert
                 dd_upd_valid <= 1'b1;
                 send_ret <= S_FINISH;
-                rb_start <= 1'b1;
+                rb_start <= 1'b1;                        // S_SEND's start, a cycle sooner
                 state_reg <= S_SEND_W;
             end
-        end
-
-        // ----- dedup record of an executed non-idempotent request -----
-        S_REC1: begin
-            dd_upd_key <= own_key;
-            dd_upd_rec <= cur_rec;
-            dd_upd_mode <= 2'd0;                         // insert
-            dd_upd_valid <= 1'b1;
-            send_ret <= S_FINISH;
-            rb_start <= 1'b1;                            // S_SEND's start, a cycle sooner
-            state_reg <= S_SEND_W;
         end
 
         // ----- engine memory port -----
@@ -3009,7 +2998,7 @@ clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
     .m_axi_rresp(m_axi_rresp), .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(mv_rvalid), .m_axi_rready(mv_rready)
 );
 
-wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now;
+wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR || ae_wr || at_wr_now;
 // The arbiter's engine port is the atomics stage's while it owns the port
 // (`at_own`, read to B; the engine's accesses wait), else the engine's. The
 // stage takes it only when no other client is in a transaction or about to
@@ -3021,7 +3010,7 @@ assign at_mem_ready_raw = arb_eng_ready && at_own;
 assign at_mem_done_raw = arb_eng_done && at_own;
 assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lq_count == 0 && !mv_cmd_state && !sel_ring && !sel_ptf
     && !at_wr_now && state_reg != S_MEM_RD && state_reg != S_MEM_RDW && state_reg != S_MEM_WR
-    && state_reg != S_MEM_WRB && state_reg != S_AT_WR && state_reg != S_AT_WRB;
+    && state_reg != S_MEM_WRB && !ae_port;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
     .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_walk),
@@ -3032,7 +3021,7 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
     .s_lane_wdata(lane_wdata), .s_lane_wstrb(lane_wstrb), .s_lane_wvalid(lane_wvalid), .s_lane_wready(lane_wready),
     .s_lane_bvalid(lane_bvalid), .s_lane_bready(lane_bready),
     .s_eng_addr(at_own ? at_mem_addr : mem_addr[ADDR_WIDTH-1:0]),
-    .s_eng_write(at_own ? at_mem_write : state_reg == S_MEM_WR || state_reg == S_AT_WR || at_wr_now),
+    .s_eng_write(at_own ? at_mem_write : state_reg == S_MEM_WR || ae_wr || at_wr_now),
     .s_eng_wdata(at_own ? at_mem_wdata : at_wr_now ? at_wdata : mem_wdata),
     .s_eng_wstrb(at_own ? at_mem_wstrb : at_wr_now ? at_wstrb : mem_wstrb), .s_eng_valid(at_own ? at_mem_valid : eng_valid),
     .s_eng_ready(arb_eng_ready), .m_eng_done(arb_eng_done),
