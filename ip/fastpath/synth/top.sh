@@ -13,10 +13,13 @@
 #   REPORT=path      the JSON report (default synth/report-top.json)
 #   SYNTH_TIMEOUT=S  cap in seconds (default 3600)
 #   TABLES=board     the tables at their defaults (1 024 / 64 / 16) instead
+#   ABC_NOFRAIG=     (set, empty) abc's full LUT script; by default the top runs it
+#                    without `&fraig -x` (synth.sh): with it, abc did not finish the
+#                    flattened top of b35e578 in 2 hours, without it about 2 minutes
 #   synth/top.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 if [ "${TABLES:-}" = board ] || [ -n "${FULL:-}" ]; then tables=""
 else tables="-set SESSIONS 16 -set FWD_SLOTS 8 -set FENCE_SLOTS 4"; fi
-TOP_TABLES="$tables" TOP=1 MODULES=clio_fastpath_top REPORT="${REPORT:-$here/report-top.json}" SYNTH_TIMEOUT="${SYNTH_TIMEOUT:-3600}" \
+ABC_NOFRAIG="${ABC_NOFRAIG-1}" TOP_TABLES="$tables" TOP=1 MODULES=clio_fastpath_top REPORT="${REPORT:-$here/report-top.json}" SYNTH_TIMEOUT="${SYNTH_TIMEOUT:-3600}" \
     nice -n 10 "$here/synth.sh" 1
