@@ -482,6 +482,9 @@ pub fn check_events(
 /// the model does not answer at all (tried on a copy) go first, and if an
 /// older one is left, the younger request passed it: its own part of the
 /// rule is checked here, the pair's when the older one is handed over.
+/// Requests are matched by their ids, which a client may send twice (a late
+/// duplicate, then a packet the board rejects): if the oldest one the ids
+/// name gets no answer from the model, the next is handed on.
 #[allow(clippy::too_many_arguments)]
 fn answer(
     m: &mut FastPath<Vec<u8>>,
@@ -494,14 +497,17 @@ fn answer(
     c: &mut Checked,
 ) -> Result<(), String> {
     while let Some(front) = pending.front() {
-        let Some(k) = pending
-            .iter()
-            .position(|t| answers(got, &t.p))
-            .filter(|&k| k > 0)
-        else {
+        let at = pending.iter().position(|t| answers(got, &t.p));
+        let Some(k) = at.filter(|&k| k > 0) else {
             // In order (or answering none: the comparison tells).
             let t = pending.pop_front().unwrap_or_else(|| unreachable!());
-            return receive(m, t, inserts, tlb, packets, want);
+            receive(m, t, inserts, tlb, packets, want)?;
+            if at == Some(0) && want.is_empty() {
+                // The model dropped it (a late duplicate, say): `got` answers a
+                // younger packet with the same ids, sent again.
+                continue;
+            }
+            return Ok(());
         };
         let mut copy = m.clone();
         let mut said = false;
@@ -834,6 +840,67 @@ mod tests {
             },
             "after the earlier request's TLB insert",
         );
+    }
+
+    /// A late duplicate of an acknowledged WRITE (dropped without an
+    /// answer) and then a malformed packet with the same ids, both taken in
+    /// before the answer (gates seed 4056614251): the answer is the second
+    /// one's, not a response the model did not send.
+    #[test]
+    fn a_dropped_packet_ahead_of_its_twin_is_skipped() {
+        let (mut c, _) = hitmiss(Class::HitWFault);
+        let pkts: Vec<(usize, Vec<u8>)> = c
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(e, x)| match x {
+                Event::Packet(p) => Some((e, p.clone())),
+                _ => None,
+            })
+            .collect();
+        let (wi, w) = pkts
+            .iter()
+            .position(|(_, p)| opcode(p) == Opcode::Write.raw())
+            .map(|i| (i, pkts[i].1.clone()))
+            .expect("a WRITE in the class");
+        let sess = &w[field::SESSION];
+        // A later packet of its session acknowledges it.
+        let (x, _) = pkts[wi + 1..]
+            .iter()
+            .find(|(_, p)| &p[field::SESSION] == sess)
+            .cloned()
+            .expect("a later packet of the WRITE's session");
+        let id = be32(&w, field::REQ_ID);
+        edit(&mut c, x, |q| {
+            q[field::ACK].copy_from_slice(&(id + 1).to_be_bytes())
+        });
+        let mut bad = w.clone();
+        bad[field::STATUS] = 1;
+        refill_crc(&mut bad);
+        c.events.insert(x + 1, Event::Packet(w.clone()));
+        c.events.insert(x + 2, Event::Packet(bad));
+        c.packets += 2;
+        let (log, fin) = log_of(&c, None);
+        // In arrival order the duplicate's take is followed by its twin's,
+        // whose answer (MALFORMED: status set) is the next line.
+        let lines: Vec<&str> = log.lines().collect();
+        let at = lines
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| **l == "T")
+            .nth(number(&c, x + 2))
+            .unwrap()
+            .0;
+        assert_eq!(lines[at - 1], "T", "the duplicate is dropped");
+        let o = unhex(lines[at + 1].strip_prefix("O ").unwrap()).unwrap();
+        assert!(
+            answers(&o, &w) && o[field::STATUS] == 5,
+            "{}",
+            lines[at + 1]
+        );
+        let k = check_events(c.initial.clone(), &stim_text(&c), &log, &fin, false)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!((k.takes, k.reordered), (c.packets, 0));
     }
 
     #[test]
