@@ -1471,6 +1471,19 @@ wire [15:0]  op_join = {op_pl[7:0], op_pl[15:8]};
 wire [63:0]  op_key = bswap64(op_pl[64 +: 64]);
 wire         op_ok = h_plen == OPEN_SESSION_REQ_LEN && op_pl[16 +: 48] == 48'd0 && op_pl[128 +: 128] == 128'd0
     && (op_join != 16'd0 || op_key == 64'd0);
+
+// S_DISPATCH's verdict (clio_dispatch_check): fail with a status, or the
+// one stage or translation the request starts; the arm loads per verdict.
+wire        dc_fail, dc_read, dc_write, dc_wr_setup, dc_atomic, dc_fence, dc_chase, dc_cf;
+wire [7:0]  dc_status;
+clio_dispatch_check dispatch_check (
+    .s_op(h_op), .s_plen(h_plen), .s_offset(h_offset), .s_total_len(h_total_len), .s_va_low(h_va[2:0]),
+    .s_rd_wraps(rd_wraps), .s_wr_wraps(wr_end_full[64]), .s_max_resp_kib(max_resp_kib),
+    .s_fw_pending(fw_pending), .s_fw_fence_free(fw_fence_free), .s_fw_free(fw_free),
+    .s_cq_ok(cq_ok), .s_fa_ok(fa_ok),
+    .m_fail(dc_fail), .m_status(dc_status), .m_read(dc_read), .m_write(dc_write), .m_wr_setup(dc_wr_setup),
+    .m_atomic(dc_atomic), .m_fence(dc_fence), .m_chase(dc_chase), .m_cf(dc_cf)
+);
 reg [DATA_WIDTH-1:0] fw_desc;
 always @* begin
     fw_desc = 0;
@@ -2335,99 +2348,51 @@ always @(posedge clk) begin
         end
 
         // ----- dispatch -----
-        S_DISPATCH: begin
+        S_DISPATCH: begin                                // the verdict: clio_dispatch_check
             xl_pass2 <= 1'b0;
             pg_ok <= 1'b0;
-            case (h_op)
-                OP_READ: begin
-                    if (h_plen != 0 || h_offset != 0) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else if (max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) begin
-                        // Above the per-request response bound: header-only, nothing read.
-                        fail_status <= STATUS_TOO_LARGE;
-                        state_reg <= S_FAIL;
-                    end else if (rd_wraps) begin
-                        fail_status <= STATUS_UNMAPPED;      // as ST_BEGIN: the range wraps
-                        state_reg <= S_FAIL;
-                    end else begin
-                        // ST_BEGIN's work, one cycle sooner.
-                        xl_pages <= 0;
-                        xl_cur <= h_va;
-                        xl_end <= rd_end_full;
-                        xl_need <= PERM_READ;
-                        xl_ret <= S_RD;
-                        xl_call(XL_AT_PAGE);
-                    end
-                end
-                OP_WRITE: begin
-                    // ST_BEGIN's work, one cycle sooner (as a READ's).
-                    xl_pages <= 0;
-                    xl_cur <= h_va + h_offset;
-                    xl_end <= wr_end_full;
-                    xl_need <= PERM_WRITE;
-                    xl_ret <= S_WR;
-                    if (wr_end_full[64]) begin
-                        fail_status <= STATUS_UNMAPPED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        xl_call(XL_AT_PAGE);
-                    end
-                end
-                OP_TAS, OP_CAS, OP_FAA, OP_LOCK, OP_UNLOCK: begin
-                    if ((h_op == OP_CAS && h_plen != CAS_ARGS_LEN) || (h_op == OP_FAA && h_plen != FAA_ARGS_LEN)
-                            || ((h_op == OP_TAS || h_op == OP_LOCK || h_op == OP_UNLOCK) && h_plen != 0)
-                            || h_total_len != ATOMIC_RESP_LEN || h_offset != 0 || h_va[2:0] != 0) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        xl_cur <= h_va;
-                        xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
-                        xl_need <= PERM_WRITE;
-                        xl_ret <= S_AT;                      // one page: no second pass
-                        at_at <= AT_AT_READ;
-                        xl_call(XL_AT_BEGIN);
-                    end
-                end
-                OP_FENCE: begin
-                    if (!fw_pending) begin
-                        fail_status <= STATUS_OK;
-                        state_reg <= S_FAIL;
-                    end else if (fw_fence_free) begin
-                        // Answered after the reply that completes the PID's last forwarded request.
-                        fw_fence_set <= 1'b1;
-                        fw_fence_set_index <= fw_fence_free_index;
-                        state_reg <= S_FINISH;
-                    end else begin
-                        fail_status <= STATUS_BUSY;
-                        state_reg <= S_FAIL;
-                    end
-                end
-                OP_POINTER_CHASE: begin
-                    if (!cq_ok) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        state_reg <= S_CH;                   // clio_chase and clio_chase_read start now (ch_start)
-                    end
-                end
-                OP_ALLOC, OP_FREE, OP_CLOSE_SESSION: begin
-                    if (!fa_ok) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else if (!fw_free) begin
-                        fail_status <= STATUS_BUSY;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        cf_entry <= CF_FW_PUSH;
-                        state_reg <= S_CF;
-                    end
-                end
-                default: begin
-                    fail_status <= STATUS_UNSUPPORTED;
-                    state_reg <= S_FAIL;
-                end
-            endcase
+            if (dc_fail) begin
+                fail_status <= dc_status;
+                state_reg <= S_FAIL;
+            end
+            if (dc_read) begin
+                // ST_BEGIN's work, one cycle sooner.
+                xl_pages <= 0;
+                xl_cur <= h_va;
+                xl_end <= rd_end_full;
+                xl_need <= PERM_READ;
+                xl_ret <= S_RD;
+                xl_call(XL_AT_PAGE);
+            end
+            if (dc_wr_setup) begin
+                // ST_BEGIN's work, one cycle sooner (as a READ's); loaded
+                // for every WRITE, one whose range wraps too.
+                xl_pages <= 0;
+                xl_cur <= h_va + h_offset;
+                xl_end <= wr_end_full;
+                xl_need <= PERM_WRITE;
+                xl_ret <= S_WR;
+            end
+            if (dc_write) xl_call(XL_AT_PAGE);
+            if (dc_atomic) begin
+                xl_cur <= h_va;
+                xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
+                xl_need <= PERM_WRITE;
+                xl_ret <= S_AT;                          // one page: no second pass
+                at_at <= AT_AT_READ;
+                xl_call(XL_AT_BEGIN);
+            end
+            if (dc_fence) begin
+                // Answered after the reply that completes the PID's last forwarded request.
+                fw_fence_set <= 1'b1;
+                fw_fence_set_index <= fw_fence_free_index;
+                state_reg <= S_FINISH;
+            end
+            if (dc_chase) state_reg <= S_CH;             // clio_chase and clio_chase_read start now (ch_start)
+            if (dc_cf) begin
+                cf_entry <= CF_FW_PUSH;
+                state_reg <= S_CF;
+            end
         end
 
         // ----- extend path: pointer chase (clio_chase walks, clio_chase_read reads): its calls, the answer -----
