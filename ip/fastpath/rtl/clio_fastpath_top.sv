@@ -1484,6 +1484,24 @@ clio_dispatch_check dispatch_check (
     .m_fail(dc_fail), .m_status(dc_status), .m_read(dc_read), .m_write(dc_write), .m_wr_setup(dc_wr_setup),
     .m_atomic(dc_atomic), .m_fence(dc_fence), .m_chase(dc_chase), .m_cf(dc_cf)
 );
+
+// S_DECIDE's verdict (clio_intake_decide): the intake decisions in the
+// model's order; the arm loads per verdict (and raises the ack floor).
+wire        id_drop, id_nack, id_hdr_bad, id_fail, id_epoch, id_admit, id_info, id_open;
+wire        id_cf_match, id_cf_gt, id_cf_of, id_rd_fast, id_dd_look, id_dispatch;
+wire [7:0]  id_status;
+wire        id_late_dup = dec_floor != 32'd0 && serial_before(dd_id, dec_floor);
+clio_intake_decide #(.OF_ON(OF_ON)) intake_decide (
+    .s_len(h_len), .s_short(h_short), .s_crc(h_crc), .s_op(h_op), .s_malformed(h_malformed),
+    .s_unknown(h_unknown), .s_epoch_ok(epoch_ok(h_epoch)), .s_sess_ok(h_sess_ok), .s_status(h_status),
+    .s_flags(h_flags), .s_plen(h_plen), .s_mtu(cfg_mtu), .s_pid(h_pid), .s_max_pid(cfg_max_pid),
+    .s_fence_wait(fw_fence_wait), .s_gt_refuse(gt_refuse), .s_gt_status(gt_status), .s_gt_track(gt_track),
+    .s_rd_fast(rd_fast), .s_nonidem(is_nonidem), .s_late_dup(id_late_dup),
+    .m_drop(id_drop), .m_nack(id_nack), .m_hdr_bad(id_hdr_bad), .m_fail(id_fail), .m_status(id_status),
+    .m_epoch(id_epoch), .m_admit(id_admit), .m_info(id_info), .m_open(id_open), .m_cf_match(id_cf_match),
+    .m_cf_gt(id_cf_gt), .m_cf_of(id_cf_of), .m_rd_fast(id_rd_fast), .m_dd_look(id_dd_look),
+    .m_dispatch(id_dispatch)
+);
 reg [DATA_WIDTH-1:0] fw_desc;
 always @* begin
     fw_desc = 0;
@@ -2057,7 +2075,7 @@ always @(posedge clk) begin
         end
 
         // ----- intake decisions, in the reference model's order -----
-        S_DECIDE: begin
+        S_DECIDE: begin                                  // the verdict: clio_intake_decide
             r_op <= h_request ? (h_op | OP_RESPONSE_BIT) : OP_NACK;
             r_flags <= 8'd0;
             r_va <= h_va;
@@ -2065,9 +2083,9 @@ always @(posedge clk) begin
             r_offset <= h_offset;
             r_plen <= 16'd0;
             r_epoch <= h_epoch;
-            if (h_len < CLIO_HEADER_LEN) begin
-                state_reg <= S_FINISH;                       // runt: dropped
-            end else if (h_short || h_crc) begin
+            if (id_epoch) r_epoch <= epoch_reg;              // RESTARTED, INFO: the current epoch
+            if (id_drop) state_reg <= S_FINISH;              // runt, stray response, late duplicate
+            if (id_nack) begin
                 // NACK: the ids, the packet's offset, session and epoch are echoed.
                 r_op <= OP_NACK;
                 r_status <= STATUS_CORRUPT;
@@ -2075,77 +2093,47 @@ always @(posedge clk) begin
                 r_total_len <= 32'd0;
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
-            end else if ((h_op & OP_RESPONSE_BIT) != 0) begin
-                state_reg <= S_FINISH;                       // stray response: dropped
-            end else if (h_malformed) begin
-                // The header does not parse: shaped like a NACK. An unknown
-                // opcode is UNSUPPORTED (not damage: no retry).
-                r_status <= h_unknown ? STATUS_UNSUPPORTED : STATUS_MALFORMED;
+            end
+            if (id_hdr_bad) begin
+                // The header does not parse: shaped like a NACK.
+                r_status <= id_status;
                 r_va <= 64'd0;
                 r_total_len <= 32'd0;
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
-            end else if (needs_sess && !epoch_ok(h_epoch)) begin
-                r_epoch <= epoch_reg;                        // the current epoch
-                fail_status <= STATUS_RESTARTED;
-                state_reg <= S_FAIL;
-            end else if (needs_sess && !h_sess_ok) begin
-                fail_status <= STATUS_BAD_SESSION;           // nothing else happens
-                state_reg <= S_FAIL;
-            end else begin
-                if (needs_sess && h_ack != 32'd0) begin
-                    // Acknowledged answers free their records (`dec_ack`,
-                    // this cycle); the floor rises.
-                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
-                end
-                if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
-                    fail_status <= STATUS_MALFORMED;
-                    state_reg <= S_FAIL;
-                end else if (h_op == OP_INFO) begin
-                    // The request must be as long as the answer (no amplification).
-                    if (h_plen < INFO_RESP_LEN) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        r_epoch <= epoch_reg;
-                        state_reg <= S_INFO;
-                    end
-                end else if (h_op == OP_OPEN_SESSION) begin
-                    state_reg <= S_OPEN;
-                end else if (h_pid == 0 || h_pid > cfg_max_pid) begin
-                    fail_status <= STATUS_BAD_PID;
-                    state_reg <= S_FAIL;
-                end else if (h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_CLOSE_SESSION) begin
-                    cf_entry <= CF_FW_MATCH;
-                    state_reg <= S_CF;
-                end else if (fw_fence_wait) begin
-                    fail_status <= STATUS_BUSY;              // a fence of this PID waits
-                    state_reg <= S_FAIL;
-                end else if (gt_refuse) begin
-                    fail_status <= gt_status;                // held back by a gate entry
-                    state_reg <= S_FAIL;
-                end else if (gt_track) begin
-                    cf_entry <= CF_GT;                       // report the blocks first
-                    state_reg <= S_CF;
-                end else if (rd_fast) begin
-                    xl_first(h_va, rd_end_full, PERM_READ, S_RD, rd_shift0);
-                end else if (OF_ON && h_op == OP_OFFLOAD_CALL) begin
-                    cf_entry <= CF_OF;                       // to the slow path; its host keeps exactly-once
-                    state_reg <= S_CF;
-                end else if (is_nonidem) begin
-                    // S_DD_LOOK1's work, a cycle sooner: the floor as this
-                    // packet's ack leaves it; the lookup sees the ack's frees.
-                    if (dec_floor != 32'd0 && serial_before(dd_id, dec_floor)) begin
-                        state_reg <= S_FINISH;               // a late duplicate: dropped
-                    end else begin
-                        dd_look_key <= own_key;
-                        dd_look_valid <= 1'b1;
-                        state_reg <= S_DD_W1;
-                    end
-                end else begin
-                    state_reg <= S_DISPATCH;
-                end
             end
+            if (id_fail) begin
+                fail_status <= id_status;
+                state_reg <= S_FAIL;
+            end
+            if (id_admit && needs_sess && h_ack != 32'd0) begin
+                // Acknowledged answers free their records (`dec_ack`,
+                // this cycle); the floor rises.
+                if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
+            end
+            if (id_info) state_reg <= S_INFO;
+            if (id_open) state_reg <= S_OPEN;
+            if (id_cf_match) begin
+                cf_entry <= CF_FW_MATCH;
+                state_reg <= S_CF;
+            end
+            if (id_cf_gt) begin
+                cf_entry <= CF_GT;                           // report the blocks first
+                state_reg <= S_CF;
+            end
+            if (id_rd_fast) xl_first(h_va, rd_end_full, PERM_READ, S_RD, rd_shift0);
+            if (id_cf_of) begin
+                cf_entry <= CF_OF;                           // to the slow path; its host keeps exactly-once
+                state_reg <= S_CF;
+            end
+            if (id_dd_look) begin
+                // S_DD_LOOK1's work, a cycle sooner: the floor as this
+                // packet's ack leaves it; the lookup sees the ack's frees.
+                dd_look_key <= own_key;
+                dd_look_valid <= 1'b1;
+                state_reg <= S_DD_W1;
+            end
+            if (id_dispatch) state_reg <= S_DISPATCH;
         end
         S_OPEN: begin
             // Not re-targeted, not recorded: a retry opens another session.
