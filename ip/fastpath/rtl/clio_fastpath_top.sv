@@ -1471,6 +1471,37 @@ wire [15:0]  op_join = {op_pl[7:0], op_pl[15:8]};
 wire [63:0]  op_key = bswap64(op_pl[64 +: 64]);
 wire         op_ok = h_plen == OPEN_SESSION_REQ_LEN && op_pl[16 +: 48] == 48'd0 && op_pl[128 +: 128] == 128'd0
     && (op_join != 16'd0 || op_key == 64'd0);
+
+// S_DISPATCH's verdict (clio_dispatch_check): fail with a status, or the
+// one stage or translation the request starts; the arm loads per verdict.
+wire        dc_fail, dc_read, dc_write, dc_wr_setup, dc_atomic, dc_fence, dc_chase, dc_cf;
+wire [7:0]  dc_status;
+clio_dispatch_check dispatch_check (
+    .s_op(h_op), .s_plen(h_plen), .s_offset(h_offset), .s_total_len(h_total_len), .s_va_low(h_va[2:0]),
+    .s_rd_wraps(rd_wraps), .s_wr_wraps(wr_end_full[64]), .s_max_resp_kib(max_resp_kib),
+    .s_fw_pending(fw_pending), .s_fw_fence_free(fw_fence_free), .s_fw_free(fw_free),
+    .s_cq_ok(cq_ok), .s_fa_ok(fa_ok),
+    .m_fail(dc_fail), .m_status(dc_status), .m_read(dc_read), .m_write(dc_write), .m_wr_setup(dc_wr_setup),
+    .m_atomic(dc_atomic), .m_fence(dc_fence), .m_chase(dc_chase), .m_cf(dc_cf)
+);
+
+// S_DECIDE's verdict (clio_intake_decide): the intake decisions in the
+// model's order; the arm loads per verdict (and raises the ack floor).
+wire        id_drop, id_nack, id_hdr_bad, id_fail, id_epoch, id_admit, id_info, id_open;
+wire        id_cf_match, id_cf_gt, id_cf_of, id_rd_fast, id_dd_look, id_dispatch;
+wire [7:0]  id_status;
+wire        id_late_dup = dec_floor != 32'd0 && serial_before(dd_id, dec_floor);
+clio_intake_decide #(.OF_ON(OF_ON)) intake_decide (
+    .s_len(h_len), .s_short(h_short), .s_crc(h_crc), .s_op(h_op), .s_malformed(h_malformed),
+    .s_unknown(h_unknown), .s_epoch_ok(epoch_ok(h_epoch)), .s_sess_ok(h_sess_ok), .s_status(h_status),
+    .s_flags(h_flags), .s_plen(h_plen), .s_mtu(cfg_mtu), .s_pid(h_pid), .s_max_pid(cfg_max_pid),
+    .s_fence_wait(fw_fence_wait), .s_gt_refuse(gt_refuse), .s_gt_status(gt_status), .s_gt_track(gt_track),
+    .s_rd_fast(rd_fast), .s_nonidem(is_nonidem), .s_late_dup(id_late_dup),
+    .m_drop(id_drop), .m_nack(id_nack), .m_hdr_bad(id_hdr_bad), .m_fail(id_fail), .m_status(id_status),
+    .m_epoch(id_epoch), .m_admit(id_admit), .m_info(id_info), .m_open(id_open), .m_cf_match(id_cf_match),
+    .m_cf_gt(id_cf_gt), .m_cf_of(id_cf_of), .m_rd_fast(id_rd_fast), .m_dd_look(id_dd_look),
+    .m_dispatch(id_dispatch)
+);
 reg [DATA_WIDTH-1:0] fw_desc;
 always @* begin
     fw_desc = 0;
@@ -2044,7 +2075,7 @@ always @(posedge clk) begin
         end
 
         // ----- intake decisions, in the reference model's order -----
-        S_DECIDE: begin
+        S_DECIDE: begin                                  // the verdict: clio_intake_decide
             r_op <= h_request ? (h_op | OP_RESPONSE_BIT) : OP_NACK;
             r_flags <= 8'd0;
             r_va <= h_va;
@@ -2052,9 +2083,9 @@ always @(posedge clk) begin
             r_offset <= h_offset;
             r_plen <= 16'd0;
             r_epoch <= h_epoch;
-            if (h_len < CLIO_HEADER_LEN) begin
-                state_reg <= S_FINISH;                       // runt: dropped
-            end else if (h_short || h_crc) begin
+            if (id_epoch) r_epoch <= epoch_reg;              // RESTARTED, INFO: the current epoch
+            if (id_drop) state_reg <= S_FINISH;              // runt, stray response, late duplicate
+            if (id_nack) begin
                 // NACK: the ids, the packet's offset, session and epoch are echoed.
                 r_op <= OP_NACK;
                 r_status <= STATUS_CORRUPT;
@@ -2062,77 +2093,47 @@ always @(posedge clk) begin
                 r_total_len <= 32'd0;
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
-            end else if ((h_op & OP_RESPONSE_BIT) != 0) begin
-                state_reg <= S_FINISH;                       // stray response: dropped
-            end else if (h_malformed) begin
-                // The header does not parse: shaped like a NACK. An unknown
-                // opcode is UNSUPPORTED (not damage: no retry).
-                r_status <= h_unknown ? STATUS_UNSUPPORTED : STATUS_MALFORMED;
+            end
+            if (id_hdr_bad) begin
+                // The header does not parse: shaped like a NACK.
+                r_status <= id_status;
                 r_va <= 64'd0;
                 r_total_len <= 32'd0;
                 send_ret <= S_FINISH;
                 state_reg <= S_SEND;
-            end else if (needs_sess && !epoch_ok(h_epoch)) begin
-                r_epoch <= epoch_reg;                        // the current epoch
-                fail_status <= STATUS_RESTARTED;
-                state_reg <= S_FAIL;
-            end else if (needs_sess && !h_sess_ok) begin
-                fail_status <= STATUS_BAD_SESSION;           // nothing else happens
-                state_reg <= S_FAIL;
-            end else begin
-                if (needs_sess && h_ack != 32'd0) begin
-                    // Acknowledged answers free their records (`dec_ack`,
-                    // this cycle); the floor rises.
-                    if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
-                end
-                if (h_status != STATUS_OK || (h_flags & ~FLAG_FIXED_VA) != 0 || h_plen > cfg_mtu) begin
-                    fail_status <= STATUS_MALFORMED;
-                    state_reg <= S_FAIL;
-                end else if (h_op == OP_INFO) begin
-                    // The request must be as long as the answer (no amplification).
-                    if (h_plen < INFO_RESP_LEN) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        r_epoch <= epoch_reg;
-                        state_reg <= S_INFO;
-                    end
-                end else if (h_op == OP_OPEN_SESSION) begin
-                    state_reg <= S_OPEN;
-                end else if (h_pid == 0 || h_pid > cfg_max_pid) begin
-                    fail_status <= STATUS_BAD_PID;
-                    state_reg <= S_FAIL;
-                end else if (h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_CLOSE_SESSION) begin
-                    cf_entry <= CF_FW_MATCH;
-                    state_reg <= S_CF;
-                end else if (fw_fence_wait) begin
-                    fail_status <= STATUS_BUSY;              // a fence of this PID waits
-                    state_reg <= S_FAIL;
-                end else if (gt_refuse) begin
-                    fail_status <= gt_status;                // held back by a gate entry
-                    state_reg <= S_FAIL;
-                end else if (gt_track) begin
-                    cf_entry <= CF_GT;                       // report the blocks first
-                    state_reg <= S_CF;
-                end else if (rd_fast) begin
-                    xl_first(h_va, rd_end_full, PERM_READ, S_RD, rd_shift0);
-                end else if (OF_ON && h_op == OP_OFFLOAD_CALL) begin
-                    cf_entry <= CF_OF;                       // to the slow path; its host keeps exactly-once
-                    state_reg <= S_CF;
-                end else if (is_nonidem) begin
-                    // S_DD_LOOK1's work, a cycle sooner: the floor as this
-                    // packet's ack leaves it; the lookup sees the ack's frees.
-                    if (dec_floor != 32'd0 && serial_before(dd_id, dec_floor)) begin
-                        state_reg <= S_FINISH;               // a late duplicate: dropped
-                    end else begin
-                        dd_look_key <= own_key;
-                        dd_look_valid <= 1'b1;
-                        state_reg <= S_DD_W1;
-                    end
-                end else begin
-                    state_reg <= S_DISPATCH;
-                end
             end
+            if (id_fail) begin
+                fail_status <= id_status;
+                state_reg <= S_FAIL;
+            end
+            if (id_admit && needs_sess && h_ack != 32'd0) begin
+                // Acknowledged answers free their records (`dec_ack`,
+                // this cycle); the floor rises.
+                if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
+            end
+            if (id_info) state_reg <= S_INFO;
+            if (id_open) state_reg <= S_OPEN;
+            if (id_cf_match) begin
+                cf_entry <= CF_FW_MATCH;
+                state_reg <= S_CF;
+            end
+            if (id_cf_gt) begin
+                cf_entry <= CF_GT;                           // report the blocks first
+                state_reg <= S_CF;
+            end
+            if (id_rd_fast) xl_first(h_va, rd_end_full, PERM_READ, S_RD, rd_shift0);
+            if (id_cf_of) begin
+                cf_entry <= CF_OF;                           // to the slow path; its host keeps exactly-once
+                state_reg <= S_CF;
+            end
+            if (id_dd_look) begin
+                // S_DD_LOOK1's work, a cycle sooner: the floor as this
+                // packet's ack leaves it; the lookup sees the ack's frees.
+                dd_look_key <= own_key;
+                dd_look_valid <= 1'b1;
+                state_reg <= S_DD_W1;
+            end
+            if (id_dispatch) state_reg <= S_DISPATCH;
         end
         S_OPEN: begin
             // Not re-targeted, not recorded: a retry opens another session.
@@ -2335,99 +2336,51 @@ always @(posedge clk) begin
         end
 
         // ----- dispatch -----
-        S_DISPATCH: begin
+        S_DISPATCH: begin                                // the verdict: clio_dispatch_check
             xl_pass2 <= 1'b0;
             pg_ok <= 1'b0;
-            case (h_op)
-                OP_READ: begin
-                    if (h_plen != 0 || h_offset != 0) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else if (max_resp_kib != 16'd0 && h_total_len > {6'd0, max_resp_kib, 10'd0}) begin
-                        // Above the per-request response bound: header-only, nothing read.
-                        fail_status <= STATUS_TOO_LARGE;
-                        state_reg <= S_FAIL;
-                    end else if (rd_wraps) begin
-                        fail_status <= STATUS_UNMAPPED;      // as ST_BEGIN: the range wraps
-                        state_reg <= S_FAIL;
-                    end else begin
-                        // ST_BEGIN's work, one cycle sooner.
-                        xl_pages <= 0;
-                        xl_cur <= h_va;
-                        xl_end <= rd_end_full;
-                        xl_need <= PERM_READ;
-                        xl_ret <= S_RD;
-                        xl_call(XL_AT_PAGE);
-                    end
-                end
-                OP_WRITE: begin
-                    // ST_BEGIN's work, one cycle sooner (as a READ's).
-                    xl_pages <= 0;
-                    xl_cur <= h_va + h_offset;
-                    xl_end <= wr_end_full;
-                    xl_need <= PERM_WRITE;
-                    xl_ret <= S_WR;
-                    if (wr_end_full[64]) begin
-                        fail_status <= STATUS_UNMAPPED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        xl_call(XL_AT_PAGE);
-                    end
-                end
-                OP_TAS, OP_CAS, OP_FAA, OP_LOCK, OP_UNLOCK: begin
-                    if ((h_op == OP_CAS && h_plen != CAS_ARGS_LEN) || (h_op == OP_FAA && h_plen != FAA_ARGS_LEN)
-                            || ((h_op == OP_TAS || h_op == OP_LOCK || h_op == OP_UNLOCK) && h_plen != 0)
-                            || h_total_len != ATOMIC_RESP_LEN || h_offset != 0 || h_va[2:0] != 0) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        xl_cur <= h_va;
-                        xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
-                        xl_need <= PERM_WRITE;
-                        xl_ret <= S_AT;                      // one page: no second pass
-                        at_at <= AT_AT_READ;
-                        xl_call(XL_AT_BEGIN);
-                    end
-                end
-                OP_FENCE: begin
-                    if (!fw_pending) begin
-                        fail_status <= STATUS_OK;
-                        state_reg <= S_FAIL;
-                    end else if (fw_fence_free) begin
-                        // Answered after the reply that completes the PID's last forwarded request.
-                        fw_fence_set <= 1'b1;
-                        fw_fence_set_index <= fw_fence_free_index;
-                        state_reg <= S_FINISH;
-                    end else begin
-                        fail_status <= STATUS_BUSY;
-                        state_reg <= S_FAIL;
-                    end
-                end
-                OP_POINTER_CHASE: begin
-                    if (!cq_ok) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        state_reg <= S_CH;                   // clio_chase and clio_chase_read start now (ch_start)
-                    end
-                end
-                OP_ALLOC, OP_FREE, OP_CLOSE_SESSION: begin
-                    if (!fa_ok) begin
-                        fail_status <= STATUS_MALFORMED;
-                        state_reg <= S_FAIL;
-                    end else if (!fw_free) begin
-                        fail_status <= STATUS_BUSY;
-                        state_reg <= S_FAIL;
-                    end else begin
-                        cf_entry <= CF_FW_PUSH;
-                        state_reg <= S_CF;
-                    end
-                end
-                default: begin
-                    fail_status <= STATUS_UNSUPPORTED;
-                    state_reg <= S_FAIL;
-                end
-            endcase
+            if (dc_fail) begin
+                fail_status <= dc_status;
+                state_reg <= S_FAIL;
+            end
+            if (dc_read) begin
+                // ST_BEGIN's work, one cycle sooner.
+                xl_pages <= 0;
+                xl_cur <= h_va;
+                xl_end <= rd_end_full;
+                xl_need <= PERM_READ;
+                xl_ret <= S_RD;
+                xl_call(XL_AT_PAGE);
+            end
+            if (dc_wr_setup) begin
+                // ST_BEGIN's work, one cycle sooner (as a READ's); loaded
+                // for every WRITE, one whose range wraps too.
+                xl_pages <= 0;
+                xl_cur <= h_va + h_offset;
+                xl_end <= wr_end_full;
+                xl_need <= PERM_WRITE;
+                xl_ret <= S_WR;
+            end
+            if (dc_write) xl_call(XL_AT_PAGE);
+            if (dc_atomic) begin
+                xl_cur <= h_va;
+                xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
+                xl_need <= PERM_WRITE;
+                xl_ret <= S_AT;                          // one page: no second pass
+                at_at <= AT_AT_READ;
+                xl_call(XL_AT_BEGIN);
+            end
+            if (dc_fence) begin
+                // Answered after the reply that completes the PID's last forwarded request.
+                fw_fence_set <= 1'b1;
+                fw_fence_set_index <= fw_fence_free_index;
+                state_reg <= S_FINISH;
+            end
+            if (dc_chase) state_reg <= S_CH;             // clio_chase and clio_chase_read start now (ch_start)
+            if (dc_cf) begin
+                cf_entry <= CF_FW_PUSH;
+                state_reg <= S_CF;
+            end
         end
 
         // ----- extend path: pointer chase (clio_chase walks, clio_chase_read reads): its calls, the answer -----
