@@ -70,6 +70,21 @@ async def reset_with_one_inside(dut, what, valid="s_valid", ready="s_ready", clk
     assert int(getattr(dut, ready).value) == 1, f"not ready after a reset with the {what} inside"
 
 
+async def cleared_by(dut, how, what, begin="m_begin", valid="s_valid", ready="s_ready", clk="clk"):
+    """A stage holds a request the engine left it with (a call that failed):
+    `how` (the engine idle, `s_idle`, or a reset, `rst`) high for one cycle
+    clears it: ready again, at its first state (`begin`)."""
+    getattr(dut, valid).value = 0
+    await Timer(1, unit="ns")
+    assert int(getattr(dut, ready).value) == 0, f"the {what} is inside"
+    getattr(dut, how).value = 1
+    await FallingEdge(getattr(dut, clk))
+    getattr(dut, how).value = 0
+    await Timer(1, unit="ns")
+    assert int(getattr(dut, ready).value) == 1 and int(getattr(dut, begin).value) == 1, \
+        f"not cleared by {how} with the {what} inside"
+
+
 async def engine_cycle(dut, r, away, hold_p, outs, drive=None, clk="clk"):
     """One cycle of a bench playing the engine for a control stage (the stage
     runs while the engine is in its state, `s_valid`, and is held with it,

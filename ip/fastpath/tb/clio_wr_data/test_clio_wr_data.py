@@ -23,7 +23,7 @@ them).
 import cocotb
 from cocotb.triggers import FallingEdge, Timer
 
-from tb_base import reset_with_one_inside, rng, start
+from tb_base import cleared_by, reset_with_one_inside, rng, start
 
 IDLE_IN = ("s_valid", "s_idle", "s_en", "s_one", "s_lane_ready", "s_lane_mem", "s_flush_first", "s_base",
            "s_plen", "s_in_page", "s_cmd_ready", "s_take_valid", "s_take", "s_done")
@@ -233,14 +233,7 @@ async def idle_or_reset_clears(dut):
         for n, v in drive_in.items():
             getattr(dut, n).value = v
         await FallingEdge(dut.clk)                       # ST_STEP: the page's translation is called
-        dut.s_valid.value = 0
-        await Timer(1, unit="ns")
-        assert val(dut, "s_ready") == 0
-        getattr(dut, how).value = 1                      # the translation failed: the engine went idle
-        await FallingEdge(dut.clk)
-        getattr(dut, how).value = 0
-        await Timer(1, unit="ns")
-        assert val(dut, "s_ready") == 1 and val(dut, "m_begin") == 1
+        await cleared_by(dut, how, "WRITE")             # the translation failed: the engine went idle
         sc = scenario(r)
         assert await write(dut, r, sc) == reference(sc)
 
