@@ -1185,7 +1185,7 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // wait while the READ stage owns the builder or no buffer is free; the next
 // READ's data phase waits for the stage (one packer).
 // The write lane's answer is older than any the engine starts: the engine's
-// answers (S_REC1's too) and a READ's data phase (the packer) wait for it.
+// answers (the record's too) and a READ's data phase (the packer) wait for it.
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
         || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)

@@ -226,7 +226,7 @@ always @* begin
                 state_next = ST_IDLE;
                 if (s_wl_take) m_hand_off = 1'b1;        // a one-page WRITE: the lane takes it
                 else if (s_at_take) m_let_go = 1'b1;     // the atomics stage takes it
-                else if (s_at_read) m_at_read = 1'b1;    // S_AT_READ's work, a cycle sooner
+                else if (s_at_read) m_at_read = 1'b1;    // the atomic's read (`at_read`), a cycle sooner
                 else m_ret = 1'b1;
             end
         end

@@ -3,13 +3,15 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
-// The engine hands it a page the TLB missed (`s_valid && s_ready`, in
-// S_XL_TLBW as the TLB answers) and runs the stage in one state, S_XL_WALK
-// (`s_run`); every stage state is one engine cycle, as the engine's former
-// S_XL_HASHW, S_XL_PTF, S_XL_PTFW, S_XL_PTE, S_XL_FAULT, S_XL_FAULTW and
-// S_XL_ENQ states were. What the stage borrows from the engine is a call (a
-// flush of the fault queue, the RX ring's PROBE): the engine leaves
-// S_XL_WALK, does it and comes back, and the stage goes on where it stopped.
+// The translation loop (clio_xl_ctl) hands it a page the TLB missed
+// (`s_valid && s_ready`, at its ST_TLBW as the TLB answers) and it runs
+// while the loop is at its ST_WALK, the engine in S_XL (`s_run`); every
+// stage state is one engine cycle, as the engine's former S_XL_HASHW,
+// S_XL_PTF, S_XL_PTFW, S_XL_PTE, S_XL_FAULT, S_XL_FAULTW and S_XL_ENQ states
+// were. What the stage borrows from the engine is a call (a flush of the
+// fault queue, the RX ring's PROBE), passed on by the loop: the engine
+// leaves S_XL, does it and comes back, and the stage goes on where it
+// stopped.
 // The page's PID, VPN, shift, bucket and PTE stay the engine's registers
 // (the hash unit, the bucket reader, the permission check and the fault unit
 // read them as before); the stage drives the units' valids and says what the
@@ -26,7 +28,7 @@
 //             (`m_flush`, back here) or, empty, the ring probed (`m_probe`,
 //             back in ST_FAULT); a PPN outside the data area: UNMAPPED
 //             reported (`m_report`, the walk is over); else the TLB insert
-//             (`m_insert`, the walk is over: S_XL_OK).
+//             (`m_insert`, the walk is over: the loop's ST_OK).
 //   ST_FAULT  the fault unit starts after the probe.
 //   ST_FAULTW its answer: taken, the engine loads its PPN (`m_fault_ppn`) and
 //             queues the fault (`m_enq_unit`, the walk is over), or, the
