@@ -20,8 +20,9 @@
 //   2 GT        a change under a TRACKING gate entry: a GATE_DIRTY of the
 //               blocks the entry lacks is pushed (BUSY without room), the
 //               blocks are marked (`m_gt_mark`), then the gate is asked
-//               again: another refusal fails, another tracking entry pushes
-//               again, else the packet goes on (GO).
+//               again once its registered verdict has seen the mark
+//               (`s_gt_ready`, a cycle): another refusal fails, another
+//               tracking entry pushes again, else the packet goes on (GO).
 //   3 OF        an OFFLOAD_CALL: the RX ring is probed for room for every
 //               fragment (`s_of_cnt`, whole or BUSY), then each 40-byte
 //               fragment (`m_of_i`: the top reads its bytes, `s_of_data`)
@@ -86,7 +87,8 @@ module clio_ctrl_fwd #(
     output logic [FIW-1:0]       m_fw_set_index,
     output logic                 m_reserve,
 
-    // Region gate.
+    // Region gate (its verdict is registered: `s_gt_ready`, it is today's).
+    input  wire                  s_gt_ready,
     input  wire                  s_gt_refuse,
     input  wire  [7:0]           s_gt_status,
     input  wire                  s_gt_track,
@@ -264,7 +266,9 @@ always @* begin
             end
             ST_GT_CHECK: begin
                 // Another tracking entry may lack blocks too: each reports.
-                if (s_gt_refuse) begin
+                if (!s_gt_ready) begin
+                    // The verdict of the table before the mark: wait.
+                end else if (s_gt_refuse) begin
                     m_next = NEXT_FAIL;
                     m_status = s_gt_status;
                     m_done = 1'b1;

@@ -791,9 +791,11 @@ reg push_valid = 1'b0;
 wire [4:0]  tlb_shift;
 wire        tlb_out_valid;
 
+// The lookup port is the lane's unless the engine looks up (never both, see
+// the dedup unit's instance).
 clio_tlb #(.ENTRIES(TLB_ENTRIES), .PPN_WIDTH(32), .USER_WIDTH(1)) tlb_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_pid(lane_lookup ? lane_tlb_pid : x_pid), .s_lookup_va(lane_lookup ? lane_tlb_va : xl_cur),
+    .s_lookup_pid(tlb_look_valid ? x_pid : lane_tlb_pid), .s_lookup_va(tlb_look_valid ? xl_cur : lane_tlb_va),
     .s_lookup_user(1'b0), .s_lookup_valid(tlb_look_valid || lane_tlb_look), .s_lookup_ready(),
     .m_lookup_hit(tlb_hit), .m_lookup_ppn(tlb_ppn), .m_lookup_perms(tlb_perms),
     .m_lookup_shift(tlb_shift), .m_lookup_index(), .m_lookup_user(),
@@ -978,17 +980,23 @@ wire [REC_W-1:0] dd_rec;
 wire             dd_out_valid;
 // A lane request acknowledges as it leaves the lane's L1 (the engine is idle
 // then); the engine acknowledges from S_DECIDE.
+// The lane's and the engine's lookups, updates and acks never meet in one
+// cycle (checked in simulation below), so each port's key is selected by the
+// engine's side, a register or a state: the lane's strobes, which wait on
+// the AXI port through its L2 (`l2_fire`, `l1_move`), only enable, and the
+// key compares start from registers (synthesis: "The staged top in yosys").
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),
-    .s_lookup_key(lane_dd_look ? lane_dd_look_key : dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
+    .s_lookup_key(dd_look_valid ? dd_look_key : lane_dd_look_key), .s_lookup_valid(lane_dd_look || dd_look_valid),
     .m_lookup_hit(dd_hit), .m_lookup_rec(dd_rec), .m_lookup_full(dd_full), .m_lookup_last(dd_last),
     .m_lookup_count(dd_count),
     .m_lookup_valid(dd_out_valid),
-    .s_update_key(lane_dd_ins ? lane_dd_ins_key : at_rec_valid ? at_rec_key : dd_upd_key),
-    .s_update_rec(lane_dd_ins ? lane_dd_ins_rec : at_rec_valid ? at_rec : dd_upd_rec),
-    .s_update_mode(lane_dd_ins || at_rec_valid ? 2'd0 : dd_upd_mode), .s_update_valid(lane_dd_ins || at_rec_valid || dd_upd_valid),
-    .s_ack_session(lane_ack ? lane_ack_session : h_session), .s_ack_id(lane_ack ? lane_ack_id : h_ack),
+    .s_update_key(at_rec_valid ? at_rec_key : dd_upd_valid ? dd_upd_key : lane_dd_ins_key),
+    .s_update_rec(at_rec_valid ? at_rec : dd_upd_valid ? dd_upd_rec : lane_dd_ins_rec),
+    .s_update_mode(dd_upd_valid && !at_rec_valid ? dd_upd_mode : 2'd0), .s_update_valid(lane_dd_ins || at_rec_valid || dd_upd_valid),
+    .s_ack_session(state_reg == S_DECIDE ? h_session : lane_ack_session),
+    .s_ack_id(state_reg == S_DECIDE ? h_ack : lane_ack_id),
     .s_ack_valid(lane_ack || dec_ack),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
 );
@@ -1067,16 +1075,30 @@ clio_fwd_table #(.SLOTS(FWD_SLOTS), .FENCES(FENCE_SLOTS)) fwd_inst (
 
 // Region gate (issue #22): set from the poll (GATE_SET; EPOCH clears it),
 // checked at S_DECIDE after the fence gate over the held header's
-// [va, va + max(total_len, 1)). Classes as the model's `gate_class`.
+// [va, va + max(total_len, 1)). Classes as the model's `gate_class`. The
+// verdict is registered (`gt_ready`): S_DECIDE waits a cycle for it when it
+// is not the held header's or the table changed, only while an entry is set
+// (`gate_wait`, in the engine's hold).
 reg         gt_set = 1'b0, gt_clear = 1'b0;
-wire        gt_set_ok, gt_refuse, gt_track;
+wire        gt_set_ok, gt_ready, gt_refuse, gt_track;
 wire [7:0]  gt_status;
 wire [31:0] gt_track_entry, gt_track_pid;
 wire [63:0] gt_track_va, gt_track_mask;
-wire [1:0]  gt_class = (h_op == OP_READ || h_op == OP_POINTER_CHASE) ? 2'd1
-    : (h_op == OP_WRITE || h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA || h_op == OP_LOCK
-       || h_op == OP_UNLOCK) ? 2'd2
-    : h_op == OP_OFFLOAD_CALL ? 2'd3 : 2'd0;
+function automatic [1:0] gate_class(input [7:0] op);
+    gate_class = (op == OP_READ || op == OP_POINTER_CHASE) ? 2'd1
+        : (op == OP_WRITE || op == OP_TAS || op == OP_CAS || op == OP_FAA || op == OP_LOCK || op == OP_UNLOCK) ? 2'd2
+        : op == OP_OFFLOAD_CALL ? 2'd3 : 2'd0;
+endfunction
+// The header checked: the one the engine decides on next. While it idles
+// with no packet held that is the parser's (a packet taken as its last beat
+// enters loads the header registers from it at that edge, and the verdict
+// is ready at S_DECIDE), else the header registers; S_DECIDE waits unless
+// the verdict is the held header's either way.
+wire        gt_pick_p = state_reg == S_IDLE && !pkt_have_reg;
+wire [31:0] gt_pid = gt_pick_p ? p_pid : h_pid;
+wire [63:0] gt_va = gt_pick_p ? p_va : h_va;
+wire [31:0] gt_len = gt_pick_p ? p_total_len : h_total_len;
+wire [1:0]  gt_class = gate_class(gt_pick_p ? p_opcode : h_op);
 // The GATE_DIRTY just pushed: its blocks are marked at this edge, so
 // the control-forwarding stage's next check sees them set.
 wire        gt_mark;
@@ -1086,8 +1108,8 @@ clio_region_gate #(.ENTRIES(GATE_ENTRIES)) gate_inst (
     .s_set_valid(gt_set), .s_set_entry(desc_reg[SLOT_OFF_TAG*8 +: 32]), .s_set_pid(desc_reg[SLOT_OFF_PID*8 +: 32]),
     .s_set_va(desc_reg[SLOT_OFF_A*8 +: 64]), .s_set_len(desc_reg[SLOT_OFF_B*8 +: 64]),
     .s_set_mode(desc_reg[SLOT_OFF_STATUS*8 +: 3]), .m_set_ok(gt_set_ok), .s_clear(gt_clear),
-    .s_req_pid(h_pid), .s_req_va(h_va), .s_req_len(h_total_len), .s_req_class(gt_class),
-    .m_refuse(gt_refuse), .m_status(gt_status), .m_track(gt_track), .m_track_entry(gt_track_entry),
+    .s_req_pid(gt_pid), .s_req_va(gt_va), .s_req_len(gt_len), .s_req_class(gt_class),
+    .m_ready(gt_ready), .m_refuse(gt_refuse), .m_status(gt_status), .m_track(gt_track), .m_track_entry(gt_track_entry),
     .m_track_pid(gt_track_pid), .m_track_va(gt_track_va), .m_track_mask(gt_track_mask), .m_live(gt_live),
     .s_mark_valid(gt_mark), .s_mark_entry(gt_track_entry), .s_mark_mask(gt_track_mask)
 );
@@ -1187,12 +1209,15 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // The write lane's answer is older than any the engine starts: the engine's
 // answers (the record's too) and a READ's data phase (the packer) wait for it.
 wire rb_wait = pk_solo || !rb_ready || !wl_idle;
+// The region gate's registered verdict is a cycle behind a new header or
+// table (only while an entry is set, clio_region_gate's `m_ready`).
+wire gate_wait = state_reg == S_DECIDE && !gt_ready;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
         || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (ae_at_rec || (state_reg == S_RD && rdd_begin)))
-    || at_hold;
+    || at_hold || gate_wait;
 // While the atomics stage holds an atomic the engine takes no packet until
 // the atomic's record is in (its lookup, ack and quota count see it, as in
 // the model), and starts no answer, no data phase (the mover, the write lane)
@@ -1306,7 +1331,7 @@ wire        at_fast = ((h_op == OP_CAS && h_plen == CAS_ARGS_LEN) || (h_op == OP
 // leaves it, which S_DD_LOOK1 would see).
 wire        dec_pass = h_len >= CLIO_HEADER_LEN && !h_short && !h_crc && (h_op & OP_RESPONSE_BIT) == 0
     && !h_malformed && (!needs_sess || (epoch_ok(h_epoch) && h_sess_ok));
-assign      dec_ack = state_reg == S_DECIDE && dec_pass && needs_sess && h_ack != 32'd0;
+assign      dec_ack = state_reg == S_DECIDE && !gate_wait && dec_pass && needs_sess && h_ack != 32'd0;
 wire [31:0] dec_floor = (needs_sess && h_ack != 32'd0 && (h_floor == 32'd0 || serial_before(h_floor, h_ack)))
     ? h_ack : h_floor;
 // Data phase: the current byte and its page.
@@ -1552,7 +1577,8 @@ clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
     .s_fw_match(fw_match), .s_fw_match_index(fw_match_index), .s_fw_fence_wait(fw_fence_wait),
     .s_fw_free_index(fw_free_index), .s_fw_desc(fw_desc), .m_fw_set(cf_fw_set), .m_fw_set_new(cf_fw_set_new),
     .m_fw_set_index(cf_fw_set_index), .m_reserve(cf_reserve),
-    .s_gt_refuse(gt_refuse), .s_gt_status(gt_status), .s_gt_track(gt_track), .s_gt_track_pid(gt_track_pid),
+    .s_gt_ready(gt_ready), .s_gt_refuse(gt_refuse), .s_gt_status(gt_status), .s_gt_track(gt_track),
+    .s_gt_track_pid(gt_track_pid),
     .s_gt_track_entry(gt_track_entry), .s_gt_track_va(gt_track_va), .s_gt_track_mask(gt_track_mask),
     .m_gt_mark(gt_mark),
     .s_of_cnt(of_cnt), .s_of_len(of_len), .s_of_tag(of_tag), .s_of_seq(of_seq), .s_of_data(of_data),
@@ -3016,6 +3042,19 @@ wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_t
     rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH],  // segments are at most an MTU (16 bits)
     cf_ready, tc_ready};  // the engine waits in S_CF (S_CMD) for the stage's verdict: it is idle whenever a packet (command) comes
 /* verilator lint_on UNUSEDSIGNAL */
+
+`ifndef SYNTHESIS
+// The shared ports' select is the engine's side (the TLB's and the dedup
+// unit's instances above): the lane never uses one in the same cycle.
+always @(posedge clk) begin
+    if (!rst && lane_lookup && tlb_look_valid) $error("Error: the lane and the engine look up the TLB in one cycle (instance %m)");
+    if (!rst && lane_dd_look && dd_look_valid) $error("Error: the lane and the engine look up the dedup unit in one cycle (instance %m)");
+    if (!rst && lane_dd_ins && (at_rec_valid || dd_upd_valid)) begin
+        $error("Error: the lane's record and another dedup update in one cycle (instance %m)");
+    end
+    if (!rst && lane_ack && state_reg == S_DECIDE) $error("Error: the lane acknowledges while the engine decides (instance %m)");
+end
+`endif
 
 endmodule
 

@@ -15,7 +15,7 @@
 // (the top counts it rejected). `s_clear` (an EPOCH: a new boot of the slow
 // path) clears every entry at the edge; reset does too.
 //
-// Check port (combinational): the request's PID, VA, total length and class
+// Check port (registered): the request's PID, VA, total length and class
 // (0 not gated, 1 reads, 2 changes, 3 offload call). It is checked over
 // [va, va + max(len, 1)) (saturated at 2^64) against every entry of its PID
 // whose range [e.va, e.va + e.len) (saturated) overlaps it, lowest entry
@@ -31,6 +31,15 @@
 // them (or answers BUSY without RX room), then marks them (`s_mark_valid`,
 // applied at the edge) and checks again until neither is raised.
 // `m_live`: some entry is set (without one nothing is checked).
+//
+// The verdict is registered: the outputs are the check of the request and
+// the table as they stood in the cycle before, and `m_ready` says they are
+// today's: the request's inputs are the ones checked and no set, mark or
+// clear has applied since, or no entry is set (then `m_refuse` and `m_track`
+// are 0: nothing to check). A user waits for `m_ready`: one cycle after its request
+// changes or the table does. (Combinational, the check's 64-bit end, range
+// compares and lowest-entry select fed the top's intake decision and the
+// loads behind it, the deepest paths of the top; synth/README.)
 module clio_region_gate #(
     // Entries of the table (a board's is the wire crate's GATE_ENTRIES).
     parameter ENTRIES = clio_pkg::GATE_ENTRIES
@@ -51,13 +60,14 @@ module clio_region_gate #(
     input  wire  [63:0] s_req_va,
     input  wire  [31:0] s_req_len,
     input  wire  [1:0]  s_req_class,     // 0 none, 1 read, 2 change, 3 offload
-    output logic        m_refuse,
-    output logic [7:0]  m_status,
-    output logic        m_track,
-    output logic [31:0] m_track_entry,
-    output logic [31:0] m_track_pid,
-    output logic [63:0] m_track_va,
-    output logic [63:0] m_track_mask,
+    output wire         m_ready,
+    output wire         m_refuse,
+    output wire  [7:0]  m_status,
+    output wire         m_track,
+    output wire  [31:0] m_track_entry,
+    output wire  [31:0] m_track_pid,
+    output wire  [63:0] m_track_va,
+    output wire  [63:0] m_track_mask,
     output wire         m_live,
 
     input  wire         s_mark_valid,
@@ -192,22 +202,46 @@ endgenerate
 wire [ENTRIES-1:0] refuse_first = lowest(refuse_v);
 wire [ENTRIES-1:0] track_first = (|refuse_v) ? {ENTRIES{1'b0}} : lowest(track_v);
 
+logic        c_refuse, c_track;
+logic [7:0]  c_status;
+logic [31:0] c_track_entry, c_track_pid;
+logic [63:0] c_track_va, c_track_mask;
 always @* begin : verdict
     integer i;
-    m_refuse = |refuse_v;
-    m_status = !m_refuse ? STATUS_OK : (|(refuse_first & moved_v)) ? STATUS_MOVED : STATUS_BUSY;
-    m_track = |track_first;
-    m_track_entry = 32'd0;
-    m_track_pid = 32'd0;
-    m_track_va = 64'd0;
-    m_track_mask = 64'd0;
+    c_refuse = |refuse_v;
+    c_status = !c_refuse ? STATUS_OK : (|(refuse_first & moved_v)) ? STATUS_MOVED : STATUS_BUSY;
+    c_track = |track_first;
+    c_track_entry = 32'd0;
+    c_track_pid = 32'd0;
+    c_track_va = 64'd0;
+    c_track_mask = 64'd0;
     for (i = 0; i < ENTRIES; i = i + 1) begin
-        m_track_entry = m_track_entry | (track_first[i] ? 32'(i) : 32'd0);
-        m_track_pid = m_track_pid | (track_first[i] ? pid_mem[i] : 32'd0);
-        m_track_va = m_track_va | (track_first[i] ? va_mem[i] : 64'd0);
-        m_track_mask = m_track_mask | (track_first[i] ? fresh_v[i] : 64'd0);
+        c_track_entry = c_track_entry | (track_first[i] ? 32'(i) : 32'd0);
+        c_track_pid = c_track_pid | (track_first[i] ? pid_mem[i] : 32'd0);
+        c_track_va = c_track_va | (track_first[i] ? va_mem[i] : 64'd0);
+        c_track_mask = c_track_mask | (track_first[i] ? fresh_v[i] : 64'd0);
     end
 end
+
+// The verdict as registered, the request it is for, and whether the table
+// changed at the edge it was taken (then it is the old table's).
+reg        q_refuse = 1'b0, q_track = 1'b0;
+reg [7:0]  q_status = 0;
+reg [31:0] q_track_entry = 0, q_track_pid = 0;
+reg [63:0] q_track_va = 0, q_track_mask = 0;
+reg [31:0] q_pid = 0, q_len = 0;
+reg [63:0] q_va = 0;
+reg [1:0]  q_class = 0;
+reg        q_stale = 1'b1;
+wire       q_same = q_pid == s_req_pid && q_va == s_req_va && q_len == s_req_len && q_class == s_req_class;
+assign m_ready = !m_live || (q_same && !q_stale);
+assign m_refuse = m_live && q_refuse;
+assign m_status = q_status;
+assign m_track = m_live && q_track;
+assign m_track_entry = q_track_entry;
+assign m_track_pid = q_track_pid;
+assign m_track_va = q_track_va;
+assign m_track_mask = q_track_mask;
 
 // Reads never report: CLASS_READ only matters through `changes`.
 /* verilator lint_off UNUSEDPARAM */
@@ -225,6 +259,18 @@ wire [63:0] set_hi = set_end - 64'd1 - s_set_va;   // its bits below a block unu
 /* verilator lint_on UNUSEDSIGNAL */
 
 always_ff @(posedge clk) begin
+    q_refuse <= c_refuse;
+    q_status <= c_status;
+    q_track <= c_track;
+    q_track_entry <= c_track_entry;
+    q_track_pid <= c_track_pid;
+    q_track_va <= c_track_va;
+    q_track_mask <= c_track_mask;
+    q_pid <= s_req_pid;
+    q_va <= s_req_va;
+    q_len <= s_req_len;
+    q_class <= s_req_class;
+    q_stale <= set_live || mark_live || s_clear || rst;
     if (mark_live) dirty_mem[mark_index] <= dirty_mem[mark_index] | s_mark_mask;
     if (set_live) begin
         valid_reg[set_index] <= s_set_mode != GATE_MODE_OPEN;

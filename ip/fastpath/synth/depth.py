@@ -37,7 +37,12 @@ memory), in_to_reg, reg_to_out and in_to_out. A cell type outside these rules
 is an error that names it, so an unknown primitive is never counted silently
 as zero.
 
-Usage: depth.py NETLIST.json [--top MODULE] [--out FILE.json]
+With --deep N, the register endpoints N or more levels deep are also traced
+back along their deepest path: the registers those paths start from and the
+named nets they pass through, and the (start, end) pairs, each with how many of
+the deep endpoints it serves (`deep_cone`). That says where a register stage would cut the most.
+
+Usage: depth.py NETLIST.json [--top MODULE] [--out FILE.json] [--deep N]
 """
 
 import argparse
@@ -182,8 +187,9 @@ def endpoint_inputs(c):
         yield p, bits
 
 
-def measure(module):
-    """Longest paths per class; returns a dict ready for JSON."""
+def measure(module, deep=None):
+    """Longest paths per class; returns a dict ready for JSON. With `deep`, the
+    cone of the register endpoints at least that deep (`deep_cone`)."""
     g = Graph(module)
     comb = {n for n, c in g.cells.items() if c["_kind"] in ("lut", "muxf", "carry", "zero", "dsp", "lutram")}
     # Kahn's order over the combinational cells (a LUTRAM's output depends on its address only).
@@ -335,8 +341,50 @@ def measure(module):
             by_inst[inst] = (a, r, cls)
     out["deepest_by_instance"] = [{"instance": i, "register": r, "levels": a, "from": cls}
                                   for i, (a, r, cls) in sorted(by_inst.items(), key=lambda kv: (-kv[1][0], kv[0]))]
+    if deep is not None:
+        out["deep_cone"] = deep_cone(g, arrival, endpoints, bit_arrival, trace, deep)
     out["rules"] = "LUT/LUTRAM read 1, MUXF 0, carry chain 1 on entry and 0 along CO->CI, DSP (PREG=0) 1"
     return out
+
+
+def deep_cone(g, arrival, endpoints, bit_arrival, trace, deep, top=25):
+    """Where the deep register endpoints' deepest paths start and what named
+    nets they pass through, counted over the endpoints (a net shared by many
+    deep paths is a place to cut)."""
+    starts, through, ends, pairs = Counter(), Counter(), Counter(), Counter()
+    n = 0
+
+    def base(name):
+        return re.sub(r"\[\d+\]$", "", name)
+
+    for to, cname, _, _, b in endpoints():
+        if to != "reg":
+            continue
+        a = bit_arrival("reg", b)
+        if a is None or a < deep:
+            continue
+        n += 1
+        q = g.cells[cname].get("connections", {}).get("Q") if cname else None
+        end = base(g.name(q[0]) if q else g.name(b))
+        ends[end] += 1
+        start, steps = trace("reg", b)
+        starts[base(start["net"])] += 1
+        pairs[f"{base(start['net'])} -> {end}"] += 1
+        seen = set()
+        for st in steps:
+            name = st["net"]
+            if name.startswith("$") or name.startswith("bit "):
+                continue
+            nm = base(name)
+            if nm not in seen:
+                seen.add(nm)
+                through[nm] += 1
+
+    def most(c):
+        return [{"name": k, "endpoints": v} for k, v in c.most_common(top)]
+
+    return {"levels_at_least": deep, "endpoints": n, "ends": most(ends), "starts": most(starts),
+            "through": most(through), "pairs": most(pairs)}
 
 
 def summary(r):
@@ -356,6 +404,11 @@ def summary(r):
     if len(r.get("deepest_by_instance", [])) > 1:
         lines.append("deepest per instance: " + ", ".join(
             f"{d['instance']} {d['levels']} ({d['register']})" for d in r["deepest_by_instance"]))
+    dc = r.get("deep_cone")
+    if dc:
+        lines.append(f"deep cone: {dc['endpoints']} register inputs at {dc['levels_at_least']}+ levels")
+        for key in ("ends", "starts", "through", "pairs"):
+            lines.append(f"  {key}: " + ", ".join(f"{d['name']} {d['endpoints']}" for d in dc[key]))
     return "\n".join(lines)
 
 
@@ -364,12 +417,13 @@ def main():
     ap.add_argument("netlist")
     ap.add_argument("--top")
     ap.add_argument("--out", help="write the result as JSON here")
+    ap.add_argument("--deep", type=int, help="trace the register inputs this many levels deep or more")
     args = ap.parse_args()
     try:
         with open(args.netlist) as f:
             doc = json.load(f)
         top, module = pick_top(doc, args.top)
-        r = measure(module)
+        r = measure(module, args.deep)
     except (OSError, ValueError, NetlistError) as e:
         sys.exit(f"depth.py: {args.netlist}: {e}")
     r["module"] = top

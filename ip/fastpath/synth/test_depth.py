@@ -208,6 +208,16 @@ class Constructed(unittest.TestCase):
         self.assertEqual(r["deepest_by_instance"], [{"instance": "(top)", "register": "q0", "levels": 2,
                                                      "from": "in"}])
 
+    def test_deep_cone(self):
+        # chain9: one register input 9 deep, from f0's q0 through the named c0..c8.
+        r = depth.measure(depth.pick_top(self.doc, "chain9")[1], deep=5)["deep_cone"]
+        self.assertEqual((r["levels_at_least"], r["endpoints"]), (5, 1))
+        self.assertEqual(r["ends"], [{"name": "q1", "endpoints": 1}])
+        self.assertEqual(r["starts"], [{"name": "q0", "endpoints": 1}])
+        self.assertEqual({d["name"] for d in r["through"]}, {f"c{i}" for i in range(9)})
+        # Nothing in chain4 is that deep.
+        self.assertEqual(depth.measure(depth.pick_top(self.doc, "chain4")[1], deep=5)["deep_cone"]["endpoints"], 0)
+
     def test_deepest_registers_per_bus(self):
         # The carry netlist's three flip-flops: q1 (4 levels), q2 (the CI-entered chain, 2), and
         # q0 / qb straight from the ports (0).

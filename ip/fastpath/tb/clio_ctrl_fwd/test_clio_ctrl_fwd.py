@@ -30,7 +30,7 @@ ROW = 40  # bytes of an answer row (clio_offload_fwd)
 BUSY = P["STATUS_BUSY"]
 FIW = 4  # the forwarding table's index width, from the compiled design (setup)
 IDLE_IN = ("s_valid", "s_entry", "s_en", "s_ring_full", "s_ring_free", "s_fq_pending", "s_fw_match",
-           "s_fw_match_index", "s_fw_fence_wait", "s_fw_free_index", "s_fw_desc", "s_gt_refuse",
+           "s_fw_match_index", "s_fw_fence_wait", "s_fw_free_index", "s_fw_desc", "s_gt_ready", "s_gt_refuse",
            "s_gt_status", "s_gt_track", "s_gt_track_pid", "s_gt_track_entry", "s_gt_track_va",
            "s_gt_track_mask", "s_of_cnt", "s_of_len", "s_of_tag", "s_of_seq", "s_of_data",
            "s_of_ans_plen", "s_of_ans_status", "s_of_bound", "s_mtu", "s_of_rd_left", "s_wr_block")
@@ -75,6 +75,8 @@ class Env:
         self.refuse_after = None
         self.refuse_status = P["STATUS_MOVED"]
         self.marks = 0
+        self.stale = 0
+        self.snap = None
         # Offload call.
         self.pkt = b""
         self.tag = r.getrandbits(32)
@@ -93,6 +95,19 @@ class Env:
                 return e
         return None
 
+    def verdict(self):
+        refuse = self.refuse_after is not None and self.marks >= self.refuse_after
+        t = self.track()
+        e = t or [0, 0, 0, 0]
+        return (int(refuse), self.refuse_status, int(t is not None), e[0], e[1], e[2], e[3])
+
+    def mark(self):
+        """The stage marks the tracking entry's blocks at this edge."""
+        self.snap = self.verdict()
+        self.stale = 1
+        self.track()[3] = 0
+        self.marks += 1
+
     def drive(self, dut, of_i):
         dut.s_fq_pending.value = int(bool(self.fq))
         dut.s_ring_full.value = self.full
@@ -102,16 +117,15 @@ class Env:
         dut.s_fw_fence_wait.value = self.fence_wait
         dut.s_fw_free_index.value = self.free_index
         dut.s_fw_desc.value = self.fw_desc
-        refuse = self.refuse_after is not None and self.marks >= self.refuse_after
-        dut.s_gt_refuse.value = int(refuse)
-        dut.s_gt_status.value = self.refuse_status
-        t = self.track()
-        dut.s_gt_track.value = int(t is not None)
-        e = t or [0, 0, 0, 0]
-        dut.s_gt_track_entry.value = e[0]
-        dut.s_gt_track_pid.value = e[1]
-        dut.s_gt_track_va.value = e[2]
-        dut.s_gt_track_mask.value = e[3]
+        # The gate's registered verdict: in the cycle after a mark it is the
+        # table's before the mark (`s_gt_ready` low), then today's.
+        gate = self.verdict()
+        dut.s_gt_ready.value = int(not self.stale)
+        if self.stale:
+            gate = self.snap
+            self.stale -= 1
+        (dut.s_gt_refuse.value, dut.s_gt_status.value, dut.s_gt_track.value, dut.s_gt_track_entry.value,
+         dut.s_gt_track_pid.value, dut.s_gt_track_va.value, dut.s_gt_track_mask.value) = gate
         n = len(self.pkt)
         dut.s_of_len.value = n
         dut.s_of_cnt.value = (n + 39) // 40
@@ -144,7 +158,8 @@ OUTS = ("m_done", "m_call_valid", "m_fw_set", "m_reserve", "m_gt_mark", "m_of_ca
 
 async def run(dut, r, entry, env, hold_p=0.2):
     """Hand one packet over and play the engine until the stage's verdict; returns what happened."""
-    out = {"fw_set": [], "reserve": 0, "of_call": 0, "calls": [], "active": 0, "load": None, "sent": []}
+    out = {"fw_set": [], "reserve": 0, "of_call": 0, "calls": [], "active": 0, "load": None, "sent": [],
+           "stalled": 0}
     plen = offset = None
     away = 0
     first = True
@@ -161,11 +176,13 @@ async def run(dut, r, entry, env, hold_p=0.2):
         assert int(dut.s_ready.value) == int(first), "ready only while no packet is inside"
         first = False
         out["active"] += 1
+        if not int(dut.s_gt_ready.value):
+            out["stalled"] += 1
+            for name in OUTS:
+                assert int(getattr(dut, name).value) == 0, f"{name} on the gate's verdict from before the mark"
         if int(dut.m_gt_mark.value):
-            t = env.track()
-            assert t is not None, "a mark without a tracking entry"
-            t[3] = 0
-            env.marks += 1
+            assert env.track() is not None, "a mark without a tracking entry"
+            env.mark()
         if int(dut.m_fw_set.value):
             out["fw_set"].append((int(dut.m_fw_set_new.value), int(dut.m_fw_set_index.value)))
         out["reserve"] += int(dut.m_reserve.value)
@@ -274,6 +291,7 @@ async def gate_reports(dut):
     """GATE_DIRTY of each tracking entry lacking blocks, marked, then the gate asked again."""
     r = await setup(dut)
     seen = set()
+    stalls = 0
     for _ in range(60):
         cap = r.randrange(1, 5)
         env = Env(r, cap, r.randrange(0, cap), notices=r.choice([0, 0, 1]))
@@ -303,10 +321,15 @@ async def gate_reports(dut):
         else:
             assert pushed == expect and env.marks == n and o["next"] == GO, o
         assert o["calls"][0] == ("flush" if notices else "push")
-        # PUSH, PUSHED, CHECK per report (no CHECK after a full ring), one more for a flush.
+        # PUSH, PUSHED, CHECK per report (no CHECK after a full ring), one more for a flush,
+        # and a cycle waiting for the gate's verdict after a mark unless the stage was
+        # held in it.
         reports = len(o["calls"]) - bool(notices)
-        assert o["active"] == 3 * reports - (room < min(k, n)) + bool(notices), o
+        assert o["stalled"] <= env.marks, o
+        stalls += o["stalled"]
+        assert o["active"] == 3 * reports - (room < min(k, n)) + bool(notices) + o["stalled"], o
     assert seen == {"no room", "full later", "refused", "all reported", "one reported"}, seen
+    assert stalls > 10, stalls
 
 
 @cocotb.test()

@@ -4,8 +4,11 @@ vectors.txt is the model's run of random table settings and requests (`gate_vect
 ip/fastpath/cosim/src/vectors.rs): every GATE_SET with whether the entry exists, EPOCH
 clears, and every request with the model's verdict (serve, refuse with BUSY/MOVED, or report
 these new dirty blocks of this entry), followed by the mark of a reported mask. The bench
-applies each set, clear and mark at a clock edge and checks every combinational output of
-the check port against the model, request by request."""
+applies each set, clear and mark at a clock edge and checks every output of the check port
+against the model, request by request, a clock edge after the request is applied (the
+verdict is registered). Before that edge `m_ready` must say whether the registered verdict
+is already this request's: the same request checked at the last edge, with no set, mark or
+clear since, or no entry set at all."""
 
 import os
 
@@ -46,7 +49,12 @@ async def model_verdicts(dut):
         await RisingEdge(dut.clk)
     await FallingEdge(dut.clk)
     dut.rst.value = 0
-    counts = {"S": 0, "C": 0, "Q": 0, "M": 0, "serve": 0, "refuse": 0, "report": 0}
+    counts = {"S": 0, "C": 0, "Q": 0, "M": 0, "serve": 0, "refuse": 0, "report": 0, "ready early": 0,
+              "held": 0, "marked": 0}
+    # The request the registers took at the last edge (None: the idle inputs) and
+    # whether the table changed at that edge (reset counts as a change).
+    taken, changed = None, True
+    last_q = None
     for n, v in enumerate(load(), 1):
         op = v[0]
         counts[op] += 1
@@ -62,14 +70,35 @@ async def model_verdicts(dut):
             await Timer(1, "ns")
             assert int(dut.m_set_ok.value) == ok, where
             await edge(dut)
+            taken, changed = None, bool(ok)
         elif op == "C":
             dut.s_clear.value = 1
             await edge(dut)
+            taken, changed = None, True
         elif op == "M":
+            # Marked with the reporting request still applied, as the top does: the
+            # verdict taken at the mark's edge is the table's before it (not ready);
+            # a cycle on it is ready and no longer reports the marked blocks.
+            entry, mask = int(v[1], 16), int(v[2], 16)
             dut.s_mark_valid.value = 1
-            dut.s_mark_entry.value = int(v[1], 16)
-            dut.s_mark_mask.value = int(v[2], 16)
-            await edge(dut)
+            dut.s_mark_entry.value = entry
+            dut.s_mark_mask.value = mask
+            if last_q is not None:
+                dut.s_req_pid.value, dut.s_req_va.value, dut.s_req_len.value, dut.s_req_class.value = last_q
+            await RisingEdge(dut.clk)
+            await Timer(1, "ns")
+            dut.s_mark_valid.value = 0
+            if last_q is not None and entry < 8:
+                assert int(dut.m_ready.value) == 0, f"{where}: ready at the mark's edge"
+                await RisingEdge(dut.clk)
+                await Timer(1, "ns")
+                assert int(dut.m_ready.value) == 1, f"{where}: not ready a cycle after the mark"
+                again = int(dut.m_track.value) and int(dut.m_track_entry.value) == entry
+                assert not (again and int(dut.m_track_mask.value) & mask), f"{where}: marked blocks reported again"
+                counts["marked"] += 1
+            await FallingEdge(dut.clk)
+            idle(dut)
+            taken, changed = last_q, False
         else:
             pid, va, ln, cls, code, a, b, tpid, tva = (int(x, 16) for x in v[1:])
             dut.s_req_pid.value = pid
@@ -77,6 +106,14 @@ async def model_verdicts(dut):
             dut.s_req_len.value = ln
             dut.s_req_class.value = cls
             await Timer(1, "ns")
+            early = not int(dut.m_live.value) or (taken == (pid, va, ln, cls) and not changed)
+            counts["ready early"] += early
+            assert int(dut.m_ready.value) == early, f"{where}: m_ready {int(dut.m_ready.value)} before the edge"
+            await RisingEdge(dut.clk)
+            await Timer(1, "ns")
+            taken, changed = (pid, va, ln, cls), False
+            last_q = taken
+            assert int(dut.m_ready.value) == 1, f"{where}: not ready a cycle after the request"
             refuse, track = int(dut.m_refuse.value), int(dut.m_track.value)
             if code == 0:
                 counts["serve"] += 1
@@ -91,8 +128,15 @@ async def model_verdicts(dut):
                 got = (int(dut.m_track_entry.value), int(dut.m_track_mask.value),
                        int(dut.m_track_pid.value), int(dut.m_track_va.value))
                 assert got == (a, b, tpid, tva), f"{where}: got {tuple(hex(x) for x in got)}"
-            await Timer(1, "ns")
+            if n % 5 == 0 and int(dut.m_live.value):
+                # The same request held a cycle on: ready before the edge, the same verdict.
+                await FallingEdge(dut.clk)
+                assert int(dut.m_ready.value) == 1, f"{where}: the held request is not ready"
+                assert (int(dut.m_refuse.value), int(dut.m_track.value)) == (refuse, track), where
+                counts["held"] += 1
+                await RisingEdge(dut.clk)
             await FallingEdge(dut.clk)
             idle(dut)
     dut._log.info("vectors: %s", counts)
     assert counts["report"] > 50 and counts["refuse"] > 100 and counts["serve"] > 100
+    assert counts["held"] > 50 and counts["ready early"] > 10 and counts["marked"] > 50
