@@ -80,6 +80,8 @@ for m in modules:
                                      "reg_to_reg_endpoint_histogram": d["reg_to_reg_endpoint_histogram"],
                                      "deepest_registers": d.get("deepest_registers", []),
                                      "deepest_by_instance": d.get("deepest_by_instance", [])}
+    if "deep_cone" in d:
+        report["modules"][m]["depth"]["deep_cone"] = d["deep_cone"]
 # Groups as in Fig. 19 (sums of the units; clio_fault_unit contains clio_free_pa_fifo,
 # clio_ring_dma contains clio_desc_check).
 GROUPS = {"VirtMem": ["clio_tlb", "clio_bucket_hash", "clio_pt_fetch", "clio_perm_check", "clio_fault_unit"],

@@ -23,6 +23,8 @@
 #   RTL=dir          synthesize the sources in dir (e.g. an older checkout's ip/fastpath/rtl)
 #   WORK=dir         keep the logs, stats and netlists (MODULE.json) there instead of a mktemp dir
 #                    (without it the netlists are deleted once measured)
+#   DEEP=N           the register inputs N or more levels deep traced back (depth.py --deep;
+#                    default 30): where their paths start, what they pass, in the report
 # Each module's deepest logic level (synth/depth.py on yosys' write_json netlist)
 # goes into the report beside LUT/FF/BRAM, with its CPU time (yosys and abc). synth/top.sh runs the top alone.
 #   synth/synth.sh [JOBS]
@@ -94,14 +96,15 @@ run_one() {
     # Deepest logic level of the mapped netlist (synth/depth.py: LUT levels
     # between registers/ports, carry chains and MUXFs counted as it documents).
     if [ -s "$work/$m.stat" ] && [ -s "$work/$m.json" ]; then
-        python3 "$here/depth.py" "$work/$m.json" --top "$m" --out "$work/$m.depth.json" > "$work/$m.depth.txt" \
+        python3 "$here/depth.py" "$work/$m.json" --top "$m" --deep "$deep" --out "$work/$m.depth.json" > "$work/$m.depth.txt" \
             || echo "depth of $m failed (see $work/$m.depth.txt)" >&2
     fi
     if [ -z "$keep" ]; then rm -f "$work/$m.json"; fi
 }
 export -f run_one
 keep="${WORK:-}"
-export work flags top_params tlb_params dd_params rb_params here keep
+deep="${DEEP:-30}"
+export work flags top_params tlb_params dd_params rb_params here keep deep
 cut -d' ' -f1-3 /proc/loadavg > "$work/load.start"
 printf '%s\n' "${modules[@]}" | xargs -P "$jobs" -I{} bash -c 'run_one {}'
 cut -d' ' -f1-3 /proc/loadavg > "$work/load.end"
