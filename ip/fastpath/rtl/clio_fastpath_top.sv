@@ -984,7 +984,7 @@ wire             dd_out_valid;
 // cycle (checked in simulation below), so each port's key is selected by the
 // engine's side, a register or a state: the lane's strobes, which wait on
 // the AXI port through its L2 (`l2_fire`, `l1_move`), only enable, and the
-// key compares start from registers (synthesis: "The staged top in yosys").
+// key compares start from registers (rtl/README, "Cutting the decision cone").
 
 clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedup_inst (
     .clk(clk), .rst(rst),

@@ -35,11 +35,12 @@
 // The verdict is registered: the outputs are the check of the request and
 // the table as they stood in the cycle before, and `m_ready` says they are
 // today's: the request's inputs are the ones checked and no set, mark or
-// clear has applied since, or no entry is set (then `m_refuse` and `m_track`
-// are 0: nothing to check). A user waits for `m_ready`: one cycle after its request
-// changes or the table does. (Combinational, the check's 64-bit end, range
-// compares and lowest-entry select fed the top's intake decision and the
-// loads behind it, the deepest paths of the top; synth/README.)
+// clear has applied since, or no entry is set (then `m_refuse` and
+// `m_track` are 0: nothing to check). A user waits for `m_ready`, one cycle
+// after its request or the table changes. (Combinational, the check's
+// 64-bit end, range compares and lowest-entry select fed the top's intake
+// decision and the loads behind it, the top's deepest paths: rtl/README,
+// "Cutting the decision cone".)
 module clio_region_gate #(
     // Entries of the table (a board's is the wire crate's GATE_ENTRIES).
     parameter ENTRIES = clio_pkg::GATE_ENTRIES

@@ -8,7 +8,8 @@
 # cycles per packet. Then, for the mixed classes (hitmiss, hitfault: every
 # 4th request misses the TLB or faults, the others are hit-lane reads;
 # hitwfault: as hitfault with hit-lane 8-byte writes; hitmiss16: as hitmiss
-# with every 16th request a miss, so hits still arrive when a walk ends), the
+# with every 16th request a miss, so hits still arrive when a walk ends;
+# hitmiss64: every 64th a miss, slower than one walk each), the
 # hits' latency in the stream (first beat in -> first beat of the answer)
 # beside the hits' of the read8 stream: the extra cycles a hit pays for the
 # misses or faults among the requests in front of it. faaretry: each FAA
@@ -36,7 +37,7 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--requests N] [--seed N] [--json FILE]" >&2; exit 2 ;;
     esac
 done
-classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault hitmiss hitfault hitwfault hitmiss16 faaretry}"
+classes="${CLASSES:-read8 read64 write64 read1k write1k read4k write4k faa cas miss fault hitmiss hitfault hitwfault hitmiss16 hitmiss64 faaretry}"
 mhz="${CLOCK_MHZ:-250}"
 target="${CARGO_TARGET_DIR:-$repo/target}"
 case "$target" in /*) ;; *) target="$repo/$target" ;; esac
@@ -84,7 +85,7 @@ for c in $classes; do
     printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$c" "$reqs" "$pkts" "$beats" "$cycles" "$cpr" "$bpc" "$ppc" "$gb" "$mpp"
     case "$c" in
         read8) read -r r8med r8mean <<< "$(hit_lat "$out.log" hit)" ;;
-        hitmiss|hitfault|hitwfault|hitmiss16)
+        hitmiss|hitfault|hitwfault|hitmiss16|hitmiss64)
             cold=$(case "$c" in hitmiss*) echo miss ;; *) echo fault ;; esac)
             read -r hmed hmean <<< "$(hit_lat "$out.log" hit)"
             read -r cmed cmean <<< "$(hit_lat "$out.log" "$cold")"

@@ -51,6 +51,10 @@ pub enum Class {
     /// hits arrive during a walk than a walk lasts cycles, so the hit lane
     /// still holds hits when the walked page is inserted.
     HitMiss16,
+    /// As `hitmiss`, one request in `MIXED_EVERY_SPARSE` a miss: misses
+    /// arriving slower than one walk each, so the hits behind a miss need
+    /// not wait for it at all.
+    HitMiss64,
     /// As `faa`, each fetch-and-add followed back to back by its retry (a
     /// new id, `retry_of` the first, acknowledging only the requests before
     /// the first): the retry is answered from the first one's dedup record,
@@ -65,9 +69,13 @@ pub const MIXED_EVERY: usize = 4;
 /// In the `hitmiss16` class, one request in this many misses the TLB.
 pub const MIXED_EVERY_LONG: usize = 16;
 
+/// In the `hitmiss64` class, one request in this many misses the TLB (a
+/// walk's 28 cycles fit between two misses).
+pub const MIXED_EVERY_SPARSE: usize = 64;
+
 impl Class {
     /// Every class, in table order.
-    pub const ALL: [Class; 16] = [
+    pub const ALL: [Class; 17] = [
         Class::Read8,
         Class::Read64,
         Class::Write64,
@@ -83,6 +91,7 @@ impl Class {
         Class::HitFault,
         Class::HitWFault,
         Class::HitMiss16,
+        Class::HitMiss64,
         Class::FaaRetry,
     ];
 
@@ -104,6 +113,7 @@ impl Class {
             Class::HitFault => "hitfault",
             Class::HitWFault => "hitwfault",
             Class::HitMiss16 => "hitmiss16",
+            Class::HitMiss64 => "hitmiss64",
             Class::FaaRetry => "faaretry",
         }
     }
@@ -125,10 +135,10 @@ impl Class {
 
     /// One request in this many is the cold one (mixed classes).
     pub fn mixed_every(self) -> usize {
-        if self == Class::HitMiss16 {
-            MIXED_EVERY_LONG
-        } else {
-            MIXED_EVERY
+        match self {
+            Class::HitMiss16 => MIXED_EVERY_LONG,
+            Class::HitMiss64 => MIXED_EVERY_SPARSE,
+            _ => MIXED_EVERY,
         }
     }
 
@@ -312,15 +322,19 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         Class::Fault => map_pages(&mut g, cred.pid, 0x1_0000, count, false),
         // The hot set is a quarter of the TLB: the cold pages' entries are
         // always older (LRU evicts them, never a hot page).
-        Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16 => {
-            map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true)
-        }
+        Class::HitMiss
+        | Class::HitFault
+        | Class::HitWFault
+        | Class::HitMiss16
+        | Class::HitMiss64 => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true),
         _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
     };
     assert!(!pages.is_empty(), "no page could be mapped");
     // The cold pages of the mixed classes (misses or first touches).
     let cold = match class {
-        Class::HitMiss | Class::HitMiss16 => map_pages(&mut g, cred.pid, 0x1_1000, 4 * tlb, true),
+        Class::HitMiss | Class::HitMiss16 | Class::HitMiss64 => {
+            map_pages(&mut g, cred.pid, 0x1_1000, 4 * tlb, true)
+        }
         Class::HitFault | Class::HitWFault => {
             map_pages(&mut g, cred.pid, 0x1_1000, count / MIXED_EVERY, false)
         }
@@ -340,7 +354,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
     };
     let mixed = matches!(
         class,
-        Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16
+        Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16 | Class::HitMiss64
     );
     let every = class.mixed_every();
     let stream_from = g.events.len();
@@ -411,7 +425,8 @@ mod tests {
     #[test]
     fn every_class_streams_ok_answers_on_its_path() {
         for class in Class::ALL {
-            let c = generate_class(3, 40, class);
+            // At least two cold requests in the mixed classes.
+            let c = generate_class(3, 40.max(2 * class.mixed_every()), class);
             assert!(c.requests > 0, "{}: no requests", class.name());
             assert_eq!(
                 c.ok,
@@ -423,16 +438,22 @@ mod tests {
             match class {
                 Class::Miss => assert!(st.tlb_misses >= c.requests as u64, "miss: {st:?}"),
                 Class::Fault => assert!(st.faults >= c.requests as u64, "fault: {st:?}"),
-                Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16 => {
+                Class::HitMiss
+                | Class::HitFault
+                | Class::HitWFault
+                | Class::HitMiss16
+                | Class::HitMiss64 => {
                     // Exactly one request in `mixed_every` leaves the TLB
                     // hits (the hot set stays in the TLB).
                     let every = class.mixed_every();
                     let cold = (c.requests / every) as u64;
-                    let (n, what) = if matches!(class, Class::HitMiss | Class::HitMiss16) {
-                        (st.tlb_misses, "misses")
-                    } else {
-                        (st.faults, "faults")
-                    };
+                    assert!(cold >= 2, "{}: {cold} cold requests", class.name());
+                    let (n, what) =
+                        if matches!(class, Class::HitMiss | Class::HitMiss16 | Class::HitMiss64) {
+                            (st.tlb_misses, "misses")
+                        } else {
+                            (st.faults, "faults")
+                        };
                     assert!(n >= cold, "{}: {n} {what} < {cold}", class.name());
                     let hits = c
                         .case
