@@ -202,14 +202,21 @@ fn main() -> ExitCode {
                 ("flood", _) => trace::generate_flood(seed, requests, 4),
                 (_, Some(class)) => {
                     let c = trace::generate_class(seed, requests, class);
-                    // One line for tb/cosim/classes.sh.
+                    // One line for tb/cosim/classes.sh (`cold`: the mixed
+                    // classes' misses or first touches).
+                    let cold = if class.is_mixed() {
+                        c.requests / class.mixed_every()
+                    } else {
+                        0
+                    };
                     println!(
-                        "class {} requests {} packets {} ok {} model_cycles {}",
+                        "class {} requests {} packets {} ok {} model_cycles {} cold {}",
                         class.name(),
                         c.requests,
                         c.packets,
                         c.ok,
-                        c.model_cycles
+                        c.model_cycles,
+                        cold
                     );
                     c.case
                 }

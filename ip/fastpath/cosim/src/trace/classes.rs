@@ -133,6 +133,19 @@ impl Class {
         }
     }
 
+    /// A mixed class: hit-lane reads with one cold request (a miss or a
+    /// first touch) in every `mixed_every`.
+    pub fn is_mixed(self) -> bool {
+        matches!(
+            self,
+            Class::HitMiss
+                | Class::HitFault
+                | Class::HitWFault
+                | Class::HitMiss16
+                | Class::HitMiss64
+        )
+    }
+
     /// One request in this many is the cold one (mixed classes).
     pub fn mixed_every(self) -> usize {
         match self {
@@ -352,10 +365,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         Class::HitFault | Class::HitWFault => count.min(cold.len() * MIXED_EVERY),
         _ => count,
     };
-    let mixed = matches!(
-        class,
-        Class::HitMiss | Class::HitFault | Class::HitWFault | Class::HitMiss16 | Class::HitMiss64
-    );
+    let mixed = class.is_mixed();
     let every = class.mixed_every();
     let stream_from = g.events.len();
     let (mut model_cycles, mut ok, mut sent) = (0u64, 0usize, 0usize);
