@@ -397,6 +397,9 @@ int main(int argc, char** argv) {
     // Throughput run: after an `S` line, packets go in back to back.
     bool stream = false;
     uint64_t st_start = 0, st_end = 0, st_idle = 0, st_stalls = 0, st_beats = 0, st_packets = 0;
+    // Stall cycles by the engine's state (eng_state_t's value), "+held" with a
+    // packet in hand, "+walk" with the hit lane running beside a walk.
+    std::map<std::string, uint64_t> st_stall_at;
     // Per path class of a stream packet (a class stream sending with path
     // probes, e.g. hitmiss): first beat accepted -> first beat of its answer.
     std::map<size_t, uint64_t> st_in;                 // stream event -> cycle its first beat entered
@@ -453,7 +456,17 @@ int main(int argc, char** argv) {
                 t.s_axis_tkeep = n == 64 ? ~0ULL : ((1ULL << n) - 1);
                 t.s_axis_tlast = sent + n >= p.size();
                 t.s_axis_tvalid = 1;
-                while (!s.tick()) st_stalls++;
+                while (!s.tick()) {
+                    st_stalls++;
+                    // Where the engine is while the offered beat waits (what a
+                    // request's own latency, from its first beat in, hides).
+                    auto* r = s.top->rootp;
+                    char key[48];
+                    snprintf(key, sizeof key, "%d%s%s", (int)r->clio_fastpath_sim__DOT__top_inst__DOT__state_reg,
+                             r->clio_fastpath_sim__DOT__top_inst__DOT__pkt_have_reg ? "+held" : "",
+                             r->clio_fastpath_sim__DOT__top_inst__DOT__lane_walk ? "+walk" : "");
+                    st_stall_at[key]++;
+                }
                 if (sent == 0 && path_of.count(ev)) {
                     st_in[ev] = s.cycles - 1;
                     if (order_log && p.size() >= 12) st_req[be32(p, 8)] = ev;
@@ -588,6 +601,14 @@ int main(int argc, char** argv) {
                (unsigned long long)st_packets, (unsigned long long)st_beats,
                (unsigned long long)(st_end - st_start), (unsigned long long)st_stalls,
                st_stalls == 0 ? " (II = 1)" : "", (unsigned long long)(st_idle - st_start));
+    if (stream && st_stalls) {
+        std::vector<std::pair<uint64_t, std::string>> by;
+        for (auto& kv : st_stall_at) by.push_back({kv.second, kv.first});
+        std::sort(by.rbegin(), by.rend());
+        printf("stream stall cycles by engine state (eng_state_t, +held: a packet in hand, +walk: the lane beside a walk):");
+        for (auto& b : by) printf(" %s %llu", b.second.c_str(), (unsigned long long)b.first);
+        printf("\n");
+    }
     for (auto& kv : st_lat) {
         auto v = kv.second;
         std::sort(v.begin(), v.end());
