@@ -167,6 +167,11 @@ class Graph:
         return self.names.get(bit, (None, f"bit {bit}"))[1]
 
 
+def bus_name(name):
+    """A net's name without its bit index (`a.b[3]` -> `a.b`)."""
+    return re.sub(r"\[\d+\]$", "", name)
+
+
 def through_inputs(c):
     """(port, bits) of the inputs whose value reaches the cell's outputs in the same cycle."""
     kind, dirs = c["_kind"], c["port_directions"]
@@ -306,7 +311,7 @@ def measure(module, deep=None):
                 best[key] = (a, cname, ctype, port, b)
             q = g.cells[cname].get("connections", {}).get("Q") if cname else None
             if q:
-                reg = re.sub(r"\[\d+\]$", "", g.name(q[0]))
+                reg = bus_name(g.name(q[0]))
                 if reg not in by_reg or a > by_reg[reg][0]:
                     by_reg[reg] = (a, cls)
     out = {}
@@ -342,21 +347,17 @@ def measure(module, deep=None):
     out["deepest_by_instance"] = [{"instance": i, "register": r, "levels": a, "from": cls}
                                   for i, (a, r, cls) in sorted(by_inst.items(), key=lambda kv: (-kv[1][0], kv[0]))]
     if deep is not None:
-        out["deep_cone"] = deep_cone(g, arrival, endpoints, bit_arrival, trace, deep)
+        out["deep_cone"] = deep_cone(g, endpoints, bit_arrival, trace, deep)
     out["rules"] = "LUT/LUTRAM read 1, MUXF 0, carry chain 1 on entry and 0 along CO->CI, DSP (PREG=0) 1"
     return out
 
 
-def deep_cone(g, arrival, endpoints, bit_arrival, trace, deep, top=25):
+def deep_cone(g, endpoints, bit_arrival, trace, deep, top=25):
     """Where the deep register endpoints' deepest paths start and what named
     nets they pass through, counted over the endpoints (a net shared by many
     deep paths is a place to cut)."""
     starts, through, ends, pairs = Counter(), Counter(), Counter(), Counter()
     n = 0
-
-    def base(name):
-        return re.sub(r"\[\d+\]$", "", name)
-
     for to, cname, _, _, b in endpoints():
         if to != "reg":
             continue
@@ -365,17 +366,17 @@ def deep_cone(g, arrival, endpoints, bit_arrival, trace, deep, top=25):
             continue
         n += 1
         q = g.cells[cname].get("connections", {}).get("Q") if cname else None
-        end = base(g.name(q[0]) if q else g.name(b))
+        end = bus_name(g.name(q[0]) if q else g.name(b))
         ends[end] += 1
         start, steps = trace("reg", b)
-        starts[base(start["net"])] += 1
-        pairs[f"{base(start['net'])} -> {end}"] += 1
+        starts[bus_name(start["net"])] += 1
+        pairs[f"{bus_name(start['net'])} -> {end}"] += 1
         seen = set()
         for st in steps:
             name = st["net"]
             if name.startswith("$") or name.startswith("bit "):
                 continue
-            nm = base(name)
+            nm = bus_name(name)
             if nm not in seen:
                 seen.add(nm)
                 through[nm] += 1

@@ -335,11 +335,7 @@ pub fn generate_class(seed: u64, count: usize, class: Class) -> ClassCase {
         Class::Fault => map_pages(&mut g, cred.pid, 0x1_0000, count, false),
         // The hot set is a quarter of the TLB: the cold pages' entries are
         // always older (LRU evicts them, never a hot page).
-        Class::HitMiss
-        | Class::HitFault
-        | Class::HitWFault
-        | Class::HitMiss16
-        | Class::HitMiss64 => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true),
+        c if c.is_mixed() => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 4).max(1), true),
         _ => map_pages(&mut g, cred.pid, 0x1_0000, (tlb / 2).max(1), true),
     };
     assert!(!pages.is_empty(), "no page could be mapped");
@@ -448,11 +444,7 @@ mod tests {
             match class {
                 Class::Miss => assert!(st.tlb_misses >= c.requests as u64, "miss: {st:?}"),
                 Class::Fault => assert!(st.faults >= c.requests as u64, "fault: {st:?}"),
-                Class::HitMiss
-                | Class::HitFault
-                | Class::HitWFault
-                | Class::HitMiss16
-                | Class::HitMiss64 => {
+                _ if class.is_mixed() => {
                     // Exactly one request in `mixed_every` leaves the TLB
                     // hits (the hot set stays in the TLB).
                     let every = class.mixed_every();
