@@ -16,14 +16,15 @@
 // A client without the grant sees no ready and no valid; the owner's
 // channels pass through combinationally (no cycle added).
 //
-// Second reader (`lane_rd`, with GRANT_PTF): while the engine walks the page
-// table, the hit lane's single-beat reads share the read channels with the
-// bucket reader. AR: the bucket reader first (the walk is what the engine
-// waits on); an AR presented and not yet accepted stays presented (AXI: valid
-// and address stable until ready), so the choice is locked until its ready.
-// The lane's reads carry id LANE_ID (the bucket reader's id must differ: it
-// uses 0), and R beats go to the reader their id names. The write channels
-// stay the engine's (the lane does not write then).
+// Second reader (`lane_rd`, with GRANT_PTF, GRANT_MOVER or GRANT_ENGINE):
+// while the engine walks the page table for a READ and until that READ has
+// answered, the hit lane's single-beat reads share the read channels with
+// the owner. AR: the owner first (it is what the engine waits on); an AR
+// presented and not yet accepted stays presented (AXI: valid and address
+// stable until ready), so the choice is locked until its ready. The lane's
+// reads carry id LANE_ID (the owners' ids must differ: they use 0), and R
+// beats go to the reader their id names. The write channels stay the
+// owner's (the lane does not write then).
 //
 // Engine port: one full-width beat at `s_eng_addr` (aligned down to the
 // beat), a read or a strobed write. The command is held on `s_eng_valid`
@@ -199,16 +200,18 @@ wire own_eng = grant == GRANT_ENGINE;
 wire own_ptf = grant == GRANT_PTF;
 wire own_ring = grant == GRANT_RING;
 wire own_mv = grant == GRANT_MOVER;
-// The lane as the second reader beside the bucket reader.
-wire share = own_ptf && lane_rd;
+// The lane as the second reader beside the bucket reader, the mover or the engine's port.
+wire share = (own_ptf || own_mv || own_eng) && lane_rd;
 localparam [ID_WIDTH-1:0] LID = LANE_ID[ID_WIDTH-1:0];
-// The lane's AR is presented and was not accepted last cycle: it stays.
-reg  ar_lane_reg = 1'b0;
-wire ar_lane = share && (ar_lane_reg || (s_lane_arvalid && !s_ptf_arvalid));
-wire r_lane = share && m_axi_rvalid && m_axi_rid == LID;
-
 wire cmd_wr = own_eng && s_eng_valid && s_eng_write && (state_reg == P_IDLE || state_reg == P_WRITE);
-wire cmd_rd = own_eng && s_eng_valid && !s_eng_write && state_reg == P_IDLE;
+wire cmd_rd_want = own_eng && s_eng_valid && !s_eng_write && state_reg == P_IDLE;
+// The owner's AR goes first (the engine waits on it); the lane's AR is
+// presented and was not accepted last cycle: it stays.
+wire owner_ar = own_ptf ? s_ptf_arvalid : own_mv ? s_mv_arvalid : cmd_rd_want;
+reg  ar_lane_reg = 1'b0;
+wire ar_lane = share && (ar_lane_reg || (s_lane_arvalid && !owner_ar));
+wire r_lane = share && m_axi_rvalid && m_axi_rid == LID;
+wire cmd_rd = cmd_rd_want && !ar_lane;
 wire eng_awvalid = cmd_wr && !aw_done_reg;
 wire eng_wvalid = cmd_wr && !w_done_reg;
 wire aw_ok = aw_done_reg || (eng_awvalid && m_axi_awready);
@@ -221,7 +224,7 @@ wire unused_low = ^{s_lane_araddr[OW-1:0], s_lane_awaddr[OW-1:0], s_eng_addr[OW-
 /* verilator lint_on UNUSEDSIGNAL */
 
 assign s_eng_ready = (cmd_rd && m_axi_arready) || (cmd_wr && aw_ok && w_ok);
-assign m_eng_done = own_eng && ((state_reg == P_RDATA && m_axi_rvalid) || (state_reg == P_BRESP && m_axi_bvalid));
+assign m_eng_done = own_eng && ((state_reg == P_RDATA && m_axi_rvalid && !r_lane) || (state_reg == P_BRESP && m_axi_bvalid));
 assign m_eng_rdata = m_axi_rdata;
 
 always_ff @(posedge clk) begin
@@ -241,7 +244,7 @@ always_ff @(posedge clk) begin
                 end
             end
         end
-        P_RDATA: if (own_eng && m_axi_rvalid) state_reg <= P_IDLE;
+        P_RDATA: if (own_eng && m_axi_rvalid && !r_lane) state_reg <= P_IDLE;
         P_BRESP: if (own_eng && m_axi_bvalid) state_reg <= P_IDLE;
         default: state_reg <= P_IDLE;
     endcase
@@ -284,9 +287,10 @@ assign s_ring_bresp = m_axi_bresp;
 // (`ar_lane`: the lane's AR beside the bucket reader, `r_lane`: an R beat of the lane's id then.)
 assign m_axi_arid = own_ring ? s_ring_arid : ar_lane ? LID : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
 assign m_axi_araddr = own_ring ? s_ring_araddr : (own_ptf && !ar_lane) ? s_ptf_araddr
-    : own_mv ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}}
+    : (own_mv && !ar_lane) ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}}
     : (own_lane || ar_lane) ? {s_lane_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;
-assign m_axi_arlen = own_ring ? s_ring_arlen : (own_ptf && !ar_lane) ? s_ptf_arlen : own_mv ? s_mv_arlen : 8'd0;
+assign m_axi_arlen = own_ring ? s_ring_arlen : (own_ptf && !ar_lane) ? s_ptf_arlen : (own_mv && !ar_lane) ? s_mv_arlen
+    : 8'd0;
 assign m_axi_arsize = own_ring ? s_ring_arsize : ((own_ptf && !ar_lane) ? s_ptf_arsize : OW[2:0]);
 assign m_axi_arburst = own_ring ? s_ring_arburst : ((own_ptf && !ar_lane) ? s_ptf_arburst : 2'b01);
 assign m_axi_arvalid = own_ring ? s_ring_arvalid : ar_lane ? s_lane_arvalid : own_ptf ? s_ptf_arvalid
@@ -299,8 +303,8 @@ assign s_ptf_arready = own_ptf && !ar_lane && m_axi_arready;
 assign s_ptf_rvalid = own_ptf && !r_lane && m_axi_rvalid;
 assign s_ring_arready = own_ring && m_axi_arready;
 assign s_ring_rvalid = own_ring && m_axi_rvalid;
-assign s_mv_arready = own_mv && m_axi_arready;
-assign s_mv_rvalid = own_mv && m_axi_rvalid;
+assign s_mv_arready = own_mv && !ar_lane && m_axi_arready;
+assign s_mv_rvalid = own_mv && !r_lane && m_axi_rvalid;
 assign s_lane_rdata = m_axi_rdata;
 assign {s_ptf_rid, s_ptf_rdata, s_ptf_rresp, s_ptf_rlast} = {m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast};
 assign {s_ring_rid, s_ring_rdata, s_ring_rresp, s_ring_rlast} = {m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast};

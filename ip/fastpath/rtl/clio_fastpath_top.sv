@@ -418,6 +418,10 @@ wire eng_waits;
 wire lane_active;           // the engine is idle: the lane may use the TLB and the AXI port
 wire lane_walk;             // the engine walks for a READ: the lane's reads go on beside it (below)
 wire lane_quiet;            // no looked-up hit of the lane in L2, in flight or on its output
+wire lane_pre_quiet;        // ... but hits looked up after the walking READ's insert (`lane_after`)
+reg  lane_after = 1'b0;     // the walking READ inserted its page: the lane goes on beside it (below)
+reg  lane_ans_go = 1'b0;    // ... and that READ's answer has started
+wire lane_past = lane_after && !lane_active;  // ... and the engine is not idle yet
 wire lane_empty;
 wire [3:0] lq_count;        // lane requests in flight
 wire lo_valid;              // a lane answer waits on the output
@@ -482,11 +486,11 @@ wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 // inserts as it hands a WRITE to the write lane (and lets its packet go in
 // that cycle): it waits while an engine update is in flight.
 wire dd_upd_busy;
-wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast) || (lane_walk && lane_take_rd)) && !dd_upd_busy
+wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast) || ((lane_walk || lane_past) && lane_take_rd)) && !dd_upd_busy
                         : (!pkt_have_reg || !p_tlast))
     && (!wl_src_busy || wl_bank != in_bank || pkt_beat < wl_src_beat) && !wl_held[in_bank];
 assign parser_ready = in_free && lane_in_ready;
-assign lane_handoff = lane_ho_valid && !pkt_have_reg;
+assign lane_handoff = lane_ho_valid && !pkt_have_reg && !lane_past;
 
 clio_hit_lane #(
     .DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .DEDUP_ENTRIES(DEDUP_ENTRIES), .PUMP_WAIT(PUMP_WAIT)
@@ -501,10 +505,12 @@ clio_hit_lane #(
     .s_hdr_key(p_key), .s_hdr_ack(p_ack), .s_pkt_len(p_len), .s_err_short(p_short), .s_err_crc(p_crc),
     .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_in_bank(in_bank), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
-    .s_active(lane_active), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
-    .s_rd_only(lane_walk), .s_no_look(lane_walk && xw_at_pte), .m_quiet(lane_quiet),
-    .s_walk_pid(h_pid), .s_walk_va(h_va),
-    .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
+    .s_active(lane_active || lane_past), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
+    .s_rd_only(lane_walk || lane_past),
+    .s_no_look((lane_walk && xw_at_pte) || (lane_past && (tlb_ins_valid || tlb_look_valid || tlb_inv_valid))),
+    .m_quiet(lane_quiet), .m_pre_quiet(lane_pre_quiet), .s_walk_pid(h_pid), .s_walk_va(h_va),
+    .s_post(lane_past), .s_post_hold(lane_past && !lane_ans_go),
+    .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg && !lane_past), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
     .m_ho_session(lane_ho_session), .m_ho_epoch(lane_ho_epoch), .m_ho_key(lane_ho_key), .m_ho_ack(lane_ho_ack),
@@ -1212,12 +1218,16 @@ wire rb_wait = pk_solo || !rb_ready || !wl_idle;
 // The region gate's registered verdict is a cycle behind a new header or
 // table (only while an entry is set, clio_region_gate's `m_ready`).
 wire gate_wait = state_reg == S_DECIDE && !gt_ready;
+// The walking READ's page is inserted while the lane beside it still has
+// hits in flight that were looked up before (they answer first): past the
+// walk, the engine waits until they have answered (`lane_after`, below).
+wire lane_pre_wait = lane_after && !lane_ans_go && !lane_pre_quiet && state_reg != S_XL;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
         || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (ae_at_rec || (state_reg == S_RD && rdd_begin)))
-    || at_hold || gate_wait;
+    || at_hold || gate_wait || lane_pre_wait;
 // While the atomics stage holds an atomic the engine takes no packet until
 // the atomic's record is in (its lookup, ack and quota count see it, as in
 // the model), and starts no answer, no data phase (the mover, the write lane)
@@ -2911,6 +2921,27 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // lane issues nothing until it has answered); it cannot start during a walk.
 assign lane_walk = xc_walking && xw_walking && h_op == OP_READ && !pm_on && h_total_len <= 32'(BYTES) && !xl_pass2
     && xl_pages == 32'd1 && mv_idle && !wl_mem && wl_idle && !pk_solo && !fl_bg && at_idle;
+// Past the walk (issue #21, "What a sparse miss costs"): the walk inserts
+// the page at once, and the lane goes on taking reads and looking them up
+// (not in the cycles of the engine's TLB accesses) until the engine is idle
+// again (`lane_active`) or, the answer started, the lane is empty. The hits
+// looked up before the insert answer before the walking READ: the engine
+// waits past the walk until they have (`lane_pre_wait`). Those looked up
+// after it answer after it: they issue no AR until its answer has started
+// (`lane_ans_go`; its data are then in the builder, so their R beats wait
+// only for the builder). The lane reads beside whichever of the engine's
+// port, the mover or the bucket reader owns the AXI port (the arbiter's
+// second reader); nothing is handed over to the engine meanwhile.
+always_ff @(posedge clk) begin
+    if (lane_walk && xw_insert && !eng_hold) lane_after <= 1'b1;
+    else if (lane_ans_go && (lane_active || lane_empty)) lane_after <= 1'b0;
+    if (lane_after && !lane_ans_go && (pk_start || rb_start)) lane_ans_go <= 1'b1;
+    else if (!lane_after) lane_ans_go <= 1'b0;
+    if (rst) begin
+        lane_after <= 1'b0;
+        lane_ans_go <= 1'b0;
+    end
+end
 
 // ---------------------------------------------------------------------------
 // AXI master: the engine, the bucket reader or the ring engine, whichever
@@ -2992,7 +3023,7 @@ assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lq_count == 0 && !mv
     && state_reg != S_MEM_WRB && !ae_port;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
-    .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_walk),
+    .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_walk || lane_past),
     .s_lane_araddr(lane_araddr), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
     .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid),
     .s_lane_rready(lane_rready),
@@ -3053,6 +3084,11 @@ always @(posedge clk) begin
         $error("Error: the lane's record and another dedup update in one cycle (instance %m)");
     end
     if (!rst && lane_ack && state_reg == S_DECIDE) $error("Error: the lane acknowledges while the engine decides (instance %m)");
+    // Beside another owner the lane reads only through the arbiter's second reader.
+    if (!rst && axi_grant != 3'd0 && (lq_count != 0 || lane_arvalid)
+            && !((lane_walk || lane_past) && (axi_grant == 3'd1 || axi_grant == 3'd2 || axi_grant == 3'd4))) begin
+        $error("Error: the lane reads while the AXI port is another's and not shared (instance %m)");
+    end
 end
 `endif
 

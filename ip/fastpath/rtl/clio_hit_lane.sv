@@ -122,7 +122,10 @@ module clio_hit_lane #(
     input  wire                    s_no_look,         // ... and its insert comes: nothing leaves L1
     input  wire [31:0]             s_walk_pid,        // the walking READ's PID and VA (while `s_rd_only`)
     input  wire [63:0]             s_walk_va,
+    input  wire                    s_post,            // lookups come after the walking READ's insert ...
+    input  wire                    s_post_hold,       // ... and, until its answer has started, issue no AR
     output wire                    m_quiet,           // no looked-up hit in L2, nothing in flight or out
+    output wire                    m_pre_quiet,       // ... but a hit looked up after the insert (`s_post`) in L2
     output wire                    m_empty,           // nothing in L1, L2, in flight or out
     output wire [3:0]              m_inflight,        // requests issued to DRAM, not answered
 
@@ -297,6 +300,8 @@ reg [LEN_W-1:0]  l1_len_reg = 0, l2_len_reg = 0;
 reg [4:0]        l1_shift_reg = 0, l2_shift_reg = 0;
 // A read over two DRAM beats; in L2, its first AR was accepted.
 reg              l1_span_reg = 1'b0, l2_span_reg = 1'b0, l2_ar1_reg = 1'b0;
+// L2's lookup came after the walking READ's insert (`s_post` as it left L1).
+reg              l2_post_reg = 1'b0;
 // Writes: target VA, echoed total_len and offset, payload (from byte 0) and its length.
 reg [63:0]       l1_tva_reg = 0, l2_tva_reg = 0;
 reg [31:0]       l1_total_reg = 0, l2_total_reg = 0, l1_off_reg = 0, l2_off_reg = 0;
@@ -339,6 +344,14 @@ reg [31:0]       lq_off_mem [0:LQ-1];
 reg [3:0]        lq_wr_reg = 0, lq_rd_reg = 0;
 reg [3:0]        lq_nw_reg = 0;            // writes among them (reads and writes never mix in flight)
 wire [3:0]       lq_count = lq_wr_reg - lq_rd_reg;
+// Reads looked up after the walking READ's insert wait here for their AR
+// while `s_post_hold` (entries lq_ar_reg .. lq_wr_reg - 1; those before
+// lq_ar_reg are issued), at their beat address; lq_ar1_reg: the first AR of
+// the oldest one, a read over two DRAM beats, was accepted.
+reg [ADDR_WIDTH-1:0] lq_pa_mem [0:LQ-1];
+reg [3:0]        lq_ar_reg = 0;
+reg              lq_ar1_reg = 1'b0;
+wire [3:0]       lq_def = lq_wr_reg - lq_ar_reg;
 // The W beat of the write whose AW was accepted last.
 reg                  lw_valid_reg = 1'b0;
 reg [DATA_WIDTH-1:0] lw_data_reg = 0;
@@ -361,7 +374,7 @@ initial begin : init_lq
     for (i = 0; i < LQ; i = i + 1) begin
         lq_pid_mem[i] = 0; lq_req_id_mem[i] = 0; lq_retry_of_mem[i] = 0; lq_session_mem[i] = 0;
         lq_epoch_mem[i] = 0; lq_va_mem[i] = 0; lq_len_mem[i] = 0; lq_kind_mem[i] = ST_READ;
-        lq_total_mem[i] = 0; lq_off_mem[i] = 0; lq_span_mem[i] = 1'b0;
+        lq_total_mem[i] = 0; lq_off_mem[i] = 0; lq_span_mem[i] = 1'b0; lq_pa_mem[i] = 0;
     end
 end
 
@@ -407,12 +420,23 @@ assign m_l1_session = l1_session_reg;
 wire l2_good = l2_wr ? (!l2_dd_bad_reg && l2_hit && (l2_perms & PERM_WRITE) == PERM_WRITE)
     : l2_hit && (l2_perms & PERM_READ) == PERM_READ;
 // Reads and writes never overlap in DRAM: a read waits for the lane's writes, a write for its reads.
-assign m_axi_arvalid = s_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == 0;
+// A hit looked up after the walking READ's insert reads only once that READ's
+// answer has started (its R beat then waits for nothing but the builder):
+// until then it waits in the answer queue (`l2_defer`), and the reads behind
+// it follow it there; the waiting ones issue first, oldest first.
+wire l2_rd_go = s_active && l2_valid && !l2_wr && l2_good && lq_count < LQ - 1 && lq_nw_reg == 0;
+wire l2_defer = l2_rd_go && !l2_ar1_reg && ((l2_post_reg && s_post_hold) || lq_def != 0);
+wire lq_ar_go = s_active && lq_def != 0 && !s_post_hold;
+wire [2:0] lq_a = lq_ar_reg[2:0];
+assign m_axi_arvalid = lq_ar_go || (l2_rd_go && !l2_defer);
 assign m_axi_awvalid = s_active && !s_rd_only && l2_valid && l2_wr && l2_good && lq_count < LQ - 1
     && lq_nw_reg == lq_count && !lw_valid_reg;
 // A read over two DRAM beats leaves L2 with its second AR.
-wire l2_ar = m_axi_arvalid && m_axi_arready;
-wire l2_fire = (l2_ar && (!l2_span_reg || l2_ar1_reg)) || (m_axi_awvalid && m_axi_awready);
+wire l2_ar = !lq_ar_go && m_axi_arvalid && m_axi_arready;
+wire l2_issue = (l2_ar && (!l2_span_reg || l2_ar1_reg)) || (m_axi_awvalid && m_axi_awready);
+wire l2_fire = l2_issue || l2_defer;
+wire lq_ar = lq_ar_go && m_axi_arready;
+wire lq_ar_done = lq_ar && (!lq_span_mem[lq_a] || lq_ar1_reg);
 wire l2_eject = l2_valid && !l2_good;
 // A miss in L2 during a walk is held (`park`) unless on the walking READ's page.
 /* verilator lint_off WIDTH */
@@ -430,9 +454,11 @@ wire l2_free = !l2_valid || l2_fire || park;
 // go (`m_ho_ready`) and its last dedup update has landed.
 wire l1_relook = s_active && m_ho_ready && l1_wr && l1_stale_reg && !s_dd_busy;
 wire l1_move = s_active && l1_valid && l2_free && !(l2_eject && !park) && !(l1_wr && l1_stale_reg) && !s_no_look
-    && !(s_rd_only && (l1_wr || l1_retry_of_reg != 32'd0)) && !(ho_valid_reg && (!s_rd_only || l1_ho_page));
+    && !(s_rd_only && (l1_wr || l1_retry_of_reg != 32'd0)) && !(ho_valid_reg && (!s_rd_only || s_post || l1_ho_page));
 // A miss in L2 is handed over later: its lookup touched nothing in the TLB.
 assign m_quiet = !(l2_valid && l2_good) && lq_count == 0 && !lo_valid_reg && !lr_half_reg && !lw_valid_reg;
+assign m_pre_quiet = !(l2_valid && l2_good && !l2_post_reg) && lq_ar_reg == lq_rd_reg && !lo_valid_reg
+    && !lr_half_reg && !lw_valid_reg;
 wire l1_free = !l1_valid || l1_move;
 // A write in L1 or L2 keeps its beats in its bank of the packet buffer (a
 // write handed to the engine is read from there; each lane write moves the
@@ -485,7 +511,8 @@ wire [63:0] l2_mask = (64'd1 << l2_shift_reg) - 64'd1;
 /* verilator lint_off UNUSEDSIGNAL */
 wire [63:0] l2_pa = ({32'd0, l2_ppn} << l2_shift_reg) | (l2_tva_reg & l2_mask);
 /* verilator lint_on UNUSEDSIGNAL */
-assign m_axi_araddr = l2_pa[ADDR_WIDTH-1:0] + (l2_ar1_reg ? ADDR_WIDTH'(BYTES) : ADDR_WIDTH'(0));
+assign m_axi_araddr = lq_ar_go ? lq_pa_mem[lq_a] + (lq_ar1_reg ? ADDR_WIDTH'(BYTES) : ADDR_WIDTH'(0))
+    : l2_pa[ADDR_WIDTH-1:0] + (l2_ar1_reg ? ADDR_WIDTH'(BYTES) : ADDR_WIDTH'(0));
 assign m_axi_awaddr = l2_pa[ADDR_WIDTH-1:0];
 assign m_axi_wdata = lw_data_reg;
 assign m_axi_wstrb = lw_strb_reg;
@@ -606,6 +633,7 @@ always_ff @(posedge clk) begin
         l2_shift_reg <= l1_shift_reg;
         l2_span_reg <= l1_span_reg;
         l2_ar1_reg <= 1'b0;
+        l2_post_reg <= s_post;
         l2_tva_reg <= l1_tva_reg;
         l2_total_reg <= l1_total_reg;
         l2_off_reg <= l1_off_reg;
@@ -694,7 +722,14 @@ always_ff @(posedge clk) begin
         lq_total_mem[lq_wr_reg[2:0]] <= l2_total_reg;
         lq_off_mem[lq_wr_reg[2:0]] <= l2_off_reg;
         lq_span_mem[lq_wr_reg[2:0]] <= l2_span_reg;
+        lq_pa_mem[lq_wr_reg[2:0]] <= l2_pa[ADDR_WIDTH-1:0];
         lq_wr_reg <= lq_wr_reg + 1'b1;
+    end
+    if (l2_issue || lq_ar_done) begin
+        lq_ar_reg <= lq_ar_reg + 1'b1;
+        lq_ar1_reg <= 1'b0;
+    end else if (lq_ar) begin
+        lq_ar1_reg <= 1'b1;
     end
     if (lw_valid_reg && m_axi_wready) lw_valid_reg <= 1'b0;
     if (l2_fire && l2_wr) begin
@@ -736,6 +771,8 @@ always_ff @(posedge clk) begin
         ho_valid_reg <= 1'b0;
         lq_wr_reg <= 0;
         lq_rd_reg <= 0;
+        lq_ar_reg <= 0;
+        lq_ar1_reg <= 1'b0;
         lq_nw_reg <= 0;
         lw_valid_reg <= 1'b0;
         lo_valid_reg <= 1'b0;

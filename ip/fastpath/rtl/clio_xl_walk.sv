@@ -21,14 +21,14 @@
 //             reader starts (`m_ptf_valid` the next cycle).
 //   ST_PTF    the reader's first cycle.
 //   ST_PTFW   the reader's answer: the engine loads the PTE (`m_pte`).
-//   ST_PTE    the permission check's verdict, once the hit lane beside the
-//             walk is quiet (`s_lane_busy`): a failure (`m_fail`, the check's
+//   ST_PTE    the permission check's verdict: the TLB insert (`m_insert`,
+//             the walk is over: the loop's ST_OK) at once; any other once the
+//             hit lane beside the walk is quiet (`s_lane_busy`): a failure (`m_fail`, the check's
 //             status); a fault: the fault unit starts (`m_fault_valid`) if the
 //             RX ring has a credit, else the fault queue is flushed first
 //             (`m_flush`, back here) or, empty, the ring probed (`m_probe`,
 //             back in ST_FAULT); a PPN outside the data area: UNMAPPED
-//             reported (`m_report`, the walk is over); else the TLB insert
-//             (`m_insert`, the walk is over: the loop's ST_OK).
+//             reported (`m_report`, the walk is over).
 //   ST_FAULT  the fault unit starts after the probe.
 //   ST_FAULTW its answer: taken, the engine loads its PPN (`m_fault_ppn`) and
 //             queues the fault (`m_enq_unit`, the walk is over), or, the
@@ -139,7 +139,13 @@ always @* begin
                 end
             end
             ST_PTE: begin
-                if (s_lane_busy) begin
+                if (s_perm_status == STATUS_OK && !s_perm_fault && s_in_data) begin
+                    // The insert does not wait for the lane: the engine holds
+                    // the READ's answer until the hits looked up before it
+                    // have answered (the top's `lane_pre_wait`).
+                    m_insert = 1'b1;
+                    state_next = ST_IDLE;
+                end else if (s_lane_busy) begin
                     // The lane's hits looked up during the walk answer first.
                 end else if (s_perm_status != STATUS_OK) begin
                     m_fail = 1'b1;
@@ -155,12 +161,9 @@ always @* begin
                         m_probe = 1'b1;                  // PROBE: room for PA_CONSUMED?
                         state_next = ST_FAULT;
                     end
-                end else if (!s_in_data) begin
-                    m_report = 1'b1;
-                    m_status = STATUS_UNMAPPED;
-                    state_next = ST_IDLE;
                 end else begin
-                    m_insert = 1'b1;
+                    m_report = 1'b1;                     // !s_in_data
+                    m_status = STATUS_UNMAPPED;
                     state_next = ST_IDLE;
                 end
             end

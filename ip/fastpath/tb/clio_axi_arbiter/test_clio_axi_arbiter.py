@@ -3,8 +3,9 @@ accepted in different cycles) against a Python memory, under random channel paus
 the lane's pipelined reads and strobed writes, a bucket-reader burst, a ring write and
 the data mover's write and read bursts passed through
 under their grants; no client without the grant reaches the port; the lane as the
-second reader beside the bucket reader (`lane_rd`): ARs interleaved and held stable,
-R beats routed by id, under random pauses."""
+second reader (`lane_rd`) beside the bucket reader, the mover and the engine's port,
+and across their turns: ARs interleaved and held stable, R beats routed by id, under
+random pauses."""
 
 import itertools
 import logging
@@ -288,44 +289,101 @@ async def grants(dut):
             assert _ == image[30]
 
 
-@cocotb.test()
-async def second_reader(dut):
-    """GRANT_PTF with `lane_rd`: the bucket reader's 4-beat bursts (id 0) and the lane's
-    single-beat reads (id LANE_ID) offered at once, the RAM and both R consumers pausing
-    at random: every AR presented and not accepted stays presented unchanged, each reader
-    gets exactly its own beats in order, the lane's writes do not reach the port."""
+class Owner:
+    """A reader that owns the port while the lane reads beside it: its AR names the
+    signals it drives, its R the beats it gets (bursts of `beats`)."""
+
+    def __init__(self, dut, grant, width):
+        self.dut, self.grant, self.width = dut, grant, width
+        self.beats = 1 if grant == GRANT_ENGINE else 4
+        self.on = False          # an AR (or the engine's command) presented
+        self.due = 0             # beats outstanding
+        self.want, self.got = [], []
+
+    def offer(self, base):
+        d = self.dut
+        self.on = True
+        self.want += [base + k for k in range(self.beats)]
+        if self.grant == GRANT_PTF:
+            d.s_ptf_araddr.value, d.s_ptf_arlen.value = base * self.width, 3
+        elif self.grant == GRANT_MOVER:
+            d.s_mv_araddr.value, d.s_mv_arlen.value = base * self.width, 3
+        else:
+            d.s_eng_addr.value, d.s_eng_write.value = base * self.width, 0
+
+    def drive(self, rng):
+        d = self.dut
+        d.s_ptf_arvalid.value = int(self.on and self.grant == GRANT_PTF)
+        d.s_mv_arvalid.value = int(self.on and self.grant == GRANT_MOVER)
+        d.s_eng_valid.value = int(self.on and self.grant == GRANT_ENGINE)
+        d.s_ptf_rready.value = int(rng.random() < 0.7)
+        d.s_mv_rready.value = int(rng.random() < 0.7)
+
+    def ar_taken(self):
+        d = self.dut
+        name = {GRANT_PTF: "s_ptf_arready", GRANT_MOVER: "s_mv_arready", GRANT_ENGINE: "s_eng_ready"}[self.grant]
+        return self.on and bool(getattr(d, name).value)
+
+    def r_beat(self):
+        """The beat this reader takes in this cycle, or None."""
+        d = self.dut
+        if self.grant == GRANT_ENGINE:
+            return int(d.m_eng_rdata.value) if d.m_eng_done.value else None
+        rv, rr = (d.s_ptf_rvalid, d.s_ptf_rready) if self.grant == GRANT_PTF else (d.s_mv_rvalid, d.s_mv_rready)
+        return int(d.m_axi_rdata.value) if rv.value and rr.value else None
+
+    def quiet(self):
+        return not self.on and self.due == 0
+
+
+async def lane_beside(dut, grants, seed):
+    """The lane's single-beat reads (id LANE_ID) beside owners that take turns (`grants`,
+    switched only while the owner is quiet, the lane's reads still in flight), the RAM
+    and every R consumer pausing at random: every AR presented and not accepted stays
+    presented unchanged, each reader gets exactly its own beats in order, only the
+    owner's id and LANE_ID reach the port, the lane's writes never."""
     width = param(dut, "DATA_WIDTH") // 8
     lane_id = param(dut, "LANE_ID")
-    rng = random.Random(int(cocotb.RANDOM_SEED) + 2)
+    rng = random.Random(int(cocotb.RANDOM_SEED) + seed)
     ram = await setup(dut, rng, 0.3)
     image = [rng.getrandbits(8 * width) for _ in range(256)]
     for i, v in enumerate(image):
         ram.write(i * width, v.to_bytes(width, "little"))
     await falling(dut)
-    dut.grant.value, dut.lane_rd.value = GRANT_PTF, 1
-    # A lane write offered all along: the write channels stay the engine's.
+    owners = {g: Owner(dut, g, width) for g in set(grants)}
+    turn = 0
+    owner = owners[grants[0]]
+    dut.grant.value, dut.lane_rd.value = owner.grant, 1
+    # A lane write offered all along: the write channels stay the owner's.
     dut.s_lane_awvalid.value, dut.s_lane_wvalid.value = 1, 1
     dut.s_ptf_arsize.value, dut.s_ptf_arburst.value = (width - 1).bit_length(), 1
     lane_want = [rng.randrange(256) for _ in range(40)]
-    ptf_want = [rng.randrange(0, 252, 4) for _ in range(8)]
-    lane_got, ptf_got = [], []
-    ls = ps = 0
-    lane_on = ptf_on = False
+    lane_got = []
+    ls, lane_on, reads, switches = 0, False, 0, 0
     prev = None      # (arvalid, arready, arid, araddr) of the last cycle
     ids = set()
-    for cyc in range(3000):
+    for cyc in range(4000):
         await falling(dut)
+        # The owner changes only while quiet, as the top's grant does; the lane goes on.
+        if owner.quiet() and len(grants) > 1 and rng.random() < 0.2:
+            turn = (turn + 1) % len(grants)
+            owner = owners[grants[turn]]
+            dut.grant.value = owner.grant
+            switches += 1
         # Offers start at random; once valid, an offer stays unchanged until taken (as
-        # the clients do), so a lane AR waiting on the RAM meets a new bucket read.
+        # the clients do), so a lane AR waiting on the RAM meets a new read of the owner.
         if not lane_on and ls < len(lane_want) and rng.random() < 0.6:
             lane_on = True
             dut.s_lane_araddr.value = lane_want[ls] * width + rng.randrange(width)
-        if not ptf_on and ps < len(ptf_want) and rng.random() < 0.2:
-            ptf_on = True
-            dut.s_ptf_araddr.value, dut.s_ptf_arlen.value = ptf_want[ps] * width, 3
-        dut.s_lane_arvalid.value, dut.s_ptf_arvalid.value = int(lane_on), int(ptf_on)
+        if owner.quiet() and reads < 24 and rng.random() < 0.2:
+            owner.offer(rng.randrange(0, 252, 4))
+            reads += 1
+        for o in owners.values():
+            if o is not owner:
+                o.on = False
+        owner.drive(rng)
+        dut.s_lane_arvalid.value = int(lane_on)
         dut.s_lane_rready.value = int(rng.random() < 0.7)
-        dut.s_ptf_rready.value = int(rng.random() < 0.7)
         await ReadOnly()
         assert not dut.m_axi_awvalid.value and not dut.m_axi_wvalid.value
         assert not dut.s_lane_awready.value and not dut.s_lane_wready.value
@@ -339,21 +397,55 @@ async def second_reader(dut):
         if dut.s_lane_arvalid.value and dut.s_lane_arready.value:
             assert cur[2] == lane_id
             ls, lane_on = ls + 1, False
-        if dut.s_ptf_arvalid.value and dut.s_ptf_arready.value:
-            assert cur[2] == 0
-            ps, ptf_on = ps + 1, False
+        if owner.ar_taken():
+            assert arv and arr and cur[2] == 0
+            owner.on, owner.due = False, owner.beats
         if dut.m_axi_rvalid.value:
             rid = int(dut.m_axi_rid.value)
             assert bool(dut.s_lane_rvalid.value) == (rid == lane_id)
-            assert bool(dut.s_ptf_rvalid.value) == (rid != lane_id)
-            if dut.m_axi_rready.value:
-                (lane_got if rid == lane_id else ptf_got).append(int(dut.m_axi_rdata.value))
-        if len(lane_got) == len(lane_want) and len(ptf_got) == 4 * len(ptf_want):
+            assert bool(dut.s_ptf_rvalid.value) == (rid != lane_id and owner.grant == GRANT_PTF)
+            assert bool(dut.s_mv_rvalid.value) == (rid != lane_id and owner.grant == GRANT_MOVER)
+            if rid == lane_id and dut.m_axi_rready.value:
+                lane_got.append(int(dut.m_axi_rdata.value))
+        beat = owner.r_beat()
+        if beat is not None:
+            assert owner.due > 0, "a beat the owner did not ask for"
+            owner.got.append(beat)
+            owner.due -= 1
+        if len(lane_got) == len(lane_want) and reads == 24 and all(o.quiet() for o in owners.values()):
             break
     assert lane_got == [image[w] for w in lane_want]
-    assert ptf_got == [image[b + k] for b in ptf_want for k in range(4)]
+    for o in owners.values():
+        assert o.got == [image[w] for w in o.want], o.grant
     assert ids == {0, lane_id}
+    assert len(grants) == 1 or switches >= 3, switches
     await falling(dut)
-    dut.s_lane_arvalid.value = dut.s_ptf_arvalid.value = 0
+    dut.s_lane_arvalid.value = dut.s_ptf_arvalid.value = dut.s_mv_arvalid.value = dut.s_eng_valid.value = 0
     dut.s_lane_awvalid.value = dut.s_lane_wvalid.value = 0
     dut.lane_rd.value = 0
+
+
+@cocotb.test()
+async def second_reader(dut):
+    """GRANT_PTF with `lane_rd`: the bucket reader's 4-beat bursts (id 0) and the lane's
+    reads beside them (`lane_beside`)."""
+    await lane_beside(dut, [GRANT_PTF], 2)
+
+
+@cocotb.test()
+async def second_reader_mover(dut):
+    """GRANT_MOVER with `lane_rd`: the data mover's 4-beat read bursts and the lane's reads."""
+    await lane_beside(dut, [GRANT_MOVER], 3)
+
+
+@cocotb.test()
+async def second_reader_engine(dut):
+    """GRANT_ENGINE with `lane_rd`: the engine port's single-beat reads and the lane's reads."""
+    await lane_beside(dut, [GRANT_ENGINE], 4)
+
+
+@cocotb.test()
+async def second_reader_across_owners(dut):
+    """The port passing from the bucket reader to the engine and the mover (a walk, its
+    insert and the READ's data) with the lane's reads in flight throughout."""
+    await lane_beside(dut, [GRANT_PTF, GRANT_ENGINE, GRANT_MOVER], 5)

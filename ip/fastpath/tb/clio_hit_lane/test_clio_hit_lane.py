@@ -86,6 +86,8 @@ class Env:
         self.rd_only = False     # the engine walks: reads without retry_of only
         self.no_look = False     # ... and inserts soon: no lookup
         self.walk = (0, 0)       # the walking READ's (pid, va)
+        self.post = False        # ... its page is inserted: lookups come after it
+        self.post_hold = False   # ... and its answer has not started: their ARs wait
         self.looks = []          # (pid, va) of each TLB lookup
         self.rb_busy = False
         self.ho_ready = True
@@ -106,7 +108,7 @@ class Env:
                   "s_hdr_va", "s_hdr_total_len", "s_hdr_offset", "s_hdr_payload_len", "s_hdr_session",
                   "s_hdr_epoch", "s_hdr_key", "s_hdr_ack", "s_pkt_len", "s_err_short", "s_err_crc",
                   "s_err_malformed", "s_in_sess_ok", "s_fence_any", "s_active", "s_eng_waits", "m_ho_ready",
-                  "s_rd_only", "s_no_look", "s_walk_pid", "s_walk_va",
+                  "s_rd_only", "s_no_look", "s_walk_pid", "s_walk_va", "s_post", "s_post_hold",
                   "s_l1_floor", "s_l1_dquota", "s_tlb_hit", "s_tlb_ppn", "s_tlb_perms", "s_dd_hit", "s_dd_full",
                   "s_dd_last", "s_dd_busy", "s_dd_count", "s_in_bank", "m_axi_arready", "m_axi_rdata", "m_axi_rvalid", "m_axi_awready", "m_axi_wready",
                   "m_axi_bvalid", "s_rb_busy", "m_out_tready"):
@@ -187,6 +189,7 @@ class Env:
         dut.s_rd_only.value = self.rd_only
         dut.s_no_look.value = self.no_look
         dut.s_walk_pid.value, dut.s_walk_va.value = self.walk
+        dut.s_post.value, dut.s_post_hold.value = self.post, self.post_hold
         dut.m_ho_ready.value = self.ho_ready
         self.drive_intake()
         await Timer(1, "ns")
@@ -755,6 +758,71 @@ async def beside_a_walk(dut):
     env.ho_ready, env.rd_only, env.no_look = True, False, False
     await env.drain()
     assert len(env.looks) == looks + 1 and len(env.answers) == 7
+
+
+@cocotb.test()
+async def past_the_insert(dut):
+    """The walking READ's page inserted (`s_post`) before the hits looked up during the walk
+    have answered: they answer, `m_pre_quiet` rises once they have, and the reads looked up
+    after the insert wait in the answer queue without an AR while `s_post_hold` (the intake
+    going on until the queue is full); released, they read in order (two-beat reads with
+    both ARs) and answer after. A held miss then stops L1 (the walk is over)."""
+    env = Env(dut, 14)
+    await env.start()
+    env.pauses = True
+    env.latency = 8
+    env.map(1, 0x5000, 0x33, P["PERM_READ"])
+    env.map(1, 0x6000, 0x34, P["PERM_READ"])
+    env.ho_ready, env.rd_only = False, True
+    env.walk = (1, 0x9040)
+    pre = [Req(P["OP_READ"], req_id=1 + i, va=0x5000 + 64 * i, total_len=8) for i in range(3)]
+    for r in pre:
+        env.offer(r)
+    for _ in range(40):
+        await env.step()
+        if env.ars == 3:
+            break
+    assert env.ars == 3 and not env.answers and not dut.m_pre_quiet.value
+    # The insert: what is looked up from now on answers after the walking READ.
+    env.post, env.post_hold = True, True
+    post = [Req(P["OP_READ"], req_id=4 + i, va=0x6000 + 64 * i + (60 if i % 3 == 1 else 0),
+                total_len=8 if i % 3 != 2 else 40) for i in range(9)]
+    for r in post:
+        env.offer(r)
+    pre_quiet_at = None
+    for c in range(60):
+        await env.step()
+        if dut.m_pre_quiet.value and pre_quiet_at is None:
+            pre_quiet_at = c
+            assert len(env.answers) == 3, "pre-quiet before the earlier hits answered"
+    assert env.answers == [read_answer(env, r) for r in pre]
+    assert pre_quiet_at is not None and dut.m_pre_quiet.value and not dut.m_quiet.value
+    assert env.ars == 3, "a read looked up after the insert issued its AR while held"
+    assert int(dut.m_inflight.value) == 7 and len(env.looks) == 3 + 8, \
+        "the queue takes the reads behind the insert (7), L2 the next (looked up)"
+    # Its answer started: they read in order, oldest first, each two-beat read twice.
+    env.post_hold = False
+    await env.drain()
+    assert env.answers == [read_answer(env, r) for r in pre + post]
+    assert env.ars == 3 + 9 + 3, "the two-beat reads issue both ARs"
+    # A held miss after the walk (its insert done): the read in L1 as it parks moves on
+    # with it, nothing after that leaves L1.
+    env.post, env.post_hold, env.rd_only = True, True, True
+    n = len(env.looks)
+    miss = Req(P["OP_READ"], req_id=20, va=0x70000, total_len=8)
+    hits = [Req(P["OP_READ"], req_id=21 + i, va=0x5000 + 64 * i, total_len=8) for i in range(2)]
+    for r in [miss] + hits:
+        env.offer(r)
+    await env.run(20)
+    assert [va for _, va in env.looks[n:]] == [0x70000, 0x5000], "a read looked up behind the held miss"
+    assert env.ars == 15 and not env.handoffs
+    env.post, env.post_hold, env.rd_only = False, False, False
+    await engine_takes(env)
+    engine_done(env)
+    env.map(1, 0x70000, 0x35, P["PERM_READ"])
+    await env.drain()
+    assert [h["req_id"] for h in env.handoffs] == [20]
+    assert env.answers[-2:] == [read_answer(env, r) for r in hits]
 
 
 async def engine_takes(env, limit=40):

@@ -37,9 +37,10 @@ OUTCOMES = ("ok", "ok-full", "code1", "code2", "code3")
 def reference(sc):
     """The stage's events and running cycles for scenario `sc`."""
     ev = ["hash", "bucket", "ptf", "pte"]
-    cyc = (sc["lh"] + 1) + 1 + sc["lp"] + sc["busy"] + 1    # HASHW, PTF, PTFW, PTE (lane busy, verdict)
+    cyc = (sc["lh"] + 1) + 1 + sc["lp"] + 1                 # HASHW, PTF, PTFW, PTE (the verdict)
     if sc["kind"] == "insert":
-        return ev + ["insert"], cyc
+        return ev + ["insert"], cyc                  # at once: the lane's hits wait for the answer, not the insert
+    cyc += sc["busy"]                                # any other verdict waits for the lane to be quiet
     if sc["kind"] == "perm":
         return ev + [f"fail:{PERMISSION}"], cyc
     if sc["kind"] == "unmapped":
@@ -163,7 +164,7 @@ async def walk(dut, r, sc, hold_p=0.2):
                 ev.append(f"{'fail' if o['m_fail'] else 'report'}:{val(dut, 'm_status')}")
             if o["m_pte"]:
                 phase = "pte"
-            elif pte_now and busy > 0:
+            elif pte_now and busy > 0 and sc["kind"] != "insert":
                 busy -= 1
                 assert not any(o.values()), f"a verdict while the lane is busy: {o}"
             elif pte_now and not o["m_flush"]:
