@@ -21,10 +21,12 @@
 // answered, the hit lane's single-beat reads share the read channels with
 // the owner. AR: the owner first (it is what the engine waits on); an AR
 // presented and not yet accepted stays presented (AXI: valid and address
-// stable until ready), so the choice is locked until its ready. The lane's
-// reads carry id LANE_ID (the owners' ids must differ: they use 0), and R
-// beats go to the reader their id names. The write channels stay the
-// owner's (the lane does not write then).
+// stable until ready), so the choice is locked until its ready (also an AR
+// the lane presented as the port's owner). The lane's reads carry id
+// LANE_ID, also as the owner (the engine may take the port over while they
+// are in flight: a read miss handed over early), the owners' ids must
+// differ (they use 0), and R beats go to the reader their id names. The
+// write channels stay the owner's (the lane does not write then).
 //
 // Engine port: one full-width beat at `s_eng_addr` (aligned down to the
 // beat), a read or a strobed write. The command is held on `s_eng_valid`
@@ -35,7 +37,7 @@
 module clio_axi_arbiter #(
     parameter DATA_WIDTH = 512,       // beat width (bits)
     parameter ADDR_WIDTH = 32,        // AXI address width
-    parameter ID_WIDTH = 4,           // AXI id width (the lane and the engine use id 0)
+    parameter ID_WIDTH = 4,           // AXI id width (the engine uses id 0, the lane's reads LANE_ID)
     parameter LANE_ID = 1             // the lane's AXI id as the second reader (GRANT_PTF with `lane_rd`)
 ) (
     input  wire                    clk,
@@ -248,7 +250,8 @@ always_ff @(posedge clk) begin
         P_BRESP: if (own_eng && m_axi_bvalid) state_reg <= P_IDLE;
         default: state_reg <= P_IDLE;
     endcase
-    ar_lane_reg <= ar_lane && s_lane_arvalid && !m_axi_arready;
+    // (Also the lane's own AR: the port may pass to a sharing owner while it waits.)
+    ar_lane_reg <= (ar_lane || own_lane) && s_lane_arvalid && !m_axi_arready;
     if (rst) begin
         ar_lane_reg <= 1'b0;
         state_reg <= P_IDLE;
@@ -285,7 +288,7 @@ assign s_ring_bresp = m_axi_bresp;
 
 // Read channels: every client.
 // (`ar_lane`: the lane's AR beside the bucket reader, `r_lane`: an R beat of the lane's id then.)
-assign m_axi_arid = own_ring ? s_ring_arid : ar_lane ? LID : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
+assign m_axi_arid = own_ring ? s_ring_arid : (ar_lane || own_lane) ? LID : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
 assign m_axi_araddr = own_ring ? s_ring_araddr : (own_ptf && !ar_lane) ? s_ptf_araddr
     : (own_mv && !ar_lane) ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}}
     : (own_lane || ar_lane) ? {s_lane_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}} : eng_beat;

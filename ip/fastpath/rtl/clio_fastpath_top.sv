@@ -422,6 +422,17 @@ wire lane_pre_quiet;        // ... but hits looked up after the walking READ's i
 reg  lane_after = 1'b0;     // the walking READ inserted its page: the lane goes on beside it (below)
 reg  lane_ans_go = 1'b0;    // ... and that READ's answer has started
 wire lane_past = lane_after && !lane_active;  // ... and the engine is not idle yet
+// A read miss handed over with older lane reads in flight (`m_ho_early`):
+// they finish beside the engine (below).
+reg  lane_drain = 1'b0;
+wire lane_ho_early;
+// The walking READ's page is inserted while the lane beside it still has
+// hits that were looked up before, or a miss is handed over before the reads
+// ahead of it have answered: they answer first (the packer's start and the
+// engine's answers wait).
+wire lane_pre_hold = (lane_after && !lane_ans_go && !lane_pre_quiet) || (lane_drain && !lane_quiet);
+// The lane moves beside the engine: a walk, past its insert, a drain.
+wire lane_beside = lane_walk || lane_past || lane_drain;
 wire lane_empty;
 wire [3:0] lq_count;        // lane requests in flight
 wire lo_valid;              // a lane answer waits on the output
@@ -486,7 +497,7 @@ wire [PBW-1:0] wl_src_beat = (CLIO_HEADER_LEN + wl_src_pos) >> OW;
 // inserts as it hands a WRITE to the write lane (and lets its packet go in
 // that cycle): it waits while an engine update is in flight.
 wire dd_upd_busy;
-wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast) || ((lane_walk || lane_past) && lane_take_rd)) && !dd_upd_busy
+wire in_free = (to_lane ? (!pkt_have_reg || (pkt_done_reg && !p_tlast) || (lane_beside && lane_take_rd)) && !dd_upd_busy
                         : (!pkt_have_reg || !p_tlast))
     && (!wl_src_busy || wl_bank != in_bank || pkt_beat < wl_src_beat) && !wl_held[in_bank];
 assign parser_ready = in_free && lane_in_ready;
@@ -505,12 +516,14 @@ clio_hit_lane #(
     .s_hdr_key(p_key), .s_hdr_ack(p_ack), .s_pkt_len(p_len), .s_err_short(p_short), .s_err_crc(p_crc),
     .s_err_malformed(p_malformed), .s_in_sess_ok(st_in_ok), .s_in_bank(in_bank), .s_fence_any(fw_fence_any || gt_live || gt_poll_reg),
     .m_take(to_lane), .m_take_rd(lane_take_rd),
-    .s_active(lane_active || lane_past), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
-    .s_rd_only(lane_walk || lane_past),
-    .s_no_look((lane_walk && xw_at_pte) || (lane_past && (tlb_ins_valid || tlb_look_valid || tlb_inv_valid))),
+    .s_active(lane_active || lane_beside), .s_eng_waits(eng_waits), .m_empty(lane_empty), .m_inflight(lq_count),
+    .s_rd_only(lane_beside),
+    .s_no_look((lane_walk && xw_at_pte) || (lane_past && (tlb_ins_valid || tlb_look_valid || tlb_inv_valid))
+        || (lane_drain && !lane_walk)),
     .m_quiet(lane_quiet), .m_pre_quiet(lane_pre_quiet), .s_walk_pid(h_pid), .s_walk_va(h_va),
     .s_post(lane_past), .s_post_hold(lane_past && !lane_ans_go),
-    .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg && !lane_past), .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
+    .m_ho_valid(lane_ho_valid), .m_ho_ready(!pkt_have_reg && !lane_past), .m_ho_early(lane_ho_early),
+    .m_ho_wr(lane_ho_wr), .m_ho_pid(lane_ho_pid),
     .m_ho_req_id(lane_ho_req_id), .m_ho_retry_of(lane_ho_retry_of), .m_ho_va(lane_ho_va),
     .m_ho_total_len(lane_ho_total_len), .m_ho_offset(lane_ho_offset), .m_ho_payload_len(lane_ho_plen),
     .m_ho_session(lane_ho_session), .m_ho_epoch(lane_ho_epoch), .m_ho_key(lane_ho_key), .m_ho_ack(lane_ho_ack),
@@ -1214,20 +1227,16 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 // READ's data phase waits for the stage (one packer).
 // The write lane's answer is older than any the engine starts: the engine's
 // answers (the record's too) and a READ's data phase (the packer) wait for it.
-wire rb_wait = pk_solo || !rb_ready || !wl_idle;
+wire rb_wait = pk_solo || !rb_ready || !wl_idle || lane_pre_hold;
 // The region gate's registered verdict is a cycle behind a new header or
 // table (only while an entry is set, clio_region_gate's `m_ready`).
 wire gate_wait = state_reg == S_DECIDE && !gt_ready;
-// The walking READ's page is inserted while the lane beside it still has
-// hits in flight that were looked up before (they answer first): past the
-// walk, the engine waits until they have answered (`lane_after`, below).
-wire lane_pre_wait = lane_after && !lane_ans_go && !lane_pre_quiet && state_reg != S_XL;
 assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
         || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
         || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
         || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
     || (!wl_idle && (ae_at_rec || (state_reg == S_RD && rdd_begin)))
-    || at_hold || gate_wait || lane_pre_wait;
+    || at_hold || gate_wait;
 // While the atomics stage holds an atomic the engine takes no packet until
 // the atomic's record is in (its lookup, ack and quota count see it, as in
 // the model), and starts no answer, no data phase (the mover, the write lane)
@@ -1784,7 +1793,7 @@ clio_rd_stage #(.OW(OW)) rs_inst (
     .s_op(r_op), .s_flags(r_flags), .s_status(r_status), .s_pid(o_pid), .s_req_id(o_req_id),
     .s_retry_of(o_retry_of), .s_va(r_va), .s_total_len(r_total_len), .s_session(o_session), .s_epoch(r_epoch),
     .s_rd_valid(mv_rd_valid), .s_rd_mark(mv_rd_mark), .s_rd_len(mv_rd_len), .s_rb_ready(rb_ready),
-    .s_rb_start(rb_start),
+    .s_rb_start(rb_start), .s_hold(lane_pre_hold),
     .m_on(pk_on), .m_filled(pk_filled), .m_off(pk_off), .m_plen(pk_plen), .m_ready(pk_ready), .m_beat(pk_beat),
     .m_start(pk_start), .m_solo(pk_solo), .m_last(), .m_op(ps_op), .m_flags(ps_flags),
     .m_status(ps_status), .m_pid(ps_pid), .m_req_id(ps_req_id), .m_retry_of(ps_retry_of), .m_va(ps_va),
@@ -2092,7 +2101,8 @@ always @(posedge clk) begin
                 xl_ret <= S_RD;
                 ev_pump_q <= 1'b1;
                 xl_call(XL_AT_BEGIN);
-            end else if (pkt_have_reg && !pm_hold && (h_from_lane ? (lq_count == 0 && !lo_valid) : lane_empty)) begin
+            end else if (pkt_have_reg && !pm_hold && (h_from_lane ? (lq_count == 0 && !lo_valid) || lane_drain
+                                                                  : lane_empty)) begin
                 rep_opcode <= h_op;
                 if (!h_from_lane) ev_take_q <= 1'b1;        // a lane hand-off was taken at intake
                 pm_turn <= 1'b1;
@@ -2910,11 +2920,10 @@ assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
 // pump), with the mover, the write lane and the READ stage idle (nothing can
 // claim the port until the walk ends), the lane takes reads at intake, looks
 // them up (reads without retry_of only: `s_rd_only`) and reads beside the
-// bucket reader (the arbiter's second reader, its own AXI id). In the walk stage's ST_PTE it
-// looks nothing up any more, and the engine waits there until every hit it
-// looked up has answered (`lane_quiet`): every lookup precedes the insert,
-// every such answer the walking READ's, and the lane has nothing in flight
-// when the port goes back to one owner. The next miss behind the walking READ
+// bucket reader (the arbiter's second reader, its own AXI id). In the walk
+// stage's ST_PTE it looks nothing up; the insert comes at once (then
+// `lane_after`, below), any other verdict once every hit it looked up has
+// answered (`lane_quiet`). The next miss behind the walking READ
 // waits in the lane's hand-off slot (not on the walking READ's page: `h_pid`,
 // `h_va`), the reads behind it going on; a second one stops the lane in L2.
 // Not while the atomics stage works (`at_idle`: it may own the port, and the
@@ -2925,21 +2934,30 @@ assign lane_walk = xc_walking && xw_walking && h_op == OP_READ && !pm_on && h_to
 // the page at once, and the lane goes on taking reads and looking them up
 // (not in the cycles of the engine's TLB accesses) until the engine is idle
 // again (`lane_active`) or, the answer started, the lane is empty. The hits
-// looked up before the insert answer before the walking READ: the engine
-// waits past the walk until they have (`lane_pre_wait`). Those looked up
-// after it answer after it: they issue no AR until its answer has started
-// (`lane_ans_go`; its data are then in the builder, so their R beats wait
-// only for the builder). The lane reads beside whichever of the engine's
-// port, the mover or the bucket reader owns the AXI port (the arbiter's
-// second reader); nothing is handed over to the engine meanwhile.
+// looked up before the insert answer before the walking READ: its answer's
+// start waits until they have (`lane_pre_hold`: the packer appends the data
+// and holds the start, so the mover's R beats never wait on the lane's).
+// Those looked up after it answer after it: they issue no AR until its
+// answer has started (`lane_ans_go`; its data are then in the builder, so
+// their R beats wait only for the builder). The lane reads beside whichever
+// of the engine's port, the mover or the bucket reader owns the AXI port
+// (the arbiter's second reader); nothing is handed over to the engine
+// meanwhile, and with a miss held (the lane's slot) nothing more is looked
+// up: the held miss goes to the engine as soon as it is idle.
 always_ff @(posedge clk) begin
     if (lane_walk && xw_insert && !eng_hold) lane_after <= 1'b1;
     else if (lane_ans_go && (lane_active || lane_empty)) lane_after <= 1'b0;
     if (lane_after && !lane_ans_go && (pk_start || rb_start)) lane_ans_go <= 1'b1;
     else if (!lane_after) lane_ans_go <= 1'b0;
+    // The drain ends with the older reads answered, or as the walk begins
+    // (its own holds cover them then: `lane_quiet` before a verdict other
+    // than the insert, `lane_pre_hold` after it).
+    if (lane_handoff && lane_ho_early) lane_drain <= 1'b1;
+    else if (lane_quiet || lane_walk) lane_drain <= 1'b0;
     if (rst) begin
         lane_after <= 1'b0;
         lane_ans_go <= 1'b0;
+        lane_drain <= 1'b0;
     end
 end
 
@@ -3023,7 +3041,7 @@ assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lq_count == 0 && !mv
     && state_reg != S_MEM_WRB && !ae_port;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
-    .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_walk || lane_past),
+    .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_beside),
     .s_lane_araddr(lane_araddr), .s_lane_arvalid(lane_arvalid), .s_lane_arready(lane_arready),
     .s_lane_rdata(lane_rdata), .s_lane_rvalid(lane_rvalid),
     .s_lane_rready(lane_rready),
@@ -3086,7 +3104,7 @@ always @(posedge clk) begin
     if (!rst && lane_ack && state_reg == S_DECIDE) $error("Error: the lane acknowledges while the engine decides (instance %m)");
     // Beside another owner the lane reads only through the arbiter's second reader.
     if (!rst && axi_grant != 3'd0 && (lq_count != 0 || lane_arvalid)
-            && !((lane_walk || lane_past) && (axi_grant == 3'd1 || axi_grant == 3'd2 || axi_grant == 3'd4))) begin
+            && !(lane_beside && (axi_grant == 3'd1 || axi_grant == 3'd2 || axi_grant == 3'd4))) begin
         $error("Error: the lane reads while the AXI port is another's and not shared (instance %m)");
     end
 end

@@ -132,6 +132,7 @@ module clio_hit_lane #(
     // Hand-off of the L2 request to the engine (taken while `m_ho_ready`).
     output wire                    m_ho_valid,
     input  wire                    m_ho_ready,
+    output wire                    m_ho_early,        // ... older reads of the lane still in flight
     output wire                    m_ho_wr,
     output wire [31:0]             m_ho_pid,
     output wire [31:0]             m_ho_req_id,
@@ -445,9 +446,14 @@ wire l1_ho_page = l1_pid_reg == ho_pid_reg && ((l1_tva_reg ^ ho_va_reg) >> ho_sh
 /* verilator lint_on WIDTH */
 wire park = s_active && s_rd_only && !ho_valid_reg && l2_valid && !l2_wr && !l2_hit
     && l2_retry_of_reg == 32'd0 && !l2_walk_page;
-// The held miss goes first, once the reads behind it that were looked up have answered.
-assign m_ho_valid = s_active && (ho_valid_reg ? !(l2_valid && l2_good) : l2_eject && !park) && lq_count == 0
-    && !lo_valid_reg;
+// The held miss goes first. A read that missed (the held one, or one in L2
+// without retry_of) goes at once, with older reads (no writes) in flight
+// (`m_ho_early`: the engine answers after them); anything else once every
+// older request has answered.
+wire ho_miss = ho_valid_reg || (!l2_wr && !l2_hit && l2_retry_of_reg == 32'd0);
+assign m_ho_valid = s_active && (ho_valid_reg ? !(l2_valid && l2_good) : l2_eject && !park)
+    && ((lq_count == 0 && !lo_valid_reg) || (ho_miss && lq_nw_reg == 0 && !lw_valid_reg));
+assign m_ho_early = !(lq_count == 0 && !lo_valid_reg);
 wire handoff = m_ho_valid && m_ho_ready;
 wire l2_free = !l2_valid || l2_fire || park;
 // The re-lookup of a stale write: the engine has let the handed-off packet

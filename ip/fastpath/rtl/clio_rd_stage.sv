@@ -54,6 +54,7 @@ module clio_rd_stage #(
     input  wire [OW:0] s_rd_len,
     input  wire        s_rb_ready,
     input  wire        s_rb_start,
+    input  wire        s_hold,                         // a packet's start waits (its beats are appended)
 
     // The packer and the stage.
     output reg         m_on = 1'b0,
@@ -78,13 +79,18 @@ module clio_rd_stage #(
 );
 
 reg next = 1'b0;                                         // a READ waits behind the stage's
+reg pend = 1'b0;                                         // a chunk's beats appended, its start held
 
 // The packer takes a beat while the builder has room; the chunk's last beat
-// starts its packet in the same cycle (payload length: the bytes appended).
-assign m_ready = m_on && s_rb_ready && !s_rb_start;
+// starts its packet in the same cycle (payload length: the bytes appended),
+// unless `s_hold`: the beat is appended (the mover's R channel never waits
+// on the hold) and the start follows once the hold is gone, no beat taken
+// meanwhile.
+assign m_ready = m_on && s_rb_ready && !s_rb_start && !pend;
 assign m_beat = s_rd_valid && m_ready;
-assign m_start = m_beat && s_rd_mark;
-assign m_plen = m_filled + {{(15 - OW){1'b0}}, s_rd_len};
+wire   mark = m_beat && s_rd_mark;
+assign m_start = (mark || (pend && s_rb_ready && !s_rb_start)) && !s_hold;
+assign m_plen = m_filled + (m_beat ? {{(15 - OW){1'b0}}, s_rd_len} : 16'd0);
 // The stage's last packet starts (its offset reaches the READ's length; it
 // was reached already if every packet started before the stage began).
 assign m_last = m_solo && ((m_start && m_off + {16'd0, m_plen} == m_total_len) || m_off == m_total_len);
@@ -119,14 +125,14 @@ always_ff @(posedge clk) begin
         m_epoch <= s_epoch;
     end
     if (s_drained) m_on <= 1'b0;
-    // A beat appended; a chunk's last one started its packet.
-    if (m_beat) begin
-        if (s_rd_mark) begin
-            m_filled <= 16'd0;
-            m_off <= m_off + {16'd0, m_plen};
-        end else begin
-            m_filled <= m_plen;
-        end
+    // A beat appended; a chunk's last one started its packet (or waits to).
+    if (m_start) begin
+        m_filled <= 16'd0;
+        m_off <= m_off + {16'd0, m_plen};
+        pend <= 1'b0;
+    end else if (m_beat) begin
+        m_filled <= m_plen;
+        if (s_rd_mark) pend <= 1'b1;
     end
     // The stage is done once its last packet has started.
     if (m_last) begin
@@ -143,6 +149,7 @@ always_ff @(posedge clk) begin
         m_on <= 1'b0;
         m_solo <= 1'b0;
         next <= 1'b0;
+        pend <= 1'b0;
     end
 end
 

@@ -456,7 +456,10 @@ int main(int argc, char** argv) {
                 t.s_axis_tkeep = n == 64 ? ~0ULL : ((1ULL << n) - 1);
                 t.s_axis_tlast = sent + n >= p.size();
                 t.s_axis_tvalid = 1;
+                uint64_t waited = 0;
                 while (!s.tick()) {
+                    // A top that takes no beat for this long is stuck, not slow.
+                    if (++waited >= 2000000) fail("RTL took no beat of the stream in 2000000 cycles", line);
                     st_stalls++;
                     // Where the engine is while the offered beat waits (what a
                     // request's own latency, from its first beat in, hides).
@@ -498,7 +501,8 @@ int main(int argc, char** argv) {
                 t.s_axis_tlast = sent + n >= p.size();
                 t.s_axis_tvalid = 1;
                 if (sent == 0) start = s.cycles;
-                while (!s.tick()) {}
+                for (uint64_t waited = 0; !s.tick();)
+                    if (++waited >= 2000000) fail("RTL took no beat of the packet in 2000000 cycles", line);
                 sent += n;
             } while (sent < p.size());
             t.s_axis_tvalid = 0;
