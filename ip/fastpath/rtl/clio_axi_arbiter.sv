@@ -211,9 +211,11 @@ wire cmd_rd_want = own_eng && s_eng_valid && !s_eng_write && state_reg == P_IDLE
 // presented and was not accepted last cycle: it stays.
 wire owner_ar = own_ptf ? s_ptf_arvalid : own_mv ? s_mv_arvalid : cmd_rd_want;
 reg  ar_lane_reg = 1'b0;
-wire ar_lane = share && (ar_lane_reg || (s_lane_arvalid && !owner_ar));
+wire lane_locked = share && ar_lane_reg;
+wire ar_lane = lane_locked || (share && s_lane_arvalid && !owner_ar);
 wire r_lane = share && m_axi_rvalid && m_axi_rid == LID;
-wire cmd_rd = cmd_rd_want && !ar_lane;
+// (The owner waits only for a locked lane AR: its own handshake never reads the lane's valid.)
+wire cmd_rd = cmd_rd_want && !lane_locked;
 wire eng_awvalid = cmd_wr && !aw_done_reg;
 wire eng_wvalid = cmd_wr && !w_done_reg;
 wire aw_ok = aw_done_reg || (eng_awvalid && m_axi_awready);
@@ -302,11 +304,11 @@ assign m_axi_rready = own_ring ? s_ring_rready : r_lane ? s_lane_rready : own_pt
     : own_mv ? s_mv_rready : own_lane ? s_lane_rready : (own_eng && state_reg == P_RDATA);
 assign s_lane_arready = (own_lane || ar_lane) && m_axi_arready;
 assign s_lane_rvalid = (own_lane || r_lane) && m_axi_rvalid;
-assign s_ptf_arready = own_ptf && !ar_lane && m_axi_arready;
+assign s_ptf_arready = own_ptf && !lane_locked && m_axi_arready;
 assign s_ptf_rvalid = own_ptf && !r_lane && m_axi_rvalid;
 assign s_ring_arready = own_ring && m_axi_arready;
 assign s_ring_rvalid = own_ring && m_axi_rvalid;
-assign s_mv_arready = own_mv && !ar_lane && m_axi_arready;
+assign s_mv_arready = own_mv && !lane_locked && m_axi_arready;
 assign s_mv_rvalid = own_mv && !r_lane && m_axi_rvalid;
 assign s_lane_rdata = m_axi_rdata;
 assign {s_ptf_rid, s_ptf_rdata, s_ptf_rresp, s_ptf_rlast} = {m_axi_rid, m_axi_rdata, m_axi_rresp, m_axi_rlast};

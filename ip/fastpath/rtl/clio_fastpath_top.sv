@@ -92,9 +92,12 @@
 // and writes never overlap in DRAM (a read waits for the lane's writes'
 // B, a write for the reads' data). Anything else on L2 (miss, permission,
 // replay, BUSY, ...) is handed to the engine, which decides it from the
-// start, once the older lane requests have drained; the engine executes
-// requests one at a time in arrival order and starts a packet only after
-// every older lane request has answered. The AXI port is shared through
+// start, once the older lane requests have drained (a read that missed the
+// TLB at once: the engine answers after them); the engine executes requests
+// one at a time in arrival order and answers a packet only after every older
+// lane request has answered. While it walks the page table for a READ the
+// lane goes on beside it, through the insert until the engine is idle again
+// (`lane_walk`, `lane_after` below). The AXI port is shared through
 // clio_axi_arbiter.
 // A first-touch fault takes its PPN and inserts the TLB entry at once and the
 // request continues; the PTE write-back and the PA_CONSUMED notice wait in a
@@ -429,8 +432,12 @@ wire lane_ho_early;
 // The walking READ's page is inserted while the lane beside it still has
 // hits that were looked up before, or a miss is handed over before the reads
 // ahead of it have answered: they answer first (the packer's start and the
-// engine's answers wait).
-wire lane_pre_hold = (lane_after && !lane_ans_go && !lane_pre_quiet) || (lane_drain && !lane_quiet);
+// engine's answers wait). Neither set grows then (no lookup counts as
+// before the insert once it is made, none is made in a drain), so the lane's
+// quiet flags a cycle late are safe, and keep its TLB compare out of the
+// engine's holds.
+reg  lane_pre_quiet_q = 1'b0, lane_quiet_q = 1'b0;
+wire lane_pre_hold = (lane_after && !lane_ans_go && !lane_pre_quiet_q) || (lane_drain && !lane_quiet_q);
 // The lane moves beside the engine: a walk, past its insert, a drain.
 wire lane_beside = lane_walk || lane_past || lane_drain;
 wire lane_empty;
@@ -2954,6 +2961,8 @@ always_ff @(posedge clk) begin
     // than the insert, `lane_pre_hold` after it).
     if (lane_handoff && lane_ho_early) lane_drain <= 1'b1;
     else if (lane_quiet || lane_walk) lane_drain <= 1'b0;
+    lane_pre_quiet_q <= lane_pre_quiet;
+    lane_quiet_q <= lane_quiet;
     if (rst) begin
         lane_after <= 1'b0;
         lane_ans_go <= 1'b0;

@@ -47,14 +47,23 @@
 // older lane request has answered).
 //
 // The lane moves (L1 -> L2, AR / AW, answers, hand-offs) only while
-// `s_active` (the engine is idle: the lane owns the TLB and the AXI port).
+// `s_active` (the engine is idle: the lane owns the TLB and the AXI port;
+// or the lane runs beside the engine, below).
 // While the engine walks the page table for a READ (`s_rd_only`, the lane
-// then shares the read channels with the bucket reader), only reads without
+// then shares the read channels with the port's owner), only reads without
 // `retry_of` leave L1 (a write or a retry waits there: it may not pass the
-// walking READ), and no AW is issued; from `s_no_look` on (the engine is
-// about to insert the walked page) nothing leaves L1, so every lookup comes
-// before that insert, and the engine waits for `m_quiet` (every looked-up hit
-// answered: the walking READ's answer follows theirs).
+// walking READ), and no AW is issued; while `s_no_look` (the engine's own
+// TLB accesses: the walked page's insert) nothing leaves L1. From the insert
+// on (`s_post`) the lookups come after it: those hits answer after the
+// walking READ, so while `s_post_hold` (its answer has not started) they
+// wait in the answer queue without an AR, the reads behind them following
+// them there, and issue their ARs oldest first once it is released; the
+// engine holds the READ's answer until the hits looked up before the insert
+// have answered (`m_pre_quiet`: none of them in L2, in flight or out).
+// A read that misses (the held one below, or one in L2 without retry_of) is
+// handed over with older reads still in flight (`m_ho_early`; no writes):
+// the engine answers after them, the lane drains beside it. Anything else
+// is handed over once every older request has answered.
 // The next miss: a read without retry_of that misses in L2 while the engine
 // walks moves to a slot of its own (`ho_*`, one) if it is not on the walking
 // READ's page (`s_walk_pid`/`s_walk_va`: that one hits once the walk inserts
@@ -63,8 +72,9 @@
 // and before the held miss's own (it walks only after the walking READ has
 // answered), answered before both (ip/fastpath/README.md, "Answer order").
 // A read to the held miss's page stays in L1 (it would miss too), as does
-// anything once the walk is over: the held miss is handed over (before any
-// L2 miss) once every looked-up read behind it has answered.
+// anything once the walk is over (`s_post` or not `s_rd_only`; the read in
+// L1 as the miss parks moves on with it): the held miss is handed over
+// first, as soon as the engine can take it.
 // Back-off: while the engine waits for an empty lane (`s_eng_waits`: to pump
 // a READ stream or to poll), the lane takes at most PUMP_WAIT more requests,
 // then none until the engine has started.

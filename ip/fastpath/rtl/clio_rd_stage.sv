@@ -9,7 +9,8 @@
 // mover's mark) starts its packet in the same cycle (`m_start`: offset
 // `m_off`, payload length `m_plen`, the bytes appended), so the next chunk's
 // bursts are read while the current one streams in and the previous one
-// leaves.
+// leaves. While `s_hold` (the hit lane's hits ahead of the READ have not
+// answered) the last beat is appended and the start waits.
 // The READ stage: a READ whose last commands are issued (`s_solo`, with no
 // stream involved) finishes its data on its own (`m_solo`, its answer's
 // header fields kept in `m_*`) while the engine takes the next request. A

@@ -321,12 +321,16 @@ class Owner:
 
     def ar_taken(self):
         d = self.dut
+        if self.grant == GRANT_LANE:
+            return False                             # the lane owns the port: no other reader
         name = {GRANT_PTF: "s_ptf_arready", GRANT_MOVER: "s_mv_arready", GRANT_ENGINE: "s_eng_ready"}[self.grant]
         return self.on and bool(getattr(d, name).value)
 
     def r_beat(self):
         """The beat this reader takes in this cycle, or None."""
         d = self.dut
+        if self.grant == GRANT_LANE:
+            return None
         if self.grant == GRANT_ENGINE:
             return int(d.m_eng_rdata.value) if d.m_eng_done.value else None
         rv, rr = (d.s_ptf_rvalid, d.s_ptf_rready) if self.grant == GRANT_PTF else (d.s_mv_rvalid, d.s_mv_rready)
@@ -354,13 +358,16 @@ async def lane_beside(dut, grants, seed):
     turn = 0
     owner = owners[grants[0]]
     dut.grant.value, dut.lane_rd.value = owner.grant, 1
-    # A lane write offered all along: the write channels stay the owner's.
-    dut.s_lane_awvalid.value, dut.s_lane_wvalid.value = 1, 1
+    # A lane write offered all along (not while the lane owns the port: it would write):
+    # the write channels stay the owner's.
+    lane_writes = GRANT_LANE not in grants
+    dut.s_lane_awvalid.value, dut.s_lane_wvalid.value = int(lane_writes), int(lane_writes)
     dut.s_ptf_arsize.value, dut.s_ptf_arburst.value = (width - 1).bit_length(), 1
     lane_want = [rng.randrange(256) for _ in range(40)]
     lane_got = []
     ls, lane_on, reads, switches = 0, False, 0, 0
     prev = None      # (arvalid, arready, arid, araddr) of the last cycle
+    prev_grant, taken_over = None, 0
     ids = set()
     for cyc in range(4000):
         await falling(dut)
@@ -375,7 +382,7 @@ async def lane_beside(dut, grants, seed):
         if not lane_on and ls < len(lane_want) and rng.random() < 0.6:
             lane_on = True
             dut.s_lane_araddr.value = lane_want[ls] * width + rng.randrange(width)
-        if owner.quiet() and reads < 24 and rng.random() < 0.2:
+        if owner.quiet() and owner.grant != GRANT_LANE and reads < 24 and rng.random() < 0.2:
             owner.offer(rng.randrange(0, 252, 4))
             reads += 1
         for o in owners.values():
@@ -386,12 +393,15 @@ async def lane_beside(dut, grants, seed):
         dut.s_lane_rready.value = int(rng.random() < 0.7)
         await ReadOnly()
         assert not dut.m_axi_awvalid.value and not dut.m_axi_wvalid.value
-        assert not dut.s_lane_awready.value and not dut.s_lane_wready.value
+        if owner.grant != GRANT_LANE:
+            assert not dut.s_lane_awready.value and not dut.s_lane_wready.value
         arv, arr = bool(dut.m_axi_arvalid.value), bool(dut.m_axi_arready.value)
         cur = (arv, arr, int(dut.m_axi_arid.value), int(dut.m_axi_araddr.value))
         if prev is not None and prev[0] and not prev[1]:
             assert cur[0] and cur[2:] == prev[2:], f"cycle {cyc}: an AR changed before its ready"
-        prev = cur
+            if prev[2] == lane_id and owner.grant != prev_grant:
+                taken_over += 1              # the lane's AR waited across a change of owner
+        prev, prev_grant = cur, owner.grant
         if arv and arr:
             ids.add(cur[2])
         if dut.s_lane_arvalid.value and dut.s_lane_arready.value:
@@ -412,13 +422,16 @@ async def lane_beside(dut, grants, seed):
             assert owner.due > 0, "a beat the owner did not ask for"
             owner.got.append(beat)
             owner.due -= 1
-        if len(lane_got) == len(lane_want) and reads == 24 and all(o.quiet() for o in owners.values()):
+        if len(lane_got) == len(lane_want) and (reads == 24 or set(grants) == {GRANT_LANE}) \
+                and all(o.quiet() for o in owners.values()):
             break
     assert lane_got == [image[w] for w in lane_want]
     for o in owners.values():
         assert o.got == [image[w] for w in o.want], o.grant
     assert ids == {0, lane_id}
     assert len(grants) == 1 or switches >= 3, switches
+    if GRANT_LANE in grants:
+        assert taken_over > 0, "no lane AR waited across a change of owner"
     await falling(dut)
     dut.s_lane_arvalid.value = dut.s_ptf_arvalid.value = dut.s_mv_arvalid.value = dut.s_eng_valid.value = 0
     dut.s_lane_awvalid.value = dut.s_lane_wvalid.value = 0
@@ -442,6 +455,15 @@ async def second_reader_mover(dut):
 async def second_reader_engine(dut):
     """GRANT_ENGINE with `lane_rd`: the engine port's single-beat reads and the lane's reads."""
     await lane_beside(dut, [GRANT_ENGINE], 4)
+
+
+@cocotb.test()
+async def lane_reads_taken_over(dut):
+    """The lane's reads as the port's owner (GRANT_LANE) carry LANE_ID too, and the engine
+    or the mover takes the port over with them in flight, an AR of the lane waiting on
+    the RAM among them (a read miss handed over early): it stays presented, each reader
+    gets its own beats."""
+    await lane_beside(dut, [GRANT_LANE, GRANT_ENGINE, GRANT_LANE, GRANT_MOVER], 6)
 
 
 @cocotb.test()
