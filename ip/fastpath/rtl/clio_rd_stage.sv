@@ -91,7 +91,8 @@ assign m_ready = m_on && s_rb_ready && !s_rb_start && !pend;
 assign m_beat = s_rd_valid && m_ready;
 wire   mark = m_beat && s_rd_mark;
 assign m_start = (mark || (pend && s_rb_ready && !s_rb_start)) && !s_hold;
-assign m_plen = m_filled + (m_beat ? {{(15 - OW){1'b0}}, s_rd_len} : 16'd0);
+// (A held start takes no beat: its length is the bytes appended.)
+assign m_plen = m_filled + (pend ? 16'd0 : {{(15 - OW){1'b0}}, s_rd_len});
 // The stage's last packet starts (its offset reaches the READ's length; it
 // was reached already if every packet started before the stage began).
 assign m_last = m_solo && ((m_start && m_off + {16'd0, m_plen} == m_total_len) || m_off == m_total_len);

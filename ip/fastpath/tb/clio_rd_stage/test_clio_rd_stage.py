@@ -54,7 +54,7 @@ class Ref:
         beat = int(i["s_rd_valid"] and ready)
         mark = beat and i["s_rd_mark"]
         start_ = int((mark or (self.pend and i["s_rb_ready"] and not i["s_rb_start"])) and not i["s_hold"])
-        plen = (self.filled + (i["s_rd_len"] if beat else 0)) & 0xFFFF
+        plen = (self.filled + (0 if self.pend else i["s_rd_len"])) & 0xFFFF
         total = self.hdr["m_total_len"]
         last = int(bool(self.solo and ((start_ and (self.off + plen) & M32 == total) or self.off == total)))
         return {"m_on": self.on, "m_filled": self.filled, "m_off": self.off, "m_plen": plen, "m_ready": ready,
