@@ -461,9 +461,9 @@ wire park = s_active && s_rd_only && !ho_valid_reg && l2_valid && !l2_wr && !l2_
 // (`m_ho_early`: the engine answers after them); anything else once every
 // older request has answered.
 wire ho_miss = ho_valid_reg || (!l2_wr && !l2_hit && l2_retry_of_reg == 32'd0);
+assign m_ho_early = lq_count != 0 || lo_valid_reg;
 assign m_ho_valid = s_active && (ho_valid_reg ? !(l2_valid && l2_good) : l2_eject && !park)
-    && ((lq_count == 0 && !lo_valid_reg) || (ho_miss && lq_nw_reg == 0 && !lw_valid_reg));
-assign m_ho_early = !(lq_count == 0 && !lo_valid_reg);
+    && (!m_ho_early || (ho_miss && lq_nw_reg == 0 && !lw_valid_reg));
 wire handoff = m_ho_valid && m_ho_ready;
 wire l2_free = !l2_valid || l2_fire || park;
 // The re-lookup of a stale write: the engine has let the handed-off packet
