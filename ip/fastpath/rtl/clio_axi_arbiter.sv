@@ -289,7 +289,7 @@ assign s_ring_bid = m_axi_bid;
 assign s_ring_bresp = m_axi_bresp;
 
 // Read channels: every client.
-// (`ar_lane`: the lane's AR beside the bucket reader, `r_lane`: an R beat of the lane's id then.)
+// (`ar_lane`: the lane's AR beside the owner, `r_lane`: an R beat of the lane's id then.)
 assign m_axi_arid = own_ring ? s_ring_arid : (ar_lane || own_lane) ? LID : (own_ptf ? s_ptf_arid : {ID_WIDTH{1'b0}});
 assign m_axi_araddr = own_ring ? s_ring_araddr : (own_ptf && !ar_lane) ? s_ptf_araddr
     : (own_mv && !ar_lane) ? {s_mv_araddr[ADDR_WIDTH-1:OW], {OW{1'b0}}}

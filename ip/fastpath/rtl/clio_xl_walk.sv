@@ -142,7 +142,7 @@ always @* begin
                 if (s_perm_status == STATUS_OK && !s_perm_fault && s_in_data) begin
                     // The insert does not wait for the lane: the engine holds
                     // the READ's answer until the hits looked up before it
-                    // have answered (the top's `lane_pre_wait`).
+                    // have answered (the top's `lane_pre_hold`).
                     m_insert = 1'b1;
                     state_next = ST_IDLE;
                 end else if (s_lane_busy) begin
