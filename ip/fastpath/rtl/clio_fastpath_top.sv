@@ -3,6 +3,12 @@
 `timescale 1ns / 1ps
 `default_nettype none
 
+// Structure: this module wires the stages and holds only the terms between
+// them (the engine's holds, the AXI grant, the builder's payload, the hit
+// lane's flags beside a walk); the sequencing of every request the lanes do
+// not finish is clio_engine's (its state read here as one flag per state,
+// `es_*`).
+//
 // Behaviour follows the reference model (ip/fastpath, README.md there) packet
 // by packet:
 //  ingress   clio_rx_parser: runts (< header) dropped; truncated or CRC-bad
@@ -266,10 +272,10 @@ wire [31:0] p_epoch, p_ack;
 wire [63:0] p_key;
 wire        p_short, p_crc, p_malformed;
 
-reg pkt_have_reg = 1'b0;
+wire pkt_have_reg;
 // The engine no longer reads the packet buffer (a WRITE whose payload the
 // mover has taken): the next packet's beats but its last may enter.
-reg pkt_done_reg = 1'b0;
+wire pkt_done_reg;
 wire parser_ready;
 wire to_lane;
 
@@ -309,14 +315,15 @@ wire        h_from_lane;
 // lock counts: `st_*` below, a registered command) and by the lane's acks;
 // read by the lane and the engine.
 // ---------------------------------------------------------------------------
-localparam [2:0] ST_NONE = 3'd0, ST_FLOOR = 3'd1, ST_LOCKS = 3'd2, ST_ENTRY = 3'd3, ST_EPOCH = 3'd4;
-reg [2:0]  st_wr_op = ST_NONE;
-reg [15:0] st_wr_session = 0;
-reg [31:0] st_wr_word = 0;
-reg        st_wr_open = 1'b0;
-reg [31:0] st_wr_pid = 0;
-reg [63:0] st_wr_key = 0;
-reg [15:0] st_wr_dquota = 0, st_wr_lquota = 0;
+// The engine's table writes (clio_engine's `st_set_*`): a registered command.
+wire [15:0] st_wr_dquota;
+wire [63:0] st_wr_key;
+wire [15:0] st_wr_lquota;
+wire [2:0] st_wr_op;
+wire st_wr_open;
+wire [31:0] st_wr_pid;
+wire [15:0] st_wr_session;
+wire [31:0] st_wr_word;
 wire [31:0] epoch_reg;      // the table's epoch register
 wire        st_in_ok;       // the parser's packet: current epoch, valid credentials
 wire [31:0] l1_floor;
@@ -341,42 +348,6 @@ clio_session_table #(.SESSIONS(SESSIONS)) st_inst (
     .s_wr_pid(st_wr_pid), .s_wr_key(st_wr_key), .s_wr_dquota(st_wr_dquota), .s_wr_lquota(st_wr_lquota)
 );
 
-// The engine's table writes (called from its clocked block, which clears
-// `st_wr_op` every cycle): the table shows them from the next cycle on.
-task automatic st_set_floor(input [15:0] s, input [31:0] v);
-    begin
-        st_wr_op <= ST_FLOOR;
-        st_wr_session <= s;
-        st_wr_word <= v;
-    end
-endtask
-task automatic st_set_locks(input [15:0] s, input [15:0] v);
-    begin
-        st_wr_op <= ST_LOCKS;
-        st_wr_session <= s;
-        st_wr_word <= {16'd0, v};
-    end
-endtask
-// Install (open) or clear an entry.
-task automatic st_set_entry(input [15:0] s, input open, input [31:0] pid, input [63:0] k,
-        input [15:0] dquota, input [15:0] lquota);
-    begin
-        st_wr_op <= ST_ENTRY;
-        st_wr_session <= s;
-        st_wr_open <= open;
-        st_wr_pid <= pid;
-        st_wr_key <= k;
-        st_wr_dquota <= dquota;
-        st_wr_lquota <= lquota;
-    end
-endtask
-// A new boot: every entry invalid.
-task automatic st_set_epoch(input [31:0] e);
-    begin
-        st_wr_op <= ST_EPOCH;
-        st_wr_word <= e;
-    end
-endtask
 
 // RFC 1982 order over u32: `a` comes before `b`.
 function serial_before(input [31:0] a, input [31:0] b);
@@ -407,7 +378,7 @@ wire fw_fence_any;
 // after the poll's GATE_SET. No co-simulation case sends packets during a
 // poll, so without a gate set the lane's timing is what it was.
 wire gt_live;
-reg  gt_poll_reg = 1'b0;
+wire gt_poll_reg;
 // Response bound of one request, in KiB: InfoResp bytes 62..64 (big endian)
 // of `cfg_info`, so the bound the board states is the one it enforces
 // (0: none). A READ above it is answered TOO_LARGE by the engine; lane reads
@@ -577,45 +548,19 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
 );
 
 // ---------------------------------------------------------------------------
-// Engine state.
+// The engine's state and registers (clio_engine, its instance at the end of
+// the helpers): the state it is in, as one flag per state the units and the
+// holds below look at.
 // ---------------------------------------------------------------------------
-// The engine's states, numbered as before (traces and the README name them by
-// these values); the return-address registers hold one of them.
-typedef enum logic [6:0] {
-    S_IDLE = 7'd0, S_DECIDE = 7'd1, S_FINISH = 7'd2, S_FAIL = 7'd3, S_SEND = 7'd4, S_SEND_W = 7'd5,
-    S_INFO = 7'd6, S_DD_LOOK1 = 7'd7, S_DD_W1 = 7'd8, S_OPEN = 7'd9,
-    S_REPLAY = 7'd12, S_DISPATCH = 7'd13,
-    S_XL = 7'd14,
-    S_RD = 7'd31,
-    S_WR = 7'd36,
-    S_AT = 7'd40,
-    S_MEM_RD = 7'd46, S_MEM_RDW = 7'd47, S_MEM_WR = 7'd48, S_MEM_WRB = 7'd49,
-    S_RING = 7'd50, S_RING_W = 7'd51, S_REP = 7'd52,
-    S_POLL = 7'd54,
-    S_CMD = 7'd58,
-    S_FLUSH = 7'd67, S_FLUSH_NOTE = 7'd68, S_FLUSH_POP = 7'd69,
-    S_RP = 7'd74,
-    S_CH = 7'd80,
-    S_PM_END = 7'd85,
-    S_CF = 7'd89
-} eng_state_t;
+wire es_idle, es_decide, es_dispatch, es_fail, es_send, es_info, es_replay, es_xl, es_rd, es_pm_end, es_wr, es_at;
+wire es_mem_rd, es_mem_rdw, es_mem_wr, es_mem_wrb, es_ring, es_ring_w, es_rep, es_poll, es_cmd, es_rp, es_ch, es_cf;
+wire es_flush, es_flush_pop;
+wire mem_for_at, xl_for_wr, xl_for_at;
 
-eng_state_t state_reg = S_IDLE;
-eng_state_t send_ret = S_IDLE, mem_ret = S_IDLE, ring_ret = S_IDLE, rep_ret = S_IDLE, xl_ret = S_IDLE;
-eng_state_t flush_ret = S_IDLE;
-
-// Deferred fault side effects: PTE slot address and image, PA_CONSUMED fields.
+// Deferred fault side effects queued (the engine's fault queue) and the RX-ring credits.
 localparam FQW = $clog2(FAULT_QUEUE + 1);
-reg [63:0]  fq_addr [0:FAULT_QUEUE-1];
-reg [127:0] fq_pte [0:FAULT_QUEUE-1];
-reg [31:0]  fq_pid [0:FAULT_QUEUE-1];
-reg [47:0]  fq_vpn [0:FAULT_QUEUE-1];
-reg [31:0]  fq_ppn [0:FAULT_QUEUE-1];
-reg [4:0]   fq_shift [0:FAULT_QUEUE-1];
-reg [BUCKET_BITS-1:0] fq_bucket [0:FAULT_QUEUE-1];
-reg [SW-1:0] fq_slot [0:FAULT_QUEUE-1];
-reg [FQW-1:0] fq_count = 0;
-reg [31:0]  rx_credit = 0;
+wire [FQW-1:0] fq_count;
+wire [31:0] rx_credit;
 // A finished packet's deferred fault effects drain in the background
 // (S_FINISH lets the packet go first): the hit lane runs in S_FLUSH and
 // S_FLUSH_POP meanwhile, and each PTE write-back / PA_CONSUMED push starts
@@ -626,51 +571,45 @@ reg [31:0]  rx_credit = 0;
 // has handed a request to the engine it stops (the younger requests behind
 // it answer after it, as in S_IDLE), and the drain goes on with nothing of
 // the lane's in flight.
-reg  fl_bg = 1'b0;
+wire fl_bg;
 wire fl_lane = fl_bg && !(pkt_have_reg && h_from_lane);
-wire fl_wait = fl_bg && state_reg == S_FLUSH && fq_count != 0;
+wire fl_wait = fl_bg && es_flush && fq_count != 0;
 wire fl_go = pkt_have_reg ? lq_count == 0 : lane_empty && !(p_tvalid && to_lane && parser_ready);
-reg [31:0]  xl_pages = 0;
+wire [31:0] xl_pages;
 
 // Response fields (pid, req_id and retry_of always echo the packet).
-reg [7:0]  r_op = 0, r_flags = 0, r_status = 0;
-reg [63:0] r_va = 0;
-reg [31:0] r_total_len = 0, r_offset = 0;
-reg [15:0] r_plen = 0;
-reg [31:0] r_epoch = 0;
-reg [7:0]  fail_status = 0;
+wire [7:0] r_op, r_flags, r_status;
+wire [63:0] r_va;
+wire [31:0] r_total_len, r_offset;
+wire [15:0] r_plen;
+wire [31:0] r_epoch;
 
 // Translation.
-// The state a call of the translation (clio_xl_ctl, run in S_XL) enters at:
-// the range's wrap check, the next page, the TLB's answer to the caller's lookup.
-localparam [1:0] XL_AT_BEGIN = 2'd0, XL_AT_PAGE = 2'd1, XL_AT_TLBW = 2'd2;
-reg [1:0]  xl_at = XL_AT_BEGIN;
-// Where S_AT enters clio_at_engine: the translated word, the word read, the record.
-localparam [1:0] AT_AT_READ = 2'd0, AT_AT_SYNCW = 2'd1, AT_AT_REC1 = 2'd2;
-reg [1:0]  at_at = AT_AT_READ;
+wire [1:0] xl_at;
+wire [1:0] at_at;
 wire       xc_tlbw, xc_at_ok, xc_walking;   // the stage at ST_TLBW, ST_OK, ST_WALK (in S_XL)
-reg        xl_pass2 = 1'b0;
-reg [7:0]  xl_need = 0;
-reg [63:0] xl_cur = 0;
-reg [64:0] xl_end = 0;
-reg [4:0]  pg_shift = 0;
-reg [63:0] pg_vpn = 0;
-reg [31:0] pg_ppn = 0;
-reg [7:0]  pg_perms = 0;
-reg [63:0] pg_start = 0;
-reg [64:0] pg_end = 0;
-reg        pg_ok = 1'b0;
-reg [BUCKET_BITS-1:0] pg_bucket = 0;
-reg [SW-1:0]          pg_slot = 0;
-reg [7:0]             pg_flags = 0;
-reg                   pg_found = 1'b0;
+wire xl_pass2;
+wire [7:0] xl_need;
+wire [63:0] xl_cur;
+wire [64:0] xl_end;
+wire [4:0] pg_shift;
+wire [63:0] pg_vpn;
+wire [31:0] pg_ppn;
+wire [7:0] pg_perms;
+wire [63:0] pg_start;
+wire [64:0] pg_end;
+wire pg_ok;
+wire [BUCKET_BITS-1:0] pg_bucket;
+wire [SW-1:0] pg_slot;
+wire [7:0] pg_flags;
+wire pg_found;
 
 // Data movement.
 wire [31:0] d_sent, d_n, d_filled;   // the READ's data phase (clio_rd_data)
 wire [31:0] d_pos;             // the WRITE's data phase (clio_wr_data)
 wire [63:0] d_base;
-reg [OW-1:0] d_lane = 0;
-reg [OW:0]   d_k = 0;
+wire [OW-1:0] d_lane;
+wire [OW:0] d_k;
 
 // Open READ streams, in pump order (entry 0 next), and the one being pumped
 // (clio_stream_table, below the READ-stream decisions); whether a packet was
@@ -681,12 +620,12 @@ wire [STW-1:0] sq_cnt /*verilator public_flat_rd*/;
 wire        pm_on;
 wire [31:0] pm_pid, pm_total, pm_sent;
 wire [63:0] pm_va;
-reg         pm_turn = 1'b0;
+wire pm_turn;
 // Event pulses for the co-simulation (see the header).
 /* verilator lint_off UNUSEDSIGNAL */
-reg ev_take_q /*verilator public_flat_rd*/ = 1'b0;
-reg ev_pump_q /*verilator public_flat_rd*/ = 1'b0;
-reg ev_poll_q /*verilator public_flat_rd*/ = 1'b0;
+wire ev_take_q /*verilator public_flat_rd*/;
+wire ev_pump_q /*verilator public_flat_rd*/;
+wire ev_poll_q /*verilator public_flat_rd*/;
 /* verilator lint_on UNUSEDSIGNAL */
 // The PID whose pages are translated: the pumped stream's, else the packet's.
 wire [31:0] x_pid = pm_on ? pm_pid : h_pid;
@@ -695,18 +634,18 @@ wire [63:0] rd_va = pm_on ? pm_va : h_va;
 wire [31:0] rd_total = pm_on ? pm_total : h_total_len;
 
 // Memory port of the engine.
-reg [63:0]           mem_addr = 0;
-reg [DATA_WIDTH-1:0] mem_wdata = 0;
-reg [BYTES-1:0]      mem_wstrb = 0;
-reg [DATA_WIDTH-1:0] mem_rdata = 0;
+wire [63:0] mem_addr;
+wire [DATA_WIDTH-1:0] mem_wdata;
+wire [BYTES-1:0] mem_wstrb;
+wire [DATA_WIDTH-1:0] mem_rdata;
 wire                 eng_ready, eng_done;      // clio_axi_arbiter's engine port
 // The data mover (clio_data_mover): a page's share of a read chunk or of a
 // write's payload, in bursts; `mv_go` holds its command until taken,
 // `mv_mark` marks a read chunk's last command (its last beat ends the packet).
-reg                  mv_go = 1'b0;
-reg                  mv_mark = 1'b0;
-reg  [63:0]          mv_addr = 0;
-reg  [15:0]          mv_len = 0;
+wire mv_go;
+wire mv_mark;
+wire [63:0] mv_addr;
+wire [15:0] mv_len;
 wire                 mv_cmd_ready, mv_done, mv_idle, mv_rd_valid, mv_rd_mark, mv_take_valid;
 // READ packer: while `pk_on` (a READ's data phase), the mover's beats are
 // appended to the response builder as they arrive and the beat that ends a
@@ -736,20 +675,19 @@ wire [OW:0]          mv_rd_len, mv_take;
 wire [DATA_WIDTH-1:0] eng_rdata;
 
 // Rings and error reports.
-reg [1:0]            ring_cmd = 0;
-reg [DATA_WIDTH-1:0] ring_desc = 0;
-reg [7:0]            rep_status = 0;
-reg [31:0]           rep_pid = 0;
-reg [63:0]           rep_va = 0;
-reg [7:0]            rep_opcode = 0;
+wire [1:0] ring_cmd;
+wire [DATA_WIDTH-1:0] ring_desc;
+wire [7:0] rep_status;
+wire [31:0] rep_pid;
+wire [63:0] rep_va;
+wire [7:0] rep_opcode;
 
 // Answers from the poll (replies, released fences) carry the ids of the
 // request they answer, not of the packet in the buffer.
-reg        rs_own = 1'b0;
-reg [31:0] rs_pid = 0, rs_req_id = 0, rs_retry_of = 0, rs_first = 0;
-reg [15:0] rs_session = 0, rs_dd_session = 0;
-reg [7:0]  rs_op = 0;
-reg [255:0] r_payload = 0;
+wire rs_own;
+wire [31:0] rs_pid, rs_req_id, rs_retry_of;
+wire [15:0] rs_session;
+wire [255:0] r_payload;
 wire [31:0] o_pid = rs_own ? rs_pid : h_pid;
 wire [15:0] o_session = rs_own ? rs_session : h_session;
 wire [31:0] o_req_id = rs_own ? rs_req_id : h_req_id;
@@ -758,58 +696,59 @@ wire [31:0] o_retry_of = rs_own ? rs_retry_of : h_retry_of;
 // Forwarding table updates.
 localparam FIW = $clog2(FWD_SLOTS);
 localparam FFW = $clog2(FENCE_SLOTS);
-reg            fw_set = 1'b0, fw_set_new = 1'b0, fw_release = 1'b0, fw_fence_set = 1'b0, fw_fence_clear = 1'b0;
-reg            fw_orphan = 1'b0, fw_orphan_all = 1'b0;
-reg [15:0]     fw_orphan_session = 0;
-reg [FIW-1:0]  fw_set_index = 0, fw_release_index = 0;
-reg [FFW-1:0]  fw_fence_set_index = 0, fw_fence_clear_index = 0;
+wire fw_set, fw_set_new, fw_release, fw_fence_set, fw_fence_clear;
+wire fw_orphan, fw_orphan_all;
+wire [15:0] fw_orphan_session;
+wire [FIW-1:0] fw_set_index, fw_release_index;
+wire [FFW-1:0] fw_fence_set_index, fw_fence_clear_index;
 
 // Dedup: key {opcode, offset, first id, session}.
 localparam KEY_W = 88;
 localparam REC_W = 280;
-reg [REC_W-1:0] rec_reg = 0;
+/* verilator lint_off UNUSEDSIGNAL */
+wire [REC_W-1:0] rec_reg;    // the builder replays the record's answer bytes only
+/* verilator lint_on UNUSEDSIGNAL */
 wire [31:0]      dd_id;      // defined with the helpers below
 wire [REC_W-1:0] cur_rec;
 
 // Poll.
-reg        poll_req = 1'b0;
-reg        poll_done_reg = 1'b0;
+wire poll_req;
+wire poll_done_reg;
 // Only the operand bytes of the TX kinds are read.
 /* verilator lint_off UNUSEDSIGNAL */
-reg [DATA_WIDTH-1:0] desc_reg = 0;
+wire [DATA_WIDTH-1:0] desc_reg;
 /* verilator lint_on UNUSEDSIGNAL */
-reg [63:0] cmd_va = 0;
 
 // Pulses to the units.
-reg tlb_look_valid = 1'b0;
-reg tlb_ins_valid = 1'b0;
-reg tlb_inv_valid = 1'b0;
-reg tlb_inv_exact = 1'b0;
-reg [31:0] tlb_inv_pid = 0;
-reg [63:0] tlb_inv_vpn = 0;
-reg [31:0] tlb_inv_pages = 0;
-reg [4:0]  tlb_inv_shift = 0;
+wire tlb_look_valid;
+wire tlb_ins_valid;
+wire tlb_inv_valid;
+wire tlb_inv_exact;
+wire [31:0] tlb_inv_pid;
+wire [63:0] tlb_inv_vpn;
+wire [31:0] tlb_inv_pages;
+wire [4:0] tlb_inv_shift;
 wire hash_valid;             // the walk stage's (clio_xl_walk)
 wire ptf_valid;
 wire fault_valid;            // the walk stage's (clio_xl_walk)
-reg sync_valid = 1'b0;
-reg dd_look_valid = 1'b0;
-reg [KEY_W-1:0] dd_look_key = 0;
+wire sync_valid;
+wire dd_look_valid;
+wire [KEY_W-1:0] dd_look_key;
 // One update port: 0 insert, 1 reserve, 2 complete, 3 remove.
-reg dd_upd_valid = 1'b0;
-reg [1:0] dd_upd_mode = 0;
-reg [KEY_W-1:0] dd_upd_key = 0;
-reg [REC_W-1:0] dd_upd_rec = 0;
+wire dd_upd_valid;
+wire [1:0] dd_upd_mode;
+wire [KEY_W-1:0] dd_upd_key;
+wire [REC_W-1:0] dd_upd_rec;
 // The engine's ack (S_DECIDE) reaches the buffer in its own cycle
 // (`dec_ack`, below the helpers), so the dedup lookup S_DECIDE issues sees
 // the records it frees.
 wire dec_ack;
-reg dd_close_valid = 1'b0;
-reg [15:0] dd_close_session = 0;
-reg dd_clear = 1'b0;
-reg ring_valid = 1'b0;
-reg rb_start = 1'b0;
-reg push_valid = 1'b0;
+wire dd_close_valid;
+wire [15:0] dd_close_session;
+wire dd_clear;
+wire ring_valid;
+wire rb_start;
+wire push_valid;
 
 // ---------------------------------------------------------------------------
 // Units.
@@ -956,7 +895,7 @@ wire        sync_out_valid;
 
 // An atomic's read completes (S_MEM_RDW, mem_ret S_AT): the sync unit
 // takes the word from the port's data in that cycle, not a cycle later.
-wire        at_rd_done = state_reg == S_MEM_RDW && eng_done && mem_ret == S_AT;
+wire        at_rd_done = es_mem_rdw && eng_done && mem_for_at;
 clio_sync_unit sync_inst (
     .clk(clk), .rst(rst),
     .s_opcode(h_op), .s_old(at_rd_done ? eng_rdata[{d_lane, 3'd0} +: 64] : mem_rdata[{d_lane, 3'd0} +: 64]),
@@ -1021,13 +960,13 @@ clio_dedup #(.ENTRIES(DEDUP_ENTRIES), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) dedu
     .s_update_key(at_rec_valid ? at_rec_key : dd_upd_valid ? dd_upd_key : lane_dd_ins_key),
     .s_update_rec(at_rec_valid ? at_rec : dd_upd_valid ? dd_upd_rec : lane_dd_ins_rec),
     .s_update_mode(dd_upd_valid && !at_rec_valid ? dd_upd_mode : 2'd0), .s_update_valid(lane_dd_ins || at_rec_valid || dd_upd_valid),
-    .s_ack_session(state_reg == S_DECIDE ? h_session : lane_ack_session),
-    .s_ack_id(state_reg == S_DECIDE ? h_ack : lane_ack_id),
+    .s_ack_session(es_decide ? h_session : lane_ack_session),
+    .s_ack_id(es_decide ? h_ack : lane_ack_id),
     .s_ack_valid(lane_ack || dec_ack),
     .s_close_session(dd_close_session), .s_close_valid(dd_close_valid), .s_clear(dd_clear)
 );
 
-wire                   sel_ring = state_reg == S_RING || state_reg == S_RING_W;
+wire                   sel_ring = es_ring || es_ring_w;
 wire                   ring_idle, ring_done, ring_full, ring_empty, ring_bad_head, ring_rejected;
 wire [31:0]            ring_free;
 wire [DATA_WIDTH-1:0]  ring_tx_desc;
@@ -1105,7 +1044,7 @@ clio_fwd_table #(.SLOTS(FWD_SLOTS), .FENCES(FENCE_SLOTS)) fwd_inst (
 // verdict is registered (`gt_ready`): S_DECIDE waits a cycle for it when it
 // is not the held header's or the table changed, only while an entry is set
 // (`gate_wait`, in the engine's hold).
-reg         gt_set = 1'b0, gt_clear = 1'b0;
+wire gt_set, gt_clear;
 wire        gt_set_ok, gt_ready, gt_refuse, gt_track;
 wire [7:0]  gt_status;
 wire [31:0] gt_track_entry, gt_track_pid;
@@ -1120,7 +1059,7 @@ endfunction
 // enters loads the header registers from it at that edge, and the verdict
 // is ready at S_DECIDE), else the header registers; S_DECIDE waits unless
 // the verdict is the held header's either way.
-wire        gt_pick_p = state_reg == S_IDLE && !pkt_have_reg;
+wire        gt_pick_p = es_idle && !pkt_have_reg;
 wire [31:0] gt_pid = gt_pick_p ? p_pid : h_pid;
 wire [63:0] gt_va = gt_pick_p ? p_va : h_va;
 wire [31:0] gt_len = gt_pick_p ? p_total_len : h_total_len;
@@ -1151,7 +1090,7 @@ wire [31:0] cq_max_hops = bswap32(pkt01[(CLIO_HEADER_LEN+16)*8 +: 32]);
 wire        cq_ok = h_plen == CHASE_REQ_LEN && cq_value_len <= CHASE_MAX_VALUE && cq_max_hops != 0
     && cq_max_hops <= CHASE_MAX_HOPS && CHASE_RESP_LEN + cq_value_len <= cfg_mtu;
 /* verilator lint_on WIDTH */
-wire        ch_start = state_reg == S_DISPATCH && !eng_hold && h_op == OP_POINTER_CHASE && cq_ok;
+wire        ch_start = es_dispatch && !eng_hold && h_op == OP_POINTER_CHASE && cq_ok;
 wire [1:0]  ch_cmd;
 wire [63:0] ch_va, ch_m_node;
 wire [31:0] ch_m_hops;
@@ -1183,7 +1122,7 @@ wire [63:0] ch_rd = mem_rdata >> {d_lane, 3'd0};      // the bytes read, from la
 /* verilator lint_on WIDTH */
 clio_chase_read #(.DATA_WIDTH(DATA_WIDTH)) chr_inst (
     .clk(clk), .rst(rst),
-    .s_start(ch_start), .s_vlen(cq_value_len), .s_valid(state_reg == S_CH), .s_en(!eng_hold),
+    .s_start(ch_start), .s_vlen(cq_value_len), .s_valid(es_ch), .s_en(!eng_hold),
     .s_walk_valid(ch_valid), .s_walk_cmd(ch_cmd), .s_walk_va(ch_va), .s_walk_hops(ch_m_hops),
     .m_walk_ready(chr_walk_ready), .m_word_valid(chr_word_valid), .m_word(chr_word),
     .m_step(chr_step), .m_xl(chr_xl), .m_xl_end(chr_xl_end), .m_d0(chr_d0), .m_page(chr_page), .m_cur(chr_cur),
@@ -1237,12 +1176,12 @@ clio_resp_builder #(.DATA_WIDTH(DATA_WIDTH), .BEATS(PKT_BEATS)) resp_inst (
 wire rb_wait = pk_solo || !rb_ready || !wl_idle || lane_pre_hold;
 // The region gate's registered verdict is a cycle behind a new header or
 // table (only while an entry is set, clio_region_gate's `m_ready`).
-wire gate_wait = state_reg == S_DECIDE && !gt_ready;
-assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
-        || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
-        || (state_reg == S_CF && cf_wr_state) || (state_reg == S_RP && rp_wr_state)
-        || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)))
-    || (!wl_idle && (ae_at_rec || (state_reg == S_RD && rdd_begin)))
+wire gate_wait = es_decide && !gt_ready;
+assign eng_hold = (rb_wait && (es_send || es_info
+        || es_replay || ae_at_resp || (es_ch && chr_resp_state)
+        || (es_cf && cf_wr_state) || (es_rp && rp_wr_state)
+        || (es_dispatch && h_op == OP_POINTER_CHASE)))
+    || (!wl_idle && (ae_at_rec || (es_rd && rdd_begin)))
     || at_hold || gate_wait;
 // While the atomics stage holds an atomic the engine takes no packet until
 // the atomic's record is in (its lookup, ack and quota count see it, as in
@@ -1250,17 +1189,17 @@ assign eng_hold = (rb_wait && (state_reg == S_SEND || state_reg == S_INFO
 // and no atomic of its own until the stage has answered: the stage's answer
 // is older, and nothing else touches the word before the stage's write. The
 // engine's port, bucket and ring accesses wait for the port (`at_own`).
-assign at_hold = (state_reg == S_IDLE && at_rec_pend)
-    || (!at_idle && (state_reg == S_SEND || state_reg == S_INFO || (state_reg == S_RP && rp_wr_state)
-        || state_reg == S_REPLAY || ae_at_resp || (state_reg == S_CH && chr_resp_state)
-        || (state_reg == S_CF && cf_wr_state) || (state_reg == S_DISPATCH && h_op == OP_POINTER_CHASE)
-        || ae_at_rec || (state_reg == S_RD && rdd_begin) || (state_reg == S_WR && wd_begin) || ae_at_read));
+assign at_hold = (es_idle && at_rec_pend)
+    || (!at_idle && (es_send || es_info || (es_rp && rp_wr_state)
+        || es_replay || ae_at_resp || (es_ch && chr_resp_state)
+        || (es_cf && cf_wr_state) || (es_dispatch && h_op == OP_POINTER_CHASE)
+        || ae_at_rec || (es_rd && rdd_begin) || (es_wr && wd_begin) || ae_at_read));
 // The stage's answer: after an older write lane's or READ stage's, with the
 // builder free and no other start in this cycle. The packer may be on with
 // nothing to append: a READ stage that ended while the engine waits in
 // S_RD in ST_BEGIN (`at_hold`) keeps it on for that READ, whose commands are not
 // issued yet; the stage's answer goes first (the rb_wr mux below).
-assign at_ans_ready = rb_ready && !rb_start && (!pk_on || (state_reg == S_RD && rdd_begin)) && !pk_solo && wl_idle;
+assign at_ans_ready = rb_ready && !rb_start && (!pk_on || (es_rd && rdd_begin)) && !pk_solo && wl_idle;
 
 clio_atomic_stage #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .KEY_WIDTH(KEY_W), .REC_WIDTH(REC_W)) at_inst (
     .clk(clk), .rst(rst),
@@ -1357,8 +1296,11 @@ wire        at_fast = ((h_op == OP_CAS && h_plen == CAS_ARGS_LEN) || (h_op == OP
 // leaves it, which S_DD_LOOK1 would see).
 wire        dec_pass = h_len >= CLIO_HEADER_LEN && !h_short && !h_crc && (h_op & OP_RESPONSE_BIT) == 0
     && !h_malformed && (!needs_sess || (epoch_ok(h_epoch) && h_sess_ok));
-assign      dec_ack = state_reg == S_DECIDE && !gate_wait && dec_pass && needs_sess && h_ack != 32'd0;
-wire [31:0] dec_floor = (needs_sess && h_ack != 32'd0 && (h_floor == 32'd0 || serial_before(h_floor, h_ack)))
+assign      dec_ack = es_decide && !gate_wait && dec_pass && needs_sess && h_ack != 32'd0;
+// The ack raises the session's floor; the packet's first id is below it (a late duplicate).
+wire        ack_above_floor = h_floor == 32'd0 || serial_before(h_floor, h_ack);
+wire        dd_below_floor = h_floor != 32'd0 && serial_before(dd_id, h_floor);
+wire [31:0] dec_floor = (needs_sess && h_ack != 32'd0 && ack_above_floor)
     ? h_ack : h_floor;
 // Data phase: the current byte and its page.
 wire [63:0] rd_cur = rd_va + d_sent + d_filled;
@@ -1381,14 +1323,14 @@ wire [REC_W-1:0] wl_rec = {128'd0, 8'd0, h_offset, h_total_len, h_va, STATUS_OK,
 wire        xl_more = ({1'b0, xl_cur | pg_mask} + 1'b1) < xl_end;   // a page after this one
 // Sooner still from ST_TLBW: the first pass's only page hits the TLB
 // with WRITE permission (ST_OK's work in the cycle the answer comes).
-wire        wl_last1 = !xl_pass2 && !xl_more && xl_ret == S_WR && xl_pages == 32'd1 && h_plen != 16'd0;
+wire        wl_last1 = !xl_pass2 && !xl_more && xl_for_wr && xl_pages == 32'd1 && h_plen != 16'd0;
 wire        wl_early = xc_at_ok && wl_last1;
 wire        wl_tlb = xc_tlbw && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need && wl_last1;
-wire        wl_cmd_valid = (state_reg == S_WR && wd_begin && !eng_hold && wl_one) || wl_early || wl_tlb;
+wire        wl_cmd_valid = (es_wr && wd_begin && !eng_hold && wl_one) || wl_early || wl_tlb;
 // An atomic the atomics stage takes this cycle (see `at_s_ready` above).
 wire        at_last1 = !xl_pass2 && !xl_more && !pm_on && fq_count == 0
     && (h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA) && at_s_ready;
-wire        at_cmd_valid = !eng_hold && at_last1 && (xl_ret == S_AT || ae_at_read)
+wire        at_cmd_valid = !eng_hold && at_last1 && (xl_for_at || ae_at_read)
     && ((xc_tlbw && tlb_out_valid && tlb_hit && (tlb_perms & xl_need) == xl_need)
         || xc_at_ok || ae_at_read);
 wire [64:0] rd_page_left = pg_end - {1'b0, rd_cur};
@@ -1424,7 +1366,7 @@ wire [63:0] c_slot_addr = cfg_table_base + c_bucket * (SLOTS * PTE_LEN) + c_slot
 // reassembled by clio_offload_fwd and answer their call (clio_ctrl_fwd's OF_ANS entry).
 localparam OF_ON = OFFLOAD_TAGS > 0;
 wire [15:0]  of_i;                                   // fragment pushed next (clio_ctrl_fwd)
-reg          of_call = 1'b0;
+wire of_call;
 wire [15:0]  of_len = CLIO_HEADER_LEN[15:0] + h_plen;
 // ceil(L / 40) = floor((L + 39) * 52429 / 2^21), exact for L < 2^16 + 1.
 /* verilator lint_off UNUSEDSIGNAL */
@@ -1582,8 +1524,7 @@ end
 // the poll. The engine hands it the packet (or the answer) in S_CF (entry
 // `cf_entry`) and does its ring accesses, notice flushes and sends for it
 // (returning to S_CF) until it says how the packet goes on.
-localparam logic [2:0] CF_FW_MATCH = 3'd0, CF_FW_PUSH = 3'd1, CF_GT = 3'd2, CF_OF = 3'd3, CF_OF_ANS = 3'd4;
-reg  [2:0]            cf_entry = CF_FW_MATCH;
+wire [2:0] cf_entry;
 wire                  cf_ready, cf_done, cf_call, cf_ring_load, cf_fw_set, cf_fw_set_new, cf_reserve;
 wire                  cf_of_call, cf_ans_load, cf_r_big, cf_plen_load, cf_offset_load;
 wire [2:0]            cf_next;
@@ -1596,7 +1537,7 @@ wire [DATA_WIDTH-1:0] cf_ring_desc;
 wire [FIW-1:0]        cf_fw_set_index;
 clio_ctrl_fwd #(.DATA_WIDTH(DATA_WIDTH), .FIW(FIW)) cf_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_CF), .s_entry(cf_entry), .s_ready(cf_ready), .s_en(!eng_hold),
+    .s_valid(es_cf), .s_entry(cf_entry), .s_ready(cf_ready), .s_en(!eng_hold),
     .m_done(cf_done), .m_next(cf_next), .m_status(cf_status),
     .m_call_valid(cf_call), .m_call_kind(cf_call_kind), .m_ring_cmd(cf_ring_cmd), .m_ring_load(cf_ring_load),
     .m_ring_desc(cf_ring_desc), .s_ring_full(ring_full), .s_ring_free(ring_free), .s_fq_pending(fq_count != 0),
@@ -1630,7 +1571,7 @@ wire [DATA_WIDTH-1:0] tc_mem_wdata;
 wire [BYTES-1:0]      tc_mem_wstrb;
 clio_tx_cmd #(.DATA_WIDTH(DATA_WIDTH), .OF_ON(OF_ON ? 1 : 0)) tc_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_CMD), .s_en(!eng_hold), .s_ready(tc_ready), .s_desc(desc_reg),
+    .s_valid(es_cmd), .s_en(!eng_hold), .s_ready(tc_ready), .s_desc(desc_reg),
     .m_done(tc_done), .m_next(tc_next), .m_va_load(tc_va_load), .m_va(tc_va),
     .s_in_range(c_in_range), .s_slot_addr(c_slot_addr), .s_data_start(cfg_data_start), .s_data_end(cfg_data_end),
     .m_call_valid(tc_call), .m_mem_addr(tc_mem_addr), .s_old_pte(old_pte), .m_mem_wdata(tc_mem_wdata),
@@ -1647,7 +1588,7 @@ clio_tx_cmd #(.DATA_WIDTH(DATA_WIDTH), .OF_ON(OF_ON ? 1 : 0)) tc_inst (
 wire tp_pop, tp_popped, tp_report, tp_cmd, tp_done;
 clio_tx_poll tp_inst (
     .clk(clk), .rst(rst),
-    .s_idle(state_reg == S_IDLE), .s_valid(state_reg == S_POLL), .s_en(!eng_hold), .s_slots(cfg_tx_slots),
+    .s_idle(es_idle), .s_valid(es_poll), .s_en(!eng_hold), .s_slots(cfg_tx_slots),
     .m_pop(tp_pop), .s_empty(ring_empty), .s_bad_head(ring_bad_head), .s_rejected(ring_rejected),
     .m_popped(tp_popped), .m_report(tp_report), .m_cmd(tp_cmd), .m_done(tp_done)
 );
@@ -1657,8 +1598,7 @@ clio_tx_poll tp_inst (
 // rejected anywhere on the way is reported from here. The engine hands it
 // over in S_RP (entry `rp_entry`), sends for it (returning to S_RP) and
 // follows its verdict: the poll's next slot or the command's report.
-localparam logic [1:0] RP_REJECT = 2'd0, RP_REPLY = 2'd1, RP_SESSION = 2'd2;
-reg  [1:0]   rp_entry = RP_REJECT;
+wire [1:0] rp_entry;
 wire         rp_done, rp_reject, rp_load, rp_load_rec, rp_rec, rp_send, rp_fence, rp_own_clear;
 wire         rp_wr_state, rp_wr_open, rp_sess_set, rp_sess_open;
 wire [7:0]   rp_r_status, rp_r_flags;
@@ -1668,7 +1608,7 @@ wire [15:0]  rp_r_plen, rp_sess, rp_sess_dquota, rp_sess_lquota;
 wire [255:0] rp_r_payload;
 clio_tx_reply #(.DATA_WIDTH(DATA_WIDTH), .SESSIONS(SESSIONS)) rp_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_RP), .s_en(!eng_hold), .s_ready(), .s_entry(rp_entry), .s_desc(desc_reg),
+    .s_valid(es_rp), .s_en(!eng_hold), .s_ready(), .s_entry(rp_entry), .s_desc(desc_reg),
     .m_done(rp_done), .m_reject(rp_reject),
     .s_fw_tag_ok(fw_tag_ok), .s_fw_pid(fw_pid), .s_fw_opcode(fw_opcode), .s_fw_va(fw_va), .s_fw_epoch(fw_epoch),
     .s_fw_pending(fw_pending), .s_fw_fence_wait(fw_fence_wait), .s_epoch(epoch_reg),
@@ -1694,7 +1634,7 @@ wire xw_walking, xw_at_pte;
 wire [7:0] xw_status;
 clio_xl_walk xw_inst (
     .clk(clk), .rst(rst),
-    .s_valid(xw_valid), .s_ready(), .s_run(xc_walking), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_valid(xw_valid), .s_ready(), .s_run(xc_walking), .s_idle(es_idle), .s_en(!eng_hold),
     .m_hash_valid(hash_valid), .s_hash_valid(hash_out_valid),
     .m_ptf_valid(ptf_valid), .s_ptf_valid(ptf_out_valid),
     .s_perm_status(perm_status), .s_perm_fault(perm_fault),
@@ -1717,13 +1657,13 @@ wire xc_hand_off, xc_let_go, xc_at_read, xc_ret;
 wire [7:0] xc_status;
 clio_xl_ctl xc_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_XL), .s_at(xl_at), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_valid(es_xl), .s_at(xl_at), .s_ready(), .s_idle(es_idle), .s_en(!eng_hold),
     .s_wraps(xl_end[64]), .s_at_end({1'b0, xl_cur} >= xl_end), .s_va_bad(va_hi != 0 || cls_shift == 0),
     .s_pass2(xl_pass2), .s_more(xl_more),
     .s_tlb_valid(tlb_out_valid), .s_tlb_hit(tlb_hit), .s_tlb_perm_ok((tlb_perms & xl_need) == xl_need),
     .s_walk_ok(xw_insert || xw_enq_unit || xw_enq), .s_walk_fail(xw_fail), .s_walk_report(xw_report),
     .s_walk_status(xw_status), .s_walk_flush(xw_flush), .s_walk_probe(xw_probe),
-    .s_wl_take(wl_last1 && wl_ready && at_idle), .s_at_take(at_cmd_valid), .s_at_read(xl_ret == S_AT && at_idle),
+    .s_wl_take(wl_last1 && wl_ready && at_idle), .s_at_take(at_cmd_valid), .s_at_read(xl_for_at && at_idle),
     .m_clear(xc_clear), .m_look(xc_look), .m_tlb_load(xc_tlb_load), .m_walk(xc_walk), .m_fail(xc_fail),
     .m_report(xc_report), .m_status(xc_status), .m_flush(xc_flush), .m_probe(xc_probe), .m_ok(xc_ok),
     .m_next(xc_next), .m_last(xc_last), .m_hand_off(xc_hand_off), .m_let_go(xc_let_go), .m_at_read(xc_at_read),
@@ -1736,7 +1676,7 @@ clio_xl_ctl xc_inst (
 wire wd_hand_off, wd_start, wd_flush, wd_answer, wd_page, wd_cmd, wd_cmd_taken, wd_last_take;
 clio_wr_data #(.OW(OW)) wd_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_WR), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_valid(es_wr), .s_ready(), .s_idle(es_idle), .s_en(!eng_hold),
     .s_one(wl_one), .s_lane_ready(wl_ready), .s_lane_mem(wl_mem),
     .s_flush_first(fq_count != 0 && xl_pages > TLB_ENTRIES), .s_base(h_va + h_offset), .s_plen(h_plen),
     .s_in_page(wr_in_page), .s_cmd_ready(mv_cmd_ready), .s_take_valid(mv_take_valid), .s_take(mv_take),
@@ -1757,7 +1697,7 @@ clio_wr_data #(.OW(OW)) wd_inst (
 // and start.
 clio_at_engine ae_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_AT), .s_at(at_at), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_valid(es_at), .s_at(at_at), .s_ready(), .s_idle(es_idle), .s_en(!eng_hold),
     .s_take(at_cmd_valid), .s_sync_valid(sync_out_valid), .s_sync_write(sync_write),
     .s_sync_ok(sync_status == STATUS_OK), .s_lock_over(at_lock_over),
     .s_port_ready(eng_ready), .s_port_done(eng_done), .s_free(!rb_wait && !pk_on),
@@ -1776,7 +1716,7 @@ wire rdd_start, rdd_flush, rdd_empty, rdd_solo, rdd_page, rdd_cmd, rdd_cmd_taken
 wire rdd_insert, rdd_finish, rdd_pm_end;
 clio_rd_data rdd_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_RD), .s_ready(), .s_idle(state_reg == S_IDLE), .s_en(!eng_hold),
+    .s_valid(es_rd), .s_ready(), .s_idle(es_idle), .s_en(!eng_hold),
     .s_pm(pm_on), .s_streams(streams_on), .s_solo(pk_solo),
     .s_flush_first(fq_count != 0 && xl_pages > TLB_ENTRIES), .s_sent0(pm_on ? pm_sent : 32'd0),
     .s_total(rd_total), .s_mtu(cfg_mtu),
@@ -1795,8 +1735,8 @@ clio_rd_data rdd_inst (
 clio_rd_stage #(.OW(OW)) rs_inst (
     .clk(clk), .rst(rst),
     .s_start(rdd_start), .s_off0(pm_on ? pm_sent : 32'd0),
-    .s_stop(rdd_empty || (state_reg == S_FAIL && !eng_hold)), .s_drained(rdd_drained), .s_solo(rdd_solo),
-    .s_restart(state_reg == S_RD && rdd_begin),
+    .s_stop(rdd_empty || (es_fail && !eng_hold)), .s_drained(rdd_drained), .s_solo(rdd_solo),
+    .s_restart(es_rd && rdd_begin),
     .s_op(r_op), .s_flags(r_flags), .s_status(r_status), .s_pid(o_pid), .s_req_id(o_req_id),
     .s_retry_of(o_retry_of), .s_va(r_va), .s_total_len(r_total_len), .s_session(o_session), .s_epoch(r_epoch),
     .s_rd_valid(mv_rd_valid), .s_rd_mark(mv_rd_mark), .s_rd_len(mv_rd_len), .s_rb_ready(rb_ready),
@@ -1814,7 +1754,7 @@ wire                  er_done, er_flush, er_push, er_desc_load;
 wire [DATA_WIDTH-1:0] er_desc;
 clio_err_report #(.DATA_WIDTH(DATA_WIDTH)) er_inst (
     .clk(clk), .rst(rst),
-    .s_valid(state_reg == S_REP), .s_en(!eng_hold), .s_status(rep_status), .s_pid(rep_pid), .s_va(rep_va),
+    .s_valid(es_rep), .s_en(!eng_hold), .s_status(rep_status), .s_pid(rep_pid), .s_va(rep_va),
     .s_opcode(rep_opcode), .m_done(er_done),
     .s_fq_pending(fq_count != 0), .m_flush(er_flush), .m_push(er_push), .m_desc_load(er_desc_load),
     .m_desc(er_desc), .s_ring_full(ring_full)
@@ -1837,32 +1777,28 @@ always @* begin
         rb_wr_off = CLIO_HEADER_LEN + pk_filled;
         rb_wr_data = mv_rd_data;
         rb_wr_len = mv_rd_len;
-    end else if (!eng_hold) case (state_reg)
-        S_INFO: begin
+    end else if (!eng_hold) begin
+        if (es_info) begin
             // cfg_info is the InfoResp the firmware wrote (register map
             // FPREG_INFO); the epoch is this block's own.
             rb_wr_en = 1'b1;
             rb_wr_data = {{(DATA_WIDTH-INFO_RESP_LEN*8){1'b0}}, cfg_info[INFO_RESP_LEN*8-1:480],
                 bswap32(epoch_reg), cfg_info[447:0]};
             rb_wr_len = INFO_RESP_LEN;
-        end
-        S_REPLAY: begin
+        end else if (es_replay) begin
             rb_wr_en = 1'b1;
             rb_wr_data = rec_reg[152 +: 128];
             rb_wr_len = rec_reg[144 +: 8];
-        end
-        S_AT: begin
+        end else if (es_at) begin
             rb_wr_en = ae_payload;
             rb_wr_data = bswap64(sync_old);
             rb_wr_len = ATOMIC_RESP_LEN;
-        end
-        S_RP: if (rp_wr_state) begin
+        end else if (es_rp && rp_wr_state) begin
             // The answer's payload (clio_tx_reply), written as it is sent.
             rb_wr_en = 1'b1;
             rb_wr_data = rp_wr_open ? {{(DATA_WIDTH-256){1'b0}}, r_payload} : {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
             rb_wr_len = rp_wr_open ? OPEN_SESSION_RESP_LEN : ALLOC_RESP_LEN;
-        end
-        S_CH: begin
+        end else if (es_ch) begin
             if (chr_wr_found) begin
                 // Found: the fixed ChaseResp part first (the builder takes a
                 // payload in order), the value bytes follow.
@@ -1881,16 +1817,14 @@ always @* begin
                 rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(chr_hops), 64'd0};
                 rb_wr_len = CHASE_RESP_LEN;
             end
-        end
-        S_CF: begin
+        end else if (es_cf) begin
             // An offload answer's bytes, up to the rest of a buffer row per cycle.
             rb_wr_en = of_wr;
             rb_wr_off = CLIO_HEADER_LEN + of_fill;
             rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
             rb_wr_len = of_k;
         end
-        default: begin end
-    endcase
+    end
 end
 /* verilator lint_on WIDTH */
 
@@ -1919,7 +1853,7 @@ wire pm_hold = streams_on && pm_must && !h_from_lane;
 // the engine waits in S_IDLE to pump or poll, the lane takes no new one until
 // the engine has started (a stream packet then goes out at least once per
 // PUMP_WAIT + 1 lane requests). The order stays the one the events report.
-assign eng_waits = fl_wait || state_reg == S_IDLE && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
+assign eng_waits = fl_wait || es_idle && ((poll_req && !pkt_have_reg) || (streams_on && sq_cnt != 0
     && !(pkt_have_reg && h_from_lane) && (!pkt_have_reg || pm_turn || pm_must)));
 // S_IDLE polls first (a poll asked for, nothing in hand), else pumps if it may.
 wire idle_poll = poll_req && lane_empty && !pkt_have_reg && wl_idle;
@@ -1935,980 +1869,115 @@ clio_stream_table #(.STN(STN)) sqt_inst (
     .clk(clk), .rst(rst),
     .s_insert(rdd_insert), .s_pid(h_pid), .s_req_id(h_req_id), .s_retry_of(h_retry_of), .s_epoch(h_epoch),
     .s_total(h_total_len), .s_sent(d_sent + d_n), .s_session(h_session), .s_va(h_va),
-    .s_pump(state_reg == S_IDLE && !eng_hold && !idle_poll && pm_want), .s_mtu(cfg_mtu),
-    .s_cut(state_reg == S_FAIL && !eng_hold), .s_rotate(state_reg == S_PM_END && !eng_hold && fq_count == 0),
+    .s_pump(es_idle && !eng_hold && !idle_poll && pm_want), .s_mtu(cfg_mtu),
+    .s_cut(es_fail && !eng_hold), .s_rotate(es_pm_end && !eng_hold && fq_count == 0),
     .m_cnt(sq_cnt), .m_pid_open(sq_pid_open), .m_q_pid(sq_q_pid), .m_q_req_id(sq_q_req_id),
     .m_q_retry_of(sq_q_retry_of), .m_q_session(sq_q_session), .m_q_epoch(sq_q_epoch), .m_q_cur(sq_q_cur),
     .m_q_n(sq_n), .m_pm_on(pm_on), .m_pm_pid(pm_pid), .m_pm_va(pm_va), .m_pm_total(pm_total),
     .m_pm_sent(pm_sent)
 );
 
-// ---------------------------------------------------------------------------
-// The engine.
-// ---------------------------------------------------------------------------
-integer fi;
-
-/* verilator lint_off WIDTH */
-// A taken fault goes on at once: its PTE write-back and PA_CONSUMED notice
-// wait in the fault queue (written after the response), its TLB entry is
-// inserted, and one RX-ring credit is spent on the notice.
-task automatic fault_enqueue(input [31:0] ppn);
-    begin
-        fq_addr[fq_count] <= slot_addr;
-        fq_pte[fq_count] <= fault_pte;
-        fq_pid[fq_count] <= x_pid;
-        fq_vpn[fq_count] <= pg_vpn[47:0];
-        fq_ppn[fq_count] <= ppn;
-        fq_shift[fq_count] <= pg_shift;
-        fq_bucket[fq_count] <= pg_bucket;
-        fq_slot[fq_count] <= pg_slot;
-        fq_count <= fq_count + 1'b1;
-        rx_credit <= rx_credit - 1'b1;
-        tlb_ins_valid <= 1'b1;
-    end
-endtask
-
-// The engine is done with its packet: S_FINISH's work now (the packet let
-// go, the next one's last beat enters a cycle sooner) unless faults' side
-// effects are deferred (S_FINISH writes them first).
-task automatic let_go;
-    begin
-        if (fq_count != 0) begin
-            state_reg <= S_FINISH;
-        end else begin
-            pkt_have_reg <= 1'b0;
-            pkt_done_reg <= 1'b0;
-            state_reg <= S_IDLE;
-        end
-    end
-endtask
-
-// A one-page WRITE the write lane takes this cycle (`wl_cmd_valid &&
-// wl_ready`, from the translation's ST_TLBW or ST_OK, or S_WR in ST_BEGIN): it cannot fail any
-// more, so its record goes in now (a retry taken in meanwhile is answered
-// from it, as in the model), and the packet is let go. The lane moves the
-// payload, waits for the B and answers while the engine goes on.
-task automatic wl_hand_off;
-    begin
-        dd_upd_key <= own_key;
-        dd_upd_rec <= wl_rec;
-        dd_upd_mode <= 2'd0;                             // insert
-        dd_upd_valid <= 1'b1;
-        let_go();
-    end
-endtask
-
-// An atomic's word: its page is the first pass's (one 8-byte aligned word
-// never spans pages, so the model's single lookup is this one); the sync
-// unit takes the word in the cycle the read completes (`at_rd_done`).
-task automatic at_read;
-    begin
-        mem_addr <= at_pa;
-        d_lane <= h_va[OW-1:0];
-        mem_ret <= S_AT;
-        at_at <= AT_AT_SYNCW;
-        state_reg <= S_MEM_RD;
-    end
-endtask
-
-// A call of the atomics on the engine (clio_at_engine), entering at `at` (AT_AT_*).
-task automatic at_call(input [1:0] at);
-    begin
-        at_at <= at;
-        state_reg <= S_AT;
-    end
-endtask
-
-// A call of the translation (clio_xl_ctl), entering at `at` (XL_AT_*).
-task automatic xl_call(input [1:0] at);
-    begin
-        xl_at <= at;
-        state_reg <= S_XL;
-    end
-endtask
-
-// The first page's TLB lookup, issued with S_DISPATCH's and ST_PAGE's
-// work for a READ or WRITE whose first page is valid VA (`shift`: its
-// class's page shift), from the intake decision (S_DECIDE for a READ, the
-// dedup verdict for a WRITE): the lookup follows every check the model
-// makes before it, so the TLB's LRU order stays the model's.
-task automatic xl_first(input [63:0] va, input [64:0] fin, input [7:0] need, input eng_state_t ret,
-        input [7:0] shift);
-    begin
-        xl_pass2 <= 1'b0;
-        pg_ok <= 1'b0;
-        xl_cur <= va;
-        xl_end <= fin;
-        xl_need <= need;
-        xl_ret <= ret;
-        pg_shift <= shift[4:0];
-        pg_vpn <= va >> shift;
-        xl_pages <= 32'd1;
-        tlb_look_valid <= 1'b1;
-        xl_call(XL_AT_TLBW);
-    end
-endtask
-
-always @(posedge clk) begin
-    tlb_look_valid <= 1'b0;
-    tlb_ins_valid <= 1'b0;
-    tlb_inv_valid <= 1'b0;
-    sync_valid <= 1'b0;
-    dd_look_valid <= 1'b0;
-    dd_upd_valid <= 1'b0;
-    dd_close_valid <= 1'b0;
-    dd_clear <= 1'b0;
-    fw_orphan <= 1'b0;
-    fw_orphan_all <= 1'b0;
-    ring_valid <= 1'b0;
-    rb_start <= 1'b0;
-    push_valid <= 1'b0;
-    fw_set <= 1'b0;
-    fw_release <= 1'b0;
-    fw_fence_set <= 1'b0;
-    fw_fence_clear <= 1'b0;
-    poll_done_reg <= 1'b0;
-    gt_set <= 1'b0;
-    gt_clear <= 1'b0;
-    of_call <= 1'b0;
-    st_wr_op <= ST_NONE;
-    ev_take_q <= p_tvalid && parser_ready && to_lane;
-    ev_pump_q <= 1'b0;
-    ev_poll_q <= 1'b0;
-    if (poll) poll_req <= 1'b1;
-
-    if (!eng_hold) case (state_reg)
-        S_IDLE: begin
-            rs_own <= 1'b0;
-            if (idle_poll) begin
-                poll_req <= 1'b0;
-                rep_opcode <= 8'd0;
-                ev_poll_q <= 1'b1;
-                gt_poll_reg <= 1'b1;
-                state_reg <= S_POLL;
-            end else if (pm_want) begin
-                // Pump the next packet of stream 0 (the table keeps it):
-                // translate its range (READ), then the data phase; answers
-                // carry its ids.
-                pm_turn <= 1'b0;
-                rs_own <= 1'b1;
-                rs_pid <= sq_q_pid;
-                rs_req_id <= sq_q_req_id;
-                rs_retry_of <= sq_q_retry_of;
-                rs_session <= sq_q_session;
-                r_op <= OP_READ_RESP;
-                r_flags <= 8'd0;
-                r_epoch <= sq_q_epoch;
-                rep_opcode <= 8'd0;                          // the model's pump has no request opcode
-                xl_pass2 <= 1'b0;
-                pg_ok <= 1'b0;
-                xl_cur <= sq_q_cur;
-                xl_end <= {1'b0, sq_q_cur} + sq_n;
-                xl_need <= PERM_READ;
-                xl_ret <= S_RD;
-                ev_pump_q <= 1'b1;
-                xl_call(XL_AT_BEGIN);
-            end else if (pkt_have_reg && !pm_hold && (h_from_lane ? (lq_count == 0 && !lo_valid) || lane_drain
-                                                                  : lane_empty)) begin
-                rep_opcode <= h_op;
-                if (!h_from_lane) ev_take_q <= 1'b1;        // a lane hand-off was taken at intake
-                pm_turn <= 1'b1;
-                state_reg <= S_DECIDE;
-            end else if (eng_in_last && !streams_open && lane_empty) begin
-                // The packet is taken in the cycle its last beat enters
-                // (the header registers load at this edge, S_DECIDE reads
-                // them): what the branch above does a cycle later, with no
-                // stream to pump and the lane empty (it stays so: this
-                // beat is the engine's).
-                rep_opcode <= p_opcode;
-                ev_take_q <= 1'b1;
-                pm_turn <= 1'b1;
-                state_reg <= S_DECIDE;
-            end
-        end
-
-        // ----- intake decisions, in the reference model's order -----
-        S_DECIDE: begin                                  // the verdict: clio_intake_decide
-            r_op <= h_request ? (h_op | OP_RESPONSE_BIT) : OP_NACK;
-            r_flags <= 8'd0;
-            r_va <= h_va;
-            r_total_len <= h_total_len;
-            r_offset <= h_offset;
-            r_plen <= 16'd0;
-            r_epoch <= h_epoch;
-            if (id_epoch) r_epoch <= epoch_reg;              // RESTARTED, INFO: the current epoch
-            if (id_drop) state_reg <= S_FINISH;              // runt, stray response, late duplicate
-            if (id_nack) begin
-                // NACK: the ids, the packet's offset, session and epoch are echoed.
-                r_op <= OP_NACK;
-                r_status <= STATUS_CORRUPT;
-                r_va <= 64'd0;
-                r_total_len <= 32'd0;
-                send_ret <= S_FINISH;
-                state_reg <= S_SEND;
-            end
-            if (id_hdr_bad) begin
-                // The header does not parse: shaped like a NACK.
-                r_status <= id_status;
-                r_va <= 64'd0;
-                r_total_len <= 32'd0;
-                send_ret <= S_FINISH;
-                state_reg <= S_SEND;
-            end
-            if (id_fail) begin
-                fail_status <= id_status;
-                state_reg <= S_FAIL;
-            end
-            if (id_admit && needs_sess && h_ack != 32'd0) begin
-                // Acknowledged answers free their records (`dec_ack`,
-                // this cycle); the floor rises.
-                if (h_floor == 32'd0 || serial_before(h_floor, h_ack)) st_set_floor(h_sidx, h_ack);
-            end
-            if (id_info) state_reg <= S_INFO;
-            if (id_open) state_reg <= S_OPEN;
-            if (id_cf_match) begin
-                cf_entry <= CF_FW_MATCH;
-                state_reg <= S_CF;
-            end
-            if (id_cf_gt) begin
-                cf_entry <= CF_GT;                           // report the blocks first
-                state_reg <= S_CF;
-            end
-            if (id_rd_fast) xl_first(h_va, rd_end_full, PERM_READ, S_RD, rd_shift0);
-            if (id_cf_of) begin
-                cf_entry <= CF_OF;                           // to the slow path; its host keeps exactly-once
-                state_reg <= S_CF;
-            end
-            if (id_dd_look) begin
-                // S_DD_LOOK1's work, a cycle sooner: the floor as this
-                // packet's ack leaves it; the lookup sees the ack's frees.
-                dd_look_key <= own_key;
-                dd_look_valid <= 1'b1;
-                state_reg <= S_DD_W1;
-            end
-            if (id_dispatch) state_reg <= S_DISPATCH;
-        end
-        S_OPEN: begin
-            // Not re-targeted, not recorded: a retry opens another session.
-            if (!op_ok) begin
-                fail_status <= STATUS_MALFORMED;
-                state_reg <= S_FAIL;
-            end else if (!fw_free) begin
-                fail_status <= STATUS_BUSY;
-                state_reg <= S_FAIL;
-            end else begin
-                cf_entry <= CF_FW_PUSH;
-                state_reg <= S_CF;
-            end
-        end
-        // ----- control forwarding (clio_ctrl_fwd): its ring accesses, then its verdict -----
-        S_CF: begin
-            if (cf_call && cf_call_kind == 2'd1) begin
-                flush_ret <= S_CF;
-                state_reg <= S_FLUSH;
-            end else if (cf_call && cf_call_kind == 2'd2) begin
-                send_ret <= S_CF;
-                state_reg <= S_SEND;
-            end else if (cf_call) begin
-                if (cf_ring_load) ring_desc <= cf_ring_desc;
-                ring_cmd <= cf_ring_cmd;
-                ring_ret <= S_CF;
-                state_reg <= S_RING;
-            end
-            if (cf_ans_load) begin
-                // The completed offload answer (clio_offload_fwd latched its call).
-                rs_own <= 1'b1;
-                rs_pid <= of_ans_pid;
-                rs_req_id <= of_ans_req_id;
-                rs_retry_of <= of_ans_retry_of;
-                rs_session <= of_ans_session;
-                r_op <= OP_OFFLOAD_CALL_RESP;
-                r_flags <= 8'd0;
-                r_epoch <= of_ans_epoch;
-                r_va <= of_ans_va;
-                r_total_len <= cf_r_big ? of_ans_plen : of_ans_total_len;
-                r_offset <= cf_r_big ? 32'd0 : of_ans_offset;
-                r_plen <= 16'd0;
-                r_status <= cf_r_status;
-            end
-            if (cf_plen_load) r_plen <= cf_r_plen;
-            if (cf_offset_load) r_offset <= cf_r_offset;
-            if (cf_fw_set) begin
-                fw_set <= 1'b1;
-                fw_set_new <= cf_fw_set_new;
-                fw_set_index <= cf_fw_set_index;
-            end
-            if (cf_reserve) begin
-                dd_upd_key <= own_key;
-                dd_upd_rec <= 0;
-                dd_upd_mode <= 2'd1;                     // reserve
-                dd_upd_valid <= is_nonidem;
-            end
-            if (cf_of_call) of_call <= 1'b1;
-            if (cf_done) begin
-                case (cf_next)
-                    3'd0: state_reg <= S_FINISH;
-                    3'd1: begin
-                        fail_status <= cf_status;
-                        state_reg <= S_FAIL;
-                    end
-                    3'd2: state_reg <= is_nonidem ? S_DD_LOOK1 : S_DISPATCH;
-                    3'd3: state_reg <= S_POLL;
-                    default: begin
-                        send_ret <= S_POLL;
-                        state_reg <= S_SEND;
-                    end
-                endcase
-            end
-        end
-        S_INFO: begin
-            r_status <= STATUS_OK;
-            r_plen <= INFO_RESP_LEN;
-            send_ret <= S_FINISH;
-            state_reg <= S_SEND;
-        end
-        S_FAIL: begin
-            // A data phase's page went away (the READ stage, if any, goes on:
-            // clio_rd_stage's `s_stop`).
-            r_status <= fail_status;
-            r_plen <= 16'd0;
-            r_va <= h_va;
-            r_total_len <= h_total_len;
-            // A read response without data says so with offset 0.
-            r_offset <= h_op == OP_READ ? 32'd0 : h_offset;
-            send_ret <= S_FINISH;
-            state_reg <= S_SEND;
-            if (pm_on) begin
-                // A pumped packet's page went away: the stream ends with a
-                // header-only answer of that status (the table cuts it).
-                r_va <= pm_va;
-                r_total_len <= pm_total;
-                r_offset <= 32'd0;
-                send_ret <= S_PM_END;
-            end
-        end
-        S_SEND: begin
-            rb_start <= 1'b1;
-            state_reg <= S_SEND_W;
-        end
-        // The builder took the packet (start seen) and has a free buffer for
-        // the next one: go on while this one leaves.
-        S_SEND_W: if (!rb_start && rb_ready) state_reg <= send_ret;
-        S_FINISH: begin
-            pkt_have_reg <= 1'b0;
-            pkt_done_reg <= 1'b0;
-            if (fq_count != 0) begin
-                fl_bg <= 1'b1;                               // drain with the lane running
-                flush_ret <= S_IDLE;
-                state_reg <= S_FLUSH;
-            end else begin
-                state_reg <= S_IDLE;
-            end
-        end
-
-        // ----- deferred fault side effects, oldest first -----
-        S_FLUSH: begin
-            if (fq_count == 0) begin
-                fl_bg <= 1'b0;
-                state_reg <= flush_ret;
-            end else if (!fl_bg || fl_go) begin
-                mem_addr <= fq_addr[0];
-                mem_wdata <= {{(DATA_WIDTH-128){1'b0}}, fq_pte[0]} << {fq_addr[0][OW-1:0], 3'd0};
-                mem_wstrb <= {{(BYTES-16){1'b0}}, 16'hffff} << fq_addr[0][OW-1:0];
-                mem_ret <= S_FLUSH_NOTE;
-                state_reg <= S_MEM_WR;
-            end
-        end
-        S_FLUSH_NOTE: begin
-            ring_desc <= 0;
-            ring_desc[SLOT_OFF_KIND*8 +: 8] <= DESC_PA_CONSUMED;
-            ring_desc[SLOT_OFF_PAGE_SHIFT*8 +: 8] <= fq_shift[0];
-            ring_desc[SLOT_OFF_PID*8 +: 32] <= fq_pid[0];
-            ring_desc[SLOT_OFF_A*8 +: 64] <= {16'd0, fq_vpn[0]};
-            ring_desc[SLOT_OFF_B*8 +: 64] <= {32'd0, fq_ppn[0]};
-            ring_desc[SLOT_OFF_C*8 +: 64] <= fq_bucket[0];
-            ring_desc[SLOT_OFF_F*8 +: 32] <= fq_slot[0];
-            ring_cmd <= 2'd0;
-            ring_ret <= S_FLUSH_POP;
-            state_reg <= S_RING;
-        end
-        S_FLUSH_POP: begin
-            for (fi = 0; fi + 1 < FAULT_QUEUE; fi = fi + 1) begin
-                fq_addr[fi] <= fq_addr[fi + 1];
-                fq_pte[fi] <= fq_pte[fi + 1];
-                fq_pid[fi] <= fq_pid[fi + 1];
-                fq_vpn[fi] <= fq_vpn[fi + 1];
-                fq_ppn[fi] <= fq_ppn[fi + 1];
-                fq_shift[fi] <= fq_shift[fi + 1];
-                fq_bucket[fi] <= fq_bucket[fi + 1];
-                fq_slot[fi] <= fq_slot[fi + 1];
-            end
-            fq_count <= fq_count - 1'b1;
-            state_reg <= S_FLUSH;
-        end
-
-        // ----- dedup -----
-        S_DD_LOOK1: begin
-            if (h_floor != 32'd0 && serial_before(dd_id, h_floor)) begin
-                // A late duplicate of an acknowledged request: dropped.
-                state_reg <= S_FINISH;
-            end else begin
-                dd_look_key <= own_key;
-                dd_look_valid <= 1'b1;
-                state_reg <= S_DD_W1;
-            end
-        end
-        S_DD_W1: begin
-            if (dd_out_valid) begin
-                rec_reg <= dd_rec;
-                if (dd_hit) begin
-                    state_reg <= S_REPLAY;
-                end else if (dd_full || {{(32-DCW){1'b0}}, dd_count} >= {16'd0, h_dquota}) begin
-                    // Never evicted: without room the request waits for acks.
-                    fail_status <= STATUS_BUSY;
-                    state_reg <= S_FAIL;
-                end else if (wr_fast) begin
-                    xl_first(wr_va0, wr_end_full, PERM_WRITE, S_WR, wr_shift0);
-                end else if (at_fast) begin
-                    xl_first(h_va, at_end, PERM_WRITE, S_AT, at_shift0);
-                    at_at <= AT_AT_READ;
-                end else begin
-                    state_reg <= S_DISPATCH;
-                end
-            end
-        end
-        S_REPLAY: begin
-            r_flags <= rec_reg[0 +: 8] | FLAG_DUPLICATE;
-            r_status <= rec_reg[8 +: 8];
-            r_va <= rec_reg[16 +: 64];
-            r_total_len <= rec_reg[80 +: 32];
-            r_offset <= rec_reg[112 +: 32];
-            r_plen <= rec_reg[144 +: 8];
-            send_ret <= S_FINISH;
-            state_reg <= S_SEND;
-        end
-
-        // ----- dispatch -----
-        S_DISPATCH: begin                                // the verdict: clio_dispatch_check
-            xl_pass2 <= 1'b0;
-            pg_ok <= 1'b0;
-            if (dc_fail) begin
-                fail_status <= dc_status;
-                state_reg <= S_FAIL;
-            end
-            if (dc_read) begin
-                // ST_BEGIN's work, one cycle sooner.
-                xl_pages <= 0;
-                xl_cur <= h_va;
-                xl_end <= rd_end_full;
-                xl_need <= PERM_READ;
-                xl_ret <= S_RD;
-                xl_call(XL_AT_PAGE);
-            end
-            if (dc_wr_setup) begin
-                // ST_BEGIN's work, one cycle sooner (as a READ's); loaded
-                // for every WRITE, one whose range wraps too.
-                xl_pages <= 0;
-                xl_cur <= h_va + h_offset;
-                xl_end <= wr_end_full;
-                xl_need <= PERM_WRITE;
-                xl_ret <= S_WR;
-            end
-            if (dc_write) xl_call(XL_AT_PAGE);
-            if (dc_atomic) begin
-                xl_cur <= h_va;
-                xl_end <= {1'b0, h_va} + ATOMIC_RESP_LEN;
-                xl_need <= PERM_WRITE;
-                xl_ret <= S_AT;                          // one page: no second pass
-                at_at <= AT_AT_READ;
-                xl_call(XL_AT_BEGIN);
-            end
-            if (dc_fence) begin
-                // Answered after the reply that completes the PID's last forwarded request.
-                fw_fence_set <= 1'b1;
-                fw_fence_set_index <= fw_fence_free_index;
-                state_reg <= S_FINISH;
-            end
-            if (dc_chase) state_reg <= S_CH;             // clio_chase and clio_chase_read start now (ch_start)
-            if (dc_cf) begin
-                cf_entry <= CF_FW_PUSH;
-                state_reg <= S_CF;
-            end
-        end
-
-        // ----- extend path: pointer chase (clio_chase walks, clio_chase_read reads): its calls, the answer -----
-        S_CH: begin
-            if (chr_step) begin
-                xl_pass2 <= 1'b0;
-                pg_ok <= 1'b0;
-                xl_cur <= ch_va;
-                xl_need <= PERM_READ;
-                xl_ret <= S_CH;
-            end
-            if (chr_xl) begin
-                xl_end <= chr_xl_end;
-                xl_call(XL_AT_BEGIN);
-            end
-            if (chr_d0) begin
-                xl_pass2 <= 1'b1;
-                pg_ok <= 1'b0;
-            end
-            if (chr_page) begin
-                xl_cur <= chr_cur;
-                xl_ret <= S_CH;
-                xl_call(XL_AT_PAGE);
-            end
-            if (chr_read) begin
-                d_lane <= chr_pa[OW-1:0];
-                d_k <= chr_k[OW:0];
-                mem_addr <= chr_pa;
-                mem_ret <= S_CH;
-                state_reg <= S_MEM_RD;
-            end
-            if (chr_done) begin
-                r_status <= STATUS_OK;
-                r_flags <= 8'd0;
-                r_va <= h_va;
-                r_total_len <= h_total_len;
-                r_offset <= h_offset;
-                r_plen <= CHASE_RESP_LEN + (chr_found ? chr_vlen : 16'd0);
-                send_ret <= S_FINISH;
-                state_reg <= S_SEND;
-            end
-        end
-
-        // ----- translation (clio_xl_ctl; the walk, clio_xl_walk, in its ST_WALK) -----
-        S_XL: begin                                      // the stage runs; its calls come back here
-            if (xc_clear) xl_pages <= 0;
-            if (xc_look) begin
-                pg_shift <= cls_shift[4:0];
-                pg_vpn <= xl_cur >> cls_shift;
-                xl_pages <= xl_pages + 1'b1;
-                tlb_look_valid <= 1'b1;                      // the TLB takes the VA itself
-            end
-            if (xc_tlb_load) begin
-                pg_ppn <= tlb_ppn;
-                pg_perms <= tlb_perms;
-            end
-            if (xw_bucket) pg_bucket <= hash_index;
-            if (xw_pte) begin
-                pg_found <= ptf_found;
-                pg_slot <= ptf_slot;
-                pg_ppn <= ptf_ppn;
-                pg_perms <= ptf_perms;
-                pg_flags <= ptf_flags;
-            end
-            if (xw_fault_ppn) pg_ppn <= fault_ppn;
-            if (xw_enq_unit) fault_enqueue(fault_ppn);
-            if (xw_enq) fault_enqueue(pg_ppn);
-            if (xw_insert) tlb_ins_valid <= 1'b1;
-            if (xc_fail) begin
-                fail_status <= xc_status;
-                state_reg <= S_FAIL;
-            end
-            if (xc_report) begin
-                rep_status <= xc_status;
-                rep_pid <= x_pid;
-                rep_va <= xl_cur;
-                rep_ret <= S_XL;
-                state_reg <= S_REP;
-            end
-            if (xc_flush) begin
-                flush_ret <= S_XL;
-                state_reg <= S_FLUSH;
-            end
-            if (xc_probe) begin
-                ring_cmd <= 2'd1;                        // PROBE: room for PA_CONSUMED?
-                ring_ret <= S_XL;
-                state_reg <= S_RING;
-            end
-            // A translated page: its bounds; the next page, or the range's end.
-            if (xc_ok) begin
-                pg_start <= xl_cur & ~pg_mask;
-                pg_end <= {1'b0, xl_cur | pg_mask} + 1'b1;
-                pg_ok <= 1'b1;
-            end
-            if (xc_next) xl_cur <= (xl_cur | pg_mask) + 1'b1;
-            if (xc_last) xl_cur <= xl_end[63:0];             // the last page: translated
-            if (xc_hand_off) wl_hand_off();                  // a one-page WRITE: the lane took it
-            if (xc_let_go) let_go();                         // the atomics stage took it
-            if (xc_at_read) at_read();                       // ST_READ's work, a cycle sooner
-            if (xc_ret) state_reg <= xl_ret;
-        end
-
-        // ----- READ data phase (clio_rd_data) -----
-        // The stage issues the mover's commands chunk by chunk (a chunk is
-        // one response packet, cut at the MTU, and a page's share of it one
-        // command), ahead of the data; the packer (below the case) appends
-        // the beats to the builder and starts each packet with its last
-        // beat, so the next chunk's bursts are read while the current one
-        // streams in and the previous one leaves.
-        S_RD: begin                                      // the stage runs; its calls come back here
-            if (rdd_start) begin
-                // (the packer starts, or waits behind the READ stage: clio_rd_stage)
-                r_status <= STATUS_OK;
-                r_va <= rd_va;
-                r_total_len <= rd_total;
-                // A pumped packet keeps the last page its translation found
-                // (the data phase translates again only a second page), and so
-                // does a READ of one page: looking it up again would find the
-                // same entry, already the TLB's most recent use (the model's
-                // second lookup leaves its LRU order as it is).
-                pg_ok <= (pm_on || xl_pages == 32'd1) && pg_ok;
-                xl_pass2 <= 1'b1;
-            end
-            if (rdd_flush) begin
-                flush_ret <= S_RD;
-                state_reg <= S_FLUSH;
-            end
-            if (rdd_empty) begin
-                // An empty READ: the header-only answer, nothing moved (the
-                // packer stops: clio_rd_stage's `s_stop`).
-                r_offset <= d_sent;
-                r_plen <= 16'd0;
-                send_ret <= S_RD;
-                state_reg <= S_SEND;
-            end
-            // The READ's last commands are issued: the READ stage (packer +
-            // mover queue, clio_rd_stage) finishes it on its own with this
-            // answer's header, and the engine goes on.
-            if (rdd_solo) let_go();
-            if (rdd_page) begin
-                xl_cur <= rd_cur;
-                xl_ret <= S_RD;
-                xl_call(XL_AT_PAGE);
-            end
-            if (rdd_cmd) begin
-                // The rest of the chunk in this page: one mover command; the
-                // chunk's last one is marked (its last beat starts the packet).
-                mv_addr <= rd_pa;
-                mv_len <= rd_seg[15:0];
-                mv_mark <= d_filled + rd_seg == d_n;
-                mv_go <= 1'b1;
-            end
-            if (rdd_cmd_taken) mv_go <= 1'b0;
-            // `rdd_insert`: the rest leaves packet by packet, between other
-            // requests (the stream table takes it; S_IDLE pumped before this
-            // READ if the table was full).
-            if (rdd_finish) state_reg <= S_FINISH;
-            if (rdd_pm_end) state_reg <= S_PM_END;
-        end
-        S_PM_END: begin
-            if (fq_count != 0) begin
-                flush_ret <= S_PM_END;
-                state_reg <= S_FLUSH;
-            end else begin
-                // Stream 0's client goes last (the model's round-robin, the
-                // stream table's rotation); the pump ends.
-                state_reg <= S_IDLE;
-            end
-        end
-
-        // ----- WRITE data phase (clio_wr_data) -----
-        S_WR: begin                                      // the stage runs; its calls come back here
-            if (wd_hand_off) wl_hand_off();
-            if (wd_start) begin
-                pg_ok <= 1'b0;
-                xl_pass2 <= 1'b1;
-            end
-            if (wd_flush) begin
-                flush_ret <= S_WR;
-                state_reg <= S_FLUSH;
-            end
-            if (wd_answer) begin
-                // Written: the header-only answer, recorded first.
-                r_status <= STATUS_OK;
-                r_plen <= 16'd0;
-                r_va <= h_va;
-                r_total_len <= h_total_len;
-                r_offset <= h_offset;
-                at_call(AT_AT_REC1);
-            end
-            if (wd_page) begin
-                xl_cur <= wr_cur;
-                xl_ret <= S_WR;
-                xl_call(XL_AT_PAGE);
-            end
-            if (wd_cmd) begin
-                // The rest of the payload in this page, streamed by the mover
-                // from the packet buffer (src_window follows d_pos).
-                mv_addr <= wr_pa;
-                mv_len <= wr_seg[15:0];
-                mv_go <= 1'b1;
-            end
-            if (wd_cmd_taken) mv_go <= 1'b0;
-            // The payload's last byte taken: the packet buffer may take the
-            // next packet's beats while the B, the record and the answer follow.
-            if (wd_last_take) pkt_done_reg <= 1'b1;
-        end
-
-        // ----- atomics on the engine and the record (clio_at_engine) -----
-        S_AT: begin                                      // the stage runs; its read comes back here
-            if (ae_let_go) let_go();                     // the atomics stage took it
-            if (ae_read) at_read();
-            if (ae_fail) begin
-                // A lock that would be taken while the session holds its quota.
-                fail_status <= STATUS_OVER_QUOTA;
-                state_reg <= S_FAIL;
-            end
-            if (ae_result) begin
-                r_status <= sync_status;
-                r_plen <= ATOMIC_RESP_LEN;
-                r_va <= h_va;
-                r_total_len <= h_total_len;
-                r_offset <= h_offset;
-            end
-            if (ae_wr_load) begin
-                // The write, offered to the port in this cycle (`at_wr_now`).
-                mem_wdata <= at_wdata;
-                mem_wstrb <= at_wstrb;
-            end
-            if (ae_locks) begin
-                if (h_op == OP_LOCK && h_locks != 16'hffff) st_set_locks(h_sidx, h_locks + 16'd1);
-                if (h_op == OP_UNLOCK && h_locks != 16'd0) st_set_locks(h_sidx, h_locks - 16'd1);
-            end
-            if (ae_send) begin
-                send_ret <= S_FINISH;
-                state_reg <= S_SEND;
-            end
-            if (ae_record) begin
-                // The dedup record of an executed non-idempotent request.
-                dd_upd_key <= own_key;
-                dd_upd_rec <= cur_rec;
-                dd_upd_mode <= 2'd0;                     // insert
-                dd_upd_valid <= 1'b1;
-                send_ret <= S_FINISH;
-                rb_start <= 1'b1;                        // S_SEND's start, a cycle sooner
-                state_reg <= S_SEND_W;
-            end
-        end
-
-        // ----- engine memory port -----
-        // (clio_axi_arbiter's engine port: command, then its completion)
-        S_MEM_RD: if (eng_ready) state_reg <= S_MEM_RDW;
-        S_MEM_RDW: begin
-            if (eng_done) begin
-                mem_rdata <= eng_rdata;
-                state_reg <= mem_ret;
-            end
-        end
-        S_MEM_WR: if (eng_ready) state_reg <= S_MEM_WRB;
-        S_MEM_WRB: if (eng_done) state_reg <= mem_ret;
-
-        // ----- rings -----
-        S_RING: begin
-            if (ring_idle) begin
-                ring_valid <= 1'b1;
-                state_reg <= S_RING_W;
-            end
-        end
-        S_RING_W: begin
-            if (ring_done) begin
-                if (ring_cmd != 2'd2) begin
-                    // Free RX slots now, less the notices still queued (the one
-                    // just pushed by a flush is no longer queued).
-                    rx_credit <= ring_free - (fq_count != 0 ? fq_count - 1'b1 : 1'b0);
-                end
-                state_reg <= ring_ret;
-            end
-        end
-        // ----- error report (clio_err_report): its flushes and push, then back to the caller -----
-        S_REP: begin
-            if (er_desc_load) begin
-                ring_desc <= er_desc;
-                ring_cmd <= 2'd0;
-            end
-            if (er_flush) begin
-                // Earlier notices go first: the ring keeps the reference order.
-                flush_ret <= S_REP;
-                state_reg <= S_FLUSH;
-            end
-            if (er_push) begin
-                ring_ret <= S_REP;
-                state_reg <= S_RING;
-            end
-            if (er_done) state_reg <= rep_ret;
-        end
-
-        // ----- TX ring poll (clio_tx_poll): its pops, reports and commands -----
-        S_POLL: begin
-            if (tp_popped) begin
-                rep_status <= STATUS_MALFORMED;
-                rep_pid <= 0;
-                rep_va <= 0;
-                desc_reg <= ring_tx_desc;
-            end
-            if (tp_pop) begin
-                ring_cmd <= 2'd2;
-                ring_ret <= S_POLL;
-                state_reg <= S_RING;
-            end
-            if (tp_report) begin
-                rep_ret <= S_POLL;
-                state_reg <= S_REP;
-            end
-            if (tp_cmd) state_reg <= S_CMD;
-            if (tp_done) begin
-                poll_done_reg <= 1'b1;
-                gt_poll_reg <= 1'b0;
-                state_reg <= S_IDLE;
-            end
-        end
-        // ----- TX ring commands (clio_tx_cmd): its slot reads, then its verdict -----
-        S_CMD: begin
-            if (tc_va_load) cmd_va <= tc_va;
-            if (tc_inv_load) begin
-                tlb_inv_pid <= tc_inv_pid;
-                tlb_inv_vpn <= tc_inv_vpn;
-                if (tc_inv_exact) tlb_inv_shift <= tc_inv_shift;
-                else tlb_inv_pages <= tc_inv_pages;
-                tlb_inv_exact <= tc_inv_exact;
-                tlb_inv_valid <= tc_inv_valid;
-            end
-            if (tc_push) push_valid <= 1'b1;
-            if (tc_epoch) begin
-                // A new boot: every session, record and lock count of the
-                // earlier one is gone; requests it held become orphans.
-                // (Lock counts are zeroed when an entry is installed.)
-                st_set_epoch(desc_reg[SLOT_OFF_A*8 +: 32]);
-                dd_clear <= 1'b1;
-                fw_orphan <= 1'b1;
-                fw_orphan_all <= 1'b1;
-                gt_clear <= 1'b1;                        // a new boot's slow path holds no gate
-            end
-            if (tc_gt_set) gt_set <= 1'b1;
-            if (tc_call) begin
-                mem_addr <= tc_mem_addr;
-                mem_ret <= S_CMD;
-                state_reg <= S_MEM_RD;
-            end
-            if (tc_done) begin
-                case (tc_next)
-                    3'd0: state_reg <= S_POLL;
-                    3'd1: begin
-                        rp_entry <= RP_REJECT;
-                        state_reg <= S_RP;
-                    end
-                    3'd2: begin
-                        rp_entry <= RP_REPLY;
-                        state_reg <= S_RP;
-                    end
-                    3'd3: begin
-                        rp_entry <= RP_SESSION;
-                        state_reg <= S_RP;
-                    end
-                    3'd4: begin
-                        cf_entry <= CF_OF_ANS;           // the completed answer is sent
-                        state_reg <= S_CF;
-                    end
-                    default: begin
-                        mem_wdata <= tc_mem_wdata;
-                        mem_wstrb <= tc_mem_wstrb;
-                        mem_ret <= S_POLL;
-                        state_reg <= S_MEM_WR;
-                    end
-                endcase
-            end
-        end
-
-        // ----- REPLY, SESSION_REPLY (clio_tx_reply): its sends, then its verdict -----
-        S_RP: begin
-            if (rp_load) begin
-                // The answer carries the ids of the request it answers.
-                fw_release <= 1'b1;
-                fw_release_index <= desc_reg[SLOT_OFF_TAG*8 +: FIW];
-                rs_own <= 1'b1;
-                rs_pid <= fw_pid;
-                rs_req_id <= fw_req_id;
-                rs_retry_of <= fw_retry_of;
-                rs_session <= fw_session;
-                r_op <= fw_opcode | OP_RESPONSE_BIT;
-                r_status <= rp_r_status;
-                r_flags <= rp_r_flags;
-                r_va <= rp_r_va;
-                r_total_len <= fw_total_len;
-                r_offset <= fw_offset;
-                r_epoch <= rp_r_epoch;
-                r_plen <= rp_r_plen;
-                r_payload <= rp_r_payload;
-            end
-            if (rp_load_rec) begin
-                rs_first <= fw_first;
-                rs_dd_session <= fw_dd_session;
-                rs_op <= fw_opcode;
-            end
-            if (rp_sess_set) begin
-                st_set_entry(rp_sess[SIW-1:0], rp_sess_open, rp_sess_pid, rp_sess_key, rp_sess_dquota, rp_sess_lquota);
-                dd_close_valid <= 1'b1;
-                dd_close_session <= rp_sess;
-                fw_orphan <= 1'b1;
-                fw_orphan_session <= rp_sess;
-            end
-            if (rp_rec) begin
-                // The reservation taken at intake becomes the record, or is
-                // freed if the request failed (its retry must execute). An
-                // orphan (session 0) has none.
-                dd_upd_key <= {rs_op, 32'd0, rs_first, rs_dd_session};
-                dd_upd_rec <= cur_rec;
-                dd_upd_mode <= r_status == STATUS_OK ? 2'd2 : 2'd3;   // complete / remove
-                dd_upd_valid <= 1'b1;
-            end
-            if (rp_fence) begin
-                fw_fence_clear <= 1'b1;
-                fw_fence_clear_index <= fw_fence_index;
-                rs_req_id <= fw_fence_req_id;
-                rs_retry_of <= fw_fence_retry_of;
-                rs_session <= fw_fence_session;
-                r_epoch <= fw_fence_epoch;
-                r_op <= OP_FENCE_RESP;
-                r_flags <= 8'd0;
-                r_status <= STATUS_OK;
-                r_va <= fw_fence_va;
-                r_total_len <= fw_fence_total_len;
-                r_offset <= fw_fence_offset;
-                r_plen <= 16'd0;
-            end
-            if (rp_send) begin
-                send_ret <= S_RP;
-                state_reg <= S_SEND;
-            end
-            if (rp_own_clear) rs_own <= 1'b0;
-            if (rp_done) begin
-                if (rp_reject) begin
-                    rep_status <= STATUS_MALFORMED;
-                    rep_pid <= 0;
-                    rep_va <= cmd_va;
-                    rep_ret <= S_POLL;
-                    state_reg <= S_REP;
-                end else begin
-                    state_reg <= S_POLL;
-                end
-            end
-        end
-        default: state_reg <= S_IDLE;
-    endcase
-
-    if (eng_in_last || lane_handoff) begin
-        pkt_have_reg <= 1'b1;
-    end
-
-    if (rst) begin
-        state_reg <= S_IDLE;
-        pkt_have_reg <= 1'b0;
-        pkt_done_reg <= 1'b0;
-        poll_req <= 1'b0;
-        pm_turn <= 1'b0;
-        mv_go <= 1'b0;
-        fq_count <= 0;
-        fl_bg <= 1'b0;
-        rx_credit <= 0;
-        gt_poll_reg <= 1'b0;
-    end
-end
-/* verilator lint_on WIDTH */
+// The engine (clio_engine): the sequencer of every request the lanes do not finish.
+clio_engine #(.DATA_WIDTH(DATA_WIDTH), .BUCKET_BITS(BUCKET_BITS), .FAULT_QUEUE(FAULT_QUEUE), .OW(OW), .SW(SW),
+    .SIW(SIW), .DCW(DCW), .FIW(FIW), .FFW(FFW), .KEY_W(KEY_W), .REC_W(REC_W)) eng_inst (
+    .clk(clk), .rst(rst), .ack_above_floor(ack_above_floor), .ae_fail(ae_fail), .ae_let_go(ae_let_go),
+    .ae_locks(ae_locks), .ae_read(ae_read), .ae_record(ae_record), .ae_result(ae_result), .ae_send(ae_send),
+    .ae_wr_load(ae_wr_load), .at_end(at_end), .at_fast(at_fast), .at_pa(at_pa), .at_shift0(at_shift0),
+    .at_wdata(at_wdata), .at_wstrb(at_wstrb), .cf_ans_load(cf_ans_load), .cf_call(cf_call),
+    .cf_call_kind(cf_call_kind), .cf_done(cf_done), .cf_fw_set(cf_fw_set), .cf_fw_set_index(cf_fw_set_index),
+    .cf_fw_set_new(cf_fw_set_new), .cf_next(cf_next), .cf_of_call(cf_of_call), .cf_offset_load(cf_offset_load),
+    .cf_plen_load(cf_plen_load), .cf_r_big(cf_r_big), .cf_r_offset(cf_r_offset), .cf_r_plen(cf_r_plen),
+    .cf_r_status(cf_r_status), .cf_reserve(cf_reserve), .cf_ring_cmd(cf_ring_cmd), .cf_ring_desc(cf_ring_desc),
+    .cf_ring_load(cf_ring_load), .cf_status(cf_status), .ch_va(ch_va), .chr_cur(chr_cur), .chr_d0(chr_d0),
+    .chr_done(chr_done), .chr_found(chr_found), .chr_k(chr_k), .chr_pa(chr_pa), .chr_page(chr_page),
+    .chr_read(chr_read), .chr_step(chr_step), .chr_vlen(chr_vlen), .chr_xl(chr_xl), .chr_xl_end(chr_xl_end),
+    .cls_shift(cls_shift), .cur_rec(cur_rec), .d_filled(d_filled), .d_n(d_n), .d_sent(d_sent), .dc_atomic(dc_atomic),
+    .dc_cf(dc_cf), .dc_chase(dc_chase), .dc_fail(dc_fail), .dc_fence(dc_fence), .dc_read(dc_read),
+    .dc_status(dc_status), .dc_wr_setup(dc_wr_setup), .dc_write(dc_write), .dd_below_floor(dd_below_floor),
+    .dd_count(dd_count), .dd_full(dd_full), .dd_hit(dd_hit), .dd_out_valid(dd_out_valid), .dd_rec(dd_rec),
+    .eng_done(eng_done), .eng_hold(eng_hold), .eng_in_last(eng_in_last), .eng_rdata(eng_rdata),
+    .eng_ready(eng_ready), .epoch_reg(epoch_reg), .er_desc(er_desc), .er_desc_load(er_desc_load), .er_done(er_done),
+    .er_flush(er_flush), .er_push(er_push), .fault_ppn(fault_ppn), .fault_pte(fault_pte), .fl_go(fl_go),
+    .fw_dd_session(fw_dd_session), .fw_fence_epoch(fw_fence_epoch), .fw_fence_free_index(fw_fence_free_index),
+    .fw_fence_index(fw_fence_index), .fw_fence_offset(fw_fence_offset), .fw_fence_req_id(fw_fence_req_id),
+    .fw_fence_retry_of(fw_fence_retry_of), .fw_fence_session(fw_fence_session),
+    .fw_fence_total_len(fw_fence_total_len), .fw_fence_va(fw_fence_va), .fw_first(fw_first), .fw_free(fw_free),
+    .fw_offset(fw_offset), .fw_opcode(fw_opcode), .fw_pid(fw_pid), .fw_req_id(fw_req_id), .fw_retry_of(fw_retry_of),
+    .fw_session(fw_session), .fw_total_len(fw_total_len), .h_ack(h_ack), .h_dquota(h_dquota), .h_epoch(h_epoch),
+    .h_from_lane(h_from_lane), .h_locks(h_locks), .h_offset(h_offset), .h_op(h_op), .h_request(h_request),
+    .h_sidx(h_sidx), .h_total_len(h_total_len), .h_va(h_va), .hash_index(hash_index), .id_admit(id_admit),
+    .id_cf_gt(id_cf_gt), .id_cf_match(id_cf_match), .id_cf_of(id_cf_of), .id_dd_look(id_dd_look),
+    .id_dispatch(id_dispatch), .id_drop(id_drop), .id_epoch(id_epoch), .id_fail(id_fail), .id_hdr_bad(id_hdr_bad),
+    .id_info(id_info), .id_nack(id_nack), .id_open(id_open), .id_rd_fast(id_rd_fast), .id_status(id_status),
+    .idle_poll(idle_poll), .is_nonidem(is_nonidem), .lane_drain(lane_drain), .lane_empty(lane_empty),
+    .lane_handoff(lane_handoff), .lo_valid(lo_valid), .lq_count(lq_count), .needs_sess(needs_sess),
+    .of_ans_epoch(of_ans_epoch), .of_ans_offset(of_ans_offset), .of_ans_pid(of_ans_pid), .of_ans_plen(of_ans_plen),
+    .of_ans_req_id(of_ans_req_id), .of_ans_retry_of(of_ans_retry_of), .of_ans_session(of_ans_session),
+    .of_ans_total_len(of_ans_total_len), .of_ans_va(of_ans_va), .op_ok(op_ok), .own_key(own_key),
+    .p_opcode(p_opcode), .p_tvalid(p_tvalid), .parser_ready(parser_ready), .pg_mask(pg_mask), .pm_hold(pm_hold),
+    .pm_on(pm_on), .pm_total(pm_total), .pm_va(pm_va), .pm_want(pm_want), .poll(poll), .ptf_flags(ptf_flags),
+    .ptf_found(ptf_found), .ptf_perms(ptf_perms), .ptf_ppn(ptf_ppn), .ptf_slot(ptf_slot), .rb_ready(rb_ready),
+    .rd_cur(rd_cur), .rd_end_full(rd_end_full), .rd_pa(rd_pa), .rd_seg(rd_seg), .rd_shift0(rd_shift0),
+    .rd_total(rd_total), .rd_va(rd_va), .rdd_cmd(rdd_cmd), .rdd_cmd_taken(rdd_cmd_taken), .rdd_empty(rdd_empty),
+    .rdd_finish(rdd_finish), .rdd_flush(rdd_flush), .rdd_page(rdd_page), .rdd_pm_end(rdd_pm_end),
+    .rdd_solo(rdd_solo), .rdd_start(rdd_start), .ring_done(ring_done), .ring_free(ring_free), .ring_idle(ring_idle),
+    .ring_tx_desc(ring_tx_desc), .rp_done(rp_done), .rp_fence(rp_fence), .rp_load(rp_load),
+    .rp_load_rec(rp_load_rec), .rp_own_clear(rp_own_clear), .rp_r_epoch(rp_r_epoch), .rp_r_flags(rp_r_flags),
+    .rp_r_payload(rp_r_payload), .rp_r_plen(rp_r_plen), .rp_r_status(rp_r_status), .rp_r_va(rp_r_va),
+    .rp_rec(rp_rec), .rp_reject(rp_reject), .rp_send(rp_send), .rp_sess(rp_sess), .rp_sess_dquota(rp_sess_dquota),
+    .rp_sess_key(rp_sess_key), .rp_sess_lquota(rp_sess_lquota), .rp_sess_open(rp_sess_open),
+    .rp_sess_pid(rp_sess_pid), .rp_sess_set(rp_sess_set), .slot_addr(slot_addr), .sq_n(sq_n), .sq_q_cur(sq_q_cur),
+    .sq_q_epoch(sq_q_epoch), .sq_q_pid(sq_q_pid), .sq_q_req_id(sq_q_req_id), .sq_q_retry_of(sq_q_retry_of),
+    .sq_q_session(sq_q_session), .streams_open(streams_open), .sync_status(sync_status), .tc_call(tc_call),
+    .tc_done(tc_done), .tc_epoch(tc_epoch), .tc_gt_set(tc_gt_set), .tc_inv_exact(tc_inv_exact),
+    .tc_inv_load(tc_inv_load), .tc_inv_pages(tc_inv_pages), .tc_inv_pid(tc_inv_pid), .tc_inv_shift(tc_inv_shift),
+    .tc_inv_valid(tc_inv_valid), .tc_inv_vpn(tc_inv_vpn), .tc_mem_addr(tc_mem_addr), .tc_mem_wdata(tc_mem_wdata),
+    .tc_mem_wstrb(tc_mem_wstrb), .tc_next(tc_next), .tc_push(tc_push), .tc_va(tc_va), .tc_va_load(tc_va_load),
+    .tlb_perms(tlb_perms), .tlb_ppn(tlb_ppn), .to_lane(to_lane), .tp_cmd(tp_cmd), .tp_done(tp_done), .tp_pop(tp_pop),
+    .tp_popped(tp_popped), .tp_report(tp_report), .wd_answer(wd_answer), .wd_cmd(wd_cmd),
+    .wd_cmd_taken(wd_cmd_taken), .wd_flush(wd_flush), .wd_hand_off(wd_hand_off), .wd_last_take(wd_last_take),
+    .wd_page(wd_page), .wd_start(wd_start), .wl_rec(wl_rec), .wr_cur(wr_cur), .wr_end_full(wr_end_full),
+    .wr_fast(wr_fast), .wr_pa(wr_pa), .wr_seg(wr_seg), .wr_shift0(wr_shift0), .wr_va0(wr_va0), .x_pid(x_pid),
+    .xc_at_read(xc_at_read), .xc_clear(xc_clear), .xc_fail(xc_fail), .xc_flush(xc_flush), .xc_hand_off(xc_hand_off),
+    .xc_last(xc_last), .xc_let_go(xc_let_go), .xc_look(xc_look), .xc_next(xc_next), .xc_ok(xc_ok),
+    .xc_probe(xc_probe), .xc_report(xc_report), .xc_ret(xc_ret), .xc_status(xc_status), .xc_tlb_load(xc_tlb_load),
+    .xw_bucket(xw_bucket), .xw_enq(xw_enq), .xw_enq_unit(xw_enq_unit), .xw_fault_ppn(xw_fault_ppn),
+    .xw_insert(xw_insert), .xw_pte(xw_pte), .at_at(at_at), .cf_entry(cf_entry), .d_k(d_k), .d_lane(d_lane),
+    .dd_clear(dd_clear), .dd_close_session(dd_close_session), .dd_close_valid(dd_close_valid),
+    .dd_look_key(dd_look_key), .dd_look_valid(dd_look_valid), .dd_upd_key(dd_upd_key), .dd_upd_mode(dd_upd_mode),
+    .dd_upd_rec(dd_upd_rec), .dd_upd_valid(dd_upd_valid), .desc_reg(desc_reg), .ev_poll_q(ev_poll_q),
+    .ev_pump_q(ev_pump_q), .ev_take_q(ev_take_q), .fl_bg(fl_bg), .fq_count(fq_count),
+    .fw_fence_clear(fw_fence_clear), .fw_fence_clear_index(fw_fence_clear_index), .fw_fence_set(fw_fence_set),
+    .fw_fence_set_index(fw_fence_set_index), .fw_orphan(fw_orphan), .fw_orphan_all(fw_orphan_all),
+    .fw_orphan_session(fw_orphan_session), .fw_release(fw_release), .fw_release_index(fw_release_index),
+    .fw_set(fw_set), .fw_set_index(fw_set_index), .fw_set_new(fw_set_new), .gt_clear(gt_clear),
+    .gt_poll_reg(gt_poll_reg), .gt_set(gt_set), .mem_addr(mem_addr), .mem_rdata(mem_rdata), .mem_wdata(mem_wdata),
+    .mem_wstrb(mem_wstrb), .mv_addr(mv_addr), .mv_go(mv_go), .mv_len(mv_len), .mv_mark(mv_mark), .of_call(of_call),
+    .pg_bucket(pg_bucket), .pg_end(pg_end), .pg_flags(pg_flags), .pg_found(pg_found), .pg_ok(pg_ok),
+    .pg_perms(pg_perms), .pg_ppn(pg_ppn), .pg_shift(pg_shift), .pg_slot(pg_slot), .pg_start(pg_start),
+    .pg_vpn(pg_vpn), .pkt_done_reg(pkt_done_reg), .pkt_have_reg(pkt_have_reg), .pm_turn(pm_turn),
+    .poll_done_reg(poll_done_reg), .poll_req(poll_req), .push_valid(push_valid), .r_epoch(r_epoch),
+    .r_flags(r_flags), .r_offset(r_offset), .r_op(r_op), .r_payload(r_payload), .r_plen(r_plen), .r_status(r_status),
+    .r_total_len(r_total_len), .r_va(r_va), .rb_start(rb_start), .rec_reg(rec_reg), .rep_opcode(rep_opcode),
+    .rep_pid(rep_pid), .rep_status(rep_status), .rep_va(rep_va), .ring_cmd(ring_cmd), .ring_desc(ring_desc),
+    .ring_valid(ring_valid), .rp_entry(rp_entry), .rs_own(rs_own), .rs_pid(rs_pid), .rs_req_id(rs_req_id),
+    .rs_retry_of(rs_retry_of), .rs_session(rs_session), .rx_credit(rx_credit), .st_wr_dquota(st_wr_dquota),
+    .st_wr_key(st_wr_key), .st_wr_lquota(st_wr_lquota), .st_wr_op(st_wr_op), .st_wr_open(st_wr_open),
+    .st_wr_pid(st_wr_pid), .st_wr_session(st_wr_session), .st_wr_word(st_wr_word), .sync_valid(sync_valid),
+    .tlb_ins_valid(tlb_ins_valid), .tlb_inv_exact(tlb_inv_exact), .tlb_inv_pages(tlb_inv_pages),
+    .tlb_inv_pid(tlb_inv_pid), .tlb_inv_shift(tlb_inv_shift), .tlb_inv_valid(tlb_inv_valid),
+    .tlb_inv_vpn(tlb_inv_vpn), .tlb_look_valid(tlb_look_valid), .xl_at(xl_at), .xl_cur(xl_cur), .xl_end(xl_end),
+    .xl_need(xl_need), .xl_pages(xl_pages), .xl_pass2(xl_pass2), .es_at(es_at), .es_cf(es_cf),
+    .es_ch(es_ch), .es_cmd(es_cmd), .es_decide(es_decide), .es_dispatch(es_dispatch), .es_fail(es_fail),
+    .es_flush(es_flush), .es_flush_pop(es_flush_pop), .es_idle(es_idle), .es_info(es_info), .es_mem_rd(es_mem_rd),
+    .es_mem_rdw(es_mem_rdw), .es_mem_wr(es_mem_wr), .es_mem_wrb(es_mem_wrb), .es_pm_end(es_pm_end),
+    .es_poll(es_poll), .es_rd(es_rd), .es_rep(es_rep), .es_replay(es_replay), .es_ring(es_ring),
+    .es_ring_w(es_ring_w), .es_rp(es_rp), .es_send(es_send), .es_wr(es_wr), .es_xl(es_xl), .mem_for_at(mem_for_at),
+    .xl_for_wr(xl_for_wr), .xl_for_at(xl_for_at)
+);
 
 assign poll_done = poll_done_reg;
-assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on
+assign idle = es_idle && !pkt_have_reg && !poll_req && lane_empty && !p_tvalid && !rb_busy && !pk_on
     && wl_idle && at_idle;
 // The lane waits for the READ stage too: its answers follow the stage's
 // packets, and the mover holds the port.
@@ -2918,8 +1987,8 @@ assign idle = state_reg == S_IDLE && !pkt_have_reg && !poll_req && lane_empty &&
 // requests have answered): a younger request's TLB lookup would come before
 // the handed-over miss's insert, the model's after it (the TLB's recency
 // order, which decides later evictions, would differ).
-assign lane_active = ((((state_reg == S_IDLE && !(pkt_have_reg && h_from_lane))
-        || (fl_lane && (state_reg == S_FLUSH || state_reg == S_FLUSH_POP)))
+assign lane_active = ((((es_idle && !(pkt_have_reg && h_from_lane))
+        || (fl_lane && (es_flush || es_flush_pop)))
     && !pk_solo && wl_idle) || lane_walk) && at_idle;
 // Hits answered before a walking READ (issue #21; the rule: ip/fastpath/README.md
 // "Answer order"): while the engine walks the page table for a READ of at most
@@ -2978,7 +2047,7 @@ end
 // ahead, and the READ stage drains while the engine goes on): a bucket
 // read, a ring access or an engine access waits for it (their clients hold
 // their requests until granted), so DRAM sees the model's order.
-wire       mv_cmd_state = (state_reg == S_RD && rdd_move) || (state_reg == S_WR && wd_move);
+wire       mv_cmd_state = (es_rd && rdd_move) || (es_wr && wd_move);
 // The write lane's command goes first (its write is older than anything the
 // engine issues after handing it over).
 wire       mv_cmd_ready_raw;
@@ -3020,7 +2089,7 @@ wire [BYTES-1:0]     mv_wstrb;
 clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(16), .ID_WIDTH(ID_WIDTH)) mv_inst (
     .clk(clk), .rst(rst),
     .s_cmd_addr(wl_mv_valid ? wl_mv_addr : mv_addr[ADDR_WIDTH-1:0]), .s_cmd_len(wl_mv_valid ? wl_mv_len : mv_len),
-    .s_cmd_write(wl_mv_valid || (state_reg == S_WR && wd_move)), .s_cmd_mark(!wl_mv_valid && mv_mark),
+    .s_cmd_write(wl_mv_valid || (es_wr && wd_move)), .s_cmd_mark(!wl_mv_valid && mv_mark),
     .s_cmd_valid(wl_mv_valid || (mv_go && mv_cmd_state)), .s_cmd_ready(mv_cmd_ready_raw), .m_done(mv_done),
     .m_idle(mv_idle),
     .m_rd_data(mv_rd_data), .m_rd_len(mv_rd_len), .m_rd_mark(mv_rd_mark), .m_rd_valid(mv_rd_valid),
@@ -3035,7 +2104,7 @@ clio_data_mover #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .LEN_WIDTH(1
     .m_axi_rresp(m_axi_rresp), .m_axi_rlast(m_axi_rlast), .m_axi_rvalid(mv_rvalid), .m_axi_rready(mv_rready)
 );
 
-wire eng_valid = state_reg == S_MEM_RD || state_reg == S_MEM_WR || ae_wr || at_wr_now;
+wire eng_valid = es_mem_rd || es_mem_wr || ae_wr || at_wr_now;
 // The arbiter's engine port is the atomics stage's while it owns the port
 // (`at_own`, read to B; the engine's accesses wait), else the engine's. The
 // stage takes it only when no other client is in a transaction or about to
@@ -3046,8 +2115,8 @@ assign eng_done = arb_eng_done && !at_own;
 assign at_mem_ready_raw = arb_eng_ready && at_own;
 assign at_mem_done_raw = arb_eng_done && at_own;
 assign at_port_free = mv_idle && !wl_mem && !wl_mv_valid && lq_count == 0 && !mv_cmd_state && !sel_ring && !sel_ptf
-    && !at_wr_now && state_reg != S_MEM_RD && state_reg != S_MEM_RDW && state_reg != S_MEM_WR
-    && state_reg != S_MEM_WRB && !ae_port;
+    && !at_wr_now && !es_mem_rd && !es_mem_rdw && !es_mem_wr
+    && !es_mem_wrb && !ae_port;
 
 clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(ID_WIDTH)) arb_inst (
     .clk(clk), .rst(rst), .grant(axi_grant), .lane_rd(lane_beside),
@@ -3058,7 +2127,7 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
     .s_lane_wdata(lane_wdata), .s_lane_wstrb(lane_wstrb), .s_lane_wvalid(lane_wvalid), .s_lane_wready(lane_wready),
     .s_lane_bvalid(lane_bvalid), .s_lane_bready(lane_bready),
     .s_eng_addr(at_own ? at_mem_addr : mem_addr[ADDR_WIDTH-1:0]),
-    .s_eng_write(at_own ? at_mem_write : state_reg == S_MEM_WR || ae_wr || at_wr_now),
+    .s_eng_write(at_own ? at_mem_write : es_mem_wr || ae_wr || at_wr_now),
     .s_eng_wdata(at_own ? at_mem_wdata : at_wr_now ? at_wdata : mem_wdata),
     .s_eng_wstrb(at_own ? at_mem_wstrb : at_wr_now ? at_wstrb : mem_wstrb), .s_eng_valid(at_own ? at_mem_valid : eng_valid),
     .s_eng_ready(arb_eng_ready), .m_eng_done(arb_eng_done),
@@ -3097,7 +2166,7 @@ clio_axi_arbiter #(.DATA_WIDTH(DATA_WIDTH), .ADDR_WIDTH(ADDR_WIDTH), .ID_WIDTH(I
 /* verilator lint_off UNUSEDSIGNAL */
 wire unused_top = ^{tlb_shift, cfg_info[479:448], mem_addr[63:ADDR_WIDTH], cfg_table_base[63:ADDR_WIDTH],
     cfg_rx_base[63:ADDR_WIDTH], cfg_tx_base[63:ADDR_WIDTH], c_kind, mv_addr[63:ADDR_WIDTH],
-    rd_seg[31:16], wr_seg[31:16], wl_pa[63:ADDR_WIDTH],  // segments are at most an MTU (16 bits)
+    wl_pa[63:ADDR_WIDTH],
     cf_ready, tc_ready};  // the engine waits in S_CF (S_CMD) for the stage's verdict: it is idle whenever a packet (command) comes
 /* verilator lint_on UNUSEDSIGNAL */
 
@@ -3110,7 +2179,7 @@ always @(posedge clk) begin
     if (!rst && lane_dd_ins && (at_rec_valid || dd_upd_valid)) begin
         $error("Error: the lane's record and another dedup update in one cycle (instance %m)");
     end
-    if (!rst && lane_ack && state_reg == S_DECIDE) $error("Error: the lane acknowledges while the engine decides (instance %m)");
+    if (!rst && lane_ack && es_decide) $error("Error: the lane acknowledges while the engine decides (instance %m)");
     // Beside another owner the lane reads only through the arbiter's second reader.
     if (!rst && axi_grant != 3'd0 && (lq_count != 0 || lane_arvalid)
             && !(lane_beside && (axi_grant == 3'd1 || axi_grant == 3'd2 || axi_grant == 3'd4))) begin

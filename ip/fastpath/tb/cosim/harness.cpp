@@ -465,8 +465,10 @@ int main(int argc, char** argv) {
                     // request's own latency, from its first beat in, hides).
                     auto* r = s.top->rootp;
                     char key[48];
-                    snprintf(key, sizeof key, "%d%s%s", (int)r->clio_fastpath_sim__DOT__top_inst__DOT__state_reg,
-                             r->clio_fastpath_sim__DOT__top_inst__DOT__pkt_have_reg ? "+held" : "",
+                    // (clio_engine's state and held packet, public to Verilator)
+                    snprintf(key, sizeof key, "%d%s%s",
+                             (int)r->clio_fastpath_sim__DOT__top_inst__DOT__eng_inst__DOT__state_reg,
+                             r->clio_fastpath_sim__DOT__top_inst__DOT__eng_inst__DOT__pkt_have_reg ? "+held" : "",
                              r->clio_fastpath_sim__DOT__top_inst__DOT__lane_walk ? "+walk" : "");
                     st_stall_at[key]++;
                 }
