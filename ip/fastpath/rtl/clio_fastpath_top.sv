@@ -1778,27 +1778,34 @@ always @* begin
         rb_wr_data = mv_rd_data;
         rb_wr_len = mv_rd_len;
     end else if (!eng_hold) begin
-        if (es_info) begin
+        // One state flag at most is up: a parallel case, as the case over the
+        // engine's state it was (no priority chain in the builder's input).
+        (* parallel_case *) case (1'b1)
+        es_info: begin
             // cfg_info is the InfoResp the firmware wrote (register map
             // FPREG_INFO); the epoch is this block's own.
             rb_wr_en = 1'b1;
             rb_wr_data = {{(DATA_WIDTH-INFO_RESP_LEN*8){1'b0}}, cfg_info[INFO_RESP_LEN*8-1:480],
                 bswap32(epoch_reg), cfg_info[447:0]};
             rb_wr_len = INFO_RESP_LEN;
-        end else if (es_replay) begin
+        end
+        es_replay: begin
             rb_wr_en = 1'b1;
             rb_wr_data = rec_reg[152 +: 128];
             rb_wr_len = rec_reg[144 +: 8];
-        end else if (es_at) begin
+        end
+        es_at: begin
             rb_wr_en = ae_payload;
             rb_wr_data = bswap64(sync_old);
             rb_wr_len = ATOMIC_RESP_LEN;
-        end else if (es_rp && rp_wr_state) begin
+        end
+        es_rp: if (rp_wr_state) begin
             // The answer's payload (clio_tx_reply), written as it is sent.
             rb_wr_en = 1'b1;
             rb_wr_data = rp_wr_open ? {{(DATA_WIDTH-256){1'b0}}, r_payload} : {{(DATA_WIDTH-128){1'b0}}, r_payload[127:0]};
             rb_wr_len = rp_wr_open ? OPEN_SESSION_RESP_LEN : ALLOC_RESP_LEN;
-        end else if (es_ch) begin
+        end
+        es_ch: begin
             if (chr_wr_found) begin
                 // Found: the fixed ChaseResp part first (the builder takes a
                 // payload in order), the value bytes follow.
@@ -1817,13 +1824,16 @@ always @* begin
                 rb_wr_data = {{(DATA_WIDTH-128){1'b0}}, bswap32(32'd0), bswap32(chr_hops), 64'd0};
                 rb_wr_len = CHASE_RESP_LEN;
             end
-        end else if (es_cf) begin
+        end
+        es_cf: begin
             // An offload answer's bytes, up to the rest of a buffer row per cycle.
             rb_wr_en = of_wr;
             rb_wr_off = CLIO_HEADER_LEN + of_fill;
             rb_wr_data = {{(DATA_WIDTH-320){1'b0}}, of_rd_data};
             rb_wr_len = of_k;
         end
+        default: begin end
+        endcase
     end
 end
 /* verilator lint_on WIDTH */
