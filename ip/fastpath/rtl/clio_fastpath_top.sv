@@ -312,7 +312,7 @@ wire        h_from_lane;
 // ---------------------------------------------------------------------------
 // Session table (on-chip, indexed by session id) and the boot epoch
 // (clio_session_table). Written by the engine (SESSION_REPLY, EPOCH, acks,
-// lock counts: `st_*` below, a registered command) and by the lane's acks;
+// lock counts: clio_engine's `st_wr_*`, a registered command) and by the lane's acks;
 // read by the lane and the engine.
 // ---------------------------------------------------------------------------
 // The engine's table writes (clio_engine's `st_set_*`): a registered command.
@@ -548,9 +548,9 @@ clio_ingress #(.DATA_WIDTH(DATA_WIDTH), .PKT_BEATS(PKT_BEATS)) ingress_inst (
 );
 
 // ---------------------------------------------------------------------------
-// The engine's state and registers (clio_engine, its instance at the end of
-// the helpers): the state it is in, as one flag per state the units and the
-// holds below look at.
+// The engine's state and registers (clio_engine, its instance after the
+// READ-stream table): the state it is in, as one flag per state the units
+// and the holds below look at.
 // ---------------------------------------------------------------------------
 wire es_idle, es_decide, es_dispatch, es_fail, es_send, es_info, es_replay, es_xl, es_rd, es_pm_end, es_wr, es_at;
 wire es_mem_rd, es_mem_rdw, es_mem_wr, es_mem_wrb, es_ring, es_ring_w, es_rep, es_poll, es_cmd, es_rp, es_ch, es_cf;
@@ -1887,7 +1887,10 @@ clio_stream_table #(.STN(STN)) sqt_inst (
     .m_pm_sent(pm_sent)
 );
 
-// The engine (clio_engine): the sequencer of every request the lanes do not finish.
+// ---------------------------------------------------------------------------
+// The engine (clio_engine): the sequencer of every request the lanes do not
+// finish, its ports under the top's names.
+// ---------------------------------------------------------------------------
 clio_engine #(.DATA_WIDTH(DATA_WIDTH), .BUCKET_BITS(BUCKET_BITS), .FAULT_QUEUE(FAULT_QUEUE), .OW(OW), .SW(SW),
     .SIW(SIW), .DCW(DCW), .FIW(FIW), .FFW(FFW), .KEY_W(KEY_W), .REC_W(REC_W)) eng_inst (
     .clk(clk), .rst(rst), .ack_above_floor(ack_above_floor), .ae_fail(ae_fail), .ae_let_go(ae_let_go),
