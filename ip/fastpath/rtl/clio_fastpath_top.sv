@@ -1232,14 +1232,6 @@ assign m_axis_tlast = lo_valid ? lo_last : rb_tlast;
 // Combinational helpers.
 // ---------------------------------------------------------------------------
 /* verilator lint_off WIDTH */
-function in_data(input [31:0] ppn, input [7:0] shift, input [63:0] lo, input [63:0] hi);
-    reg [64:0] start, fin;
-    begin
-        start = {33'd0, ppn} << shift;
-        fin = start + (65'd1 << shift);
-        in_data = start >= {1'b0, lo} && fin <= {1'b0, hi};
-    end
-endfunction
 
 wire        is_nonidem = h_op == OP_WRITE || h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA
     || h_op == OP_LOCK || h_op == OP_UNLOCK || h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_OFFLOAD_CALL;
@@ -1632,13 +1624,18 @@ wire xw_valid = xc_walk;
 wire xw_bucket, xw_pte, xw_fail, xw_report, xw_flush, xw_probe, xw_fault_ppn, xw_enq_unit, xw_enq, xw_insert;
 wire xw_walking, xw_at_pte;
 wire [7:0] xw_status;
+// The PTE the walk read names a page inside the data region (else UNMAPPED).
+wire pg_in_data;
+clio_page_in_region pg_region_inst (
+    .s_ppn(pg_ppn), .s_shift({3'd0, pg_shift}), .s_lo(cfg_data_start), .s_hi(cfg_data_end), .m_in(pg_in_data)
+);
 clio_xl_walk xw_inst (
     .clk(clk), .rst(rst),
     .s_valid(xw_valid), .s_ready(), .s_run(xc_walking), .s_idle(es_idle), .s_en(!eng_hold),
     .m_hash_valid(hash_valid), .s_hash_valid(hash_out_valid),
     .m_ptf_valid(ptf_valid), .s_ptf_valid(ptf_out_valid),
     .s_perm_status(perm_status), .s_perm_fault(perm_fault),
-    .s_in_data(in_data(pg_ppn, pg_shift, cfg_data_start, cfg_data_end)), .s_lane_busy(lane_walk && !lane_quiet),
+    .s_in_data(pg_in_data), .s_lane_busy(lane_walk && !lane_quiet),
     .m_fault_valid(fault_valid), .s_fault_valid(fault_out_valid), .s_fault_ok(fault_ok), .s_fault_code(fault_code),
     .s_credit(rx_credit != 0), .s_fq_any(fq_count != 0), .s_fq_full(fq_count == FAULT_QUEUE),
     .m_bucket(xw_bucket), .m_pte(xw_pte), .m_fail(xw_fail), .m_report(xw_report), .m_status(xw_status),

@@ -134,21 +134,17 @@ wire         old_parses = (old_flags & PTE_FLAG_RESERVED) == 0
     && (!old_valid || old_alloc);
 /* verilator lint_on WIDTH */
 
-// A page of 2^shift bytes at PPN lies inside the data region [lo, hi).
-/* verilator lint_off WIDTH */
-function in_data(input [31:0] ppn, input [7:0] shift, input [63:0] lo, input [63:0] hi);
-    reg [64:0] start, fin;
-    begin
-        start = {33'd0, ppn} << shift;
-        fin = start + (65'd1 << shift);
-        in_data = start >= {1'b0, lo} && fin <= {1'b0, hi};
-    end
-endfunction
-/* verilator lint_on WIDTH */
+// The command's page lies inside the data region [s_data_start, s_data_end).
+wire pte_in, push_in;
+clio_page_in_region pte_region_inst (
+    .s_ppn(c_pte_ppn), .s_shift({3'd0, c_pte_shift}), .s_lo(s_data_start), .s_hi(s_data_end), .m_in(pte_in)
+);
+clio_page_in_region push_region_inst (
+    .s_ppn(c_push_ppn), .s_shift(c_push_shift), .s_lo(s_data_start), .s_hi(s_data_end), .m_in(push_in)
+);
 
-wire pte_ok = !c_pte_valid || in_data(c_pte_ppn, {3'd0, c_pte_shift}, s_data_start, s_data_end);
-wire push_ok = s_push_known && in_data(c_push_ppn, c_push_shift, s_data_start, s_data_end)
-    && s_push_ready && c_push_shift <= 31;
+wire pte_ok = !c_pte_valid || pte_in;
+wire push_ok = s_push_known && push_in && s_push_ready && c_push_shift <= 31;
 
 assign s_ready = state_reg == ST_IDLE;
 assign m_mem_addr = s_slot_addr;

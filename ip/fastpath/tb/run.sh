@@ -26,7 +26,7 @@ summary=()
 modules=(clio_crc32c clio_rx_parser clio_bucket_hash clio_tlb clio_pt_fetch clio_perm_check
          clio_free_pa_fifo clio_fault_unit clio_sync_unit clio_dedup clio_desc_check clio_ring_dma
          clio_resp_builder clio_fwd_table clio_chase clio_axi_arbiter clio_data_mover
-         clio_session_table clio_hit_lane clio_write_lane clio_atomic_stage clio_xl_walk clio_xl_ctl clio_dispatch_check clio_intake_decide clio_wr_data clio_at_engine clio_rd_data clio_rd_stage clio_stream_table clio_region_gate clio_offload_fwd clio_ctrl_fwd clio_tx_cmd clio_tx_poll clio_tx_reply clio_err_report clio_chase_read clio_ingress clio_engine clio_fastpath_top clio_axi_ram clio_fastpath_sim)
+         clio_session_table clio_hit_lane clio_write_lane clio_atomic_stage clio_xl_walk clio_xl_ctl clio_dispatch_check clio_intake_decide clio_wr_data clio_at_engine clio_rd_data clio_rd_stage clio_stream_table clio_region_gate clio_offload_fwd clio_ctrl_fwd clio_tx_cmd clio_page_in_region clio_tx_poll clio_tx_reply clio_err_report clio_chase_read clio_ingress clio_engine clio_fastpath_top clio_axi_ram clio_fastpath_sim)
 srcs=()
 for m in clio_pkg "${modules[@]}"; do srcs+=("$rtl/$m.sv"); done
 
