@@ -1232,7 +1232,6 @@ assign m_axis_tlast = lo_valid ? lo_last : rb_tlast;
 // Combinational helpers.
 // ---------------------------------------------------------------------------
 /* verilator lint_off WIDTH */
-
 wire        is_nonidem = h_op == OP_WRITE || h_op == OP_TAS || h_op == OP_CAS || h_op == OP_FAA
     || h_op == OP_LOCK || h_op == OP_UNLOCK || h_op == OP_ALLOC || h_op == OP_FREE || h_op == OP_OFFLOAD_CALL;
 wire [31:0] key_off = h_op == OP_WRITE ? h_offset : 32'd0;
