@@ -372,7 +372,10 @@ async def lane_beside(dut, grants, seed):
     for cyc in range(4000):
         await falling(dut)
         # The owner changes only while quiet, as the top's grant does; the lane goes on.
-        if owner.quiet() and len(grants) > 1 and rng.random() < 0.2:
+        # Mostly right after a cycle in which a lane AR waited on the RAM, so that every
+        # seed meets the case the run checks for (a waiting AR across a change of owner).
+        lane_waited = prev is not None and prev[0] and not prev[1] and prev[2] == lane_id
+        if owner.quiet() and len(grants) > 1 and rng.random() < (0.8 if lane_waited else 0.2):
             turn = (turn + 1) % len(grants)
             owner = owners[grants[turn]]
             dut.grant.value = owner.grant
