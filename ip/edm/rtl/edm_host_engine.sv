@@ -43,7 +43,7 @@ module edm_host_engine #(
     parameter MSGS = 8,
     parameter SERVE = 8,
     parameter QDEPTH = 8,
-    parameter GDEPTH = 8,
+    parameter GDEPTH = 64,   // grant queue (see edm_host_top)
     parameter CHUNK = 256,
     parameter MEM_WORDS = 512,
     parameter TAG_W = 16,

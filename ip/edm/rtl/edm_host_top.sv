@@ -18,8 +18,11 @@ module edm_host_top #(
     parameter SERVE = 8,
     parameter QDEPTH = 8,
     // grant queue: every chunk granted to this host (its writes' and the responses it serves)
-    // may wait here while earlier units leave, so 2X per other node never overflows it
-    parameter GDEPTH = 8,
+    // may wait here while earlier units leave. The switch queues grant units for a port while
+    // its downlink forwards chunks back to back (UDEPTH of edm_switch_top, default 64), one
+    // per chunk of a message, then sends them in a burst: as deep as that queue (2X per other
+    // node overflowed: a burst of 8 grants, the RREQ behind it dropped)
+    parameter GDEPTH = 64,
     parameter CHUNK = 256,
     parameter MEM_WORDS = 512,
     parameter RX_DEPTH = 2048,

@@ -15,8 +15,9 @@ module edm_fabric_tb #(
     // the model's unbounded one never holds more in the runs of tb/run.sh
     parameter TABLE = (3 * (PORTS - 1) <= 8) ? 8 : (3 * (PORTS - 1) <= 16) ? 16 : 32,
     parameter QDEPTH = 32,
-    // grant queue for 2X chunks per other node (the model's is unbounded)
-    parameter GDEPTH = (6 * (PORTS - 1) <= 16) ? 16 : (6 * (PORTS - 1) <= 32) ? 32 : 64,
+    // grant queue: edm_host_top's default, the switch's grant units per egress (grants of
+    // successive chunks pile up behind forwarded ones; the model's queue is unbounded)
+    parameter GDEPTH = 64,
     // unit buffer deep enough that frames holding a line never stall the host's jobs in the
     // bursts of tb/run.sh (the model's TX queue is unbounded; 64 blocks delayed write ids)
     parameter UDEPTH = 1024,

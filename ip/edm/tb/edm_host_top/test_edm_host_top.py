@@ -256,6 +256,37 @@ async def memory_node_side(dut):
 
 
 @cocotb.test()
+async def a_burst_of_grants(dut):
+    """The switch queues the grants of a long response's chunks while the node's downlink
+    forwards chunks back to back, then sends them in a burst, and an RREQ follows them (the
+    Clio-over-EDM path, seed 1795807962: 8 grants queued, the next RREQ dropped as a bad
+    message, its read never answered). The grant queue takes the whole burst: every chunk
+    goes out once, in grant order, and the RREQ behind the burst is served."""
+    rng = random.Random(SEED + 4)
+    mem = [rng.getrandbits(64) for _ in range(WORDS)]
+    h = Harness(dut)
+    await h.start(mem)
+    chunks = 4096 // 256
+    h.rx.extend(message(RREQ, 1, 0, 20, 4096, (0).to_bytes(8, "little")))
+    await h.wait_for(lambda: len(h.units()) == 1, "the first RRES chunk")
+    h.rx.extend(grant(0, 20, 256, RRES) for _ in range(chunks - 1))
+    h.rx.extend(message(RREQ, 1, 0, 21, 16, (0x40).to_bytes(8, "little")))
+    await h.wait_for(lambda: len(h.units()) == chunks + 1, "every chunk and the second read's answer",
+                     limit=60 * (chunks + 1))
+    units = h.units()
+    for i, u in enumerate(units[:chunks]):
+        f = header(u[0])
+        assert (f["kind"], f["peer"], f["id"], f["len"], f["last"]) == (RRES, 0, 20, 256, int(i == chunks - 1)), \
+            f"chunk {i}: {f}"
+        assert body(u) == mem_bytes(mem, 256 * i, 256), f"chunk {i} data"
+    f = header(units[chunks][0])
+    assert (f["kind"], f["peer"], f["id"], f["len"], f["last"]) == (RRES, 0, 21, 16, 1), f"the second read: {f}"
+    assert body(units[chunks]) == mem_bytes(mem, 0x40, 16)
+    assert int(dut.cnt_bad_message.value) == 0, "the RREQ behind the burst was dropped"
+    assert int(dut.cnt_unknown_grant.value) == 0, "a grant of the burst was dropped"
+
+
+@cocotb.test()
 async def frames_pass_while_memory_preempts(dut):
     rng = random.Random(SEED + 2)
     mem = [rng.getrandbits(64) for _ in range(WORDS)]
