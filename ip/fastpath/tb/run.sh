@@ -90,7 +90,9 @@ if [ -z "${SKIP_BENCHES:-}" ]; then
             if ! make -C "$d" SIM=icarus SIM_BUILD="$work/build-$name-$i" \
                     COCOTB_RESULTS_FILE="$work/$name-$i.xml" ${points[$i]} > "$log" 2>&1; then
                 grep -E "FAIL|Error|assert" "$log" | head -10
-                failures+=("bench $name ${points[$i]:-(default)} (log $log)")
+                # cocotb draws a seed per run unless COCOTB_RANDOM_SEED is set: name it.
+                bseed=$(grep -oE "Seeding Python random module with [0-9]+" "$log" | head -1 | grep -oE "[0-9]+$")
+                failures+=("bench $name ${points[$i]:-(default)} (log $log; reproduce: make -C $d SIM=icarus ${points[$i]:-}${points[$i]:+ }COCOTB_RANDOM_SEED=${bseed:-?})")
             fi
             grep -E "^\s*\*\* TESTS=" "$log" | sed "s/^/  $name ${points[$i]:-} /" | sed 's/  */ /g'
         done
