@@ -77,6 +77,7 @@ run_bench edm_clio_path "$here/path" EDM_CLIO_PATH="$work/path.txt"
 # A seed that once lost a READ's answer (27 packets): a burst of 8 grants filled the node
 # host's grant queue and the RREQ behind it was dropped (GDEPTH now as the switch's queue).
 if [ "$seed" != 1795807962 ]; then
+    echo "edm-clio rtl: the whole path again at seed 1795807962 (a burst of grants)"
     (cd "$root" && cargo run -q -p edm-clio --bin edm-clio-cosim -- 27 1795807962 "$work/path-burst.txt" clio)
     run_bench edm_clio_path-burst "$here/path" EDM_CLIO_PATH="$work/path-burst.txt" EDM_SEED=1795807962
 fi
