@@ -44,6 +44,12 @@ def respond(p):
     return [bytes(hdr)]
 
 
+def grant_queue(host):
+    """Grants waiting in an EDM host's grant queue (its engine's write and read pointers)."""
+    wr, rd = host.engine_inst.g_wr_reg, host.engine_inst.g_rd_reg
+    return (int(wr.value) - int(rd.value)) % (1 << len(wr))
+
+
 def switch_counts(dut):
     """The switch's error counters (tb_edm_clio_path's sw_* wires)."""
     return {k: int(getattr(dut, "sw_" + k).value) for k in ("no_circuit", "overflow", "refused", "unexpected")}
@@ -69,6 +75,7 @@ async def matches_the_model(dut):
     cycle = 0
     idle = 0
     limit = 6000 * len(pkts) + 100000
+    deepest = {"card": 0, "node": 0}     # the hosts' deepest grant queues (GDEPTH must hold them)
     while cycle < limit:
         cycle += 1
         await FallingEdge(dut.clk)
@@ -96,6 +103,8 @@ async def matches_the_model(dut):
         else:
             dut.fp_ans_tvalid.value = 0
         await ReadOnly()
+        for k, host in (("card", dut.card_host), ("node", dut.node_host)):
+            deepest[k] = max(deepest[k], grant_queue(host))
         if dut.h2c_tvalid.value and dut.h2c_tready.value:
             bi += 1
         if dut.fp_ans_tvalid.value and dut.fp_ans_tready.value:
@@ -149,7 +158,8 @@ async def matches_the_model(dut):
     dut._log.info(
         "edm_clio path: %d packets (%d refused, %d carried through the node's RTL front end, %d closed by "
         "its answer timeout), %d answers matched the model (the card's own answers to the %d leading refused "
-        "packets byte for byte; %d stale READ answers read again, the model %d) in %d cycles",
+        "packets byte for byte; %d stale READ answers read again, the model %d) in %d cycles; deepest grant "
+        "queue: card %d, node %d",
         len(pkts), refused, want_carried, unanswered, len(frames), refusals, int(dut.card_bad.value),
-        want_rereads, cycle,
+        want_rereads, cycle, deepest["card"], deepest["node"],
     )
